@@ -1,0 +1,366 @@
+//! A standalone server or an n-server ensemble, each server behind a proxy.
+
+use crate::error::{Error, Result};
+use crate::expire::{self, Outcome};
+use crate::fourlw;
+use crate::options::{Install, Options};
+use crate::proxy::Proxy;
+use crate::registry::Registry;
+use crate::server::{Ports, Probe, Server};
+use crate::tempdir;
+use std::collections::BTreeMap;
+use std::net::{Ipv4Addr, TcpListener};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// Start attempts when another process takes a port between the harness
+/// choosing it and the server binding it.
+const START_ATTEMPTS: usize = 4;
+const STOP_GRACE: Duration = Duration::from_secs(10);
+
+/// Running ZooKeeper servers from Debian's package, each behind a proxy
+/// that can partition, reset or expire a single session.
+///
+/// Servers are numbered from 0 (their `myid` is `i + 1`). Dropping the
+/// ensemble kills every server and removes its directories.
+pub struct Ensemble {
+    opts: Options,
+    install: Install,
+    root: PathBuf,
+    servers: Vec<Server>,
+    proxies: Vec<Proxy>,
+    registry: Arc<Registry>,
+}
+
+enum StartError {
+    PortClash,
+    Failed(Error),
+}
+
+impl From<Error> for StartError {
+    fn from(e: Error) -> StartError {
+        StartError::Failed(e)
+    }
+}
+
+impl Ensemble {
+    /// Starts a standalone server (`n == 1`) or an `n`-server ensemble and
+    /// waits until every server serves requests (within `opts.start_timeout`).
+    pub fn start(n: usize, opts: Options) -> Result<Ensemble> {
+        if n == 0 {
+            return Err(Error::new("an ensemble needs at least one server"));
+        }
+        let install = Install::find()?;
+        let root = tempdir::create()?;
+        let servers = match start_servers(&root, n, &opts, &install) {
+            Ok(servers) => servers,
+            Err(e) => {
+                let _ = std::fs::remove_dir_all(&root);
+                return Err(e);
+            }
+        };
+        let registry = Registry::new();
+        let mut ensemble = Ensemble { opts, install, root, servers, proxies: Vec::new(), registry };
+        for (i, s) in ensemble.servers.iter().enumerate() {
+            let proxy = Proxy::start(i, s.ports.client, ensemble.registry.clone())?;
+            ensemble.proxies.push(proxy);
+        }
+        Ok(ensemble)
+    }
+
+    /// One standalone server with the default [`Options`].
+    pub fn standalone() -> Result<Ensemble> {
+        Ensemble::start(1, Options::default())
+    }
+
+    /// Number of servers.
+    pub fn len(&self) -> usize {
+        self.servers.len()
+    }
+
+    /// Always false: an ensemble has at least one server.
+    pub fn is_empty(&self) -> bool {
+        self.servers.is_empty()
+    }
+
+    pub fn options(&self) -> &Options {
+        &self.opts
+    }
+
+    /// `127.0.0.1:port,...` through the proxies: use this for clients under test.
+    pub fn connect_string(&self) -> String {
+        join_ports(self.proxies.iter().map(|p| p.port))
+    }
+
+    /// `127.0.0.1:port,...` straight to the servers (no fault injection; benchmarks).
+    pub fn direct_connect_string(&self) -> String {
+        join_ports(self.servers.iter().map(|s| s.ports.client))
+    }
+
+    /// Server `i`'s client port.
+    pub fn client_port(&self, i: usize) -> Result<u16> {
+        Ok(self.server(i)?.ports.client)
+    }
+
+    /// The port of the proxy in front of server `i`.
+    pub fn proxy_port(&self, i: usize) -> Result<u16> {
+        self.server(i)?;
+        Ok(self.proxies[i].port)
+    }
+
+    /// Server `i`'s directory: `zoo.cfg`, `myid`, data, and `zookeeper.log`.
+    pub fn data_dir(&self, i: usize) -> Result<&Path> {
+        Ok(&self.server(i)?.dir)
+    }
+
+    /// Server `i`'s log file (the JVM's stdout and stderr).
+    pub fn log_path(&self, i: usize) -> Result<PathBuf> {
+        Ok(self.server(i)?.log_path())
+    }
+
+    pub fn is_running(&self, i: usize) -> bool {
+        self.servers.get(i).is_some_and(Server::is_running)
+    }
+
+    pub fn pid(&self, i: usize) -> Option<u32> {
+        self.servers.get(i)?.pid()
+    }
+
+    /// Stops server `i` with SIGTERM and waits for it to exit.
+    pub fn stop(&self, i: usize) -> Result<()> {
+        self.server(i)?.signal_and_wait(libc::SIGTERM, STOP_GRACE)
+    }
+
+    /// Kills server `i` with SIGKILL and waits for it to exit.
+    pub fn kill(&self, i: usize) -> Result<()> {
+        self.server(i)?.signal_and_wait(libc::SIGKILL, STOP_GRACE)
+    }
+
+    /// Starts server `i` again (stopping it first if it runs) with the same
+    /// ports and data, and waits until it serves requests.
+    pub fn restart(&self, i: usize) -> Result<()> {
+        let server = self.server(i)?;
+        server.signal_and_wait(libc::SIGTERM, STOP_GRACE)?;
+        server.spawn(&self.install, &self.opts, self.is_quorum())?;
+        let deadline = Instant::now() + self.opts.start_timeout;
+        match wait_serving(&self.servers, &[i], self.is_quorum(), deadline) {
+            Ok(()) => Ok(()),
+            Err(StartError::Failed(e)) => Err(e),
+            Err(StartError::PortClash) => Err(Error::new(format!(
+                "server {i} cannot bind its ports again (taken by another process); log: {}",
+                server.log_path().display()
+            ))),
+        }
+    }
+
+    /// Waits until every running server serves requests (as leader or
+    /// follower in an ensemble), e.g. after a kill, until a new leader is elected.
+    pub fn wait_ready(&self, timeout: Duration) -> Result<()> {
+        let running: Vec<usize> = (0..self.len()).filter(|&i| self.is_running(i)).collect();
+        match wait_serving(&self.servers, &running, self.is_quorum(), Instant::now() + timeout) {
+            Ok(()) => Ok(()),
+            Err(StartError::Failed(e)) => Err(e),
+            Err(StartError::PortClash) => Err(Error::new("a server lost a port to another process")),
+        }
+    }
+
+    /// The server that takes writes: the leader, or the standalone server;
+    /// `None` while there is none (e.g. during an election).
+    pub fn leader(&self) -> Option<usize> {
+        (0..self.len()).filter(|&i| self.is_running(i)).find(|&i| {
+            self.mntr(i).is_ok_and(|m| m.get("zk_server_state").is_some_and(|s| s == "leader" || s == "standalone"))
+        })
+    }
+
+    /// Server `i`'s `mntr` output (`zk_server_state`, `zk_packets_received`, ...).
+    /// An error if the server does not answer or does not serve requests.
+    pub fn mntr(&self, i: usize) -> Result<BTreeMap<String, String>> {
+        let text = fourlw::four_letter(self.server(i)?.ports.client, "mntr")
+            .map_err(|e| Error::new(format!("mntr on server {i}: {e}")))?;
+        let map = fourlw::parse_mntr(&text);
+        if map.is_empty() {
+            return Err(Error::new(format!("mntr on server {i}: {}", text.trim())));
+        }
+        Ok(map)
+    }
+
+    /// Session ids seen by the proxies (with a recorded password), ascending.
+    pub fn sessions(&self) -> Vec<i64> {
+        self.registry.sessions()
+    }
+
+    /// Black-holes `session`: none of its bytes are forwarded, either way, on
+    /// its current connections or any it opens later through any proxy.
+    /// Sockets stay open.
+    pub fn partition(&self, session: i64) -> Result<()> {
+        self.registry.partition(session)
+    }
+
+    /// Undoes [`Ensemble::partition`]; held bytes flow again.
+    pub fn heal(&self, session: i64) -> Result<()> {
+        self.registry.heal(session)
+    }
+
+    /// Resets (TCP RST) the current connections of `session` once; the
+    /// client may reconnect. Returns how many connections were reset.
+    pub fn drop_connections(&self, session: i64) -> Result<usize> {
+        self.registry.reset_session(session)
+    }
+
+    /// Black-holes every connection through server `i`'s proxy.
+    pub fn partition_all(&self, i: usize) -> Result<()> {
+        self.server(i)?;
+        self.registry.partition_proxy(i);
+        Ok(())
+    }
+
+    /// Undoes [`Ensemble::partition_all`].
+    pub fn heal_all(&self, i: usize) -> Result<()> {
+        self.server(i)?;
+        self.registry.heal_proxy(i);
+        Ok(())
+    }
+
+    /// Ends `session` on the servers: with the password the proxy recorded,
+    /// connects straight to a live server as that session and closes it.
+    /// The client then sees its session expire when it next talks to a
+    /// server. Succeeds if the session had expired already.
+    pub fn expire(&self, session: i64) -> Result<()> {
+        let passwd = self.registry.password(session)?;
+        let timeout = self.opts.min_session_timeout().max(2000) as i32;
+        let leader = self.leader();
+        let order = leader.into_iter().chain((0..self.len()).filter(|&i| self.is_running(i) && Some(i) != leader));
+        let mut last = Error::new("no server is running");
+        for i in order {
+            match expire::close_session(self.servers[i].ports.client, session, &passwd, timeout) {
+                Ok(outcome) => {
+                    if outcome == Outcome::AlreadyExpired {
+                        tracing::debug!("session {session:#x} had expired already");
+                    }
+                    return Ok(());
+                }
+                Err(e) => last = Error::new(format!("expiring {session:#x} through server {i}: {e}")),
+            }
+        }
+        Err(last)
+    }
+
+    fn is_quorum(&self) -> bool {
+        self.servers.len() > 1
+    }
+
+    fn server(&self, i: usize) -> Result<&Server> {
+        self.servers.get(i).ok_or_else(|| Error::new(format!("no server {i}: the ensemble has {}", self.len())))
+    }
+}
+
+impl Drop for Ensemble {
+    fn drop(&mut self) {
+        self.registry.close();
+        self.proxies.clear();
+        for s in &self.servers {
+            let _ = s.signal_and_wait(libc::SIGKILL, STOP_GRACE);
+        }
+        let _ = std::fs::remove_dir_all(&self.root);
+    }
+}
+
+fn join_ports(ports: impl Iterator<Item = u16>) -> String {
+    ports.map(|p| format!("127.0.0.1:{p}")).collect::<Vec<_>>().join(",")
+}
+
+fn start_servers(root: &Path, n: usize, opts: &Options, install: &Install) -> Result<Vec<Server>> {
+    let quorum = n > 1;
+    let deadline = Instant::now() + opts.start_timeout;
+    for attempt in 1..=START_ATTEMPTS {
+        let ports = free_ports(n)?;
+        let servers: Vec<Server> =
+            ports.iter().enumerate().map(|(i, p)| Server::new(i, root.join(format!("server{i}")), *p)).collect();
+        let result = spawn_all(&servers, &ports, opts, install, quorum)
+            .map_err(StartError::Failed)
+            .and_then(|()| wait_serving(&servers, &(0..n).collect::<Vec<_>>(), quorum, deadline));
+        match result {
+            Ok(()) => return Ok(servers),
+            Err(e) => {
+                for s in &servers {
+                    let _ = s.signal_and_wait(libc::SIGKILL, STOP_GRACE);
+                }
+                match e {
+                    StartError::PortClash if attempt < START_ATTEMPTS => {
+                        tracing::info!("a ZooKeeper port was taken meanwhile; starting again on new ports");
+                        for s in &servers {
+                            let _ = std::fs::remove_dir_all(&s.dir);
+                        }
+                    }
+                    StartError::PortClash => return Err(Error::new("ZooKeeper servers kept losing their ports to other processes")),
+                    StartError::Failed(e) => return Err(e),
+                }
+            }
+        }
+    }
+    unreachable!("the last attempt returns")
+}
+
+fn spawn_all(servers: &[Server], ports: &[Ports], opts: &Options, install: &Install, quorum: bool) -> Result<()> {
+    for s in servers {
+        s.write_config(opts, if quorum { ports } else { &[] })?;
+    }
+    for s in servers {
+        s.spawn(install, opts, quorum)?;
+    }
+    Ok(())
+}
+
+/// Free loopback ports: client, quorum and election for each server. All are
+/// bound at once (so they differ), then released for the servers to take.
+fn free_ports(n: usize) -> Result<Vec<Ports>> {
+    let listeners = (0..3 * n).map(|_| TcpListener::bind((Ipv4Addr::LOCALHOST, 0))).collect::<std::io::Result<Vec<_>>>()?;
+    let ports = listeners.iter().map(|l| l.local_addr().map(|a| a.port())).collect::<std::io::Result<Vec<_>>>()?;
+    Ok(ports.chunks(3).map(|c| Ports { client: c[0], quorum: c[1], election: c[2] }).collect())
+}
+
+/// Polls `mntr` until every server in `which` serves requests (standalone,
+/// or leader/follower/observer in an ensemble), one exits, or `deadline` passes.
+fn wait_serving(servers: &[Server], which: &[usize], quorum: bool, deadline: Instant) -> std::result::Result<(), StartError> {
+    let ready = |state: &str| if quorum { matches!(state, "leader" | "follower" | "observer") } else { state == "standalone" };
+    let mut round = 0u32;
+    loop {
+        let mut pending = Vec::new();
+        for &i in which {
+            let s = &servers[i];
+            match s.probe() {
+                Probe::Serving(state) if ready(&state) => {}
+                Probe::Stopped => {}
+                Probe::Exited(status) => {
+                    if s.log_shows_port_clash() {
+                        return Err(StartError::PortClash);
+                    }
+                    return Err(StartError::Failed(Error::new(format!(
+                        "ZooKeeper server {i} exited ({status}) before serving requests; log: {}\n{}",
+                        s.log_path().display(),
+                        s.log_tail(15)
+                    ))));
+                }
+                Probe::Serving(_) | Probe::NotServing => pending.push(i),
+            }
+        }
+        if pending.is_empty() {
+            return Ok(());
+        }
+        round += 1;
+        // A quorum or election port clash does not end the JVM: look in the logs.
+        if round % 20 == 0 && pending.iter().any(|&i| servers[i].log_shows_port_clash()) {
+            return Err(StartError::PortClash);
+        }
+        if Instant::now() >= deadline {
+            let logs: Vec<String> = pending.iter().map(|&i| format!("server {i}: {}", servers[i].log_path().display())).collect();
+            return Err(StartError::Failed(Error::new(format!(
+                "ZooKeeper not serving requests in time (still waiting for {}); logs: {}",
+                pending.iter().map(|i| i.to_string()).collect::<Vec<_>>().join(", "),
+                logs.join(", ")
+            ))));
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}

@@ -1,0 +1,147 @@
+//! `zkh`: the harness for tests in other languages. Reads one JSON command
+//! per line on stdin, answers one JSON line on stdout. See README.md.
+//! When stdin closes (the parent died or is done), it stops every server and exits.
+
+use serde_json::{json, Map, Value};
+use std::io::{BufRead, Write};
+use std::time::Duration;
+use zk_harness::{Ensemble, Options};
+
+type Reply = Result<Value, String>;
+
+fn main() {
+    let mut ensemble: Option<Ensemble> = None;
+    let mut out = std::io::stdout().lock();
+    for line in std::io::stdin().lock().lines() {
+        let Ok(line) = line else { break };
+        if line.trim().is_empty() {
+            continue;
+        }
+        let (reply, id, quit) = match serde_json::from_str::<Value>(&line) {
+            Ok(req) => {
+                let cmd = req.get("cmd").and_then(Value::as_str).unwrap_or("");
+                (handle(&mut ensemble, cmd, &req), req.get("id").cloned(), cmd == "shutdown")
+            }
+            Err(e) => (Err(format!("not a JSON object: {e}")), None, false),
+        };
+        let mut obj = match reply {
+            Ok(Value::Object(map)) => map,
+            Ok(_) => Map::new(),
+            Err(e) => Map::from_iter([("error".to_string(), json!(e))]),
+        };
+        obj.insert("ok".into(), json!(!obj.contains_key("error")));
+        if let Some(id) = id {
+            obj.insert("id".into(), id);
+        }
+        if writeln!(out, "{}", Value::Object(obj)).and_then(|()| out.flush()).is_err() || quit {
+            break;
+        }
+    }
+    drop(ensemble); // kills the servers, removes their directories
+}
+
+fn handle(ensemble: &mut Option<Ensemble>, cmd: &str, req: &Value) -> Reply {
+    match cmd {
+        "ping" | "shutdown" => Ok(json!({})),
+        "start" => {
+            if ensemble.is_some() {
+                return Err("already started: send destroy first".into());
+            }
+            let e = Ensemble::start(uint(req, "servers")?.unwrap_or(1) as usize, options(req)?).map_err(|e| e.to_string())?;
+            let reply = json!({ "connect": e.connect_string(), "direct": e.direct_connect_string(), "servers": e.len() });
+            *ensemble = Some(e);
+            Ok(reply)
+        }
+        "destroy" => {
+            ensemble.take().ok_or("not started")?;
+            Ok(json!({}))
+        }
+        _ => {
+            let e = ensemble.as_ref().ok_or_else(|| format!("{cmd:?}: not started (send start first)"))?;
+            handle_started(e, cmd, req)
+        }
+    }
+}
+
+fn handle_started(e: &Ensemble, cmd: &str, req: &Value) -> Reply {
+    let ok = |r: zk_harness::Result<()>| r.map(|()| json!({})).map_err(|e| e.to_string());
+    match cmd {
+        "stop" => ok(e.stop(server(req)?)),
+        "kill" => ok(e.kill(server(req)?)),
+        "restart" => ok(e.restart(server(req)?)),
+        "leader" => Ok(json!({ "leader": e.leader() })),
+        "mntr" => Ok(json!({ "mntr": e.mntr(server(req)?).map_err(|e| e.to_string())? })),
+        "sessions" => Ok(json!({ "sessions": e.sessions() })),
+        "expire" => ok(e.expire(session(req)?)),
+        "partition" => ok(e.partition(session(req)?)),
+        "heal" => ok(e.heal(session(req)?)),
+        "drop" => Ok(json!({ "reset": e.drop_connections(session(req)?).map_err(|e| e.to_string())? })),
+        "partition_all" => ok(e.partition_all(server(req)?)),
+        "heal_all" => ok(e.heal_all(server(req)?)),
+        "wait_ready" => ok(e.wait_ready(Duration::from_millis(uint(req, "timeout_ms")?.unwrap_or(60_000)))),
+        "info" => Ok(json!({
+            "connect": e.connect_string(),
+            "direct": e.direct_connect_string(),
+            "servers": (0..e.len()).map(|i| json!({
+                "client_port": e.client_port(i).ok(),
+                "proxy_port": e.proxy_port(i).ok(),
+                "running": e.is_running(i),
+                "pid": e.pid(i),
+                "log": e.log_path(i).ok().map(|p| p.display().to_string()),
+            })).collect::<Vec<_>>(),
+        })),
+        _ => Err(format!("unknown command {cmd:?}")),
+    }
+}
+
+fn options(req: &Value) -> Result<Options, String> {
+    let mut o = Options::default();
+    if let Some(v) = uint(req, "tick_ms")? {
+        o.tick_ms = v;
+    }
+    if let Some(v) = req.get("force_sync") {
+        o.force_sync = v.as_bool().ok_or("force_sync: expected true or false")?;
+    }
+    if let Some(v) = uint(req, "init_limit")? {
+        o.init_limit = v as u32;
+    }
+    if let Some(v) = uint(req, "sync_limit")? {
+        o.sync_limit = v as u32;
+    }
+    o.min_session_timeout_ms = uint(req, "min_session_timeout_ms")?.or(o.min_session_timeout_ms);
+    if let Some(v) = uint(req, "max_session_timeout_ms")? {
+        o.max_session_timeout_ms = v;
+    }
+    if let Some(v) = uint(req, "start_timeout_ms")? {
+        o.start_timeout = Duration::from_millis(v);
+    }
+    Ok(o)
+}
+
+fn uint(req: &Value, key: &str) -> Result<Option<u64>, String> {
+    match req.get(key) {
+        None | Some(Value::Null) => Ok(None),
+        Some(v) => v.as_u64().map(Some).ok_or_else(|| format!("{key}: expected a non-negative integer")),
+    }
+}
+
+fn server(req: &Value) -> Result<usize, String> {
+    Ok(uint(req, "server")?.ok_or("missing \"server\" (0-based index)")? as usize)
+}
+
+/// A session id as a JSON integer, or a string: decimal or `0x` hex (for
+/// clients whose JSON numbers are doubles).
+fn session(req: &Value) -> Result<i64, String> {
+    let bad = || "\"session\": expected an integer, or a decimal or 0x-hex string".to_string();
+    match req.get("session").ok_or("missing \"session\"")? {
+        Value::Number(n) => n.as_i64().or_else(|| n.as_u64().map(|u| u as i64)).ok_or_else(bad),
+        Value::String(s) => {
+            let s = s.trim();
+            match s.strip_prefix("0x").or_else(|| s.strip_prefix("0X")) {
+                Some(hex) => u64::from_str_radix(hex, 16).map(|u| u as i64).map_err(|_| bad()),
+                None => s.parse::<i64>().map_err(|_| bad()),
+            }
+        }
+        _ => Err(bad()),
+    }
+}

@@ -1,0 +1,113 @@
+//! Server settings and where Debian's ZooKeeper package lives.
+
+use crate::error::{Error, Result};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+/// Settings for [`crate::Ensemble::start`]. `Options::default()` suits tests:
+/// a 200 ms tick (so ~2 s session timeouts work) and `forceSync=yes`.
+#[derive(Debug, Clone)]
+pub struct Options {
+    /// `tickTime` in milliseconds.
+    pub tick_ms: u64,
+    /// `forceSync`: fsync the transaction log on every write. Benchmarks use `false`.
+    pub force_sync: bool,
+    /// `initLimit`, in ticks.
+    pub init_limit: u32,
+    /// `syncLimit`, in ticks.
+    pub sync_limit: u32,
+    /// `minSessionTimeout` in ms; `None` means 2 ticks.
+    pub min_session_timeout_ms: Option<u64>,
+    /// `maxSessionTimeout` in ms.
+    pub max_session_timeout_ms: u64,
+    /// How long to wait for the servers to serve requests.
+    pub start_timeout: Duration,
+    /// Extra JVM arguments, placed before the default ones.
+    pub jvm_args: Vec<String>,
+}
+
+impl Default for Options {
+    fn default() -> Options {
+        Options {
+            tick_ms: 200,
+            force_sync: true,
+            init_limit: 50,
+            sync_limit: 10,
+            min_session_timeout_ms: None,
+            max_session_timeout_ms: 60_000,
+            start_timeout: Duration::from_secs(60),
+            jvm_args: Vec::new(),
+        }
+    }
+}
+
+impl Options {
+    /// Settings for benchmarks: `forceSync=no`.
+    pub fn benchmark() -> Options {
+        Options { force_sync: false, ..Options::default() }
+    }
+
+    pub(crate) fn min_session_timeout(&self) -> u64 {
+        self.min_session_timeout_ms.unwrap_or(2 * self.tick_ms)
+    }
+}
+
+const JAVA_DIR: &str = "/usr/share/java";
+/// The jars the server needs (FACTS.md); `slf4j-simple` is added when present
+/// so the server's log reaches its log file.
+const JARS: &[&str] = &[
+    "zookeeper",
+    "zookeeper-jute",
+    "netty-buffer",
+    "netty-codec",
+    "netty-common",
+    "netty-handler",
+    "netty-resolver",
+    "netty-transport",
+    "netty-transport-native-epoll",
+    "netty-transport-native-unix-common",
+    "slf4j-api",
+];
+
+/// A usable `java` and the server classpath.
+#[derive(Debug, Clone)]
+pub(crate) struct Install {
+    pub java: PathBuf,
+    pub classpath: String,
+}
+
+impl Install {
+    /// Finds Debian's ZooKeeper and a `java`; installs nothing.
+    pub fn find() -> Result<Install> {
+        let mut jars = Vec::new();
+        for name in JARS {
+            let jar = Path::new(JAVA_DIR).join(format!("{name}.jar"));
+            if !jar.is_file() {
+                return Err(Error::new(format!(
+                    "Debian's ZooKeeper server is not installed ({} is missing): run `apt-get install zookeeper`",
+                    jar.display()
+                )));
+            }
+            jars.push(jar.display().to_string());
+        }
+        let simple = Path::new(JAVA_DIR).join("slf4j-simple.jar");
+        if simple.is_file() {
+            jars.push(simple.display().to_string());
+        }
+        let java = find_java().ok_or_else(|| {
+            Error::new("no `java` on PATH (nor $JAVA_HOME/bin/java): run `apt-get install zookeeper`, which pulls in a Java runtime")
+        })?;
+        Ok(Install { java, classpath: jars.join(":") })
+    }
+}
+
+fn find_java() -> Option<PathBuf> {
+    if let Some(home) = std::env::var_os("JAVA_HOME") {
+        let java = Path::new(&home).join("bin/java");
+        if java.is_file() {
+            return Some(java);
+        }
+    }
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path).map(|dir| dir.join("java")).find(|p| p.is_file())
+}
