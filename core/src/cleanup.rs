@@ -1,0 +1,116 @@
+//! Guaranteed removal of a contender's node: retried until it succeeds or
+//! the node is certainly gone, so no path through zoolock leaves an orphan.
+
+use std::future::Future;
+use std::pin::Pin;
+use std::time::Duration;
+
+use tokio::time::timeout;
+use zookeeper_client as zk;
+
+use crate::runtime;
+use crate::session::{Live, Session};
+
+/// How long a caller waits for a removal before it goes on in the background.
+/// A reachable server answers in milliseconds; an unreachable one will not
+/// answer sooner for waiting.
+pub(crate) const FOREGROUND_WAIT: Duration = Duration::from_secs(2);
+
+/// The node to remove: by name, or — when a create's reply was lost — by the
+/// unique prefix it was created with.
+#[derive(Debug, Clone)]
+pub(crate) enum Target {
+    Node(String),
+    Prefix { parent: String, prefix: String },
+}
+
+/// One node that must go: created (or maybe created) on `generation`.
+#[derive(Debug, Clone)]
+pub(crate) struct Removal {
+    pub session: Session,
+    pub target: Target,
+    pub generation: u64,
+    pub ephemeral: bool,
+}
+
+impl Removal {
+    /// Removes the node, retrying across connection loss. An ephemeral node
+    /// is certainly gone once its session is; a persistent one is retried on
+    /// the next session.
+    pub async fn run(self) {
+        loop {
+            let Ok(live) = self.session.live().await else { return };
+            if self.ephemeral && live.generation != self.generation {
+                return;
+            }
+            let node = match &self.target {
+                Target::Node(node) => node.clone(),
+                Target::Prefix { parent, prefix } => match find_own(&live, parent, prefix, self.ephemeral).await {
+                    Ok(Some((node, _))) => node,
+                    Ok(None) => return,
+                    Err(err) if self.retry_after(&live, &err).await => continue,
+                    Err(_) => return,
+                },
+            };
+            match live.client.delete(&node, None).await {
+                Ok(()) | Err(zk::Error::NoNode) => return,
+                Err(err) if self.retry_after(&live, &err).await => continue,
+                Err(err) => {
+                    tracing::error!(%err, node, "zoolock could not delete a lock node");
+                    return;
+                }
+            }
+        }
+    }
+
+    /// Whether `err` is worth another try, after waiting out what caused it.
+    async fn retry_after(&self, live: &Live, err: &zk::Error) -> bool {
+        match err {
+            zk::Error::ConnectionLoss => {
+                // The retry queues until the client reconnects; the pause only
+                // keeps a flapping connection from spinning.
+                tokio::time::sleep(Duration::from_millis(20)).await;
+                true
+            }
+            zk::Error::SessionExpired | zk::Error::ClientClosed => {
+                !self.ephemeral && self.session.wait_past(live.generation).await
+            }
+            _ => false,
+        }
+    }
+
+    /// Removes the node in the background; returns at once.
+    pub fn spawn(self) -> tokio::task::JoinHandle<()> {
+        runtime::spawn(self.run())
+    }
+
+    /// Waits for the removal up to [`FOREGROUND_WAIT`], then lets it finish
+    /// in the background.
+    pub async fn run_bounded(self) {
+        finish_or_detach(Box::pin(self.run()), FOREGROUND_WAIT).await
+    }
+}
+
+/// Awaits `work` for at most `bound`; past that it runs on in the background.
+pub(crate) async fn finish_or_detach(mut work: Pin<Box<dyn Future<Output = ()> + Send>>, bound: Duration) {
+    if timeout(bound, &mut work).await.is_err() {
+        runtime::spawn(work);
+    }
+}
+
+/// Finds this session's node among `parent`'s children by its unique prefix.
+/// An ephemeral node of another session with the same prefix is not ours.
+pub(crate) async fn find_own(
+    live: &Live,
+    parent: &str,
+    prefix: &str,
+    ephemeral: bool,
+) -> Result<Option<(String, zk::Stat)>, zk::Error> {
+    let children = live.client.list_children(parent).await?;
+    let Some(name) = children.into_iter().find(|c| c.starts_with(prefix)) else { return Ok(None) };
+    let node = format!("{parent}/{name}");
+    match live.client.check_stat(&node).await? {
+        Some(stat) if !ephemeral || stat.ephemeral_owner == live.session_id => Ok(Some((node, stat))),
+        _ => Ok(None),
+    }
+}

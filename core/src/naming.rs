@@ -1,0 +1,230 @@
+//! Node names of lock contenders, compatible with kazoo and Curator, and the
+//! queue order derived from them.
+//!
+//! zoolock recognises every peer's markers whatever scheme it names its own
+//! nodes with: counting more nodes as contenders never breaks exclusion, and
+//! nobody can wait on a later node, so no cycle of waits can form.
+
+use uuid::Uuid;
+
+/// How zoolock names its own nodes, so that a peer sharing the path sees them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Scheme {
+    /// kazoo's `<uuid hex>__lock__<seq>` (readers `__rlock__`).
+    #[default]
+    Kazoo,
+    /// Curator's `_c_<uuid>-lock-<seq>` (read/write lock `__READ__`/`__WRIT__`).
+    Curator,
+}
+
+/// What a contender asks for: writers exclude everyone, readers only writers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Role {
+    Writer,
+    Reader,
+}
+
+impl Role {
+    /// Whether a lower node of role `other` keeps a contender of role `self` waiting.
+    pub fn waits_for(self, other: Role) -> bool {
+        self == Role::Writer || other == Role::Writer
+    }
+}
+
+const WRITER_MARKERS: [&str; 3] = ["__lock__", "lock-", "__WRIT__"];
+const READER_MARKERS: [&str; 2] = ["__rlock__", "__READ__"];
+
+/// A fresh, unique prefix for one node: the uuid lets a client find its node
+/// again after a create whose reply was lost.
+pub fn new_prefix(scheme: Scheme, role: Role) -> String {
+    let id = Uuid::new_v4();
+    match (scheme, role) {
+        (Scheme::Kazoo, Role::Writer) => format!("{}__lock__", id.simple()),
+        (Scheme::Kazoo, Role::Reader) => format!("{}__rlock__", id.simple()),
+        (Scheme::Curator, Role::Writer) => format!("_c_{}-lock-", id.hyphenated()),
+        (Scheme::Curator, Role::Reader) => format!("_c_{}-__READ__", id.hyphenated()),
+    }
+}
+
+/// Curator names read/write-lock writers differently from its mutex.
+pub fn new_write_prefix(scheme: Scheme) -> String {
+    match scheme {
+        Scheme::Kazoo => new_prefix(scheme, Role::Writer),
+        Scheme::Curator => format!("_c_{}-__WRIT__", Uuid::new_v4().hyphenated()),
+    }
+}
+
+/// A child of the lock path that takes part in the queue.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Contender {
+    pub name: String,
+    pub role: Role,
+    pub sequence: i32,
+}
+
+/// Parses a child name; `None` for children that are not contenders.
+/// `extra_markers` are treated as writers (kazoo's `extra_lock_patterns`).
+pub fn parse(name: &str, extra_markers: &[String]) -> Option<Contender> {
+    let readers = READER_MARKERS.iter().map(|m| (*m, Role::Reader));
+    let writers = WRITER_MARKERS.iter().map(|m| (*m, Role::Writer));
+    let extras = extra_markers.iter().filter(|m| !m.is_empty()).map(|m| (m.as_str(), Role::Writer));
+    readers.chain(writers).chain(extras).find_map(|(marker, role)| {
+        let at = name.rfind(marker)?;
+        let sequence = parse_sequence(&name[at + marker.len()..])?;
+        Some(Contender { name: name.to_owned(), role, sequence })
+    })
+}
+
+/// ZooKeeper's `%010d` of an i32: ten digits, or a minus sign and nine or
+/// ten digits ("-000000001", "-2147483648").
+fn parse_sequence(text: &str) -> Option<i32> {
+    let digits = text.strip_prefix('-').unwrap_or(text);
+    let width_ok = if digits.len() == text.len() { digits.len() == 10 } else { matches!(digits.len(), 9 | 10) };
+    if !width_ok || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    text.parse().ok()
+}
+
+/// Sorts contenders into queue order.
+///
+/// The sequence is a signed 32-bit counter that wraps from `i32::MAX` to
+/// `i32::MIN`. When live nodes sit at both ends of the range the counter has
+/// wrapped between them, so negative numbers come after positive ones. This
+/// holds while the queue spans fewer than 2^30 creations under one parent.
+pub fn sort(contenders: &mut [Contender]) {
+    let wrapped = contenders.iter().any(|c| c.sequence > i32::MAX / 2)
+        && contenders.iter().any(|c| c.sequence < i32::MIN / 2);
+    let key = |c: &Contender| -> i64 {
+        let s = i64::from(c.sequence);
+        if wrapped && s < 0 { s + (1i64 << 32) } else { s }
+    };
+    contenders.sort_by_key(key);
+}
+
+/// The contenders among `children`, in queue order.
+pub fn queue(children: &[String], extra_markers: &[String]) -> Vec<Contender> {
+    let mut contenders: Vec<Contender> =
+        children.iter().filter_map(|c| parse(c, extra_markers)).collect();
+    sort(&mut contenders);
+    contenders
+}
+
+/// Where a contender stands after listing the children.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Standing {
+    /// No lower node keeps it waiting: it holds the lock.
+    Holds,
+    /// Watch `predecessor`. When `last_blocker` is set, it is the only lower
+    /// node that blocks; since every later node sorts higher, its deletion
+    /// alone means the lock is ours, with no need to list the children again.
+    Waits { predecessor: String, last_blocker: bool },
+    /// Our node is not among the children (deleted, or its session ended).
+    Missing,
+}
+
+/// Decides the standing of node `mine` (of role `role`) among `children`.
+pub fn standing(children: &[String], mine: &str, role: Role, extra_markers: &[String]) -> Standing {
+    let queue = queue(children, extra_markers);
+    let Some(position) = queue.iter().position(|c| c.name == mine) else {
+        return Standing::Missing;
+    };
+    let mut blockers = queue[..position].iter().filter(|c| role.waits_for(c.role));
+    match blockers.next_back() {
+        None => Standing::Holds,
+        Some(nearest) => Standing::Waits {
+            predecessor: nearest.name.clone(),
+            last_blocker: blockers.next().is_none(),
+        },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn names(list: &[&str]) -> Vec<String> {
+        list.iter().map(|s| s.to_string()).collect()
+    }
+
+    #[test]
+    fn parses_both_peers_and_ignores_foreign_children() {
+        let w = parse("0123456789abcdef0123456789abcdef__lock__0000000007", &[]).unwrap();
+        assert_eq!((w.role, w.sequence), (Role::Writer, 7));
+        let r = parse("0123456789abcdef0123456789abcdef__rlock__0000000008", &[]).unwrap();
+        assert_eq!((r.role, r.sequence), (Role::Reader, 8));
+        let c = parse("_c_3f2504e0-4f89-11d3-9a0c-0305e82c3301-lock-0000000009", &[]).unwrap();
+        assert_eq!((c.role, c.sequence), (Role::Writer, 9));
+        let cr = parse("_c_3f2504e0-4f89-11d3-9a0c-0305e82c3301-__READ__0000000010", &[]).unwrap();
+        assert_eq!(cr.role, Role::Reader);
+        assert_eq!(parse("x__lock__-000000001", &[]).unwrap().sequence, -1);
+        assert_eq!(parse("x__lock__-2147483648", &[]).unwrap().sequence, i32::MIN);
+        let curator_negative = parse("_c_3f2504e0-4f89-11d3-9a0c-0305e82c3301-lock--2147483648", &[]).unwrap();
+        assert_eq!(curator_negative.sequence, i32::MIN);
+        assert_eq!(parse("x__lock__00000000001", &[]), None);
+        assert_eq!(parse("x__lock__2147483648", &[]), None);
+        assert_eq!(parse("leases", &[]), None);
+        assert_eq!(parse("x__lock__00000001", &[]), None);
+        assert_eq!(parse("x__lock__+000000001", &[]), None);
+        assert_eq!(parse("x__other__0000000001", &[]), None);
+        let extra = vec!["__other__".to_string()];
+        assert_eq!(parse("x__other__0000000001", &extra).unwrap().role, Role::Writer);
+    }
+
+    #[test]
+    fn fresh_prefixes_have_the_peers_shapes() {
+        let k = new_prefix(Scheme::Kazoo, Role::Writer);
+        assert_eq!(k.len(), 32 + "__lock__".len());
+        assert!(k.ends_with("__lock__") && k[..32].bytes().all(|b| b.is_ascii_hexdigit()));
+        let c = new_prefix(Scheme::Curator, Role::Writer);
+        assert!(c.starts_with("_c_") && c.ends_with("-lock-") && c.len() == 3 + 36 + 6);
+        assert!(new_write_prefix(Scheme::Curator).ends_with("-__WRIT__"));
+        assert_ne!(new_prefix(Scheme::Kazoo, Role::Reader), new_prefix(Scheme::Kazoo, Role::Reader));
+    }
+
+    #[test]
+    fn sorts_by_number_across_the_signed_wrap() {
+        let children = names(&[
+            "a__lock__-2147483647",
+            "b__lock__2147483646",
+            "c__lock__-2147483648",
+            "d__lock__2147483647",
+        ]);
+        let order: Vec<_> = queue(&children, &[]).into_iter().map(|c| c.name).collect();
+        assert_eq!(
+            order,
+            names(&["b__lock__2147483646", "d__lock__2147483647", "c__lock__-2147483648", "a__lock__-2147483647"])
+        );
+        // Without the wrap, negative numbers simply come first.
+        let plain = names(&["x__lock__0000000003", "y__lock__-000000002"]);
+        assert_eq!(queue(&plain, &[])[0].name, "y__lock__-000000002");
+    }
+
+    #[test]
+    fn writers_wait_for_all_lower_nodes_and_readers_only_for_writers() {
+        let children = names(&[
+            "w1__lock__0000000001",
+            "r1__rlock__0000000002",
+            "r2__rlock__0000000003",
+            "w2__lock__0000000004",
+            "r3__rlock__0000000005",
+        ]);
+        assert_eq!(standing(&children, "w1__lock__0000000001", Role::Writer, &[]), Standing::Holds);
+        assert_eq!(
+            standing(&children, "r2__rlock__0000000003", Role::Reader, &[]),
+            Standing::Waits { predecessor: "w1__lock__0000000001".into(), last_blocker: true }
+        );
+        assert_eq!(
+            standing(&children, "w2__lock__0000000004", Role::Writer, &[]),
+            Standing::Waits { predecessor: "r2__rlock__0000000003".into(), last_blocker: false }
+        );
+        // A reader never considers a later writer (kazoo's reader/writer deadlock).
+        assert_eq!(
+            standing(&children, "r3__rlock__0000000005", Role::Reader, &[]),
+            Standing::Waits { predecessor: "w2__lock__0000000004".into(), last_blocker: false }
+        );
+        assert_eq!(standing(&children, "gone__lock__0000000009", Role::Writer, &[]), Standing::Missing);
+        let readers = names(&["r1__rlock__0000000001", "r2__rlock__0000000002"]);
+        assert_eq!(standing(&readers, "r2__rlock__0000000002", Role::Reader, &[]), Standing::Holds);
+    }
+}

@@ -1,0 +1,225 @@
+//! Validated inputs: every check here runs before any network call.
+
+use std::time::Duration;
+
+use zookeeper_client::{Acl, AuthId, Permission};
+
+use crate::error::{Error, Result};
+
+/// The most node data zoolock writes: ZooKeeper refuses packets over
+/// `jute.maxbuffer` (1 MiB by default), and the request needs some room.
+pub const MAX_IDENTIFIER_BYTES: usize = 1_000_000;
+
+/// How to reach ZooKeeper and what to put on created nodes.
+#[derive(Debug, Clone)]
+pub struct SessionOptions {
+    /// `host:port[,host:port…][/chroot]`.
+    pub connect: String,
+    /// Asked of the server; it clamps it to its own min/max.
+    pub session_timeout: Duration,
+    /// How long `Session::connect` tries before giving up.
+    pub connect_timeout: Duration,
+    /// `(scheme, credentials)` pairs, e.g. `("digest", b"user:password")`.
+    pub auth: Vec<(String, Vec<u8>)>,
+    /// ACL of every node zoolock creates; world-readable-writable by default.
+    pub acls: Vec<Acl>,
+}
+
+impl SessionOptions {
+    pub fn new(connect: impl Into<String>) -> SessionOptions {
+        SessionOptions {
+            connect: connect.into(),
+            session_timeout: Duration::from_secs(10),
+            connect_timeout: Duration::from_secs(15),
+            auth: Vec::new(),
+            acls: vec![Acl::new(Permission::ALL, AuthId::anyone())],
+        }
+    }
+
+    pub fn session_timeout(mut self, timeout: Duration) -> Self {
+        self.session_timeout = timeout;
+        self
+    }
+
+    pub fn connect_timeout(mut self, timeout: Duration) -> Self {
+        self.connect_timeout = timeout;
+        self
+    }
+
+    pub fn digest_auth(mut self, user: &str, password: &str) -> Self {
+        self.auth.push(("digest".to_owned(), format!("{user}:{password}").into_bytes()));
+        self
+    }
+
+    pub fn acls(mut self, acls: Vec<Acl>) -> Self {
+        self.acls = acls;
+        self
+    }
+
+    pub(crate) fn validate(&self) -> Result<ConnectString> {
+        let parsed = ConnectString::parse(&self.connect)?;
+        if self.session_timeout.is_zero() || self.connect_timeout.is_zero() {
+            return Err(Error::InvalidArgument("session and connect timeouts must be positive".into()));
+        }
+        if self.acls.is_empty() {
+            return Err(Error::InvalidArgument("at least one ACL is needed for created nodes".into()));
+        }
+        Ok(parsed)
+    }
+}
+
+/// A connect string split into what the checks need.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct ConnectString {
+    pub hosts: String,
+    pub chroot: Option<String>,
+}
+
+impl ConnectString {
+    pub fn parse(connect: &str) -> Result<ConnectString> {
+        let bad = |reason: &str| Error::InvalidConnectString { connect: connect.to_owned(), reason: reason.to_owned() };
+        let (hosts, chroot) = match connect.find('/') {
+            Some(i) => (&connect[..i], Some(&connect[i..])),
+            None => (connect, None),
+        };
+        if hosts.trim().is_empty() {
+            return Err(bad("no host given"));
+        }
+        for host in hosts.split(',') {
+            let (name, port) = split_host(host.trim());
+            if name.is_empty() || name.chars().any(|c| c.is_whitespace() || c.is_control()) {
+                return Err(bad("a host is empty or has white space"));
+            }
+            if let Some(port) = port {
+                if !matches!(port.parse::<u16>(), Ok(p) if p > 0) {
+                    return Err(bad("a port is not a number from 1 to 65535"));
+                }
+            }
+        }
+        let chroot = match chroot {
+            None | Some("/") => None,
+            Some(path) => {
+                validate_path(path).map_err(|e| match e {
+                    Error::InvalidPath { reason, .. } => bad(&format!("chroot: {reason}")),
+                    other => other,
+                })?;
+                Some(path.to_owned())
+            }
+        };
+        Ok(ConnectString { hosts: hosts.to_owned(), chroot })
+    }
+}
+
+/// `host[:port]`, `[v6]:port`, or a bare IPv6 address (colons, no port).
+fn split_host(host: &str) -> (&str, Option<&str>) {
+    if let Some(end) = host.strip_prefix('[').and_then(|rest| rest.find(']')) {
+        let (name, rest) = host.split_at(end + 2);
+        return (name, rest.strip_prefix(':').or(if rest.is_empty() { None } else { Some(rest) }));
+    }
+    match host.rsplit_once(':') {
+        Some((name, _)) if name.contains(':') => (host, None),
+        Some((name, port)) => (name, Some(port)),
+        None => (host, None),
+    }
+}
+
+/// Checks a lock path the way ZooKeeper would, plus zoolock's own rules:
+/// the root and the reserved `/zookeeper` tree cannot be lock paths.
+pub fn validate_path(path: &str) -> Result<()> {
+    let bad = |reason: &'static str| Err(Error::InvalidPath { path: path.to_owned(), reason });
+    if path.is_empty() {
+        return bad("the path is empty");
+    }
+    if !path.starts_with('/') {
+        return bad("the path must be absolute (start with '/')");
+    }
+    if path == "/" {
+        return bad("the root cannot be a lock path");
+    }
+    if path.ends_with('/') {
+        return bad("the path must not end with '/'");
+    }
+    if path == "/zookeeper" || path.starts_with("/zookeeper/") {
+        return bad("the /zookeeper tree is reserved by the server");
+    }
+    for component in path[1..].split('/') {
+        match component {
+            "" => return bad("the path has an empty component ('//')"),
+            "." | ".." => return bad("relative components ('.', '..') are not allowed"),
+            _ => {}
+        }
+    }
+    if path.chars().any(|c| {
+        c == '\0'
+            || ('\u{1}'..='\u{1f}').contains(&c)
+            || ('\u{7f}'..='\u{9f}').contains(&c)
+            || ('\u{e000}'..='\u{f8ff}').contains(&c)
+            || ('\u{fff0}'..='\u{ffff}').contains(&c)
+    }) {
+        return bad("the path has a character ZooKeeper refuses (NUL, control or private-use)");
+    }
+    Ok(())
+}
+
+/// Converts a timeout in seconds from a binding; `None` waits forever.
+pub fn timeout_from_secs(secs: Option<f64>) -> Result<Option<Duration>> {
+    match secs {
+        None => Ok(None),
+        Some(s) if s.is_nan() => Err(Error::InvalidArgument("timeout is NaN".into())),
+        Some(s) if s < 0.0 => Err(Error::InvalidArgument(format!("timeout must not be negative, got {s}"))),
+        Some(s) if s.is_infinite() => Ok(None),
+        Some(s) => Duration::try_from_secs_f64(s)
+            .map(Some)
+            .map_err(|_| Error::InvalidArgument(format!("timeout {s} is out of range"))),
+    }
+}
+
+pub(crate) fn validate_identifier(identifier: &[u8]) -> Result<()> {
+    if identifier.len() > MAX_IDENTIFIER_BYTES {
+        return Err(Error::InvalidArgument(format!(
+            "identifier is {} bytes; at most {MAX_IDENTIFIER_BYTES} fit in a znode",
+            identifier.len()
+        )));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lock_paths() {
+        for ok in ["/a", "/a/b-c/d_e", "/locks/ünïcode"] {
+            validate_path(ok).unwrap();
+        }
+        for bad in ["", "a", "a/b", "/", "/a/", "/a//b", "/a/./b", "/a/..", "/a\0b", "/zookeeper", "/zookeeper/x", "/a\u{1}"] {
+            assert!(matches!(validate_path(bad), Err(Error::InvalidPath { .. })), "{bad:?} accepted");
+        }
+    }
+
+    #[test]
+    fn connect_strings() {
+        let cs = ConnectString::parse("127.0.0.1:2181,localhost:2182/app/locks").unwrap();
+        assert_eq!(cs.hosts, "127.0.0.1:2181,localhost:2182");
+        assert_eq!(cs.chroot.as_deref(), Some("/app/locks"));
+        assert_eq!(ConnectString::parse("zk1").unwrap().chroot, None);
+        ConnectString::parse("[::1]:2181").unwrap();
+        for bad in ["", "/chroot", ",", "host:0", "host:99999", "host:abc", "ho st:1", "h:1/bad/", "h:1//x"] {
+            assert!(
+                matches!(ConnectString::parse(bad), Err(Error::InvalidConnectString { .. })),
+                "{bad:?} accepted"
+            );
+        }
+    }
+
+    #[test]
+    fn timeouts() {
+        assert_eq!(timeout_from_secs(None).unwrap(), None);
+        assert_eq!(timeout_from_secs(Some(1.5)).unwrap(), Some(Duration::from_millis(1500)));
+        assert_eq!(timeout_from_secs(Some(0.0)).unwrap(), Some(Duration::ZERO));
+        assert!(timeout_from_secs(Some(-1.0)).is_err());
+        assert!(timeout_from_secs(Some(f64::NAN)).is_err());
+        assert_eq!(timeout_from_secs(Some(f64::INFINITY)).unwrap(), None);
+    }
+}

@@ -1,0 +1,289 @@
+//! One ZooKeeper session shared by every lock of a process, reopened by
+//! itself after expiry so users never rebuild anything.
+
+use std::sync::{Arc, Mutex, Weak};
+use std::time::Duration;
+
+use tokio::sync::watch;
+use tokio::time::timeout;
+use zookeeper_client as zk;
+
+use crate::error::{Error, Result};
+use crate::events::Listeners;
+use crate::options::SessionOptions;
+use crate::runtime;
+
+/// kazoo's connection states, plus `Closed` once the user closed the session
+/// (bindings that mirror kazoo report it as `LOST`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SessionState {
+    Connected,
+    /// The connection dropped; the session, and every lock it holds, may
+    /// still live. Stop touching guarded resources until `Connected`.
+    Suspended,
+    /// The session expired: its ephemeral nodes, and so its locks, are gone.
+    /// A new session is being opened.
+    Lost,
+    Closed,
+}
+
+/// The state plus which session it is about: `generation` grows by one each
+/// time a lost session is replaced.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Status {
+    pub state: SessionState,
+    pub generation: u64,
+    pub session_id: i64,
+}
+
+/// The ZooKeeper client of one generation, as handed to recipes.
+#[derive(Clone)]
+pub(crate) struct Live {
+    pub client: zk::Client,
+    pub generation: u64,
+    pub session_id: i64,
+}
+
+struct Shared {
+    options: SessionOptions,
+    status: watch::Sender<Status>,
+    current: Mutex<Option<Live>>,
+    listeners: Listeners<SessionState>,
+}
+
+/// A handle to the process's ZooKeeper session; clones share it.
+#[derive(Clone)]
+pub struct Session {
+    shared: Arc<Shared>,
+}
+
+impl std::fmt::Debug for Session {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Session").field("connect", &self.shared.options.connect).field("status", &self.status()).finish()
+    }
+}
+
+impl Session {
+    /// Connects, failing with [`Error::ConnectTimeout`] if no server answers
+    /// within the connect timeout, and with [`Error::NoChroot`] if the
+    /// connect string's chroot does not exist.
+    pub async fn connect(options: SessionOptions) -> Result<Session> {
+        let parsed = options.validate()?;
+        // The session's I/O task must live on zoolock's runtime, not the caller's.
+        runtime::spawn(async move {
+            let live = open(&options, 1).await?;
+            if let Some(chroot) = parsed.chroot {
+                match live.client.check_stat("/").await {
+                    Ok(Some(_)) => {}
+                    Ok(None) => return Err(Error::NoChroot(chroot)),
+                    Err(e) => return Err(Error::zk(&chroot, "check", e)),
+                }
+            }
+            let status = Status { state: SessionState::Connected, generation: 1, session_id: live.session_id };
+            let shared = Arc::new(Shared {
+                options,
+                status: watch::Sender::new(status),
+                current: Mutex::new(Some(live.clone())),
+                listeners: Listeners::new(),
+            });
+            runtime::spawn(supervise(Arc::downgrade(&shared), live));
+            Ok(Session { shared })
+        })
+        .await
+        .expect("session setup task panicked")
+    }
+
+    /// [`Session::connect`] for callers without an async runtime.
+    pub fn connect_blocking(options: SessionOptions) -> Result<Session> {
+        runtime::block_on(Session::connect(options))
+    }
+
+    pub fn options(&self) -> &SessionOptions {
+        &self.shared.options
+    }
+
+    pub fn status(&self) -> Status {
+        *self.shared.status.borrow()
+    }
+
+    pub fn state(&self) -> SessionState {
+        self.status().state
+    }
+
+    /// Watches every status change; the receiver always holds the latest.
+    pub fn subscribe(&self) -> watch::Receiver<Status> {
+        self.shared.status.subscribe()
+    }
+
+    /// Calls `callback` with each new state, on zoolock's event thread.
+    pub fn add_listener(&self, callback: impl Fn(SessionState) + Send + Sync + 'static) -> u64 {
+        self.shared.listeners.add(Arc::new(callback))
+    }
+
+    pub fn remove_listener(&self, id: u64) -> bool {
+        self.shared.listeners.remove(id)
+    }
+
+    /// Ends the session: the server deletes its ephemeral nodes at once,
+    /// releasing every lock it held. Pending acquires fail with [`Error::Closed`].
+    pub async fn close(&self) {
+        let live = {
+            let mut current = self.shared.current.lock().unwrap();
+            let status = self.status();
+            publish(&self.shared, SessionState::Closed, status.generation, status.session_id);
+            current.take()
+        };
+        let Some(live) = live else { return };
+        let mut states = live.client.state_watcher();
+        drop(live);
+        // The session closes when the last clone of its client is gone; tasks
+        // holding one see `Closed` through the status and let go.
+        let _ = timeout(self.shared.options.session_timeout, async {
+            while !states.state().is_terminated() {
+                states.changed().await;
+            }
+        })
+        .await;
+    }
+
+    pub fn close_blocking(&self) {
+        runtime::block_on(self.close())
+    }
+
+    pub fn is_closed(&self) -> bool {
+        self.state() == SessionState::Closed
+    }
+
+    /// The client to use now, waiting while a lost session is being replaced.
+    pub(crate) async fn live(&self) -> Result<Live> {
+        let mut status = self.subscribe();
+        loop {
+            match status.borrow_and_update().state {
+                SessionState::Closed => return Err(Error::Closed),
+                SessionState::Lost => {}
+                SessionState::Connected | SessionState::Suspended => {
+                    if let Some(live) = self.shared.current.lock().unwrap().clone() {
+                        return Ok(live);
+                    }
+                }
+            }
+            if status.changed().await.is_err() {
+                return Err(Error::Closed);
+            }
+        }
+    }
+
+    /// Waits until a session newer than `generation` is up; false once closed.
+    pub(crate) async fn wait_past(&self, generation: u64) -> bool {
+        let mut status = self.subscribe();
+        let newer = status.wait_for(|s| s.state == SessionState::Closed || s.generation > generation).await;
+        matches!(newer, Ok(s) if s.state != SessionState::Closed)
+    }
+
+    /// How long a single request may wait on a down connection before the
+    /// caller is told [`Error::ConnectionLoss`].
+    pub(crate) fn request_bound(&self) -> Duration {
+        self.shared.options.session_timeout
+    }
+}
+
+async fn open(options: &SessionOptions, generation: u64) -> Result<Live> {
+    let mut connector = zk::Client::connector().with_session_timeout(options.session_timeout);
+    for (scheme, auth) in &options.auth {
+        connector = connector.with_auth(scheme, auth);
+    }
+    let attempt = timeout(options.connect_timeout, connector.connect(&options.connect)).await;
+    let client = match attempt {
+        Err(_) | Ok(Err(zk::Error::Timeout | zk::Error::NoHosts | zk::Error::ConnectionLoss)) => {
+            return Err(Error::ConnectTimeout { hosts: options.connect.clone(), timeout: options.connect_timeout })
+        }
+        Ok(Err(zk::Error::AuthFailed)) => return Err(Error::AuthFailed),
+        Ok(Err(e)) => return Err(Error::zk(&options.connect, "connect to", e)),
+        Ok(Ok(client)) => client,
+    };
+    let session_id = client.session_id().0;
+    Ok(Live { client, generation, session_id })
+}
+
+fn publish(shared: &Shared, state: SessionState, generation: u64, session_id: i64) {
+    let next = Status { state, generation, session_id };
+    let changed = shared.status.send_if_modified(|current| {
+        // Nothing reopens a closed session, and an old generation cannot speak for a newer one.
+        if current.state == SessionState::Closed || generation < current.generation || *current == next {
+            return false;
+        }
+        *current = next;
+        true
+    });
+    if changed {
+        tracing::info!(?state, generation, session_id = format_args!("{session_id:#x}"), "zoolock session");
+        shared.listeners.emit(state);
+    }
+}
+
+/// Follows each generation's client and replaces it when its session ends.
+async fn supervise(shared: Weak<Shared>, mut live: Live) {
+    loop {
+        let mut states = live.client.state_watcher();
+        let (generation, session_id) = (live.generation, live.session_id);
+        // Holding the client here would keep the session open after close().
+        drop(live);
+        loop {
+            let state = states.changed().await;
+            let Some(shared) = shared.upgrade() else { return };
+            match state {
+                zk::SessionState::Disconnected => publish(&shared, SessionState::Suspended, generation, session_id),
+                zk::SessionState::SyncConnected | zk::SessionState::ConnectedReadOnly => {
+                    publish(&shared, SessionState::Connected, generation, session_id)
+                }
+                _ => {
+                    if shared.status.borrow().state == SessionState::Closed {
+                        return;
+                    }
+                    tracing::warn!(?state, session_id = format_args!("{session_id:#x}"), "zoolock session ended; opening a new one");
+                    shared.current.lock().unwrap().take();
+                    publish(&shared, SessionState::Lost, generation, session_id);
+                    break;
+                }
+            }
+        }
+        live = match reopen(&shared, generation + 1).await {
+            Some(live) => live,
+            None => return,
+        };
+    }
+}
+
+/// Opens the next generation's session, retrying with backoff until it
+/// succeeds or the user closes (or drops) the session.
+async fn reopen(weak: &Weak<Shared>, generation: u64) -> Option<Live> {
+    let mut backoff = Duration::from_millis(50);
+    loop {
+        let shared = weak.upgrade()?;
+        let options = shared.options.clone();
+        let mut status = shared.status.subscribe();
+        drop(shared);
+        match open(&options, generation).await {
+            Ok(live) => {
+                let shared = weak.upgrade()?;
+                {
+                    let mut current = shared.current.lock().unwrap();
+                    if shared.status.borrow().state == SessionState::Closed {
+                        return None;
+                    }
+                    *current = Some(live.clone());
+                }
+                publish(&shared, SessionState::Connected, generation, live.session_id);
+                return Some(live);
+            }
+            Err(err) => {
+                tracing::warn!(%err, "zoolock could not open a new session; retrying");
+                let closed = status.wait_for(|s| s.state == SessionState::Closed);
+                if timeout(backoff, closed).await.is_ok() {
+                    return None;
+                }
+                backoff = (backoff * 2).min(Duration::from_secs(2));
+            }
+        }
+    }
+}

@@ -1,0 +1,78 @@
+//! Shared pieces of the core's tests: a real ZooKeeper from the harness,
+//! sessions with short timeouts, and a raw client to look at the nodes.
+#![allow(dead_code)]
+
+use std::time::Duration;
+
+use tokio::time::timeout;
+use zookeeper_client as zk;
+use zoolock::{Session, SessionOptions};
+
+pub const SESSION_TIMEOUT: Duration = Duration::from_secs(4);
+
+/// The connect string of the server shared by this test binary.
+pub fn shared_server() -> String {
+    zk_harness::shared().connect_string()
+}
+
+pub async fn session(connect: &str) -> Session {
+    Session::connect(SessionOptions::new(connect).session_timeout(SESSION_TIMEOUT)).await.expect("connect")
+}
+
+/// A lock path no other test uses.
+pub fn unique_path(name: &str) -> String {
+    format!("/zoolock-tests/{name}-{}", uuid_suffix())
+}
+
+fn uuid_suffix() -> String {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static N: AtomicU64 = AtomicU64::new(0);
+    let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().subsec_nanos();
+    format!("{}-{nanos}-{}", std::process::id(), N.fetch_add(1, Ordering::Relaxed))
+}
+
+/// A plain client for inspecting what the recipes left on the server.
+pub async fn raw(connect: &str) -> zk::Client {
+    zk::Client::connect(connect).await.expect("raw connect")
+}
+
+pub async fn children(raw: &zk::Client, path: &str) -> Vec<String> {
+    match raw.list_children(path).await {
+        Ok(children) => children,
+        Err(zk::Error::NoNode) => Vec::new(),
+        Err(e) => panic!("list {path}: {e}"),
+    }
+}
+
+/// Waits, through child watches, until the children of `path` satisfy
+/// `condition`; fails the test after ten seconds.
+pub async fn until_children(raw: &zk::Client, path: &str, what: &str, condition: impl Fn(&[String]) -> bool) -> Vec<String> {
+    let wait = async {
+        loop {
+            match raw.list_and_watch_children(path).await {
+                Ok((children, watcher)) => {
+                    if condition(&children) {
+                        return children;
+                    }
+                    watcher.changed().await;
+                }
+                Err(zk::Error::NoNode) => {
+                    if condition(&[]) {
+                        return Vec::new();
+                    }
+                    let (stat, watcher) = raw.check_and_watch_stat(path).await.expect("watch path");
+                    if stat.is_none() {
+                        watcher.changed().await;
+                    }
+                }
+                Err(e) => panic!("list {path}: {e}"),
+            }
+        }
+    };
+    timeout(Duration::from_secs(10), wait).await.unwrap_or_else(|_| panic!("timed out waiting for {what} on {path}"))
+}
+
+/// Waits until exactly `n` contenders are queued on `path`.
+pub async fn queued(raw: &zk::Client, path: &str, n: usize) -> Vec<String> {
+    until_children(raw, path, &format!("{n} nodes"), |c| c.len() == n).await
+}
