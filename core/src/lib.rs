@@ -21,6 +21,7 @@
 mod cleanup;
 mod error;
 mod events;
+mod holder;
 mod lock;
 pub mod naming;
 mod options;
@@ -28,7 +29,8 @@ pub mod runtime;
 mod session;
 
 pub use error::{Error, Result};
-pub use lock::{Acquire, Kind, Lock, LockConfig, LockState, LostReason};
+pub use holder::{Acquire, LockState, LostReason};
+pub use lock::{Kind, Lock, LockConfig};
 pub use naming::Scheme;
 pub use options::{timeout_from_secs, validate_path, SessionOptions, MAX_IDENTIFIER_BYTES};
 pub use session::{Session, SessionState, Status};

@@ -1,0 +1,387 @@
+//! What every handle (lock or semaphore) does around its recipe: one
+//! acquisition at a time, timeouts and cancellation that leave no node,
+//! telling the holder when its hold is suspended or lost, leases, release.
+
+use std::future::Future;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, Weak};
+use std::time::Duration;
+
+use tokio::sync::{watch, OwnedMutexGuard};
+use tokio::task::{AbortHandle, JoinHandle};
+use tokio::time::{sleep_until, timeout, Instant};
+
+use crate::cleanup::{Removal, Target, FOREGROUND_WAIT};
+use crate::error::{Error, Result};
+use crate::events::Listeners;
+use crate::runtime;
+use crate::session::{Session, SessionState, Status};
+
+/// How to acquire: kazoo's `acquire(blocking, timeout, ephemeral)` plus a lease.
+#[derive(Debug, Clone)]
+pub struct Acquire {
+    pub blocking: bool,
+    /// `None` waits forever; `Some(ZERO)` tries once, like `blocking: false`.
+    /// A deadline for the whole acquire, reconnections included.
+    pub timeout: Option<Duration>,
+    /// A persistent node survives the session: the lock stays held until released.
+    pub ephemeral: bool,
+    /// Releases the hold by itself this long after it was acquired (Redisson's leaseTime).
+    pub lease: Option<Duration>,
+}
+
+impl Default for Acquire {
+    fn default() -> Self {
+        Acquire { blocking: true, timeout: None, ephemeral: true, lease: None }
+    }
+}
+
+impl Acquire {
+    pub fn no_wait() -> Self {
+        Acquire { blocking: false, ..Acquire::default() }
+    }
+
+    pub fn timeout(timeout: Duration) -> Self {
+        Acquire { timeout: Some(timeout), ..Acquire::default() }
+    }
+
+    pub fn persistent(self) -> Self {
+        Acquire { ephemeral: false, ..self }
+    }
+
+    pub fn lease(self, lease: Duration) -> Self {
+        Acquire { lease: Some(lease), ..self }
+    }
+
+    fn validate(&self) -> Result<()> {
+        if !self.blocking && self.timeout.is_some() {
+            return Err(Error::InvalidArgument("a timeout needs a blocking acquire".into()));
+        }
+        if self.lease.is_some_and(|l| l.is_zero()) {
+            return Err(Error::InvalidArgument("a lease must be longer than zero".into()));
+        }
+        Ok(())
+    }
+
+    /// Whether to wait for the holder rather than try once.
+    pub(crate) fn waits(&self) -> bool {
+        self.blocking && self.timeout != Some(Duration::ZERO)
+    }
+}
+
+/// Where a handle stands; each change also reaches the handle's listeners.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LockState {
+    Released,
+    Held,
+    /// The connection dropped while holding. The hold is still ours if the
+    /// session survives (back to `Held`); stop using the guarded resource.
+    Suspended,
+    Lost(LostReason),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LostReason {
+    SessionExpired,
+    SessionClosed,
+    LeaseExpired,
+}
+
+/// The node that won, before the handle records it.
+pub(crate) struct Won {
+    pub node: String,
+    pub token: i64,
+    pub generation: u64,
+    pub ephemeral: bool,
+}
+
+struct Held {
+    id: u64,
+    won: Won,
+    monitor: Option<AbortHandle>,
+    _turn: OwnedMutexGuard<()>,
+}
+
+impl Held {
+    fn removal(&self, session: &Session) -> Removal {
+        Removal {
+            session: session.clone(),
+            target: Target::Node(self.won.node.clone()),
+            generation: self.won.generation,
+            ephemeral: self.won.ephemeral,
+        }
+    }
+}
+
+impl Drop for Held {
+    fn drop(&mut self) {
+        if let Some(monitor) = self.monitor.take() {
+            monitor.abort();
+        }
+    }
+}
+
+/// The holding state of one handle.
+pub(crate) struct Holder {
+    pub session: Session,
+    /// Names the handle in errors.
+    path: String,
+    /// One acquisition per handle at a time; held for as long as the hold is,
+    /// so a second acquire on a held handle waits for its release (kazoo).
+    turn: Arc<tokio::sync::Mutex<()>>,
+    held: Mutex<Option<Held>>,
+    cancels: watch::Sender<u64>,
+    state: watch::Sender<LockState>,
+    listeners: Listeners<LockState>,
+    acquisitions: AtomicU64,
+}
+
+impl Holder {
+    pub fn new(session: &Session, path: &str) -> Arc<Holder> {
+        Arc::new(Holder {
+            session: session.clone(),
+            path: path.to_owned(),
+            turn: Arc::new(tokio::sync::Mutex::new(())),
+            held: Mutex::new(None),
+            cancels: watch::Sender::new(0),
+            state: watch::Sender::new(LockState::Released),
+            listeners: Listeners::new(),
+            acquisitions: AtomicU64::new(0),
+        })
+    }
+
+    /// Runs `contend` under the handle's turn, bounded by the timeout and
+    /// cancellable; records the win. Nodes that `contend` queued and did not
+    /// win with are removed (see [`Attempt`]) before this returns.
+    pub async fn acquire<F, Fut>(self: &Arc<Self>, options: &Acquire, contend: F) -> Result<bool>
+    where
+        F: FnOnce(Removals) -> Fut,
+        Fut: Future<Output = Result<Option<Won>>>,
+    {
+        options.validate()?;
+        if self.session.is_closed() {
+            return Err(Error::Closed);
+        }
+        let deadline = options.timeout.map(|t| Instant::now() + t);
+        let mut cancels = self.cancels.subscribe();
+        cancels.borrow_and_update();
+        let removals = Removals::default();
+        let work = self.take_turn_and(options, contend(removals.clone()));
+        let outcome = tokio::select! {
+            biased;
+            won = work => won,
+            _ = cancels.changed() => Err(Error::Cancelled { path: self.path.clone() }),
+            _ = sleep_until_some(deadline) => Ok(None),
+        };
+        removals.wait().await;
+        match outcome? {
+            Some((won, turn)) => {
+                self.install(won, turn, options.lease);
+                Ok(true)
+            }
+            None => Ok(false),
+        }
+    }
+
+    async fn take_turn_and(
+        &self,
+        options: &Acquire,
+        contend: impl Future<Output = Result<Option<Won>>>,
+    ) -> Result<Option<(Won, OwnedMutexGuard<()>)>> {
+        let turn = self.turn.clone();
+        if !options.waits() {
+            let Ok(turn) = turn.try_lock_owned() else { return Ok(None) };
+            // Even a single try must not hang on a dead connection.
+            let bound = self.session.request_bound();
+            return match timeout(bound, contend).await {
+                Ok(won) => Ok(won?.map(|w| (w, turn))),
+                Err(_) => Err(Error::ConnectionLoss(bound)),
+            };
+        }
+        let turn = turn.lock_owned().await;
+        Ok(contend.await?.map(|w| (w, turn)))
+    }
+
+    fn install(self: &Arc<Self>, won: Won, turn: OwnedMutexGuard<()>, lease: Option<Duration>) {
+        let id = self.acquisitions.fetch_add(1, Ordering::Relaxed) + 1;
+        let mut held = self.held.lock().unwrap();
+        let monitor = runtime::spawn(monitor(
+            Arc::downgrade(self),
+            id,
+            self.session.subscribe(),
+            won.generation,
+            won.ephemeral,
+            lease.map(|l| Instant::now() + l),
+        ));
+        *held = Some(Held { id, won, monitor: Some(monitor.abort_handle()), _turn: turn });
+        self.set_state(LockState::Held);
+    }
+
+    /// `Ok(false)` if nothing was held. If the connection is down, the
+    /// delete goes on in the background until it succeeds or the session ends.
+    pub async fn release(&self) -> Result<bool> {
+        let Some(mut held) = self.held.lock().unwrap().take() else { return Ok(false) };
+        if let Some(monitor) = held.monitor.take() {
+            monitor.abort();
+        }
+        self.set_state(LockState::Released);
+        held.removal(&self.session).run_bounded().await;
+        Ok(true)
+    }
+
+    pub fn cancel(&self) {
+        self.cancels.send_modify(|n| *n += 1);
+    }
+
+    pub fn is_held(&self) -> bool {
+        self.held.lock().unwrap().is_some()
+    }
+
+    pub fn node(&self) -> Option<String> {
+        self.held.lock().unwrap().as_ref().map(|h| h.won.node.clone())
+    }
+
+    pub fn token(&self) -> Option<i64> {
+        self.held.lock().unwrap().as_ref().map(|h| h.won.token)
+    }
+
+    pub fn state(&self) -> LockState {
+        *self.state.borrow()
+    }
+
+    pub fn subscribe(&self) -> watch::Receiver<LockState> {
+        self.state.subscribe()
+    }
+
+    pub fn listeners(&self) -> &Listeners<LockState> {
+        &self.listeners
+    }
+
+    fn set_state(&self, state: LockState) {
+        if self.state.send_if_modified(|s| std::mem::replace(s, state) != state) {
+            self.listeners.emit(state);
+        }
+    }
+
+    /// Ends acquisition `id` because of `reason`, if it still holds.
+    fn lose(&self, id: u64, reason: LostReason) {
+        let mut held = self.held.lock().unwrap();
+        if held.as_ref().is_none_or(|h| h.id != id) {
+            return;
+        }
+        let lost = held.take().expect("checked above");
+        drop(held);
+        self.set_state(LockState::Lost(reason));
+        if reason == LostReason::LeaseExpired {
+            lost.removal(&self.session).spawn();
+        }
+    }
+
+    fn mark(&self, id: u64, state: LockState) {
+        let held = self.held.lock().unwrap();
+        if held.as_ref().is_some_and(|h| h.id == id) {
+            self.set_state(state);
+        }
+    }
+}
+
+impl Drop for Holder {
+    /// Dropping a held handle releases it, in the background.
+    fn drop(&mut self) {
+        if let Some(held) = self.held.get_mut().unwrap().take() {
+            held.removal(&self.session).spawn();
+        }
+    }
+}
+
+/// Follows the session for one acquisition: tells the holder when its hold
+/// is suspended, restored or lost, and ends a lease.
+async fn monitor(
+    holder: Weak<Holder>,
+    id: u64,
+    mut status: watch::Receiver<Status>,
+    generation: u64,
+    ephemeral: bool,
+    lease_end: Option<Instant>,
+) {
+    loop {
+        let now = *status.borrow_and_update();
+        let Some(handle) = holder.upgrade() else { return };
+        match now.state {
+            SessionState::Closed => return handle.lose(id, LostReason::SessionClosed),
+            _ if ephemeral && now.generation != generation => return handle.lose(id, LostReason::SessionExpired),
+            SessionState::Lost if ephemeral => return handle.lose(id, LostReason::SessionExpired),
+            SessionState::Lost | SessionState::Suspended => handle.mark(id, LockState::Suspended),
+            SessionState::Connected => handle.mark(id, LockState::Held),
+        }
+        drop(handle);
+        tokio::select! {
+            changed = status.changed() => if changed.is_err() { return },
+            _ = sleep_until_some(lease_end) => {
+                if let Some(handle) = holder.upgrade() {
+                    handle.lose(id, LostReason::LeaseExpired);
+                }
+                return;
+            }
+        }
+    }
+}
+
+/// Removals started by one acquire, which it waits for before returning so
+/// that a timed-out or cancelled acquire leaves no node behind.
+#[derive(Default, Clone)]
+pub(crate) struct Removals(Arc<Mutex<Vec<JoinHandle<()>>>>);
+
+impl Removals {
+    async fn wait(&self) {
+        let pending: Vec<_> = std::mem::take(&mut *self.0.lock().unwrap());
+        let _ = timeout(FOREGROUND_WAIT, async {
+            for removal in pending {
+                let _ = removal.await;
+            }
+        })
+        .await;
+    }
+}
+
+/// A node (maybe) queued by an acquire, removed when dropped unless it won:
+/// so every way out of an acquire — error, timeout, cancel, a dropped
+/// future — cleans up.
+pub(crate) struct Attempt {
+    removal: Option<Removal>,
+    removals: Removals,
+}
+
+impl Attempt {
+    pub fn new(removal: Removal, removals: &Removals) -> Attempt {
+        Attempt { removal: Some(removal), removals: removals.clone() }
+    }
+
+    /// The create succeeded: from now on the node is known by name.
+    pub fn created(&mut self, node: String) {
+        if let Some(removal) = self.removal.as_mut() {
+            removal.target = Target::Node(node);
+        }
+    }
+
+    pub fn won(mut self, token: i64) -> Won {
+        let removal = self.removal.take().expect("an attempt wins once");
+        let Target::Node(node) = removal.target else { unreachable!("a won node was created") };
+        Won { node, token, generation: removal.generation, ephemeral: removal.ephemeral }
+    }
+}
+
+impl Drop for Attempt {
+    fn drop(&mut self) {
+        if let Some(removal) = self.removal.take() {
+            self.removals.0.lock().unwrap().push(removal.spawn());
+        }
+    }
+}
+
+pub(crate) async fn sleep_until_some(deadline: Option<Instant>) {
+    match deadline {
+        Some(deadline) => sleep_until(deadline).await,
+        None => std::future::pending().await,
+    }
+}

@@ -1,0 +1,150 @@
+//! The lock under faults, each injected through the harness: a partitioned
+//! client, an expired session, a restarted server, a killed leader.
+
+mod common;
+
+use std::time::Duration;
+
+use common::*;
+use tokio::sync::mpsc;
+use zk_harness::{Ensemble, Options};
+use zoolock::{Acquire, Lock, LockState, LostReason, Session, SessionOptions, SessionState};
+
+fn harness() -> &'static Ensemble {
+    zk_harness::shared()
+}
+
+/// Runs a blocking harness call without stalling the clients under test.
+async fn inject<T: Send + 'static>(fault: impl FnOnce() -> T + Send + 'static) -> T {
+    tokio::task::spawn_blocking(fault).await.unwrap()
+}
+
+async fn wait_state(lock: &Lock, want: LockState) {
+    let mut states = lock.subscribe();
+    tokio::time::timeout(Duration::from_secs(20), states.wait_for(|s| *s == want))
+        .await
+        .unwrap_or_else(|_| panic!("lock never became {want:?}"))
+        .unwrap();
+}
+
+async fn wait_session(session: &Session, want: impl Fn(&zoolock::Status) -> bool) {
+    let mut status = session.subscribe();
+    tokio::time::timeout(Duration::from_secs(20), status.wait_for(want)).await.expect("session state").unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_short_partition_suspends_the_lock_then_restores_it() {
+    let connect = shared_server();
+    let session = session(&connect).await;
+    let lock = Lock::mutex(&session, &unique_path("suspend")).unwrap();
+    assert!(lock.acquire(Acquire::default()).await.unwrap());
+    let id = session.status().session_id;
+
+    inject(move || harness().partition(id).unwrap()).await;
+    wait_state(&lock, LockState::Suspended).await;
+    assert_eq!(session.state(), SessionState::Suspended);
+    inject(move || harness().heal(id).unwrap()).await;
+    wait_state(&lock, LockState::Held).await;
+    assert!(lock.is_acquired());
+    assert_eq!(session.status().generation, 1, "the same session survived");
+    assert!(lock.release().await.unwrap());
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn expiry_while_holding_loses_the_lock_and_a_new_session_takes_over() {
+    let connect = shared_server();
+    let raw = raw(&connect).await;
+    let path = unique_path("expire-holder");
+    let session = session(&connect).await;
+    let lock = Lock::mutex(&session, &path).unwrap();
+    assert!(lock.acquire(Acquire::default()).await.unwrap());
+    let id = session.status().session_id;
+
+    inject(move || harness().expire(id).unwrap()).await;
+    wait_state(&lock, LockState::Lost(LostReason::SessionExpired)).await;
+    assert!(!lock.is_acquired());
+    assert_eq!(lock.fencing_token(), None);
+    wait_session(&session, |s| s.generation == 2 && s.state == SessionState::Connected).await;
+    assert_ne!(session.status().session_id, id);
+    assert!(children(&raw, &path).await.is_empty(), "the expired session's node is gone");
+
+    assert!(lock.acquire(Acquire::default()).await.unwrap(), "the handle works on the new session");
+    lock.release().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn expiry_while_waiting_requeues_and_still_gets_the_lock() {
+    let connect = shared_server();
+    let raw = raw(&connect).await;
+    let path = unique_path("expire-waiter");
+    let holder = Lock::mutex(&session(&connect).await, &path).unwrap();
+    assert!(holder.acquire(Acquire::default()).await.unwrap());
+    let waiter_session = session(&connect).await;
+    let waiter = Lock::mutex(&waiter_session, &path).unwrap();
+    let waiting = {
+        let waiter = waiter.clone();
+        tokio::spawn(async move { waiter.acquire(Acquire::default()).await })
+    };
+    let before = queued(&raw, &path, 2).await;
+    let id = waiter_session.status().session_id;
+
+    inject(move || harness().expire(id).unwrap()).await;
+    wait_session(&waiter_session, |s| s.generation == 2).await;
+    // The waiter queues again: a new node replaces the expired one.
+    until_children(&raw, &path, "the waiter to queue again", |c| c.len() == 2 && c != before.as_slice()).await;
+    holder.release().await.unwrap();
+    assert!(waiting.await.unwrap().unwrap());
+    assert_eq!(waiter.state(), LockState::Held);
+    waiter.release().await.unwrap();
+}
+
+/// Everyone queued gets the lock exactly once while `fault` strikes mid-queue.
+async fn every_waiter_served_once(ensemble: &'static Ensemble, fault: impl FnOnce() + Send + 'static) {
+    let connect = ensemble.connect_string();
+    let options = || SessionOptions::new(connect.clone()).session_timeout(Duration::from_secs(8));
+    let raw = raw(&connect).await;
+    let path = unique_path("served-once");
+    let holder = Lock::mutex(&Session::connect(options()).await.unwrap(), &path).unwrap();
+    assert!(holder.acquire(Acquire::default()).await.unwrap());
+    let (served_tx, mut served_rx) = mpsc::unbounded_channel();
+    let mut sessions = Vec::new();
+    for i in 0..3 {
+        let session = Session::connect(options()).await.unwrap();
+        let lock = Lock::mutex(&session, &path).unwrap();
+        let served_tx = served_tx.clone();
+        tokio::spawn(async move {
+            assert!(lock.acquire(Acquire::default()).await.unwrap());
+            served_tx.send((i, lock.fencing_token().unwrap())).unwrap();
+            lock.release().await.unwrap();
+        });
+        sessions.push(session);
+        queued(&raw, &path, i + 2).await;
+    }
+    drop(raw);
+    inject(fault).await;
+    assert!(holder.release().await.unwrap());
+    let mut served = Vec::new();
+    for _ in 0..3 {
+        let next = tokio::time::timeout(Duration::from_secs(60), served_rx.recv()).await.expect("a waiter starved");
+        served.push(next.unwrap());
+    }
+    let order: Vec<_> = served.iter().map(|(i, _)| *i).collect();
+    assert_eq!(order, vec![0, 1, 2], "served once each, in queue order");
+    assert!(served.windows(2).all(|w| w[0].1 < w[1].1), "fencing tokens increase: {served:?}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_server_restart_with_waiters_queued_serves_each_once() {
+    let ensemble: &'static Ensemble = Box::leak(Box::new(Ensemble::start(1, Options::default()).unwrap()));
+    every_waiter_served_once(ensemble, move || ensemble.restart(0).unwrap()).await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn killing_the_leader_of_three_with_waiters_queued_serves_each_once() {
+    let ensemble: &'static Ensemble = Box::leak(Box::new(Ensemble::start(3, Options::default()).unwrap()));
+    every_waiter_served_once(ensemble, move || {
+        let leader = ensemble.leader().expect("a leader");
+        ensemble.kill(leader).unwrap();
+    })
+    .await;
+}
