@@ -61,7 +61,14 @@ impl Ensemble {
             }
         };
         let registry = Registry::new();
-        let mut ensemble = Ensemble { opts, install, root, servers, proxies: Vec::new(), registry };
+        let mut ensemble = Ensemble {
+            opts,
+            install,
+            root,
+            servers,
+            proxies: Vec::new(),
+            registry,
+        };
         for (i, s) in ensemble.servers.iter().enumerate() {
             let proxy = Proxy::start(i, s.ports.client, ensemble.registry.clone())?;
             ensemble.proxies.push(proxy);
@@ -158,10 +165,17 @@ impl Ensemble {
     /// follower in an ensemble), e.g. after a kill, until a new leader is elected.
     pub fn wait_ready(&self, timeout: Duration) -> Result<()> {
         let running: Vec<usize> = (0..self.len()).filter(|&i| self.is_running(i)).collect();
-        match wait_serving(&self.servers, &running, self.is_quorum(), Instant::now() + timeout) {
+        match wait_serving(
+            &self.servers,
+            &running,
+            self.is_quorum(),
+            Instant::now() + timeout,
+        ) {
             Ok(()) => Ok(()),
             Err(StartError::Failed(e)) => Err(e),
-            Err(StartError::PortClash) => Err(Error::new("a server lost a port to another process")),
+            Err(StartError::PortClash) => {
+                Err(Error::new("a server lost a port to another process"))
+            }
         }
     }
 
@@ -169,7 +183,10 @@ impl Ensemble {
     /// `None` while there is none (e.g. during an election).
     pub fn leader(&self) -> Option<usize> {
         (0..self.len()).filter(|&i| self.is_running(i)).find(|&i| {
-            self.mntr(i).is_ok_and(|m| m.get("zk_server_state").is_some_and(|s| s == "leader" || s == "standalone"))
+            self.mntr(i).is_ok_and(|m| {
+                m.get("zk_server_state")
+                    .is_some_and(|s| s == "leader" || s == "standalone")
+            })
         })
     }
 
@@ -188,6 +205,12 @@ impl Ensemble {
     /// Session ids seen by the proxies (with a recorded password), ascending.
     pub fn sessions(&self) -> Vec<i64> {
         self.registry.sessions()
+    }
+
+    /// The servers `session` is connected to through the proxies now
+    /// (usually one; none while it reconnects).
+    pub fn servers_of(&self, session: i64) -> Result<Vec<usize>> {
+        self.registry.proxies_of(session)
     }
 
     /// Black-holes `session`: none of its bytes are forwarded, either way, on
@@ -230,7 +253,9 @@ impl Ensemble {
         let passwd = self.registry.password(session)?;
         let timeout = self.opts.min_session_timeout().max(2000) as i32;
         let leader = self.leader();
-        let order = leader.into_iter().chain((0..self.len()).filter(|&i| self.is_running(i) && Some(i) != leader));
+        let order = leader
+            .into_iter()
+            .chain((0..self.len()).filter(|&i| self.is_running(i) && Some(i) != leader));
         let mut last = Error::new("no server is running");
         for i in order {
             match expire::close_session(self.servers[i].ports.client, session, &passwd, timeout) {
@@ -240,7 +265,9 @@ impl Ensemble {
                     }
                     return Ok(());
                 }
-                Err(e) => last = Error::new(format!("expiring {session:#x} through server {i}: {e}")),
+                Err(e) => {
+                    last = Error::new(format!("expiring {session:#x} through server {i}: {e}"))
+                }
             }
         }
         Err(last)
@@ -251,7 +278,9 @@ impl Ensemble {
     }
 
     fn server(&self, i: usize) -> Result<&Server> {
-        self.servers.get(i).ok_or_else(|| Error::new(format!("no server {i}: the ensemble has {}", self.len())))
+        self.servers
+            .get(i)
+            .ok_or_else(|| Error::new(format!("no server {i}: the ensemble has {}", self.len())))
     }
 }
 
@@ -267,7 +296,10 @@ impl Drop for Ensemble {
 }
 
 fn join_ports(ports: impl Iterator<Item = u16>) -> String {
-    ports.map(|p| format!("127.0.0.1:{p}")).collect::<Vec<_>>().join(",")
+    ports
+        .map(|p| format!("127.0.0.1:{p}"))
+        .collect::<Vec<_>>()
+        .join(",")
 }
 
 fn start_servers(root: &Path, n: usize, opts: &Options, install: &Install) -> Result<Vec<Server>> {
@@ -275,8 +307,11 @@ fn start_servers(root: &Path, n: usize, opts: &Options, install: &Install) -> Re
     let deadline = Instant::now() + opts.start_timeout;
     for attempt in 1..=START_ATTEMPTS {
         let ports = free_ports(n)?;
-        let servers: Vec<Server> =
-            ports.iter().enumerate().map(|(i, p)| Server::new(i, root.join(format!("server{i}")), *p)).collect();
+        let servers: Vec<Server> = ports
+            .iter()
+            .enumerate()
+            .map(|(i, p)| Server::new(i, root.join(format!("server{i}")), *p))
+            .collect();
         let result = spawn_all(&servers, &ports, opts, install, quorum)
             .map_err(StartError::Failed)
             .and_then(|()| wait_serving(&servers, &(0..n).collect::<Vec<_>>(), quorum, deadline));
@@ -288,12 +323,18 @@ fn start_servers(root: &Path, n: usize, opts: &Options, install: &Install) -> Re
                 }
                 match e {
                     StartError::PortClash if attempt < START_ATTEMPTS => {
-                        tracing::info!("a ZooKeeper port was taken meanwhile; starting again on new ports");
+                        tracing::info!(
+                            "a ZooKeeper port was taken meanwhile; starting again on new ports"
+                        );
                         for s in &servers {
                             let _ = std::fs::remove_dir_all(&s.dir);
                         }
                     }
-                    StartError::PortClash => return Err(Error::new("ZooKeeper servers kept losing their ports to other processes")),
+                    StartError::PortClash => {
+                        return Err(Error::new(
+                            "ZooKeeper servers kept losing their ports to other processes",
+                        ))
+                    }
                     StartError::Failed(e) => return Err(e),
                 }
             }
@@ -302,7 +343,13 @@ fn start_servers(root: &Path, n: usize, opts: &Options, install: &Install) -> Re
     unreachable!("the last attempt returns")
 }
 
-fn spawn_all(servers: &[Server], ports: &[Ports], opts: &Options, install: &Install, quorum: bool) -> Result<()> {
+fn spawn_all(
+    servers: &[Server],
+    ports: &[Ports],
+    opts: &Options,
+    install: &Install,
+    quorum: bool,
+) -> Result<()> {
     for s in servers {
         s.write_config(opts, if quorum { ports } else { &[] })?;
     }
@@ -315,15 +362,38 @@ fn spawn_all(servers: &[Server], ports: &[Ports], opts: &Options, install: &Inst
 /// Free loopback ports: client, quorum and election for each server. All are
 /// bound at once (so they differ), then released for the servers to take.
 fn free_ports(n: usize) -> Result<Vec<Ports>> {
-    let listeners = (0..3 * n).map(|_| TcpListener::bind((Ipv4Addr::LOCALHOST, 0))).collect::<std::io::Result<Vec<_>>>()?;
-    let ports = listeners.iter().map(|l| l.local_addr().map(|a| a.port())).collect::<std::io::Result<Vec<_>>>()?;
-    Ok(ports.chunks(3).map(|c| Ports { client: c[0], quorum: c[1], election: c[2] }).collect())
+    let listeners = (0..3 * n)
+        .map(|_| TcpListener::bind((Ipv4Addr::LOCALHOST, 0)))
+        .collect::<std::io::Result<Vec<_>>>()?;
+    let ports = listeners
+        .iter()
+        .map(|l| l.local_addr().map(|a| a.port()))
+        .collect::<std::io::Result<Vec<_>>>()?;
+    Ok(ports
+        .chunks(3)
+        .map(|c| Ports {
+            client: c[0],
+            quorum: c[1],
+            election: c[2],
+        })
+        .collect())
 }
 
 /// Polls `mntr` until every server in `which` serves requests (standalone,
 /// or leader/follower/observer in an ensemble), one exits, or `deadline` passes.
-fn wait_serving(servers: &[Server], which: &[usize], quorum: bool, deadline: Instant) -> std::result::Result<(), StartError> {
-    let ready = |state: &str| if quorum { matches!(state, "leader" | "follower" | "observer") } else { state == "standalone" };
+fn wait_serving(
+    servers: &[Server],
+    which: &[usize],
+    quorum: bool,
+    deadline: Instant,
+) -> std::result::Result<(), StartError> {
+    let ready = |state: &str| {
+        if quorum {
+            matches!(state, "leader" | "follower" | "observer")
+        } else {
+            state == "standalone"
+        }
+    };
     let mut round = 0u32;
     loop {
         let mut pending = Vec::new();
@@ -354,10 +424,17 @@ fn wait_serving(servers: &[Server], which: &[usize], quorum: bool, deadline: Ins
             return Err(StartError::PortClash);
         }
         if Instant::now() >= deadline {
-            let logs: Vec<String> = pending.iter().map(|&i| format!("server {i}: {}", servers[i].log_path().display())).collect();
+            let logs: Vec<String> = pending
+                .iter()
+                .map(|&i| format!("server {i}: {}", servers[i].log_path().display()))
+                .collect();
             return Err(StartError::Failed(Error::new(format!(
                 "ZooKeeper not serving requests in time (still waiting for {}); logs: {}",
-                pending.iter().map(|i| i.to_string()).collect::<Vec<_>>().join(", "),
+                pending
+                    .iter()
+                    .map(|i| i.to_string())
+                    .collect::<Vec<_>>()
+                    .join(", "),
                 logs.join(", ")
             ))));
         }

@@ -19,7 +19,12 @@ pub(crate) enum Outcome {
 const XID: i32 = 1;
 
 /// Takes over `session` on the server at `127.0.0.1:port` and closes it.
-pub(crate) fn close_session(port: u16, session: i64, passwd: &[u8], timeout_ms: i32) -> Result<Outcome> {
+pub(crate) fn close_session(
+    port: u16,
+    session: i64,
+    passwd: &[u8],
+    timeout_ms: i32,
+) -> Result<Outcome> {
     let addr = SocketAddr::from((Ipv4Addr::LOCALHOST, port));
     let mut s = TcpStream::connect_timeout(&addr, Duration::from_secs(2))?;
     s.set_read_timeout(Some(Duration::from_secs(10)))?;
@@ -35,19 +40,24 @@ pub(crate) fn close_session(port: u16, session: i64, passwd: &[u8], timeout_ms: 
     };
     s.write_all(&req.encode())?;
     let rsp = read_frame(&mut s)?;
-    let rsp = ConnectResponse::parse(&rsp).ok_or_else(|| Error::new("malformed ConnectResponse"))?;
+    let rsp =
+        ConnectResponse::parse(&rsp).ok_or_else(|| Error::new("malformed ConnectResponse"))?;
     if !rsp.is_valid() {
         return Ok(Outcome::AlreadyExpired);
     }
     s.write_all(&jute::header_only_request(XID, jute::OP_CLOSE_SESSION))?;
     loop {
         let frame = read_frame(&mut s)?;
-        let header = ReplyHeader::parse(&frame).ok_or_else(|| Error::new("malformed reply header"))?;
+        let header =
+            ReplyHeader::parse(&frame).ok_or_else(|| Error::new("malformed reply header"))?;
         if header.xid != XID {
             continue; // a notification or ping reply
         }
         if header.err != 0 {
-            return Err(Error::new(format!("closeSession of {session:#x} failed: error {}", header.err)));
+            return Err(Error::new(format!(
+                "closeSession of {session:#x} failed: error {}",
+                header.err
+            )));
         }
         return Ok(Outcome::Closed);
     }
@@ -55,12 +65,14 @@ pub(crate) fn close_session(port: u16, session: i64, passwd: &[u8], timeout_ms: 
 
 fn read_frame(s: &mut TcpStream) -> Result<Vec<u8>> {
     let mut len = [0u8; 4];
-    s.read_exact(&mut len).map_err(|e| Error::new(format!("reading a reply: {e}")))?;
+    s.read_exact(&mut len)
+        .map_err(|e| Error::new(format!("reading a reply: {e}")))?;
     let len = u32::from_be_bytes(len) as usize;
     if len > 1 << 20 {
         return Err(Error::new(format!("implausible frame length {len}")));
     }
     let mut body = vec![0u8; len];
-    s.read_exact(&mut body).map_err(|e| Error::new(format!("reading a reply: {e}")))?;
+    s.read_exact(&mut body)
+        .map_err(|e| Error::new(format!("reading a reply: {e}")))?;
     Ok(body)
 }

@@ -132,7 +132,11 @@ impl ConnectResponse {
 impl ReplyHeader {
     pub fn parse(body: &[u8]) -> Option<ReplyHeader> {
         let mut r = Reader { buf: body };
-        Some(ReplyHeader { xid: r.i32()?, zxid: r.i64()?, err: r.i32()? })
+        Some(ReplyHeader {
+            xid: r.i32()?,
+            zxid: r.i64()?,
+            err: r.i32()?,
+        })
     }
 }
 
@@ -166,13 +170,22 @@ mod tests {
             read_only: Some(false),
         };
         let wire = req.encode();
-        assert_eq!(u32::from_be_bytes(wire[..4].try_into().unwrap()) as usize, wire.len() - 4);
+        assert_eq!(
+            u32::from_be_bytes(wire[..4].try_into().unwrap()) as usize,
+            wire.len() - 4
+        );
         assert_eq!(ConnectRequest::parse(&wire[4..]), Some(req));
     }
 
     #[test]
     fn connect_response_without_read_only_flag() {
-        let rsp = ConnectResponse { protocol_version: 0, timeout_ms: 4000, session_id: 9, passwd: vec![1; 16], read_only: None };
+        let rsp = ConnectResponse {
+            protocol_version: 0,
+            timeout_ms: 4000,
+            session_id: 9,
+            passwd: vec![1; 16],
+            read_only: None,
+        };
         let wire = rsp.encode();
         assert_eq!(ConnectResponse::parse(&wire[4..]), Some(rsp.clone()));
         assert!(rsp.is_valid());
@@ -181,6 +194,9 @@ mod tests {
 
     #[test]
     fn close_session_frame() {
-        assert_eq!(header_only_request(1, OP_CLOSE_SESSION), vec![0, 0, 0, 8, 0, 0, 0, 1, 0xff, 0xff, 0xff, 0xf5]);
+        assert_eq!(
+            header_only_request(1, OP_CLOSE_SESSION),
+            vec![0, 0, 0, 8, 0, 0, 0, 1, 0xff, 0xff, 0xff, 0xf5]
+        );
     }
 }

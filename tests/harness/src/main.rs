@@ -20,7 +20,11 @@ fn main() {
         let (reply, id, quit) = match serde_json::from_str::<Value>(&line) {
             Ok(req) => {
                 let cmd = req.get("cmd").and_then(Value::as_str).unwrap_or("");
-                (handle(&mut ensemble, cmd, &req), req.get("id").cloned(), cmd == "shutdown")
+                (
+                    handle(&mut ensemble, cmd, &req),
+                    req.get("id").cloned(),
+                    cmd == "shutdown",
+                )
             }
             Err(e) => (Err(format!("not a JSON object: {e}")), None, false),
         };
@@ -33,7 +37,11 @@ fn main() {
         if let Some(id) = id {
             obj.insert("id".into(), id);
         }
-        if writeln!(out, "{}", Value::Object(obj)).and_then(|()| out.flush()).is_err() || quit {
+        if writeln!(out, "{}", Value::Object(obj))
+            .and_then(|()| out.flush())
+            .is_err()
+            || quit
+        {
             break;
         }
     }
@@ -47,7 +55,8 @@ fn handle(ensemble: &mut Option<Ensemble>, cmd: &str, req: &Value) -> Reply {
             if ensemble.is_some() {
                 return Err("already started: send destroy first".into());
             }
-            let e = Ensemble::start(uint(req, "servers")?.unwrap_or(1) as usize, options(req)?).map_err(|e| e.to_string())?;
+            let e = Ensemble::start(uint(req, "servers")?.unwrap_or(1) as usize, options(req)?)
+                .map_err(|e| e.to_string())?;
             let reply = json!({ "connect": e.connect_string(), "direct": e.direct_connect_string(), "servers": e.len() });
             *ensemble = Some(e);
             Ok(reply)
@@ -57,7 +66,9 @@ fn handle(ensemble: &mut Option<Ensemble>, cmd: &str, req: &Value) -> Reply {
             Ok(json!({}))
         }
         _ => {
-            let e = ensemble.as_ref().ok_or_else(|| format!("{cmd:?}: not started (send start first)"))?;
+            let e = ensemble
+                .as_ref()
+                .ok_or_else(|| format!("{cmd:?}: not started (send start first)"))?;
             handle_started(e, cmd, req)
         }
     }
@@ -72,13 +83,20 @@ fn handle_started(e: &Ensemble, cmd: &str, req: &Value) -> Reply {
         "leader" => Ok(json!({ "leader": e.leader() })),
         "mntr" => Ok(json!({ "mntr": e.mntr(server(req)?).map_err(|e| e.to_string())? })),
         "sessions" => Ok(json!({ "sessions": e.sessions() })),
+        "servers_of" => {
+            Ok(json!({ "servers": e.servers_of(session(req)?).map_err(|e| e.to_string())? }))
+        }
         "expire" => ok(e.expire(session(req)?)),
         "partition" => ok(e.partition(session(req)?)),
         "heal" => ok(e.heal(session(req)?)),
-        "drop" => Ok(json!({ "reset": e.drop_connections(session(req)?).map_err(|e| e.to_string())? })),
+        "drop" => {
+            Ok(json!({ "reset": e.drop_connections(session(req)?).map_err(|e| e.to_string())? }))
+        }
         "partition_all" => ok(e.partition_all(server(req)?)),
         "heal_all" => ok(e.heal_all(server(req)?)),
-        "wait_ready" => ok(e.wait_ready(Duration::from_millis(uint(req, "timeout_ms")?.unwrap_or(60_000)))),
+        "wait_ready" => ok(e.wait_ready(Duration::from_millis(
+            uint(req, "timeout_ms")?.unwrap_or(60_000),
+        ))),
         "info" => Ok(json!({
             "connect": e.connect_string(),
             "direct": e.direct_connect_string(),
@@ -121,7 +139,10 @@ fn options(req: &Value) -> Result<Options, String> {
 fn uint(req: &Value, key: &str) -> Result<Option<u64>, String> {
     match req.get(key) {
         None | Some(Value::Null) => Ok(None),
-        Some(v) => v.as_u64().map(Some).ok_or_else(|| format!("{key}: expected a non-negative integer")),
+        Some(v) => v
+            .as_u64()
+            .map(Some)
+            .ok_or_else(|| format!("{key}: expected a non-negative integer")),
     }
 }
 
@@ -134,11 +155,16 @@ fn server(req: &Value) -> Result<usize, String> {
 fn session(req: &Value) -> Result<i64, String> {
     let bad = || "\"session\": expected an integer, or a decimal or 0x-hex string".to_string();
     match req.get("session").ok_or("missing \"session\"")? {
-        Value::Number(n) => n.as_i64().or_else(|| n.as_u64().map(|u| u as i64)).ok_or_else(bad),
+        Value::Number(n) => n
+            .as_i64()
+            .or_else(|| n.as_u64().map(|u| u as i64))
+            .ok_or_else(bad),
         Value::String(s) => {
             let s = s.trim();
             match s.strip_prefix("0x").or_else(|| s.strip_prefix("0X")) {
-                Some(hex) => u64::from_str_radix(hex, 16).map(|u| u as i64).map_err(|_| bad()),
+                Some(hex) => u64::from_str_radix(hex, 16)
+                    .map(|u| u as i64)
+                    .map_err(|_| bad()),
                 None => s.parse::<i64>().map_err(|_| bad()),
             }
         }

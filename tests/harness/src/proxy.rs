@@ -66,7 +66,10 @@ impl Proxy {
                 }
             }
         });
-        Ok(Proxy { port, accept: task.abort_handle() })
+        Ok(Proxy {
+            port,
+            accept: task.abort_handle(),
+        })
     }
 }
 
@@ -85,7 +88,13 @@ impl Drop for ConnGuard {
     }
 }
 
-async fn serve(reg: Arc<Registry>, id: u64, reset: Arc<Notify>, client: TcpStream, upstream: SocketAddr) {
+async fn serve(
+    reg: Arc<Registry>,
+    id: u64,
+    reset: Arc<Notify>,
+    client: TcpStream,
+    upstream: SocketAddr,
+) {
     let _guard = ConnGuard(reg.clone(), id);
     let server = tokio::select! {
         s = TcpStream::connect(upstream) => s,
@@ -123,6 +132,10 @@ enum Side {
     Server,
 }
 
+/// Most bytes held per direction of a partitioned connection; past this the
+/// proxy stops reading and TCP pushes back.
+const MAX_HELD: usize = 4 << 20;
+
 /// Forwards `from` to `to`, learning the session from the first frame and
 /// holding bytes while the connection is partitioned.
 async fn pump(
@@ -132,33 +145,94 @@ async fn pump(
     mut to: impl AsyncWrite + Unpin,
     side: Side,
 ) -> io::Result<()> {
+    // Bytes read but not forwarded yet; at first, the first frame.
+    let (mut held, mut eof) = first_frame(reg, id, &mut from, side).await?;
+    let mut buf = vec![0u8; 32 * 1024];
+    let mut delivered = false;
+    loop {
+        if !eof && reg.is_blocked(id) {
+            eof = hold(reg, id, &mut from, &mut held, &mut buf).await?;
+        }
+        if eof && reg.is_blocked(id) {
+            if !delivered && matches!(side, Side::Client) {
+                // The client gave up on a connection whose handshake never got
+                // through (a reconnect attempt into the partition). Replaying
+                // it on heal would move the session back to this server.
+                return Err(io::ErrorKind::ConnectionAborted.into());
+            }
+            reg.wait_unblocked(id).await;
+        }
+        if !held.is_empty() {
+            to.write_all(&held).await?;
+            held.clear();
+            delivered = true;
+        }
+        if eof {
+            let _ = to.shutdown().await;
+            return Ok(());
+        }
+        let n = from.read(&mut buf).await?;
+        if n == 0 {
+            eof = true;
+        } else {
+            held.extend_from_slice(&buf[..n]);
+        }
+    }
+}
+
+/// Reads the first frame (a 4-letter word's first 4 bytes otherwise) and
+/// learns the session from it; returns the bytes and whether EOF came first.
+async fn first_frame(
+    reg: &Registry,
+    id: u64,
+    from: &mut (impl AsyncRead + Unpin),
+    side: Side,
+) -> io::Result<(Vec<u8>, bool)> {
     let mut first = vec![0u8; 4];
-    let mut eof = read_full(&mut from, &mut first).await?;
-    let len = if eof { 0 } else { u32::from_be_bytes([first[0], first[1], first[2], first[3]]) as usize };
+    let mut eof = read_full(from, &mut first).await?;
+    let len = if eof {
+        0
+    } else {
+        u32::from_be_bytes([first[0], first[1], first[2], first[3]]) as usize
+    };
     if (1..=MAX_HANDSHAKE).contains(&len) {
         let mut body = vec![0u8; len];
-        eof = read_full(&mut from, &mut body).await?;
+        eof = read_full(from, &mut body).await?;
         if !eof {
             learn_session(reg, id, &body, side);
         }
         first.extend(body);
     }
-    reg.wait_unblocked(id).await;
-    to.write_all(&first).await?;
-    if eof {
-        let _ = to.shutdown().await;
-        return Ok(());
-    }
-    let mut buf = vec![0u8; 32 * 1024];
-    loop {
-        let n = from.read(&mut buf).await?;
-        if n == 0 {
-            let _ = to.shutdown().await;
-            return Ok(());
+    Ok((first, eof))
+}
+
+/// While connection `id` is partitioned, keeps reading `from` into `held`
+/// (so a close by the peer is noticed). Returns whether EOF came, or false
+/// once the partition ends.
+async fn hold(
+    reg: &Registry,
+    id: u64,
+    from: &mut (impl AsyncRead + Unpin),
+    held: &mut Vec<u8>,
+    buf: &mut [u8],
+) -> io::Result<bool> {
+    let mut changes = reg.subscribe();
+    while reg.is_blocked(id) {
+        tokio::select! {
+            changed = changes.changed() => {
+                if changed.is_err() {
+                    break;
+                }
+            }
+            n = from.read(buf), if held.len() < MAX_HELD => {
+                match n? {
+                    0 => return Ok(true),
+                    n => held.extend_from_slice(&buf[..n]),
+                }
+            }
         }
-        reg.wait_unblocked(id).await;
-        to.write_all(&buf[..n]).await?;
     }
+    Ok(false)
 }
 
 fn learn_session(reg: &Registry, id: u64, body: &[u8], side: Side) {
@@ -192,7 +266,10 @@ async fn read_full(from: &mut (impl AsyncRead + Unpin), buf: &mut Vec<u8>) -> io
 }
 
 fn set_linger_zero(fd: RawFd) {
-    let linger = libc::linger { l_onoff: 1, l_linger: 0 };
+    let linger = libc::linger {
+        l_onoff: 1,
+        l_linger: 0,
+    };
     // SAFETY: `fd` is an open socket owned by the caller; setsockopt only reads `linger`.
     unsafe {
         libc::setsockopt(

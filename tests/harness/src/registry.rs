@@ -33,7 +33,10 @@ struct Conn {
 
 impl Registry {
     pub fn new() -> Arc<Registry> {
-        Arc::new(Registry { inner: Mutex::new(Inner::default()), changed: watch::channel(0).0 })
+        Arc::new(Registry {
+            inner: Mutex::new(Inner::default()),
+            changed: watch::channel(0).0,
+        })
     }
 
     /// Registers a new proxied connection; `None` once the registry is closed.
@@ -45,7 +48,14 @@ impl Registry {
         inner.next_conn += 1;
         let id = inner.next_conn;
         let reset = Arc::new(Notify::new());
-        inner.conns.insert(id, Conn { proxy, session: None, reset: reset.clone() });
+        inner.conns.insert(
+            id,
+            Conn {
+                proxy,
+                session: None,
+                reset: reset.clone(),
+            },
+        );
         Some((id, reset))
     }
 
@@ -60,26 +70,63 @@ impl Registry {
             c.session = Some(session);
         }
         if !passwd.is_empty() {
-            inner.passwords.entry(session).or_insert_with(|| passwd.to_vec());
+            inner
+                .passwords
+                .entry(session)
+                .or_insert_with(|| passwd.to_vec());
         }
     }
 
     pub fn sessions(&self) -> Vec<i64> {
-        self.inner.lock().unwrap().passwords.keys().copied().collect()
+        self.inner
+            .lock()
+            .unwrap()
+            .passwords
+            .keys()
+            .copied()
+            .collect()
+    }
+
+    /// The proxies (server indices) carrying a live connection of `session`.
+    pub fn proxies_of(&self, session: i64) -> Result<Vec<usize>> {
+        let inner = self.inner.lock().unwrap();
+        known(&inner, session)?;
+        let mut proxies: Vec<usize> = inner
+            .conns
+            .values()
+            .filter(|c| c.session == Some(session))
+            .map(|c| c.proxy)
+            .collect();
+        proxies.sort_unstable();
+        proxies.dedup();
+        Ok(proxies)
     }
 
     pub fn password(&self, session: i64) -> Result<Vec<u8>> {
-        self.inner.lock().unwrap().passwords.get(&session).cloned().ok_or_else(|| unknown(session))
+        self.inner
+            .lock()
+            .unwrap()
+            .passwords
+            .get(&session)
+            .cloned()
+            .ok_or_else(|| unknown(session))
     }
 
-    fn is_blocked(&self, id: u64) -> bool {
+    /// Whether connection `id` is partitioned now.
+    pub fn is_blocked(&self, id: u64) -> bool {
         let inner = self.inner.lock().unwrap();
         match inner.conns.get(&id) {
             Some(c) => {
-                inner.blocked_proxies.contains(&c.proxy) || c.session.is_some_and(|s| inner.partitioned.contains(&s))
+                inner.blocked_proxies.contains(&c.proxy)
+                    || c.session.is_some_and(|s| inner.partitioned.contains(&s))
             }
             None => false,
         }
+    }
+
+    /// Changes whenever a partition starts or ends.
+    pub fn subscribe(&self) -> watch::Receiver<u64> {
+        self.changed.subscribe()
     }
 
     /// Returns once connection `id` may forward bytes.
@@ -132,7 +179,11 @@ impl Registry {
     pub fn reset_session(&self, session: i64) -> Result<usize> {
         let inner = self.inner.lock().unwrap();
         known(&inner, session)?;
-        let conns: Vec<_> = inner.conns.values().filter(|c| c.session == Some(session)).collect();
+        let conns: Vec<_> = inner
+            .conns
+            .values()
+            .filter(|c| c.session == Some(session))
+            .collect();
         conns.iter().for_each(|c| c.reset.notify_one());
         Ok(conns.len())
     }
@@ -154,5 +205,7 @@ fn known(inner: &Inner, session: i64) -> Result<()> {
 }
 
 fn unknown(session: i64) -> Error {
-    Error::new(format!("session {session:#x} never went through this ensemble's proxies"))
+    Error::new(format!(
+        "session {session:#x} never went through this ensemble's proxies"
+    ))
 }

@@ -43,7 +43,12 @@ pub(crate) struct Server {
 
 impl Server {
     pub fn new(index: usize, dir: PathBuf, ports: Ports) -> Server {
-        Server { index, dir, ports, child: Mutex::new(None) }
+        Server {
+            index,
+            dir,
+            ports,
+            child: Mutex::new(None),
+        }
     }
 
     pub fn log_path(&self) -> PathBuf {
@@ -72,7 +77,12 @@ impl Server {
             if opts.force_sync { "yes" } else { "no" },
         );
         for (i, p) in peers.iter().enumerate() {
-            cfg.push_str(&format!("server.{}=127.0.0.1:{}:{}\n", i + 1, p.quorum, p.election));
+            cfg.push_str(&format!(
+                "server.{}=127.0.0.1:{}:{}\n",
+                i + 1,
+                p.quorum,
+                p.election
+            ));
         }
         fs::write(self.cfg_path(), cfg)?;
         if !peers.is_empty() {
@@ -86,11 +96,21 @@ impl Server {
         let mut child = self.child.lock().unwrap();
         if let Some(c) = child.as_mut() {
             if c.try_wait()?.is_none() {
-                return Err(Error::new(format!("server {} is already running", self.index)));
+                return Err(Error::new(format!(
+                    "server {} is already running",
+                    self.index
+                )));
             }
         }
-        let mut log = OpenOptions::new().create(true).append(true).open(self.log_path())?;
-        writeln!(log, "----- zk-harness: starting server {} -----", self.index)?;
+        let mut log = OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(self.log_path())?;
+        writeln!(
+            log,
+            "----- zk-harness: starting server {} -----",
+            self.index
+        )?;
         let main = if quorum {
             "org.apache.zookeeper.server.quorum.QuorumPeerMain"
         } else {
@@ -98,8 +118,16 @@ impl Server {
         };
         let mut cmd = Command::new(&install.java);
         cmd.args(&opts.jvm_args)
-            .args(["-Xmx256m", "-XX:+UseSerialGC", "-XX:-UsePerfData", "-Djava.net.preferIPv4Stack=true"])
-            .arg(format!("-Dzookeeper.forceSync={}", if opts.force_sync { "yes" } else { "no" }))
+            .args([
+                "-Xmx256m",
+                "-XX:+UseSerialGC",
+                "-XX:-UsePerfData",
+                "-Djava.net.preferIPv4Stack=true",
+            ])
+            .arg(format!(
+                "-Dzookeeper.forceSync={}",
+                if opts.force_sync { "yes" } else { "no" }
+            ))
             .arg("-Dorg.slf4j.simpleLogger.showDateTime=true")
             .arg("-cp")
             .arg(&install.classpath)
@@ -109,8 +137,14 @@ impl Server {
             .stdin(Stdio::null())
             .stdout(log.try_clone()?)
             .stderr(log);
-        let c = spawner::spawn(cmd).map_err(|e| Error::new(format!("cannot run {}: {e}", install.java.display())))?;
-        tracing::debug!(server = self.index, pid = c.id(), port = self.ports.client, "started ZooKeeper");
+        let c = spawner::spawn(cmd)
+            .map_err(|e| Error::new(format!("cannot run {}: {e}", install.java.display())))?;
+        tracing::debug!(
+            server = self.index,
+            pid = c.id(),
+            port = self.ports.client,
+            "started ZooKeeper"
+        );
         *child = Some(c);
         Ok(())
     }
@@ -150,14 +184,19 @@ impl Server {
     /// A server that is not running is left alone.
     pub fn signal_and_wait(&self, signal: libc::c_int, grace: Duration) -> Result<()> {
         let mut guard = self.child.lock().unwrap();
-        let Some(child) = guard.as_mut() else { return Ok(()) };
+        let Some(child) = guard.as_mut() else {
+            return Ok(());
+        };
         if child.try_wait()?.is_none() {
             // SAFETY: plain kill(2) on our own, not yet reaped, child.
             unsafe { libc::kill(child.id() as libc::pid_t, signal) };
             let deadline = Instant::now() + grace;
             while child.try_wait()?.is_none() {
                 if Instant::now() >= deadline {
-                    tracing::warn!(server = self.index, "server ignored signal {signal}; killing it");
+                    tracing::warn!(
+                        server = self.index,
+                        "server ignored signal {signal}; killing it"
+                    );
                     let _ = child.kill();
                     child.wait()?;
                     break;

@@ -25,13 +25,21 @@ pub(crate) fn create() -> std::io::Result<PathBuf> {
 }
 
 fn remove_stale(tmp: &Path) {
-    let Ok(entries) = std::fs::read_dir(tmp) else { return };
+    let Ok(entries) = std::fs::read_dir(tmp) else {
+        return;
+    };
     for entry in entries.flatten() {
         let name = entry.file_name();
-        let Some(pid) = name.to_str().and_then(|n| n.strip_prefix(PREFIX)).and_then(|r| r.split('-').next()) else {
+        let Some(pid) = name
+            .to_str()
+            .and_then(|n| n.strip_prefix(PREFIX))
+            .and_then(|r| r.split('-').next())
+        else {
             continue;
         };
-        let Ok(pid) = pid.parse::<libc::pid_t>() else { continue };
+        let Ok(pid) = pid.parse::<libc::pid_t>() else {
+            continue;
+        };
         // SAFETY: signal 0 only checks whether the process exists.
         let dead = unsafe { libc::kill(pid, 0) } != 0
             && std::io::Error::last_os_error().raw_os_error() == Some(libc::ESRCH);

@@ -1,0 +1,120 @@
+//! The `zkh` binary's JSON-lines protocol, end to end.
+
+use serde_json::{json, Value};
+use std::io::{BufRead, BufReader, Write};
+use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+use std::time::{Duration, Instant};
+
+struct Zkh {
+    child: Child,
+    stdin: Option<ChildStdin>,
+    stdout: BufReader<ChildStdout>,
+}
+
+impl Zkh {
+    fn spawn() -> Zkh {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_zkh"))
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let stdin = child.stdin.take();
+        let stdout = BufReader::new(child.stdout.take().unwrap());
+        Zkh {
+            child,
+            stdin,
+            stdout,
+        }
+    }
+
+    fn call(&mut self, req: Value) -> Value {
+        writeln!(self.stdin.as_mut().unwrap(), "{req}").unwrap();
+        let mut line = String::new();
+        self.stdout.read_line(&mut line).unwrap();
+        serde_json::from_str(&line).unwrap_or_else(|e| panic!("bad reply {line:?}: {e}"))
+    }
+
+    /// Waits (bounded) for zkh to exit; returns whether it exited cleanly.
+    fn wait_exit(&mut self) -> bool {
+        let deadline = Instant::now() + Duration::from_secs(15);
+        loop {
+            if let Some(status) = self.child.try_wait().unwrap() {
+                return status.success();
+            }
+            assert!(Instant::now() < deadline, "zkh did not exit");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+}
+
+impl Drop for Zkh {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn pid_gone(pid: u64) -> bool {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while std::path::Path::new(&format!("/proc/{pid}")).exists() {
+        if Instant::now() > deadline {
+            return false;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    true
+}
+
+#[test]
+fn round_trip() {
+    let mut zkh = Zkh::spawn();
+    assert_eq!(
+        zkh.call(json!({"cmd": "leader"}))["ok"],
+        false,
+        "nothing started yet"
+    );
+    let started = zkh
+        .call(json!({"cmd": "start", "servers": 1, "tick_ms": 200, "force_sync": false, "id": 7}));
+    assert_eq!(started["ok"], true, "{started}");
+    assert_eq!(started["id"], 7);
+    assert!(started["connect"]
+        .as_str()
+        .unwrap()
+        .starts_with("127.0.0.1:"));
+    assert_ne!(started["connect"], started["direct"]);
+
+    let mntr = zkh.call(json!({"cmd": "mntr", "server": 0}));
+    assert_eq!(mntr["mntr"]["zk_server_state"], "standalone", "{mntr}");
+    assert_eq!(zkh.call(json!({"cmd": "leader"}))["leader"], 0);
+    assert_eq!(zkh.call(json!({"cmd": "sessions"}))["sessions"], json!([]));
+    let unknown = zkh.call(json!({"cmd": "expire", "session": "0x1234"}));
+    assert_eq!(unknown["ok"], false);
+    assert!(
+        unknown["error"].as_str().unwrap().contains("0x1234"),
+        "{unknown}"
+    );
+    assert_eq!(zkh.call(json!({"cmd": "frobnicate"}))["ok"], false);
+    assert_eq!(
+        zkh.call(json!({"cmd": "start"}))["ok"],
+        false,
+        "one ensemble at a time"
+    );
+
+    let info = zkh.call(json!({"cmd": "info"}));
+    let pid = info["servers"][0]["pid"].as_u64().unwrap();
+    assert_eq!(zkh.call(json!({"cmd": "shutdown"}))["ok"], true);
+    assert!(zkh.wait_exit());
+    assert!(pid_gone(pid), "shutdown stops the server");
+}
+
+#[test]
+fn closing_stdin_stops_everything() {
+    let mut zkh = Zkh::spawn();
+    assert_eq!(zkh.call(json!({"cmd": "start"}))["ok"], true);
+    let pid = zkh.call(json!({"cmd": "info"}))["servers"][0]["pid"]
+        .as_u64()
+        .unwrap();
+    zkh.stdin = None; // EOF
+    assert!(zkh.wait_exit());
+    assert!(pid_gone(pid));
+}
