@@ -54,15 +54,23 @@ impl Drop for Zkh {
     }
 }
 
+/// Waits (bounded) until process `pid` is gone (or a zombie nobody reaped yet).
 fn pid_gone(pid: u64) -> bool {
     let deadline = Instant::now() + Duration::from_secs(10);
-    while std::path::Path::new(&format!("/proc/{pid}")).exists() {
-        if Instant::now() > deadline {
-            return false;
+    loop {
+        match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+            Err(_) => return true,
+            Ok(stat)
+                if stat
+                    .rsplit_once(") ")
+                    .is_some_and(|(_, rest)| rest.starts_with('Z')) =>
+            {
+                return true
+            }
+            Ok(_) if Instant::now() > deadline => return false,
+            Ok(_) => std::thread::sleep(Duration::from_millis(20)),
         }
-        std::thread::sleep(Duration::from_millis(20));
     }
-    true
 }
 
 #[test]
@@ -117,4 +125,16 @@ fn closing_stdin_stops_everything() {
     zkh.stdin = None; // EOF
     assert!(zkh.wait_exit());
     assert!(pid_gone(pid));
+}
+
+#[test]
+fn servers_die_with_a_killed_zkh() {
+    let mut zkh = Zkh::spawn();
+    assert_eq!(zkh.call(json!({"cmd": "start"}))["ok"], true);
+    let pid = zkh.call(json!({"cmd": "info"}))["servers"][0]["pid"]
+        .as_u64()
+        .unwrap();
+    zkh.child.kill().unwrap(); // SIGKILL: no cleanup code runs, PR_SET_PDEATHSIG does the job
+    zkh.child.wait().unwrap();
+    assert!(pid_gone(pid), "the JVM outlived zkh");
 }
