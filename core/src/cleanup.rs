@@ -34,30 +34,30 @@ pub(crate) struct Removal {
 }
 
 impl Removal {
-    /// Removes the node, retrying across connection loss. An ephemeral node
-    /// is certainly gone once its session is; a persistent one is retried on
-    /// the next session.
-    pub async fn run(self) {
+    /// Removes the node, retrying across connection loss; true once the
+    /// node is certainly gone. An ephemeral node is gone once its session is;
+    /// a persistent one is retried on the next session.
+    pub async fn run(self) -> bool {
         loop {
-            let Ok(live) = self.session.live().await else { return };
+            let Ok(live) = self.session.live().await else { return false };
             if self.ephemeral && live.generation != self.generation {
-                return;
+                return true;
             }
             let node = match &self.target {
                 Target::Node(node) => node.clone(),
                 Target::Prefix { parent, prefix } => match find_own(&live, parent, prefix, self.ephemeral).await {
                     Ok(Some((node, _))) => node,
-                    Ok(None) => return,
+                    Ok(None) => return true,
                     Err(err) if self.retry_after(&live, &err).await => continue,
-                    Err(_) => return,
+                    Err(_) => return false,
                 },
             };
             match live.client.delete(&node, None).await {
-                Ok(()) | Err(zk::Error::NoNode) => return,
+                Ok(()) | Err(zk::Error::NoNode) => return true,
                 Err(err) if self.retry_after(&live, &err).await => continue,
                 Err(err) => {
                     tracing::error!(%err, node, "zoolock could not delete a lock node");
-                    return;
+                    return false;
                 }
             }
         }
@@ -81,20 +81,22 @@ impl Removal {
 
     /// Removes the node in the background; returns at once.
     pub fn spawn(self) -> tokio::task::JoinHandle<()> {
-        runtime::spawn(self.run())
+        runtime::spawn(async move {
+            self.run().await;
+        })
     }
 
     /// Waits for the removal up to [`FOREGROUND_WAIT`], then lets it finish
-    /// in the background.
-    pub async fn run_bounded(self) {
-        finish_or_detach(Box::pin(self.run()), FOREGROUND_WAIT).await
-    }
-}
-
-/// Awaits `work` for at most `bound`; past that it runs on in the background.
-pub(crate) async fn finish_or_detach(mut work: Pin<Box<dyn Future<Output = ()> + Send>>, bound: Duration) {
-    if timeout(bound, &mut work).await.is_err() {
-        runtime::spawn(work);
+    /// in the background. True if the node is certainly gone by then.
+    pub async fn run_bounded(self) -> bool {
+        let mut work: Pin<Box<dyn Future<Output = bool> + Send>> = Box::pin(self.run());
+        match timeout(FOREGROUND_WAIT, &mut work).await {
+            Ok(gone) => gone,
+            Err(_) => {
+                runtime::spawn(work);
+                false
+            }
+        }
     }
 }
 

@@ -87,6 +87,13 @@ pub enum LostReason {
     LeaseExpired,
 }
 
+/// What a release let go of.
+pub(crate) struct Released {
+    pub node: String,
+    /// The delete went through (not still retrying in the background).
+    pub gone: bool,
+}
+
 /// The node that won, before the handle records it.
 pub(crate) struct Won {
     pub node: String,
@@ -217,16 +224,17 @@ impl Holder {
         self.set_state(LockState::Held);
     }
 
-    /// `Ok(false)` if nothing was held. If the connection is down, the
-    /// delete goes on in the background until it succeeds or the session ends.
-    pub async fn release(&self) -> Result<bool> {
-        let Some(mut held) = self.held.lock().unwrap().take() else { return Ok(false) };
+    /// `None` if nothing was held, else whether the node is certainly gone.
+    /// If the connection is down, the delete goes on in the background until
+    /// it succeeds or the session ends.
+    pub async fn release(&self) -> Option<Released> {
+        let mut held = self.held.lock().unwrap().take()?;
         if let Some(monitor) = held.monitor.take() {
             monitor.abort();
         }
         self.set_state(LockState::Released);
-        held.removal(&self.session).run_bounded().await;
-        Ok(true)
+        let gone = held.removal(&self.session).run_bounded().await;
+        Some(Released { node: held.won.node.clone(), gone })
     }
 
     pub fn cancel(&self) {
@@ -333,6 +341,10 @@ async fn monitor(
 pub(crate) struct Removals(Arc<Mutex<Vec<JoinHandle<()>>>>);
 
 impl Removals {
+    pub fn push(&self, removal: JoinHandle<()>) {
+        self.0.lock().unwrap().push(removal);
+    }
+
     async fn wait(&self) {
         let pending: Vec<_> = std::mem::take(&mut *self.0.lock().unwrap());
         let _ = timeout(FOREGROUND_WAIT, async {
@@ -374,7 +386,7 @@ impl Attempt {
 impl Drop for Attempt {
     fn drop(&mut self) {
         if let Some(removal) = self.removal.take() {
-            self.removals.0.lock().unwrap().push(removal.spawn());
+            self.removals.push(removal.spawn());
         }
     }
 }

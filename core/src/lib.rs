@@ -26,6 +26,7 @@ mod lock;
 pub mod naming;
 mod options;
 pub mod runtime;
+mod semaphore;
 mod session;
 
 pub use error::{Error, Result};
@@ -33,5 +34,6 @@ pub use holder::{Acquire, LockState, LostReason};
 pub use lock::{Kind, Lock, LockConfig};
 pub use naming::Scheme;
 pub use options::{timeout_from_secs, validate_path, SessionOptions, MAX_IDENTIFIER_BYTES};
+pub use semaphore::Semaphore;
 pub use session::{Session, SessionState, Status};
 pub use zookeeper_client::{Acl, AuthId, Permission};

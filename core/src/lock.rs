@@ -2,7 +2,7 @@
 //! lock path; the lowest holds the lock; each other contender watches only
 //! the nearest lower node it waits for, so a release wakes one client.
 
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use tokio::sync::watch;
 use tokio::time::timeout;
@@ -64,6 +64,11 @@ struct Spec {
     path: String,
     kind: Kind,
     config: LockConfig,
+    /// The sequence of the node this handle last won with at once, without waiting.
+    won_at_once: Mutex<Option<i32>>,
+    /// Set when that node was deleted by our release: the sequence our next
+    /// node gets if nobody created a child of the path since. See [`Lock::enqueue`].
+    uncontended_next: Mutex<Option<i32>>,
 }
 
 impl Lock {
@@ -73,7 +78,14 @@ impl Lock {
         if session.is_closed() {
             return Err(Error::Closed);
         }
-        Ok(Lock { holder: Holder::new(session, path), spec: Arc::new(Spec { path: path.to_owned(), kind, config }) })
+        let spec = Spec {
+            path: path.to_owned(),
+            kind,
+            config,
+            won_at_once: Mutex::new(None),
+            uncontended_next: Mutex::new(None),
+        };
+        Ok(Lock { holder: Holder::new(session, path), spec: Arc::new(spec) })
     }
 
     /// An exclusive lock with kazoo's node names and no identifier.
@@ -133,16 +145,22 @@ impl Lock {
         let Some((name, token, mut children)) = self.enqueue(live, &mut attempt, prefix, options.ephemeral).await? else {
             return Ok(Step::SessionEnded);
         };
+        let mut waited = false;
         loop {
             let standing = naming::standing(&children, &name, self.spec.kind.role(), &self.spec.config.extra_markers);
             let (predecessor, last_blocker) = match standing {
-                Standing::Holds => return Ok(Step::Won(attempt.won(token))),
+                Standing::Holds => {
+                    let at_once = if waited { None } else { naming::parse(&name, &[]).map(|c| c.sequence) };
+                    *self.spec.won_at_once.lock().unwrap() = at_once;
+                    return Ok(Step::Won(attempt.won(token)));
+                }
                 Standing::Missing => return Ok(Step::NodeGone),
                 Standing::Waits { predecessor, last_blocker } => (predecessor, last_blocker),
             };
             if !options.waits() {
                 return Ok(Step::Taken);
             }
+            waited = true;
             let path = format!("{}/{predecessor}", self.spec.path);
             match self.await_deletion(live, &path).await? {
                 Wake::Deleted if last_blocker => return Ok(Step::Won(attempt.won(token))),
@@ -159,6 +177,14 @@ impl Lock {
     /// Creates our node and lists the children in one round trip: the two
     /// requests are pipelined, and the server answers them in order.
     /// `None` when the session ended on the way.
+    ///
+    /// When this handle last held the lock without waiting and deleted its
+    /// node itself, the create goes alone: if it gets the very next sequence,
+    /// nobody created a child since, so no node below ours can exist (every
+    /// node below the last one was gone when that one held, and new nodes
+    /// only sort higher). The lock is ours for the cost of one write, as low
+    /// as any sequential-node lock can go. Any other sequence means others
+    /// came, and the children are listed as usual.
     async fn enqueue(
         &self,
         live: &Live,
@@ -171,12 +197,22 @@ impl Lock {
         let mode = if ephemeral { zk::CreateMode::EphemeralSequential } else { zk::CreateMode::PersistentSequential };
         let acls = &self.holder.session.options().acls;
         let create_options = mode.with_acls(zk::Acls::new(acls));
+        let expected = self.spec.uncontended_next.lock().unwrap().take();
         loop {
             let create = live.client.create(&prefix_path, &self.spec.config.identifier, &create_options);
-            let list = live.client.list_children(parent);
+            let list = if expected.is_none() { Some(live.client.list_children(parent)) } else { None };
             let created = create.await;
-            let listed = list.await;
+            let listed = match list {
+                Some(list) => list.await,
+                None => Err(zk::Error::ConnectionLoss),
+            };
             let (node, token) = match created {
+                Ok((stat, sequence)) if expected == Some(sequence.into_i64() as i32) => {
+                    let node = format!("{prefix_path}{sequence}");
+                    attempt.created(node.clone());
+                    let name = node[parent.len() + 1..].to_owned();
+                    return Ok(Some((name.clone(), stat.czxid, vec![name])));
+                }
                 Ok((stat, sequence)) => (format!("{prefix_path}{sequence}"), stat.czxid),
                 Err(zk::Error::NoNode) => {
                     // The parent is made on first use only, not paid for on every acquire.
@@ -246,7 +282,13 @@ impl Lock {
 
     /// Releases the lock: `Ok(false)` if this handle did not hold it.
     pub async fn release(&self) -> Result<bool> {
-        self.holder.release().await
+        let Some(released) = self.holder.release().await else { return Ok(false) };
+        let sequence = naming::parse(&released.node, &[]).map(|c| c.sequence);
+        let at_once = self.spec.won_at_once.lock().unwrap().take();
+        if released.gone && sequence.is_some() && sequence == at_once {
+            *self.spec.uncontended_next.lock().unwrap() = sequence.map(|s| s.wrapping_add(1));
+        }
+        Ok(true)
     }
 
     pub fn release_blocking(&self) -> Result<bool> {

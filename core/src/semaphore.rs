@@ -1,0 +1,271 @@
+//! kazoo's `Semaphore`, node for node: the pool node `path` holds
+//! `max_leases` as text; each lease is an ephemeral `path/<uuid hex>` whose
+//! data is the holder's identifier; a lock at `path + "-__lock__"` admits one
+//! contender at a time to watch the pool, so a freed lease wakes one client.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+
+use tokio::sync::watch;
+use tokio::time::timeout;
+use uuid::Uuid;
+use zookeeper_client as zk;
+
+use crate::cleanup::{Removal, Target};
+use crate::error::{Error, Result};
+use crate::holder::{Acquire, Attempt, Holder, LockState, Removals, Won};
+use crate::lock::{read_identifiers, Kind, Lock, LockConfig};
+use crate::options::{validate_identifier, validate_path};
+use crate::runtime;
+use crate::session::{Live, Session};
+
+/// A counting semaphore shared with kazoo clients on the same path.
+#[derive(Clone)]
+pub struct Semaphore {
+    holder: Arc<Holder>,
+    spec: Arc<Spec>,
+}
+
+struct Spec {
+    path: String,
+    identifier: Vec<u8>,
+    max_leases: u32,
+    admission: Lock,
+    pool_checked: AtomicBool,
+}
+
+enum Step {
+    Won(Won),
+    Taken,
+    SessionEnded,
+}
+
+impl Semaphore {
+    pub fn new(session: &Session, path: &str, identifier: impl Into<Vec<u8>>, max_leases: u32) -> Result<Semaphore> {
+        let identifier = identifier.into();
+        validate_path(path)?;
+        validate_identifier(&identifier)?;
+        if max_leases == 0 {
+            return Err(Error::InvalidArgument("max_leases must be at least 1".into()));
+        }
+        let admission_config = LockConfig { identifier: identifier.clone(), ..LockConfig::default() };
+        let admission = Lock::new(session, &format!("{path}-__lock__"), Kind::Mutex, admission_config)?;
+        Ok(Semaphore {
+            holder: Holder::new(session, path),
+            spec: Arc::new(Spec {
+                path: path.to_owned(),
+                identifier,
+                max_leases,
+                admission,
+                pool_checked: AtomicBool::new(false),
+            }),
+        })
+    }
+
+    pub fn path(&self) -> &str {
+        &self.spec.path
+    }
+
+    pub fn max_leases(&self) -> u32 {
+        self.spec.max_leases
+    }
+
+    /// Takes a lease: `Ok(true)` once held, `Ok(false)` when a single try
+    /// or the timeout found none free. Fails with
+    /// [`Error::InconsistentLeases`] if the pool was set up with another size.
+    pub async fn acquire(&self, options: Acquire) -> Result<bool> {
+        self.holder.acquire(&options, |removals| self.contend(&options, removals)).await
+    }
+
+    pub fn acquire_blocking(&self, options: Acquire) -> Result<bool> {
+        runtime::block_on(self.acquire(options))
+    }
+
+    async fn contend(&self, options: &Acquire, removals: Removals) -> Result<Option<Won>> {
+        loop {
+            let live = self.holder.session.live().await?;
+            self.check_pool(&live).await?;
+            let admission = if options.waits() { Acquire::default() } else { Acquire::no_wait() };
+            if !self.spec.admission.acquire(admission).await? {
+                return Ok(None);
+            }
+            let admitted = Admitted { lock: Some(&self.spec.admission), removals: &removals };
+            let step = self.take_lease(&live, options, &removals).await;
+            admitted.release().await;
+            match step? {
+                Step::Won(won) => return Ok(Some(won)),
+                Step::Taken => return Ok(None),
+                Step::SessionEnded => {
+                    self.holder.session.wait_past(live.generation).await;
+                }
+            }
+        }
+    }
+
+    /// With the admission lock held: waits for a free lease and takes it.
+    async fn take_lease(&self, live: &Live, options: &Acquire, removals: &Removals) -> Result<Step> {
+        let path = &self.spec.path;
+        // A fresh name per acquisition, so a late background delete of an
+        // earlier lease can never remove this one.
+        let lease = format!("{path}/{}", Uuid::new_v4().simple());
+        let removal = Removal {
+            session: self.holder.session.clone(),
+            target: Target::Node(lease.clone()),
+            generation: live.generation,
+            ephemeral: true,
+        };
+        let attempt = Attempt::new(removal, removals);
+        let ephemeral = zk::CreateMode::Ephemeral.with_acls(zk::Acls::new(&self.holder.session.options().acls));
+        loop {
+            let (children, watcher) = match live.client.list_and_watch_children(path).await {
+                Ok(listed) => listed,
+                Err(zk::Error::ConnectionLoss) => continue,
+                Err(zk::Error::SessionExpired | zk::Error::ClientClosed) => return Ok(Step::SessionEnded),
+                Err(err) => return Err(Error::zk(path, "list", err)),
+            };
+            // Every child counts as a lease, as in kazoo.
+            if children.len() < self.spec.max_leases as usize {
+                match live.client.create(&lease, &self.spec.identifier, &ephemeral).await {
+                    Ok((stat, _)) => return Ok(Step::Won(attempt.won(stat.czxid))),
+                    Err(zk::Error::ConnectionLoss | zk::Error::NodeExists) => {
+                        // Maybe created: the name is ours alone, but the session must be too.
+                        match live.client.check_stat(&lease).await {
+                            Ok(Some(stat)) if stat.ephemeral_owner == live.session_id => {
+                                return Ok(Step::Won(attempt.won(stat.czxid)))
+                            }
+                            _ => continue,
+                        }
+                    }
+                    Err(zk::Error::SessionExpired | zk::Error::ClientClosed) => return Ok(Step::SessionEnded),
+                    Err(err) => return Err(Error::zk(path, "create a lease under", err)),
+                }
+            }
+            if !options.waits() {
+                return Ok(Step::Taken);
+            }
+            let event = watcher.changed().await;
+            if event.event_type == zk::EventType::Session && event.session_state.is_terminated() {
+                return Ok(Step::SessionEnded);
+            }
+        }
+    }
+
+    /// Creates the pool node holding `max_leases`, or checks the number an
+    /// existing one holds (kazoo's "Inconsistent max leases").
+    async fn check_pool(&self, live: &Live) -> Result<()> {
+        if self.spec.pool_checked.load(Ordering::Acquire) {
+            return Ok(());
+        }
+        let path = &self.spec.path;
+        let acls = &self.holder.session.options().acls;
+        let persistent = zk::CreateMode::Persistent.with_acls(zk::Acls::new(acls));
+        let size = self.spec.max_leases.to_string();
+        loop {
+            match live.client.create(path, size.as_bytes(), &persistent).await {
+                Ok(_) => break,
+                Err(zk::Error::NodeExists) => {
+                    let (data, _) = live.client.get_data(path).await.map_err(|e| Error::zk(path, "read", e))?;
+                    let existing = String::from_utf8_lossy(&data).into_owned();
+                    if existing.trim().parse::<u32>().is_ok_and(|n| n != self.spec.max_leases) {
+                        return Err(Error::InconsistentLeases {
+                            path: path.clone(),
+                            existing,
+                            requested: self.spec.max_leases,
+                        });
+                    }
+                    break;
+                }
+                Err(zk::Error::NoNode) => {
+                    let parent = &path[..path.rfind('/').unwrap_or(0)];
+                    match live.client.mkdir(parent, &persistent).await {
+                        Ok(()) | Err(zk::Error::ConnectionLoss) => continue,
+                        Err(err) => return Err(Error::zk(parent, "create", err)),
+                    }
+                }
+                Err(zk::Error::ConnectionLoss) => continue,
+                Err(err) => return Err(Error::zk(path, "create", err)),
+            }
+        }
+        self.spec.pool_checked.store(true, Ordering::Release);
+        Ok(())
+    }
+
+    /// Gives the lease back: `Ok(false)` if this handle held none.
+    pub async fn release(&self) -> Result<bool> {
+        Ok(self.holder.release().await.is_some())
+    }
+
+    pub fn release_blocking(&self) -> Result<bool> {
+        runtime::block_on(self.release())
+    }
+
+    /// Cancels the acquires pending on this handle now.
+    pub fn cancel(&self) {
+        self.holder.cancel()
+    }
+
+    pub fn is_acquired(&self) -> bool {
+        self.holder.is_held()
+    }
+
+    pub fn state(&self) -> LockState {
+        self.holder.state()
+    }
+
+    pub fn subscribe(&self) -> watch::Receiver<LockState> {
+        self.holder.subscribe()
+    }
+
+    pub fn add_listener(&self, callback: impl Fn(LockState) + Send + Sync + 'static) -> u64 {
+        self.holder.listeners().add(Arc::new(callback))
+    }
+
+    pub fn remove_listener(&self, id: u64) -> bool {
+        self.holder.listeners().remove(id)
+    }
+
+    /// The identifiers of the current lease holders, in no particular order.
+    pub async fn lease_holders(&self) -> Result<Vec<String>> {
+        let live = self.holder.session.live().await?;
+        let bound = self.holder.session.request_bound();
+        let read = async {
+            let children = match live.client.list_children(&self.spec.path).await {
+                Ok(children) => children,
+                Err(zk::Error::NoNode) => return Ok(Vec::new()),
+                Err(err) => return Err(Error::zk(&self.spec.path, "list", err)),
+            };
+            let nodes: Vec<String> = children.iter().map(|c| format!("{}/{c}", self.spec.path)).collect();
+            read_identifiers(&live, &nodes).await
+        };
+        timeout(bound, read).await.map_err(|_| Error::ConnectionLoss(bound))?
+    }
+
+    pub fn lease_holders_blocking(&self) -> Result<Vec<String>> {
+        runtime::block_on(self.lease_holders())
+    }
+}
+
+/// The admission lock while held; released even when the acquire that
+/// took it is dropped midway.
+struct Admitted<'a> {
+    lock: Option<&'a Lock>,
+    removals: &'a Removals,
+}
+
+impl Admitted<'_> {
+    async fn release(mut self) {
+        if let Some(lock) = self.lock.take() {
+            let _ = lock.release().await;
+        }
+    }
+}
+
+impl Drop for Admitted<'_> {
+    fn drop(&mut self) {
+        if let Some(lock) = self.lock.take().cloned() {
+            self.removals.push(runtime::spawn(async move {
+                let _ = lock.release().await;
+            }));
+        }
+    }
+}
