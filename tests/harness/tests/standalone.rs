@@ -101,3 +101,23 @@ async fn dropped_connections_reconnect() {
     assert_eq!(client.session_id(), session);
     client.check_stat("/").await.unwrap();
 }
+
+#[test]
+fn servers_outlive_the_thread_that_started_them() {
+    // PR_SET_PDEATHSIG fires when the forking *thread* exits: the harness
+    // forks from its own long-lived thread, so this thread's end is harmless.
+    let zk = std::thread::spawn(|| zk_harness::Ensemble::standalone().unwrap())
+        .join()
+        .unwrap();
+    // The kernel signals children as part of the thread's exit, before join returns.
+    assert!(zk.is_running(0));
+    assert_eq!(zk.mntr(0).unwrap()["zk_server_state"], "standalone");
+    let log = zk.log_path(0).unwrap();
+    let dir = zk.data_dir(0).unwrap().to_path_buf();
+    assert!(log.starts_with(&dir));
+    drop(zk);
+    assert!(
+        !dir.exists(),
+        "dropping the ensemble removes its directories"
+    );
+}
