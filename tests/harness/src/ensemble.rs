@@ -6,17 +6,14 @@ use crate::fourlw;
 use crate::options::{Install, Options};
 use crate::proxy::Proxy;
 use crate::registry::Registry;
-use crate::server::{Ports, Probe, Server};
+use crate::server::Server;
+use crate::startup::{start_servers, wait_serving, StartError};
 use crate::tempdir;
 use std::collections::BTreeMap;
-use std::net::{Ipv4Addr, TcpListener};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-/// Start attempts when another process takes a port between the harness
-/// choosing it and the server binding it.
-const START_ATTEMPTS: usize = 4;
 const STOP_GRACE: Duration = Duration::from_secs(10);
 
 /// Running ZooKeeper servers from Debian's package, each behind a proxy
@@ -31,17 +28,6 @@ pub struct Ensemble {
     servers: Vec<Server>,
     proxies: Vec<Proxy>,
     registry: Arc<Registry>,
-}
-
-enum StartError {
-    PortClash,
-    Failed(Error),
-}
-
-impl From<Error> for StartError {
-    fn from(e: Error) -> StartError {
-        StartError::Failed(e)
-    }
 }
 
 impl Ensemble {
@@ -300,144 +286,4 @@ fn join_ports(ports: impl Iterator<Item = u16>) -> String {
         .map(|p| format!("127.0.0.1:{p}"))
         .collect::<Vec<_>>()
         .join(",")
-}
-
-fn start_servers(root: &Path, n: usize, opts: &Options, install: &Install) -> Result<Vec<Server>> {
-    let quorum = n > 1;
-    let deadline = Instant::now() + opts.start_timeout;
-    for attempt in 1..=START_ATTEMPTS {
-        let ports = free_ports(n)?;
-        let servers: Vec<Server> = ports
-            .iter()
-            .enumerate()
-            .map(|(i, p)| Server::new(i, root.join(format!("server{i}")), *p))
-            .collect();
-        let result = spawn_all(&servers, &ports, opts, install, quorum)
-            .map_err(StartError::Failed)
-            .and_then(|()| wait_serving(&servers, &(0..n).collect::<Vec<_>>(), quorum, deadline));
-        match result {
-            Ok(()) => return Ok(servers),
-            Err(e) => {
-                for s in &servers {
-                    let _ = s.signal_and_wait(libc::SIGKILL, STOP_GRACE);
-                }
-                match e {
-                    StartError::PortClash if attempt < START_ATTEMPTS => {
-                        tracing::info!(
-                            "a ZooKeeper port was taken meanwhile; starting again on new ports"
-                        );
-                        for s in &servers {
-                            let _ = std::fs::remove_dir_all(&s.dir);
-                        }
-                    }
-                    StartError::PortClash => {
-                        return Err(Error::new(
-                            "ZooKeeper servers kept losing their ports to other processes",
-                        ))
-                    }
-                    StartError::Failed(e) => return Err(e),
-                }
-            }
-        }
-    }
-    unreachable!("the last attempt returns")
-}
-
-fn spawn_all(
-    servers: &[Server],
-    ports: &[Ports],
-    opts: &Options,
-    install: &Install,
-    quorum: bool,
-) -> Result<()> {
-    for s in servers {
-        s.write_config(opts, if quorum { ports } else { &[] })?;
-    }
-    for s in servers {
-        s.spawn(install, opts, quorum)?;
-    }
-    Ok(())
-}
-
-/// Free loopback ports: client, quorum and election for each server. All are
-/// bound at once (so they differ), then released for the servers to take.
-fn free_ports(n: usize) -> Result<Vec<Ports>> {
-    let listeners = (0..3 * n)
-        .map(|_| TcpListener::bind((Ipv4Addr::LOCALHOST, 0)))
-        .collect::<std::io::Result<Vec<_>>>()?;
-    let ports = listeners
-        .iter()
-        .map(|l| l.local_addr().map(|a| a.port()))
-        .collect::<std::io::Result<Vec<_>>>()?;
-    Ok(ports
-        .chunks(3)
-        .map(|c| Ports {
-            client: c[0],
-            quorum: c[1],
-            election: c[2],
-        })
-        .collect())
-}
-
-/// Polls `mntr` until every server in `which` serves requests (standalone,
-/// or leader/follower/observer in an ensemble), one exits, or `deadline` passes.
-fn wait_serving(
-    servers: &[Server],
-    which: &[usize],
-    quorum: bool,
-    deadline: Instant,
-) -> std::result::Result<(), StartError> {
-    let ready = |state: &str| {
-        if quorum {
-            matches!(state, "leader" | "follower" | "observer")
-        } else {
-            state == "standalone"
-        }
-    };
-    let mut round = 0u32;
-    loop {
-        let mut pending = Vec::new();
-        for &i in which {
-            let s = &servers[i];
-            match s.probe() {
-                Probe::Serving(state) if ready(&state) => {}
-                Probe::Stopped => {}
-                Probe::Exited(status) => {
-                    if s.log_shows_port_clash() {
-                        return Err(StartError::PortClash);
-                    }
-                    return Err(StartError::Failed(Error::new(format!(
-                        "ZooKeeper server {i} exited ({status}) before serving requests; log: {}\n{}",
-                        s.log_path().display(),
-                        s.log_tail(15)
-                    ))));
-                }
-                Probe::Serving(_) | Probe::NotServing => pending.push(i),
-            }
-        }
-        if pending.is_empty() {
-            return Ok(());
-        }
-        round += 1;
-        // A quorum or election port clash does not end the JVM: look in the logs.
-        if round % 20 == 0 && pending.iter().any(|&i| servers[i].log_shows_port_clash()) {
-            return Err(StartError::PortClash);
-        }
-        if Instant::now() >= deadline {
-            let logs: Vec<String> = pending
-                .iter()
-                .map(|&i| format!("server {i}: {}", servers[i].log_path().display()))
-                .collect();
-            return Err(StartError::Failed(Error::new(format!(
-                "ZooKeeper not serving requests in time (still waiting for {}); logs: {}",
-                pending
-                    .iter()
-                    .map(|i| i.to_string())
-                    .collect::<Vec<_>>()
-                    .join(", "),
-                logs.join(", ")
-            ))));
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
 }

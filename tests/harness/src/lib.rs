@@ -27,6 +27,7 @@ mod proxy;
 mod registry;
 mod server;
 mod spawner;
+mod startup;
 mod tempdir;
 
 pub use ensemble::Ensemble;
