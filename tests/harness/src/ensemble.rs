@@ -237,6 +237,19 @@ impl Ensemble {
     /// server. Succeeds if the session had expired already.
     pub fn expire(&self, session: i64) -> Result<()> {
         let passwd = self.registry.password(session)?;
+        // The server drops the client's connection when we take its session
+        // over, and the client reconnects at once: hold its reconnects back
+        // until the session is closed, or it may take the session back first.
+        let was_partitioned = self.registry.is_partitioned(session);
+        self.registry.partition(session)?;
+        let closed = self.close_session(session, &passwd);
+        if !was_partitioned {
+            self.registry.heal(session)?;
+        }
+        closed
+    }
+
+    fn close_session(&self, session: i64, passwd: &[u8]) -> Result<()> {
         let timeout = self.opts.min_session_timeout().max(2000) as i32;
         let leader = self.leader();
         let order = leader
@@ -244,7 +257,7 @@ impl Ensemble {
             .chain((0..self.len()).filter(|&i| self.is_running(i) && Some(i) != leader));
         let mut last = Error::new("no server is running");
         for i in order {
-            match expire::close_session(self.servers[i].ports.client, session, &passwd, timeout) {
+            match expire::close_session(self.servers[i].ports.client, session, passwd, timeout) {
                 Ok(outcome) => {
                     if outcome == Outcome::AlreadyExpired {
                         tracing::debug!("session {session:#x} had expired already");

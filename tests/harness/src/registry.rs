@@ -153,6 +153,10 @@ impl Registry {
         })
     }
 
+    pub fn is_partitioned(&self, session: i64) -> bool {
+        self.inner.lock().unwrap().partitioned.contains(&session)
+    }
+
     pub fn heal(&self, session: i64) -> Result<()> {
         self.update(|i| {
             known(i, session)?;

@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# Installs what zoolock's tests and demo need on a fresh Debian machine:
+# Debian's ZooKeeper server (and the Java it depends on). Each step says what
+# it installs; nothing else is fetched.
+set -euo pipefail
+
+need_apt=()
+[ -f /usr/share/java/zookeeper.jar ] || need_apt+=(zookeeper)
+command -v java >/dev/null 2>&1 || need_apt+=(default-jre-headless)
+
+if [ ${#need_apt[@]} -gt 0 ]; then
+  if [ "$(id -u)" -ne 0 ]; then
+    echo "zoolock needs these Debian packages: ${need_apt[*]}" >&2
+    echo "install them with: sudo apt-get install -y ${need_apt[*]}" >&2
+    exit 1
+  fi
+  echo "setup: apt-get install ${need_apt[*]}"
+  apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need_apt[@]}" >/dev/null
+fi
