@@ -116,3 +116,29 @@ pub(crate) async fn find_own(
         _ => Ok(None),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{Session, SessionOptions};
+
+    #[tokio::test(flavor = "multi_thread")]
+    async fn a_node_with_our_prefix_from_another_session_is_not_ours() {
+        let connect = zk_harness::shared().connect_string();
+        let ours = Session::connect(SessionOptions::new(&connect)).await.unwrap().live().await.unwrap();
+        let theirs = Session::connect(SessionOptions::new(&connect)).await.unwrap().live().await.unwrap();
+        let parent = format!("/zoolock-tests{}", zk_harness::unique_path("find-own"));
+        let open = zk::Acls::anyone_all();
+        ours.client.mkdir(&parent, &zk::CreateMode::Persistent.with_acls(open)).await.unwrap();
+        let prefix = crate::naming::new_prefix(crate::Scheme::Kazoo, crate::naming::Role::Writer);
+        let ephemeral = zk::CreateMode::EphemeralSequential.with_acls(open);
+        theirs.client.create(&format!("{parent}/{prefix}"), b"", &ephemeral).await.unwrap();
+
+        assert_eq!(find_own(&ours, &parent, &prefix, true).await.unwrap(), None);
+        let (node, stat) = find_own(&theirs, &parent, &prefix, true).await.unwrap().expect("their own node");
+        assert!(node.starts_with(&format!("{parent}/{prefix}")));
+        assert_eq!(stat.ephemeral_owner, theirs.session_id);
+        // A persistent node has no owner: its unique prefix alone names it.
+        assert!(find_own(&ours, &parent, &prefix, false).await.unwrap().is_some());
+    }
+}

@@ -148,3 +148,63 @@ async fn killing_the_leader_of_three_with_waiters_queued_serves_each_once() {
     })
     .await;
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_release_during_a_partition_is_retried_until_the_node_is_gone() {
+    let connect = shared_server();
+    let raw = raw(&connect).await;
+    let path = unique_path("guaranteed-release");
+    let session = session(&connect).await;
+    let lock = Lock::mutex(&session, &path).unwrap();
+    assert!(lock.acquire(Acquire::default()).await.unwrap());
+    let id = session.status().session_id;
+
+    inject(move || harness().partition(id).unwrap()).await;
+    wait_session(&session, |s| s.state == SessionState::Suspended).await;
+    assert!(lock.release().await.unwrap(), "release returns while the delete waits for the server");
+    assert!(!lock.is_acquired());
+    assert_eq!(children(&raw, &path).await.len(), 1, "the node outlives the cut connection");
+    inject(move || harness().heal(id).unwrap()).await;
+    until_children(&raw, &path, "the retried delete", |c| c.is_empty()).await;
+    assert_eq!(session.status().generation, 1);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn listeners_hear_each_state_in_order_on_their_own_thread() {
+    let connect = shared_server();
+    let session = session(&connect).await;
+    let lock = Lock::mutex(&session, &unique_path("listeners")).unwrap();
+    let (session_tx, session_rx) = std::sync::mpsc::channel();
+    let (lock_tx, lock_rx) = std::sync::mpsc::channel();
+    session.add_listener(move |state| session_tx.send((state, std::thread::current().name().map(String::from))).unwrap());
+    lock.add_listener(move |state| lock_tx.send(state).unwrap());
+    assert!(lock.acquire(Acquire::default()).await.unwrap());
+    let id = session.status().session_id;
+    inject(move || harness().expire(id).unwrap()).await;
+    wait_session(&session, |s| s.generation == 2 && s.state == SessionState::Connected).await;
+
+    let heard = inject(move || {
+        let mut heard = Vec::new();
+        while heard.last().map(|(s, _)| *s) != Some(SessionState::Connected) {
+            heard.push(session_rx.recv_timeout(Duration::from_secs(10)).expect("a session event"));
+        }
+        heard
+    })
+    .await;
+    let states: Vec<_> = heard.iter().map(|(s, _)| *s).collect();
+    assert_eq!(states.last(), Some(&SessionState::Connected));
+    assert!(states.contains(&SessionState::Lost), "{states:?}");
+    assert!(heard.iter().all(|(_, thread)| thread.as_deref() == Some("zoolock-events")));
+    let lost = LockState::Lost(LostReason::SessionExpired);
+    let lock_states: Vec<_> = inject(move || {
+        let mut states = Vec::new();
+        while states.last() != Some(&lost) {
+            states.push(lock_rx.recv_timeout(Duration::from_secs(10)).expect("a lock event"));
+        }
+        states
+    })
+    .await;
+    // The connection drops before the server's verdict arrives: Suspended may come between.
+    assert_eq!(lock_states.first(), Some(&LockState::Held), "{lock_states:?}");
+    assert!(lock_states[1..lock_states.len() - 1].iter().all(|s| *s == LockState::Suspended), "{lock_states:?}");
+}
