@@ -31,6 +31,11 @@ pub enum Error {
     #[error("the session was closed")]
     Closed,
 
+    /// zoolock's threads live in the parent: after `fork()`, use zoolock in a
+    /// freshly started process (e.g. multiprocessing's "spawn" start method).
+    #[error("zoolock was started in process {parent}, which forked this one; its threads did not survive the fork: use zoolock only in processes started fresh (e.g. multiprocessing's 'spawn' start method)")]
+    Forked { parent: u32 },
+
     #[error("not authorized to {action} {path}")]
     NoAuth { action: &'static str, path: String },
 

@@ -166,6 +166,7 @@ impl Holder {
         Fut: Future<Output = Result<Option<Won>>>,
     {
         options.validate()?;
+        runtime::check_process()?;
         if self.session.is_closed() {
             return Err(Error::Closed);
         }

@@ -75,6 +75,7 @@ impl Lock {
     pub fn new(session: &Session, path: &str, kind: Kind, config: LockConfig) -> Result<Lock> {
         validate_path(path)?;
         validate_identifier(&config.identifier)?;
+        runtime::check_process()?;
         if session.is_closed() {
             return Err(Error::Closed);
         }

@@ -5,14 +5,21 @@
 //! on a thread without a tokio context never panics.
 
 use std::future::Future;
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::OnceLock;
 
 use tokio::runtime::{Builder, Handle, Runtime};
 use tokio::task::JoinHandle;
 
+use crate::error::{Error, Result};
+
+/// The process that started zoolock's threads.
+static STARTED_IN: AtomicU32 = AtomicU32::new(0);
+
 fn runtime() -> &'static Runtime {
     static RUNTIME: OnceLock<Runtime> = OnceLock::new();
     RUNTIME.get_or_init(|| {
+        STARTED_IN.store(std::process::id(), Ordering::Release);
         Builder::new_multi_thread()
             .worker_threads(2)
             .thread_name("zoolock-io")
@@ -20,6 +27,18 @@ fn runtime() -> &'static Runtime {
             .build()
             .expect("zoolock cannot start its I/O runtime")
     })
+}
+
+/// Fails in a process forked after zoolock started: none of the parent's
+/// threads (the runtime's, and the socket reactor of `zookeeper-client`)
+/// exist in the child, and they cannot be restarted there, so any session
+/// work would hang. Checked before anything is spawned.
+pub(crate) fn check_process() -> Result<()> {
+    match STARTED_IN.load(Ordering::Acquire) {
+        0 => Ok(()),
+        pid if pid == std::process::id() => Ok(()),
+        parent => Err(Error::Forked { parent }),
+    }
 }
 
 pub fn handle() -> &'static Handle {

@@ -69,6 +69,7 @@ impl Session {
     /// connect string's chroot does not exist.
     pub async fn connect(options: SessionOptions) -> Result<Session> {
         let parsed = options.validate()?;
+        runtime::check_process()?;
         // The session's I/O task must live on zoolock's runtime, not the caller's.
         runtime::spawn(async move {
             let live = open(&options, 1).await?;
@@ -95,6 +96,7 @@ impl Session {
 
     /// [`Session::connect`] for callers without an async runtime.
     pub fn connect_blocking(options: SessionOptions) -> Result<Session> {
+        runtime::check_process()?;
         runtime::block_on(Session::connect(options))
     }
 
@@ -127,6 +129,9 @@ impl Session {
     /// Ends the session: the server deletes its ephemeral nodes at once,
     /// releasing every lock it held. Pending acquires fail with [`Error::Closed`].
     pub async fn close(&self) {
+        if runtime::check_process().is_err() {
+            return;
+        }
         let live = {
             let mut current = self.shared.current.lock().unwrap();
             let status = self.status();
@@ -156,6 +161,7 @@ impl Session {
 
     /// The client to use now, waiting while a lost session is being replaced.
     pub(crate) async fn live(&self) -> Result<Live> {
+        runtime::check_process()?;
         let mut status = self.subscribe();
         loop {
             match status.borrow_and_update().state {

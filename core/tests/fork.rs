@@ -1,0 +1,34 @@
+//! A process forked after zoolock started cannot use it — the I/O threads
+//! stayed in the parent — and is told so at once instead of hanging.
+
+mod common;
+
+use std::time::{Duration, Instant};
+
+use common::*;
+use zoolock::{Acquire, Error, Lock, Session, SessionOptions};
+
+#[test]
+fn a_forked_child_is_refused_at_once_and_the_parent_goes_on() {
+    let connect = shared_server();
+    let options = SessionOptions::new(&connect).session_timeout(SESSION_TIMEOUT);
+    let parent = Session::connect_blocking(options.clone()).unwrap();
+    let lock = Lock::mutex(&parent, &unique_path("fork")).unwrap();
+    let parent_pid = std::process::id();
+
+    // Safety: the child only makes zoolock calls that fail before any I/O, then _exit()s.
+    let child = unsafe { libc::fork() };
+    if child == 0 {
+        let started = Instant::now();
+        let forked = Err(Error::Forked { parent: parent_pid });
+        let refused = lock.acquire_blocking(Acquire::no_wait()) == forked
+            && Session::connect_blocking(options).err() == forked.clone().err()
+            && Lock::mutex(&parent, "/x").err() == forked.err();
+        let quick = started.elapsed() < Duration::from_secs(1);
+        unsafe { libc::_exit(if refused && quick { 0 } else { 1 }) };
+    }
+    let mut status = 0;
+    assert_eq!(unsafe { libc::waitpid(child, &mut status, 0) }, child);
+    assert!(libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0, "the child was not refused at once: {status}");
+    assert!(lock.acquire_blocking(Acquire::timeout(Duration::from_secs(10))).unwrap(), "the parent still works");
+}
