@@ -15,7 +15,7 @@ use crate::cleanup::{Removal, Target, FOREGROUND_WAIT};
 use crate::error::{Error, Result};
 use crate::events::Listeners;
 use crate::runtime;
-use crate::session::{Session, SessionState, Status};
+use crate::session::{HoldWatcher, Session, SessionState, Status};
 
 /// How to acquire: kazoo's `acquire(blocking, timeout, ephemeral)` plus a lease.
 #[derive(Debug, Clone)]
@@ -105,7 +105,9 @@ pub(crate) struct Won {
 struct Held {
     id: u64,
     won: Won,
-    monitor: Option<AbortHandle>,
+    /// This hold's entry in the session's registry of holders.
+    watch_key: u64,
+    lease_timer: Option<AbortHandle>,
     _turn: OwnedMutexGuard<()>,
 }
 
@@ -122,8 +124,8 @@ impl Held {
 
 impl Drop for Held {
     fn drop(&mut self) {
-        if let Some(monitor) = self.monitor.take() {
-            monitor.abort();
+        if let Some(timer) = self.lease_timer.take() {
+            timer.abort();
         }
     }
 }
@@ -212,27 +214,30 @@ impl Holder {
 
     fn install(self: &Arc<Self>, won: Won, turn: OwnedMutexGuard<()>, lease: Option<Duration>) {
         let id = self.acquisitions.fetch_add(1, Ordering::Relaxed) + 1;
-        let mut held = self.held.lock().unwrap();
-        let monitor = runtime::spawn(monitor(
-            Arc::downgrade(self),
-            id,
-            self.session.subscribe(),
-            won.generation,
-            won.ephemeral,
-            lease.map(|l| Instant::now() + l),
-        ));
-        *held = Some(Held { id, won, monitor: Some(monitor.abort_handle()), _turn: turn });
+        let watcher: Weak<dyn HoldWatcher> = Arc::downgrade(self) as Weak<dyn HoldWatcher>;
+        let watch_key = self.session.watch_hold(watcher);
+        let lease_timer = lease.map(|lease| {
+            let holder = Arc::downgrade(self);
+            runtime::spawn(async move {
+                tokio::time::sleep(lease).await;
+                if let Some(holder) = holder.upgrade() {
+                    holder.lose(id, LostReason::LeaseExpired);
+                }
+            })
+            .abort_handle()
+        });
+        *self.held.lock().unwrap() = Some(Held { id, won, watch_key, lease_timer, _turn: turn });
         self.set_state(LockState::Held);
+        // A change between the win and the registration would go unheard.
+        self.session_changed(self.session.status());
     }
 
     /// `None` if nothing was held, else whether the node is certainly gone.
     /// If the connection is down, the delete goes on in the background until
     /// it succeeds or the session ends.
     pub async fn release(&self) -> Option<Released> {
-        let mut held = self.held.lock().unwrap().take()?;
-        if let Some(monitor) = held.monitor.take() {
-            monitor.abort();
-        }
+        let held = self.held.lock().unwrap().take()?;
+        self.session.unwatch_hold(held.watch_key);
         self.set_state(LockState::Released);
         let gone = held.removal(&self.session).run_bounded().await;
         Some(Released { node: held.won.node.clone(), gone })
@@ -280,6 +285,7 @@ impl Holder {
         }
         let lost = held.take().expect("checked above");
         drop(held);
+        self.session.unwatch_hold(lost.watch_key);
         self.set_state(LockState::Lost(reason));
         if reason == LostReason::LeaseExpired {
             lost.removal(&self.session).spawn();
@@ -294,44 +300,30 @@ impl Holder {
     }
 }
 
-impl Drop for Holder {
-    /// Dropping a held handle releases it, in the background.
-    fn drop(&mut self) {
-        if let Some(held) = self.held.get_mut().unwrap().take() {
-            held.removal(&self.session).spawn();
+impl HoldWatcher for Holder {
+    /// Tells the holder when its hold is suspended, restored or lost.
+    fn session_changed(&self, now: Status) {
+        let Some((id, generation, ephemeral)) =
+            self.held.lock().unwrap().as_ref().map(|h| (h.id, h.won.generation, h.won.ephemeral))
+        else {
+            return;
+        };
+        match now.state {
+            SessionState::Closed => self.lose(id, LostReason::SessionClosed),
+            _ if ephemeral && now.generation != generation => self.lose(id, LostReason::SessionExpired),
+            SessionState::Lost if ephemeral => self.lose(id, LostReason::SessionExpired),
+            SessionState::Lost | SessionState::Suspended => self.mark(id, LockState::Suspended),
+            SessionState::Connected => self.mark(id, LockState::Held),
         }
     }
 }
 
-/// Follows the session for one acquisition: tells the holder when its hold
-/// is suspended, restored or lost, and ends a lease.
-async fn monitor(
-    holder: Weak<Holder>,
-    id: u64,
-    mut status: watch::Receiver<Status>,
-    generation: u64,
-    ephemeral: bool,
-    lease_end: Option<Instant>,
-) {
-    loop {
-        let now = *status.borrow_and_update();
-        let Some(handle) = holder.upgrade() else { return };
-        match now.state {
-            SessionState::Closed => return handle.lose(id, LostReason::SessionClosed),
-            _ if ephemeral && now.generation != generation => return handle.lose(id, LostReason::SessionExpired),
-            SessionState::Lost if ephemeral => return handle.lose(id, LostReason::SessionExpired),
-            SessionState::Lost | SessionState::Suspended => handle.mark(id, LockState::Suspended),
-            SessionState::Connected => handle.mark(id, LockState::Held),
-        }
-        drop(handle);
-        tokio::select! {
-            changed = status.changed() => if changed.is_err() { return },
-            _ = sleep_until_some(lease_end) => {
-                if let Some(handle) = holder.upgrade() {
-                    handle.lose(id, LostReason::LeaseExpired);
-                }
-                return;
-            }
+impl Drop for Holder {
+    /// Dropping a held handle releases it, in the background.
+    fn drop(&mut self) {
+        if let Some(held) = self.held.get_mut().unwrap().take() {
+            self.session.unwatch_hold(held.watch_key);
+            held.removal(&self.session).spawn();
         }
     }
 }

@@ -49,6 +49,19 @@ struct Shared {
     status: watch::Sender<Status>,
     current: Mutex<Option<Live>>,
     listeners: Listeners<SessionState>,
+    /// Handles holding something now, told of each status change.
+    holds: Mutex<Holds>,
+}
+
+/// Told of every status change while it holds a node of this session.
+pub(crate) trait HoldWatcher: Send + Sync {
+    fn session_changed(&self, status: Status);
+}
+
+#[derive(Default)]
+struct Holds {
+    next_key: u64,
+    watchers: Vec<(u64, Weak<dyn HoldWatcher>)>,
 }
 
 /// A handle to the process's ZooKeeper session; clones share it.
@@ -86,6 +99,7 @@ impl Session {
                 status: watch::Sender::new(status),
                 current: Mutex::new(Some(live.clone())),
                 listeners: Listeners::new(),
+                holds: Mutex::default(),
             });
             runtime::spawn(supervise(Arc::downgrade(&shared), live));
             Ok(Session { shared })
@@ -186,6 +200,20 @@ impl Session {
         matches!(newer, Ok(s) if s.state != SessionState::Closed)
     }
 
+    /// Registers a holder for status changes until [`Session::unwatch_hold`];
+    /// one registry instead of a task per hold keeps acquire and release cheap.
+    pub(crate) fn watch_hold(&self, watcher: Weak<dyn HoldWatcher>) -> u64 {
+        let mut holds = self.shared.holds.lock().unwrap();
+        holds.next_key += 1;
+        let key = holds.next_key;
+        holds.watchers.push((key, watcher));
+        key
+    }
+
+    pub(crate) fn unwatch_hold(&self, key: u64) {
+        self.shared.holds.lock().unwrap().watchers.retain(|(k, _)| *k != key);
+    }
+
     /// How long a single request may wait on a down connection before the
     /// caller is told [`Error::ConnectionLoss`].
     pub(crate) fn request_bound(&self) -> Duration {
@@ -224,6 +252,11 @@ fn publish(shared: &Shared, state: SessionState, generation: u64, session_id: i6
     if changed {
         tracing::info!(?state, generation, session_id = format_args!("{session_id:#x}"), "zoolock session");
         shared.listeners.emit(state);
+        let watchers: Vec<_> =
+            shared.holds.lock().unwrap().watchers.iter().filter_map(|(_, w)| w.upgrade()).collect();
+        for watcher in watchers {
+            watcher.session_changed(next);
+        }
     }
 }
 
