@@ -132,7 +132,12 @@ impl Lock {
             };
             let attempt = Attempt::new(removal, &removals);
             match self.queue_once(&live, attempt, &prefix, options).await? {
-                Step::Won(won) => return Ok(Some(won)),
+                Step::Won(won) => {
+                    if self.spec.kind.role() == Role::Writer {
+                        self.holder.session.record_winner(&won.node);
+                    }
+                    return Ok(Some(won));
+                }
                 Step::Taken => return Ok(None),
                 Step::SessionEnded => {
                     self.holder.session.wait_past(live.generation).await;
@@ -164,7 +169,9 @@ impl Lock {
             waited = true;
             let path = format!("{}/{predecessor}", self.spec.path);
             match self.await_deletion(live, &path).await? {
-                Wake::Deleted if last_blocker => return Ok(Step::Won(attempt.won(token))),
+                Wake::Deleted if last_blocker || self.holder.session.won_recently(&path) => {
+                    return Ok(Step::Won(attempt.won(token)))
+                }
                 Wake::Deleted | Wake::Relist => {}
                 Wake::SessionEnded => return Ok(Step::SessionEnded),
             }

@@ -1,6 +1,7 @@
 //! One ZooKeeper session shared by every lock of a process, reopened by
 //! itself after expiry so users never rebuild anything.
 
+use std::collections::{HashSet, VecDeque};
 use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
 
@@ -51,7 +52,21 @@ struct Shared {
     listeners: Listeners<SessionState>,
     /// Handles holding something now, told of each status change.
     holds: Mutex<Holds>,
+    winners: Mutex<RecentWinners>,
 }
+
+/// Writer nodes of this session that held their lock, the latest few
+/// thousand. A writer holds only once every lower node is gone, and no node
+/// can appear below it later, so when such a node is deleted its successor
+/// holds the lock without listing the children again: handing over between
+/// contenders of one process costs nothing, however long the queue.
+#[derive(Default)]
+struct RecentWinners {
+    order: VecDeque<String>,
+    set: HashSet<String>,
+}
+
+const RECENT_WINNERS: usize = 4096;
 
 /// Told of every status change while it holds a node of this session.
 pub(crate) trait HoldWatcher: Send + Sync {
@@ -100,6 +115,7 @@ impl Session {
                 current: Mutex::new(Some(live.clone())),
                 listeners: Listeners::new(),
                 holds: Mutex::default(),
+                winners: Mutex::default(),
             });
             runtime::spawn(supervise(Arc::downgrade(&shared), live));
             Ok(Session { shared })
@@ -212,6 +228,20 @@ impl Session {
 
     pub(crate) fn unwatch_hold(&self, key: u64) {
         self.shared.holds.lock().unwrap().watchers.retain(|(k, _)| *k != key);
+    }
+
+    pub(crate) fn record_winner(&self, node: &str) {
+        let mut winners = self.shared.winners.lock().unwrap();
+        if winners.order.len() == RECENT_WINNERS {
+            let oldest = winners.order.pop_front().expect("full");
+            winners.set.remove(&oldest);
+        }
+        winners.order.push_back(node.to_owned());
+        winners.set.insert(node.to_owned());
+    }
+
+    pub(crate) fn won_recently(&self, node: &str) -> bool {
+        self.shared.winners.lock().unwrap().set.contains(node)
     }
 
     /// How long a single request may wait on a down connection before the

@@ -231,3 +231,42 @@ async fn a_persistent_lock_node_outlives_its_session() {
     let node = children(&raw, &path).await.remove(0);
     raw.delete(&format!("{path}/{node}"), None).await.unwrap();
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn handles_of_one_session_hand_over_in_order_and_a_cancelled_waiter_hands_nothing() {
+    let connect = shared_server();
+    let raw = raw(&connect).await;
+    let path = unique_path("one-session");
+    let session = session(&connect).await;
+    let holder = Lock::new(&session, &path, Kind::Mutex, config("holder")).unwrap();
+    assert!(holder.acquire(Acquire::default()).await.unwrap());
+    let quitter = Lock::new(&session, &path, Kind::Mutex, config("quitter")).unwrap();
+    let quitting = {
+        let quitter = quitter.clone();
+        tokio::spawn(async move { quitter.acquire(Acquire::default()).await })
+    };
+    queued(&raw, &path, 2).await;
+    let (order_tx, mut order_rx) = mpsc::unbounded_channel();
+    for i in 0..3 {
+        let lock = Lock::new(&session, &path, Kind::Mutex, config(&format!("w{i}"))).unwrap();
+        let order_tx = order_tx.clone();
+        tokio::spawn(async move {
+            assert!(lock.acquire(Acquire::default()).await.unwrap());
+            order_tx.send(i).unwrap();
+            lock.release().await.unwrap();
+        });
+        queued(&raw, &path, i + 3).await;
+    }
+    // The quitter's node goes without ever holding: its successor must not think it holds.
+    quitter.cancel();
+    assert!(matches!(quitting.await.unwrap(), Err(Error::Cancelled { .. })));
+    queued(&raw, &path, 4).await;
+    assert_eq!(holder.contenders().await.unwrap(), ["holder", "w0", "w1", "w2"]);
+    assert!(order_rx.try_recv().is_err(), "nobody got in while the holder held");
+    holder.release().await.unwrap();
+    let mut order = Vec::new();
+    for _ in 0..3 {
+        order.push(order_rx.recv().await.unwrap());
+    }
+    assert_eq!(order, [0, 1, 2]);
+}
