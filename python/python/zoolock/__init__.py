@@ -1,0 +1,94 @@
+"""zoolock: a correct ZooKeeper lock with kazoo's API.
+
+Switch from kazoo by changing one import::
+
+    from zoolock import KazooClient      # was: from kazoo.client import KazooClient
+
+The classes, their arguments, defaults and exceptions are kazoo's; the lock
+logic is zoolock's Rust core, which shares lock paths with kazoo (and
+Curator) clients. Beyond kazoo: ``lock.fencing_token``, ``lock.lost`` and
+``lock.add_listener`` to learn of a lost or suspended hold,
+``acquire(lease=seconds)``, and asyncio (``await lock.acquire_async()``,
+``async with lock:``).
+
+zoolock's I/O threads do not survive ``os.fork()``: in a process forked
+after zoolock started, every call raises ``ForkedError``. Start worker
+processes with multiprocessing's ``"spawn"`` (or ``"forkserver"``) method.
+Rust log events go to the ``logging`` logger ``"zoolock"``.
+"""
+
+from ._zoolock import (
+    AuthFailedError,
+    CancelledError,
+    ConfigurationError,
+    ConnectionClosedError,
+    ConnectionLoss,
+    ForkedError,
+    KazooClient,
+    KazooException,
+    KazooTimeoutError,
+    Lock,
+    LockTimeout,
+    LostEvent,
+    NoAuthError,
+    NodeExistsError,
+    NoNodeError,
+    ReadLock,
+    Semaphore,
+    SessionExpiredError,
+    WriteLock,
+    ZookeeperError,
+    __version__,
+)
+
+#: ``zoolock.Client`` is ``KazooClient``.
+Client = KazooClient
+
+
+class KazooState:
+    """The states a client's listeners hear, as kazoo's ``KazooState``."""
+
+    CONNECTED = "CONNECTED"
+    #: The connection dropped; the session and its locks may still live.
+    SUSPENDED = "SUSPENDED"
+    #: The session ended (expired, or the client was stopped).
+    LOST = "LOST"
+
+
+class LockState:
+    """The states of a ``Lock`` or ``Semaphore`` (``lock.state``, lock listeners)."""
+
+    RELEASED = "RELEASED"
+    HELD = "HELD"
+    #: The connection dropped while holding: stop using the resource until HELD.
+    SUSPENDED = "SUSPENDED"
+    #: The hold is gone (``lock.lost_reason`` says why).
+    LOST = "LOST"
+
+
+__all__ = [
+    "AuthFailedError",
+    "CancelledError",
+    "Client",
+    "ConfigurationError",
+    "ConnectionClosedError",
+    "ConnectionLoss",
+    "ForkedError",
+    "KazooClient",
+    "KazooException",
+    "KazooState",
+    "KazooTimeoutError",
+    "Lock",
+    "LockState",
+    "LockTimeout",
+    "LostEvent",
+    "NoAuthError",
+    "NodeExistsError",
+    "NoNodeError",
+    "ReadLock",
+    "Semaphore",
+    "SessionExpiredError",
+    "WriteLock",
+    "ZookeeperError",
+    "__version__",
+]

@@ -1,0 +1,197 @@
+"""Type stubs of zoolock's native module (see the docstrings for behaviour)."""
+
+from types import TracebackType
+from typing import Any, Awaitable, Callable, Iterable, List, Optional, Sequence, Tuple, Type, Union
+
+__version__: str
+
+class KazooException(Exception): ...
+class ZookeeperError(KazooException): ...
+class ConnectionLoss(ZookeeperError): ...
+class NoNodeError(ZookeeperError): ...
+class NodeExistsError(ZookeeperError): ...
+class NoAuthError(ZookeeperError): ...
+class AuthFailedError(ZookeeperError): ...
+class SessionExpiredError(ZookeeperError): ...
+class ConnectionClosedError(SessionExpiredError): ...
+class CancelledError(KazooException): ...
+class LockTimeout(KazooException): ...
+class ConfigurationError(KazooException): ...
+class ForkedError(KazooException): ...
+class KazooTimeoutError(Exception): ...
+
+_Acl = Tuple[int, Tuple[str, str]]
+_State = str
+
+class KazooClient:
+    """A ZooKeeper client with kazoo's interface, for locks and semaphores."""
+
+    def __init__(
+        self,
+        hosts: Union[str, Sequence[str], None] = "127.0.0.1:2181",
+        timeout: float = 10.0,
+        client_id: None = None,
+        handler: None = None,
+        default_acl: Optional[Iterable[_Acl]] = None,
+        auth_data: Optional[Iterable[Tuple[str, str]]] = None,
+        sasl_options: None = None,
+        read_only: Optional[bool] = None,
+        randomize_hosts: bool = True,
+        connection_retry: None = None,
+        command_retry: None = None,
+        logger: None = None,
+        keyfile: None = None,
+        keyfile_password: None = None,
+        certfile: None = None,
+        ca: None = None,
+        use_ssl: bool = False,
+        verify_certs: bool = True,
+        check_hostname: bool = False,
+    ) -> None: ...
+    def start(self, timeout: float = 15) -> None:
+        """Connects, or raises KazooTimeoutError; a no-op when started."""
+    def stop(self) -> None:
+        """Ends the session, releasing every lock it held."""
+    def close(self) -> None:
+        """Same as stop() in zoolock."""
+    def restart(self) -> None:
+        """stop() then start()."""
+    @property
+    def state(self) -> _State:
+        """"CONNECTED", "SUSPENDED" or "LOST" (a KazooState)."""
+    @property
+    def connected(self) -> bool:
+        """Whether the client is connected now."""
+    @property
+    def client_id(self) -> Optional[Tuple[int, None]]:
+        """(session_id, None) while connected: zoolock never exposes the password."""
+    @property
+    def hosts(self) -> str:
+        """The connect string."""
+    def add_listener(self, listener: Callable[[_State], Any]) -> None:
+        """Calls listener(state) on each KazooState change; returning True removes it."""
+    def remove_listener(self, listener: Callable[[_State], Any]) -> None:
+        """Removes a listener."""
+    def Lock(self, path: str, identifier: Any = None, extra_lock_patterns: Sequence[str] = (), *, scheme: str = "kazoo") -> Lock:
+        """A Lock bound to this client."""
+    def ReadLock(self, path: str, identifier: Any = None, extra_lock_patterns: Sequence[str] = (), *, scheme: str = "kazoo") -> ReadLock:
+        """A ReadLock bound to this client."""
+    def WriteLock(self, path: str, identifier: Any = None, extra_lock_patterns: Sequence[str] = (), *, scheme: str = "kazoo") -> WriteLock:
+        """A WriteLock bound to this client."""
+    def Semaphore(self, path: str, identifier: Any = None, max_leases: int = 1) -> Semaphore:
+        """A Semaphore bound to this client."""
+
+class LostEvent:
+    """Set once the current hold is lost; like a read-only threading.Event."""
+
+    def is_set(self) -> bool:
+        """Whether the last hold was lost (not released)."""
+    def wait(self, timeout: Optional[float] = None) -> bool:
+        """Waits until the hold ends: True if lost, False if released or timed out."""
+    def wait_async(self, timeout: Optional[float] = None) -> Awaitable[bool]:
+        """wait() for asyncio."""
+
+class Lock:
+    """A distributed lock with kazoo's interface and node names."""
+
+    def __init__(
+        self, client: KazooClient, path: str, identifier: Any = None, extra_lock_patterns: Sequence[str] = (), *, scheme: str = "kazoo"
+    ) -> None: ...
+    def acquire(self, blocking: bool = True, timeout: Optional[float] = None, ephemeral: bool = True, *, lease: Optional[float] = None) -> bool:
+        """True once held; False for a failed non-blocking try; LockTimeout when the timeout runs out."""
+    def acquire_async(
+        self, blocking: bool = True, timeout: Optional[float] = None, ephemeral: bool = True, *, lease: Optional[float] = None
+    ) -> Awaitable[bool]:
+        """acquire() for asyncio."""
+    def release(self) -> bool:
+        """True if this object held the lock."""
+    def release_async(self) -> Awaitable[bool]:
+        """release() for asyncio."""
+    def cancel(self) -> None:
+        """Pending acquires raise CancelledError."""
+    def contenders(self) -> List[str]:
+        """Identifiers of every contender, holder first."""
+    @property
+    def is_acquired(self) -> bool:
+        """Whether this object holds the lock now."""
+    @property
+    def node(self) -> Optional[str]:
+        """The holding node's name (without the path)."""
+    @property
+    def fencing_token(self) -> Optional[int]:
+        """Strictly increasing from holder to holder; None when not held."""
+    @property
+    def state(self) -> str:
+        """"RELEASED", "HELD", "SUSPENDED" or "LOST"."""
+    @property
+    def lost_reason(self) -> Optional[str]:
+        """"SESSION_EXPIRED", "SESSION_CLOSED" or "LEASE_EXPIRED" when LOST."""
+    @property
+    def lost(self) -> LostEvent:
+        """Set when the current hold is lost."""
+    @property
+    def path(self) -> str:
+        """The lock path."""
+    @property
+    def identifier(self) -> str:
+        """The node data."""
+    def add_listener(self, listener: Callable[[str], Any]) -> None:
+        """Calls listener(state) with each new state."""
+    def remove_listener(self, listener: Callable[[str], Any]) -> None:
+        """Removes a listener."""
+    def __enter__(self) -> None: ...
+    def __exit__(self, exc_type: Optional[Type[BaseException]], exc: Optional[BaseException], tb: Optional[TracebackType]) -> bool: ...
+    def __aenter__(self) -> Awaitable[bool]: ...
+    def __aexit__(self, exc_type: Optional[Type[BaseException]], exc: Optional[BaseException], tb: Optional[TracebackType]) -> Awaitable[bool]: ...
+
+class ReadLock(Lock):
+    """Shared with other readers; excludes writers."""
+
+class WriteLock(Lock):
+    """Exclusive; waits for every earlier reader and writer."""
+
+class Semaphore:
+    """A counting semaphore in kazoo's layout."""
+
+    def __init__(self, client: KazooClient, path: str, identifier: Any = None, max_leases: int = 1) -> None: ...
+    def acquire(self, blocking: bool = True, timeout: Optional[float] = None, *, lease: Optional[float] = None) -> bool:
+        """True once a lease is held; False for a failed non-blocking try; LockTimeout on timeout."""
+    def acquire_async(self, blocking: bool = True, timeout: Optional[float] = None, *, lease: Optional[float] = None) -> Awaitable[bool]:
+        """acquire() for asyncio."""
+    def release(self) -> bool:
+        """True if this object held a lease."""
+    def release_async(self) -> Awaitable[bool]:
+        """release() for asyncio."""
+    def cancel(self) -> None:
+        """Pending acquires raise CancelledError."""
+    def lease_holders(self) -> List[str]:
+        """Identifiers of the current lease holders."""
+    @property
+    def is_acquired(self) -> bool:
+        """Whether this object holds a lease now."""
+    @property
+    def state(self) -> str:
+        """"RELEASED", "HELD", "SUSPENDED" or "LOST"."""
+    @property
+    def lost_reason(self) -> Optional[str]:
+        """Why the last lease was lost."""
+    @property
+    def lost(self) -> LostEvent:
+        """Set when the current lease is lost."""
+    @property
+    def path(self) -> str:
+        """The semaphore path."""
+    @property
+    def identifier(self) -> str:
+        """The lease data."""
+    @property
+    def max_leases(self) -> int:
+        """How many holders at once."""
+    def add_listener(self, listener: Callable[[str], Any]) -> None:
+        """Calls listener(state) with each new state."""
+    def remove_listener(self, listener: Callable[[str], Any]) -> None:
+        """Removes a listener."""
+    def __enter__(self) -> None: ...
+    def __exit__(self, exc_type: Optional[Type[BaseException]], exc: Optional[BaseException], tb: Optional[TracebackType]) -> bool: ...
+    def __aenter__(self) -> Awaitable[bool]: ...
+    def __aexit__(self, exc_type: Optional[Type[BaseException]], exc: Optional[BaseException], tb: Optional[TracebackType]) -> Awaitable[bool]: ...

@@ -1,0 +1,434 @@
+//! `KazooClient`: kazoo's client, as far as locks need it, over one core
+//! `Session` per `start()`.
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use pyo3::exceptions::{PyTypeError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::{PyBool, PyDict, PyTuple};
+use zoolock::{
+    timeout_from_secs, Acl, AuthId, Kind, Permission, Session, SessionOptions, SessionState,
+};
+
+use crate::errors::IntoPy;
+use crate::lock::{PyLock, ReadLock, WriteLock};
+use crate::semaphore::PySemaphore;
+use crate::wait::{call_reporting, interruptible, run_with_gil, uninterruptible};
+
+/// kazoo's `KazooState` strings.
+pub const CONNECTED: &str = "CONNECTED";
+pub const SUSPENDED: &str = "SUSPENDED";
+pub const LOST: &str = "LOST";
+
+fn state_name(state: SessionState) -> &'static str {
+    match state {
+        SessionState::Connected => CONNECTED,
+        SessionState::Suspended => SUSPENDED,
+        // A closed session is kazoo's LOST, as after stop().
+        SessionState::Lost | SessionState::Closed => LOST,
+    }
+}
+
+type Listeners = Arc<Mutex<Vec<Py<PyAny>>>>;
+
+/// A ZooKeeper client with kazoo's interface, for locks and semaphores.
+///
+/// ``KazooClient(hosts="127.0.0.1:2181", timeout=10.0, ...)`` takes kazoo's
+/// argument names. ``hosts`` may end with a chroot (``"zk1:2181,zk2:2181/app"``);
+/// ``timeout`` is the session timeout in seconds; ``auth_data`` is a set of
+/// ``(scheme, credential)``; ``default_acl`` a list of kazoo ``ACL`` tuples.
+/// An argument zoolock does not support, given a value other than kazoo's
+/// default, raises ``TypeError`` instead of being ignored. Call ``start()``
+/// before acquiring; ``stop()`` ends the session and so every lock it held.
+#[pyclass(frozen, module = "zoolock", name = "KazooClient")]
+pub struct Client {
+    options: SessionOptions,
+    now: Mutex<Current>,
+    listeners: Listeners,
+}
+
+struct Current {
+    session: Option<Session>,
+    /// Grows with each start(): locks made before rebind to the new session.
+    epoch: u64,
+}
+
+impl Client {
+    /// The session to use now and its epoch; `ConnectionClosedError` if the
+    /// client is not started (kazoo's answer, at once, where kazoo hangs in places).
+    pub fn session(&self) -> PyResult<(u64, Session)> {
+        let now = self.now.lock().unwrap();
+        match &now.session {
+            Some(session) if !session.is_closed() => Ok((now.epoch, session.clone())),
+            _ => Err(zoolock::Error::Closed).py_err(),
+        }
+    }
+}
+
+fn unsupported(name: &str, why: &str) -> PyErr {
+    PyTypeError::new_err(format!(
+        "KazooClient: zoolock does not support {name} ({why})"
+    ))
+}
+
+fn hosts_string(hosts: &Bound<'_, PyAny>) -> PyResult<String> {
+    if let Ok(text) = hosts.extract::<String>() {
+        return Ok(text);
+    }
+    // kazoo also takes a list of "host:port", whose last item may be the chroot.
+    let Ok(mut list) = hosts.extract::<Vec<String>>() else {
+        return Err(PyTypeError::new_err(
+            "hosts must be a string or a list of strings",
+        ));
+    };
+    let chroot = match list.last() {
+        Some(last) if last.trim().starts_with('/') => list.pop(),
+        _ => None,
+    };
+    Ok(list.join(",") + chroot.as_deref().unwrap_or(""))
+}
+
+fn permission(bits: u32) -> PyResult<Permission> {
+    if bits > 31 {
+        return Err(PyValueError::new_err(format!(
+            "ACL permissions {bits} are not a combination of kazoo's Permissions"
+        )));
+    }
+    let all = [
+        Permission::READ,
+        Permission::WRITE,
+        Permission::CREATE,
+        Permission::DELETE,
+        Permission::ADMIN,
+    ];
+    Ok(all
+        .into_iter()
+        .enumerate()
+        .filter(|(i, _)| bits & (1 << i) != 0)
+        .fold(Permission::NONE, |p, (_, q)| p | q))
+}
+
+#[pymethods]
+impl Client {
+    #[new]
+    #[pyo3(signature = (
+        hosts=None, timeout=10.0, client_id=None, handler=None, default_acl=None, auth_data=None,
+        sasl_options=None, read_only=None, randomize_hosts=true, connection_retry=None,
+        command_retry=None, logger=None, keyfile=None, keyfile_password=None, certfile=None,
+        ca=None, use_ssl=false, verify_certs=true, check_hostname=false, **kwargs
+    ))]
+    #[allow(clippy::too_many_arguments)]
+    fn new(
+        hosts: Option<&Bound<'_, PyAny>>,
+        timeout: f64,
+        client_id: Option<&Bound<'_, PyAny>>,
+        handler: Option<&Bound<'_, PyAny>>,
+        default_acl: Option<Vec<(u32, (String, String))>>,
+        auth_data: Option<Vec<(String, String)>>,
+        sasl_options: Option<&Bound<'_, PyAny>>,
+        read_only: Option<bool>,
+        randomize_hosts: bool,
+        connection_retry: Option<&Bound<'_, PyAny>>,
+        command_retry: Option<&Bound<'_, PyAny>>,
+        logger: Option<&Bound<'_, PyAny>>,
+        keyfile: Option<&Bound<'_, PyAny>>,
+        keyfile_password: Option<&Bound<'_, PyAny>>,
+        certfile: Option<&Bound<'_, PyAny>>,
+        ca: Option<&Bound<'_, PyAny>>,
+        use_ssl: bool,
+        verify_certs: bool,
+        check_hostname: bool,
+        kwargs: Option<&Bound<'_, PyDict>>,
+    ) -> PyResult<Client> {
+        if let Some(kwargs) = kwargs.filter(|k| !k.is_empty()) {
+            let names: Vec<String> = kwargs.keys().iter().map(|k| k.to_string()).collect();
+            return Err(PyTypeError::new_err(format!(
+                "KazooClient got unexpected keyword arguments: {}",
+                names.join(", ")
+            )));
+        }
+        let refusals = [
+            (
+                client_id.is_some(),
+                "client_id",
+                "zoolock cannot rejoin another client's session",
+            ),
+            (
+                handler.is_some(),
+                "handler",
+                "zoolock does its I/O on its own threads; there is nothing to plug in",
+            ),
+            (
+                sasl_options.is_some(),
+                "sasl_options",
+                "only digest auth_data is supported",
+            ),
+            (
+                read_only == Some(true),
+                "read_only=True",
+                "locks need a writable quorum",
+            ),
+            (
+                !randomize_hosts,
+                "randomize_hosts=False",
+                "hosts are always tried in random order",
+            ),
+            (
+                connection_retry.is_some(),
+                "connection_retry",
+                "zoolock reconnects on its own until the session ends",
+            ),
+            (
+                command_retry.is_some(),
+                "command_retry",
+                "lock operations retry on their own, bounded by their timeouts",
+            ),
+            (
+                logger.is_some(),
+                "logger",
+                "zoolock logs to the 'zoolock' logger; configure that one",
+            ),
+            (
+                keyfile.is_some()
+                    || keyfile_password.is_some()
+                    || certfile.is_some()
+                    || ca.is_some()
+                    || use_ssl,
+                "TLS",
+                "no TLS yet",
+            ),
+            (!verify_certs || check_hostname, "TLS options", "no TLS yet"),
+        ];
+        if let Some((_, name, why)) = refusals.iter().find(|(given, _, _)| *given) {
+            return Err(unsupported(name, why));
+        }
+        let connect = match hosts {
+            Some(hosts) => hosts_string(hosts)?,
+            None => "127.0.0.1:2181".to_owned(),
+        };
+        let session_timeout = match timeout_from_secs(Some(timeout)).py_err()? {
+            Some(t) if !t.is_zero() => t,
+            _ => {
+                return Err(PyValueError::new_err(format!(
+                    "timeout must be a positive number of seconds, got {timeout}"
+                )))
+            }
+        };
+        let mut options = SessionOptions::new(connect).session_timeout(session_timeout);
+        for (scheme, credential) in auth_data.unwrap_or_default() {
+            options.auth.push((scheme, credential.into_bytes()));
+        }
+        if let Some(acls) = default_acl {
+            let acls: PyResult<Vec<Acl>> = acls
+                .iter()
+                .map(|(perms, (scheme, id))| {
+                    Ok(Acl::new(permission(*perms)?, AuthId::new(scheme, id)))
+                })
+                .collect();
+            options = options.acls(acls?);
+        }
+        Ok(Client {
+            options,
+            now: Mutex::new(Current {
+                session: None,
+                epoch: 0,
+            }),
+            listeners: Arc::default(),
+        })
+    }
+
+    /// Connects, waiting up to ``timeout`` seconds; raises
+    /// ``KazooTimeoutError`` if no server answers in time. Does nothing if
+    /// already started. Locks made before ``start()`` (or before a
+    /// ``stop()``) work on the new session.
+    #[pyo3(signature = (timeout=15.0))]
+    fn start(&self, py: Python<'_>, timeout: f64) -> PyResult<()> {
+        let connect_timeout = match timeout_from_secs(Some(timeout)).py_err()? {
+            Some(t) if !t.is_zero() => t,
+            Some(_) => return Err(PyValueError::new_err("start() needs a positive timeout")),
+            None => Duration::from_secs(3600 * 24 * 365),
+        };
+        if self.session().is_ok() {
+            return Ok(());
+        }
+        let options = self.options.clone().connect_timeout(connect_timeout);
+        let session = interruptible(py, Session::connect(options))?.py_err()?;
+        let listeners = self.listeners.clone();
+        session.add_listener(move |state| notify(&listeners, state_name(state)));
+        {
+            let mut now = self.now.lock().unwrap();
+            if let Some(old) = now.session.replace(session) {
+                drop(old); // a concurrent start() lost the race; its session closes when dropped
+            }
+            now.epoch += 1;
+        }
+        // kazoo's listeners hear LOST → CONNECTED when the client starts.
+        notify(&self.listeners, CONNECTED);
+        Ok(())
+    }
+
+    /// Ends the session: the server deletes its ephemeral nodes at once,
+    /// releasing every lock it held, and listeners hear ``LOST``. Pending
+    /// acquires fail with ``ConnectionClosedError``. A stopped client can be
+    /// started again.
+    fn stop(&self, py: Python<'_>) {
+        let session = self.now.lock().unwrap().session.take();
+        if let Some(session) = session {
+            uninterruptible(py, session.close());
+        }
+    }
+
+    /// kazoo frees the connection's resources here; in zoolock it is
+    /// ``stop()`` (idempotent). The client can still be started again.
+    fn close(&self, py: Python<'_>) {
+        self.stop(py)
+    }
+
+    /// ``stop()`` then ``start()``: a new session.
+    fn restart(&self, py: Python<'_>) -> PyResult<()> {
+        self.stop(py);
+        self.start(py, 15.0)
+    }
+
+    /// ``"CONNECTED"``, ``"SUSPENDED"`` or ``"LOST"`` (a ``KazooState``);
+    /// ``"LOST"`` before ``start()`` and after ``stop()``.
+    #[getter]
+    fn state(&self) -> &'static str {
+        match &self.now.lock().unwrap().session {
+            Some(session) => state_name(session.state()),
+            None => LOST,
+        }
+    }
+
+    /// Whether the client is connected now.
+    #[getter]
+    fn connected(&self) -> bool {
+        self.state() == CONNECTED
+    }
+
+    /// ``(session_id, None)`` while connected, else ``None``. kazoo's second
+    /// item is the session password; zoolock never exposes it (its client
+    /// library keeps it private), and so cannot rejoin a session by it.
+    #[getter]
+    fn client_id<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyTuple>>> {
+        let now = self.now.lock().unwrap();
+        match &now.session {
+            Some(session) if session.state() == SessionState::Connected => Ok(Some(PyTuple::new(
+                py,
+                [
+                    session.status().session_id.into_pyobject(py)?.into_any(),
+                    py.None().into_bound(py),
+                ],
+            )?)),
+            _ => Ok(None),
+        }
+    }
+
+    /// The hosts (and chroot) this client connects to.
+    #[getter]
+    fn hosts(&self) -> String {
+        self.options.connect.clone()
+    }
+
+    /// Calls ``listener(state)`` with each new ``KazooState``, on zoolock's
+    /// callback thread. A listener that returns ``True`` is removed, as in kazoo.
+    fn add_listener(&self, listener: Py<PyAny>) {
+        self.listeners.lock().unwrap().push(listener);
+    }
+
+    /// Removes a listener added with ``add_listener``.
+    fn remove_listener(&self, py: Python<'_>, listener: &Bound<'_, PyAny>) {
+        self.listeners
+            .lock()
+            .unwrap()
+            .retain(|l| !l.bind(py).is(listener));
+    }
+
+    /// ``Lock(path, identifier=None, extra_lock_patterns=())`` bound to this client.
+    #[pyo3(name = "Lock", signature = (path, identifier=None, extra_lock_patterns=None, *, scheme="kazoo"))]
+    fn make_lock(
+        slf: &Bound<'_, Self>,
+        path: &Bound<'_, PyAny>,
+        identifier: Option<&Bound<'_, PyAny>>,
+        extra_lock_patterns: Option<&Bound<'_, PyAny>>,
+        scheme: &str,
+    ) -> PyResult<Py<PyAny>> {
+        let lock = PyLock::build(
+            Kind::Mutex,
+            slf.as_any(),
+            path,
+            identifier,
+            extra_lock_patterns,
+            scheme,
+        )?;
+        Ok(Bound::new(slf.py(), lock)?.into_any().unbind())
+    }
+
+    /// ``ReadLock(path, identifier=None, extra_lock_patterns=())`` bound to this client.
+    #[pyo3(name = "ReadLock", signature = (path, identifier=None, extra_lock_patterns=None, *, scheme="kazoo"))]
+    fn make_read_lock(
+        slf: &Bound<'_, Self>,
+        path: &Bound<'_, PyAny>,
+        identifier: Option<&Bound<'_, PyAny>>,
+        extra_lock_patterns: Option<&Bound<'_, PyAny>>,
+        scheme: &str,
+    ) -> PyResult<Py<PyAny>> {
+        let init = ReadLock::init(slf.as_any(), path, identifier, extra_lock_patterns, scheme)?;
+        Ok(Bound::new(slf.py(), init)?.into_any().unbind())
+    }
+
+    /// ``WriteLock(path, identifier=None, extra_lock_patterns=())`` bound to this client.
+    #[pyo3(name = "WriteLock", signature = (path, identifier=None, extra_lock_patterns=None, *, scheme="kazoo"))]
+    fn make_write_lock(
+        slf: &Bound<'_, Self>,
+        path: &Bound<'_, PyAny>,
+        identifier: Option<&Bound<'_, PyAny>>,
+        extra_lock_patterns: Option<&Bound<'_, PyAny>>,
+        scheme: &str,
+    ) -> PyResult<Py<PyAny>> {
+        let init = WriteLock::init(slf.as_any(), path, identifier, extra_lock_patterns, scheme)?;
+        Ok(Bound::new(slf.py(), init)?.into_any().unbind())
+    }
+
+    /// ``Semaphore(path, identifier=None, max_leases=1)`` bound to this client.
+    #[pyo3(name = "Semaphore", signature = (path, identifier=None, max_leases=None))]
+    fn make_semaphore(
+        slf: &Bound<'_, Self>,
+        path: &Bound<'_, PyAny>,
+        identifier: Option<&Bound<'_, PyAny>>,
+        max_leases: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Py<PyAny>> {
+        let semaphore = PySemaphore::build(slf.as_any(), path, identifier, max_leases)?;
+        Ok(Bound::new(slf.py(), semaphore)?.into_any().unbind())
+    }
+
+    fn __repr__(&self) -> String {
+        format!(
+            "<zoolock.KazooClient hosts={:?} state={}>",
+            self.options.connect,
+            self.state()
+        )
+    }
+}
+
+/// Queues `state` for every listener registered now; removes the ones that return True.
+fn notify(listeners: &Listeners, state: &'static str) {
+    let listeners = listeners.clone();
+    run_with_gil(move |py| {
+        let current: Vec<Py<PyAny>> = listeners
+            .lock()
+            .unwrap()
+            .iter()
+            .map(|l| l.clone_ref(py))
+            .collect();
+        for listener in current {
+            // kazoo removes a listener that returns True itself, not any truthy value.
+            let done = call_reporting(listener.bind(py), state)
+                .is_some_and(|r| r.is(&*PyBool::new(py, true)));
+            if done {
+                listeners.lock().unwrap().retain(|l| !l.is(&listener));
+            }
+        }
+    });
+}

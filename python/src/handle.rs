@@ -1,0 +1,447 @@
+//! What a Python `Lock` and `Semaphore` share: binding to the client's
+//! current session, kazoo's acquire arguments and results, listeners, the
+//! `lost` event and the asyncio forms. The recipes themselves are the core's.
+
+use std::future::Future;
+use std::sync::{Arc, Mutex};
+
+use pyo3::exceptions::PyTypeError;
+use pyo3::prelude::*;
+use pyo3::types::PyBool;
+use tokio::sync::watch;
+use zoolock::{runtime, timeout_from_secs, Acquire, LockState, LostReason, Session};
+
+use crate::client::Client;
+use crate::errors::{IntoPy, LockTimeout};
+use crate::wait::{call_reporting, interruptible, run_with_gil, to_asyncio, uninterruptible};
+
+/// The core handle types behind Python's classes.
+pub trait Core: Clone + Send + Sync + 'static {
+    fn acquire(&self, options: Acquire) -> impl Future<Output = zoolock::Result<bool>> + Send;
+    fn release(&self) -> impl Future<Output = zoolock::Result<bool>> + Send;
+    fn cancel(&self);
+    fn is_acquired(&self) -> bool;
+    fn state(&self) -> LockState;
+    fn subscribe(&self) -> watch::Receiver<LockState>;
+    fn add_listener(&self, callback: impl Fn(LockState) + Send + Sync + 'static) -> u64;
+}
+
+macro_rules! forward_core {
+    ($ty:ty) => {
+        impl Core for $ty {
+            fn acquire(
+                &self,
+                options: Acquire,
+            ) -> impl Future<Output = zoolock::Result<bool>> + Send {
+                <$ty>::acquire(self, options)
+            }
+            fn release(&self) -> impl Future<Output = zoolock::Result<bool>> + Send {
+                <$ty>::release(self)
+            }
+            fn cancel(&self) {
+                <$ty>::cancel(self)
+            }
+            fn is_acquired(&self) -> bool {
+                <$ty>::is_acquired(self)
+            }
+            fn state(&self) -> LockState {
+                <$ty>::state(self)
+            }
+            fn subscribe(&self) -> watch::Receiver<LockState> {
+                <$ty>::subscribe(self)
+            }
+            fn add_listener(&self, callback: impl Fn(LockState) + Send + Sync + 'static) -> u64 {
+                <$ty>::add_listener(self, callback)
+            }
+        }
+    };
+}
+forward_core!(zoolock::Lock);
+forward_core!(zoolock::Semaphore);
+
+pub const HELD: &str = "HELD";
+pub const RELEASED: &str = "RELEASED";
+pub const SUSPENDED: &str = "SUSPENDED";
+pub const LOST: &str = "LOST";
+
+pub fn state_name(state: LockState) -> &'static str {
+    match state {
+        LockState::Released => RELEASED,
+        LockState::Held => HELD,
+        LockState::Suspended => SUSPENDED,
+        LockState::Lost(_) => LOST,
+    }
+}
+
+pub fn lost_reason(state: LockState) -> Option<&'static str> {
+    match state {
+        LockState::Lost(LostReason::SessionExpired) => Some("SESSION_EXPIRED"),
+        LockState::Lost(LostReason::SessionClosed) => Some("SESSION_CLOSED"),
+        LockState::Lost(LostReason::LeaseExpired) => Some("LEASE_EXPIRED"),
+        _ => None,
+    }
+}
+
+type Listeners = Arc<Mutex<Vec<Py<PyAny>>>>;
+type Make<C> = Box<dyn Fn(&Session) -> zoolock::Result<C> + Send + Sync>;
+
+/// The core handle of the client's current session, made on first use and
+/// again after the client was restarted.
+pub struct Slot<C> {
+    current: Mutex<Option<(u64, C)>>,
+    /// The process that made the handle: a forked child must not run its
+    /// destructor, which would touch threads that stayed in the parent.
+    pid: u32,
+}
+
+impl<C> Drop for Slot<C> {
+    fn drop(&mut self) {
+        if std::process::id() != self.pid {
+            std::mem::forget(self.current.get_mut().unwrap().take());
+        }
+    }
+}
+
+/// Watches what a `lost` event reports on, whatever the core type.
+pub trait Watched: Send + Sync {
+    fn states(&self) -> Option<watch::Receiver<LockState>>;
+}
+
+impl<C: Core> Watched for Slot<C> {
+    fn states(&self) -> Option<watch::Receiver<LockState>> {
+        self.current
+            .lock()
+            .unwrap()
+            .as_ref()
+            .map(|(_, core)| core.subscribe())
+    }
+}
+
+pub struct Handle<C: Core> {
+    client: Py<Client>,
+    pub path: String,
+    /// "lock" or "semaphore", for kazoo's LockTimeout message.
+    what: &'static str,
+    make: Make<C>,
+    slot: Arc<Slot<C>>,
+    listeners: Listeners,
+}
+
+/// kazoo's `acquire` arguments, checked the way the core checks them.
+pub struct AcquireArgs {
+    pub blocking: bool,
+    pub timeout: Option<f64>,
+    pub options: Acquire,
+}
+
+impl AcquireArgs {
+    pub fn parse(
+        blocking: &Bound<'_, PyAny>,
+        timeout: Option<f64>,
+        ephemeral: bool,
+        lease: Option<f64>,
+    ) -> PyResult<Self> {
+        let blocking = blocking.is_truthy()?;
+        let options = Acquire {
+            blocking,
+            timeout: timeout_from_secs(timeout).py_err()?,
+            ephemeral,
+            lease: timeout_from_secs(lease).py_err()?,
+        };
+        // A negative or NaN timeout is refused above even when unbounded.
+        Ok(AcquireArgs {
+            blocking,
+            timeout,
+            options,
+        })
+    }
+}
+
+/// kazoo's identifier rule: `str(identifier or "")`.
+pub fn identifier(identifier: Option<&Bound<'_, PyAny>>) -> PyResult<String> {
+    match identifier {
+        Some(id) if id.is_truthy()? => Ok(id.str()?.to_string()),
+        _ => Ok(String::new()),
+    }
+}
+
+pub fn path(path: &Bound<'_, PyAny>) -> PyResult<String> {
+    let path: String = path.extract().map_err(|_| {
+        PyTypeError::new_err(format!(
+            "path must be a str, not {}",
+            path.get_type()
+                .name()
+                .map(|n| n.to_string())
+                .unwrap_or_default()
+        ))
+    })?;
+    zoolock::validate_path(&path).py_err()?;
+    Ok(path)
+}
+
+impl<C: Core> Handle<C> {
+    pub fn new(
+        client: &Bound<'_, PyAny>,
+        path: String,
+        what: &'static str,
+        make: impl Fn(&Session) -> zoolock::Result<C> + Send + Sync + 'static,
+    ) -> PyResult<Self> {
+        let client = client
+            .cast::<Client>()
+            .map_err(|_| PyTypeError::new_err("the first argument must be a zoolock KazooClient"))?
+            .clone()
+            .unbind();
+        Ok(Handle {
+            client,
+            path,
+            what,
+            make: Box::new(make),
+            slot: Arc::new(Slot {
+                current: Mutex::new(None),
+                pid: std::process::id(),
+            }),
+            listeners: Listeners::default(),
+        })
+    }
+
+    /// The core handle on the client's current session, made if needed.
+    fn core(&self) -> PyResult<C> {
+        let (epoch, session) = self.client.get().session()?;
+        let mut current = self.slot.current.lock().unwrap();
+        if let Some((made_in, core)) = current.as_ref() {
+            if *made_in == epoch {
+                return Ok(core.clone());
+            }
+        }
+        let core = (self.make)(&session).py_err()?;
+        let listeners = self.listeners.clone();
+        core.add_listener(move |state| notify(&listeners, state_name(state)));
+        *current = Some((epoch, core.clone()));
+        Ok(core)
+    }
+
+    /// The core handle last made, if any, without needing a session.
+    pub fn last(&self) -> Option<C> {
+        self.slot
+            .current
+            .lock()
+            .unwrap()
+            .as_ref()
+            .map(|(_, core)| core.clone())
+    }
+
+    pub fn acquire(&self, py: Python<'_>, args: AcquireArgs) -> PyResult<bool> {
+        let core = self.core()?;
+        let got = interruptible(py, core.acquire(args.options.clone()))?;
+        outcome(self.what, &self.path, &args, got)
+    }
+
+    /// ``acquire`` for asyncio: cancelling the awaiting task abandons the
+    /// acquire (its node is removed); a lock won just as the task was
+    /// cancelled is released again.
+    pub fn acquire_async<'py>(
+        &self,
+        py: Python<'py>,
+        args: AcquireArgs,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let core = self.core()?;
+        let (what, path) = (self.what, self.path.clone());
+        let work = {
+            let (core, options) = (core.clone(), args.options.clone());
+            async move { core.acquire(options).await }
+        };
+        to_asyncio(
+            py,
+            work,
+            move |py, got| {
+                Ok(PyBool::new(py, outcome(what, &path, &args, got)?)
+                    .to_owned()
+                    .into_any()
+                    .unbind())
+            },
+            move |got| {
+                if matches!(got, Ok(true)) {
+                    runtime::spawn(async move { core.release().await });
+                }
+            },
+        )
+    }
+
+    /// ``release`` for asyncio.
+    pub fn release_async<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        let core = self.last();
+        let work = async move {
+            match core {
+                Some(core) => core.release().await,
+                None => Ok(false),
+            }
+        };
+        to_asyncio(
+            py,
+            work,
+            |py, released| {
+                Ok(PyBool::new(py, released.py_err()?)
+                    .to_owned()
+                    .into_any()
+                    .unbind())
+            },
+            |_| {},
+        )
+    }
+
+    pub fn release(&self, py: Python<'_>) -> PyResult<bool> {
+        match self.last() {
+            Some(core) => uninterruptible(py, core.release()).py_err(),
+            None => Ok(false),
+        }
+    }
+
+    pub fn cancel(&self) {
+        if let Some(core) = self.last() {
+            core.cancel();
+        }
+    }
+
+    pub fn is_acquired(&self) -> bool {
+        self.last().is_some_and(|core| core.is_acquired())
+    }
+
+    pub fn state(&self) -> LockState {
+        self.last().map_or(LockState::Released, |core| core.state())
+    }
+
+    pub fn add_listener(&self, listener: Py<PyAny>) {
+        self.listeners.lock().unwrap().push(listener);
+    }
+
+    pub fn remove_listener(&self, py: Python<'_>, listener: &Bound<'_, PyAny>) {
+        self.listeners
+            .lock()
+            .unwrap()
+            .retain(|l| !l.bind(py).is(listener));
+    }
+
+    pub fn lost_event(&self) -> LostEvent {
+        LostEvent {
+            slot: self.slot.clone(),
+        }
+    }
+
+    /// Runs a core call that needs the session, blocking interruptibly.
+    pub fn call<T: Send, F: Future<Output = zoolock::Result<T>> + Send>(
+        &self,
+        py: Python<'_>,
+        work: impl FnOnce(C) -> F,
+    ) -> PyResult<T> {
+        let core = self.core()?;
+        interruptible(py, work(core))?.py_err()
+    }
+}
+
+/// kazoo's results: `False` for a try that found the lock taken, and
+/// `LockTimeout` when a blocking wait with a timeout ran out of time.
+fn outcome(
+    what: &str,
+    path: &str,
+    args: &AcquireArgs,
+    got: zoolock::Result<bool>,
+) -> PyResult<bool> {
+    let got = got.py_err()?;
+    match args.timeout {
+        Some(timeout) if !got && args.blocking && args.options.timeout.is_some() => {
+            Err(LockTimeout::new_err(format!(
+                "Failed to acquire {what} on {path} after {timeout} seconds"
+            )))
+        }
+        _ => Ok(got),
+    }
+}
+
+fn notify(listeners: &Listeners, state: &'static str) {
+    let listeners = listeners.clone();
+    run_with_gil(move |py| {
+        let current: Vec<Py<PyAny>> = listeners
+            .lock()
+            .unwrap()
+            .iter()
+            .map(|l| l.clone_ref(py))
+            .collect();
+        for listener in current {
+            call_reporting(listener.bind(py), state);
+        }
+    });
+}
+
+/// Tells that a hold was lost, like a read-only ``threading.Event``: set
+/// once the current hold is lost (session expired or closed, lease ran out),
+/// clear again when the handle acquires anew or releases.
+#[pyclass(frozen, module = "zoolock")]
+pub struct LostEvent {
+    slot: Arc<dyn Watched>,
+}
+
+fn ended(state: &LockState) -> bool {
+    matches!(state, LockState::Lost(_) | LockState::Released)
+}
+
+#[pymethods]
+impl LostEvent {
+    /// Whether the last hold was lost (not released).
+    fn is_set(&self) -> bool {
+        self.slot
+            .states()
+            .is_some_and(|s| matches!(*s.borrow(), LockState::Lost(_)))
+    }
+
+    /// Waits until the current hold ends: ``True`` if it was lost, ``False``
+    /// if it was released, nothing is held, or ``timeout`` seconds passed.
+    #[pyo3(signature = (timeout=None))]
+    fn wait(&self, py: Python<'_>, timeout: Option<f64>) -> PyResult<bool> {
+        let bound = timeout_from_secs(timeout).py_err()?;
+        let Some(mut states) = self.slot.states() else {
+            return Ok(false);
+        };
+        let work = async move {
+            let end = async { states.wait_for(ended).await.map(|s| *s).ok() };
+            match bound {
+                Some(bound) => tokio::time::timeout(bound, end).await.ok().flatten(),
+                None => end.await,
+            }
+        };
+        Ok(matches!(interruptible(py, work)?, Some(LockState::Lost(_))))
+    }
+
+    /// ``wait()`` for asyncio: ``await lock.lost.wait_async()``.
+    #[pyo3(signature = (timeout=None))]
+    fn wait_async<'py>(
+        &self,
+        py: Python<'py>,
+        timeout: Option<f64>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let bound = timeout_from_secs(timeout).py_err()?;
+        let states = self.slot.states();
+        let work = async move {
+            let mut states = states?;
+            let end = async { states.wait_for(ended).await.map(|s| *s).ok() };
+            match bound {
+                Some(bound) => tokio::time::timeout(bound, end).await.ok().flatten(),
+                None => end.await,
+            }
+        };
+        to_asyncio(
+            py,
+            work,
+            |py, state| {
+                Ok(PyBool::new(py, matches!(state, Some(LockState::Lost(_))))
+                    .to_owned()
+                    .into_any()
+                    .unbind())
+            },
+            |_| {},
+        )
+    }
+
+    fn __repr__(&self) -> String {
+        format!("<zoolock.LostEvent set={}>", self.is_set())
+    }
+}

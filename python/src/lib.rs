@@ -1,0 +1,27 @@
+//! `zoolock._zoolock`: the Python module over zoolock's core. It translates
+//! types, errors and the blocking/async style of kazoo's lock API; every
+//! lock decision is the core's.
+
+mod client;
+mod errors;
+mod handle;
+mod lock;
+mod logging;
+mod semaphore;
+mod wait;
+
+use pyo3::prelude::*;
+
+#[pymodule]
+fn _zoolock(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    logging::install();
+    m.add_class::<client::Client>()?;
+    m.add_class::<lock::PyLock>()?;
+    m.add_class::<lock::ReadLock>()?;
+    m.add_class::<lock::WriteLock>()?;
+    m.add_class::<semaphore::PySemaphore>()?;
+    m.add_class::<handle::LostEvent>()?;
+    errors::register(m)?;
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    Ok(())
+}

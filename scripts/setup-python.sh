@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Creates .venv (python3 -m venv) if missing and installs what the Python
+# package's build and tests need from PyPI: maturin (the build backend),
+# pytest, and kazoo (the peer the interop tests and the benchmark run against).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+if ! python3 -c 'import sys; sys.exit(sys.version_info < (3, 9))'; then
+  echo "zoolock's Python package needs CPython 3.9 or newer" >&2
+  exit 1
+fi
+if [ ! -x .venv/bin/python ]; then
+  echo "setup-python: python3 -m venv .venv"
+  python3 -m venv .venv
+fi
+want=("maturin>=1.7,<2" "pytest>=7" "kazoo==2.11.0")
+if ! .venv/bin/python - "${want[@]}" <<'PY' 2>/dev/null
+import sys
+from importlib.metadata import version
+for name in ("maturin", "pytest", "kazoo"):
+    version(name)
+PY
+then
+  echo "setup-python: pip install ${want[*]}"
+  .venv/bin/python -m pip install --quiet --disable-pip-version-check "${want[@]}"
+fi
