@@ -124,8 +124,8 @@ impl Client {
         timeout: f64,
         client_id: Option<&Bound<'_, PyAny>>,
         handler: Option<&Bound<'_, PyAny>>,
-        default_acl: Option<Vec<(u32, (String, String))>>,
-        auth_data: Option<Vec<(String, String)>>,
+        default_acl: Option<&Bound<'_, PyAny>>,
+        auth_data: Option<&Bound<'_, PyAny>>,
         sasl_options: Option<&Bound<'_, PyAny>>,
         read_only: Option<bool>,
         randomize_hosts: bool,
@@ -216,17 +216,24 @@ impl Client {
             }
         };
         let mut options = SessionOptions::new(connect).session_timeout(session_timeout);
-        for (scheme, credential) in auth_data.unwrap_or_default() {
-            options.auth.push((scheme, credential.into_bytes()));
+        if let Some(auth_data) = auth_data {
+            for pair in auth_data.try_iter()? {
+                let (scheme, credential): (String, String) = pair?
+                    .extract()
+                    .map_err(|_| PyTypeError::new_err("auth_data holds (scheme, credential) pairs of str"))?;
+                options.auth.push((scheme, credential.into_bytes()));
+            }
         }
-        if let Some(acls) = default_acl {
-            let acls: PyResult<Vec<Acl>> = acls
-                .iter()
-                .map(|(perms, (scheme, id))| {
-                    Ok(Acl::new(permission(*perms)?, AuthId::new(scheme, id)))
-                })
-                .collect();
-            options = options.acls(acls?);
+        if let Some(default_acl) = default_acl {
+            let mut acls = Vec::new();
+            for acl in default_acl.try_iter()? {
+                // kazoo's ACL(perms, Id(scheme, id)) is a tuple of this shape.
+                let (perms, (scheme, id)): (u32, (String, String)) = acl?
+                    .extract()
+                    .map_err(|_| PyTypeError::new_err("default_acl holds ACL(perms, Id(scheme, id)) tuples"))?;
+                acls.push(Acl::new(permission(perms)?, AuthId::new(&scheme, &id)));
+            }
+            options = options.acls(acls);
         }
         Ok(Client {
             options,

@@ -1,0 +1,205 @@
+"""The client's life: start/stop, listeners, expiry, fork, Ctrl-C, logging."""
+
+import logging
+import multiprocessing
+import os
+import signal
+import threading
+import time
+
+import pytest
+import zoolock
+from conftest import DEADLINE, run_in_thread, until_children
+
+
+class States:
+    """Collects listener calls; ``wait_for(state)`` waits for one."""
+
+    def __init__(self):
+        self.seen = []
+        self.changed = threading.Condition()
+
+    def __call__(self, state):
+        with self.changed:
+            self.seen.append(state)
+            self.changed.notify_all()
+
+    def wait_for(self, *states):
+        with self.changed:
+            assert self.changed.wait_for(lambda: self.seen[-len(states):] == list(states), DEADLINE), self.seen
+
+
+def test_lifecycle_states_and_client_id(make_client, path):
+    client = make_client(start=False)
+    states = States()
+    client.add_listener(states)
+    lock = client.Lock(path)  # before start(), as kazoo allows
+    assert client.state == zoolock.KazooState.LOST and not client.connected and client.client_id is None
+    client.start()
+    states.wait_for("CONNECTED")
+    assert client.connected and client.state == "CONNECTED"
+    session_id, password = client.client_id
+    assert session_id > 0 and password is None
+    assert lock.acquire()
+    client.stop()
+    states.wait_for("CONNECTED", "LOST")
+    assert client.state == "LOST" and client.client_id is None
+    # A stopped client starts again; its locks work on the new session.
+    client.start()
+    assert client.client_id[0] != session_id
+    assert lock.acquire(blocking=False) and lock.release()
+    client.stop()
+    client.close()
+    assert zoolock.Client is zoolock.KazooClient
+
+
+def test_a_listener_returning_true_is_removed(make_client):
+    client = make_client(start=False)
+    once = States()
+    client.add_listener(lambda s: once(s) or True)
+    always = States()
+    client.add_listener(always)
+    client.start()
+    client.stop()
+    client.start()
+    always.wait_for("CONNECTED", "LOST", "CONNECTED")
+    assert once.seen == ["CONNECTED"]
+
+
+def test_unstarted_or_stopped_client_fails_at_once(make_client, path):
+    client = make_client(start=False)
+    lock, sem = client.Lock(path), client.Semaphore(path + "-sem")
+    for call in (lock.acquire, lock.contenders, sem.acquire, sem.lease_holders):
+        started = time.monotonic()
+        with pytest.raises(zoolock.ConnectionClosedError):
+            call()
+        assert time.monotonic() - started < 1
+    assert lock.release() is False and sem.release() is False
+    client.start()
+    client.stop()
+    with pytest.raises(zoolock.SessionExpiredError):  # ConnectionClosedError is one, as in kazoo
+        lock.acquire(blocking=False)
+
+
+def test_start_fails_clearly_when_nobody_listens():
+    client = zoolock.KazooClient(hosts="127.0.0.1:1", timeout=2.0)
+    started = time.monotonic()
+    with pytest.raises(zoolock.KazooTimeoutError):
+        client.start(timeout=0.5)
+    assert time.monotonic() - started < 5
+    assert not issubclass(zoolock.KazooTimeoutError, zoolock.KazooException)  # as kazoo's
+
+
+def test_expiry_while_holding_is_reported(make_client, make_kazoo, harness, path):
+    client = make_client()
+    states = States()
+    client.add_listener(states)
+    lock = client.Lock(path)
+    lock_states = States()
+    lock.add_listener(lock_states)
+    assert lock.acquire()
+    harness.expire(client.client_id[0])
+    assert lock.lost.wait(DEADLINE) is True
+    assert lock.lost_reason == "SESSION_EXPIRED" and not lock.is_acquired and lock.state == "LOST"
+    lock_states.wait_for("LOST")
+    assert lock_states.seen[0] == "HELD" and set(lock_states.seen[1:-1]) <= {"SUSPENDED"}
+    states.wait_for("LOST", "CONNECTED")  # a new session was opened by itself
+    other = make_kazoo().Lock(path)
+    assert other.acquire(timeout=DEADLINE)
+    other.release()
+    assert lock.acquire(timeout=DEADLINE) and not lock.lost.is_set()
+
+
+def test_expiry_while_waiting_requeues_on_the_new_session(make_client, kz, harness, path):
+    holder = kz.Lock(path, "kazoo")
+    assert holder.acquire()
+    client = make_client()
+    waiter = client.Lock(path, "zoolock")
+    waiting = run_in_thread(waiter.acquire, timeout=DEADLINE)
+    (first,) = set(until_children(kz, path, lambda c: len(c) == 2, "the waiter to queue")) - {holder.node}
+    harness.expire(client.client_id[0])
+    until_children(kz, path, lambda c: len(c) == 2 and first not in c, "the waiter to queue again")
+    holder.release()
+    assert waiting.result() is True
+    assert kz.get_children(path) == [waiter.node] and waiter.node != first
+    waiter.release()
+
+
+def test_ctrl_c_interrupts_a_blocking_acquire_and_leaves_no_node(make_client, kz, path):
+    holder = kz.Lock(path)
+    assert holder.acquire()
+    client = make_client()
+    lock = client.Lock(path)
+    sent = []
+
+    def interrupt_once_queued():
+        until_children(kz, path, lambda c: len(c) == 2, "the waiter to queue")
+        sent.append(time.monotonic())
+        os.kill(os.getpid(), signal.SIGINT)
+
+    helper = run_in_thread(interrupt_once_queued)
+    with pytest.raises(KeyboardInterrupt):
+        lock.acquire()
+    assert time.monotonic() - sent[0] < 1.0
+    helper.result()
+    until_children(kz, path, lambda c: c == [holder.node], "the interrupted node to go")
+    assert client.connected and not lock.is_acquired
+
+
+def test_a_forked_child_gets_a_clear_error(client, path):
+    lock = client.Lock(path)
+    assert lock.acquire()
+    read_end, write_end = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: never back into pytest
+        try:
+            signal.alarm(10)  # a hang kills the child, and the parent sees it
+            outcome = []
+            for call in (lambda: lock.acquire(blocking=False), lock.contenders,
+                         lambda: zoolock.KazooClient(hosts=client.hosts).start()):
+                try:
+                    call()
+                    outcome.append("no error")
+                except zoolock.ForkedError as err:
+                    outcome.append("ForkedError" if "spawn" in str(err) else str(err))
+            os.write(write_end, ",".join(outcome).encode())
+        finally:
+            os._exit(0)
+    os.close(write_end)
+    _, status = os.waitpid(pid, 0)
+    with os.fdopen(read_end) as pipe:
+        said = pipe.read()
+    assert os.WIFEXITED(status), f"the child hung or crashed: {status}"
+    assert said == "ForkedError,ForkedError,ForkedError"
+    assert lock.is_acquired and lock.release()  # the parent goes on
+
+
+def test_spawned_processes_work(connect, path):
+    context = multiprocessing.get_context("spawn")
+    from workers import hold_and_release
+
+    with context.Pool(2) as pool:
+        results = pool.starmap(hold_and_release, [(connect, path)] * 2)
+    assert [got for got, _ in results] == [True, True]
+    assert results[0][1] != results[1][1]
+
+
+def test_rust_logs_reach_python_logging(make_client):
+    heard = threading.Event()
+
+    class Catch(logging.Handler):
+        def emit(self, record):
+            if "Closed" in record.getMessage():
+                heard.set()
+
+    logger = logging.getLogger("zoolock")
+    handler = Catch(level=logging.INFO)
+    logger.addHandler(handler)
+    previous = logger.level
+    logger.setLevel(logging.INFO)
+    try:
+        make_client().stop()
+        assert heard.wait(DEADLINE)
+    finally:
+        logger.removeHandler(handler)
+        logger.setLevel(previous)

@@ -1,0 +1,92 @@
+"""A client for the harness binary ``zkh`` (tests/harness): real ZooKeeper
+servers behind proxies that can expire, partition or reset one session.
+
+One ``Harness`` is one ``zkh`` process and one ensemble; its servers die with it.
+"""
+
+import json
+import os
+import subprocess
+import threading
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def zkh_binary() -> Path:
+    target = Path(os.environ.get("CARGO_TARGET_DIR", ROOT / "target"))
+    binary = target / "debug" / "zkh"
+    if not binary.exists():
+        raise RuntimeError(f"{binary} is missing: run `cargo build -p zk-harness --bin zkh`")
+    return binary
+
+
+class HarnessError(RuntimeError):
+    """zkh answered a command with an error."""
+
+
+class Harness:
+    """Starts ``zkh`` and an ensemble: ``Harness(servers=1, force_sync=True)``."""
+
+    def __init__(self, **start):
+        self._process = subprocess.Popen(
+            [str(zkh_binary())], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, bufsize=1
+        )
+        self._lock = threading.Lock()
+        try:
+            started = self.call("start", **start)
+        except BaseException:
+            self.close()
+            raise
+        #: Connect string through the proxies: clients under test (expiry works).
+        self.connect = started["connect"]
+        #: Straight to the servers: benchmarks.
+        self.direct = started["direct"]
+
+    def call(self, cmd: str, **fields):
+        """Sends one command and returns its answer; raises HarnessError on failure."""
+        with self._lock:
+            self._process.stdin.write(json.dumps({"cmd": cmd, **fields}) + "\n")
+            self._process.stdin.flush()
+            line = self._process.stdout.readline()
+        if not line:
+            raise HarnessError(f"zkh exited during {cmd!r}")
+        answer = json.loads(line)
+        if not answer.get("ok"):
+            raise HarnessError(f"{cmd}: {answer.get('error')}")
+        return answer
+
+    def expire(self, session_id: int) -> None:
+        """Expires a session that connected through ``connect``. Session ids
+        exceed 2**53, so they travel as strings."""
+        self.call("expire", session=str(session_id))
+
+    def partition(self, session_id: int) -> None:
+        self.call("partition", session=str(session_id))
+
+    def heal(self, session_id: int) -> None:
+        self.call("heal", session=str(session_id))
+
+    def mntr(self, server: int = 0) -> dict:
+        return self.call("mntr", server=server)["mntr"]
+
+    def close(self) -> None:
+        """Stops the servers (zkh also does when its stdin closes)."""
+        if self._process.poll() is None:
+            try:
+                self._process.stdin.close()
+            except OSError:
+                pass
+            try:
+                self._process.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                self._process.kill()
+                self._process.wait()
+        if self._process.stdout:
+            self._process.stdout.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
