@@ -232,12 +232,19 @@ impl Lock {
                     }
                 }
                 Err(zk::Error::ConnectionLoss) => {
-                    // The create may have happened: look for our unique prefix.
-                    match find_own(live, parent, prefix, ephemeral).await {
-                        Ok(Some((node, stat))) => (node, stat.czxid),
-                        Ok(None) | Err(zk::Error::ConnectionLoss) => continue,
-                        Err(zk::Error::SessionExpired | zk::Error::ClientClosed) => return Ok(None),
-                        Err(err) => return Err(Error::zk(parent, "list", err)),
+                    // The create may have happened: look for our unique prefix
+                    // until the server answers, and create again only if absent.
+                    let found = loop {
+                        match find_own(live, parent, prefix, ephemeral).await {
+                            Err(zk::Error::ConnectionLoss) => continue,
+                            Ok(found) => break found,
+                            Err(zk::Error::SessionExpired | zk::Error::ClientClosed) => return Ok(None),
+                            Err(err) => return Err(Error::zk(parent, "list", err)),
+                        }
+                    };
+                    match found {
+                        Some((node, stat)) => (node, stat.czxid),
+                        None => continue,
                     }
                 }
                 Err(zk::Error::SessionExpired | zk::Error::ClientClosed) => return Ok(None),

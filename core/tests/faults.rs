@@ -208,3 +208,54 @@ async fn listeners_hear_each_state_in_order_on_their_own_thread() {
     assert_eq!(lock_states.first(), Some(&LockState::Held), "{lock_states:?}");
     assert!(lock_states[1..lock_states.len() - 1].iter().all(|s| *s == LockState::Suspended), "{lock_states:?}");
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn connection_resets_mid_request_keep_exclusion_and_leave_no_orphan() {
+    let connect = shared_server();
+    let raw = raw(&connect).await;
+    let path = unique_path("resets");
+    let inside = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let mut workers = Vec::new();
+    let mut ids = Vec::new();
+    for _ in 0..3 {
+        let session = session(&connect).await;
+        ids.push(session.status().session_id);
+        let (lock, inside) = (Lock::mutex(&session, &path).unwrap(), inside.clone());
+        workers.push(tokio::spawn(async move {
+            let mut held = 0;
+            for _ in 0..40 {
+                // Resets may fail an attempt; what matters is what holds when it succeeds.
+                if let Ok(true) = lock.acquire(Acquire::timeout(Duration::from_secs(5))).await {
+                    assert_eq!(inside.fetch_add(1, std::sync::atomic::Ordering::SeqCst), 0, "two holders");
+                    tokio::task::yield_now().await;
+                    inside.fetch_sub(1, std::sync::atomic::Ordering::SeqCst);
+                    held += 1;
+                    lock.release().await.unwrap();
+                }
+            }
+            (held, session)
+        }));
+    }
+    // Reset every client's connection again and again while they work, so
+    // that creates, lists, watches and deletes get cut mid-flight.
+    let resets = inject(move || {
+        let mut resets = 0;
+        for round in 0..30 {
+            resets += harness().drop_connections(ids[round % ids.len()]).unwrap_or(0);
+            std::thread::sleep(Duration::from_millis(15)); // the fault's pacing, not a wait for an event
+        }
+        resets
+    })
+    .await;
+    let mut total = 0;
+    let mut sessions = Vec::new();
+    for worker in workers {
+        let (held, session) = worker.await.unwrap();
+        total += held;
+        sessions.push(session);
+    }
+    assert!(resets > 0 && total > 0, "resets {resets}, acquisitions {total}");
+    // With every session still open, only a leaked node could remain.
+    until_children(&raw, &path, "no orphan node", |c| c.is_empty()).await;
+    assert!(sessions.iter().all(|s| s.status().generation == 1), "resets alone never expire a session");
+}
