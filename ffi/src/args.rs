@@ -1,0 +1,120 @@
+//! Reading arguments from C and writing results back: UTF-8 strings as
+//! pointer + length, handles and out-pointers checked for null, timeouts in
+//! milliseconds, and byte buffers handed to the caller (freed with
+//! `zl_bytes_free`).
+
+use std::ffi::c_void;
+use std::time::Duration;
+
+use crate::status::{guard_void, FfiResult, Failure};
+
+/// A C caller's `void *user_data`, carried to the thread that calls back.
+#[derive(Clone, Copy)]
+pub struct UserData(pub *mut c_void);
+
+// SAFETY: zoolock never dereferences it; the caller promised, by passing it
+// with a callback, that the callback may receive it on any thread.
+unsafe impl Send for UserData {}
+unsafe impl Sync for UserData {}
+
+impl UserData {
+    /// The pointer (a method, so that closures capture the `Send` wrapper).
+    pub fn get(self) -> *mut c_void {
+        self.0
+    }
+}
+
+/// The bytes at `ptr`; a null `ptr` is accepted only with `len == 0`.
+///
+/// # Safety
+/// `ptr` must be valid for `len` bytes for the duration of the call.
+pub unsafe fn bytes<'a>(ptr: *const u8, len: u32, what: &str) -> FfiResult<&'a [u8]> {
+    if ptr.is_null() {
+        return if len == 0 { Ok(&[]) } else { Err(Failure::invalid(format!("{what}: null pointer with length {len}"))) };
+    }
+    Ok(std::slice::from_raw_parts(ptr, len as usize))
+}
+
+/// The UTF-8 text at `ptr`.
+///
+/// # Safety
+/// As for [`bytes`].
+pub unsafe fn text<'a>(ptr: *const u8, len: u32, what: &str) -> FfiResult<&'a str> {
+    std::str::from_utf8(bytes(ptr, len, what)?).map_err(|e| Failure::invalid(format!("{what} is not UTF-8: {e}")))
+}
+
+/// The object behind a handle.
+///
+/// # Safety
+/// A non-null `ptr` must come from the matching `_new`/`_connect` and not be freed.
+pub unsafe fn handle<'a, T>(ptr: *const T, what: &str) -> FfiResult<&'a T> {
+    ptr.as_ref().ok_or_else(|| Failure::invalid(format!("{what} handle is null")))
+}
+
+/// Writes `value` through an out-pointer.
+///
+/// # Safety
+/// A non-null `ptr` must be valid for writes.
+pub unsafe fn put<T>(ptr: *mut T, value: T, what: &str) -> FfiResult {
+    if ptr.is_null() {
+        return Err(Failure::invalid(format!("{what}: null out-pointer")));
+    }
+    ptr.write(value);
+    Ok(())
+}
+
+/// Checks an out-pointer before any work is done.
+pub fn need<T>(ptr: *mut T, what: &str) -> FfiResult {
+    if ptr.is_null() {
+        return Err(Failure::invalid(format!("{what}: null out-pointer")));
+    }
+    Ok(())
+}
+
+/// A timeout in milliseconds: `-1` waits forever, `0` tries once.
+pub fn timeout(ms: i64, what: &str) -> FfiResult<Option<Duration>> {
+    match ms {
+        -1 => Ok(None),
+        ms if ms < 0 => Err(Failure::invalid(format!("{what} must be -1 (forever) or at least 0 ms, got {ms}"))),
+        ms => Ok(Some(Duration::from_millis(ms as u64))),
+    }
+}
+
+/// Hands `data` to the caller, who frees it with `zl_bytes_free(ptr, len)`.
+///
+/// # Safety
+/// Both out-pointers must be valid for writes (checked for null).
+pub unsafe fn give(data: Vec<u8>, out_ptr: *mut *mut u8, out_len: *mut u32, what: &str) -> FfiResult {
+    need(out_ptr, what)?;
+    need(out_len, what)?;
+    let len = u32::try_from(data.len()).map_err(|_| Failure::invalid(format!("{what}: result over 4 GiB")))?;
+    let ptr = Box::into_raw(data.into_boxed_slice()) as *mut u8;
+    out_ptr.write(ptr);
+    out_len.write(len);
+    Ok(())
+}
+
+/// A list of strings as one buffer: each is a little-endian `u32` byte
+/// length followed by its UTF-8 bytes.
+pub fn encode_list(items: &[String]) -> Vec<u8> {
+    let mut buffer = Vec::with_capacity(items.iter().map(|s| s.len() + 4).sum());
+    for item in items {
+        buffer.extend_from_slice(&(item.len() as u32).to_le_bytes());
+        buffer.extend_from_slice(item.as_bytes());
+    }
+    buffer
+}
+
+/// Frees a buffer zoolock handed out (`zl_lock_node`, `zl_lock_contenders`,
+/// `zl_semaphore_lease_holders`). Null is ignored.
+///
+/// # Safety
+/// `ptr` and `len` must be exactly as zoolock returned them, freed once.
+#[no_mangle]
+pub unsafe extern "C" fn zl_bytes_free(ptr: *mut u8, len: u32) {
+    guard_void(|| {
+        if !ptr.is_null() {
+            drop(Box::from_raw(std::ptr::slice_from_raw_parts_mut(ptr, len as usize)));
+        }
+    })
+}

@@ -1,0 +1,92 @@
+//! Where callbacks into the caller run, and how the process exits cleanly.
+//!
+//! Every callback (acquire completions, state changes) runs on one thread
+//! of this module's own, never on zoolock's I/O or event threads. A managed
+//! runtime adopts a native thread the first time it calls in, and Mono then
+//! waits for that thread at exit, forever if it never leaves native code.
+//! `zl_shutdown` stops this thread (it starts again if a callback comes
+//! later) and cancels the acquires in progress, so no thread the runtime
+//! has seen stays in zoolock: the binding calls it when the process exits.
+
+use std::sync::mpsc::{channel, Receiver, Sender};
+use std::sync::{Mutex, OnceLock};
+use std::time::Duration;
+
+use tokio::sync::watch;
+
+use crate::status::guard;
+
+type Job = Box<dyn FnOnce() + Send>;
+
+/// How long `zl_shutdown` waits for a callback in progress to return.
+const STOP_WAIT: Duration = Duration::from_secs(2);
+
+struct Dispatcher {
+    jobs: Sender<Job>,
+    stopped: Receiver<()>,
+}
+
+fn dispatcher() -> &'static Mutex<Option<Dispatcher>> {
+    static DISPATCHER: Mutex<Option<Dispatcher>> = Mutex::new(None);
+    &DISPATCHER
+}
+
+/// Runs `job` on the callback thread, after the jobs posted before it.
+pub fn post(job: Job) {
+    let mut current = dispatcher().lock().unwrap();
+    let job = match current.as_ref() {
+        Some(running) => match running.jobs.send(job) {
+            Ok(()) => return,
+            Err(failed) => failed.0,
+        },
+        None => job,
+    };
+    let (jobs, queue) = channel::<Job>();
+    let (done, stopped) = channel();
+    let spawned = std::thread::Builder::new().name("zoolock-callbacks".into()).spawn(move || {
+        for job in queue {
+            // A callback is the caller's code and must not unwind into us; if
+            // a Rust panic happens around it anyway, later callbacks still run.
+            let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(job));
+        }
+        drop(done);
+    });
+    match spawned {
+        Ok(_) => {
+            let _ = jobs.send(job);
+            *current = Some(Dispatcher { jobs, stopped });
+        }
+        // Without a thread the callback cannot run; nothing better can be done.
+        Err(err) => eprintln!("zoolock cannot start its callback thread: {err}"),
+    }
+}
+
+fn shutdown_channel() -> &'static watch::Sender<u64> {
+    static SHUTDOWNS: OnceLock<watch::Sender<u64>> = OnceLock::new();
+    SHUTDOWNS.get_or_init(|| watch::Sender::new(0))
+}
+
+/// A counter that `zl_shutdown` bumps: acquires in progress watch it.
+pub fn shutdowns() -> watch::Receiver<u64> {
+    shutdown_channel().subscribe()
+}
+
+/// For the process's exit: cancels every acquire in progress (each fails
+/// with `ZL_CANCELLED` and leaves no node), then stops the callback thread,
+/// waiting up to two seconds for a callback in progress to return. zoolock
+/// stays usable: a later callback starts the thread again.
+#[no_mangle]
+pub extern "C" fn zl_shutdown() -> i32 {
+    guard(|| {
+        shutdown_channel().send_modify(|n| *n += 1);
+        let running = dispatcher().lock().unwrap().take();
+        if let Some(Dispatcher { jobs, stopped }) = running {
+            drop(jobs);
+            // Called from a callback, the thread ends once this callback returns.
+            if std::thread::current().name() != Some("zoolock-callbacks") {
+                let _ = stopped.recv_timeout(STOP_WAIT);
+            }
+        }
+        Ok(())
+    })
+}

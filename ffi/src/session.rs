@@ -1,0 +1,152 @@
+//! The session handle: connect, status, state callbacks, close, free.
+
+use std::ffi::c_void;
+use std::time::Duration;
+
+use zoolock::{Session, SessionOptions, SessionState};
+
+use crate::args;
+use crate::listener::{Listener, ZlStateCallback};
+use crate::status::{guard, guard_void};
+
+/// Connected to a server.
+pub const ZL_SESSION_CONNECTED: i32 = 0;
+/// The connection dropped; the session and its locks may still live.
+pub const ZL_SESSION_SUSPENDED: i32 = 1;
+/// The session expired and its locks are gone; a new session is being opened.
+pub const ZL_SESSION_LOST: i32 = 2;
+/// The session was closed by its owner.
+pub const ZL_SESSION_CLOSED: i32 = 3;
+
+fn state_code(state: SessionState) -> i32 {
+    match state {
+        SessionState::Connected => ZL_SESSION_CONNECTED,
+        SessionState::Suspended => ZL_SESSION_SUSPENDED,
+        SessionState::Lost => ZL_SESSION_LOST,
+        SessionState::Closed => ZL_SESSION_CLOSED,
+    }
+}
+
+/// One ZooKeeper session, shared by the locks and semaphores made from it.
+pub struct ZlSession {
+    pub(crate) session: Session,
+    listener: Listener,
+}
+
+/// Connects to ZooKeeper (`host:port[,host:port…][/chroot]`), blocking until
+/// the session is up or `connect_timeout_ms` has passed (`ZL_CONNECT_TIMEOUT`).
+/// A timeout of 0 takes the default (10 s session, 15 s connect).
+///
+/// # Safety
+/// `connect` must be valid for `connect_len` bytes; `out_session` for writes.
+#[no_mangle]
+pub unsafe extern "C" fn zl_session_connect(
+    connect: *const u8,
+    connect_len: u32,
+    session_timeout_ms: u32,
+    connect_timeout_ms: u32,
+    out_session: *mut *mut ZlSession,
+) -> i32 {
+    guard(|| {
+        let connect = args::text(connect, connect_len, "connect")?;
+        args::need(out_session, "out_session")?;
+        let mut options = SessionOptions::new(connect);
+        if session_timeout_ms > 0 {
+            options = options.session_timeout(Duration::from_millis(session_timeout_ms.into()));
+        }
+        if connect_timeout_ms > 0 {
+            options = options.connect_timeout(Duration::from_millis(connect_timeout_ms.into()));
+        }
+        let session = Session::connect_blocking(options)?;
+        let handle = Box::new(ZlSession { session, listener: Listener::default() });
+        args::put(out_session, Box::into_raw(handle), "out_session")
+    })
+}
+
+/// The session's state (`ZL_SESSION_*`), its ZooKeeper session id, and its
+/// generation (1, then one more each time an expired session is replaced).
+/// Any out-pointer may be null.
+///
+/// # Safety
+/// `session` must be a live handle; non-null out-pointers valid for writes.
+#[no_mangle]
+pub unsafe extern "C" fn zl_session_status(
+    session: *const ZlSession,
+    out_state: *mut i32,
+    out_session_id: *mut i64,
+    out_generation: *mut u64,
+) -> i32 {
+    guard(|| {
+        let status = args::handle(session, "session")?.session.status();
+        if !out_state.is_null() {
+            out_state.write(state_code(status.state));
+        }
+        if !out_session_id.is_null() {
+            out_session_id.write(status.session_id);
+        }
+        if !out_generation.is_null() {
+            out_generation.write(status.generation);
+        }
+        Ok(())
+    })
+}
+
+/// Sets the callback told of each session state change (`ZL_SESSION_*`),
+/// replacing any earlier one; a null callback removes it. When this returns,
+/// the earlier callback is not running and will not run again.
+///
+/// # Safety
+/// `session` must be a live handle; `user_data` must stay valid for the callback.
+#[no_mangle]
+pub unsafe extern "C" fn zl_session_set_listener(
+    session: *const ZlSession,
+    callback: Option<ZlStateCallback>,
+    user_data: *mut c_void,
+) -> i32 {
+    guard(|| {
+        let handle = args::handle(session, "session")?;
+        let session = &handle.session;
+        handle.listener.set(
+            callback,
+            user_data,
+            |sink| session.add_listener(move |state| sink(state_code(state))),
+            |id| {
+                session.remove_listener(id);
+            },
+        );
+        Ok(())
+    })
+}
+
+/// Closes the session: the server deletes its nodes at once, releasing every
+/// lock and lease taken through it; pending acquires fail with `ZL_CLOSED`.
+/// The handle must still be freed.
+///
+/// # Safety
+/// `session` must be a live handle.
+#[no_mangle]
+pub unsafe extern "C" fn zl_session_close(session: *const ZlSession) -> i32 {
+    guard(|| {
+        args::handle(session, "session")?.session.close_blocking();
+        Ok(())
+    })
+}
+
+/// Frees the handle and its callback. The session itself lives on while
+/// locks made from it do, and ends when the last of them is freed. Null is ignored.
+///
+/// # Safety
+/// `session` must come from `zl_session_connect`, freed once, with no call on it in flight.
+#[no_mangle]
+pub unsafe extern "C" fn zl_session_free(session: *mut ZlSession) {
+    guard_void(|| {
+        if session.is_null() {
+            return;
+        }
+        let handle = Box::from_raw(session);
+        if let Some(id) = handle.listener.take_registration() {
+            handle.session.remove_listener(id);
+        }
+        handle.listener.clear();
+    })
+}
