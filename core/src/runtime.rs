@@ -32,8 +32,9 @@ fn runtime() -> &'static Runtime {
 /// Fails in a process forked after zoolock started: none of the parent's
 /// threads (the runtime's, and the socket reactor of `zookeeper-client`)
 /// exist in the child, and they cannot be restarted there, so any session
-/// work would hang. Checked before anything is spawned.
-pub(crate) fn check_process() -> Result<()> {
+/// work would hang. Checked before anything is spawned; bindings that
+/// spawn their own work on this runtime check it first too.
+pub fn check_process() -> Result<()> {
     match STARTED_IN.load(Ordering::Acquire) {
         0 => Ok(()),
         pid if pid == std::process::id() => Ok(()),
