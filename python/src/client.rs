@@ -66,6 +66,16 @@ impl Client {
     }
 }
 
+impl Drop for Client {
+    fn drop(&mut self) {
+        // In a forked child the session is the parent's: closing it from here
+        // would touch threads that stayed in the parent.
+        if zoolock::runtime::check_process().is_err() {
+            std::mem::forget(self.now.get_mut().unwrap().session.take());
+        }
+    }
+}
+
 fn unsupported(name: &str, why: &str) -> PyErr {
     PyTypeError::new_err(format!(
         "KazooClient: zoolock does not support {name} ({why})"
@@ -282,7 +292,11 @@ impl Client {
     fn stop(&self, py: Python<'_>) {
         let session = self.now.lock().unwrap().session.take();
         if let Some(session) = session {
-            uninterruptible(py, session.close());
+            if zoolock::runtime::check_process().is_err() {
+                // A forked child: the session is the parent's; leave it be.
+                return std::mem::forget(session);
+            }
+            let _ = uninterruptible(py, async move { session.close().await });
         }
     }
 

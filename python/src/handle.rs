@@ -231,8 +231,8 @@ impl<C: Core> Handle<C> {
     }
 
     pub fn acquire(&self, py: Python<'_>, args: AcquireArgs) -> PyResult<bool> {
-        let core = self.core()?;
-        let got = interruptible(py, core.acquire(args.options.clone()))?;
+        let (core, options) = (self.core()?, args.options.clone());
+        let got = interruptible(py, async move { core.acquire(options).await })?;
         outcome(self.what, &self.path, &args, got)
     }
 
@@ -291,7 +291,7 @@ impl<C: Core> Handle<C> {
 
     pub fn release(&self, py: Python<'_>) -> PyResult<bool> {
         match self.last() {
-            Some(core) => uninterruptible(py, core.release()).py_err(),
+            Some(core) => uninterruptible(py, async move { core.release().await })?.py_err(),
             None => Ok(false),
         }
     }
@@ -328,7 +328,7 @@ impl<C: Core> Handle<C> {
     }
 
     /// Runs a core call that needs the session, blocking interruptibly.
-    pub fn call<T: Send, F: Future<Output = zoolock::Result<T>> + Send>(
+    pub fn call<T: Send + 'static, F: Future<Output = zoolock::Result<T>> + Send + 'static>(
         &self,
         py: Python<'_>,
         work: impl FnOnce(C) -> F,

@@ -4,46 +4,63 @@
 
 use std::cell::Cell;
 use std::future::Future;
-use std::sync::mpsc::{channel, Sender};
+use std::sync::mpsc::{channel, sync_channel, RecvTimeoutError, Sender};
 use std::sync::{Mutex, OnceLock};
 use std::time::Duration;
 
 use pyo3::prelude::*;
 use zoolock::runtime;
 
+use crate::errors::to_py;
+
 /// How often a waiting main thread looks for a pending signal (Ctrl-C).
 const SIGNAL_SLICE: Duration = Duration::from_millis(50);
 
-/// Runs `work` to completion with the GIL released. On the main thread a
-/// pending signal (KeyboardInterrupt) ends the wait: `work` is dropped, and
-/// dropping a core acquire removes the node it queued.
-pub fn interruptible<T: Send>(py: Python<'_>, work: impl Future<Output = T> + Send) -> PyResult<T> {
+/// Runs `work` on zoolock's runtime and waits for it with the GIL released.
+/// On the main thread the wait goes in slices, and a pending signal
+/// (KeyboardInterrupt) between slices aborts `work`: dropping a core
+/// acquire removes the node it queued.
+///
+/// The wait is a plain channel receive, not a tokio timer: a timer set from
+/// a thread outside the runtime would wake the runtime's driver on every call.
+pub fn interruptible<T: Send + 'static>(py: Python<'_>, work: impl Future<Output = T> + Send + 'static) -> PyResult<T> {
+    // In a forked child the runtime's threads are gone: nothing spawned would run.
+    runtime::check_process().map_err(to_py)?;
+    let (sender, outcome) = sync_channel(1);
+    let task = runtime::spawn(async move {
+        let _ = sender.send(work.await);
+    });
     if !is_main_thread(py) {
         // Only the main thread receives signals.
-        return Ok(py.detach(|| runtime::block_on(work)));
+        return Ok(py.detach(move || outcome.recv()).expect("zoolock task vanished"));
     }
-    py.detach(|| {
-        runtime::block_on(async move {
-            tokio::pin!(work);
-            loop {
-                tokio::select! {
-                    biased;
-                    done = &mut work => return Ok(done),
-                    _ = tokio::time::sleep(SIGNAL_SLICE) => {
-                        if let Some(Err(interrupt)) = Python::try_attach(|py| py.check_signals()) {
-                            return Err(interrupt);
-                        }
-                    }
+    let mut outcome = outcome;
+    loop {
+        // The receiver goes into the GIL-free closure and comes back out.
+        let (waited, back) = py.detach(move || (outcome.recv_timeout(SIGNAL_SLICE), outcome));
+        outcome = back;
+        match waited {
+            Ok(done) => return Ok(done),
+            Err(RecvTimeoutError::Timeout) => {
+                if let Err(interrupt) = py.check_signals() {
+                    task.abort();
+                    return Err(interrupt);
                 }
             }
-        })
-    })
+            Err(RecvTimeoutError::Disconnected) => panic!("zoolock task vanished"),
+        }
+    }
 }
 
 /// Runs `work` with the GIL released and no interruption: for short,
 /// bounded calls (release) that must not stop halfway.
-pub fn uninterruptible<T: Send>(py: Python<'_>, work: impl Future<Output = T> + Send) -> T {
-    py.detach(|| runtime::block_on(work))
+pub fn uninterruptible<T: Send + 'static>(py: Python<'_>, work: impl Future<Output = T> + Send + 'static) -> PyResult<T> {
+    runtime::check_process().map_err(to_py)?;
+    let (sender, outcome) = sync_channel(1);
+    runtime::spawn(async move {
+        let _ = sender.send(work.await);
+    });
+    Ok(py.detach(move || outcome.recv()).expect("zoolock task vanished"))
 }
 
 fn is_main_thread(py: Python<'_>) -> bool {
@@ -110,6 +127,7 @@ pub fn to_asyncio<'py, T: Send + 'static>(
     abandon: impl FnOnce(T) + Send + 'static,
 ) -> PyResult<Bound<'py, PyAny>> {
     let event_loop = py.import("asyncio")?.call_method0("get_running_loop")?;
+    runtime::check_process().map_err(to_py)?;
     let future = event_loop.call_method0("create_future")?;
     let (loop_ref, future_ref) = (event_loop.clone().unbind(), future.clone().unbind());
     let task = runtime::spawn(async move {
@@ -175,8 +193,16 @@ pub fn run_with_gil(job: impl FnOnce(Python<'_>) + Send + 'static) {
         std::thread::Builder::new()
             .name("zoolock-python".into())
             .spawn(move || {
-                for job in receiver {
-                    if Python::try_attach(job).is_none() {
+                while let Ok(first) = receiver.recv() {
+                    // One attach for everything queued meanwhile: taking the
+                    // GIL costs more than most jobs.
+                    let attached = Python::try_attach(|py| {
+                        first(py);
+                        while let Ok(next) = receiver.try_recv() {
+                            next(py);
+                        }
+                    });
+                    if attached.is_none() {
                         return;
                     }
                 }
