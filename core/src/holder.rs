@@ -172,15 +172,22 @@ impl Holder {
         if self.session.is_closed() {
             return Err(Error::Closed);
         }
-        let deadline = options.timeout.map(|t| Instant::now() + t);
+        // A single try (a zero timeout included) is bounded by the request
+        // bound in `take_turn_and`: a deadline of now would end it unanswered.
+        let deadline = options.timeout.filter(|_| options.waits()).map(|t| Instant::now() + t);
         let mut cancels = self.cancels.subscribe();
         cancels.borrow_and_update();
+        // A pending acquire holds a clone of the client, which would keep a
+        // closed session open (and its locks held): it ends on close instead.
+        let mut status = self.session.subscribe();
+        let closed = status.wait_for(|s| s.state == SessionState::Closed);
         let removals = Removals::default();
         let work = self.take_turn_and(options, contend(removals.clone()));
         let outcome = tokio::select! {
             biased;
             won = work => won,
             _ = cancels.changed() => Err(Error::Cancelled { path: self.path.clone() }),
+            _ = closed => Err(Error::Closed),
             _ = sleep_until_some(deadline) => Ok(None),
         };
         removals.wait().await;

@@ -134,6 +134,8 @@ async fn single_tries_timeouts_and_cancels_leave_no_node() {
     holder.release().await.unwrap();
     assert!(other.acquire(Acquire::no_wait()).await.unwrap(), "the handle still works after all that");
     other.release().await.unwrap();
+    assert!(other.acquire(Acquire::timeout(Duration::ZERO)).await.unwrap(), "a zero timeout tries once, and can win");
+    other.release().await.unwrap();
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -157,6 +159,30 @@ async fn a_closed_holder_hands_over_to_the_next_waiter() {
     assert!(!holder.is_acquired());
     assert!(matches!(holder.acquire(Acquire::default()).await, Err(Error::Closed)));
     waiter.release().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn closing_a_session_fails_its_pending_acquires_and_releases_its_holds() {
+    let connect = shared_server();
+    let path = unique_path("close-pending");
+    let closing = session(&connect).await;
+    let holder = Lock::mutex(&closing, &path).unwrap();
+    assert!(holder.acquire(Acquire::default()).await.unwrap());
+    let waiter = Lock::mutex(&closing, &path).unwrap();
+    let waiting = {
+        let waiter = waiter.clone();
+        tokio::spawn(async move { waiter.acquire(Acquire::default()).await })
+    };
+    let raw = raw(&connect).await;
+    queued(&raw, &path, 2).await;
+    closing.close().await;
+    let failed = tokio::time::timeout(Duration::from_secs(10), waiting).await.expect("the pending acquire ended");
+    assert_eq!(failed.unwrap(), Err(Error::Closed));
+    // The pending acquire no longer keeps the session open: the server drops its nodes.
+    until_children(&raw, &path, "the closed session's nodes are gone", |c| c.is_empty()).await;
+    let other = Lock::mutex(&session(&connect).await, &path).unwrap();
+    assert!(other.acquire(Acquire::no_wait()).await.unwrap());
+    other.release().await.unwrap();
 }
 
 #[tokio::test(flavor = "multi_thread")]
