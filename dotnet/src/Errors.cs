@@ -1,0 +1,125 @@
+using System;
+using System.Threading;
+using ZooLock.Native;
+
+namespace ZooLock
+{
+    /// <summary>The status codes of zoolock's C ABI, as carried by <see cref="ZooLockException.Status"/>.</summary>
+    public enum ZooLockStatus
+    {
+        /// <summary>Success.</summary>
+        Ok = NativeMethods.ZL_OK,
+        /// <summary>A path ZooKeeper would refuse.</summary>
+        InvalidPath = NativeMethods.ZL_INVALID_PATH,
+        /// <summary>A connect string with no host, a bad port or a bad chroot.</summary>
+        InvalidConnectString = NativeMethods.ZL_INVALID_CONNECT_STRING,
+        /// <summary>Another bad argument.</summary>
+        InvalidArgument = NativeMethods.ZL_INVALID_ARGUMENT,
+        /// <summary>No server answered within the connect timeout.</summary>
+        ConnectTimeout = NativeMethods.ZL_CONNECT_TIMEOUT,
+        /// <summary>The chroot of the connect string does not exist.</summary>
+        NoChroot = NativeMethods.ZL_NO_CHROOT,
+        /// <summary>The connection stayed down longer than a request may wait.</summary>
+        ConnectionLoss = NativeMethods.ZL_CONNECTION_LOSS,
+        /// <summary>The acquire was cancelled.</summary>
+        Cancelled = NativeMethods.ZL_CANCELLED,
+        /// <summary>The session was closed.</summary>
+        Closed = NativeMethods.ZL_CLOSED,
+        /// <summary>The process was forked after zoolock started in its parent.</summary>
+        Forked = NativeMethods.ZL_FORKED,
+        /// <summary>The session's credentials do not allow the operation.</summary>
+        NoAuth = NativeMethods.ZL_NO_AUTH,
+        /// <summary>ZooKeeper refused the session's credentials.</summary>
+        AuthFailed = NativeMethods.ZL_AUTH_FAILED,
+        /// <summary>The semaphore was set up for another number of leases.</summary>
+        InconsistentLeases = NativeMethods.ZL_INCONSISTENT_LEASES,
+        /// <summary>Another error reported by ZooKeeper.</summary>
+        ZooKeeper = NativeMethods.ZL_ZOOKEEPER,
+        /// <summary>zoolock's native code panicked; the panic was caught and the process is unharmed.</summary>
+        Panic = NativeMethods.ZL_PANIC,
+    }
+
+    /// <summary>An error from ZooKeeper or zoolock that is not an argument, timeout or cancellation error.</summary>
+    [Serializable]
+    public class ZooLockException : Exception
+    {
+        /// <summary>The native status code behind the error.</summary>
+        public ZooLockStatus Status { get; private set; }
+
+        /// <summary>Creates the exception for a native status.</summary>
+        public ZooLockException(ZooLockStatus status, string message) : base(message) { Status = status; }
+    }
+
+    /// <summary>ZooKeeper could not be reached: no server answered in time, or the connection stayed down.</summary>
+    [Serializable]
+    public class ZooLockConnectionException : ZooLockException
+    {
+        /// <summary>Creates the exception for a native status.</summary>
+        public ZooLockConnectionException(ZooLockStatus status, string message) : base(status, message) { }
+    }
+
+    /// <summary>ZooKeeper refused the session's credentials or the operation under them.</summary>
+    [Serializable]
+    public class ZooLockAuthException : ZooLockException
+    {
+        /// <summary>Creates the exception for a native status.</summary>
+        public ZooLockAuthException(ZooLockStatus status, string message) : base(status, message) { }
+    }
+
+    /// <summary>What is on the server does not fit the arguments: a missing chroot, a semaphore of another size.</summary>
+    [Serializable]
+    public class ZooLockConfigurationException : ZooLockException
+    {
+        /// <summary>Creates the exception for a native status.</summary>
+        public ZooLockConfigurationException(ZooLockStatus status, string message) : base(status, message) { }
+    }
+
+    /// <summary>A failure inside zoolock's native code (a caught panic); the process is unharmed.</summary>
+    [Serializable]
+    public class ZooLockInternalException : ZooLockException
+    {
+        /// <summary>Creates the exception for a native status.</summary>
+        public ZooLockInternalException(ZooLockStatus status, string message) : base(status, message) { }
+    }
+
+    /// <summary>Maps native status codes to exceptions: the one place that does.</summary>
+    internal static class Errors
+    {
+        internal static Exception FromStatus(int code, string message, CancellationToken token)
+        {
+            var status = (ZooLockStatus)code;
+            switch (status)
+            {
+                case ZooLockStatus.InvalidPath:
+                    return new ArgumentException(message, "path");
+                case ZooLockStatus.InvalidConnectString:
+                    return new ArgumentException(message, "connectString");
+                case ZooLockStatus.InvalidArgument:
+                    return new ArgumentException(message);
+                case ZooLockStatus.Cancelled:
+                    return new OperationCanceledException(message, token);
+                case ZooLockStatus.Closed:
+                    return new ObjectDisposedException(typeof(ZooKeeperSession).Name, message);
+                case ZooLockStatus.ConnectTimeout:
+                case ZooLockStatus.ConnectionLoss:
+                    return new ZooLockConnectionException(status, message);
+                case ZooLockStatus.NoAuth:
+                case ZooLockStatus.AuthFailed:
+                    return new ZooLockAuthException(status, message);
+                case ZooLockStatus.NoChroot:
+                case ZooLockStatus.InconsistentLeases:
+                    return new ZooLockConfigurationException(status, message);
+                case ZooLockStatus.Panic:
+                    return new ZooLockInternalException(status, message);
+                default:
+                    return new ZooLockException(status, message);
+            }
+        }
+
+        /// <summary>The exception an acquire that timed out throws.</summary>
+        internal static TimeoutException Timeout(string path, long millis)
+        {
+            return new TimeoutException(string.Format("could not acquire {0} within {1} ms", path, millis));
+        }
+    }
+}

@@ -1,0 +1,138 @@
+using System;
+using System.Collections.Generic;
+using System.Runtime.InteropServices;
+using System.Text;
+using System.Threading;
+using ZooLock.Native;
+
+namespace ZooLock
+{
+    /// <summary>Marshalling between C# and the C ABI: UTF-8 strings, status checks, buffers.</summary>
+    internal static unsafe class Interop
+    {
+        internal static readonly UTF8Encoding Utf8 = new UTF8Encoding(false, true);
+
+        [ThreadStatic] static bool adopted;
+
+        /// <summary>
+        /// At exit, cancels the acquires in progress and stops the native
+        /// callback thread (<c>zl_shutdown</c>): Mono waits at exit for every
+        /// thread that ever ran managed code, and would wait forever for a
+        /// thread blocked in native code.
+        /// </summary>
+        static Interop()
+        {
+            AppDomain.CurrentDomain.ProcessExit += (sender, args) => NativeMethods.zl_shutdown();
+            if (!AppDomain.CurrentDomain.IsDefaultAppDomain())
+                AppDomain.CurrentDomain.DomainUnload += (sender, args) => NativeMethods.zl_shutdown();
+        }
+
+        /// <summary>
+        /// Called first in every callback from native code (all on zoolock's
+        /// callback thread): a runtime that adopts the thread as a foreground
+        /// thread would wait for it at exit, so mark it background, once.
+        /// </summary>
+        internal static void EnterCallback()
+        {
+            if (adopted) return;
+            Thread.CurrentThread.IsBackground = true;
+            adopted = true;
+        }
+
+        internal static byte[] Bytes(string text)
+        {
+            return text == null ? new byte[0] : Utf8.GetBytes(text);
+        }
+
+        /// <summary>Throws the exception a failed status maps to (see <see cref="Errors"/>).</summary>
+        internal static void Check(int status)
+        {
+            if (status != NativeMethods.ZL_OK) throw Errors.FromStatus(status, LastError(), CancellationToken.None);
+        }
+
+        /// <summary>The message of the calling thread's last failed native call.</summary>
+        internal static string LastError()
+        {
+            byte* ptr;
+            uint len;
+            if (NativeMethods.zl_last_error(&ptr, &len) != NativeMethods.ZL_OK) return "(no message)";
+            return Text(ptr, len);
+        }
+
+        internal static string Text(byte* ptr, uint len)
+        {
+            return len == 0 ? string.Empty : Encoding.UTF8.GetString(ptr, checked((int)len));
+        }
+
+        /// <summary>Reads a buffer handed out by zoolock as text, then frees it.</summary>
+        internal static string TakeText(byte* ptr, uint len)
+        {
+            try { return Text(ptr, len); }
+            finally { NativeMethods.zl_bytes_free(ptr, len); }
+        }
+
+        /// <summary>Decodes a list (each item a little-endian u32 length, then UTF-8), then frees it.</summary>
+        internal static IList<string> TakeList(byte* ptr, uint len)
+        {
+            try
+            {
+                var items = new List<string>();
+                uint at = 0;
+                while (at + 4 <= len)
+                {
+                    uint size = (uint)(ptr[at] | ptr[at + 1] << 8 | ptr[at + 2] << 16 | ptr[at + 3] << 24);
+                    at += 4;
+                    items.Add(Text(ptr + at, size));
+                    at += size;
+                }
+                return items.AsReadOnly();
+            }
+            finally { NativeMethods.zl_bytes_free(ptr, len); }
+        }
+
+        /// <summary>
+        /// A timeout as the C ABI takes it: -1 waits forever (null or
+        /// <see cref="Timeout.InfiniteTimeSpan"/>), else whole milliseconds, rounded up.
+        /// </summary>
+        internal static long Millis(TimeSpan? timeout, string parameter)
+        {
+            if (!timeout.HasValue || timeout.Value == Timeout.InfiniteTimeSpan) return -1;
+            var value = timeout.Value;
+            if (value < TimeSpan.Zero)
+                throw new ArgumentOutOfRangeException(parameter, value, "a timeout must not be negative (use null or Timeout.InfiniteTimeSpan to wait forever)");
+            return (value.Ticks + TimeSpan.TicksPerMillisecond - 1) / TimeSpan.TicksPerMillisecond;
+        }
+
+        internal static long Millis(int millisecondsTimeout, string parameter)
+        {
+            if (millisecondsTimeout == Timeout.Infinite) return -1;
+            if (millisecondsTimeout < 0)
+                throw new ArgumentOutOfRangeException(parameter, millisecondsTimeout, "a timeout must be Timeout.Infinite (-1) or at least 0 ms");
+            return millisecondsTimeout;
+        }
+    }
+
+    /// <summary>
+    /// A native handle: freed once, never while a call on it is in flight
+    /// (calls hold a reference through <see cref="Enter"/>/<see cref="Exit"/>),
+    /// and by the finalizer if nobody disposed it.
+    /// </summary>
+    internal abstract class NativeHandle : SafeHandle
+    {
+        protected NativeHandle() : base(IntPtr.Zero, true) { }
+
+        public override bool IsInvalid { get { return handle == IntPtr.Zero; } }
+
+        internal void Set(IntPtr pointer) { SetHandle(pointer); }
+
+        /// <summary>The pointer, kept alive until <see cref="Exit"/>; ObjectDisposedException once disposed.</summary>
+        internal IntPtr Enter()
+        {
+            bool added = false;
+            DangerousAddRef(ref added);
+            return handle;
+        }
+
+        internal void Exit() { DangerousRelease(); }
+    }
+}

@@ -1,0 +1,69 @@
+using System;
+using System.Collections.Generic;
+using System.Threading;
+using System.Threading.Tasks;
+using ZooLock.Native;
+
+namespace ZooLock
+{
+    /// <summary>
+    /// An exclusive lock on a ZooKeeper path, shared with every zoolock
+    /// client (Rust, Python, .NET) and with kazoo's <c>Lock</c> on the same
+    /// path. Waiters queue in order (FIFO). Each acquisition returns a
+    /// handle; dispose it to release. Safe to use from many threads: each
+    /// concurrent acquisition is its own contender.
+    /// </summary>
+    public sealed class ZooKeeperDistributedLock
+    {
+        static readonly Func<HolderPool, NativeHolder, ZooKeeperLockHandle> Wrap = (pool, held) => new ZooKeeperLockHandle(pool, held);
+        readonly HolderPool pool;
+
+        /// <summary>A lock on <paramref name="path"/> through <paramref name="session"/>.</summary>
+        /// <param name="path">An absolute ZooKeeper path, e.g. <c>/locks/ledger</c>.</param>
+        /// <param name="session">The session to lock through.</param>
+        /// <param name="identifier">Stored in this client's nodes, shown by <see cref="GetContenders"/>.</param>
+        /// <exception cref="ArgumentException">The path is null, empty or not a valid lock path.</exception>
+        /// <exception cref="ObjectDisposedException">The session was disposed.</exception>
+        public ZooKeeperDistributedLock(string path, ZooKeeperSession session, string identifier = null)
+        {
+            if (path == null) throw new ArgumentNullException("path");
+            if (session == null) throw new ArgumentNullException("session");
+            pool = new HolderPool(() => NativeHolder.NewLock(session, path, NativeMethods.ZL_KIND_MUTEX, identifier));
+        }
+
+        /// <summary>The lock path.</summary>
+        public string Path { get { return pool.Path; } }
+
+        /// <summary>Acquires, waiting up to <paramref name="timeout"/> (null: forever).</summary>
+        /// <exception cref="TimeoutException">The lock stayed taken for the whole timeout.</exception>
+        /// <exception cref="OperationCanceledException">The token was cancelled; the wait left no node.</exception>
+        public ZooKeeperLockHandle Acquire(TimeSpan? timeout = null, CancellationToken cancellationToken = default(CancellationToken))
+        {
+            return Acquisition.Acquire(pool, timeout, cancellationToken, Wrap);
+        }
+
+        /// <summary>Acquires if possible within <paramref name="timeout"/> (zero: one try); null if not.</summary>
+        public ZooKeeperLockHandle TryAcquire(TimeSpan timeout = default(TimeSpan), CancellationToken cancellationToken = default(CancellationToken))
+        {
+            return Acquisition.TryAcquire(pool, timeout, cancellationToken, Wrap);
+        }
+
+        /// <summary>Acquires without blocking a thread, waiting up to <paramref name="timeout"/> (null: forever).</summary>
+        public Task<ZooKeeperLockHandle> AcquireAsync(TimeSpan? timeout = null, CancellationToken cancellationToken = default(CancellationToken))
+        {
+            return Acquisition.AcquireAsync(pool, timeout, cancellationToken, Wrap);
+        }
+
+        /// <summary>Acquires without blocking a thread if possible within <paramref name="timeout"/>; null if not.</summary>
+        public Task<ZooKeeperLockHandle> TryAcquireAsync(TimeSpan timeout = default(TimeSpan), CancellationToken cancellationToken = default(CancellationToken))
+        {
+            return Acquisition.TryAcquireAsync(pool, timeout, cancellationToken, Wrap);
+        }
+
+        /// <summary>The identifiers of everyone queued on the path, holder first.</summary>
+        public IList<string> GetContenders()
+        {
+            return pool.Query(holder => holder.Queue());
+        }
+    }
+}

@@ -1,0 +1,180 @@
+using System;
+using System.Runtime.InteropServices;
+using ZooLock.Native;
+
+namespace ZooLock
+{
+    /// <summary>The state of a <see cref="ZooKeeperSession"/>.</summary>
+    public enum ZooKeeperSessionState
+    {
+        /// <summary>Connected to a server.</summary>
+        Connected = NativeMethods.ZL_SESSION_CONNECTED,
+        /// <summary>The connection dropped; the session and its locks may still live. Stop touching guarded resources until <see cref="Connected"/>.</summary>
+        Suspended = NativeMethods.ZL_SESSION_SUSPENDED,
+        /// <summary>The session expired and its locks are gone; a new session is being opened by itself.</summary>
+        Lost = NativeMethods.ZL_SESSION_LOST,
+        /// <summary>The session was closed (disposed).</summary>
+        Closed = NativeMethods.ZL_SESSION_CLOSED,
+    }
+
+    /// <summary>Tells of a session's new state.</summary>
+    public sealed class ZooKeeperSessionStateChangedEventArgs : EventArgs
+    {
+        /// <summary>The state the session is in now.</summary>
+        public ZooKeeperSessionState State { get; private set; }
+
+        internal ZooKeeperSessionStateChangedEventArgs(ZooKeeperSessionState state) { State = state; }
+    }
+
+    /// <summary>
+    /// One ZooKeeper session, shared by every lock, read/write lock and
+    /// semaphore made from it. It reopens itself after expiry. Disposing it
+    /// closes the session: the server deletes its nodes at once, releasing
+    /// everything taken through it.
+    /// </summary>
+    public sealed unsafe class ZooKeeperSession : IDisposable
+    {
+        static readonly NativeMethods.zl_session_set_listener_callback_delegate OnState = Deliver;
+
+        readonly SessionHandle native = new SessionHandle();
+        int disposed;
+
+        /// <summary>Connects with the default timeouts (10 s session, 15 s connect).</summary>
+        /// <param name="connectString"><c>host:port[,host:port…][/chroot]</c>.</param>
+        public ZooKeeperSession(string connectString) : this(connectString, TimeSpan.Zero, TimeSpan.Zero) { }
+
+        /// <summary>Connects, blocking until the session is up.</summary>
+        /// <param name="connectString"><c>host:port[,host:port…][/chroot]</c>.</param>
+        /// <param name="sessionTimeout">Asked of the server; <see cref="TimeSpan.Zero"/> for the default. Waiters wait up to this long after a holder's process dies.</param>
+        /// <param name="connectTimeout">How long to try before <see cref="ZooLockConnectionException"/>; <see cref="TimeSpan.Zero"/> for the default.</param>
+        /// <exception cref="ArgumentException">A malformed connect string or a negative timeout.</exception>
+        /// <exception cref="ZooLockConnectionException">No server answered in time.</exception>
+        public ZooKeeperSession(string connectString, TimeSpan sessionTimeout, TimeSpan connectTimeout)
+        {
+            if (connectString == null) throw new ArgumentNullException("connectString");
+            uint session = ToMillis(sessionTimeout, "sessionTimeout");
+            uint connect = ToMillis(connectTimeout, "connectTimeout");
+            ConnectString = connectString;
+            var bytes = Interop.Bytes(connectString);
+            ZlSession* pointer;
+            fixed (byte* text = bytes)
+            {
+                Interop.Check(NativeMethods.zl_session_connect(text, (uint)bytes.Length, session, connect, &pointer));
+            }
+            native.Set((IntPtr)pointer);
+            native.Events = GCHandle.Alloc(new Sink(new WeakReference(this)));
+            Interop.Check(NativeMethods.zl_session_set_listener(pointer, OnState, (void*)GCHandle.ToIntPtr(native.Events)));
+        }
+
+        /// <summary>The connect string the session was opened with.</summary>
+        public string ConnectString { get; private set; }
+
+        /// <summary>Raised on zoolock's event thread with each state change, in order. Handlers should return quickly.</summary>
+        public event EventHandler<ZooKeeperSessionStateChangedEventArgs> StateChanged;
+
+        /// <summary>The session's current state.</summary>
+        public ZooKeeperSessionState State
+        {
+            get
+            {
+                int state;
+                Status(&state, null, null);
+                return (ZooKeeperSessionState)state;
+            }
+        }
+
+        /// <summary>The current ZooKeeper session id (it changes when an expired session is replaced).</summary>
+        public long SessionId
+        {
+            get
+            {
+                long id;
+                Status(null, &id, null);
+                return id;
+            }
+        }
+
+        /// <summary>1 for the first session, one more each time an expired session was replaced.</summary>
+        public long Generation
+        {
+            get
+            {
+                ulong generation;
+                Status(null, null, &generation);
+                return (long)generation;
+            }
+        }
+
+        /// <summary>Closes the session, releasing every lock and lease taken through it. Harmless when repeated.</summary>
+        public void Dispose()
+        {
+            if (System.Threading.Interlocked.Exchange(ref disposed, 1) != 0) return;
+            var pointer = native.Enter();
+            try { Interop.Check(NativeMethods.zl_session_close((ZlSession*)pointer)); }
+            finally { native.Exit(); }
+            native.Dispose();
+        }
+
+        internal bool IsDisposed { get { return disposed != 0; } }
+
+        /// <summary>Runs <paramref name="call"/> with the native session, kept alive meanwhile.</summary>
+        internal T With<T>(Func<IntPtr, T> call)
+        {
+            if (IsDisposed) throw new ObjectDisposedException(GetType().Name);
+            var pointer = native.Enter();
+            try { return call(pointer); }
+            finally { native.Exit(); }
+        }
+
+        void Status(int* state, long* id, ulong* generation)
+        {
+            if (IsDisposed) throw new ObjectDisposedException(GetType().Name);
+            var pointer = native.Enter();
+            try { Interop.Check(NativeMethods.zl_session_status((ZlSession*)pointer, state, id, generation)); }
+            finally { native.Exit(); }
+        }
+
+        static uint ToMillis(TimeSpan timeout, string parameter)
+        {
+            if (timeout < TimeSpan.Zero || timeout.TotalMilliseconds > uint.MaxValue)
+                throw new ArgumentOutOfRangeException(parameter, timeout, "must be zero (the default) or positive");
+            return (uint)Math.Ceiling(timeout.TotalMilliseconds);
+        }
+
+        static void Deliver(void* userData, int state)
+        {
+            try
+            {
+                Interop.EnterCallback();
+                var sink = (Sink)GCHandle.FromIntPtr((IntPtr)userData).Target;
+                var session = sink.Owner.Target as ZooKeeperSession;
+                if (session == null) return;
+                var handlers = session.StateChanged;
+                if (handlers != null) handlers(session, new ZooKeeperSessionStateChangedEventArgs((ZooKeeperSessionState)state));
+            }
+            catch (Exception)
+            {
+                // An exception must not unwind into native code; a failing handler only loses its own event.
+            }
+        }
+
+        /// <summary>What the native listener holds: no strong reference, so an undisposed session can be finalized.</summary>
+        sealed class Sink
+        {
+            internal readonly WeakReference Owner;
+            internal Sink(WeakReference owner) { Owner = owner; }
+        }
+
+        sealed class SessionHandle : NativeHandle
+        {
+            internal GCHandle Events;
+
+            protected override bool ReleaseHandle()
+            {
+                NativeMethods.zl_session_free((ZlSession*)handle);
+                if (Events.IsAllocated) Events.Free();
+                return true;
+            }
+        }
+    }
+}

@@ -1,0 +1,82 @@
+using System;
+using System.Collections.Concurrent;
+using System.Threading;
+using NUnit.Framework;
+
+namespace ZooLock.Tests
+{
+    /// <summary>Session states, expiry and what a holder learns of them.</summary>
+    [TestFixture]
+    public class SessionTests
+    {
+        [Test]
+        public void HandleLostFiresWhenTheSessionExpiresAndTheSessionComesBack()
+        {
+            using (var session = Fixture.Session())
+            {
+                var states = new BlockingCollection<ZooKeeperSessionState>();
+                session.StateChanged += (sender, args) => states.Add(args.State);
+                var mutex = new ZooKeeperDistributedLock(Fixture.Path("expiry"), session);
+                var handle = mutex.Acquire();
+                var lost = handle.HandleLost;
+                Assert.IsFalse(lost.IsCancellationRequested);
+                Assert.That(session.Generation, Is.EqualTo(1));
+
+                Setup.Zk.Expire(session.SessionId);
+                Assert.IsTrue(lost.WaitHandle.WaitOne(Fixture.Patience), "HandleLost was cancelled");
+                ZooKeeperSessionState state;
+                do
+                {
+                    Assert.IsTrue(states.TryTake(out state, Fixture.Patience), "the session came back");
+                } while (state != ZooKeeperSessionState.Connected);
+                Assert.That(session.Generation, Is.EqualTo(2));
+                handle.Dispose();
+                using (var again = mutex.Acquire(Fixture.Patience))
+                {
+                    Assert.That(again.FencingToken, Is.GreaterThan(0));
+                    Assert.IsFalse(again.HandleLost.IsCancellationRequested, "a new hold has a fresh token");
+                }
+            }
+        }
+
+        [Test]
+        public void HandleLostFiresWhenTheSessionIsDisposed()
+        {
+            var session = Fixture.Session();
+            var handle = new ZooKeeperDistributedLock(Fixture.Path("closed"), session).Acquire();
+            var lost = handle.HandleLost;
+            var states = new BlockingCollection<ZooKeeperSessionState>();
+            session.StateChanged += (sender, args) => states.Add(args.State);
+            session.Dispose();
+            Assert.IsTrue(lost.WaitHandle.WaitOne(Fixture.Patience));
+            handle.Dispose();
+            session.Dispose();
+        }
+
+        [Test]
+        public void ALossBeforeHandleLostIsReadIsNotMissed()
+        {
+            using (var session = Fixture.Session())
+            {
+                var handle = new ZooKeeperDistributedLock(Fixture.Path("late"), session).Acquire();
+                Setup.Zk.Expire(session.SessionId);
+                // Nothing announces a loss to a handle that never asked: read the token until it says so.
+                Fixture.Eventually(() => handle.HandleLost.IsCancellationRequested, "the loss shows on a token asked for afterwards");
+                handle.Dispose();
+            }
+        }
+
+        [Test]
+        public void SessionReportsItsIdAndState()
+        {
+            using (var session = Fixture.Session())
+            {
+                Assert.That(session.State, Is.EqualTo(ZooKeeperSessionState.Connected));
+                Assert.That(session.SessionId, Is.Not.EqualTo(0));
+                Assert.That(session.ConnectString, Is.EqualTo(Setup.Zk.Connect));
+                session.Dispose();
+                Assert.Throws<ObjectDisposedException>(() => { var state = session.State; });
+            }
+        }
+    }
+}
