@@ -228,9 +228,9 @@ impl Client {
         let mut options = SessionOptions::new(connect).session_timeout(session_timeout);
         if let Some(auth_data) = auth_data {
             for pair in auth_data.try_iter()? {
-                let (scheme, credential): (String, String) = pair?
-                    .extract()
-                    .map_err(|_| PyTypeError::new_err("auth_data holds (scheme, credential) pairs of str"))?;
+                let (scheme, credential): (String, String) = pair?.extract().map_err(|_| {
+                    PyTypeError::new_err("auth_data holds (scheme, credential) pairs of str")
+                })?;
                 options.auth.push((scheme, credential.into_bytes()));
             }
         }
@@ -238,9 +238,10 @@ impl Client {
             let mut acls = Vec::new();
             for acl in default_acl.try_iter()? {
                 // kazoo's ACL(perms, Id(scheme, id)) is a tuple of this shape.
-                let (perms, (scheme, id)): (u32, (String, String)) = acl?
-                    .extract()
-                    .map_err(|_| PyTypeError::new_err("default_acl holds ACL(perms, Id(scheme, id)) tuples"))?;
+                let (perms, (scheme, id)): (u32, (String, String)) =
+                    acl?.extract().map_err(|_| {
+                        PyTypeError::new_err("default_acl holds ACL(perms, Id(scheme, id)) tuples")
+                    })?;
                 acls.push(Acl::new(permission(perms)?, AuthId::new(&scheme, &id)));
             }
             options = options.acls(acls);

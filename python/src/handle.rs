@@ -11,9 +11,10 @@ use pyo3::types::PyBool;
 use tokio::sync::watch;
 use zoolock::{runtime, timeout_from_secs, Acquire, LockState, LostReason, Session};
 
+use crate::asyncio::to_asyncio;
 use crate::client::Client;
 use crate::errors::{IntoPy, LockTimeout};
-use crate::wait::{call_reporting, interruptible, run_with_gil, to_asyncio, uninterruptible};
+use crate::wait::{call_reporting, interruptible, run_with_gil, uninterruptible};
 
 /// The core handle types behind Python's classes.
 pub trait Core: Clone + Send + Sync + 'static {
@@ -88,10 +89,19 @@ type Make<C> = Box<dyn Fn(&Session) -> zoolock::Result<C> + Send + Sync>;
 /// The core handle of the client's current session, made on first use and
 /// again after the client was restarted.
 pub struct Slot<C> {
-    current: Mutex<Option<(u64, C)>>,
+    current: Mutex<Option<Made<C>>>,
     /// The process that made the handle: a forked child must not run its
     /// destructor, which would touch threads that stayed in the parent.
     pid: u32,
+}
+
+struct Made<C> {
+    /// The client's epoch (one per `start()`) the handle was made in.
+    epoch: u64,
+    core: C,
+    /// Whether the Python listeners are registered with `core`: only once
+    /// there are any, so that holds without listeners cost no event thread work.
+    listening: bool,
 }
 
 impl<C> Drop for Slot<C> {
@@ -113,7 +123,7 @@ impl<C: Core> Watched for Slot<C> {
             .lock()
             .unwrap()
             .as_ref()
-            .map(|(_, core)| core.subscribe())
+            .map(|made| made.core.subscribe())
     }
 }
 
@@ -208,16 +218,29 @@ impl<C: Core> Handle<C> {
     fn core(&self) -> PyResult<C> {
         let (epoch, session) = self.client.get().session()?;
         let mut current = self.slot.current.lock().unwrap();
-        if let Some((made_in, core)) = current.as_ref() {
-            if *made_in == epoch {
-                return Ok(core.clone());
-            }
+        if let Some(made) = current.as_ref().filter(|made| made.epoch == epoch) {
+            return Ok(made.core.clone());
         }
-        let core = (self.make)(&session).py_err()?;
-        let listeners = self.listeners.clone();
-        core.add_listener(move |state| notify(&listeners, state_name(state)));
-        *current = Some((epoch, core.clone()));
+        let mut made = Made {
+            epoch,
+            core: (self.make)(&session).py_err()?,
+            listening: false,
+        };
+        self.listen(&mut made);
+        let core = made.core.clone();
+        *current = Some(made);
         Ok(core)
+    }
+
+    /// Registers the Python listeners with the core handle, once there are any.
+    fn listen(&self, made: &mut Made<C>) {
+        if made.listening || self.listeners.lock().unwrap().is_empty() {
+            return;
+        }
+        let listeners = self.listeners.clone();
+        made.core
+            .add_listener(move |state| notify(&listeners, state_name(state)));
+        made.listening = true;
     }
 
     /// The core handle last made, if any, without needing a session.
@@ -227,7 +250,7 @@ impl<C: Core> Handle<C> {
             .lock()
             .unwrap()
             .as_ref()
-            .map(|(_, core)| core.clone())
+            .map(|made| made.core.clone())
     }
 
     pub fn acquire(&self, py: Python<'_>, args: AcquireArgs) -> PyResult<bool> {
@@ -311,7 +334,11 @@ impl<C: Core> Handle<C> {
     }
 
     pub fn add_listener(&self, listener: Py<PyAny>) {
+        let mut current = self.slot.current.lock().unwrap();
         self.listeners.lock().unwrap().push(listener);
+        if let Some(made) = current.as_mut() {
+            self.listen(made);
+        }
     }
 
     pub fn remove_listener(&self, py: Python<'_>, listener: &Bound<'_, PyAny>) {

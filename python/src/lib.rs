@@ -2,6 +2,7 @@
 //! types, errors and the blocking/async style of kazoo's lock API; every
 //! lock decision is the core's.
 
+mod asyncio;
 mod client;
 mod errors;
 mod handle;

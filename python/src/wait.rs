@@ -1,6 +1,6 @@
 //! How Python waits for the core: blocking calls release the GIL and stay
-//! interruptible by Ctrl-C; asyncio calls complete an asyncio Future from
-//! zoolock's runtime without blocking the event loop.
+//! interruptible by Ctrl-C; callbacks run on one thread that takes the GIL.
+//! (asyncio's waits are in asyncio.rs.)
 
 use std::cell::Cell;
 use std::future::Future;
@@ -23,7 +23,10 @@ const SIGNAL_SLICE: Duration = Duration::from_millis(50);
 ///
 /// The wait is a plain channel receive, not a tokio timer: a timer set from
 /// a thread outside the runtime would wake the runtime's driver on every call.
-pub fn interruptible<T: Send + 'static>(py: Python<'_>, work: impl Future<Output = T> + Send + 'static) -> PyResult<T> {
+pub fn interruptible<T: Send + 'static>(
+    py: Python<'_>,
+    work: impl Future<Output = T> + Send + 'static,
+) -> PyResult<T> {
     // In a forked child the runtime's threads are gone: nothing spawned would run.
     runtime::check_process().map_err(to_py)?;
     let (sender, outcome) = sync_channel(1);
@@ -32,7 +35,9 @@ pub fn interruptible<T: Send + 'static>(py: Python<'_>, work: impl Future<Output
     });
     if !is_main_thread(py) {
         // Only the main thread receives signals.
-        return Ok(py.detach(move || outcome.recv()).expect("zoolock task vanished"));
+        return Ok(py
+            .detach(move || outcome.recv())
+            .expect("zoolock task vanished"));
     }
     let mut outcome = outcome;
     loop {
@@ -54,13 +59,18 @@ pub fn interruptible<T: Send + 'static>(py: Python<'_>, work: impl Future<Output
 
 /// Runs `work` with the GIL released and no interruption: for short,
 /// bounded calls (release) that must not stop halfway.
-pub fn uninterruptible<T: Send + 'static>(py: Python<'_>, work: impl Future<Output = T> + Send + 'static) -> PyResult<T> {
+pub fn uninterruptible<T: Send + 'static>(
+    py: Python<'_>,
+    work: impl Future<Output = T> + Send + 'static,
+) -> PyResult<T> {
     runtime::check_process().map_err(to_py)?;
     let (sender, outcome) = sync_channel(1);
     runtime::spawn(async move {
         let _ = sender.send(work.await);
     });
-    Ok(py.detach(move || outcome.recv()).expect("zoolock task vanished"))
+    Ok(py
+        .detach(move || outcome.recv())
+        .expect("zoolock task vanished"))
 }
 
 fn is_main_thread(py: Python<'_>) -> bool {
@@ -81,104 +91,6 @@ fn is_main_thread(py: Python<'_>) -> bool {
         main.set(Some(known));
         known
     })
-}
-
-type Delivery = Box<dyn FnOnce(Python<'_>, bool) + Send>;
-
-/// Called on the event loop's thread with the outcome of a core call.
-#[pyclass(frozen)]
-struct Deliver {
-    job: Mutex<Option<Delivery>>,
-}
-
-#[pymethods]
-impl Deliver {
-    fn __call__(&self, py: Python<'_>) {
-        if let Some(job) = self.job.lock().unwrap().take() {
-            job(py, false);
-        }
-    }
-}
-
-/// A done-callback: cancelling the asyncio Future aborts the core call.
-#[pyclass(frozen)]
-struct AbortOnCancel {
-    task: tokio::task::AbortHandle,
-}
-
-#[pymethods]
-impl AbortOnCancel {
-    fn __call__(&self, future: &Bound<'_, PyAny>) -> PyResult<()> {
-        if future.call_method0("cancelled")?.is_truthy()? {
-            self.task.abort();
-        }
-        Ok(())
-    }
-}
-
-/// Runs `work` on zoolock's runtime and returns an asyncio Future of the
-/// running loop that `convert` completes. Cancelling the Future aborts
-/// `work` (dropping a core acquire removes its node); if the outcome arrives
-/// after the Future was cancelled or its loop closed, `abandon` gets it.
-pub fn to_asyncio<'py, T: Send + 'static>(
-    py: Python<'py>,
-    work: impl Future<Output = T> + Send + 'static,
-    convert: impl FnOnce(Python<'_>, T) -> PyResult<Py<PyAny>> + Send + 'static,
-    abandon: impl FnOnce(T) + Send + 'static,
-) -> PyResult<Bound<'py, PyAny>> {
-    let event_loop = py.import("asyncio")?.call_method0("get_running_loop")?;
-    runtime::check_process().map_err(to_py)?;
-    let future = event_loop.call_method0("create_future")?;
-    let (loop_ref, future_ref) = (event_loop.clone().unbind(), future.clone().unbind());
-    let task = runtime::spawn(async move {
-        let outcome = work.await;
-        let job: Delivery = Box::new(move |py, abandoned| {
-            let future = future_ref.bind(py);
-            let done = future
-                .call_method0("done")
-                .and_then(|d| d.is_truthy())
-                .unwrap_or(true);
-            if abandoned || done {
-                return abandon(outcome);
-            }
-            let settled = match convert(py, outcome) {
-                Ok(value) => future.call_method1("set_result", (value,)),
-                Err(err) => future.call_method1("set_exception", (err.value(py),)),
-            };
-            if let Err(err) = settled {
-                err.write_unraisable(py, Some(future));
-            }
-        });
-        // Taking the GIL may wait; keep that off the runtime's I/O threads.
-        run_with_gil(move |py| {
-            let deliver = match Bound::new(
-                py,
-                Deliver {
-                    job: Mutex::new(Some(job)),
-                },
-            ) {
-                Ok(deliver) => deliver,
-                Err(err) => return err.write_unraisable(py, None),
-            };
-            if loop_ref
-                .bind(py)
-                .call_method1("call_soon_threadsafe", (&deliver,))
-                .is_err()
-            {
-                // The loop is closed: nobody will ever see the outcome.
-                if let Some(job) = deliver.get().job.lock().unwrap().take() {
-                    job(py, true);
-                }
-            }
-        });
-    });
-    future.call_method1(
-        "add_done_callback",
-        (AbortOnCancel {
-            task: task.abort_handle(),
-        },),
-    )?;
-    Ok(future)
 }
 
 type Job = Box<dyn FnOnce(Python<'_>) + Send>;

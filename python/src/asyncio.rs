@@ -1,0 +1,218 @@
+//! asyncio support: a core call runs on zoolock's runtime and completes an
+//! asyncio Future of the running loop without blocking it.
+//!
+//! Each loop gets one bridge: a queue of completions and a pipe the loop
+//! watches (`add_reader`). A finished call queues its completion and writes
+//! one byte if the queue was empty; the loop, which holds the GIL anyway,
+//! drains the queue. No other thread takes the GIL, and a burst of
+//! completions costs the loop one wake-up.
+
+use std::future::Future;
+use std::io::{ErrorKind, PipeReader, PipeWriter, Read, Write};
+use std::os::fd::AsRawFd;
+use std::sync::{Arc, Mutex};
+
+use pyo3::prelude::*;
+use pyo3::sync::PyOnceLock;
+use zoolock::runtime;
+
+use crate::errors::to_py;
+
+type Completion = Box<dyn FnOnce(Python<'_>) + Send>;
+
+struct Queue {
+    completions: Mutex<Vec<Completion>>,
+    wake: Mutex<PipeWriter>,
+}
+
+impl Queue {
+    fn push(&self, completion: Completion) {
+        let was_empty = {
+            let mut completions = self.completions.lock().unwrap();
+            completions.push(completion);
+            completions.len() == 1
+        };
+        if was_empty {
+            // Fails only once the loop is gone, and then nobody is waiting.
+            let _ = self.wake.lock().unwrap().write(&[1]);
+        }
+    }
+}
+
+/// The reader the loop calls when the pipe is readable.
+#[pyclass(frozen)]
+struct Bridge {
+    queue: Arc<Queue>,
+    woken: Mutex<PipeReader>,
+}
+
+#[pymethods]
+impl Bridge {
+    fn __call__(&self, py: Python<'_>) {
+        // Empty the pipe before the queue: a completion queued in between
+        // then finds the queue non-empty and is taken below, or writes a
+        // byte that wakes the loop again.
+        let mut bytes = [0u8; 256];
+        let mut woken = self.woken.lock().unwrap();
+        loop {
+            match woken.read(&mut bytes) {
+                Ok(n) if n > 0 => continue,
+                Err(err) if err.kind() == ErrorKind::Interrupted => continue,
+                _ => break, // WouldBlock: empty (or closed)
+            }
+        }
+        drop(woken);
+        let completions = std::mem::take(&mut *self.queue.completions.lock().unwrap());
+        for completion in completions {
+            completion(py);
+        }
+    }
+}
+
+/// The bridge of `event_loop`, made and registered on first use.
+fn queue_of(py: Python<'_>, event_loop: &Bound<'_, PyAny>) -> PyResult<Arc<Queue>> {
+    static BRIDGES: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
+    let bridges = BRIDGES
+        .get_or_try_init(py, || {
+            Ok::<_, PyErr>(
+                py.import("weakref")?
+                    .call_method0("WeakKeyDictionary")?
+                    .unbind(),
+            )
+        })?
+        .bind(py);
+    if let Ok(bridge) = bridges.call_method1("get", (event_loop,))?.cast::<Bridge>() {
+        return Ok(bridge.get().queue.clone());
+    }
+    let (woken, wake) = std::io::pipe()?;
+    let fd = woken.as_raw_fd();
+    py.import("os")?.call_method1("set_blocking", (fd, false))?;
+    let queue = Arc::new(Queue {
+        completions: Mutex::default(),
+        wake: Mutex::new(wake),
+    });
+    let bridge = Bound::new(
+        py,
+        Bridge {
+            queue: queue.clone(),
+            woken: Mutex::new(woken),
+        },
+    )?;
+    event_loop.call_method1("add_reader", (fd, &bridge))?;
+    bridges.set_item(event_loop, bridge)?;
+    Ok(queue)
+}
+
+/// Where a call's outcome is, shared by the call, its completion and the
+/// Future's done-callback, so a cancelled Future's outcome is handed to
+/// `abandon` exactly once whoever comes last.
+struct Pending<T> {
+    cancelled: bool,
+    outcome: Option<T>,
+    abandon: Option<Box<dyn FnOnce(T) + Send>>,
+}
+
+impl<T> Pending<T> {
+    fn give_up(&mut self) {
+        if let (Some(outcome), Some(abandon)) = (self.outcome.take(), self.abandon.take()) {
+            abandon(outcome);
+        }
+    }
+}
+
+/// A done-callback: cancelling the asyncio Future aborts the core call.
+#[pyclass(frozen)]
+struct OnCancel {
+    cancel: Mutex<Option<Box<dyn FnOnce() + Send>>>,
+}
+
+#[pymethods]
+impl OnCancel {
+    fn __call__(&self, future: &Bound<'_, PyAny>) -> PyResult<()> {
+        if future.call_method0("cancelled")?.is_truthy()? {
+            if let Some(cancel) = self.cancel.lock().unwrap().take() {
+                cancel();
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Runs `work` on zoolock's runtime and returns an asyncio Future of the
+/// running loop that `convert` completes. Cancelling the Future aborts
+/// `work` (dropping a core acquire removes its node); an outcome that
+/// arrives for a cancelled Future goes to `abandon` (a lock won just then is
+/// released again).
+pub fn to_asyncio<'py, T: Send + 'static>(
+    py: Python<'py>,
+    work: impl Future<Output = T> + Send + 'static,
+    convert: impl FnOnce(Python<'_>, T) -> PyResult<Py<PyAny>> + Send + 'static,
+    abandon: impl FnOnce(T) + Send + 'static,
+) -> PyResult<Bound<'py, PyAny>> {
+    let event_loop = py.import("asyncio")?.call_method0("get_running_loop")?;
+    runtime::check_process().map_err(to_py)?;
+    let queue = queue_of(py, &event_loop)?;
+    let future = event_loop.call_method0("create_future")?;
+    let pending = Arc::new(Mutex::new(Pending {
+        cancelled: false,
+        outcome: None,
+        abandon: Some(Box::new(abandon)),
+    }));
+    let (target, shared) = (future.clone().unbind(), pending.clone());
+    let task = runtime::spawn(async move {
+        let outcome = work.await;
+        {
+            let mut pending = shared.lock().unwrap();
+            pending.outcome = Some(outcome);
+            if pending.cancelled {
+                return pending.give_up();
+            }
+        }
+        queue.push(Box::new(move |py| {
+            complete(py, target.bind(py), &shared, convert)
+        }));
+    });
+    let abort = task.abort_handle();
+    let cancel: Box<dyn FnOnce() + Send> = Box::new(move || {
+        abort.abort();
+        let mut pending = pending.lock().unwrap();
+        pending.cancelled = true;
+        pending.give_up();
+    });
+    future.call_method1(
+        "add_done_callback",
+        (OnCancel {
+            cancel: Mutex::new(Some(cancel)),
+        },),
+    )?;
+    Ok(future)
+}
+
+/// On the loop: settles `future` with the outcome, unless it was cancelled.
+fn complete<T>(
+    py: Python<'_>,
+    future: &Bound<'_, PyAny>,
+    pending: &Mutex<Pending<T>>,
+    convert: impl FnOnce(Python<'_>, T) -> PyResult<Py<PyAny>>,
+) {
+    let mut state = pending.lock().unwrap();
+    let Some(outcome) = state.outcome.take() else {
+        return;
+    };
+    if future
+        .call_method0("done")
+        .and_then(|d| d.is_truthy())
+        .unwrap_or(true)
+    {
+        state.outcome = Some(outcome);
+        return state.give_up();
+    }
+    drop(state);
+    let settled = match convert(py, outcome) {
+        Ok(value) => future.call_method1("set_result", (value,)),
+        Err(err) => future.call_method1("set_exception", (err.value(py),)),
+    };
+    if let Err(err) = settled {
+        err.write_unraisable(py, Some(future));
+    }
+}
