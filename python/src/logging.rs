@@ -4,14 +4,15 @@
 //! `log` facade; this logger queues them to one thread that takes the GIL,
 //! so an I/O thread never waits for Python to log.
 
-use std::sync::mpsc::{channel, Sender};
-use std::sync::Mutex;
+use std::sync::mpsc::Receiver;
 
 use log::{Level, LevelFilter, Log, Metadata, Record};
 use pyo3::prelude::*;
 
+use crate::wait::ProcessThread;
+
 struct Forward {
-    queue: Mutex<Sender<(u8, String)>>,
+    thread: ProcessThread<(u8, String)>,
 }
 
 impl Log for Forward {
@@ -34,25 +35,14 @@ impl Log for Forward {
             Level::Trace => 5,
         };
         let message = format!("{} [{}]", record.args(), record.target());
-        let _ = self.queue.lock().unwrap().send((level, message));
+        self.thread.send((level, message), start);
     }
 
     fn flush(&self) {}
 }
 
-/// Installs the forwarding logger, unless another `log` logger is already
-/// installed in this process.
-pub fn install() {
-    let (sender, receiver) = channel::<(u8, String)>();
-    if log::set_boxed_logger(Box::new(Forward {
-        queue: Mutex::new(sender),
-    }))
-    .is_err()
-    {
-        return;
-    }
-    log::set_max_level(LevelFilter::Debug);
-    let spawned = std::thread::Builder::new()
+fn start(receiver: Receiver<(u8, String)>) {
+    let _ = std::thread::Builder::new()
         .name("zoolock-log".into())
         .spawn(move || {
             let mut logger: Option<Py<PyAny>> = None;
@@ -77,7 +67,16 @@ pub fn install() {
                 }
             }
         });
-    if spawned.is_err() {
-        log::set_max_level(LevelFilter::Off);
+}
+
+/// Installs the forwarding logger, unless another `log` logger is already
+/// installed in this process. Its thread starts with the first event.
+pub fn install() {
+    if log::set_boxed_logger(Box::new(Forward {
+        thread: ProcessThread::new(),
+    }))
+    .is_ok()
+    {
+        log::set_max_level(LevelFilter::Debug);
     }
 }

@@ -4,8 +4,8 @@
 
 use std::cell::Cell;
 use std::future::Future;
-use std::sync::mpsc::{channel, sync_channel, RecvTimeoutError, Sender};
-use std::sync::{Mutex, OnceLock};
+use std::sync::mpsc::{channel, sync_channel, Receiver, RecvTimeoutError, Sender};
+use std::sync::Mutex;
 use std::time::Duration;
 
 use pyo3::prelude::*;
@@ -95,13 +95,40 @@ fn is_main_thread(py: Python<'_>) -> bool {
 
 type Job = Box<dyn FnOnce(Python<'_>) + Send>;
 
+/// A channel to a thread of this process, started on first use. A child
+/// forked after that starts its own: threads do not survive `fork()`.
+pub struct ProcessThread<T> {
+    current: Mutex<Option<(u32, Sender<T>)>>,
+}
+
+impl<T: Send + 'static> ProcessThread<T> {
+    pub const fn new() -> Self {
+        ProcessThread {
+            current: Mutex::new(None),
+        }
+    }
+
+    /// Sends `item` to the thread, starting it with `start` if needed.
+    pub fn send(&self, item: T, start: impl FnOnce(Receiver<T>)) {
+        let mut current = self.current.lock().unwrap();
+        let pid = std::process::id();
+        if !matches!(&*current, Some((started_in, _)) if *started_in == pid) {
+            let (sender, receiver) = channel();
+            start(receiver);
+            *current = Some((pid, sender));
+        }
+        if let Some((_, sender)) = current.as_ref() {
+            let _ = sender.send(item);
+        }
+    }
+}
+
 /// Runs `job` with the GIL on zoolock's Python thread ("zoolock-python"):
-/// listener callbacks and asyncio deliveries, in the order they were queued,
-/// never on an I/O thread. Dropped if the interpreter is shutting down.
+/// listener callbacks, in the order they were queued, never on an I/O
+/// thread. Dropped if the interpreter is shutting down.
 pub fn run_with_gil(job: impl FnOnce(Python<'_>) + Send + 'static) {
-    static QUEUE: OnceLock<Mutex<Sender<Job>>> = OnceLock::new();
-    let queue = QUEUE.get_or_init(|| {
-        let (sender, receiver) = channel::<Job>();
+    static THREAD: ProcessThread<Job> = ProcessThread::new();
+    THREAD.send(Box::new(job), |receiver| {
         std::thread::Builder::new()
             .name("zoolock-python".into())
             .spawn(move || {
@@ -120,9 +147,7 @@ pub fn run_with_gil(job: impl FnOnce(Python<'_>) + Send + 'static) {
                 }
             })
             .expect("zoolock cannot start its Python callback thread");
-        Mutex::new(sender)
     });
-    let _ = queue.lock().unwrap().send(Box::new(job));
 }
 
 /// Calls `callback(arg)`, reporting (not raising) what it raises, as a

@@ -78,3 +78,25 @@ def test_semaphore_and_lost_event_async(client, path):
 def test_acquire_async_needs_a_running_loop(client, path):
     with pytest.raises(RuntimeError):
         client.Lock(path).acquire_async()
+
+
+def test_cancelling_at_any_moment_never_strands_the_lock(client, kz, path):
+    lock = client.Lock(path)
+
+    async def main():
+        for spins in range(40):
+            task = asyncio.ensure_future(lock.acquire_async())
+            for _ in range(spins % 8):  # cancel at different points of the acquire
+                await asyncio.sleep(0)
+            task.cancel()
+            try:
+                if await task:  # won before the cancel landed: ours to release
+                    await lock.release_async()
+            except asyncio.CancelledError:
+                pass
+        # Whatever raced, the lock object is not wedged and nothing was left.
+        assert await asyncio.wait_for(lock.acquire_async(), DEADLINE)
+        assert await lock.release_async()
+
+    run(main())
+    until_children(kz, path, lambda c: c == [], "every node to go")

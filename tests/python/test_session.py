@@ -174,6 +174,31 @@ def test_a_forked_child_gets_a_clear_error(client, path):
     assert lock.is_acquired and lock.release()  # the parent goes on
 
 
+FORK_BEFORE_START = """
+import os, sys, threading, zoolock
+pid = os.fork()
+if pid == 0:
+    client = zoolock.KazooClient(hosts=sys.argv[1], timeout=4.0)
+    connected = threading.Event()
+    client.add_listener(lambda state: state == "CONNECTED" and connected.set())
+    client.start(timeout=10)
+    lock = client.Lock(sys.argv[2])
+    ok = lock.acquire(timeout=10) and lock.release() and connected.wait(10)
+    client.stop()
+    os._exit(0 if ok else 1)
+_, status = os.waitpid(pid, 0)
+sys.exit(os.WEXITSTATUS(status) if os.WIFEXITED(status) else 2)
+"""
+
+
+def test_a_child_forked_before_zoolock_started_can_use_it(connect, path):
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-c", FORK_BEFORE_START, connect, path], timeout=60)
+    assert done.returncode == 0
+
+
 def test_spawned_processes_work(connect, path):
     context = multiprocessing.get_context("spawn")
     from workers import hold_and_release
