@@ -20,13 +20,14 @@ def test_locks_exclude_each_other_and_see_each_other(first, client, kz, path):
     other.release()
 
 
-def test_fifo_handover_between_kazoo_and_zoolock(make_client, make_kazoo, kz, path):
-    holder = make_client().Lock(path, "holder")
+@pytest.mark.parametrize("kind", ["Lock", "WriteLock"])
+def test_fifo_handover_between_kazoo_and_zoolock(kind, make_client, make_kazoo, kz, path):
+    holder = getattr(make_client(), kind)(path, "holder")
     assert holder.acquire()
     order, waiters = [], []
     for i in range(4):
         name = f"{'kazoo' if i % 2 == 0 else 'zoolock'}-{i}"
-        lock = (make_kazoo() if i % 2 == 0 else make_client()).Lock(path, name)
+        lock = getattr(make_kazoo() if i % 2 == 0 else make_client(), kind)(path, name)
 
         def take(lock=lock, name=name):
             assert lock.acquire(timeout=DEADLINE)
@@ -78,3 +79,25 @@ def test_semaphore_shared_with_kazoo(client, kz, path):
     theirs[0].release()
     assert zoolock_waiting.result() is True
     assert sorted(theirs[0].lease_holders()) == ["k1", "z1"]
+
+
+def test_semaphore_admits_kazoo_and_zoolock_in_queue_order(make_client, make_kazoo, kz, path):
+    holder = make_client().Semaphore(path, "holder")
+    assert holder.acquire()
+    order, waiters = [], []
+    for i in range(4):
+        name = f"{'kazoo' if i % 2 == 0 else 'zoolock'}-{i}"
+        sem = (make_kazoo() if i % 2 == 0 else make_client()).Semaphore(path, name)
+
+        def take(sem=sem, name=name):
+            assert sem.acquire(timeout=DEADLINE)
+            order.append(name)
+            sem.release()
+
+        waiters.append(run_in_thread(take))
+        # Waiters queue on the admission lock; the first holds it and watches the pool.
+        until_children(kz, path + "-__lock__", lambda c, n=i + 1: len(c) == n, f"{name} to queue")
+    holder.release()
+    for waiter in waiters:
+        waiter.result()
+    assert order == ["kazoo-0", "zoolock-1", "kazoo-2", "zoolock-3"]

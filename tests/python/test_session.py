@@ -81,6 +81,19 @@ def test_unstarted_or_stopped_client_fails_at_once(make_client, path):
         lock.acquire(blocking=False)
 
 
+def test_stop_fails_pending_acquires(make_client, kz, path):
+    holder = kz.Lock(path)
+    assert holder.acquire()
+    client = make_client()
+    lock = client.Lock(path)
+    waiting = run_in_thread(lock.acquire)
+    until_children(kz, path, lambda c: len(c) == 2, "the waiter to queue")
+    client.stop()
+    with pytest.raises(zoolock.ConnectionClosedError):
+        waiting.result()
+    until_children(kz, path, lambda c: c == [holder.node], "the waiter's node to go with its session")
+
+
 def test_start_fails_clearly_when_nobody_listens():
     client = zoolock.KazooClient(hosts="127.0.0.1:1", timeout=2.0)
     started = time.monotonic()

@@ -1,0 +1,52 @@
+"""The installed package: importable from anywhere, typed, documented."""
+
+import inspect
+import subprocess
+import sys
+from pathlib import Path
+
+import zoolock
+import zoolock.client
+
+
+def test_imports_from_any_directory(tmp_path):
+    done = subprocess.run([sys.executable, "-c", "import zoolock, zoolock.client, zoolock.exceptions, "
+                           "zoolock.security; print(zoolock.__file__)"],
+                          cwd=tmp_path, capture_output=True, text=True, check=True)
+    assert "site-packages" in done.stdout
+
+
+def test_ships_stubs_and_py_typed():
+    package = Path(zoolock.__file__).parent
+    assert (package / "py.typed").exists() and (package / "_zoolock.pyi").exists()
+    stubs = (package / "_zoolock.pyi").read_text()
+    for name in ("class KazooClient", "class Lock", "class ReadLock", "class WriteLock", "class Semaphore",
+                 "class LostEvent", "def acquire_async", "def fencing_token"):
+        assert name in stubs
+
+
+def test_every_public_class_and_method_has_a_docstring():
+    missing = []
+    for name in zoolock.__all__:
+        obj = getattr(zoolock, name)
+        if not inspect.isclass(obj):
+            continue
+        if not (obj.__doc__ or "").strip():
+            missing.append(name)
+        for attr, member in vars(obj).items():
+            if attr.startswith("_") or isinstance(member, str):
+                continue
+            if not (getattr(member, "__doc__", None) or "").strip():
+                missing.append(f"{name}.{attr}")
+    assert missing == []
+
+
+def test_kazoo_names_and_hierarchy():
+    from kazoo import exceptions as kazoo_exceptions
+
+    for name in ("ConnectionLoss", "NoNodeError", "NoAuthError", "SessionExpiredError", "ConnectionClosedError",
+                 "CancelledError", "LockTimeout", "AuthFailedError", "NodeExistsError", "ZookeeperError"):
+        ours, theirs = getattr(zoolock, name), getattr(kazoo_exceptions, name)
+        assert [c.__name__ for c in ours.__mro__ if c.__name__ in kazoo_exceptions.__dict__] == \
+            [c.__name__ for c in theirs.__mro__ if c.__name__ in zoolock.__dict__ and c.__name__ != "Exception"]
+    assert zoolock.KazooState.LOST == "LOST" and zoolock.client.KazooClient is zoolock.KazooClient
