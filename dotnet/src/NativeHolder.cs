@@ -240,9 +240,16 @@ namespace ZooLock
             internal void Observe(int state)
             {
                 var current = Volatile.Read(ref source);
-                if (current == null || state < NativeMethods.ZL_LOCK_LOST_SESSION_EXPIRED) return;
-                try { current.Cancel(); }
-                catch (AggregateException) { /* a user callback on the token failed; the token is cancelled */ }
+                if (current == null || state < NativeMethods.ZL_LOCK_LOST_SESSION_EXPIRED || current.IsCancellationRequested) return;
+                // The token's registrations are user code: run them on the thread pool, not on the
+                // native callback thread (a registration waiting for an async acquire would wait forever).
+                ThreadPool.QueueUserWorkItem(Cancel, current);
+            }
+
+            static void Cancel(object source)
+            {
+                try { ((CancellationTokenSource)source).Cancel(); }
+                catch (AggregateException) { /* a user registration failed; the token is cancelled */ }
             }
         }
 

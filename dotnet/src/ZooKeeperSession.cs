@@ -69,7 +69,11 @@ namespace ZooLock
         /// <summary>The connect string the session was opened with.</summary>
         public string ConnectString { get; private set; }
 
-        /// <summary>Raised on zoolock's event thread with each state change, in order. Handlers should return quickly.</summary>
+        /// <summary>
+        /// Raised with each state change, in order, on zoolock's callback
+        /// thread: handlers should return quickly, and must not wait there for
+        /// an asynchronous acquire (its completion comes on the same thread).
+        /// </summary>
         public event EventHandler<ZooKeeperSessionStateChangedEventArgs> StateChanged;
 
         /// <summary>The session's current state.</summary>

@@ -187,6 +187,25 @@ namespace ZooLock.Tests
         }
 
         [Test]
+        public void AHandleNeverDisposedIsReleasedWhenFinalized()
+        {
+            var path = Fixture.Path("finalized");
+            long token = 0;
+            // Acquired on a thread that ends, so that no stack slot keeps the handle alive.
+            var forgetful = new Thread(() => token = new ZooKeeperDistributedLock(path, session).Acquire().FencingToken);
+            forgetful.Start();
+            forgetful.Join();
+            var theirs = new ZooKeeperDistributedLock(path, other);
+            Assert.IsNull(theirs.TryAcquire(), "still held before the collector ran");
+            GC.Collect();
+            GC.WaitForPendingFinalizers();
+            using (var handle = theirs.Acquire(Fixture.Patience))
+            {
+                Assert.That(handle.FencingToken, Is.GreaterThan(token));
+            }
+        }
+
+        [Test]
         public void ConcurrentAcquiresOfOneObjectExcludeEachOther()
         {
             var mutex = new ZooKeeperDistributedLock(Fixture.Path("threads"), session);

@@ -67,6 +67,37 @@ namespace ZooLock.Tests
         }
 
         [Test]
+        public void AHandleIsSuspendedWhileTheConnectionIsDown()
+        {
+            using (var session = Fixture.Session())
+            {
+                var states = new BlockingCollection<ZooKeeperSessionState>();
+                session.StateChanged += (sender, args) => states.Add(args.State);
+                var handle = new ZooKeeperDistributedLock(Fixture.Path("suspended"), session).Acquire();
+                var id = session.SessionId.ToString();
+                Setup.Zk.Send(new System.Collections.Generic.Dictionary<string, object> { { "cmd", "partition" }, { "session", id } });
+                try
+                {
+                    ZooKeeperSessionState state;
+                    Assert.IsTrue(states.TryTake(out state, Fixture.Patience), "the session noticed");
+                    Assert.That(state, Is.EqualTo(ZooKeeperSessionState.Suspended));
+                    // The hold learns of it from the session, right after the session's own event.
+                    Fixture.Eventually(() => handle.IsSuspended, "the handle is suspended");
+                }
+                finally
+                {
+                    Setup.Zk.Send(new System.Collections.Generic.Dictionary<string, object> { { "cmd", "heal" }, { "session", id } });
+                }
+                ZooKeeperSessionState back;
+                Assert.IsTrue(states.TryTake(out back, Fixture.Patience), "the session came back");
+                Assert.That(back, Is.EqualTo(ZooKeeperSessionState.Connected));
+                Fixture.Eventually(() => !handle.IsSuspended, "the handle holds again");
+                Assert.IsFalse(handle.HandleLost.IsCancellationRequested, "a suspension is not a loss");
+                handle.Dispose();
+            }
+        }
+
+        [Test]
         public void SessionReportsItsIdAndState()
         {
             using (var session = Fixture.Session())
