@@ -272,13 +272,16 @@ impl Client {
         }
         let options = self.options.clone().connect_timeout(connect_timeout);
         let session = interruptible(py, Session::connect(options))?.py_err()?;
-        let listeners = self.listeners.clone();
-        session.add_listener(move |state| notify(&listeners, state_name(state)));
         {
             let mut now = self.now.lock().unwrap();
-            if let Some(old) = now.session.replace(session) {
-                drop(old); // a concurrent start() lost the race; its session closes when dropped
+            if now.session.as_ref().is_some_and(|s| !s.is_closed()) {
+                // A concurrent start() got there first: keep its session.
+                drop(now);
+                return uninterruptible(py, async move { session.close().await });
             }
+            let listeners = self.listeners.clone();
+            session.add_listener(move |state| notify(&listeners, state_name(state)));
+            now.session = Some(session);
             now.epoch += 1;
         }
         // kazoo's listeners hear LOST → CONNECTED when the client starts.
