@@ -123,6 +123,27 @@ def test_expiry_while_holding_is_reported(make_client, make_kazoo, harness, path
     assert lock.acquire(timeout=DEADLINE) and not lock.lost.is_set()
 
 
+def test_a_partition_suspends_the_hold_until_healed(make_client, harness, path):
+    client = make_client()
+    session = States()
+    client.add_listener(session)
+    lock = client.Lock(path)
+    held = States()
+    lock.add_listener(held)
+    assert lock.acquire()
+    session_id = client.client_id[0]
+    harness.partition(session_id)
+    try:
+        held.wait_for("HELD", "SUSPENDED")
+        assert lock.state == "SUSPENDED" and lock.is_acquired and not lock.lost.is_set()
+        session.wait_for("SUSPENDED")
+    finally:
+        harness.heal(session_id)
+    held.wait_for("HELD", "SUSPENDED", "HELD")
+    session.wait_for("SUSPENDED", "CONNECTED")
+    assert lock.release()
+
+
 def test_expiry_while_waiting_requeues_on_the_new_session(make_client, kz, harness, path):
     holder = kz.Lock(path, "kazoo")
     assert holder.acquire()
