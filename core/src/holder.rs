@@ -100,6 +100,11 @@ pub(crate) struct Won {
     pub token: i64,
     pub generation: u64,
     pub ephemeral: bool,
+    /// The node's place in its session's line, kept while it holds.
+    _place: Option<Arc<()>>,
+    /// Prefixes of creates whose reply was lost and whose node was not found
+    /// then: such a create can still land late, so they are swept on release.
+    doubtful: Vec<Removal>,
 }
 
 struct Held {
@@ -112,12 +117,21 @@ struct Held {
 }
 
 impl Held {
-    fn removal(&self, session: &Session) -> Removal {
-        Removal {
+    /// Everything to delete when the hold ends: its node, then any late
+    /// duplicates of it.
+    fn removals(&self, session: &Session) -> Vec<Removal> {
+        let node = Removal {
             session: session.clone(),
             target: Target::Node(self.won.node.clone()),
             generation: self.won.generation,
             ephemeral: self.won.ephemeral,
+        };
+        std::iter::once(node).chain(self.won.doubtful.iter().cloned()).collect()
+    }
+
+    fn spawn_removals(&self, session: &Session) {
+        for removal in self.removals(session) {
+            removal.spawn();
         }
     }
 }
@@ -246,7 +260,9 @@ impl Holder {
         let held = self.held.lock().unwrap().take()?;
         self.session.unwatch_hold(held.watch_key);
         self.set_state(LockState::Released);
-        let gone = held.removal(&self.session).run_bounded().await;
+        let mut removals = held.removals(&self.session).into_iter();
+        let gone = removals.next().expect("the node itself").run_bounded().await;
+        removals.for_each(|late| drop(late.spawn()));
         Some(Released { node: held.won.node.clone(), gone })
     }
 
@@ -295,7 +311,7 @@ impl Holder {
         self.session.unwatch_hold(lost.watch_key);
         self.set_state(LockState::Lost(reason));
         if reason == LostReason::LeaseExpired {
-            lost.removal(&self.session).spawn();
+            lost.spawn_removals(&self.session);
         }
     }
 
@@ -330,7 +346,7 @@ impl Drop for Holder {
     fn drop(&mut self) {
         if let Some(held) = self.held.get_mut().unwrap().take() {
             self.session.unwatch_hold(held.watch_key);
-            held.removal(&self.session).spawn();
+            held.spawn_removals(&self.session);
         }
     }
 }
@@ -362,11 +378,37 @@ impl Removals {
 pub(crate) struct Attempt {
     removal: Option<Removal>,
     removals: Removals,
+    place: Option<Arc<()>>,
+    doubtful: Vec<Removal>,
 }
 
 impl Attempt {
     pub fn new(removal: Removal, removals: &Removals) -> Attempt {
-        Attempt { removal: Some(removal), removals: removals.clone() }
+        Attempt { removal: Some(removal), removals: removals.clone(), place: None, doubtful: Vec::new() }
+    }
+
+    /// The prefix the node is (to be) created with.
+    pub fn prefix(&self) -> &str {
+        match self.removal.as_ref().map(|r| &r.target) {
+            Some(Target::Prefix { prefix, .. }) => prefix,
+            _ => unreachable!("the prefix is only asked for before the create succeeds"),
+        }
+    }
+
+    /// A create's reply was lost and its node not found: that create may
+    /// still land late, under the old prefix. Create again under `prefix`
+    /// and sweep the old one when this attempt or its hold ends.
+    pub fn renew_prefix(&mut self, prefix: String) {
+        let removal = self.removal.as_mut().expect("attempt in use");
+        self.doubtful.push(removal.clone());
+        if let Target::Prefix { prefix: current, .. } = &mut removal.target {
+            *current = prefix;
+        }
+    }
+
+    /// Keeps the node's place in its session's line for as long as it is queued or held.
+    pub fn keep_place(&mut self, place: Arc<()>) {
+        self.place = Some(place);
     }
 
     /// The create succeeded: from now on the node is known by name.
@@ -379,13 +421,20 @@ impl Attempt {
     pub fn won(mut self, token: i64) -> Won {
         let removal = self.removal.take().expect("an attempt wins once");
         let Target::Node(node) = removal.target else { unreachable!("a won node was created") };
-        Won { node, token, generation: removal.generation, ephemeral: removal.ephemeral }
+        Won {
+            node,
+            token,
+            generation: removal.generation,
+            ephemeral: removal.ephemeral,
+            _place: self.place.take(),
+            doubtful: std::mem::take(&mut self.doubtful),
+        }
     }
 }
 
 impl Drop for Attempt {
     fn drop(&mut self) {
-        if let Some(removal) = self.removal.take() {
+        for removal in self.removal.take().into_iter().chain(self.doubtful.drain(..)) {
             self.removals.push(removal.spawn());
         }
     }

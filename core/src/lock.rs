@@ -131,7 +131,7 @@ impl Lock {
                 ephemeral: options.ephemeral,
             };
             let attempt = Attempt::new(removal, &removals);
-            match self.queue_once(&live, attempt, &prefix, options).await? {
+            match self.queue_once(&live, attempt, options).await? {
                 Step::Won(won) => {
                     if self.spec.kind.role() == Role::Writer {
                         self.holder.session.record_winner(&won.node);
@@ -147,11 +147,27 @@ impl Lock {
         }
     }
 
-    async fn queue_once(&self, live: &Live, mut attempt: Attempt, prefix: &str, options: &Acquire) -> Result<Step> {
-        let Some((name, token, mut children)) = self.enqueue(live, &mut attempt, prefix, options.ephemeral).await? else {
+    async fn queue_once(&self, live: &Live, mut attempt: Attempt, options: &Acquire) -> Result<Step> {
+        let Some((name, token, ahead)) = self.enqueue(live, &mut attempt, options).await? else {
             return Ok(Step::SessionEnded);
         };
         let mut waited = false;
+        let mut children = match ahead {
+            Ahead::Listed(children) => children,
+            Ahead::Neighbour(neighbour) => {
+                waited = true;
+                let path = format!("{}/{neighbour}", self.spec.path);
+                match self.await_deletion(live, &path).await? {
+                    Wake::Deleted if self.holder.session.won_recently(&path) => return Ok(Step::Won(attempt.won(token))),
+                    Wake::Deleted | Wake::Relist => {}
+                    Wake::SessionEnded => return Ok(Step::SessionEnded),
+                }
+                match self.list(live).await? {
+                    Some(children) => children,
+                    None => return Ok(Step::SessionEnded),
+                }
+            }
+        };
         loop {
             let standing = naming::standing(&children, &name, self.spec.kind.role(), &self.spec.config.extra_markers);
             let (predecessor, last_blocker) = match standing {
@@ -182,46 +198,50 @@ impl Lock {
         }
     }
 
-    /// Creates our node and lists the children in one round trip: the two
-    /// requests are pipelined, and the server answers them in order.
-    /// `None` when the session ended on the way.
+    /// Creates our node and learns what is ahead of it; `None` when the
+    /// session ended on the way. Usually the create and a listing of the
+    /// children are pipelined: one round trip, answered in order.
     ///
-    /// When this handle last held the lock without waiting and deleted its
-    /// node itself, the create goes alone: if it gets the very next sequence,
-    /// nobody created a child since, so no node below ours can exist (every
-    /// node below the last one was gone when that one held, and new nodes
-    /// only sort higher). The lock is ours for the cost of one write, as low
-    /// as any sequential-node lock can go. Any other sequence means others
-    /// came, and the children are listed as usual.
-    async fn enqueue(
-        &self,
-        live: &Live,
-        attempt: &mut Attempt,
-        prefix: &str,
-        ephemeral: bool,
-    ) -> Result<Option<(String, i64, Vec<String>)>> {
+    /// Two shortcuts skip the listing, whose size grows with the queue:
+    /// - When this handle last held the lock without waiting and deleted its
+    ///   node itself, and the new node gets the very next sequence, nobody
+    ///   created a child since, so no node below ours can exist (every node
+    ///   below the last one was gone when that one held, and new nodes only
+    ///   sort higher): the lock is ours for one write, the floor of any
+    ///   sequential-node lock.
+    /// - When another node of this session, one that blocks ours, was queued
+    ///   on the path just before, ours most likely sits right behind it: we
+    ///   watch the name it would have at our sequence minus one. If that
+    ///   node exists it is our nearest predecessor; if it is or becomes gone
+    ///   after holding the lock, the lock is ours; otherwise the children are
+    ///   listed after all. A waiter queued behind its own process's
+    ///   contenders thus costs O(1), however long the queue.
+    async fn enqueue(&self, live: &Live, attempt: &mut Attempt, options: &Acquire) -> Result<Option<(String, i64, Ahead)>> {
         let parent = &self.spec.path;
-        let prefix_path = format!("{parent}/{prefix}");
-        let mode = if ephemeral { zk::CreateMode::EphemeralSequential } else { zk::CreateMode::PersistentSequential };
+        let mode =
+            if options.ephemeral { zk::CreateMode::EphemeralSequential } else { zk::CreateMode::PersistentSequential };
         let acls = &self.holder.session.options().acls;
         let create_options = mode.with_acls(zk::Acls::new(acls));
         let expected = self.spec.uncontended_next.lock().unwrap().take();
+        let role = self.spec.kind.role();
         loop {
-            let create = live.client.create(&prefix_path, &self.spec.config.identifier, &create_options);
-            let list = if expected.is_none() { Some(live.client.list_children(parent)) } else { None };
+            let prefix = attempt.prefix().to_owned();
+            let prefix_path = format!("{parent}/{prefix}");
+            let (create, place, before) = self.holder.session.join_line(parent, &prefix, role, || {
+                live.client.create(&prefix_path, &self.spec.config.identifier, &create_options)
+            });
+            attempt.keep_place(place);
+            let neighbour = before.filter(|(_, before_role)| options.waits() && role.waits_for(*before_role));
+            let list = (expected.is_none() && neighbour.is_none()).then(|| live.client.list_children(parent));
             let created = create.await;
             let listed = match list {
                 Some(list) => list.await,
                 None => Err(zk::Error::ConnectionLoss),
             };
-            let (node, token) = match created {
-                Ok((stat, sequence)) if expected == Some(sequence.into_i64() as i32) => {
-                    let node = format!("{prefix_path}{sequence}");
-                    attempt.created(node.clone());
-                    let name = node[parent.len() + 1..].to_owned();
-                    return Ok(Some((name.clone(), stat.czxid, vec![name])));
+            let (node, token, sequence) = match created {
+                Ok((stat, sequence)) => {
+                    (format!("{prefix_path}{sequence}"), stat.czxid, Some(sequence.into_i64() as i32))
                 }
-                Ok((stat, sequence)) => (format!("{prefix_path}{sequence}"), stat.czxid),
                 Err(zk::Error::NoNode) => {
                     // The parent is made on first use only, not paid for on every acquire.
                     let persistent = zk::CreateMode::Persistent.with_acls(zk::Acls::new(acls));
@@ -235,7 +255,7 @@ impl Lock {
                     // The create may have happened: look for our unique prefix
                     // until the server answers, and create again only if absent.
                     let found = loop {
-                        match find_own(live, parent, prefix, ephemeral).await {
+                        match find_own(live, parent, &prefix, options.ephemeral).await {
                             Err(zk::Error::ConnectionLoss) => continue,
                             Ok(found) => break found,
                             Err(zk::Error::SessionExpired | zk::Error::ClientClosed) => return Ok(None),
@@ -243,8 +263,14 @@ impl Lock {
                         }
                     };
                     match found {
-                        Some((node, stat)) => (node, stat.czxid),
-                        None => continue,
+                        Some((node, stat)) => (node, stat.czxid, None),
+                        None => {
+                            // It may still land: a request sent on the lost
+                            // connection can reach the server after the
+                            // listing sent on the new one.
+                            attempt.renew_prefix(self.spec.kind.new_prefix(self.spec.config.scheme));
+                            continue;
+                        }
                     }
                 }
                 Err(zk::Error::SessionExpired | zk::Error::ClientClosed) => return Ok(None),
@@ -252,14 +278,20 @@ impl Lock {
             };
             attempt.created(node.clone());
             let name = node[parent.len() + 1..].to_owned();
-            let children = match listed {
-                Ok(children) => children,
-                Err(_) => match self.list(live).await? {
-                    Some(children) => children,
-                    None => return Ok(None),
+            let ahead = match (sequence, neighbour) {
+                (Some(sequence), _) if expected == Some(sequence) => Ahead::Listed(vec![name.clone()]),
+                (Some(sequence), Some((before, _))) => {
+                    Ahead::Neighbour(format!("{before}{:010}", sequence.wrapping_sub(1)))
+                }
+                _ => match listed {
+                    Ok(children) => Ahead::Listed(children),
+                    Err(_) => match self.list(live).await? {
+                        Some(children) => Ahead::Listed(children),
+                        None => return Ok(None),
+                    },
                 },
             };
-            return Ok(Some((name, token, children)));
+            return Ok(Some((name, token, ahead)));
         }
     }
 
@@ -398,6 +430,13 @@ enum Step {
     SessionEnded,
     /// Our node vanished while the session lived (deleted by someone else).
     NodeGone,
+}
+
+/// What a contender learned about the nodes ahead of its own when queueing.
+enum Ahead {
+    Listed(Vec<String>),
+    /// The name the session's previous node in line has if it sits right before ours.
+    Neighbour(String),
 }
 
 enum Wake {

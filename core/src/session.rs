@@ -1,7 +1,7 @@
 //! One ZooKeeper session shared by every lock of a process, reopened by
 //! itself after expiry so users never rebuild anything.
 
-use std::collections::{HashSet, VecDeque};
+use std::collections::{HashMap, HashSet, VecDeque};
 use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
 
@@ -11,6 +11,7 @@ use zookeeper_client as zk;
 
 use crate::error::{Error, Result};
 use crate::events::Listeners;
+use crate::naming::Role;
 use crate::options::SessionOptions;
 use crate::runtime;
 
@@ -53,6 +54,15 @@ struct Shared {
     /// Handles holding something now, told of each status change.
     holds: Mutex<Holds>,
     winners: Mutex<RecentWinners>,
+    /// Per lock path, the node this session queued last, while it is queued.
+    lines: Mutex<HashMap<String, LastInLine>>,
+}
+
+/// A node this session is queueing or holding; `place` dies when it leaves.
+struct LastInLine {
+    prefix: String,
+    role: Role,
+    place: Weak<()>,
 }
 
 /// Writer nodes of this session that held their lock, the latest few
@@ -116,6 +126,7 @@ impl Session {
                 listeners: Listeners::new(),
                 holds: Mutex::default(),
                 winners: Mutex::default(),
+                lines: Mutex::default(),
             });
             runtime::spawn(supervise(Arc::downgrade(&shared), live));
             Ok(Session { shared })
@@ -242,6 +253,28 @@ impl Session {
 
     pub(crate) fn won_recently(&self, node: &str) -> bool {
         self.shared.winners.lock().unwrap().set.contains(node)
+    }
+
+    /// Sends a create (`send`) as this session's next node in line on `path`,
+    /// returning its result, a place token to keep while the node is queued
+    /// or held, and the prefix and role of the session's previous node on
+    /// `path` if that one is still in line. Both are decided under one lock,
+    /// so the order of the sends is the order of the sequence numbers.
+    pub(crate) fn join_line<T>(
+        &self,
+        path: &str,
+        prefix: &str,
+        role: Role,
+        send: impl FnOnce() -> T,
+    ) -> (T, Arc<()>, Option<(String, Role)>) {
+        let place = Arc::new(());
+        let mut lines = self.shared.lines.lock().unwrap();
+        let ours = LastInLine { prefix: prefix.to_owned(), role, place: Arc::downgrade(&place) };
+        let before = lines
+            .insert(path.to_owned(), ours)
+            .filter(|last| last.place.strong_count() > 0)
+            .map(|last| (last.prefix, last.role));
+        (send(), place, before)
     }
 
     /// How long a single request may wait on a down connection before the

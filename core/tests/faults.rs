@@ -256,6 +256,14 @@ async fn connection_resets_mid_request_keep_exclusion_and_leave_no_orphan() {
     }
     assert!(resets > 0 && total > 0, "resets {resets}, acquisitions {total}");
     // With every session still open, only a leaked node could remain.
-    until_children(&raw, &path, "no orphan node", |c| c.is_empty()).await;
+    let left = within_children(&raw, &path, Duration::from_secs(10), |c| c.is_empty()).await;
+    if left.is_none() {
+        for child in children(&raw, &path).await {
+            let stat = raw.check_stat(&format!("{path}/{child}")).await.unwrap();
+            eprintln!("left: {child} owner {:x?}", stat.map(|s| s.ephemeral_owner));
+        }
+        let ids: Vec<_> = sessions.iter().map(|s| format!("{:x} gen {}", s.status().session_id, s.status().generation)).collect();
+        panic!("orphans left; sessions {ids:?}");
+    }
     assert!(sessions.iter().all(|s| s.status().generation == 1), "resets alone never expire a session");
 }

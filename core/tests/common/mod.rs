@@ -47,6 +47,19 @@ pub async fn children(raw: &zk::Client, path: &str) -> Vec<String> {
 /// Waits, through child watches, until the children of `path` satisfy
 /// `condition`; fails the test after ten seconds.
 pub async fn until_children(raw: &zk::Client, path: &str, what: &str, condition: impl Fn(&[String]) -> bool) -> Vec<String> {
+    within_children(raw, path, Duration::from_secs(10), condition)
+        .await
+        .unwrap_or_else(|| panic!("timed out waiting for {what} on {path}"))
+}
+
+/// Waits, through child watches, until the children of `path` satisfy
+/// `condition`; `None` after `limit`.
+pub async fn within_children(
+    raw: &zk::Client,
+    path: &str,
+    limit: Duration,
+    condition: impl Fn(&[String]) -> bool,
+) -> Option<Vec<String>> {
     let wait = async {
         loop {
             match raw.list_and_watch_children(path).await {
@@ -69,7 +82,7 @@ pub async fn until_children(raw: &zk::Client, path: &str, what: &str, condition:
             }
         }
     };
-    timeout(Duration::from_secs(10), wait).await.unwrap_or_else(|_| panic!("timed out waiting for {what} on {path}"))
+    timeout(limit, wait).await.ok()
 }
 
 /// Waits until exactly `n` contenders are queued on `path`.
