@@ -90,9 +90,6 @@ type Make<C> = Box<dyn Fn(&Session) -> zoolock::Result<C> + Send + Sync>;
 /// again after the client was restarted.
 pub struct Slot<C> {
     current: Mutex<Option<Made<C>>>,
-    /// The process that made the handle: a forked child must not run its
-    /// destructor, which would touch threads that stayed in the parent.
-    pid: u32,
 }
 
 struct Made<C> {
@@ -105,8 +102,10 @@ struct Made<C> {
 }
 
 impl<C> Drop for Slot<C> {
+    /// In a forked child the handle's session is the parent's: its destructor
+    /// (a held handle releases) would touch threads that stayed there.
     fn drop(&mut self) {
-        if std::process::id() != self.pid {
+        if runtime::check_process().is_err() {
             std::mem::forget(self.current.get_mut().unwrap().take());
         }
     }
@@ -158,7 +157,6 @@ impl AcquireArgs {
             ephemeral,
             lease: timeout_from_secs(lease).py_err()?,
         };
-        // A negative or NaN timeout is refused above even when unbounded.
         Ok(AcquireArgs {
             blocking,
             timeout,
@@ -208,7 +206,6 @@ impl<C: Core> Handle<C> {
             make: Box::new(make),
             slot: Arc::new(Slot {
                 current: Mutex::new(None),
-                pid: std::process::id(),
             }),
             listeners: Listeners::default(),
         })
@@ -255,7 +252,12 @@ impl<C: Core> Handle<C> {
 
     pub fn acquire(&self, py: Python<'_>, args: AcquireArgs) -> PyResult<bool> {
         let (core, options) = (self.core()?, args.options.clone());
-        let got = interruptible(py, async move { core.acquire(options).await })?;
+        let work = {
+            let core = core.clone();
+            async move { core.acquire(options).await }
+        };
+        // Won just as Ctrl-C came: nobody will know it is held, so let it go.
+        let got = interruptible(py, work, move |got| release_in_background(core, got))?;
         outcome(self.what, &self.path, &args, got)
     }
 
@@ -282,11 +284,7 @@ impl<C: Core> Handle<C> {
                     .into_any()
                     .unbind())
             },
-            move |got| {
-                if matches!(got, Ok(true)) {
-                    runtime::spawn(async move { core.release().await });
-                }
-            },
+            move |got| release_in_background(core, got),
         )
     }
 
@@ -361,7 +359,14 @@ impl<C: Core> Handle<C> {
         work: impl FnOnce(C) -> F,
     ) -> PyResult<T> {
         let core = self.core()?;
-        interruptible(py, work(core))?.py_err()
+        interruptible(py, work(core), drop)?.py_err()
+    }
+}
+
+/// Releases a hold that an abandoned acquire won.
+fn release_in_background<C: Core>(core: C, got: zoolock::Result<bool>) {
+    if matches!(got, Ok(true)) {
+        runtime::spawn(async move { core.release().await });
     }
 }
 
@@ -435,7 +440,10 @@ impl LostEvent {
                 None => end.await,
             }
         };
-        Ok(matches!(interruptible(py, work)?, Some(LockState::Lost(_))))
+        Ok(matches!(
+            interruptible(py, work, drop)?,
+            Some(LockState::Lost(_))
+        ))
     }
 
     /// ``wait()`` for asyncio: ``await lock.lost.wait_async()``.

@@ -19,13 +19,15 @@ const SIGNAL_SLICE: Duration = Duration::from_millis(50);
 /// Runs `work` on zoolock's runtime and waits for it with the GIL released.
 /// On the main thread the wait goes in slices, and a pending signal
 /// (KeyboardInterrupt) between slices aborts `work`: dropping a core
-/// acquire removes the node it queued.
+/// acquire removes the node it queued. If `work` finished just as the
+/// signal came, its outcome, which nobody will see, goes to `abandon`.
 ///
 /// The wait is a plain channel receive, not a tokio timer: a timer set from
 /// a thread outside the runtime would wake the runtime's driver on every call.
 pub fn interruptible<T: Send + 'static>(
     py: Python<'_>,
     work: impl Future<Output = T> + Send + 'static,
+    abandon: impl FnOnce(T),
 ) -> PyResult<T> {
     // In a forked child the runtime's threads are gone: nothing spawned would run.
     runtime::check_process().map_err(to_py)?;
@@ -49,6 +51,11 @@ pub fn interruptible<T: Send + 'static>(
             Err(RecvTimeoutError::Timeout) => {
                 if let Err(interrupt) = py.check_signals() {
                     task.abort();
+                    // Once the task has stopped, aborted or done, any outcome is in the channel.
+                    let _ = py.detach(move || runtime::block_on(task));
+                    if let Ok(done) = outcome.try_recv() {
+                        abandon(done);
+                    }
                     return Err(interrupt);
                 }
             }
