@@ -14,7 +14,10 @@ use zoolock::{
 use crate::errors::IntoPy;
 use crate::lock::{PyLock, ReadLock, WriteLock};
 use crate::semaphore::PySemaphore;
-use crate::wait::{call_reporting, interruptible, run_with_gil, uninterruptible};
+use crate::wait::{
+    add_listener, call_reporting, interruptible, remove_listener, run_with_gil, uninterruptible,
+    Listeners,
+};
 
 /// kazoo's `KazooState` strings.
 pub const CONNECTED: &str = "CONNECTED";
@@ -29,8 +32,6 @@ fn state_name(state: SessionState) -> &'static str {
         SessionState::Lost | SessionState::Closed => LOST,
     }
 }
-
-type Listeners = Arc<Mutex<Vec<Py<PyAny>>>>;
 
 /// A ZooKeeper client with kazoo's interface, for locks and semaphores.
 ///
@@ -358,16 +359,13 @@ impl Client {
 
     /// Calls ``listener(state)`` with each new ``KazooState``, on zoolock's
     /// callback thread. A listener that returns ``True`` is removed, as in kazoo.
-    fn add_listener(&self, listener: Py<PyAny>) {
-        self.listeners.lock().unwrap().push(listener);
+    fn add_listener(&self, py: Python<'_>, listener: &Bound<'_, PyAny>) -> PyResult<()> {
+        add_listener(py, &self.listeners, listener).map(drop)
     }
 
     /// Removes a listener added with ``add_listener``.
-    fn remove_listener(&self, py: Python<'_>, listener: &Bound<'_, PyAny>) {
-        self.listeners
-            .lock()
-            .unwrap()
-            .retain(|l| !l.bind(py).is(listener));
+    fn remove_listener(&self, py: Python<'_>, listener: &Bound<'_, PyAny>) -> PyResult<()> {
+        remove_listener(py, &self.listeners, listener)
     }
 
     /// ``Lock(path, identifier=None, extra_lock_patterns=())`` bound to this client.

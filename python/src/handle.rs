@@ -14,7 +14,7 @@ use zoolock::{runtime, timeout_from_secs, Acquire, LockState, LostReason, Sessio
 use crate::asyncio::to_asyncio;
 use crate::client::Client;
 use crate::errors::{IntoPy, LockTimeout};
-use crate::wait::{call_reporting, interruptible, run_with_gil, uninterruptible};
+use crate::wait::{self, call_reporting, interruptible, run_with_gil, uninterruptible, Listeners};
 
 /// The core handle types behind Python's classes.
 pub trait Core: Clone + Send + Sync + 'static {
@@ -83,7 +83,6 @@ pub fn lost_reason(state: LockState) -> Option<&'static str> {
     }
 }
 
-type Listeners = Arc<Mutex<Vec<Py<PyAny>>>>;
 type Make<C> = Box<dyn Fn(&Session) -> zoolock::Result<C> + Send + Sync>;
 
 /// The core handle of the client's current session, made on first use and
@@ -331,19 +330,17 @@ impl<C: Core> Handle<C> {
         self.last().map_or(LockState::Released, |core| core.state())
     }
 
-    pub fn add_listener(&self, listener: Py<PyAny>) {
-        let mut current = self.slot.current.lock().unwrap();
-        self.listeners.lock().unwrap().push(listener);
-        if let Some(made) = current.as_mut() {
-            self.listen(made);
+    pub fn add_listener(&self, py: Python<'_>, listener: &Bound<'_, PyAny>) -> PyResult<()> {
+        if wait::add_listener(py, &self.listeners, listener)? {
+            if let Some(made) = self.slot.current.lock().unwrap().as_mut() {
+                self.listen(made);
+            }
         }
+        Ok(())
     }
 
-    pub fn remove_listener(&self, py: Python<'_>, listener: &Bound<'_, PyAny>) {
-        self.listeners
-            .lock()
-            .unwrap()
-            .retain(|l| !l.bind(py).is(listener));
+    pub fn remove_listener(&self, py: Python<'_>, listener: &Bound<'_, PyAny>) -> PyResult<()> {
+        wait::remove_listener(py, &self.listeners, listener)
     }
 
     pub fn lost_event(&self) -> LostEvent {

@@ -200,12 +200,12 @@ impl PyLock {
     /// Calls ``listener(state)`` with each new ``state`` of this object
     /// (``"HELD"``, ``"SUSPENDED"``, ``"LOST"``, ``"RELEASED"``), on zoolock's
     /// callback thread.
-    fn add_listener(&self, listener: Py<PyAny>) {
-        self.handle.add_listener(listener)
+    fn add_listener(&self, py: Python<'_>, listener: &Bound<'_, PyAny>) -> PyResult<()> {
+        self.handle.add_listener(py, listener)
     }
 
     /// Removes a listener added with ``add_listener``.
-    fn remove_listener(&self, py: Python<'_>, listener: &Bound<'_, PyAny>) {
+    fn remove_listener(&self, py: Python<'_>, listener: &Bound<'_, PyAny>) -> PyResult<()> {
         self.handle.remove_listener(py, listener)
     }
 

@@ -104,12 +104,12 @@ impl PySemaphore {
     }
 
     /// Calls ``listener(state)`` with each new ``state``, on zoolock's callback thread.
-    fn add_listener(&self, listener: Py<PyAny>) {
-        self.handle.add_listener(listener)
+    fn add_listener(&self, py: Python<'_>, listener: &Bound<'_, PyAny>) -> PyResult<()> {
+        self.handle.add_listener(py, listener)
     }
 
     /// Removes a listener added with ``add_listener``.
-    fn remove_listener(&self, py: Python<'_>, listener: &Bound<'_, PyAny>) {
+    fn remove_listener(&self, py: Python<'_>, listener: &Bound<'_, PyAny>) -> PyResult<()> {
         self.handle.remove_listener(py, listener)
     }
 

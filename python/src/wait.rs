@@ -168,3 +168,52 @@ pub fn call_reporting<'py>(callback: &Bound<'py, PyAny>, arg: &str) -> Option<Bo
         }
     }
 }
+
+/// Listeners as kazoo keeps them, in a set: adding one twice keeps one, and
+/// removal goes by equality (a bound method is a new object at each access).
+pub type Listeners = std::sync::Arc<Mutex<Vec<Py<PyAny>>>>;
+
+/// The registered listener equal to `listener`, compared without holding the
+/// list's lock (``__eq__`` is Python code).
+fn find_equal(
+    py: Python<'_>,
+    listeners: &Listeners,
+    listener: &Bound<'_, PyAny>,
+) -> PyResult<Option<Py<PyAny>>> {
+    let snapshot: Vec<Py<PyAny>> = listeners
+        .lock()
+        .unwrap()
+        .iter()
+        .map(|l| l.clone_ref(py))
+        .collect();
+    for known in snapshot {
+        if known.bind(py).eq(listener)? {
+            return Ok(Some(known));
+        }
+    }
+    Ok(None)
+}
+
+/// Adds `listener` unless an equal one is registered; true if added.
+pub fn add_listener(
+    py: Python<'_>,
+    listeners: &Listeners,
+    listener: &Bound<'_, PyAny>,
+) -> PyResult<bool> {
+    if find_equal(py, listeners, listener)?.is_some() {
+        return Ok(false);
+    }
+    listeners.lock().unwrap().push(listener.clone().unbind());
+    Ok(true)
+}
+
+pub fn remove_listener(
+    py: Python<'_>,
+    listeners: &Listeners,
+    listener: &Bound<'_, PyAny>,
+) -> PyResult<()> {
+    if let Some(known) = find_equal(py, listeners, listener)? {
+        listeners.lock().unwrap().retain(|l| !l.is(&known));
+    }
+    Ok(())
+}

@@ -66,6 +66,20 @@ def test_a_listener_returning_true_is_removed(make_client):
     assert once.seen == ["CONNECTED"]
 
 
+def test_listeners_are_a_set_as_in_kazoo(make_client, path):
+    client = make_client(start=False)
+    heard, last = States(), States()
+    client.add_listener(heard.__call__)
+    client.add_listener(heard.__call__)  # an equal bound method: kept once
+    client.add_listener(last)
+    client.start()
+    last.wait_for("CONNECTED")
+    client.remove_listener(heard.__call__)  # a new bound method object, equal to the first
+    client.stop()
+    last.wait_for("CONNECTED", "LOST")
+    assert heard.seen == ["CONNECTED"]
+
+
 def test_unstarted_or_stopped_client_fails_at_once(make_client, path):
     client = make_client(start=False)
     lock, sem = client.Lock(path), client.Semaphore(path + "-sem")
