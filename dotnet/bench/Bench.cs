@@ -16,8 +16,8 @@ static class Bench
 {
     static int Main(string[] args)
     {
-        int rounds = args.Length > 0 ? int.Parse(args[0]) : 5;
-        int millis = (args.Length > 1 ? int.Parse(args[1]) : 2) * 1000;
+        int rounds = args.Length > 0 ? int.Parse(args[0]) : 9;
+        int millis = (int)((args.Length > 1 ? double.Parse(args[1], System.Globalization.CultureInfo.InvariantCulture) : 1.5) * 1000);
         using (var zk = new ZkHarness(forceSync: false))
         using (var session = new ZooKeeperSession(zk.Direct))
         using (var rustBlocking = new Peer("bench", zk.Direct, "/bench/rust-blocking", "rust", "--millis " + millis + " --style blocking"))
@@ -33,23 +33,35 @@ static class Bench
             };
             Cycles(millis / 2, () => mutex.Acquire().Dispose());
             var rates = contestants.ToDictionary(c => c.Key, c => new List<double>());
+            var syncRatios = new List<double>();
+            var asyncRatios = new List<double>();
             for (int round = 0; round < rounds; round++)
             {
-                foreach (var contestant in contestants) rates[contestant.Key].Add(contestant.Value());
+                // Each pair (Rust, C#) runs back to back; every other round C# goes first.
+                var order = round % 2 == 0 ? new[] { 0, 1, 2, 3 } : new[] { 1, 0, 3, 2 };
+                foreach (int i in order) rates[contestants[i].Key].Add(contestants[i].Value());
+                // Ratios within one round compare runs seconds apart, under the same load.
+                syncRatios.Add(rates[contestants[1].Key][round] / rates[contestants[0].Key][round]);
+                asyncRatios.Add(rates[contestants[3].Key][round] / rates[contestants[2].Key][round]);
             }
-            var median = rates.ToDictionary(r => r.Key, r => r.Value.OrderBy(x => x).ElementAt(r.Value.Count / 2));
-            double floor = median[contestants[0].Key];
+            double floor = Median(rates[contestants[0].Key]);
             Console.WriteLine("uncontended acquire+release, one client each, one local server (forceSync=no); median of {0} interleaved rounds of {1} ms", rounds, millis);
             Console.WriteLine("| contestant | cycles/s | × Rust blocking |");
             Console.WriteLine("|---|---:|---:|");
             foreach (var contestant in contestants)
             {
-                Console.WriteLine("| {0} | {1:F0} | {2:F2} |", contestant.Key, median[contestant.Key], median[contestant.Key] / floor);
+                double rate = Median(rates[contestant.Key]);
+                Console.WriteLine("| {0} | {1:F0} | {2:F2} |", contestant.Key, rate, rate / floor);
             }
-            Console.WriteLine("C# sync / Rust blocking: {0:F2}; C# async / Rust async: {1:F2}",
-                median[contestants[1].Key] / median[contestants[0].Key], median[contestants[3].Key] / median[contestants[2].Key]);
+            Console.WriteLine("median of per-round ratios: C# sync / Rust blocking {0:F2}; C# async / Rust async {1:F2}",
+                Median(syncRatios), Median(asyncRatios));
         }
         return 0;
+    }
+
+    static double Median(List<double> values)
+    {
+        return values.OrderBy(x => x).ElementAt(values.Count / 2);
     }
 
     static KeyValuePair<string, Func<double>> Contestant(string name, Func<double> round)
