@@ -11,6 +11,7 @@ rounds; each figure is the median of its rounds.
 import argparse
 import asyncio
 import multiprocessing
+import resource
 import statistics
 import subprocess
 import sys
@@ -153,6 +154,15 @@ def rust_core(binary, connect, mode, seconds):
     return float(subprocess.run(args, check=True, capture_output=True, text=True).stdout.strip())
 
 
+def client_cpu():
+    """Seconds of CPU used by this process and its finished children."""
+    total = 0.0
+    for who in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN):
+        usage = resource.getrusage(who)
+        total += usage.ru_utime + usage.ru_stime
+    return total
+
+
 def build_rust_contestant():
     subprocess.run(
         ["cargo", "build", "--quiet", "--release", "-p", "zoolock-python", "--example", "core_cycles"],
@@ -180,10 +190,14 @@ def main():
         f"{LOCKS} locks: kazoo threads": lambda c: many_threads("kazoo", c, args.seconds),
     }
     rates = {name: [] for name in contestants}
+    cpu = {name: [] for name in contestants}
     with Harness(servers=1, force_sync=args.force_sync) as harness:
         for round_ in range(args.rounds):
             for name, run in contestants.items():
-                rates[name].append(run(harness.direct))
+                used = client_cpu()
+                rate = run(harness.direct)
+                rates[name].append(rate)
+                cpu[name].append((client_cpu() - used) / (rate * args.seconds) * 1e6)
             print(f"round {round_ + 1}/{args.rounds} done", file=sys.stderr)
     median = {name: statistics.median(samples) for name, samples in rates.items()}
     kazoo = {
@@ -194,11 +208,14 @@ def main():
     rust = {"uncontended": median["uncontended: Rust core"], "locks": median[f"{LOCKS} locks: Rust core"]}
     print(f"\none local ZooKeeper, forceSync={'yes' if args.force_sync else 'no'}, "
           f"{args.rounds} rounds of {args.seconds:g} s, medians (acquire+release cycles/s)\n")
-    print(f"{'contestant':<44}{'cycles/s':>10}{'× kazoo':>10}{'× Rust':>10}")
+    print(f"{'contestant':<44}{'cycles/s':>10}{'× kazoo':>10}{'× Rust':>10}{'client CPU µs/cycle':>22}")
     for name, rate in median.items():
         group = next(key for key in kazoo if key in name.split(":")[0])
         ratio_rust = f"{rate / rust[group]:.2f}" if group in rust else "-"
-        print(f"{name:<44}{rate:>10.0f}{rate / kazoo[group]:>10.2f}{ratio_rust:>10}")
+        used = statistics.median(cpu[name])
+        print(f"{name:<44}{rate:>10.0f}{rate / kazoo[group]:>10.2f}{ratio_rust:>10}{used:>22.0f}")
+    print("\nclient CPU: user+system time of the contestant's own processes (warm-up included), per cycle;\n"
+          "on a busy 2-core machine it says more than the rates, which the server's share of the CPU bounds.")
 
 
 if __name__ == "__main__":
