@@ -103,10 +103,19 @@ impl<R: Recipe> Handle<R> {
         Ok(runtime::block_on(acquire(self.recipe.clone(), options, cancel))?)
     }
 
-    pub fn acquire_async(&self, options: Acquire, cancel: *const ZlCancel, callback: ZlAcquireCallback, user_data: *mut c_void) {
+    pub fn acquire_async(
+        &self,
+        options: Acquire,
+        cancel: *const ZlCancel,
+        callback: ZlAcquireCallback,
+        user_data: *mut c_void,
+    ) -> FfiResult {
+        // In a forked child the runtime's threads are gone: a spawned task would never run.
+        runtime::check_process()?;
         let cancel = unsafe { cancel.as_ref() }.map(|c| c.fired.subscribe());
         let work = acquire(self.recipe.clone(), options, cancel);
         complete_later(work, callback, UserData(user_data));
+        Ok(())
     }
 
     pub fn release_blocking(&self) -> FfiResult<bool> {

@@ -74,8 +74,7 @@ pub unsafe extern "C" fn zl_semaphore_acquire_async(
 ) -> i32 {
     guard(|| {
         let handle = &args::handle(semaphore, "semaphore")?.0;
-        handle.acquire_async(recipe::options(timeout_ms, lease_ms)?, cancel, callback, user_data);
-        Ok(())
+        handle.acquire_async(recipe::options(timeout_ms, lease_ms)?, cancel, callback, user_data)
     })
 }
 
