@@ -27,6 +27,8 @@ mod selftest;
 mod semaphore;
 mod session;
 mod status;
+#[cfg(test)]
+mod tests;
 
 pub use args::zl_bytes_free;
 pub use dispatch::zl_shutdown;

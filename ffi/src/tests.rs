@@ -1,0 +1,73 @@
+//! The boundary's own checks, without a server: status codes and messages
+//! for bad arguments, and panics turned into `ZL_PANIC`.
+
+use std::ptr::{null, null_mut};
+
+use crate::*;
+
+fn last_error() -> String {
+    let (mut ptr, mut len) = (null(), 0u32);
+    assert_eq!(unsafe { zl_last_error(&mut ptr, &mut len) }, ZL_OK);
+    let bytes = unsafe { std::slice::from_raw_parts(ptr, len as usize) };
+    String::from_utf8(bytes.to_vec()).unwrap()
+}
+
+#[test]
+fn bad_arguments_get_their_codes_and_messages() {
+    let mut session = null_mut();
+    let bad = b"host:99999";
+    assert_eq!(unsafe { zl_session_connect(bad.as_ptr(), bad.len() as u32, 0, 0, &mut session) }, ZL_INVALID_CONNECT_STRING);
+    assert!(last_error().contains("host:99999"), "{}", last_error());
+    assert!(session.is_null());
+
+    let not_utf8 = [0xff, 0xfe];
+    assert_eq!(unsafe { zl_session_connect(not_utf8.as_ptr(), 2, 0, 0, &mut session) }, ZL_INVALID_ARGUMENT);
+    assert!(last_error().contains("UTF-8"));
+    assert_eq!(unsafe { zl_session_connect(null(), 3, 0, 0, &mut session) }, ZL_INVALID_ARGUMENT);
+
+    let path = b"/a";
+    let mut lock = null_mut();
+    assert_eq!(unsafe { zl_lock_new(null(), path.as_ptr(), 2, ZL_KIND_MUTEX, ZL_SCHEME_KAZOO, null(), 0, &mut lock) }, ZL_INVALID_ARGUMENT);
+    assert!(last_error().contains("session handle is null"));
+    let mut acquired = 0u8;
+    assert_eq!(unsafe { zl_lock_acquire(null(), -1, -1, null(), &mut acquired) }, ZL_INVALID_ARGUMENT);
+    assert_eq!(unsafe { zl_semaphore_release(null(), null_mut()) }, ZL_INVALID_ARGUMENT);
+    // Freeing null is allowed.
+    unsafe {
+        zl_lock_free(null_mut());
+        zl_semaphore_free(null_mut());
+        zl_session_free(null_mut());
+        zl_cancel_free(null_mut());
+        zl_bytes_free(null_mut(), 0);
+    }
+}
+
+#[test]
+fn timeouts_and_leases_are_checked() {
+    assert!(recipe::options(-1, -1).is_ok());
+    assert!(recipe::options(0, 5).is_ok());
+    assert_eq!(recipe::options(-2, -1).unwrap_err().code, ZL_INVALID_ARGUMENT);
+    assert_eq!(recipe::options(10, 0).unwrap_err().code, ZL_INVALID_ARGUMENT);
+}
+
+#[test]
+fn a_panic_is_a_status_not_an_abort() {
+    extern "C" fn ignore(_: *mut std::ffi::c_void, _: i32, _: u8, _: *const u8, _: u32) {}
+    assert_eq!(unsafe { zl_selftest_panic(0, ignore, null_mut()) }, ZL_PANIC);
+    assert!(last_error().contains("as asked"));
+}
+
+#[test]
+fn cancel_tokens_and_buffers_round_trip() {
+    let mut cancel = null_mut();
+    assert_eq!(unsafe { zl_cancel_new(&mut cancel) }, ZL_OK);
+    assert_eq!(unsafe { zl_cancel_fire(cancel) }, ZL_OK);
+    unsafe { zl_cancel_free(cancel) };
+
+    let list = args::encode_list(&["a".into(), "".into(), "ü".into()]);
+    assert_eq!(list, [1, 0, 0, 0, b'a', 0, 0, 0, 0, 2, 0, 0, 0, 0xc3, 0xbc]);
+    let (mut ptr, mut len) = (null_mut(), 0u32);
+    unsafe { args::give(list, &mut ptr, &mut len, "list") }.unwrap();
+    assert_eq!(len, 15);
+    unsafe { zl_bytes_free(ptr, len) };
+}
