@@ -39,7 +39,8 @@ status=0
 ) || status=$?
 attr() { sed -n "s/.*<test-results [^>]*\b$1=\"\([0-9]*\)\".*/\1/p" "$out/tests/TestResult.xml"; }
 total=$(attr total); failed=$(( $(attr failures) + $(attr errors) ))
-echo "dotnet: $(( total - failed - $(attr not-run) )) passed, $failed failed"
+summary="dotnet: $(( total - failed - $(attr not-run) )) passed, $failed failed"
+echo "$summary"
 if [ "$status" -ne 0 ] || [ "$failed" -ne 0 ] || [ "$total" -eq 0 ]; then
   exit 1
 fi
@@ -70,4 +71,5 @@ connect=$(sed -n 's/.*"connect":"\([^"]*\)".*/\1/p' <<<"$started")
 LD_LIBRARY_PATH="$PWD/$installed/runtimes/linux-x64/native" mono "$consumer/Program.exe" "$connect"
 echo '{"cmd":"shutdown"}' >&"${ZKH[1]}"
 wait "$ZKH_PID" 2>/dev/null || true
-echo "dotnet: package $package installs and runs"
+echo "package $package installs and runs"
+echo "$summary"
