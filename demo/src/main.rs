@@ -1,28 +1,43 @@
 //! zoolock's main job. Starts a local ZooKeeper (or uses `--connect`), runs
-//! worker processes that contend for one lock guarding an append-only
-//! ledger, shows progress, then verifies the ledger: no two critical
-//! sections overlap and fencing tokens strictly increase.
+//! worker processes that contend for one lock guarding a shared resource
+//! (an append-only ledger that enforces fencing), shows progress, then
+//! verifies what the resource accepted: no two critical sections overlap
+//! and fencing tokens strictly increase. With `--faults` the same workers
+//! run against a 3-node ensemble while faults are injected.
 //!
 //! `zoolock-demo [--workers N] [--acquisitions K] [--connect HOSTS] [--path P]`
+//! `zoolock-demo --faults [--duration SECS] [--workers N]`
 
+mod faults;
 mod ledger;
+mod resource;
 mod worker;
 
-use std::path::PathBuf;
-use std::process::{Child, Command, ExitCode};
+use std::io::{BufRead, BufReader};
+use std::process::{Child, Command, ExitCode, Stdio};
 use std::time::{Duration, Instant};
 
-use zoolock::{Kind, Lock, LockConfig, Session, SessionOptions};
+use resource::Resource;
+use zoolock::{Lock, Session, SessionOptions};
 
-struct Args {
-    workers: usize,
-    acquisitions: usize,
-    connect: Option<String>,
-    path: String,
+pub struct Args {
+    pub workers: usize,
+    pub acquisitions: usize,
+    pub connect: Option<String>,
+    pub path: String,
+    pub faults: bool,
+    pub duration: Duration,
 }
 
 fn parse_args(mut args: impl Iterator<Item = String>) -> Result<Args, String> {
-    let mut parsed = Args { workers: 4, acquisitions: 250, connect: None, path: "/zoolock-demo/ledger".into() };
+    let mut parsed = Args {
+        workers: 4,
+        acquisitions: 250,
+        connect: None,
+        path: "/zoolock-demo/ledger".into(),
+        faults: false,
+        duration: Duration::from_secs(60),
+    };
     while let Some(flag) = args.next() {
         let mut value = || args.next().ok_or_else(|| format!("{flag} needs a value"));
         match flag.as_str() {
@@ -30,6 +45,11 @@ fn parse_args(mut args: impl Iterator<Item = String>) -> Result<Args, String> {
             "--acquisitions" => parsed.acquisitions = value()?.parse().map_err(|e| format!("--acquisitions: {e}"))?,
             "--connect" => parsed.connect = Some(value()?),
             "--path" => parsed.path = value()?,
+            "--faults" => parsed.faults = true,
+            "--duration" => {
+                let secs: f64 = value()?.parse().map_err(|e| format!("--duration: {e}"))?;
+                parsed.duration = Duration::try_from_secs_f64(secs).map_err(|e| format!("--duration: {e}"))?;
+            }
             "-h" | "--help" => return Err(String::new()),
             other => return Err(format!("unknown argument {other}")),
         }
@@ -52,10 +72,12 @@ fn main() -> ExitCode {
                 eprintln!("zoolock-demo: {message}");
             }
             eprintln!("usage: zoolock-demo [--workers N] [--acquisitions K] [--connect HOSTS] [--path P]");
+            eprintln!("       zoolock-demo --faults [--duration SECS] [--workers N]");
             return ExitCode::from(2);
         }
     };
-    match run(&args) {
+    let outcome = if args.faults { faults::run(&args) } else { run(&args) };
+    match outcome {
         Ok(true) => ExitCode::SUCCESS,
         Ok(false) => ExitCode::FAILURE,
         Err(message) => {
@@ -65,7 +87,7 @@ fn main() -> ExitCode {
     }
 }
 
-/// Runs the workers and verifies the ledger; `Ok(false)` on a violation.
+/// Runs the workers to completion and verifies the ledger; `Ok(false)` on a violation.
 fn run(args: &Args) -> Result<bool, String> {
     // The embedded server lives as long as this function; it dies with us.
     let embedded = match &args.connect {
@@ -76,21 +98,21 @@ fn run(args: &Args) -> Result<bool, String> {
         }
     };
     let connect = args.connect.clone().unwrap_or_else(|| embedded.as_ref().unwrap().direct_connect_string());
-    let ledger_path = std::env::temp_dir().join(format!("zoolock-ledger-{}.tsv", std::process::id()));
-    std::fs::write(&ledger_path, "").map_err(|e| format!("cannot create the ledger: {e}"))?;
-    println!("ZooKeeper at {connect}; lock {}; ledger {}", args.path, ledger_path.display());
+    let resource = Resource::start().map_err(|e| format!("cannot start the resource: {e}"))?;
+    println!("ZooKeeper at {connect}; lock {}; resource at {}", args.path, resource.address);
 
-    let mut children = spawn_workers(args, &connect, &ledger_path)?;
+    let mut children: Vec<Child> = (0..args.workers)
+        .map(|i| spawn_worker(&connect, args, &resource, &format!("rust-{i}"), Some(args.acquisitions), Stdio::null()))
+        .collect::<Result<_, _>>()?;
     let observer = Session::connect_blocking(SessionOptions::new(&connect)).map_err(|e| e.to_string())?;
-    let lock = Lock::new(&observer, &args.path, Kind::Mutex, LockConfig::default()).map_err(|e| e.to_string())?;
+    let lock = Lock::mutex(&observer, &args.path).map_err(|e| e.to_string())?;
     let expected = args.workers * args.acquisitions;
     let started = Instant::now();
     let mut failed_workers = 0;
     while !children.is_empty() {
-        std::thread::sleep(Duration::from_millis(500));
-        let done = ledger::count(&ledger_path);
+        std::thread::sleep(Duration::from_millis(500)); // the progress line's pace
         let holder = lock.contenders_blocking().ok().and_then(|c| c.into_iter().next()).unwrap_or_else(|| "-".into());
-        println!("  {done:>6}/{expected} acquisitions, holder now: {holder}");
+        println!("  {:>6}/{expected} acquisitions, holder now: {holder}", resource.count());
         children.retain_mut(|child| match child.try_wait() {
             Ok(Some(status)) => {
                 failed_workers += usize::from(!status.success());
@@ -100,10 +122,9 @@ fn run(args: &Args) -> Result<bool, String> {
         });
     }
     observer.close_blocking();
-    let elapsed = started.elapsed();
-    let report = ledger::verify(&ledger_path).map_err(|e| format!("cannot read the ledger: {e}"))?;
-    report.print(elapsed);
-    let ok = report.is_clean() && failed_workers == 0 && report.total() == expected;
+    let report = ledger::verify(&resource.ledger.lock().unwrap());
+    report.print(started.elapsed());
+    let ok = report.is_clean() && failed_workers == 0 && report.total() == expected && report.refused == 0;
     if failed_workers > 0 {
         println!("{failed_workers} worker(s) failed");
     }
@@ -111,17 +132,29 @@ fn run(args: &Args) -> Result<bool, String> {
     Ok(ok)
 }
 
-fn spawn_workers(args: &Args, connect: &str, ledger: &PathBuf) -> Result<Vec<Child>, String> {
+pub fn spawn_worker(
+    connect: &str,
+    args: &Args,
+    resource: &Resource,
+    name: &str,
+    count: Option<usize>,
+    stdout: Stdio,
+) -> Result<Child, String> {
     let me = std::env::current_exe().map_err(|e| e.to_string())?;
-    (0..args.workers)
-        .map(|i| {
-            Command::new(&me)
-                .arg("worker")
-                .args(["--connect", connect, "--path", &args.path])
-                .args(["--ledger", &ledger.to_string_lossy()])
-                .args(["--name", &format!("rust-{i}"), "--count", &args.acquisitions.to_string()])
-                .spawn()
-                .map_err(|e| format!("cannot start worker {i}: {e}"))
-        })
-        .collect()
+    let mut command = Command::new(me);
+    command.arg("worker").args(["--connect", connect, "--path", &args.path, "--resource", &resource.address]);
+    command.args(["--name", name]);
+    if let Some(count) = count {
+        command.args(["--count", &count.to_string()]);
+    } else {
+        command.args(["--session-timeout", &faults::SESSION_TIMEOUT.as_secs_f64().to_string()]);
+        command.args(["--hold-ms", &faults::HOLD.as_millis().to_string()]);
+        command.stdin(Stdio::piped());
+    }
+    command.stdout(stdout).spawn().map_err(|e| format!("cannot start worker {name}: {e}"))
+}
+
+/// Lines a worker prints, for the driver to follow.
+pub fn worker_lines(child: &mut Child) -> impl Iterator<Item = String> {
+    BufReader::new(child.stdout.take().expect("piped stdout")).lines().map_while(Result::ok)
 }

@@ -1,52 +1,157 @@
-//! One worker process: acquires the lock `--count` times and, while
-//! holding it, appends one record to the ledger.
+//! One worker process. Acquires the lock again and again and, while holding
+//! it, writes one record to the resource with its fencing token. It stops
+//! writing whenever it is told its lock is suspended or lost.
+//!
+//! `worker --connect HOSTS --path P --resource ADDR --name N [--count K]
+//! [--session-timeout SECS] [--hold-ms MS]`. Without `--count` it runs until a `stop` line
+//! on stdin, prints `idle` with its lock released and its session still
+//! open (so that orphan nodes can be counted), and exits at end of stdin.
+//! Stdout also carries `session <id>` and `told <name> <state> <ns>` lines.
 
+use std::io::{BufRead, BufReader, Write};
+use std::net::TcpStream;
 use std::process::ExitCode;
-use std::time::Instant;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
 
-use crate::ledger::{now_ns, Record};
-use zoolock::{Acquire, Kind, Lock, LockConfig, Session, SessionOptions};
+use crate::resource::now_ns;
+use zoolock::{Acquire, Error, Kind, Lock, LockConfig, LockState, Session, SessionOptions, SessionState};
 
-pub fn main(mut args: impl Iterator<Item = String>) -> ExitCode {
-    let (mut connect, mut path, mut ledger, mut name, mut count) = (None, None, None, None, 1usize);
+struct Args {
+    connect: String,
+    path: String,
+    resource: String,
+    name: String,
+    count: Option<usize>,
+    session_timeout: Duration,
+    /// How long to keep the lock after writing: the work of the critical section.
+    hold: Duration,
+}
+
+fn parse(mut args: impl Iterator<Item = String>) -> Option<Args> {
+    let (mut connect, mut path, mut resource, mut name, mut count) = (None, None, None, None, None);
+    let (mut timeout, mut hold_ms) = (10.0, 0);
     while let Some(flag) = args.next() {
         let value = args.next();
         match flag.as_str() {
             "--connect" => connect = value,
             "--path" => path = value,
-            "--ledger" => ledger = value,
+            "--resource" => resource = value,
             "--name" => name = value,
-            "--count" => count = value.and_then(|v| v.parse().ok()).unwrap_or(1),
+            "--count" => count = value.and_then(|v| v.parse().ok()),
+            "--session-timeout" => timeout = value.and_then(|v| v.parse().ok()).unwrap_or(10.0),
+            "--hold-ms" => hold_ms = value.and_then(|v| v.parse().ok()).unwrap_or(0),
             _ => {}
         }
     }
-    let (Some(connect), Some(path), Some(ledger), Some(name)) = (connect, path, ledger, name) else {
-        eprintln!("worker: --connect, --path, --ledger and --name are required");
+    Some(Args {
+        connect: connect?,
+        path: path?,
+        resource: resource?,
+        name: name?,
+        count,
+        session_timeout: Duration::from_secs_f64(timeout),
+        hold: Duration::from_millis(hold_ms),
+    })
+}
+
+pub fn main(args: impl Iterator<Item = String>) -> ExitCode {
+    let Some(args) = parse(args) else {
+        eprintln!("worker: --connect, --path, --resource and --name are required");
         return ExitCode::from(2);
     };
-    match run(&connect, &path, &ledger, &name, count) {
+    match run(&args) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("worker {name}: {e}");
+            eprintln!("worker {}: {e}", args.name);
             ExitCode::FAILURE
         }
     }
 }
 
-fn run(connect: &str, path: &str, ledger: &str, name: &str, count: usize) -> zoolock::Result<()> {
-    let session = Session::connect_blocking(SessionOptions::new(connect))?;
-    let config = LockConfig { identifier: name.as_bytes().to_vec(), ..LockConfig::default() };
-    let lock = Lock::new(&session, path, Kind::Mutex, config)?;
-    for _ in 0..count {
+fn say(line: String) {
+    let mut out = std::io::stdout().lock();
+    let _ = writeln!(out, "{line}");
+    let _ = out.flush();
+}
+
+fn run(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
+    let options = SessionOptions::new(&args.connect).session_timeout(args.session_timeout);
+    let session = Session::connect_blocking(options)?;
+    say(format!("session {}", session.status().session_id));
+    let (reporter, me) = (session.clone(), args.name.clone());
+    session.add_listener(move |state| match state {
+        SessionState::Connected => say(format!("session {}", reporter.status().session_id)),
+        // What tells a holder to stop touching the resource.
+        SessionState::Suspended | SessionState::Lost => say(format!("told {me} {state:?} {}", now_ns())),
+        SessionState::Closed => {}
+    });
+    let config = LockConfig { identifier: args.name.as_bytes().to_vec(), ..LockConfig::default() };
+    let lock = Lock::new(&session, &args.path, Kind::Mutex, config)?;
+
+    let stop = Arc::new(AtomicBool::new(false));
+    if args.count.is_none() {
+        let stop = stop.clone();
+        std::thread::spawn(move || {
+            for line in std::io::stdin().lock().lines() {
+                if line.map_or(true, |l| l.trim() == "stop") {
+                    break;
+                }
+            }
+            stop.store(true, Ordering::SeqCst);
+        });
+    }
+    let mut resource = Resource::connect(&args.resource)?;
+    let mut done = 0;
+    while !stop.load(Ordering::SeqCst) && args.count.map_or(true, |c| done < c) {
         let asked = Instant::now();
-        lock.acquire_blocking(Acquire::default())?;
-        let wait = asked.elapsed();
-        let start = now_ns();
-        let token = lock.fencing_token().expect("held");
-        let record = Record { worker: name.to_owned(), language: "rust".into(), token, start, end: now_ns(), wait };
-        record.append(ledger).expect("append to the ledger");
-        lock.release_blocking()?;
+        match lock.acquire_blocking(Acquire::timeout(Duration::from_secs(5))) {
+            Ok(true) => {}
+            Ok(false) => continue,
+            Err(Error::Closed) => break,
+            Err(e) => {
+                eprintln!("worker {}: acquire: {e}", args.name);
+                continue;
+            }
+        }
+        let (start, wait) = (now_ns(), asked.elapsed());
+        // Told suspended or lost: the resource must not be touched.
+        if lock.state() == LockState::Held {
+            let token = lock.fencing_token().unwrap_or(i64::MIN);
+            resource.write(&args.name, token, wait, start)?;
+            done += 1;
+            std::thread::sleep(args.hold);
+        }
+        if let Err(e) = lock.release_blocking() {
+            eprintln!("worker {}: release: {e}", args.name);
+        }
+    }
+    if args.count.is_none() {
+        say("idle".into());
+        // Hold the session open until the driver has counted the nodes left.
+        for _ in std::io::stdin().lock().lines() {}
     }
     session.close_blocking();
     Ok(())
+}
+
+struct Resource {
+    out: TcpStream,
+    replies: BufReader<TcpStream>,
+}
+
+impl Resource {
+    fn connect(address: &str) -> std::io::Result<Resource> {
+        let out = TcpStream::connect(address)?;
+        out.set_nodelay(true)?;
+        Ok(Resource { replies: BufReader::new(out.try_clone()?), out })
+    }
+
+    fn write(&mut self, worker: &str, token: i64, wait: Duration, start: u128) -> std::io::Result<()> {
+        writeln!(self.out, "write {worker} rust {token} {} {start}", wait.as_micros())?;
+        let mut reply = String::new();
+        self.replies.read_line(&mut reply)?;
+        Ok(())
+    }
 }

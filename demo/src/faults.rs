@@ -1,0 +1,231 @@
+//! The main job under faults: the same workers against a 3-node ensemble
+//! while an injector expires sessions of holders and waiters, partitions the
+//! holder for shorter and longer than the session timeout, kills and
+//! restarts servers (the leader included), and SIGKILLs the holding worker.
+
+use std::collections::{BTreeMap, HashMap};
+use std::io::Write;
+use std::process::{Child, ChildStdin, Stdio};
+use std::sync::mpsc::{channel, Receiver, Sender};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use zk_harness::{Ensemble, Options};
+use zoolock::{Lock, Session, SessionOptions};
+
+use crate::resource::{now_ns, Resource};
+use crate::{ledger, spawn_worker, worker_lines, Args};
+
+/// Workers' session timeout: partitions last shorter or longer than this.
+pub const SESSION_TIMEOUT: Duration = Duration::from_secs(4);
+/// How long workers keep the lock, so that faults often catch a holder.
+pub const HOLD: Duration = Duration::from_millis(30);
+/// How late a holder may learn that its lock is suspended or lost.
+const TOLD_WITHIN: Duration = Duration::from_secs(SESSION_TIMEOUT.as_secs() + 1);
+
+const KINDS: [&str; 6] =
+    ["expire holder", "expire waiter", "short partition", "long partition", "kill server", "kill holder"];
+
+struct Worker {
+    child: Child,
+    stdin: ChildStdin,
+}
+
+/// What the workers' stdout lines tell the driver.
+#[derive(Default)]
+struct Heard {
+    sessions: HashMap<String, i64>,
+    /// (worker, ns) of each time a worker was told its session was suspended or lost.
+    told: Vec<(String, u128)>,
+}
+
+pub fn run(args: &Args) -> Result<bool, String> {
+    println!("starting a 3-node ZooKeeper ensemble…");
+    let ensemble = Ensemble::start(3, Options::default()).map_err(|e| e.to_string())?;
+    let connect = ensemble.connect_string();
+    let resource = Resource::start().map_err(|e| format!("cannot start the resource: {e}"))?;
+    let heard = Arc::new(Mutex::new(Heard::default()));
+    let (idle_tx, idle_rx) = channel();
+    let mut workers: BTreeMap<String, Worker> = BTreeMap::new();
+    let mut next = 0;
+    let mut start_worker = |workers: &mut BTreeMap<String, Worker>| -> Result<(), String> {
+        let name = format!("rust-{next}");
+        next += 1;
+        let mut child = spawn_worker(&connect, args, &resource, &name, None, Stdio::piped())?;
+        let stdin = child.stdin.take().expect("piped stdin");
+        follow(worker_lines(&mut child), name.clone(), heard.clone(), idle_tx.clone());
+        workers.insert(name, Worker { child, stdin });
+        Ok(())
+    };
+    for _ in 0..args.workers.max(3) {
+        start_worker(&mut workers)?;
+    }
+    let observer = Session::connect_blocking(SessionOptions::new(ensemble.direct_connect_string()))
+        .map_err(|e| e.to_string())?;
+    let queue = Lock::mutex(&observer, &args.path).map_err(|e| e.to_string())?;
+    println!("{} workers on {}; injecting faults for {:?}", workers.len(), args.path, args.duration);
+
+    if !resource.wait_for_writes(1, Duration::from_secs(30)) {
+        return Err("no worker got the lock within 30 s".into());
+    }
+    let started = Instant::now();
+    let mut rng = Rng(now_ns() as u64 | 1);
+    let mut injected: BTreeMap<&str, usize> = BTreeMap::new();
+    let mut partitions: Vec<(String, u128)> = Vec::new();
+    let (mut round, mut first_pass, mut tries) = (0, 0, 0);
+    while started.elapsed() < args.duration {
+        // Every kind in turn (each retried a few times if it found no target), then at random.
+        let kind = if first_pass < KINDS.len() { KINDS[first_pass] } else { KINDS[rng.below(KINDS.len())] };
+        round += 1;
+        let contenders = queue.contenders_blocking().unwrap_or_default();
+        // Only live workers: a SIGKILLed one's node lingers until its session times out.
+        let session_of =
+            |name: &str| workers.contains_key(name).then(|| heard.lock().unwrap().sessions.get(name).copied()).flatten();
+        let holder = contenders.first().cloned();
+        let done = match kind {
+            "expire holder" | "expire waiter" => {
+                let target = if kind == "expire holder" { holder } else { contenders.get(1 + rng.below(3)).cloned() };
+                target.and_then(|n| session_of(&n)).is_some_and(|id| ensemble.expire(id).is_ok())
+            }
+            "short partition" | "long partition" => match holder.and_then(|n| session_of(&n).map(|id| (n, id))) {
+                Some((name, id)) if ensemble.partition(id).is_ok() => {
+                    println!("  partitioning {name} (session {id:#x})");
+                    partitions.push((name, now_ns()));
+                    // Short: long enough to be noticed (2/5 of the session timeout), short enough for the session to survive.
+                    let cut = if kind == "short partition" { SESSION_TIMEOUT * 3 / 4 } else { SESSION_TIMEOUT * 3 / 2 };
+                    std::thread::sleep(cut); // the partition's length, not a wait for an event
+                    ensemble.heal(id).is_ok()
+                }
+                _ => false,
+            },
+            "kill server" => {
+                let victim = if round % 2 == 0 { ensemble.leader().unwrap_or(0) } else { rng.below(3) };
+                let killed = ensemble.kill(victim).is_ok();
+                std::thread::sleep(Duration::from_millis(500)); // the outage's length
+                killed && ensemble.restart(victim).is_ok()
+            }
+            _ => match holder.and_then(|n| workers.remove(&n).map(|w| (n, w))) {
+                Some((_, mut worker)) => {
+                    let _ = worker.child.kill(); // SIGKILL
+                    let _ = worker.child.wait();
+                    start_worker(&mut workers)?;
+                    true
+                }
+                None => false,
+            },
+        };
+        if done {
+            *injected.entry(kind).or_default() += 1;
+        }
+        tries += 1;
+        if done || tries == 5 {
+            (first_pass, tries) = (first_pass + 1, 0);
+        }
+        println!("  {:>5.1}s {kind:<16} {:<4} acquisitions so far {}", started.elapsed().as_secs_f64(), if done { "ok" } else { "skip" }, resource.count());
+        std::thread::sleep(Duration::from_millis(300 + rng.below(700) as u64)); // the pace of faults
+    }
+
+    // Stop, let every worker release and report idle with its session still
+    // open, then count the nodes left: any is an orphan.
+    for worker in workers.values_mut() {
+        let _ = writeln!(worker.stdin, "stop");
+    }
+    let idle = wait_idle(&idle_rx, workers.len(), Duration::from_secs(30));
+    // A SIGKILLed worker's node lives until its session times out; past
+    // that, any node left is an orphan.
+    let end = Instant::now() + SESSION_TIMEOUT * 2;
+    let left = loop {
+        let left = queue.contenders_blocking().map_err(|e| e.to_string())?;
+        if left.is_empty() || Instant::now() > end {
+            break left;
+        }
+        std::thread::sleep(Duration::from_millis(200)); // zoolock has no child watch to wait on
+    };
+    let orphans = left.len();
+    if orphans > 0 {
+        println!("  nodes left by: {left:?}");
+    }
+    for (_, mut worker) in std::mem::take(&mut workers) {
+        drop(worker.stdin);
+        let _ = worker.child.wait();
+    }
+    observer.close_blocking();
+
+    let report = ledger::verify(&resource.ledger.lock().unwrap());
+    report.print(started.elapsed());
+    let told = told_latencies(&partitions, &heard.lock().unwrap().told);
+    for (kind, n) in &injected {
+        println!("  faults injected: {kind:<16} {n}");
+    }
+    let slowest = told.iter().max().copied();
+    for ((worker, _), latency) in partitions.iter().zip(&told) {
+        println!("  partition of {worker}: told after {latency:?}");
+    }
+    println!("  partitions of a holder: {}, holder told within {:?} (limit {TOLD_WITHIN:?})", told.len(), slowest.unwrap_or_default());
+    println!("  workers idle at the end: {idle}; orphan lock nodes left: {orphans}");
+    let all_kinds = KINDS.iter().all(|k| injected.contains_key(k));
+    let ok = report.is_clean() && orphans == 0 && slowest.is_none_or(|t| t <= TOLD_WITHIN) && report.total() > 0;
+    if !all_kinds {
+        println!("  not every kind of fault could be injected in {:?}", args.duration);
+    }
+    println!("{}", if ok { "VERIFIED under faults: exclusion held, stale writes fenced off, no orphans" } else { "VIOLATION" });
+    Ok(ok)
+}
+
+/// Reads a worker's lines on a thread of its own.
+fn follow(lines: impl Iterator<Item = String> + Send + 'static, name: String, heard: Arc<Mutex<Heard>>, idle: Sender<()>) {
+    std::thread::spawn(move || {
+        for line in lines {
+            let words: Vec<&str> = line.split_whitespace().collect();
+            match words.as_slice() {
+                ["session", id] => {
+                    if let Ok(id) = id.parse() {
+                        heard.lock().unwrap().sessions.insert(name.clone(), id);
+                    }
+                }
+                ["told", worker, _state, ns] => {
+                    if let Ok(ns) = ns.parse() {
+                        heard.lock().unwrap().told.push((worker.to_string(), ns));
+                    }
+                }
+                ["idle"] => {
+                    let _ = idle.send(());
+                }
+                _ => {}
+            }
+        }
+    });
+}
+
+fn wait_idle(idle: &Receiver<()>, workers: usize, limit: Duration) -> usize {
+    let end = Instant::now() + limit;
+    (0..workers).take_while(|_| idle.recv_timeout(end.saturating_duration_since(Instant::now())).is_ok()).count()
+}
+
+/// For each partition of the holder, how long until it was told that its
+/// session — and so its lock — was suspended or lost; never told counts as
+/// too late.
+fn told_latencies(partitions: &[(String, u128)], told: &[(String, u128)]) -> Vec<Duration> {
+    partitions
+        .iter()
+        .map(|(worker, at)| {
+            told.iter()
+                .filter(|(w, ns)| w == worker && ns >= at)
+                .map(|(_, ns)| Duration::from_nanos((ns - at) as u64))
+                .min()
+                .unwrap_or(Duration::MAX)
+        })
+        .collect()
+}
+
+/// xorshift: fault choices need variety, not quality.
+struct Rng(u64);
+
+impl Rng {
+    fn below(&mut self, n: usize) -> usize {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        (self.0 % n as u64) as usize
+    }
+}
