@@ -128,7 +128,10 @@ impl Client {
         sasl_options=None, read_only=None, randomize_hosts=true, connection_retry=None,
         command_retry=None, logger=None, keyfile=None, keyfile_password=None, certfile=None,
         ca=None, use_ssl=false, verify_certs=true, check_hostname=false, **kwargs
-    ))]
+    ), text_signature = "(hosts='127.0.0.1:2181', timeout=10.0, client_id=None, handler=None, \
+        default_acl=None, auth_data=None, sasl_options=None, read_only=None, randomize_hosts=True, \
+        connection_retry=None, command_retry=None, logger=None, keyfile=None, keyfile_password=None, \
+        certfile=None, ca=None, use_ssl=False, verify_certs=True, check_hostname=False)")]
     #[allow(clippy::too_many_arguments)]
     fn new(
         hosts: Option<&Bound<'_, PyAny>>,
@@ -369,7 +372,11 @@ impl Client {
     }
 
     /// ``Lock(path, identifier=None, extra_lock_patterns=())`` bound to this client.
-    #[pyo3(name = "Lock", signature = (path, identifier=None, extra_lock_patterns=None, *, scheme="kazoo"))]
+    #[pyo3(
+        name = "Lock",
+        signature = (path, identifier=None, extra_lock_patterns=None, *, scheme="kazoo"),
+        text_signature = "(self, path, identifier=None, extra_lock_patterns=(), *, scheme='kazoo')"
+    )]
     fn make_lock(
         slf: &Bound<'_, Self>,
         path: &Bound<'_, PyAny>,
@@ -389,7 +396,11 @@ impl Client {
     }
 
     /// ``ReadLock(path, identifier=None, extra_lock_patterns=())`` bound to this client.
-    #[pyo3(name = "ReadLock", signature = (path, identifier=None, extra_lock_patterns=None, *, scheme="kazoo"))]
+    #[pyo3(
+        name = "ReadLock",
+        signature = (path, identifier=None, extra_lock_patterns=None, *, scheme="kazoo"),
+        text_signature = "(self, path, identifier=None, extra_lock_patterns=(), *, scheme='kazoo')"
+    )]
     fn make_read_lock(
         slf: &Bound<'_, Self>,
         path: &Bound<'_, PyAny>,
@@ -402,7 +413,11 @@ impl Client {
     }
 
     /// ``WriteLock(path, identifier=None, extra_lock_patterns=())`` bound to this client.
-    #[pyo3(name = "WriteLock", signature = (path, identifier=None, extra_lock_patterns=None, *, scheme="kazoo"))]
+    #[pyo3(
+        name = "WriteLock",
+        signature = (path, identifier=None, extra_lock_patterns=None, *, scheme="kazoo"),
+        text_signature = "(self, path, identifier=None, extra_lock_patterns=(), *, scheme='kazoo')"
+    )]
     fn make_write_lock(
         slf: &Bound<'_, Self>,
         path: &Bound<'_, PyAny>,
@@ -415,7 +430,11 @@ impl Client {
     }
 
     /// ``Semaphore(path, identifier=None, max_leases=1)`` bound to this client.
-    #[pyo3(name = "Semaphore", signature = (path, identifier=None, max_leases=None))]
+    #[pyo3(
+        name = "Semaphore",
+        signature = (path, identifier=None, max_leases=None),
+        text_signature = "(self, path, identifier=None, max_leases=1)"
+    )]
     fn make_semaphore(
         slf: &Bound<'_, Self>,
         path: &Bound<'_, PyAny>,

@@ -71,7 +71,10 @@ impl PyLock {
 #[pymethods]
 impl PyLock {
     #[new]
-    #[pyo3(signature = (client, path, identifier=None, extra_lock_patterns=None, *, scheme="kazoo"))]
+    #[pyo3(
+        signature = (client, path, identifier=None, extra_lock_patterns=None, *, scheme="kazoo"),
+        text_signature = "(client, path, identifier=None, extra_lock_patterns=(), *, scheme='kazoo')"
+    )]
     fn new(
         client: &Bound<'_, PyAny>,
         path: &Bound<'_, PyAny>,
@@ -96,7 +99,10 @@ impl PyLock {
     /// node behind. ``ephemeral=False`` keeps the lock held past the
     /// session; ``lease`` (seconds) releases it by itself that long after
     /// it was acquired. The GIL is released while waiting.
-    #[pyo3(signature = (blocking=None, timeout=None, ephemeral=true, *, lease=None))]
+    #[pyo3(
+        signature = (blocking=None, timeout=None, ephemeral=true, *, lease=None),
+        text_signature = "(self, blocking=True, timeout=None, ephemeral=True, *, lease=None)"
+    )]
     fn acquire(
         &self,
         py: Python<'_>,
@@ -112,7 +118,10 @@ impl PyLock {
     /// ``acquire`` for asyncio: ``await lock.acquire_async(...)`` waits
     /// without blocking the event loop; cancelling the task abandons the
     /// acquire and removes its node.
-    #[pyo3(signature = (blocking=None, timeout=None, ephemeral=true, *, lease=None))]
+    #[pyo3(
+        signature = (blocking=None, timeout=None, ephemeral=true, *, lease=None),
+        text_signature = "(self, blocking=True, timeout=None, ephemeral=True, *, lease=None)"
+    )]
     fn acquire_async<'py>(
         &self,
         py: Python<'py>,
@@ -279,7 +288,10 @@ pub struct ReadLock;
 #[pymethods]
 impl ReadLock {
     #[new]
-    #[pyo3(signature = (client, path, identifier=None, extra_lock_patterns=None, *, scheme="kazoo"))]
+    #[pyo3(
+        signature = (client, path, identifier=None, extra_lock_patterns=None, *, scheme="kazoo"),
+        text_signature = "(client, path, identifier=None, extra_lock_patterns=(), *, scheme='kazoo')"
+    )]
     fn new(
         client: &Bound<'_, PyAny>,
         path: &Bound<'_, PyAny>,
@@ -319,7 +331,10 @@ pub struct WriteLock;
 #[pymethods]
 impl WriteLock {
     #[new]
-    #[pyo3(signature = (client, path, identifier=None, extra_lock_patterns=None, *, scheme="kazoo"))]
+    #[pyo3(
+        signature = (client, path, identifier=None, extra_lock_patterns=None, *, scheme="kazoo"),
+        text_signature = "(client, path, identifier=None, extra_lock_patterns=(), *, scheme='kazoo')"
+    )]
     fn new(
         client: &Bound<'_, PyAny>,
         path: &Bound<'_, PyAny>,

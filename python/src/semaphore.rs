@@ -20,7 +20,10 @@ pub struct PySemaphore {
 #[pymethods]
 impl PySemaphore {
     #[new]
-    #[pyo3(signature = (client, path, identifier=None, max_leases=None))]
+    #[pyo3(
+        signature = (client, path, identifier=None, max_leases=None),
+        text_signature = "(client, path, identifier=None, max_leases=1)"
+    )]
     fn new(
         client: &Bound<'_, PyAny>,
         path: &Bound<'_, PyAny>,
@@ -34,7 +37,10 @@ impl PySemaphore {
     /// ``blocking=False`` and none is free. A blocking acquire whose
     /// ``timeout`` (seconds) runs out raises ``LockTimeout``. ``lease``
     /// (seconds) gives the lease back by itself after that long.
-    #[pyo3(signature = (blocking=None, timeout=None, *, lease=None))]
+    #[pyo3(
+        signature = (blocking=None, timeout=None, *, lease=None),
+        text_signature = "(self, blocking=True, timeout=None, *, lease=None)"
+    )]
     fn acquire(
         &self,
         py: Python<'_>,
@@ -46,7 +52,10 @@ impl PySemaphore {
     }
 
     /// ``acquire`` for asyncio; cancelling the task abandons the acquire.
-    #[pyo3(signature = (blocking=None, timeout=None, *, lease=None))]
+    #[pyo3(
+        signature = (blocking=None, timeout=None, *, lease=None),
+        text_signature = "(self, blocking=True, timeout=None, *, lease=None)"
+    )]
     fn acquire_async<'py>(
         &self,
         py: Python<'py>,

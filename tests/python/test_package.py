@@ -50,3 +50,24 @@ def test_kazoo_names_and_hierarchy():
         assert [c.__name__ for c in ours.__mro__ if c.__name__ in kazoo_exceptions.__dict__] == \
             [c.__name__ for c in theirs.__mro__ if c.__name__ in zoolock.__dict__ and c.__name__ != "Exception"]
     assert zoolock.KazooState.LOST == "LOST" and zoolock.client.KazooClient is zoolock.KazooClient
+
+
+def test_kazoo_argument_names_and_defaults():
+    from kazoo.client import KazooClient as KazooKazooClient
+    from kazoo.recipe.lock import Lock as KazooLock
+    from kazoo.recipe.lock import Semaphore as KazooSemaphore
+
+    def params(function, skip=0):
+        listed = list(inspect.signature(function).parameters.values())[skip:]
+        return [(p.name, p.default) for p in listed if p.kind is not p.VAR_KEYWORD and p.name != "self"]
+
+    pairs = [
+        (zoolock.KazooClient, KazooKazooClient.__init__),
+        (zoolock.Lock, KazooLock.__init__),
+        (zoolock.Lock.acquire, KazooLock.acquire),
+        (zoolock.Semaphore, KazooSemaphore.__init__),
+        (zoolock.Semaphore.acquire, KazooSemaphore.acquire),
+    ]
+    for ours, theirs in pairs:
+        kazoo_params = params(theirs)
+        assert params(ours)[: len(kazoo_params)] == kazoo_params, ours
