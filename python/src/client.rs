@@ -56,8 +56,8 @@ struct Current {
 }
 
 impl Client {
-    /// The session to use now and its epoch; `ConnectionClosedError` if the
-    /// client is not started (kazoo's answer, at once, where kazoo hangs in places).
+    /// The session to use now and its epoch; `ConnectionClosedError` at once
+    /// if the client is not started (kazoo's answer), never a wait.
     pub fn session(&self) -> PyResult<(u64, Session)> {
         let now = self.now.lock().unwrap();
         match &now.session {
