@@ -25,6 +25,37 @@ pub(crate) fn close_session(
     passwd: &[u8],
     timeout_ms: i32,
 ) -> Result<Outcome> {
+    let (mut s, attached) = attach(port, session, passwd, timeout_ms)?;
+    if !attached {
+        return Ok(Outcome::AlreadyExpired);
+    }
+    s.write_all(&jute::header_only_request(XID, jute::OP_CLOSE_SESSION))?;
+    loop {
+        let frame = match read_frame(&mut s) {
+            Ok(frame) => frame,
+            // The server may drop the connection before its reply is out:
+            // a session it no longer accepts is closed all the same.
+            Err(_) if !attach(port, session, passwd, timeout_ms)?.1 => return Ok(Outcome::Closed),
+            Err(e) => return Err(e),
+        };
+        let header =
+            ReplyHeader::parse(&frame).ok_or_else(|| Error::new("malformed reply header"))?;
+        if header.xid != XID {
+            continue; // a notification or ping reply
+        }
+        if header.err != 0 {
+            return Err(Error::new(format!(
+                "closeSession of {session:#x} failed: error {}",
+                header.err
+            )));
+        }
+        return Ok(Outcome::Closed);
+    }
+}
+
+/// Connects as `session`; the flag says whether the server took it (false:
+/// the session has ended).
+fn attach(port: u16, session: i64, passwd: &[u8], timeout_ms: i32) -> Result<(TcpStream, bool)> {
     let addr = SocketAddr::from((Ipv4Addr::LOCALHOST, port));
     let mut s = TcpStream::connect_timeout(&addr, Duration::from_secs(2))?;
     s.set_read_timeout(Some(Duration::from_secs(10)))?;
@@ -42,48 +73,7 @@ pub(crate) fn close_session(
     let rsp = read_frame(&mut s)?;
     let rsp =
         ConnectResponse::parse(&rsp).ok_or_else(|| Error::new("malformed ConnectResponse"))?;
-    if !rsp.is_valid() {
-        return Ok(Outcome::AlreadyExpired);
-    }
-    s.write_all(&jute::header_only_request(XID, jute::OP_CLOSE_SESSION))?;
-    loop {
-        let frame = match read_frame(&mut s) {
-            Ok(frame) => frame,
-            // The server may drop the connection before its reply is out:
-            // a session it no longer accepts is closed all the same.
-            Err(e) => return if is_gone(port, session, passwd, timeout_ms)? { Ok(Outcome::Closed) } else { Err(e) },
-        };
-        let header =
-            ReplyHeader::parse(&frame).ok_or_else(|| Error::new("malformed reply header"))?;
-        if header.xid != XID {
-            continue; // a notification or ping reply
-        }
-        if header.err != 0 {
-            return Err(Error::new(format!(
-                "closeSession of {session:#x} failed: error {}",
-                header.err
-            )));
-        }
-        return Ok(Outcome::Closed);
-    }
-}
-
-/// Whether the server refuses to re-attach `session` (it has ended).
-fn is_gone(port: u16, session: i64, passwd: &[u8], timeout_ms: i32) -> Result<bool> {
-    let addr = SocketAddr::from((Ipv4Addr::LOCALHOST, port));
-    let mut s = TcpStream::connect_timeout(&addr, Duration::from_secs(2))?;
-    s.set_read_timeout(Some(Duration::from_secs(10)))?;
-    let req = ConnectRequest {
-        protocol_version: 0,
-        last_zxid_seen: 0,
-        timeout_ms,
-        session_id: session,
-        passwd: passwd.to_vec(),
-        read_only: Some(false),
-    };
-    s.write_all(&req.encode())?;
-    let rsp = read_frame(&mut s)?;
-    Ok(!ConnectResponse::parse(&rsp).is_some_and(|r| r.is_valid()))
+    Ok((s, rsp.is_valid()))
 }
 
 fn read_frame(s: &mut TcpStream) -> Result<Vec<u8>> {
