@@ -49,15 +49,14 @@ pub fn run(args: &Args) -> Result<bool, String> {
     let mut workers: BTreeMap<String, Worker> = BTreeMap::new();
     let mut next = 0;
     let mut start_worker = |workers: &mut BTreeMap<String, Worker>| -> Result<(), String> {
-        let name = format!("rust-{next}");
+        let (name, mut child) = spawn_worker(&connect, args, &resource, next, None, Stdio::piped())?;
         next += 1;
-        let mut child = spawn_worker(&connect, args, &resource, &name, None, Stdio::piped())?;
         let stdin = child.stdin.take().expect("piped stdin");
         follow(worker_lines(&mut child), name.clone(), heard.clone(), idle_tx.clone());
         workers.insert(name, Worker { child, stdin });
         Ok(())
     };
-    for _ in 0..args.workers.max(3) {
+    for _ in 0..args.workers.max(args.languages.len()).max(3) {
         start_worker(&mut workers)?;
     }
     let observer = Session::connect_blocking(SessionOptions::new(ensemble.direct_connect_string()))

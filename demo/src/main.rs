@@ -9,14 +9,16 @@
 //! `zoolock-demo --faults [--duration SECS] [--workers N]`
 
 mod faults;
+mod languages;
 mod ledger;
 mod resource;
 mod worker;
 
 use std::io::{BufRead, BufReader};
-use std::process::{Child, Command, ExitCode, Stdio};
+use std::process::{Child, ExitCode, Stdio};
 use std::time::{Duration, Instant};
 
+use languages::Language;
 use resource::Resource;
 use zoolock::{Lock, Session, SessionOptions};
 
@@ -27,6 +29,8 @@ pub struct Args {
     pub path: String,
     pub faults: bool,
     pub duration: Duration,
+    /// Worker i is written in `languages[i % len]`.
+    pub languages: Vec<Language>,
 }
 
 fn parse_args(mut args: impl Iterator<Item = String>) -> Result<Args, String> {
@@ -37,6 +41,7 @@ fn parse_args(mut args: impl Iterator<Item = String>) -> Result<Args, String> {
         path: "/zoolock-demo/ledger".into(),
         faults: false,
         duration: Duration::from_secs(60),
+        languages: Vec::new(),
     };
     while let Some(flag) = args.next() {
         let mut value = || args.next().ok_or_else(|| format!("{flag} needs a value"));
@@ -50,6 +55,12 @@ fn parse_args(mut args: impl Iterator<Item = String>) -> Result<Args, String> {
                 let secs: f64 = value()?.parse().map_err(|e| format!("--duration: {e}"))?;
                 parsed.duration = Duration::try_from_secs_f64(secs).map_err(|e| format!("--duration: {e}"))?;
             }
+            "--languages" => {
+                for name in value()?.split(',') {
+                    let language = Language::parse(name).ok_or_else(|| format!("--languages: no worker in {name}"))?;
+                    parsed.languages.push(language);
+                }
+            }
             "-h" | "--help" => return Err(String::new()),
             other => return Err(format!("unknown argument {other}")),
         }
@@ -57,6 +68,13 @@ fn parse_args(mut args: impl Iterator<Item = String>) -> Result<Args, String> {
     if parsed.workers == 0 || parsed.acquisitions == 0 {
         return Err("--workers and --acquisitions must be at least 1".into());
     }
+    if parsed.languages.is_empty() {
+        // Every language this machine has built, Rust at least.
+        parsed.languages = languages::ALL.into_iter().filter(|l| l.available()).collect();
+    } else if let Some(missing) = parsed.languages.iter().find(|l| !l.available()) {
+        return Err(format!("no {} worker is built here: run scripts/demo.sh once", missing.name()));
+    }
+    parsed.workers = parsed.workers.max(parsed.languages.len());
     Ok(parsed)
 }
 
@@ -71,7 +89,7 @@ fn main() -> ExitCode {
             if !message.is_empty() {
                 eprintln!("zoolock-demo: {message}");
             }
-            eprintln!("usage: zoolock-demo [--workers N] [--acquisitions K] [--connect HOSTS] [--path P]");
+            eprintln!("usage: zoolock-demo [--workers N] [--acquisitions K] [--connect HOSTS] [--path P] [--languages rust,python,kazoo,csharp]");
             eprintln!("       zoolock-demo --faults [--duration SECS] [--workers N]");
             return ExitCode::from(2);
         }
@@ -101,8 +119,10 @@ fn run(args: &Args) -> Result<bool, String> {
     let resource = Resource::start().map_err(|e| format!("cannot start the resource: {e}"))?;
     println!("ZooKeeper at {connect}; lock {}; resource at {}", args.path, resource.address);
 
+    let names: Vec<&str> = args.languages.iter().map(|l| l.name()).collect();
+    println!("workers: {} in {}", args.workers, names.join(", "));
     let mut children: Vec<Child> = (0..args.workers)
-        .map(|i| spawn_worker(&connect, args, &resource, &format!("rust-{i}"), Some(args.acquisitions), Stdio::null()))
+        .map(|i| spawn_worker(&connect, args, &resource, i, Some(args.acquisitions), Stdio::null()).map(|(_, c)| c))
         .collect::<Result<_, _>>()?;
     let observer = Session::connect_blocking(SessionOptions::new(&connect)).map_err(|e| e.to_string())?;
     let lock = Lock::mutex(&observer, &args.path).map_err(|e| e.to_string())?;
@@ -132,18 +152,20 @@ fn run(args: &Args) -> Result<bool, String> {
     Ok(ok)
 }
 
+/// Starts worker number `i`, in the language its number picks; its name is `<language>-<i>`.
 pub fn spawn_worker(
     connect: &str,
     args: &Args,
     resource: &Resource,
-    name: &str,
+    i: usize,
     count: Option<usize>,
     stdout: Stdio,
-) -> Result<Child, String> {
-    let me = std::env::current_exe().map_err(|e| e.to_string())?;
-    let mut command = Command::new(me);
-    command.arg("worker").args(["--connect", connect, "--path", &args.path, "--resource", &resource.address]);
-    command.args(["--name", name]);
+) -> Result<(String, Child), String> {
+    let language = args.languages[i % args.languages.len()];
+    let name = format!("{}-{i}", language.name());
+    let mut command = language.command();
+    command.args(["--connect", connect, "--path", &args.path, "--resource", &resource.address]);
+    command.args(["--name", &name]);
     if let Some(count) = count {
         command.args(["--count", &count.to_string()]);
     } else {
@@ -151,7 +173,8 @@ pub fn spawn_worker(
         command.args(["--hold-ms", &faults::HOLD.as_millis().to_string()]);
         command.stdin(Stdio::piped());
     }
-    command.stdout(stdout).spawn().map_err(|e| format!("cannot start worker {name}: {e}"))
+    let child = command.stdout(stdout).spawn().map_err(|e| format!("cannot start worker {name}: {e}"))?;
+    Ok((name, child))
 }
 
 /// Lines a worker prints, for the driver to follow.

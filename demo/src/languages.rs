@@ -1,0 +1,80 @@
+//! The languages a worker can be written in, and how to start each one.
+//! Every worker speaks the same protocol (see `worker.rs`).
+
+use std::path::PathBuf;
+use std::process::{Command, Stdio};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Language {
+    Rust,
+    /// zoolock's Python module.
+    Python,
+    /// kazoo itself, as a peer on the same path (the same Python program).
+    Kazoo,
+    /// zoolock's .NET library, under Mono.
+    CSharp,
+}
+
+pub const ALL: [Language; 4] = [Language::Rust, Language::Python, Language::Kazoo, Language::CSharp];
+
+/// The repository, where the Python venv and the built C# worker live.
+fn root() -> PathBuf {
+    std::env::var_os("ZOOLOCK_ROOT")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(".."))
+}
+
+impl Language {
+    pub fn parse(name: &str) -> Option<Language> {
+        ALL.into_iter().find(|l| l.name() == name)
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Language::Rust => "rust",
+            Language::Python => "python",
+            Language::Kazoo => "kazoo",
+            Language::CSharp => "csharp",
+        }
+    }
+
+    /// The command that starts a worker, without its protocol arguments.
+    pub fn command(self) -> Command {
+        let root = root();
+        match self {
+            Language::Rust => {
+                let mut c = Command::new(std::env::current_exe().expect("own path"));
+                c.arg("worker");
+                c
+            }
+            Language::Python | Language::Kazoo => {
+                let mut c = Command::new(root.join(".venv/bin/python"));
+                c.arg(root.join("demo/workers/python_worker.py"));
+                c.args(["--client", if self == Language::Kazoo { "kazoo" } else { "zoolock" }]);
+                c
+            }
+            Language::CSharp => {
+                let dir = root.join("target/demo/dotnet");
+                let mut c = Command::new("mono");
+                c.arg(dir.join("ZooLockDemoWorker.exe")).env("LD_LIBRARY_PATH", &dir);
+                c
+            }
+        }
+    }
+
+    /// Whether this machine can run such a worker (its runtime and build are there).
+    pub fn available(self) -> bool {
+        let probe = match self {
+            Language::Rust => return true,
+            Language::Python => "import zoolock",
+            Language::Kazoo => "import kazoo",
+            Language::CSharp => return root().join("target/demo/dotnet/ZooLockDemoWorker.exe").exists(),
+        };
+        Command::new(root().join(".venv/bin/python"))
+            .args(["-c", probe])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success())
+    }
+}

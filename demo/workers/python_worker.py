@@ -1,0 +1,118 @@
+#!/usr/bin/env python3
+"""One worker of zoolock's main job, in Python.
+
+The same program runs on zoolock or on kazoo: the import is the only
+difference (`--client zoolock|kazoo`). It speaks the demo's worker protocol
+(see demo/src/worker.rs): acquire, write once to the resource with a fencing
+token while holding, release; print `session <id>` and
+`told <name> <state> <ns>` lines; without --count, run until `stop` on stdin,
+print `idle`, and keep the session open until stdin ends.
+"""
+
+import argparse
+import socket
+import sys
+import threading
+import time
+
+
+def parse():
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--client", choices=["zoolock", "kazoo"], default="zoolock")
+    p.add_argument("--connect", required=True)
+    p.add_argument("--path", required=True)
+    p.add_argument("--resource", required=True)
+    p.add_argument("--name", required=True)
+    p.add_argument("--count", type=int)
+    p.add_argument("--session-timeout", type=float, default=10.0)
+    p.add_argument("--hold-ms", type=int, default=0)
+    return p.parse_args()
+
+
+def main():
+    args = parse()
+    if args.client == "kazoo":
+        from kazoo.client import KazooClient, KazooState
+        from kazoo.exceptions import KazooException, LockTimeout
+    else:
+        from zoolock import KazooClient, KazooState
+        from zoolock import KazooException, LockTimeout
+    language = "kazoo" if args.client == "kazoo" else "python"
+
+    printing = threading.Lock()
+
+    def say(line):
+        with printing:
+            print(line, flush=True)
+
+    zk = KazooClient(hosts=args.connect, timeout=args.session_timeout)
+    told = threading.Event()  # set while the session is suspended or lost
+
+    def on_state(state):
+        if state == KazooState.CONNECTED:
+            told.clear()
+            client_id = zk.client_id
+            if client_id:
+                say(f"session {client_id[0]}")
+        else:
+            told.set()
+            say(f"told {args.name} {state} {time.time_ns()}")
+
+    zk.add_listener(on_state)
+    zk.start()
+    say(f"session {zk.client_id[0]}")
+    lock = zk.Lock(args.path, args.name)
+    host, port = args.resource.rsplit(":", 1)
+    resource = socket.create_connection((host, int(port)))
+    replies = resource.makefile("r")
+
+    stop = threading.Event()
+    if args.count is None:
+        def watch_stdin():
+            for line in sys.stdin:
+                if line.strip() == "stop":
+                    break
+            stop.set()
+        threading.Thread(target=watch_stdin, daemon=True).start()
+
+    done = 0
+    while not stop.is_set() and (args.count is None or done < args.count):
+        asked = time.monotonic()
+        try:
+            lock.acquire(timeout=5)
+        except LockTimeout:
+            continue
+        except KazooException as e:
+            print(f"worker {args.name}: acquire: {e!r}", file=sys.stderr)
+            continue
+        start, wait_us = time.time_ns(), int((time.monotonic() - asked) * 1e6)
+        try:
+            if not told.is_set():
+                token = fencing_token(zk, lock, args)
+                resource.sendall(f"write {args.name} {language} {token} {wait_us} {start}\n".encode())
+                replies.readline()
+                done += 1
+                time.sleep(args.hold_ms / 1000)  # the critical section's work
+        finally:
+            try:
+                lock.release()
+            except KazooException as e:
+                print(f"worker {args.name}: release: {e!r}", file=sys.stderr)
+    if args.count is None:
+        say("idle")
+        for _ in sys.stdin:  # keep the session open until the driver has looked
+            pass
+    zk.stop()
+    zk.close()
+
+
+def fencing_token(zk, lock, args):
+    """zoolock hands the token out; for kazoo it is the czxid of its node, one more round trip."""
+    token = getattr(lock, "fencing_token", None)
+    if token is not None:
+        return token
+    return zk.exists(f"{args.path}/{lock.node}").czxid
+
+
+if __name__ == "__main__":
+    main()
