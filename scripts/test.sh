@@ -1,14 +1,19 @@
 #!/usr/bin/env bash
 # Runs every zoolock test against real ZooKeeper servers that the tests
-# start themselves on free loopback ports: the Rust core and harness, then
-# each binding's suite.
+# start themselves on free loopback ports: the Rust core, harness and demo,
+# each binding's suite, then the main job with workers in every language,
+# plainly and under injected faults.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh
 cargo test --workspace --locked
-for suite in scripts/test-python.sh scripts/test-dotnet.sh; do
-  if [ -x "$suite" ]; then
-    echo "== $suite"
-    "$suite"
-  fi
-done
+scripts/test-python.sh
+scripts/test-dotnet.sh
+
+echo "== the main job: Rust, Python, kazoo and C# workers on one lock"
+scripts/build-demo-dotnet.sh >/dev/null
+cargo build --release --locked -q -p zoolock-demo
+everyone=(--workers 8 --languages rust,python,kazoo,csharp --path /zoolock-ci/main-job)
+target/release/zoolock-demo "${everyone[@]}" --acquisitions 25
+target/release/zoolock-demo "${everyone[@]}" --faults --duration 20
+echo "main job: 2 passed, 0 failed"
