@@ -9,7 +9,7 @@ use std::sync::mpsc::Receiver;
 use log::{Level, LevelFilter, Log, Metadata, Record};
 use pyo3::prelude::*;
 
-use crate::wait::ProcessThread;
+use crate::wait::{attach_from_thread, ProcessThread};
 
 struct Forward {
     thread: ProcessThread<(u8, String)>,
@@ -47,7 +47,7 @@ fn start(receiver: Receiver<(u8, String)>) {
         .spawn(move || {
             let mut logger: Option<Py<PyAny>> = None;
             for (level, message) in receiver {
-                let delivered = Python::try_attach(|py| {
+                let delivered = attach_from_thread(|py| {
                     let logger = match &logger {
                         Some(logger) => logger.bind(py).clone(),
                         None => match py

@@ -5,7 +5,7 @@
 use std::cell::Cell;
 use std::future::Future;
 use std::sync::mpsc::{channel, sync_channel, Receiver, RecvTimeoutError, Sender};
-use std::sync::Mutex;
+use std::sync::{Mutex, RwLock};
 use std::time::Duration;
 
 use pyo3::prelude::*;
@@ -100,6 +100,29 @@ fn is_main_thread(py: Python<'_>) -> bool {
     })
 }
 
+/// Open until the interpreter begins to shut down. Taking the GIL from a
+/// thread of ours while Python finalizes kills the process ("PyGILState_Release:
+/// thread state must be current"), so at exit the gate closes: callbacks and
+/// log events still queued then are dropped.
+static PYTHON_OPEN: RwLock<bool> = RwLock::new(true);
+
+/// Runs `f` with the GIL on a thread of zoolock's; `None` once Python is
+/// shutting down.
+pub fn attach_from_thread<R>(f: impl FnOnce(Python<'_>) -> R) -> Option<R> {
+    let open = PYTHON_OPEN.read().unwrap_or_else(|e| e.into_inner());
+    if !*open {
+        return None;
+    }
+    Python::try_attach(f)
+}
+
+/// Registered with `atexit`: closes the gate, after waiting (GIL released)
+/// for a callback or log event being delivered right now.
+#[pyfunction]
+pub fn _close_for_exit(py: Python<'_>) {
+    py.detach(|| *PYTHON_OPEN.write().unwrap_or_else(|e| e.into_inner()) = false);
+}
+
 type Job = Box<dyn FnOnce(Python<'_>) + Send>;
 
 /// A channel to a thread of this process, started on first use. A child
@@ -142,7 +165,7 @@ pub fn run_with_gil(job: impl FnOnce(Python<'_>) + Send + 'static) {
                 while let Ok(first) = receiver.recv() {
                     // One attach for everything queued meanwhile: taking the
                     // GIL costs more than most jobs.
-                    let attached = Python::try_attach(|py| {
+                    let attached = attach_from_thread(|py| {
                         first(py);
                         while let Ok(next) = receiver.try_recv() {
                             next(py);
