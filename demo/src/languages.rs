@@ -4,6 +4,8 @@
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
 
+use zoolock::Scheme;
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Language {
     Rust,
@@ -13,9 +15,12 @@ pub enum Language {
     Kazoo,
     /// zoolock's .NET library, under Mono.
     CSharp,
+    /// Curator's InterProcessMutex, as a peer: it shares a path only with
+    /// nodes named Curator's way (`--scheme curator`).
+    Curator,
 }
 
-pub const ALL: [Language; 4] = [Language::Rust, Language::Python, Language::Kazoo, Language::CSharp];
+pub const ALL: [Language; 5] = [Language::Rust, Language::Python, Language::Kazoo, Language::CSharp, Language::Curator];
 
 /// The repository, where the Python venv and the built C# worker live.
 fn root() -> PathBuf {
@@ -35,6 +40,16 @@ impl Language {
             Language::Python => "python",
             Language::Kazoo => "kazoo",
             Language::CSharp => "csharp",
+            Language::Curator => "curator",
+        }
+    }
+
+    /// Whether this worker can name its nodes with `scheme`.
+    pub fn speaks(self, scheme: Scheme) -> bool {
+        match self {
+            Language::Rust | Language::Python => true,
+            Language::Kazoo | Language::CSharp => scheme == Scheme::Kazoo,
+            Language::Curator => scheme == Scheme::Curator,
         }
     }
 
@@ -59,6 +74,7 @@ impl Language {
                 c.arg(dir.join("ZooLockDemoWorker.exe")).env("LD_LIBRARY_PATH", &dir);
                 c
             }
+            Language::Curator => Command::new(root.join("target/demo/curator/run")),
         }
     }
 
@@ -69,6 +85,7 @@ impl Language {
             Language::Python => "import zoolock",
             Language::Kazoo => "import kazoo",
             Language::CSharp => return root().join("target/demo/dotnet/ZooLockDemoWorker.exe").exists(),
+            Language::Curator => return root().join("target/demo/curator/run").exists(),
         };
         Command::new(root().join(".venv/bin/python"))
             .args(["-c", probe])

@@ -20,7 +20,7 @@ use std::time::{Duration, Instant};
 
 use languages::Language;
 use resource::Resource;
-use zoolock::{Lock, Session, SessionOptions};
+use zoolock::{Lock, Scheme, Session, SessionOptions};
 
 pub struct Args {
     pub workers: usize,
@@ -31,6 +31,8 @@ pub struct Args {
     pub duration: Duration,
     /// Worker i is written in `languages[i % len]`.
     pub languages: Vec<Language>,
+    /// How the workers name their nodes: kazoo's way, or Curator's (to share with Curator).
+    pub scheme: Scheme,
 }
 
 fn parse_args(mut args: impl Iterator<Item = String>) -> Result<Args, String> {
@@ -42,6 +44,7 @@ fn parse_args(mut args: impl Iterator<Item = String>) -> Result<Args, String> {
         faults: false,
         duration: Duration::from_secs(60),
         languages: Vec::new(),
+        scheme: Scheme::Kazoo,
     };
     while let Some(flag) = args.next() {
         let mut value = || args.next().ok_or_else(|| format!("{flag} needs a value"));
@@ -61,6 +64,13 @@ fn parse_args(mut args: impl Iterator<Item = String>) -> Result<Args, String> {
                     parsed.languages.push(language);
                 }
             }
+            "--scheme" => {
+                parsed.scheme = match value()?.as_str() {
+                    "kazoo" => Scheme::Kazoo,
+                    "curator" => Scheme::Curator,
+                    other => return Err(format!("--scheme: kazoo or curator, not {other}")),
+                }
+            }
             "-h" | "--help" => return Err(String::new()),
             other => return Err(format!("unknown argument {other}")),
         }
@@ -69,10 +79,13 @@ fn parse_args(mut args: impl Iterator<Item = String>) -> Result<Args, String> {
         return Err("--workers and --acquisitions must be at least 1".into());
     }
     if parsed.languages.is_empty() {
-        // Every language this machine has built, Rust at least.
-        parsed.languages = languages::ALL.into_iter().filter(|l| l.available()).collect();
+        // Every language this machine has built that can share the path, Rust at least.
+        parsed.languages =
+            languages::ALL.into_iter().filter(|l| l.speaks(parsed.scheme) && l.available()).collect();
     } else if let Some(missing) = parsed.languages.iter().find(|l| !l.available()) {
         return Err(format!("no {} worker is built here: run scripts/demo.sh once", missing.name()));
+    } else if let Some(foreign) = parsed.languages.iter().find(|l| !l.speaks(parsed.scheme)) {
+        return Err(format!("{} workers cannot share a path whose nodes are named by {:?}", foreign.name(), parsed.scheme));
     }
     parsed.workers = parsed.workers.max(parsed.languages.len());
     Ok(parsed)
@@ -89,7 +102,8 @@ fn main() -> ExitCode {
             if !message.is_empty() {
                 eprintln!("zoolock-demo: {message}");
             }
-            eprintln!("usage: zoolock-demo [--workers N] [--acquisitions K] [--connect HOSTS] [--path P] [--languages rust,python,kazoo,csharp]");
+            eprintln!("usage: zoolock-demo [--workers N] [--acquisitions K] [--connect HOSTS] [--path P]");
+            eprintln!("                    [--languages rust,python,kazoo,csharp,curator] [--scheme kazoo|curator]");
             eprintln!("       zoolock-demo --faults [--duration SECS] [--workers N]");
             return ExitCode::from(2);
         }
@@ -166,6 +180,9 @@ pub fn spawn_worker(
     let mut command = language.command();
     command.args(["--connect", connect, "--path", &args.path, "--resource", &resource.address]);
     command.args(["--name", &name]);
+    if args.scheme == Scheme::Curator && language != Language::Curator {
+        command.args(["--scheme", "curator"]);
+    }
     if let Some(count) = count {
         command.args(["--count", &count.to_string()]);
     } else {

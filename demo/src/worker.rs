@@ -3,7 +3,7 @@
 //! writing whenever it is told its lock is suspended or lost.
 //!
 //! `worker --connect HOSTS --path P --resource ADDR --name N [--count K]
-//! [--session-timeout SECS] [--hold-ms MS]`. Without `--count` it runs until a `stop` line
+//! [--session-timeout SECS] [--hold-ms MS] [--scheme curator]`. Without `--count` it runs until a `stop` line
 //! on stdin, prints `idle` with its lock released and its session still
 //! open (so that orphan nodes can be counted), and exits at end of stdin.
 //! Stdout also carries `session <id>` and `told <name> <state> <ns>` lines.
@@ -16,7 +16,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use crate::resource::now_ns;
-use zoolock::{Acquire, Error, Kind, Lock, LockConfig, LockState, Session, SessionOptions, SessionState};
+use zoolock::{Acquire, Error, Kind, Lock, LockConfig, LockState, Scheme, Session, SessionOptions, SessionState};
 
 struct Args {
     connect: String,
@@ -27,11 +27,12 @@ struct Args {
     session_timeout: Duration,
     /// How long to keep the lock after writing: the work of the critical section.
     hold: Duration,
+    scheme: Scheme,
 }
 
 fn parse(mut args: impl Iterator<Item = String>) -> Option<Args> {
     let (mut connect, mut path, mut resource, mut name, mut count) = (None, None, None, None, None);
-    let (mut timeout, mut hold_ms) = (10.0, 0);
+    let (mut timeout, mut hold_ms, mut scheme) = (10.0, 0, Scheme::Kazoo);
     while let Some(flag) = args.next() {
         let value = args.next();
         match flag.as_str() {
@@ -42,6 +43,7 @@ fn parse(mut args: impl Iterator<Item = String>) -> Option<Args> {
             "--count" => count = value.and_then(|v| v.parse().ok()),
             "--session-timeout" => timeout = value.and_then(|v| v.parse().ok()).unwrap_or(10.0),
             "--hold-ms" => hold_ms = value.and_then(|v| v.parse().ok()).unwrap_or(0),
+            "--scheme" if value.as_deref() == Some("curator") => scheme = Scheme::Curator,
             _ => {}
         }
     }
@@ -53,6 +55,7 @@ fn parse(mut args: impl Iterator<Item = String>) -> Option<Args> {
         count,
         session_timeout: Duration::from_secs_f64(timeout),
         hold: Duration::from_millis(hold_ms),
+        scheme,
     })
 }
 
@@ -87,7 +90,7 @@ fn run(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
         SessionState::Suspended | SessionState::Lost => say(format!("told {me} {state:?} {}", now_ns())),
         SessionState::Closed => {}
     });
-    let config = LockConfig { identifier: args.name.as_bytes().to_vec(), ..LockConfig::default() };
+    let config = LockConfig { identifier: args.name.as_bytes().to_vec(), scheme: args.scheme, ..LockConfig::default() };
     let lock = Lock::new(&session, &args.path, Kind::Mutex, config)?;
 
     let stop = Arc::new(AtomicBool::new(false));

@@ -26,6 +26,8 @@ def parse():
     p.add_argument("--count", type=int)
     p.add_argument("--session-timeout", type=float, default=10.0)
     p.add_argument("--hold-ms", type=int, default=0)
+    p.add_argument("--scheme", choices=["kazoo", "curator"], default="kazoo",
+                   help="how zoolock names its nodes (curator: to share the path with Curator)")
     return p.parse_args()
 
 
@@ -61,7 +63,8 @@ def main():
     zk.add_listener(on_state)
     zk.start()
     say(f"session {zk.client_id[0]}")
-    lock = zk.Lock(args.path, args.name)
+    # kazoo has one naming; zoolock can also name its nodes Curator's way.
+    lock = zk.Lock(args.path, args.name, scheme=args.scheme) if args.scheme == "curator" else zk.Lock(args.path, args.name)
     host, port = args.resource.rsplit(":", 1)
     resource = socket.create_connection((host, int(port)))
     replies = resource.makefile("r")
