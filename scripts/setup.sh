@@ -1,12 +1,15 @@
 #!/usr/bin/env bash
 # Installs what zoolock's tests and demo need on a fresh Debian machine:
-# Debian's ZooKeeper server (and the Java it depends on). Each step says what
-# it installs; nothing else is fetched.
+# Debian's ZooKeeper server (and the Java it depends on), and Curator with a
+# Java compiler for the demo's Curator worker. Each step says what it
+# installs; nothing else is fetched.
 set -euo pipefail
 
 need_apt=()
 [ -f /usr/share/java/zookeeper.jar ] || need_apt+=(zookeeper)
 command -v java >/dev/null 2>&1 || need_apt+=(default-jre-headless)
+command -v javac >/dev/null 2>&1 || need_apt+=(default-jdk-headless)
+[ -f /usr/share/java/curator-recipes.jar ] || need_apt+=(libcurator-recipes-java)
 
 if [ ${#need_apt[@]} -gt 0 ]; then
   if [ "$(id -u)" -ne 0 ]; then
