@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The main job: workers in Rust, Python (zoolock), kazoo and C# contend for one
-# zoolock lock guarding a shared resource; the run ends with a verified
-# summary. Starts its own local ZooKeeper unless given --connect HOSTS. Other
+# zoolock lock guarding a shared resource (with --scheme curator: Rust, Python
+# and Curator); the run ends with a verified summary. Starts its own local ZooKeeper unless given --connect HOSTS. Other
 # flags: --workers N, --acquisitions K, --path P, --languages rust,python,…;
 # --faults [--duration SECS] for the run under injected faults on a 3-node
 # ensemble.
@@ -16,4 +16,5 @@ if ! .venv/bin/python -c "import zoolock, kazoo" 2>/dev/null; then
     --no-build-isolation ./python || echo "demo: no Python workers (see above)" >&2
 fi
 { scripts/setup-dotnet.sh && scripts/build-demo-dotnet.sh >/dev/null; } || echo "demo: no C# workers (see above)" >&2
+scripts/build-demo-curator.sh >/dev/null || echo "demo: no Curator workers (see above)" >&2
 exec target/release/zoolock-demo "$@"

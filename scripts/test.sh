@@ -10,10 +10,14 @@ cargo test --workspace --locked
 scripts/test-python.sh
 scripts/test-dotnet.sh
 
-echo "== the main job: Rust, Python, kazoo and C# workers on one lock"
+echo "== the main job: Rust, Python, kazoo and C# workers on one lock, then Rust, Python and Curator"
 scripts/build-demo-dotnet.sh >/dev/null
+scripts/build-demo-curator.sh >/dev/null
 cargo build --release --locked -q -p zoolock-demo
-everyone=(--workers 8 --languages rust,python,kazoo,csharp --path /zoolock-ci/main-job)
-target/release/zoolock-demo "${everyone[@]}" --acquisitions 25
-target/release/zoolock-demo "${everyone[@]}" --faults --duration 20
-echo "main job: 2 passed, 0 failed"
+kazoo_named=(--workers 8 --languages rust,python,kazoo,csharp --path /zoolock-ci/main-job)
+curator_named=(--workers 6 --scheme curator --languages rust,python,curator --path /zoolock-ci/curator)
+target/release/zoolock-demo "${kazoo_named[@]}" --acquisitions 25
+target/release/zoolock-demo "${kazoo_named[@]}" --faults --duration 20
+target/release/zoolock-demo "${curator_named[@]}" --acquisitions 25
+target/release/zoolock-demo "${curator_named[@]}" --faults --duration 20
+echo "main job: 4 passed, 0 failed"
