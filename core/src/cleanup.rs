@@ -66,7 +66,7 @@ impl Removal {
     /// Whether `err` is worth another try, after waiting out what caused it.
     async fn retry_after(&self, live: &Live, err: &zk::Error) -> bool {
         match err {
-            zk::Error::ConnectionLoss => {
+            err if connection_lost(err) => {
                 // The retry queues until the client reconnects; the pause only
                 // keeps a flapping connection from spinning.
                 tokio::time::sleep(Duration::from_millis(20)).await;
@@ -98,6 +98,14 @@ impl Removal {
             }
         }
     }
+}
+
+/// Whether a request failed because its connection broke: it may or may not
+/// have been applied. zookeeper-client fails the requests in flight with the
+/// connection's own error — `ConnectionLoss`, or a custom one such as "no
+/// response from connection in 1600ms" — so both count.
+pub(crate) fn connection_lost(err: &zk::Error) -> bool {
+    matches!(err, zk::Error::ConnectionLoss | zk::Error::Custom(_))
 }
 
 /// Finds this session's node among `parent`'s children by its unique prefix.

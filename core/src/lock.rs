@@ -8,7 +8,7 @@ use tokio::sync::watch;
 use tokio::time::timeout;
 use zookeeper_client as zk;
 
-use crate::cleanup::{find_own, Removal, Target};
+use crate::cleanup::{connection_lost, find_own, Removal, Target};
 use crate::error::{Error, Result};
 use crate::holder::{Acquire, Attempt, Holder, LockState, Removals, Won};
 use crate::naming::{self, Role, Scheme, Standing};
@@ -246,17 +246,18 @@ impl Lock {
                     // The parent is made on first use only, not paid for on every acquire.
                     let persistent = zk::CreateMode::Persistent.with_acls(zk::Acls::new(acls));
                     match live.client.mkdir(parent, &persistent).await {
-                        Ok(()) | Err(zk::Error::ConnectionLoss) => continue,
+                        Ok(()) => continue,
+                        Err(err) if connection_lost(&err) => continue,
                         Err(zk::Error::SessionExpired | zk::Error::ClientClosed) => return Ok(None),
                         Err(err) => return Err(Error::zk(parent, "create", err)),
                     }
                 }
-                Err(zk::Error::ConnectionLoss) => {
+                Err(err) if connection_lost(&err) => {
                     // The create may have happened: look for our unique prefix
                     // until the server answers, and create again only if absent.
                     let found = loop {
                         match find_own(live, parent, &prefix, options.ephemeral).await {
-                            Err(zk::Error::ConnectionLoss) => continue,
+                            Err(err) if connection_lost(&err) => continue,
                             Ok(found) => break found,
                             Err(zk::Error::SessionExpired | zk::Error::ClientClosed) => return Ok(None),
                             Err(err) => return Err(Error::zk(parent, "list", err)),
@@ -300,7 +301,7 @@ impl Lock {
         loop {
             match live.client.list_children(&self.spec.path).await {
                 Ok(children) => return Ok(Some(children)),
-                Err(zk::Error::ConnectionLoss) => continue,
+                Err(err) if connection_lost(&err) => continue,
                 // The lock path itself was deleted: our node went with it.
                 Err(zk::Error::NoNode) => return Ok(Some(Vec::new())),
                 Err(zk::Error::SessionExpired | zk::Error::ClientClosed) => return Ok(None),
@@ -315,7 +316,7 @@ impl Lock {
         let watcher = match live.client.get_and_watch_data(path).await {
             Ok((_, _, watcher)) => watcher,
             Err(zk::Error::NoNode) => return Ok(Wake::Deleted),
-            Err(zk::Error::ConnectionLoss) => return Ok(Wake::Relist),
+            Err(err) if connection_lost(&err) => return Ok(Wake::Relist),
             Err(zk::Error::SessionExpired | zk::Error::ClientClosed) => return Ok(Wake::SessionEnded),
             Err(err) => return Err(Error::zk(path, "watch", err)),
         };

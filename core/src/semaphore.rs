@@ -11,7 +11,7 @@ use tokio::time::timeout;
 use uuid::Uuid;
 use zookeeper_client as zk;
 
-use crate::cleanup::{Removal, Target};
+use crate::cleanup::{connection_lost, Removal, Target};
 use crate::error::{Error, Result};
 use crate::holder::{Acquire, Attempt, Holder, LockState, Removals, Won};
 use crate::lock::{read_identifiers, Kind, Lock, LockConfig};
@@ -119,7 +119,7 @@ impl Semaphore {
         loop {
             let (children, watcher) = match live.client.list_and_watch_children(path).await {
                 Ok(listed) => listed,
-                Err(zk::Error::ConnectionLoss) => continue,
+                Err(err) if connection_lost(&err) => continue,
                 Err(zk::Error::SessionExpired | zk::Error::ClientClosed) => return Ok(Step::SessionEnded),
                 Err(err) => return Err(Error::zk(path, "list", err)),
             };
@@ -127,7 +127,7 @@ impl Semaphore {
             if children.len() < self.spec.max_leases as usize {
                 match live.client.create(&lease, &self.spec.identifier, &ephemeral).await {
                     Ok((stat, _)) => return Ok(Step::Won(attempt.won(stat.czxid))),
-                    Err(zk::Error::ConnectionLoss | zk::Error::NodeExists) => {
+                    Err(err) if connection_lost(&err) || err == zk::Error::NodeExists => {
                         // Maybe created: the name is ours alone, but the session must be too.
                         match live.client.check_stat(&lease).await {
                             Ok(Some(stat)) if stat.ephemeral_owner == live.session_id => {
@@ -178,11 +178,12 @@ impl Semaphore {
                 Err(zk::Error::NoNode) => {
                     let parent = &path[..path.rfind('/').unwrap_or(0)];
                     match live.client.mkdir(parent, &persistent).await {
-                        Ok(()) | Err(zk::Error::ConnectionLoss) => continue,
+                        Ok(()) => continue,
+                        Err(err) if connection_lost(&err) => continue,
                         Err(err) => return Err(Error::zk(parent, "create", err)),
                     }
                 }
-                Err(zk::Error::ConnectionLoss) => continue,
+                Err(err) if connection_lost(&err) => continue,
                 Err(err) => return Err(Error::zk(path, "create", err)),
             }
         }
