@@ -72,7 +72,20 @@ pub fn run(args: &Args) -> Result<bool, String> {
     let mut injected: BTreeMap<&str, usize> = BTreeMap::new();
     let mut partitions: Vec<(String, u128)> = Vec::new();
     let (mut round, mut first_pass, mut tries) = (0, 0, 0);
+    let mut died: Vec<String> = Vec::new();
     while started.elapsed() < args.duration {
+        // A worker that exits by itself has a bug worth failing the run for;
+        // a fresh one keeps the load up meanwhile.
+        let exited: Vec<String> = workers
+            .iter_mut()
+            .filter_map(|(name, w)| matches!(w.child.try_wait(), Ok(Some(_))).then(|| name.clone()))
+            .collect();
+        for name in exited {
+            let mut worker = workers.remove(&name).expect("listed");
+            println!("  worker {name} exited by itself: {:?}", worker.child.wait());
+            died.push(name);
+            start_worker(&mut workers)?;
+        }
         // Every kind in turn (each retried a few times if it found no target), then at random.
         let kind = if first_pass < KINDS.len() { KINDS[first_pass] } else { KINDS[rng.below(KINDS.len())] };
         round += 1;
@@ -162,8 +175,13 @@ pub fn run(args: &Args) -> Result<bool, String> {
     }
     println!("  partitions of a holder: {}, holder told within {:?} (limit {TOLD_WITHIN:?})", told.len(), slowest.unwrap_or_default());
     println!("  workers idle at the end: {idle}; orphan lock nodes left: {orphans}");
+    println!("  workers that exited by themselves: {}", died.len());
     let all_kinds = KINDS.iter().all(|k| injected.contains_key(k));
-    let ok = report.is_clean() && orphans == 0 && slowest.is_none_or(|t| t <= TOLD_WITHIN) && report.total() > 0;
+    let ok = report.is_clean()
+        && orphans == 0
+        && died.is_empty()
+        && slowest.is_none_or(|t| t <= TOLD_WITHIN)
+        && report.total() > 0;
     if !all_kinds {
         println!("  not every kind of fault could be injected in {:?}", args.duration);
     }

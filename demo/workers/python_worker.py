@@ -96,6 +96,8 @@ def main():
                 replies.readline()
                 done += 1
                 time.sleep(args.hold_ms / 1000)  # the critical section's work
+        except KazooException as e:  # kazoo's token lookup can meet a lost connection
+            print(f"worker {args.name}: critical section: {e!r}", file=sys.stderr)
         finally:
             try:
                 lock.release()
