@@ -90,8 +90,10 @@ def main():
             continue
         start, wait_us = time.time_ns(), int((time.monotonic() - asked) * 1e6)
         try:
-            if not told.is_set():
-                token = fencing_token(zk, lock, args)
+            token = None if told.is_set() else fencing_token(zk, lock, args)
+            if token is None:
+                print(f"worker {args.name}: acquired, but the lock is already gone: not writing", file=sys.stderr)
+            else:
                 resource.sendall(f"write {args.name} {language} {token} {wait_us} {start}\n".encode())
                 replies.readline()
                 done += 1
@@ -112,11 +114,14 @@ def main():
 
 
 def fencing_token(zk, lock, args):
-    """zoolock hands the token out; for kazoo it is the czxid of its node, one more round trip."""
-    token = getattr(lock, "fencing_token", None)
-    if token is not None:
-        return token
-    return zk.exists(f"{args.path}/{lock.node}").czxid
+    """zoolock hands the token out (None once the hold is lost); for kazoo it
+    is the czxid of its node, one more round trip — and None when the node
+    is gone: kazoo can return from acquire holding a node that its expired
+    session took away."""
+    if hasattr(lock, "fencing_token"):
+        return lock.fencing_token
+    stat = zk.exists(f"{args.path}/{lock.node}")
+    return stat.czxid if stat else None
 
 
 if __name__ == "__main__":
