@@ -116,8 +116,8 @@ def main():
 def fencing_token(zk, lock, args):
     """zoolock hands the token out (None once the hold is lost); for kazoo it
     is the czxid of its node, one more round trip — and None when the node
-    is gone: kazoo can return from acquire holding a node that its expired
-    session took away."""
+    is gone: the session can expire between acquire and this lookup, and
+    kazoo does not notice a lost lock by itself."""
     if hasattr(lock, "fencing_token"):
         return lock.fencing_token
     stat = zk.exists(f"{args.path}/{lock.node}")
