@@ -188,7 +188,8 @@ impl Holder {
         }
         // A single try (a zero timeout included) is bounded by the request
         // bound in `take_turn_and`: a deadline of now would end it unanswered.
-        let deadline = options.timeout.filter(|_| options.waits()).map(|t| Instant::now() + t);
+        // A timeout too large for a deadline (`Duration::MAX`) waits forever.
+        let deadline = options.timeout.filter(|_| options.waits()).and_then(|t| Instant::now().checked_add(t));
         let mut cancels = self.cancels.subscribe();
         cancels.borrow_and_update();
         // A pending acquire holds a clone of the client, which would keep a

@@ -33,7 +33,10 @@ pub use error::{Error, Result};
 pub use holder::{Acquire, LockState, LostReason};
 pub use lock::{Kind, Lock, LockConfig};
 pub use naming::Scheme;
-pub use options::{timeout_from_secs, validate_path, SessionOptions, MAX_IDENTIFIER_BYTES};
+pub use options::{
+    path_from_utf8, timeout_from_secs, validate_identifier, validate_path, SessionOptions, MAX_IDENTIFIER_BYTES,
+    MAX_PATH_BYTES, MAX_SESSION_TIMEOUT,
+};
 pub use semaphore::Semaphore;
 pub use session::{Session, SessionState, Status};
 pub use zookeeper_client::{Acl, AuthId, Permission};

@@ -74,6 +74,13 @@ struct Spec {
 impl Lock {
     pub fn new(session: &Session, path: &str, kind: Kind, config: LockConfig) -> Result<Lock> {
         validate_path(path)?;
+        Lock::on_checked_path(session, path, kind, config)
+    }
+
+    /// [`Lock::new`] on a path derived from one already checked (a
+    /// semaphore's admission lock: its path plus a suffix, which may take it
+    /// past [`crate::MAX_PATH_BYTES`] by those few bytes).
+    pub(crate) fn on_checked_path(session: &Session, path: &str, kind: Kind, config: LockConfig) -> Result<Lock> {
         validate_identifier(&config.identifier)?;
         runtime::check_process()?;
         if session.is_closed() {

@@ -10,6 +10,17 @@ use crate::error::{Error, Result};
 /// `jute.maxbuffer` (1 MiB by default), and the request needs some room.
 pub const MAX_IDENTIFIER_BYTES: usize = 1_000_000;
 
+/// The longest lock path, and the longest chroot: a create carries the
+/// chroot, the path and the identifier in one packet, which must stay under
+/// `jute.maxbuffer`. A server that refuses a packet drops the connection, and
+/// a request that is sent again after every reconnect would never end.
+pub const MAX_PATH_BYTES: usize = 16 * 1024;
+
+/// The longest session timeout: the protocol carries it as a signed 32-bit
+/// number of milliseconds (about 24.8 days). The server clamps it further
+/// to its own `maxSessionTimeout`.
+pub const MAX_SESSION_TIMEOUT: Duration = Duration::from_millis(i32::MAX as u64);
+
 /// How to reach ZooKeeper and what to put on created nodes.
 #[derive(Debug, Clone)]
 pub struct SessionOptions {
@@ -61,6 +72,12 @@ impl SessionOptions {
         if self.session_timeout.is_zero() || self.connect_timeout.is_zero() {
             return Err(Error::InvalidArgument("session and connect timeouts must be positive".into()));
         }
+        if self.session_timeout > MAX_SESSION_TIMEOUT {
+            return Err(Error::InvalidArgument(format!(
+                "session timeout {:?} is over the {MAX_SESSION_TIMEOUT:?} ZooKeeper can carry",
+                self.session_timeout
+            )));
+        }
         if self.acls.is_empty() {
             return Err(Error::InvalidArgument("at least one ACL is needed for created nodes".into()));
         }
@@ -86,12 +103,13 @@ impl ConnectString {
             return Err(bad("no host given"));
         }
         for host in hosts.split(',') {
-            let (name, port) = split_host(host.trim());
+            let (name, port) = split_host(host.trim()).map_err(bad)?;
             if name.is_empty() || name.chars().any(|c| c.is_whitespace() || c.is_control()) {
                 return Err(bad("a host is empty or has white space"));
             }
             if let Some(port) = port {
-                if !matches!(port.parse::<u16>(), Ok(p) if p > 0) {
+                let digits = !port.is_empty() && port.bytes().all(|b| b.is_ascii_digit());
+                if !digits || !matches!(port.parse::<u16>(), Ok(p) if p > 0) {
                     return Err(bad("a port is not a number from 1 to 65535"));
                 }
             }
@@ -111,15 +129,24 @@ impl ConnectString {
 }
 
 /// `host[:port]`, `[v6]:port`, or a bare IPv6 address (colons, no port).
-fn split_host(host: &str) -> (&str, Option<&str>) {
-    if let Some(end) = host.strip_prefix('[').and_then(|rest| rest.find(']')) {
+fn split_host(host: &str) -> std::result::Result<(&str, Option<&str>), &'static str> {
+    use std::net::Ipv6Addr;
+    if let Some(rest) = host.strip_prefix('[') {
+        let end = rest.find(']').ok_or("a '[' is not closed by ']'")?;
+        if rest[..end].parse::<Ipv6Addr>().is_err() {
+            return Err("the address in brackets is not IPv6");
+        }
         let (name, rest) = host.split_at(end + 2);
-        return (name, rest.strip_prefix(':').or(if rest.is_empty() { None } else { Some(rest) }));
+        return Ok((name, rest.strip_prefix(':').or(if rest.is_empty() { None } else { Some(rest) })));
     }
     match host.rsplit_once(':') {
-        Some((name, _)) if name.contains(':') => (host, None),
-        Some((name, port)) => (name, Some(port)),
-        None => (host, None),
+        // Several colons without brackets: only a bare IPv6 address.
+        Some((name, _)) if name.contains(':') => match host.parse::<Ipv6Addr>() {
+            Ok(_) => Ok((host, None)),
+            Err(_) => Err("a host has several ':' and is not an IPv6 address (write [v6]:port)"),
+        },
+        Some((name, port)) => Ok((name, Some(port))),
+        None => Ok((host, None)),
     }
 }
 
@@ -138,6 +165,9 @@ pub fn validate_path(path: &str) -> Result<()> {
     }
     if path.ends_with('/') {
         return bad("the path must not end with '/'");
+    }
+    if path.len() > MAX_PATH_BYTES {
+        return bad("the path is longer than MAX_PATH_BYTES (16 KiB)");
     }
     if path == "/zookeeper" || path.starts_with("/zookeeper/") {
         return bad("the /zookeeper tree is reserved by the server");
@@ -161,25 +191,42 @@ pub fn validate_path(path: &str) -> Result<()> {
     Ok(())
 }
 
-/// Converts a timeout in seconds from a binding; `None` waits forever.
+/// A path a binding received as bytes: [`Error::InvalidPath`] unless it is
+/// UTF-8 and passes [`validate_path`].
+pub fn path_from_utf8(path: &[u8]) -> Result<&str> {
+    let text = std::str::from_utf8(path).map_err(|_| Error::InvalidPath {
+        path: String::from_utf8_lossy(path).into_owned(),
+        reason: "the path is not UTF-8",
+    })?;
+    validate_path(text)?;
+    Ok(text)
+}
+
+/// Converts a timeout in seconds from a binding; `None` waits forever, and so
+/// does a timeout too large for a [`Duration`].
 pub fn timeout_from_secs(secs: Option<f64>) -> Result<Option<Duration>> {
     match secs {
         None => Ok(None),
         Some(s) if s.is_nan() => Err(Error::InvalidArgument("timeout is NaN".into())),
         Some(s) if s < 0.0 => Err(Error::InvalidArgument(format!("timeout must not be negative, got {s}"))),
         Some(s) if s.is_infinite() => Ok(None),
-        Some(s) => Duration::try_from_secs_f64(s)
-            .map(Some)
-            .map_err(|_| Error::InvalidArgument(format!("timeout {s} is out of range"))),
+        Some(s) => Ok(Some(Duration::try_from_secs_f64(s).unwrap_or(Duration::MAX))),
     }
 }
 
-pub(crate) fn validate_identifier(identifier: &[u8]) -> Result<()> {
+/// Checks node data (an identifier) before it is written: UTF-8, as kazoo
+/// peers decode it, and at most [`MAX_IDENTIFIER_BYTES`].
+pub fn validate_identifier(identifier: &[u8]) -> Result<()> {
     if identifier.len() > MAX_IDENTIFIER_BYTES {
         return Err(Error::InvalidArgument(format!(
             "identifier is {} bytes; at most {MAX_IDENTIFIER_BYTES} fit in a znode",
             identifier.len()
         )));
+    }
+    if std::str::from_utf8(identifier).is_err() {
+        return Err(Error::InvalidArgument(
+            "identifier is not UTF-8: kazoo peers could not read it (contenders())".into(),
+        ));
     }
     Ok(())
 }
@@ -196,6 +243,21 @@ mod tests {
         for bad in ["", "a", "a/b", "/", "/a/", "/a//b", "/a/./b", "/a/..", "/a\0b", "/zookeeper", "/zookeeper/x", "/a\u{1}"] {
             assert!(matches!(validate_path(bad), Err(Error::InvalidPath { .. })), "{bad:?} accepted");
         }
+        let longest = format!("/{}", "p".repeat(MAX_PATH_BYTES - 1));
+        validate_path(&longest).unwrap();
+        assert!(matches!(validate_path(&format!("{longest}p")), Err(Error::InvalidPath { .. })));
+        assert_eq!(path_from_utf8(b"/a/b"), Ok("/a/b"));
+        assert!(matches!(path_from_utf8(b"/a\xff"), Err(Error::InvalidPath { .. })));
+        assert!(matches!(path_from_utf8(b"/a/"), Err(Error::InvalidPath { .. })));
+    }
+
+    #[test]
+    fn identifiers() {
+        validate_identifier(b"").unwrap();
+        validate_identifier("wörker-1".as_bytes()).unwrap();
+        validate_identifier(&vec![b'x'; MAX_IDENTIFIER_BYTES]).unwrap();
+        assert!(matches!(validate_identifier(&vec![b'x'; MAX_IDENTIFIER_BYTES + 1]), Err(Error::InvalidArgument(_))));
+        assert!(matches!(validate_identifier(&[0xff, 0xfe]), Err(Error::InvalidArgument(_))));
     }
 
     #[test]
@@ -205,7 +267,11 @@ mod tests {
         assert_eq!(cs.chroot.as_deref(), Some("/app/locks"));
         assert_eq!(ConnectString::parse("zk1").unwrap().chroot, None);
         ConnectString::parse("[::1]:2181").unwrap();
-        for bad in ["", "/chroot", ",", "host:0", "host:99999", "host:abc", "ho st:1", "h:1/bad/", "h:1//x"] {
+        ConnectString::parse("::1,[fe80::1]:2181,zk1").unwrap();
+        for bad in [
+            "", "/chroot", ",", "host:0", "host:99999", "host:abc", "host:+1", "host:", "ho st:1", "h:1/bad/", "h:1//x",
+            "::::", "zk1:2181:2181", "[::1", "[zk1]:2181", "[::1]x",
+        ] {
             assert!(
                 matches!(ConnectString::parse(bad), Err(Error::InvalidConnectString { .. })),
                 "{bad:?} accepted"
@@ -221,5 +287,6 @@ mod tests {
         assert!(timeout_from_secs(Some(-1.0)).is_err());
         assert!(timeout_from_secs(Some(f64::NAN)).is_err());
         assert_eq!(timeout_from_secs(Some(f64::INFINITY)).unwrap(), None);
+        assert_eq!(timeout_from_secs(Some(1e300)).unwrap(), Some(Duration::MAX));
     }
 }

@@ -49,7 +49,7 @@ impl Semaphore {
             return Err(Error::InvalidArgument("max_leases must be at least 1".into()));
         }
         let admission_config = LockConfig { identifier: identifier.clone(), ..LockConfig::default() };
-        let admission = Lock::new(session, &format!("{path}-__lock__"), Kind::Mutex, admission_config)?;
+        let admission = Lock::on_checked_path(session, &format!("{path}-__lock__"), Kind::Mutex, admission_config)?;
         Ok(Semaphore {
             holder: Holder::new(session, path),
             spec: Arc::new(Spec {

@@ -100,7 +100,8 @@ namespace ZooLock
             var value = timeout.Value;
             if (value < TimeSpan.Zero)
                 throw new ArgumentOutOfRangeException(parameter, value, "a timeout must not be negative (use null or Timeout.InfiniteTimeSpan to wait forever)");
-            return (value.Ticks + TimeSpan.TicksPerMillisecond - 1) / TimeSpan.TicksPerMillisecond;
+            // Rounded up without overflow: TimeSpan.MaxValue is about 29,000 years, a wait without end.
+            return value.Ticks / TimeSpan.TicksPerMillisecond + (value.Ticks % TimeSpan.TicksPerMillisecond != 0 ? 1 : 0);
         }
 
         internal static long Millis(int millisecondsTimeout, string parameter)

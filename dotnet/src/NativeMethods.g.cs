@@ -19,7 +19,7 @@ namespace ZooLock.Native
         /// </summary>
         internal const int ZL_OK = 0;
         /// <summary>
-        ///  A lock or semaphore path ZooKeeper would refuse (empty, relative, `/`, `//`, reserved).
+        ///  A lock or semaphore path ZooKeeper would refuse (empty, relative, `/`, `//`, reserved, too long, not UTF-8).
         /// </summary>
         internal const int ZL_INVALID_PATH = 1;
         /// <summary>
@@ -27,7 +27,7 @@ namespace ZooLock.Native
         /// </summary>
         internal const int ZL_INVALID_CONNECT_STRING = 2;
         /// <summary>
-        ///  Any other bad argument: a null handle or out-pointer, bad UTF-8, a negative timeout, an unknown kind.
+        ///  Any other bad argument: a null handle or out-pointer, a connect string or identifier not UTF-8, a negative timeout, an unknown kind.
         /// </summary>
         internal const int ZL_INVALID_ARGUMENT = 3;
         /// <summary>

@@ -44,7 +44,7 @@ pub unsafe extern "C" fn zl_lock_new(
 ) -> i32 {
     guard(|| {
         let session = &args::handle(session, "session")?.session;
-        let path = args::text(path, path_len, "path")?;
+        let path = zoolock::path_from_utf8(args::bytes(path, path_len, "path")?)?;
         let identifier = args::bytes(identifier, identifier_len, "identifier")?;
         args::need(out_lock, "out_lock")?;
         let kind = match kind {

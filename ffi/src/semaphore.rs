@@ -31,7 +31,7 @@ pub unsafe extern "C" fn zl_semaphore_new(
 ) -> i32 {
     guard(|| {
         let session = &args::handle(session, "session")?.session;
-        let path = args::text(path, path_len, "path")?;
+        let path = zoolock::path_from_utf8(args::bytes(path, path_len, "path")?)?;
         let identifier = args::bytes(identifier, identifier_len, "identifier")?;
         args::need(out_semaphore, "out_semaphore")?;
         let semaphore = Semaphore::new(session, path, identifier.to_vec(), max_leases)?;

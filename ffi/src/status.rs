@@ -10,11 +10,11 @@ use zoolock::Error;
 
 /// The call succeeded.
 pub const ZL_OK: i32 = 0;
-/// A lock or semaphore path ZooKeeper would refuse (empty, relative, `/`, `//`, reserved).
+/// A lock or semaphore path ZooKeeper would refuse (empty, relative, `/`, `//`, reserved, too long, not UTF-8).
 pub const ZL_INVALID_PATH: i32 = 1;
 /// A connect string with no host, a bad port or a bad chroot.
 pub const ZL_INVALID_CONNECT_STRING: i32 = 2;
-/// Any other bad argument: a null handle or out-pointer, bad UTF-8, a negative timeout, an unknown kind.
+/// Any other bad argument: a null handle or out-pointer, a connect string or identifier not UTF-8, a negative timeout, an unknown kind.
 pub const ZL_INVALID_ARGUMENT: i32 = 3;
 /// No server answered within the connect timeout.
 pub const ZL_CONNECT_TIMEOUT: i32 = 4;

@@ -7,7 +7,7 @@ use std::sync::{Arc, Mutex};
 
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
-use pyo3::types::PyBool;
+use pyo3::types::{PyBool, PyBytes, PyString};
 use tokio::sync::watch;
 use zoolock::{runtime, timeout_from_secs, Acquire, LockState, LostReason, Session};
 
@@ -164,16 +164,22 @@ impl AcquireArgs {
     }
 }
 
-/// kazoo's identifier rule: `str(identifier or "")`.
+/// kazoo's identifier rule: `str(identifier or "")`, written as UTF-8. The
+/// core checks it at once, where kazoo's encode would fail: a str that is not
+/// UTF-8 (a lone surrogate) or too large for a node is a `ValueError`.
 pub fn identifier(identifier: Option<&Bound<'_, PyAny>>) -> PyResult<String> {
-    match identifier {
-        Some(id) if id.is_truthy()? => Ok(id.str()?.to_string()),
-        _ => Ok(String::new()),
-    }
+    let text = match identifier {
+        Some(id) if id.is_truthy()? => id.str()?,
+        _ => return Ok(String::new()),
+    };
+    let bytes = utf8_bytes(&text)?;
+    zoolock::validate_identifier(&bytes).py_err()?;
+    Ok(String::from_utf8_lossy(&bytes).into_owned())
 }
 
+/// A lock or semaphore path, checked by the core (`ValueError` if refused).
 pub fn path(path: &Bound<'_, PyAny>) -> PyResult<String> {
-    let path: String = path.extract().map_err(|_| {
+    let text = path.cast::<PyString>().map_err(|_| {
         PyTypeError::new_err(format!(
             "path must be a str, not {}",
             path.get_type()
@@ -182,8 +188,18 @@ pub fn path(path: &Bound<'_, PyAny>) -> PyResult<String> {
                 .unwrap_or_default()
         ))
     })?;
-    zoolock::validate_path(&path).py_err()?;
-    Ok(path)
+    let bytes = utf8_bytes(text)?;
+    Ok(zoolock::path_from_utf8(&bytes).py_err()?.to_owned())
+}
+
+/// A str's UTF-8 bytes, lone surrogates passed through as they are
+/// (`surrogatepass`): not UTF-8, for the core to refuse.
+fn utf8_bytes(text: &Bound<'_, PyString>) -> PyResult<Vec<u8>> {
+    if let Ok(text) = text.to_cow() {
+        return Ok(text.as_bytes().to_vec());
+    }
+    let encoded = text.call_method1("encode", ("utf-8", "surrogatepass"))?;
+    Ok(encoded.cast::<PyBytes>()?.as_bytes().to_vec())
 }
 
 impl<C: Core> Handle<C> {
