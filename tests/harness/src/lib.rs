@@ -24,6 +24,7 @@ mod fourlw;
 mod jute;
 mod options;
 mod proxy;
+mod raw;
 mod registry;
 mod server;
 mod spawner;
@@ -33,6 +34,7 @@ mod tempdir;
 pub use ensemble::Ensemble;
 pub use error::{Error, Result};
 pub use options::Options;
+pub use raw::{NodeAcl, TreeNode};
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::OnceLock;

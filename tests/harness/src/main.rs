@@ -97,6 +97,22 @@ fn handle_started(e: &Ensemble, cmd: &str, req: &Value) -> Reply {
         "wait_ready" => ok(e.wait_ready(Duration::from_millis(
             uint(req, "timeout_ms")?.unwrap_or(60_000),
         ))),
+        "create" => {
+            let acl = match req.get("acl").and_then(Value::as_str).unwrap_or("all") {
+                "all" => zk_harness::NodeAcl::All,
+                "read" => zk_harness::NodeAcl::ReadOnly,
+                other => return Err(format!("acl: expected \"all\" or \"read\", got {other:?}")),
+            };
+            ok(e.create_node(string(req, "path")?, acl))
+        }
+        "tree" => {
+            let nodes = e.tree(string(req, "path")?).map_err(|e| e.to_string())?;
+            let nodes: Vec<Value> = nodes
+                .into_iter()
+                .map(|n| json!({ "path": n.path, "ephemeral_owner": n.ephemeral_owner.to_string() }))
+                .collect();
+            Ok(json!({ "nodes": nodes }))
+        }
         "info" => Ok(json!({
             "connect": e.connect_string(),
             "direct": e.direct_connect_string(),
@@ -144,6 +160,10 @@ fn uint(req: &Value, key: &str) -> Result<Option<u64>, String> {
             .map(Some)
             .ok_or_else(|| format!("{key}: expected a non-negative integer")),
     }
+}
+
+fn string<'a>(req: &'a Value, key: &str) -> Result<&'a str, String> {
+    req.get(key).and_then(Value::as_str).ok_or_else(|| format!("missing \"{key}\" (a string)"))
 }
 
 fn server(req: &Value) -> Result<usize, String> {
