@@ -1,0 +1,306 @@
+//! The Rust side of each catalogue entry (tests/bad_inputs.txt): the bad
+//! calls, each result handed to `Ctx::check`. A case holds and releases what
+//! its set-up needs; the runner then looks for nodes left behind.
+
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::time::Duration;
+
+use zookeeper_client as zk;
+use zoolock::{
+    timeout_from_secs, Acquire, Kind, Lock, LockConfig, Semaphore, SessionOptions, MAX_IDENTIFIER_BYTES, MAX_PATH_BYTES,
+};
+
+use super::common::{raw, until_children};
+use super::Ctx;
+
+pub type Case = fn(Arc<Ctx>) -> Pin<Box<dyn Future<Output = ()> + Send>>;
+
+macro_rules! cases {
+    ($($id:literal => |$c:ident| $body:expr),* $(,)?) => {
+        vec![$(($id, {
+            fn run($c: Arc<Ctx>) -> Pin<Box<dyn Future<Output = ()> + Send>> { Box::pin($body) }
+            run as Case
+        })),*]
+    };
+}
+
+const KINDS: [Kind; 3] = [Kind::Mutex, Kind::Read, Kind::Write];
+const SHORT: Duration = Duration::from_millis(500);
+const PATIENCE: Duration = Duration::from_secs(5);
+
+pub fn all() -> Vec<(&'static str, Case)> {
+    cases![
+        "path-empty" => |c| bad_path(c, String::new()),
+        "path-relative" => |c| bad_path(c, "locks/x".into()),
+        "path-root" => |c| bad_path(c, "/".into()),
+        "path-trailing-slash" => |c| bad_path(c, "/locks/x/".into()),
+        "path-double-slash" => |c| bad_path(c, "/locks//x".into()),
+        "path-dot" => |c| bad_path(c, "/locks/./x".into()),
+        "path-dotdot" => |c| bad_path(c, "/locks/../x".into()),
+        "path-nul" => |c| bad_path(c, "/locks/x\0y".into()),
+        "path-control-char" => |c| bad_path(c, "/locks/x\u{1}y".into()),
+        "path-private-use" => |c| bad_path(c, "/locks/x\u{e000}".into()),
+        "path-reserved" => |c| bad_path(c, "/zookeeper".into()),
+        "path-reserved-child" => |c| bad_path(c, "/zookeeper/locks".into()),
+        "path-too-long" => |c| bad_path(c, format!("/{}", "p".repeat(MAX_PATH_BYTES))),
+        "limits-fit-one-request" => |c| limits_fit(c),
+        "identifier-not-utf8" => |c| bad_identifier(c, vec![0xff, 0xfe]),
+        "identifier-too-large" => |c| bad_identifier(c, vec![b'x'; MAX_IDENTIFIER_BYTES + 1]),
+        "connect-empty" => |c| bad_connect(c, ""),
+        "connect-chroot-only" => |c| bad_connect(c, "/app"),
+        "connect-host-empty" => |c| bad_connect(c, "127.0.0.1:2181,,127.0.0.1:2182"),
+        "connect-host-whitespace" => |c| bad_connect(c, "zk 1:2181"),
+        "connect-port-empty" => |c| bad_connect(c, "127.0.0.1:"),
+        "connect-port-not-number" => |c| bad_connect(c, "127.0.0.1:abc"),
+        "connect-port-signed" => |c| bad_connect(c, "127.0.0.1:+2181"),
+        "connect-port-zero" => |c| bad_connect(c, "127.0.0.1:0"),
+        "connect-port-too-large" => |c| bad_connect(c, "127.0.0.1:65536"),
+        "connect-too-many-colons" => |c| bad_connect(c, "zk1:2181:2181"),
+        "connect-bracket-unclosed" => |c| bad_connect(c, "[::1:2181"),
+        "connect-chroot-trailing-slash" => |c| bad_connect(c, "127.0.0.1:2181/app/"),
+        "connect-chroot-reserved" => |c| bad_connect(c, "127.0.0.1:2181/zookeeper"),
+        "server-unreachable" => |c| async move {
+            let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+            let options = SessionOptions::new(format!("127.0.0.1:{port}")).connect_timeout(Duration::from_secs(1));
+            c.check("connect", c.connect(options).await);
+        },
+        "connect-no-port-unreachable" => |c| async move {
+            let options = SessionOptions::new("192.0.2.1").connect_timeout(Duration::from_secs(1));
+            c.check("connect", c.connect(options).await);
+        },
+        "missing-chroot" => |c| async move {
+            let options = SessionOptions::new(format!("{}/zoolock-no-such-chroot", c.connect));
+            c.check("connect", c.connect(options).await);
+        },
+        "session-timeout-zero" => |c| async move {
+            let options = SessionOptions::new(c.connect.clone()).session_timeout(Duration::ZERO);
+            c.check("connect", c.connect(options).await);
+        },
+        "session-timeout-too-large" => |c| async move {
+            for timeout in [Duration::from_secs(30 * 86_400), Duration::MAX] {
+                let options = SessionOptions::new(c.connect.clone()).session_timeout(timeout);
+                c.check(&format!("connect with {timeout:?}"), c.connect(options).await);
+            }
+        },
+        "connect-timeout-zero" => |c| async move {
+            let options = SessionOptions::new(c.connect.clone()).connect_timeout(Duration::ZERO);
+            c.check("connect", c.connect(options).await);
+        },
+        "timeout-negative" => |c| async move { c.check("timeout_from_secs(-1)", timeout_from_secs(Some(-1.0))) },
+        "timeout-nan" => |c| async move { c.check("timeout_from_secs(NaN)", timeout_from_secs(Some(f64::NAN))) },
+        "timeout-infinite" => |c| async move {
+            let forever = timeout_from_secs(Some(f64::INFINITY)).unwrap();
+            acquire_both(c, Acquire { timeout: forever, ..Acquire::default() }).await
+        },
+        "timeout-too-large" => |c| acquire_both(c, Acquire::timeout(Duration::MAX)),
+        "timeout-without-blocking" => |c| {
+            acquire_both(c, Acquire { blocking: false, timeout: Some(Duration::from_secs(1)), ..Acquire::default() })
+        },
+        "lease-zero" => |c| acquire_both(c, Acquire::default().lease(Duration::ZERO)),
+        "lease-negative" => |c| async move { c.check("timeout_from_secs(-1) as a lease", timeout_from_secs(Some(-1.0))) },
+        "semaphore-max-leases-zero" => |c| async move {
+            let s = c.session().await;
+            c.check("semaphore", Semaphore::new(&s, &c.path("pool"), "", 0));
+        },
+        "semaphore-max-leases-inconsistent" => |c| async move {
+            let s = c.session().await;
+            let first = Semaphore::new(&s, &c.path("pool"), "first", 2).unwrap();
+            assert!(first.acquire(Acquire::timeout(PATIENCE)).await.unwrap());
+            let other = Semaphore::new(&s, &c.path("pool"), "other", 3).unwrap();
+            c.check("acquire", other.acquire(Acquire::timeout(PATIENCE)).await);
+            assert_eq!(first.lease_holders().await.unwrap(), ["first"]);
+            assert!(first.release().await.unwrap());
+        },
+        "release-without-acquire" => |c| async move {
+            let s = c.session().await;
+            for kind in KINDS {
+                let lock = Lock::new(&s, &c.path("lock"), kind, LockConfig::default()).unwrap();
+                c.check(&format!("{kind:?} release"), lock.release().await);
+            }
+            c.check("semaphore release", Semaphore::new(&s, &c.path("pool"), "", 1).unwrap().release().await);
+        },
+        "double-release" => |c| async move {
+            let (lock, semaphore) = held(&c).await;
+            assert!(lock.release().await.unwrap() && semaphore.release().await.unwrap());
+            c.check("second lock release", lock.release().await);
+            c.check("second semaphore release", semaphore.release().await);
+        },
+        "acquire-again-while-held" => |c| again_while_held(c, Acquire::timeout(SHORT)),
+        "try-again-while-held" => |c| again_while_held(c, Acquire::no_wait()),
+        "acquire-after-close" => |c| async move {
+            let s = c.session().await;
+            let lock = Lock::mutex(&s, &c.path("lock")).unwrap();
+            let semaphore = Semaphore::new(&s, &c.path("pool"), "", 1).unwrap();
+            s.close().await;
+            c.check("lock acquire", lock.acquire(Acquire::default()).await);
+            c.check("semaphore acquire", semaphore.acquire(Acquire::default()).await);
+        },
+        "lock-after-close" => |c| async move {
+            let s = c.session().await;
+            s.close().await;
+            for kind in KINDS {
+                c.check(&format!("{kind:?} lock"), Lock::new(&s, &c.path("lock"), kind, LockConfig::default()));
+            }
+            c.check("semaphore", Semaphore::new(&s, &c.path("pool"), "", 1));
+        },
+        "query-after-close" => |c| async move {
+            let s = c.session().await;
+            let lock = Lock::mutex(&s, &c.path("lock")).unwrap();
+            let semaphore = Semaphore::new(&s, &c.path("pool"), "", 1).unwrap();
+            s.close().await;
+            c.check("contenders", lock.contenders().await);
+            c.check("lease_holders", semaphore.lease_holders().await);
+        },
+        "release-after-close" => |c| async move {
+            let (lock, semaphore) = held(&c).await;
+            lock.session().close().await;
+            c.check("lock release", lock.release().await);
+            c.check("semaphore release", semaphore.release().await);
+        },
+        "waiting-when-closed" => |c| async move {
+            let (lock, semaphore) = held(&c).await;
+            let raw = raw(&c.connect).await;
+            let waiting_lock = Lock::mutex(lock.session(), lock.path()).unwrap();
+            let lock_waiter = tokio::spawn(async move { waiting_lock.acquire(Acquire::default()).await });
+            let waiting_semaphore = Semaphore::new(lock.session(), semaphore.path(), "", 1).unwrap();
+            let semaphore_waiter = tokio::spawn(async move { waiting_semaphore.acquire(Acquire::default()).await });
+            until_children(&raw, lock.path(), "the waiter", |c| c.len() == 2).await;
+            until_children(&raw, &format!("{}-__lock__", semaphore.path()), "the waiter", |c| c.len() == 1).await;
+            lock.session().close().await;
+            c.check("queued lock acquire", lock_waiter.await.unwrap());
+            c.check("queued semaphore acquire", semaphore_waiter.await.unwrap());
+        },
+        "close-twice" => |c| async move {
+            let s = c.session().await;
+            s.close().await;
+            s.close().await;
+            c.check("second close", Ok(()));
+        },
+        "cancel-while-waiting" => |c| async move {
+            let (lock, semaphore) = held(&c).await;
+            let raw = raw(&c.connect).await;
+            let waiting_lock = Lock::mutex(lock.session(), lock.path()).unwrap();
+            let waiting_semaphore = Semaphore::new(lock.session(), semaphore.path(), "", 1).unwrap();
+            let lock_waiter = tokio::spawn({
+                let waiting = waiting_lock.clone();
+                async move { waiting.acquire(Acquire::default()).await }
+            });
+            let semaphore_waiter = tokio::spawn({
+                let waiting = waiting_semaphore.clone();
+                async move { waiting.acquire(Acquire::default()).await }
+            });
+            until_children(&raw, lock.path(), "the waiter", |c| c.len() == 2).await;
+            until_children(&raw, &format!("{}-__lock__", semaphore.path()), "the waiter", |c| c.len() == 1).await;
+            waiting_lock.cancel();
+            waiting_semaphore.cancel();
+            c.check("queued lock acquire", lock_waiter.await.unwrap());
+            c.check("queued semaphore acquire", semaphore_waiter.await.unwrap());
+            assert_eq!(super::common::children(&raw, lock.path()).await.len(), 1, "the holder's node alone");
+            assert!(lock.release().await.unwrap() && semaphore.release().await.unwrap());
+        },
+        "cancel-with-nothing-pending" => |c| async move {
+            let s = c.session().await;
+            let lock = Lock::mutex(&s, &c.path("lock")).unwrap();
+            let semaphore = Semaphore::new(&s, &c.path("pool"), "", 1).unwrap();
+            lock.cancel();
+            semaphore.cancel();
+            c.check("lock acquire", lock.acquire(Acquire::timeout(PATIENCE)).await);
+            c.check("semaphore acquire", semaphore.acquire(Acquire::timeout(PATIENCE)).await);
+            assert!(lock.release().await.unwrap() && semaphore.release().await.unwrap());
+        },
+        "acl-forbids-create" => |c| async move {
+            let raw = raw(&c.connect).await;
+            let open = zk::CreateMode::Persistent.with_acls(zk::Acls::anyone_all());
+            let read_only = zk::CreateMode::Persistent.with_acls(zk::Acls::anyone_read());
+            raw.mkdir(&c.base, &open).await.unwrap();
+            raw.create(&c.path("read-only"), b"", &read_only).await.unwrap();
+            let s = c.session().await;
+            let lock = Lock::mutex(&s, &c.path("read-only")).unwrap();
+            c.check("lock acquire", lock.acquire(Acquire::timeout(PATIENCE)).await);
+            let semaphore = Semaphore::new(&s, &c.path("read-only/pool"), "", 1).unwrap();
+            c.check("semaphore acquire", semaphore.acquire(Acquire::timeout(PATIENCE)).await);
+        },
+        "lock-under-ephemeral" => |c| async move {
+            let (lock, semaphore) = held(&c).await;
+            let ephemeral = lock.node().unwrap();
+            for kind in KINDS {
+                let below = Lock::new(lock.session(), &ephemeral, kind, LockConfig::default()).unwrap();
+                c.check(&format!("{kind:?} acquire"), below.acquire(Acquire::timeout(PATIENCE)).await);
+            }
+            let below = Semaphore::new(lock.session(), &format!("{ephemeral}/pool"), "", 1).unwrap();
+            c.check("semaphore acquire", below.acquire(Acquire::timeout(PATIENCE)).await);
+            assert!(lock.release().await.unwrap() && semaphore.release().await.unwrap());
+        },
+    ]
+}
+
+/// Every kind of lock, and a semaphore, on a bad path.
+async fn bad_path(c: Arc<Ctx>, path: String) {
+    let s = c.session().await;
+    for kind in KINDS {
+        c.check(&format!("{kind:?} lock"), Lock::new(&s, &path, kind, LockConfig::default()));
+    }
+    c.check("semaphore", Semaphore::new(&s, &path, "", 1));
+}
+
+async fn bad_identifier(c: Arc<Ctx>, identifier: Vec<u8>) {
+    let s = c.session().await;
+    for kind in KINDS {
+        let config = LockConfig { identifier: identifier.clone(), ..LockConfig::default() };
+        c.check(&format!("{kind:?} lock"), Lock::new(&s, &c.path("lock"), kind, config));
+    }
+    c.check("semaphore", Semaphore::new(&s, &c.path("pool"), identifier, 1));
+}
+
+async fn bad_connect(c: Arc<Ctx>, connect: &'static str) {
+    let options = SessionOptions::new(connect).connect_timeout(Duration::from_secs(2));
+    c.check("connect", c.connect(options).await);
+}
+
+/// The longest path and the largest identifier, together in one request.
+async fn limits_fit(c: Arc<Ctx>) {
+    let s = c.session().await;
+    let longest = |name: &str| {
+        let prefix = c.path(name);
+        format!("{prefix}{}", "p".repeat(MAX_PATH_BYTES - prefix.len()))
+    };
+    let identifier = vec![b'x'; MAX_IDENTIFIER_BYTES];
+    let config = LockConfig { identifier: identifier.clone(), ..LockConfig::default() };
+    let lock = Lock::new(&s, &longest("lock"), Kind::Mutex, config).unwrap();
+    // Megabyte writes, each synced to disk: slow on a loaded machine.
+    let slow = Acquire::timeout(Duration::from_secs(20));
+    c.check("lock acquire", lock.acquire(slow.clone()).await);
+    let semaphore = Semaphore::new(&s, &longest("pool"), identifier, 1).unwrap();
+    c.check("semaphore acquire", semaphore.acquire(slow).await);
+    assert!(lock.release().await.unwrap() && semaphore.release().await.unwrap());
+}
+
+/// A free lock and semaphore acquired with `options`; released if held.
+async fn acquire_both(c: Arc<Ctx>, options: Acquire) {
+    let s = c.session().await;
+    let lock = Lock::mutex(&s, &c.path("lock")).unwrap();
+    let semaphore = Semaphore::new(&s, &c.path("pool"), "", 1).unwrap();
+    c.check("lock acquire", lock.acquire(options.clone()).await);
+    c.check("semaphore acquire", semaphore.acquire(options).await);
+    lock.release().await.unwrap();
+    semaphore.release().await.unwrap();
+}
+
+/// A held lock and a held semaphore lease, on one new session.
+async fn held(c: &Ctx) -> (Lock, Semaphore) {
+    let s = c.session().await;
+    let lock = Lock::mutex(&s, &c.path("lock")).unwrap();
+    let semaphore = Semaphore::new(&s, &c.path("pool"), "", 1).unwrap();
+    assert!(lock.acquire(Acquire::timeout(PATIENCE)).await.unwrap());
+    assert!(semaphore.acquire(Acquire::timeout(PATIENCE)).await.unwrap());
+    (lock, semaphore)
+}
+
+async fn again_while_held(c: Arc<Ctx>, again: Acquire) {
+    let (lock, semaphore) = held(&c).await;
+    c.check("lock acquire again", lock.acquire(again.clone()).await);
+    c.check("semaphore acquire again", semaphore.acquire(again).await);
+    assert!(lock.release().await.unwrap() && semaphore.release().await.unwrap());
+}

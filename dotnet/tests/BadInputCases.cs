@@ -1,0 +1,411 @@
+using System;
+using System.Collections.Generic;
+using System.Linq;
+using System.Net;
+using System.Net.Sockets;
+using System.Text;
+using System.Threading;
+using NUnit.Framework;
+using ZooLock.Native;
+
+namespace ZooLock.Tests
+{
+    /// <summary>
+    /// The C# side of each entry of tests/bad_inputs.txt: the bad calls, each
+    /// through <see cref="BadInputContext.Check(string, Func{object})"/>. A case
+    /// disposes what its set-up held; the runner then looks for nodes left behind.
+    /// </summary>
+    public static unsafe class BadInputCases
+    {
+        /// <summary>zoolock's limits (core/src/options.rs: MAX_PATH_BYTES, MAX_IDENTIFIER_BYTES).</summary>
+        const int MaxPathBytes = 16 * 1024, MaxIdentifierBytes = 1000000;
+
+        static readonly TimeSpan Patience = TimeSpan.FromSeconds(5);
+        static readonly TimeSpan Short = TimeSpan.FromMilliseconds(500);
+
+        public static readonly Dictionary<string, Action<BadInputContext>> All = new Dictionary<string, Action<BadInputContext>>
+        {
+            { "path-empty", BadPath("") },
+            { "path-relative", BadPath("locks/x") },
+            { "path-root", BadPath("/") },
+            { "path-trailing-slash", BadPath("/locks/x/") },
+            { "path-double-slash", BadPath("/locks//x") },
+            { "path-dot", BadPath("/locks/./x") },
+            { "path-dotdot", BadPath("/locks/../x") },
+            { "path-nul", BadPath("/locks/x\0y") },
+            { "path-control-char", BadPath("/locks/x\u0001y") },
+            { "path-private-use", BadPath("/locks/x\ue000") },
+            { "path-reserved", BadPath("/zookeeper") },
+            { "path-reserved-child", BadPath("/zookeeper/locks") },
+            { "path-not-utf8", c =>
+                {
+                    BadPath("/locks/\ud800")(c);
+                    var bytes = Encoding.ASCII.GetBytes("/locks/").Concat(new byte[] { 0xff }).ToArray();
+                    NativeNew(c, bytes, new byte[0], NativeMethods.ZL_SCHEME_KAZOO);
+                } },
+            { "path-too-long", BadPath("/" + new string('p', MaxPathBytes)) },
+            { "limits-fit-one-request", LimitsFit },
+            { "identifier-not-utf8", c =>
+                {
+                    BadIdentifier("\ud800")(c);
+                    NativeNew(c, Encoding.ASCII.GetBytes(c.Path("lock")), new byte[] { 0xff, 0xfe }, NativeMethods.ZL_SCHEME_KAZOO);
+                } },
+            { "identifier-too-large", BadIdentifier(new string('x', MaxIdentifierBytes + 1)) },
+            { "scheme-unknown", c =>
+                {
+                    var session = c.Session();
+                    session.With(s =>
+                    {
+                        var path = Encoding.ASCII.GetBytes(c.Path("lock"));
+                        ZlLock* created = null;
+                        int status;
+                        fixed (byte* p = path) status = NativeMethods.zl_lock_new((ZlSession*)s, p, (uint)path.Length, NativeMethods.ZL_KIND_MUTEX, 7, null, 0, &created);
+                        if (created != null) NativeMethods.zl_lock_free(created);
+                        c.CheckStatus("zl_lock_new, scheme 7", status);
+                        return 0;
+                    });
+                } },
+            { "connect-empty", BadConnect("") },
+            { "connect-chroot-only", BadConnect("/app") },
+            { "connect-host-empty", BadConnect("127.0.0.1:2181,,127.0.0.1:2182") },
+            { "connect-host-whitespace", BadConnect("zk 1:2181") },
+            { "connect-port-empty", BadConnect("127.0.0.1:") },
+            { "connect-port-not-number", BadConnect("127.0.0.1:abc") },
+            { "connect-port-signed", BadConnect("127.0.0.1:+2181") },
+            { "connect-port-zero", BadConnect("127.0.0.1:0") },
+            { "connect-port-too-large", BadConnect("127.0.0.1:65536") },
+            { "connect-too-many-colons", BadConnect("zk1:2181:2181") },
+            { "connect-bracket-unclosed", BadConnect("[::1:2181") },
+            { "connect-chroot-trailing-slash", BadConnect("127.0.0.1:2181/app/") },
+            { "connect-chroot-reserved", BadConnect("127.0.0.1:2181/zookeeper") },
+            { "server-unreachable", c => Connect(c, "127.0.0.1:" + FreePort(), TimeSpan.Zero, TimeSpan.FromSeconds(1)) },
+            { "connect-no-port-unreachable", c => Connect(c, "192.0.2.1", TimeSpan.Zero, TimeSpan.FromSeconds(1)) },
+            { "missing-chroot", c => Connect(c, Setup.Zk.Connect + "/zoolock-no-such-chroot", TimeSpan.Zero, TimeSpan.Zero) },
+            { "session-timeout-negative", c => Connect(c, Setup.Zk.Connect, TimeSpan.FromSeconds(-1), TimeSpan.Zero) },
+            { "session-timeout-too-large", c =>
+                {
+                    Connect(c, Setup.Zk.Connect, TimeSpan.FromDays(30), TimeSpan.Zero);
+                    Connect(c, Setup.Zk.Connect, TimeSpan.MaxValue, TimeSpan.Zero);
+                } },
+            { "connect-timeout-negative", c => Connect(c, Setup.Zk.Connect, TimeSpan.Zero, TimeSpan.FromSeconds(-1)) },
+            { "timeout-negative", c =>
+                {
+                    var session = c.Session();
+                    var mutex = new ZooKeeperDistributedLock(c.Path("lock"), session);
+                    var rw = new ZooKeeperDistributedReaderWriterLock(c.Path("rw"), session);
+                    var semaphore = new ZooKeeperDistributedSemaphore(c.Path("pool"), 1, session);
+                    var negative = TimeSpan.FromSeconds(-1);
+                    c.Check("Acquire", () => mutex.Acquire(negative));
+                    c.Check("TryAcquire", () => mutex.TryAcquire(negative));
+                    c.Check("AcquireAsync", () => mutex.AcquireAsync(negative));
+                    c.Check("TryAcquireAsync", () => mutex.TryAcquireAsync(negative));
+                    c.Check("AcquireReadLock", () => rw.AcquireReadLock(negative));
+                    c.Check("TryAcquireWriteLock", () => rw.TryAcquireWriteLock(negative));
+                    c.Check("semaphore Acquire", () => semaphore.Acquire(negative));
+                    c.Check("semaphore TryAcquireAsync", () => semaphore.TryAcquireAsync(negative));
+                } },
+            { "timeout-infinite", AcquireBoth(Timeout.InfiniteTimeSpan) },
+            { "timeout-too-large", AcquireBoth(TimeSpan.MaxValue) },
+            { "lease-zero", c => NativeLease(c, 0) },
+            { "lease-negative", c => NativeLease(c, -2) },
+            { "semaphore-max-leases-zero", MaxLeases(0) },
+            { "semaphore-max-leases-negative", MaxLeases(-1) },
+            { "semaphore-max-leases-inconsistent", c =>
+                {
+                    var session = c.Session();
+                    var first = new ZooKeeperDistributedSemaphore(c.Path("pool"), 2, session, "first");
+                    using (first.Acquire(Patience))
+                    {
+                        var other = new ZooKeeperDistributedSemaphore(c.Path("pool"), 3, session, "other");
+                        c.Check("Acquire", () => other.Acquire(Patience));
+                        CollectionAssert.AreEqual(new[] { "first" }, first.GetLeaseHolders());
+                    }
+                } },
+            { "release-without-acquire", c =>
+                {
+                    var locker = c.Own(new ZookeeperLocker(c.Path("lock"), Setup.Zk.Connect));
+                    var name = locker.CreateLock();
+                    c.Check("Release of a name never locked", () => locker.Release(name));
+                    c.Check("Release of a name never created", () => locker.Release("never-created"));
+                } },
+            { "double-release", c =>
+                {
+                    var locker = c.Own(new ZookeeperLocker(c.Path("lock"), Setup.Zk.Connect));
+                    var name = locker.CreateLock();
+                    Assert.IsTrue(locker.Lock(name, (int)Patience.TotalMilliseconds) && locker.Release(name));
+                    c.Check("second Release", () => locker.Release(name));
+                    var session = c.Session();
+                    var handle = new ZooKeeperDistributedLock(c.Path("mutex"), session).Acquire(Patience);
+                    var lease = new ZooKeeperDistributedSemaphore(c.Path("pool"), 1, session).Acquire(Patience);
+                    handle.Dispose();
+                    handle.Dispose();
+                    lease.Dispose();
+                    lease.Dispose();
+                } },
+            { "acquire-again-while-held", c => AgainWhileHeld(c, (mutex, semaphore) =>
+                {
+                    c.Check("Acquire again", () => mutex.Acquire(Short));
+                    c.Check("semaphore Acquire again", () => semaphore.Acquire(Short));
+                }) },
+            { "try-again-while-held", c => AgainWhileHeld(c, (mutex, semaphore) =>
+                {
+                    c.Check("TryAcquire again", () => mutex.TryAcquire(TimeSpan.Zero));
+                    c.Check("semaphore TryAcquire again", () => semaphore.TryAcquire(TimeSpan.Zero));
+                }) },
+            { "acquire-after-close", c =>
+                {
+                    var session = c.Session();
+                    var mutex = new ZooKeeperDistributedLock(c.Path("lock"), session);
+                    var rw = new ZooKeeperDistributedReaderWriterLock(c.Path("rw"), session);
+                    var semaphore = new ZooKeeperDistributedSemaphore(c.Path("pool"), 1, session);
+                    session.Dispose();
+                    c.Check("Acquire", () => mutex.Acquire());
+                    c.Check("TryAcquire", () => mutex.TryAcquire());
+                    c.Check("AcquireAsync", () => BadInputContext.Await(mutex.AcquireAsync()));
+                    c.Check("AcquireReadLock", () => rw.AcquireReadLock());
+                    c.Check("AcquireWriteLockAsync", () => BadInputContext.Await(rw.AcquireWriteLockAsync()));
+                    c.Check("semaphore Acquire", () => semaphore.Acquire());
+                } },
+            { "lock-after-close", c =>
+                {
+                    var session = c.Session();
+                    session.Dispose();
+                    c.Check("ZooKeeperDistributedLock", () => new ZooKeeperDistributedLock(c.Path("lock"), session));
+                    c.Check("ZooKeeperDistributedReaderWriterLock", () => new ZooKeeperDistributedReaderWriterLock(c.Path("lock"), session));
+                    c.Check("ZooKeeperDistributedSemaphore", () => new ZooKeeperDistributedSemaphore(c.Path("pool"), 1, session));
+                } },
+            { "query-after-close", c =>
+                {
+                    var session = c.Session();
+                    var mutex = new ZooKeeperDistributedLock(c.Path("lock"), session);
+                    var semaphore = new ZooKeeperDistributedSemaphore(c.Path("pool"), 1, session);
+                    session.Dispose();
+                    c.Check("GetContenders", () => mutex.GetContenders());
+                    c.Check("GetLeaseHolders", () => semaphore.GetLeaseHolders());
+                } },
+            { "release-after-close", c =>
+                {
+                    var locker = c.Own(new ZookeeperLocker(c.Path("lock"), Setup.Zk.Connect));
+                    var name = locker.CreateLock();
+                    Assert.IsTrue(locker.Lock(name, (int)Patience.TotalMilliseconds));
+                    var handle = new ZooKeeperDistributedLock(c.Path("mutex"), locker.Session).Acquire(Patience);
+                    locker.Session.Dispose();
+                    c.Check("Release", () => locker.Release(name));
+                    handle.Dispose();
+                } },
+            { "waiting-when-closed", c => QueueWaiters(c, CancellationToken.None, (session, cancel, lockWaiter, leaseWaiter) =>
+                {
+                    session.Dispose();
+                    c.Check("queued AcquireAsync", () => BadInputContext.Await(lockWaiter));
+                    c.Check("queued semaphore AcquireAsync", () => BadInputContext.Await(leaseWaiter));
+                }) },
+            { "close-twice", c =>
+                {
+                    var session = c.Session();
+                    session.Dispose();
+                    c.Check("second Dispose", () => session.Dispose());
+                    var locker = c.Own(new ZookeeperLocker(c.Path("lock"), Setup.Zk.Connect));
+                    locker.Dispose();
+                    c.Check("second ZookeeperLocker.Dispose", () => locker.Dispose());
+                } },
+            { "cancel-while-waiting", c =>
+                {
+                    using (var cancel = new CancellationTokenSource())
+                    {
+                        QueueWaiters(c, cancel.Token, (session, _, lockWaiter, leaseWaiter) =>
+                        {
+                            cancel.Cancel();
+                            c.Check("queued AcquireAsync", () => BadInputContext.Await(lockWaiter));
+                            c.Check("queued semaphore AcquireAsync", () => BadInputContext.Await(leaseWaiter));
+                            Assert.That(Children(c.Path("lock")).Count, Is.EqualTo(1), "the holder's node alone");
+                        });
+                    }
+                } },
+            { "cancel-token-already-cancelled", c =>
+                {
+                    var session = c.Session();
+                    var mutex = new ZooKeeperDistributedLock(c.Path("lock"), session);
+                    var semaphore = new ZooKeeperDistributedSemaphore(c.Path("pool"), 1, session);
+                    var cancelled = new CancellationToken(true);
+                    c.Check("Acquire", () => mutex.Acquire(null, cancelled));
+                    c.Check("TryAcquireAsync", () => BadInputContext.Await(mutex.TryAcquireAsync(Patience, cancelled)));
+                    c.Check("semaphore Acquire", () => semaphore.Acquire(null, cancelled));
+                } },
+            { "acl-forbids-create", c =>
+                {
+                    var readOnly = c.Path("read-only");
+                    Setup.Zk.Send(new Dictionary<string, object> { { "cmd", "create" }, { "path", readOnly }, { "acl", "read" } });
+                    var session = c.Session();
+                    c.Check("Acquire", () => new ZooKeeperDistributedLock(readOnly, session).Acquire(Patience));
+                    c.Check("AcquireWriteLock", () => new ZooKeeperDistributedReaderWriterLock(readOnly, session).AcquireWriteLock(Patience));
+                    c.Check("semaphore Acquire", () => new ZooKeeperDistributedSemaphore(readOnly + "/pool", 1, session).Acquire(Patience));
+                } },
+            { "lock-under-ephemeral", c =>
+                {
+                    var session = c.Session();
+                    using (var held = new ZooKeeperDistributedLock(c.Path("lock"), session).Acquire(Patience))
+                    {
+                        c.Check("Acquire", () => new ZooKeeperDistributedLock(held.Node, session).Acquire(Patience));
+                        c.Check("AcquireReadLock", () => new ZooKeeperDistributedReaderWriterLock(held.Node, session).AcquireReadLock(Patience));
+                        c.Check("semaphore Acquire", () => new ZooKeeperDistributedSemaphore(held.Node + "/pool", 1, session).Acquire(Patience));
+                    }
+                } },
+        };
+
+        /// <summary>Every lock type, and a semaphore, on a bad path.</summary>
+        static Action<BadInputContext> BadPath(string path)
+        {
+            return c =>
+            {
+                var session = c.Session();
+                c.Check("ZooKeeperDistributedLock", () => new ZooKeeperDistributedLock(path, session));
+                c.Check("ZooKeeperDistributedReaderWriterLock", () => new ZooKeeperDistributedReaderWriterLock(path, session));
+                c.Check("ZooKeeperDistributedSemaphore", () => new ZooKeeperDistributedSemaphore(path, 1, session));
+                c.Check("ZookeeperLocker", () => new ZookeeperLocker(path, Setup.Zk.Connect));
+            };
+        }
+
+        static Action<BadInputContext> BadIdentifier(string identifier)
+        {
+            return c =>
+            {
+                var session = c.Session();
+                c.Check("ZooKeeperDistributedLock", () => new ZooKeeperDistributedLock(c.Path("lock"), session, identifier));
+                c.Check("ZooKeeperDistributedReaderWriterLock", () => new ZooKeeperDistributedReaderWriterLock(c.Path("lock"), session, identifier));
+                c.Check("ZooKeeperDistributedSemaphore", () => new ZooKeeperDistributedSemaphore(c.Path("pool"), 1, session, identifier));
+            };
+        }
+
+        /// <summary>zl_lock_new and zl_semaphore_new with raw bytes, which C# strings cannot carry.</summary>
+        static void NativeNew(BadInputContext c, byte[] path, byte[] identifier, int scheme)
+        {
+            c.Session().With(s =>
+            {
+                ZlLock* lockHandle = null;
+                ZlSemaphore* semaphoreHandle = null;
+                int lockStatus, semaphoreStatus;
+                fixed (byte* p = path, i = identifier)
+                {
+                    lockStatus = NativeMethods.zl_lock_new((ZlSession*)s, p, (uint)path.Length, NativeMethods.ZL_KIND_MUTEX, scheme, i, (uint)identifier.Length, &lockHandle);
+                    semaphoreStatus = NativeMethods.zl_semaphore_new((ZlSession*)s, p, (uint)path.Length, i, (uint)identifier.Length, 1, &semaphoreHandle);
+                }
+                if (lockHandle != null) NativeMethods.zl_lock_free(lockHandle);
+                if (semaphoreHandle != null) NativeMethods.zl_semaphore_free(semaphoreHandle);
+                c.CheckStatus("zl_lock_new", lockStatus);
+                c.CheckStatus("zl_semaphore_new", semaphoreStatus);
+                return 0;
+            });
+        }
+
+        /// <summary>zl_lock_acquire and zl_semaphore_acquire with a lease, which the .NET API does not offer.</summary>
+        static void NativeLease(BadInputContext c, long leaseMs)
+        {
+            var path = Encoding.ASCII.GetBytes(c.Path("lock"));
+            var pool = Encoding.ASCII.GetBytes(c.Path("pool"));
+            c.Session().With(s =>
+            {
+                ZlLock* lockHandle;
+                ZlSemaphore* semaphoreHandle;
+                fixed (byte* p = path, q = pool)
+                {
+                    Interop.Check(NativeMethods.zl_lock_new((ZlSession*)s, p, (uint)path.Length, NativeMethods.ZL_KIND_MUTEX, NativeMethods.ZL_SCHEME_KAZOO, null, 0, &lockHandle));
+                    Interop.Check(NativeMethods.zl_semaphore_new((ZlSession*)s, q, (uint)pool.Length, null, 0, 1, &semaphoreHandle));
+                }
+                byte acquired;
+                c.CheckStatus("zl_lock_acquire", NativeMethods.zl_lock_acquire(lockHandle, 5000, leaseMs, null, &acquired));
+                c.CheckStatus("zl_semaphore_acquire", NativeMethods.zl_semaphore_acquire(semaphoreHandle, 5000, leaseMs, null, &acquired));
+                NativeMethods.zl_lock_free(lockHandle);
+                NativeMethods.zl_semaphore_free(semaphoreHandle);
+                return 0;
+            });
+        }
+
+        static Action<BadInputContext> BadConnect(string connect)
+        {
+            return c => Connect(c, connect, TimeSpan.Zero, TimeSpan.FromSeconds(2));
+        }
+
+        static void Connect(BadInputContext c, string connect, TimeSpan sessionTimeout, TimeSpan connectTimeout)
+        {
+            c.Check("ZooKeeperSession", () => new ZooKeeperSession(connect, sessionTimeout, connectTimeout));
+        }
+
+        static int FreePort()
+        {
+            var listener = new TcpListener(IPAddress.Loopback, 0);
+            listener.Start();
+            int port = ((IPEndPoint)listener.LocalEndpoint).Port;
+            listener.Stop();
+            return port;
+        }
+
+        static Action<BadInputContext> MaxLeases(int count)
+        {
+            return c => c.Check("ZooKeeperDistributedSemaphore", () => new ZooKeeperDistributedSemaphore(c.Path("pool"), count, c.Session()));
+        }
+
+        /// <summary>The longest path and the largest identifier, together in one request.</summary>
+        static void LimitsFit(BadInputContext c)
+        {
+            var session = c.Session();
+            Func<string, string> longest = name => c.Path(name) + new string('p', MaxPathBytes - c.Path(name).Length);
+            var identifier = new string('x', MaxIdentifierBytes);
+            var slow = TimeSpan.FromSeconds(20); // megabyte writes, each synced to disk: slow on a loaded machine
+            var held = c.Check("Acquire", () => new ZooKeeperDistributedLock(longest("lock"), session, identifier).Acquire(slow));
+            var lease = c.Check("semaphore Acquire", () => new ZooKeeperDistributedSemaphore(longest("pool"), 1, session, identifier).Acquire(slow));
+            ((IDisposable)held).Dispose();
+            ((IDisposable)lease).Dispose();
+        }
+
+        /// <summary>A free lock and semaphore acquired with <paramref name="timeout"/>; released.</summary>
+        static Action<BadInputContext> AcquireBoth(TimeSpan timeout)
+        {
+            return c =>
+            {
+                var session = c.Session();
+                var held = c.Check("Acquire", () => new ZooKeeperDistributedLock(c.Path("lock"), session).Acquire(timeout));
+                ((IDisposable)held).Dispose();
+                held = c.Check("TryAcquireAsync", () => BadInputContext.Await(new ZooKeeperDistributedLock(c.Path("lock"), session).TryAcquireAsync(timeout)));
+                ((IDisposable)held).Dispose();
+                var lease = c.Check("semaphore Acquire", () => new ZooKeeperDistributedSemaphore(c.Path("pool"), 1, session).Acquire(timeout));
+                ((IDisposable)lease).Dispose();
+            };
+        }
+
+        static void AgainWhileHeld(BadInputContext c, Action<ZooKeeperDistributedLock, ZooKeeperDistributedSemaphore> again)
+        {
+            var session = c.Session();
+            var mutex = new ZooKeeperDistributedLock(c.Path("lock"), session);
+            var semaphore = new ZooKeeperDistributedSemaphore(c.Path("pool"), 1, session);
+            using (mutex.Acquire(Patience))
+            using (semaphore.Acquire(Patience))
+            {
+                again(mutex, semaphore);
+            }
+        }
+
+        /// <summary>A holder and a queued waiter, of a lock and of a semaphore, on one session.</summary>
+        static void QueueWaiters(BadInputContext c, CancellationToken token,
+            Action<ZooKeeperSession, CancellationToken, System.Threading.Tasks.Task<ZooKeeperLockHandle>, System.Threading.Tasks.Task<ZooKeeperSemaphoreHandle>> then)
+        {
+            var session = c.Session();
+            var mutex = new ZooKeeperDistributedLock(c.Path("lock"), session);
+            var semaphore = new ZooKeeperDistributedSemaphore(c.Path("pool"), 1, session);
+            using (mutex.Acquire(Patience))
+            using (semaphore.Acquire(Patience))
+            {
+                var lockWaiter = mutex.AcquireAsync(null, token);
+                var leaseWaiter = semaphore.AcquireAsync(null, token);
+                Fixture.Eventually(() => Children(c.Path("lock")).Count == 2, "the lock's waiter is queued");
+                Fixture.Eventually(() => Children(c.Path("pool") + "-__lock__").Count == 1, "the semaphore's waiter is admitted");
+                then(session, token, lockWaiter, leaseWaiter);
+            }
+        }
+
+        /// <summary>The children of <paramref name="path"/>, from zkh.</summary>
+        static List<string> Children(string path)
+        {
+            return BadInputContext.Tree(path).Keys.Where(node => node.LastIndexOf('/') == path.Length).ToList();
+        }
+    }
+}

@@ -1,0 +1,337 @@
+"""The Python side of each entry of the bad-input catalogue (tests/bad_inputs.txt):
+the bad calls, each handed to ``ctx.check``. A case releases what its set-up
+held; the runner (test_bad_input.py) then looks for nodes left behind."""
+
+import socket
+
+import zoolock
+from conftest import run_in_thread, until_children
+
+#: zoolock's limits (core/src/options.rs: MAX_PATH_BYTES, MAX_IDENTIFIER_BYTES).
+MAX_PATH_BYTES = 16 * 1024
+MAX_IDENTIFIER_BYTES = 1_000_000
+PATIENCE = 5.0
+
+
+def lock_kinds(client):
+    return (client.Lock, client.ReadLock, client.WriteLock)
+
+
+def bad_path(path):
+    def case(ctx):
+        client = ctx.client()
+        for make in (*lock_kinds(client), client.Semaphore):
+            ctx.check(make.__name__, lambda make=make: make(path))
+
+    return case
+
+
+def bad_identifier(identifier):
+    def case(ctx):
+        client = ctx.client()
+        for make in lock_kinds(client):
+            ctx.check(make.__name__, lambda make=make: make(ctx.path("lock"), identifier=identifier))
+        ctx.check("Semaphore", lambda: client.Semaphore(ctx.path("pool"), identifier=identifier))
+
+    return case
+
+
+def bad_connect(hosts):
+    def case(ctx):
+        client = ctx.client(start=False, hosts=hosts)
+        ctx.check("start", lambda: client.start(timeout=2))
+
+    return case
+
+
+def unreachable(hosts):
+    def case(ctx):
+        client = ctx.client(start=False, hosts=hosts() if callable(hosts) else hosts)
+        ctx.check("start", lambda: client.start(timeout=1))
+
+    return case
+
+
+def free_port_hosts():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return f"127.0.0.1:{s.getsockname()[1]}"
+
+
+def session_timeout(timeout):
+    def case(ctx):
+        ctx.check("KazooClient", lambda: ctx.client(timeout=timeout))
+
+    return case
+
+
+def session_timeout_too_large(ctx):
+    # 30 days: over the signed 32-bit milliseconds of the protocol; 1e300: over a Duration.
+    for timeout in (30 * 86_400, 1e300):
+        client = ctx.client(start=False, timeout=timeout)
+        ctx.check(f"start, timeout={timeout}", lambda client=client: client.start(timeout=PATIENCE))
+
+
+def missing_chroot(ctx):
+    client = ctx.client(start=False, hosts=ctx.connect + "/zoolock-no-such-chroot")
+    ctx.check("start", lambda: client.start(timeout=PATIENCE))
+
+
+def connect_timeout(timeout):
+    def case(ctx):
+        client = ctx.client(start=False)
+        ctx.check("start", lambda: client.start(timeout=timeout))
+
+    return case
+
+
+def acquire_both(**kwargs):
+    """A free lock and semaphore acquired with ``kwargs``; released if held."""
+
+    def case(ctx):
+        client = ctx.client()
+        lock, semaphore = client.Lock(ctx.path("lock")), client.Semaphore(ctx.path("pool"))
+        ctx.check("Lock.acquire", lambda: lock.acquire(**kwargs))
+        ctx.check("Semaphore.acquire", lambda: semaphore.acquire(**kwargs))
+        lock.release()
+        semaphore.release()
+
+    return case
+
+
+def held(ctx, client=None):
+    """A held lock and a held semaphore lease of ``client`` (a new one by default)."""
+    client = client or ctx.client()
+    lock, semaphore = client.Lock(ctx.path("lock")), client.Semaphore(ctx.path("pool"))
+    assert lock.acquire(timeout=PATIENCE) and semaphore.acquire(timeout=PATIENCE)
+    return client, lock, semaphore
+
+
+def again_while_held(**kwargs):
+    def case(ctx):
+        _, lock, semaphore = held(ctx)
+        ctx.check("Lock.acquire again", lambda: lock.acquire(**kwargs))
+        ctx.check("Semaphore.acquire again", lambda: semaphore.acquire(**kwargs))
+        assert lock.release() and semaphore.release()
+
+    return case
+
+
+def limits_fit(ctx):
+    client = ctx.client()
+
+    def longest(name):
+        prefix = ctx.path(name)
+        return prefix + "p" * (MAX_PATH_BYTES - len(prefix.encode()))
+
+    identifier = "x" * MAX_IDENTIFIER_BYTES
+    lock = client.Lock(longest("lock"), identifier=identifier)
+    semaphore = client.Semaphore(longest("pool"), identifier=identifier)
+    # Megabyte writes, each synced to disk: slow on a loaded machine.
+    ctx.check("Lock.acquire", lambda: lock.acquire(timeout=20))
+    ctx.check("Semaphore.acquire", lambda: semaphore.acquire(timeout=20))
+    assert lock.release() and semaphore.release()
+
+
+def scheme_unknown(ctx):
+    client = ctx.client()
+    for make in lock_kinds(client):
+        ctx.check(make.__name__, lambda make=make: make(ctx.path("lock"), scheme="zookeeper"))
+
+
+def max_leases(count):
+    def case(ctx):
+        client = ctx.client()
+        ctx.check("Semaphore", lambda: client.Semaphore(ctx.path("pool"), max_leases=count))
+
+    return case
+
+
+def inconsistent_leases(ctx):
+    client = ctx.client()
+    first = client.Semaphore(ctx.path("pool"), "first", max_leases=2)
+    assert first.acquire(timeout=PATIENCE)
+    other = client.Semaphore(ctx.path("pool"), "other", max_leases=3)
+    ctx.check("Semaphore.acquire", lambda: other.acquire(timeout=PATIENCE))
+    assert first.lease_holders() == ["first"]
+    assert first.release()
+
+
+def release_without_acquire(ctx):
+    client = ctx.client()
+    for make in lock_kinds(client):
+        ctx.check(f"{make.__name__}.release", make(ctx.path("lock")).release)
+    ctx.check("Semaphore.release", client.Semaphore(ctx.path("pool")).release)
+
+
+def double_release(ctx):
+    _, lock, semaphore = held(ctx)
+    assert lock.release() and semaphore.release()
+    ctx.check("second Lock.release", lock.release)
+    ctx.check("second Semaphore.release", semaphore.release)
+
+
+def after_close(ctx):
+    client = ctx.client()
+    lock, semaphore = client.Lock(ctx.path("lock")), client.Semaphore(ctx.path("pool"))
+    client.stop()
+    ctx.check("Lock.acquire", lock.acquire)
+    ctx.check("Semaphore.acquire", semaphore.acquire)
+
+
+def lock_after_close(ctx):
+    client = ctx.client()
+    client.stop()
+    for make in lock_kinds(client):
+        ctx.check(make.__name__, lambda make=make: make(ctx.path("lock")).acquire())
+    ctx.check("Semaphore", lambda: client.Semaphore(ctx.path("pool")).acquire())
+
+
+def never_started(ctx):
+    client = ctx.client(start=False)
+    ctx.check("Lock.acquire", lambda: client.Lock(ctx.path("lock")).acquire())
+    ctx.check("Semaphore.acquire", lambda: client.Semaphore(ctx.path("pool")).acquire())
+
+
+def query_after_close(ctx):
+    client = ctx.client()
+    lock, semaphore = client.Lock(ctx.path("lock")), client.Semaphore(ctx.path("pool"))
+    client.stop()
+    ctx.check("contenders", lock.contenders)
+    ctx.check("lease_holders", semaphore.lease_holders)
+
+
+def release_after_close(ctx):
+    client, lock, semaphore = held(ctx)
+    client.stop()
+    ctx.check("Lock.release", lock.release)
+    ctx.check("Semaphore.release", semaphore.release)
+
+
+def queue_waiters(ctx):
+    """A holder and a waiter, of a lock and of a semaphore, all on one client."""
+    client, lock, semaphore = held(ctx)
+    waiting_lock, waiting_semaphore = client.Lock(lock.path), client.Semaphore(semaphore.path)
+    waiters = run_in_thread(waiting_lock.acquire), run_in_thread(waiting_semaphore.acquire)
+    until_children(ctx.kz, lock.path, lambda c: len(c) == 2, "the lock's waiter")
+    until_children(ctx.kz, semaphore.path + "-__lock__", lambda c: len(c) == 1, "the semaphore's waiter")
+    return client, (lock, semaphore), (waiting_lock, waiting_semaphore), waiters
+
+
+def waiting_when_closed(ctx):
+    client, _, _, (lock_waiter, semaphore_waiter) = queue_waiters(ctx)
+    client.stop()
+    ctx.check("queued Lock.acquire", lock_waiter.result)
+    ctx.check("queued Semaphore.acquire", semaphore_waiter.result)
+
+
+def close_twice(ctx):
+    client = ctx.client()
+    client.stop()
+    ctx.check("second stop", client.stop)
+
+
+def cancel_while_waiting(ctx):
+    _, (lock, semaphore), waiting, (lock_waiter, semaphore_waiter) = queue_waiters(ctx)
+    for handle in waiting:
+        handle.cancel()
+    ctx.check("queued Lock.acquire", lock_waiter.result)
+    ctx.check("queued Semaphore.acquire", semaphore_waiter.result)
+    assert len(ctx.kz.get_children(lock.path)) == 1, "the holder's node alone"
+    assert lock.release() and semaphore.release()
+
+
+def cancel_with_nothing_pending(ctx):
+    client = ctx.client()
+    lock, semaphore = client.Lock(ctx.path("lock")), client.Semaphore(ctx.path("pool"))
+    lock.cancel()
+    semaphore.cancel()
+    ctx.check("Lock.acquire", lambda: lock.acquire(timeout=PATIENCE))
+    ctx.check("Semaphore.acquire", lambda: semaphore.acquire(timeout=PATIENCE))
+    assert lock.release() and semaphore.release()
+
+
+def acl_forbids_create(ctx):
+    read_only = ctx.path("read-only")
+    ctx.harness.call("create", path=read_only, acl="read")
+    client = ctx.client()
+    ctx.check("Lock.acquire", lambda: client.Lock(read_only).acquire(timeout=PATIENCE))
+    ctx.check("Semaphore.acquire", lambda: client.Semaphore(read_only + "/pool").acquire(timeout=PATIENCE))
+
+
+def lock_under_ephemeral(ctx):
+    client, lock, semaphore = held(ctx)
+    ephemeral = f"{lock.path}/{lock.node}"
+    for make in lock_kinds(client):
+        ctx.check(make.__name__, lambda make=make: make(ephemeral).acquire(timeout=PATIENCE))
+    ctx.check("Semaphore", lambda: client.Semaphore(ephemeral + "/pool").acquire(timeout=PATIENCE))
+    assert lock.release() and semaphore.release()
+
+
+CASES = {
+    "path-empty": bad_path(""),
+    "path-relative": bad_path("locks/x"),
+    "path-root": bad_path("/"),
+    "path-trailing-slash": bad_path("/locks/x/"),
+    "path-double-slash": bad_path("/locks//x"),
+    "path-dot": bad_path("/locks/./x"),
+    "path-dotdot": bad_path("/locks/../x"),
+    "path-nul": bad_path("/locks/x\0y"),
+    "path-control-char": bad_path("/locks/x\x01y"),
+    "path-private-use": bad_path("/locks/x\ue000"),
+    "path-reserved": bad_path("/zookeeper"),
+    "path-reserved-child": bad_path("/zookeeper/locks"),
+    "path-not-utf8": bad_path("/locks/\udcff"),
+    "path-too-long": bad_path("/" + "p" * MAX_PATH_BYTES),
+    "limits-fit-one-request": limits_fit,
+    "identifier-not-utf8": bad_identifier("\udcff"),
+    "identifier-too-large": bad_identifier("x" * (MAX_IDENTIFIER_BYTES + 1)),
+    "scheme-unknown": scheme_unknown,
+    "connect-empty": bad_connect(""),
+    "connect-chroot-only": bad_connect("/app"),
+    "connect-host-empty": bad_connect("127.0.0.1:2181,,127.0.0.1:2182"),
+    "connect-host-whitespace": bad_connect("zk 1:2181"),
+    "connect-port-empty": bad_connect("127.0.0.1:"),
+    "connect-port-not-number": bad_connect("127.0.0.1:abc"),
+    "connect-port-signed": bad_connect("127.0.0.1:+2181"),
+    "connect-port-zero": bad_connect("127.0.0.1:0"),
+    "connect-port-too-large": bad_connect("127.0.0.1:65536"),
+    "connect-too-many-colons": bad_connect("zk1:2181:2181"),
+    "connect-bracket-unclosed": bad_connect("[::1:2181"),
+    "connect-chroot-trailing-slash": bad_connect("127.0.0.1:2181/app/"),
+    "connect-chroot-reserved": bad_connect("127.0.0.1:2181/zookeeper"),
+    "server-unreachable": unreachable(free_port_hosts),
+    "connect-no-port-unreachable": unreachable("192.0.2.1"),
+    "missing-chroot": missing_chroot,
+    "session-timeout-zero": session_timeout(0),
+    "session-timeout-negative": session_timeout(-1),
+    "session-timeout-too-large": session_timeout_too_large,
+    "connect-timeout-zero": connect_timeout(0),
+    "connect-timeout-negative": connect_timeout(-1),
+    "timeout-negative": acquire_both(timeout=-1),
+    "timeout-nan": acquire_both(timeout=float("nan")),
+    "timeout-infinite": acquire_both(timeout=float("inf")),
+    "timeout-too-large": acquire_both(timeout=1e300),
+    "timeout-without-blocking": acquire_both(blocking=False, timeout=1),
+    "lease-zero": acquire_both(lease=0),
+    "lease-negative": acquire_both(lease=-1),
+    "semaphore-max-leases-zero": max_leases(0),
+    "semaphore-max-leases-negative": max_leases(-1),
+    "semaphore-max-leases-too-large": max_leases(2**32),
+    "semaphore-max-leases-inconsistent": inconsistent_leases,
+    "release-without-acquire": release_without_acquire,
+    "double-release": double_release,
+    "acquire-again-while-held": again_while_held(timeout=0.5),
+    "try-again-while-held": again_while_held(blocking=False),
+    "acquire-after-close": after_close,
+    "lock-after-close": lock_after_close,
+    "acquire-never-started": never_started,
+    "query-after-close": query_after_close,
+    "release-after-close": release_after_close,
+    "waiting-when-closed": waiting_when_closed,
+    "close-twice": close_twice,
+    "cancel-while-waiting": cancel_while_waiting,
+    "cancel-with-nothing-pending": cancel_with_nothing_pending,
+    "acl-forbids-create": acl_forbids_create,
+    "lock-under-ephemeral": lock_under_ephemeral,
+}
