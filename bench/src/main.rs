@@ -1,0 +1,132 @@
+//! The bench command: every contestant in every scenario against one private
+//! ZooKeeper, once with forceSync=yes and once with forceSync=no; writes a
+//! markdown table and the figures for the chart (bench/chart.py).
+//!
+//! `zoolock-bench [--seconds S] [--rounds R] [--only raw,rust,…] [--scenarios A,B4,…]
+//!                [--force-sync yes|no|both] [--out DIR]`
+//! `zoolock-bench contestant raw|zoolock|zookeeper-client <protocol args>` (one Rust contestant)
+
+mod args;
+mod contestant;
+mod contestants;
+mod measure;
+mod report;
+
+use std::path::PathBuf;
+
+use contestants::{Contestant, ALL};
+use measure::{measure, Outcome, Scenario};
+use zk_harness::{Ensemble, Options};
+
+const SCENARIOS: [Scenario; 9] = [
+    Scenario::A,
+    Scenario::B(2),
+    Scenario::B(4),
+    Scenario::B(8),
+    Scenario::C,
+    Scenario::Herd(2),
+    Scenario::Herd(8),
+    Scenario::Herd(32),
+    Scenario::Scale,
+];
+
+struct Plan {
+    seconds: f64,
+    rounds: usize,
+    contestants: Vec<Contestant>,
+    scenarios: Vec<Scenario>,
+    force_sync: Vec<bool>,
+    out: PathBuf,
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let outcome = match args.first().map(String::as_str) {
+        Some("contestant") => contestant::main(&args[1..]),
+        _ => plan(&args).and_then(|plan| run(&plan)),
+    };
+    if let Err(e) = outcome {
+        eprintln!("zoolock-bench: {e}");
+        std::process::exit(1);
+    }
+}
+
+fn plan(args: &[String]) -> Result<Plan, String> {
+    let mut plan = Plan {
+        seconds: 3.0,
+        rounds: 1,
+        contestants: ALL.to_vec(),
+        scenarios: SCENARIOS.to_vec(),
+        force_sync: vec![true, false],
+        out: PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("results"),
+    };
+    let mut rest = args.iter();
+    while let Some(flag) = rest.next() {
+        let value = rest.next().ok_or_else(|| format!("{flag} needs a value"))?;
+        let list = || value.split(',').map(str::trim);
+        match flag.as_str() {
+            "--seconds" => plan.seconds = value.parse().map_err(|_| format!("--seconds {value}"))?,
+            "--rounds" => plan.rounds = value.parse().map_err(|_| format!("--rounds {value}"))?,
+            "--out" => plan.out = PathBuf::from(value),
+            "--only" => {
+                plan.contestants = list()
+                    .map(|k| ALL.into_iter().find(|c| c.key() == k).ok_or(format!("no contestant {k}")))
+                    .collect::<Result<_, _>>()?
+            }
+            "--scenarios" => {
+                plan.scenarios = list()
+                    .map(|k| SCENARIOS.into_iter().find(|s| s.key() == k).ok_or(format!("no scenario {k}")))
+                    .collect::<Result<_, _>>()?
+            }
+            "--force-sync" => {
+                plan.force_sync = match value.as_str() {
+                    "yes" => vec![true],
+                    "no" => vec![false],
+                    "both" => vec![true, false],
+                    _ => return Err(format!("--force-sync yes|no|both, not {value}")),
+                }
+            }
+            _ => return Err(format!("unknown flag {flag}")),
+        }
+    }
+    if plan.rounds == 0 || plan.seconds.is_nan() || plan.seconds <= 0.0 {
+        return Err("--rounds and --seconds must be positive".into());
+    }
+    Ok(plan)
+}
+
+fn run(plan: &Plan) -> Result<(), String> {
+    std::fs::create_dir_all(plan.out.join("logs")).map_err(|e| format!("{}: {e}", plan.out.display()))?;
+    let mut measured = Vec::new();
+    for &force_sync in &plan.force_sync {
+        let server = Ensemble::start(1, Options { force_sync, ..Options::benchmark() }).map_err(|e| e.to_string())?;
+        let sync = if force_sync { "yes" } else { "no" };
+        eprintln!("forceSync={sync}: server at {}", server.direct_connect_string());
+        // Interleaved rounds: noise on the host hits every contestant alike.
+        for round in 0..plan.rounds {
+            for &scenario in &plan.scenarios {
+                for &contestant in &plan.contestants {
+                    let key = scenario.key();
+                    let path = format!("/bench/{round}/{key}/{}", contestant.key());
+                    let log = plan.out.join("logs").join(format!("{}-{key}-sync-{sync}.log", contestant.key()));
+                    let outcome = measure(&server, contestant, scenario, &path, plan.seconds, &log);
+                    eprintln!("  round {round} {key:>6} {:<28} {}", contestant.name(), report::brief(&outcome));
+                    measured.push(report::Measured { force_sync, contestant, scenario, outcome });
+                }
+            }
+        }
+        drop(server);
+    }
+    let table = report::markdown(&measured, plan.seconds, plan.rounds);
+    let write = |name: &str, text: String| {
+        let path = plan.out.join(name);
+        std::fs::write(&path, text).map_err(|e| format!("{}: {e}", path.display()))
+    };
+    write("latest.md", table.clone())?;
+    write("latest.json", report::json(&measured).to_string())?;
+    println!("{table}");
+    if measured.iter().any(|m| matches!(m.outcome, Outcome::Failed(_))) {
+        return Err(format!("some measurements failed (logs in {})", plan.out.join("logs").display()));
+    }
+    Ok(())
+}

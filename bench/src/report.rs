@@ -1,0 +1,191 @@
+//! Figures from the measurements: the markdown table, the targets of the issue
+//! checked against ratios of the same run, and JSON for the chart.
+
+use serde_json::{json, Value};
+
+use crate::contestants::{Contestant, ALL};
+use crate::measure::{Outcome, Scenario};
+
+pub struct Measured {
+    pub force_sync: bool,
+    pub contestant: Contestant,
+    pub scenario: Scenario,
+    pub outcome: Outcome,
+}
+
+/// The figures of one contestant in one scenario, over its rounds.
+#[derive(Default)]
+struct Cell {
+    rate: Option<f64>,
+    p50_us: Option<u64>,
+    p99_us: Option<u64>,
+    packets_per_op: Option<f64>,
+    scale: Option<(u64, bool, u64, f64)>,
+    note: Option<String>,
+}
+
+fn cell(measured: &[Measured], force_sync: bool, contestant: Contestant, scenario: Scenario) -> Cell {
+    let outcomes: Vec<&Outcome> = measured
+        .iter()
+        .filter(|m| m.force_sync == force_sync && m.contestant == contestant && m.scenario == scenario)
+        .map(|m| &m.outcome)
+        .collect();
+    let mut cell = Cell::default();
+    let (mut rates, mut samples, mut packets, mut ops) = (Vec::new(), Vec::new(), 0, 0);
+    for outcome in outcomes {
+        match outcome {
+            Outcome::Ran { ops: n, seconds, samples: s, packets: p } => {
+                rates.push(*n as f64 / seconds);
+                samples.extend_from_slice(s);
+                packets += p;
+                ops += n;
+            }
+            Outcome::Scale { bytes_per_waiter, served, waiters, in_order, seconds } => {
+                cell.scale = Some((*bytes_per_waiter, *in_order && served == waiters, *served, *seconds));
+            }
+            Outcome::Unsupported(why) => cell.note = Some(format!("— ({why})")),
+            Outcome::Failed(why) => cell.note = Some(format!("FAILED: {why}")),
+        }
+    }
+    if !rates.is_empty() {
+        rates.sort_by(f64::total_cmp);
+        cell.rate = Some(rates[rates.len() / 2]);
+        samples.sort_unstable();
+        let at = |q: f64| samples.get(((samples.len() as f64 - 1.0) * q).round() as usize).copied();
+        (cell.p50_us, cell.p99_us) = (at(0.50), at(0.99));
+        cell.packets_per_op = (ops > 0).then(|| packets as f64 / ops as f64);
+    }
+    cell
+}
+
+pub fn brief(outcome: &Outcome) -> String {
+    match outcome {
+        Outcome::Ran { ops, seconds, packets, .. } => {
+            format!("{:>8.0}/s  ({ops} ops, {:.1} packets/op)", *ops as f64 / seconds, *packets as f64 / (*ops).max(1) as f64)
+        }
+        Outcome::Scale { bytes_per_waiter, served, waiters, in_order, seconds } => {
+            format!("{bytes_per_waiter} B/waiter, served {served}/{waiters} in order: {in_order}, {seconds:.2} s")
+        }
+        Outcome::Unsupported(why) => format!("unsupported: {why}"),
+        Outcome::Failed(why) => format!("FAILED: {why}"),
+    }
+}
+
+fn ms(us: Option<u64>) -> String {
+    us.map_or("–".into(), |us| format!("{:.2}", us as f64 / 1000.0))
+}
+
+fn rate_and_latency(c: &Cell) -> String {
+    match (c.rate, &c.note) {
+        (Some(rate), _) => format!("{rate:.0} ({} / {})", ms(c.p50_us), ms(c.p99_us)),
+        (None, Some(note)) if note.starts_with("FAILED") => "FAILED".into(),
+        _ => "—".into(),
+    }
+}
+
+pub fn markdown(measured: &[Measured], seconds: f64, rounds: usize) -> String {
+    let mut out = format!(
+        "# zoolock bench\n\nOne private ZooKeeper 3.8 on loopback; every contestant in turn against it, \
+         {seconds} s per measurement, median of {rounds} interleaved round(s). Rates are cycles (A, C) or \
+         acquisitions (B) per second, with p50 / p99 in ms (A, C: a whole acquire+release; B: the wait to hold). \
+         Herd: ZooKeeper packets received per acquisition with N sessions contending in one process. \
+         Scale: 10,000 waiters queued on one lock in one process.\n"
+    );
+    let syncs: Vec<bool> = [true, false].into_iter().filter(|s| measured.iter().any(|m| m.force_sync == *s)).collect();
+    for &sync in &syncs {
+        let get = |c: Contestant, s: Scenario| cell(measured, sync, c, s);
+        out += &format!("\n## forceSync={}\n\n", if sync { "yes" } else { "no" });
+        out += "| contestant | A | B(2) | B(4) | B(8) | C (64 locks) |\n|---|---:|---:|---:|---:|---:|\n";
+        for c in ALL {
+            let cells: Vec<String> =
+                [Scenario::A, Scenario::B(2), Scenario::B(4), Scenario::B(8), Scenario::C]
+                    .into_iter()
+                    .map(|s| rate_and_latency(&get(c, s)))
+                    .collect();
+            out += &format!("| {} | {} |\n", c.name(), cells.join(" | "));
+        }
+        out += "\n| contestant | herd N=2 | N=8 | N=32 | scale: bytes/waiter | served once, in order | serve time |\n";
+        out += "|---|---:|---:|---:|---:|---|---:|\n";
+        for c in ALL {
+            let herd: Vec<String> = [2, 8, 32]
+                .into_iter()
+                .map(|n| get(c, Scenario::Herd(n)).packets_per_op.map_or("—".into(), |p| format!("{p:.1}")))
+                .collect();
+            let scale = match get(c, Scenario::Scale).scale {
+                Some((bytes, ok, served, secs)) => format!("{bytes} | {} ({served}) | {secs:.2} s", if ok { "yes" } else { "NO" }),
+                None => "— | — | —".into(),
+            };
+            out += &format!("| {} | {} | {scale} |\n", c.name(), herd.join(" | "));
+        }
+        out += &targets(&get);
+    }
+    out
+}
+
+/// The issue's targets, as ratios of this run.
+fn targets(get: &dyn Fn(Contestant, Scenario) -> Cell) -> String {
+    use Contestant::*;
+    let rate = |c, s| get(c, s).rate;
+    let mut lines = vec![];
+    let mut check = |what: String, value: Option<f64>, goal: f64, higher_is_better: bool| {
+        let verdict = match value {
+            Some(v) if v.is_finite() && (if higher_is_better { v >= goal } else { v <= goal }) => "met",
+            Some(v) if v.is_finite() => "NOT met",
+            _ => "not measured",
+        };
+        let value = value.map_or("–".into(), |v| format!("{v:.2}"));
+        let sign = if higher_is_better { "≥" } else { "≤" };
+        lines.push(format!("| {what} | {value} | {sign} {goal} | {verdict} |"));
+    };
+    let ratio = |a: Option<f64>, b: Option<f64>| a.zip(b).map(|(a, b)| a / b);
+    let floor_a = rate(RawFloor, Scenario::A);
+    check("A: zoolock Rust / raw floor".into(), ratio(rate(ZoolockRust, Scenario::A), floor_a), 0.95, true);
+    for c in [ZoolockPython, ZoolockCSharp] {
+        check(format!("A: {} / raw floor", c.name()), ratio(rate(c, Scenario::A), floor_a), 0.85, true);
+    }
+    for c in [ZoolockRust, ZoolockPython, ZoolockCSharp] {
+        let b4 = rate(c, Scenario::B(4));
+        check(format!("B(4): {} / zookeeper-client lock", c.name()), ratio(b4, rate(ZookeeperClient, Scenario::B(4))), 1.5, true);
+        let best_peer = [rate(Curator, Scenario::B(4)), rate(Kazoo, Scenario::B(4))].into_iter().flatten().reduce(f64::max);
+        check(format!("B(4): {} / best of Curator, kazoo", c.name()), ratio(b4, best_peer), 2.5, true);
+    }
+    check("C: zoolock Rust / raw floor".into(), ratio(rate(ZoolockRust, Scenario::C), rate(RawFloor, Scenario::C)), 0.95, true);
+    check("C: zoolock Python / kazoo".into(), ratio(rate(ZoolockPython, Scenario::C), rate(Kazoo, Scenario::C)), 8.0, true);
+    check("C: zoolock C# / zoolock Rust".into(), ratio(rate(ZoolockCSharp, Scenario::C), rate(ZoolockRust, Scenario::C)), 0.8, true);
+    let packets = |c, n| get(c, Scenario::Herd(n)).packets_per_op;
+    for c in [ZoolockRust, ZoolockPython, ZoolockCSharp] {
+        check(format!("herd: {} packets/acq N=32 / N=8", c.name()), ratio(packets(c, 32), packets(c, 8)), 1.1, false);
+        let fewest_peer = [ZookeeperClient, Kazoo, Curator].into_iter().filter_map(|p| packets(p, 32)).reduce(f64::min);
+        check(format!("herd: {} packets/acq N=32 / fewest peer's", c.name()), ratio(packets(c, 32), fewest_peer), 1.0, false);
+    }
+    for c in [ZoolockRust, ZoolockPython, ZoolockCSharp] {
+        let Some((bytes, in_order, served, secs)) = get(c, Scenario::Scale).scale else {
+            check(format!("scale: {} KiB per waiter", c.name()), None, 2.0, false);
+            continue;
+        };
+        check(format!("scale: {} KiB per waiter", c.name()), Some(bytes as f64 / 1024.0), 2.0, false);
+        check(format!("scale: {} served once, in order (1 = yes)", c.name()), Some(in_order as u8 as f64), 1.0, true);
+        // 10,000 single handoffs of scenario B(2) on the same client.
+        let single = rate(c, Scenario::B(2)).map(|r| served as f64 / r);
+        check(format!("scale: {} serve time / {served} handoffs of B(2)", c.name()), single.map(|s| secs / s), 2.0, false);
+    }
+    format!("\n| target | measured | goal | |\n|---|---:|---:|---|\n{}\n", lines.join("\n"))
+}
+
+pub fn json(measured: &[Measured]) -> Value {
+    let mut rows = Vec::new();
+    for m in measured {
+        let c = cell(std::slice::from_ref(m), m.force_sync, m.contestant, m.scenario);
+        rows.push(json!({
+            "force_sync": m.force_sync,
+            "contestant": m.contestant.name(),
+            "scenario": m.scenario.key(),
+            "rate": c.rate,
+            "p50_us": c.p50_us,
+            "p99_us": c.p99_us,
+            "packets_per_op": c.packets_per_op,
+            "note": c.note,
+        }));
+    }
+    Value::Array(rows)
+}
