@@ -54,6 +54,8 @@ impl Removal {
             };
             match live.client.delete(&node, None).await {
                 Ok(()) | Err(zk::Error::NoNode) => return true,
+                // An ephemeral node ends with its session.
+                Err(zk::Error::SessionExpired | zk::Error::ClientClosed) if self.ephemeral => return true,
                 Err(err) if self.retry_after(&live, &err).await => continue,
                 Err(err) => {
                     tracing::error!(%err, node, "zoolock could not delete a lock node");

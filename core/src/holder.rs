@@ -197,7 +197,9 @@ impl Holder {
         let mut status = self.session.subscribe();
         let closed = status.wait_for(|s| s.state == SessionState::Closed);
         let removals = Removals::default();
-        let work = self.take_turn_and(options, contend(removals.clone()));
+        // Boxed once: moved through the select and the timeout, it would be
+        // stored inline several times over (a waiter pays this for as long as it waits).
+        let work = self.take_turn_and(options, Box::pin(contend(removals.clone())));
         let outcome = tokio::select! {
             biased;
             won = work => won,

@@ -155,7 +155,8 @@ impl Lock {
     }
 
     async fn queue_once(&self, live: &Live, mut attempt: Attempt, options: &Acquire) -> Result<Step> {
-        let Some((name, token, ahead)) = self.enqueue(live, &mut attempt, options).await? else {
+        // Boxed: the create's state is large and not needed while waiting.
+        let Some((name, token, ahead)) = Box::pin(self.enqueue(live, &mut attempt, options)).await? else {
             return Ok(Step::SessionEnded);
         };
         let mut waited = false;
@@ -164,12 +165,12 @@ impl Lock {
             Ahead::Neighbour(neighbour) => {
                 waited = true;
                 let path = format!("{}/{neighbour}", self.spec.path);
-                match self.await_deletion(live, &path).await? {
+                match Box::pin(self.await_deletion(live, &path)).await? {
                     Wake::Deleted if self.holder.session.won_recently(&path) => return Ok(Step::Won(attempt.won(token))),
                     Wake::Deleted | Wake::Relist => {}
                     Wake::SessionEnded => return Ok(Step::SessionEnded),
                 }
-                match self.list(live).await? {
+                match Box::pin(self.list(live)).await? {
                     Some(children) => children,
                     None => return Ok(Step::SessionEnded),
                 }
@@ -191,14 +192,14 @@ impl Lock {
             }
             waited = true;
             let path = format!("{}/{predecessor}", self.spec.path);
-            match self.await_deletion(live, &path).await? {
+            match Box::pin(self.await_deletion(live, &path)).await? {
                 Wake::Deleted if last_blocker || self.holder.session.won_recently(&path) => {
                     return Ok(Step::Won(attempt.won(token)))
                 }
                 Wake::Deleted | Wake::Relist => {}
                 Wake::SessionEnded => return Ok(Step::SessionEnded),
             }
-            children = match self.list(live).await? {
+            children = match Box::pin(self.list(live)).await? {
                 Some(children) => children,
                 None => return Ok(Step::SessionEnded),
             };
@@ -293,7 +294,7 @@ impl Lock {
                 }
                 _ => match listed {
                     Ok(children) => Ahead::Listed(children),
-                    Err(_) => match self.list(live).await? {
+                    Err(_) => match Box::pin(self.list(live)).await? {
                         Some(children) => Ahead::Listed(children),
                         None => return Ok(None),
                     },
