@@ -275,7 +275,7 @@ impl Client {
             return Ok(());
         }
         let options = self.options.clone().connect_timeout(connect_timeout);
-        let session = interruptible(py, Session::connect(options), drop)?.py_err()?;
+        let session = interruptible(py, Session::connect(options))?.py_err()?;
         {
             let mut now = self.now.lock().unwrap();
             if now.session.as_ref().is_some_and(|s| !s.is_closed()) {

@@ -267,12 +267,7 @@ impl<C: Core> Handle<C> {
 
     pub fn acquire(&self, py: Python<'_>, args: AcquireArgs) -> PyResult<bool> {
         let (core, options) = (self.core()?, args.options.clone());
-        let work = {
-            let core = core.clone();
-            async move { core.acquire(options).await }
-        };
-        // Won just as Ctrl-C came: nobody will know it is held, so let it go.
-        let got = interruptible(py, work, move |got| release_in_background(core, got))?;
+        let got = interruptible(py, async move { core.acquire(options).await })?;
         outcome(self.what, &self.path, &args, got)
     }
 
@@ -372,7 +367,7 @@ impl<C: Core> Handle<C> {
         work: impl FnOnce(C) -> F,
     ) -> PyResult<T> {
         let core = self.core()?;
-        interruptible(py, work(core), drop)?.py_err()
+        interruptible(py, work(core))?.py_err()
     }
 }
 
@@ -454,7 +449,7 @@ impl LostEvent {
             }
         };
         Ok(matches!(
-            interruptible(py, work, drop)?,
+            interruptible(py, work)?,
             Some(LockState::Lost(_))
         ))
     }

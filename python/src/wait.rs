@@ -4,9 +4,11 @@
 
 use std::cell::Cell;
 use std::future::Future;
-use std::sync::mpsc::{channel, sync_channel, Receiver, RecvTimeoutError, Sender};
-use std::sync::{Mutex, RwLock};
-use std::time::Duration;
+use std::pin::Pin;
+use std::sync::mpsc::{channel, Receiver, Sender};
+use std::sync::{Arc, Mutex, RwLock};
+use std::task::{Context, Poll, Wake, Waker};
+use std::time::{Duration, Instant};
 
 use pyo3::prelude::*;
 use zoolock::runtime;
@@ -16,51 +18,58 @@ use crate::errors::to_py;
 /// How often a waiting main thread looks for a pending signal (Ctrl-C).
 const SIGNAL_SLICE: Duration = Duration::from_millis(50);
 
-/// Runs `work` on zoolock's runtime and waits for it with the GIL released.
-/// On the main thread the wait goes in slices, and a pending signal
-/// (KeyboardInterrupt) between slices aborts `work`: dropping a core
-/// acquire removes the node it queued. If `work` finished just as the
-/// signal came, its outcome, which nobody will see, goes to `abandon`.
-///
-/// The wait is a plain channel receive, not a tokio timer: a timer set from
-/// a thread outside the runtime would wake the runtime's driver on every call.
+/// Runs `work` on the calling thread with the GIL released, inside zoolock's
+/// runtime (its I/O and timers run there; they wake this thread). Polling
+/// here rather than spawning saves a hand-off to a runtime thread and back
+/// on every call. On the main thread the wait goes in slices, and a pending
+/// signal (KeyboardInterrupt) between slices drops `work` unfinished:
+/// dropping a core acquire removes the node it queued.
 pub fn interruptible<T: Send + 'static>(
     py: Python<'_>,
     work: impl Future<Output = T> + Send + 'static,
-    abandon: impl FnOnce(T),
 ) -> PyResult<T> {
-    // In a forked child the runtime's threads are gone: nothing spawned would run.
+    // In a forked child the runtime's threads are gone: nothing would wake us.
     runtime::check_process().map_err(to_py)?;
-    let (sender, outcome) = sync_channel(1);
-    let task = runtime::spawn(async move {
-        let _ = sender.send(work.await);
-    });
     if !is_main_thread(py) {
         // Only the main thread receives signals.
-        return Ok(py
-            .detach(move || outcome.recv())
-            .expect("zoolock task vanished"));
+        return Ok(py.detach(move || runtime::block_on(work)));
     }
-    let mut outcome = outcome;
+    let mut work: Pin<Box<dyn Future<Output = T> + Send>> = Box::pin(work);
     loop {
-        // The receiver goes into the GIL-free closure and comes back out.
-        let (waited, back) = py.detach(move || (outcome.recv_timeout(SIGNAL_SLICE), outcome));
-        outcome = back;
-        match waited {
-            Ok(done) => return Ok(done),
-            Err(RecvTimeoutError::Timeout) => {
-                if let Err(interrupt) = py.check_signals() {
-                    task.abort();
-                    // Once the task has stopped, aborted or done, any outcome is in the channel.
-                    let _ = py.detach(move || runtime::block_on(task));
-                    if let Ok(done) = outcome.try_recv() {
-                        abandon(done);
-                    }
-                    return Err(interrupt);
-                }
-            }
-            Err(RecvTimeoutError::Disconnected) => panic!("zoolock task vanished"),
+        // The future goes into the GIL-free closure and comes back out.
+        let (done, back) = py.detach(move || (poll_for(work.as_mut(), SIGNAL_SLICE), work));
+        work = back;
+        if let Some(done) = done {
+            return Ok(done);
         }
+        py.check_signals()?;
+    }
+}
+
+/// Polls `work` on this thread for up to `slice`; `None` if still pending.
+fn poll_for<T>(mut work: Pin<&mut (dyn Future<Output = T> + Send)>, slice: Duration) -> Option<T> {
+    let _runtime = runtime::handle().enter();
+    let waker = Waker::from(Arc::new(Unpark(std::thread::current())));
+    let mut context = Context::from_waker(&waker);
+    let until = Instant::now() + slice;
+    loop {
+        if let Poll::Ready(done) = work.as_mut().poll(&mut context) {
+            return Some(done);
+        }
+        let left = until.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            return None;
+        }
+        // A wake before the park makes it return at once; a spurious return polls again.
+        std::thread::park_timeout(left);
+    }
+}
+
+struct Unpark(std::thread::Thread);
+
+impl Wake for Unpark {
+    fn wake(self: Arc<Self>) {
+        self.0.unpark();
     }
 }
 
@@ -71,13 +80,7 @@ pub fn uninterruptible<T: Send + 'static>(
     work: impl Future<Output = T> + Send + 'static,
 ) -> PyResult<T> {
     runtime::check_process().map_err(to_py)?;
-    let (sender, outcome) = sync_channel(1);
-    runtime::spawn(async move {
-        let _ = sender.send(work.await);
-    });
-    Ok(py
-        .detach(move || outcome.recv())
-        .expect("zoolock task vanished"))
+    Ok(py.detach(move || runtime::block_on(work)))
 }
 
 fn is_main_thread(py: Python<'_>) -> bool {
