@@ -102,9 +102,17 @@ fn run(plan: &Plan) -> Result<(), String> {
         let server = Ensemble::start(1, Options { force_sync, ..Options::benchmark() }).map_err(|e| e.to_string())?;
         let sync = if force_sync { "yes" } else { "no" };
         eprintln!("forceSync={sync}: server at {}", server.direct_connect_string());
+        // The server's JIT warms up on the first thousands of requests: not on a contestant's time.
+        let warm_up = plan.out.join("logs").join(format!("warm-up-sync-{sync}.log"));
+        let outcome = measure(&server, Contestant::RawFloor, Scenario::A, "/bench/warm-up", 3.0, &warm_up);
+        eprintln!("  warm-up: {}", report::brief(&outcome));
         // Interleaved rounds: noise on the host hits every contestant alike.
         for round in 0..plan.rounds {
             for &scenario in &plan.scenarios {
+                // Scale is not a rate: once is enough.
+                if scenario == Scenario::Scale && round > 0 {
+                    continue;
+                }
                 for &contestant in &plan.contestants {
                     let key = scenario.key();
                     let path = format!("/bench/{round}/{key}/{}", contestant.key());

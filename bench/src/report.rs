@@ -172,10 +172,17 @@ fn targets(get: &dyn Fn(Contestant, Scenario) -> Cell) -> String {
     format!("\n| target | measured | goal | |\n|---|---:|---:|---|\n{}\n", lines.join("\n"))
 }
 
+/// One row per contestant, scenario and forceSync setting, for the chart.
 pub fn json(measured: &[Measured]) -> Value {
     let mut rows = Vec::new();
+    let mut seen = Vec::new();
     for m in measured {
-        let c = cell(std::slice::from_ref(m), m.force_sync, m.contestant, m.scenario);
+        let key = (m.force_sync, m.contestant, m.scenario);
+        if seen.contains(&key) {
+            continue;
+        }
+        seen.push(key);
+        let c = cell(measured, m.force_sync, m.contestant, m.scenario);
         rows.push(json!({
             "force_sync": m.force_sync,
             "contestant": m.contestant.name(),
@@ -184,6 +191,7 @@ pub fn json(measured: &[Measured]) -> Value {
             "p50_us": c.p50_us,
             "p99_us": c.p99_us,
             "packets_per_op": c.packets_per_op,
+            "bytes_per_waiter": c.scale.map(|s| s.0),
             "note": c.note,
         }));
     }

@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# The bench command: builds every contestant, then zoolock-bench starts its
+# own private ZooKeeper (forceSync=yes, then no), runs each contestant in
+# each scenario against it, stops everything, prints the table and writes
+# bench/results/latest.{md,json,png}. Flags go to zoolock-bench:
+# --seconds S, --rounds R, --only raw,rust,python,csharp,zookeeper-client,kazoo,curator,
+# --scenarios A,B2,B4,B8,C,herd2,herd8,herd32,scale, --force-sync yes|no|both.
+# Not part of the test command.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/setup.sh
+cargo build --release --locked -q -p zoolock-bench
+# A language that cannot be built here is left out: its rows say "not built here".
+if scripts/setup-python.sh; then
+  .venv/bin/python -m pip install --quiet --disable-pip-version-check --no-build-isolation ./python
+  # The chart only; not a dependency of zoolock.
+  .venv/bin/python -m pip install --quiet --disable-pip-version-check "matplotlib>=3.8,<4"
+else
+  echo "bench: no Python contestants (see above)" >&2
+fi
+{ scripts/setup-dotnet.sh && scripts/build-bench-dotnet.sh >/dev/null; } || echo "bench: no C# contestant (see above)" >&2
+scripts/build-bench-curator.sh >/dev/null || echo "bench: no Curator contestant (see above)" >&2
+status=0
+target/release/zoolock-bench "$@" || status=$?
+.venv/bin/python bench/chart.py bench/results/latest.json bench/results/latest.png >/dev/null \
+  || echo "bench: no chart (matplotlib missing)" >&2
+exit "$status"
