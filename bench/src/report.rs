@@ -49,7 +49,8 @@ fn cell(measured: &[Measured], force_sync: bool, contestant: Contestant, scenari
     }
     if !rates.is_empty() {
         rates.sort_by(f64::total_cmp);
-        cell.rate = Some(rates[rates.len() / 2]);
+        let middle = rates.len() / 2;
+        cell.rate = Some(if rates.len() % 2 == 0 { (rates[middle - 1] + rates[middle]) / 2.0 } else { rates[middle] });
         samples.sort_unstable();
         let at = |q: f64| samples.get(((samples.len() as f64 - 1.0) * q).round() as usize).copied();
         (cell.p50_us, cell.p99_us) = (at(0.50), at(0.99));
