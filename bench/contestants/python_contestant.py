@@ -315,6 +315,7 @@ async def scenario_scale_asyncio(zk, args):
 
     # No event says "all N nodes exist": poll the queue, bounded.
     queued_by = time.monotonic() + STUCK_AFTER + n / 1000
+    # zoolock's Python API has no child watch: poll the queue (bounded).
     polls = 0
     while True:
         polls += 1

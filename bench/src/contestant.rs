@@ -51,26 +51,40 @@ enum Contender {
     ZookeeperClient { client: zk::Client, path: String },
 }
 
-impl Contender {
-    async fn new(library: Library, connect: &str, session: Option<&Session>, path: &str) -> Result<Contender, String> {
-        let err = |e: &dyn std::fmt::Display| format!("{path}: {e}");
+/// The one session that every contender of scenarios a and c shares.
+enum Shared {
+    Session(Session),
+    Client(zk::Client),
+}
+
+impl Shared {
+    async fn connect(library: Library, connect: &str) -> Result<Shared, String> {
         Ok(match library {
-            Library::Raw => {
-                let client = zk::Client::connect(connect).await.map_err(|e| err(&e))?;
-                mkdir(&client, path).await?;
-                Contender::Raw { client, prefix: format!("{path}/raw-") }
+            Library::Zoolock => Shared::Session(zoolock_session(connect).await?),
+            Library::Raw | Library::ZookeeperClient => {
+                Shared::Client(zk::Client::connect(connect).await.map_err(|e| e.to_string())?)
             }
-            Library::Zoolock => {
-                let lock = match session {
-                    Some(session) => Lock::mutex(session, path),
-                    None => Lock::mutex(&zoolock_session(connect).await?, path),
-                };
-                Contender::Zoolock { lock: lock.map_err(|e| err(&e))? }
+        })
+    }
+}
+
+impl Contender {
+    /// On `shared`, or on a session of its own.
+    async fn new(library: Library, connect: &str, shared: Option<&Shared>, path: &str) -> Result<Contender, String> {
+        let own = match shared {
+            Some(_) => None,
+            None => Some(Shared::connect(library, connect).await?),
+        };
+        let err = |e: &dyn std::fmt::Display| format!("{path}: {e}");
+        Ok(match (own.as_ref().or(shared).expect("one of them"), library) {
+            (Shared::Session(session), _) => Contender::Zoolock { lock: Lock::mutex(session, path).map_err(|e| err(&e))? },
+            (Shared::Client(client), Library::Raw) => {
+                mkdir(client, path).await?;
+                Contender::Raw { client: client.clone(), prefix: format!("{path}/raw-") }
             }
-            Library::ZookeeperClient => {
-                let client = zk::Client::connect(connect).await.map_err(|e| err(&e))?;
-                mkdir(&client, path).await?;
-                Contender::ZookeeperClient { client, path: path.to_owned() }
+            (Shared::Client(client), _) => {
+                mkdir(client, path).await?;
+                Contender::ZookeeperClient { client: client.clone(), path: path.to_owned() }
             }
         })
     }
@@ -122,14 +136,6 @@ impl Contender {
         self.release(node).await?;
         Ok(waited)
     }
-
-    async fn close(self) {
-        match self {
-            Contender::Zoolock { lock } => lock.session().close().await,
-            // zookeeper-client closes its session when the last clone drops.
-            Contender::Raw { .. } | Contender::ZookeeperClient { .. } => {}
-        }
-    }
 }
 
 async fn zoolock_session(connect: &str) -> Result<Session, String> {
@@ -168,9 +174,9 @@ async fn run(library: Library, args: &Args) -> Result<serde_json::Value, String>
     if library == Library::Raw && args.scenario == "b" {
         return Ok(json!({"unsupported": "the raw floor has no lock to contend for"}));
     }
-    // Contenders: one per session (a, b) or one per lock on one session (c).
-    let shared = match (library, args.scenario.as_str()) {
-        (Library::Zoolock, "a" | "c") => Some(zoolock_session(&args.connect).await?),
+    // Contenders: one per session (b) or all on one session (a, c).
+    let shared = match args.scenario.as_str() {
+        "a" | "c" => Some(Shared::connect(library, &args.connect).await?),
         _ => None,
     };
     let paths: Vec<String> = match args.scenario.as_str() {
@@ -180,25 +186,8 @@ async fn run(library: Library, args: &Args) -> Result<serde_json::Value, String>
         other => return Err(format!("unknown scenario {other:?}")),
     };
     let mut contenders = Vec::new();
-    let c_client = match (library, args.scenario.as_str()) {
-        (Library::Raw | Library::ZookeeperClient, "c") => {
-            Some(zk::Client::connect(&args.connect).await.map_err(|e| e.to_string())?)
-        }
-        _ => None,
-    };
     for path in &paths {
-        let contender = match (&c_client, library) {
-            // One client for all 64 locks, as for zoolock's one session.
-            (Some(client), Library::Raw) => {
-                mkdir(client, path).await?;
-                Contender::Raw { client: client.clone(), prefix: format!("{path}/raw-") }
-            }
-            (Some(client), _) => {
-                mkdir(client, path).await?;
-                Contender::ZookeeperClient { client: client.clone(), path: path.clone() }
-            }
-            (None, _) => Contender::new(library, &args.connect, shared.as_ref(), path).await?,
-        };
+        let contender = Contender::new(library, &args.connect, shared.as_ref(), path).await?;
         contender.cycle().await?; // warm-up
         contenders.push(Arc::new(contender));
     }
@@ -217,13 +206,11 @@ async fn run(library: Library, args: &Args) -> Result<serde_json::Value, String>
     if let (Some(after), Some(before)) = (cpu_seconds(), cpu_before) {
         eprintln!("client CPU {:.0} µs/op", (after - before) * 1e6 / samples.len().max(1) as f64);
     }
+    // zookeeper-client closes its session when the last clone of its client is gone.
     for contender in contenders {
-        if let Ok(contender) = Arc::try_unwrap(contender) {
-            contender.close().await;
+        if let Contender::Zoolock { lock } = &*contender {
+            lock.session().close().await;
         }
-    }
-    if let Some(session) = shared {
-        session.close().await;
     }
     Ok(json!({"ops": samples.len(), "seconds": seconds, "samples_us": samples}))
 }
@@ -231,6 +218,8 @@ async fn run(library: Library, args: &Args) -> Result<serde_json::Value, String>
 /// 10,000 waiters queued behind a holder on one session, then served.
 async fn scale(args: &Args) -> Result<serde_json::Value, String> {
     let session = zoolock_session(&args.connect).await?;
+    // Watches the queue fill (zoolock has no child watch of its own).
+    let observer = zk::Client::connect(&args.connect).await.map_err(|e| e.to_string())?;
     let holder = Lock::mutex(&session, &args.path).map_err(|e| e.to_string())?;
     holder.acquire(Acquire::default()).await.map_err(|e| e.to_string())?;
     let before = resident_bytes()?;
@@ -247,14 +236,19 @@ async fn scale(args: &Args) -> Result<serde_json::Value, String> {
             Ok::<_, String>(())
         }));
     }
-    // No event says "all nodes exist": poll the children (bounded).
-    let deadline = Instant::now() + Duration::from_secs(120);
-    while holder.contenders().await.map_err(|e| e.to_string())?.len() < args.waiters + 1 {
-        if Instant::now() > deadline {
-            return Err("waiters not queued within 120 s".into());
+    let queued = async {
+        loop {
+            let (children, watcher) = observer.list_and_watch_children(&args.path).await.map_err(|e| e.to_string())?;
+            if children.len() > args.waiters {
+                return Ok::<_, String>(());
+            }
+            watcher.changed().await;
         }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    };
+    tokio::time::timeout(Duration::from_secs(120), queued)
+        .await
+        .map_err(|_| "waiters not queued within 120 s".to_string())??;
+    drop(observer);
     let queued = resident_bytes()?;
     ready_then_go()?;
     let started = Instant::now();
@@ -275,7 +269,7 @@ async fn scale(args: &Args) -> Result<serde_json::Value, String> {
     }))
 }
 
-pub fn resident_bytes() -> Result<u64, String> {
+fn resident_bytes() -> Result<u64, String> {
     let status = std::fs::read_to_string("/proc/self/status").map_err(|e| e.to_string())?;
     status
         .lines()

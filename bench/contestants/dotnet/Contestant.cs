@@ -216,6 +216,7 @@ static class Contestant
             for (int i = 0; i < n; i++) waiters[i] = waiter(i);
             var deadline = Stopwatch.StartNew();
             int queued;
+            // The .NET API has no child watch: poll the queue (bounded).
             while ((queued = mutex.GetContenders().Count) < n + 1)
             {
                 Fail(waiters);
