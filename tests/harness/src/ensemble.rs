@@ -2,6 +2,7 @@
 
 use crate::error::{Error, Result};
 use crate::expire::{self, Outcome};
+use crate::fault::{FaultId, FaultKind, FaultReport, FaultState, Select};
 use crate::fourlw;
 use crate::options::{Install, Options};
 use crate::proxy::Proxy;
@@ -229,6 +230,37 @@ impl Ensemble {
         self.server(i)?;
         self.registry.heal_proxy(i);
         Ok(())
+    }
+
+    /// Lets the server apply the request `target` picks, then drops its
+    /// reply and resets the connection: the client sees a connection loss
+    /// for a request that took effect. Replies to requests pipelined behind
+    /// it are lost with the connection. Fires once.
+    pub fn drop_reply(&self, target: Select) -> Result<FaultId> {
+        self.registry.arm(FaultKind::DropReply, target)
+    }
+
+    /// What fault `id` did so far.
+    pub fn fault(&self, id: FaultId) -> Result<FaultReport> {
+        self.registry.fault(id)
+    }
+
+    /// Waits until fault `id` reaches stage `until` or a later one (usually
+    /// [`FaultState::Fired`]). An error after `timeout`, or if the fault
+    /// was missed or disarmed.
+    pub fn wait_fault(
+        &self,
+        id: FaultId,
+        until: FaultState,
+        timeout: Duration,
+    ) -> Result<FaultReport> {
+        self.registry.wait_fault(id, until, timeout)
+    }
+
+    /// Disarms fault `id` unless a request matched it already (then it
+    /// goes on). Returns where it is.
+    pub fn disarm(&self, id: FaultId) -> Result<FaultReport> {
+        self.registry.disarm(id)
     }
 
     /// Ends `session` on the servers: with the password the proxy recorded,
