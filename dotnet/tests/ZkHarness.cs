@@ -56,6 +56,24 @@ namespace ZooLock.Tests
             return Convert.ToInt64(Send(Select("drop_reply", sessionId, op, path, nth))["fault"]);
         }
 
+        /// <summary>
+        /// Arms a fault that holds the picked request back and resets the connection (the server
+        /// has not seen it); once the client reconnected, the request goes to the server just
+        /// <paramref name="land"/> ("before" or "after") the session's <paramref name="landNth"/>
+        /// later request with <paramref name="landOp"/> under <paramref name="landPath"/>, and its
+        /// reply is swallowed. Returns the fault's id.
+        /// </summary>
+        public long LandLate(long sessionId, string op = null, string path = null, int nth = 1,
+            string land = "before", string landOp = null, string landPath = null, int landNth = 1)
+        {
+            var command = Select("land_late", sessionId, op, path, nth);
+            command["land"] = land;
+            command["land_nth"] = landNth;
+            if (landOp != null) command["land_op"] = landOp;
+            if (landPath != null) command["land_path"] = landPath;
+            return Convert.ToInt64(Send(command)["fault"]);
+        }
+
         /// <summary>What the fault did: "state" ("armed", ..., "fired", "missed", "disarmed"), "op", "path", "xid", "reply_err".</summary>
         public Dictionary<string, object> Fault(long faultId)
         {

@@ -85,6 +85,19 @@ class Harness:
         connection reset: the client sees a connection loss."""
         return self.call("drop_reply", **_select(session_id, op, path, nth))["fault"]
 
+    def land_late(
+        self, session_id: int, op=None, path=None, nth: int = 1,
+        land: str = "before", land_op=None, land_path=None, land_nth: int = 1,
+    ) -> int:
+        """The request is held back and the connection reset (the server has
+        not seen it); once the client reconnected, it goes to the server
+        just ``land`` ("before" or "after") the session's ``land_nth`` later
+        request with ``land_op`` under ``land_path``, and its reply is
+        swallowed. ``land="after", land_nth=n`` lands it after n requests."""
+        fields = _select(session_id, op, path, nth)
+        fields.update(_select(session_id, land_op, land_path, land_nth, prefix="land_"))
+        return self.call("land_late", land=land, **fields)["fault"]
+
     def fault(self, fault_id: int) -> dict:
         """What the fault did: ``state`` ("armed", ..., "fired", "missed",
         "disarmed"), ``op``, ``path``, ``xid``, ``reply_err``, ``reply_zxid``."""

@@ -2,7 +2,7 @@
 
 use crate::error::{Error, Result};
 use crate::expire::{self, Outcome};
-use crate::fault::{FaultId, FaultKind, FaultReport, FaultState, Select};
+use crate::fault::{FaultId, FaultKind, FaultReport, FaultState, Landing, Select};
 use crate::fourlw;
 use crate::options::{Install, Options};
 use crate::proxy::Proxy;
@@ -237,7 +237,21 @@ impl Ensemble {
     /// for a request that took effect. Replies to requests pipelined behind
     /// it are lost with the connection. Fires once.
     pub fn drop_reply(&self, target: Select) -> Result<FaultId> {
-        self.registry.arm(FaultKind::DropReply, target)
+        self.registry.arm(FaultKind::DropReply, target, None)
+    }
+
+    /// Holds back the request `target` picks and resets the connection
+    /// (the client sees a connection loss; the server has not seen the
+    /// request). The client reconnects, same session, and sends more; the
+    /// held request goes to the server on that new connection at `landing`,
+    /// and the proxy swallows its reply (the client never sent it there).
+    /// So a create whose reply was lost lands after the client's own later
+    /// requests, as when a request forwarded to the leader by the old
+    /// follower commits after the client's read on another. The landed
+    /// request carries an xid of its own (very negative), not the client's.
+    pub fn land_late(&self, target: Select, landing: Landing) -> Result<FaultId> {
+        self.registry
+            .arm(FaultKind::LandLate, target, Some(landing))
     }
 
     /// What fault `id` did so far.

@@ -188,6 +188,25 @@ impl Select {
     }
 }
 
+/// When a request held back by [`crate::Ensemble::land_late`] reaches the
+/// server: just before or just after the proxy forwards the request that
+/// the [`Select`] picks among the session's later ones (on its new
+/// connection). `Landing::After(Select::any().nth(n))` lands it after `n`
+/// further requests; `Landing::Before(Select::any())` before the next one.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Landing {
+    Before(Select),
+    After(Select),
+}
+
+impl Landing {
+    pub(crate) fn select(&self) -> &Select {
+        match self {
+            Landing::Before(s) | Landing::After(s) => s,
+        }
+    }
+}
+
 /// An armed fault, for [`crate::Ensemble::fault`] and friends.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct FaultId(pub u64);
@@ -196,12 +215,15 @@ pub struct FaultId(pub u64);
 pub enum FaultKind {
     /// [`crate::Ensemble::drop_reply`]
     DropReply,
+    /// [`crate::Ensemble::land_late`]
+    LandLate,
 }
 
 impl FaultKind {
     pub fn name(self) -> &'static str {
         match self {
             FaultKind::DropReply => "drop_reply",
+            FaultKind::LandLate => "land_late",
         }
     }
 }
@@ -214,12 +236,19 @@ pub enum FaultState {
     Armed,
     /// drop_reply: the request was forwarded; its reply is not back yet.
     AwaitingReply,
-    /// Done: the reply was dropped and the connection reset.
+    /// land_late: the request was held back and the connection reset.
+    Held,
+    /// land_late: the held request went to the server on the session's new
+    /// connection; its reply is not back yet.
+    Injected,
+    /// Done. drop_reply: the reply was dropped and the connection reset.
+    /// land_late: the server's reply to the landed request was swallowed.
     Fired,
     /// The request matched, but its connection closed before the fault
     /// could finish (e.g. the client gave up on it): it does not re-arm.
     Missed,
-    /// Disarmed before a request matched.
+    /// Disarmed before a request matched, or while held (the held request
+    /// is then dropped: it never reaches the server).
     Disarmed,
 }
 
@@ -228,6 +257,8 @@ impl FaultState {
         match self {
             FaultState::Armed => "armed",
             FaultState::AwaitingReply => "awaiting_reply",
+            FaultState::Held => "held",
+            FaultState::Injected => "injected",
             FaultState::Fired => "fired",
             FaultState::Missed => "missed",
             FaultState::Disarmed => "disarmed",
@@ -238,7 +269,8 @@ impl FaultState {
     pub(crate) fn rank(self) -> Option<u8> {
         match self {
             FaultState::Armed => Some(0),
-            FaultState::AwaitingReply => Some(1),
+            FaultState::AwaitingReply | FaultState::Held => Some(1),
+            FaultState::Injected => Some(2),
             FaultState::Fired => Some(3),
             FaultState::Missed | FaultState::Disarmed => None,
         }
@@ -252,6 +284,8 @@ impl FromStr for FaultState {
         [
             FaultState::Armed,
             FaultState::AwaitingReply,
+            FaultState::Held,
+            FaultState::Injected,
             FaultState::Fired,
             FaultState::Missed,
             FaultState::Disarmed,
@@ -265,6 +299,8 @@ impl FromStr for FaultState {
 /// The request a fault picked.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PickedRequest {
+    /// As the client sent it (a landed request goes with another: see
+    /// [`crate::Ensemble::land_late`]).
     pub xid: i32,
     /// The op code ([`Op::from_code`] names it).
     pub op: i32,

@@ -177,6 +177,11 @@ impl RequestHead {
     }
 }
 
+/// Rewrites the xid of a whole request frame (length prefix included).
+pub(crate) fn set_request_xid(frame: &mut [u8], xid: i32) {
+    frame[4..8].copy_from_slice(&xid.to_be_bytes());
+}
+
 /// A request with only a header: `xid`, `op`.
 pub(crate) fn header_only_request(xid: i32, op: i32) -> Vec<u8> {
     let mut body = Vec::with_capacity(8);
@@ -275,6 +280,9 @@ mod tests {
             None
         );
         assert!(RequestHead::parse(&[0, 0, 0, 1]).is_none());
+        let mut wire = request(8, 2, &string("/x"));
+        set_request_xid(&mut wire, -9);
+        assert_eq!(RequestHead::parse(&wire[4..]).unwrap().xid, -9);
     }
 
     #[test]

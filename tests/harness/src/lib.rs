@@ -34,7 +34,7 @@ mod tempdir;
 
 pub use ensemble::Ensemble;
 pub use error::{Error, Result};
-pub use fault::{FaultId, FaultKind, FaultReport, FaultState, Op, PickedRequest, Select};
+pub use fault::{FaultId, FaultKind, FaultReport, FaultState, Landing, Op, PickedRequest, Select};
 pub use options::Options;
 pub use raw::{NodeAcl, TreeNode};
 

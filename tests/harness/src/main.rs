@@ -5,7 +5,7 @@
 use serde_json::{json, Map, Value};
 use std::io::{BufRead, Write};
 use std::time::Duration;
-use zk_harness::{Ensemble, FaultId, FaultReport, FaultState, Op, Options, Select};
+use zk_harness::{Ensemble, FaultId, FaultReport, FaultState, Landing, Op, Options, Select};
 
 type Reply = Result<Value, String>;
 
@@ -93,6 +93,19 @@ fn handle_started(e: &Ensemble, cmd: &str, req: &Value) -> Reply {
             Ok(json!({ "reset": e.drop_connections(session(req)?).map_err(|e| e.to_string())? }))
         }
         "drop_reply" => armed(e.drop_reply(select(req, true)?)),
+        "land_late" => {
+            let land = select(req, false)?;
+            let landing = match req.get("land").unwrap_or(&json!("before")).as_str() {
+                Some("before") => Landing::Before(land),
+                Some("after") => Landing::After(land),
+                other => {
+                    return Err(format!(
+                        "land: expected \"before\" or \"after\", got {other:?}"
+                    ))
+                }
+            };
+            armed(e.land_late(select(req, true)?, landing))
+        }
         "fault" => report(e.fault(fault(req)?)),
         "wait_fault" => {
             let until = match req.get("until") {

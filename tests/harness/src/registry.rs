@@ -3,8 +3,8 @@
 //! proxied connection, and the request-level faults.
 
 use crate::error::{Error, Result};
-use crate::fault::{FaultId, FaultKind, FaultReport, FaultState, PickedRequest, Select};
-use crate::jute::{ReplyHeader, RequestHead};
+use crate::fault::{FaultId, FaultKind, FaultReport, FaultState, Landing, PickedRequest, Select};
+use crate::jute::{self, ReplyHeader, RequestHead};
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
@@ -17,7 +17,7 @@ pub(crate) struct Registry {
     changed: watch::Sender<u64>,
     /// Signalled whenever a fault changes state.
     fault_changed: Condvar,
-    /// Faults that look at requests (armed ones): while there are none,
+    /// Faults that look at requests (armed, or holding one back): while there are none,
     /// request pumps pass bytes without reading frames.
     inspecting: AtomicUsize,
 }
@@ -65,6 +65,12 @@ struct Fault {
     seen: u32,
     state: FaultState,
     request: Option<PickedRequest>,
+    /// land_late: when the held request lands, and the later requests that
+    /// matched its selector so far.
+    landing: Option<Landing>,
+    land_seen: u32,
+    /// land_late: the request frame held back.
+    held: Option<Vec<u8>>,
     /// The connection and xid of the reply it waits for.
     awaiting: Option<(u64, i32)>,
     reply: Option<(i64, i32)>,
@@ -280,11 +286,24 @@ impl Registry {
             .for_each(|c| c.shared.reset.notify_one());
     }
 
-    pub fn arm(&self, kind: FaultKind, select: Select) -> Result<FaultId> {
+    pub fn arm(
+        &self,
+        kind: FaultKind,
+        select: Select,
+        landing: Option<Landing>,
+    ) -> Result<FaultId> {
         select.check()?;
         let session = select
             .session
             .ok_or_else(|| Error::new("a fault needs a session: Select::session(id)"))?;
+        if let Some(land) = &landing {
+            land.select().check()?;
+            if land.select().session.is_some_and(|s| s != session) {
+                return Err(Error::new(
+                    "a held request lands among its own session's requests: use Select::any()",
+                ));
+            }
+        }
         let mut inner = self.inner.lock().unwrap();
         known(&inner, session)?;
         inner.next_fault += 1;
@@ -298,6 +317,9 @@ impl Registry {
                 seen: 0,
                 state: FaultState::Armed,
                 request: None,
+                landing,
+                land_seen: 0,
+                held: None,
                 awaiting: None,
                 reply: None,
                 armed_at: Instant::now(),
@@ -361,13 +383,14 @@ impl Registry {
         }
     }
 
-    /// Disarms fault `id` if no request matched yet; otherwise leaves it as
-    /// it is. Returns where it is.
+    /// Disarms fault `id` if no request matched yet, or drops the request
+    /// it holds back; otherwise leaves it as it is. Returns where it is.
     pub fn disarm(&self, id: FaultId) -> Result<FaultReport> {
         let mut inner = self.inner.lock().unwrap();
         let f = fault_mut(&mut inner, id)?;
-        if f.state == FaultState::Armed {
+        if matches!(f.state, FaultState::Armed | FaultState::Held) {
             f.state = FaultState::Disarmed;
+            f.held = None;
         }
         let report = f.report(id.0);
         self.faults_changed(&inner);
@@ -395,6 +418,7 @@ impl Registry {
             out.extend_from_slice(frame);
             return false;
         };
+        let mut changed = land(&mut inner, conn, session, &head, false, out);
         // At most one fault fires per request: the first armed.
         let mut picked = None;
         for f in inner.faults.values_mut() {
@@ -409,24 +433,36 @@ impl Registry {
                 }
             }
         }
-        let Some(f) = picked else {
-            out.extend_from_slice(frame);
-            return false;
-        };
-        f.request = Some(PickedRequest {
-            xid: head.xid,
-            op: head.op,
-            path: head.path.clone(),
-        });
-        let reset = match f.kind {
-            FaultKind::DropReply => {
-                out.extend_from_slice(frame);
-                f.state = FaultState::AwaitingReply;
-                f.awaiting = Some((conn, head.xid));
-                false
+        let (forward, reset) = match picked {
+            None => (true, false),
+            Some(f) => {
+                changed = true;
+                f.request = Some(PickedRequest {
+                    xid: head.xid,
+                    op: head.op,
+                    path: head.path.clone(),
+                });
+                match f.kind {
+                    FaultKind::DropReply => {
+                        f.state = FaultState::AwaitingReply;
+                        f.awaiting = Some((conn, head.xid));
+                        (true, false)
+                    }
+                    FaultKind::LandLate => {
+                        f.state = FaultState::Held;
+                        f.held = Some(frame.to_vec());
+                        (false, true)
+                    }
+                }
             }
         };
-        self.faults_changed(&inner);
+        if forward {
+            out.extend_from_slice(frame);
+            changed |= land(&mut inner, conn, session, &head, true, out);
+        }
+        if changed {
+            self.faults_changed(&inner);
+        }
         reset
     }
 
@@ -449,6 +485,8 @@ impl Registry {
         f.fire();
         let reset = match f.kind {
             FaultKind::DropReply => true,
+            // The client never sent this xid on this connection.
+            FaultKind::LandLate => false,
         };
         self.faults_changed(&inner);
         reset
@@ -460,7 +498,7 @@ impl Registry {
         let armed = inner
             .faults
             .values()
-            .filter(|f| f.state == FaultState::Armed)
+            .filter(|f| matches!(f.state, FaultState::Armed | FaultState::Held))
             .count();
         self.inspecting.store(armed, Ordering::Release);
         for (id, c) in &inner.conns {
@@ -473,6 +511,47 @@ impl Registry {
         }
         self.fault_changed.notify_all();
     }
+}
+
+/// Lands the requests held back for `session` that are due just before
+/// (`after` false) or just after the request `head` on connection `conn`:
+/// appends them to `out`, and has their replies swallowed. Returns whether
+/// any landing counted `head`.
+fn land(
+    inner: &mut Inner,
+    conn: u64,
+    session: i64,
+    head: &RequestHead,
+    after: bool,
+    out: &mut Vec<u8>,
+) -> bool {
+    let mut changed = false;
+    for (id, f) in inner.faults.iter_mut() {
+        let Some(landing) = f.landing.as_ref().filter(|_| f.state == FaultState::Held) else {
+            continue;
+        };
+        if f.session != session
+            || matches!(landing, Landing::After(_)) != after
+            || !landing.select().matches(head.op, head.path.as_deref())
+        {
+            continue;
+        }
+        changed = true;
+        f.land_seen += 1;
+        if f.land_seen < landing.select().nth {
+            continue;
+        }
+        let mut frame = f.held.take().expect("a held fault holds a request");
+        // The client may use the held request's xid again on its new
+        // connection (kazoo restarts its xids at each connect): the landed
+        // request gets one no client uses, so its reply is known for sure.
+        let xid = i32::MIN + (*id % (1 << 30)) as i32;
+        jute::set_request_xid(&mut frame, xid);
+        out.extend_from_slice(&frame);
+        f.state = FaultState::Injected;
+        f.awaiting = Some((conn, xid));
+    }
+    changed
 }
 
 fn fault(inner: &Inner, id: FaultId) -> Result<&Fault> {

@@ -2,9 +2,10 @@
 
 mod common;
 
-use common::{connect, PERSISTENT};
+use common::{connect, wait_state, PERSISTENT};
 use std::time::Duration;
-use zk_harness::{FaultState, Op, Select};
+use zk::SessionState::SyncConnected;
+use zk_harness::{FaultState, Landing, Op, Select};
 use zookeeper_client as zk;
 
 const WAIT: Duration = Duration::from_secs(10);
@@ -91,4 +92,68 @@ async fn a_disarmed_fault_never_fires() {
         .to_string();
     assert!(err.contains("disarmed"), "{err}");
     assert!(zk.fault(zk_harness::FaultId(u64::MAX)).is_err());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_held_create_lands_after_a_listing_on_the_new_connection() {
+    let zk = zk_harness::shared();
+    let client = connect(&zk.connect_string(), Duration::from_secs(6)).await;
+    let session = client.session_id();
+    let root = zk_harness::unique_path("land-late");
+    let held = format!("{root}/held");
+    client.create(&root, b"", &PERSISTENT).await.unwrap();
+    let fault = zk
+        .land_late(
+            Select::session(session.0).op(Op::Create2).path(&held),
+            Landing::After(Select::any().op(Op::GetChildren)),
+        )
+        .unwrap();
+
+    let mut states = client.state_watcher();
+    let lost = client.create(&held, b"", &PERSISTENT).await;
+    assert_eq!(lost.unwrap_err(), zk::Error::ConnectionLoss);
+    let report = zk.wait_fault(fault, FaultState::Held, WAIT).unwrap();
+    assert_eq!(report.state, FaultState::Held);
+    wait_state(&mut states, SyncConnected, WAIT, &mut Vec::new()).await;
+
+    // The held create lands right after this listing, on the new connection.
+    let first = client.list_children(&root).await.unwrap();
+    assert!(first.is_empty(), "{first:?}");
+    let report = zk.wait_fault(fault, FaultState::Fired, WAIT).unwrap();
+    assert_eq!(report.reply.unwrap().1, 0, "the held create succeeded");
+    assert_eq!(client.list_children(&root).await.unwrap(), ["held"]);
+
+    // The swallowed reply did not confuse the client: same session, and no
+    // reconnect since the one after the hold.
+    client
+        .create(&format!("{root}/after"), b"", &PERSISTENT)
+        .await
+        .unwrap();
+    assert_eq!(client.session_id(), session);
+    assert!(
+        tokio::time::timeout(Duration::ZERO, states.changed())
+            .await
+            .is_err(),
+        "the client's connection changed: {:?}",
+        states.state()
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_disarmed_held_request_never_lands() {
+    let zk = zk_harness::shared();
+    let client = connect(&zk.connect_string(), Duration::from_secs(6)).await;
+    let path = zk_harness::unique_path("never-lands");
+    let fault = zk
+        .land_late(
+            Select::session(client.session_id().0).op(Op::Create2),
+            Landing::Before(Select::any()),
+        )
+        .unwrap();
+    let lost = client.create(&path, b"", &PERSISTENT).await;
+    assert_eq!(lost.unwrap_err(), zk::Error::ConnectionLoss);
+    zk.wait_fault(fault, FaultState::Held, WAIT).unwrap();
+    assert_eq!(zk.disarm(fault).unwrap().state, FaultState::Disarmed);
+    assert_eq!(client.check_stat(&path).await.unwrap(), None);
+    assert_eq!(client.check_stat(&path).await.unwrap(), None);
 }

@@ -197,3 +197,33 @@ async fn disarm() {
         false
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn land_late() {
+    let (mut zkh, client, session) = zkh_and_client().await;
+    client.create("/late", b"", &PERSISTENT).await.unwrap();
+    let armed = zkh.call(json!({
+        "cmd": "land_late", "session": session, "op": "create2", "path": "/late/",
+        "land": "before", "land_op": "getChildren", "land_nth": 2,
+    }));
+    let fault = armed["fault"].as_u64().unwrap_or_else(|| panic!("{armed}"));
+    let lost = client.create("/late/x", b"", &PERSISTENT).await;
+    assert_eq!(lost.unwrap_err(), zk::Error::ConnectionLoss);
+    let held = zkh.call(json!({"cmd": "wait_fault", "fault": fault, "until": "held"}));
+    assert_eq!(
+        (held["state"].as_str(), held["kind"].as_str()),
+        (Some("held"), Some("land_late")),
+        "{held}"
+    );
+    assert!(client.list_children("/late").await.unwrap().is_empty());
+    // Lands just before the second listing.
+    assert_eq!(client.list_children("/late").await.unwrap(), ["x"]);
+    let fired = zkh.call(json!({"cmd": "wait_fault", "fault": fault}));
+    assert_eq!(
+        (fired["state"].as_str(), fired["reply_err"].as_i64()),
+        (Some("fired"), Some(0)),
+        "{fired}"
+    );
+    let bad = zkh.call(json!({"cmd": "land_late", "session": session, "land": "later"}));
+    assert_eq!(bad["ok"], false, "{bad}");
+}
