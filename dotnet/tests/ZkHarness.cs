@@ -57,6 +57,15 @@ namespace ZooLock.Tests
         }
 
         /// <summary>
+        /// Arms a fault that forwards the picked request and resets the connection at once: the
+        /// client sees a connection loss, the server applies the request. Returns the fault's id.
+        /// </summary>
+        public long ResetBeforeReply(long sessionId, string op = null, string path = null, int nth = 1)
+        {
+            return Convert.ToInt64(Send(Select("reset_before_reply", sessionId, op, path, nth))["fault"]);
+        }
+
+        /// <summary>
         /// Arms a fault that holds the picked request back and resets the connection (the server
         /// has not seen it); once the client reconnected, the request goes to the server just
         /// <paramref name="land"/> ("before" or "after") the session's <paramref name="landNth"/>

@@ -85,6 +85,11 @@ class Harness:
         connection reset: the client sees a connection loss."""
         return self.call("drop_reply", **_select(session_id, op, path, nth))["fault"]
 
+    def reset_before_reply(self, session_id: int, op=None, path=None, nth: int = 1) -> int:
+        """The request goes to the server and the connection is reset at
+        once: the client sees a connection loss, the server applies it."""
+        return self.call("reset_before_reply", **_select(session_id, op, path, nth))["fault"]
+
     def land_late(
         self, session_id: int, op=None, path=None, nth: int = 1,
         land: str = "before", land_op=None, land_path=None, land_nth: int = 1,

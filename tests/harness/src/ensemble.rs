@@ -254,6 +254,14 @@ impl Ensemble {
             .arm(FaultKind::LandLate, target, Some(landing))
     }
 
+    /// Forwards the request `target` picks and resets the connection at
+    /// once, without waiting for the reply: the client sees a connection
+    /// loss; the server applies the request (it reads it before the reset)
+    /// but cannot answer.
+    pub fn reset_before_reply(&self, target: Select) -> Result<FaultId> {
+        self.registry.arm(FaultKind::ResetBeforeReply, target, None)
+    }
+
     /// What fault `id` did so far.
     pub fn fault(&self, id: FaultId) -> Result<FaultReport> {
         self.registry.fault(id)

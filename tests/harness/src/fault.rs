@@ -217,6 +217,8 @@ pub enum FaultKind {
     DropReply,
     /// [`crate::Ensemble::land_late`]
     LandLate,
+    /// [`crate::Ensemble::reset_before_reply`]
+    ResetBeforeReply,
 }
 
 impl FaultKind {
@@ -224,6 +226,7 @@ impl FaultKind {
         match self {
             FaultKind::DropReply => "drop_reply",
             FaultKind::LandLate => "land_late",
+            FaultKind::ResetBeforeReply => "reset_before_reply",
         }
     }
 }
@@ -243,6 +246,7 @@ pub enum FaultState {
     Injected,
     /// Done. drop_reply: the reply was dropped and the connection reset.
     /// land_late: the server's reply to the landed request was swallowed.
+    /// reset_before_reply: the request was forwarded and the connection reset.
     Fired,
     /// The request matched, but its connection closed before the fault
     /// could finish (e.g. the client gave up on it): it does not re-arm.

@@ -93,6 +93,7 @@ fn handle_started(e: &Ensemble, cmd: &str, req: &Value) -> Reply {
             Ok(json!({ "reset": e.drop_connections(session(req)?).map_err(|e| e.to_string())? }))
         }
         "drop_reply" => armed(e.drop_reply(select(req, true)?)),
+        "reset_before_reply" => armed(e.reset_before_reply(select(req, true)?)),
         "land_late" => {
             let land = select(req, false)?;
             let landing = match req.get("land").unwrap_or(&json!("before")).as_str() {

@@ -448,6 +448,10 @@ impl Registry {
                         f.awaiting = Some((conn, head.xid));
                         (true, false)
                     }
+                    FaultKind::ResetBeforeReply => {
+                        f.fire();
+                        (true, true)
+                    }
                     FaultKind::LandLate => {
                         f.state = FaultState::Held;
                         f.held = Some(frame.to_vec());
@@ -484,7 +488,7 @@ impl Registry {
         f.reply = Some((header.zxid, header.err));
         f.fire();
         let reset = match f.kind {
-            FaultKind::DropReply => true,
+            FaultKind::DropReply | FaultKind::ResetBeforeReply => true,
             // The client never sent this xid on this connection.
             FaultKind::LandLate => false,
         };

@@ -157,3 +157,22 @@ async fn a_disarmed_held_request_never_lands() {
     assert_eq!(client.check_stat(&path).await.unwrap(), None);
     assert_eq!(client.check_stat(&path).await.unwrap(), None);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_delete_reset_before_its_reply_is_a_connection_loss_for_an_applied_delete() {
+    let zk = zk_harness::shared();
+    let client = connect(&zk.connect_string(), Duration::from_secs(6)).await;
+    let session = client.session_id();
+    let path = zk_harness::unique_path("reset-before-reply");
+    client.create(&path, b"", &PERSISTENT).await.unwrap();
+    let fault = zk
+        .reset_before_reply(Select::session(session.0).op(Op::Delete).path(&path))
+        .unwrap();
+    let lost = client.delete(&path, None).await;
+    assert_eq!(lost.unwrap_err(), zk::Error::ConnectionLoss);
+    let report = zk.wait_fault(fault, FaultState::Fired, WAIT).unwrap();
+    assert_eq!(report.request.unwrap().op, Op::Delete.code());
+    assert_eq!(report.reply, None, "the reset came first");
+    assert_eq!(client.check_stat(&path).await.unwrap(), None);
+    assert_eq!(client.session_id(), session);
+}

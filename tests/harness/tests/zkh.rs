@@ -227,3 +227,21 @@ async fn land_late() {
     let bad = zkh.call(json!({"cmd": "land_late", "session": session, "land": "later"}));
     assert_eq!(bad["ok"], false, "{bad}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn reset_before_reply() {
+    let (mut zkh, client, session) = zkh_and_client().await;
+    client.create("/gone", b"", &PERSISTENT).await.unwrap();
+    let armed = zkh.call(json!({"cmd": "reset_before_reply", "session": session, "op": "delete"}));
+    let fault = armed["fault"].as_u64().unwrap_or_else(|| panic!("{armed}"));
+    let lost = client.delete("/gone", None).await;
+    assert_eq!(lost.unwrap_err(), zk::Error::ConnectionLoss);
+    let fired = zkh.call(json!({"cmd": "wait_fault", "fault": fault}));
+    assert_eq!(
+        (fired["kind"].as_str(), fired["op"].as_str()),
+        (Some("reset_before_reply"), Some("delete")),
+        "{fired}"
+    );
+    assert_eq!(fired["reply_err"], Value::Null);
+    assert_eq!(client.check_stat("/gone").await.unwrap(), None);
+}
