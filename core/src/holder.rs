@@ -87,13 +87,6 @@ pub enum LostReason {
     LeaseExpired,
 }
 
-/// What a release let go of.
-pub(crate) struct Released {
-    pub node: String,
-    /// The delete went through (not still retrying in the background).
-    pub gone: bool,
-}
-
 /// The node that won, before the handle records it.
 pub(crate) struct Won {
     pub node: String,
@@ -256,17 +249,16 @@ impl Holder {
         self.session_changed(self.session.status());
     }
 
-    /// `None` if nothing was held, else whether the node is certainly gone.
-    /// If the connection is down, the delete goes on in the background until
-    /// it succeeds or the session ends.
-    pub async fn release(&self) -> Option<Released> {
-        let held = self.held.lock().unwrap().take()?;
+    /// Whether something was held. If the connection is down, the delete
+    /// goes on in the background until it succeeds or the session ends.
+    pub async fn release(&self) -> bool {
+        let Some(held) = self.held.lock().unwrap().take() else { return false };
         self.session.unwatch_hold(held.watch_key);
         self.set_state(LockState::Released);
         let mut removals = held.removals(&self.session).into_iter();
-        let gone = removals.next().expect("the node itself").run_bounded().await;
+        removals.next().expect("the node itself").run_bounded().await;
         removals.for_each(|late| drop(late.spawn()));
-        Some(Released { node: held.won.node.clone(), gone })
+        true
     }
 
     pub fn cancel(&self) {

@@ -2,7 +2,7 @@
 //! lock path; the lowest holds the lock; each other contender watches only
 //! the nearest lower node it waits for, so a release wakes one client.
 
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use tokio::sync::watch;
 use tokio::time::timeout;
@@ -64,11 +64,6 @@ struct Spec {
     path: String,
     kind: Kind,
     config: LockConfig,
-    /// The sequence of the node this handle last won with at once, without waiting.
-    won_at_once: Mutex<Option<i32>>,
-    /// Set when that node was deleted by our release: the sequence our next
-    /// node gets if nobody created a child of the path since. See [`Lock::enqueue`].
-    uncontended_next: Mutex<Option<i32>>,
 }
 
 impl Lock {
@@ -86,13 +81,7 @@ impl Lock {
         if session.is_closed() {
             return Err(Error::Closed);
         }
-        let spec = Spec {
-            path: path.to_owned(),
-            kind,
-            config,
-            won_at_once: Mutex::new(None),
-            uncontended_next: Mutex::new(None),
-        };
+        let spec = Spec { path: path.to_owned(), kind, config };
         Ok(Lock { holder: Holder::new(session, path), spec: Arc::new(spec) })
     }
 
@@ -159,11 +148,9 @@ impl Lock {
         let Some((name, token, ahead)) = Box::pin(self.enqueue(live, &mut attempt, options)).await? else {
             return Ok(Step::SessionEnded);
         };
-        let mut waited = false;
         let mut children = match ahead {
             Ahead::Listed(children) => children,
             Ahead::Neighbour(neighbour) => {
-                waited = true;
                 let path = format!("{}/{neighbour}", self.spec.path);
                 match Box::pin(self.await_deletion(live, &path)).await? {
                     Wake::Deleted if self.holder.session.won_recently(&path) => return Ok(Step::Won(attempt.won(token))),
@@ -179,18 +166,13 @@ impl Lock {
         loop {
             let standing = naming::standing(&children, &name, self.spec.kind.role(), &self.spec.config.extra_markers);
             let (predecessor, last_blocker) = match standing {
-                Standing::Holds => {
-                    let at_once = if waited { None } else { naming::parse(&name, &[]).map(|c| c.sequence) };
-                    *self.spec.won_at_once.lock().unwrap() = at_once;
-                    return Ok(Step::Won(attempt.won(token)));
-                }
+                Standing::Holds => return Ok(Step::Won(attempt.won(token))),
                 Standing::Missing => return Ok(Step::NodeGone),
                 Standing::Waits { predecessor, last_blocker } => (predecessor, last_blocker),
             };
             if !options.waits() {
                 return Ok(Step::Taken);
             }
-            waited = true;
             let path = format!("{}/{predecessor}", self.spec.path);
             match Box::pin(self.await_deletion(live, &path)).await? {
                 Wake::Deleted if last_blocker || self.holder.session.won_recently(&path) => {
@@ -210,27 +192,23 @@ impl Lock {
     /// session ended on the way. Usually the create and a listing of the
     /// children are pipelined: one round trip, answered in order.
     ///
-    /// Two shortcuts skip the listing, whose size grows with the queue:
-    /// - When this handle last held the lock without waiting and deleted its
-    ///   node itself, and the new node gets the very next sequence, nobody
-    ///   created a child since, so no node below ours can exist (every node
-    ///   below the last one was gone when that one held, and new nodes only
-    ///   sort higher): the lock is ours for one write, the floor of any
-    ///   sequential-node lock.
-    /// - When another node of this session, one that blocks ours, was queued
-    ///   on the path just before, ours most likely sits right behind it: we
-    ///   watch the name it would have at our sequence minus one. If that
-    ///   node exists it is our nearest predecessor; if it is or becomes gone
-    ///   after holding the lock, the lock is ours; otherwise the children are
-    ///   listed after all. A waiter queued behind its own process's
-    ///   contenders thus costs O(1), however long the queue.
+    /// One shortcut skips the listing, whose size grows with the queue: when
+    /// another node of this session, one that blocks ours, was queued on the
+    /// path just before, ours most likely sits right behind it, and we watch
+    /// the name it would have at our sequence minus one (see
+    /// [`Lock::queue_once`]). A waiter queued behind its own process's
+    /// contenders thus costs O(1), however long the queue.
+    ///
+    /// There is no shortcut for an uncontended acquire: "my node got the
+    /// sequence after my last one, so nobody queued in between" is false once
+    /// the path was deleted and re-created (its counter restarts), and ruling
+    /// that out takes a read as costly as the pipelined listing.
     async fn enqueue(&self, live: &Live, attempt: &mut Attempt, options: &Acquire) -> Result<Option<(String, i64, Ahead)>> {
         let parent = &self.spec.path;
         let mode =
             if options.ephemeral { zk::CreateMode::EphemeralSequential } else { zk::CreateMode::PersistentSequential };
         let acls = &self.holder.session.options().acls;
         let create_options = mode.with_acls(zk::Acls::new(acls));
-        let expected = self.spec.uncontended_next.lock().unwrap().take();
         let role = self.spec.kind.role();
         loop {
             let prefix = attempt.prefix().to_owned();
@@ -240,7 +218,7 @@ impl Lock {
             });
             attempt.keep_place(place);
             let neighbour = before.filter(|(_, before_role)| options.waits() && role.waits_for(*before_role));
-            let list = (expected.is_none() && neighbour.is_none()).then(|| live.client.list_children(parent));
+            let list = neighbour.is_none().then(|| live.client.list_children(parent));
             let created = create.await;
             let listed = match list {
                 Some(list) => list.await,
@@ -288,7 +266,6 @@ impl Lock {
             attempt.created(node.clone());
             let name = node[parent.len() + 1..].to_owned();
             let ahead = match (sequence, neighbour) {
-                (Some(sequence), _) if expected == Some(sequence) => Ahead::Listed(vec![name.clone()]),
                 (Some(sequence), Some((before, _))) => {
                     Ahead::Neighbour(format!("{before}{:010}", sequence.wrapping_sub(1)))
                 }
@@ -338,13 +315,7 @@ impl Lock {
 
     /// Releases the lock: `Ok(false)` if this handle did not hold it.
     pub async fn release(&self) -> Result<bool> {
-        let Some(released) = self.holder.release().await else { return Ok(false) };
-        let sequence = naming::parse(&released.node, &[]).map(|c| c.sequence);
-        let at_once = self.spec.won_at_once.lock().unwrap().take();
-        if released.gone && sequence.is_some() && sequence == at_once {
-            *self.spec.uncontended_next.lock().unwrap() = sequence.map(|s| s.wrapping_add(1));
-        }
-        Ok(true)
+        Ok(self.holder.release().await)
     }
 
     pub fn release_blocking(&self) -> Result<bool> {
