@@ -98,6 +98,11 @@ pub(crate) struct Won {
     /// Prefixes of creates whose reply was lost and whose node was not found
     /// then: such a create can still land late, so they are swept on release.
     doubtful: Vec<Removal>,
+    /// A data watch on `node`, set when the recipe confirmed the node exists
+    /// (a win decided by a deletion notice); `None` when it won by a listing.
+    /// Kept for the hold to learn of the node's deletion (issue 10, item 11).
+    #[allow(dead_code)]
+    pub node_watch: Option<zookeeper_client::OneshotWatcher>,
 }
 
 struct Held {
@@ -423,7 +428,13 @@ impl Attempt {
             ephemeral: removal.ephemeral,
             _place: self.place.take(),
             doubtful: std::mem::take(&mut self.doubtful),
+            node_watch: None,
         }
+    }
+
+    /// [`Attempt::won`], with the watch set by the read that confirmed the node.
+    pub fn won_watched(self, token: i64, node_watch: zookeeper_client::OneshotWatcher) -> Won {
+        Won { node_watch: Some(node_watch), ..self.won(token) }
     }
 }
 

@@ -143,48 +143,83 @@ impl Lock {
         }
     }
 
+    /// Queues one node and waits until it holds, its session ends, or the
+    /// node is gone. Never reports a hold without our node there: a hold is
+    /// decided by a listing that shows our node first in line, or by a
+    /// deletion notice that alone would mean it (see [`Watched`]) followed by
+    /// a read of our node. A node deleted while it waits (an operator) is
+    /// noticed there, or at the listing after its predecessor goes.
     async fn queue_once(&self, live: &Live, mut attempt: Attempt, options: &Acquire) -> Result<Step> {
         // Boxed: the create's state is large and not needed while waiting.
         let Some((name, token, ahead)) = Box::pin(self.enqueue(live, &mut attempt, options)).await? else {
             return Ok(Step::SessionEnded);
         };
-        let mut children = match ahead {
-            Ahead::Listed(children) => children,
-            Ahead::Neighbour(neighbour) => {
-                let path = format!("{}/{neighbour}", self.spec.path);
-                match Box::pin(self.await_deletion(live, &path)).await? {
-                    Wake::Deleted if self.holder.session.won_recently(&path) => return Ok(Step::Won(attempt.won(token))),
-                    Wake::Deleted | Wake::Relist => {}
-                    Wake::SessionEnded => return Ok(Step::SessionEnded),
-                }
-                match Box::pin(self.list(live)).await? {
-                    Some(children) => children,
-                    None => return Ok(Step::SessionEnded),
-                }
-            }
+        let (mut listed, mut watched) = match ahead {
+            Ahead::Listed(children) => (Some(children), None),
+            Ahead::Neighbour(neighbour) => (None, Some((neighbour, Watched::Neighbour))),
         };
         loop {
-            let standing = naming::standing(&children, &name, self.spec.kind.role(), &self.spec.config.extra_markers);
-            let (predecessor, last_blocker) = match standing {
-                Standing::Holds => return Ok(Step::Won(attempt.won(token))),
-                Standing::Missing => return Ok(Step::NodeGone),
-                Standing::Waits { predecessor, last_blocker } => (predecessor, last_blocker),
-            };
-            if !options.waits() {
-                return Ok(Step::Taken);
+            if let Some(children) = listed.take() {
+                let role = self.spec.kind.role();
+                watched = match naming::standing(&children, &name, role, &self.spec.config.extra_markers) {
+                    Standing::Holds => return Ok(Step::Won(attempt.won(token))),
+                    Standing::Missing => return Ok(Step::NodeGone),
+                    Standing::Waits { .. } if !options.waits() => return Ok(Step::Taken),
+                    Standing::Waits { predecessor, last_blocker } => {
+                        Some((predecessor, Watched::Listed { last_blocker }))
+                    }
+                };
             }
+            let (predecessor, how) = watched.take().expect("a predecessor to watch after a listing that waits");
             let path = format!("{}/{predecessor}", self.spec.path);
-            match Box::pin(self.await_deletion(live, &path)).await? {
-                Wake::Deleted if last_blocker || self.holder.session.won_recently(&path) => {
-                    return Ok(Step::Won(attempt.won(token)))
+            let wake = Box::pin(self.await_deletion(live, &path)).await?;
+            let decisive = match (wake, how) {
+                (Wake::SessionEnded, _) => return Ok(Step::SessionEnded),
+                (Wake::Relist, _) => false,
+                // Assumes the listing showed our node, so its incarnation of
+                // the path is ours: nodes created there since sort higher.
+                // The only lower blocker gone, whenever, nothing is ahead.
+                (Wake::Deleted | Wake::Gone, Watched::Listed { last_blocker: true }) => true,
+                // Assumes a node of this session that held saw every lower
+                // node gone; it sat below ours in the listing (our
+                // incarnation), and later nodes sort higher.
+                (Wake::Deleted | Wake::Gone, Watched::Listed { last_blocker: false }) => {
+                    self.holder.session.won_recently(&path)
                 }
-                Wake::Deleted | Wake::Relist => {}
-                Wake::SessionEnded => return Ok(Step::SessionEnded),
+                // Assumes the predicted node existed when the watch was set,
+                // after our create: created before ours by this session, it
+                // shares our incarnation of the path, at the sequence right
+                // below ours; having held, it saw every lower node gone.
+                (Wake::Deleted, Watched::Neighbour) => self.holder.session.won_recently(&path),
+                // Not there at all: the name may be an earlier incarnation's
+                // (the path deleted and re-created between the two creates),
+                // whose holding says nothing about this one.
+                (Wake::Gone, Watched::Neighbour) => false,
+            };
+            if decisive {
+                // Every shortcut above also assumes our node is still there.
+                match self.own_node(live, &format!("{}/{name}", self.spec.path)).await? {
+                    Own::Exists(node_watch) => return Ok(Step::Won(attempt.won_watched(token, node_watch))),
+                    Own::Gone => return Ok(Step::NodeGone),
+                    Own::SessionEnded => return Ok(Step::SessionEnded),
+                    Own::Unknown => {}
+                }
             }
-            children = match Box::pin(self.list(live)).await? {
-                Some(children) => children,
+            listed = match Box::pin(self.list(live)).await? {
+                Some(children) => Some(children),
                 None => return Ok(Step::SessionEnded),
             };
+        }
+    }
+
+    /// Whether our node is still there, leaving a data watch on it if so.
+    async fn own_node(&self, live: &Live, node: &str) -> Result<Own> {
+        match live.client.get_and_watch_data(node).await {
+            Ok((_, _, watcher)) => Ok(Own::Exists(watcher)),
+            Err(zk::Error::NoNode) => Ok(Own::Gone),
+            Err(err) if connection_lost(&err) => Ok(Own::Unknown),
+            Err(zk::Error::SessionExpired | zk::Error::ClientClosed) => Ok(Own::SessionEnded),
+            Err(err) => Err(Error::zk(node, "read", err)),
         }
     }
 
@@ -300,7 +335,7 @@ impl Lock {
     async fn await_deletion(&self, live: &Live, path: &str) -> Result<Wake> {
         let watcher = match live.client.get_and_watch_data(path).await {
             Ok((_, _, watcher)) => watcher,
-            Err(zk::Error::NoNode) => return Ok(Wake::Deleted),
+            Err(zk::Error::NoNode) => return Ok(Wake::Gone),
             Err(err) if connection_lost(&err) => return Ok(Wake::Relist),
             Err(zk::Error::SessionExpired | zk::Error::ClientClosed) => return Ok(Wake::SessionEnded),
             Err(err) => return Err(Error::zk(path, "watch", err)),
@@ -420,7 +455,30 @@ enum Ahead {
 }
 
 enum Wake {
+    /// The node was deleted while watched: it existed when the watch was set.
     Deleted,
+    /// The node was not there when the watch was to be set.
+    Gone,
     Relist,
+    SessionEnded,
+}
+
+/// Which node a contender watches, and so what that node's deletion alone
+/// may tell it (see [`Lock::queue_once`]).
+#[derive(Clone, Copy)]
+enum Watched {
+    /// The name the session's previous node in line has if it sits right before ours.
+    Neighbour,
+    /// The nearest blocker of a listing that showed our node; `last_blocker`:
+    /// the only one.
+    Listed { last_blocker: bool },
+}
+
+/// Our own node, read before a hold decided by a deletion notice.
+enum Own {
+    Exists(zk::OneshotWatcher),
+    Gone,
+    /// The connection broke on the way: list the children to learn more.
+    Unknown,
     SessionEnded,
 }
