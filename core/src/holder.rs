@@ -396,14 +396,37 @@ impl Attempt {
     }
 
     /// A create's reply was lost and its node not found: that create may
-    /// still land late, under the old prefix. Create again under `prefix`
-    /// and sweep the old one when this attempt or its hold ends.
+    /// still land late, under the old prefix. Create again under `prefix`;
+    /// the old one is swept from the first listing that shows it (see
+    /// [`Attempt::sweep_late`]), else when this attempt or its hold ends.
     pub fn renew_prefix(&mut self, prefix: String) {
         let removal = self.removal.as_mut().expect("attempt in use");
         self.doubtful.push(removal.clone());
         if let Target::Prefix { prefix: current, .. } = &mut removal.target {
             *current = prefix;
         }
+    }
+
+    /// Takes out of `children` (of `parent`) the nodes that creates of this
+    /// attempt made under prefixes given up as doubtful (see
+    /// [`Attempt::renew_prefix`]): they landed late. Each is ours — the
+    /// prefix is a fresh uuid used for one create on this session — and
+    /// would sit in the queue, maybe right ahead of our own node, until the
+    /// hold ends: it is deleted now, in the background, and this acquire
+    /// waits for that before it returns.
+    pub fn sweep_late(&mut self, parent: &str, children: &mut Vec<String>) {
+        if self.doubtful.is_empty() {
+            return;
+        }
+        let (doubtful, removals) = (&mut self.doubtful, &self.removals);
+        children.retain(|child| {
+            let ours = |d: &Removal| matches!(&d.target, Target::Prefix { prefix, .. } if child.starts_with(&**prefix));
+            let Some(late) = doubtful.iter().position(ours) else { return true };
+            let mut removal = doubtful.swap_remove(late);
+            removal.target = Target::Node(format!("{parent}/{child}"));
+            removals.push(removal.spawn());
+            false
+        });
     }
 
     /// Keeps the node's place in its session's line for as long as it is queued or held.

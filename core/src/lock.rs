@@ -159,7 +159,8 @@ impl Lock {
             Ahead::Neighbour(neighbour) => (None, Some((neighbour, Watched::Neighbour))),
         };
         loop {
-            if let Some(children) = listed.take() {
+            if let Some(mut children) = listed.take() {
+                attempt.sweep_late(&self.spec.path, &mut children);
                 let role = self.spec.kind.role();
                 watched = match naming::standing(&children, &name, role, &self.spec.config.extra_markers) {
                     Standing::Holds => return Ok(Step::Won(attempt.won(token))),
@@ -245,14 +246,21 @@ impl Lock {
         let acls = &self.holder.session.options().acls;
         let create_options = mode.with_acls(zk::Acls::new(acls));
         let role = self.spec.kind.role();
+        // Every prefix this attempt created with, or may have.
+        let mut ours = Vec::new();
         loop {
             let prefix = attempt.prefix().to_owned();
+            ours.push(prefix.clone());
             let prefix_path = format!("{parent}/{prefix}");
             let (create, place, before) = self.holder.session.join_line(parent, &prefix, role, || {
                 live.client.create(&prefix_path, &self.spec.config.identifier, &create_options)
             });
             attempt.keep_place(place);
-            let neighbour = before.filter(|(_, before_role)| options.waits() && role.waits_for(*before_role));
+            // A create again (the parent was missing, or the first reply was
+            // lost) finds its own earlier try last in line: no neighbour.
+            let neighbour = before.filter(|(before, before_role)| {
+                options.waits() && role.waits_for(*before_role) && !ours.contains(before)
+            });
             let list = neighbour.is_none().then(|| live.client.list_children(parent));
             let created = create.await;
             let listed = match list {
