@@ -8,7 +8,7 @@ mod common;
 use std::time::Duration;
 
 use common::*;
-use zk_harness::Ensemble;
+use zk_harness::{Ensemble, FaultState, Landing, Op, Select};
 use zookeeper_client as zk;
 use zoolock::{Acquire, Lock};
 
@@ -180,6 +180,37 @@ async fn a_path_recreated_between_two_creates_of_one_session_is_noticed() {
     assert!(tokio::time::timeout(Duration::from_secs(10), queueing).await.expect("second holds").unwrap());
     assert!(node_exists(&raw, &second).await);
     second.release().await.unwrap();
+}
+
+/// Issue 10, item 6: a create whose reply was lost lands late, after the
+/// listing that did not find it and just before the create again, so its
+/// node sits right ahead of ours. It is ours to delete, not to wait for:
+/// neither as the predecessor in a listing (a single try would find the lock
+/// taken) nor as the same-session neighbour a waiting acquire would watch.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_create_that_lands_late_right_ahead_of_its_retry_is_deleted_not_waited_for() {
+    let connect = shared_server();
+    let raw = raw(&connect).await;
+    for (how, options) in [("single try", Acquire::no_wait()), ("wait", Acquire::timeout(Duration::from_secs(5)))] {
+        let path = unique_path("late-create");
+        // The path exists: the first create on it is the lock node's.
+        raw.mkdir(&path, &zk::CreateMode::Persistent.with_acls(zk::Acls::anyone_all())).await.unwrap();
+        let session = session(&connect).await;
+        let lock = Lock::mutex(&session, &path).unwrap();
+        let id = session.status().session_id;
+        let creates = Select::session(id).op(Op::Create2).path(path.clone());
+        let retry = Landing::Before(Select::any().op(Op::Create2).path(path.clone()));
+        let fault = inject(move || harness().land_late(creates, retry).unwrap()).await;
+
+        let acquired = lock.acquire(options).await.unwrap();
+        let report = inject(move || harness().wait_fault(fault, FaultState::Fired, Duration::from_secs(10))).await;
+        report.expect("the first create landed, right before the second");
+        assert!(acquired, "{how}: the acquire found its own late node ahead");
+        let ours = lock.node().unwrap();
+        assert_eq!(children(&raw, &path).await, [&ours[path.len() + 1..]], "{how}: the late node is gone");
+        lock.release().await.unwrap();
+        assert!(children(&raw, &path).await.is_empty());
+    }
 }
 
 /// Requests the server received from `session`'s connection (`cons`).
