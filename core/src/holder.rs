@@ -87,13 +87,6 @@ pub enum LostReason {
     LeaseExpired,
 }
 
-/// What a release let go of.
-pub(crate) struct Released {
-    pub node: String,
-    /// The delete went through (not still retrying in the background).
-    pub gone: bool,
-}
-
 /// The node that won, before the handle records it.
 pub(crate) struct Won {
     pub node: String,
@@ -105,6 +98,11 @@ pub(crate) struct Won {
     /// Prefixes of creates whose reply was lost and whose node was not found
     /// then: such a create can still land late, so they are swept on release.
     doubtful: Vec<Removal>,
+    /// A data watch on `node`, set when the recipe confirmed the node exists
+    /// (a win decided by a deletion notice); `None` when it won by a listing.
+    /// Kept for the hold to learn of the node's deletion (issue 10, item 11).
+    #[allow(dead_code)]
+    pub node_watch: Option<zookeeper_client::OneshotWatcher>,
 }
 
 struct Held {
@@ -256,17 +254,16 @@ impl Holder {
         self.session_changed(self.session.status());
     }
 
-    /// `None` if nothing was held, else whether the node is certainly gone.
-    /// If the connection is down, the delete goes on in the background until
-    /// it succeeds or the session ends.
-    pub async fn release(&self) -> Option<Released> {
-        let held = self.held.lock().unwrap().take()?;
+    /// Whether something was held. If the connection is down, the delete
+    /// goes on in the background until it succeeds or the session ends.
+    pub async fn release(&self) -> bool {
+        let Some(held) = self.held.lock().unwrap().take() else { return false };
         self.session.unwatch_hold(held.watch_key);
         self.set_state(LockState::Released);
         let mut removals = held.removals(&self.session).into_iter();
-        let gone = removals.next().expect("the node itself").run_bounded().await;
+        removals.next().expect("the node itself").run_bounded().await;
         removals.for_each(|late| drop(late.spawn()));
-        Some(Released { node: held.won.node.clone(), gone })
+        true
     }
 
     pub fn cancel(&self) {
@@ -399,14 +396,37 @@ impl Attempt {
     }
 
     /// A create's reply was lost and its node not found: that create may
-    /// still land late, under the old prefix. Create again under `prefix`
-    /// and sweep the old one when this attempt or its hold ends.
+    /// still land late, under the old prefix. Create again under `prefix`;
+    /// the old one is swept from the first listing that shows it (see
+    /// [`Attempt::sweep_late`]), else when this attempt or its hold ends.
     pub fn renew_prefix(&mut self, prefix: String) {
         let removal = self.removal.as_mut().expect("attempt in use");
         self.doubtful.push(removal.clone());
         if let Target::Prefix { prefix: current, .. } = &mut removal.target {
             *current = prefix;
         }
+    }
+
+    /// Takes out of `children` (of `parent`) the nodes that creates of this
+    /// attempt made under prefixes given up as doubtful (see
+    /// [`Attempt::renew_prefix`]): they landed late. Each is ours — the
+    /// prefix is a fresh uuid used for one create on this session — and
+    /// would sit in the queue, maybe right ahead of our own node, until the
+    /// hold ends: it is deleted now, in the background, and this acquire
+    /// waits for that before it returns.
+    pub fn sweep_late(&mut self, parent: &str, children: &mut Vec<String>) {
+        if self.doubtful.is_empty() {
+            return;
+        }
+        let (doubtful, removals) = (&mut self.doubtful, &self.removals);
+        children.retain(|child| {
+            let ours = |d: &Removal| matches!(&d.target, Target::Prefix { prefix, .. } if child.starts_with(&**prefix));
+            let Some(late) = doubtful.iter().position(ours) else { return true };
+            let mut removal = doubtful.swap_remove(late);
+            removal.target = Target::Node(format!("{parent}/{child}"));
+            removals.push(removal.spawn());
+            false
+        });
     }
 
     /// Keeps the node's place in its session's line for as long as it is queued or held.
@@ -431,7 +451,13 @@ impl Attempt {
             ephemeral: removal.ephemeral,
             _place: self.place.take(),
             doubtful: std::mem::take(&mut self.doubtful),
+            node_watch: None,
         }
+    }
+
+    /// [`Attempt::won`], with the watch set by the read that confirmed the node.
+    pub fn won_watched(self, token: i64, node_watch: zookeeper_client::OneshotWatcher) -> Won {
+        Won { node_watch: Some(node_watch), ..self.won(token) }
     }
 }
 

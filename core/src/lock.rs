@@ -2,7 +2,7 @@
 //! lock path; the lowest holds the lock; each other contender watches only
 //! the nearest lower node it waits for, so a release wakes one client.
 
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use tokio::sync::watch;
 use tokio::time::timeout;
@@ -64,11 +64,6 @@ struct Spec {
     path: String,
     kind: Kind,
     config: LockConfig,
-    /// The sequence of the node this handle last won with at once, without waiting.
-    won_at_once: Mutex<Option<i32>>,
-    /// Set when that node was deleted by our release: the sequence our next
-    /// node gets if nobody created a child of the path since. See [`Lock::enqueue`].
-    uncontended_next: Mutex<Option<i32>>,
 }
 
 impl Lock {
@@ -86,13 +81,7 @@ impl Lock {
         if session.is_closed() {
             return Err(Error::Closed);
         }
-        let spec = Spec {
-            path: path.to_owned(),
-            kind,
-            config,
-            won_at_once: Mutex::new(None),
-            uncontended_next: Mutex::new(None),
-        };
+        let spec = Spec { path: path.to_owned(), kind, config };
         Ok(Lock { holder: Holder::new(session, path), spec: Arc::new(spec) })
     }
 
@@ -154,55 +143,84 @@ impl Lock {
         }
     }
 
+    /// Queues one node and waits until it holds, its session ends, or the
+    /// node is gone. Never reports a hold without our node there: a hold is
+    /// decided by a listing that shows our node first in line, or by a
+    /// deletion notice that alone would mean it (see [`Watched`]) followed by
+    /// a read of our node. A node deleted while it waits (an operator) is
+    /// noticed there, or at the listing after its predecessor goes.
     async fn queue_once(&self, live: &Live, mut attempt: Attempt, options: &Acquire) -> Result<Step> {
         // Boxed: the create's state is large and not needed while waiting.
         let Some((name, token, ahead)) = Box::pin(self.enqueue(live, &mut attempt, options)).await? else {
             return Ok(Step::SessionEnded);
         };
-        let mut waited = false;
-        let mut children = match ahead {
-            Ahead::Listed(children) => children,
-            Ahead::Neighbour(neighbour) => {
-                waited = true;
-                let path = format!("{}/{neighbour}", self.spec.path);
-                match Box::pin(self.await_deletion(live, &path)).await? {
-                    Wake::Deleted if self.holder.session.won_recently(&path) => return Ok(Step::Won(attempt.won(token))),
-                    Wake::Deleted | Wake::Relist => {}
-                    Wake::SessionEnded => return Ok(Step::SessionEnded),
-                }
-                match Box::pin(self.list(live)).await? {
-                    Some(children) => children,
-                    None => return Ok(Step::SessionEnded),
-                }
-            }
+        let (mut listed, mut watched) = match ahead {
+            Ahead::Listed(children) => (Some(children), None),
+            Ahead::Neighbour(neighbour) => (None, Some((neighbour, Watched::Neighbour))),
         };
         loop {
-            let standing = naming::standing(&children, &name, self.spec.kind.role(), &self.spec.config.extra_markers);
-            let (predecessor, last_blocker) = match standing {
-                Standing::Holds => {
-                    let at_once = if waited { None } else { naming::parse(&name, &[]).map(|c| c.sequence) };
-                    *self.spec.won_at_once.lock().unwrap() = at_once;
-                    return Ok(Step::Won(attempt.won(token)));
-                }
-                Standing::Missing => return Ok(Step::NodeGone),
-                Standing::Waits { predecessor, last_blocker } => (predecessor, last_blocker),
-            };
-            if !options.waits() {
-                return Ok(Step::Taken);
+            if let Some(mut children) = listed.take() {
+                attempt.sweep_late(&self.spec.path, &mut children);
+                let role = self.spec.kind.role();
+                watched = match naming::standing(&children, &name, role, &self.spec.config.extra_markers) {
+                    Standing::Holds => return Ok(Step::Won(attempt.won(token))),
+                    Standing::Missing => return Ok(Step::NodeGone),
+                    Standing::Waits { .. } if !options.waits() => return Ok(Step::Taken),
+                    Standing::Waits { predecessor, last_blocker } => {
+                        Some((predecessor, Watched::Listed { last_blocker }))
+                    }
+                };
             }
-            waited = true;
+            let (predecessor, how) = watched.take().expect("a predecessor to watch after a listing that waits");
             let path = format!("{}/{predecessor}", self.spec.path);
-            match Box::pin(self.await_deletion(live, &path)).await? {
-                Wake::Deleted if last_blocker || self.holder.session.won_recently(&path) => {
-                    return Ok(Step::Won(attempt.won(token)))
+            let wake = Box::pin(self.await_deletion(live, &path)).await?;
+            let decisive = match (wake, how) {
+                (Wake::SessionEnded, _) => return Ok(Step::SessionEnded),
+                (Wake::Relist, _) => false,
+                // Assumes the listing showed our node, so its incarnation of
+                // the path is ours: nodes created there since sort higher.
+                // The only lower blocker gone, whenever, nothing is ahead.
+                (Wake::Deleted | Wake::Gone, Watched::Listed { last_blocker: true }) => true,
+                // Assumes a node of this session that held saw every lower
+                // node gone; it sat below ours in the listing (our
+                // incarnation), and later nodes sort higher.
+                (Wake::Deleted | Wake::Gone, Watched::Listed { last_blocker: false }) => {
+                    self.holder.session.won_recently(&path)
                 }
-                Wake::Deleted | Wake::Relist => {}
-                Wake::SessionEnded => return Ok(Step::SessionEnded),
+                // Assumes the predicted node existed when the watch was set,
+                // after our create: created before ours by this session, it
+                // shares our incarnation of the path, at the sequence right
+                // below ours; having held, it saw every lower node gone.
+                (Wake::Deleted, Watched::Neighbour) => self.holder.session.won_recently(&path),
+                // Not there at all: the name may be an earlier incarnation's
+                // (the path deleted and re-created between the two creates),
+                // whose holding says nothing about this one.
+                (Wake::Gone, Watched::Neighbour) => false,
+            };
+            if decisive {
+                // Every shortcut above also assumes our node is still there.
+                match self.own_node(live, &format!("{}/{name}", self.spec.path)).await? {
+                    Own::Exists(node_watch) => return Ok(Step::Won(attempt.won_watched(token, node_watch))),
+                    Own::Gone => return Ok(Step::NodeGone),
+                    Own::SessionEnded => return Ok(Step::SessionEnded),
+                    Own::Unknown => {}
+                }
             }
-            children = match Box::pin(self.list(live)).await? {
-                Some(children) => children,
+            listed = match Box::pin(self.list(live)).await? {
+                Some(children) => Some(children),
                 None => return Ok(Step::SessionEnded),
             };
+        }
+    }
+
+    /// Whether our node is still there, leaving a data watch on it if so.
+    async fn own_node(&self, live: &Live, node: &str) -> Result<Own> {
+        match live.client.get_and_watch_data(node).await {
+            Ok((_, _, watcher)) => Ok(Own::Exists(watcher)),
+            Err(zk::Error::NoNode) => Ok(Own::Gone),
+            Err(err) if connection_lost(&err) => Ok(Own::Unknown),
+            Err(zk::Error::SessionExpired | zk::Error::ClientClosed) => Ok(Own::SessionEnded),
+            Err(err) => Err(Error::zk(node, "read", err)),
         }
     }
 
@@ -210,37 +228,40 @@ impl Lock {
     /// session ended on the way. Usually the create and a listing of the
     /// children are pipelined: one round trip, answered in order.
     ///
-    /// Two shortcuts skip the listing, whose size grows with the queue:
-    /// - When this handle last held the lock without waiting and deleted its
-    ///   node itself, and the new node gets the very next sequence, nobody
-    ///   created a child since, so no node below ours can exist (every node
-    ///   below the last one was gone when that one held, and new nodes only
-    ///   sort higher): the lock is ours for one write, the floor of any
-    ///   sequential-node lock.
-    /// - When another node of this session, one that blocks ours, was queued
-    ///   on the path just before, ours most likely sits right behind it: we
-    ///   watch the name it would have at our sequence minus one. If that
-    ///   node exists it is our nearest predecessor; if it is or becomes gone
-    ///   after holding the lock, the lock is ours; otherwise the children are
-    ///   listed after all. A waiter queued behind its own process's
-    ///   contenders thus costs O(1), however long the queue.
+    /// One shortcut skips the listing, whose size grows with the queue: when
+    /// another node of this session, one that blocks ours, was queued on the
+    /// path just before, ours most likely sits right behind it, and we watch
+    /// the name it would have at our sequence minus one (see
+    /// [`Lock::queue_once`]). A waiter queued behind its own process's
+    /// contenders thus costs O(1), however long the queue.
+    ///
+    /// There is no shortcut for an uncontended acquire: "my node got the
+    /// sequence after my last one, so nobody queued in between" is false once
+    /// the path was deleted and re-created (its counter restarts), and ruling
+    /// that out takes a read as costly as the pipelined listing.
     async fn enqueue(&self, live: &Live, attempt: &mut Attempt, options: &Acquire) -> Result<Option<(String, i64, Ahead)>> {
         let parent = &self.spec.path;
         let mode =
             if options.ephemeral { zk::CreateMode::EphemeralSequential } else { zk::CreateMode::PersistentSequential };
         let acls = &self.holder.session.options().acls;
         let create_options = mode.with_acls(zk::Acls::new(acls));
-        let expected = self.spec.uncontended_next.lock().unwrap().take();
         let role = self.spec.kind.role();
+        // Every prefix this attempt created with, or may have.
+        let mut ours = Vec::new();
         loop {
             let prefix = attempt.prefix().to_owned();
+            ours.push(prefix.clone());
             let prefix_path = format!("{parent}/{prefix}");
             let (create, place, before) = self.holder.session.join_line(parent, &prefix, role, || {
                 live.client.create(&prefix_path, &self.spec.config.identifier, &create_options)
             });
             attempt.keep_place(place);
-            let neighbour = before.filter(|(_, before_role)| options.waits() && role.waits_for(*before_role));
-            let list = (expected.is_none() && neighbour.is_none()).then(|| live.client.list_children(parent));
+            // A create again (the parent was missing, or the first reply was
+            // lost) finds its own earlier try last in line: no neighbour.
+            let neighbour = before.filter(|(before, before_role)| {
+                options.waits() && role.waits_for(*before_role) && !ours.contains(before)
+            });
+            let list = neighbour.is_none().then(|| live.client.list_children(parent));
             let created = create.await;
             let listed = match list {
                 Some(list) => list.await,
@@ -288,7 +309,6 @@ impl Lock {
             attempt.created(node.clone());
             let name = node[parent.len() + 1..].to_owned();
             let ahead = match (sequence, neighbour) {
-                (Some(sequence), _) if expected == Some(sequence) => Ahead::Listed(vec![name.clone()]),
                 (Some(sequence), Some((before, _))) => {
                     Ahead::Neighbour(format!("{before}{:010}", sequence.wrapping_sub(1)))
                 }
@@ -323,7 +343,7 @@ impl Lock {
     async fn await_deletion(&self, live: &Live, path: &str) -> Result<Wake> {
         let watcher = match live.client.get_and_watch_data(path).await {
             Ok((_, _, watcher)) => watcher,
-            Err(zk::Error::NoNode) => return Ok(Wake::Deleted),
+            Err(zk::Error::NoNode) => return Ok(Wake::Gone),
             Err(err) if connection_lost(&err) => return Ok(Wake::Relist),
             Err(zk::Error::SessionExpired | zk::Error::ClientClosed) => return Ok(Wake::SessionEnded),
             Err(err) => return Err(Error::zk(path, "watch", err)),
@@ -338,13 +358,7 @@ impl Lock {
 
     /// Releases the lock: `Ok(false)` if this handle did not hold it.
     pub async fn release(&self) -> Result<bool> {
-        let Some(released) = self.holder.release().await else { return Ok(false) };
-        let sequence = naming::parse(&released.node, &[]).map(|c| c.sequence);
-        let at_once = self.spec.won_at_once.lock().unwrap().take();
-        if released.gone && sequence.is_some() && sequence == at_once {
-            *self.spec.uncontended_next.lock().unwrap() = sequence.map(|s| s.wrapping_add(1));
-        }
-        Ok(true)
+        Ok(self.holder.release().await)
     }
 
     pub fn release_blocking(&self) -> Result<bool> {
@@ -449,7 +463,30 @@ enum Ahead {
 }
 
 enum Wake {
+    /// The node was deleted while watched: it existed when the watch was set.
     Deleted,
+    /// The node was not there when the watch was to be set.
+    Gone,
     Relist,
+    SessionEnded,
+}
+
+/// Which node a contender watches, and so what that node's deletion alone
+/// may tell it (see [`Lock::queue_once`]).
+#[derive(Clone, Copy)]
+enum Watched {
+    /// The name the session's previous node in line has if it sits right before ours.
+    Neighbour,
+    /// The nearest blocker of a listing that showed our node; `last_blocker`:
+    /// the only one.
+    Listed { last_blocker: bool },
+}
+
+/// Our own node, read before a hold decided by a deletion notice.
+enum Own {
+    Exists(zk::OneshotWatcher),
+    Gone,
+    /// The connection broke on the way: list the children to learn more.
+    Unknown,
     SessionEnded,
 }

@@ -193,7 +193,7 @@ impl Semaphore {
 
     /// Gives the lease back: `Ok(false)` if this handle held none.
     pub async fn release(&self) -> Result<bool> {
-        Ok(self.holder.release().await.is_some())
+        Ok(self.holder.release().await)
     }
 
     pub fn release_blocking(&self) -> Result<bool> {

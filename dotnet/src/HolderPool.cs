@@ -7,8 +7,7 @@ namespace ZooLock
     /// <summary>
     /// The native handles of one lock object (or one side of a read/write
     /// lock, or one semaphore): each acquisition takes its own, and a handle
-    /// that was released cleanly is kept for the next acquisition, so a
-    /// process that re-acquires gets the core's one-write fast path.
+    /// that was released cleanly is kept for the next acquisition.
     /// </summary>
     internal sealed class HolderPool
     {

@@ -1,0 +1,280 @@
+//! The recipe's shortcuts where the ZooKeeper behaviour they assume fails:
+//! the lock path deleted and re-created (its sequence counter restarts), an
+//! operator deleting nodes under waiters. Each test stands for one shortcut
+//! or one reported two-holder case; see `core/src/lock.rs`.
+
+mod common;
+
+use std::time::Duration;
+
+use common::*;
+use zk_harness::{Ensemble, FaultState, Landing, Op, Select};
+use zookeeper_client as zk;
+use zoolock::{Acquire, Lock};
+
+fn harness() -> &'static Ensemble {
+    zk_harness::shared()
+}
+
+/// Runs a blocking harness call without stalling the clients under test.
+async fn inject<T: Send + 'static>(fault: impl FnOnce() -> T + Send + 'static) -> T {
+    tokio::task::spawn_blocking(fault).await.unwrap()
+}
+
+/// An operator's `deleteall` of `path`, done atomically so that every
+/// contender sees all of it at once.
+async fn delete_all(raw: &zk::Client, path: &str) {
+    let mut multi = raw.new_multi_writer();
+    for child in children(raw, path).await {
+        multi.add_delete(&format!("{path}/{child}"), None).unwrap();
+    }
+    multi.add_delete(path, None).unwrap();
+    multi.commit().await.unwrap();
+}
+
+/// Whether the node a handle says it holds exists on the server.
+async fn node_exists(raw: &zk::Client, lock: &Lock) -> bool {
+    let node = lock.node().expect("a holder has a node");
+    raw.check_stat(&node).await.unwrap().is_some()
+}
+
+/// Whether a contender whose node is queued is still waiting a while later.
+/// Holding wrongly needs at most one more round trip after its node shows,
+/// so the bound is generous; waiting rightly has no event to wait for.
+async fn still_waiting<F: std::future::Future + Unpin>(acquire: &mut F) -> bool {
+    tokio::time::timeout(Duration::from_millis(500), acquire).await.is_err()
+}
+
+/// Issue 10, item 1: a handle that held three times without waiting must
+/// not trust the next sequence number once the path was re-created.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_recreated_lock_path_restarts_the_sequence_and_nobody_holds_beside_its_holder() {
+    let connect = shared_server();
+    let raw = raw(&connect).await;
+    let path = unique_path("recreated-counter");
+    let first = Lock::mutex(&session(&connect).await, &path).unwrap();
+    for _ in 0..3 {
+        assert!(first.acquire(Acquire::no_wait()).await.unwrap());
+        assert!(first.release().await.unwrap());
+    }
+    // A cleanup job (or ZooKeeper reaping an empty container) deletes the
+    // path; someone re-creates it: its sequence counter starts again at 0.
+    raw.delete(&path, None).await.unwrap();
+    raw.create(&path, b"", &zk::CreateMode::Persistent.with_acls(zk::Acls::anyone_all())).await.unwrap();
+    let other = Lock::mutex(&session(&connect).await, &path).unwrap();
+    for _ in 0..2 {
+        assert!(other.acquire(Acquire::no_wait()).await.unwrap());
+        assert!(other.release().await.unwrap());
+    }
+    assert!(other.acquire(Acquire::no_wait()).await.unwrap(), "the other session holds sequence 2");
+
+    assert!(!first.acquire(Acquire::no_wait()).await.unwrap(), "two holders: sequence 3 held beside 2");
+    assert!(!first.acquire(Acquire::timeout(Duration::from_millis(200))).await.unwrap(), "two holders");
+    assert_eq!(children(&raw, &path).await.len(), 1, "the failed tries left no node");
+    other.release().await.unwrap();
+    assert!(first.acquire(Acquire::no_wait()).await.unwrap());
+    assert!(node_exists(&raw, &first).await);
+    first.release().await.unwrap();
+}
+
+/// Issue 10, item 2: an operator's `deleteall` of a "stuck" lock path
+/// deletes the holder's node and the waiter's. The waiter, woken by its last
+/// blocker's deletion, must not hold without a node: it queues again, here
+/// behind a third contender that re-created the path meanwhile.
+#[tokio::test(flavor = "multi_thread")]
+async fn deleting_the_lock_path_under_a_waiter_makes_it_queue_again_not_hold() {
+    let connect = shared_server();
+    let raw = raw(&connect).await;
+    let path = unique_path("deleteall");
+    let holder = Lock::mutex(&session(&connect).await, &path).unwrap();
+    assert!(holder.acquire(Acquire::default()).await.unwrap());
+    let waiter_session = session(&connect).await;
+    let waiter = Lock::mutex(&waiter_session, &path).unwrap();
+    let mut waiting = {
+        let waiter = waiter.clone();
+        tokio::spawn(async move { waiter.acquire(Acquire::default()).await })
+    };
+    queued(&raw, &path, 2).await;
+    let third = Lock::mutex(&session(&connect).await, &path).unwrap();
+
+    // The waiter hears of the deletion only once the third contender holds.
+    let id = waiter_session.status().session_id;
+    inject(move || harness().partition(id).unwrap()).await;
+    delete_all(&raw, &path).await;
+    assert!(third.acquire(Acquire::no_wait()).await.unwrap(), "the third contender re-creates the path and holds");
+    inject(move || harness().heal(id).unwrap()).await;
+
+    tokio::select! {
+        done = &mut waiting => panic!("the waiter returned {done:?} while the third contender holds: two holders"),
+        _ = queued(&raw, &path, 2) => {}
+    }
+    // Queued again: it must keep waiting for as long as the third holds.
+    assert!(still_waiting(&mut waiting).await, "the waiter held beside the third contender");
+    assert!(third.release().await.unwrap());
+    assert!(waiting.await.unwrap().unwrap());
+    assert!(node_exists(&raw, &waiter).await, "the waiter holds with a node of its own");
+    waiter.release().await.unwrap();
+}
+
+/// A waiter whose own node an operator deleted notices when its predecessor
+/// goes, and queues again instead of holding without a node.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_waiter_whose_node_was_deleted_queues_again_when_its_predecessor_goes() {
+    let connect = shared_server();
+    let raw = raw(&connect).await;
+    let path = unique_path("waiter-node-deleted");
+    let holder = Lock::mutex(&session(&connect).await, &path).unwrap();
+    assert!(holder.acquire(Acquire::default()).await.unwrap());
+    let waiter = Lock::mutex(&session(&connect).await, &path).unwrap();
+    let waiting = {
+        let waiter = waiter.clone();
+        tokio::spawn(async move { waiter.acquire(Acquire::default()).await })
+    };
+    let nodes = queued(&raw, &path, 2).await;
+    let holder_node = holder.node().unwrap();
+    let waiter_node = nodes.iter().map(|n| format!("{path}/{n}")).find(|n| *n != holder_node).unwrap();
+    raw.delete(&waiter_node, None).await.unwrap();
+
+    assert!(holder.release().await.unwrap());
+    assert!(waiting.await.unwrap().unwrap());
+    assert_ne!(waiter.node().unwrap(), waiter_node, "a new node");
+    assert!(node_exists(&raw, &waiter).await, "the waiter holds with a node of its own");
+    let other = Lock::mutex(&session(&connect).await, &path).unwrap();
+    assert!(!other.acquire(Acquire::no_wait()).await.unwrap());
+    waiter.release().await.unwrap();
+}
+
+/// The same-session shortcut predicts the name of the previous node of its
+/// session in line. If the path was deleted and re-created between the two
+/// creates, a node of that name is gone (it held, in the old path) while a
+/// node of another client holds in the new one: the shortcut must not apply.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_path_recreated_between_two_creates_of_one_session_is_noticed() {
+    let connect = shared_server();
+    let raw = raw(&connect).await;
+    let path = unique_path("recreated-between");
+    let shared = session(&connect).await;
+    let first = Lock::mutex(&shared, &path).unwrap();
+    assert!(first.acquire(Acquire::default()).await.unwrap(), "sequence 0 of the old path");
+    let second = Lock::mutex(&shared, &path).unwrap();
+    let other = Lock::mutex(&session(&connect).await, &path).unwrap();
+
+    // The session hears nothing of the deletion until `second` has queued.
+    let id = shared.status().session_id;
+    inject(move || harness().partition(id).unwrap()).await;
+    delete_all(&raw, &path).await;
+    assert!(other.acquire(Acquire::no_wait()).await.unwrap(), "sequence 0 of the new path");
+    let mut queueing = Box::pin(second.acquire(Acquire::default()));
+    // One poll sends the create: `second` joins its session's line behind `first`.
+    assert!(tokio::time::timeout(Duration::ZERO, &mut queueing).await.is_err());
+    inject(move || harness().heal(id).unwrap()).await;
+
+    tokio::select! {
+        done = &mut queueing => panic!("second returned {done:?} while another client holds: two holders"),
+        _ = queued(&raw, &path, 2) => {}
+    }
+    // Its node is sequence 1, named as `first`'s old node's successor would
+    // be: it must keep waiting for as long as the other client holds.
+    assert!(still_waiting(&mut queueing).await, "second held beside the other client");
+    assert!(other.release().await.unwrap());
+    assert!(tokio::time::timeout(Duration::from_secs(10), queueing).await.expect("second holds").unwrap());
+    assert!(node_exists(&raw, &second).await);
+    second.release().await.unwrap();
+}
+
+/// Issue 10, item 6: a create whose reply was lost lands late, after the
+/// listing that did not find it and just before the create again, so its
+/// node sits right ahead of ours. It is ours to delete, not to wait for:
+/// neither as the predecessor in a listing (a single try would find the lock
+/// taken) nor as the same-session neighbour a waiting acquire would watch.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_create_that_lands_late_right_ahead_of_its_retry_is_deleted_not_waited_for() {
+    let connect = shared_server();
+    let raw = raw(&connect).await;
+    for (how, options) in [("single try", Acquire::no_wait()), ("wait", Acquire::timeout(Duration::from_secs(5)))] {
+        let path = unique_path("late-create");
+        // The path exists: the first create on it is the lock node's.
+        raw.mkdir(&path, &zk::CreateMode::Persistent.with_acls(zk::Acls::anyone_all())).await.unwrap();
+        let session = session(&connect).await;
+        let lock = Lock::mutex(&session, &path).unwrap();
+        let id = session.status().session_id;
+        let creates = Select::session(id).op(Op::Create2).path(path.clone());
+        let retry = Landing::Before(Select::any().op(Op::Create2).path(path.clone()));
+        let fault = inject(move || harness().land_late(creates, retry).unwrap()).await;
+
+        let acquired = lock.acquire(options).await.unwrap();
+        let report = inject(move || harness().wait_fault(fault, FaultState::Fired, Duration::from_secs(10))).await;
+        report.expect("the first create landed, right before the second");
+        assert!(acquired, "{how}: the acquire found its own late node ahead");
+        let ours = lock.node().unwrap();
+        assert_eq!(children(&raw, &path).await, [&ours[path.len() + 1..]], "{how}: the late node is gone");
+        lock.release().await.unwrap();
+        assert!(children(&raw, &path).await.is_empty());
+    }
+}
+
+/// Requests the server received from `session`'s connection (`cons`).
+fn received(session: &zoolock::Session) -> u64 {
+    use std::io::{Read, Write};
+    let mut conn = std::net::TcpStream::connect(("127.0.0.1", harness().client_port(0).unwrap())).unwrap();
+    conn.write_all(b"cons").unwrap();
+    let mut text = String::new();
+    conn.read_to_string(&mut text).unwrap();
+    let sid = format!("sid={:#x},", session.status().session_id);
+    let line = text.lines().find(|l| l.contains(&sid)).unwrap_or_else(|| panic!("{sid} in {text}"));
+    let recved = line.split("recved=").nth(1).unwrap();
+    recved[..recved.find(',').unwrap()].parse().unwrap()
+}
+
+/// Requests per acquire+release, printed: uncontended; a waiter queued
+/// behind a holder of another session; a holder and a waiter on one session
+/// (both counted). Run with
+/// `-- --ignored --nocapture packets`.
+#[tokio::test(flavor = "multi_thread")]
+#[ignore]
+async fn packets_per_acquisition() {
+    const CYCLES: u64 = 100;
+    let connect = shared_server();
+    let raw = raw(&connect).await;
+
+    let alone = session(&connect).await;
+    let lock = Lock::mutex(&alone, &unique_path("packets-uncontended")).unwrap();
+    assert!(lock.acquire(Acquire::default()).await.unwrap());
+    lock.release().await.unwrap();
+    let start = inject(move || received(&alone)).await;
+    for _ in 0..CYCLES {
+        assert!(lock.acquire(Acquire::default()).await.unwrap());
+        lock.release().await.unwrap();
+    }
+    let alone = lock.session().clone();
+    let uncontended = (inject(move || received(&alone)).await - start) as f64 / CYCLES as f64;
+
+    let mut handoffs = Vec::new();
+    for one_session in [false, true] {
+        let path = unique_path("packets-handoff");
+        let first = session(&connect).await;
+        let second = if one_session { first.clone() } else { session(&connect).await };
+        let (holder, waiter) = (Lock::mutex(&first, &path).unwrap(), Lock::mutex(&second, &path).unwrap());
+        let counted = second.clone();
+        let start = inject(move || received(&counted)).await;
+        for _ in 0..CYCLES {
+            assert!(holder.acquire(Acquire::default()).await.unwrap());
+            let waiting = {
+                let waiter = waiter.clone();
+                tokio::spawn(async move { waiter.acquire(Acquire::default()).await })
+            };
+            queued(&raw, &path, 2).await;
+            holder.release().await.unwrap();
+            assert!(waiting.await.unwrap().unwrap());
+            waiter.release().await.unwrap();
+        }
+        let counted = second.clone();
+        let requests = inject(move || received(&counted)).await - start;
+        handoffs.push(requests as f64 / CYCLES as f64);
+    }
+    println!(
+        "requests per acquire+release: uncontended {uncontended:.2}; a waiter behind another session's holder {:.2}; \
+         holder and waiter on one session {:.2}",
+        handoffs[0], handoffs[1]
+    );
+}
