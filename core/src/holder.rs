@@ -3,15 +3,16 @@
 //! telling the holder when its hold is suspended or lost, leases, release.
 
 use std::future::Future;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
 
 use tokio::sync::{watch, OwnedMutexGuard};
 use tokio::task::{AbortHandle, JoinHandle};
 use tokio::time::{sleep_until, timeout, Instant};
+use zookeeper_client as zk;
 
-use crate::cleanup::{Removal, Target, FOREGROUND_WAIT};
+use crate::cleanup::{connection_lost, Removal, Target, FOREGROUND_WAIT};
 use crate::error::{Error, Result};
 use crate::events::Listeners;
 use crate::runtime;
@@ -85,6 +86,40 @@ pub enum LostReason {
     SessionExpired,
     SessionClosed,
     LeaseExpired,
+    /// Someone else deleted the holder's node (an operator breaking a
+    /// "stuck" lock): the next contender may already hold it.
+    NodeDeleted,
+}
+
+/// How an acquire ended. `acquire` says only whether it holds; the bindings
+/// need the reason too, because kazoo answers the two ways of not getting
+/// it differently (`False` and `LockTimeout`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Outcome {
+    /// The handle holds.
+    Acquired,
+    /// Others hold it: a single try found it taken, or the timeout ran out
+    /// while queued behind them.
+    Taken,
+    /// The timeout (or a single try) ran out before this acquire could
+    /// queue, because this same handle held the lock — or another acquire
+    /// on it was under way — the whole time. kazoo returns `False` here.
+    HandleBusy,
+}
+
+impl Outcome {
+    pub fn is_acquired(self) -> bool {
+        self == Outcome::Acquired
+    }
+}
+
+/// What an acquire on a handle that already holds does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum OnHeld {
+    /// Succeeds at once without a second hold (kazoo's `Semaphore`).
+    Succeed,
+    /// Waits for the handle's own release, within the timeout (kazoo's `Lock`).
+    Wait,
 }
 
 /// The node that won, before the handle records it.
@@ -93,38 +128,27 @@ pub(crate) struct Won {
     pub token: i64,
     pub generation: u64,
     pub ephemeral: bool,
+    /// A data watch on the node itself, if the recipe set one on the way:
+    /// the hold uses it to learn of the node's deletion instead of arming another.
+    pub node_watch: Option<zk::OneshotWatcher>,
     /// The node's place in its session's line, kept while it holds.
     _place: Option<Arc<()>>,
     /// Prefixes of creates whose reply was lost and whose node was not found
     /// then: such a create can still land late, so they are swept on release.
     doubtful: Vec<Removal>,
-    /// A data watch on `node`, set when the recipe confirmed the node exists
-    /// (a win decided by a deletion notice); `None` when it won by a listing.
-    /// Kept for the hold to learn of the node's deletion (issue 10, item 11).
-    #[allow(dead_code)]
-    pub node_watch: Option<zookeeper_client::OneshotWatcher>,
 }
 
-struct Held {
-    id: u64,
-    won: Won,
-    /// This hold's entry in the session's registry of holders.
-    watch_key: u64,
-    lease_timer: Option<AbortHandle>,
-    _turn: OwnedMutexGuard<()>,
-}
-
-impl Held {
+impl Won {
     /// Everything to delete when the hold ends: its node, then any late
     /// duplicates of it.
     fn removals(&self, session: &Session) -> Vec<Removal> {
         let node = Removal {
             session: session.clone(),
-            target: Target::Node(self.won.node.clone()),
-            generation: self.won.generation,
-            ephemeral: self.won.ephemeral,
+            target: Target::Node(self.node.clone()),
+            generation: self.generation,
+            ephemeral: self.ephemeral,
         };
-        std::iter::once(node).chain(self.won.doubtful.iter().cloned()).collect()
+        std::iter::once(node).chain(self.doubtful.iter().cloned()).collect()
     }
 
     fn spawn_removals(&self, session: &Session) {
@@ -134,12 +158,30 @@ impl Held {
     }
 }
 
+struct Held {
+    id: u64,
+    won: Won,
+    /// This hold's entry in the session's registry of holders.
+    watch_key: u64,
+    /// The lease timer and the watch on the node: they end with the hold.
+    tasks: Vec<AbortHandle>,
+    _turn: OwnedMutexGuard<()>,
+}
+
 impl Drop for Held {
     fn drop(&mut self) {
-        if let Some(timer) = self.lease_timer.take() {
-            timer.abort();
+        for task in self.tasks.drain(..) {
+            task.abort();
         }
     }
+}
+
+/// What waiting for the handle's turn and contending came to.
+enum Turn {
+    Won(Won, OwnedMutexGuard<()>),
+    /// The handle held already ([`OnHeld::Succeed`]).
+    AlreadyHeld,
+    NotWon,
 }
 
 /// The holding state of one handle.
@@ -150,6 +192,7 @@ pub(crate) struct Holder {
     /// One acquisition per handle at a time; held for as long as the hold is,
     /// so a second acquire on a held handle waits for its release (kazoo).
     turn: Arc<tokio::sync::Mutex<()>>,
+    on_held: OnHeld,
     held: Mutex<Option<Held>>,
     cancels: watch::Sender<u64>,
     state: watch::Sender<LockState>,
@@ -158,11 +201,12 @@ pub(crate) struct Holder {
 }
 
 impl Holder {
-    pub fn new(session: &Session, path: &str) -> Arc<Holder> {
+    pub fn new(session: &Session, path: &str, on_held: OnHeld) -> Arc<Holder> {
         Arc::new(Holder {
             session: session.clone(),
             path: path.to_owned(),
             turn: Arc::new(tokio::sync::Mutex::new(())),
+            on_held,
             held: Mutex::new(None),
             cancels: watch::Sender::new(0),
             state: watch::Sender::new(LockState::Released),
@@ -174,9 +218,9 @@ impl Holder {
     /// Runs `contend` under the handle's turn, bounded by the timeout and
     /// cancellable; records the win. Nodes that `contend` queued and did not
     /// win with are removed (see [`Attempt`]) before this returns.
-    pub async fn acquire<F, Fut>(self: &Arc<Self>, options: &Acquire, contend: F) -> Result<bool>
+    pub async fn acquire<F, Fut>(self: &Arc<Self>, options: &Acquire, contend: F) -> Result<Outcome>
     where
-        F: FnOnce(Removals) -> Fut,
+        F: Fn(Removals) -> Fut,
         Fut: Future<Output = Result<Option<Won>>>,
     {
         options.validate()?;
@@ -184,74 +228,137 @@ impl Holder {
         if self.session.is_closed() {
             return Err(Error::Closed);
         }
+        if self.on_held == OnHeld::Succeed && self.is_held() {
+            return Ok(Outcome::Acquired);
+        }
         // A single try (a zero timeout included) is bounded by the request
         // bound in `take_turn_and`: a deadline of now would end it unanswered.
         // A timeout too large for a deadline (`Duration::MAX`) waits forever.
         let deadline = options.timeout.filter(|_| options.waits()).and_then(|t| Instant::now().checked_add(t));
         let mut cancels = self.cancels.subscribe();
         cancels.borrow_and_update();
-        // A pending acquire holds a clone of the client, which would keep a
-        // closed session open (and its locks held): it ends on close instead.
-        let mut status = self.session.subscribe();
-        let closed = status.wait_for(|s| s.state == SessionState::Closed);
-        let removals = Removals::default();
-        // Boxed once: moved through the select and the timeout, it would be
-        // stored inline several times over (a waiter pays this for as long as it waits).
-        let work = self.take_turn_and(options, Box::pin(contend(removals.clone())));
-        let outcome = tokio::select! {
-            biased;
-            won = work => won,
-            _ = cancels.changed() => Err(Error::Cancelled { path: self.path.clone() }),
-            _ = closed => Err(Error::Closed),
-            _ = sleep_until_some(deadline) => Ok(None),
-        };
-        removals.wait().await;
-        match outcome? {
-            Some((won, turn)) => {
-                self.install(won, turn, options.lease);
-                Ok(true)
+        loop {
+            // A pending acquire holds a clone of the client, which would keep a
+            // closed session open (and its locks held): it ends on close instead.
+            let mut status = self.session.subscribe();
+            let closed = status.wait_for(|s| s.state == SessionState::Closed);
+            let removals = Removals::default();
+            // Set once this acquire has the handle's turn: before that, it waits
+            // for the handle itself, not for other contenders.
+            let queued = AtomicBool::new(false);
+            // Boxed once: moved through the select and the timeout, it would be
+            // stored inline several times over (a waiter pays this for as long as it waits).
+            let work = self.take_turn_and(options, &queued, Box::pin(contend(removals.clone())));
+            let outcome = tokio::select! {
+                biased;
+                won = work => won,
+                _ = cancels.changed() => Err(Error::Cancelled { path: self.path.clone() }),
+                _ = closed => Err(Error::Closed),
+                _ = sleep_until_some(deadline) => Ok(Turn::NotWon),
+            };
+            removals.wait().await;
+            let (won, turn) = match outcome? {
+                Turn::Won(won, turn) => (won, turn),
+                Turn::AlreadyHeld => return Ok(Outcome::Acquired),
+                Turn::NotWon if queued.load(Ordering::Acquire) => return Ok(Outcome::Taken),
+                Turn::NotWon => return Ok(Outcome::HandleBusy),
+            };
+            if self.install(won, turn, options.lease) {
+                return Ok(Outcome::Acquired);
             }
-            None => Ok(false),
+            // The win belonged to a session that has ended since: queue again
+            // on the new one, as a waiter whose session expired does.
+            if self.session.is_closed() {
+                return Err(Error::Closed);
+            }
+            if deadline.is_some_and(|d| Instant::now() >= d) {
+                return Ok(Outcome::Taken);
+            }
         }
     }
 
     async fn take_turn_and(
         &self,
         options: &Acquire,
+        queued: &AtomicBool,
         contend: impl Future<Output = Result<Option<Won>>>,
-    ) -> Result<Option<(Won, OwnedMutexGuard<()>)>> {
+    ) -> Result<Turn> {
         let turn = self.turn.clone();
         if !options.waits() {
-            let Ok(turn) = turn.try_lock_owned() else { return Ok(None) };
+            let Ok(turn) = turn.try_lock_owned() else {
+                let held = self.on_held == OnHeld::Succeed && self.is_held();
+                return Ok(if held { Turn::AlreadyHeld } else { Turn::NotWon });
+            };
+            queued.store(true, Ordering::Release);
             // Even a single try must not hang on a dead connection.
             let bound = self.session.request_bound();
             return match timeout(bound, contend).await {
-                Ok(won) => Ok(won?.map(|w| (w, turn))),
+                Ok(won) => Ok(won?.map_or(Turn::NotWon, |w| Turn::Won(w, turn))),
                 Err(_) => Err(Error::ConnectionLoss(bound)),
             };
         }
-        let turn = turn.lock_owned().await;
-        Ok(contend.await?.map(|w| (w, turn)))
+        let turn = match self.on_held {
+            OnHeld::Wait => turn.lock_owned().await,
+            OnHeld::Succeed => {
+                // The hold another acquire on this handle wins ends the wait.
+                // The state says Held a moment after the hold is recorded and
+                // again a moment after it is taken away: ask both.
+                let mut states = self.state.subscribe();
+                tokio::select! {
+                    turn = turn.lock_owned() => turn,
+                    _ = states.wait_for(|s| matches!(s, LockState::Held | LockState::Suspended) && self.is_held()) => {
+                        return Ok(Turn::AlreadyHeld)
+                    }
+                }
+            }
+        };
+        queued.store(true, Ordering::Release);
+        Ok(contend.await?.map_or(Turn::NotWon, |w| Turn::Won(w, turn)))
     }
 
-    fn install(self: &Arc<Self>, won: Won, turn: OwnedMutexGuard<()>, lease: Option<Duration>) {
+    /// Records the win as this handle's hold; false, recording nothing, if
+    /// the session the node was won on has ended since (a caller not polled
+    /// for a while, or a wake that raced the expiry): an ephemeral node of an
+    /// ended session is gone, and another contender may hold by now.
+    fn install(self: &Arc<Self>, mut won: Won, turn: OwnedMutexGuard<()>, lease: Option<Duration>) -> bool {
+        let status = self.session.status();
+        let ended = status.state == SessionState::Lost || status.generation != won.generation;
+        if status.state == SessionState::Closed || (won.ephemeral && ended) {
+            won.spawn_removals(&self.session);
+            return false;
+        }
         let id = self.acquisitions.fetch_add(1, Ordering::Relaxed) + 1;
         let watcher: Weak<dyn HoldWatcher> = Arc::downgrade(self) as Weak<dyn HoldWatcher>;
         let watch_key = self.session.watch_hold(watcher);
-        let lease_timer = lease.map(|lease| {
+        let node_watch = won.node_watch.take();
+        let (node, generation, ephemeral) = (won.node.clone(), won.generation, won.ephemeral);
+        // Recorded before any task that may end it starts: a lease shorter
+        // than the time to record it must still find the hold to end.
+        *self.held.lock().unwrap() = Some(Held { id, won, watch_key, tasks: Vec::new(), _turn: turn });
+        self.set_state(LockState::Held);
+        if let Some(lease) = lease {
             let holder = Arc::downgrade(self);
-            runtime::spawn(async move {
+            let timer = runtime::spawn(async move {
                 tokio::time::sleep(lease).await;
                 if let Some(holder) = holder.upgrade() {
                     holder.lose(id, LostReason::LeaseExpired);
                 }
-            })
-            .abort_handle()
-        });
-        *self.held.lock().unwrap() = Some(Held { id, won, watch_key, lease_timer, _turn: turn });
-        self.set_state(LockState::Held);
+            });
+            self.attach(id, timer.abort_handle());
+        }
+        let watch = runtime::spawn(watch_node(Arc::downgrade(self), id, node, generation, ephemeral, node_watch));
+        self.attach(id, watch.abort_handle());
         // A change between the win and the registration would go unheard.
         self.session_changed(self.session.status());
+        true
+    }
+
+    /// Ties `task` to hold `id`: aborted when the hold ends, or now if it has.
+    fn attach(&self, id: u64, task: AbortHandle) {
+        match self.held.lock().unwrap().as_mut().filter(|h| h.id == id) {
+            Some(held) => held.tasks.push(task),
+            None => task.abort(),
+        }
     }
 
     /// Whether something was held. If the connection is down, the delete
@@ -260,7 +367,7 @@ impl Holder {
         let Some(held) = self.held.lock().unwrap().take() else { return false };
         self.session.unwatch_hold(held.watch_key);
         self.set_state(LockState::Released);
-        let mut removals = held.removals(&self.session).into_iter();
+        let mut removals = held.won.removals(&self.session).into_iter();
         removals.next().expect("the node itself").run_bounded().await;
         removals.for_each(|late| drop(late.spawn()));
         true
@@ -310,8 +417,10 @@ impl Holder {
         drop(held);
         self.session.unwatch_hold(lost.watch_key);
         self.set_state(LockState::Lost(reason));
-        if reason == LostReason::LeaseExpired {
-            lost.spawn_removals(&self.session);
+        // The node (and any late duplicate of it) may still be there: a lease
+        // ran out, or only the node itself was deleted.
+        if matches!(reason, LostReason::LeaseExpired | LostReason::NodeDeleted) {
+            lost.won.spawn_removals(&self.session);
         }
     }
 
@@ -346,7 +455,59 @@ impl Drop for Holder {
     fn drop(&mut self) {
         if let Some(held) = self.held.get_mut().unwrap().take() {
             self.session.unwatch_hold(held.watch_key);
-            held.spawn_removals(&self.session);
+            held.won.spawn_removals(&self.session);
+        }
+    }
+}
+
+/// Watches hold `id`'s node and ends the hold with [`LostReason::NodeDeleted`]
+/// when someone else deletes it. Our own release deletes it too, but the hold
+/// is gone by then (and this task aborted), so that is a no-op. A watch ends
+/// early only when its session does, which the session's own logic reports;
+/// a persistent node outlives its session and is watched again on the next.
+async fn watch_node(
+    holder: Weak<Holder>,
+    id: u64,
+    node: String,
+    generation: u64,
+    ephemeral: bool,
+    mut armed: Option<zk::OneshotWatcher>,
+) {
+    let lose = |holder: &Weak<Holder>| {
+        if let Some(holder) = holder.upgrade() {
+            holder.lose(id, LostReason::NodeDeleted);
+        }
+    };
+    loop {
+        let watcher = match armed.take() {
+            Some(watcher) => watcher,
+            None => {
+                let Some(session) = holder.upgrade().map(|h| h.session.clone()) else { return };
+                let Ok(live) = session.live().await else { return };
+                if ephemeral && live.generation != generation {
+                    return;
+                }
+                // Sent at once and not awaited by the acquirer: the hold costs no round trip more.
+                match live.client.get_and_watch_data(&node).await {
+                    Ok((_, _, watcher)) => watcher,
+                    Err(zk::Error::NoNode) => return lose(&holder),
+                    Err(err) if connection_lost(&err) => continue,
+                    Err(zk::Error::SessionExpired | zk::Error::ClientClosed) if !ephemeral => {
+                        if !session.wait_past(live.generation).await {
+                            return;
+                        }
+                        continue;
+                    }
+                    Err(_) => return,
+                }
+            }
+        };
+        let event = watcher.changed().await;
+        match event.event_type {
+            zk::EventType::NodeDeleted => return lose(&holder),
+            zk::EventType::Session if ephemeral => return,
+            // Data changed, or a persistent node's session ended: watch again.
+            _ => {}
         }
     }
 }
@@ -449,14 +610,14 @@ impl Attempt {
             token,
             generation: removal.generation,
             ephemeral: removal.ephemeral,
+            node_watch: None,
             _place: self.place.take(),
             doubtful: std::mem::take(&mut self.doubtful),
-            node_watch: None,
         }
     }
 
     /// [`Attempt::won`], with the watch set by the read that confirmed the node.
-    pub fn won_watched(self, token: i64, node_watch: zookeeper_client::OneshotWatcher) -> Won {
+    pub fn won_watched(self, token: i64, node_watch: zk::OneshotWatcher) -> Won {
         Won { node_watch: Some(node_watch), ..self.won(token) }
     }
 }

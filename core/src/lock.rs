@@ -10,7 +10,7 @@ use zookeeper_client as zk;
 
 use crate::cleanup::{connection_lost, find_own, Removal, Target};
 use crate::error::{Error, Result};
-use crate::holder::{Acquire, Attempt, Holder, LockState, Removals, Won};
+use crate::holder::{Acquire, Attempt, Holder, LockState, OnHeld, Outcome, Removals, Won};
 use crate::naming::{self, Role, Scheme, Standing};
 use crate::options::{validate_identifier, validate_path};
 use crate::runtime;
@@ -82,7 +82,7 @@ impl Lock {
             return Err(Error::Closed);
         }
         let spec = Spec { path: path.to_owned(), kind, config };
-        Ok(Lock { holder: Holder::new(session, path), spec: Arc::new(spec) })
+        Ok(Lock { holder: Holder::new(session, path, OnHeld::Wait), spec: Arc::new(spec) })
     }
 
     /// An exclusive lock with kazoo's node names and no identifier.
@@ -105,8 +105,16 @@ impl Lock {
     /// Acquires the lock: `Ok(true)` once held, `Ok(false)` when a
     /// non-blocking try or the timeout found it taken. Whatever ends the
     /// attempt — timeout, [`Lock::cancel`], an error, dropping the future —
-    /// removes this contender's node.
+    /// removes this contender's node. On a handle that holds already it waits
+    /// for that hold's release (kazoo's `Lock`), so it returns `Ok(false)`
+    /// once the timeout runs out, at once for a single try.
     pub async fn acquire(&self, options: Acquire) -> Result<bool> {
+        self.acquire_outcome(options).await.map(Outcome::is_acquired)
+    }
+
+    /// [`Lock::acquire`], saying why it did not get the lock: others held it
+    /// ([`Outcome::Taken`]), or this handle did the whole time ([`Outcome::HandleBusy`]).
+    pub async fn acquire_outcome(&self, options: Acquire) -> Result<Outcome> {
         self.holder.acquire(&options, |removals| self.contend(&options, removals)).await
     }
 

@@ -13,7 +13,7 @@ use zookeeper_client as zk;
 
 use crate::cleanup::{connection_lost, Removal, Target};
 use crate::error::{Error, Result};
-use crate::holder::{Acquire, Attempt, Holder, LockState, Removals, Won};
+use crate::holder::{Acquire, Attempt, Holder, LockState, OnHeld, Outcome, Removals, Won};
 use crate::lock::{read_identifiers, Kind, Lock, LockConfig};
 use crate::options::{validate_identifier, validate_path};
 use crate::runtime;
@@ -51,7 +51,7 @@ impl Semaphore {
         let admission_config = LockConfig { identifier: identifier.clone(), ..LockConfig::default() };
         let admission = Lock::on_checked_path(session, &format!("{path}-__lock__"), Kind::Mutex, admission_config)?;
         Ok(Semaphore {
-            holder: Holder::new(session, path),
+            holder: Holder::new(session, path, OnHeld::Succeed),
             spec: Arc::new(Spec {
                 path: path.to_owned(),
                 identifier,
@@ -73,7 +73,14 @@ impl Semaphore {
     /// Takes a lease: `Ok(true)` once held, `Ok(false)` when a single try
     /// or the timeout found none free. Fails with
     /// [`Error::InconsistentLeases`] if the pool was set up with another size.
+    /// A handle that holds a lease already gets `Ok(true)` at once and keeps
+    /// its one lease (kazoo's `Semaphore`): one release gives it back.
     pub async fn acquire(&self, options: Acquire) -> Result<bool> {
+        self.acquire_outcome(options).await.map(Outcome::is_acquired)
+    }
+
+    /// [`Semaphore::acquire`], saying why it got no lease (see [`Outcome`]).
+    pub async fn acquire_outcome(&self, options: Acquire) -> Result<Outcome> {
         self.holder.acquire(&options, |removals| self.contend(&options, removals)).await
     }
 

@@ -76,6 +76,21 @@ namespace ZooLock
         }
     }
 
+    /// <summary>Why a hold ended without a release (the core's <c>LostReason</c>).</summary>
+    public enum LostReason
+    {
+        /// <summary>The hold is not lost.</summary>
+        None = 0,
+        /// <summary>The session expired: its ephemeral nodes are gone.</summary>
+        SessionExpired,
+        /// <summary>The session was closed.</summary>
+        SessionClosed,
+        /// <summary>The lease given at acquire ran out.</summary>
+        LeaseExpired,
+        /// <summary>Someone else deleted the holder's node (an operator breaking the lock).</summary>
+        NodeDeleted,
+    }
+
     /// <summary>
     /// A held lock, read lock, write lock or semaphore lease. Dispose
     /// releases it (repeating is harmless). A handle that is never disposed is
@@ -97,10 +112,28 @@ namespace ZooLock
 
         /// <summary>
         /// Cancelled when the hold is lost without a release: the session
-        /// expired or was closed. Stop using the guarded resource.
+        /// expired or was closed, the lease ran out, or someone else deleted
+        /// the node (<see cref="LostReason"/> says which). Stop using the guarded resource.
         /// </summary>
         /// <exception cref="ObjectDisposedException">The handle was disposed.</exception>
         public CancellationToken HandleLost { get { return Holder().WatchLoss(); } }
+
+        /// <summary>Why the hold was lost; <see cref="ZooLock.LostReason.None"/> while it is not.</summary>
+        /// <exception cref="ObjectDisposedException">The handle was disposed.</exception>
+        public LostReason LostReason
+        {
+            get
+            {
+                switch (Holder().State)
+                {
+                    case Native.NativeMethods.ZL_LOCK_LOST_SESSION_EXPIRED: return LostReason.SessionExpired;
+                    case Native.NativeMethods.ZL_LOCK_LOST_SESSION_CLOSED: return LostReason.SessionClosed;
+                    case Native.NativeMethods.ZL_LOCK_LOST_LEASE_EXPIRED: return LostReason.LeaseExpired;
+                    case Native.NativeMethods.ZL_LOCK_LOST_NODE_DELETED: return LostReason.NodeDeleted;
+                    default: return LostReason.None;
+                }
+            }
+        }
 
         /// <summary>
         /// True while the connection is down: the hold may survive (and come

@@ -99,6 +99,10 @@ namespace ZooLock.Native
         /// </summary>
         internal const int ZL_LOCK_LOST_LEASE_EXPIRED = 5;
         /// <summary>
+        ///  The hold ended because someone else deleted its node (an operator breaking a lock).
+        /// </summary>
+        internal const int ZL_LOCK_LOST_NODE_DELETED = 6;
+        /// <summary>
         ///  Connected to a server.
         /// </summary>
         internal const int ZL_SESSION_CONNECTED = 0;

@@ -89,13 +89,15 @@ namespace ZooLock
             return Lock(path, Timeout.Infinite);
         }
 
-        /// <summary>Waits up to <paramref name="millisecondsTimeout"/> (-1: forever); false if the lock stayed taken.</summary>
+        /// <summary>
+        /// Waits up to <paramref name="millisecondsTimeout"/> (-1: forever); false if the lock stayed taken.
+        /// A name that holds already waits for its own release, so it is false once the timeout runs out
+        /// (kazoo's <c>Lock</c>; not reentrant).
+        /// </summary>
         public bool Lock(string path, int millisecondsTimeout)
         {
             long millis = Interop.Millis(millisecondsTimeout, "millisecondsTimeout");
-            var holder = Find(path);
-            if (holder.State == NativeMethods.ZL_LOCK_HELD) return true;
-            return holder.Acquire(millis, CancellationToken.None);
+            return Find(path).Acquire(millis, CancellationToken.None);
         }
 
         /// <summary>Waits without blocking a thread until the contender holds the lock.</summary>
@@ -108,9 +110,7 @@ namespace ZooLock
         public Task<bool> LockAsync(string path, int millisecondsTimeout)
         {
             long millis = Interop.Millis(millisecondsTimeout, "millisecondsTimeout");
-            var holder = Find(path);
-            if (holder.State == NativeMethods.ZL_LOCK_HELD) return Task.FromResult(true);
-            return holder.AcquireAsync(millis, CancellationToken.None);
+            return Find(path).AcquireAsync(millis, CancellationToken.None);
         }
 
         /// <summary>Releases the contender's hold and forgets its name; true if it held the lock.</summary>

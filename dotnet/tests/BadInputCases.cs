@@ -142,15 +142,27 @@ namespace ZooLock.Tests
                     lease.Dispose();
                     lease.Dispose();
                 } },
-            { "acquire-again-while-held", c => AgainWhileHeld(c, (mutex, semaphore) =>
+            { "acquire-again-while-held", c =>
+                {
+                    var locker = c.Own(new ZookeeperLocker(c.Path("lock"), Setup.Zk.Connect));
+                    var name = locker.CreateLock();
+                    Assert.IsTrue(locker.Lock(name, (int)Patience.TotalMilliseconds));
+                    c.Check("ZookeeperLocker.Lock again", () => locker.Lock(name, (int)Short.TotalMilliseconds));
+                    Assert.IsTrue(locker.Release(name));
+                } },
+            { "try-again-while-held", c =>
+                {
+                    var locker = c.Own(new ZookeeperLocker(c.Path("lock"), Setup.Zk.Connect));
+                    var name = locker.CreateLock();
+                    Assert.IsTrue(locker.Lock(name, (int)Patience.TotalMilliseconds));
+                    c.Check("ZookeeperLocker.Lock(name, 0) again", () => locker.Lock(name, 0));
+                    Assert.IsTrue(locker.Release(name));
+                    AgainWhileHeld(c, (mutex, semaphore) => c.Check("TryAcquire again", () => mutex.TryAcquire(TimeSpan.Zero)));
+                } },
+            { "second-acquire-of-one-object", c => AgainWhileHeld(c, (mutex, semaphore) =>
                 {
                     c.Check("Acquire again", () => mutex.Acquire(Short));
                     c.Check("semaphore Acquire again", () => semaphore.Acquire(Short));
-                }) },
-            { "try-again-while-held", c => AgainWhileHeld(c, (mutex, semaphore) =>
-                {
-                    c.Check("TryAcquire again", () => mutex.TryAcquire(TimeSpan.Zero));
-                    c.Check("semaphore TryAcquire again", () => semaphore.TryAcquire(TimeSpan.Zero));
                 }) },
             { "acquire-after-close", c =>
                 {

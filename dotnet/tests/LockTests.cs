@@ -171,6 +171,24 @@ namespace ZooLock.Tests
         }
 
         [Test]
+        public void DeletingTheHoldersNodeCancelsHandleLostWithNodeDeleted()
+        {
+            var mutex = new ZooKeeperDistributedLock(Fixture.Path("node-deleted"), session);
+            using (var handle = mutex.Acquire())
+            {
+                var lost = handle.HandleLost;
+                Assert.That(handle.LostReason, Is.EqualTo(LostReason.None));
+                using (var operatorPeer = new Peer("delete", Setup.Zk.Connect, handle.Node, "operator"))
+                {
+                    Assert.That(operatorPeer.ReadLine(Fixture.Patience), Is.EqualTo("deleted"));
+                }
+                Assert.IsTrue(lost.WaitHandle.WaitOne(Fixture.Patience), "HandleLost was cancelled");
+                Assert.That(handle.LostReason, Is.EqualTo(LostReason.NodeDeleted));
+            }
+            using (var again = mutex.Acquire(Fixture.Patience)) { }
+        }
+
+        [Test]
         public void DisposeReleasesAndIsHarmlessTwice()
         {
             var path = Fixture.Path("dispose");

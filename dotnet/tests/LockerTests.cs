@@ -18,7 +18,7 @@ namespace ZooLock.Tests
             {
                 var mine = first.CreateLock();
                 Assert.IsTrue(first.Lock(mine));
-                Assert.IsTrue(first.Lock(mine), "locking a held name again is true at once");
+                Assert.IsFalse(first.Lock(mine, 200), "a held name waits for its own release: false once the timeout runs out");
                 var theirs = second.CreateLock("second");
                 Assert.IsFalse(second.Lock(theirs, 200));
                 var pending = second.LockAsync(theirs);

@@ -24,6 +24,7 @@ namespace ZooLock.Tests
 
                 Setup.Zk.Expire(session.SessionId);
                 Assert.IsTrue(lost.WaitHandle.WaitOne(Fixture.Patience), "HandleLost was cancelled");
+                Assert.That(handle.LostReason, Is.EqualTo(LostReason.SessionExpired));
                 ZooKeeperSessionState state;
                 do
                 {

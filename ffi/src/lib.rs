@@ -36,8 +36,8 @@ pub use listener::ZlStateCallback;
 pub use lock::*;
 pub use recipe::{zl_cancel_fire, zl_cancel_free, zl_cancel_new, ZlAcquireCallback, ZlCancel};
 pub use recipe::{
-    ZL_LOCK_HELD, ZL_LOCK_LOST_LEASE_EXPIRED, ZL_LOCK_LOST_SESSION_CLOSED, ZL_LOCK_LOST_SESSION_EXPIRED,
-    ZL_LOCK_RELEASED, ZL_LOCK_SUSPENDED,
+    ZL_LOCK_HELD, ZL_LOCK_LOST_LEASE_EXPIRED, ZL_LOCK_LOST_NODE_DELETED, ZL_LOCK_LOST_SESSION_CLOSED,
+    ZL_LOCK_LOST_SESSION_EXPIRED, ZL_LOCK_RELEASED, ZL_LOCK_SUSPENDED,
 };
 pub use selftest::*;
 pub use semaphore::*;

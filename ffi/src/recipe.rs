@@ -29,6 +29,8 @@ pub const ZL_LOCK_LOST_SESSION_EXPIRED: i32 = 3;
 pub const ZL_LOCK_LOST_SESSION_CLOSED: i32 = 4;
 /// The hold ended because its lease ran out.
 pub const ZL_LOCK_LOST_LEASE_EXPIRED: i32 = 5;
+/// The hold ended because someone else deleted its node (an operator breaking a lock).
+pub const ZL_LOCK_LOST_NODE_DELETED: i32 = 6;
 
 pub fn state_code(state: LockState) -> i32 {
     match state {
@@ -38,6 +40,7 @@ pub fn state_code(state: LockState) -> i32 {
         LockState::Lost(LostReason::SessionExpired) => ZL_LOCK_LOST_SESSION_EXPIRED,
         LockState::Lost(LostReason::SessionClosed) => ZL_LOCK_LOST_SESSION_CLOSED,
         LockState::Lost(LostReason::LeaseExpired) => ZL_LOCK_LOST_LEASE_EXPIRED,
+        LockState::Lost(LostReason::NodeDeleted) => ZL_LOCK_LOST_NODE_DELETED,
     }
 }
 

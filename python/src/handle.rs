@@ -9,7 +9,7 @@ use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyBytes, PyString};
 use tokio::sync::watch;
-use zoolock::{runtime, timeout_from_secs, Acquire, LockState, LostReason, Session};
+use zoolock::{runtime, timeout_from_secs, Acquire, LockState, LostReason, Outcome, Session};
 
 use crate::asyncio::to_asyncio;
 use crate::client::Client;
@@ -18,7 +18,7 @@ use crate::wait::{self, call_reporting, interruptible, run_with_gil, uninterrupt
 
 /// The core handle types behind Python's classes.
 pub trait Core: Clone + Send + Sync + 'static {
-    fn acquire(&self, options: Acquire) -> impl Future<Output = zoolock::Result<bool>> + Send;
+    fn acquire(&self, options: Acquire) -> impl Future<Output = zoolock::Result<Outcome>> + Send;
     fn release(&self) -> impl Future<Output = zoolock::Result<bool>> + Send;
     fn cancel(&self);
     fn is_acquired(&self) -> bool;
@@ -33,8 +33,8 @@ macro_rules! forward_core {
             fn acquire(
                 &self,
                 options: Acquire,
-            ) -> impl Future<Output = zoolock::Result<bool>> + Send {
-                <$ty>::acquire(self, options)
+            ) -> impl Future<Output = zoolock::Result<Outcome>> + Send {
+                <$ty>::acquire_outcome(self, options)
             }
             fn release(&self) -> impl Future<Output = zoolock::Result<bool>> + Send {
                 <$ty>::release(self)
@@ -79,6 +79,7 @@ pub fn lost_reason(state: LockState) -> Option<&'static str> {
         LockState::Lost(LostReason::SessionExpired) => Some("SESSION_EXPIRED"),
         LockState::Lost(LostReason::SessionClosed) => Some("SESSION_CLOSED"),
         LockState::Lost(LostReason::LeaseExpired) => Some("LEASE_EXPIRED"),
+        LockState::Lost(LostReason::NodeDeleted) => Some("NODE_DELETED"),
         _ => None,
     }
 }
@@ -372,28 +373,32 @@ impl<C: Core> Handle<C> {
 }
 
 /// Releases a hold that an abandoned acquire won.
-fn release_in_background<C: Core>(core: C, got: zoolock::Result<bool>) {
-    if matches!(got, Ok(true)) {
+fn release_in_background<C: Core>(core: C, got: zoolock::Result<Outcome>) {
+    if matches!(got, Ok(Outcome::Acquired)) {
         runtime::spawn(async move { core.release().await });
     }
 }
 
 /// kazoo's results: `False` for a try that found the lock taken, and
-/// `LockTimeout` when a blocking wait with a timeout ran out of time.
+/// `LockTimeout` when a blocking wait with a timeout ran out of time behind
+/// others; `False` again when it ran out because the handle itself held the
+/// lock all along (kazoo's `test_lock_no_double_calls`).
 fn outcome(
     what: &str,
     path: &str,
     args: &AcquireArgs,
-    got: zoolock::Result<bool>,
+    got: zoolock::Result<Outcome>,
 ) -> PyResult<bool> {
     let got = got.py_err()?;
     match args.timeout {
-        Some(timeout) if !got && args.blocking && args.options.timeout.is_some() => {
+        Some(timeout)
+            if got == Outcome::Taken && args.blocking && args.options.timeout.is_some() =>
+        {
             Err(LockTimeout::new_err(format!(
                 "Failed to acquire {what} on {path} after {timeout} seconds"
             )))
         }
-        _ => Ok(got),
+        _ => Ok(got.is_acquired()),
     }
 }
 

@@ -192,8 +192,9 @@ impl PyLock {
         state_name(self.handle.state())
     }
 
-    /// Why the last hold was lost: ``"SESSION_EXPIRED"``, ``"SESSION_CLOSED"``
-    /// or ``"LEASE_EXPIRED"``; ``None`` unless ``state`` is ``"LOST"``.
+    /// Why the last hold was lost: ``"SESSION_EXPIRED"``, ``"SESSION_CLOSED"``,
+    /// ``"LEASE_EXPIRED"`` or ``"NODE_DELETED"`` (someone else deleted the
+    /// holder's node); ``None`` unless ``state`` is ``"LOST"``.
     #[getter]
     fn lost_reason(&self) -> Option<&'static str> {
         lost_reason(self.handle.state())

@@ -111,10 +111,17 @@ def again_while_held(**kwargs):
     def case(ctx):
         _, lock, semaphore = held(ctx)
         ctx.check("Lock.acquire again", lambda: lock.acquire(**kwargs))
-        ctx.check("Semaphore.acquire again", lambda: semaphore.acquire(**kwargs))
         assert lock.release() and semaphore.release()
 
     return case
+
+
+def semaphore_again_while_held(ctx):
+    _, lock, semaphore = held(ctx)
+    ctx.check("Semaphore.acquire again", lambda: semaphore.acquire(timeout=0.5))
+    ctx.check("Semaphore.acquire try again", lambda: semaphore.acquire(blocking=False))
+    assert lock.release() and semaphore.release()
+    assert not semaphore.release(), "one lease, given back by one release"
 
 
 def limits_fit(ctx):
@@ -323,6 +330,7 @@ CASES = {
     "double-release": double_release,
     "acquire-again-while-held": again_while_held(timeout=0.5),
     "try-again-while-held": again_while_held(blocking=False),
+    "semaphore-again-while-held": semaphore_again_while_held,
     "acquire-after-close": after_close,
     "lock-after-close": lock_after_close,
     "acquire-never-started": never_started,

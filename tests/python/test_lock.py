@@ -196,3 +196,27 @@ def test_curator_scheme_names_nodes_like_curator(client, kz, path):
     with lock:
         (name,) = kz.get_children(path)
         assert name.startswith("_c_") and "-lock-" in name and lock.node == name
+
+
+def test_a_second_acquire_on_a_held_lock_is_false_not_lock_timeout(make_client, path):
+    """kazoo's test_lock_no_double_calls: the handle itself holds the lock."""
+    lock = make_client().Lock(path, "one")
+    assert lock.acquire() is True
+    assert lock.acquire(timeout=0.5) is False
+    assert lock.acquire(blocking=False) is False
+    assert lock.is_acquired is True
+    other = make_client().Lock(path, "two")
+    with pytest.raises(zoolock.LockTimeout):
+        other.acquire(timeout=0.5)
+    assert lock.release() is True
+    assert lock.is_acquired is False
+
+
+def test_deleting_the_holders_node_says_node_deleted(make_client, kz, path):
+    lock = make_client().Lock(path)
+    assert lock.acquire()
+    kz.delete(f"{path}/{lock.node}")
+    assert lock.lost.wait(DEADLINE)
+    assert lock.lost_reason == "NODE_DELETED" and lock.state == "LOST"
+    assert not lock.is_acquired
+    assert make_client().Lock(path).acquire(blocking=False) is True

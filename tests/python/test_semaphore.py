@@ -41,3 +41,22 @@ def test_cancel_a_waiting_semaphore(make_client, kz, path):
         waiting.result()
     until_children(kz, path + "-__lock__", lambda c: c == [], "the admission node to go")
     assert len(kz.get_children(path)) == 1
+
+
+def test_multiple_acquire_and_release(client, path):
+    """kazoo's own test: a second acquire on a holding semaphore is True at once."""
+    sem = client.Semaphore(path, "one")
+    assert sem.acquire(timeout=DEADLINE) is True
+    assert sem.acquire(timeout=DEADLINE) is True
+    assert sem.acquire(blocking=False) is True
+    assert sem.release() is True
+    assert sem.release() is False
+
+
+def test_deleting_a_lease_node_says_node_deleted(client, kz, path):
+    sem = client.Semaphore(path, "one")
+    assert sem.acquire()
+    (lease,) = kz.get_children(path)
+    kz.delete(f"{path}/{lease}")
+    assert sem.lost.wait(DEADLINE)
+    assert sem.lost_reason == "NODE_DELETED" and not sem.is_acquired

@@ -98,7 +98,8 @@ class Lock:
         self, client: KazooClient, path: str, identifier: Any = None, extra_lock_patterns: Sequence[str] = (), *, scheme: str = "kazoo"
     ) -> None: ...
     def acquire(self, blocking: bool = True, timeout: Optional[float] = None, ephemeral: bool = True, *, lease: Optional[float] = None) -> bool:
-        """True once held; False for a failed non-blocking try; LockTimeout when the timeout runs out."""
+        """True once held; False for a failed non-blocking try; LockTimeout when the timeout runs out
+        behind others; False when it runs out because this object held the lock all along (kazoo)."""
     def acquire_async(
         self, blocking: bool = True, timeout: Optional[float] = None, ephemeral: bool = True, *, lease: Optional[float] = None
     ) -> Awaitable[bool]:
@@ -125,7 +126,7 @@ class Lock:
         """"RELEASED", "HELD", "SUSPENDED" or "LOST"."""
     @property
     def lost_reason(self) -> Optional[str]:
-        """"SESSION_EXPIRED", "SESSION_CLOSED" or "LEASE_EXPIRED" when LOST."""
+        """"SESSION_EXPIRED", "SESSION_CLOSED", "LEASE_EXPIRED" or "NODE_DELETED" when LOST."""
     @property
     def lost(self) -> LostEvent:
         """Set when the current hold is lost."""
@@ -155,7 +156,8 @@ class Semaphore:
 
     def __init__(self, client: KazooClient, path: str, identifier: Any = None, max_leases: int = 1) -> None: ...
     def acquire(self, blocking: bool = True, timeout: Optional[float] = None, *, lease: Optional[float] = None) -> bool:
-        """True once a lease is held; False for a failed non-blocking try; LockTimeout on timeout."""
+        """True once a lease is held (at once if this object holds one: kazoo); False for a failed
+        non-blocking try; LockTimeout on timeout."""
     def acquire_async(self, blocking: bool = True, timeout: Optional[float] = None, *, lease: Optional[float] = None) -> Awaitable[bool]:
         """acquire() for asyncio."""
     def release(self) -> bool:

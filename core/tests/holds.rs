@@ -1,0 +1,236 @@
+//! A hold's life on one handle: a second acquire while it holds, a lease
+//! shorter than recording the hold, a win whose session ended before it was
+//! recorded, and the holder's node deleted by someone else.
+
+mod common;
+
+use std::io::{Read, Write};
+use std::time::Duration;
+
+use common::*;
+use tokio::time::timeout;
+use zk_harness::Ensemble;
+use zoolock::{Acquire, Lock, LockState, LostReason, Outcome, Semaphore, Session, SessionState};
+
+fn harness() -> &'static Ensemble {
+    zk_harness::shared()
+}
+
+/// Runs a blocking harness call without stalling the clients under test.
+async fn inject<T: Send + 'static>(fault: impl FnOnce() -> T + Send + 'static) -> T {
+    tokio::task::spawn_blocking(fault).await.unwrap()
+}
+
+async fn wait_state(states: &mut tokio::sync::watch::Receiver<LockState>, want: LockState) {
+    timeout(Duration::from_secs(10), states.wait_for(|s| *s == want))
+        .await
+        .unwrap_or_else(|_| panic!("the hold never became {want:?}"))
+        .unwrap();
+}
+
+/// Waits until the server lists a data watch of `session` on `node` (the
+/// `wchp` four-letter word): no event tells a test that a watch is set.
+async fn watched_by(node: &str, session: i64) {
+    let port = harness().client_port(0).unwrap();
+    let wanted = format!("0x{session:x}");
+    for _ in 0..500 {
+        let text = inject(move || {
+            let mut s = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
+            s.write_all(b"wchp").unwrap();
+            let mut out = String::new();
+            s.read_to_string(&mut out).unwrap();
+            out
+        })
+        .await;
+        let mut lines = text.lines().skip_while(|l| *l != node).skip(1);
+        if lines.by_ref().take_while(|l| l.starts_with(char::is_whitespace)).any(|l| l.trim() == wanted) {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    panic!("no watch of {wanted} on {node}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_second_acquire_on_a_holding_semaphore_handle_succeeds_at_once() {
+    let connect = shared_server();
+    let raw = raw(&connect).await;
+    let path = unique_path("sem-twice");
+    let semaphore = Semaphore::new(&session(&connect).await, &path, "one", 1).unwrap();
+    assert!(semaphore.acquire(Acquire::default()).await.unwrap());
+    let again = timeout(Duration::from_secs(5), semaphore.acquire(Acquire::default())).await;
+    assert_eq!(again.expect("a second acquire returns at once, as kazoo's does"), Ok(true));
+    assert!(semaphore.acquire(Acquire::no_wait()).await.unwrap());
+    assert_eq!(children(&raw, &path).await.len(), 1, "still one lease");
+    assert!(semaphore.release().await.unwrap());
+    assert!(!semaphore.release().await.unwrap(), "one release gave the one lease back");
+    assert!(children(&raw, &path).await.is_empty());
+
+    // Two acquires pending on one handle: the lease one of them wins is the other's too.
+    let other = Semaphore::new(&session(&connect).await, &path, "other", 1).unwrap();
+    assert!(other.acquire(Acquire::default()).await.unwrap());
+    let pending: Vec<_> = (0..2)
+        .map(|_| {
+            let semaphore = semaphore.clone();
+            tokio::spawn(async move { semaphore.acquire(Acquire::timeout(Duration::from_secs(10))).await })
+        })
+        .collect();
+    until_children(&raw, &format!("{path}-__lock__"), "one acquire admitted", |c| c.len() == 1).await;
+    other.release().await.unwrap();
+    for acquire in pending {
+        assert_eq!(acquire.await.unwrap(), Ok(true));
+    }
+    assert_eq!(children(&raw, &path).await.len(), 1);
+    assert!(semaphore.release().await.unwrap());
+    assert!(!semaphore.release().await.unwrap());
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_second_acquire_on_a_holding_lock_handle_waits_for_that_hold_and_says_so() {
+    let connect = shared_server();
+    let raw = raw(&connect).await;
+    let path = unique_path("lock-twice");
+    let lock = Lock::mutex(&session(&connect).await, &path).unwrap();
+    assert!(lock.acquire(Acquire::default()).await.unwrap());
+    let short = || Acquire::timeout(Duration::from_millis(300));
+    assert_eq!(lock.acquire_outcome(short()).await, Ok(Outcome::HandleBusy));
+    assert!(!lock.acquire(short()).await.unwrap());
+    assert_eq!(lock.acquire_outcome(Acquire::no_wait()).await, Ok(Outcome::HandleBusy));
+    assert!(lock.is_acquired(), "the first hold is untouched");
+    assert_eq!(children(&raw, &path).await.len(), 1);
+    let other = Lock::mutex(&session(&connect).await, &path).unwrap();
+    assert_eq!(other.acquire_outcome(short()).await, Ok(Outcome::Taken));
+    assert_eq!(other.acquire_outcome(Acquire::no_wait()).await, Ok(Outcome::Taken));
+
+    // It waits for the handle's own release, then holds.
+    let second = {
+        let lock = lock.clone();
+        tokio::spawn(async move { lock.acquire(Acquire::timeout(Duration::from_secs(10))).await })
+    };
+    lock.release().await.unwrap();
+    assert_eq!(second.await.unwrap(), Ok(true));
+    assert!(lock.release().await.unwrap());
+}
+
+/// The lease timer races the recording of the hold; several handles at once
+/// make the recording thread lose its core now and then, as under load.
+#[tokio::test(flavor = "multi_thread", worker_threads = 8)]
+async fn a_lease_shorter_than_recording_the_hold_still_ends_it() {
+    let connect = shared_server();
+    let session = session(&connect).await;
+    let mut tasks = Vec::new();
+    for handle in 0..8 {
+        let lock = Lock::mutex(&session, &unique_path("tiny-lease")).unwrap();
+        tasks.push(tokio::spawn(async move {
+            let mut states = lock.subscribe();
+            for round in 0..100 {
+                assert!(lock.acquire(Acquire::default().lease(Duration::from_nanos(1))).await.unwrap());
+                let lost = states.wait_for(|s| *s == LockState::Lost(LostReason::LeaseExpired));
+                let lost = timeout(Duration::from_secs(5), lost).await;
+                assert!(lost.is_ok(), "handle {handle}, round {round}: the lease never ended the hold");
+            }
+        }));
+    }
+    for task in tasks {
+        task.await.unwrap();
+    }
+}
+
+/// The waiter wins on its predecessor's deletion notice, but its caller does
+/// not poll it (a starved thread) until its session has expired and a new
+/// one is up: the win belongs to a session that has ended.
+async fn win_on_an_ended_session(waiter_timeout: Duration, resume_after_timeout: bool) -> (Lock, Session, bool) {
+    let connect = shared_server();
+    let path = unique_path("ended-win");
+    let holder = Lock::mutex(&session(&connect).await, &path).unwrap();
+    assert!(holder.acquire(Acquire::default()).await.unwrap());
+    let waiter_session = session(&connect).await;
+    let waiter = Lock::mutex(&waiter_session, &path).unwrap();
+    let id = waiter_session.status().session_id;
+    let started = tokio::time::Instant::now();
+    let holder_node = holder.node().unwrap();
+    let mut acquiring = Box::pin(waiter.acquire(Acquire::timeout(waiter_timeout)));
+    tokio::select! {
+        done = &mut acquiring => panic!("acquired while held: {done:?}"),
+        _ = watched_by(&holder_node, id) => {}
+    }
+    holder.release().await.unwrap();
+    inject(move || harness().expire(id).unwrap()).await;
+    let mut status = waiter_session.subscribe();
+    timeout(Duration::from_secs(20), status.wait_for(|s| s.generation == 2 && s.state == SessionState::Connected))
+        .await
+        .expect("a new session")
+        .unwrap();
+    if resume_after_timeout {
+        tokio::time::sleep_until(started + waiter_timeout).await;
+    }
+    let got = acquiring.await.unwrap();
+    (waiter, waiter_session, got)
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_win_whose_session_ended_before_it_was_recorded_queues_again() {
+    let (waiter, session, got) = win_on_an_ended_session(Duration::from_secs(30), false).await;
+    assert!(got);
+    assert_eq!(waiter.state(), LockState::Held, "a hold of the new session, not one already lost");
+    let raw = raw(&shared_server()).await;
+    let stat = raw.check_stat(&waiter.node().unwrap()).await.unwrap().expect("its node exists");
+    assert_eq!(stat.ephemeral_owner, session.status().session_id);
+    assert!(waiter.fencing_token().is_some());
+    waiter.release().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_win_whose_session_ended_is_no_hold_once_the_timeout_is_gone() {
+    let (waiter, _session, got) = win_on_an_ended_session(Duration::from_secs(3), true).await;
+    assert!(!got, "the timeout ran out");
+    assert!(!waiter.is_acquired());
+    assert_ne!(waiter.state(), LockState::Held);
+    let raw = raw(&shared_server()).await;
+    assert!(children(&raw, waiter.path()).await.is_empty(), "no node left");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn deleting_the_holders_node_tells_the_holder_and_the_next_waiter_holds() {
+    let connect = shared_server();
+    let raw = raw(&connect).await;
+    let path = unique_path("node-deleted");
+    let holder = Lock::mutex(&session(&connect).await, &path).unwrap();
+    assert!(holder.acquire(Acquire::default()).await.unwrap());
+    let mut states = holder.subscribe();
+    let waiter = Lock::mutex(&session(&connect).await, &path).unwrap();
+    let waiting = {
+        let waiter = waiter.clone();
+        tokio::spawn(async move { waiter.acquire(Acquire::default()).await })
+    };
+    queued(&raw, &path, 2).await;
+    raw.delete(&holder.node().unwrap(), None).await.unwrap();
+    wait_state(&mut states, LockState::Lost(LostReason::NodeDeleted)).await;
+    assert!(!holder.is_acquired());
+    assert_eq!(holder.fencing_token(), None);
+    assert_eq!(waiting.await.unwrap(), Ok(true));
+    assert!(!holder.release().await.unwrap(), "nothing left to release");
+
+    // The handle holds again, and its own release is no loss.
+    waiter.release().await.unwrap();
+    assert!(holder.acquire(Acquire::default()).await.unwrap());
+    assert!(holder.release().await.unwrap());
+    assert_eq!(holder.state(), LockState::Released);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn deleting_a_lease_node_tells_its_holder() {
+    let connect = shared_server();
+    let raw = raw(&connect).await;
+    let path = unique_path("lease-deleted");
+    let semaphore = Semaphore::new(&session(&connect).await, &path, "holder", 1).unwrap();
+    assert!(semaphore.acquire(Acquire::default()).await.unwrap());
+    let mut states = semaphore.subscribe();
+    let lease = children(&raw, &path).await.remove(0);
+    raw.delete(&format!("{path}/{lease}"), None).await.unwrap();
+    wait_state(&mut states, LockState::Lost(LostReason::NodeDeleted)).await;
+    assert!(!semaphore.is_acquired());
+    let other = Semaphore::new(&session(&connect).await, &path, "other", 1).unwrap();
+    assert!(other.acquire(Acquire::no_wait()).await.unwrap(), "the lease is free");
+    other.release().await.unwrap();
+}
