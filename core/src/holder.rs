@@ -105,6 +105,39 @@ pub(crate) struct Won {
     /// Prefixes of creates whose reply was lost and whose node was not found
     /// then: such a create can still land late, so they are swept on release.
     doubtful: Vec<Removal>,
+    /// Until the handle records the win: a dropped acquire (between its
+    /// win and the record) removes the node, and its acquire waits for that.
+    guard: Option<(Session, Removals)>,
+}
+
+impl Won {
+    /// Everything to delete when the hold ends: its node, then any late
+    /// duplicates of it.
+    fn removals(&self, session: &Session) -> Vec<Removal> {
+        let node = Removal {
+            session: session.clone(),
+            target: Target::Node(self.node.clone()),
+            generation: self.generation,
+            ephemeral: self.ephemeral,
+        };
+        std::iter::once(node).chain(self.doubtful.iter().cloned()).collect()
+    }
+
+    /// Recorded by the handle, whose release now removes the node.
+    fn installed(mut self) -> Won {
+        self.guard = None;
+        self
+    }
+}
+
+impl Drop for Won {
+    fn drop(&mut self) {
+        if let Some((session, removals)) = self.guard.take() {
+            for removal in self.removals(&session) {
+                removals.push(removal.spawn());
+            }
+        }
+    }
 }
 
 struct Held {
@@ -117,16 +150,8 @@ struct Held {
 }
 
 impl Held {
-    /// Everything to delete when the hold ends: its node, then any late
-    /// duplicates of it.
     fn removals(&self, session: &Session) -> Vec<Removal> {
-        let node = Removal {
-            session: session.clone(),
-            target: Target::Node(self.won.node.clone()),
-            generation: self.won.generation,
-            ephemeral: self.won.ephemeral,
-        };
-        std::iter::once(node).chain(self.won.doubtful.iter().cloned()).collect()
+        self.won.removals(session)
     }
 
     fn spawn_removals(&self, session: &Session) {
@@ -250,7 +275,7 @@ impl Holder {
             })
             .abort_handle()
         });
-        *self.held.lock().unwrap() = Some(Held { id, won, watch_key, lease_timer, _turn: turn });
+        *self.held.lock().unwrap() = Some(Held { id, won: won.installed(), watch_key, lease_timer, _turn: turn });
         self.set_state(LockState::Held);
         // A change between the win and the registration would go unheard.
         self.session_changed(self.session.status());
@@ -258,14 +283,17 @@ impl Holder {
 
     /// `None` if nothing was held, else whether the node is certainly gone.
     /// If the connection is down, the delete goes on in the background until
-    /// it succeeds or the session ends.
+    /// it succeeds or the session ends. Every removal is started before the
+    /// first await, so a caller that stops waiting (a timeout around
+    /// `release`, a cancelled task) leaves them running: no node outlives it.
     pub async fn release(&self) -> Option<Released> {
         let held = self.held.lock().unwrap().take()?;
         self.session.unwatch_hold(held.watch_key);
         self.set_state(LockState::Released);
         let mut removals = held.removals(&self.session).into_iter();
-        let gone = removals.next().expect("the node itself").run_bounded().await;
+        let node = removals.next().expect("the node itself").run_bounded();
         removals.for_each(|late| drop(late.spawn()));
+        let gone = node.await;
         Some(Released { node: held.won.node.clone(), gone })
     }
 
@@ -386,7 +414,12 @@ pub(crate) struct Attempt {
 }
 
 impl Attempt {
+    /// A persistent node is registered with its session from now on, so
+    /// that `Session::close` removes it whoever holds the attempt.
     pub fn new(removal: Removal, removals: &Removals) -> Attempt {
+        if let Some(persistent) = removal.persistent() {
+            persistent.own(&removal.target);
+        }
         Attempt { removal: Some(removal), removals: removals.clone(), place: None, doubtful: Vec::new() }
     }
 
@@ -404,8 +437,13 @@ impl Attempt {
     pub fn renew_prefix(&mut self, prefix: String) {
         let removal = self.removal.as_mut().expect("attempt in use");
         self.doubtful.push(removal.clone());
+        let old = removal.target.clone();
         if let Target::Prefix { prefix: current, .. } = &mut removal.target {
             *current = prefix;
+        }
+        if let Some(persistent) = removal.persistent() {
+            persistent.settle(&old);
+            persistent.own(&removal.target);
         }
     }
 
@@ -417,12 +455,19 @@ impl Attempt {
     /// The create succeeded: from now on the node is known by name.
     pub fn created(&mut self, node: String) {
         if let Some(removal) = self.removal.as_mut() {
-            removal.target = Target::Node(node);
+            let node = Target::Node(node);
+            if let Some(persistent) = removal.persistent() {
+                persistent.retarget(&removal.target, &node);
+            }
+            removal.target = node;
         }
     }
 
     pub fn won(mut self, token: i64) -> Won {
         let removal = self.removal.take().expect("an attempt wins once");
+        if let Some(persistent) = removal.persistent() {
+            persistent.settle(&removal.target);
+        }
         let Target::Node(node) = removal.target else { unreachable!("a won node was created") };
         Won {
             node,
@@ -431,12 +476,18 @@ impl Attempt {
             ephemeral: removal.ephemeral,
             _place: self.place.take(),
             doubtful: std::mem::take(&mut self.doubtful),
+            guard: Some((removal.session, self.removals.clone())),
         }
     }
 }
 
 impl Drop for Attempt {
     fn drop(&mut self) {
+        if let Some(removal) = self.removal.as_ref() {
+            if let Some(persistent) = removal.persistent() {
+                persistent.settle(&removal.target);
+            }
+        }
         for removal in self.removal.take().into_iter().chain(self.doubtful.drain(..)) {
             self.removals.push(removal.spawn());
         }
@@ -447,5 +498,64 @@ pub(crate) async fn sleep_until_some(deadline: Option<Instant>) {
     match deadline {
         Some(deadline) => sleep_until(deadline).await,
         None => std::future::pending().await,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use zookeeper_client as zk;
+
+    use super::*;
+    use crate::SessionOptions;
+
+    /// The window between a win and its record, while the acquire waits for
+    /// earlier removals: an acquire dropped there removes the node it won.
+    #[tokio::test(flavor = "multi_thread")]
+    async fn an_acquire_dropped_between_its_win_and_its_record_removes_the_node() {
+        let connect = zk_harness::shared().connect_string();
+        let session = Session::connect(SessionOptions::new(&connect)).await.unwrap();
+        let raw = zk::Client::connect(&connect).await.unwrap();
+        let parent = format!("/zoolock-tests{}", zk_harness::unique_path("won-dropped"));
+        let open = zk::Acls::anyone_all();
+        raw.mkdir(&parent, &zk::CreateMode::Persistent.with_acls(open)).await.unwrap();
+        let node = format!("{parent}/node");
+        let holder = Holder::new(&session, &parent);
+        let (_unblock, blocked) = tokio::sync::oneshot::channel::<()>();
+        let won = Arc::new(tokio::sync::Notify::new());
+        let contend = |removals: Removals| {
+            let (session, node, won) = (session.clone(), node.clone(), won.clone());
+            async move {
+                // An earlier attempt's removal, still running when this one wins.
+                removals.push(tokio::spawn(async move { drop(blocked.await) }));
+                let live = session.live().await?;
+                let ephemeral = zk::CreateMode::Ephemeral.with_acls(open);
+                let (stat, _) = live.client.create(&node, b"", &ephemeral).await.unwrap();
+                let target = Target::Node(node.clone());
+                let removal = Removal { session, target, generation: live.generation, ephemeral: true };
+                let attempt = Attempt::new(removal, &removals);
+                won.notify_one();
+                Ok(Some(attempt.won(stat.czxid)))
+            }
+        };
+        let options = Acquire::default();
+        let mut acquire = Box::pin(holder.acquire(&options, contend));
+        tokio::select! {
+            _ = &mut acquire => panic!("the acquire did not wait for the earlier removal"),
+            _ = won.notified() => {}
+        }
+        drop(acquire);
+        assert!(!holder.is_held());
+        let gone = async {
+            loop {
+                let (stat, watcher) = raw.check_and_watch_stat(&node).await.unwrap();
+                if stat.is_none() {
+                    return;
+                }
+                watcher.changed().await;
+            }
+        };
+        timeout(Duration::from_secs(10), gone).await.expect("the won node outlived the dropped acquire");
     }
 }

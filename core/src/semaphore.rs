@@ -91,6 +91,7 @@ impl Semaphore {
             }
             let admitted = Admitted { lock: Some(&self.spec.admission), removals: &removals };
             let step = self.take_lease(&live, options, &removals).await;
+            // Dropped here, the acquire still removes a won lease: see `Won`.
             admitted.release().await;
             match step? {
                 Step::Won(won) => return Ok(Some(won)),
