@@ -45,6 +45,70 @@ namespace ZooLock.Tests
             Send(new Dictionary<string, object> { { "cmd", "expire" }, { "session", sessionId.ToString() } });
         }
 
+        /// <summary>
+        /// Arms a request-level fault (tests/harness/README.md): the server applies the
+        /// session's <paramref name="nth"/> request with <paramref name="op"/> (ZooKeeper's name,
+        /// e.g. "create2"; any op if null) under the path prefix <paramref name="path"/>, then its
+        /// reply is dropped and the connection reset. Returns the fault's id.
+        /// </summary>
+        public long DropReply(long sessionId, string op = null, string path = null, int nth = 1)
+        {
+            return Convert.ToInt64(Send(Select("drop_reply", sessionId, op, path, nth))["fault"]);
+        }
+
+        /// <summary>
+        /// Arms a fault that forwards the picked request and resets the connection at once: the
+        /// client sees a connection loss, the server applies the request. Returns the fault's id.
+        /// </summary>
+        public long ResetBeforeReply(long sessionId, string op = null, string path = null, int nth = 1)
+        {
+            return Convert.ToInt64(Send(Select("reset_before_reply", sessionId, op, path, nth))["fault"]);
+        }
+
+        /// <summary>
+        /// Arms a fault that holds the picked request back and resets the connection (the server
+        /// has not seen it); once the client reconnected, the request goes to the server just
+        /// <paramref name="land"/> ("before" or "after") the session's <paramref name="landNth"/>
+        /// later request with <paramref name="landOp"/> under <paramref name="landPath"/>, and its
+        /// reply is swallowed. Returns the fault's id.
+        /// </summary>
+        public long LandLate(long sessionId, string op = null, string path = null, int nth = 1,
+            string land = "before", string landOp = null, string landPath = null, int landNth = 1)
+        {
+            var command = Select("land_late", sessionId, op, path, nth);
+            command["land"] = land;
+            command["land_nth"] = landNth;
+            if (landOp != null) command["land_op"] = landOp;
+            if (landPath != null) command["land_path"] = landPath;
+            return Convert.ToInt64(Send(command)["fault"]);
+        }
+
+        /// <summary>What the fault did: "state" ("armed", ..., "fired", "missed", "disarmed"), "op", "path", "xid", "reply_err".</summary>
+        public Dictionary<string, object> Fault(long faultId)
+        {
+            return Send(new Dictionary<string, object> { { "cmd", "fault" }, { "fault", faultId } });
+        }
+
+        /// <summary>Waits until the fault reached <paramref name="until"/>; throws on timeout, or if it was missed or disarmed.</summary>
+        public Dictionary<string, object> WaitFault(long faultId, string until = "fired", int timeoutMs = 10000)
+        {
+            return Send(new Dictionary<string, object> { { "cmd", "wait_fault" }, { "fault", faultId }, { "until", until }, { "timeout_ms", timeoutMs } });
+        }
+
+        /// <summary>Disarms the fault unless a request matched it already.</summary>
+        public Dictionary<string, object> Disarm(long faultId)
+        {
+            return Send(new Dictionary<string, object> { { "cmd", "disarm" }, { "fault", faultId } });
+        }
+
+        static Dictionary<string, object> Select(string cmd, long sessionId, string op, string path, int nth)
+        {
+            var command = new Dictionary<string, object> { { "cmd", cmd }, { "session", sessionId.ToString() }, { "nth", nth } };
+            if (op != null) command["op"] = op;
+            if (path != null) command["path"] = path;
+            return command;
+        }
+
         /// <summary>Sends one command and returns its answer; throws if the answer is not ok.</summary>
         public Dictionary<string, object> Send(Dictionary<string, object> command)
         {

@@ -21,6 +21,13 @@ def zkh_binary() -> Path:
     return binary
 
 
+def _select(session_id, op, path, nth, prefix=""):
+    fields = {prefix + "op": op, prefix + "path": path, prefix + "nth": nth}
+    if not prefix:
+        fields["session"] = str(session_id)
+    return {k: v for k, v in fields.items() if v is not None}
+
+
 class HarnessError(RuntimeError):
     """zkh answered a command with an error."""
 
@@ -66,6 +73,49 @@ class Harness:
 
     def heal(self, session_id: int) -> None:
         self.call("heal", session=str(session_id))
+
+    # Request-level faults (tests/harness/README.md). A fault picks the
+    # ``nth`` request of a session with ``op`` (ZooKeeper's name, e.g.
+    # "create2", which zoolock sends, or "create", which kazoo sends; or a
+    # list of names; any op if None) and a path starting with ``path``. It
+    # fires once; the methods return its id.
+
+    def drop_reply(self, session_id: int, op=None, path=None, nth: int = 1) -> int:
+        """The server applies the request, its reply is dropped and the
+        connection reset: the client sees a connection loss."""
+        return self.call("drop_reply", **_select(session_id, op, path, nth))["fault"]
+
+    def reset_before_reply(self, session_id: int, op=None, path=None, nth: int = 1) -> int:
+        """The request goes to the server and the connection is reset at
+        once: the client sees a connection loss, the server applies it."""
+        return self.call("reset_before_reply", **_select(session_id, op, path, nth))["fault"]
+
+    def land_late(
+        self, session_id: int, op=None, path=None, nth: int = 1,
+        land: str = "before", land_op=None, land_path=None, land_nth: int = 1,
+    ) -> int:
+        """The request is held back and the connection reset (the server has
+        not seen it); once the client reconnected, it goes to the server
+        just ``land`` ("before" or "after") the session's ``land_nth`` later
+        request with ``land_op`` under ``land_path``, and its reply is
+        swallowed. ``land="after", land_nth=n`` lands it after n requests."""
+        fields = _select(session_id, op, path, nth)
+        fields.update(_select(session_id, land_op, land_path, land_nth, prefix="land_"))
+        return self.call("land_late", land=land, **fields)["fault"]
+
+    def fault(self, fault_id: int) -> dict:
+        """What the fault did: ``state`` ("armed", ..., "fired", "missed",
+        "disarmed"), ``op``, ``path``, ``xid``, ``reply_err``, ``reply_zxid``."""
+        return self.call("fault", fault=fault_id)
+
+    def wait_fault(self, fault_id: int, until: str = "fired", timeout: float = 10.0) -> dict:
+        """Waits until the fault reached ``until``; HarnessError on timeout,
+        or if it was missed or disarmed."""
+        return self.call("wait_fault", fault=fault_id, until=until, timeout_ms=int(timeout * 1000))
+
+    def disarm(self, fault_id: int) -> dict:
+        """Disarms the fault unless a request matched it already."""
+        return self.call("disarm", fault=fault_id)
 
     def mntr(self, server: int = 0) -> dict:
         return self.call("mntr", server=server)["mntr"]

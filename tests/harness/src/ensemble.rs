@@ -2,6 +2,7 @@
 
 use crate::error::{Error, Result};
 use crate::expire::{self, Outcome};
+use crate::fault::{FaultId, FaultKind, FaultReport, FaultState, Landing, Select};
 use crate::fourlw;
 use crate::options::{Install, Options};
 use crate::proxy::Proxy;
@@ -229,6 +230,59 @@ impl Ensemble {
         self.server(i)?;
         self.registry.heal_proxy(i);
         Ok(())
+    }
+
+    /// Lets the server apply the request `target` picks, then drops its
+    /// reply and resets the connection: the client sees a connection loss
+    /// for a request that took effect. Replies to requests pipelined behind
+    /// it are lost with the connection. Fires once.
+    pub fn drop_reply(&self, target: Select) -> Result<FaultId> {
+        self.registry.arm(FaultKind::DropReply, target, None)
+    }
+
+    /// Holds back the request `target` picks and resets the connection
+    /// (the client sees a connection loss; the server has not seen the
+    /// request). The client reconnects, same session, and sends more; the
+    /// held request goes to the server on that new connection at `landing`,
+    /// and the proxy swallows its reply (the client never sent it there).
+    /// So a create whose reply was lost lands after the client's own later
+    /// requests, as when a request forwarded to the leader by the old
+    /// follower commits after the client's read on another. The landed
+    /// request carries an xid of its own (very negative), not the client's.
+    pub fn land_late(&self, target: Select, landing: Landing) -> Result<FaultId> {
+        self.registry
+            .arm(FaultKind::LandLate, target, Some(landing))
+    }
+
+    /// Forwards the request `target` picks and resets the connection at
+    /// once, without waiting for the reply: the client sees a connection
+    /// loss; the server applies the request (it reads it before the reset)
+    /// but cannot answer.
+    pub fn reset_before_reply(&self, target: Select) -> Result<FaultId> {
+        self.registry.arm(FaultKind::ResetBeforeReply, target, None)
+    }
+
+    /// What fault `id` did so far.
+    pub fn fault(&self, id: FaultId) -> Result<FaultReport> {
+        self.registry.fault(id)
+    }
+
+    /// Waits until fault `id` reaches stage `until` or a later one (usually
+    /// [`FaultState::Fired`]). An error after `timeout`, or if the fault
+    /// was missed or disarmed.
+    pub fn wait_fault(
+        &self,
+        id: FaultId,
+        until: FaultState,
+        timeout: Duration,
+    ) -> Result<FaultReport> {
+        self.registry.wait_fault(id, until, timeout)
+    }
+
+    /// Disarms fault `id` unless a request matched it already (then it
+    /// goes on). Returns where it is.
+    pub fn disarm(&self, id: FaultId) -> Result<FaultReport> {
+        self.registry.disarm(id)
     }
 
     /// Ends `session` on the servers: with the password the proxy recorded,

@@ -35,6 +35,22 @@ pub(crate) struct ReplyHeader {
     pub err: i32,
 }
 
+/// The start of a request frame's body: the header, and the path its op
+/// names (the first field of most bodies; a multi's first op's path).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct RequestHead {
+    pub xid: i32,
+    pub op: i32,
+    pub path: Option<String>,
+}
+
+/// Ops whose body starts with a path (ZooKeeper's `OpCode` numbers).
+const PATH_FIRST: [i32; 20] = [
+    1, 2, 3, 4, 5, 6, 7, 8, 9, 12, 13, 15, 17, 18, 19, 20, 21, 103, 104, 106,
+];
+/// multi and multiRead: a MultiHeader (type, done, err) precedes each op.
+const MULTI: [i32; 2] = [14, 22];
+
 struct Reader<'a> {
     buf: &'a [u8],
 }
@@ -60,6 +76,9 @@ impl<'a> Reader<'a> {
             return Some(Vec::new());
         }
         Some(self.take(len as usize)?.to_vec())
+    }
+    fn string(&mut self) -> Option<String> {
+        Some(String::from_utf8_lossy(&self.buffer()?).into_owned())
     }
     /// The optional trailing `readOnly` flag.
     fn opt_bool(&mut self) -> Option<bool> {
@@ -140,6 +159,29 @@ impl ReplyHeader {
     }
 }
 
+impl RequestHead {
+    /// Parses a request body (after the length prefix); `None` if too short
+    /// for a header. A path that cannot be read is `None`.
+    pub fn parse(body: &[u8]) -> Option<RequestHead> {
+        let mut r = Reader { buf: body };
+        let xid = r.i32()?;
+        let op = r.i32()?;
+        let path = if PATH_FIRST.contains(&op) {
+            r.string()
+        } else if MULTI.contains(&op) {
+            r.take(9).and_then(|_| r.string())
+        } else {
+            None
+        };
+        Some(RequestHead { xid, op, path })
+    }
+}
+
+/// Rewrites the xid of a whole request frame (length prefix included).
+pub(crate) fn set_request_xid(frame: &mut [u8], xid: i32) {
+    frame[4..8].copy_from_slice(&xid.to_be_bytes());
+}
+
 /// A request with only a header: `xid`, `op`.
 pub(crate) fn header_only_request(xid: i32, op: i32) -> Vec<u8> {
     let mut body = Vec::with_capacity(8);
@@ -190,6 +232,57 @@ mod tests {
         assert_eq!(ConnectResponse::parse(&wire[4..]), Some(rsp.clone()));
         assert!(rsp.is_valid());
         assert!(ConnectResponse::parse(&wire[4..10]).is_none());
+    }
+
+    fn request(xid: i32, op: i32, fields: &[u8]) -> Vec<u8> {
+        let mut body = Vec::new();
+        body.extend(xid.to_be_bytes());
+        body.extend(op.to_be_bytes());
+        body.extend(fields);
+        frame(&body)
+    }
+
+    fn string(s: &str) -> Vec<u8> {
+        let mut out = (s.len() as i32).to_be_bytes().to_vec();
+        out.extend(s.as_bytes());
+        out
+    }
+
+    #[test]
+    fn request_heads() {
+        // create2: path, data, acls, flags.
+        let mut create = string("/a/b");
+        create.extend([0, 0, 0, 0]);
+        let wire = request(5, 15, &create);
+        let head = RequestHead::parse(&wire[4..]).unwrap();
+        assert_eq!(
+            head,
+            RequestHead {
+                xid: 5,
+                op: 15,
+                path: Some("/a/b".into())
+            }
+        );
+        // multi: header {type create, done false, err -1}, then the op's path.
+        let mut multi = vec![0, 0, 0, 1, 0, 0xff, 0xff, 0xff, 0xff];
+        multi.extend(string("/m"));
+        let head = RequestHead::parse(&request(6, 14, &multi)[4..]).unwrap();
+        assert_eq!(head.path.as_deref(), Some("/m"));
+        // ping: no body, no path; a truncated path reads as none.
+        assert_eq!(
+            RequestHead::parse(&request(-2, 11, &[])[4..]).unwrap().path,
+            None
+        );
+        assert_eq!(
+            RequestHead::parse(&request(7, 2, &[0, 0, 0, 9, b'/'])[4..])
+                .unwrap()
+                .path,
+            None
+        );
+        assert!(RequestHead::parse(&[0, 0, 0, 1]).is_none());
+        let mut wire = request(8, 2, &string("/x"));
+        set_request_xid(&mut wire, -9);
+        assert_eq!(RequestHead::parse(&wire[4..]).unwrap().xid, -9);
     }
 
     #[test]

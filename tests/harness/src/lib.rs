@@ -20,6 +20,7 @@
 mod ensemble;
 mod error;
 mod expire;
+mod fault;
 mod fourlw;
 mod jute;
 mod options;
@@ -33,6 +34,7 @@ mod tempdir;
 
 pub use ensemble::Ensemble;
 pub use error::{Error, Result};
+pub use fault::{FaultId, FaultKind, FaultReport, FaultState, Landing, Op, PickedRequest, Select};
 pub use options::Options;
 pub use raw::{NodeAcl, TreeNode};
 

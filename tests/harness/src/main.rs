@@ -5,7 +5,7 @@
 use serde_json::{json, Map, Value};
 use std::io::{BufRead, Write};
 use std::time::Duration;
-use zk_harness::{Ensemble, Options};
+use zk_harness::{Ensemble, FaultId, FaultReport, FaultState, Landing, Op, Options, Select};
 
 type Reply = Result<Value, String>;
 
@@ -92,6 +92,35 @@ fn handle_started(e: &Ensemble, cmd: &str, req: &Value) -> Reply {
         "drop" => {
             Ok(json!({ "reset": e.drop_connections(session(req)?).map_err(|e| e.to_string())? }))
         }
+        "drop_reply" => armed(e.drop_reply(select(req, true)?)),
+        "reset_before_reply" => armed(e.reset_before_reply(select(req, true)?)),
+        "land_late" => {
+            let land = select(req, false)?;
+            let landing = match req.get("land").unwrap_or(&json!("before")).as_str() {
+                Some("before") => Landing::Before(land),
+                Some("after") => Landing::After(land),
+                other => {
+                    return Err(format!(
+                        "land: expected \"before\" or \"after\", got {other:?}"
+                    ))
+                }
+            };
+            armed(e.land_late(select(req, true)?, landing))
+        }
+        "fault" => report(e.fault(fault(req)?)),
+        "wait_fault" => {
+            let until = match req.get("until") {
+                None | Some(Value::Null) => FaultState::Fired,
+                Some(v) => v
+                    .as_str()
+                    .ok_or("until: expected a state name")?
+                    .parse()
+                    .map_err(|e: zk_harness::Error| e.to_string())?,
+            };
+            let timeout = Duration::from_millis(uint(req, "timeout_ms")?.unwrap_or(10_000));
+            report(e.wait_fault(fault(req)?, until, timeout))
+        }
+        "disarm" => report(e.disarm(fault(req)?)),
         "partition_all" => ok(e.partition_all(server(req)?)),
         "heal_all" => ok(e.heal_all(server(req)?)),
         "wait_ready" => ok(e.wait_ready(Duration::from_millis(
@@ -109,7 +138,9 @@ fn handle_started(e: &Ensemble, cmd: &str, req: &Value) -> Reply {
             let nodes = e.tree(string(req, "path")?).map_err(|e| e.to_string())?;
             let nodes: Vec<Value> = nodes
                 .into_iter()
-                .map(|n| json!({ "path": n.path, "ephemeral_owner": n.ephemeral_owner.to_string() }))
+                .map(
+                    |n| json!({ "path": n.path, "ephemeral_owner": n.ephemeral_owner.to_string() }),
+                )
                 .collect();
             Ok(json!({ "nodes": nodes }))
         }
@@ -126,6 +157,85 @@ fn handle_started(e: &Ensemble, cmd: &str, req: &Value) -> Reply {
         })),
         _ => Err(format!("unknown command {cmd:?}")),
     }
+}
+
+fn armed(r: zk_harness::Result<FaultId>) -> Reply {
+    Ok(json!({ "fault": r.map_err(|e| e.to_string())?.0 }))
+}
+
+fn report(r: zk_harness::Result<FaultReport>) -> Reply {
+    let r = r.map_err(|e| e.to_string())?;
+    let request = r.request.as_ref();
+    Ok(json!({
+        "fault": r.id.0,
+        "kind": r.kind.name(),
+        "state": r.state.name(),
+        "op": request.map(|q| op_json(q.op)),
+        "xid": request.map(|q| q.xid),
+        "path": request.and_then(|q| q.path.clone()),
+        "reply_zxid": r.reply.map(|(zxid, _)| zxid),
+        "reply_err": r.reply.map(|(_, err)| err),
+        "fired_after_ms": r.fired_after.map(|d| d.as_millis() as u64),
+        "missed": r.missed,
+    }))
+}
+
+/// An op by ZooKeeper's name, or its number if it has none.
+fn op_json(code: i32) -> Value {
+    Op::from_code(code).map_or(json!(code), |op| json!(op.name()))
+}
+
+/// The request a fault picks, from `session`, `op` (a name or a list of
+/// names), `path` (a prefix) and `nth`; `land_`-prefixed fields when
+/// `target` is false.
+fn select(req: &Value, target: bool) -> Result<Select, String> {
+    let key = |k: &str| {
+        if target {
+            k.to_string()
+        } else {
+            format!("land_{k}")
+        }
+    };
+    let mut sel = if target {
+        Select::session(session(req)?)
+    } else {
+        Select::any()
+    };
+    let ops = match req.get(key("op").as_str()) {
+        None | Some(Value::Null) => Vec::new(),
+        Some(Value::String(s)) => vec![s.as_str()],
+        Some(Value::Array(names)) => names
+            .iter()
+            .map(|n| {
+                n.as_str()
+                    .ok_or_else(|| format!("{}: expected op names", key("op")))
+            })
+            .collect::<Result<_, _>>()?,
+        Some(_) => {
+            return Err(format!(
+                "{}: expected an op name or a list of them",
+                key("op")
+            ))
+        }
+    };
+    for name in ops {
+        sel = sel.op(name.parse().map_err(|e: zk_harness::Error| e.to_string())?);
+    }
+    match req.get(key("path").as_str()) {
+        None | Some(Value::Null) => {}
+        Some(Value::String(p)) => sel = sel.path(p.as_str()),
+        Some(_) => return Err(format!("{}: expected a string", key("path"))),
+    }
+    if let Some(n) = uint(req, &key("nth"))? {
+        sel = sel.nth(u32::try_from(n).map_err(|_| format!("{}: too large", key("nth")))?);
+    }
+    Ok(sel)
+}
+
+fn fault(req: &Value) -> Result<FaultId, String> {
+    Ok(FaultId(
+        uint(req, "fault")?.ok_or("missing \"fault\" (an id from drop_reply, ...)")?,
+    ))
 }
 
 fn options(req: &Value) -> Result<Options, String> {
@@ -163,7 +273,9 @@ fn uint(req: &Value, key: &str) -> Result<Option<u64>, String> {
 }
 
 fn string<'a>(req: &'a Value, key: &str) -> Result<&'a str, String> {
-    req.get(key).and_then(Value::as_str).ok_or_else(|| format!("missing \"{key}\" (a string)"))
+    req.get(key)
+        .and_then(Value::as_str)
+        .ok_or_else(|| format!("missing \"{key}\" (a string)"))
 }
 
 fn server(req: &Value) -> Result<usize, String> {

@@ -5,10 +5,15 @@
 //! A partition holds bytes rather than dropping them, as TCP over a broken
 //! network would: nothing is forwarded either way, sockets stay open, and on
 //! heal the held bytes flow again (if the peers have not given up by then).
+//!
+//! Request-level faults need whole frames: while one is armed, request
+//! pumps hand each request frame to the registry, and a connection whose
+//! reply a fault awaits hands each reply frame to it. Otherwise bytes pass
+//! as they come, and the pumps only track where frames start.
 
 use crate::error::Result;
 use crate::jute::{ConnectRequest, ConnectResponse, MAX_HANDSHAKE};
-use crate::registry::Registry;
+use crate::registry::{ConnShared, Registry};
 use std::io;
 use std::net::{Ipv4Addr, SocketAddr};
 use std::os::fd::{AsRawFd, RawFd};
@@ -17,7 +22,6 @@ use std::time::Duration;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::runtime::Runtime;
-use tokio::sync::Notify;
 use tokio::task::AbortHandle;
 
 /// The harness's own runtime: proxies run here, whatever runtime (if any)
@@ -61,8 +65,8 @@ impl Proxy {
                         continue;
                     }
                 };
-                if let Some((id, reset)) = registry.add_conn(index) {
-                    tokio::spawn(serve(registry.clone(), id, reset, client, upstream));
+                if let Some((id, conn)) = registry.add_conn(index) {
+                    tokio::spawn(serve(registry.clone(), id, conn, client, upstream));
                 }
             }
         });
@@ -91,14 +95,14 @@ impl Drop for ConnGuard {
 async fn serve(
     reg: Arc<Registry>,
     id: u64,
-    reset: Arc<Notify>,
+    conn: Arc<ConnShared>,
     client: TcpStream,
     upstream: SocketAddr,
 ) {
     let _guard = ConnGuard(reg.clone(), id);
     let server = tokio::select! {
         s = TcpStream::connect(upstream) => s,
-        _ = reset.notified() => Err(io::ErrorKind::ConnectionReset.into()),
+        _ = conn.reset.notified() => Err(io::ErrorKind::ConnectionReset.into()),
     };
     let server = match server {
         Ok(s) => s,
@@ -108,20 +112,43 @@ async fn serve(
     let _ = client.set_nodelay(true);
     let _ = server.set_nodelay(true);
     let fds = [client.as_raw_fd(), server.as_raw_fd()];
+    // Dropping an owned write half shuts its side down: a reset below is a
+    // FIN, then an RST when the socket closes. zookeeper-client fails the
+    // requests on the wire with ConnectionLoss on the FIN; a bare RST would
+    // fail them with an I/O error (Error::Custom) instead.
     let (client_r, client_w) = client.into_split();
     let (server_r, server_w) = server.into_split();
     let pumps = async {
         tokio::try_join!(
-            pump(&reg, id, client_r, server_w, Side::Client),
-            pump(&reg, id, server_r, client_w, Side::Server),
+            pump(&reg, &conn, id, client_r, server_w, Side::Client),
+            pump(&reg, &conn, id, server_r, client_w, Side::Server),
         )
     };
     tokio::pin!(pumps);
-    tokio::select! {
-        _ = &mut pumps => {}
+    let reset = tokio::select! {
+        ended = &mut pumps => ended.is_err_and(|e| is_fault_reset(&e)),
+        _ = conn.reset.notified() => true,
+    };
+    if reset {
         // The sockets are still open (owned by `pumps`): make their close a reset.
-        _ = reset.notified() => fds.into_iter().for_each(set_linger_zero),
+        fds.into_iter().for_each(set_linger_zero);
     }
+}
+
+/// A fault ends the connection with a reset.
+#[derive(Debug)]
+struct FaultReset;
+
+impl std::fmt::Display for FaultReset {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("reset by a fault")
+    }
+}
+
+impl std::error::Error for FaultReset {}
+
+fn is_fault_reset(e: &io::Error) -> bool {
+    e.get_ref().is_some_and(|e| e.is::<FaultReset>())
 }
 
 #[derive(Clone, Copy)]
@@ -136,18 +163,26 @@ enum Side {
 /// proxy stops reading and TCP pushes back.
 const MAX_HELD: usize = 4 << 20;
 
-/// Forwards `from` to `to`, learning the session from the first frame and
-/// holding bytes while the connection is partitioned.
+/// Larger frames pass without a look (ZooKeeper's own limit, jute.maxbuffer,
+/// is 1 MiB by default).
+const MAX_INSPECTED: usize = 4 << 20;
+
+/// Forwards `from` to `to`, learning the session from the first frame,
+/// holding bytes while the connection is partitioned, and applying faults.
 async fn pump(
     reg: &Registry,
+    conn: &ConnShared,
     id: u64,
     mut from: impl AsyncRead + Unpin,
     mut to: impl AsyncWrite + Unpin,
     side: Side,
 ) -> io::Result<()> {
     // Bytes read but not forwarded yet; at first, the first frame.
-    let (mut held, mut eof) = first_frame(reg, id, &mut from, side).await?;
+    let (mut held, mut eof, handshake) = first_frame(reg, id, &mut from, side).await?;
+    // Frames follow a handshake; a 4-letter word's bytes pass untouched.
+    let mut frames = handshake.then_some(Frames { rest: held.len() });
     let mut buf = vec![0u8; 32 * 1024];
+    let mut out = Vec::new();
     let mut delivered = false;
     loop {
         if !eof && reg.is_blocked(id) {
@@ -162,10 +197,48 @@ async fn pump(
             }
             reg.wait_unblocked(id).await;
         }
-        if !held.is_empty() {
-            to.write_all(&held).await?;
-            held.clear();
-            delivered = true;
+        let inspecting = match side {
+            Side::Client => reg.inspects_requests(),
+            Side::Server => conn.watches_replies(),
+        };
+        match frames.as_mut() {
+            Some(frames) if inspecting => {
+                out.clear();
+                let (used, reset) = frames.inspect(&held, &mut out, |frame, out| match side {
+                    Side::Client => reg.on_request(id, frame, out),
+                    Side::Server => reg.on_reply(id, frame, out),
+                });
+                held.drain(..used);
+                if reset {
+                    to.write_all(&out).await?;
+                    return Err(io::Error::new(io::ErrorKind::ConnectionAborted, FaultReset));
+                }
+                if eof {
+                    // An incomplete last frame goes as it is.
+                    out.append(&mut held);
+                }
+                if !out.is_empty() {
+                    to.write_all(&out).await?;
+                    delivered = true;
+                }
+            }
+            // Bytes pass as they come, but for an incomplete frame length:
+            // the next frame can then be read whole if a fault is armed.
+            Some(frames) if !eof => {
+                let n = frames.pass(&held);
+                if n > 0 {
+                    to.write_all(&held[..n]).await?;
+                    held.drain(..n);
+                    delivered = true;
+                }
+            }
+            _ => {
+                if !held.is_empty() {
+                    to.write_all(&held).await?;
+                    held.clear();
+                    delivered = true;
+                }
+            }
         }
         if eof {
             let _ = to.shutdown().await;
@@ -180,14 +253,78 @@ async fn pump(
     }
 }
 
+/// Where frames start in one direction after the handshake: each is a
+/// 4-byte big-endian length, then that many bytes.
+struct Frames {
+    /// Bytes of the current frame still to pass before the next starts.
+    rest: usize,
+}
+
+impl Frames {
+    /// How many bytes of `held` may pass now: all but an incomplete length
+    /// at the start of a frame, kept so the next frame can be read whole.
+    fn pass(&mut self, held: &[u8]) -> usize {
+        let mut pos = 0;
+        loop {
+            let n = self.rest.min(held.len() - pos);
+            pos += n;
+            self.rest -= n;
+            if held.len() - pos < 4 {
+                return pos;
+            }
+            self.rest = 4 + frame_len(&held[pos..]);
+        }
+    }
+
+    /// Hands each whole frame of `held` to `inspect`, which appends what to
+    /// forward instead to `out` and says whether to reset the connection
+    /// after it. Returns how many bytes of `held` were used (an incomplete
+    /// frame waits for more bytes) and whether to reset.
+    fn inspect(
+        &mut self,
+        held: &[u8],
+        out: &mut Vec<u8>,
+        mut inspect: impl FnMut(&[u8], &mut Vec<u8>) -> bool,
+    ) -> (usize, bool) {
+        let mut pos = 0;
+        loop {
+            let n = self.rest.min(held.len() - pos);
+            out.extend_from_slice(&held[pos..pos + n]);
+            pos += n;
+            self.rest -= n;
+            if held.len() - pos < 4 {
+                return (pos, false);
+            }
+            let len = 4 + frame_len(&held[pos..]);
+            if len > MAX_INSPECTED {
+                self.rest = len;
+                continue;
+            }
+            if held.len() - pos < len {
+                return (pos, false);
+            }
+            let reset = inspect(&held[pos..pos + len], out);
+            pos += len;
+            if reset {
+                return (pos, true);
+            }
+        }
+    }
+}
+
+fn frame_len(bytes: &[u8]) -> usize {
+    u32::from_be_bytes([bytes[0], bytes[1], bytes[2], bytes[3]]) as usize
+}
+
 /// Reads the first frame (a 4-letter word's first 4 bytes otherwise) and
-/// learns the session from it; returns the bytes and whether EOF came first.
+/// learns the session from it; returns the bytes, whether EOF came first,
+/// and whether it was a whole handshake.
 async fn first_frame(
     reg: &Registry,
     id: u64,
     from: &mut (impl AsyncRead + Unpin),
     side: Side,
-) -> io::Result<(Vec<u8>, bool)> {
+) -> io::Result<(Vec<u8>, bool, bool)> {
     let mut first = vec![0u8; 4];
     let mut eof = read_full(from, &mut first).await?;
     let len = if eof {
@@ -195,15 +332,17 @@ async fn first_frame(
     } else {
         u32::from_be_bytes([first[0], first[1], first[2], first[3]]) as usize
     };
+    let mut handshake = false;
     if (1..=MAX_HANDSHAKE).contains(&len) {
         let mut body = vec![0u8; len];
         eof = read_full(from, &mut body).await?;
         if !eof {
             learn_session(reg, id, &body, side);
+            handshake = true;
         }
         first.extend(body);
     }
-    Ok((first, eof))
+    Ok((first, eof, handshake))
 }
 
 /// While connection `id` is partitioned, keeps reading `from` into `held`
@@ -279,5 +418,52 @@ fn set_linger_zero(fd: RawFd) {
             &linger as *const libc::linger as *const libc::c_void,
             std::mem::size_of::<libc::linger>() as libc::socklen_t,
         );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn frame(body: &[u8]) -> Vec<u8> {
+        let mut out = (body.len() as u32).to_be_bytes().to_vec();
+        out.extend(body);
+        out
+    }
+
+    #[test]
+    fn frames_pass_all_but_an_incomplete_length() {
+        let mut wire = frame(b"abc");
+        wire.extend(frame(b"de"));
+        let mut f = Frames { rest: 0 };
+        assert_eq!(f.pass(&wire[..9]), 7, "2 bytes of the second length wait");
+        assert_eq!(f.pass(&wire[7..]), 6);
+        let mut f = Frames { rest: 0 };
+        assert_eq!(f.pass(&wire[..5]), 5, "a frame's body passes in parts");
+        assert_eq!(f.pass(&wire[5..]), 8);
+        assert_eq!(f.rest, 0);
+    }
+
+    #[test]
+    fn frames_inspect_whole_frames_only() {
+        let mut wire = frame(b"abc");
+        wire.extend(frame(b"de"));
+        wire.extend(frame(b"fgh"));
+        // Mid-frame when inspection starts: the rest of that frame passes.
+        let mut f = Frames { rest: 2 };
+        let mut seen = Vec::new();
+        let mut out = Vec::new();
+        let (used, reset) = f.inspect(&wire[5..15], &mut out, |frame, out| {
+            seen.push(frame.to_vec());
+            out.extend(b"X");
+            false
+        });
+        assert_eq!((used, reset), (8, false), "the third frame is incomplete");
+        assert_eq!(seen, vec![wire[7..13].to_vec()]);
+        assert_eq!(out, [&wire[5..7], b"X"].concat());
+        // A reset stops at the frame that asked for it.
+        let mut f = Frames { rest: 0 };
+        let (used, reset) = f.inspect(&wire, &mut Vec::new(), |_, _| true);
+        assert_eq!((used, reset), (7, true));
     }
 }

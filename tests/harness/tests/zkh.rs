@@ -1,9 +1,13 @@
 //! The `zkh` binary's JSON-lines protocol, end to end.
 
+mod common;
+
+use common::{connect, PERSISTENT};
 use serde_json::{json, Value};
 use std::io::{BufRead, BufReader, Write};
 use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 use std::time::{Duration, Instant};
+use zookeeper_client as zk;
 
 struct Zkh {
     child: Child,
@@ -137,4 +141,107 @@ fn servers_die_with_a_killed_zkh() {
     zkh.child.kill().unwrap(); // SIGKILL: no cleanup code runs, PR_SET_PDEATHSIG does the job
     zkh.child.wait().unwrap();
     assert!(pid_gone(pid), "the JVM outlived zkh");
+}
+
+/// A zkh with a standalone server, and a client connected through its proxy.
+async fn zkh_and_client() -> (Zkh, zk::Client, String) {
+    let mut zkh = Zkh::spawn();
+    let started = zkh.call(json!({"cmd": "start"}));
+    assert_eq!(started["ok"], true, "{started}");
+    let client = connect(started["connect"].as_str().unwrap(), Duration::from_secs(6)).await;
+    let session = client.session_id().0.to_string();
+    (zkh, client, session)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn drop_reply_fault_and_wait_fault() {
+    let (mut zkh, client, session) = zkh_and_client().await;
+    let bad = zkh.call(json!({"cmd": "drop_reply", "session": session, "op": "crate"}));
+    assert!(bad["error"].as_str().unwrap().contains("create2"), "{bad}");
+    let armed = zkh.call(
+        json!({"cmd": "drop_reply", "session": session, "op": "create2", "path": "/dropped"}),
+    );
+    let fault = armed["fault"].as_u64().unwrap_or_else(|| panic!("{armed}"));
+    let report = zkh.call(json!({"cmd": "fault", "fault": fault}));
+    assert_eq!(
+        (report["state"].as_str(), report["kind"].as_str()),
+        (Some("armed"), Some("drop_reply"))
+    );
+
+    let lost = client.create("/dropped", b"", &PERSISTENT).await;
+    assert_eq!(lost.unwrap_err(), zk::Error::ConnectionLoss);
+    let report = zkh.call(json!({"cmd": "wait_fault", "fault": fault, "timeout_ms": 10000}));
+    assert_eq!(report["state"], "fired", "{report}");
+    assert_eq!(
+        (report["op"].as_str(), report["path"].as_str()),
+        (Some("create2"), Some("/dropped"))
+    );
+    assert_eq!(report["reply_err"], 0);
+    assert!(client.check_stat("/dropped").await.unwrap().is_some());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn disarm() {
+    let (mut zkh, client, session) = zkh_and_client().await;
+    let armed = zkh.call(
+        json!({"cmd": "drop_reply", "session": session, "op": ["create", "create2"], "nth": 1}),
+    );
+    let fault = armed["fault"].as_u64().unwrap_or_else(|| panic!("{armed}"));
+    let report = zkh.call(json!({"cmd": "disarm", "fault": fault}));
+    assert_eq!(report["state"], "disarmed", "{report}");
+    client.create("/kept", b"", &PERSISTENT).await.unwrap();
+    let waited = zkh.call(json!({"cmd": "wait_fault", "fault": fault, "timeout_ms": 100}));
+    assert_eq!(waited["ok"], false, "{waited}");
+    assert_eq!(
+        zkh.call(json!({"cmd": "fault", "fault": fault + 1}))["ok"],
+        false
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn land_late() {
+    let (mut zkh, client, session) = zkh_and_client().await;
+    client.create("/late", b"", &PERSISTENT).await.unwrap();
+    let armed = zkh.call(json!({
+        "cmd": "land_late", "session": session, "op": "create2", "path": "/late/",
+        "land": "before", "land_op": "getChildren", "land_nth": 2,
+    }));
+    let fault = armed["fault"].as_u64().unwrap_or_else(|| panic!("{armed}"));
+    let lost = client.create("/late/x", b"", &PERSISTENT).await;
+    assert_eq!(lost.unwrap_err(), zk::Error::ConnectionLoss);
+    let held = zkh.call(json!({"cmd": "wait_fault", "fault": fault, "until": "held"}));
+    assert_eq!(
+        (held["state"].as_str(), held["kind"].as_str()),
+        (Some("held"), Some("land_late")),
+        "{held}"
+    );
+    assert!(client.list_children("/late").await.unwrap().is_empty());
+    // Lands just before the second listing.
+    assert_eq!(client.list_children("/late").await.unwrap(), ["x"]);
+    let fired = zkh.call(json!({"cmd": "wait_fault", "fault": fault}));
+    assert_eq!(
+        (fired["state"].as_str(), fired["reply_err"].as_i64()),
+        (Some("fired"), Some(0)),
+        "{fired}"
+    );
+    let bad = zkh.call(json!({"cmd": "land_late", "session": session, "land": "later"}));
+    assert_eq!(bad["ok"], false, "{bad}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn reset_before_reply() {
+    let (mut zkh, client, session) = zkh_and_client().await;
+    client.create("/gone", b"", &PERSISTENT).await.unwrap();
+    let armed = zkh.call(json!({"cmd": "reset_before_reply", "session": session, "op": "delete"}));
+    let fault = armed["fault"].as_u64().unwrap_or_else(|| panic!("{armed}"));
+    let lost = client.delete("/gone", None).await;
+    assert_eq!(lost.unwrap_err(), zk::Error::ConnectionLoss);
+    let fired = zkh.call(json!({"cmd": "wait_fault", "fault": fault}));
+    assert_eq!(
+        (fired["kind"].as_str(), fired["op"].as_str()),
+        (Some("reset_before_reply"), Some("delete")),
+        "{fired}"
+    );
+    assert_eq!(fired["reply_err"], Value::Null);
+    assert_eq!(client.check_stat("/gone").await.unwrap(), None);
 }
