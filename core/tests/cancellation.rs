@@ -4,6 +4,10 @@
 //! drop: no node of the session under test is left once it settles, no other
 //! contender is stuck, and the handle's state is consistent.
 //!
+//! Faults: a connection reset or a short partition right after the first
+//! poll, or the reply to the first create or delete dropped after the server
+//! applied it.
+//!
 //! A poll happens only when the future asked to be woken, so "after k polls"
 //! names the same point of the future's progress however slow the machine.
 
@@ -18,6 +22,7 @@ use common::*;
 use tokio::sync::Notify;
 use tokio::task::JoinHandle;
 use tokio::time::timeout;
+use zk_harness::{Op, Select};
 use zookeeper_client as zk;
 use zoolock::{Acquire, Kind, Lock, LockConfig, LockState, LostReason, Semaphore, Session, SessionState};
 
@@ -58,6 +63,9 @@ enum Fault {
     Reset,
     /// Its bytes are held for [`PARTITION`], then flow on.
     Partition,
+    /// The server applies its first create or delete, whose reply is lost
+    /// with the connection (armed before the first poll).
+    DropReply,
 }
 
 fn harness() -> &'static zk_harness::Ensemble {
@@ -69,29 +77,47 @@ async fn inject<T: Send + 'static>(fault: impl FnOnce() -> T + Send + 'static) -
 }
 
 /// A fault under way; [`Injected::settle`] ends it.
-struct Injected(Option<JoinHandle<()>>);
+#[derive(Default)]
+struct Injected {
+    healer: Option<JoinHandle<()>>,
+    armed: Option<zk_harness::FaultId>,
+}
 
 impl Injected {
-    async fn start(fault: Fault, session: i64) -> Injected {
+    /// Arms the faults that must be in place before the first poll.
+    async fn arm(fault: Fault, session: i64) -> Injected {
+        if fault != Fault::DropReply {
+            return Injected::default();
+        }
+        let writes = Select::session(session).op(Op::Create).op(Op::Create2).op(Op::Delete);
+        let armed = inject(move || harness().drop_reply(writes).unwrap()).await;
+        Injected { healer: None, armed: Some(armed) }
+    }
+
+    /// Injects the faults that strike after the first poll.
+    async fn strike(&mut self, fault: Fault, session: i64) {
         match fault {
-            Fault::None => Injected(None),
+            Fault::None | Fault::DropReply => {}
             Fault::Reset => {
                 inject(move || harness().drop_connections(session).unwrap()).await;
-                Injected(None)
             }
             Fault::Partition => {
                 inject(move || harness().partition(session).unwrap()).await;
-                Injected(Some(tokio::spawn(async move {
+                self.healer = Some(tokio::spawn(async move {
                     tokio::time::sleep(PARTITION).await;
                     inject(move || harness().heal(session).unwrap()).await;
-                })))
+                }));
             }
         }
     }
 
     async fn settle(self) {
-        if let Some(healer) = self.0 {
+        if let Some(healer) = self.healer {
             healer.await.unwrap();
+        }
+        if let Some(armed) = self.armed {
+            // Goes on if it matched already; a dropped reply ends with its reset.
+            inject(move || harness().disarm(armed).unwrap()).await;
         }
     }
 }
@@ -104,7 +130,7 @@ async fn drive<T>(future: impl Future<Output = T>, k: usize, fault: Fault, sessi
     let waker = Waker::from(wakes.clone());
     let mut cx = Context::from_waker(&waker);
     let mut future = Box::pin(future);
-    let mut injected = Injected(None);
+    let mut injected = Injected::arm(fault, session).await;
     let mut output = None;
     for poll in 1..=k {
         if poll > 1 {
@@ -115,7 +141,7 @@ async fn drive<T>(future: impl Future<Output = T>, k: usize, fault: Fault, sessi
             break;
         }
         if poll == 1 {
-            injected = Injected::start(fault, session).await;
+            injected.strike(fault, session).await;
         }
     }
     drop(future);
@@ -496,6 +522,21 @@ async fn dropping_a_lock_acquire_under_a_reset_after_any_poll_leaves_nothing() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
+async fn dropping_a_lock_acquire_whose_create_reply_is_lost_after_any_poll_leaves_nothing() {
+    let started = Instant::now();
+    for kind in KINDS {
+        for mode in MODES {
+            for contended in [false, true] {
+                sweep_lock_acquire(kind, mode, false, contended, Fault::DropReply).await;
+            }
+        }
+    }
+    sweep_lock_acquire(Kind::Mutex, Mode::Blocking, true, true, Fault::DropReply).await;
+    sweep_lock_acquire(Kind::Mutex, Mode::Timeout, true, false, Fault::DropReply).await;
+    eprintln!("lock acquires with a lost create reply: {:.1} s", started.elapsed().as_secs_f64());
+}
+
+#[tokio::test(flavor = "multi_thread")]
 async fn dropping_a_lock_acquire_under_a_partition_after_any_poll_leaves_nothing() {
     let started = Instant::now();
     for mode in MODES {
@@ -511,7 +552,7 @@ async fn dropping_a_lock_acquire_under_a_partition_after_any_poll_leaves_nothing
 #[tokio::test(flavor = "multi_thread")]
 async fn dropping_a_semaphore_acquire_after_any_poll_leaves_nothing() {
     let started = Instant::now();
-    for fault in [Fault::None, Fault::Reset, Fault::Partition] {
+    for fault in [Fault::None, Fault::Reset, Fault::Partition, Fault::DropReply] {
         for mode in MODES {
             for contended in [false, true] {
                 sweep_semaphore_acquire(mode, contended, fault).await;
@@ -524,7 +565,7 @@ async fn dropping_a_semaphore_acquire_after_any_poll_leaves_nothing() {
 #[tokio::test(flavor = "multi_thread")]
 async fn dropping_a_release_after_any_poll_leaves_nothing() {
     let started = Instant::now();
-    for fault in [Fault::None, Fault::Reset, Fault::Partition] {
+    for fault in [Fault::None, Fault::Reset, Fault::Partition, Fault::DropReply] {
         for kind in KINDS {
             for contended in [false, true] {
                 sweep_lock_release(kind, false, contended, fault).await;
@@ -539,7 +580,7 @@ async fn dropping_a_release_after_any_poll_leaves_nothing() {
 #[tokio::test(flavor = "multi_thread")]
 async fn dropping_a_close_after_any_poll_leaves_nothing() {
     let started = Instant::now();
-    for fault in [Fault::None, Fault::Reset, Fault::Partition] {
+    for fault in [Fault::None, Fault::Reset, Fault::Partition, Fault::DropReply] {
         sweep_close(false, fault).await;
         sweep_close(true, fault).await;
     }
