@@ -2,9 +2,10 @@
 //! the node is certainly gone, so no path through zoolock leaves an orphan.
 
 use std::future::Future;
-use std::pin::Pin;
+use std::sync::Mutex;
 use std::time::Duration;
 
+use tokio::sync::watch;
 use tokio::time::timeout;
 use zookeeper_client as zk;
 
@@ -18,7 +19,7 @@ pub(crate) const FOREGROUND_WAIT: Duration = Duration::from_secs(2);
 
 /// The node to remove: by name, or — when a create's reply was lost — by the
 /// unique prefix it was created with.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum Target {
     Node(String),
     Prefix { parent: String, prefix: String },
@@ -36,10 +37,23 @@ pub(crate) struct Removal {
 impl Removal {
     /// Removes the node, retrying across connection loss; true once the
     /// node is certainly gone. An ephemeral node is gone once its session is;
-    /// a persistent one is retried on the next session.
+    /// a persistent one is retried on the next session, and is struck off
+    /// the session's [`PersistentNodes`] once gone.
     pub async fn run(self) -> bool {
+        let gone = self.remove().await;
+        if gone && !self.ephemeral {
+            self.session.persistent_nodes().disown(&self.target);
+        }
+        gone
+    }
+
+    async fn remove(&self) -> bool {
         loop {
-            let Ok(live) = self.session.live().await else { return false };
+            // Closing ends the session, and its ephemeral nodes with it.
+            if self.ephemeral && self.session.is_closed() {
+                return true;
+            }
+            let Ok(live) = self.session.live_for_removal().await else { return false };
             if self.ephemeral && live.generation != self.generation {
                 return true;
             }
@@ -88,15 +102,95 @@ impl Removal {
         })
     }
 
-    /// Waits for the removal up to [`FOREGROUND_WAIT`], then lets it finish
-    /// in the background. True if the node is certainly gone by then.
-    pub async fn run_bounded(self) -> bool {
-        let mut work: Pin<Box<dyn Future<Output = bool> + Send>> = Box::pin(self.run());
-        match timeout(FOREGROUND_WAIT, &mut work).await {
-            Ok(gone) => gone,
-            Err(_) => {
-                runtime::spawn(work);
-                false
+    /// Starts the removal in the background at once and returns a wait for
+    /// it of at most [`FOREGROUND_WAIT`]: true if the node is certainly gone
+    /// by then. Dropping the wait (a caller's timeout, a cancelled task)
+    /// never stops the removal.
+    pub fn run_bounded(self) -> impl Future<Output = bool> + Send {
+        let work = runtime::spawn(self.run());
+        async move { matches!(timeout(FOREGROUND_WAIT, work).await, Ok(Ok(true))) }
+    }
+
+    /// The registry of this removal's node if it is persistent.
+    pub fn persistent(&self) -> Option<&PersistentNodes> {
+        (!self.ephemeral).then(|| self.session.persistent_nodes())
+    }
+}
+
+/// Persistent nodes a session created, or may have, and not yet removed,
+/// so that [`Session::close`] can remove them: unlike ephemeral nodes they
+/// outlive the session, and nothing else would remove them after it.
+#[derive(Default)]
+pub(crate) struct PersistentNodes {
+    nodes: Mutex<Vec<Owned>>,
+    /// Bumped on every change that `remove_all` may be waiting for.
+    changes: watch::Sender<u64>,
+}
+
+struct Owned {
+    target: Target,
+    /// An acquire is still queueing it: its create may not be sent yet, so
+    /// not finding it proves nothing.
+    queued: bool,
+}
+
+impl PersistentNodes {
+    /// An acquire is about to create `target`.
+    pub fn own(&self, target: &Target) {
+        self.nodes.lock().unwrap().push(Owned { target: target.clone(), queued: true });
+    }
+
+    /// The node of `from` is now known as `to`.
+    pub fn retarget(&self, from: &Target, to: &Target) {
+        for owned in self.nodes.lock().unwrap().iter_mut().filter(|o| o.target == *from) {
+            owned.target = to.clone();
+        }
+    }
+
+    /// The acquire that queued `target` won with it or let go of it.
+    pub fn settle(&self, target: &Target) {
+        for owned in self.nodes.lock().unwrap().iter_mut().filter(|o| o.target == *target) {
+            owned.queued = false;
+        }
+        self.changes.send_modify(|n| *n += 1);
+    }
+
+    /// The node of `target` is gone.
+    fn disown(&self, target: &Target) {
+        self.nodes.lock().unwrap().retain(|o| o.target != *target);
+        self.changes.send_modify(|n| *n += 1);
+    }
+
+    /// Removes every persistent node of `session` — once no acquire is
+    /// queueing one any more — and returns when none is left or a removal
+    /// gave up. `Session::close` bounds it by the session timeout.
+    pub async fn remove_all(&self, session: &Session) {
+        let mut changes = self.changes.subscribe();
+        loop {
+            changes.borrow_and_update();
+            let (queued, targets): (bool, Vec<Target>) = {
+                let nodes = self.nodes.lock().unwrap();
+                (nodes.iter().any(|o| o.queued), nodes.iter().map(|o| o.target.clone()).collect())
+            };
+            if targets.is_empty() {
+                return;
+            }
+            if queued {
+                // Pending acquires see the close and let go of their nodes.
+                if changes.changed().await.is_err() {
+                    return;
+                }
+                continue;
+            }
+            let generation = session.status().generation;
+            let removal = |target| Removal { session: session.clone(), target, generation, ephemeral: false };
+            let removals: Vec<_> = targets.into_iter().map(|target| runtime::spawn(removal(target).run())).collect();
+            let mut all_gone = true;
+            for removal in removals {
+                all_gone &= matches!(removal.await, Ok(true));
+            }
+            if !all_gone {
+                return;
             }
         }
     }

@@ -136,6 +136,9 @@ pub(crate) struct Won {
     /// Prefixes of creates whose reply was lost and whose node was not found
     /// then: such a create can still land late, so they are swept on release.
     doubtful: Vec<Removal>,
+    /// Until the handle records the win: a dropped acquire (between its
+    /// win and the record) removes the node, and its acquire waits for that.
+    guard: Option<(Session, Removals)>,
 }
 
 impl Won {
@@ -151,6 +154,24 @@ impl Won {
         std::iter::once(node).chain(self.doubtful.iter().cloned()).collect()
     }
 
+    /// Recorded by the handle, whose release now removes the node.
+    fn installed(mut self) -> Won {
+        self.guard = None;
+        self
+    }
+}
+
+impl Drop for Won {
+    fn drop(&mut self) {
+        if let Some((session, removals)) = self.guard.take() {
+            for removal in self.removals(&session) {
+                removals.push(removal.spawn());
+            }
+        }
+    }
+}
+
+impl Won {
     fn spawn_removals(&self, session: &Session) {
         for removal in self.removals(session) {
             removal.spawn();
@@ -324,7 +345,7 @@ impl Holder {
         let status = self.session.status();
         let ended = status.state == SessionState::Lost || status.generation != won.generation;
         if status.state == SessionState::Closed || (won.ephemeral && ended) {
-            won.spawn_removals(&self.session);
+            drop(won); // its guard removes the node; the acquire waits for that
             return false;
         }
         let id = self.acquisitions.fetch_add(1, Ordering::Relaxed) + 1;
@@ -334,7 +355,7 @@ impl Holder {
         let (node, generation, ephemeral) = (won.node.clone(), won.generation, won.ephemeral);
         // Recorded before any task that may end it starts: a lease shorter
         // than the time to record it must still find the hold to end.
-        *self.held.lock().unwrap() = Some(Held { id, won, watch_key, tasks: Vec::new(), _turn: turn });
+        *self.held.lock().unwrap() = Some(Held { id, won: won.installed(), watch_key, tasks: Vec::new(), _turn: turn });
         self.set_state(LockState::Held);
         if let Some(lease) = lease {
             let holder = Arc::downgrade(self);
@@ -363,13 +384,17 @@ impl Holder {
 
     /// Whether something was held. If the connection is down, the delete
     /// goes on in the background until it succeeds or the session ends.
+    /// Every removal is started before the first await, so a caller that
+    /// stops waiting (a timeout around `release`, a cancelled task) leaves
+    /// them running: no node outlives it.
     pub async fn release(&self) -> bool {
         let Some(held) = self.held.lock().unwrap().take() else { return false };
         self.session.unwatch_hold(held.watch_key);
         self.set_state(LockState::Released);
         let mut removals = held.won.removals(&self.session).into_iter();
-        removals.next().expect("the node itself").run_bounded().await;
+        let node = removals.next().expect("the node itself").run_bounded();
         removals.for_each(|late| drop(late.spawn()));
+        node.await;
         true
     }
 
@@ -544,7 +569,12 @@ pub(crate) struct Attempt {
 }
 
 impl Attempt {
+    /// A persistent node is registered with its session from now on, so
+    /// that `Session::close` removes it whoever holds the attempt.
     pub fn new(removal: Removal, removals: &Removals) -> Attempt {
+        if let Some(persistent) = removal.persistent() {
+            persistent.own(&removal.target);
+        }
         Attempt { removal: Some(removal), removals: removals.clone(), place: None, doubtful: Vec::new() }
     }
 
@@ -563,8 +593,13 @@ impl Attempt {
     pub fn renew_prefix(&mut self, prefix: String) {
         let removal = self.removal.as_mut().expect("attempt in use");
         self.doubtful.push(removal.clone());
+        let old = removal.target.clone();
         if let Target::Prefix { prefix: current, .. } = &mut removal.target {
             *current = prefix;
+        }
+        if let Some(persistent) = removal.persistent() {
+            persistent.settle(&old);
+            persistent.own(&removal.target);
         }
     }
 
@@ -598,12 +633,19 @@ impl Attempt {
     /// The create succeeded: from now on the node is known by name.
     pub fn created(&mut self, node: String) {
         if let Some(removal) = self.removal.as_mut() {
-            removal.target = Target::Node(node);
+            let node = Target::Node(node);
+            if let Some(persistent) = removal.persistent() {
+                persistent.retarget(&removal.target, &node);
+            }
+            removal.target = node;
         }
     }
 
     pub fn won(mut self, token: i64) -> Won {
         let removal = self.removal.take().expect("an attempt wins once");
+        if let Some(persistent) = removal.persistent() {
+            persistent.settle(&removal.target);
+        }
         let Target::Node(node) = removal.target else { unreachable!("a won node was created") };
         Won {
             node,
@@ -613,17 +655,25 @@ impl Attempt {
             node_watch: None,
             _place: self.place.take(),
             doubtful: std::mem::take(&mut self.doubtful),
+            guard: Some((removal.session, self.removals.clone())),
         }
     }
 
     /// [`Attempt::won`], with the watch set by the read that confirmed the node.
     pub fn won_watched(self, token: i64, node_watch: zk::OneshotWatcher) -> Won {
-        Won { node_watch: Some(node_watch), ..self.won(token) }
+        let mut won = self.won(token);
+        won.node_watch = Some(node_watch);
+        won
     }
 }
 
 impl Drop for Attempt {
     fn drop(&mut self) {
+        if let Some(removal) = self.removal.as_ref() {
+            if let Some(persistent) = removal.persistent() {
+                persistent.settle(&removal.target);
+            }
+        }
         for removal in self.removal.take().into_iter().chain(self.doubtful.drain(..)) {
             self.removals.push(removal.spawn());
         }
@@ -634,5 +684,63 @@ pub(crate) async fn sleep_until_some(deadline: Option<Instant>) {
     match deadline {
         Some(deadline) => sleep_until(deadline).await,
         None => std::future::pending().await,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use zookeeper_client as zk;
+
+    use super::*;
+    use crate::SessionOptions;
+
+    /// The window between a win and its record, while the acquire waits for
+    /// earlier removals: an acquire dropped there removes the node it won.
+    #[tokio::test(flavor = "multi_thread")]
+    async fn an_acquire_dropped_between_its_win_and_its_record_removes_the_node() {
+        let connect = zk_harness::shared().connect_string();
+        let session = Session::connect(SessionOptions::new(&connect)).await.unwrap();
+        let raw = zk::Client::connect(&connect).await.unwrap();
+        let parent = format!("/zoolock-tests{}", zk_harness::unique_path("won-dropped"));
+        let open = zk::Acls::anyone_all();
+        raw.mkdir(&parent, &zk::CreateMode::Persistent.with_acls(open)).await.unwrap();
+        let node = format!("{parent}/node");
+        let holder = Holder::new(&session, &parent, OnHeld::Wait);
+        let won = Arc::new(tokio::sync::Notify::new());
+        let contend = |removals: Removals| {
+            let (session, node, won) = (session.clone(), node.clone(), won.clone());
+            async move {
+                // An earlier attempt's removal, still running when this one wins.
+                removals.push(tokio::spawn(std::future::pending::<()>()));
+                let live = session.live().await?;
+                let ephemeral = zk::CreateMode::Ephemeral.with_acls(open);
+                let (stat, _) = live.client.create(&node, b"", &ephemeral).await.unwrap();
+                let target = Target::Node(node.clone());
+                let removal = Removal { session, target, generation: live.generation, ephemeral: true };
+                let attempt = Attempt::new(removal, &removals);
+                won.notify_one();
+                Ok(Some(attempt.won(stat.czxid)))
+            }
+        };
+        let options = Acquire::default();
+        let mut acquire = Box::pin(holder.acquire(&options, contend));
+        tokio::select! {
+            _ = &mut acquire => panic!("the acquire did not wait for the earlier removal"),
+            _ = won.notified() => {}
+        }
+        drop(acquire);
+        assert!(!holder.is_held());
+        let gone = async {
+            loop {
+                let (stat, watcher) = raw.check_and_watch_stat(&node).await.unwrap();
+                if stat.is_none() {
+                    return;
+                }
+                watcher.changed().await;
+            }
+        };
+        timeout(Duration::from_secs(10), gone).await.expect("the won node outlived the dropped acquire");
     }
 }

@@ -98,6 +98,7 @@ impl Semaphore {
             }
             let admitted = Admitted { lock: Some(&self.spec.admission), removals: &removals };
             let step = self.take_lease(&live, options, &removals).await;
+            // Dropped here, the acquire still removes a won lease: see `Won`.
             admitted.release().await;
             match step? {
                 Step::Won(won) => return Ok(Some(won)),
@@ -122,6 +123,7 @@ impl Semaphore {
             ephemeral: true,
         };
         let attempt = Attempt::new(removal, removals);
+        let name = &lease[path.len() + 1..];
         let ephemeral = zk::CreateMode::Ephemeral.with_acls(zk::Acls::new(&self.holder.session.options().acls));
         loop {
             let (children, watcher) = match live.client.list_and_watch_children(path).await {
@@ -130,19 +132,26 @@ impl Semaphore {
                 Err(zk::Error::SessionExpired | zk::Error::ClientClosed) => return Ok(Step::SessionEnded),
                 Err(err) => return Err(Error::zk(path, "list", err)),
             };
+            // After a create whose reply was lost, our lease may be among the
+            // children: the name is ours alone, but the session must be too.
+            // Counted as another holder, it would be waited for forever.
+            if children.iter().any(|c| c == name) {
+                match live.client.check_stat(&lease).await {
+                    Ok(Some(stat)) if stat.ephemeral_owner == live.session_id => {
+                        return Ok(Step::Won(attempt.won(stat.czxid)))
+                    }
+                    Ok(_) => {}
+                    Err(err) if connection_lost(&err) => continue,
+                    Err(zk::Error::SessionExpired | zk::Error::ClientClosed) => return Ok(Step::SessionEnded),
+                    Err(err) => return Err(Error::zk(&lease, "check", err)),
+                }
+            }
             // Every child counts as a lease, as in kazoo.
             if children.len() < self.spec.max_leases as usize {
                 match live.client.create(&lease, &self.spec.identifier, &ephemeral).await {
                     Ok((stat, _)) => return Ok(Step::Won(attempt.won(stat.czxid))),
-                    Err(err) if connection_lost(&err) || err == zk::Error::NodeExists => {
-                        // Maybe created: the name is ours alone, but the session must be too.
-                        match live.client.check_stat(&lease).await {
-                            Ok(Some(stat)) if stat.ephemeral_owner == live.session_id => {
-                                return Ok(Step::Won(attempt.won(stat.czxid)))
-                            }
-                            _ => continue,
-                        }
-                    }
+                    // Maybe created: the next listing tells.
+                    Err(err) if connection_lost(&err) || err == zk::Error::NodeExists => continue,
                     Err(zk::Error::SessionExpired | zk::Error::ClientClosed) => return Ok(Step::SessionEnded),
                     Err(err) => return Err(Error::zk(path, "create a lease under", err)),
                 }

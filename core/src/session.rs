@@ -9,6 +9,7 @@ use tokio::sync::watch;
 use tokio::time::timeout;
 use zookeeper_client as zk;
 
+use crate::cleanup::PersistentNodes;
 use crate::error::{Error, Result};
 use crate::events::Listeners;
 use crate::naming::Role;
@@ -56,6 +57,7 @@ struct Shared {
     winners: Mutex<RecentWinners>,
     /// Per lock path, the node this session queued last, while it is queued.
     lines: Mutex<HashMap<String, LastInLine>>,
+    persistent: PersistentNodes,
 }
 
 /// A node this session is queueing or holding; `place` dies when it leaves.
@@ -127,6 +129,7 @@ impl Session {
                 holds: Mutex::default(),
                 winners: Mutex::default(),
                 lines: Mutex::default(),
+                persistent: PersistentNodes::default(),
             });
             runtime::spawn(supervise(Arc::downgrade(&shared), live));
             Ok(Session { shared })
@@ -167,18 +170,30 @@ impl Session {
         self.shared.listeners.remove(id)
     }
 
-    /// Ends the session: the server deletes its ephemeral nodes at once,
-    /// releasing every lock it held. Pending acquires fail with [`Error::Closed`].
+    /// Ends the session and releases everything it has: pending acquires
+    /// fail with [`Error::Closed`] and holds end as
+    /// `Lost(SessionClosed)`; persistent nodes — of holds and of pending
+    /// acquires — are deleted first (waiting for them at most the session
+    /// timeout), then the session ends and the server deletes its ephemeral
+    /// nodes at once. The close goes on in the background if the caller
+    /// stops waiting for it.
     pub async fn close(&self) {
         if runtime::check_process().is_err() {
             return;
         }
-        let live = {
-            let mut current = self.shared.current.lock().unwrap();
+        let session = self.clone();
+        let _ = runtime::spawn(async move { session.close_now().await }).await;
+    }
+
+    async fn close_now(&self) {
+        {
+            let _current = self.shared.current.lock().unwrap();
             let status = self.status();
             publish(&self.shared, SessionState::Closed, status.generation, status.session_id);
-            current.take()
-        };
+        }
+        // Persistent nodes outlive the session: remove them while its client is ours.
+        let _ = timeout(self.shared.options.session_timeout, self.shared.persistent.remove_all(self)).await;
+        let live = self.shared.current.lock().unwrap().take();
         let Some(live) = live else { return };
         let mut states = live.client.state_watcher();
         drop(live);
@@ -218,6 +233,30 @@ impl Session {
                 return Err(Error::Closed);
             }
         }
+    }
+
+    /// The client to remove nodes with: as [`Session::live`], and also while
+    /// [`Session::close`] removes the session's persistent nodes.
+    pub(crate) async fn live_for_removal(&self) -> Result<Live> {
+        runtime::check_process()?;
+        let mut status = self.subscribe();
+        loop {
+            let state = status.borrow_and_update().state;
+            if state != SessionState::Lost {
+                match self.shared.current.lock().unwrap().clone() {
+                    Some(live) => return Ok(live),
+                    None if state == SessionState::Closed => return Err(Error::Closed),
+                    None => {}
+                }
+            }
+            if status.changed().await.is_err() {
+                return Err(Error::Closed);
+            }
+        }
+    }
+
+    pub(crate) fn persistent_nodes(&self) -> &PersistentNodes {
+        &self.shared.persistent
     }
 
     /// Waits until a session newer than `generation` is up; false once closed.

@@ -243,19 +243,47 @@ async fn a_lease_releases_the_lock_by_itself() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
-async fn a_persistent_lock_node_outlives_its_session() {
+async fn a_persistent_lock_node_outlives_its_session_expiring() {
     let connect = shared_server();
     let raw = raw(&connect).await;
     let path = unique_path("persistent");
     let first = session(&connect).await;
     let lock = Lock::mutex(&first, &path).unwrap();
     assert!(lock.acquire(Acquire::default().persistent()).await.unwrap());
-    first.close().await;
+    let id = first.status().session_id;
+    tokio::task::spawn_blocking(move || zk_harness::shared().expire(id).unwrap()).await.unwrap();
+    let mut status = first.subscribe();
+    status.wait_for(|s| s.generation == 2 && s.state == zoolock::SessionState::Connected).await.unwrap();
     assert_eq!(children(&raw, &path).await.len(), 1);
+    assert!(lock.is_acquired(), "a persistent hold survives its session");
     let second = Lock::mutex(&session(&connect).await, &path).unwrap();
     assert!(!second.acquire(Acquire::no_wait()).await.unwrap());
-    let node = children(&raw, &path).await.remove(0);
-    raw.delete(&format!("{path}/{node}"), None).await.unwrap();
+    assert!(lock.release().await.unwrap());
+    assert!(children(&raw, &path).await.is_empty());
+}
+
+/// `close` releases everything the session has, persistent nodes included:
+/// nothing could release them after it.
+#[tokio::test(flavor = "multi_thread")]
+async fn closing_a_session_removes_its_persistent_holds_and_waiters() {
+    let connect = shared_server();
+    let raw = raw(&connect).await;
+    let path = unique_path("persistent-close");
+    let session = session(&connect).await;
+    let holder = Lock::new(&session, &path, Kind::Mutex, config("holder")).unwrap();
+    assert!(holder.acquire(Acquire::default().persistent()).await.unwrap());
+    let waiter = Lock::new(&session, &path, Kind::Mutex, config("waiter")).unwrap();
+    let waiting = {
+        let waiter = waiter.clone();
+        tokio::spawn(async move { waiter.acquire(Acquire::default().persistent()).await })
+    };
+    queued(&raw, &path, 2).await;
+
+    session.close().await;
+    assert!(children(&raw, &path).await.is_empty(), "close left persistent nodes");
+    assert_eq!(holder.state(), LockState::Lost(zoolock::LostReason::SessionClosed));
+    assert!(!holder.is_acquired());
+    assert_eq!(waiting.await.unwrap(), Err(Error::Closed));
 }
 
 #[tokio::test(flavor = "multi_thread")]

@@ -76,3 +76,43 @@ async fn an_expired_lease_holder_is_told_and_its_lease_freed() {
     assert!(semaphore.acquire(Acquire::default()).await.unwrap(), "a new lease on the new session");
     semaphore.release().await.unwrap();
 }
+
+/// The lease create's reply is lost, and so is the reply to the check that
+/// follows: the listing then shows our own lease, which must count as ours
+/// (kazoo checks the same), not as another holder to wait for forever.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_lease_whose_create_reply_was_lost_is_found_as_ours() {
+    use zk_harness::{FaultState, Op, Select};
+    let connect = shared_server();
+    let raw = raw(&connect).await;
+    let path = unique_path("semaphore-lost-reply");
+    let session = session(&connect).await;
+    let semaphore = Semaphore::new(&session, &path, "holder", 1).unwrap();
+    let id = session.status().session_id;
+    let leases = Select::session(id).path(format!("{path}/"));
+    let (create, check) = tokio::task::spawn_blocking(move || {
+        let harness = zk_harness::shared();
+        let create = harness.drop_reply(leases.clone().op(Op::Create).op(Op::Create2)).unwrap();
+        let check = harness.drop_reply(leases.op(Op::Exists)).unwrap();
+        (create, check)
+    })
+    .await
+    .unwrap();
+
+    let acquired = tokio::time::timeout(Duration::from_secs(15), semaphore.acquire(Acquire::default())).await;
+    let report = tokio::task::spawn_blocking(move || {
+        let harness = zk_harness::shared();
+        let fired = |id| harness.wait_fault(id, FaultState::Fired, Duration::ZERO).is_ok();
+        let fired = (fired(create), fired(check));
+        let _ = (harness.disarm(create), harness.disarm(check));
+        fired
+    })
+    .await
+    .unwrap();
+    assert_eq!(report, (true, true), "both replies were dropped");
+    assert!(acquired.expect("the acquire hung on its own lease").unwrap());
+    assert_eq!(children(&raw, &path).await.len(), 1);
+    assert_eq!(semaphore.lease_holders().await.unwrap(), ["holder"]);
+    assert!(semaphore.release().await.unwrap());
+    until_children(&raw, &path, "the lease to go", |c| c.is_empty()).await;
+}

@@ -46,7 +46,12 @@ pub async fn children(raw: &zk::Client, path: &str) -> Vec<String> {
 
 /// Waits, through child watches, until the children of `path` satisfy
 /// `condition`; fails the test after ten seconds.
-pub async fn until_children(raw: &zk::Client, path: &str, what: &str, condition: impl Fn(&[String]) -> bool) -> Vec<String> {
+pub async fn until_children(
+    raw: &zk::Client,
+    path: &str,
+    what: &str,
+    condition: impl Fn(&[String]) -> bool,
+) -> Vec<String> {
     within_children(raw, path, Duration::from_secs(10), condition)
         .await
         .unwrap_or_else(|| panic!("timed out waiting for {what} on {path}"))

@@ -1,0 +1,609 @@
+//! The cancellation sweep: every public acquire, release and close future is
+//! dropped after exactly k polls, for every k until it completes on its own,
+//! with the lock contended and not, with and without a fault. After each
+//! drop: no node of the session under test is left once it settles, no other
+//! contender is stuck, and the handle's state is consistent.
+//!
+//! Faults: a connection reset or a short partition right after the first
+//! poll, or the reply to the first create or delete dropped after the server
+//! applied it.
+//!
+//! A poll happens only when the future asked to be woken, so "after k polls"
+//! names the same point of the future's progress however slow the machine.
+
+mod common;
+
+use std::future::Future;
+use std::sync::Arc;
+use std::task::{Context, Poll, Wake, Waker};
+use std::time::{Duration, Instant};
+
+use common::*;
+use tokio::sync::Notify;
+use tokio::task::JoinHandle;
+use tokio::time::timeout;
+use zk_harness::{Op, Select};
+use zookeeper_client as zk;
+use zoolock::{Acquire, Kind, Lock, LockConfig, LockState, LostReason, Semaphore, Session, SessionState};
+
+/// How long a future may stay silent (neither wake nor complete) before the
+/// sweep calls it hung.
+const WAKE_BOUND: Duration = Duration::from_secs(20);
+/// How long the session under test may take to settle, and its nodes to go.
+const SETTLE: Duration = Duration::from_secs(10);
+/// Past this many polls a future that has not completed is called hung.
+const MAX_POLLS: usize = 400;
+/// The timeout of the `Acquire::timeout` runs: long enough to queue, short
+/// enough to run out behind a holder.
+const ACQUIRE_TIMEOUT: Duration = Duration::from_millis(250);
+/// How long the `Partition` fault holds the session's bytes: less than the
+/// client's ping timeout, so requests are delayed, not lost.
+const PARTITION: Duration = Duration::from_millis(300);
+
+#[derive(Default)]
+struct Wakes(Notify);
+
+impl Wake for Wakes {
+    fn wake(self: Arc<Self>) {
+        self.0.notify_one();
+    }
+
+    fn wake_by_ref(self: &Arc<Self>) {
+        self.0.notify_one();
+    }
+}
+
+/// What happens to the session under test right after the first poll, while
+/// the future's first request is in flight.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Fault {
+    None,
+    /// Its connection is reset: requests in flight fail with a connection
+    /// loss (a lost create reply, a lost delete) and the client reconnects.
+    Reset,
+    /// Its bytes are held for [`PARTITION`], then flow on.
+    Partition,
+    /// The server applies its first create or delete, whose reply is lost
+    /// with the connection (armed before the first poll).
+    DropReply,
+}
+
+fn harness() -> &'static zk_harness::Ensemble {
+    zk_harness::shared()
+}
+
+async fn inject<T: Send + 'static>(fault: impl FnOnce() -> T + Send + 'static) -> T {
+    tokio::task::spawn_blocking(fault).await.unwrap()
+}
+
+/// A fault under way; [`Injected::settle`] ends it.
+#[derive(Default)]
+struct Injected {
+    healer: Option<JoinHandle<()>>,
+    armed: Option<zk_harness::FaultId>,
+}
+
+impl Injected {
+    /// Arms the faults that must be in place before the first poll.
+    async fn arm(fault: Fault, session: i64) -> Injected {
+        if fault != Fault::DropReply {
+            return Injected::default();
+        }
+        let writes = Select::session(session).op(Op::Create).op(Op::Create2).op(Op::Delete);
+        let armed = inject(move || harness().drop_reply(writes).unwrap()).await;
+        Injected { healer: None, armed: Some(armed) }
+    }
+
+    /// Injects the faults that strike after the first poll.
+    async fn strike(&mut self, fault: Fault, session: i64) {
+        match fault {
+            Fault::None | Fault::DropReply => {}
+            Fault::Reset => {
+                inject(move || harness().drop_connections(session).unwrap()).await;
+            }
+            Fault::Partition => {
+                inject(move || harness().partition(session).unwrap()).await;
+                self.healer = Some(tokio::spawn(async move {
+                    tokio::time::sleep(PARTITION).await;
+                    inject(move || harness().heal(session).unwrap()).await;
+                }));
+            }
+        }
+    }
+
+    async fn settle(self) {
+        if let Some(healer) = self.healer {
+            healer.await.unwrap();
+        }
+        if let Some(armed) = self.armed {
+            // Goes on if it matched already; a dropped reply ends with its reset.
+            inject(move || harness().disarm(armed).unwrap()).await;
+        }
+    }
+}
+
+/// Polls `future` at most `k` times, each after it asked to be woken, with
+/// `fault` injected after the first poll; `Some(output)` if it completed,
+/// `None` if it was dropped pending. The fault has ended when this returns.
+async fn drive<T>(future: impl Future<Output = T>, k: usize, fault: Fault, session: i64) -> Option<T> {
+    let wakes = Arc::new(Wakes::default());
+    let waker = Waker::from(wakes.clone());
+    let mut cx = Context::from_waker(&waker);
+    let mut future = Box::pin(future);
+    let mut injected = Injected::arm(fault, session).await;
+    let mut output = None;
+    for poll in 1..=k {
+        if poll > 1 {
+            timeout(WAKE_BOUND, wakes.0.notified()).await.expect("the future neither completed nor woke");
+        }
+        if let Poll::Ready(out) = future.as_mut().poll(&mut cx) {
+            output = Some(out);
+            break;
+        }
+        if poll == 1 {
+            injected.strike(fault, session).await;
+        }
+    }
+    drop(future);
+    injected.settle().await;
+    output
+}
+
+/// Runs `run(k)` for k = 0, 1, 2, … until it reports that the future
+/// completed on its own; returns how many polls that took.
+async fn sweep<Fut: Future<Output = bool>>(name: &str, mut run: impl FnMut(usize) -> Fut) -> usize {
+    let started = Instant::now();
+    for k in 0..=MAX_POLLS {
+        if run(k).await {
+            eprintln!("sweep {name}: completed after {k} polls, {:.1} s", started.elapsed().as_secs_f64());
+            return k;
+        }
+    }
+    panic!("sweep {name}: not completed after {MAX_POLLS} polls");
+}
+
+async fn wait_connected(session: &Session) {
+    let mut status = session.subscribe();
+    timeout(SETTLE, status.wait_for(|s| s.state == SessionState::Connected))
+        .await
+        .expect("the session under test reconnects")
+        .unwrap();
+}
+
+/// Waits, on child watches, until every child of `path` is a node of
+/// `theirs` (the session not under test); fails after [`SETTLE`].
+async fn only_theirs(raw: &zk::Client, path: &str, theirs: i64, what: &str) {
+    let wait = async {
+        loop {
+            let (children, watcher) = match raw.list_and_watch_children(path).await {
+                Ok(listed) => listed,
+                Err(zk::Error::NoNode) => return,
+                Err(err) => panic!("list {path}: {err}"),
+            };
+            let mut ours = Vec::new();
+            for child in children {
+                let node = format!("{path}/{child}");
+                match raw.check_stat(&node).await.unwrap() {
+                    Some(stat) if stat.ephemeral_owner != theirs => ours.push(child),
+                    _ => {}
+                }
+            }
+            if ours.is_empty() {
+                return;
+            }
+            if timeout(SETTLE, watcher.changed()).await.is_err() {
+                panic!("{what}: nodes left on {path}: {ours:?}");
+            }
+        }
+    };
+    timeout(SETTLE, wait).await.unwrap_or_else(|_| panic!("{what}: nodes still on {path} after {SETTLE:?}"));
+}
+
+#[derive(Clone, Copy, Debug)]
+enum Mode {
+    Blocking,
+    Timeout,
+    NoWait,
+}
+
+impl Mode {
+    fn options(self, persistent: bool) -> Acquire {
+        let options = match self {
+            Mode::Blocking => Acquire::default(),
+            Mode::Timeout => Acquire::timeout(ACQUIRE_TIMEOUT),
+            Mode::NoWait => Acquire::no_wait(),
+        };
+        if persistent {
+            options.persistent()
+        } else {
+            options
+        }
+    }
+}
+
+const MODES: [Mode; 3] = [Mode::Blocking, Mode::Timeout, Mode::NoWait];
+const KINDS: [Kind; 3] = [Kind::Mutex, Kind::Read, Kind::Write];
+
+/// Two sessions and a plain client: `ours` runs the futures under test.
+struct Bench {
+    raw: zk::Client,
+    ours: Session,
+    theirs: Session,
+}
+
+impl Bench {
+    async fn new() -> Bench {
+        let connect = shared_server();
+        Bench { raw: raw(&connect).await, ours: session(&connect).await, theirs: session(&connect).await }
+    }
+
+    fn our_id(&self) -> i64 {
+        self.ours.status().session_id
+    }
+
+    fn their_id(&self) -> i64 {
+        self.theirs.status().session_id
+    }
+}
+
+fn config(identifier: &str) -> LockConfig {
+    LockConfig { identifier: identifier.as_bytes().to_vec(), ..LockConfig::default() }
+}
+
+/// Releases `holder` once a second contender is queued on `path`.
+fn release_when_queued(raw: &zk::Client, path: &str, holder: &Lock) -> JoinHandle<()> {
+    let (raw, path, holder) = (raw.clone(), path.to_owned(), holder.clone());
+    tokio::spawn(async move {
+        until_children(&raw, &path, "a second contender", |c| c.len() >= 2).await;
+        holder.release().await.unwrap();
+    })
+}
+
+/// One lock acquire future per k: `kind` on `ours`, behind a writer of
+/// `theirs` if `contended` (released once we queue, for a blocking acquire).
+async fn sweep_lock_acquire(kind: Kind, mode: Mode, persistent: bool, contended: bool, fault: Fault) -> usize {
+    let bench = Bench::new().await;
+    let path = unique_path(&format!("sweep-{kind:?}-{mode:?}-{persistent}-{contended}-{fault:?}"));
+    let lock = Lock::new(&bench.ours, &path, kind, config("under-test")).unwrap();
+    let other = Lock::new(&bench.theirs, &path, Kind::Write, config("other")).unwrap();
+    let probe = Lock::new(&bench.theirs, &path, Kind::Write, config("probe")).unwrap();
+    let name = format!("lock {kind:?} {mode:?} persistent={persistent} contended={contended} {fault:?}");
+    sweep(&name, |k| {
+        let (bench, lock, other, probe, path, name) = (&bench, &lock, &other, &probe, &path, &name);
+        async move {
+            let what = format!("{name} k={k}");
+            let mut releaser = None;
+            if contended {
+                assert!(other.acquire(Acquire::default()).await.unwrap());
+                if matches!(mode, Mode::Blocking) {
+                    releaser = Some(release_when_queued(&bench.raw, path, other));
+                }
+            }
+            let got = drive(lock.acquire(mode.options(persistent)), k, fault, bench.our_id()).await;
+            wait_connected(&bench.ours).await;
+            if let Some(releaser) = releaser {
+                releaser.abort();
+                let _ = releaser.await;
+            }
+            other.release().await.unwrap();
+            match &got {
+                Some(Ok(true)) => {
+                    assert!(lock.is_acquired(), "{what}: acquired but not held");
+                    assert!(lock.release().await.unwrap(), "{what}: release after acquire");
+                }
+                Some(Ok(false)) => assert!(contended || fault != Fault::None, "{what}: an uncontended acquire failed"),
+                Some(Err(err)) => panic!("{what}: {err}"),
+                None => {}
+            }
+            assert!(!lock.is_acquired(), "{what}: held after {got:?}");
+            only_theirs(&bench.raw, path, bench.their_id(), &what).await;
+            assert!(probe.acquire(Acquire::timeout(SETTLE)).await.unwrap(), "{what}: another contender is stuck");
+            probe.release().await.unwrap();
+            assert!(lock.acquire(Acquire::timeout(SETTLE)).await.unwrap(), "{what}: the handle is stuck");
+            assert!(lock.release().await.unwrap());
+            got.is_some()
+        }
+    })
+    .await
+}
+
+/// One semaphore acquire future per k; `contended`: the one lease is held by `theirs`.
+async fn sweep_semaphore_acquire(mode: Mode, contended: bool, fault: Fault) -> usize {
+    let bench = Bench::new().await;
+    let path = unique_path(&format!("sweep-semaphore-{mode:?}-{contended}-{fault:?}"));
+    let admission = format!("{path}-__lock__");
+    let semaphore = Semaphore::new(&bench.ours, &path, "under-test", 1).unwrap();
+    let other = Semaphore::new(&bench.theirs, &path, "other", 1).unwrap();
+    let probe = Semaphore::new(&bench.theirs, &path, "probe", 1).unwrap();
+    let name = format!("semaphore {mode:?} contended={contended} {fault:?}");
+    sweep(&name, |k| {
+        let (bench, semaphore, other, probe, path, admission, name) =
+            (&bench, &semaphore, &other, &probe, &path, &admission, &name);
+        async move {
+            let what = format!("{name} k={k}");
+            let mut releaser = None;
+            if contended {
+                assert!(other.acquire(Acquire::default()).await.unwrap());
+                if matches!(mode, Mode::Blocking) {
+                    // Released once we wait on the pool, admitted.
+                    let (raw, admission, other) = (bench.raw.clone(), admission.clone(), other.clone());
+                    releaser = Some(tokio::spawn(async move {
+                        until_children(&raw, &admission, "the waiter admitted", |c| !c.is_empty()).await;
+                        other.release().await.unwrap();
+                    }));
+                }
+            }
+            let got = drive(semaphore.acquire(mode.options(false)), k, fault, bench.our_id()).await;
+            wait_connected(&bench.ours).await;
+            if let Some(releaser) = releaser {
+                releaser.abort();
+                let _ = releaser.await;
+            }
+            other.release().await.unwrap();
+            match &got {
+                Some(Ok(true)) => {
+                    assert!(semaphore.is_acquired(), "{what}: acquired but not held");
+                    assert!(semaphore.release().await.unwrap(), "{what}: release after acquire");
+                }
+                Some(Ok(false)) => assert!(contended || fault != Fault::None, "{what}: an uncontended acquire failed"),
+                Some(Err(err)) => panic!("{what}: {err}"),
+                None => {}
+            }
+            assert!(!semaphore.is_acquired(), "{what}: held after {got:?}");
+            only_theirs(&bench.raw, path, bench.their_id(), &what).await;
+            only_theirs(&bench.raw, admission, bench.their_id(), &what).await;
+            assert!(probe.acquire(Acquire::timeout(SETTLE)).await.unwrap(), "{what}: another contender is stuck");
+            probe.release().await.unwrap();
+            assert!(semaphore.acquire(Acquire::timeout(SETTLE)).await.unwrap(), "{what}: the handle is stuck");
+            assert!(semaphore.release().await.unwrap());
+            got.is_some()
+        }
+    })
+    .await
+}
+
+/// One release future per k, of a lock of `kind` held by `ours`; with a
+/// waiter of `theirs` queued behind if `contended`, who must get the lock.
+async fn sweep_lock_release(kind: Kind, persistent: bool, contended: bool, fault: Fault) -> usize {
+    let bench = Bench::new().await;
+    let path = unique_path(&format!("sweep-release-{kind:?}-{persistent}-{contended}-{fault:?}"));
+    let lock = Lock::new(&bench.ours, &path, kind, config("under-test")).unwrap();
+    let waiter = Lock::new(&bench.theirs, &path, Kind::Write, config("waiter")).unwrap();
+    let name = format!("release {kind:?} persistent={persistent} contended={contended} {fault:?}");
+    sweep(&name, |k| {
+        let (bench, lock, waiter, path, name) = (&bench, &lock, &waiter, &path, &name);
+        async move {
+            let what = format!("{name} k={k}");
+            assert!(lock.acquire(Mode::Blocking.options(persistent)).await.unwrap());
+            let waiting = contended.then(|| {
+                let waiter = waiter.clone();
+                tokio::spawn(async move { waiter.acquire(Acquire::timeout(WAKE_BOUND)).await })
+            });
+            if contended {
+                queued(&bench.raw, path, 2).await;
+            }
+            let got = drive(lock.release(), k, fault, bench.our_id()).await;
+            wait_connected(&bench.ours).await;
+            match &got {
+                Some(Ok(released)) => assert!(released, "{what}: a held lock released nothing"),
+                Some(Err(err)) => panic!("{what}: {err}"),
+                // Never polled: nothing happened yet.
+                None if lock.is_acquired() => assert!(lock.release().await.unwrap(), "{what}"),
+                None => {}
+            }
+            assert!(!lock.is_acquired(), "{what}: held after release");
+            assert_eq!(lock.state(), LockState::Released, "{what}");
+            if let Some(waiting) = waiting {
+                let got = timeout(SETTLE, waiting).await.unwrap_or_else(|_| panic!("{what}: the waiter is stuck"));
+                assert!(got.unwrap().unwrap(), "{what}: the waiter timed out");
+                waiter.release().await.unwrap();
+            }
+            only_theirs(&bench.raw, path, bench.their_id(), &what).await;
+            got.is_some()
+        }
+    })
+    .await
+}
+
+/// One semaphore release future per k; a waiter of `theirs` must get the lease.
+async fn sweep_semaphore_release(fault: Fault) -> usize {
+    let bench = Bench::new().await;
+    let path = unique_path(&format!("sweep-semaphore-release-{fault:?}"));
+    let semaphore = Semaphore::new(&bench.ours, &path, "under-test", 1).unwrap();
+    let waiter = Semaphore::new(&bench.theirs, &path, "waiter", 1).unwrap();
+    let name = format!("semaphore release {fault:?}");
+    sweep(&name, |k| {
+        let (bench, semaphore, waiter, path, name) = (&bench, &semaphore, &waiter, &path, &name);
+        async move {
+            let what = format!("{name} k={k}");
+            assert!(semaphore.acquire(Acquire::default()).await.unwrap());
+            let waiting = {
+                let waiter = waiter.clone();
+                tokio::spawn(async move { waiter.acquire(Acquire::timeout(WAKE_BOUND)).await })
+            };
+            until_children(&bench.raw, &format!("{path}-__lock__"), "the waiter admitted", |c| !c.is_empty()).await;
+            let got = drive(semaphore.release(), k, fault, bench.our_id()).await;
+            wait_connected(&bench.ours).await;
+            match &got {
+                Some(Ok(released)) => assert!(released, "{what}: a held lease released nothing"),
+                Some(Err(err)) => panic!("{what}: {err}"),
+                None if semaphore.is_acquired() => assert!(semaphore.release().await.unwrap(), "{what}"),
+                None => {}
+            }
+            assert!(!semaphore.is_acquired(), "{what}: held after release");
+            let got_lease = timeout(SETTLE, waiting).await.unwrap_or_else(|_| panic!("{what}: the waiter is stuck"));
+            assert!(got_lease.unwrap().unwrap(), "{what}: the waiter timed out");
+            waiter.release().await.unwrap();
+            only_theirs(&bench.raw, path, bench.their_id(), &what).await;
+            got.is_some()
+        }
+    })
+    .await
+}
+
+/// One close future per k, of a fresh session holding a lock and waiting
+/// for another behind `theirs`; `persistent` nodes must go as well.
+async fn sweep_close(persistent: bool, fault: Fault) -> usize {
+    let connect = shared_server();
+    let raw = raw(&connect).await;
+    let theirs = session(&connect).await;
+    let their_id = theirs.status().session_id;
+    let held_path = unique_path(&format!("sweep-close-held-{persistent}-{fault:?}"));
+    let waited_path = unique_path(&format!("sweep-close-waited-{persistent}-{fault:?}"));
+    let other = Lock::new(&theirs, &waited_path, Kind::Write, config("other")).unwrap();
+    let probe = Lock::new(&theirs, &held_path, Kind::Write, config("probe")).unwrap();
+    let options = if persistent { Acquire::default().persistent() } else { Acquire::default() };
+    let name = format!("close persistent={persistent} {fault:?}");
+    sweep(&name, |k| {
+        let (connect, raw, other, probe, options, held_path, waited_path, name) =
+            (&connect, &raw, &other, &probe, &options, &held_path, &waited_path, &name);
+        async move {
+            let what = format!("{name} k={k}");
+            let ours = session(connect).await;
+            let held = Lock::new(&ours, held_path, Kind::Mutex, config("held")).unwrap();
+            assert!(held.acquire(options.clone()).await.unwrap());
+            assert!(other.acquire(Acquire::default()).await.unwrap());
+            let waiter = Lock::new(&ours, waited_path, Kind::Mutex, config("waiter")).unwrap();
+            let waiting = {
+                let (waiter, options) = (waiter.clone(), options.clone());
+                tokio::spawn(async move { waiter.acquire(options).await })
+            };
+            queued(raw, waited_path, 2).await;
+            let got = drive(ours.close(), k, fault, ours.status().session_id).await;
+            if got.is_none() && !ours.is_closed() {
+                ours.close().await; // never polled: close it now
+            }
+            let ended = timeout(SETTLE, waiting).await.unwrap_or_else(|_| panic!("{what}: the pending acquire hangs"));
+            assert_eq!(ended.unwrap(), Err(zoolock::Error::Closed), "{what}");
+            assert!(!waiter.is_acquired() && !held.is_acquired(), "{what}");
+            assert_eq!(held.state(), LockState::Lost(LostReason::SessionClosed), "{what}");
+            only_theirs(raw, held_path, their_id, &what).await;
+            only_theirs(raw, waited_path, their_id, &what).await;
+            other.release().await.unwrap();
+            assert!(probe.acquire(Acquire::timeout(SETTLE)).await.unwrap(), "{what}: another contender is stuck");
+            probe.release().await.unwrap();
+            got.is_some()
+        }
+    })
+    .await
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn dropping_a_lock_acquire_after_any_poll_leaves_nothing() {
+    let started = Instant::now();
+    for kind in KINDS {
+        for mode in MODES {
+            for contended in [false, true] {
+                sweep_lock_acquire(kind, mode, false, contended, Fault::None).await;
+            }
+        }
+    }
+    for mode in MODES {
+        for contended in [false, true] {
+            sweep_lock_acquire(Kind::Mutex, mode, true, contended, Fault::None).await;
+        }
+    }
+    eprintln!("lock acquires without faults: {:.1} s", started.elapsed().as_secs_f64());
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn dropping_a_lock_acquire_under_a_reset_after_any_poll_leaves_nothing() {
+    let started = Instant::now();
+    for kind in KINDS {
+        for mode in MODES {
+            for contended in [false, true] {
+                sweep_lock_acquire(kind, mode, false, contended, Fault::Reset).await;
+            }
+        }
+    }
+    sweep_lock_acquire(Kind::Mutex, Mode::Blocking, true, true, Fault::Reset).await;
+    sweep_lock_acquire(Kind::Mutex, Mode::Timeout, true, false, Fault::Reset).await;
+    eprintln!("lock acquires under a reset: {:.1} s", started.elapsed().as_secs_f64());
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn dropping_a_lock_acquire_whose_create_reply_is_lost_after_any_poll_leaves_nothing() {
+    let started = Instant::now();
+    for kind in KINDS {
+        for mode in MODES {
+            for contended in [false, true] {
+                sweep_lock_acquire(kind, mode, false, contended, Fault::DropReply).await;
+            }
+        }
+    }
+    sweep_lock_acquire(Kind::Mutex, Mode::Blocking, true, true, Fault::DropReply).await;
+    sweep_lock_acquire(Kind::Mutex, Mode::Timeout, true, false, Fault::DropReply).await;
+    eprintln!("lock acquires with a lost create reply: {:.1} s", started.elapsed().as_secs_f64());
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn dropping_a_lock_acquire_under_a_partition_after_any_poll_leaves_nothing() {
+    let started = Instant::now();
+    for mode in MODES {
+        for contended in [false, true] {
+            sweep_lock_acquire(Kind::Mutex, mode, false, contended, Fault::Partition).await;
+        }
+    }
+    sweep_lock_acquire(Kind::Read, Mode::Blocking, false, true, Fault::Partition).await;
+    sweep_lock_acquire(Kind::Mutex, Mode::Timeout, true, true, Fault::Partition).await;
+    eprintln!("lock acquires under a partition: {:.1} s", started.elapsed().as_secs_f64());
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn dropping_a_semaphore_acquire_after_any_poll_leaves_nothing() {
+    let started = Instant::now();
+    for fault in [Fault::None, Fault::Reset, Fault::Partition, Fault::DropReply] {
+        for mode in MODES {
+            for contended in [false, true] {
+                sweep_semaphore_acquire(mode, contended, fault).await;
+            }
+        }
+    }
+    eprintln!("semaphore acquires: {:.1} s", started.elapsed().as_secs_f64());
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn dropping_a_release_after_any_poll_leaves_nothing() {
+    let started = Instant::now();
+    for fault in [Fault::None, Fault::Reset, Fault::Partition, Fault::DropReply] {
+        for kind in KINDS {
+            for contended in [false, true] {
+                sweep_lock_release(kind, false, contended, fault).await;
+            }
+        }
+        sweep_lock_release(Kind::Mutex, true, true, fault).await;
+        sweep_semaphore_release(fault).await;
+    }
+    eprintln!("releases: {:.1} s", started.elapsed().as_secs_f64());
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn dropping_a_close_after_any_poll_leaves_nothing() {
+    let started = Instant::now();
+    for fault in [Fault::None, Fault::Reset, Fault::Partition, Fault::DropReply] {
+        sweep_close(false, fault).await;
+        sweep_close(true, fault).await;
+    }
+    eprintln!("closes: {:.1} s", started.elapsed().as_secs_f64());
+}
+
+/// A release whose caller gives up while the delete is on a dead connection
+/// (`timeout(release())`, a cancelled `release_async`) still deletes the node.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_release_its_caller_gave_up_on_still_deletes_the_node() {
+    let bench = Bench::new().await;
+    let path = unique_path("abandoned-release");
+    let lock = Lock::mutex(&bench.ours, &path).unwrap();
+    assert!(lock.acquire(Acquire::default()).await.unwrap());
+    let id = bench.our_id();
+    inject(move || harness().partition(id).unwrap()).await;
+    // The delete goes out and is held; the caller stops waiting.
+    assert!(timeout(Duration::from_millis(100), lock.release()).await.is_err());
+    assert!(!lock.is_acquired());
+    // The held delete dies with its connection; the session lives on.
+    inject(move || harness().drop_connections(id).unwrap()).await;
+    inject(move || harness().heal(id).unwrap()).await;
+    wait_connected(&bench.ours).await;
+    assert_eq!(bench.ours.status().session_id, id);
+    only_theirs(&bench.raw, &path, bench.their_id(), "the released node").await;
+}
