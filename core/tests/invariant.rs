@@ -238,7 +238,8 @@ enum Step {
     DeletePath(Res),
     CreatePath(Res),
     DeleteHolder(Res),
-    CloseOrReopen(usize),
+    /// Closes the session if the flag is set, reopens a closed one.
+    CloseOrReopen(usize, bool),
     /// The kazoo peer's writer (0), reader (1) or semaphore (2).
     KazooAcquire(usize, Duration),
     KazooRelease(usize),
@@ -260,7 +261,7 @@ impl Step {
             Step::DeletePath(_) => "delete-path",
             Step::CreatePath(_) => "create-path",
             Step::DeleteHolder(_) => "delete-holder",
-            Step::CloseOrReopen(_) => "close",
+            Step::CloseOrReopen(..) => "close",
             Step::KazooAcquire(..) | Step::KazooRelease(_) => "kazoo",
         }
     }
@@ -283,15 +284,16 @@ impl Step {
             330..=509 => Step::Release(slot, kind),
             510..=549 => Step::Cancel(slot, kind),
             550..=589 => Step::DropPending(slot, kind),
-            590..=679 => Step::Pause(rng.millis(100, 800)),
-            680..=709 => Step::ShortPartition(slot, rng.millis(200, SESSION_TIMEOUT.as_millis() as u64 * 3 / 4)),
-            710..=724 => Step::LongPartition(slot),
-            725..=749 => Step::Expire(slot),
-            750..=789 => Step::Reset(slot),
-            790..=819 => Step::DeletePath([Res::Lock, Res::Lock, Res::Sem, Res::Admission][kind]),
-            820..=839 => Step::CreatePath([Res::Lock, Res::Sem][kind % 2]),
-            840..=879 => Step::DeleteHolder([Res::Lock, Res::Lock, Res::Lock, Res::Sem][kind]),
-            880..=899 => Step::CloseOrReopen(slot),
+            590..=649 => Step::Pause(rng.millis(100, 800)),
+            650..=679 => Step::ShortPartition(slot, rng.millis(200, SESSION_TIMEOUT.as_millis() as u64 * 3 / 4)),
+            680..=694 => Step::LongPartition(slot),
+            695..=719 => Step::Expire(slot),
+            720..=759 => Step::Reset(slot),
+            760..=789 => Step::DeletePath([Res::Lock, Res::Lock, Res::Sem, Res::Admission][kind]),
+            790..=809 => Step::CreatePath([Res::Lock, Res::Sem][kind % 2]),
+            810..=849 => Step::DeleteHolder([Res::Lock, Res::Lock, Res::Lock, Res::Sem][kind]),
+            // Closed about a fifth of the time: its handles must fail fast meanwhile.
+            850..=899 => Step::CloseOrReopen(slot, rng.below(4) == 0),
             900..=959 => Step::KazooAcquire(kind % 3, rng.millis(200, 3000)),
             _ => Step::KazooRelease(kind % 3),
         }
@@ -599,6 +601,16 @@ impl Driver {
         }
     }
 
+    /// The first handle from `(slot, kind)` on, in a fixed order, that `fits`:
+    /// the seed picks where to start, the state which handle applies.
+    fn pick(&self, slot: usize, kind: usize, fits: impl Fn(&Self, usize, usize) -> bool) -> Option<(usize, usize)> {
+        let start = slot * KINDS.len() + kind;
+        (0..SESSIONS * KINDS.len())
+            .map(|i| (start + i) % (SESSIONS * KINDS.len()))
+            .map(|i| (i / KINDS.len(), i % KINDS.len()))
+            .find(|(s, k)| fits(self, *s, *k))
+    }
+
     fn pending_done(&self, key: (usize, usize)) -> bool {
         self.pending.get(&key).is_none_or(|p| p.task.is_finished())
     }
@@ -608,14 +620,21 @@ impl Driver {
         let note = |driver: &Driver, text: String| driver.shared.note(format!("#{n} {text}"));
         match step {
             Step::Acquire(slot, kind, mode) => {
+                let idle = |d: &Driver, s: usize, k: usize| {
+                    !d.slots[s].closed && d.pending_done((s, k)) && !d.slots[s].handles[k].is_acquired()
+                };
+                // A draw of a closed session's semaphore tries it (it must fail at once);
+                // other draws go to the next idle handle of an open session.
+                let chosen = if self.slots[slot].closed && kind == SEM {
+                    Some((slot, kind))
+                } else {
+                    self.pick(slot, kind, idle)
+                };
+                let Some((slot, kind)) = chosen else {
+                    return note(self, format!("acquire ({}): skipped, every handle holds or waits", mode.label()));
+                };
                 let who = self.who(slot, kind);
-                if !self.pending_done((slot, kind)) {
-                    return note(self, format!("acquire {who} ({}): skipped, one is pending", mode.label()));
-                }
                 let handle = self.slots[slot].handles[kind].clone();
-                if handle.is_acquired() {
-                    return note(self, format!("acquire {who} ({}): skipped, it holds", mode.label()));
-                }
                 note(self, format!("acquire {who} ({})", mode.label()));
                 let started = Instant::now();
                 let task = tokio::spawn(acquire_task(self.shared.clone(), who.clone(), kind, handle, mode));
@@ -624,11 +643,11 @@ impl Driver {
                 self.settle(Duration::from_millis(300), |d| d.pending_done((slot, kind))).await;
             }
             Step::Release(slot, kind) => {
+                let Some((slot, kind)) = self.pick(slot, kind, |d, s, k| d.slots[s].handles[k].is_acquired()) else {
+                    return note(self, "release: skipped, nothing held".into());
+                };
                 let who = self.who(slot, kind);
                 let handle = self.slots[slot].handles[kind].clone();
-                if !handle.is_acquired() {
-                    return note(self, format!("release {who}: skipped, it does not hold ({:?})", handle.state()));
-                }
                 note(self, format!("release {who}"));
                 let started = Instant::now();
                 match timeout(CALL_BOUND, handle.release()).await {
@@ -639,6 +658,7 @@ impl Driver {
                 }
             }
             Step::Cancel(slot, kind) => {
+                let (slot, kind) = self.pick(slot, kind, |d, s, k| !d.pending_done((s, k))).unwrap_or((slot, kind));
                 let who = self.who(slot, kind);
                 let pending = !self.pending_done((slot, kind));
                 note(self, format!("cancel {who}{}", if pending { "" } else { " (nothing pending)" }));
@@ -650,6 +670,7 @@ impl Driver {
                 self.settle(Duration::from_millis(300), |d| d.pending_done((slot, kind))).await;
             }
             Step::DropPending(slot, kind) => {
+                let (slot, kind) = self.pick(slot, kind, |d, s, k| !d.pending_done((s, k))).unwrap_or((slot, kind));
                 let who = self.who(slot, kind);
                 match self.pending.remove(&(slot, kind)).filter(|p| !p.task.is_finished()) {
                     None => note(self, format!("drop the pending acquire of {who}: skipped, none")),
@@ -809,13 +830,16 @@ impl Driver {
                 self.shared.count(format!("fault: delete holder node ({res:?})"));
                 self.settle(Duration::from_millis(300), |_| false).await;
             }
-            Step::CloseOrReopen(slot) => {
+            Step::CloseOrReopen(slot, close) => {
                 if self.slots[slot].closed {
                     let incarnation = self.slots[slot].incarnation + 1;
                     note(self, format!("reopen s{slot} as incarnation {incarnation}"));
                     self.slots[slot] = self.open_slot(slot, incarnation).await;
                     self.shared.count("session reopened");
                     return;
+                }
+                if !close {
+                    return note(self, format!("close s{slot}: skipped this time"));
                 }
                 note(self, format!("close s{slot}"));
                 self.shared.count("session closed");
