@@ -31,7 +31,8 @@ status=0
 cargo test --release --locked -p zoolock --test invariant random_steps -- --nocapture --test-threads 1 \
   >target/soak.log 2>&1 || status=$?
 # The summary, the violations and where the full step log went.
-awk '/^zoolock invariant run/ { p = 1 } p { print } p && /^orphans:/ { exit }' target/soak.log
+sed 's/^test .* \.\.\. zoolock invariant run/zoolock invariant run/' target/soak.log |
+  awk '/^zoolock invariant run/ { p = 1 } p { print } p && /^orphans:/ { exit }'
 grep -E '^  at step|^replay:|^---- step log' target/soak.log || true
 if [ "$status" -ne 0 ] && ! grep -q '^zoolock invariant run' target/soak.log; then
   tail -n 40 target/soak.log
