@@ -156,6 +156,7 @@ impl AcquireArgs {
             timeout: timeout_from_secs(timeout).py_err()?,
             ephemeral,
             lease: timeout_from_secs(lease).py_err()?,
+            ..Acquire::default()
         };
         Ok(AcquireArgs {
             blocking,

@@ -59,6 +59,7 @@ impl PyLock {
             identifier: identifier.clone().into_bytes(),
             scheme,
             extra_markers,
+            reentrant: false,
         };
         let lock_path = path.clone();
         let handle = Handle::new(client, path, "lock", move |session| {
