@@ -31,6 +31,12 @@ pub enum Error {
     #[error("the session was closed")]
     Closed,
 
+    /// A release of a reentrant lock by another owner (thread, task) than
+    /// the one holding it; the hold is untouched (Curator's
+    /// `IllegalMonitorStateException`, Python's `RLock`).
+    #[error("{path} is held by another owner of this reentrant lock: only its owner may release it")]
+    NotOwner { path: String },
+
     /// zoolock's threads live in the parent: after `fork()`, use zoolock in a
     /// freshly started process (e.g. multiprocessing's "spawn" start method).
     #[error("zoolock was started in process {parent}, which forked this one; its threads did not survive the fork: use zoolock only in processes started fresh (e.g. multiprocessing's 'spawn' start method)")]

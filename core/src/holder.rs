@@ -29,11 +29,24 @@ pub struct Acquire {
     pub ephemeral: bool,
     /// Releases the hold by itself this long after it was acquired (Redisson's leaseTime).
     pub lease: Option<Duration>,
+    /// Who acquires: on a reentrant lock, an acquire by the owner that holds
+    /// counts up and a release by another owner is refused. The handle
+    /// itself ([`Owner::HANDLE`]) unless a binding names a thread or task.
+    pub owner: Owner,
+}
+
+/// Who holds a reentrant lock: the handle in Rust, a thread or task id in
+/// the bindings (never 0, which is the handle's).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Owner(pub u64);
+
+impl Owner {
+    pub const HANDLE: Owner = Owner(0);
 }
 
 impl Default for Acquire {
     fn default() -> Self {
-        Acquire { blocking: true, timeout: None, ephemeral: true, lease: None }
+        Acquire { blocking: true, timeout: None, ephemeral: true, lease: None, owner: Owner::HANDLE }
     }
 }
 
@@ -52,6 +65,10 @@ impl Acquire {
 
     pub fn lease(self, lease: Duration) -> Self {
         Acquire { lease: Some(lease), ..self }
+    }
+
+    pub fn owner(self, owner: Owner) -> Self {
+        Acquire { owner, ..self }
     }
 
     fn validate(&self) -> Result<()> {
@@ -120,6 +137,9 @@ pub(crate) enum OnHeld {
     Succeed,
     /// Waits for the handle's own release, within the timeout (kazoo's `Lock`).
     Wait,
+    /// Counts up when the acquiring owner holds; other owners wait as with
+    /// [`OnHeld::Wait`] (Curator's `InterProcessMutex`, reentrant per thread).
+    Reenter,
 }
 
 /// The node that won, before the handle records it.
@@ -186,6 +206,10 @@ struct Held {
     watch_key: u64,
     /// The lease timer and the watch on the node: they end with the hold.
     tasks: Vec<AbortHandle>,
+    owner: Owner,
+    /// Acquires by `owner` not yet released ([`OnHeld::Reenter`]; 1 otherwise).
+    /// 0 while the last release takes the hold away.
+    depth: u64,
     _turn: OwnedMutexGuard<()>,
 }
 
@@ -249,7 +273,7 @@ impl Holder {
         if self.session.is_closed() {
             return Err(Error::Closed);
         }
-        if self.on_held == OnHeld::Succeed && self.is_held() {
+        if self.enter(options.owner) {
             return Ok(Outcome::Acquired);
         }
         // A single try (a zero timeout included) is bounded by the request
@@ -284,7 +308,7 @@ impl Holder {
                 Turn::NotWon if queued.load(Ordering::Acquire) => return Ok(Outcome::Taken),
                 Turn::NotWon => return Ok(Outcome::HandleBusy),
             };
-            if self.install(won, turn, options.lease) {
+            if self.install(won, turn, options.lease, options.owner) {
                 return Ok(Outcome::Acquired);
             }
             // The win belonged to a session that has ended since: queue again
@@ -307,8 +331,7 @@ impl Holder {
         let turn = self.turn.clone();
         if !options.waits() {
             let Ok(turn) = turn.try_lock_owned() else {
-                let held = self.on_held == OnHeld::Succeed && self.is_held();
-                return Ok(if held { Turn::AlreadyHeld } else { Turn::NotWon });
+                return Ok(if self.enter(options.owner) { Turn::AlreadyHeld } else { Turn::NotWon });
             };
             queued.store(true, Ordering::Release);
             // Even a single try must not hang on a dead connection.
@@ -320,28 +343,87 @@ impl Holder {
         }
         let turn = match self.on_held {
             OnHeld::Wait => turn.lock_owned().await,
-            OnHeld::Succeed => {
-                // The hold another acquire on this handle wins ends the wait.
-                // The state says Held a moment after the hold is recorded and
-                // again a moment after it is taken away: ask both.
-                let mut states = self.state.subscribe();
-                tokio::select! {
-                    turn = turn.lock_owned() => turn,
-                    _ = states.wait_for(|s| matches!(s, LockState::Held | LockState::Suspended) && self.is_held()) => {
-                        return Ok(Turn::AlreadyHeld)
-                    }
-                }
-            }
+            OnHeld::Succeed | OnHeld::Reenter => match self.turn_or_enter(turn, options.owner).await {
+                Some(turn) => turn,
+                None => return Ok(Turn::AlreadyHeld),
+            },
         };
         queued.store(true, Ordering::Release);
         Ok(contend.await?.map_or(Turn::NotWon, |w| Turn::Won(w, turn)))
+    }
+
+    /// Waits for the handle's turn, or until a hold that `owner` may enter
+    /// (see [`Holder::enter`]) — one another acquire on this handle wins —
+    /// and enters it (`None`). Every hold recorded or ended changes the
+    /// state, so each change is a moment to ask again; the check runs
+    /// outside the state's lock, which [`Holder::mark`] takes under `held`.
+    async fn turn_or_enter(&self, turn: Arc<tokio::sync::Mutex<()>>, owner: Owner) -> Option<OwnedMutexGuard<()>> {
+        let mut states = self.state.subscribe();
+        let turn = turn.lock_owned();
+        tokio::pin!(turn);
+        loop {
+            if self.enter(owner) {
+                return None;
+            }
+            tokio::select! {
+                turn = &mut turn => return Some(turn),
+                _ = states.changed() => {}
+            }
+        }
+    }
+
+    /// Whether an acquire by `owner` succeeds at once, without a second hold:
+    /// on a semaphore that holds; on a reentrant lock that `owner` holds,
+    /// counting one acquire more.
+    fn enter(&self, owner: Owner) -> bool {
+        match (self.on_held, self.held.lock().unwrap().as_mut()) {
+            (OnHeld::Succeed, Some(_)) => true,
+            (OnHeld::Reenter, Some(held)) if held.owner == owner && held.depth > 0 => {
+                held.depth += 1;
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// [`Holder::release`] by `owner`. A reentrant lock's owner counts down,
+    /// and lets go at its last release; another owner's release is refused
+    /// with [`Error::NotOwner`] and changes nothing. Other handles let go
+    /// whoever releases (kazoo).
+    pub async fn release_by(&self, owner: Owner) -> Result<bool> {
+        if self.on_held == OnHeld::Reenter {
+            let mut held = self.held.lock().unwrap();
+            if let Some(held) = held.as_mut() {
+                if held.owner != owner {
+                    return Err(Error::NotOwner { path: self.path.clone() });
+                }
+                match held.depth {
+                    // Another release of this owner is taking the hold away.
+                    0 => return Ok(false),
+                    1 => held.depth = 0,
+                    _ => {
+                        held.depth -= 1;
+                        return Ok(true);
+                    }
+                }
+            }
+        }
+        // Depth 0 keeps re-entries out until `release` takes the hold, on
+        // this same poll (it takes the hold before its first await).
+        Ok(self.release().await)
     }
 
     /// Records the win as this handle's hold; false, recording nothing, if
     /// the session the node was won on has ended since (a caller not polled
     /// for a while, or a wake that raced the expiry): an ephemeral node of an
     /// ended session is gone, and another contender may hold by now.
-    fn install(self: &Arc<Self>, mut won: Won, turn: OwnedMutexGuard<()>, lease: Option<Duration>) -> bool {
+    fn install(
+        self: &Arc<Self>,
+        mut won: Won,
+        turn: OwnedMutexGuard<()>,
+        lease: Option<Duration>,
+        owner: Owner,
+    ) -> bool {
         let status = self.session.status();
         let ended = status.state == SessionState::Lost || status.generation != won.generation;
         if status.state == SessionState::Closed || (won.ephemeral && ended) {
@@ -355,7 +437,8 @@ impl Holder {
         let (node, generation, ephemeral) = (won.node.clone(), won.generation, won.ephemeral);
         // Recorded before any task that may end it starts: a lease shorter
         // than the time to record it must still find the hold to end.
-        *self.held.lock().unwrap() = Some(Held { id, won: won.installed(), watch_key, tasks: Vec::new(), _turn: turn });
+        *self.held.lock().unwrap() =
+            Some(Held { id, won: won.installed(), watch_key, tasks: Vec::new(), owner, depth: 1, _turn: turn });
         self.set_state(LockState::Held);
         if let Some(lease) = lease {
             let holder = Arc::downgrade(self);

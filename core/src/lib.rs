@@ -30,7 +30,7 @@ mod semaphore;
 mod session;
 
 pub use error::{Error, Result};
-pub use holder::{Acquire, LockState, LostReason, Outcome};
+pub use holder::{Acquire, LockState, LostReason, Outcome, Owner};
 pub use lock::{Kind, Lock, LockConfig};
 pub use naming::Scheme;
 pub use options::{

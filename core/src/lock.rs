@@ -10,7 +10,7 @@ use zookeeper_client as zk;
 
 use crate::cleanup::{connection_lost, find_own, Removal, Target};
 use crate::error::{Error, Result};
-use crate::holder::{Acquire, Attempt, Holder, LockState, OnHeld, Outcome, Removals, Won};
+use crate::holder::{Acquire, Attempt, Holder, LockState, OnHeld, Outcome, Owner, Removals, Won};
 use crate::naming::{self, Role, Scheme, Standing};
 use crate::options::{validate_identifier, validate_path};
 use crate::runtime;
@@ -49,11 +49,20 @@ pub struct LockConfig {
     pub scheme: Scheme,
     /// Further node-name markers to queue behind, as writers (kazoo's `extra_lock_patterns`).
     pub extra_markers: Vec<String>,
+    /// Reentrant per owner, like Curator's `InterProcessMutex` (zoolock's
+    /// own option: kazoo has none). An acquire by the owner that holds
+    /// ([`Acquire::owner`]: the handle in Rust, the thread in Python and C#)
+    /// returns `Ok(true)` at once on the same node, and each acquire needs
+    /// its release: the last one deletes the node. Another owner's acquire
+    /// waits for that, and its release is refused ([`Error::NotOwner`]). A
+    /// loss ends the hold whatever its depth. Off by default (kazoo's).
+    pub reentrant: bool,
 }
 
 /// A lock handle: kazoo's `Lock`, `ReadLock` or `WriteLock`. Cheap to clone;
-/// clones are the same handle. Not reentrant: a second acquire on a held
-/// handle waits until the handle is released, as kazoo's does.
+/// clones are the same handle. Not reentrant unless [`LockConfig::reentrant`]:
+/// a second acquire on a held handle waits until the handle is released, as
+/// kazoo's does.
 #[derive(Clone)]
 pub struct Lock {
     holder: Arc<Holder>,
@@ -81,8 +90,9 @@ impl Lock {
         if session.is_closed() {
             return Err(Error::Closed);
         }
+        let on_held = if config.reentrant { OnHeld::Reenter } else { OnHeld::Wait };
         let spec = Spec { path: path.to_owned(), kind, config };
-        Ok(Lock { holder: Holder::new(session, path, OnHeld::Wait), spec: Arc::new(spec) })
+        Ok(Lock { holder: Holder::new(session, path, on_held), spec: Arc::new(spec) })
     }
 
     /// An exclusive lock with kazoo's node names and no identifier.
@@ -107,7 +117,10 @@ impl Lock {
     /// attempt — timeout, [`Lock::cancel`], an error, dropping the future —
     /// removes this contender's node. On a handle that holds already it waits
     /// for that hold's release (kazoo's `Lock`), so it returns `Ok(false)`
-    /// once the timeout runs out, at once for a single try.
+    /// once the timeout runs out, at once for a single try — unless the
+    /// lock is [reentrant](LockConfig::reentrant) and held by the same
+    /// [owner](Acquire::owner): then it counts up and returns `Ok(true)` at
+    /// once, whatever the options (the hold keeps its node, mode and lease).
     pub async fn acquire(&self, options: Acquire) -> Result<bool> {
         self.acquire_outcome(options).await.map(Outcome::is_acquired)
     }
@@ -364,9 +377,18 @@ impl Lock {
         })
     }
 
-    /// Releases the lock: `Ok(false)` if this handle did not hold it.
+    /// Releases the lock: `Ok(false)` if this handle did not hold it. On a
+    /// reentrant lock, [`Lock::release_by`] the handle itself.
     pub async fn release(&self) -> Result<bool> {
-        Ok(self.holder.release().await)
+        self.release_by(Owner::HANDLE).await
+    }
+
+    /// Releases for `owner`. A reentrant lock counts down and deletes the
+    /// node at its owner's last release; a release by another owner fails
+    /// with [`Error::NotOwner`] and leaves the hold as it was. Any owner
+    /// releases a lock that is not reentrant (kazoo).
+    pub async fn release_by(&self, owner: Owner) -> Result<bool> {
+        self.holder.release_by(owner).await
     }
 
     pub fn release_blocking(&self) -> Result<bool> {

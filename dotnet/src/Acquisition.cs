@@ -11,7 +11,7 @@ namespace ZooLock
     /// </summary>
     internal static class Acquisition
     {
-        internal static T Acquire<T>(HolderPool pool, TimeSpan? timeout, CancellationToken token, Func<HolderPool, NativeHolder, T> wrap)
+        internal static T Acquire<T>(HolderPool pool, TimeSpan? timeout, CancellationToken token, Func<HolderPool, Hold, T> wrap)
             where T : ZooKeeperHandle
         {
             long millis = Interop.Millis(timeout, "timeout");
@@ -20,28 +20,28 @@ namespace ZooLock
             return handle;
         }
 
-        internal static T TryAcquire<T>(HolderPool pool, TimeSpan timeout, CancellationToken token, Func<HolderPool, NativeHolder, T> wrap)
+        internal static T TryAcquire<T>(HolderPool pool, TimeSpan timeout, CancellationToken token, Func<HolderPool, Hold, T> wrap)
             where T : ZooKeeperHandle
         {
             long millis = Interop.Millis(timeout, "timeout");
             return Wrap(pool, pool.TryAcquire(millis, token), wrap);
         }
 
-        internal static Task<T> AcquireAsync<T>(HolderPool pool, TimeSpan? timeout, CancellationToken token, Func<HolderPool, NativeHolder, T> wrap)
+        internal static Task<T> AcquireAsync<T>(HolderPool pool, TimeSpan? timeout, CancellationToken token, Func<HolderPool, Hold, T> wrap)
             where T : ZooKeeperHandle
         {
             long millis = Interop.Millis(timeout, "timeout");
             return Then(pool, pool.TryAcquireAsync(millis, token), wrap, millis, true);
         }
 
-        internal static Task<T> TryAcquireAsync<T>(HolderPool pool, TimeSpan timeout, CancellationToken token, Func<HolderPool, NativeHolder, T> wrap)
+        internal static Task<T> TryAcquireAsync<T>(HolderPool pool, TimeSpan timeout, CancellationToken token, Func<HolderPool, Hold, T> wrap)
             where T : ZooKeeperHandle
         {
             long millis = Interop.Millis(timeout, "timeout");
             return Then(pool, pool.TryAcquireAsync(millis, token), wrap, millis, false);
         }
 
-        static async Task<T> Then<T>(HolderPool pool, Task<NativeHolder> acquiring, Func<HolderPool, NativeHolder, T> wrap, long millis, bool throwOnTimeout)
+        static async Task<T> Then<T>(HolderPool pool, Task<Hold> acquiring, Func<HolderPool, Hold, T> wrap, long millis, bool throwOnTimeout)
             where T : ZooKeeperHandle
         {
             var handle = Wrap(pool, await acquiring.ConfigureAwait(false), wrap);
@@ -50,13 +50,13 @@ namespace ZooLock
         }
 
         /// <summary>Wraps a held native handle; releases it if wrapping fails.</summary>
-        static T Wrap<T>(HolderPool pool, NativeHolder held, Func<HolderPool, NativeHolder, T> wrap) where T : class
+        static T Wrap<T>(HolderPool pool, Hold held, Func<HolderPool, Hold, T> wrap) where T : class
         {
             if (held == null) return null;
             try { return wrap(pool, held); }
             catch (Exception)
             {
-                held.Dispose();
+                pool.Release(held);
                 throw;
             }
         }

@@ -37,6 +37,8 @@ namespace ZooLock
         ZooKeeper = NativeMethods.ZL_ZOOKEEPER,
         /// <summary>zoolock's native code panicked; the panic was caught and the process is unharmed.</summary>
         Panic = NativeMethods.ZL_PANIC,
+        /// <summary>A release of a reentrant lock by another owner (thread) than the one holding it.</summary>
+        NotOwner = NativeMethods.ZL_NOT_OWNER,
     }
 
     /// <summary>An error from ZooKeeper or zoolock that is not an argument, timeout or cancellation error.</summary>
@@ -111,6 +113,9 @@ namespace ZooLock
                     return new ZooLockConfigurationException(status, message);
                 case ZooLockStatus.Panic:
                     return new ZooLockInternalException(status, message);
+                case ZooLockStatus.NotOwner:
+                    // What Monitor.Exit throws on a thread that does not hold the monitor.
+                    return new SynchronizationLockException(message);
                 default:
                     return new ZooLockException(status, message);
             }

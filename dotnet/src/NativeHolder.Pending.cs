@@ -25,7 +25,7 @@ namespace ZooLock
                 this.token = token;
             }
 
-            internal Task<bool> Start(long timeoutMs)
+            internal Task<bool> Start(long timeoutMs, ulong owner)
             {
                 IntPtr pointer;
                 try { pointer = holder.Enter(); }
@@ -47,7 +47,7 @@ namespace ZooLock
                     var data = (void*)GCHandle.ToIntPtr(self);
                     int status = holder.semaphore
                         ? NativeMethods.zl_semaphore_acquire_async((ZlSemaphore*)pointer, timeoutMs, -1, (ZlCancel*)cancel, OnSemaphoreAcquired, data)
-                        : NativeMethods.zl_lock_acquire_async((ZlLock*)pointer, timeoutMs, -1, (ZlCancel*)cancel, OnLockAcquired, data);
+                        : NativeMethods.zl_lock_acquire_async((ZlLock*)pointer, timeoutMs, -1, owner, (ZlCancel*)cancel, OnLockAcquired, data);
                     if (status != NativeMethods.ZL_OK) Finish(status, false, Interop.LastError());
                 }
                 catch (Exception error)

@@ -33,9 +33,11 @@ namespace ZooLock
             Path = path;
         }
 
-        internal static NativeHolder NewLock(ZooKeeperSession session, string path, int kind, string identifier)
+        /// <summary>A lock handle; a <paramref name="reentrant"/> one is shared by all acquisitions of its lock, whose owners the core counts.</summary>
+        internal static NativeHolder NewLock(ZooKeeperSession session, string path, int kind, string identifier, bool reentrant = false)
         {
             var holder = new NativeHolder(false, path);
+            if (reentrant) holder.loss.Holds = holder.Holds;
             var pathBytes = Interop.Bytes(path);
             var id = Interop.Bytes(identifier);
             session.With(s =>
@@ -44,7 +46,7 @@ namespace ZooLock
                 fixed (byte* p = pathBytes, i = id)
                 {
                     Interop.Check(NativeMethods.zl_lock_new((ZlSession*)s, p, (uint)pathBytes.Length, kind,
-                        NativeMethods.ZL_SCHEME_KAZOO, i, (uint)id.Length, &created));
+                        NativeMethods.ZL_SCHEME_KAZOO, i, (uint)id.Length, (byte)(reentrant ? 1 : 0), &created));
                 }
                 holder.Set((IntPtr)created);
                 return 0;
@@ -71,8 +73,8 @@ namespace ZooLock
             return holder;
         }
 
-        /// <summary>Blocks until held (true) or the timeout ran out (false).</summary>
-        internal bool Acquire(long timeoutMs, CancellationToken token)
+        /// <summary>Blocks until held (true) or the timeout ran out (false). <paramref name="owner"/>: who acquires a reentrant lock (0: the handle).</summary>
+        internal bool Acquire(long timeoutMs, CancellationToken token, ulong owner = 0)
         {
             token.ThrowIfCancellationRequested();
             var pointer = Enter();
@@ -88,7 +90,7 @@ namespace ZooLock
                 byte acquired;
                 int status = semaphore
                     ? NativeMethods.zl_semaphore_acquire((ZlSemaphore*)pointer, timeoutMs, -1, cancel, &acquired)
-                    : NativeMethods.zl_lock_acquire((ZlLock*)pointer, timeoutMs, -1, cancel, &acquired);
+                    : NativeMethods.zl_lock_acquire((ZlLock*)pointer, timeoutMs, -1, owner, cancel, &acquired);
                 if (status != NativeMethods.ZL_OK) throw Errors.FromStatus(status, Interop.LastError(), token);
                 return acquired != 0;
             }
@@ -101,14 +103,14 @@ namespace ZooLock
         }
 
         /// <summary>Completes with true once held, false when the timeout ran out.</summary>
-        internal Task<bool> AcquireAsync(long timeoutMs, CancellationToken token)
+        internal Task<bool> AcquireAsync(long timeoutMs, CancellationToken token, ulong owner = 0)
         {
             if (token.IsCancellationRequested) return Task.FromCanceled<bool>(token);
-            return new PendingAcquire(this, token).Start(timeoutMs);
+            return new PendingAcquire(this, token).Start(timeoutMs, owner);
         }
 
-        /// <summary>True if the handle held the lock (it does not any more).</summary>
-        internal bool Release()
+        /// <summary>True if the handle held the lock (it does not any more, unless a reentrant owner holds on).</summary>
+        internal bool Release(ulong owner = 0)
         {
             var pointer = Enter();
             try
@@ -116,7 +118,7 @@ namespace ZooLock
                 byte released;
                 Interop.Check(semaphore
                     ? NativeMethods.zl_semaphore_release((ZlSemaphore*)pointer, &released)
-                    : NativeMethods.zl_lock_release((ZlLock*)pointer, &released));
+                    : NativeMethods.zl_lock_release((ZlLock*)pointer, owner, &released));
                 return released != 0;
             }
             finally { Exit(); }
@@ -158,6 +160,27 @@ namespace ZooLock
             finally { Exit(); }
         }
 
+        /// <summary>The fencing token of the lock's current hold, or null.</summary>
+        internal long? Token()
+        {
+            var pointer = Enter();
+            try
+            {
+                byte held;
+                long token;
+                Interop.Check(NativeMethods.zl_lock_fencing_token((ZlLock*)pointer, &token, &held));
+                return held != 0 ? token : (long?)null;
+            }
+            finally { Exit(); }
+        }
+
+        /// <summary>Whether the hold of fencing token <paramref name="hold"/> is still this lock's.</summary>
+        internal bool Holds(long hold)
+        {
+            try { return Token() == hold; }
+            catch (ObjectDisposedException) { return false; }
+        }
+
         /// <summary>The identifiers of a lock's contenders, or of a semaphore's lease holders.</summary>
         internal IList<string> Queue()
         {
@@ -177,11 +200,14 @@ namespace ZooLock
         /// <summary>
         /// A token cancelled when the current hold is lost. The state callback
         /// is registered on first use, then the state is read, so a loss before
-        /// that is not missed.
+        /// that is not missed. On a shared (reentrant) handle, <paramref name="hold"/>
+        /// is the fencing token of the hold asked about, which may have ended.
         /// </summary>
-        internal CancellationToken WatchLoss()
+        internal CancellationToken WatchLoss(long hold = 0)
         {
-            var source = loss.Begin();
+            var source = loss.Begin(hold);
+            // A later hold began, so this one ended while its handle lived: it was lost.
+            if (source == null) return new CancellationToken(true);
             lock (loss)
             {
                 if (!events.IsAllocated)
@@ -199,6 +225,7 @@ namespace ZooLock
                 }
             }
             loss.Observe(State);
+            if (loss.Holds != null && !Holds(hold)) loss.Ended(hold);
             return source.Token;
         }
 
@@ -224,32 +251,62 @@ namespace ZooLock
             catch (Exception) { /* nothing may unwind into native code */ }
         }
 
-        /// <summary>The loss token of the current hold, cancelled on a <c>ZL_LOCK_LOST_*</c> state.</summary>
+        /// <summary>
+        /// The loss token of the current hold, cancelled on a <c>ZL_LOCK_LOST_*</c> state.
+        /// A pooled handle's holds are all key 0: a handle whose hold was lost is not reused, and
+        /// <see cref="End"/> forgets a released one. A shared (reentrant) handle's holds follow
+        /// one another on it, keyed by their fencing tokens, which increase from hold to hold.
+        /// </summary>
         sealed class LossWatch
         {
+            readonly object gate = new object();
             CancellationTokenSource source;
+            long key;
 
-            internal CancellationTokenSource Begin()
+            /// <summary>Shared handles: whether the hold of a key is still the handle's.</summary>
+            internal Func<long, bool> Holds;
+
+            /// <summary>The source of hold <paramref name="hold"/>; null if a later hold has begun.</summary>
+            internal CancellationTokenSource Begin(long hold)
             {
-                var fresh = new CancellationTokenSource();
-                return Interlocked.CompareExchange(ref source, fresh, null) ?? fresh;
+                lock (gate)
+                {
+                    if (hold < key) return null;
+                    if (source == null || hold > key) source = new CancellationTokenSource();
+                    key = hold;
+                    return source;
+                }
             }
 
-            internal void End() { Volatile.Write(ref source, null); }
+            internal void End() { lock (gate) source = null; }
 
             internal void Observe(int state)
             {
-                var current = Volatile.Read(ref source);
-                if (current == null || state < NativeMethods.ZL_LOCK_LOST_SESSION_EXPIRED || current.IsCancellationRequested) return;
-                // The token's registrations are user code: run them on the thread pool, not on the
-                // native callback thread (a registration waiting for an async acquire would wait forever).
-                ThreadPool.QueueUserWorkItem(Cancel, current);
+                if (state < NativeMethods.ZL_LOCK_LOST_SESSION_EXPIRED) return;
+                lock (gate) Cancel(source, key);
             }
 
-            static void Cancel(object source)
+            /// <summary>Hold <paramref name="hold"/> is over, lost: its handle was not disposed.</summary>
+            internal void Ended(long hold)
             {
-                try { ((CancellationTokenSource)source).Cancel(); }
-                catch (AggregateException) { /* a user registration failed; the token is cancelled */ }
+                lock (gate)
+                {
+                    if (hold == key) Cancel(source, key);
+                }
+            }
+
+            void Cancel(CancellationTokenSource current, long hold)
+            {
+                if (current == null || current.IsCancellationRequested) return;
+                // The token's registrations are user code: run them on the thread pool, not on the
+                // native callback thread (a registration waiting for an async acquire would wait forever).
+                ThreadPool.QueueUserWorkItem(_ =>
+                {
+                    // On a shared handle, the report may be of an earlier hold's loss, late.
+                    if (Holds != null && Holds(hold)) return;
+                    try { current.Cancel(); }
+                    catch (AggregateException) { /* a user registration failed; the token is cancelled */ }
+                });
             }
         }
     }

@@ -75,6 +75,10 @@ namespace ZooLock.Native
         /// </summary>
         internal const int ZL_PANIC = 14;
         /// <summary>
+        ///  A release of a reentrant lock by another owner than the one holding it; the hold is untouched.
+        /// </summary>
+        internal const int ZL_NOT_OWNER = 15;
+        /// <summary>
         ///  The handle holds nothing.
         /// </summary>
         internal const int ZL_LOCK_RELEASED = 0;
@@ -276,25 +280,31 @@ namespace ZooLock.Native
         /// <summary>
         ///  Creates a lock handle on `path`; nothing is sent to the server yet.
         ///  `identifier` is the node data others see in `zl_lock_contenders`.
+        ///  `reentrant` 1 makes the lock reentrant per owner (Curator's
+        ///  `InterProcessMutex`): an acquire by the `owner` that holds counts up and
+        ///  succeeds at once, each `zl_lock_release` by it counts down, the last one
+        ///  deletes the node; another owner's acquire waits, its release fails with
+        ///  `ZL_NOT_OWNER`. 0: kazoo's lock, whose owners are all one.
         ///
         ///  # Safety
         ///  `session` must be a live handle; the byte ranges valid; `out_lock` valid for writes.
         /// </summary>
         [DllImport(__DllName, EntryPoint = "zl_lock_new", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
-        internal static extern int zl_lock_new(ZlSession* session, byte* path, uint path_len, int kind, int scheme, byte* identifier, uint identifier_len, ZlLock** out_lock);
+        internal static extern int zl_lock_new(ZlSession* session, byte* path, uint path_len, int kind, int scheme, byte* identifier, uint identifier_len, byte reentrant, ZlLock** out_lock);
 
         /// <summary>
         ///  Acquires, blocking the calling thread: `*out_acquired` is 1 once held, 0
         ///  when the lock stayed taken for `timeout_ms` (0 tries once, -1 waits
         ///  forever). `lease_ms` &gt; 0 releases the hold by itself after that long; -1
         ///  for none. `cancel` (may be null) cancels the wait from another thread:
-        ///  `ZL_CANCELLED`. A timeout, cancel or error leaves no node behind.
+        ///  `ZL_CANCELLED`. A timeout, cancel or error leaves no node behind. `owner`
+        ///  names who acquires, for a reentrant lock (a thread id; 0 is the handle).
         ///
         ///  # Safety
         ///  `lock` must be a live handle; `cancel` null or live; `out_acquired` valid for writes.
         /// </summary>
         [DllImport(__DllName, EntryPoint = "zl_lock_acquire", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
-        internal static extern int zl_lock_acquire(ZlLock* @lock, long timeout_ms, long lease_ms, ZlCancel* cancel, byte* out_acquired);
+        internal static extern int zl_lock_acquire(ZlLock* @lock, long timeout_ms, long lease_ms, ulong owner, ZlCancel* cancel, byte* out_acquired);
 
         /// <summary>
         ///  Starts an acquire and returns at once; `callback` is called exactly once
@@ -306,17 +316,19 @@ namespace ZooLock.Native
         ///  As for `zl_lock_acquire`; `user_data` must stay valid until the callback.
         /// </summary>
         [DllImport(__DllName, EntryPoint = "zl_lock_acquire_async", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
-        internal static extern int zl_lock_acquire_async(ZlLock* @lock, long timeout_ms, long lease_ms, ZlCancel* cancel, zl_lock_acquire_async_callback_delegate callback, void* user_data);
+        internal static extern int zl_lock_acquire_async(ZlLock* @lock, long timeout_ms, long lease_ms, ulong owner, ZlCancel* cancel, zl_lock_acquire_async_callback_delegate callback, void* user_data);
 
         /// <summary>
-        ///  Releases the hold: `*out_released` is 1 if this handle held the lock,
-        ///  0 if not. A release during a connection loss goes on in the background.
+        ///  Releases the hold for `owner`: `*out_released` is 1 if this handle held
+        ///  the lock, 0 if not. A release during a connection loss goes on in the
+        ///  background. On a reentrant lock it counts down (the node goes at the
+        ///  owner's last release); another owner's release is `ZL_NOT_OWNER`.
         ///
         ///  # Safety
         ///  `lock` must be a live handle; `out_released` null or valid for writes.
         /// </summary>
         [DllImport(__DllName, EntryPoint = "zl_lock_release", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
-        internal static extern int zl_lock_release(ZlLock* @lock, byte* out_released);
+        internal static extern int zl_lock_release(ZlLock* @lock, ulong owner, byte* out_released);
 
         /// <summary>
         ///  Cancels every acquire pending on this handle now (`ZL_CANCELLED`).
@@ -515,7 +527,8 @@ namespace ZooLock.Native
 
     /// <summary>
     ///  One lock handle: one acquisition at a time (a second acquire waits for the
-    ///  first hold's release). Make one handle per concurrent holder.
+    ///  first hold's release, unless the lock is reentrant and the same owner
+    ///  acquires). Make one handle per concurrent holder.
     /// </summary>
     [StructLayout(LayoutKind.Sequential)]
     internal unsafe partial struct ZlLock

@@ -11,24 +11,34 @@ namespace ZooLock
     /// client (Rust, Python, .NET) and with kazoo's <c>Lock</c> on the same
     /// path. Waiters queue in order (FIFO). Each acquisition returns a
     /// handle; dispose it to release. Safe to use from many threads: each
-    /// concurrent acquisition is its own contender.
+    /// concurrent acquisition is its own contender. A <c>reentrant</c> lock is
+    /// Curator's <c>InterProcessMutex</c> instead: see the constructor.
     /// </summary>
     public sealed class ZooKeeperDistributedLock
     {
-        static readonly Func<HolderPool, NativeHolder, ZooKeeperLockHandle> Wrap = (pool, held) => new ZooKeeperLockHandle(pool, held);
+        static readonly Func<HolderPool, Hold, ZooKeeperLockHandle> Wrap = (pool, held) => new ZooKeeperLockHandle(pool, held);
         readonly HolderPool pool;
 
         /// <summary>A lock on <paramref name="path"/> through <paramref name="session"/>.</summary>
         /// <param name="path">An absolute ZooKeeper path, e.g. <c>/locks/ledger</c>.</param>
         /// <param name="session">The session to lock through.</param>
         /// <param name="identifier">Stored in this client's nodes, shown by <see cref="GetContenders"/>.</param>
+        /// <param name="reentrant">
+        /// Reentrant per thread, like Curator's <c>InterProcessMutex</c>: an
+        /// <c>Acquire</c> or <c>TryAcquire</c> on the thread that holds the lock
+        /// returns a handle at once, on the same node; each handle's Dispose
+        /// counts down and the last deletes the node. Other threads wait for
+        /// that (and time out). A loss ends the hold whatever the count. Async
+        /// acquires have no thread of their own: each is an owner of its own and
+        /// never re-enters.
+        /// </param>
         /// <exception cref="ArgumentException">The path is null, empty or not a valid lock path.</exception>
         /// <exception cref="ObjectDisposedException">The session was disposed.</exception>
-        public ZooKeeperDistributedLock(string path, ZooKeeperSession session, string identifier = null)
+        public ZooKeeperDistributedLock(string path, ZooKeeperSession session, string identifier = null, bool reentrant = false)
         {
             if (path == null) throw new ArgumentNullException("path");
             if (session == null) throw new ArgumentNullException("session");
-            pool = new HolderPool(() => NativeHolder.NewLock(session, path, NativeMethods.ZL_KIND_MUTEX, identifier));
+            pool = new HolderPool(() => NativeHolder.NewLock(session, path, NativeMethods.ZL_KIND_MUTEX, identifier, reentrant), reentrant);
         }
 
         /// <summary>The lock path.</summary>

@@ -12,7 +12,7 @@ namespace ZooLock
     /// </summary>
     public sealed class ZooKeeperDistributedReaderWriterLock
     {
-        static readonly Func<HolderPool, NativeHolder, ZooKeeperLockHandle> Wrap = (pool, held) => new ZooKeeperLockHandle(pool, held);
+        static readonly Func<HolderPool, Hold, ZooKeeperLockHandle> Wrap = (pool, held) => new ZooKeeperLockHandle(pool, held);
         readonly HolderPool readers;
         readonly HolderPool writers;
 

@@ -13,7 +13,7 @@ namespace ZooLock
     /// </summary>
     public sealed class ZooKeeperDistributedSemaphore
     {
-        static readonly Func<HolderPool, NativeHolder, ZooKeeperSemaphoreHandle> Wrap = (pool, held) => new ZooKeeperSemaphoreHandle(pool, held);
+        static readonly Func<HolderPool, Hold, ZooKeeperSemaphoreHandle> Wrap = (pool, held) => new ZooKeeperSemaphoreHandle(pool, held);
         readonly HolderPool pool;
 
         /// <summary>A semaphore of <paramref name="maxCount"/> leases on <paramref name="path"/>.</summary>

@@ -59,7 +59,7 @@ namespace ZooLock.Tests
                         var path = Encoding.ASCII.GetBytes(c.Path("lock"));
                         ZlLock* created = null;
                         int status;
-                        fixed (byte* p = path) status = NativeMethods.zl_lock_new((ZlSession*)s, p, (uint)path.Length, NativeMethods.ZL_KIND_MUTEX, 7, null, 0, &created);
+                        fixed (byte* p = path) status = NativeMethods.zl_lock_new((ZlSession*)s, p, (uint)path.Length, NativeMethods.ZL_KIND_MUTEX, 7, null, 0, 0, &created);
                         if (created != null) NativeMethods.zl_lock_free(created);
                         c.CheckStatus("zl_lock_new, scheme 7", status);
                         return 0;
@@ -159,6 +159,19 @@ namespace ZooLock.Tests
                     Assert.IsTrue(locker.Release(name));
                     AgainWhileHeld(c, (mutex, semaphore) => c.Check("TryAcquire again", () => mutex.TryAcquire(TimeSpan.Zero)));
                 } },
+            { "reentrant-acquire-by-non-owner", c =>
+                {
+                    var mutex = new ZooKeeperDistributedLock(c.Path("lock"), c.Session(), reentrant: true);
+                    var outer = mutex.Acquire(Patience);
+                    var inner = mutex.Acquire(Patience);
+                    c.Check("TryAcquire(0.5 s) on another thread", () => System.Threading.Tasks.Task.Run(() => mutex.TryAcquire(Short)).Result);
+                    c.Check("TryAcquire() on another thread", () => System.Threading.Tasks.Task.Run(() => mutex.TryAcquire()).Result);
+                    inner.Dispose();
+                    Assert.That(mutex.GetContenders().Count, Is.EqualTo(1), "the hold is untouched");
+                    outer.Dispose();
+                    Assert.That(mutex.GetContenders(), Is.Empty);
+                } },
+            { "reentrant-release-by-non-owner", NativeReleaseByNonOwner },
             { "second-acquire-of-one-object", c => AgainWhileHeld(c, (mutex, semaphore) =>
                 {
                     c.Check("Acquire again", () => mutex.Acquire(Short));
@@ -298,13 +311,51 @@ namespace ZooLock.Tests
                 int lockStatus, semaphoreStatus;
                 fixed (byte* p = path, i = identifier)
                 {
-                    lockStatus = NativeMethods.zl_lock_new((ZlSession*)s, p, (uint)path.Length, NativeMethods.ZL_KIND_MUTEX, scheme, i, (uint)identifier.Length, &lockHandle);
+                    lockStatus = NativeMethods.zl_lock_new((ZlSession*)s, p, (uint)path.Length, NativeMethods.ZL_KIND_MUTEX, scheme, i, (uint)identifier.Length, 0, &lockHandle);
                     semaphoreStatus = NativeMethods.zl_semaphore_new((ZlSession*)s, p, (uint)path.Length, i, (uint)identifier.Length, 1, &semaphoreHandle);
                 }
                 if (lockHandle != null) NativeMethods.zl_lock_free(lockHandle);
                 if (semaphoreHandle != null) NativeMethods.zl_semaphore_free(semaphoreHandle);
                 c.CheckStatus("zl_lock_new", lockStatus);
                 c.CheckStatus("zl_semaphore_new", semaphoreStatus);
+                return 0;
+            });
+        }
+
+        /// <summary>zl_lock_release by another owner than the one holding a reentrant lock, which a .NET handle never does.</summary>
+        static void NativeReleaseByNonOwner(BadInputContext c)
+        {
+            var path = Encoding.ASCII.GetBytes(c.Path("lock"));
+            c.Session().With(s =>
+            {
+                ZlLock* lockHandle;
+                fixed (byte* p = path)
+                {
+                    Interop.Check(NativeMethods.zl_lock_new((ZlSession*)s, p, (uint)path.Length, NativeMethods.ZL_KIND_MUTEX, NativeMethods.ZL_SCHEME_KAZOO, null, 0, 1, &lockHandle));
+                }
+                try
+                {
+                    const ulong owner = 1, other = 2, handleItself = 0;
+                    byte acquired, released;
+                    for (int depth = 0; depth < 2; depth++)
+                    {
+                        Interop.Check(NativeMethods.zl_lock_acquire(lockHandle, 5000, -1, owner, null, &acquired));
+                        Assert.That(acquired, Is.EqualTo(1));
+                    }
+                    c.CheckStatus("zl_lock_release by another owner", NativeMethods.zl_lock_release(lockHandle, other, &released));
+                    c.CheckStatus("zl_lock_release by the handle itself", NativeMethods.zl_lock_release(lockHandle, handleItself, &released));
+                    int state;
+                    for (int depth = 2; depth > 0; depth--)
+                    {
+                        Interop.Check(NativeMethods.zl_lock_state(lockHandle, &state));
+                        Assert.That(state, Is.EqualTo(NativeMethods.ZL_LOCK_HELD), "held at depth {0}", depth);
+                        Interop.Check(NativeMethods.zl_lock_release(lockHandle, owner, &released));
+                        Assert.That(released, Is.EqualTo(1));
+                    }
+                    Interop.Check(NativeMethods.zl_lock_release(lockHandle, owner, &released));
+                    Assert.That(released, Is.EqualTo(0), "two acquires, two releases");
+                }
+                finally { NativeMethods.zl_lock_free(lockHandle); }
                 return 0;
             });
         }
@@ -320,11 +371,11 @@ namespace ZooLock.Tests
                 ZlSemaphore* semaphoreHandle;
                 fixed (byte* p = path, q = pool)
                 {
-                    Interop.Check(NativeMethods.zl_lock_new((ZlSession*)s, p, (uint)path.Length, NativeMethods.ZL_KIND_MUTEX, NativeMethods.ZL_SCHEME_KAZOO, null, 0, &lockHandle));
+                    Interop.Check(NativeMethods.zl_lock_new((ZlSession*)s, p, (uint)path.Length, NativeMethods.ZL_KIND_MUTEX, NativeMethods.ZL_SCHEME_KAZOO, null, 0, 0, &lockHandle));
                     Interop.Check(NativeMethods.zl_semaphore_new((ZlSession*)s, q, (uint)pool.Length, null, 0, 1, &semaphoreHandle));
                 }
                 byte acquired;
-                c.CheckStatus("zl_lock_acquire", NativeMethods.zl_lock_acquire(lockHandle, 5000, leaseMs, null, &acquired));
+                c.CheckStatus("zl_lock_acquire", NativeMethods.zl_lock_acquire(lockHandle, 5000, leaseMs, 0, null, &acquired));
                 c.CheckStatus("zl_semaphore_acquire", NativeMethods.zl_semaphore_acquire(semaphoreHandle, 5000, leaseMs, null, &acquired));
                 NativeMethods.zl_lock_free(lockHandle);
                 NativeMethods.zl_semaphore_free(semaphoreHandle);

@@ -227,6 +227,7 @@ namespace ZooLock.Tests
                 case "Cancelled": return error is OperationCanceledException;
                 case "Closed": return error is ObjectDisposedException;
                 case "timed-out": return error is TimeoutException;
+                case "NotOwner": return error is SynchronizationLockException;
                 case "ConnectTimeout":
                 case "ConnectionLoss":
                     return error.GetType() == typeof(ZooLockConnectionException) && status == Entry.Expect;

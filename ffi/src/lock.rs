@@ -3,7 +3,7 @@
 
 use std::ffi::c_void;
 
-use zoolock::{runtime, Kind, Lock, LockConfig, Scheme};
+use zoolock::{runtime, Kind, Lock, LockConfig, Owner, Scheme};
 
 use crate::args;
 use crate::listener::ZlStateCallback;
@@ -23,11 +23,17 @@ pub const ZL_SCHEME_KAZOO: i32 = 0;
 pub const ZL_SCHEME_CURATOR: i32 = 1;
 
 /// One lock handle: one acquisition at a time (a second acquire waits for the
-/// first hold's release). Make one handle per concurrent holder.
+/// first hold's release, unless the lock is reentrant and the same owner
+/// acquires). Make one handle per concurrent holder.
 pub struct ZlLock(Handle<Lock>);
 
 /// Creates a lock handle on `path`; nothing is sent to the server yet.
 /// `identifier` is the node data others see in `zl_lock_contenders`.
+/// `reentrant` 1 makes the lock reentrant per owner (Curator's
+/// `InterProcessMutex`): an acquire by the `owner` that holds counts up and
+/// succeeds at once, each `zl_lock_release` by it counts down, the last one
+/// deletes the node; another owner's acquire waits, its release fails with
+/// `ZL_NOT_OWNER`. 0: kazoo's lock, whose owners are all one.
 ///
 /// # Safety
 /// `session` must be a live handle; the byte ranges valid; `out_lock` valid for writes.
@@ -40,6 +46,7 @@ pub unsafe extern "C" fn zl_lock_new(
     scheme: i32,
     identifier: *const u8,
     identifier_len: u32,
+    reentrant: u8,
     out_lock: *mut *mut ZlLock,
 ) -> i32 {
     guard(|| {
@@ -58,7 +65,11 @@ pub unsafe extern "C" fn zl_lock_new(
             ZL_SCHEME_CURATOR => Scheme::Curator,
             other => return Err(Failure::invalid(format!("unknown naming scheme {other}"))),
         };
-        let config = LockConfig { identifier: identifier.to_vec(), scheme, ..LockConfig::default() };
+        let reentrant = match reentrant {
+            0 | 1 => reentrant == 1,
+            other => return Err(Failure::invalid(format!("reentrant must be 0 or 1, got {other}"))),
+        };
+        let config = LockConfig { identifier: identifier.to_vec(), scheme, reentrant, ..LockConfig::default() };
         let lock = Lock::new(session, path, kind, config)?;
         args::put(out_lock, Box::into_raw(Box::new(ZlLock(Handle::new(lock)))), "out_lock")
     })
@@ -68,7 +79,8 @@ pub unsafe extern "C" fn zl_lock_new(
 /// when the lock stayed taken for `timeout_ms` (0 tries once, -1 waits
 /// forever). `lease_ms` > 0 releases the hold by itself after that long; -1
 /// for none. `cancel` (may be null) cancels the wait from another thread:
-/// `ZL_CANCELLED`. A timeout, cancel or error leaves no node behind.
+/// `ZL_CANCELLED`. A timeout, cancel or error leaves no node behind. `owner`
+/// names who acquires, for a reentrant lock (a thread id; 0 is the handle).
 ///
 /// # Safety
 /// `lock` must be a live handle; `cancel` null or live; `out_acquired` valid for writes.
@@ -77,13 +89,15 @@ pub unsafe extern "C" fn zl_lock_acquire(
     lock: *const ZlLock,
     timeout_ms: i64,
     lease_ms: i64,
+    owner: u64,
     cancel: *const ZlCancel,
     out_acquired: *mut u8,
 ) -> i32 {
     guard(|| {
         let handle = &args::handle(lock, "lock")?.0;
         args::need(out_acquired, "out_acquired")?;
-        let acquired = handle.acquire_blocking(recipe::options(timeout_ms, lease_ms)?, cancel)?;
+        let options = recipe::options(timeout_ms, lease_ms)?.owner(Owner(owner));
+        let acquired = handle.acquire_blocking(options, cancel)?;
         args::put(out_acquired, acquired as u8, "out_acquired")
     })
 }
@@ -100,25 +114,29 @@ pub unsafe extern "C" fn zl_lock_acquire_async(
     lock: *const ZlLock,
     timeout_ms: i64,
     lease_ms: i64,
+    owner: u64,
     cancel: *const ZlCancel,
     callback: ZlAcquireCallback,
     user_data: *mut c_void,
 ) -> i32 {
     guard(|| {
         let handle = &args::handle(lock, "lock")?.0;
-        handle.acquire_async(recipe::options(timeout_ms, lease_ms)?, cancel, callback, user_data)
+        let options = recipe::options(timeout_ms, lease_ms)?.owner(Owner(owner));
+        handle.acquire_async(options, cancel, callback, user_data)
     })
 }
 
-/// Releases the hold: `*out_released` is 1 if this handle held the lock,
-/// 0 if not. A release during a connection loss goes on in the background.
+/// Releases the hold for `owner`: `*out_released` is 1 if this handle held
+/// the lock, 0 if not. A release during a connection loss goes on in the
+/// background. On a reentrant lock it counts down (the node goes at the
+/// owner's last release); another owner's release is `ZL_NOT_OWNER`.
 ///
 /// # Safety
 /// `lock` must be a live handle; `out_released` null or valid for writes.
 #[no_mangle]
-pub unsafe extern "C" fn zl_lock_release(lock: *const ZlLock, out_released: *mut u8) -> i32 {
+pub unsafe extern "C" fn zl_lock_release(lock: *const ZlLock, owner: u64, out_released: *mut u8) -> i32 {
     guard(|| {
-        let released = args::handle(lock, "lock")?.0.release_blocking()?;
+        let released = args::handle(lock, "lock")?.0.release_blocking(Owner(owner))?;
         if !out_released.is_null() {
             out_released.write(released as u8);
         }

@@ -10,7 +10,7 @@ use std::task::{Context, Poll};
 use std::time::Duration;
 
 use tokio::sync::watch;
-use zoolock::{runtime, Acquire, Lock, LockState, LostReason, Semaphore};
+use zoolock::{runtime, Acquire, Lock, LockState, LostReason, Owner, Semaphore};
 
 use crate::args::{self, UserData};
 use crate::dispatch;
@@ -60,20 +60,22 @@ pub struct ZlCancel {
 /// What a lock or semaphore offers to the boundary.
 pub trait Recipe: Clone + Send + Sync + 'static {
     fn acquire(&self, options: Acquire) -> impl Future<Output = zoolock::Result<bool>> + Send;
-    fn release(&self) -> impl Future<Output = zoolock::Result<bool>> + Send;
+    /// Releases for `owner` (a semaphore lets go whoever asks).
+    fn release(&self, owner: Owner) -> impl Future<Output = zoolock::Result<bool>> + Send;
     fn cancel(&self);
     fn add_listener(&self, callback: Box<dyn Fn(LockState) + Send + Sync>) -> u64;
     fn remove_listener(&self, id: u64) -> bool;
 }
 
 macro_rules! recipe {
-    ($t:ty) => {
+    ($t:ty, |$this:ident, $owner:ident| $release:expr) => {
         impl Recipe for $t {
             fn acquire(&self, options: Acquire) -> impl Future<Output = zoolock::Result<bool>> + Send {
                 <$t>::acquire(self, options)
             }
-            fn release(&self) -> impl Future<Output = zoolock::Result<bool>> + Send {
-                <$t>::release(self)
+            fn release(&self, $owner: Owner) -> impl Future<Output = zoolock::Result<bool>> + Send {
+                let $this = self;
+                $release
             }
             fn cancel(&self) {
                 <$t>::cancel(self)
@@ -87,8 +89,8 @@ macro_rules! recipe {
         }
     };
 }
-recipe!(Lock);
-recipe!(Semaphore);
+recipe!(Lock, |lock, owner| lock.release_by(owner));
+recipe!(Semaphore, |semaphore, _owner| semaphore.release());
 
 /// A lock or semaphore handle as the caller owns it.
 pub struct Handle<R: Recipe> {
@@ -121,8 +123,8 @@ impl<R: Recipe> Handle<R> {
         Ok(())
     }
 
-    pub fn release_blocking(&self) -> FfiResult<bool> {
-        Ok(runtime::block_on(self.recipe.release())?)
+    pub fn release_blocking(&self, owner: Owner) -> FfiResult<bool> {
+        Ok(runtime::block_on(self.recipe.release(owner))?)
     }
 
     pub fn set_listener(&self, callback: Option<ZlStateCallback>, user_data: *mut c_void) {

@@ -2,7 +2,7 @@
 
 use std::ffi::c_void;
 
-use zoolock::{runtime, Semaphore};
+use zoolock::{runtime, Owner, Semaphore};
 
 use crate::args;
 use crate::listener::ZlStateCallback;
@@ -85,7 +85,7 @@ pub unsafe extern "C" fn zl_semaphore_acquire_async(
 #[no_mangle]
 pub unsafe extern "C" fn zl_semaphore_release(semaphore: *const ZlSemaphore, out_released: *mut u8) -> i32 {
     guard(|| {
-        let released = args::handle(semaphore, "semaphore")?.0.release_blocking()?;
+        let released = args::handle(semaphore, "semaphore")?.0.release_blocking(Owner::HANDLE)?;
         if !out_released.is_null() {
             out_released.write(released as u8);
         }

@@ -38,6 +38,8 @@ pub const ZL_INCONSISTENT_LEASES: i32 = 12;
 pub const ZL_ZOOKEEPER: i32 = 13;
 /// zoolock panicked; the panic was caught and the process is unharmed.
 pub const ZL_PANIC: i32 = 14;
+/// A release of a reentrant lock by another owner than the one holding it; the hold is untouched.
+pub const ZL_NOT_OWNER: i32 = 15;
 
 /// The code of an error: the one mapping of `zoolock::Error` in the ABI.
 pub fn code(error: &Error) -> i32 {
@@ -50,6 +52,7 @@ pub fn code(error: &Error) -> i32 {
         Error::ConnectionLoss(_) => ZL_CONNECTION_LOSS,
         Error::Cancelled { .. } => ZL_CANCELLED,
         Error::Closed => ZL_CLOSED,
+        Error::NotOwner { .. } => ZL_NOT_OWNER,
         Error::Forked { .. } => ZL_FORKED,
         Error::NoAuth { .. } => ZL_NO_AUTH,
         Error::AuthFailed => ZL_AUTH_FAILED,

@@ -27,10 +27,10 @@ fn bad_arguments_get_their_codes_and_messages() {
 
     let path = b"/a";
     let mut lock = null_mut();
-    assert_eq!(unsafe { zl_lock_new(null(), path.as_ptr(), 2, ZL_KIND_MUTEX, ZL_SCHEME_KAZOO, null(), 0, &mut lock) }, ZL_INVALID_ARGUMENT);
+    assert_eq!(unsafe { zl_lock_new(null(), path.as_ptr(), 2, ZL_KIND_MUTEX, ZL_SCHEME_KAZOO, null(), 0, 0, &mut lock) }, ZL_INVALID_ARGUMENT);
     assert!(last_error().contains("session handle is null"));
     let mut acquired = 0u8;
-    assert_eq!(unsafe { zl_lock_acquire(null(), -1, -1, null(), &mut acquired) }, ZL_INVALID_ARGUMENT);
+    assert_eq!(unsafe { zl_lock_acquire(null(), -1, -1, 0, null(), &mut acquired) }, ZL_INVALID_ARGUMENT);
     assert_eq!(unsafe { zl_semaphore_release(null(), null_mut()) }, ZL_INVALID_ARGUMENT);
     // Freeing null is allowed.
     unsafe {

@@ -374,8 +374,8 @@ impl Client {
     /// ``Lock(path, identifier=None, extra_lock_patterns=())`` bound to this client.
     #[pyo3(
         name = "Lock",
-        signature = (path, identifier=None, extra_lock_patterns=None, *, scheme="kazoo"),
-        text_signature = "(self, path, identifier=None, extra_lock_patterns=(), *, scheme='kazoo')"
+        signature = (path, identifier=None, extra_lock_patterns=None, *, scheme="kazoo", reentrant=false),
+        text_signature = "(self, path, identifier=None, extra_lock_patterns=(), *, scheme='kazoo', reentrant=False)"
     )]
     fn make_lock(
         slf: &Bound<'_, Self>,
@@ -383,6 +383,7 @@ impl Client {
         identifier: Option<&Bound<'_, PyAny>>,
         extra_lock_patterns: Option<&Bound<'_, PyAny>>,
         scheme: &str,
+        reentrant: bool,
     ) -> PyResult<Py<PyAny>> {
         let lock = PyLock::build(
             Kind::Mutex,
@@ -391,6 +392,7 @@ impl Client {
             identifier,
             extra_lock_patterns,
             scheme,
+            reentrant,
         )?;
         Ok(Bound::new(slf.py(), lock)?.into_any().unbind())
     }

@@ -2,7 +2,7 @@
 //! core's `zoolock::Error` to them.
 
 use pyo3::create_exception;
-use pyo3::exceptions::{PyException, PyValueError};
+use pyo3::exceptions::{PyException, PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use zoolock::Error;
 
@@ -113,6 +113,8 @@ pub fn to_py(err: Error) -> PyErr {
         Error::ConnectionLoss(_) => ConnectionLoss::new_err(message),
         Error::Cancelled { .. } => CancelledError::new_err(message),
         Error::Closed => ConnectionClosedError::new_err("Connection has been closed"),
+        // threading.RLock's release by a thread that does not own it.
+        Error::NotOwner { .. } => PyRuntimeError::new_err(message),
         Error::Forked { .. } => ForkedError::new_err(message),
         Error::NoAuth { .. } => NoAuthError::new_err(message),
         Error::AuthFailed => AuthFailedError::new_err(message),

@@ -9,7 +9,9 @@ use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyBytes, PyString};
 use tokio::sync::watch;
-use zoolock::{runtime, timeout_from_secs, Acquire, LockState, LostReason, Outcome, Session};
+use zoolock::{
+    runtime, timeout_from_secs, Acquire, LockState, LostReason, Outcome, Owner, Session,
+};
 
 use crate::asyncio::to_asyncio;
 use crate::client::Client;
@@ -19,7 +21,8 @@ use crate::wait::{self, call_reporting, interruptible, run_with_gil, uninterrupt
 /// The core handle types behind Python's classes.
 pub trait Core: Clone + Send + Sync + 'static {
     fn acquire(&self, options: Acquire) -> impl Future<Output = zoolock::Result<Outcome>> + Send;
-    fn release(&self) -> impl Future<Output = zoolock::Result<bool>> + Send;
+    /// Releases for `owner` (a semaphore lets go whoever asks).
+    fn release(&self, owner: Owner) -> impl Future<Output = zoolock::Result<bool>> + Send;
     fn cancel(&self);
     fn is_acquired(&self) -> bool;
     fn state(&self) -> LockState;
@@ -28,7 +31,7 @@ pub trait Core: Clone + Send + Sync + 'static {
 }
 
 macro_rules! forward_core {
-    ($ty:ty) => {
+    ($ty:ty, |$this:ident, $owner:ident| $release:expr) => {
         impl Core for $ty {
             fn acquire(
                 &self,
@@ -36,8 +39,9 @@ macro_rules! forward_core {
             ) -> impl Future<Output = zoolock::Result<Outcome>> + Send {
                 <$ty>::acquire_outcome(self, options)
             }
-            fn release(&self) -> impl Future<Output = zoolock::Result<bool>> + Send {
-                <$ty>::release(self)
+            fn release(&self, $owner: Owner) -> impl Future<Output = zoolock::Result<bool>> + Send {
+                let $this = self;
+                $release
             }
             fn cancel(&self) {
                 <$ty>::cancel(self)
@@ -57,8 +61,8 @@ macro_rules! forward_core {
         }
     };
 }
-forward_core!(zoolock::Lock);
-forward_core!(zoolock::Semaphore);
+forward_core!(zoolock::Lock, |lock, owner| lock.release_by(owner));
+forward_core!(zoolock::Semaphore, |semaphore, _owner| semaphore.release());
 
 pub const HELD: &str = "HELD";
 pub const RELEASED: &str = "RELEASED";
@@ -156,6 +160,7 @@ impl AcquireArgs {
             timeout: timeout_from_secs(timeout).py_err()?,
             ephemeral,
             lease: timeout_from_secs(lease).py_err()?,
+            ..Acquire::default()
         };
         Ok(AcquireArgs {
             blocking,
@@ -281,7 +286,7 @@ impl<C: Core> Handle<C> {
         args: AcquireArgs,
     ) -> PyResult<Bound<'py, PyAny>> {
         let core = self.core()?;
-        let (what, path) = (self.what, self.path.clone());
+        let (what, path, owner) = (self.what, self.path.clone(), args.options.owner);
         let work = {
             let (core, options) = (core.clone(), args.options.clone());
             async move { core.acquire(options).await }
@@ -295,16 +300,16 @@ impl<C: Core> Handle<C> {
                     .into_any()
                     .unbind())
             },
-            move |got| release_in_background(core, got),
+            move |got| release_in_background(core, got, owner),
         )
     }
 
     /// ``release`` for asyncio.
-    pub fn release_async<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+    pub fn release_async<'py>(&self, py: Python<'py>, owner: Owner) -> PyResult<Bound<'py, PyAny>> {
         let core = self.last();
         let work = async move {
             match core {
-                Some(core) => core.release().await,
+                Some(core) => core.release(owner).await,
                 None => Ok(false),
             }
         };
@@ -321,9 +326,9 @@ impl<C: Core> Handle<C> {
         )
     }
 
-    pub fn release(&self, py: Python<'_>) -> PyResult<bool> {
+    pub fn release(&self, py: Python<'_>, owner: Owner) -> PyResult<bool> {
         match self.last() {
-            Some(core) => uninterruptible(py, async move { core.release().await })?.py_err(),
+            Some(core) => uninterruptible(py, async move { core.release(owner).await })?.py_err(),
             None => Ok(false),
         }
     }
@@ -372,11 +377,53 @@ impl<C: Core> Handle<C> {
     }
 }
 
-/// Releases a hold that an abandoned acquire won.
-fn release_in_background<C: Core>(core: C, got: zoolock::Result<Outcome>) {
+/// Releases a hold that an abandoned acquire won (or one count of it).
+fn release_in_background<C: Core>(core: C, got: zoolock::Result<Outcome>, owner: Owner) {
     if matches!(got, Ok(Outcome::Acquired)) {
-        runtime::spawn(async move { core.release().await });
+        runtime::spawn(async move { core.release(owner).await });
     }
+}
+
+/// Who holds a reentrant lock in Python: the asyncio task that calls, or
+/// the calling thread outside a task — the units that run concurrently, as
+/// a thread is in Curator. Every thread and task gets an id of its own for
+/// its lifetime, never used again (unlike `threading.get_ident()` or `id()`),
+/// so a new thread never inherits a hold that an ended one leaked.
+pub fn current_owner(py: Python<'_>) -> PyResult<Owner> {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    // Starts at 1: 0 is the handle's own owner.
+    static NEXT: AtomicU64 = AtomicU64::new(1);
+    static TASKS: pyo3::sync::PyOnceLock<Py<PyAny>> = pyo3::sync::PyOnceLock::new();
+    thread_local! {
+        static THREAD: u64 = NEXT.fetch_add(1, Ordering::Relaxed);
+    }
+    let asyncio = py.import("asyncio")?;
+    let running = asyncio.call_method0("_get_running_loop")?;
+    let task = match running.is_none() {
+        true => None,
+        false => Some(asyncio.call_method1("current_task", (running,))?).filter(|t| !t.is_none()),
+    };
+    let Some(task) = task else {
+        return Ok(Owner(THREAD.with(|id| *id)));
+    };
+    let tasks = TASKS
+        .get_or_try_init(py, || {
+            Ok::<_, PyErr>(
+                py.import("weakref")?
+                    .call_method0("WeakKeyDictionary")?
+                    .unbind(),
+            )
+        })?
+        .bind(py);
+    if let Some(id) = tasks
+        .call_method1("get", (&task,))?
+        .extract::<Option<u64>>()?
+    {
+        return Ok(Owner(id));
+    }
+    let id = NEXT.fetch_add(1, Ordering::Relaxed);
+    tasks.set_item(&task, id)?;
+    Ok(Owner(id))
 }
 
 /// kazoo's results: `False` for a try that found the lock taken, and

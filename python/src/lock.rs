@@ -4,7 +4,7 @@ use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::PyString;
 use pyo3::PyClassInitializer;
-use zoolock::{Kind, LockConfig, Scheme};
+use zoolock::{Kind, LockConfig, Owner, Scheme};
 
 use crate::handle::{self, identifier, lost_reason, state_name, AcquireArgs, Handle, LostEvent};
 
@@ -18,10 +18,20 @@ use crate::handle::{self, identifier, lost_reason, state_name, AcquireArgs, Hand
 /// Keyword ``scheme="curator"`` names nodes like Curator's
 /// ``InterProcessMutex``. Not reentrant: a second ``acquire`` on a held
 /// object waits for its ``release``, from whichever thread.
+///
+/// ``reentrant=True`` (zoolock's own; kazoo has none) makes it reentrant
+/// per owner, like Curator's ``InterProcessMutex`` and ``threading.RLock``:
+/// the owner is the asyncio task that calls, or the thread outside a task.
+/// The owner's ``acquire`` on a held lock returns ``True`` at once on the
+/// same node; each ``release`` counts down, the last deletes the node.
+/// Another owner's ``acquire`` waits for that (``False`` if its timeout runs
+/// out first), and its ``release`` raises ``RuntimeError``, as ``RLock``'s
+/// does. A loss ends the hold whatever the count.
 #[pyclass(frozen, subclass, module = "zoolock", name = "Lock")]
 pub struct PyLock {
     handle: Handle<zoolock::Lock>,
     identifier: String,
+    reentrant: bool,
 }
 
 impl PyLock {
@@ -32,6 +42,7 @@ impl PyLock {
         identifier_arg: Option<&Bound<'_, PyAny>>,
         extra_lock_patterns: Option<&Bound<'_, PyAny>>,
         scheme: &str,
+        reentrant: bool,
     ) -> PyResult<PyLock> {
         let path = handle::path(path)?;
         let identifier = identifier(identifier_arg)?;
@@ -59,12 +70,40 @@ impl PyLock {
             identifier: identifier.clone().into_bytes(),
             scheme,
             extra_markers,
+            reentrant,
         };
         let lock_path = path.clone();
         let handle = Handle::new(client, path, "lock", move |session| {
             zoolock::Lock::new(session, &lock_path, kind, config.clone())
         })?;
-        Ok(PyLock { handle, identifier })
+        Ok(PyLock {
+            handle,
+            identifier,
+            reentrant,
+        })
+    }
+
+    /// Who acquires or releases: only a reentrant lock tells owners apart.
+    fn owner(&self, py: Python<'_>) -> PyResult<Owner> {
+        if self.reentrant {
+            handle::current_owner(py)
+        } else {
+            Ok(Owner::HANDLE)
+        }
+    }
+
+    /// kazoo's ``acquire`` arguments, with the owner.
+    fn args(
+        &self,
+        py: Python<'_>,
+        blocking: Option<&Bound<'_, PyAny>>,
+        timeout: Option<f64>,
+        ephemeral: bool,
+        lease: Option<f64>,
+    ) -> PyResult<AcquireArgs> {
+        let mut args = args(py, blocking, timeout, ephemeral, lease)?;
+        args.options.owner = self.owner(py)?;
+        Ok(args)
     }
 }
 
@@ -72,8 +111,8 @@ impl PyLock {
 impl PyLock {
     #[new]
     #[pyo3(
-        signature = (client, path, identifier=None, extra_lock_patterns=None, *, scheme="kazoo"),
-        text_signature = "(client, path, identifier=None, extra_lock_patterns=(), *, scheme='kazoo')"
+        signature = (client, path, identifier=None, extra_lock_patterns=None, *, scheme="kazoo", reentrant=false),
+        text_signature = "(client, path, identifier=None, extra_lock_patterns=(), *, scheme='kazoo', reentrant=False)"
     )]
     fn new(
         client: &Bound<'_, PyAny>,
@@ -81,6 +120,7 @@ impl PyLock {
         identifier: Option<&Bound<'_, PyAny>>,
         extra_lock_patterns: Option<&Bound<'_, PyAny>>,
         scheme: &str,
+        reentrant: bool,
     ) -> PyResult<Self> {
         PyLock::build(
             Kind::Mutex,
@@ -89,6 +129,7 @@ impl PyLock {
             identifier,
             extra_lock_patterns,
             scheme,
+            reentrant,
         )
     }
 
@@ -112,7 +153,7 @@ impl PyLock {
         lease: Option<f64>,
     ) -> PyResult<bool> {
         self.handle
-            .acquire(py, args(py, blocking, timeout, ephemeral, lease)?)
+            .acquire(py, self.args(py, blocking, timeout, ephemeral, lease)?)
     }
 
     /// ``acquire`` for asyncio: ``await lock.acquire_async(...)`` waits
@@ -131,18 +172,19 @@ impl PyLock {
         lease: Option<f64>,
     ) -> PyResult<Bound<'py, PyAny>> {
         self.handle
-            .acquire_async(py, args(py, blocking, timeout, ephemeral, lease)?)
+            .acquire_async(py, self.args(py, blocking, timeout, ephemeral, lease)?)
     }
 
     /// Releases the lock: ``True`` if this object held it, else ``False``.
     /// During a connection loss the node's deletion goes on in the background.
+    /// A reentrant lock counts down; ``RuntimeError`` if another owner holds it.
     fn release(&self, py: Python<'_>) -> PyResult<bool> {
-        self.handle.release(py)
+        self.handle.release(py, self.owner(py)?)
     }
 
     /// ``release`` for asyncio.
     fn release_async<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        self.handle.release_async(py)
+        self.handle.release_async(py, self.owner(py)?)
     }
 
     /// Makes the acquires pending on this object now raise ``CancelledError``
@@ -319,6 +361,7 @@ impl ReadLock {
             identifier,
             extra_lock_patterns,
             scheme,
+            false,
         )?;
         Ok(PyClassInitializer::from(base).add_subclass(ReadLock))
     }
@@ -362,6 +405,7 @@ impl WriteLock {
             identifier,
             extra_lock_patterns,
             scheme,
+            false,
         )?;
         Ok(PyClassInitializer::from(base).add_subclass(WriteLock))
     }

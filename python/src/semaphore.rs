@@ -3,6 +3,7 @@
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyTuple};
+use zoolock::Owner;
 
 use crate::handle::{self, lost_reason, state_name, AcquireArgs, Handle, LostEvent};
 
@@ -69,12 +70,12 @@ impl PySemaphore {
 
     /// Gives the lease back: ``True`` if this object held one, else ``False``.
     fn release(&self, py: Python<'_>) -> PyResult<bool> {
-        self.handle.release(py)
+        self.handle.release(py, Owner::HANDLE)
     }
 
     /// ``release`` for asyncio.
     fn release_async<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        self.handle.release_async(py)
+        self.handle.release_async(py, Owner::HANDLE)
     }
 
     /// Makes the acquires pending on this object now raise ``CancelledError``.

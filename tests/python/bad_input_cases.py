@@ -116,6 +116,20 @@ def again_while_held(**kwargs):
     return case
 
 
+def reentrant_by_non_owner(*calls):
+    """A reentrant lock held twice; each of ``calls`` made on it from another thread."""
+
+    def case(ctx):
+        lock = ctx.client().Lock(ctx.path("lock"), reentrant=True)
+        assert lock.acquire(timeout=PATIENCE) and lock.acquire(timeout=PATIENCE)
+        for what, call in calls:
+            ctx.check(f"{what} from another thread", lambda: run_in_thread(call, lock).result())
+        assert lock.release() and lock.is_acquired, "the hold is untouched"
+        assert lock.release() and not lock.release()
+
+    return case
+
+
 def semaphore_again_while_held(ctx):
     _, lock, semaphore = held(ctx)
     ctx.check("Semaphore.acquire again", lambda: semaphore.acquire(timeout=0.5))
@@ -330,6 +344,11 @@ CASES = {
     "double-release": double_release,
     "acquire-again-while-held": again_while_held(timeout=0.5),
     "try-again-while-held": again_while_held(blocking=False),
+    "reentrant-acquire-by-non-owner": reentrant_by_non_owner(
+        ("Lock.acquire(timeout=0.5)", lambda lock: lock.acquire(timeout=0.5)),
+        ("Lock.acquire(blocking=False)", lambda lock: lock.acquire(blocking=False)),
+    ),
+    "reentrant-release-by-non-owner": reentrant_by_non_owner(("Lock.release", lambda lock: lock.release())),
     "semaphore-again-while-held": semaphore_again_while_held,
     "acquire-after-close": after_close,
     "lock-after-close": lock_after_close,

@@ -32,6 +32,7 @@ ERRORS = {
     "NoAuth": zoolock.NoAuthError,
     "AuthFailed": zoolock.AuthFailedError,
     "ZooKeeper": zoolock.ZookeeperError,
+    "NotOwner": RuntimeError,
 }
 
 #: What a call that returns must return, for the outcomes that are not errors.

@@ -9,7 +9,8 @@ use std::time::Duration;
 
 use zookeeper_client as zk;
 use zoolock::{
-    timeout_from_secs, Acquire, Kind, Lock, LockConfig, Semaphore, SessionOptions, MAX_IDENTIFIER_BYTES, MAX_PATH_BYTES,
+    timeout_from_secs, Acquire, Kind, Lock, LockConfig, Owner, Semaphore, SessionOptions, MAX_IDENTIFIER_BYTES,
+    MAX_PATH_BYTES,
 };
 
 use super::common::{raw, until_children};
@@ -129,6 +130,18 @@ pub fn all() -> Vec<(&'static str, Case)> {
         },
         "acquire-again-while-held" => |c| again_while_held(c, Acquire::timeout(SHORT)),
         "try-again-while-held" => |c| again_while_held(c, Acquire::no_wait()),
+        "reentrant-acquire-by-non-owner" => |c| async move {
+            let lock = reentrant_held(&c).await;
+            c.check("acquire by another owner", lock.acquire(Acquire::timeout(SHORT).owner(OTHER)).await);
+            c.check("try by another owner", lock.acquire(Acquire::no_wait().owner(OTHER)).await);
+            reentrant_let_go(lock).await;
+        },
+        "reentrant-release-by-non-owner" => |c| async move {
+            let lock = reentrant_held(&c).await;
+            c.check("release_by another owner", lock.release_by(OTHER).await);
+            c.check("release, the handle's own", lock.release().await);
+            reentrant_let_go(lock).await;
+        },
         "semaphore-again-while-held" => |c| async move {
             let (lock, semaphore) = held(&c).await;
             c.check("semaphore acquire again", semaphore.acquire(Acquire::timeout(SHORT)).await);
@@ -303,6 +316,26 @@ async fn held(c: &Ctx) -> (Lock, Semaphore) {
     assert!(lock.acquire(Acquire::timeout(PATIENCE)).await.unwrap());
     assert!(semaphore.acquire(Acquire::timeout(PATIENCE)).await.unwrap());
     (lock, semaphore)
+}
+
+/// The owner of [`reentrant_held`]'s hold, and another.
+const OWNER: Owner = Owner(1);
+const OTHER: Owner = Owner(2);
+
+/// A reentrant lock that [`OWNER`] holds twice.
+async fn reentrant_held(c: &Ctx) -> Lock {
+    let config = LockConfig { reentrant: true, ..LockConfig::default() };
+    let lock = Lock::new(&c.session().await, &c.path("lock"), Kind::Mutex, config).unwrap();
+    for _ in 0..2 {
+        assert!(lock.acquire(Acquire::timeout(PATIENCE).owner(OWNER)).await.unwrap());
+    }
+    lock
+}
+
+/// The hold was untouched: it takes the owner's two releases.
+async fn reentrant_let_go(lock: Lock) {
+    assert!(lock.release_by(OWNER).await.unwrap() && lock.is_acquired());
+    assert!(lock.release_by(OWNER).await.unwrap() && !lock.release_by(OWNER).await.unwrap());
 }
 
 async fn again_while_held(c: Arc<Ctx>, again: Acquire) {

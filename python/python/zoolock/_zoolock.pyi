@@ -72,8 +72,10 @@ class KazooClient:
         """Calls listener(state) on each KazooState change; returning True removes it."""
     def remove_listener(self, listener: Callable[[_State], Any]) -> None:
         """Removes a listener."""
-    def Lock(self, path: str, identifier: Any = None, extra_lock_patterns: Sequence[str] = (), *, scheme: str = "kazoo") -> Lock:
-        """A Lock bound to this client."""
+    def Lock(
+        self, path: str, identifier: Any = None, extra_lock_patterns: Sequence[str] = (), *, scheme: str = "kazoo", reentrant: bool = False
+    ) -> Lock:
+        """A Lock bound to this client; reentrant=True makes it reentrant per thread or asyncio task (zoolock only)."""
     def ReadLock(self, path: str, identifier: Any = None, extra_lock_patterns: Sequence[str] = (), *, scheme: str = "kazoo") -> ReadLock:
         """A ReadLock bound to this client."""
     def WriteLock(self, path: str, identifier: Any = None, extra_lock_patterns: Sequence[str] = (), *, scheme: str = "kazoo") -> WriteLock:
@@ -92,10 +94,21 @@ class LostEvent:
         """wait() for asyncio."""
 
 class Lock:
-    """A distributed lock with kazoo's interface and node names."""
+    """A distributed lock with kazoo's interface and node names.
+
+    reentrant=True (zoolock only): the owner — the asyncio task that calls, else the calling thread —
+    re-acquires at once, each release counts down and the last deletes the node; another owner's
+    acquire waits, its release raises RuntimeError; a loss ends the hold whatever the count."""
 
     def __init__(
-        self, client: KazooClient, path: str, identifier: Any = None, extra_lock_patterns: Sequence[str] = (), *, scheme: str = "kazoo"
+        self,
+        client: KazooClient,
+        path: str,
+        identifier: Any = None,
+        extra_lock_patterns: Sequence[str] = (),
+        *,
+        scheme: str = "kazoo",
+        reentrant: bool = False,
     ) -> None: ...
     def acquire(self, blocking: bool = True, timeout: Optional[float] = None, ephemeral: bool = True, *, lease: Optional[float] = None) -> bool:
         """True once held; False for a failed non-blocking try; LockTimeout when the timeout runs out
@@ -105,7 +118,7 @@ class Lock:
     ) -> Awaitable[bool]:
         """acquire() for asyncio."""
     def release(self) -> bool:
-        """True if this object held the lock."""
+        """True if this object held the lock; a reentrant lock counts down, RuntimeError if another owner holds it."""
     def release_async(self) -> Awaitable[bool]:
         """release() for asyncio."""
     def cancel(self) -> None:
@@ -148,8 +161,16 @@ class Lock:
 class ReadLock(Lock):
     """Shared with other readers; excludes writers."""
 
+    def __init__(
+        self, client: KazooClient, path: str, identifier: Any = None, extra_lock_patterns: Sequence[str] = (), *, scheme: str = "kazoo"
+    ) -> None: ...
+
 class WriteLock(Lock):
     """Exclusive; waits for every earlier reader and writer."""
+
+    def __init__(
+        self, client: KazooClient, path: str, identifier: Any = None, extra_lock_patterns: Sequence[str] = (), *, scheme: str = "kazoo"
+    ) -> None: ...
 
 class Semaphore:
     """A counting semaphore in kazoo's layout."""
