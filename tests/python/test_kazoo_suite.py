@@ -58,14 +58,12 @@ NOT_RUN = {
         "no zoolock code would run",
 }
 
-#: Tests that fail until a fix lands (issue 10), with a shorter deadline for the ones that hang.
-WAITING_FOR = {
-    "KazooLockTests.test_lock_no_double_calls":
-        ("issue 10 item 4: acquire(timeout=0.5) on a Lock that already holds raises LockTimeout; kazoo returns False",
-         TEST_DEADLINE),
-    "TestSemaphore.test_multiple_acquire_and_release":
-        ("issue 10 item 3: acquire() on a Semaphore that already holds blocks forever; kazoo returns True", 5.0),
-}
+#: Tests that fail until a fix lands, by "class.test": (reason, deadline in seconds). They run as
+#: strict xfails, so a fix turns them into failures until they leave this list. Issue 10 items 3
+#: (a Semaphore that holds: acquire() blocked forever) and 4 (a Lock that holds: acquire(timeout)
+#: raised LockTimeout) kept TestSemaphore.test_multiple_acquire_and_release and
+#: KazooLockTests.test_lock_no_double_calls here until branch holder fixed them.
+WAITING_FOR = {}
 
 
 class KazooWithZoolockRecipes(KazooClient):
@@ -274,7 +272,9 @@ class TestAdapter(OnZoolock, kazoo_testing.KazooTestCase):
         assert self.client.get_children("/adapter") == [lock.node]  # kazoo inspects zoolock's node: same chroot
         sessions = self.client.client_id[0], self.client.zoolock.client_id[0]
         self.expire_session(threading.Event)
-        assert lock.lost.wait(DEADLINE) and lock.lost_reason == "SESSION_EXPIRED"
+        # Lost; the reason may be the node's deletion, seen before the expiry (zkh closes the session
+        # from a second connection, maybe on another server, while the first is still open).
+        assert lock.lost.wait(DEADLINE) and not lock.is_acquired
         assert self.client.client_id[0] != sessions[0] and self.client.zoolock.client_id[0] != sessions[1]
         assert self.client.get_children("/adapter") == []  # the server ended the session: its node is gone
 
