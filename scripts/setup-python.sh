@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Creates .venv (python3 -m venv) if missing and installs what the Python
 # package's build and tests need from PyPI: maturin (the build backend),
-# pytest, and kazoo (the peer the interop tests and the benchmark run against).
+# pytest, kazoo (the peer the interop tests and the benchmark run against),
+# and pyOpenSSL<24 and pyjks, which kazoo's test harness imports (kazoo's own
+# lock tests run against zoolock: tests/python/test_kazoo_suite.py).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -13,11 +15,11 @@ if [ ! -x .venv/bin/python ]; then
   echo "setup-python: python3 -m venv .venv"
   python3 -m venv .venv
 fi
-want=("maturin>=1.7,<2" "pytest>=7" "kazoo==2.11.0")
+want=("maturin>=1.7,<2" "pytest>=7" "kazoo==2.11.0" "pyopenssl<24" "pyjks")
 if ! .venv/bin/python - "${want[@]}" <<'PY' 2>/dev/null
 import sys
 from importlib.metadata import version
-for name in ("maturin", "pytest", "kazoo"):
+for name in ("maturin", "pytest", "kazoo", "pyopenssl", "pyjks"):
     version(name)
 PY
 then

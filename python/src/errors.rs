@@ -1,96 +1,27 @@
-//! kazoo's exception names and hierarchy, and the one mapping from the
-//! core's `zoolock::Error` to them.
+//! The one mapping from the core's `zoolock::Error` to kazoo's exception
+//! names (defined, with kazoo's hierarchy, in `zoolock/exceptions.py`).
 
-use pyo3::create_exception;
-use pyo3::exceptions::{PyException, PyRuntimeError, PyValueError};
+use pyo3::exceptions::{PyRuntimeError, PyValueError};
+use pyo3::import_exception;
 use pyo3::prelude::*;
 use zoolock::Error;
 
-create_exception!(
-    zoolock,
-    KazooException,
-    PyException,
-    "Base of every zoolock (and kazoo) error."
-);
-create_exception!(
-    zoolock,
-    ZookeeperError,
-    KazooException,
-    "An error the ZooKeeper server reported."
-);
-create_exception!(
-    zoolock,
-    ConnectionLoss,
-    ZookeeperError,
-    "ZooKeeper did not answer: the connection is down."
-);
-create_exception!(
-    zoolock,
-    NoNodeError,
-    ZookeeperError,
-    "A node (e.g. the chroot) does not exist."
-);
-create_exception!(
-    zoolock,
-    NodeExistsError,
-    ZookeeperError,
-    "A node already exists."
-);
-create_exception!(
-    zoolock,
-    NoAuthError,
-    ZookeeperError,
-    "Not authorized: the node's ACL refuses this client."
-);
-create_exception!(
-    zoolock,
-    AuthFailedError,
-    ZookeeperError,
-    "Authentication with ZooKeeper failed."
-);
-create_exception!(
-    zoolock,
-    SessionExpiredError,
-    ZookeeperError,
-    "The ZooKeeper session expired."
-);
-create_exception!(
-    zoolock,
-    ConnectionClosedError,
-    SessionExpiredError,
-    "The client was never started, or was stopped or closed."
-);
-create_exception!(
-    zoolock,
-    CancelledError,
-    KazooException,
-    "The acquire was cancelled by cancel()."
-);
-create_exception!(
-    zoolock,
-    LockTimeout,
-    KazooException,
-    "A blocking acquire with a timeout ran out of time."
-);
-create_exception!(
-    zoolock,
-    ConfigurationError,
-    KazooException,
-    "The client is configured in a way zoolock refuses."
-);
-create_exception!(
-    zoolock,
-    ForkedError,
-    KazooException,
-    "zoolock was started in a parent process; its threads do not survive fork(). \
-     Use zoolock in processes started fresh (multiprocessing's 'spawn' start method)."
-);
-create_exception!(
-    zoolock,
-    KazooTimeoutError,
-    PyException,
-    "start() could not connect in time (like kazoo's, not a KazooException)."
-);
+// The classes live in Python (`zoolock/exceptions.py`) so that, when kazoo is
+// importable, each can also derive from kazoo's class of the same name; the
+// module is imported the first time one of them is raised.
+import_exception!(zoolock.exceptions, KazooException);
+import_exception!(zoolock.exceptions, ZookeeperError);
+import_exception!(zoolock.exceptions, ConnectionLoss);
+import_exception!(zoolock.exceptions, NoNodeError);
+import_exception!(zoolock.exceptions, NodeExistsError);
+import_exception!(zoolock.exceptions, NoAuthError);
+import_exception!(zoolock.exceptions, AuthFailedError);
+import_exception!(zoolock.exceptions, SessionExpiredError);
+import_exception!(zoolock.exceptions, ConnectionClosedError);
+import_exception!(zoolock.exceptions, CancelledError);
+import_exception!(zoolock.exceptions, LockTimeout);
+import_exception!(zoolock.exceptions, ForkedError);
+import_exception!(zoolock.exceptions, KazooTimeoutError);
 
 /// Raises a core error as the exception kazoo would raise in its place.
 pub fn to_py(err: Error) -> PyErr {
@@ -144,26 +75,4 @@ impl<T> IntoPy<T> for zoolock::Result<T> {
     fn py_err(self) -> PyResult<T> {
         self.map_err(to_py)
     }
-}
-
-pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
-    let py = m.py();
-    m.add("KazooException", py.get_type::<KazooException>())?;
-    m.add("ZookeeperError", py.get_type::<ZookeeperError>())?;
-    m.add("ConnectionLoss", py.get_type::<ConnectionLoss>())?;
-    m.add("NoNodeError", py.get_type::<NoNodeError>())?;
-    m.add("NodeExistsError", py.get_type::<NodeExistsError>())?;
-    m.add("NoAuthError", py.get_type::<NoAuthError>())?;
-    m.add("AuthFailedError", py.get_type::<AuthFailedError>())?;
-    m.add("SessionExpiredError", py.get_type::<SessionExpiredError>())?;
-    m.add(
-        "ConnectionClosedError",
-        py.get_type::<ConnectionClosedError>(),
-    )?;
-    m.add("CancelledError", py.get_type::<CancelledError>())?;
-    m.add("LockTimeout", py.get_type::<LockTimeout>())?;
-    m.add("ConfigurationError", py.get_type::<ConfigurationError>())?;
-    m.add("ForkedError", py.get_type::<ForkedError>())?;
-    m.add("KazooTimeoutError", py.get_type::<KazooTimeoutError>())?;
-    Ok(())
 }

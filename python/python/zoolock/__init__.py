@@ -9,7 +9,8 @@ logic is zoolock's Rust core, which shares lock paths with kazoo (and
 Curator) clients. Beyond kazoo: ``lock.fencing_token``, ``lock.lost`` and
 ``lock.add_listener`` to learn of a lost or suspended hold,
 ``acquire(lease=seconds)``, and asyncio (``await lock.acquire_async()``,
-``async with lock:``).
+``async with lock:``). With kazoo installed, zoolock's exceptions are also
+kazoo's (``except kazoo.exceptions.LockTimeout`` catches them).
 
 zoolock's I/O threads do not survive ``os.fork()``: in a process forked
 after zoolock started, every call raises ``ForkedError``. Start worker
@@ -18,27 +19,29 @@ Rust log events go to the ``logging`` logger ``"zoolock"``.
 """
 
 from ._zoolock import (
+    KazooClient,
+    Lock,
+    LostEvent,
+    ReadLock,
+    Semaphore,
+    WriteLock,
+    __version__,
+)
+from .exceptions import (
     AuthFailedError,
     CancelledError,
     ConfigurationError,
     ConnectionClosedError,
     ConnectionLoss,
     ForkedError,
-    KazooClient,
     KazooException,
     KazooTimeoutError,
-    Lock,
     LockTimeout,
-    LostEvent,
     NoAuthError,
     NodeExistsError,
     NoNodeError,
-    ReadLock,
-    Semaphore,
     SessionExpiredError,
-    WriteLock,
     ZookeeperError,
-    __version__,
 )
 
 #: ``zoolock.Client`` is ``KazooClient``.

@@ -1,20 +1,87 @@
-"""kazoo's ``kazoo.exceptions`` names, with kazoo's hierarchy."""
+"""kazoo's ``kazoo.exceptions`` names, with kazoo's hierarchy.
 
-from . import (
-    AuthFailedError,
-    CancelledError,
-    ConfigurationError,
-    ConnectionClosedError,
-    ConnectionLoss,
-    ForkedError,
-    KazooException,
-    LockTimeout,
-    NoAuthError,
-    NodeExistsError,
-    NoNodeError,
-    SessionExpiredError,
-    ZookeeperError,
-)
+The native module raises these classes (``import_exception!`` in
+``python/src/errors.rs``). When kazoo is importable, each class also derives
+from kazoo's class of the same name, so code written for kazoo keeps catching
+what zoolock raises: ``except kazoo.exceptions.LockTimeout`` catches
+``zoolock.LockTimeout``, and ``except zoolock.LockTimeout`` works either way.
+zoolock does not depend on kazoo: without it the hierarchy is zoolock's alone.
+"""
+
+try:
+    from kazoo import exceptions as _kazoo_exceptions
+    from kazoo.handlers import threading as _kazoo_threading
+except ImportError:
+    _kazoo_exceptions = _kazoo_threading = None
+
+
+def _kazoos(name, module=_kazoo_exceptions):
+    """kazoo's class of that name as a one-element tuple of bases, or ``()``.
+
+    kazoo's class comes first: putting it after zoolock's parent would ask
+    for an impossible method order at the root (``Exception`` ahead of
+    kazoo's ``KazooException``, which derives from it).
+    """
+    theirs = getattr(module, name, None)
+    return (theirs,) if isinstance(theirs, type) and issubclass(theirs, BaseException) else ()
+
+
+class KazooException(*_kazoos("KazooException"), Exception):
+    """Base of every zoolock (and kazoo) error."""
+
+
+class ZookeeperError(*_kazoos("ZookeeperError"), KazooException):
+    """An error the ZooKeeper server reported."""
+
+
+class ConnectionLoss(*_kazoos("ConnectionLoss"), ZookeeperError):
+    """ZooKeeper did not answer: the connection is down."""
+
+
+class NoNodeError(*_kazoos("NoNodeError"), ZookeeperError):
+    """A node (e.g. the chroot) does not exist."""
+
+
+class NodeExistsError(*_kazoos("NodeExistsError"), ZookeeperError):
+    """A node already exists."""
+
+
+class NoAuthError(*_kazoos("NoAuthError"), ZookeeperError):
+    """Not authorized: the node's ACL refuses this client."""
+
+
+class AuthFailedError(*_kazoos("AuthFailedError"), ZookeeperError):
+    """Authentication with ZooKeeper failed."""
+
+
+class SessionExpiredError(*_kazoos("SessionExpiredError"), ZookeeperError):
+    """The ZooKeeper session expired."""
+
+
+class ConnectionClosedError(*_kazoos("ConnectionClosedError"), SessionExpiredError):
+    """The client was never started, or was stopped or closed."""
+
+
+class CancelledError(*_kazoos("CancelledError"), KazooException):
+    """The acquire was cancelled by cancel()."""
+
+
+class LockTimeout(*_kazoos("LockTimeout"), KazooException):
+    """A blocking acquire with a timeout ran out of time."""
+
+
+class ConfigurationError(*_kazoos("ConfigurationError"), KazooException):
+    """The client is configured in a way zoolock refuses."""
+
+
+class ForkedError(KazooException):
+    """zoolock was started in a parent process; its threads do not survive fork().
+    Use zoolock in processes started fresh (multiprocessing's 'spawn' start method)."""
+
+
+class KazooTimeoutError(*_kazoos("KazooTimeoutError", _kazoo_threading), Exception):
+    """start() could not connect in time (like kazoo's, not a KazooException)."""
+
 
 __all__ = [
     "AuthFailedError",
@@ -24,6 +91,7 @@ __all__ = [
     "ConnectionLoss",
     "ForkedError",
     "KazooException",
+    "KazooTimeoutError",
     "LockTimeout",
     "NoAuthError",
     "NodeExistsError",
