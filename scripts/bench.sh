@@ -11,8 +11,7 @@ cd "$(dirname "$0")/.."
 scripts/setup.sh
 cargo build --release --locked -q -p zoolock-bench
 # A language that cannot be built here is left out: its rows say "not built here".
-if scripts/setup-python.sh; then
-  .venv/bin/python -m pip install --quiet --disable-pip-version-check --no-build-isolation ./python
+if scripts/install-python.sh; then
   # The chart only; not a dependency of zoolock.
   .venv/bin/python -m pip install --quiet --disable-pip-version-check "matplotlib>=3.8,<4"
 else

@@ -1,20 +1,51 @@
 #!/usr/bin/env bash
 # The main job: workers in Rust, Python (zoolock), kazoo and C# contend for one
 # zoolock lock guarding a shared resource (with --scheme curator: Rust, Python
-# and Curator); the run ends with a verified summary. Starts its own local ZooKeeper unless given --connect HOSTS. Other
-# flags: --workers N, --acquisitions K, --path P, --languages rust,python,…;
-# --faults [--duration SECS] for the run under injected faults on a 3-node
-# ensemble.
+# and Curator); the run ends with a verified summary. Starts its own local
+# ZooKeeper unless given --connect HOSTS. Other flags: --workers N,
+# --acquisitions K, --path P, --languages rust,python,… (to leave one out),
+# --verbose (the workers' client logs on the terminal too, not only in the
+# log file the run names); --faults [--duration SECS] for the run under
+# injected faults on a 3-node ensemble.
+# Builds every language the run asks for first; one that cannot be built
+# fails the command by name (the driver checks again before it starts).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh
-cargo build --release --locked -q -p zoolock-demo
-# The other languages' workers, built once; a language that cannot be built
-# here is left out of the run (the summary lists who took part).
-if ! .venv/bin/python -c "import zoolock, kazoo" 2>/dev/null; then
-  scripts/setup-python.sh && .venv/bin/python -m pip install --quiet --disable-pip-version-check \
-    --no-build-isolation ./python || echo "demo: no Python workers (see above)" >&2
+
+languages="" scheme=kazoo previous=""
+for arg in "$@"; do
+  case "$previous" in
+    --languages) languages=$arg ;;
+    --scheme) scheme=$arg ;;
+  esac
+  previous=$arg
+done
+if [ -z "$languages" ]; then
+  # The driver's default: every language that can share the path.
+  case "$scheme" in
+    curator) languages=rust,python,curator ;;
+    *) languages=rust,python,kazoo,csharp ;;
+  esac
 fi
-{ scripts/setup-dotnet.sh && scripts/build-demo-dotnet.sh >/dev/null; } || echo "demo: no C# workers (see above)" >&2
-scripts/build-demo-curator.sh >/dev/null || echo "demo: no Curator workers (see above)" >&2
+asked() { case ",$languages," in *",$1,"*) return 0 ;; esac; return 1; }
+
+cargo build --release --locked -q -p zoolock-demo
+failed=()
+if asked python || asked kazoo; then
+  scripts/install-python.sh || failed+=("python/kazoo: zoolock's Python module or kazoo could not be installed into .venv")
+fi
+if asked csharp; then
+  scripts/build-demo-dotnet.sh >/dev/null || failed+=("csharp: the C# worker could not be built (Mono)")
+fi
+if asked curator; then
+  scripts/build-demo-curator.sh >/dev/null || failed+=("curator: the Curator worker could not be built (Java, Curator's jars)")
+fi
+if [ ${#failed[@]} -gt 0 ]; then
+  for why in "${failed[@]}"; do
+    echo "demo: the $why (see above)" >&2
+  done
+  echo "demo: leave a language out with --languages (asked for: $languages)" >&2
+  exit 1
+fi
 exec target/release/zoolock-demo "$@"

@@ -7,6 +7,20 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+# Debian's python3 and its venv module (ensurepip is packaged apart).
+need_apt=()
+command -v python3 >/dev/null 2>&1 || need_apt+=(python3)
+python3 -c 'import ensurepip, venv' >/dev/null 2>&1 || need_apt+=(python3-venv)
+if [ ${#need_apt[@]} -gt 0 ]; then
+  if [ "$(id -u)" -ne 0 ]; then
+    echo "zoolock's Python package needs these Debian packages: ${need_apt[*]}" >&2
+    echo "install them with: sudo apt-get install -y ${need_apt[*]}" >&2
+    exit 1
+  fi
+  echo "setup-python: apt-get install ${need_apt[*]}"
+  apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need_apt[@]}" >/dev/null
+fi
 if ! python3 -c 'import sys; sys.exit(sys.version_info < (3, 9))'; then
   echo "zoolock's Python package needs CPython 3.9 or newer" >&2
   exit 1

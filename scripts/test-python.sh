@@ -5,12 +5,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh
-scripts/setup-python.sh
 cargo build --locked -p zk-harness --bin zkh
-# maturin is already in .venv: no isolated build environment to download.
-# Its PEP 517 backend runs the `maturin` executable from PATH, so .venv/bin
-# must be on it (the venv is not activated).
-PATH="$PWD/.venv/bin:$PATH" .venv/bin/python -m pip install --quiet --disable-pip-version-check --no-build-isolation ./python
+scripts/install-python.sh
 # From the tests' folder, so `import zoolock` is the installed package.
 cd tests/python
 status=0

@@ -1,14 +1,18 @@
 #!/usr/bin/env bash
 # Runs every zoolock test against real ZooKeeper servers that the tests
 # start themselves on free loopback ports: the Rust core, harness and demo,
-# each binding's suite, then the main job with workers in every language,
-# plainly and under injected faults.
+# each binding's suite, the packages a user installs (built into dist/ by
+# scripts/package.sh, then installed and run without a Rust toolchain), then
+# the main job with workers in every language, plainly and under injected
+# faults. Installs what it needs first (Debian packages; PyPI into .venv).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh
 cargo test --workspace --locked
 scripts/test-python.sh
 scripts/test-dotnet.sh
+scripts/package.sh
+scripts/test-packages.sh
 
 echo "== the main job: Rust, Python, kazoo and C# workers on one lock, then Rust, Python and Curator"
 scripts/build-demo-dotnet.sh >/dev/null

@@ -5,18 +5,45 @@
 //! or `WriteLock` (and can name its nodes Curator's way), a [`Semaphore`] is
 //! kazoo's `Semaphore`. Every call has an async form and a `_blocking` one.
 //!
-//! ```no_run
+//! ```
 //! use zoolock::{Acquire, Lock, Session, SessionOptions};
-//! # async fn demo() -> zoolock::Result<()> {
-//! let session = Session::connect(SessionOptions::new("127.0.0.1:2181")).await?;
+//! # fn main() -> zoolock::Result<()> {
+//! # // A real server for the example (Debian's ZooKeeper, started by the harness).
+//! # let connect = zk_harness::shared().connect_string();
+//! # tokio::runtime::Runtime::new().unwrap().block_on(async {
+//! let session = Session::connect(SessionOptions::new(connect)).await?; // "zk1:2181,zk2:2181/app"
 //! let lock = Lock::mutex(&session, "/locks/ledger")?;
 //! if lock.acquire(Acquire::default()).await? {
 //!     let token = lock.fencing_token().unwrap();
 //!     // … write to the guarded resource, passing `token` along …
 //!     lock.release().await?;
 //! }
-//! # Ok(()) }
+//! session.close().await;
+//! # Ok(()) })
+//! # }
 //! ```
+//!
+//! The same without a runtime:
+//!
+//! ```
+//! use std::time::Duration;
+//! use zoolock::{Acquire, Lock, Session, SessionOptions};
+//! # fn main() -> zoolock::Result<()> {
+//! # let connect = zk_harness::shared().connect_string();
+//! let session = Session::connect_blocking(SessionOptions::new(connect))?;
+//! let lock = Lock::mutex(&session, "/locks/ledger")?;
+//! assert!(lock.acquire_blocking(Acquire::timeout(Duration::from_secs(5)))?);
+//! assert!(lock.is_acquired());
+//! lock.release_blocking()?;
+//! session.close_blocking();
+//! # Ok(())
+//! # }
+//! ```
+//!
+//! Bad input ends in a typed [`Error`] before any network call; see
+//! [`validate_path`] and [`SessionOptions`]. Node names and queue order,
+//! shared with kazoo and Curator, are in [`naming`]; [`runtime`] is the
+//! runtime behind the `_blocking` calls.
 
 mod cleanup;
 mod error;

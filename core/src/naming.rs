@@ -4,6 +4,22 @@
 //! zoolock recognises every peer's markers whatever scheme it names its own
 //! nodes with: counting more nodes as contenders never breaks exclusion, and
 //! nobody can wait on a later node, so no cycle of waits can form.
+//!
+//! ```
+//! use zoolock::naming::{standing, Role, Standing};
+//!
+//! // A kazoo holder, a Curator contender and our own node, as ZooKeeper lists them.
+//! let children = [
+//!     "_c_9b2f1c1e-6f0e-4c43-9d1a-7e6a4b3c2d1f-lock-0000000002".to_string(),
+//!     "8c3d5e7f90a1b2c3d4e5f60718293a4b__lock__0000000001".to_string(),
+//!     "0f1e2d3c4b5a69788796a5b4c3d2e1f0__lock__0000000003".to_string(),
+//! ];
+//! let mine = "0f1e2d3c4b5a69788796a5b4c3d2e1f0__lock__0000000003";
+//! assert_eq!(
+//!     standing(&children, mine, Role::Writer, &[]),
+//!     Standing::Waits { predecessor: children[0].clone(), last_blocker: false },
+//! );
+//! ```
 
 use uuid::Uuid;
 
@@ -20,12 +36,22 @@ pub enum Scheme {
 /// What a contender asks for: writers exclude everyone, readers only writers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Role {
+    /// A mutex contender or a write lock's: kazoo's `__lock__`, Curator's `lock-` and `__WRIT__`.
     Writer,
+    /// A read lock's contender: kazoo's `__rlock__`, Curator's `__READ__`.
     Reader,
 }
 
 impl Role {
     /// Whether a lower node of role `other` keeps a contender of role `self` waiting.
+    ///
+    /// ```
+    /// use zoolock::naming::Role;
+    ///
+    /// assert!(!Role::Reader.waits_for(Role::Reader)); // readers share
+    /// assert!(Role::Reader.waits_for(Role::Writer));
+    /// assert!(Role::Writer.waits_for(Role::Reader));
+    /// ```
     pub fn waits_for(self, other: Role) -> bool {
         self == Role::Writer || other == Role::Writer
     }
@@ -35,7 +61,19 @@ const WRITER_MARKERS: [&str; 3] = ["__lock__", "lock-", "__WRIT__"];
 const READER_MARKERS: [&str; 2] = ["__rlock__", "__READ__"];
 
 /// A fresh, unique prefix for one node: the uuid lets a client find its node
-/// again after a create whose reply was lost.
+/// again after a create whose reply was lost. ZooKeeper appends the sequence
+/// number (the node is created `EPHEMERAL_SEQUENTIAL`).
+///
+/// ```
+/// use zoolock::naming::{new_prefix, Role};
+/// use zoolock::Scheme;
+///
+/// let kazoo = new_prefix(Scheme::Kazoo, Role::Writer);
+/// assert!(kazoo.ends_with("__lock__") && kazoo.len() == 32 + 8);
+/// let curator = new_prefix(Scheme::Curator, Role::Writer);
+/// assert!(curator.starts_with("_c_") && curator.ends_with("-lock-"));
+/// assert_ne!(new_prefix(Scheme::Kazoo, Role::Reader), new_prefix(Scheme::Kazoo, Role::Reader));
+/// ```
 pub fn new_prefix(scheme: Scheme, role: Role) -> String {
     let id = Uuid::new_v4();
     match (scheme, role) {
@@ -47,6 +85,14 @@ pub fn new_prefix(scheme: Scheme, role: Role) -> String {
 }
 
 /// Curator names read/write-lock writers differently from its mutex.
+///
+/// ```
+/// use zoolock::naming::new_write_prefix;
+/// use zoolock::Scheme;
+///
+/// assert!(new_write_prefix(Scheme::Curator).ends_with("-__WRIT__"));
+/// assert!(new_write_prefix(Scheme::Kazoo).ends_with("__lock__"));
+/// ```
 pub fn new_write_prefix(scheme: Scheme) -> String {
     match scheme {
         Scheme::Kazoo => new_prefix(scheme, Role::Writer),
@@ -57,13 +103,27 @@ pub fn new_write_prefix(scheme: Scheme) -> String {
 /// A child of the lock path that takes part in the queue.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Contender {
+    /// The child's name (without the lock path).
     pub name: String,
+    /// What its marker says it asks for.
     pub role: Role,
+    /// The sequence number ZooKeeper appended (a signed 32-bit counter).
     pub sequence: i32,
 }
 
 /// Parses a child name; `None` for children that are not contenders.
 /// `extra_markers` are treated as writers (kazoo's `extra_lock_patterns`).
+///
+/// ```
+/// use zoolock::naming::{parse, Contender, Role};
+///
+/// let reader = parse("5f0c3a__rlock__0000000042", &[]).unwrap();
+/// assert_eq!((reader.role, reader.sequence), (Role::Reader, 42));
+/// // After the counter wrapped, ZooKeeper writes negative numbers.
+/// assert_eq!(parse("x-lock--2147483648", &[]).map(|c| c.sequence), Some(i32::MIN));
+/// assert_eq!(parse("leases", &[]), None);
+/// assert_eq!(parse("7a__mylock__0000000001", &["__mylock__".to_string()]).map(|c| c.role), Some(Role::Writer));
+/// ```
 pub fn parse(name: &str, extra_markers: &[String]) -> Option<Contender> {
     let readers = READER_MARKERS.iter().map(|m| (*m, Role::Reader));
     let writers = WRITER_MARKERS.iter().map(|m| (*m, Role::Writer));
@@ -92,6 +152,19 @@ fn parse_sequence(text: &str) -> Option<i32> {
 /// `i32::MIN`. When live nodes sit at both ends of the range the counter has
 /// wrapped between them, so negative numbers come after positive ones. This
 /// holds while the queue spans fewer than 2^30 creations under one parent.
+///
+/// ```
+/// use zoolock::naming::{parse, sort};
+///
+/// let names = ["b__lock__-2147483647", "a__lock__2147483646", "c__lock__0000000007"];
+/// // Live nodes at both ends of the range: the counter wrapped between them.
+/// let mut wrapped: Vec<_> = names[..2].iter().map(|n| parse(n, &[]).unwrap()).collect();
+/// sort(&mut wrapped);
+/// assert_eq!(wrapped[0].name, "a__lock__2147483646");
+/// let mut plain: Vec<_> = names[1..].iter().map(|n| parse(n, &[]).unwrap()).collect();
+/// sort(&mut plain);
+/// assert_eq!(plain[0].name, "c__lock__0000000007");
+/// ```
 pub fn sort(contenders: &mut [Contender]) {
     let wrapped = contenders.iter().any(|c| c.sequence > i32::MAX / 2)
         && contenders.iter().any(|c| c.sequence < i32::MIN / 2);
@@ -102,7 +175,15 @@ pub fn sort(contenders: &mut [Contender]) {
     contenders.sort_by_key(key);
 }
 
-/// The contenders among `children`, in queue order.
+/// The contenders among `children`, in queue order; other children are left out.
+///
+/// ```
+/// use zoolock::naming::queue;
+///
+/// let children = ["b__lock__0000000002", "notes", "a__rlock__0000000001"].map(String::from);
+/// let names: Vec<_> = queue(&children, &[]).into_iter().map(|c| c.name).collect();
+/// assert_eq!(names, ["a__rlock__0000000001", "b__lock__0000000002"]);
+/// ```
 pub fn queue(children: &[String], extra_markers: &[String]) -> Vec<Contender> {
     let mut contenders: Vec<Contender> =
         children.iter().filter_map(|c| parse(c, extra_markers)).collect();
@@ -118,12 +199,30 @@ pub enum Standing {
     /// Watch `predecessor`. When `last_blocker` is set, it is the only lower
     /// node that blocks; since every later node sorts higher, its deletion
     /// alone means the lock is ours, with no need to list the children again.
-    Waits { predecessor: String, last_blocker: bool },
+    Waits {
+        /// The nearest lower node that blocks this one.
+        predecessor: String,
+        /// Whether it is the only lower node that blocks.
+        last_blocker: bool,
+    },
     /// Our node is not among the children (deleted, or its session ended).
     Missing,
 }
 
 /// Decides the standing of node `mine` (of role `role`) among `children`.
+///
+/// ```
+/// use zoolock::naming::{standing, Role, Standing};
+///
+/// let children = ["r1__rlock__0000000001", "r2__rlock__0000000002", "w__lock__0000000003"].map(String::from);
+/// // Readers share; a writer waits on the nearest reader before it, which is not the last blocker.
+/// assert_eq!(standing(&children, "r2__rlock__0000000002", Role::Reader, &[]), Standing::Holds);
+/// assert_eq!(
+///     standing(&children, "w__lock__0000000003", Role::Writer, &[]),
+///     Standing::Waits { predecessor: "r2__rlock__0000000002".into(), last_blocker: false },
+/// );
+/// assert_eq!(standing(&children, "gone__lock__0000000009", Role::Writer, &[]), Standing::Missing);
+/// ```
 pub fn standing(children: &[String], mine: &str, role: Role, extra_markers: &[String]) -> Standing {
     let queue = queue(children, extra_markers);
     let Some(position) = queue.iter().position(|c| c.name == mine) else {

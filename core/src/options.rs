@@ -21,7 +21,25 @@ pub const MAX_PATH_BYTES: usize = 16 * 1024;
 /// to its own `maxSessionTimeout`.
 pub const MAX_SESSION_TIMEOUT: Duration = Duration::from_millis(i32::MAX as u64);
 
-/// How to reach ZooKeeper and what to put on created nodes.
+/// How to reach ZooKeeper and what to put on created nodes. Checked when
+/// the session connects: a bad connect string, a zero timeout or no ACL is
+/// an [`Error`] before any network call.
+///
+/// ```
+/// use std::time::Duration;
+/// use zoolock::{Session, SessionOptions, SessionState};
+/// # fn main() -> zoolock::Result<()> {
+/// # // A real server for the example (Debian's ZooKeeper, started by the harness).
+/// # let connect = zk_harness::shared().connect_string();
+/// let options = SessionOptions::new(connect) // "zk1:2181,zk2:2181/app"
+///     .session_timeout(Duration::from_secs(6))
+///     .connect_timeout(Duration::from_secs(5));
+/// let session = Session::connect_blocking(options)?;
+/// assert_eq!(session.state(), SessionState::Connected);
+/// session.close_blocking();
+/// # Ok(())
+/// # }
+/// ```
 #[derive(Debug, Clone)]
 pub struct SessionOptions {
     /// `host:port[,host:port…][/chroot]`.
@@ -37,6 +55,18 @@ pub struct SessionOptions {
 }
 
 impl SessionOptions {
+    /// Options for `connect` (`host:port[,host:port…][/chroot]`): a 10 s
+    /// session timeout, a 15 s connect timeout, no credentials, and nodes
+    /// created world-readable and writable.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use zoolock::SessionOptions;
+    ///
+    /// let options = SessionOptions::new("zk1:2181,zk2:2181/app");
+    /// assert_eq!(options.session_timeout, Duration::from_secs(10));
+    /// assert!(options.auth.is_empty());
+    /// ```
     pub fn new(connect: impl Into<String>) -> SessionOptions {
         SessionOptions {
             connect: connect.into(),
@@ -47,21 +77,45 @@ impl SessionOptions {
         }
     }
 
+    /// The session timeout to ask for: how long the server keeps the
+    /// session (and its lock nodes) once it hears nothing more from it. A
+    /// shorter one hands a crashed holder's lock over sooner, and expires
+    /// more often under GC pauses and network blips. At most
+    /// [`MAX_SESSION_TIMEOUT`]; the server clamps it to its own range.
     pub fn session_timeout(mut self, timeout: Duration) -> Self {
         self.session_timeout = timeout;
         self
     }
 
+    /// How long connecting tries before it fails with [`Error::ConnectTimeout`].
     pub fn connect_timeout(mut self, timeout: Duration) -> Self {
         self.connect_timeout = timeout;
         self
     }
 
+    /// Adds ZooKeeper digest credentials (`addauth digest user:password`).
+    ///
+    /// ```
+    /// use zoolock::SessionOptions;
+    ///
+    /// let options = SessionOptions::new("zk1:2181").digest_auth("locker", "secret");
+    /// assert_eq!(options.auth, vec![("digest".to_string(), b"locker:secret".to_vec())]);
+    /// ```
     pub fn digest_auth(mut self, user: &str, password: &str) -> Self {
         self.auth.push(("digest".to_owned(), format!("{user}:{password}").into_bytes()));
         self
     }
 
+    /// The ACL of every node zoolock creates (lock nodes and their parents).
+    ///
+    /// ```
+    /// use zoolock::{Acl, AuthId, Permission, SessionOptions};
+    ///
+    /// // Only the identities the session authenticated as may touch its nodes.
+    /// let creator = Acl::new(Permission::ALL, AuthId::new("auth", ""));
+    /// let options = SessionOptions::new("zk1:2181").digest_auth("locker", "secret").acls(vec![creator]);
+    /// assert_eq!(options.acls[0].permission(), Permission::ALL);
+    /// ```
     pub fn acls(mut self, acls: Vec<Acl>) -> Self {
         self.acls = acls;
         self
@@ -152,6 +206,16 @@ fn split_host(host: &str) -> std::result::Result<(&str, Option<&str>), &'static 
 
 /// Checks a lock path the way ZooKeeper would, plus zoolock's own rules:
 /// the root and the reserved `/zookeeper` tree cannot be lock paths.
+/// Every lock, semaphore and chroot goes through it before any network call.
+///
+/// ```
+/// use zoolock::{validate_path, Error};
+///
+/// assert!(validate_path("/locks/ledger").is_ok());
+/// for bad in ["locks", "/", "/locks/", "/a//b", "/a/../b", "/zookeeper/quota"] {
+///     assert!(matches!(validate_path(bad), Err(Error::InvalidPath { .. })), "{bad}");
+/// }
+/// ```
 pub fn validate_path(path: &str) -> Result<()> {
     let bad = |reason: &'static str| Err(Error::InvalidPath { path: path.to_owned(), reason });
     if path.is_empty() {
@@ -193,6 +257,11 @@ pub fn validate_path(path: &str) -> Result<()> {
 
 /// A path a binding received as bytes: [`Error::InvalidPath`] unless it is
 /// UTF-8 and passes [`validate_path`].
+///
+/// ```
+/// assert_eq!(zoolock::path_from_utf8(b"/locks/ledger"), Ok("/locks/ledger"));
+/// assert!(zoolock::path_from_utf8(b"/locks/\xff").is_err());
+/// ```
 pub fn path_from_utf8(path: &[u8]) -> Result<&str> {
     let text = std::str::from_utf8(path).map_err(|_| Error::InvalidPath {
         path: String::from_utf8_lossy(path).into_owned(),
@@ -203,7 +272,18 @@ pub fn path_from_utf8(path: &[u8]) -> Result<&str> {
 }
 
 /// Converts a timeout in seconds from a binding; `None` waits forever, and so
-/// does a timeout too large for a [`Duration`].
+/// does an infinite one; one too large for a [`Duration`] is [`Duration::MAX`].
+/// Negative and NaN timeouts are [`Error::InvalidArgument`].
+///
+/// ```
+/// use std::time::Duration;
+/// use zoolock::timeout_from_secs;
+///
+/// assert_eq!(timeout_from_secs(Some(1.5)), Ok(Some(Duration::from_millis(1500))));
+/// assert_eq!(timeout_from_secs(None), Ok(None));
+/// assert_eq!(timeout_from_secs(Some(f64::INFINITY)), Ok(None));
+/// assert!(timeout_from_secs(Some(-1.0)).is_err());
+/// ```
 pub fn timeout_from_secs(secs: Option<f64>) -> Result<Option<Duration>> {
     match secs {
         None => Ok(None),
@@ -216,6 +296,14 @@ pub fn timeout_from_secs(secs: Option<f64>) -> Result<Option<Duration>> {
 
 /// Checks node data (an identifier) before it is written: UTF-8, as kazoo
 /// peers decode it, and at most [`MAX_IDENTIFIER_BYTES`].
+///
+/// ```
+/// use zoolock::{validate_identifier, MAX_IDENTIFIER_BYTES};
+///
+/// assert!(validate_identifier("worker-1".as_bytes()).is_ok());
+/// assert!(validate_identifier(&[0xff, 0xfe]).is_err());
+/// assert!(validate_identifier(&vec![b'x'; MAX_IDENTIFIER_BYTES + 1]).is_err());
+/// ```
 pub fn validate_identifier(identifier: &[u8]) -> Result<()> {
     if identifier.len() > MAX_IDENTIFIER_BYTES {
         return Err(Error::InvalidArgument(format!(

@@ -5,7 +5,7 @@
 
 use std::collections::{BTreeMap, HashMap};
 use std::io::Write;
-use std::process::{Child, ChildStdin, Stdio};
+use std::process::{Child, ChildStdin};
 use std::sync::mpsc::{channel, Receiver, Sender};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -13,8 +13,9 @@ use std::time::{Duration, Instant};
 use zk_harness::{Ensemble, Options};
 use zoolock::{Lock, Session, SessionOptions};
 
+use crate::logs::Log;
 use crate::resource::{now_ns, Resource};
-use crate::{ledger, spawn_worker, worker_lines, Args};
+use crate::{ledger, spawn_worker, stop_all, Args, Spawned, START_LIMIT};
 
 /// Workers' session timeout: partitions last shorter or longer than this.
 pub const SESSION_TIMEOUT: Duration = Duration::from_secs(4);
@@ -31,6 +32,16 @@ struct Worker {
     stdin: ChildStdin,
 }
 
+impl Worker {
+    /// Takes a started worker over: its stdout lines (`first`, then the rest) go to `follow`.
+    fn adopt(s: Spawned, first: Option<String>, heard: &Arc<Mutex<Heard>>, idle: &Sender<()>) -> (String, Worker) {
+        let Spawned { name, mut child, lines, .. } = s;
+        let stdin = child.stdin.take().expect("piped stdin");
+        follow(first.into_iter().chain(lines), name.clone(), heard.clone(), idle.clone());
+        (name, Worker { child, stdin })
+    }
+}
+
 /// What the workers' stdout lines tell the driver.
 #[derive(Default)]
 struct Heard {
@@ -39,7 +50,7 @@ struct Heard {
     told: Vec<(String, u128)>,
 }
 
-pub fn run(args: &Args) -> Result<bool, String> {
+pub fn run(args: &Args, log: &Arc<Log>) -> Result<bool, String> {
     println!("starting a 3-node ZooKeeper ensemble…");
     let ensemble = Ensemble::start(3, Options::default()).map_err(|e| e.to_string())?;
     let connect = ensemble.connect_string();
@@ -48,17 +59,35 @@ pub fn run(args: &Args) -> Result<bool, String> {
     let (idle_tx, idle_rx) = channel();
     let mut workers: BTreeMap<String, Worker> = BTreeMap::new();
     let mut next = 0;
-    let mut start_worker = |workers: &mut BTreeMap<String, Worker>| -> Result<(), String> {
-        let (name, mut child) = spawn_worker(&connect, args, &resource, next, None, Stdio::piped())?;
+    // The first workers must all start (see `Spawned::started`); a
+    // replacement that does not shows as a worker that exited by itself.
+    let mut first = Vec::new();
+    for _ in 0..args.workers.max(args.languages.len()).max(3) {
+        first.push(spawn_worker(&connect, args, &resource, next, None, log)?);
         next += 1;
-        let stdin = child.stdin.take().expect("piped stdin");
-        follow(worker_lines(&mut child), name.clone(), heard.clone(), idle_tx.clone());
-        workers.insert(name, Worker { child, stdin });
+    }
+    let deadline = Instant::now() + START_LIMIT;
+    let mut said = Vec::new();
+    for i in 0..first.len() {
+        match first[i].started(deadline) {
+            Ok(line) => said.push(line),
+            Err(message) => {
+                stop_all(first);
+                return Err(message);
+            }
+        }
+    }
+    for (s, line) in first.into_iter().zip(said) {
+        let (name, worker) = Worker::adopt(s, Some(line), &heard, &idle_tx);
+        workers.insert(name, worker);
+    }
+    let mut start_worker = |workers: &mut BTreeMap<String, Worker>| -> Result<(), String> {
+        let s = spawn_worker(&connect, args, &resource, next, None, log)?;
+        next += 1;
+        let (name, worker) = Worker::adopt(s, None, &heard, &idle_tx);
+        workers.insert(name, worker);
         Ok(())
     };
-    for _ in 0..args.workers.max(args.languages.len()).max(3) {
-        start_worker(&mut workers)?;
-    }
     let observer = Session::connect_blocking(SessionOptions::new(ensemble.direct_connect_string()))
         .map_err(|e| e.to_string())?;
     let queue = Lock::mutex(&observer, &args.path).map_err(|e| e.to_string())?;
@@ -164,7 +193,8 @@ pub fn run(args: &Args) -> Result<bool, String> {
     observer.close_blocking();
 
     let report = ledger::verify(&resource.ledger.lock().unwrap());
-    report.print(started.elapsed());
+    let names: Vec<&str> = args.languages.iter().map(|l| l.name()).collect();
+    report.print(started.elapsed(), &names);
     let told = told_latencies(&partitions, &heard.lock().unwrap().told);
     for (kind, n) in &injected {
         println!("  faults injected: {kind:<16} {n}");
@@ -177,7 +207,12 @@ pub fn run(args: &Args) -> Result<bool, String> {
     println!("  workers idle at the end: {idle}; orphan lock nodes left: {orphans}");
     println!("  workers that exited by themselves: {}", died.len());
     let all_kinds = KINDS.iter().all(|k| injected.contains_key(k));
+    let idle_languages = report.idle_languages(&names);
+    for language in &idle_languages {
+        println!("  no acquisitions by the {language} workers");
+    }
     let ok = report.is_clean()
+        && idle_languages.is_empty()
         && orphans == 0
         && died.is_empty()
         && slowest.is_none_or(|t| t <= TOLD_WITHIN)
@@ -185,6 +220,7 @@ pub fn run(args: &Args) -> Result<bool, String> {
     if !all_kinds {
         println!("  not every kind of fault could be injected in {:?}", args.duration);
     }
+    println!("client logs: {}", log.path.display());
     println!("{}", if ok { "VERIFIED under faults: exclusion held, stale writes fenced off, no orphans" } else { "VIOLATION" });
     Ok(ok)
 }

@@ -2,7 +2,7 @@
 //! Every worker speaks the same protocol (see `worker.rs`).
 
 use std::path::PathBuf;
-use std::process::{Command, Stdio};
+use std::process::Command;
 
 use zoolock::Scheme;
 
@@ -23,10 +23,11 @@ pub enum Language {
 pub const ALL: [Language; 5] = [Language::Rust, Language::Python, Language::Kazoo, Language::CSharp, Language::Curator];
 
 /// The repository, where the Python venv and the built C# worker live.
-fn root() -> PathBuf {
-    std::env::var_os("ZOOLOCK_ROOT")
+pub fn root() -> PathBuf {
+    let root = std::env::var_os("ZOOLOCK_ROOT")
         .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(".."))
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(".."));
+    root.canonicalize().unwrap_or(root)
 }
 
 impl Language {
@@ -74,24 +75,32 @@ impl Language {
                 c.arg(dir.join("ZooLockDemoWorker.exe")).env("LD_LIBRARY_PATH", &dir);
                 c
             }
-            Language::Curator => Command::new(root.join("target/demo/curator/run")),
+            Language::Curator => {
+                let mut c = Command::new(root.join("target/demo/curator/run"));
+                // Curator's and ZooKeeper's warnings too go to the log file.
+                if std::env::var_os("CURATOR_WORKER_LOG").is_none() {
+                    c.env("CURATOR_WORKER_LOG", "warn");
+                }
+                c
+            }
         }
     }
 
-    /// Whether this machine can run such a worker (its runtime and build are there).
-    pub fn available(self) -> bool {
-        let probe = match self {
-            Language::Rust => return true,
-            Language::Python => "import zoolock",
-            Language::Kazoo => "import kazoo",
-            Language::CSharp => return root().join("target/demo/dotnet/ZooLockDemoWorker.exe").exists(),
-            Language::Curator => return root().join("target/demo/curator/run").exists(),
+    /// Whether this machine has what such a worker needs, or what is
+    /// missing. Whether it really runs is seen when it starts
+    /// (`Spawned::started`).
+    pub fn ready(self) -> Result<(), String> {
+        let root = root();
+        let needed = match self {
+            Language::Rust => return Ok(()),
+            Language::Python | Language::Kazoo => root.join(".venv/bin/python"),
+            Language::CSharp => root.join("target/demo/dotnet/ZooLockDemoWorker.exe"),
+            Language::Curator => root.join("target/demo/curator/run"),
         };
-        Command::new(root().join(".venv/bin/python"))
-            .args(["-c", probe])
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .status()
-            .is_ok_and(|s| s.success())
+        if needed.exists() {
+            Ok(())
+        } else {
+            Err(format!("{} is missing (scripts/demo.sh builds it)", needed.display()))
+        }
     }
 }

@@ -30,9 +30,15 @@ impl Report {
         self.overlaps == 0 && self.token_regressions == 0
     }
 
-    pub fn print(&self, elapsed: Duration) {
+    /// The languages asked for whose workers had no write accepted.
+    pub fn idle_languages<'a>(&self, languages: &[&'a str]) -> Vec<&'a str> {
+        languages.iter().copied().filter(|l| !self.records.iter().any(|r| r.language == *l)).collect()
+    }
+
+    /// The summary; every language asked for has its line, even at 0.
+    pub fn print(&self, elapsed: Duration, languages: &[&str]) {
         let mut per_worker: BTreeMap<(&str, &str), usize> = BTreeMap::new();
-        let mut per_language: BTreeMap<&str, usize> = BTreeMap::new();
+        let mut per_language: BTreeMap<&str, usize> = languages.iter().map(|l| (*l, 0)).collect();
         for r in &self.records {
             *per_worker.entry((r.language.as_str(), r.worker.as_str())).or_default() += 1;
             *per_language.entry(r.language.as_str()).or_default() += 1;

@@ -5,20 +5,30 @@
 //! and fencing tokens strictly increase. With `--faults` the same workers
 //! run against a 3-node ensemble while faults are injected.
 //!
-//! `zoolock-demo [--workers N] [--acquisitions K] [--connect HOSTS] [--path P]`
+//! Every language asked for (all that can share the path, by default) must
+//! take part: one that is not built, or whose workers fail to start, fails
+//! the run by name. The workers' client log lines go to a log file (see
+//! `logs.rs`); the terminal shows progress and the summary.
+//!
+//! `zoolock-demo [--workers N] [--acquisitions K] [--connect HOSTS] [--path P] [--verbose]`
 //! `zoolock-demo --faults [--duration SECS] [--workers N]`
 
 mod faults;
 mod languages;
 mod ledger;
+mod logs;
 mod resource;
 mod worker;
 
 use std::io::{BufRead, BufReader};
 use std::process::{Child, ExitCode, Stdio};
+use std::sync::mpsc::{channel, Receiver, RecvTimeoutError};
+use std::sync::Arc;
+use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use languages::Language;
+use logs::Log;
 use resource::Resource;
 use zoolock::{Lock, Scheme, Session, SessionOptions};
 
@@ -33,6 +43,8 @@ pub struct Args {
     pub languages: Vec<Language>,
     /// How the workers name their nodes: kazoo's way, or Curator's (to share with Curator).
     pub scheme: Scheme,
+    /// Workers' log lines on the terminal too, not only in the log file.
+    pub verbose: bool,
 }
 
 fn parse_args(mut args: impl Iterator<Item = String>) -> Result<Args, String> {
@@ -45,6 +57,7 @@ fn parse_args(mut args: impl Iterator<Item = String>) -> Result<Args, String> {
         duration: Duration::from_secs(60),
         languages: Vec::new(),
         scheme: Scheme::Kazoo,
+        verbose: false,
     };
     while let Some(flag) = args.next() {
         let mut value = || args.next().ok_or_else(|| format!("{flag} needs a value"));
@@ -71,6 +84,7 @@ fn parse_args(mut args: impl Iterator<Item = String>) -> Result<Args, String> {
                     other => return Err(format!("--scheme: kazoo or curator, not {other}")),
                 }
             }
+            "--verbose" => parsed.verbose = true,
             "-h" | "--help" => return Err(String::new()),
             other => return Err(format!("unknown argument {other}")),
         }
@@ -79,11 +93,8 @@ fn parse_args(mut args: impl Iterator<Item = String>) -> Result<Args, String> {
         return Err("--workers and --acquisitions must be at least 1".into());
     }
     if parsed.languages.is_empty() {
-        // Every language this machine has built that can share the path, Rust at least.
-        parsed.languages =
-            languages::ALL.into_iter().filter(|l| l.speaks(parsed.scheme) && l.available()).collect();
-    } else if let Some(missing) = parsed.languages.iter().find(|l| !l.available()) {
-        return Err(format!("no {} worker is built here: run scripts/demo.sh once", missing.name()));
+        // Every language that can share the path: none is left out silently.
+        parsed.languages = languages::ALL.into_iter().filter(|l| l.speaks(parsed.scheme)).collect();
     } else if let Some(foreign) = parsed.languages.iter().find(|l| !l.speaks(parsed.scheme)) {
         return Err(format!("{} workers cannot share a path whose nodes are named by {:?}", foreign.name(), parsed.scheme));
     }
@@ -103,24 +114,51 @@ fn main() -> ExitCode {
                 eprintln!("zoolock-demo: {message}");
             }
             eprintln!("usage: zoolock-demo [--workers N] [--acquisitions K] [--connect HOSTS] [--path P]");
-            eprintln!("                    [--languages rust,python,kazoo,csharp,curator] [--scheme kazoo|curator]");
+            eprintln!("                    [--languages rust,python,kazoo,csharp,curator] [--scheme kazoo|curator] [--verbose]");
             eprintln!("       zoolock-demo --faults [--duration SECS] [--workers N]");
             return ExitCode::from(2);
         }
     };
-    let outcome = if args.faults { faults::run(&args) } else { run(&args) };
+    if let Err(message) = check_languages(&args.languages) {
+        eprintln!("{message}");
+        return ExitCode::FAILURE;
+    }
+    let log = match Log::create(&languages::root(), args.verbose) {
+        Ok(log) => log,
+        Err(e) => {
+            eprintln!("zoolock-demo: cannot create the log file: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let outcome = if args.faults { faults::run(&args, &log) } else { run(&args, &log) };
     match outcome {
         Ok(true) => ExitCode::SUCCESS,
         Ok(false) => ExitCode::FAILURE,
         Err(message) => {
             eprintln!("zoolock-demo: {message}");
+            eprintln!("client logs: {}", log.path.display());
             ExitCode::FAILURE
         }
     }
 }
 
+/// Fails, naming each language asked for that cannot run here and why.
+fn check_languages(languages: &[Language]) -> Result<(), String> {
+    let missing: Vec<String> =
+        languages.iter().filter_map(|l| l.ready().err().map(|why| format!("zoolock-demo: {} workers cannot run: {why}", l.name()))).collect();
+    if missing.is_empty() {
+        return Ok(());
+    }
+    let others: Vec<&str> = languages.iter().filter(|l| l.ready().is_ok()).map(|l| l.name()).collect();
+    Err(format!(
+        "{}\nscripts/demo.sh builds every language it is asked for; to leave one out: --languages {}",
+        missing.join("\n"),
+        others.join(",")
+    ))
+}
+
 /// Runs the workers to completion and verifies the ledger; `Ok(false)` on a violation.
-fn run(args: &Args) -> Result<bool, String> {
+fn run(args: &Args, log: &Arc<Log>) -> Result<bool, String> {
     // The embedded server lives as long as this function; it dies with us.
     let embedded = match &args.connect {
         Some(_) => None,
@@ -135,9 +173,19 @@ fn run(args: &Args) -> Result<bool, String> {
 
     let names: Vec<&str> = args.languages.iter().map(|l| l.name()).collect();
     println!("workers: {} in {}", args.workers, names.join(", "));
-    let mut children: Vec<Child> = (0..args.workers)
-        .map(|i| spawn_worker(&connect, args, &resource, i, Some(args.acquisitions), Stdio::null()).map(|(_, c)| c))
-        .collect::<Result<_, _>>()?;
+    let mut spawned = Vec::new();
+    for i in 0..args.workers {
+        spawned.push(spawn_worker(&connect, args, &resource, i, Some(args.acquisitions), log)?);
+    }
+    let deadline = Instant::now() + START_LIMIT;
+    for i in 0..spawned.len() {
+        if let Err(message) = spawned[i].started(deadline) {
+            stop_all(spawned);
+            return Err(message);
+        }
+    }
+    // Their later lines are not needed: the resource counts their work.
+    let mut children: Vec<Child> = spawned.into_iter().map(|s| s.child).collect();
     let observer = Session::connect_blocking(SessionOptions::new(&connect)).map_err(|e| e.to_string())?;
     let lock = Lock::mutex(&observer, &args.path).map_err(|e| e.to_string())?;
     let expected = args.workers * args.acquisitions;
@@ -157,24 +205,74 @@ fn run(args: &Args) -> Result<bool, String> {
     }
     observer.close_blocking();
     let report = ledger::verify(&resource.ledger.lock().unwrap());
-    report.print(started.elapsed());
+    report.print(started.elapsed(), &names);
     let ok = report.is_clean() && failed_workers == 0 && report.total() == expected && report.refused == 0;
     if failed_workers > 0 {
         println!("{failed_workers} worker(s) failed");
     }
+    println!("client logs: {}", log.path.display());
     println!("{}", if ok { "VERIFIED: mutual exclusion held and fencing tokens increased" } else { "VIOLATION" });
     Ok(ok)
 }
 
-/// Starts worker number `i`, in the language its number picks; its name is `<language>-<i>`.
+/// How long a worker may take to start and connect.
+const START_LIMIT: Duration = Duration::from_secs(60);
+
+/// A worker process just started.
+pub struct Spawned {
+    pub name: String,
+    pub language: Language,
+    pub child: Child,
+    /// Its stdout lines, read on a thread of their own.
+    pub lines: Receiver<String>,
+    /// The thread copying its stderr into the log; returns its last lines.
+    pub stderr: Option<JoinHandle<Vec<String>>>,
+}
+
+impl Spawned {
+    /// Waits until the worker says its first line (`session <id>`: it has
+    /// connected) and returns that line. A worker that exits first, or says
+    /// nothing by `deadline`, failed to start: the error names its language
+    /// and quotes its last log lines.
+    pub fn started(&mut self, deadline: Instant) -> Result<String, String> {
+        let why = match self.lines.recv_timeout(deadline.saturating_duration_since(Instant::now())) {
+            Ok(line) => return Ok(line),
+            Err(RecvTimeoutError::Timeout) => {
+                let _ = self.child.kill();
+                format!("was not connected within {START_LIMIT:?}")
+            }
+            Err(RecvTimeoutError::Disconnected) => "exited".to_string(),
+        };
+        let status = self.child.wait().map_or_else(|e| e.to_string(), |s| s.to_string());
+        let said = self.stderr.take().and_then(|t| t.join().ok()).unwrap_or_default();
+        Err(format!(
+            "the {} workers failed to start: {} {why} ({status}); its last lines:\n  {}",
+            self.language.name(),
+            self.name,
+            if said.is_empty() { "(none)".to_string() } else { said.join("\n  ") }
+        ))
+    }
+}
+
+/// Kills workers that will not be needed (another failed to start).
+pub fn stop_all(spawned: Vec<Spawned>) {
+    for mut s in spawned {
+        let _ = s.child.kill();
+        let _ = s.child.wait();
+    }
+}
+
+/// Starts worker number `i`, in the language its number picks; its name is
+/// `<language>-<i>`. Its stdout is read into `Spawned::lines`, its stderr
+/// copied into the log.
 pub fn spawn_worker(
     connect: &str,
     args: &Args,
     resource: &Resource,
     i: usize,
     count: Option<usize>,
-    stdout: Stdio,
-) -> Result<(String, Child), String> {
+    log: &Arc<Log>,
+) -> Result<Spawned, String> {
     let language = args.languages[i % args.languages.len()];
     let name = format!("{}-{i}", language.name());
     let mut command = language.command();
@@ -190,11 +288,18 @@ pub fn spawn_worker(
         command.args(["--hold-ms", &faults::HOLD.as_millis().to_string()]);
         command.stdin(Stdio::piped());
     }
-    let child = command.stdout(stdout).spawn().map_err(|e| format!("cannot start worker {name}: {e}"))?;
-    Ok((name, child))
-}
-
-/// Lines a worker prints, for the driver to follow.
-pub fn worker_lines(child: &mut Child) -> impl Iterator<Item = String> {
-    BufReader::new(child.stdout.take().expect("piped stdout")).lines().map_while(Result::ok)
+    let mut child = command.stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().map_err(|e| {
+        let program = command.get_program().to_string_lossy().into_owned();
+        format!("the {} workers failed to start: cannot run {program}: {e}", language.name())
+    })?;
+    let stderr = log.follow(name.clone(), child.stderr.take().expect("piped stderr"));
+    let (tx, lines) = channel();
+    let stdout = child.stdout.take().expect("piped stdout");
+    std::thread::spawn(move || {
+        // Read to the end even when nobody listens: a worker must never block on a full pipe.
+        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+            let _ = tx.send(line);
+        }
+    });
+    Ok(Spawned { name, language, child, lines, stderr: Some(stderr) })
 }

@@ -60,6 +60,13 @@ fn parse(mut args: impl Iterator<Item = String>) -> Option<Args> {
 }
 
 pub fn main(args: impl Iterator<Item = String>) -> ExitCode {
+    // zookeeper-client's log lines (lost connections, retries) to stderr,
+    // which the driver copies into the run's log file.
+    tracing_subscriber::fmt()
+        .with_max_level(tracing_subscriber::filter::LevelFilter::INFO)
+        .with_writer(std::io::stderr)
+        .with_ansi(false)
+        .init();
     let Some(args) = parse(args) else {
         eprintln!("worker: --connect, --path, --resource and --name are required");
         return ExitCode::from(2);

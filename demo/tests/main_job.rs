@@ -1,26 +1,98 @@
 //! The main job end to end: the demo binary, its workers and a real
-//! ZooKeeper, with and without faults. Both runs must end verified.
+//! ZooKeeper, with and without faults. Both runs must end verified. These
+//! run Rust workers only (the other languages need scripts/demo.sh's builds;
+//! scripts/test.sh runs the main job with all of them).
 
+use std::path::PathBuf;
 use std::process::Command;
 
-fn demo(args: &[&str]) -> (bool, String) {
-    let output = Command::new(env!("CARGO_BIN_EXE_zoolock-demo")).args(args).output().expect("run the demo");
-    let text = String::from_utf8_lossy(&output.stdout).into_owned() + &String::from_utf8_lossy(&output.stderr);
-    (output.status.success(), text)
+struct Run {
+    ok: bool,
+    stdout: String,
+    stderr: String,
+}
+
+impl Run {
+    fn text(&self) -> String {
+        format!("{}{}", self.stdout, self.stderr)
+    }
+}
+
+fn demo_in(root: Option<&PathBuf>, args: &[&str]) -> Run {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_zoolock-demo"));
+    if let Some(root) = root {
+        command.env("ZOOLOCK_ROOT", root);
+    }
+    let output = command.args(args).output().expect("run the demo");
+    Run {
+        ok: output.status.success(),
+        stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
+    }
+}
+
+fn demo(args: &[&str]) -> Run {
+    demo_in(None, args)
+}
+
+/// An empty folder of this test's own, to stand for a repository where nothing was built.
+fn empty_root(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("zoolock-demo-test-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
 }
 
 #[test]
 fn workers_share_the_ledger_without_overlap() {
-    let (ok, out) = demo(&["--workers", "3", "--acquisitions", "40", "--path", "/demo-test/plain"]);
-    assert!(ok && out.contains("VERIFIED") && out.contains("120 acquisitions"), "{out}");
+    let run = demo(&["--workers", "3", "--acquisitions", "40", "--languages", "rust", "--path", "/demo-test/plain"]);
+    let out = run.text();
+    assert!(run.ok && out.contains("VERIFIED") && out.contains("120 acquisitions"), "{out}");
 }
 
 #[test]
 fn a_short_fault_run_stays_verified() {
-    let (ok, out) = demo(&["--faults", "--duration", "20", "--path", "/demo-test/faults"]);
-    assert!(ok && out.contains("VERIFIED under faults"), "{out}");
+    let run = demo(&["--faults", "--duration", "20", "--languages", "rust", "--path", "/demo-test/faults"]);
+    let out = run.text();
+    assert!(run.ok && out.contains("VERIFIED under faults"), "{out}");
     assert!(out.contains("orphan lock nodes left: 0"), "{out}");
     for kind in ["expire holder", "long partition", "kill server", "kill holder"] {
         assert!(out.contains(&format!("faults injected: {kind}")), "no {kind} in {out}");
     }
+    // The workers' client logs (zookeeper-client warns of every lost
+    // connection) are in the log file the run names, not on the terminal.
+    assert!(run.stderr.is_empty(), "the terminal got log lines: {}", run.stderr);
+    let log = run.stdout.lines().find_map(|l| l.strip_prefix("client logs: ")).unwrap_or_else(|| panic!("no log path in {out}"));
+    let logged = std::fs::read_to_string(log).unwrap_or_else(|e| panic!("{log}: {e}"));
+    assert!(logged.lines().any(|l| l.starts_with("rust-")), "no worker's lines in {log}: {logged}");
+}
+
+#[test]
+fn a_language_that_is_not_built_fails_the_run_by_name() {
+    // Asked for every language (the default) where only Rust can run.
+    let root = empty_root("unbuilt");
+    let run = demo_in(Some(&root), &["--acquisitions", "1", "--path", "/demo-test/unbuilt"]);
+    let out = run.text();
+    assert!(!run.ok && !out.contains("VERIFIED"), "{out}");
+    for language in ["python", "kazoo", "csharp"] {
+        assert!(run.stderr.contains(&format!("{language} workers cannot run")), "{language} not named in {out}");
+    }
+    assert!(run.stderr.contains("--languages"), "no hint how to leave one out: {out}");
+    let _ = std::fs::remove_dir_all(root);
+}
+
+#[test]
+fn a_worker_that_fails_to_start_fails_the_run_with_its_reason() {
+    // A real Python without zoolock: the worker starts, then fails on its import.
+    let root = empty_root("no-module");
+    let venv = Command::new("python3").args(["-m", "venv", "--without-pip"]).arg(root.join(".venv")).status();
+    assert!(venv.is_ok_and(|s| s.success()), "python3 -m venv failed");
+    let workers = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("workers");
+    std::fs::create_dir_all(root.join("demo")).unwrap();
+    std::os::unix::fs::symlink(workers, root.join("demo/workers")).unwrap();
+    let run = demo_in(Some(&root), &["--languages", "rust,python", "--acquisitions", "1", "--path", "/demo-test/no-module"]);
+    let out = run.text();
+    assert!(!run.ok && !out.contains("VERIFIED"), "{out}");
+    assert!(out.contains("python workers failed to start") && out.contains("No module named 'zoolock'"), "{out}");
+    let _ = std::fs::remove_dir_all(root);
 }

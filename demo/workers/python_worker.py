@@ -10,6 +10,7 @@ print `idle`, and keep the session open until stdin ends.
 """
 
 import argparse
+import logging
 import socket
 import sys
 import threading
@@ -33,6 +34,10 @@ def parse():
 
 def main():
     args = parse()
+    # kazoo's and zoolock's log lines (lost connections, state changes) to
+    # stderr, which the demo's driver copies into the run's log file.
+    logging.basicConfig(level=logging.INFO, stream=sys.stderr,
+                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     if args.client == "kazoo":
         from kazoo.client import KazooClient, KazooState
         from kazoo.exceptions import KazooException, LockTimeout
