@@ -117,8 +117,9 @@ impl Removal {
     }
 }
 
-/// Persistent nodes a session created, or may have, and not yet removed,
-/// so that [`Session::close`] can remove them: unlike ephemeral nodes they
+/// Persistent nodes a session created, or may have, and that no hold keeps:
+/// those of pending acquires, late duplicates, and releases under way, so
+/// that [`Session::close`] can remove them: unlike ephemeral nodes they
 /// outlive the session, and nothing else would remove them after it.
 #[derive(Default)]
 pub(crate) struct PersistentNodes {
@@ -152,6 +153,19 @@ impl PersistentNodes {
         for owned in self.nodes.lock().unwrap().iter_mut().filter(|o| o.target == *target) {
             owned.queued = false;
         }
+        self.changes.send_modify(|n| *n += 1);
+    }
+
+    /// `target` won: a persistent hold is a lock held by design until it is
+    /// released, so closing the session leaves it (kazoo's `ephemeral=False`).
+    pub fn hold(&self, target: &Target) {
+        self.disown(target);
+    }
+
+    /// A persistent hold is being released: its node must go even if the
+    /// session closes while the delete is retried.
+    pub fn release(&self, target: &Target) {
+        self.nodes.lock().unwrap().push(Owned { target: target.clone(), queued: false });
         self.changes.send_modify(|n| *n += 1);
     }
 

@@ -174,9 +174,14 @@ impl Won {
         std::iter::once(node).chain(self.doubtful.iter().cloned()).collect()
     }
 
-    /// Recorded by the handle, whose release now removes the node.
+    /// Recorded by the handle, whose release now removes the node. A
+    /// persistent hold outlives a closed session (see [`Session::close`]).
     fn installed(mut self) -> Won {
-        self.guard = None;
+        if let Some((session, _)) = self.guard.take() {
+            if !self.ephemeral {
+                session.persistent_nodes().hold(&Target::Node(self.node.clone()));
+            }
+        }
         self
     }
 }
@@ -474,6 +479,9 @@ impl Holder {
         let Some(held) = self.held.lock().unwrap().take() else { return false };
         self.session.unwatch_hold(held.watch_key);
         self.set_state(LockState::Released);
+        if !held.won.ephemeral {
+            self.session.persistent_nodes().release(&Target::Node(held.won.node.clone()));
+        }
         let mut removals = held.won.removals(&self.session).into_iter();
         let node = removals.next().expect("the node itself").run_bounded();
         removals.for_each(|late| drop(late.spawn()));
@@ -529,6 +537,9 @@ impl Holder {
         // ran out, or only the node itself was deleted.
         if matches!(reason, LostReason::LeaseExpired | LostReason::NodeDeleted) {
             lost.won.spawn_removals(&self.session);
+        }
+        if reason == LostReason::SessionClosed && !lost.won.ephemeral {
+            tracing::warn!(node = lost.won.node, "a persistent lock stays held after its session closed: delete its node to release it");
         }
     }
 
@@ -612,10 +623,37 @@ async fn watch_node(
         };
         let event = watcher.changed().await;
         match event.event_type {
+            zk::EventType::NodeDeleted if ephemeral => {
+                // An expiring session's ephemeral node is deleted too, and that
+                // notice can come before the session's own end: the hold was
+                // lost to expiry, not to someone else, and says so only if a
+                // request on the session still succeeds.
+                if session_alive(&holder, generation).await {
+                    lose(&holder);
+                }
+                return;
+            }
             zk::EventType::NodeDeleted => return lose(&holder),
             zk::EventType::Session if ephemeral => return,
             // Data changed, or a persistent node's session ended: watch again.
             _ => {}
+        }
+    }
+}
+
+/// Whether session `generation` still serves requests (after any reconnect);
+/// false once it ended, which the session's own logic reports.
+async fn session_alive(holder: &Weak<Holder>, generation: u64) -> bool {
+    loop {
+        let Some(session) = holder.upgrade().map(|h| h.session.clone()) else { return false };
+        let Ok(live) = session.live().await else { return false };
+        if live.generation != generation {
+            return false;
+        }
+        match live.client.check_stat("/").await {
+            Ok(_) => return true,
+            Err(err) if connection_lost(&err) => continue,
+            Err(_) => return false,
         }
     }
 }

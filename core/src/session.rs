@@ -170,13 +170,15 @@ impl Session {
         self.shared.listeners.remove(id)
     }
 
-    /// Ends the session and releases everything it has: pending acquires
-    /// fail with [`Error::Closed`] and holds end as
-    /// `Lost(SessionClosed)`; persistent nodes — of holds and of pending
-    /// acquires — are deleted first (waiting for them at most the session
-    /// timeout), then the session ends and the server deletes its ephemeral
-    /// nodes at once. The close goes on in the background if the caller
-    /// stops waiting for it.
+    /// Ends the session: pending acquires fail with [`Error::Closed`] and
+    /// holds end as `Lost(SessionClosed)`. The persistent nodes of pending
+    /// acquires, of late duplicates and of releases under way are deleted
+    /// first (waiting at most the session timeout), then the session ends and
+    /// the server deletes its ephemeral nodes at once, releasing those locks.
+    /// A persistent hold stays held, as kazoo's `ephemeral=False` lock does:
+    /// it was asked to outlive its session; delete its node (`Lock::node`) to
+    /// release it. The close goes on in the background if the caller stops
+    /// waiting for it.
     pub async fn close(&self) {
         if runtime::check_process().is_err() {
             return;
@@ -191,7 +193,7 @@ impl Session {
             let status = self.status();
             publish(&self.shared, SessionState::Closed, status.generation, status.session_id);
         }
-        // Persistent nodes outlive the session: remove them while its client is ours.
+        // Persistent nodes that no hold keeps outlive the session: remove them while its client is ours.
         let _ = timeout(self.shared.options.session_timeout, self.shared.persistent.remove_all(self)).await;
         let live = self.shared.current.lock().unwrap().take();
         let Some(live) = live else { return };

@@ -442,7 +442,9 @@ async fn sweep_semaphore_release(fault: Fault) -> usize {
 }
 
 /// One close future per k, of a fresh session holding a lock and waiting
-/// for another behind `theirs`; `persistent` nodes must go as well.
+/// for another behind `theirs`; a `persistent` waiter's node must go as
+/// well, while a persistent hold stays held (kazoo's `ephemeral=False`) until
+/// its node is deleted, here by hand as an operator would.
 async fn sweep_close(persistent: bool, fault: Fault) -> usize {
     let connect = shared_server();
     let raw = raw(&connect).await;
@@ -462,6 +464,7 @@ async fn sweep_close(persistent: bool, fault: Fault) -> usize {
             let ours = session(connect).await;
             let held = Lock::new(&ours, held_path, Kind::Mutex, config("held")).unwrap();
             assert!(held.acquire(options.clone()).await.unwrap());
+            let held_node = held.node().unwrap();
             assert!(other.acquire(Acquire::default()).await.unwrap());
             let waiter = Lock::new(&ours, waited_path, Kind::Mutex, config("waiter")).unwrap();
             let waiting = {
@@ -477,6 +480,11 @@ async fn sweep_close(persistent: bool, fault: Fault) -> usize {
             assert_eq!(ended.unwrap(), Err(zoolock::Error::Closed), "{what}");
             assert!(!waiter.is_acquired() && !held.is_acquired(), "{what}");
             assert_eq!(held.state(), LockState::Lost(LostReason::SessionClosed), "{what}");
+            if persistent {
+                let kept = raw.check_stat(&held_node).await.unwrap();
+                assert!(kept.is_some(), "{what}: close deleted the persistent hold {held_node}");
+                raw.delete(&held_node, None).await.unwrap();
+            }
             only_theirs(raw, held_path, their_id, &what).await;
             only_theirs(raw, waited_path, their_id, &what).await;
             other.release().await.unwrap();

@@ -265,7 +265,7 @@ async fn a_persistent_lock_node_outlives_its_session_expiring() {
 /// `close` releases everything the session has, persistent nodes included:
 /// nothing could release them after it.
 #[tokio::test(flavor = "multi_thread")]
-async fn closing_a_session_removes_its_persistent_holds_and_waiters() {
+async fn closing_a_session_keeps_its_persistent_hold_and_removes_its_persistent_waiter() {
     let connect = shared_server();
     let raw = raw(&connect).await;
     let path = unique_path("persistent-close");
@@ -279,8 +279,12 @@ async fn closing_a_session_removes_its_persistent_holds_and_waiters() {
     };
     queued(&raw, &path, 2).await;
 
+    let held = holder.node().unwrap();
     session.close().await;
-    assert!(children(&raw, &path).await.is_empty(), "close left persistent nodes");
+    // The hold was asked to outlive its session (kazoo's test_lock_ephemeral);
+    // the waiter's node never held anything: an orphan if it stayed.
+    let left: Vec<String> = children(&raw, &path).await.into_iter().map(|c| format!("{path}/{c}")).collect();
+    assert_eq!(left, vec![held], "close must keep the persistent hold and remove the persistent waiter");
     assert_eq!(holder.state(), LockState::Lost(zoolock::LostReason::SessionClosed));
     assert!(!holder.is_acquired());
     assert_eq!(waiting.await.unwrap(), Err(Error::Closed));
