@@ -70,6 +70,8 @@ pub struct Client {
     /// The current prefix is `Prefix { client, n: prefix_n }`.
     pub prefix_n: u8,
     pub node: Option<Name>,
+    /// The node's czxid, its fencing token.
+    pub token: Option<u8>,
     /// Prefixes whose create's reply was lost and whose node was not found (`Attempt::renew_prefix`).
     pub doubtful: Vec<u8>,
     /// This handle's place in its session's line is alive (`join_line`'s `place`).
@@ -92,6 +94,7 @@ impl Client {
             left: acquisitions,
             prefix_n: 0,
             node: None,
+            token: None,
             doubtful: Vec::new(),
             in_line: false,
             neighbour: None,
@@ -166,6 +169,7 @@ impl Ctx<'_> {
         let me = self.me();
         me.prefix_n += 1;
         me.node = None;
+        me.token = None;
         me.doubtful.clear();
         me.waited = false;
         me.in_line = false;
@@ -202,8 +206,9 @@ impl Ctx<'_> {
         match (pc, msg.body) {
             (Pc::AwaitCreate { list }, body) => {
                 let outcome = match body {
-                    Body::Created(name) => {
+                    Body::Created(name, czxid) => {
                         self.me().node = Some(name);
+                        self.me().token = Some(czxid);
                         Created::Yes
                     }
                     Body::NoParent(OpKind::Create) => Created::NoParent,
@@ -224,7 +229,10 @@ impl Ctx<'_> {
                 let prefix = self.prefix();
                 match children.iter().find(|(n, _)| n.prefix == prefix) {
                     Some((name, _)) => {
+                        // `check_stat` gives the czxid (a ghost here: read off the tree).
+                        let token = self.st.tree.czxid(*name);
                         self.me().node = Some(*name);
+                        self.me().token = token;
                         self.relist();
                     }
                     None => self.renew(),
@@ -405,6 +413,16 @@ impl Ctx<'_> {
             self.st.decided_on_gone.get_or_insert(self.c);
         }
         let (s, own) = (self.session(), self.own());
+        // The token (czxid) is known from the create's or `check_stat`'s Stat. A hold decided on old
+        // news (its node already gone) may come with a lower token after a newer holder's: that is
+        // what fencing rejects. One decided while its node exists must carry the highest token yet.
+        if let Some(token) = self.st.clients[self.c as usize].token {
+            let (any, writers) = self.st.tokens;
+            let after = if self.role() == Role::Writer { any } else { writers };
+            self.st.token_went_back |= self.st.tree.has(own) && token <= after;
+            let writers = if self.role() == Role::Writer { writers.max(token) } else { writers };
+            self.st.tokens = (any.max(token), writers);
+        }
         if self.role() == Role::Writer && !self.st.sessions[s].winners.contains(&own) {
             let winners = &mut self.st.sessions[s].winners;
             winners.push(own);
@@ -506,6 +524,7 @@ impl Ctx<'_> {
         let me = self.me();
         me.pc = Pc::Idle;
         me.node = None;
+        me.token = None;
         me.doubtful.clear();
         me.neighbour = None;
         me.waited = false;

@@ -15,6 +15,11 @@
 //! - `decided on a present node`: a hold is decided only on a message
 //!   produced while the client's node existed (else the acquire returns true
 //!   for a hold already gone — issue 10, items 2 and 10);
+//! - `fencing tokens increase`: a writer's hold decided while its node exists
+//!   has a token (czxid) above every hold decided before, a reader's above
+//!   every writer's (`Lock::fencing_token`). Decided on old news (its node
+//!   already gone), a hold can carry a lower token than one decided before it;
+//!   a fenced resource rejects it;
 //! - `never waits on its own node`: a watch set on a node of its own (a
 //!   late create, issue 10 item 6) would wait until the session ends;
 //! - `nobody stuck`, `no orphan`: when nothing but a fault could happen next,
@@ -119,6 +124,11 @@ pub struct State {
     /// Ghost: the first client that decided a hold on a message produced
     /// after its node was gone.
     pub decided_on_gone: Option<u8>,
+    /// Ghost: the highest fencing token (czxid) of any hold decided so far,
+    /// and of any writer's; and whether a hold was decided on a token not
+    /// above those it must follow.
+    pub tokens: (u8, u8),
+    pub token_went_back: bool,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -163,7 +173,7 @@ impl Recipe {
     fn apply(&self, st: &mut State, s: u8, req: Request) {
         let body = match req.op {
             Op::Create(prefix, role) => match st.tree.create(prefix, role, s) {
-                Some(name) => Body::Created(name),
+                Some(name) => Body::Created(name, st.tree.created),
                 None => Body::NoParent(OpKind::Create),
             },
             Op::List if st.tree.parent => Body::Children(st.tree.children()),
@@ -217,7 +227,7 @@ impl Recipe {
                         OpKind::Get
                     }
                     Body::Absent(_) => OpKind::Get,
-                    Body::Created(_) | Body::NoParent(OpKind::Create) => OpKind::Create,
+                    Body::Created(..) | Body::NoParent(OpKind::Create) => OpKind::Create,
                     Body::Children(_) | Body::NoParent(_) => OpKind::List,
                     Body::DeleteDone => OpKind::Delete,
                     Body::MkdirDone => OpKind::Mkdir,
@@ -318,6 +328,8 @@ impl Model for Recipe {
             clients: self.clients.iter().map(|spec| Client::new(spec.acquisitions)).collect(),
             budget: self.faults,
             decided_on_gone: None,
+            tokens: (0, 0),
+            token_went_back: false,
         }]
     }
 
@@ -442,6 +454,7 @@ impl Model for Recipe {
                 })
             }),
             Property::always("decided on a present node", |_: &Recipe, st: &State| st.decided_on_gone.is_none()),
+            Property::always("fencing tokens increase", |_: &Recipe, st: &State| !st.token_went_back),
             Property::always("never waits on its own node", |_: &Recipe, st: &State| {
                 st.clients.iter().enumerate().all(|(i, c)| match c.pc {
                     Pc::Waiting { pred, .. } => pred.prefix.client != i as u8,

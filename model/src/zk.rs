@@ -69,6 +69,8 @@ pub struct Node {
     pub name: Name,
     pub role: Role,
     pub session: u8,
+    /// Ghost: the node's czxid as an order of creation (the fencing token).
+    pub czxid: u8,
 }
 
 /// A request as the recipe sends it.
@@ -114,7 +116,8 @@ pub struct Request {
 /// What reaches a client.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub enum Body {
-    Created(Name),
+    /// The create's name and czxid.
+    Created(Name, u8),
     /// Create or list under a missing parent.
     NoParent(OpKind),
     Children(Vec<(Name, Role)>),
@@ -158,6 +161,8 @@ pub struct Tree {
     pub parent: bool,
     /// The next sequence number under the parent.
     pub counter: u8,
+    /// Ghost: creations so far, under any incarnation of the parent (zxids only grow).
+    pub created: u8,
     /// Sorted by sequence.
     pub nodes: Vec<Node>,
     /// Data watches: (client, node). Sorted.
@@ -180,7 +185,8 @@ impl Tree {
         }
         let name = Name { prefix, seq: self.counter };
         self.counter += 1;
-        self.nodes.push(Node { name, role, session });
+        self.created += 1;
+        self.nodes.push(Node { name, role, session, czxid: self.created });
         Some(name)
     }
 
@@ -197,6 +203,10 @@ impl Tree {
             self.watches.push((client, name));
             self.watches.sort();
         }
+    }
+
+    pub fn czxid(&self, name: Name) -> Option<u8> {
+        self.nodes.iter().find(|n| n.name == name).map(|n| n.czxid)
     }
 
     pub fn children(&self) -> Vec<(Name, Role)> {

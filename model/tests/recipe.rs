@@ -12,7 +12,8 @@ use stateright::{Checker, HasDiscoveries, Model};
 use zoolock_model::zk::Role::{self, Reader, Writer};
 use zoolock_model::{ClientSpec, Faults, Recipe, Rules};
 
-const SAFETY: [&str; 4] = ["exclusive", "holder told", "decided on a present node", "never waits on its own node"];
+const SAFETY: [&str; 5] =
+    ["exclusive", "holder told", "decided on a present node", "fencing tokens increase", "never waits on its own node"];
 const LIVENESS: [&str; 2] = ["nobody stuck", "no orphan"];
 
 /// Clients as (session, role, acquisitions).
