@@ -72,7 +72,8 @@ pub struct Client {
     pub node: Option<Name>,
     /// The node's czxid, its fencing token.
     pub token: Option<u8>,
-    /// Prefixes whose create's reply was lost and whose node was not found (`Attempt::renew_prefix`).
+    /// Prefixes whose create's reply was lost and whose node was not found
+    /// (`Attempt::renew_prefix`): per attempt in main; for the session's life in the new rules.
     pub doubtful: Vec<u8>,
     /// This handle's place in its session's line is alive (`join_line`'s `place`).
     pub in_line: bool,
@@ -165,12 +166,15 @@ impl Ctx<'_> {
 
     /// The top of `contend`'s loop: a fresh prefix, a new `Attempt`.
     fn begin_attempt(&mut self) {
-        let fast_path = self.rules().fast_path;
+        let (fast_path, keep_doubtful) = (self.rules().fast_path, self.rules().doubtful_kept);
         let me = self.me();
         me.prefix_n += 1;
         me.node = None;
         me.token = None;
-        me.doubtful.clear();
+        if !keep_doubtful {
+            // main: `Attempt::doubtful` dies with the attempt.
+            me.doubtful.clear();
+        }
         me.waited = false;
         me.in_line = false;
         me.expect_now = if fast_path { me.expected.take() } else { None };
@@ -295,7 +299,14 @@ impl Ctx<'_> {
             // the new one finds nothing; both move on.
             (Pc::Sweep { then, at, deleting: false }, Body::NoParent(_)) => self.sweep_next(then, at),
             (Pc::Sweep { deleting: false, .. }, Body::ConnLoss(_)) => self.send(Op::List),
-            (Pc::Sweep { then, at, deleting: true }, Body::DeleteDone) => self.sweep_next(then, at),
+            (Pc::Sweep { then, at, deleting: true }, Body::DeleteDone) => {
+                if self.rules().doubtful_kept {
+                    // A prefix names one create: once its node is deleted, nothing more can land.
+                    self.me().doubtful.remove(at as usize);
+                    return self.sweep_at(then, at);
+                }
+                self.sweep_next(then, at)
+            }
             // `Removal::run` retries from `find_own`.
             (Pc::Sweep { then, at, deleting: true }, Body::ConnLoss(_)) => {
                 self.send(Op::List);
@@ -505,11 +516,15 @@ impl Ctx<'_> {
     }
 
     fn sweep_next(&mut self, then: Then, at: u8) {
-        if at as usize + 1 >= self.st.clients[self.c as usize].doubtful.len() {
+        self.sweep_at(then, at + 1)
+    }
+
+    fn sweep_at(&mut self, then: Then, at: u8) {
+        if at as usize >= self.st.clients[self.c as usize].doubtful.len() {
             return self.then(then);
         }
         self.send(Op::List);
-        self.goto(Pc::Sweep { then, at: at + 1, deleting: false });
+        self.goto(Pc::Sweep { then, at, deleting: false });
     }
 
     fn then(&mut self, then: Then) {
@@ -521,11 +536,14 @@ impl Ctx<'_> {
 
     /// The acquire (or the hold) is over.
     pub fn finish(&mut self) {
+        let keep_doubtful = self.rules().doubtful_kept;
         let me = self.me();
         me.pc = Pc::Idle;
         me.node = None;
         me.token = None;
-        me.doubtful.clear();
+        if !keep_doubtful {
+            me.doubtful.clear();
+        }
         me.neighbour = None;
         me.waited = false;
         me.in_line = false;

@@ -58,6 +58,11 @@ pub struct Rules {
     /// never taken for the line's predecessor, swept when the hold ends even
     /// if lost; a missing parent during `find_own` means "not found".
     pub doubtful_own: bool,
+    /// The handle remembers its doubtful prefixes until their node is found
+    /// and deleted or the session ends, not only for the attempt
+    /// (`Attempt::doubtful`): a late node can land after the attempt's sweep,
+    /// right ahead of the next attempt's node.
+    pub doubtful_kept: bool,
 }
 
 impl Rules {
@@ -69,6 +74,7 @@ impl Rules {
         line_nonode_is_deletion: true,
         holder_watch: false,
         doubtful_own: false,
+        doubtful_kept: false,
     };
     /// What branch `recipe` implements.
     pub const NEW: Rules = Rules {
@@ -78,6 +84,7 @@ impl Rules {
         line_nonode_is_deletion: false,
         holder_watch: true,
         doubtful_own: true,
+        doubtful_kept: true,
     };
 }
 

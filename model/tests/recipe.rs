@@ -133,6 +133,18 @@ fn old_late_doubtful_node_becomes_our_predecessor() {
     assert_found(model, "never waits on its own node");
 }
 
+/// Found by this model in the new rules as first described: doubtful
+/// prefixes kept per attempt. The attempt's node is deleted (NodeGone), its
+/// sweep finds nothing, the late create lands, and the next attempt — having
+/// forgotten the prefix — queues behind its own node.
+#[test]
+fn doubtful_prefixes_forgotten_with_the_attempt() {
+    let rules = Rules { doubtful_kept: false, ..Rules::NEW };
+    let model =
+        recipe(rules, &[(0, Writer, 1), (1, Writer, 1)], faults(|f| (f.conn_loss, f.late, f.delete_node) = (1, 1, 1)));
+    assert_found(model, "never waits on its own node");
+}
+
 /// All old rules together, as main had them.
 #[test]
 fn old_rules_break_exclusion() {
@@ -198,16 +210,12 @@ fn new_rules_readers_and_writers() {
 /// prevent that; ZooKeeper's server seems to (see README).
 #[test]
 fn new_rules_late_creates_are_safe_but_can_orphan() {
-    let model = recipe(
-        Rules::NEW,
-        &[(0, Writer, 1), (1, Writer, 1)],
-        faults(|f| {
-            f.conn_loss = 1;
-            f.late = 1
-        }),
-    );
+    let late = |f: &mut Faults| (f.conn_loss, f.late) = (1, 1);
+    let model = recipe(Rules::NEW, &[(0, Writer, 1), (1, Writer, 1)], faults(late));
     assert_holds(model.clone(), &SAFETY);
     assert_found(model, "no orphan");
+    let and_a_delete = faults(|f| (f.conn_loss, f.late, f.delete_node) = (1, 1, 1));
+    assert_holds(recipe(Rules::NEW, &[(0, Writer, 2), (1, Writer, 1)], and_a_delete), &SAFETY);
 }
 
 // Larger configurations: `cargo test --release -p zoolock-model -- --ignored`.
