@@ -1,0 +1,40 @@
+//! Runs the checker on one configuration given on the command line, e.g.
+//! `explore new 0W2,0W1,1R1 1,0,0,0,1,0` (clients as session+role+acquisitions;
+//! faults as conn_loss,late,expire,delete_node,delete_all,reap). PATHS=1 prints the paths.
+use std::time::Instant;
+
+use stateright::{Checker, Model};
+use zoolock_model::zk::Role;
+use zoolock_model::*;
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    let rules = if args[1] == "old" { Rules::OLD } else { Rules::NEW };
+    let clients: Vec<ClientSpec> = args[2]
+        .split(',')
+        .map(|c| {
+            let b = c.as_bytes();
+            let role = if b[1] == b'R' { Role::Reader } else { Role::Writer };
+            ClientSpec { session: b[0] - b'0', role, acquisitions: b[2] - b'0' }
+        })
+        .collect();
+    let f: Vec<u8> = args[3].split(',').map(|x| x.parse().unwrap()).collect();
+    let faults = Faults { conn_loss: f[0], late: f[1], expire: f[2], delete_node: f[3], delete_all: f[4], reap: f[5] };
+    let sessions = clients.iter().map(|c| c.session).max().unwrap() + 1;
+    let model = Recipe { clients, sessions, rules, faults };
+    let t = Instant::now();
+    let checker = model.clone().checker().threads(2).spawn_bfs().join();
+    println!(
+        "states {} unique {} depth {} in {:?}",
+        checker.state_count(),
+        checker.unique_state_count(),
+        checker.max_depth(),
+        t.elapsed()
+    );
+    for (name, path) in checker.discoveries() {
+        println!("== {name} ({} steps)", path.clone().into_actions().len());
+        if std::env::var("PATHS").is_ok() {
+            println!("{}", model.explain(&path));
+        }
+    }
+}

@@ -1,0 +1,479 @@
+//! A model of zoolock's lock recipe over ZooKeeper's semantics, checked
+//! exhaustively with stateright's BFS checker for small configurations
+//! (issue 10, "A model of the recipe, model-checked").
+//!
+//! [`zk`] is the server: one lock path, its sequential children, data
+//! watches, sessions and faults. [`client`] is a lock handle's decision rules,
+//! in two versions selected by [`Rules`]: [`Rules::OLD`] (main as of the
+//! issue) and [`Rules::NEW`] (the fixes being made on branch `recipe`).
+//!
+//! The properties (see [`Recipe::properties`]):
+//! - `exclusive`: at most one client believes it holds while its node is
+//!   present (readers may share with readers);
+//! - `holder told`: no client believes it holds with no node of its own once it
+//!   has processed everything sent to it and has no request outstanding;
+//! - `decided on a present node`: a hold is decided only on a message
+//!   produced while the client's node existed (else the acquire returns true
+//!   for a hold already gone — issue 10, items 2 and 10);
+//! - `fencing tokens increase`: a writer's hold decided while its node exists
+//!   has a token (czxid) above every hold decided before, a reader's above
+//!   every writer's (`Lock::fencing_token`). Decided on old news (its node
+//!   already gone), a hold can carry a lower token than one decided before it;
+//!   a fenced resource rejects it;
+//! - `never waits on its own node`: a watch set on a node of its own (a
+//!   late create, issue 10 item 6) would wait until the session ends;
+//! - `nobody stuck`, `no orphan`: when nothing but a fault could happen next,
+//!   every acquire has finished and no lock node is left.
+
+pub mod client;
+pub mod zk;
+
+use std::fmt::Write as _;
+
+use stateright::{Model, Property};
+
+use client::{Client, Ctx, Pc};
+use zk::{Body, Msg, Name, Op, OpKind, Request, Role, SessionState, Tree};
+
+/// The decision rules; each flag is one rule that changed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Rules {
+    /// `Lock::enqueue`: a handle that held at once and deleted its own node
+    /// expects the next sequence; if its create gets it, it holds without listing.
+    pub fast_path: bool,
+    /// `queue_once`, `last_blocker`: before holding on the deletion of the only
+    /// lower blocker, read our own node (a request after the notice).
+    pub last_blocker_reads_own: bool,
+    /// `queue_once`, `won_recently`: likewise before holding on the deletion
+    /// of a predecessor this session recorded as a winner.
+    pub winner_reads_own: bool,
+    /// `await_deletion` on the name the session's line predicts: NoNode
+    /// counts as a deletion (old). Else only the event of a watch set while
+    /// the node existed does; NoNode relists.
+    pub line_nonode_is_deletion: bool,
+    /// `Holder`: a holder watches its own node and reports Lost on its deletion (item 11).
+    pub holder_watch: bool,
+    /// After a lost create reply (items 5, 6): late nodes of doubtful
+    /// prefixes are ours: left out of the standing and deleted when listed,
+    /// never taken for the line's predecessor, swept when the hold ends even
+    /// if lost; a missing parent during `find_own` means "not found".
+    pub doubtful_own: bool,
+    /// The handle remembers its doubtful prefixes until their node is found
+    /// and deleted or the session ends, not only for the attempt
+    /// (`Attempt::doubtful`): a late node can land after the attempt's sweep,
+    /// right ahead of the next attempt's node.
+    pub doubtful_kept: bool,
+}
+
+impl Rules {
+    /// main, as issue 10 found it.
+    pub const OLD: Rules = Rules {
+        fast_path: true,
+        last_blocker_reads_own: false,
+        winner_reads_own: false,
+        line_nonode_is_deletion: true,
+        holder_watch: false,
+        doubtful_own: false,
+        doubtful_kept: false,
+    };
+    /// What branch `recipe` implements.
+    pub const NEW: Rules = Rules {
+        fast_path: false,
+        last_blocker_reads_own: true,
+        winner_reads_own: true,
+        line_nonode_is_deletion: false,
+        holder_watch: true,
+        doubtful_own: true,
+        doubtful_kept: true,
+    };
+}
+
+/// How many faults of each kind may happen on one path.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
+pub struct Faults {
+    /// A connection breaks: replies not yet read are lost, requests not yet
+    /// applied are dropped (or held back, see `late`); all fail with ConnectionLoss.
+    pub conn_loss: u8,
+    /// Of those dropped creates, how many land late instead.
+    pub late: u8,
+    pub expire: u8,
+    /// An operator deletes one node.
+    pub delete_node: u8,
+    /// An operator deletes the lock path with its children, as one multi.
+    pub delete_all: u8,
+    /// The empty lock path is deleted (a reaped CONTAINER, a cleanup job).
+    pub reap: u8,
+}
+
+#[derive(Clone, Copy, Debug)]
+pub struct ClientSpec {
+    pub session: u8,
+    pub role: Role,
+    pub acquisitions: u8,
+}
+
+/// The model: clients on sessions, their rules, the faults allowed.
+#[derive(Clone, Debug)]
+pub struct Recipe {
+    pub clients: Vec<ClientSpec>,
+    pub sessions: u8,
+    pub rules: Rules,
+    pub faults: Faults,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct State {
+    pub tree: Tree,
+    pub sessions: Vec<SessionState>,
+    pub clients: Vec<Client>,
+    /// Faults still allowed on this path.
+    pub budget: Faults,
+    /// Ghost: the first client that decided a hold on a message produced
+    /// after its node was gone.
+    pub decided_on_gone: Option<u8>,
+    /// Ghost: the highest fencing token (czxid) of any hold decided so far,
+    /// and of any writer's; and whether a hold was decided on a token not
+    /// above those it must follow.
+    pub tokens: (u8, u8),
+    pub token_went_back: bool,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Action {
+    /// A client calls `acquire`.
+    Acquire(u8),
+    /// A holder calls `release`.
+    Release(u8),
+    /// A client processes the next message sent to it.
+    Deliver(u8),
+    /// The server applies a session's next request.
+    Apply(u8),
+    /// A create held back on a lost connection lands: (session, index).
+    Land(u8, u8),
+    /// Session's connection breaks; `Some(i)`: its i-th pending request, a
+    /// create, is held back and lands later.
+    ConnLoss(u8, Option<u8>),
+    Expire(u8),
+    DeleteNode(Name),
+    DeleteAll,
+    Reap,
+}
+
+impl Recipe {
+    fn session_of(&self, c: u8) -> u8 {
+        self.clients[c as usize].session
+    }
+
+    /// Sends `body` to client `c`, with the ghost bit.
+    fn post(st: &mut State, c: u8, body: Body) {
+        let prefix = zk::Prefix { client: c, n: st.clients[c as usize].prefix_n };
+        let own_present = st.tree.has_prefix(prefix);
+        st.clients[c as usize].inbox.push_back(Msg { body, own_present });
+    }
+
+    fn delete(st: &mut State, name: Name) {
+        for c in st.tree.delete(name) {
+            Recipe::post(st, c, Body::Deleted(name));
+        }
+    }
+
+    fn apply(&self, st: &mut State, s: u8, req: Request) {
+        let body = match req.op {
+            Op::Create(prefix, role) => match st.tree.create(prefix, role, s) {
+                Some(name) => Body::Created(name, st.tree.created),
+                None => Body::NoParent(OpKind::Create),
+            },
+            Op::List if st.tree.parent => Body::Children(st.tree.children()),
+            Op::List => Body::NoParent(OpKind::List),
+            Op::GetWatch(name) if st.tree.has(name) => {
+                st.tree.watch(req.client, name);
+                Body::Exists(name)
+            }
+            Op::GetWatch(name) => Body::Absent(name),
+            Op::Delete(name) => {
+                Recipe::delete(st, name);
+                Body::DeleteDone
+            }
+            Op::DeleteQuiet(name) => return Recipe::delete(st, name),
+            Op::Mkdir => {
+                if !st.tree.parent {
+                    st.tree.parent = true;
+                    st.tree.counter = 0;
+                }
+                Body::MkdirDone
+            }
+        };
+        Recipe::post(st, req.client, body);
+    }
+
+    /// The connection of session `s` breaks.
+    fn conn_loss(&self, st: &mut State, s: u8, late: Option<u8>) {
+        let pending: Vec<Request> = st.sessions[s as usize].requests.drain(..).collect();
+        for c in (0..self.clients.len() as u8).filter(|&c| self.session_of(c) == s) {
+            let inbox: Vec<Msg> = st.clients[c as usize].inbox.drain(..).collect();
+            let mut errors = Vec::new();
+            let mut events = Vec::new();
+            let mut unknown_watches = Vec::new();
+            for msg in inbox {
+                let kind = match msg.body {
+                    Body::Deleted(name) => {
+                        // An event of a watch whose reply is lost too: the client never had it.
+                        if !unknown_watches.contains(&name) {
+                            events.push(msg);
+                        }
+                        continue;
+                    }
+                    // Told by the client library itself: not on the wire.
+                    Body::SessionEnded => {
+                        errors.push(msg);
+                        continue;
+                    }
+                    Body::Exists(name) => {
+                        st.tree.watches.retain(|w| *w != (c, name));
+                        unknown_watches.push(name);
+                        OpKind::Get
+                    }
+                    Body::Absent(_) => OpKind::Get,
+                    Body::Created(..) | Body::NoParent(OpKind::Create) => OpKind::Create,
+                    Body::Children(_) | Body::NoParent(_) => OpKind::List,
+                    Body::DeleteDone => OpKind::Delete,
+                    Body::MkdirDone => OpKind::Mkdir,
+                    Body::ConnLoss(kind) => kind,
+                };
+                errors.push(Msg { body: Body::ConnLoss(kind), own_present: false });
+            }
+            for (i, req) in pending.iter().enumerate().filter(|(_, r)| r.client == c) {
+                if late == Some(i as u8) {
+                    st.sessions[s as usize].late.push(*req);
+                }
+                if !matches!(req.op, Op::DeleteQuiet(_)) {
+                    errors.push(Msg { body: Body::ConnLoss(req.op.kind()), own_present: false });
+                }
+            }
+            st.clients[c as usize].inbox = errors.into_iter().chain(events).collect();
+        }
+    }
+
+    /// Session `s` expires; its clients learn it at once (one connection tells them all).
+    fn expire(&self, st: &mut State, s: u8) {
+        let ours: Vec<u8> = (0..self.clients.len() as u8).filter(|&c| self.session_of(c) == s).collect();
+        st.tree.watches.retain(|(c, _)| !ours.contains(c));
+        let ephemeral: Vec<Name> = st.tree.nodes.iter().filter(|n| n.session == s).map(|n| n.name).collect();
+        for name in ephemeral {
+            Recipe::delete(st, name);
+        }
+        let session = &mut st.sessions[s as usize];
+        session.requests.clear();
+        session.late.clear();
+        for c in ours {
+            let client = &mut st.clients[c as usize];
+            client.inbox.clear();
+            match client.pc {
+                Pc::Idle => {}
+                Pc::Holding { .. } => Ctx { m: self, st, c, own_present: false }.finish(),
+                _ => client.inbox.push_back(Msg { body: Body::SessionEnded, own_present: false }),
+            }
+        }
+    }
+
+    /// Whether anything but a fault can happen next.
+    pub fn progress_possible(&self, st: &State) -> bool {
+        st.clients.iter().any(|c| c.holds() || !c.inbox.is_empty() || (c.pc == Pc::Idle && c.left > 0))
+            || st.sessions.iter().any(|s| !s.requests.is_empty() || !s.late.is_empty())
+    }
+
+    fn node_present(st: &State, c: &Client) -> bool {
+        c.node.is_some_and(|n| st.tree.has(n))
+    }
+
+    /// A few lines per state, for printing counterexamples.
+    pub fn describe(&self, st: &State) -> String {
+        let mut out = String::new();
+        let nodes: Vec<String> = st.tree.nodes.iter().map(|n| format!("{:?}", n.name)).collect();
+        let parent = if st.tree.parent { "path" } else { "no path" };
+        let _ = write!(out, "      tree: {parent} [{}] next #{}", nodes.join(" "), st.tree.counter);
+        for (i, c) in st.clients.iter().enumerate() {
+            let node = c.node.map_or("-".to_string(), |n| format!("{n:?}"));
+            let _ = write!(out, "\n      c{i}: {:?} node={node}", c.pc);
+            if !c.inbox.is_empty() {
+                let inbox: Vec<String> = c.inbox.iter().map(|m| format!("{:?}", m.body)).collect();
+                let _ = write!(out, " inbox=[{}]", inbox.join(", "));
+            }
+        }
+        for (s, session) in st.sessions.iter().enumerate() {
+            if !session.requests.is_empty() || !session.late.is_empty() {
+                let _ = write!(out, "\n      s{s} sent={:?} late={:?}", session.requests, session.late);
+            }
+            if !session.winners.is_empty() {
+                let _ = write!(out, "\n      s{s} winners={:?}", session.winners);
+            }
+        }
+        out
+    }
+
+    /// A counterexample path: each action, then the state it leads to.
+    pub fn explain(&self, path: &stateright::Path<State, Action>) -> String {
+        let steps = path.clone().into_vec();
+        let mut out = String::new();
+        for (i, (_, action)) in steps.iter().enumerate() {
+            if let Some(action) = action {
+                let _ = writeln!(out, "  {:>2}. {action:?}\n{}", i + 1, self.describe(&steps[i + 1].0));
+            }
+        }
+        out
+    }
+}
+
+impl Model for Recipe {
+    type State = State;
+    type Action = Action;
+
+    fn init_states(&self) -> Vec<State> {
+        vec![State {
+            tree: Tree { parent: true, ..Tree::default() },
+            sessions: vec![SessionState::default(); self.sessions as usize],
+            clients: self.clients.iter().map(|spec| Client::new(spec.acquisitions)).collect(),
+            budget: self.faults,
+            decided_on_gone: None,
+            tokens: (0, 0),
+            token_went_back: false,
+        }]
+    }
+
+    fn actions(&self, st: &State, actions: &mut Vec<Action>) {
+        for (i, c) in st.clients.iter().enumerate() {
+            let i = i as u8;
+            if c.pc == Pc::Idle && c.left > 0 {
+                actions.push(Action::Acquire(i));
+            }
+            if c.holds() {
+                actions.push(Action::Release(i));
+            }
+            if !c.inbox.is_empty() {
+                actions.push(Action::Deliver(i));
+            }
+        }
+        let b = st.budget;
+        for (s, session) in st.sessions.iter().enumerate() {
+            let s = s as u8;
+            if !session.requests.is_empty() {
+                actions.push(Action::Apply(s));
+            }
+            for i in 0..session.late.len() {
+                actions.push(Action::Land(s, i as u8));
+            }
+            let clients = || st.clients.iter().enumerate().filter(|(c, _)| self.session_of(*c as u8) == s);
+            let in_flight = !session.requests.is_empty() || clients().any(|(_, c)| !c.inbox.is_empty());
+            if b.conn_loss > 0 && in_flight {
+                actions.push(Action::ConnLoss(s, None));
+                if b.late > 0 {
+                    for (i, req) in session.requests.iter().enumerate() {
+                        if matches!(req.op, Op::Create(..)) {
+                            actions.push(Action::ConnLoss(s, Some(i as u8)));
+                        }
+                    }
+                }
+            }
+            let busy = clients().any(|(_, c)| c.pc != Pc::Idle) || st.tree.nodes.iter().any(|n| n.session == s);
+            if b.expire > 0 && busy {
+                actions.push(Action::Expire(s));
+            }
+        }
+        if b.delete_node > 0 {
+            actions.extend(st.tree.nodes.iter().map(|n| Action::DeleteNode(n.name)));
+        }
+        if b.delete_all > 0 && st.tree.parent {
+            actions.push(Action::DeleteAll);
+        }
+        if b.reap > 0 && st.tree.parent && st.tree.nodes.is_empty() {
+            actions.push(Action::Reap);
+        }
+    }
+
+    fn next_state(&self, last: &State, action: Action) -> Option<State> {
+        let mut st = last.clone();
+        match action {
+            Action::Acquire(c) => Ctx { m: self, st: &mut st, c, own_present: false }.start(),
+            Action::Release(c) => Ctx { m: self, st: &mut st, c, own_present: false }.release(),
+            Action::Deliver(c) => {
+                let msg = st.clients[c as usize].inbox.pop_front()?;
+                Ctx { m: self, st: &mut st, c, own_present: false }.on_message(msg);
+            }
+            Action::Apply(s) => {
+                let req = st.sessions[s as usize].requests.pop_front()?;
+                self.apply(&mut st, s, req);
+            }
+            Action::Land(s, i) => {
+                let req = st.sessions[s as usize].late.remove(i as usize);
+                if let Op::Create(prefix, role) = req.op {
+                    st.tree.create(prefix, role, s);
+                }
+            }
+            Action::ConnLoss(s, late) => {
+                st.budget.conn_loss -= 1;
+                if late.is_some() {
+                    st.budget.late -= 1;
+                }
+                self.conn_loss(&mut st, s, late);
+            }
+            Action::Expire(s) => {
+                st.budget.expire -= 1;
+                self.expire(&mut st, s);
+            }
+            Action::DeleteNode(name) => {
+                st.budget.delete_node -= 1;
+                Recipe::delete(&mut st, name);
+            }
+            Action::DeleteAll => {
+                st.budget.delete_all -= 1;
+                // One multi: every event is produced after the whole transaction.
+                let names: Vec<Name> = st.tree.nodes.iter().map(|n| n.name).collect();
+                let mut fired = Vec::new();
+                for name in names {
+                    fired.extend(st.tree.delete(name).into_iter().map(|c| (c, name)));
+                }
+                st.tree.parent = false;
+                for (c, name) in fired {
+                    Recipe::post(&mut st, c, Body::Deleted(name));
+                }
+            }
+            Action::Reap => {
+                st.budget.reap -= 1;
+                st.tree.parent = false;
+            }
+        }
+        Some(st)
+    }
+
+    fn properties(&self) -> Vec<Property<Self>> {
+        vec![
+            Property::always("exclusive", |m: &Recipe, st: &State| {
+                let present: Vec<usize> = (0..st.clients.len())
+                    .filter(|&c| st.clients[c].holds() && Recipe::node_present(st, &st.clients[c]))
+                    .collect();
+                present.len() < 2 || present.iter().all(|&c| m.clients[c].role == Role::Reader)
+            }),
+            Property::always("holder told", |m: &Recipe, st: &State| {
+                st.clients.iter().enumerate().all(|(i, c)| {
+                    let quiet = c.inbox.is_empty()
+                        && st.sessions[m.session_of(i as u8) as usize].requests.iter().all(|r| r.client != i as u8);
+                    !(c.holds() && quiet && !Recipe::node_present(st, c))
+                })
+            }),
+            Property::always("decided on a present node", |_: &Recipe, st: &State| st.decided_on_gone.is_none()),
+            Property::always("fencing tokens increase", |_: &Recipe, st: &State| !st.token_went_back),
+            Property::always("never waits on its own node", |_: &Recipe, st: &State| {
+                st.clients.iter().enumerate().all(|(i, c)| match c.pc {
+                    Pc::Waiting { pred, .. } => pred.prefix.client != i as u8,
+                    _ => true,
+                })
+            }),
+            Property::always("nobody stuck", |m: &Recipe, st: &State| {
+                m.progress_possible(st) || st.clients.iter().all(|c| c.done())
+            }),
+            Property::always("no orphan", |m: &Recipe, st: &State| {
+                m.progress_possible(st) || !st.clients.iter().all(|c| c.done()) || st.tree.nodes.is_empty()
+            }),
+        ]
+    }
+}

@@ -1,0 +1,215 @@
+//! ZooKeeper as the recipe sees it: one lock path, its children, data watches
+//! and sessions, with the faults the lock must survive.
+//!
+//! What is kept, because the recipe's shortcuts lean on it:
+//! - the sequence counter belongs to the parent and restarts at 0 when the
+//!   parent is deleted and re-created (FACTS.md, "Sequence numbers");
+//! - each session's requests are applied in the order sent, and what the
+//!   server sends a client (replies and notifications) reaches it in the
+//!   order produced: a notification for a change comes before the reply to any
+//!   request the session sent after that change;
+//! - data watches are one-shot: set by a `get` on an existing node, fired once
+//!   by its deletion; a `get` on a missing node answers NoNode and leaves no watch;
+//! - a broken connection fails every request in flight with ConnectionLoss,
+//!   whether or not the server applied it (a lost reply), and can hold a
+//!   create back so that it lands after later requests of the session (a
+//!   late create); watches whose reply did reach the client survive it
+//!   (zookeeper-client re-arms them on reconnection, `OneshotWatcher::changed`);
+//! - session expiry deletes the session's ephemeral nodes and fires their watches;
+//! - an operator deletes one node, or the whole lock path as one multi, and an
+//!   empty parent is reaped (CONTAINER nodes, cleanup jobs).
+
+use std::collections::VecDeque;
+
+/// Node roles: writers exclude everyone, readers only writers (`naming::Role`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Role {
+    Writer,
+    Reader,
+}
+
+impl Role {
+    /// `naming::Role::waits_for`.
+    pub fn waits_for(self, other: Role) -> bool {
+        self == Role::Writer || other == Role::Writer
+    }
+}
+
+/// A node-name prefix: unique per create attempt, like the uuid of
+/// `naming::new_prefix`. Shown as `c<client>.<n>`.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Prefix {
+    pub client: u8,
+    pub n: u8,
+}
+
+/// A child's name: prefix plus the parent's sequence number at its
+/// creation. Shown as `c<client>.<n>#<seq>`.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Name {
+    pub prefix: Prefix,
+    pub seq: u8,
+}
+
+impl std::fmt::Debug for Prefix {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "c{}.{}", self.client, self.n)
+    }
+}
+
+impl std::fmt::Debug for Name {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{:?}#{}", self.prefix, self.seq)
+    }
+}
+
+/// An ephemeral sequential child of the lock path.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Node {
+    pub name: Name,
+    pub role: Role,
+    pub session: u8,
+    /// Ghost: the node's czxid as an order of creation (the fencing token).
+    pub czxid: u8,
+}
+
+/// A request as the recipe sends it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Op {
+    Create(Prefix, Role),
+    List,
+    /// `get_and_watch_data`.
+    GetWatch(Name),
+    Delete(Name),
+    /// A delete whose answer nobody waits for.
+    DeleteQuiet(Name),
+    Mkdir,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum OpKind {
+    Create,
+    List,
+    Get,
+    Delete,
+    Mkdir,
+}
+
+impl Op {
+    pub fn kind(self) -> OpKind {
+        match self {
+            Op::Create(..) => OpKind::Create,
+            Op::List => OpKind::List,
+            Op::GetWatch(_) => OpKind::Get,
+            Op::Delete(_) | Op::DeleteQuiet(_) => OpKind::Delete,
+            Op::Mkdir => OpKind::Mkdir,
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Request {
+    pub client: u8,
+    pub op: Op,
+}
+
+/// What reaches a client.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum Body {
+    /// The create's name and czxid.
+    Created(Name, u8),
+    /// Create or list under a missing parent.
+    NoParent(OpKind),
+    Children(Vec<(Name, Role)>),
+    /// `get_and_watch_data` found the node: a watch is set.
+    Exists(Name),
+    Absent(Name),
+    DeleteDone,
+    MkdirDone,
+    ConnLoss(OpKind),
+    SessionEnded,
+    /// NodeDeleted on a data watch.
+    Deleted(Name),
+}
+
+/// A message plus a ghost bit the clients never read: whether the recipient's
+/// node (any node with its current prefix) existed when the server produced
+/// it. A hold decided on a message without it was decided on a node already gone.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Msg {
+    pub body: Body,
+    pub own_present: bool,
+}
+
+/// One session of the server, shared by the clients configured on it.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Default)]
+pub struct SessionState {
+    /// Requests sent on the current connection and not applied yet, in order.
+    pub requests: VecDeque<Request>,
+    /// Creates sent on a lost connection, still to land.
+    pub late: Vec<Request>,
+    /// Client-side session memory (`session.rs`): the last node queued on
+    /// the path (`lines`) ...
+    pub line: Option<(u8, Prefix, Role)>,
+    /// ... and the writer nodes that won (`RecentWinners`); both outlive an expiry.
+    pub winners: Vec<Name>,
+}
+
+/// The tree under the lock path.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Default)]
+pub struct Tree {
+    pub parent: bool,
+    /// The next sequence number under the parent.
+    pub counter: u8,
+    /// Ghost: creations so far, under any incarnation of the parent (zxids only grow).
+    pub created: u8,
+    /// Sorted by sequence.
+    pub nodes: Vec<Node>,
+    /// Data watches: (client, node). Sorted.
+    pub watches: Vec<(u8, Name)>,
+}
+
+impl Tree {
+    pub fn has(&self, name: Name) -> bool {
+        self.nodes.iter().any(|n| n.name == name)
+    }
+
+    pub fn has_prefix(&self, prefix: Prefix) -> bool {
+        self.nodes.iter().any(|n| n.name.prefix == prefix)
+    }
+
+    /// Creates a sequential child; `None` without a parent.
+    pub fn create(&mut self, prefix: Prefix, role: Role, session: u8) -> Option<Name> {
+        if !self.parent {
+            return None;
+        }
+        let name = Name { prefix, seq: self.counter };
+        self.counter += 1;
+        self.created += 1;
+        self.nodes.push(Node { name, role, session, czxid: self.created });
+        Some(name)
+    }
+
+    /// Deletes a child; returns the clients whose watch on it fired.
+    pub fn delete(&mut self, name: Name) -> Vec<u8> {
+        self.nodes.retain(|n| n.name != name);
+        let fired = self.watches.iter().filter(|(_, w)| *w == name).map(|(c, _)| *c).collect();
+        self.watches.retain(|(_, w)| *w != name);
+        fired
+    }
+
+    pub fn watch(&mut self, client: u8, name: Name) {
+        if !self.watches.contains(&(client, name)) {
+            self.watches.push((client, name));
+            self.watches.sort();
+        }
+    }
+
+    pub fn czxid(&self, name: Name) -> Option<u8> {
+        self.nodes.iter().find(|n| n.name == name).map(|n| n.czxid)
+    }
+
+    pub fn children(&self) -> Vec<(Name, Role)> {
+        self.nodes.iter().map(|n| (n.name, n.role)).collect()
+    }
+}

@@ -1,0 +1,253 @@
+//! The checker against zoolock's lock rules: (a) each old shortcut has a
+//! counterexample, found and printed; (b) the new rules violate nothing,
+//! exhaustively, within the stated bounds.
+//!
+//! Each (a) test takes the new rules and puts back ONE old rule, so the
+//! counterexample is that rule's fault alone. `cargo test -p zoolock-model --
+//! --ignored` runs larger configurations of (b).
+
+use std::time::Instant;
+
+use stateright::{Checker, HasDiscoveries, Model};
+use zoolock_model::zk::Role::{self, Reader, Writer};
+use zoolock_model::{ClientSpec, Faults, Recipe, Rules};
+
+const SAFETY: [&str; 5] =
+    ["exclusive", "holder told", "decided on a present node", "fencing tokens increase", "never waits on its own node"];
+const LIVENESS: [&str; 2] = ["nobody stuck", "no orphan"];
+
+/// Clients as (session, role, acquisitions).
+fn recipe(rules: Rules, clients: &[(u8, Role, u8)], faults: Faults) -> Recipe {
+    let clients: Vec<ClientSpec> =
+        clients.iter().map(|&(session, role, acquisitions)| ClientSpec { session, role, acquisitions }).collect();
+    let sessions = clients.iter().map(|c| c.session).max().unwrap() + 1;
+    Recipe { clients, sessions, rules, faults }
+}
+
+/// Asserts the checker finds a path violating `property`, and prints it.
+fn assert_found(model: Recipe, property: &'static str) {
+    let checker = model.clone().checker().threads(1).finish_when(HasDiscoveries::AnyOf([property].into())).spawn_bfs();
+    let checker = checker.join();
+    let path = checker
+        .discovery(property)
+        .unwrap_or_else(|| panic!("no counterexample to {property:?} in {} states", checker.unique_state_count()));
+    println!("counterexample to {property:?} ({} steps):\n{}", path.clone().into_actions().len(), model.explain(&path));
+}
+
+/// Asserts no reachable state violates any of `properties`; returns the number of states explored.
+fn assert_holds(model: Recipe, properties: &[&'static str]) -> usize {
+    let started = Instant::now();
+    let checker = model.clone().checker().threads(1).spawn_bfs().join();
+    let states = checker.unique_state_count();
+    println!(
+        "{states} states, depth {}, {:.1?}: {:?} {:?}",
+        checker.max_depth(),
+        started.elapsed(),
+        model.faults,
+        model.clients
+    );
+    for property in properties {
+        if let Some(path) = checker.discovery(property) {
+            panic!("{property:?} violated ({states} states):\n{}", model.explain(&path));
+        }
+    }
+    assert!(checker.is_done(), "the checker stopped before exploring every state");
+    states
+}
+
+fn all_properties() -> Vec<&'static str> {
+    SAFETY.iter().chain(LIVENESS.iter()).copied().collect()
+}
+
+fn faults(f: impl FnOnce(&mut Faults)) -> Faults {
+    let mut faults = Faults::default();
+    f(&mut faults);
+    faults
+}
+
+// (a) The old rules, one at a time.
+
+/// Issue 10, item 1: a handle that held at once expects sequence + 1 for its
+/// next node; the path is reaped and re-created, another client holds 0, and
+/// our create gets 1 — the number expected — so we hold beside it.
+#[test]
+fn old_next_sequence_fast_path_trusts_a_restarted_counter() {
+    let rules = Rules { fast_path: true, ..Rules::NEW };
+    let model = recipe(rules, &[(0, Writer, 2), (1, Writer, 1)], faults(|f| f.reap = 1));
+    assert_found(model, "exclusive");
+}
+
+/// Issue 10, item 2: `deleteall` under a waiter; its only blocker's deletion
+/// notice makes it hold, with its own node gone in the same multi.
+#[test]
+fn old_last_blocker_shortcut_holds_with_no_node() {
+    let rules = Rules { last_blocker_reads_own: false, ..Rules::NEW };
+    let model = recipe(rules, &[(0, Writer, 1), (1, Writer, 1)], faults(|f| f.delete_all = 1));
+    assert_found(model, "decided on a present node");
+}
+
+/// The lead's third case: the line predicts the predecessor's name from its
+/// prefix and our sequence minus one. The path was re-created between the two
+/// creates, so that name is NoNode now — but a node of that very name won in
+/// the old incarnation. Counting NoNode as a deletion holds beside the holder
+/// of the new incarnation, with our own node present (reading it does not help).
+#[test]
+fn old_line_prediction_counts_nonode_as_deletion() {
+    let rules = Rules { line_nonode_is_deletion: true, ..Rules::NEW };
+    let model = recipe(rules, &[(0, Writer, 1), (0, Writer, 1), (1, Writer, 1)], faults(|f| f.delete_all = 1));
+    assert_found(model, "exclusive");
+}
+
+/// The same-session winner shortcut without reading its own node: `deleteall`
+/// deletes the winner and the waiter together.
+#[test]
+fn old_winner_shortcut_holds_with_no_node() {
+    let rules = Rules { winner_reads_own: false, ..Rules::NEW };
+    let model = recipe(rules, &[(0, Writer, 1), (0, Writer, 1)], faults(|f| f.delete_all = 1));
+    assert_found(model, "decided on a present node");
+}
+
+/// Issue 10, item 11: an operator deletes the holder's node; with no watch on
+/// it the holder believes it holds forever.
+#[test]
+fn old_holder_is_not_told_of_its_deleted_node() {
+    let rules = Rules { holder_watch: false, ..Rules::NEW };
+    let model = recipe(rules, &[(0, Writer, 1), (1, Writer, 1)], faults(|f| f.delete_node = 1));
+    assert_found(model, "holder told");
+}
+
+/// Issue 10, item 6: a create whose reply was lost lands after the listing
+/// that did not find it and before the retry, right ahead of the retry's node;
+/// the old standing counts it (and the line predicts it) as our predecessor.
+#[test]
+fn old_late_doubtful_node_becomes_our_predecessor() {
+    let rules = Rules { doubtful_own: false, ..Rules::NEW };
+    let model = recipe(
+        rules,
+        &[(0, Writer, 1), (1, Writer, 1)],
+        faults(|f| {
+            f.conn_loss = 1;
+            f.late = 1
+        }),
+    );
+    assert_found(model, "never waits on its own node");
+}
+
+/// Found by this model in the new rules as first described: doubtful
+/// prefixes kept per attempt. The attempt's node is deleted (NodeGone), its
+/// sweep finds nothing, the late create lands, and the next attempt — having
+/// forgotten the prefix — queues behind its own node.
+#[test]
+fn doubtful_prefixes_forgotten_with_the_attempt() {
+    let rules = Rules { doubtful_kept: false, ..Rules::NEW };
+    let model =
+        recipe(rules, &[(0, Writer, 1), (1, Writer, 1)], faults(|f| (f.conn_loss, f.late, f.delete_node) = (1, 1, 1)));
+    assert_found(model, "never waits on its own node");
+}
+
+/// All old rules together, as main had them.
+#[test]
+fn old_rules_break_exclusion() {
+    let model = recipe(Rules::OLD, &[(0, Writer, 2), (1, Writer, 1)], faults(|f| f.reap = 1));
+    assert_found(model, "exclusive");
+}
+
+// (b) The new rules, exhaustively.
+
+/// Two sessions, two acquisitions each, every kind of fault but late creates,
+/// two at a time.
+#[test]
+fn new_rules_two_sessions() {
+    let clients = [(0, Writer, 2), (1, Writer, 2)];
+    let mut states = 0;
+    for pair in [
+        faults(|f| (f.conn_loss, f.expire) = (1, 1)),
+        faults(|f| (f.delete_node, f.delete_all) = (1, 1)),
+        faults(|f| (f.conn_loss, f.delete_all) = (1, 1)),
+        faults(|f| (f.expire, f.reap) = (1, 1)),
+    ] {
+        states += assert_holds(recipe(Rules::NEW, &clients, pair), &all_properties());
+    }
+    println!("{states} states in all");
+}
+
+/// Two clients sharing a session (the line and winner shortcuts) and one
+/// on another, one fault of each kind in turn.
+#[test]
+fn new_rules_shared_session() {
+    let clients = [(0, Writer, 1), (0, Writer, 1), (1, Writer, 1)];
+    let mut states = 0;
+    for one in [
+        faults(|f| f.conn_loss = 1),
+        faults(|f| f.expire = 1),
+        faults(|f| f.delete_node = 1),
+        faults(|f| f.delete_all = 1),
+        faults(|f| f.reap = 1),
+    ] {
+        states += assert_holds(recipe(Rules::NEW, &clients, one), &all_properties());
+    }
+    println!("{states} states in all");
+}
+
+/// Readers wait only for lower writers; a reader shares a session with a writer.
+#[test]
+fn new_rules_readers_and_writers() {
+    let mut states = 0;
+    for (clients, fault) in [
+        ([(0, Writer, 1), (0, Reader, 1), (1, Writer, 1)], faults(|f| f.delete_all = 1)),
+        ([(0, Reader, 1), (0, Writer, 1), (1, Reader, 1)], faults(|f| f.conn_loss = 1)),
+        ([(0, Reader, 1), (0, Writer, 1), (1, Reader, 1)], faults(|f| f.expire = 1)),
+    ] {
+        states += assert_holds(recipe(Rules::NEW, &clients, fault), &all_properties());
+    }
+    println!("{states} states in all");
+}
+
+/// A create held back on a lost connection and landing after later requests
+/// of its session: the new rules stay safe, but when it lands after the
+/// acquire's last sweep of its doubtful prefix, the node is an orphan (and
+/// whoever queues behind it waits) until the session ends. No client rule can
+/// prevent that; ZooKeeper's server seems to (see README).
+#[test]
+fn new_rules_late_creates_are_safe_but_can_orphan() {
+    let late = |f: &mut Faults| (f.conn_loss, f.late) = (1, 1);
+    let model = recipe(Rules::NEW, &[(0, Writer, 1), (1, Writer, 1)], faults(late));
+    assert_holds(model.clone(), &SAFETY);
+    assert_found(model, "no orphan");
+    let and_a_delete = faults(|f| (f.conn_loss, f.late, f.delete_node) = (1, 1, 1));
+    assert_holds(recipe(Rules::NEW, &[(0, Writer, 2), (1, Writer, 1)], and_a_delete), &SAFETY);
+}
+
+// Larger configurations: `cargo test --release -p zoolock-model -- --ignored`.
+
+#[test]
+#[ignore]
+fn larger_new_rules_shared_session_two_faults() {
+    let clients = [(0, Writer, 1), (0, Writer, 1), (1, Writer, 1)];
+    for pair in [
+        faults(|f| (f.conn_loss, f.expire) = (1, 1)),
+        faults(|f| (f.delete_node, f.delete_all) = (1, 1)),
+        faults(|f| (f.delete_all, f.reap) = (1, 1)),
+        faults(|f| (f.conn_loss, f.delete_all) = (1, 1)),
+    ] {
+        assert_holds(recipe(Rules::NEW, &clients, pair), &all_properties());
+    }
+}
+
+#[test]
+#[ignore]
+fn larger_new_rules_two_sessions_three_faults() {
+    let clients = [(0, Writer, 2), (1, Writer, 2)];
+    let three = faults(|f| (f.delete_node, f.reap, f.delete_all) = (1, 1, 1));
+    assert_holds(recipe(Rules::NEW, &clients, three), &all_properties());
+    let three = faults(|f| (f.conn_loss, f.expire, f.delete_all) = (1, 1, 1));
+    assert_holds(recipe(Rules::NEW, &clients, three), &all_properties());
+}
+
+#[test]
+#[ignore]
+fn larger_new_rules_late_creates_three_clients() {
+    let clients = [(0, Writer, 1), (0, Writer, 1), (1, Writer, 1)];
+    let late = faults(|f| (f.conn_loss, f.late) = (1, 1));
+    assert_holds(recipe(Rules::NEW, &clients, late), &SAFETY);
+}
