@@ -26,6 +26,11 @@ impl Report {
         self.records.len()
     }
 
+    /// Pairs of accepted critical sections that overlapped, earlier first.
+    pub fn overlapping(&self) -> Vec<(&Record, &Record)> {
+        self.records.windows(2).filter(|w| w[1].start < w[0].end).map(|w| (&w[0], &w[1])).collect()
+    }
+
     pub fn is_clean(&self) -> bool {
         self.overlaps == 0 && self.token_regressions == 0
     }
