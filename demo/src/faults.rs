@@ -136,7 +136,7 @@ pub fn run(args: &Args, log: &Arc<Log>) -> Result<bool, String> {
     if !resource.wait_for_writes(1, Duration::from_secs(30)) {
         return Err("no worker got the lock within 30 s".into());
     }
-    let started = Instant::now();
+    let (started, t0) = (Instant::now(), now_ns());
     let mut rng = Rng(now_ns() as u64 | 1);
     let mut injected: BTreeMap<&str, usize> = BTreeMap::new();
     let mut partitions: Vec<(String, u128)> = Vec::new();
@@ -339,7 +339,7 @@ pub fn run(args: &Args, log: &Arc<Log>) -> Result<bool, String> {
         slowest_deleted.unwrap_or_default()
     );
     if report.overlaps > 0 {
-        blame(&report, &path_deletions, &deletions);
+        blame(&report, t0, &path_deletions, &deletions, &heard_told);
     }
     println!("  workers idle at the end: {idle}; orphan lock nodes left: {orphans}");
     println!("  workers that exited by themselves: {}", died.len());
@@ -433,9 +433,21 @@ fn deletion_latencies(deletions: &[Deletion], told: &[(String, String, u128)]) -
 /// deleted is that holder's library's blindness when it is kazoo or Curator
 /// (neither notices the deletion; the next holder's higher token fences off
 /// only its later writes, not one already under way).
-fn blame(report: &ledger::Report, path_deletions: &[u128], deletions: &[Deletion]) {
+fn blame(report: &ledger::Report, t0: u128, path_deletions: &[u128], deletions: &[Deletion], told: &[(String, String, u128)]) {
+    let at = |ns: u128| format!("{:.6}s", ns.saturating_sub(t0) as f64 / 1e9);
     for (a, b) in report.overlapping() {
-        let deleted = path_deletions.iter().chain(deletions.iter().map(|d| &d.sent)).any(|at| *at >= a.start.saturating_sub(1_000_000_000) && *at <= b.end);
+        let near = |ns: &u128| *ns + 1_000_000_000 >= a.start && *ns <= b.end + 1_000_000_000;
+        let deleted = path_deletions.iter().chain(deletions.iter().map(|d| &d.sent)).any(near);
+        println!("  overlap at {}..{} and {}..{}", at(a.start), at(a.end), at(b.start), at(b.end));
+        for ns in path_deletions.iter().filter(|ns| near(ns)) {
+            println!("    lock path deleted (answered) at {}", at(*ns));
+        }
+        for d in deletions.iter().filter(|d| near(&d.sent)) {
+            println!("    node of {} deleted at {}..{}", d.worker, at(d.sent), at(d.done));
+        }
+        for (w, state, ns) in told.iter().filter(|(w, _, ns)| (*w == a.worker || *w == b.worker) && near(ns)) {
+            println!("    {w} told {state} at {}", at(*ns));
+        }
         let whose = match (deleted, a.language.as_str()) {
             (true, "kazoo" | "curator") => format!("{}'s: {} is not told that its node was deleted", a.language, a.language),
             (true, _) => "after a node deletion".to_string(),
