@@ -142,7 +142,7 @@ pub fn run(args: &Args, log: &Arc<Log>) -> Result<bool, String> {
     let mut partitions: Vec<(String, u128)> = Vec::new();
     let (mut round, mut first_pass, mut tries) = (0, 0, 0);
     let mut died: Vec<String> = Vec::new();
-    // The deletions of the path (ns) and of zoolock holders' nodes.
+    // When the operator's `deleteall`s ended (ns), and its deletions of zoolock holders' nodes.
     let (mut path_deletions, mut deletions): (Vec<u128>, Vec<Deletion>) = (Vec::new(), Vec::new());
     // The request-level fault armed last, and how each ended.
     let mut pending: Option<(&str, FaultId)> = None;
@@ -195,9 +195,13 @@ pub fn run(args: &Args, log: &Arc<Log>) -> Result<bool, String> {
                 killed && ensemble.restart(victim).is_ok()
             }
             "delete path" => match operator.delete_all(&args.path) {
-                Ok(deleted) => {
-                    if deleted {
+                Ok((deleted, children)) => {
+                    // The children went even if the path stayed: holders may have lost their nodes.
+                    if deleted || children > 0 {
                         path_deletions.push(now_ns());
+                    }
+                    if !deleted {
+                        println!("  deleted {children} children of {}, but it kept getting new ones", args.path);
                     }
                     deleted
                 }
@@ -431,8 +435,9 @@ fn deletion_latencies(deletions: &[Deletion], told: &[(String, String, u128)]) -
 /// Says whose each overlap is. Nothing is excused: the verdict counts them
 /// all. An overlap that began with a holder whose node an operator had just
 /// deleted is that holder's library's blindness when it is kazoo or Curator
-/// (neither notices the deletion; the next holder's higher token fences off
-/// only its later writes, not one already under way).
+/// (neither notices the deletion); with zoolock, the holder is told, but a
+/// write it sent already is under way. Fencing refuses only a stale write
+/// that reaches the resource after the next holder's.
 fn blame(report: &ledger::Report, t0: u128, path_deletions: &[u128], deletions: &[Deletion], told: &[(String, String, u128)]) {
     let at = |ns: u128| format!("{:.6}s", ns.saturating_sub(t0) as f64 / 1e9);
     for (a, b) in report.overlapping() {
@@ -440,7 +445,7 @@ fn blame(report: &ledger::Report, t0: u128, path_deletions: &[u128], deletions: 
         let deleted = path_deletions.iter().chain(deletions.iter().map(|d| &d.sent)).any(near);
         println!("  overlap at {}..{} and {}..{}", at(a.start), at(a.end), at(b.start), at(b.end));
         for ns in path_deletions.iter().filter(|ns| near(ns)) {
-            println!("    lock path deleted (answered) at {}", at(*ns));
+            println!("    lock path's nodes deleted by {}", at(*ns));
         }
         for d in deletions.iter().filter(|d| near(&d.sent)) {
             println!("    node of {} deleted at {}..{}", d.worker, at(d.sent), at(d.done));
@@ -448,9 +453,11 @@ fn blame(report: &ledger::Report, t0: u128, path_deletions: &[u128], deletions: 
         for (w, state, ns) in told.iter().filter(|(w, _, ns)| (*w == a.worker || *w == b.worker) && near(ns)) {
             println!("    {w} told {state} at {}", at(*ns));
         }
-        let whose = match (deleted, a.language.as_str()) {
-            (true, "kazoo" | "curator") => format!("{}'s: {} is not told that its node was deleted", a.language, a.language),
-            (true, _) => "after a node deletion".to_string(),
+        // The stale holder is the one with the older node.
+        let stale = if a.token < b.token { a } else { b };
+        let whose = match (deleted, stale.language.as_str()) {
+            (true, "kazoo" | "curator") => format!("{}'s: {} is not told that its node was deleted", stale.worker, stale.language),
+            (true, _) => "after the operator deleted nodes: a write already under way when the holder was told".to_string(),
             (false, _) => "no deletion near it".to_string(),
         };
         println!("  overlap: {} ({}, token {}) and {} ({}, token {}): {whose}", a.worker, a.language, a.token, b.worker, b.language, b.token);

@@ -27,30 +27,32 @@ impl Operator {
 
     /// zkCli's `deleteall`: every child, then the path. Contenders keep
     /// queueing meanwhile (the path's delete then fails with NotEmpty), so
-    /// it goes round a few times. False if the path was not there or kept
-    /// getting children.
-    pub fn delete_all(&self, path: &str) -> Result<bool, String> {
+    /// it goes round a few times. Says whether the path went, and how many
+    /// children did (they go even when the path stays).
+    pub fn delete_all(&self, path: &str) -> Result<(bool, usize), String> {
         self.runtime.block_on(async {
-            for _ in 0..20 {
+            let mut deleted = 0;
+            for _ in 0..5 {
                 let children = match self.client.list_children(path).await {
                     Ok(children) => children,
-                    Err(zk::Error::NoNode) => return Ok(false),
+                    Err(zk::Error::NoNode) => return Ok((false, deleted)),
                     Err(e) => return Err(e.to_string()),
                 };
                 for child in children {
                     match self.client.delete(&format!("{path}/{child}"), None).await {
-                        Ok(()) | Err(zk::Error::NoNode) => {}
+                        Ok(()) => deleted += 1,
+                        Err(zk::Error::NoNode) => {}
                         Err(e) => return Err(e.to_string()),
                     }
                 }
                 match self.client.delete(path, None).await {
-                    Ok(()) => return Ok(true),
+                    Ok(()) => return Ok((true, deleted)),
                     Err(zk::Error::NotEmpty) => continue,
-                    Err(zk::Error::NoNode) => return Ok(false),
+                    Err(zk::Error::NoNode) => return Ok((false, deleted)),
                     Err(e) => return Err(e.to_string()),
                 }
             }
-            Ok(false)
+            Ok((false, deleted))
         })
     }
 
