@@ -26,6 +26,18 @@ impl Report {
         self.records.len()
     }
 
+    /// Pairs of accepted critical sections that overlapped, earlier first.
+    pub fn overlapping(&self) -> Vec<(&Record, &Record)> {
+        self.records.windows(2).filter(|w| w[1].start < w[0].end).map(|w| (&w[0], &w[1])).collect()
+    }
+
+    /// Tokens that failed to increase between two accepted writes that did
+    /// not overlap: the resource accepts no lower token, so only overlapping
+    /// writes can arrive in another order than they began.
+    pub fn token_regressions_outside_overlaps(&self) -> usize {
+        self.records.windows(2).filter(|w| w[1].token <= w[0].token && w[1].start >= w[0].end).count()
+    }
+
     pub fn is_clean(&self) -> bool {
         self.overlaps == 0 && self.token_regressions == 0
     }

@@ -17,6 +17,7 @@ mod faults;
 mod languages;
 mod ledger;
 mod logs;
+mod operator;
 mod resource;
 mod worker;
 

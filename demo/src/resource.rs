@@ -72,6 +72,21 @@ impl Resource {
         let (_ledger, waited) = self.written.wait_timeout_while(ledger, limit, |l| l.records.len() < n).unwrap();
         !waited.timed_out()
     }
+
+    /// Waits for the next write accepted (after the `count()` when called)
+    /// that `pick` takes, and returns it at once; none after `limit`.
+    pub fn next_write(&self, limit: Duration, pick: impl Fn(&Record) -> bool) -> Option<Record> {
+        let mut ledger = self.ledger.lock().unwrap();
+        let (mut seen, end) = (ledger.records.len(), std::time::Instant::now() + limit);
+        loop {
+            if let Some(r) = ledger.records[seen..].iter().find(|r| pick(r)) {
+                return Some(r.clone());
+            }
+            seen = ledger.records.len();
+            let left = end.checked_duration_since(std::time::Instant::now())?;
+            ledger = self.written.wait_timeout(ledger, left).unwrap().0;
+        }
+    }
 }
 
 fn serve(stream: TcpStream, ledger: &Mutex<Ledger>, written: &Condvar) {

@@ -6,7 +6,9 @@
 //! [--session-timeout SECS] [--hold-ms MS] [--scheme curator]`. Without `--count` it runs until a `stop` line
 //! on stdin, prints `idle` with its lock released and its session still
 //! open (so that orphan nodes can be counted), and exits at end of stdin.
-//! Stdout also carries `session <id>` and `told <name> <state> <ns>` lines.
+//! Stdout also carries `session <id>` and `told <name> <state> <ns>` lines:
+//! the session's `Suspended` or `Lost`, or a hold lost, by its reason
+//! (`NodeDeleted`, `SessionExpired`, …).
 
 use std::io::{BufRead, BufReader, Write};
 use std::net::TcpStream;
@@ -99,6 +101,13 @@ fn run(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
     });
     let config = LockConfig { identifier: args.name.as_bytes().to_vec(), scheme: args.scheme, ..LockConfig::default() };
     let lock = Lock::new(&session, &args.path, Kind::Mutex, config)?;
+    let me = args.name.clone();
+    lock.add_listener(move |state| {
+        // A hold's end other than our release, by its reason: `NodeDeleted` when someone deleted our node.
+        if let LockState::Lost(reason) = state {
+            say(format!("told {me} {reason:?} {}", now_ns()));
+        }
+    });
 
     let stop = Arc::new(AtomicBool::new(false));
     if args.count.is_none() {

@@ -52,13 +52,20 @@ fn workers_share_the_ledger_without_overlap() {
 
 #[test]
 fn a_short_fault_run_stays_verified() {
-    let run = demo(&["--faults", "--duration", "20", "--languages", "rust", "--path", "/demo-test/faults"]);
+    let run = demo(&["--faults", "--duration", "30", "--languages", "rust", "--path", "/demo-test/faults"]);
     let out = run.text();
     assert!(run.ok && out.contains("VERIFIED under faults"), "{out}");
     assert!(out.contains("orphan lock nodes left: 0"), "{out}");
-    for kind in ["expire holder", "long partition", "kill server", "kill holder"] {
+    for kind in ["expire holder", "long partition", "kill server", "kill holder", "delete path", "delete holder node"] {
         assert!(out.contains(&format!("faults injected: {kind}")), "no {kind} in {out}");
     }
+    // Every request-level kind was armed, and at least one fired.
+    for kind in ["drop create reply", "land create late", "reset delete reply"] {
+        assert!(out.contains(&format!("request-level {kind}")), "no {kind} in {out}");
+    }
+    assert!(out.lines().any(|l| l.starts_with("  request-level") && l.contains(" fired ")), "no request-level fault fired: {out}");
+    // A zoolock holder whose node was deleted was told so.
+    assert!(out.contains("deleted: told after"), "no holder told of its node's deletion: {out}");
     // The workers' client logs (zookeeper-client warns of every lost
     // connection) are in the log file the run names, not on the terminal.
     assert!(run.stderr.is_empty(), "the terminal got log lines: {}", run.stderr);

@@ -5,7 +5,8 @@ The same program runs on zoolock or on kazoo: the import is the only
 difference (`--client zoolock|kazoo`). It speaks the demo's worker protocol
 (see demo/src/worker.rs): acquire, write once to the resource with a fencing
 token while holding, release; print `session <id>` and
-`told <name> <state> <ns>` lines; without --count, run until `stop` on stdin,
+`told <name> <state> <ns>` lines (the session's state, or on zoolock a
+hold's loss by its reason, e.g. NodeDeleted); without --count, run until `stop` on stdin,
 print `idle`, and keep the session open until stdin ends.
 """
 
@@ -70,6 +71,14 @@ def main():
     say(f"session {zk.client_id[0]}")
     # kazoo has one naming; zoolock can also name its nodes Curator's way.
     lock = zk.Lock(args.path, args.name, scheme=args.scheme) if args.scheme == "curator" else zk.Lock(args.path, args.name)
+    if hasattr(lock, "lost_reason"):  # zoolock; kazoo does not notice a lost hold
+        def on_lock_state(state):
+            # A hold's end other than our release, by its reason in the core's
+            # words: NodeDeleted when someone deleted our node.
+            if state == "LOST":
+                reason = "".join(w.capitalize() for w in (lock.lost_reason or "LOST").split("_"))
+                say(f"told {args.name} {reason} {time.time_ns()}")
+        lock.add_listener(on_lock_state)
     host, port = args.resource.rsplit(":", 1)
     resource = socket.create_connection((host, int(port)))
     replies = resource.makefile("r")

@@ -9,7 +9,8 @@
 // Without --count it runs until a `stop` line (or end of input) on stdin, prints
 // `idle` with its lock released and its session still open (so that orphan nodes
 // can be counted), and exits at end of stdin. Stdout also carries `session <id>`
-// and `told <name> <Suspended|Lost> <ns>` lines.
+// and `told <name> <state> <ns>` lines: the session's Suspended or Lost, or a hold
+// lost, by its reason (NodeDeleted, SessionExpired, ...).
 // Built by scripts/build-demo-dotnet.sh (mcs, C# 7.2).
 
 using System;
@@ -162,6 +163,8 @@ static class Worker
                     continue;
                 }
                 using (handle)
+                // A hold's end other than our release, by its reason: NodeDeleted when someone deleted our node.
+                using (handle.HandleLost.Register(() => Say(string.Format(CultureInfo.InvariantCulture, "told {0} {1} {2}", args.Name, handle.LostReason, NowNs()))))
                 {
                     long start = NowNs();
                     long waitUs = asked.Elapsed.Ticks / (TimeSpan.TicksPerMillisecond / 1000);
