@@ -7,7 +7,11 @@
 //! (timed, try, no-wait, forever), cancel, release, drop pending acquires,
 //! close and reopen sessions, and inject faults: short and long partitions,
 //! expiries, connection resets, `deleteall` of a path and its re-creation,
-//! and a raw client deleting the holder's node. Acquires run concurrently;
+//! a raw client deleting the holder's node, and request-level faults (a
+//! dropped reply, a request held back that lands late, a reset before the
+//! reply) on a create2, delete, getChildren, getData or multi-read of the
+//! session of a handle about to act (`invariant/request_faults.rs`); the
+//! step log names the request each hit. Acquires run concurrently;
 //! the driver settles after each step on events (an acquire returning, a
 //! state change) with a bound, then checks:
 //!
@@ -28,9 +32,12 @@
 //! `ZOOLOCK_STEPS=<n>` runs that many steps, `ZOOLOCK_MINUTES=<m>` steps for
 //! that long (default 45 s, plus settling); `ZOOLOCK_KEEP_GOING=1` counts
 //! every violation instead of stopping at the first (`scripts/soak.sh`);
-//! `ZOOLOCK_WITHOUT=delete-holder,kazoo,...` leaves kinds of steps out.
+//! `ZOOLOCK_WITHOUT=delete-holder,kazoo,...` leaves kinds of steps out
+//! (`request-fault`: all request faults; or one kind of them, `drop-reply`,
+//! `reset-before-reply`, `land-late`, or one op, `create2`, `getData`, ...).
 //! On failure the seed, the replay command and the step log are printed; the
-//! whole log is written to `$CARGO_TARGET_TMPDIR/invariant-<seed>.log`.
+//! whole log is written to `$CARGO_TARGET_TMPDIR/invariant-<seed>.log` (with
+//! `ZOOLOCK_KEEP_GOING`, always).
 
 mod common;
 
@@ -42,7 +49,7 @@ use std::time::Duration;
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
 use tokio::time::{timeout, timeout_at, Instant};
-use zk_harness::Ensemble;
+use zk_harness::{Ensemble, FaultId};
 use zookeeper_client as zk;
 use zoolock::naming;
 use zoolock::{Acquire, Kind, Lock, LockConfig, LockState, Semaphore, Session, SessionOptions, SessionState};
@@ -50,6 +57,10 @@ use zoolock::{Acquire, Kind, Lock, LockConfig, LockState, Semaphore, Session, Se
 #[path = "invariant/kazoo_peer.rs"]
 mod kazoo_peer;
 use kazoo_peer::Peer;
+
+#[path = "invariant/request_faults.rs"]
+mod request_faults;
+use request_faults::{Aim, ReqOp};
 
 const SESSIONS: usize = 3;
 /// Short, so that partitions longer than it and expiries fit in a short run.
@@ -187,6 +198,15 @@ enum Mode {
 }
 
 impl Mode {
+    fn draw(rng: &mut Rng) -> Mode {
+        match rng.below(100) {
+            0..=49 => Mode::Timed(rng.millis(200, 4000)),
+            50..=64 => Mode::Try,
+            65..=79 => Mode::NoWait,
+            _ => Mode::Forever,
+        }
+    }
+
     fn options(self) -> Acquire {
         match self {
             Mode::Timed(t) => Acquire::timeout(t),
@@ -243,6 +263,9 @@ enum Step {
     /// The kazoo peer's writer (0), reader (1) or semaphore (2).
     KazooAcquire(usize, Duration),
     KazooRelease(usize),
+    /// A request fault against the session of the handle that acts next
+    /// from `(slot, kind)` on, then that action.
+    RequestFault(usize, usize, Aim),
 }
 
 impl Step {
@@ -263,7 +286,13 @@ impl Step {
             Step::DeleteHolder(_) => "delete-holder",
             Step::CloseOrReopen(..) => "close",
             Step::KazooAcquire(..) | Step::KazooRelease(_) => "kazoo",
+            Step::RequestFault(..) => "request-fault",
         }
+    }
+
+    /// Whether `ZOOLOCK_WITHOUT`'s `word` leaves this step out.
+    fn left_out_by(&self, word: &str) -> bool {
+        word == self.kind() || matches!(self, Step::RequestFault(_, _, aim) if aim.left_out_by(word))
     }
 
     /// Draws the next step from the seed alone, never from what happened, so
@@ -271,16 +300,8 @@ impl Step {
     fn draw(rng: &mut Rng) -> Step {
         let slot = rng.below(SESSIONS as u64) as usize;
         let kind = rng.below(KINDS.len() as u64) as usize;
-        match rng.below(1000) {
-            0..=329 => {
-                let mode = match rng.below(100) {
-                    0..=49 => Mode::Timed(rng.millis(200, 4000)),
-                    50..=64 => Mode::Try,
-                    65..=79 => Mode::NoWait,
-                    _ => Mode::Forever,
-                };
-                Step::Acquire(slot, kind, mode)
-            }
+        match rng.below(1150) {
+            0..=329 => Step::Acquire(slot, kind, Mode::draw(rng)),
             330..=509 => Step::Release(slot, kind),
             510..=549 => Step::Cancel(slot, kind),
             550..=589 => Step::DropPending(slot, kind),
@@ -295,7 +316,8 @@ impl Step {
             // Closed about a fifth of the time: its handles must fail fast meanwhile.
             850..=899 => Step::CloseOrReopen(slot, rng.below(4) == 0),
             900..=959 => Step::KazooAcquire(kind % 3, rng.millis(200, 3000)),
-            _ => Step::KazooRelease(kind % 3),
+            960..=999 => Step::KazooRelease(kind % 3),
+            _ => Step::RequestFault(slot, kind, Aim::draw(rng)),
         }
     }
 }
@@ -319,6 +341,15 @@ impl Handle {
         match self {
             Handle::Lock(l) => l.release().await,
             Handle::Sem(s) => s.release().await,
+        }
+    }
+
+    /// The contenders' identifiers (lock) or the lease holders' (semaphore):
+    /// a listing, then a multi-read of the nodes.
+    async fn read(&self) -> zoolock::Result<Vec<String>> {
+        match self {
+            Handle::Lock(l) => l.contenders().await,
+            Handle::Sem(s) => s.lease_holders().await,
         }
     }
 
@@ -378,6 +409,7 @@ struct Shared {
     /// Session ids seen, by the name of their slot and generation.
     owners: Mutex<HashMap<i64, String>>,
     step: std::sync::atomic::AtomicUsize,
+    requests: Mutex<request_faults::Record>,
 }
 
 impl Shared {
@@ -392,6 +424,9 @@ impl Shared {
     }
 
     fn violate(&self, kind: &str, text: String) {
+        let recent = self.requests.lock().unwrap().recent();
+        let text =
+            if recent.is_empty() { text } else { format!("{text} [request faults lately: {}]", recent.join("; ")) };
         self.count(format!("violation: {kind}"));
         self.note(format!("VIOLATION {kind}: {text}"));
         self.violations.lock().unwrap().push((self.step.load(Ordering::Relaxed), format!("{kind}: {text}")));
@@ -433,6 +468,14 @@ struct Slot {
     closed: bool,
     handles: Vec<Handle>,
     partitioned: Arc<AtomicBool>,
+}
+
+/// What a handle does right after a request fault is armed against its session.
+#[derive(Clone, Copy)]
+enum Action {
+    Acquire(Mode),
+    Release,
+    Read,
 }
 
 struct Pending {
@@ -493,6 +536,7 @@ impl Driver {
             counts: Mutex::default(),
             owners: Mutex::default(),
             step: Default::default(),
+            requests: Mutex::default(),
         });
         let steps = config.steps.map_or_else(|| format!("for {:?}", config.duration), |n| format!("{n} steps"));
         shared.note(format!(
@@ -578,7 +622,7 @@ impl Driver {
             self.steps_run += 1;
             self.shared.step.store(self.steps_run, Ordering::Relaxed);
             let step = Step::draw(&mut self.rng);
-            if self.config.without.iter().any(|w| w == step.kind()) {
+            if self.config.without.iter().any(|w| step.left_out_by(w)) {
                 continue;
             }
             self.step(step).await;
@@ -633,29 +677,13 @@ impl Driver {
                 let Some((slot, kind)) = chosen else {
                     return note(self, format!("acquire ({}): skipped, every handle holds or waits", mode.label()));
                 };
-                let who = self.who(slot, kind);
-                let handle = self.slots[slot].handles[kind].clone();
-                note(self, format!("acquire {who} ({})", mode.label()));
-                let started = Instant::now();
-                let task = tokio::spawn(acquire_task(self.shared.clone(), who.clone(), kind, handle, mode));
-                let deadline = mode.deadline(started);
-                self.pending.insert((slot, kind), Pending { who, mode, started, deadline, task, reported: false });
-                self.settle(Duration::from_millis(300), |d| d.pending_done((slot, kind))).await;
+                self.start_acquire(slot, kind, mode).await;
             }
             Step::Release(slot, kind) => {
                 let Some((slot, kind)) = self.pick(slot, kind, |d, s, k| d.slots[s].handles[k].is_acquired()) else {
                     return note(self, "release: skipped, nothing held".into());
                 };
-                let who = self.who(slot, kind);
-                let handle = self.slots[slot].handles[kind].clone();
-                note(self, format!("release {who}"));
-                let started = Instant::now();
-                match timeout(CALL_BOUND, handle.release()).await {
-                    Ok(result) => note(self, format!("release {who} → {result:?} in {:?}", started.elapsed())),
-                    Err(_) => {
-                        self.shared.violate("hang", format!("release of {who} still running after {CALL_BOUND:?}"))
-                    }
-                }
+                self.release(slot, kind).await;
             }
             Step::Cancel(slot, kind) => {
                 let (slot, kind) = self.pick(slot, kind, |d, s, k| !d.pending_done((s, k))).unwrap_or((slot, kind));
@@ -869,6 +897,99 @@ impl Driver {
                 self.shared.note(format!("#{n} {what}"));
                 peer.release(k).await;
             }
+            Step::RequestFault(slot, kind, aim) => self.request_fault(slot, kind, aim).await,
+        }
+    }
+
+    /// Starts an acquire on `(slot, kind)` and gives it a moment to return.
+    async fn start_acquire(&mut self, slot: usize, kind: usize, mode: Mode) {
+        let who = self.who(slot, kind);
+        let handle = self.slots[slot].handles[kind].clone();
+        self.shared.note(format!("#{} acquire {who} ({})", self.steps_run, mode.label()));
+        let started = Instant::now();
+        let task = tokio::spawn(acquire_task(self.shared.clone(), who.clone(), kind, handle, mode));
+        let deadline = mode.deadline(started);
+        self.pending.insert((slot, kind), Pending { who, mode, started, deadline, task, reported: false });
+        self.settle(Duration::from_millis(300), |d| d.pending_done((slot, kind))).await;
+    }
+
+    async fn release(&mut self, slot: usize, kind: usize) {
+        let who = self.who(slot, kind);
+        let handle = self.slots[slot].handles[kind].clone();
+        let n = self.steps_run;
+        self.shared.note(format!("#{n} release {who}"));
+        let started = Instant::now();
+        match timeout(CALL_BOUND, handle.release()).await {
+            Ok(result) => self.shared.note(format!("#{n} release {who} → {result:?} in {:?}", started.elapsed())),
+            Err(_) => self.shared.violate("hang", format!("release of {who} still running after {CALL_BOUND:?}")),
+        }
+    }
+
+    /// Arms a request fault against the session of the handle that acts
+    /// next, on the op that action sends, then acts: an acquire for a
+    /// create2, getChildren or getData (a waiter's watch on the node ahead,
+    /// the hold's watch on its own); a release for a delete (or, with nothing
+    /// held, a single try, which deletes its node when the lock is taken, as
+    /// a semaphore's acquire deletes its admission lock's node); a read of
+    /// the contenders or lease holders for a multi-read.
+    async fn request_fault(&mut self, slot: usize, kind: usize, aim: Aim) {
+        let n = self.steps_run;
+        let idle = |d: &Driver, s: usize, k: usize| {
+            !d.slots[s].closed && d.pending_done((s, k)) && !d.slots[s].handles[k].is_acquired()
+        };
+        let held = |d: &Driver, s: usize, k: usize| !d.slots[s].closed && d.slots[s].handles[k].is_acquired();
+        let action = match aim.op {
+            ReqOp::Delete => self
+                .pick(slot, kind, held)
+                .map(|h| (h, Action::Release))
+                .or_else(|| self.pick(slot, kind, idle).map(|h| (h, Action::Acquire(Mode::Try)))),
+            ReqOp::MultiRead => self.pick(slot, kind, |d, s, _| !d.slots[s].closed).map(|h| (h, Action::Read)),
+            _ => self.pick(slot, kind, idle).map(|h| (h, Action::Acquire(aim.mode))),
+        };
+        let Some(((slot, kind), action)) = action else {
+            return self.shared.note(format!("#{n} request fault {}: skipped, no handle to act", aim.describe()));
+        };
+        let res = match kind {
+            SEM if aim.admission && !matches!(action, Action::Read | Action::Release) => Res::Admission,
+            SEM => Res::Sem,
+            _ => Res::Lock,
+        };
+        let path = self.path_of(res);
+        // A listing's path is the lock path itself; the others' a node's below it.
+        let prefix = if aim.op == ReqOp::GetChildren { path } else { format!("{path}/") };
+        let id = self.slots[slot].session.status().session_id;
+        let armed = inject({
+            let prefix = prefix.clone();
+            move || aim.arm(id, prefix)
+        })
+        .await;
+        let who = self.who(slot, kind);
+        let doing = match action {
+            Action::Acquire(mode) => format!("acquire {who} ({})", mode.label()),
+            Action::Release => format!("release {who}"),
+            Action::Read => format!("read the {} of {who}", if kind == SEM { "lease holders" } else { "contenders" }),
+        };
+        let FaultId(f) = match armed {
+            Ok(f) => f,
+            Err(e) => return self.shared.note(format!("#{n} request fault {}: not armed: {e}", aim.describe())),
+        };
+        self.shared.note(format!(
+            "#{n} request fault F{f}: {} of s{slot} ({id:#x}) under {prefix}, then {doing}",
+            aim.describe()
+        ));
+        let tag = format!("F{f} (#{n} {} {} of s{slot})", aim.fault.name(), aim.op.name());
+        self.faults.push(tokio::spawn(request_faults::follow(self.shared.clone(), FaultId(f), aim, tag)));
+        match action {
+            Action::Acquire(mode) => self.start_acquire(slot, kind, mode).await,
+            Action::Release => self.release(slot, kind).await,
+            Action::Read => {
+                let handle = self.slots[slot].handles[kind].clone();
+                let started = Instant::now();
+                match timeout(CALL_BOUND, handle.read()).await {
+                    Ok(result) => self.shared.note(format!("#{n} {doing} → {result:?} in {:?}", started.elapsed())),
+                    Err(_) => self.shared.violate("hang", format!("{doing}: still running after {CALL_BOUND:?}")),
+                }
+            }
         }
     }
 
@@ -922,6 +1043,7 @@ impl Driver {
     fn reap(&mut self) {
         let now = Instant::now();
         self.pending.retain(|_, p| !p.task.is_finished());
+        self.faults.retain(|f| !f.is_finished());
         for p in self.pending.values_mut() {
             if let Some(deadline) = p.deadline.filter(|d| now > *d && !p.reported) {
                 p.reported = true;
@@ -1187,16 +1309,21 @@ impl Driver {
         for (key, value) in counts.iter() {
             summary += &format!("  {key}: {value}\n");
         }
+        summary += &self.shared.requests.lock().unwrap().summary();
         for kind in ["overlap", "held without node", "fencing", "hang", "orphan"] {
             summary += &format!("{kind}s: {}\n", counts.get(&format!("violation: {kind}")).copied().unwrap_or(0));
         }
         println!("{summary}");
+        let log = self.shared.log.lock().unwrap();
+        let file = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("invariant-{seed}.log"));
+        // A soak keeps its log even when clean: what the request faults hit, for the record.
+        if self.config.keep_going || !violations.is_empty() {
+            let _ = std::fs::write(&file, log.join("\n") + "\n");
+            println!("step log: {}", file.display());
+        }
         if violations.is_empty() {
             return;
         }
-        let log = self.shared.log.lock().unwrap();
-        let file = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("invariant-{seed}.log"));
-        let _ = std::fs::write(&file, log.join("\n") + "\n");
         let first_step = violations[0].0;
         eprintln!("---- step log (last 150 lines of {}; all in {}) ----", log.len(), file.display());
         for line in log.iter().skip(log.len().saturating_sub(150)) {
