@@ -213,6 +213,93 @@ async fn a_create_that_lands_late_right_ahead_of_its_retry_is_deleted_not_waited
     }
 }
 
+/// The model's `doubtful_prefixes_forgotten_with_the_attempt`: a create
+/// whose reply was lost lands late, after the attempt that gave its prefix
+/// up has ended (an operator deleted that attempt's node while it waited)
+/// and after the next attempt's listing. An operator deletes that attempt's
+/// node too: the attempt after it finds the late node ahead. It must still
+/// know it as its own — delete it, not wait on it until its timeout.
+///
+/// (Landing right before the next attempt's create is no test of main: the
+/// ended attempt's sweep of the prefix, sent just after that create, finds
+/// the node then, most of the time.)
+#[tokio::test(flavor = "multi_thread")]
+async fn a_create_that_lands_late_after_its_attempt_ended_is_not_waited_for() {
+    let connect = shared_server();
+    let raw = raw(&connect).await;
+    let path = unique_path("late-after-attempt");
+    raw.mkdir(&path, &zk::CreateMode::Persistent.with_acls(zk::Acls::anyone_all())).await.unwrap();
+    let holder = Lock::mutex(&session(&connect).await, &path).unwrap();
+    assert!(holder.acquire(Acquire::default()).await.unwrap());
+    let other = Lock::mutex(&session(&connect).await, &path).unwrap();
+    let other_waiting = {
+        let other = other.clone();
+        tokio::spawn(async move { other.acquire(Acquire::default()).await })
+    };
+    let others = queued(&raw, &path, 2).await;
+    let session = session(&connect).await;
+    let lock = Lock::mutex(&session, &path).unwrap();
+    let id = session.status().session_id;
+    let creates = Select::session(id).op(Op::Create2).path(path.clone());
+    // Lands once the next attempt, queued behind the holder, watches it:
+    // after that attempt's listing, and after the ended attempt's own sweep
+    // of the prefix, which is sent before the next attempt's create returns.
+    let watches_holder = Select::any().op(Op::GetData).path(holder.node().unwrap());
+    let fault = inject(move || harness().land_late(creates, Landing::After(watches_holder)).unwrap()).await;
+
+    let waiting = {
+        let lock = lock.clone();
+        tokio::spawn(async move { lock.acquire(Acquire::timeout(Duration::from_secs(8))).await })
+    };
+    let retry = queued(&raw, &path, 3).await.into_iter().find(|n| !others.contains(n)).unwrap();
+    raw.delete(&format!("{path}/{retry}"), None).await.unwrap();
+    // The node it waits for goes: it finds its own gone, and queues again behind the holder.
+    other.cancel();
+    assert!(other_waiting.await.unwrap().is_err());
+    let report = inject(move || harness().wait_fault(fault, FaultState::Fired, Duration::from_secs(10))).await;
+    let request = report.expect("the first create landed after the next attempt's listing").request.unwrap();
+    let late = request.path.unwrap()[path.len() + 1..].to_owned();
+    let holder_node = &holder.node().unwrap()[path.len() + 1..];
+    let nodes = children(&raw, &path).await;
+    let next = nodes.iter().find(|n| *n != holder_node && !n.starts_with(&late)).expect("the next attempt's node");
+    raw.delete(&format!("{path}/{next}"), None).await.unwrap();
+    assert!(holder.release().await.unwrap());
+
+    assert!(waiting.await.unwrap().unwrap(), "the acquire waited on its own late node");
+    let ours = lock.node().unwrap();
+    assert_eq!(children(&raw, &path).await, [&ours[path.len() + 1..]], "the late node is gone");
+    lock.release().await.unwrap();
+    assert!(children(&raw, &path).await.is_empty(), "no node of the session is left");
+}
+
+/// A create whose reply was lost on a lock path that is not there (never
+/// made yet, or deleted by an operator meanwhile): the listing that looks
+/// for its node finds no path, which means "not created", not an error.
+/// Here the create is held back and lands, failing, right before the create
+/// again.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_lost_create_on_a_missing_lock_path_is_created_again() {
+    let connect = shared_server();
+    let raw = raw(&connect).await;
+    let path = unique_path("lost-create-no-path");
+    let session = session(&connect).await;
+    let lock = Lock::mutex(&session, &path).unwrap();
+    let id = session.status().session_id;
+    let creates = Select::session(id).op(Op::Create2).path(path.clone());
+    let retry = Landing::Before(Select::any().op(Op::Create2).path(path.clone()));
+    let fault = inject(move || harness().land_late(creates, retry).unwrap()).await;
+
+    let acquired = lock.acquire(Acquire::timeout(Duration::from_secs(5))).await;
+    assert!(acquired.expect("no error for a missing path"), "holds");
+    let report = inject(move || harness().wait_fault(fault, FaultState::Fired, Duration::from_secs(10))).await;
+    const NO_NODE: i32 = -101;
+    assert_eq!(report.expect("the first create landed").reply.map(|(_, err)| err), Some(NO_NODE));
+    let ours = lock.node().unwrap();
+    assert_eq!(children(&raw, &path).await, [&ours[path.len() + 1..]]);
+    lock.release().await.unwrap();
+    assert!(children(&raw, &path).await.is_empty());
+}
+
 /// Requests the server received from `session`'s connection (`cons`).
 fn received(session: &zoolock::Session) -> u64 {
     use std::io::{Read, Write};
