@@ -10,7 +10,7 @@ use std::time::Duration;
 use common::*;
 use zk_harness::{Ensemble, FaultState, Landing, Op, Select};
 use zookeeper_client as zk;
-use zoolock::{Acquire, Lock};
+use zoolock::{Acquire, Lock, LockState, LostReason};
 
 fn harness() -> &'static Ensemble {
     zk_harness::shared()
@@ -270,6 +270,81 @@ async fn a_create_that_lands_late_after_its_attempt_ended_is_not_waited_for() {
     assert_eq!(children(&raw, &path).await, [&ours[path.len() + 1..]], "the late node is gone");
     lock.release().await.unwrap();
     assert!(children(&raw, &path).await.is_empty(), "no node of the session is left");
+}
+
+/// Holds `path` with a late node of the session behind the hold: a create
+/// whose reply was lost in an earlier attempt (its node deleted by an
+/// operator) lands once the winning attempt has listed the path and waits
+/// for the holder. Returns the late node's prefix.
+async fn hold_ahead_of_a_late_create(connect: &str, raw: &zk::Client, lock: &Lock, options: Acquire) -> String {
+    let path = lock.path().to_owned();
+    raw.mkdir(&path, &zk::CreateMode::Persistent.with_acls(zk::Acls::anyone_all())).await.unwrap();
+    let holder = Lock::mutex(&session(connect).await, &path).unwrap();
+    assert!(holder.acquire(Acquire::default()).await.unwrap());
+    let other = Lock::mutex(&session(connect).await, &path).unwrap();
+    let other_waiting = {
+        let other = other.clone();
+        tokio::spawn(async move { other.acquire(Acquire::default()).await })
+    };
+    let others = queued(raw, &path, 2).await;
+    let id = lock.session().status().session_id;
+    let creates = Select::session(id).op(Op::Create2).path(path.clone());
+    let watches_holder = Select::any().op(Op::GetData).path(holder.node().unwrap());
+    let fault = inject(move || harness().land_late(creates, Landing::After(watches_holder)).unwrap()).await;
+    let waiting = {
+        let lock = lock.clone();
+        tokio::spawn(async move { lock.acquire(options).await })
+    };
+    let retry = queued(raw, &path, 3).await.into_iter().find(|n| !others.contains(n)).unwrap();
+    raw.delete(&format!("{path}/{retry}"), None).await.unwrap();
+    other.cancel();
+    assert!(other_waiting.await.unwrap().is_err());
+    let report = inject(move || harness().wait_fault(fault, FaultState::Fired, Duration::from_secs(10))).await;
+    let request = report.expect("the first create landed behind the next attempt").request.unwrap();
+    let late = request.path.unwrap()[path.len() + 1..].to_owned();
+    assert!(holder.release().await.unwrap());
+    assert!(waiting.await.unwrap().unwrap());
+    let ours = &lock.node().unwrap()[path.len() + 1..];
+    let mut nodes = children(raw, &path).await;
+    nodes.sort_by_key(|n| naming_sequence(n));
+    assert!(nodes.len() == 2 && nodes[0] == ours && nodes[1].starts_with(&late), "{nodes:?}: the late node behind ours");
+    late
+}
+
+fn naming_sequence(node: &str) -> u32 {
+    node[node.len() - 10..].parse().unwrap()
+}
+
+/// Issue 10: the late duplicates a hold leaves behind go however the hold
+/// ends — released, its lease run out, its node deleted by an operator —
+/// even when they were given up by an earlier attempt than the one that
+/// won. (A hold lost to its session's end needs nothing: an ephemeral late
+/// node ends with the session, a persistent hold outlives it.)
+#[tokio::test(flavor = "multi_thread")]
+async fn a_late_create_of_an_earlier_attempt_goes_however_the_hold_ends() {
+    let connect = shared_server();
+    let raw = raw(&connect).await;
+    for ending in [None, Some(LostReason::LeaseExpired), Some(LostReason::NodeDeleted)] {
+        let lock = Lock::mutex(&session(&connect).await, &unique_path("late-hold-ends")).unwrap();
+        let options = match ending {
+            Some(LostReason::LeaseExpired) => Acquire::default().lease(Duration::from_secs(2)),
+            _ => Acquire::default(),
+        };
+        let late = hold_ahead_of_a_late_create(&connect, &raw, &lock, options).await;
+        match ending {
+            None => assert!(lock.release().await.unwrap()),
+            Some(reason) => {
+                if reason == LostReason::NodeDeleted {
+                    raw.delete(&lock.node().unwrap(), None).await.unwrap();
+                }
+                let mut states = lock.subscribe();
+                let lost = states.wait_for(|s| *s == LockState::Lost(reason));
+                tokio::time::timeout(Duration::from_secs(10), lost).await.expect("lost").unwrap();
+            }
+        }
+        let gone = within_children(&raw, lock.path(), Duration::from_secs(10), |c| c.is_empty()).await;
+        assert!(gone.is_some(), "{ending:?}: the late node {late}… outlived the hold");
+    }
 }
 
 /// A create whose reply was lost on a lock path that is not there (never
