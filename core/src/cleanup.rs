@@ -263,8 +263,14 @@ struct Doubtful {
 impl DoubtfulPrefixes {
     /// A create under `prefix` on `parent`, sent on session `generation`, may land late.
     pub fn add(&self, parent: &str, prefix: String, generation: u64, ephemeral: bool) {
+        let mut all = self.0.lock().unwrap();
+        // Ephemeral entries of ended sessions, on paths not listed since, go too.
+        all.retain(|_, doubtful| {
+            doubtful.retain(|d| !d.ephemeral || d.generation >= generation);
+            !doubtful.is_empty()
+        });
         let doubtful = Doubtful { prefix, generation, ephemeral, deleting: false };
-        self.0.lock().unwrap().entry(parent.to_owned()).or_default().push(doubtful);
+        all.entry(parent.to_owned()).or_default().push(doubtful);
     }
 
     fn any(&self, parent: &str) -> bool {
@@ -274,7 +280,13 @@ impl DoubtfulPrefixes {
     /// Takes out of `children` (of `parent`, listed on session `generation`)
     /// the late nodes of doubtful prefixes, and deletes them in the
     /// background: the handles say when each is gone.
-    pub fn sweep(&self, session: &Session, parent: &str, generation: u64, children: &mut Vec<String>) -> Vec<JoinHandle<()>> {
+    pub fn sweep(
+        &self,
+        session: &Session,
+        parent: &str,
+        generation: u64,
+        children: &mut Vec<String>,
+    ) -> Vec<JoinHandle<()>> {
         let mut found = Vec::new();
         {
             let mut all = self.0.lock().unwrap();
@@ -338,8 +350,8 @@ impl DoubtfulPrefixes {
                 let Ok(live) = session.live_for_removal().await else { return };
                 match live.client.list_children(&parent).await {
                     Ok(mut children) => {
-                        let removals = session.doubtful_prefixes().sweep(&session, &parent, live.generation, &mut children);
-                        for removal in removals {
+                        let doubtful = session.doubtful_prefixes();
+                        for removal in doubtful.sweep(&session, &parent, live.generation, &mut children) {
                             let _ = removal.await;
                         }
                         return;
