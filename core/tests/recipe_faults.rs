@@ -307,7 +307,8 @@ async fn hold_ahead_of_a_late_create(connect: &str, raw: &zk::Client, lock: &Loc
     let ours = &lock.node().unwrap()[path.len() + 1..];
     let mut nodes = children(raw, &path).await;
     nodes.sort_by_key(|n| naming_sequence(n));
-    assert!(nodes.len() == 2 && nodes[0] == ours && nodes[1].starts_with(&late), "{nodes:?}: the late node behind ours");
+    let behind = nodes.len() == 2 && nodes[0] == ours && nodes[1].starts_with(&late);
+    assert!(behind, "{nodes:?}: the late node behind ours");
     late
 }
 
@@ -345,6 +346,37 @@ async fn a_late_create_of_an_earlier_attempt_goes_however_the_hold_ends() {
         let gone = within_children(&raw, lock.path(), Duration::from_secs(10), |c| c.is_empty()).await;
         assert!(gone.is_some(), "{ending:?}: the late node {late}… outlived the hold");
     }
+}
+
+/// A persistent create whose reply was lost lands once the hold is decided
+/// (after the hold's own-node watch is set), so no listing of the acquire
+/// shows it. Its prefix stays with the session: closing the session removes
+/// the late node, and keeps the persistent hold (kazoo's `ephemeral=False`).
+#[tokio::test(flavor = "multi_thread")]
+async fn closing_a_session_removes_a_persistent_late_node_and_keeps_the_hold() {
+    let connect = shared_server();
+    let raw = raw(&connect).await;
+    let path = unique_path("late-persistent");
+    raw.mkdir(&path, &zk::CreateMode::Persistent.with_acls(zk::Acls::anyone_all())).await.unwrap();
+    let session = session(&connect).await;
+    let lock = Lock::mutex(&session, &path).unwrap();
+    let id = session.status().session_id;
+    let creates = Select::session(id).op(Op::Create2).path(path.clone());
+    let watches_own = Landing::After(Select::any().op(Op::GetData).path(path.clone()));
+    let fault = inject(move || harness().land_late(creates, watches_own).unwrap()).await;
+
+    assert!(lock.acquire(Acquire::default().persistent()).await.unwrap());
+    let report = inject(move || harness().wait_fault(fault, FaultState::Fired, Duration::from_secs(10))).await;
+    let late = report.expect("the first create landed").request.unwrap().path.unwrap()[path.len() + 1..].to_owned();
+    let ours = lock.node().unwrap()[path.len() + 1..].to_owned();
+    let mut nodes = children(&raw, &path).await;
+    nodes.sort();
+    let mut expected = vec![ours.clone(), format!("{late}{:010}", naming_sequence(&ours) + 1)];
+    expected.sort();
+    assert_eq!(nodes, expected, "the late node behind the hold");
+    session.close().await;
+    assert_eq!(children(&raw, &path).await, [ours.clone()], "the late node outlived the closed session");
+    raw.delete(&format!("{path}/{ours}"), None).await.unwrap();
 }
 
 /// A create whose reply was lost on a lock path that is not there (never
