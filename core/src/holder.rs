@@ -12,7 +12,7 @@ use tokio::task::{AbortHandle, JoinHandle};
 use tokio::time::{sleep_until, timeout, Instant};
 use zookeeper_client as zk;
 
-use crate::cleanup::{connection_lost, Removal, Target, FOREGROUND_WAIT};
+use crate::cleanup::{connection_lost, parent_of, DoubtfulPrefixes, Removal, Target, FOREGROUND_WAIT};
 use crate::error::{Error, Result};
 use crate::events::Listeners;
 use crate::runtime;
@@ -153,25 +153,32 @@ pub(crate) struct Won {
     pub node_watch: Option<zk::OneshotWatcher>,
     /// The node's place in its session's line, kept while it holds.
     _place: Option<Arc<()>>,
-    /// Prefixes of creates whose reply was lost and whose node was not found
-    /// then: such a create can still land late, so they are swept on release.
-    doubtful: Vec<Removal>,
     /// Until the handle records the win: a dropped acquire (between its
     /// win and the record) removes the node, and its acquire waits for that.
     guard: Option<(Session, Removals)>,
 }
 
 impl Won {
-    /// Everything to delete when the hold ends: its node, then any late
-    /// duplicates of it.
-    fn removals(&self, session: &Session) -> Vec<Removal> {
-        let node = Removal {
+    /// The removal of the node, when the hold ends.
+    fn removal(&self, session: &Session) -> Removal {
+        Removal {
             session: session.clone(),
             target: Target::Node(self.node.clone()),
             generation: self.generation,
             ephemeral: self.ephemeral,
-        };
-        std::iter::once(node).chain(self.doubtful.iter().cloned()).collect()
+        }
+    }
+
+    /// Sweeps the session's late duplicates of nodes on this lock path,
+    /// whatever attempt gave them up: one may have landed after the last
+    /// listing (see [`DoubtfulPrefixes`]).
+    fn spawn_sweep(&self, session: &Session) -> Option<JoinHandle<()>> {
+        DoubtfulPrefixes::spawn_sweep(session, parent_of(&self.node))
+    }
+
+    /// Removes the node, and sweeps its late duplicates, in the background.
+    fn spawn_removals(&self, session: &Session) -> Vec<JoinHandle<()>> {
+        std::iter::once(self.removal(session).spawn()).chain(self.spawn_sweep(session)).collect()
     }
 
     /// Recorded by the handle, whose release now removes the node. A
@@ -189,17 +196,9 @@ impl Won {
 impl Drop for Won {
     fn drop(&mut self) {
         if let Some((session, removals)) = self.guard.take() {
-            for removal in self.removals(&session) {
-                removals.push(removal.spawn());
+            for removal in self.spawn_removals(&session) {
+                removals.push(removal);
             }
-        }
-    }
-}
-
-impl Won {
-    fn spawn_removals(&self, session: &Session) {
-        for removal in self.removals(session) {
-            removal.spawn();
         }
     }
 }
@@ -482,9 +481,8 @@ impl Holder {
         if !held.won.ephemeral {
             self.session.persistent_nodes().release(&Target::Node(held.won.node.clone()));
         }
-        let mut removals = held.won.removals(&self.session).into_iter();
-        let node = removals.next().expect("the node itself").run_bounded();
-        removals.for_each(|late| drop(late.spawn()));
+        let node = held.won.removal(&self.session).run_bounded();
+        held.won.spawn_sweep(&self.session);
         node.await;
         true
     }
@@ -534,7 +532,10 @@ impl Holder {
         self.session.unwatch_hold(lost.watch_key);
         self.set_state(LockState::Lost(reason));
         // The node (and any late duplicate of it) may still be there: a lease
-        // ran out, or only the node itself was deleted.
+        // ran out, or only the node itself was deleted. Otherwise the session
+        // ended: its ephemeral nodes are gone, and a persistent hold is not
+        // lost to an expiry, nor on close, which removes its late duplicates
+        // (see `PersistentNodes`).
         if matches!(reason, LostReason::LeaseExpired | LostReason::NodeDeleted) {
             lost.won.spawn_removals(&self.session);
         }
@@ -686,7 +687,9 @@ pub(crate) struct Attempt {
     removal: Option<Removal>,
     removals: Removals,
     place: Option<Arc<()>>,
-    doubtful: Vec<Removal>,
+    session: Session,
+    /// The lock path (or semaphore pool).
+    parent: String,
 }
 
 impl Attempt {
@@ -696,7 +699,8 @@ impl Attempt {
         if let Some(persistent) = removal.persistent() {
             persistent.own(&removal.target);
         }
-        Attempt { removal: Some(removal), removals: removals.clone(), place: None, doubtful: Vec::new() }
+        let (session, parent) = (removal.session.clone(), removal.target.parent().to_owned());
+        Attempt { removal: Some(removal), removals: removals.clone(), place: None, session, parent }
     }
 
     /// The prefix the node is (to be) created with.
@@ -709,41 +713,33 @@ impl Attempt {
 
     /// A create's reply was lost and its node not found: that create may
     /// still land late, under the old prefix. Create again under `prefix`;
-    /// the old one is swept from the first listing that shows it (see
-    /// [`Attempt::sweep_late`]), else when this attempt or its hold ends.
+    /// the old one goes to the session's [`DoubtfulPrefixes`], which sweep
+    /// its node from the first listing of the path that shows it, by this
+    /// attempt or any later one of the session.
     pub fn renew_prefix(&mut self, prefix: String) {
         let removal = self.removal.as_mut().expect("attempt in use");
-        self.doubtful.push(removal.clone());
         let old = removal.target.clone();
-        if let Target::Prefix { prefix: current, .. } = &mut removal.target {
-            *current = prefix;
-        }
+        let Target::Prefix { parent, prefix: current } = &mut removal.target else {
+            unreachable!("a prefix is renewed only before the create succeeds")
+        };
+        let given_up = std::mem::replace(current, prefix);
+        self.session.doubtful_prefixes().add(parent, given_up, removal.generation, removal.ephemeral);
         if let Some(persistent) = removal.persistent() {
+            // The old prefix stays registered until its node is found, or the session closes.
             persistent.settle(&old);
             persistent.own(&removal.target);
         }
     }
 
-    /// Takes out of `children` (of `parent`) the nodes that creates of this
-    /// attempt made under prefixes given up as doubtful (see
-    /// [`Attempt::renew_prefix`]): they landed late. Each is ours — the
-    /// prefix is a fresh uuid used for one create on this session — and
-    /// would sit in the queue, maybe right ahead of our own node, until the
-    /// hold ends: it is deleted now, in the background, and this acquire
-    /// waits for that before it returns.
-    pub fn sweep_late(&mut self, parent: &str, children: &mut Vec<String>) {
-        if self.doubtful.is_empty() {
-            return;
+    /// Takes out of `children` (of the path, listed on session `generation`)
+    /// the late nodes of the session's doubtful prefixes (see
+    /// [`Attempt::renew_prefix`]): each is ours and would sit in the queue,
+    /// maybe right ahead of our own node. It is deleted in the background,
+    /// and this acquire waits for that before it returns.
+    pub fn sweep_late(&self, generation: u64, children: &mut Vec<String>) {
+        for removal in self.session.doubtful_prefixes().sweep(&self.session, &self.parent, generation, children) {
+            self.removals.push(removal);
         }
-        let (doubtful, removals) = (&mut self.doubtful, &self.removals);
-        children.retain(|child| {
-            let ours = |d: &Removal| matches!(&d.target, Target::Prefix { prefix, .. } if child.starts_with(&**prefix));
-            let Some(late) = doubtful.iter().position(ours) else { return true };
-            let mut removal = doubtful.swap_remove(late);
-            removal.target = Target::Node(format!("{parent}/{child}"));
-            removals.push(removal.spawn());
-            false
-        });
     }
 
     /// Keeps the node's place in its session's line for as long as it is queued or held.
@@ -775,7 +771,6 @@ impl Attempt {
             ephemeral: removal.ephemeral,
             node_watch: None,
             _place: self.place.take(),
-            doubtful: std::mem::take(&mut self.doubtful),
             guard: Some((removal.session, self.removals.clone())),
         }
     }
@@ -789,14 +784,17 @@ impl Attempt {
 }
 
 impl Drop for Attempt {
+    /// Unless it won (the hold sweeps when it ends), removes the node and
+    /// sweeps the path once more: a late node may have landed since the
+    /// attempt's last listing.
     fn drop(&mut self) {
-        if let Some(removal) = self.removal.as_ref() {
-            if let Some(persistent) = removal.persistent() {
-                persistent.settle(&removal.target);
-            }
+        let Some(removal) = self.removal.take() else { return };
+        if let Some(persistent) = removal.persistent() {
+            persistent.settle(&removal.target);
         }
-        for removal in self.removal.take().into_iter().chain(self.doubtful.drain(..)) {
-            self.removals.push(removal.spawn());
+        self.removals.push(removal.spawn());
+        if let Some(sweep) = DoubtfulPrefixes::spawn_sweep(&self.session, &self.parent) {
+            self.removals.push(sweep);
         }
     }
 }

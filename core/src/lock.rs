@@ -181,7 +181,7 @@ impl Lock {
         };
         loop {
             if let Some(mut children) = listed.take() {
-                attempt.sweep_late(&self.spec.path, &mut children);
+                attempt.sweep_late(live.generation, &mut children);
                 let role = self.spec.kind.role();
                 watched = match naming::standing(&children, &name, role, &self.spec.config.extra_markers) {
                     Standing::Holds => return Ok(Step::Won(attempt.won(token))),
@@ -444,7 +444,10 @@ impl Lock {
         let live = self.holder.session.live().await?;
         let bound = self.holder.session.request_bound();
         let read = async {
-            let Some(children) = self.list(&live).await? else { return Err(Error::ConnectionLoss(bound)) };
+            let Some(mut children) = self.list(&live).await? else { return Err(Error::ConnectionLoss(bound)) };
+            let session = &self.holder.session;
+            // Late nodes of this session's are no contenders: they go.
+            session.doubtful_prefixes().sweep(session, &self.spec.path, live.generation, &mut children);
             let queue = naming::queue(&children, &self.spec.config.extra_markers);
             let nodes: Vec<String> = queue.iter().map(|c| format!("{}/{}", self.spec.path, c.name)).collect();
             read_identifiers(&live, &nodes).await

@@ -9,7 +9,7 @@ use tokio::sync::watch;
 use tokio::time::timeout;
 use zookeeper_client as zk;
 
-use crate::cleanup::PersistentNodes;
+use crate::cleanup::{DoubtfulPrefixes, PersistentNodes};
 use crate::error::{Error, Result};
 use crate::events::Listeners;
 use crate::naming::Role;
@@ -58,6 +58,7 @@ struct Shared {
     /// Per lock path, the node this session queued last, while it is queued.
     lines: Mutex<HashMap<String, LastInLine>>,
     persistent: PersistentNodes,
+    doubtful: DoubtfulPrefixes,
 }
 
 /// A node this session is queueing or holding; `place` dies when it leaves.
@@ -130,6 +131,7 @@ impl Session {
                 winners: Mutex::default(),
                 lines: Mutex::default(),
                 persistent: PersistentNodes::default(),
+                doubtful: DoubtfulPrefixes::default(),
             });
             runtime::spawn(supervise(Arc::downgrade(&shared), live));
             Ok(Session { shared })
@@ -259,6 +261,10 @@ impl Session {
 
     pub(crate) fn persistent_nodes(&self) -> &PersistentNodes {
         &self.shared.persistent
+    }
+
+    pub(crate) fn doubtful_prefixes(&self) -> &DoubtfulPrefixes {
+        &self.shared.doubtful
     }
 
     /// Waits until a session newer than `generation` is up; false once closed.

@@ -10,7 +10,7 @@ use std::time::Duration;
 use common::*;
 use zk_harness::{Ensemble, FaultState, Landing, Op, Select};
 use zookeeper_client as zk;
-use zoolock::{Acquire, Lock};
+use zoolock::{Acquire, Lock, LockState, LostReason};
 
 fn harness() -> &'static Ensemble {
     zk_harness::shared()
@@ -211,6 +211,200 @@ async fn a_create_that_lands_late_right_ahead_of_its_retry_is_deleted_not_waited
         lock.release().await.unwrap();
         assert!(children(&raw, &path).await.is_empty());
     }
+}
+
+/// The model's `doubtful_prefixes_forgotten_with_the_attempt`: a create
+/// whose reply was lost lands late, after the attempt that gave its prefix
+/// up has ended (an operator deleted that attempt's node while it waited)
+/// and after the next attempt's listing. An operator deletes that attempt's
+/// node too: the attempt after it finds the late node ahead. It must still
+/// know it as its own — delete it, not wait on it until its timeout.
+///
+/// (Landing right before the next attempt's create is no test of main: the
+/// ended attempt's sweep of the prefix, sent just after that create, finds
+/// the node then, most of the time.)
+#[tokio::test(flavor = "multi_thread")]
+async fn a_create_that_lands_late_after_its_attempt_ended_is_not_waited_for() {
+    let connect = shared_server();
+    let raw = raw(&connect).await;
+    let path = unique_path("late-after-attempt");
+    raw.mkdir(&path, &zk::CreateMode::Persistent.with_acls(zk::Acls::anyone_all())).await.unwrap();
+    let holder = Lock::mutex(&session(&connect).await, &path).unwrap();
+    assert!(holder.acquire(Acquire::default()).await.unwrap());
+    let other = Lock::mutex(&session(&connect).await, &path).unwrap();
+    let other_waiting = {
+        let other = other.clone();
+        tokio::spawn(async move { other.acquire(Acquire::default()).await })
+    };
+    let others = queued(&raw, &path, 2).await;
+    let session = session(&connect).await;
+    let lock = Lock::mutex(&session, &path).unwrap();
+    let id = session.status().session_id;
+    let creates = Select::session(id).op(Op::Create2).path(path.clone());
+    // Lands once the next attempt, queued behind the holder, watches it:
+    // after that attempt's listing, and after the ended attempt's own sweep
+    // of the prefix, which is sent before the next attempt's create returns.
+    let watches_holder = Select::any().op(Op::GetData).path(holder.node().unwrap());
+    let fault = inject(move || harness().land_late(creates, Landing::After(watches_holder)).unwrap()).await;
+
+    let waiting = {
+        let lock = lock.clone();
+        tokio::spawn(async move { lock.acquire(Acquire::timeout(Duration::from_secs(8))).await })
+    };
+    let retry = queued(&raw, &path, 3).await.into_iter().find(|n| !others.contains(n)).unwrap();
+    raw.delete(&format!("{path}/{retry}"), None).await.unwrap();
+    // The node it waits for goes: it finds its own gone, and queues again behind the holder.
+    other.cancel();
+    assert!(other_waiting.await.unwrap().is_err());
+    let report = inject(move || harness().wait_fault(fault, FaultState::Fired, Duration::from_secs(10))).await;
+    let request = report.expect("the first create landed after the next attempt's listing").request.unwrap();
+    let late = request.path.unwrap()[path.len() + 1..].to_owned();
+    let holder_node = &holder.node().unwrap()[path.len() + 1..];
+    let nodes = children(&raw, &path).await;
+    let next = nodes.iter().find(|n| *n != holder_node && !n.starts_with(&late)).expect("the next attempt's node");
+    raw.delete(&format!("{path}/{next}"), None).await.unwrap();
+    assert!(holder.release().await.unwrap());
+
+    assert!(waiting.await.unwrap().unwrap(), "the acquire waited on its own late node");
+    let ours = lock.node().unwrap();
+    assert_eq!(children(&raw, &path).await, [&ours[path.len() + 1..]], "the late node is gone");
+    lock.release().await.unwrap();
+    assert!(children(&raw, &path).await.is_empty(), "no node of the session is left");
+}
+
+/// Holds `path` with a late node of the session behind the hold: a create
+/// whose reply was lost in an earlier attempt (its node deleted by an
+/// operator) lands once the winning attempt has listed the path and waits
+/// for the holder. Returns the late node's prefix.
+async fn hold_ahead_of_a_late_create(connect: &str, raw: &zk::Client, lock: &Lock, options: Acquire) -> String {
+    let path = lock.path().to_owned();
+    raw.mkdir(&path, &zk::CreateMode::Persistent.with_acls(zk::Acls::anyone_all())).await.unwrap();
+    let holder = Lock::mutex(&session(connect).await, &path).unwrap();
+    assert!(holder.acquire(Acquire::default()).await.unwrap());
+    let other = Lock::mutex(&session(connect).await, &path).unwrap();
+    let other_waiting = {
+        let other = other.clone();
+        tokio::spawn(async move { other.acquire(Acquire::default()).await })
+    };
+    let others = queued(raw, &path, 2).await;
+    let id = lock.session().status().session_id;
+    let creates = Select::session(id).op(Op::Create2).path(path.clone());
+    let watches_holder = Select::any().op(Op::GetData).path(holder.node().unwrap());
+    let fault = inject(move || harness().land_late(creates, Landing::After(watches_holder)).unwrap()).await;
+    let waiting = {
+        let lock = lock.clone();
+        tokio::spawn(async move { lock.acquire(options).await })
+    };
+    let retry = queued(raw, &path, 3).await.into_iter().find(|n| !others.contains(n)).unwrap();
+    raw.delete(&format!("{path}/{retry}"), None).await.unwrap();
+    other.cancel();
+    assert!(other_waiting.await.unwrap().is_err());
+    let report = inject(move || harness().wait_fault(fault, FaultState::Fired, Duration::from_secs(10))).await;
+    let request = report.expect("the first create landed behind the next attempt").request.unwrap();
+    let late = request.path.unwrap()[path.len() + 1..].to_owned();
+    assert!(holder.release().await.unwrap());
+    assert!(waiting.await.unwrap().unwrap());
+    let ours = &lock.node().unwrap()[path.len() + 1..];
+    let mut nodes = children(raw, &path).await;
+    nodes.sort_by_key(|n| naming_sequence(n));
+    let behind = nodes.len() == 2 && nodes[0] == ours && nodes[1].starts_with(&late);
+    assert!(behind, "{nodes:?}: the late node behind ours");
+    late
+}
+
+fn naming_sequence(node: &str) -> u32 {
+    node[node.len() - 10..].parse().unwrap()
+}
+
+/// Issue 10: the late duplicates a hold leaves behind go however the hold
+/// ends — released, its lease run out, its node deleted by an operator —
+/// even when they were given up by an earlier attempt than the one that
+/// won. (A hold lost to its session's end needs nothing: an ephemeral late
+/// node ends with the session, a persistent hold outlives it.)
+#[tokio::test(flavor = "multi_thread")]
+async fn a_late_create_of_an_earlier_attempt_goes_however_the_hold_ends() {
+    let connect = shared_server();
+    let raw = raw(&connect).await;
+    for ending in [None, Some(LostReason::LeaseExpired), Some(LostReason::NodeDeleted)] {
+        let lock = Lock::mutex(&session(&connect).await, &unique_path("late-hold-ends")).unwrap();
+        let options = match ending {
+            Some(LostReason::LeaseExpired) => Acquire::default().lease(Duration::from_secs(2)),
+            _ => Acquire::default(),
+        };
+        let late = hold_ahead_of_a_late_create(&connect, &raw, &lock, options).await;
+        match ending {
+            None => assert!(lock.release().await.unwrap()),
+            Some(reason) => {
+                if reason == LostReason::NodeDeleted {
+                    raw.delete(&lock.node().unwrap(), None).await.unwrap();
+                }
+                let mut states = lock.subscribe();
+                let lost = states.wait_for(|s| *s == LockState::Lost(reason));
+                tokio::time::timeout(Duration::from_secs(10), lost).await.expect("lost").unwrap();
+            }
+        }
+        let gone = within_children(&raw, lock.path(), Duration::from_secs(10), |c| c.is_empty()).await;
+        assert!(gone.is_some(), "{ending:?}: the late node {late}… outlived the hold");
+    }
+}
+
+/// A persistent create whose reply was lost lands once the hold is decided
+/// (after the hold's own-node watch is set), so no listing of the acquire
+/// shows it. Its prefix stays with the session: closing the session removes
+/// the late node, and keeps the persistent hold (kazoo's `ephemeral=False`).
+#[tokio::test(flavor = "multi_thread")]
+async fn closing_a_session_removes_a_persistent_late_node_and_keeps_the_hold() {
+    let connect = shared_server();
+    let raw = raw(&connect).await;
+    let path = unique_path("late-persistent");
+    raw.mkdir(&path, &zk::CreateMode::Persistent.with_acls(zk::Acls::anyone_all())).await.unwrap();
+    let session = session(&connect).await;
+    let lock = Lock::mutex(&session, &path).unwrap();
+    let id = session.status().session_id;
+    let creates = Select::session(id).op(Op::Create2).path(path.clone());
+    let watches_own = Landing::After(Select::any().op(Op::GetData).path(path.clone()));
+    let fault = inject(move || harness().land_late(creates, watches_own).unwrap()).await;
+
+    assert!(lock.acquire(Acquire::default().persistent()).await.unwrap());
+    let report = inject(move || harness().wait_fault(fault, FaultState::Fired, Duration::from_secs(10))).await;
+    let late = report.expect("the first create landed").request.unwrap().path.unwrap()[path.len() + 1..].to_owned();
+    let ours = lock.node().unwrap()[path.len() + 1..].to_owned();
+    let mut nodes = children(&raw, &path).await;
+    nodes.sort();
+    let mut expected = vec![ours.clone(), format!("{late}{:010}", naming_sequence(&ours) + 1)];
+    expected.sort();
+    assert_eq!(nodes, expected, "the late node behind the hold");
+    session.close().await;
+    assert_eq!(children(&raw, &path).await, [ours.clone()], "the late node outlived the closed session");
+    raw.delete(&format!("{path}/{ours}"), None).await.unwrap();
+}
+
+/// A create whose reply was lost on a lock path that is not there (never
+/// made yet, or deleted by an operator meanwhile): the listing that looks
+/// for its node finds no path, which means "not created", not an error.
+/// Here the create is held back and lands, failing, right before the create
+/// again.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_lost_create_on_a_missing_lock_path_is_created_again() {
+    let connect = shared_server();
+    let raw = raw(&connect).await;
+    let path = unique_path("lost-create-no-path");
+    let session = session(&connect).await;
+    let lock = Lock::mutex(&session, &path).unwrap();
+    let id = session.status().session_id;
+    let creates = Select::session(id).op(Op::Create2).path(path.clone());
+    let retry = Landing::Before(Select::any().op(Op::Create2).path(path.clone()));
+    let fault = inject(move || harness().land_late(creates, retry).unwrap()).await;
+
+    let acquired = lock.acquire(Acquire::timeout(Duration::from_secs(5))).await;
+    assert!(acquired.expect("no error for a missing path"), "holds");
+    let report = inject(move || harness().wait_fault(fault, FaultState::Fired, Duration::from_secs(10))).await;
+    const NO_NODE: i32 = -101;
+    assert_eq!(report.expect("the first create landed").reply.map(|(_, err)| err), Some(NO_NODE));
+    let ours = lock.node().unwrap();
+    assert_eq!(children(&raw, &path).await, [&ours[path.len() + 1..]]);
+    lock.release().await.unwrap();
+    assert!(children(&raw, &path).await.is_empty());
 }
 
 /// Requests the server received from `session`'s connection (`cons`).

@@ -60,7 +60,8 @@ pub struct Rules {
     pub doubtful_own: bool,
     /// The handle remembers its doubtful prefixes until their node is found
     /// and deleted or the session ends, not only for the attempt
-    /// (`Attempt::doubtful`): a late node can land after the attempt's sweep,
+    /// (main's `Attempt::doubtful`; now the session's `DoubtfulPrefixes`, per
+    /// lock path): a late node can land after the attempt's sweep,
     /// right ahead of the next attempt's node.
     pub doubtful_kept: bool,
 }
