@@ -475,7 +475,11 @@ impl Holder {
     /// stops waiting (a timeout around `release`, a cancelled task) leaves
     /// them running: no node outlives it.
     pub async fn release(&self) -> bool {
-        let Some(held) = self.held.lock().unwrap().take() else { return false };
+        let Some(mut held) = self.held.lock().unwrap().take() else { return false };
+        // Our own delete would fire the node's watch: stop it first.
+        for task in held.tasks.drain(..) {
+            task.abort();
+        }
         self.session.unwatch_hold(held.watch_key);
         self.set_state(LockState::Released);
         if !held.won.ephemeral {
@@ -489,6 +493,11 @@ impl Holder {
 
     pub fn cancel(&self) {
         self.cancels.send_modify(|n| *n += 1);
+    }
+
+    /// Whether acquisition `id` is the hold now.
+    fn holds(&self, id: u64) -> bool {
+        self.held.lock().unwrap().as_ref().is_some_and(|h| h.id == id)
     }
 
     pub fn is_held(&self) -> bool {
@@ -629,7 +638,9 @@ async fn watch_node(
                 // notice can come before the session's own end: the hold was
                 // lost to expiry, not to someone else, and says so only if a
                 // request on the session still succeeds.
-                if session_alive(&holder, generation).await {
+                // Our own release deleted it (the hold is gone): nothing to ask.
+                let current = holder.upgrade().is_some_and(|h| h.holds(id));
+                if current && session_alive(&holder, generation).await {
                     lose(&holder);
                 }
                 return;
