@@ -8,10 +8,11 @@
 //! close and reopen sessions, and inject faults: short and long partitions,
 //! expiries, connection resets, `deleteall` of a path and its re-creation,
 //! a raw client deleting the holder's node, and request-level faults (a
-//! dropped reply, a request held back that lands late, a reset before the
-//! reply) on a create2, delete, getChildren, getData or multi-read of the
-//! session of a handle about to act (`invariant/request_faults.rs`); the
-//! step log names the request each hit. Acquires run concurrently;
+//! dropped reply; a request held back that lands late, before the session's
+//! next write or after N requests; a reset before the reply) on a create2,
+//! delete, getChildren, getData or multi-read of the session of a handle
+//! about to act (`invariant/request_faults.rs`); the step log names the
+//! request each hit. Acquires run concurrently;
 //! the driver settles after each step on events (an acquire returning, a
 //! state change) with a bound, then checks:
 //!

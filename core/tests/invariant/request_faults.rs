@@ -4,6 +4,17 @@
 //! sends, then acts; [`follow`] logs which request the fault hit and what the
 //! server answered, and tallies whether it fired, found no request in time
 //! (unmatched), was missed, or held a request that never landed.
+//!
+//! How late a held request may land: ZooKeeper applies a session's writes in
+//! the order its servers read them, so a write read before a connection
+//! broke is applied before every write the session sends after reconnecting,
+//! or never (a server that no longer owns the session refuses it); only the
+//! session's reads on the new connection (a lagging follower) can miss it.
+//! `land_late` before the session's next write (create2 or delete) is that.
+//! `land_late` after N further requests is stronger when a write is among
+//! them: an orphan or overlap found only with it must be checked against
+//! this before it is called a defect (seed 909 of the first hunt: a lease
+//! create landing after the dropped acquire's own delete of it).
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -30,8 +41,8 @@ const RECENT: Duration = Duration::from_secs(10);
 pub enum Fault {
     DropReply,
     ResetBeforeReply,
-    /// `land_late`, landing just before the session's next create2.
-    LandBeforeCreate,
+    /// `land_late`, landing just before the session's next write (create2 or delete).
+    LandBeforeWrite,
     /// `land_late`, landing after this many further requests of the session.
     LandAfter(u32),
 }
@@ -42,7 +53,7 @@ impl Fault {
         match self {
             Fault::DropReply => "drop-reply",
             Fault::ResetBeforeReply => "reset-before-reply",
-            Fault::LandBeforeCreate => "land-late-before-create",
+            Fault::LandBeforeWrite => "land-late-before-write",
             Fault::LandAfter(_) => "land-late-after",
         }
     }
@@ -51,7 +62,7 @@ impl Fault {
         match self {
             Fault::DropReply => "drop_reply".into(),
             Fault::ResetBeforeReply => "reset_before_reply".into(),
-            Fault::LandBeforeCreate => "land_late (before the next create2)".into(),
+            Fault::LandBeforeWrite => "land_late (before the next write)".into(),
             Fault::LandAfter(n) => format!("land_late (after {n} more requests)"),
         }
     }
@@ -71,7 +82,7 @@ pub enum ReqOp {
 }
 
 const OPS: [ReqOp; 5] = [ReqOp::Create2, ReqOp::Delete, ReqOp::GetChildren, ReqOp::GetData, ReqOp::MultiRead];
-const FAULTS: [&str; 4] = ["drop-reply", "reset-before-reply", "land-late-before-create", "land-late-after"];
+const FAULTS: [&str; 4] = ["drop-reply", "reset-before-reply", "land-late-before-write", "land-late-after"];
 
 impl ReqOp {
     fn op(self) -> Op {
@@ -106,7 +117,7 @@ impl Aim {
         let fault = match rng.below(100) {
             0..=29 => Fault::DropReply,
             30..=54 => Fault::ResetBeforeReply,
-            55..=79 => Fault::LandBeforeCreate,
+            55..=79 => Fault::LandBeforeWrite,
             _ => Fault::LandAfter(1 + rng.below(3) as u32),
         };
         let op = match rng.below(100) {
@@ -127,7 +138,9 @@ impl Aim {
         match self.fault {
             Fault::DropReply => zk.drop_reply(select),
             Fault::ResetBeforeReply => zk.reset_before_reply(select),
-            Fault::LandBeforeCreate => zk.land_late(select, Landing::Before(Select::any().op(Op::Create2))),
+            Fault::LandBeforeWrite => {
+                zk.land_late(select, Landing::Before(Select::any().op(Op::Create2).op(Op::Delete)))
+            }
             Fault::LandAfter(n) => zk.land_late(select, Landing::After(Select::any().nth(n))),
         }
     }
