@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::json;
 use zookeeper_client as zk;
-use zoolock::{Acquire, Lock, Session, SessionOptions};
+use zoolock::{Acquire, Holder, Lock, Session, SessionOptions};
 
 use crate::args::Args;
 

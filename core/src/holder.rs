@@ -3,6 +3,7 @@
 //! telling the holder when its hold is suspended or lost, leases, release.
 
 use std::future::Future;
+use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
@@ -130,6 +131,114 @@ impl Outcome {
     }
 }
 
+/// A future a [`Holder`] returns: boxed, so that one `dyn Holder` can stand
+/// for any recipe (the C ABI's one opaque holder type, Python's base class).
+pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+
+/// What every recipe handle — [`Lock`](crate::Lock), [`Semaphore`](crate::Semaphore),
+/// and whatever recipe comes next — offers: one acquisition at a time,
+/// timeouts and cancellation that leave no node, its state and listeners,
+/// release. The bindings hold any recipe through this one trait. Handles
+/// are cheap to clone; clones are the same handle.
+pub trait Holder: sealed::Recipe + Send + Sync {
+    /// Acquires: `Ok(true)` once held, `Ok(false)` when a single try or the
+    /// timeout found it taken. Whatever ends the attempt — timeout,
+    /// [`Holder::cancel`], an error, dropping the future — removes this
+    /// contender's node. What an acquire on a handle that holds does is the
+    /// recipe's: a [`Lock`](crate::Lock) waits for its own release (kazoo),
+    /// or counts up for the same owner if reentrant; a
+    /// [`Semaphore`](crate::Semaphore) succeeds at once, keeping one lease.
+    fn acquire(&self, options: Acquire) -> BoxFuture<'_, Result<bool>> {
+        let outcome = self.acquire_outcome(options);
+        Box::pin(async move { outcome.await.map(Outcome::is_acquired) })
+    }
+
+    /// [`Holder::acquire`], saying why it did not hold: others held it
+    /// ([`Outcome::Taken`]), or this handle did the whole time ([`Outcome::HandleBusy`]).
+    fn acquire_outcome(&self, options: Acquire) -> BoxFuture<'_, Result<Outcome>>;
+
+    fn acquire_blocking(&self, options: Acquire) -> Result<bool> {
+        runtime::block_on(self.acquire(options))
+    }
+
+    /// Releases: `Ok(false)` if this handle held nothing. If the connection
+    /// is down, the node's delete goes on in the background until it
+    /// succeeds or the session ends. A reentrant lock releases for the handle
+    /// itself ([`Holder::release_by`]).
+    fn release(&self) -> BoxFuture<'_, Result<bool>> {
+        self.release_by(Owner::HANDLE)
+    }
+
+    /// Releases for `owner`. A reentrant lock counts down and deletes the
+    /// node at its owner's last release; a release by another owner fails
+    /// with [`Error::NotOwner`] and leaves the hold as it was. Any owner
+    /// releases a handle that is not reentrant (kazoo).
+    fn release_by(&self, owner: Owner) -> BoxFuture<'_, Result<bool>> {
+        Box::pin(self.state_of().release_by(owner))
+    }
+
+    fn release_blocking(&self) -> Result<bool> {
+        runtime::block_on(self.release())
+    }
+
+    /// Cancels the acquires pending on this handle now; they fail with
+    /// [`Error::Cancelled`] and leave no node. Later acquires are unaffected.
+    fn cancel(&self) {
+        self.state_of().cancel()
+    }
+
+    fn is_acquired(&self) -> bool {
+        self.state_of().is_held()
+    }
+
+    fn state(&self) -> LockState {
+        self.state_of().state()
+    }
+
+    /// Watches this handle's state; `wait_for(|s| matches!(s, LockState::Lost(_)))` learns of a loss.
+    fn subscribe(&self) -> watch::Receiver<LockState> {
+        self.state_of().subscribe()
+    }
+
+    /// Calls `callback` with each new state, on zoolock's event thread.
+    fn add_listener(&self, callback: Box<dyn Fn(LockState) + Send + Sync>) -> u64 {
+        self.state_of().listeners().add(Arc::from(callback))
+    }
+
+    fn remove_listener(&self, id: u64) -> bool {
+        self.state_of().listeners().remove(id)
+    }
+
+    /// The lock path (a semaphore's pool node).
+    fn path(&self) -> &str {
+        &self.state_of().path
+    }
+
+    fn session(&self) -> &Session {
+        &self.state_of().session
+    }
+
+    /// The identifiers of those queued on the path, holders first: a lock's
+    /// contenders (kazoo's `contenders()`), a semaphore's lease holders
+    /// (`lease_holders()`; its waiters queue on its admission lock).
+    fn queue(&self) -> BoxFuture<'_, Result<Vec<String>>>;
+
+    fn queue_blocking(&self) -> Result<Vec<String>> {
+        runtime::block_on(self.queue())
+    }
+}
+
+/// What a recipe gives [`Holder`]'s provided methods; sealed, so the
+/// machinery stays the core's.
+pub(crate) mod sealed {
+    use super::*;
+
+    pub trait Recipe {
+        /// The handle's holding state, shared by its clones.
+        fn state_of(&self) -> &Arc<HolderState>;
+    }
+}
+
 /// What an acquire on a handle that already holds does.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum OnHeld {
@@ -234,10 +343,11 @@ enum Turn {
 }
 
 /// The holding state of one handle.
-pub(crate) struct Holder {
-    pub session: Session,
+/// `pub` only to appear in the sealed [`sealed::Recipe`]: not exported.
+pub struct HolderState {
+    pub(crate) session: Session,
     /// Names the handle in errors.
-    path: String,
+    pub(crate) path: String,
     /// One acquisition per handle at a time; held for as long as the hold is,
     /// so a second acquire on a held handle waits for its release (kazoo).
     turn: Arc<tokio::sync::Mutex<()>>,
@@ -249,9 +359,9 @@ pub(crate) struct Holder {
     acquisitions: AtomicU64,
 }
 
-impl Holder {
-    pub fn new(session: &Session, path: &str, on_held: OnHeld) -> Arc<Holder> {
-        Arc::new(Holder {
+impl HolderState {
+    pub(crate) fn new(session: &Session, path: &str, on_held: OnHeld) -> Arc<HolderState> {
+        Arc::new(HolderState {
             session: session.clone(),
             path: path.to_owned(),
             turn: Arc::new(tokio::sync::Mutex::new(())),
@@ -267,7 +377,7 @@ impl Holder {
     /// Runs `contend` under the handle's turn, bounded by the timeout and
     /// cancellable; records the win. Nodes that `contend` queued and did not
     /// win with are removed (see [`Attempt`]) before this returns.
-    pub async fn acquire<F, Fut>(self: &Arc<Self>, options: &Acquire, contend: F) -> Result<Outcome>
+    pub(crate) async fn acquire<F, Fut>(self: &Arc<Self>, options: &Acquire, contend: F) -> Result<Outcome>
     where
         F: Fn(Removals) -> Fut,
         Fut: Future<Output = Result<Option<Won>>>,
@@ -357,10 +467,10 @@ impl Holder {
     }
 
     /// Waits for the handle's turn, or until a hold that `owner` may enter
-    /// (see [`Holder::enter`]) — one another acquire on this handle wins —
+    /// (see [`HolderState::enter`]) — one another acquire on this handle wins —
     /// and enters it (`None`). Every hold recorded or ended changes the
     /// state, so each change is a moment to ask again; the check runs
-    /// outside the state's lock, which [`Holder::mark`] takes under `held`.
+    /// outside the state's lock, which [`HolderState::mark`] takes under `held`.
     async fn turn_or_enter(&self, turn: Arc<tokio::sync::Mutex<()>>, owner: Owner) -> Option<OwnedMutexGuard<()>> {
         let mut states = self.state.subscribe();
         let turn = turn.lock_owned();
@@ -390,11 +500,11 @@ impl Holder {
         }
     }
 
-    /// [`Holder::release`] by `owner`. A reentrant lock's owner counts down,
+    /// [`HolderState::release`] by `owner`. A reentrant lock's owner counts down,
     /// and lets go at its last release; another owner's release is refused
     /// with [`Error::NotOwner`] and changes nothing. Other handles let go
     /// whoever releases (kazoo).
-    pub async fn release_by(&self, owner: Owner) -> Result<bool> {
+    pub(crate) async fn release_by(&self, owner: Owner) -> Result<bool> {
         if self.on_held == OnHeld::Reenter {
             let mut held = self.held.lock().unwrap();
             if let Some(held) = held.as_mut() {
@@ -474,7 +584,7 @@ impl Holder {
     /// Every removal is started before the first await, so a caller that
     /// stops waiting (a timeout around `release`, a cancelled task) leaves
     /// them running: no node outlives it.
-    pub async fn release(&self) -> bool {
+    pub(crate) async fn release(&self) -> bool {
         let Some(mut held) = self.held.lock().unwrap().take() else { return false };
         // Our own delete would fire the node's watch: stop it first.
         for task in held.tasks.drain(..) {
@@ -491,7 +601,7 @@ impl Holder {
         true
     }
 
-    pub fn cancel(&self) {
+    pub(crate) fn cancel(&self) {
         self.cancels.send_modify(|n| *n += 1);
     }
 
@@ -500,27 +610,27 @@ impl Holder {
         self.held.lock().unwrap().as_ref().is_some_and(|h| h.id == id)
     }
 
-    pub fn is_held(&self) -> bool {
+    pub(crate) fn is_held(&self) -> bool {
         self.held.lock().unwrap().is_some()
     }
 
-    pub fn node(&self) -> Option<String> {
+    pub(crate) fn node(&self) -> Option<String> {
         self.held.lock().unwrap().as_ref().map(|h| h.won.node.clone())
     }
 
-    pub fn token(&self) -> Option<i64> {
+    pub(crate) fn token(&self) -> Option<i64> {
         self.held.lock().unwrap().as_ref().map(|h| h.won.token)
     }
 
-    pub fn state(&self) -> LockState {
+    pub(crate) fn state(&self) -> LockState {
         *self.state.borrow()
     }
 
-    pub fn subscribe(&self) -> watch::Receiver<LockState> {
+    pub(crate) fn subscribe(&self) -> watch::Receiver<LockState> {
         self.state.subscribe()
     }
 
-    pub fn listeners(&self) -> &Listeners<LockState> {
+    pub(crate) fn listeners(&self) -> &Listeners<LockState> {
         &self.listeners
     }
 
@@ -561,7 +671,7 @@ impl Holder {
     }
 }
 
-impl HoldWatcher for Holder {
+impl HoldWatcher for HolderState {
     /// Tells the holder when its hold is suspended, restored or lost.
     fn session_changed(&self, now: Status) {
         let Some((id, generation, ephemeral)) =
@@ -579,7 +689,7 @@ impl HoldWatcher for Holder {
     }
 }
 
-impl Drop for Holder {
+impl Drop for HolderState {
     /// Dropping a held handle releases it, in the background.
     fn drop(&mut self) {
         if let Some(held) = self.held.get_mut().unwrap().take() {
@@ -595,14 +705,14 @@ impl Drop for Holder {
 /// early only when its session does, which the session's own logic reports;
 /// a persistent node outlives its session and is watched again on the next.
 async fn watch_node(
-    holder: Weak<Holder>,
+    holder: Weak<HolderState>,
     id: u64,
     node: String,
     generation: u64,
     ephemeral: bool,
     mut armed: Option<zk::OneshotWatcher>,
 ) {
-    let lose = |holder: &Weak<Holder>| {
+    let lose = |holder: &Weak<HolderState>| {
         if let Some(holder) = holder.upgrade() {
             holder.lose(id, LostReason::NodeDeleted);
         }
@@ -655,7 +765,7 @@ async fn watch_node(
 
 /// Whether session `generation` still serves requests (after any reconnect);
 /// false once it ended, which the session's own logic reports.
-async fn session_alive(holder: &Weak<Holder>, generation: u64) -> bool {
+async fn session_alive(holder: &Weak<HolderState>, generation: u64) -> bool {
     loop {
         let Some(session) = holder.upgrade().map(|h| h.session.clone()) else { return false };
         let Ok(live) = session.live().await else { return false };
@@ -837,7 +947,7 @@ mod tests {
         let open = zk::Acls::anyone_all();
         raw.mkdir(&parent, &zk::CreateMode::Persistent.with_acls(open)).await.unwrap();
         let node = format!("{parent}/node");
-        let holder = Holder::new(&session, &parent, OnHeld::Wait);
+        let holder = HolderState::new(&session, &parent, OnHeld::Wait);
         let won = Arc::new(tokio::sync::Notify::new());
         let contend = |removals: Removals| {
             let (session, node, won) = (session.clone(), node.clone(), won.clone());

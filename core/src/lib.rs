@@ -6,7 +6,7 @@
 //! kazoo's `Semaphore`. Every call has an async form and a `_blocking` one.
 //!
 //! ```
-//! use zoolock::{Acquire, Lock, Session, SessionOptions};
+//! use zoolock::{Acquire, Holder, Lock, Session, SessionOptions};
 //! # fn main() -> zoolock::Result<()> {
 //! # // A real server for the example (Debian's ZooKeeper, started by the harness).
 //! # let connect = zk_harness::shared().connect_string();
@@ -27,7 +27,7 @@
 //!
 //! ```
 //! use std::time::Duration;
-//! use zoolock::{Acquire, Lock, Session, SessionOptions};
+//! use zoolock::{Acquire, Holder, Lock, Session, SessionOptions};
 //! # fn main() -> zoolock::Result<()> {
 //! # let connect = zk_harness::shared().connect_string();
 //! let session = Session::connect_blocking(SessionOptions::new(connect))?;
@@ -57,7 +57,7 @@ mod semaphore;
 mod session;
 
 pub use error::{Error, Result};
-pub use holder::{Acquire, LockState, LostReason, Outcome, Owner};
+pub use holder::{Acquire, BoxFuture, Holder, LockState, LostReason, Outcome, Owner};
 pub use lock::{Kind, Lock, LockConfig};
 pub use naming::Scheme;
 pub use options::{

@@ -4,13 +4,12 @@
 
 use std::sync::Arc;
 
-use tokio::sync::watch;
 use tokio::time::timeout;
 use zookeeper_client as zk;
 
 use crate::cleanup::{connection_lost, find_own, Removal, Target};
 use crate::error::{Error, Result};
-use crate::holder::{Acquire, Attempt, Holder, LockState, OnHeld, Outcome, Owner, Removals, Won};
+use crate::holder::{sealed, Acquire, Attempt, BoxFuture, Holder, HolderState, OnHeld, Outcome, Removals, Won};
 use crate::naming::{self, Role, Scheme, Standing};
 use crate::options::{validate_identifier, validate_path};
 use crate::runtime;
@@ -65,7 +64,7 @@ pub struct LockConfig {
 /// kazoo's does.
 #[derive(Clone)]
 pub struct Lock {
-    holder: Arc<Holder>,
+    holder: Arc<HolderState>,
     spec: Arc<Spec>,
 }
 
@@ -92,7 +91,7 @@ impl Lock {
         }
         let on_held = if config.reentrant { OnHeld::Reenter } else { OnHeld::Wait };
         let spec = Spec { path: path.to_owned(), kind, config };
-        Ok(Lock { holder: Holder::new(session, path, on_held), spec: Arc::new(spec) })
+        Ok(Lock { holder: HolderState::new(session, path, on_held), spec: Arc::new(spec) })
     }
 
     /// An exclusive lock with kazoo's node names and no identifier.
@@ -100,39 +99,8 @@ impl Lock {
         Lock::new(session, path, Kind::Mutex, LockConfig::default())
     }
 
-    pub fn path(&self) -> &str {
-        &self.spec.path
-    }
-
     pub fn kind(&self) -> Kind {
         self.spec.kind
-    }
-
-    pub fn session(&self) -> &Session {
-        &self.holder.session
-    }
-
-    /// Acquires the lock: `Ok(true)` once held, `Ok(false)` when a
-    /// non-blocking try or the timeout found it taken. Whatever ends the
-    /// attempt — timeout, [`Lock::cancel`], an error, dropping the future —
-    /// removes this contender's node. On a handle that holds already it waits
-    /// for that hold's release (kazoo's `Lock`), so it returns `Ok(false)`
-    /// once the timeout runs out, at once for a single try — unless the
-    /// lock is [reentrant](LockConfig::reentrant) and held by the same
-    /// [owner](Acquire::owner): then it counts up and returns `Ok(true)` at
-    /// once, whatever the options (the hold keeps its node, mode and lease).
-    pub async fn acquire(&self, options: Acquire) -> Result<bool> {
-        self.acquire_outcome(options).await.map(Outcome::is_acquired)
-    }
-
-    /// [`Lock::acquire`], saying why it did not get the lock: others held it
-    /// ([`Outcome::Taken`]), or this handle did the whole time ([`Outcome::HandleBusy`]).
-    pub async fn acquire_outcome(&self, options: Acquire) -> Result<Outcome> {
-        self.holder.acquire(&options, |removals| self.contend(&options, removals)).await
-    }
-
-    pub fn acquire_blocking(&self, options: Acquire) -> Result<bool> {
-        runtime::block_on(self.acquire(options))
     }
 
     /// Queues a node and waits for it to come first, queueing again on a new
@@ -377,34 +345,6 @@ impl Lock {
         })
     }
 
-    /// Releases the lock: `Ok(false)` if this handle did not hold it. On a
-    /// reentrant lock, [`Lock::release_by`] the handle itself.
-    pub async fn release(&self) -> Result<bool> {
-        self.release_by(Owner::HANDLE).await
-    }
-
-    /// Releases for `owner`. A reentrant lock counts down and deletes the
-    /// node at its owner's last release; a release by another owner fails
-    /// with [`Error::NotOwner`] and leaves the hold as it was. Any owner
-    /// releases a lock that is not reentrant (kazoo).
-    pub async fn release_by(&self, owner: Owner) -> Result<bool> {
-        self.holder.release_by(owner).await
-    }
-
-    pub fn release_blocking(&self) -> Result<bool> {
-        runtime::block_on(self.release())
-    }
-
-    /// Cancels the acquires pending on this handle now; they fail with
-    /// [`Error::Cancelled`] and leave no node. Later acquires are unaffected.
-    pub fn cancel(&self) {
-        self.holder.cancel()
-    }
-
-    pub fn is_acquired(&self) -> bool {
-        self.holder.is_held()
-    }
-
     /// The full path of the node holding the lock for this handle.
     pub fn node(&self) -> Option<String> {
         self.holder.node()
@@ -420,43 +360,35 @@ impl Lock {
     pub fn fencing_token(&self) -> Option<i64> {
         self.holder.token()
     }
+}
 
-    pub fn state(&self) -> LockState {
-        self.holder.state()
+impl sealed::Recipe for Lock {
+    fn state_of(&self) -> &Arc<HolderState> {
+        &self.holder
+    }
+}
+
+impl Holder for Lock {
+    fn acquire_outcome(&self, options: Acquire) -> BoxFuture<'_, Result<Outcome>> {
+        Box::pin(async move { self.holder.acquire(&options, |removals| self.contend(&options, removals)).await })
     }
 
-    /// Watches this handle's state; `wait_for(|s| matches!(s, LockState::Lost(_)))` learns of a loss.
-    pub fn subscribe(&self) -> watch::Receiver<LockState> {
-        self.holder.subscribe()
-    }
-
-    /// Calls `callback` with each new state, on zoolock's event thread.
-    pub fn add_listener(&self, callback: impl Fn(LockState) + Send + Sync + 'static) -> u64 {
-        self.holder.listeners().add(Arc::new(callback))
-    }
-
-    pub fn remove_listener(&self, id: u64) -> bool {
-        self.holder.listeners().remove(id)
-    }
-
-    /// The identifiers of everyone queued on this path, holder(s) first.
-    pub async fn contenders(&self) -> Result<Vec<String>> {
-        let live = self.holder.session.live().await?;
-        let bound = self.holder.session.request_bound();
-        let read = async {
-            let Some(mut children) = self.list(&live).await? else { return Err(Error::ConnectionLoss(bound)) };
-            let session = &self.holder.session;
-            // Late nodes of this session's are no contenders: they go.
-            session.doubtful_prefixes().sweep(session, &self.spec.path, live.generation, &mut children);
-            let queue = naming::queue(&children, &self.spec.config.extra_markers);
-            let nodes: Vec<String> = queue.iter().map(|c| format!("{}/{}", self.spec.path, c.name)).collect();
-            read_identifiers(&live, &nodes).await
-        };
-        timeout(bound, read).await.map_err(|_| Error::ConnectionLoss(bound))?
-    }
-
-    pub fn contenders_blocking(&self) -> Result<Vec<String>> {
-        runtime::block_on(self.contenders())
+    /// Everyone queued on this path, holder(s) first (kazoo's `contenders()`).
+    fn queue(&self) -> BoxFuture<'_, Result<Vec<String>>> {
+        Box::pin(async move {
+            let live = self.holder.session.live().await?;
+            let bound = self.holder.session.request_bound();
+            let read = async {
+                let Some(mut children) = self.list(&live).await? else { return Err(Error::ConnectionLoss(bound)) };
+                let session = &self.holder.session;
+                // Late nodes of this session's are no contenders: they go.
+                session.doubtful_prefixes().sweep(session, &self.spec.path, live.generation, &mut children);
+                let queue = naming::queue(&children, &self.spec.config.extra_markers);
+                let nodes: Vec<String> = queue.iter().map(|c| format!("{}/{}", self.spec.path, c.name)).collect();
+                read_identifiers(&live, &nodes).await
+            };
+            timeout(bound, read).await.map_err(|_| Error::ConnectionLoss(bound))?
+        })
     }
 }
 

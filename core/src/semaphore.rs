@@ -6,14 +6,13 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
-use tokio::sync::watch;
 use tokio::time::timeout;
 use uuid::Uuid;
 use zookeeper_client as zk;
 
 use crate::cleanup::{connection_lost, Removal, Target};
 use crate::error::{Error, Result};
-use crate::holder::{Acquire, Attempt, Holder, LockState, OnHeld, Outcome, Removals, Won};
+use crate::holder::{sealed, Acquire, Attempt, BoxFuture, Holder, HolderState, OnHeld, Outcome, Removals, Won};
 use crate::lock::{read_identifiers, Kind, Lock, LockConfig};
 use crate::options::{validate_identifier, validate_path};
 use crate::runtime;
@@ -22,7 +21,7 @@ use crate::session::{Live, Session};
 /// A counting semaphore shared with kazoo clients on the same path.
 #[derive(Clone)]
 pub struct Semaphore {
-    holder: Arc<Holder>,
+    holder: Arc<HolderState>,
     spec: Arc<Spec>,
 }
 
@@ -51,7 +50,7 @@ impl Semaphore {
         let admission_config = LockConfig { identifier: identifier.clone(), ..LockConfig::default() };
         let admission = Lock::on_checked_path(session, &format!("{path}-__lock__"), Kind::Mutex, admission_config)?;
         Ok(Semaphore {
-            holder: Holder::new(session, path, OnHeld::Succeed),
+            holder: HolderState::new(session, path, OnHeld::Succeed),
             spec: Arc::new(Spec {
                 path: path.to_owned(),
                 identifier,
@@ -62,30 +61,8 @@ impl Semaphore {
         })
     }
 
-    pub fn path(&self) -> &str {
-        &self.spec.path
-    }
-
     pub fn max_leases(&self) -> u32 {
         self.spec.max_leases
-    }
-
-    /// Takes a lease: `Ok(true)` once held, `Ok(false)` when a single try
-    /// or the timeout found none free. Fails with
-    /// [`Error::InconsistentLeases`] if the pool was set up with another size.
-    /// A handle that holds a lease already gets `Ok(true)` at once and keeps
-    /// its one lease (kazoo's `Semaphore`): one release gives it back.
-    pub async fn acquire(&self, options: Acquire) -> Result<bool> {
-        self.acquire_outcome(options).await.map(Outcome::is_acquired)
-    }
-
-    /// [`Semaphore::acquire`], saying why it got no lease (see [`Outcome`]).
-    pub async fn acquire_outcome(&self, options: Acquire) -> Result<Outcome> {
-        self.holder.acquire(&options, |removals| self.contend(&options, removals)).await
-    }
-
-    pub fn acquire_blocking(&self, options: Acquire) -> Result<bool> {
-        runtime::block_on(self.acquire(options))
     }
 
     async fn contend(&self, options: &Acquire, removals: Removals) -> Result<Option<Won>> {
@@ -206,59 +183,39 @@ impl Semaphore {
         self.spec.pool_checked.store(true, Ordering::Release);
         Ok(())
     }
+}
 
-    /// Gives the lease back: `Ok(false)` if this handle held none.
-    pub async fn release(&self) -> Result<bool> {
-        Ok(self.holder.release().await)
+impl sealed::Recipe for Semaphore {
+    fn state_of(&self) -> &Arc<HolderState> {
+        &self.holder
+    }
+}
+
+impl Holder for Semaphore {
+    /// Takes a lease. Fails with [`Error::InconsistentLeases`] if the pool
+    /// was set up with another size. A handle that holds a lease already
+    /// gets [`Outcome::Acquired`] at once and keeps its one lease (kazoo's
+    /// `Semaphore`): one release gives it back.
+    fn acquire_outcome(&self, options: Acquire) -> BoxFuture<'_, Result<Outcome>> {
+        Box::pin(async move { self.holder.acquire(&options, |removals| self.contend(&options, removals)).await })
     }
 
-    pub fn release_blocking(&self) -> Result<bool> {
-        runtime::block_on(self.release())
-    }
-
-    /// Cancels the acquires pending on this handle now.
-    pub fn cancel(&self) {
-        self.holder.cancel()
-    }
-
-    pub fn is_acquired(&self) -> bool {
-        self.holder.is_held()
-    }
-
-    pub fn state(&self) -> LockState {
-        self.holder.state()
-    }
-
-    pub fn subscribe(&self) -> watch::Receiver<LockState> {
-        self.holder.subscribe()
-    }
-
-    pub fn add_listener(&self, callback: impl Fn(LockState) + Send + Sync + 'static) -> u64 {
-        self.holder.listeners().add(Arc::new(callback))
-    }
-
-    pub fn remove_listener(&self, id: u64) -> bool {
-        self.holder.listeners().remove(id)
-    }
-
-    /// The identifiers of the current lease holders, in no particular order.
-    pub async fn lease_holders(&self) -> Result<Vec<String>> {
-        let live = self.holder.session.live().await?;
-        let bound = self.holder.session.request_bound();
-        let read = async {
-            let children = match live.client.list_children(&self.spec.path).await {
-                Ok(children) => children,
-                Err(zk::Error::NoNode) => return Ok(Vec::new()),
-                Err(err) => return Err(Error::zk(&self.spec.path, "list", err)),
+    /// The current lease holders, in no particular order (kazoo's `lease_holders()`).
+    fn queue(&self) -> BoxFuture<'_, Result<Vec<String>>> {
+        Box::pin(async move {
+            let live = self.holder.session.live().await?;
+            let bound = self.holder.session.request_bound();
+            let read = async {
+                let children = match live.client.list_children(&self.spec.path).await {
+                    Ok(children) => children,
+                    Err(zk::Error::NoNode) => return Ok(Vec::new()),
+                    Err(err) => return Err(Error::zk(&self.spec.path, "list", err)),
+                };
+                let nodes: Vec<String> = children.iter().map(|c| format!("{}/{c}", self.spec.path)).collect();
+                read_identifiers(&live, &nodes).await
             };
-            let nodes: Vec<String> = children.iter().map(|c| format!("{}/{c}", self.spec.path)).collect();
-            read_identifiers(&live, &nodes).await
-        };
-        timeout(bound, read).await.map_err(|_| Error::ConnectionLoss(bound))?
-    }
-
-    pub fn lease_holders_blocking(&self) -> Result<Vec<String>> {
-        runtime::block_on(self.lease_holders())
+            timeout(bound, read).await.map_err(|_| Error::ConnectionLoss(bound))?
+        })
     }
 }
 

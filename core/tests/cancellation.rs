@@ -24,7 +24,7 @@ use tokio::task::JoinHandle;
 use tokio::time::timeout;
 use zk_harness::{Op, Select};
 use zookeeper_client as zk;
-use zoolock::{Acquire, Kind, Lock, LockConfig, LockState, LostReason, Semaphore, Session, SessionState};
+use zoolock::{Acquire, Holder, Kind, Lock, LockConfig, LockState, LostReason, Semaphore, Session, SessionState};
 
 /// How long a future may stay silent (neither wake nor complete) before the
 /// sweep calls it hung.

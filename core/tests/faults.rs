@@ -8,7 +8,7 @@ use std::time::Duration;
 use common::*;
 use tokio::sync::mpsc;
 use zk_harness::{Ensemble, Options};
-use zoolock::{Acquire, Lock, LockState, LostReason, Session, SessionOptions, SessionState};
+use zoolock::{Acquire, Holder, Lock, LockState, LostReason, Session, SessionOptions, SessionState};
 
 fn harness() -> &'static Ensemble {
     zk_harness::shared()
@@ -177,7 +177,7 @@ async fn listeners_hear_each_state_in_order_on_their_own_thread() {
     let (session_tx, session_rx) = std::sync::mpsc::channel();
     let (lock_tx, lock_rx) = std::sync::mpsc::channel();
     session.add_listener(move |state| session_tx.send((state, std::thread::current().name().map(String::from))).unwrap());
-    lock.add_listener(move |state| lock_tx.send(state).unwrap());
+    lock.add_listener(Box::new(move |state| lock_tx.send(state).unwrap()));
     assert!(lock.acquire(Acquire::default()).await.unwrap());
     let id = session.status().session_id;
     inject(move || harness().expire(id).unwrap()).await;

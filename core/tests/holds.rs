@@ -10,7 +10,7 @@ use std::time::Duration;
 use common::*;
 use tokio::time::timeout;
 use zk_harness::Ensemble;
-use zoolock::{Acquire, Lock, LockState, LostReason, Outcome, Semaphore, Session, SessionState};
+use zoolock::{Acquire, Holder, Lock, LockState, LostReason, Outcome, Semaphore, Session, SessionState};
 
 fn harness() -> &'static Ensemble {
     zk_harness::shared()

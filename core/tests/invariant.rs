@@ -53,7 +53,7 @@ use tokio::time::{timeout, timeout_at, Instant};
 use zk_harness::{Ensemble, FaultId};
 use zookeeper_client as zk;
 use zoolock::naming;
-use zoolock::{Acquire, Kind, Lock, LockConfig, LockState, Semaphore, Session, SessionOptions, SessionState};
+use zoolock::{Acquire, Holder, Kind, Lock, LockConfig, Semaphore, Session, SessionOptions, SessionState};
 
 #[path = "invariant/kazoo_peer.rs"]
 mod kazoo_peer;
@@ -323,78 +323,38 @@ impl Step {
     }
 }
 
-/// One handle of the test: a lock of some kind, or a semaphore.
+/// One handle of the test: a lock of some kind, or a semaphore, through
+/// the core's one [`Holder`] trait; the lock too for its node and token.
 #[derive(Clone)]
-enum Handle {
-    Lock(Lock),
-    Sem(Semaphore),
+struct Handle {
+    holder: Arc<dyn Holder>,
+    lock: Option<Lock>,
 }
 
 impl Handle {
-    async fn acquire(&self, options: Acquire) -> zoolock::Result<bool> {
-        match self {
-            Handle::Lock(l) => l.acquire(options).await,
-            Handle::Sem(s) => s.acquire(options).await,
-        }
+    fn lock(lock: Lock) -> Handle {
+        Handle { holder: Arc::new(lock.clone()), lock: Some(lock) }
     }
 
-    async fn release(&self) -> zoolock::Result<bool> {
-        match self {
-            Handle::Lock(l) => l.release().await,
-            Handle::Sem(s) => s.release().await,
-        }
-    }
-
-    /// The contenders' identifiers (lock) or the lease holders' (semaphore):
-    /// a listing, then a multi-read of the nodes.
-    async fn read(&self) -> zoolock::Result<Vec<String>> {
-        match self {
-            Handle::Lock(l) => l.contenders().await,
-            Handle::Sem(s) => s.lease_holders().await,
-        }
-    }
-
-    fn cancel(&self) {
-        match self {
-            Handle::Lock(l) => l.cancel(),
-            Handle::Sem(s) => s.cancel(),
-        }
-    }
-
-    fn is_acquired(&self) -> bool {
-        match self {
-            Handle::Lock(l) => l.is_acquired(),
-            Handle::Sem(s) => s.is_acquired(),
-        }
-    }
-
-    fn state(&self) -> LockState {
-        match self {
-            Handle::Lock(l) => l.state(),
-            Handle::Sem(s) => s.state(),
-        }
+    fn semaphore(semaphore: Semaphore) -> Handle {
+        Handle { holder: Arc::new(semaphore), lock: None }
     }
 
     /// The lock node, for a lock; a semaphore's lease is found by its identifier.
     fn node(&self) -> Option<String> {
-        match self {
-            Handle::Lock(l) => l.node(),
-            Handle::Sem(_) => None,
-        }
+        self.lock.as_ref().and_then(Lock::node)
     }
 
     fn token(&self) -> Option<i64> {
-        match self {
-            Handle::Lock(l) => l.fencing_token(),
-            Handle::Sem(_) => None,
-        }
+        self.lock.as_ref().and_then(Lock::fencing_token)
     }
+}
 
-    fn add_listener(&self, callback: impl Fn(LockState) + Send + Sync + 'static) {
-        match self {
-            Handle::Lock(l) => l.add_listener(callback),
-            Handle::Sem(s) => s.add_listener(callback),
-        };
+impl std::ops::Deref for Handle {
+    type Target = dyn Holder;
+
+    fn deref(&self) -> &(dyn Holder + 'static) {
+        &*self.holder
     }
 }
 
@@ -593,15 +553,15 @@ impl Driver {
         for (kind, label) in KINDS.iter().enumerate() {
             let who = format!("s{slot}.{label}#{incarnation}");
             let handle = match kind {
-                SEM => Handle::Sem(Semaphore::new(&session, &self.sem_path, who.clone(), MAX_LEASES).unwrap()),
+                SEM => Handle::semaphore(Semaphore::new(&session, &self.sem_path, who.clone(), MAX_LEASES).unwrap()),
                 _ => {
                     let kind = [Kind::Mutex, Kind::Read, Kind::Write][kind];
                     let config = LockConfig { identifier: who.clone().into_bytes(), ..LockConfig::default() };
-                    Handle::Lock(Lock::new(&session, &self.lock_path, kind, config).unwrap())
+                    Handle::lock(Lock::new(&session, &self.lock_path, kind, config).unwrap())
                 }
             };
             let shared = self.shared.clone();
-            handle.add_listener(move |state| shared.note(format!("{who}: {state:?}")));
+            handle.add_listener(Box::new(move |state| shared.note(format!("{who}: {state:?}"))));
             handles.push(handle);
         }
         Slot { session, incarnation, closed: false, handles, partitioned: Arc::default() }
@@ -986,7 +946,7 @@ impl Driver {
             Action::Read => {
                 let handle = self.slots[slot].handles[kind].clone();
                 let started = Instant::now();
-                match timeout(CALL_BOUND, handle.read()).await {
+                match timeout(CALL_BOUND, handle.queue()).await {
                     Ok(result) => self.shared.note(format!("#{n} {doing} → {result:?} in {:?}", started.elapsed())),
                     Err(_) => self.shared.violate("hang", format!("{doing}: still running after {CALL_BOUND:?}")),
                 }

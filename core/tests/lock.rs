@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use common::*;
 use tokio::sync::mpsc;
-use zoolock::{Acquire, Error, Kind, Lock, LockConfig, LockState, Scheme};
+use zoolock::{Acquire, Error, Holder, Kind, Lock, LockConfig, LockState, Scheme};
 
 fn config(identifier: &str) -> LockConfig {
     LockConfig { identifier: identifier.as_bytes().to_vec(), ..LockConfig::default() }
@@ -33,7 +33,7 @@ async fn acquire_and_release_leave_a_kazoo_named_node_only_while_held() {
     assert_eq!(data, b"worker-1");
     assert_eq!(lock.fencing_token(), Some(stat.czxid));
     assert_eq!(lock.node().as_deref(), Some(format!("{path}/{name}").as_str()));
-    assert_eq!(lock.contenders().await.unwrap(), vec!["worker-1".to_string()]);
+    assert_eq!(lock.queue().await.unwrap(), vec!["worker-1".to_string()]);
 
     assert!(lock.release().await.unwrap());
     assert!(!lock.is_acquired());
@@ -81,7 +81,7 @@ async fn waiters_get_the_lock_in_queue_order() {
     }
     let expected: Vec<String> =
         ["holder", "waiter-0", "waiter-1", "waiter-2", "waiter-3"].iter().map(|s| s.to_string()).collect();
-    assert_eq!(holder.contenders().await.unwrap(), expected);
+    assert_eq!(holder.queue().await.unwrap(), expected);
     holder.release().await.unwrap();
     let mut order = Vec::new();
     for _ in 0..4 {
@@ -319,7 +319,7 @@ async fn handles_of_one_session_hand_over_in_order_and_a_cancelled_waiter_hands_
     quitter.cancel();
     assert!(matches!(quitting.await.unwrap(), Err(Error::Cancelled { .. })));
     queued(&raw, &path, 4).await;
-    assert_eq!(holder.contenders().await.unwrap(), ["holder", "w0", "w1", "w2"]);
+    assert_eq!(holder.queue().await.unwrap(), ["holder", "w0", "w1", "w2"]);
     assert!(order_rx.try_recv().is_err(), "nobody got in while the holder held");
     holder.release().await.unwrap();
     let mut order = Vec::new();

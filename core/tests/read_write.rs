@@ -6,7 +6,7 @@ mod common;
 use std::time::Duration;
 
 use common::*;
-use zoolock::{Acquire, Kind, Lock, LockConfig, Session};
+use zoolock::{Acquire, Holder, Kind, Lock, LockConfig, Session};
 
 fn lock(session: &Session, path: &str, kind: Kind, id: &str) -> Lock {
     Lock::new(session, path, kind, LockConfig { identifier: id.into(), ..LockConfig::default() }).unwrap()
@@ -38,7 +38,7 @@ async fn readers_share_writers_exclude_and_a_queued_writer_goes_first() {
         tokio::spawn(async move { late_reader.acquire(Acquire::default()).await })
     };
     queued(&raw, &path, 4).await;
-    assert_eq!(reader1.contenders().await.unwrap(), ["reader-1", "reader-2", "writer", "late-reader"]);
+    assert_eq!(reader1.queue().await.unwrap(), ["reader-1", "reader-2", "writer", "late-reader"]);
 
     reader1.release().await.unwrap();
     assert!(!writing.is_finished());

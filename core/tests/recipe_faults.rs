@@ -10,7 +10,7 @@ use std::time::Duration;
 use common::*;
 use zk_harness::{Ensemble, FaultState, Landing, Op, Select};
 use zookeeper_client as zk;
-use zoolock::{Acquire, Lock, LockState, LostReason};
+use zoolock::{Acquire, Holder, Lock, LockState, LostReason};
 
 fn harness() -> &'static Ensemble {
     zk_harness::shared()

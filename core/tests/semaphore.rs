@@ -6,7 +6,7 @@ mod common;
 use std::time::Duration;
 
 use common::*;
-use zoolock::{Acquire, Error, LockState, LostReason, Semaphore};
+use zoolock::{Acquire, Error, Holder, LockState, LostReason, Semaphore};
 
 #[tokio::test(flavor = "multi_thread")]
 async fn leases_are_counted_and_handed_on_when_freed() {
@@ -20,7 +20,7 @@ async fn leases_are_counted_and_handed_on_when_freed() {
     assert!(first.acquire(Acquire::default()).await.unwrap());
     assert!(second.acquire(Acquire::default()).await.unwrap());
     assert_eq!(raw.get_data(&path).await.unwrap().0, b"2");
-    let mut holders = first.lease_holders().await.unwrap();
+    let mut holders = first.queue().await.unwrap();
     holders.sort();
     assert_eq!(holders, ["first", "second"]);
 
@@ -36,7 +36,7 @@ async fn leases_are_counted_and_handed_on_when_freed() {
     until_children(&raw, &format!("{path}-__lock__"), "the waiter to be admitted", |c| c.len() == 1).await;
     assert!(first.release().await.unwrap());
     assert!(waiting.await.unwrap().unwrap());
-    let mut holders = third.lease_holders().await.unwrap();
+    let mut holders = third.queue().await.unwrap();
     holders.sort();
     assert_eq!(holders, ["second", "third"]);
     assert!(!first.release().await.unwrap());
@@ -112,7 +112,7 @@ async fn a_lease_whose_create_reply_was_lost_is_found_as_ours() {
     assert_eq!(report, (true, true), "both replies were dropped");
     assert!(acquired.expect("the acquire hung on its own lease").unwrap());
     assert_eq!(children(&raw, &path).await.len(), 1);
-    assert_eq!(semaphore.lease_holders().await.unwrap(), ["holder"]);
+    assert_eq!(semaphore.queue().await.unwrap(), ["holder"]);
     assert!(semaphore.release().await.unwrap());
     until_children(&raw, &path, "the lease to go", |c| c.is_empty()).await;
 }

@@ -15,7 +15,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use zk_harness::{Ensemble, FaultId, FaultState, Landing, Op, Options, Select};
-use zoolock::{Lock, Session, SessionOptions};
+use zoolock::{Holder, Lock, Session, SessionOptions};
 
 use crate::logs::Log;
 use crate::operator::Operator;
@@ -167,7 +167,7 @@ pub fn run(args: &Args, log: &Arc<Log>) -> Result<bool, String> {
         // Every kind in turn (each retried a few times if it found no target), then at random.
         let kind = if first_pass < KINDS.len() { KINDS[first_pass] } else { KINDS[rng.below(KINDS.len())] };
         round += 1;
-        let contenders = queue.contenders_blocking().unwrap_or_default();
+        let contenders = queue.queue_blocking().unwrap_or_default();
         // Only live workers: a SIGKILLed one's node lingers until its session times out.
         let session_of =
             |name: &str| workers.contains_key(name).then(|| heard.lock().unwrap().sessions.get(name).copied()).flatten();
@@ -296,7 +296,7 @@ pub fn run(args: &Args, log: &Arc<Log>) -> Result<bool, String> {
     // that, any node left is an orphan.
     let end = Instant::now() + SESSION_TIMEOUT * 2;
     let left = loop {
-        let left = queue.contenders_blocking().map_err(|e| e.to_string())?;
+        let left = queue.queue_blocking().map_err(|e| e.to_string())?;
         if left.is_empty() || Instant::now() > end {
             break left;
         }

@@ -31,7 +31,7 @@ use std::time::{Duration, Instant};
 use languages::Language;
 use logs::Log;
 use resource::Resource;
-use zoolock::{Lock, Scheme, Session, SessionOptions};
+use zoolock::{Holder, Lock, Scheme, Session, SessionOptions};
 
 pub struct Args {
     pub workers: usize,
@@ -194,7 +194,7 @@ fn run(args: &Args, log: &Arc<Log>) -> Result<bool, String> {
     let mut failed_workers = 0;
     while !children.is_empty() {
         std::thread::sleep(Duration::from_millis(500)); // the progress line's pace
-        let holder = lock.contenders_blocking().ok().and_then(|c| c.into_iter().next()).unwrap_or_else(|| "-".into());
+        let holder = lock.queue_blocking().ok().and_then(|c| c.into_iter().next()).unwrap_or_else(|| "-".into());
         println!("  {:>6}/{expected} acquisitions, holder now: {holder}", resource.count());
         children.retain_mut(|child| match child.try_wait() {
             Ok(Some(status)) => {

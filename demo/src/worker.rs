@@ -18,7 +18,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use crate::resource::now_ns;
-use zoolock::{Acquire, Error, Kind, Lock, LockConfig, LockState, Scheme, Session, SessionOptions, SessionState};
+use zoolock::{Acquire, Error, Holder, Kind, Lock, LockConfig, LockState, Scheme, Session, SessionOptions, SessionState};
 
 struct Args {
     connect: String,
@@ -102,12 +102,12 @@ fn run(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
     let config = LockConfig { identifier: args.name.as_bytes().to_vec(), scheme: args.scheme, ..LockConfig::default() };
     let lock = Lock::new(&session, &args.path, Kind::Mutex, config)?;
     let me = args.name.clone();
-    lock.add_listener(move |state| {
+    lock.add_listener(Box::new(move |state| {
         // A hold's end other than our release, by its reason: `NodeDeleted` when someone deleted our node.
         if let LockState::Lost(reason) = state {
             say(format!("told {me} {reason:?} {}", now_ns()));
         }
-    });
+    }));
 
     let stop = Arc::new(AtomicBool::new(false));
     if args.count.is_none() {

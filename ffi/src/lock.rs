@@ -3,7 +3,7 @@
 
 use std::ffi::c_void;
 
-use zoolock::{runtime, Kind, Lock, LockConfig, Owner, Scheme};
+use zoolock::{runtime, Holder, Kind, Lock, LockConfig, Owner, Scheme};
 
 use crate::args;
 use crate::listener::ZlStateCallback;
@@ -206,7 +206,7 @@ pub unsafe extern "C" fn zl_lock_contenders(lock: *const ZlLock, out_ptr: *mut *
     guard(|| {
         let lock = &args::handle(lock, "lock")?.0.recipe;
         args::need(out_ptr, "out_ptr")?;
-        let contenders = runtime::block_on(lock.contenders())?;
+        let contenders = runtime::block_on(lock.queue())?;
         args::give(args::encode_list(&contenders), out_ptr, out_len, "contenders")
     })
 }

@@ -10,7 +10,7 @@ use std::task::{Context, Poll};
 use std::time::Duration;
 
 use tokio::sync::watch;
-use zoolock::{runtime, Acquire, Lock, LockState, LostReason, Owner, Semaphore};
+use zoolock::{runtime, Acquire, Holder, LockState, LostReason, Owner};
 
 use crate::args::{self, UserData};
 use crate::dispatch;
@@ -57,40 +57,10 @@ pub struct ZlCancel {
     fired: watch::Sender<bool>,
 }
 
-/// What a lock or semaphore offers to the boundary.
-pub trait Recipe: Clone + Send + Sync + 'static {
-    fn acquire(&self, options: Acquire) -> impl Future<Output = zoolock::Result<bool>> + Send;
-    /// Releases for `owner` (a semaphore lets go whoever asks).
-    fn release(&self, owner: Owner) -> impl Future<Output = zoolock::Result<bool>> + Send;
-    fn cancel(&self);
-    fn add_listener(&self, callback: Box<dyn Fn(LockState) + Send + Sync>) -> u64;
-    fn remove_listener(&self, id: u64) -> bool;
-}
+/// A lock or semaphore as the boundary holds it: any of the core's holders.
+pub trait Recipe: Holder + Clone + 'static {}
 
-macro_rules! recipe {
-    ($t:ty, |$this:ident, $owner:ident| $release:expr) => {
-        impl Recipe for $t {
-            fn acquire(&self, options: Acquire) -> impl Future<Output = zoolock::Result<bool>> + Send {
-                <$t>::acquire(self, options)
-            }
-            fn release(&self, $owner: Owner) -> impl Future<Output = zoolock::Result<bool>> + Send {
-                let $this = self;
-                $release
-            }
-            fn cancel(&self) {
-                <$t>::cancel(self)
-            }
-            fn add_listener(&self, callback: Box<dyn Fn(LockState) + Send + Sync>) -> u64 {
-                <$t>::add_listener(self, callback)
-            }
-            fn remove_listener(&self, id: u64) -> bool {
-                <$t>::remove_listener(self, id)
-            }
-        }
-    };
-}
-recipe!(Lock, |lock, owner| lock.release_by(owner));
-recipe!(Semaphore, |semaphore, _owner| semaphore.release());
+impl<H: Holder + Clone + 'static> Recipe for H {}
 
 /// A lock or semaphore handle as the caller owns it.
 pub struct Handle<R: Recipe> {
@@ -124,7 +94,7 @@ impl<R: Recipe> Handle<R> {
     }
 
     pub fn release_blocking(&self, owner: Owner) -> FfiResult<bool> {
-        Ok(runtime::block_on(self.recipe.release(owner))?)
+        Ok(runtime::block_on(self.recipe.release_by(owner))?)
     }
 
     pub fn set_listener(&self, callback: Option<ZlStateCallback>, user_data: *mut c_void) {

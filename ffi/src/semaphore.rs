@@ -2,7 +2,7 @@
 
 use std::ffi::c_void;
 
-use zoolock::{runtime, Owner, Semaphore};
+use zoolock::{runtime, Holder, Owner, Semaphore};
 
 use crate::args;
 use crate::listener::ZlStateCallback;
@@ -131,7 +131,7 @@ pub unsafe extern "C" fn zl_semaphore_lease_holders(
     guard(|| {
         let semaphore = &args::handle(semaphore, "semaphore")?.0.recipe;
         args::need(out_ptr, "out_ptr")?;
-        let holders = runtime::block_on(semaphore.lease_holders())?;
+        let holders = runtime::block_on(semaphore.queue())?;
         args::give(args::encode_list(&holders), out_ptr, out_len, "lease holders")
     })
 }

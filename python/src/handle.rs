@@ -10,7 +10,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyBytes, PyString};
 use tokio::sync::watch;
 use zoolock::{
-    runtime, timeout_from_secs, Acquire, LockState, LostReason, Outcome, Owner, Session,
+    runtime, timeout_from_secs, Acquire, Holder, LockState, LostReason, Outcome, Owner, Session,
 };
 
 use crate::asyncio::to_asyncio;
@@ -18,51 +18,10 @@ use crate::client::Client;
 use crate::errors::{IntoPy, LockTimeout};
 use crate::wait::{self, call_reporting, interruptible, run_with_gil, uninterruptible, Listeners};
 
-/// The core handle types behind Python's classes.
-pub trait Core: Clone + Send + Sync + 'static {
-    fn acquire(&self, options: Acquire) -> impl Future<Output = zoolock::Result<Outcome>> + Send;
-    /// Releases for `owner` (a semaphore lets go whoever asks).
-    fn release(&self, owner: Owner) -> impl Future<Output = zoolock::Result<bool>> + Send;
-    fn cancel(&self);
-    fn is_acquired(&self) -> bool;
-    fn state(&self) -> LockState;
-    fn subscribe(&self) -> watch::Receiver<LockState>;
-    fn add_listener(&self, callback: impl Fn(LockState) + Send + Sync + 'static) -> u64;
-}
+/// The core handle types behind Python's classes: any of the core's holders.
+pub trait Core: Holder + Clone + 'static {}
 
-macro_rules! forward_core {
-    ($ty:ty, |$this:ident, $owner:ident| $release:expr) => {
-        impl Core for $ty {
-            fn acquire(
-                &self,
-                options: Acquire,
-            ) -> impl Future<Output = zoolock::Result<Outcome>> + Send {
-                <$ty>::acquire_outcome(self, options)
-            }
-            fn release(&self, $owner: Owner) -> impl Future<Output = zoolock::Result<bool>> + Send {
-                let $this = self;
-                $release
-            }
-            fn cancel(&self) {
-                <$ty>::cancel(self)
-            }
-            fn is_acquired(&self) -> bool {
-                <$ty>::is_acquired(self)
-            }
-            fn state(&self) -> LockState {
-                <$ty>::state(self)
-            }
-            fn subscribe(&self) -> watch::Receiver<LockState> {
-                <$ty>::subscribe(self)
-            }
-            fn add_listener(&self, callback: impl Fn(LockState) + Send + Sync + 'static) -> u64 {
-                <$ty>::add_listener(self, callback)
-            }
-        }
-    };
-}
-forward_core!(zoolock::Lock, |lock, owner| lock.release_by(owner));
-forward_core!(zoolock::Semaphore, |semaphore, _owner| semaphore.release());
+impl<H: Holder + Clone + 'static> Core for H {}
 
 pub const HELD: &str = "HELD";
 pub const RELEASED: &str = "RELEASED";
@@ -257,7 +216,7 @@ impl<C: Core> Handle<C> {
         }
         let listeners = self.listeners.clone();
         made.core
-            .add_listener(move |state| notify(&listeners, state_name(state)));
+            .add_listener(Box::new(move |state| notify(&listeners, state_name(state))));
         made.listening = true;
     }
 
@@ -273,7 +232,7 @@ impl<C: Core> Handle<C> {
 
     pub fn acquire(&self, py: Python<'_>, args: AcquireArgs) -> PyResult<bool> {
         let (core, options) = (self.core()?, args.options.clone());
-        let got = interruptible(py, async move { core.acquire(options).await })?;
+        let got = interruptible(py, async move { core.acquire_outcome(options).await })?;
         outcome(self.what, &self.path, &args, got)
     }
 
@@ -289,7 +248,7 @@ impl<C: Core> Handle<C> {
         let (what, path, owner) = (self.what, self.path.clone(), args.options.owner);
         let work = {
             let (core, options) = (core.clone(), args.options.clone());
-            async move { core.acquire(options).await }
+            async move { core.acquire_outcome(options).await }
         };
         to_asyncio(
             py,
@@ -309,7 +268,7 @@ impl<C: Core> Handle<C> {
         let core = self.last();
         let work = async move {
             match core {
-                Some(core) => core.release(owner).await,
+                Some(core) => core.release_by(owner).await,
                 None => Ok(false),
             }
         };
@@ -328,7 +287,7 @@ impl<C: Core> Handle<C> {
 
     pub fn release(&self, py: Python<'_>, owner: Owner) -> PyResult<bool> {
         match self.last() {
-            Some(core) => uninterruptible(py, async move { core.release(owner).await })?.py_err(),
+            Some(core) => uninterruptible(py, async move { core.release_by(owner).await })?.py_err(),
             None => Ok(false),
         }
     }
@@ -380,7 +339,7 @@ impl<C: Core> Handle<C> {
 /// Releases a hold that an abandoned acquire won (or one count of it).
 fn release_in_background<C: Core>(core: C, got: zoolock::Result<Outcome>, owner: Owner) {
     if matches!(got, Ok(Outcome::Acquired)) {
-        runtime::spawn(async move { core.release(owner).await });
+        runtime::spawn(async move { core.release_by(owner).await });
     }
 }
 

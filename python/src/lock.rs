@@ -4,7 +4,7 @@ use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::PyString;
 use pyo3::PyClassInitializer;
-use zoolock::{Kind, LockConfig, Owner, Scheme};
+use zoolock::{Holder, Kind, LockConfig, Owner, Scheme};
 
 use crate::handle::{self, identifier, lost_reason, state_name, AcquireArgs, Handle, LostEvent};
 
@@ -197,7 +197,7 @@ impl PyLock {
     /// The identifiers of every contender queued on the path, holder first.
     fn contenders(&self, py: Python<'_>) -> PyResult<Vec<String>> {
         self.handle
-            .call(py, |core| async move { core.contenders().await })
+            .call(py, |core| async move { core.queue().await })
     }
 
     /// Whether this object holds the lock now. Unlike kazoo's, it turns

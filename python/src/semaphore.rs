@@ -3,7 +3,7 @@
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyTuple};
-use zoolock::Owner;
+use zoolock::{Holder, Owner};
 
 use crate::handle::{self, lost_reason, state_name, AcquireArgs, Handle, LostEvent};
 
@@ -86,7 +86,7 @@ impl PySemaphore {
     /// The identifiers of the current lease holders, in no particular order.
     fn lease_holders(&self, py: Python<'_>) -> PyResult<Vec<String>> {
         self.handle
-            .call(py, |core| async move { core.lease_holders().await })
+            .call(py, |core| async move { core.queue().await })
     }
 
     /// Whether this object holds a lease now (``False`` once it is lost).

@@ -8,10 +8,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use zookeeper_client as zk;
-use zoolock::{
-    timeout_from_secs, Acquire, Kind, Lock, LockConfig, Owner, Semaphore, SessionOptions, MAX_IDENTIFIER_BYTES,
-    MAX_PATH_BYTES,
-};
+use zoolock::{timeout_from_secs, Acquire, Holder, Kind, Lock, LockConfig, MAX_IDENTIFIER_BYTES, MAX_PATH_BYTES, Owner, Semaphore, SessionOptions};
 
 use super::common::{raw, until_children};
 use super::Ctx;
@@ -111,7 +108,7 @@ pub fn all() -> Vec<(&'static str, Case)> {
             assert!(first.acquire(Acquire::timeout(PATIENCE)).await.unwrap());
             let other = Semaphore::new(&s, &c.path("pool"), "other", 3).unwrap();
             c.check("acquire", other.acquire(Acquire::timeout(PATIENCE)).await);
-            assert_eq!(first.lease_holders().await.unwrap(), ["first"]);
+            assert_eq!(first.queue().await.unwrap(), ["first"]);
             assert!(first.release().await.unwrap());
         },
         "release-without-acquire" => |c| async move {
@@ -170,8 +167,8 @@ pub fn all() -> Vec<(&'static str, Case)> {
             let lock = Lock::mutex(&s, &c.path("lock")).unwrap();
             let semaphore = Semaphore::new(&s, &c.path("pool"), "", 1).unwrap();
             s.close().await;
-            c.check("contenders", lock.contenders().await);
-            c.check("lease_holders", semaphore.lease_holders().await);
+            c.check("contenders", lock.queue().await);
+            c.check("lease_holders", semaphore.queue().await);
         },
         "release-after-close" => |c| async move {
             let (lock, semaphore) = held(&c).await;
