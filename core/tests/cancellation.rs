@@ -250,195 +250,167 @@ fn config(identifier: &str) -> LockConfig {
     LockConfig { identifier: identifier.as_bytes().to_vec(), ..LockConfig::default() }
 }
 
-/// Releases `holder` once a second contender is queued on `path`.
-fn release_when_queued(raw: &zk::Client, path: &str, holder: &Lock) -> JoinHandle<()> {
-    let (raw, path, holder) = (raw.clone(), path.to_owned(), holder.clone());
-    tokio::spawn(async move {
-        until_children(&raw, &path, "a second contender", |c| c.len() >= 2).await;
-        holder.release().await.unwrap();
-    })
+/// One recipe under the sweep, through the core's one [`Holder`] trait:
+/// the handle under test (`ours`) and two of `theirs` on the same path.
+struct Subject {
+    name: String,
+    bench: Bench,
+    ours: Arc<dyn Holder>,
+    /// Holds while a contended acquire runs; the waiter behind a release.
+    other: Arc<dyn Holder>,
+    probe: Arc<dyn Holder>,
+    /// Where no node of ours may be left: the lock path; a semaphore's pool
+    /// and admission lock.
+    paths: Vec<String>,
+    /// Where a waiter shows up, and how many children say it did: a lock's
+    /// second contender; a semaphore's waiter admitted to watch the pool.
+    waiting_on: (String, usize),
 }
 
-/// One lock acquire future per k: `kind` on `ours`, behind a writer of
-/// `theirs` if `contended` (released once we queue, for a blocking acquire).
+impl Subject {
+    async fn lock(kind: Kind, name: String) -> Subject {
+        let bench = Bench::new().await;
+        let path = unique_path(&format!("sweep-{}", name.replace([' ', '='], "-")));
+        let lock = |session: &Session, who| Arc::new(Lock::new(session, &path, kind, config(who)).unwrap());
+        let theirs = |who| Arc::new(Lock::new(&bench.theirs, &path, Kind::Write, config(who)).unwrap());
+        Subject {
+            ours: lock(&bench.ours, "under-test"),
+            other: theirs("other"),
+            probe: theirs("probe"),
+            paths: vec![path.clone()],
+            waiting_on: (path.clone(), 2),
+            name,
+            bench,
+        }
+    }
+
+    async fn semaphore(name: String) -> Subject {
+        let bench = Bench::new().await;
+        let path = unique_path(&format!("sweep-{}", name.replace([' ', '='], "-")));
+        let admission = format!("{path}-__lock__");
+        let semaphore = |session: &Session, who| Arc::new(Semaphore::new(session, &path, who, 1).unwrap());
+        Subject {
+            ours: semaphore(&bench.ours, "under-test"),
+            other: semaphore(&bench.theirs, "other"),
+            probe: semaphore(&bench.theirs, "probe"),
+            paths: vec![path.clone(), admission.clone()],
+            waiting_on: (admission, 1),
+            name,
+            bench,
+        }
+    }
+
+    /// Waits until a contender waits behind the holder.
+    async fn until_waiting(raw: &zk::Client, (path, count): &(String, usize)) {
+        until_children(raw, path, "a waiter", |c| c.len() >= *count).await;
+    }
+
+    async fn only_theirs(&self, what: &str) {
+        for path in &self.paths {
+            only_theirs(&self.bench.raw, path, self.bench.their_id(), what).await;
+        }
+    }
+}
+
+/// One acquire future per k on the subject's handle, behind a hold of
+/// `theirs` if `contended` (released once we wait, for a blocking acquire).
+async fn sweep_acquire(subject: Subject, mode: Mode, persistent: bool, contended: bool, fault: Fault) -> usize {
+    let subject = &subject;
+    let Subject { name, bench, ours, other, probe, .. } = subject;
+    sweep(name, |k| async move {
+        let what = format!("{name} k={k}");
+        let mut releaser = None;
+        if contended {
+            assert!(other.acquire(Acquire::default()).await.unwrap());
+            if matches!(mode, Mode::Blocking) {
+                let (raw, waiting_on, other) = (bench.raw.clone(), subject.waiting_on.clone(), other.clone());
+                releaser = Some(tokio::spawn(async move {
+                    Subject::until_waiting(&raw, &waiting_on).await;
+                    other.release().await.unwrap();
+                }));
+            }
+        }
+        let got = drive(ours.acquire(mode.options(persistent)), k, fault, bench.our_id()).await;
+        wait_connected(&bench.ours).await;
+        if let Some(releaser) = releaser {
+            releaser.abort();
+            let _ = releaser.await;
+        }
+        other.release().await.unwrap();
+        match &got {
+            Some(Ok(true)) => {
+                assert!(ours.is_acquired(), "{what}: acquired but not held");
+                assert!(ours.release().await.unwrap(), "{what}: release after acquire");
+            }
+            Some(Ok(false)) => assert!(contended || fault != Fault::None, "{what}: an uncontended acquire failed"),
+            Some(Err(err)) => panic!("{what}: {err}"),
+            None => {}
+        }
+        assert!(!ours.is_acquired(), "{what}: held after {got:?}");
+        subject.only_theirs(&what).await;
+        assert!(probe.acquire(Acquire::timeout(SETTLE)).await.unwrap(), "{what}: another contender is stuck");
+        probe.release().await.unwrap();
+        assert!(ours.acquire(Acquire::timeout(SETTLE)).await.unwrap(), "{what}: the handle is stuck");
+        assert!(ours.release().await.unwrap());
+        got.is_some()
+    })
+    .await
+}
+
 async fn sweep_lock_acquire(kind: Kind, mode: Mode, persistent: bool, contended: bool, fault: Fault) -> usize {
-    let bench = Bench::new().await;
-    let path = unique_path(&format!("sweep-{kind:?}-{mode:?}-{persistent}-{contended}-{fault:?}"));
-    let lock = Lock::new(&bench.ours, &path, kind, config("under-test")).unwrap();
-    let other = Lock::new(&bench.theirs, &path, Kind::Write, config("other")).unwrap();
-    let probe = Lock::new(&bench.theirs, &path, Kind::Write, config("probe")).unwrap();
     let name = format!("lock {kind:?} {mode:?} persistent={persistent} contended={contended} {fault:?}");
-    sweep(&name, |k| {
-        let (bench, lock, other, probe, path, name) = (&bench, &lock, &other, &probe, &path, &name);
-        async move {
-            let what = format!("{name} k={k}");
-            let mut releaser = None;
-            if contended {
-                assert!(other.acquire(Acquire::default()).await.unwrap());
-                if matches!(mode, Mode::Blocking) {
-                    releaser = Some(release_when_queued(&bench.raw, path, other));
-                }
-            }
-            let got = drive(lock.acquire(mode.options(persistent)), k, fault, bench.our_id()).await;
-            wait_connected(&bench.ours).await;
-            if let Some(releaser) = releaser {
-                releaser.abort();
-                let _ = releaser.await;
-            }
-            other.release().await.unwrap();
-            match &got {
-                Some(Ok(true)) => {
-                    assert!(lock.is_acquired(), "{what}: acquired but not held");
-                    assert!(lock.release().await.unwrap(), "{what}: release after acquire");
-                }
-                Some(Ok(false)) => assert!(contended || fault != Fault::None, "{what}: an uncontended acquire failed"),
-                Some(Err(err)) => panic!("{what}: {err}"),
-                None => {}
-            }
-            assert!(!lock.is_acquired(), "{what}: held after {got:?}");
-            only_theirs(&bench.raw, path, bench.their_id(), &what).await;
-            assert!(probe.acquire(Acquire::timeout(SETTLE)).await.unwrap(), "{what}: another contender is stuck");
-            probe.release().await.unwrap();
-            assert!(lock.acquire(Acquire::timeout(SETTLE)).await.unwrap(), "{what}: the handle is stuck");
-            assert!(lock.release().await.unwrap());
-            got.is_some()
-        }
-    })
-    .await
+    sweep_acquire(Subject::lock(kind, name).await, mode, persistent, contended, fault).await
 }
 
-/// One semaphore acquire future per k; `contended`: the one lease is held by `theirs`.
 async fn sweep_semaphore_acquire(mode: Mode, contended: bool, fault: Fault) -> usize {
-    let bench = Bench::new().await;
-    let path = unique_path(&format!("sweep-semaphore-{mode:?}-{contended}-{fault:?}"));
-    let admission = format!("{path}-__lock__");
-    let semaphore = Semaphore::new(&bench.ours, &path, "under-test", 1).unwrap();
-    let other = Semaphore::new(&bench.theirs, &path, "other", 1).unwrap();
-    let probe = Semaphore::new(&bench.theirs, &path, "probe", 1).unwrap();
     let name = format!("semaphore {mode:?} contended={contended} {fault:?}");
-    sweep(&name, |k| {
-        let (bench, semaphore, other, probe, path, admission, name) =
-            (&bench, &semaphore, &other, &probe, &path, &admission, &name);
-        async move {
-            let what = format!("{name} k={k}");
-            let mut releaser = None;
-            if contended {
-                assert!(other.acquire(Acquire::default()).await.unwrap());
-                if matches!(mode, Mode::Blocking) {
-                    // Released once we wait on the pool, admitted.
-                    let (raw, admission, other) = (bench.raw.clone(), admission.clone(), other.clone());
-                    releaser = Some(tokio::spawn(async move {
-                        until_children(&raw, &admission, "the waiter admitted", |c| !c.is_empty()).await;
-                        other.release().await.unwrap();
-                    }));
-                }
-            }
-            let got = drive(semaphore.acquire(mode.options(false)), k, fault, bench.our_id()).await;
-            wait_connected(&bench.ours).await;
-            if let Some(releaser) = releaser {
-                releaser.abort();
-                let _ = releaser.await;
-            }
-            other.release().await.unwrap();
-            match &got {
-                Some(Ok(true)) => {
-                    assert!(semaphore.is_acquired(), "{what}: acquired but not held");
-                    assert!(semaphore.release().await.unwrap(), "{what}: release after acquire");
-                }
-                Some(Ok(false)) => assert!(contended || fault != Fault::None, "{what}: an uncontended acquire failed"),
-                Some(Err(err)) => panic!("{what}: {err}"),
-                None => {}
-            }
-            assert!(!semaphore.is_acquired(), "{what}: held after {got:?}");
-            only_theirs(&bench.raw, path, bench.their_id(), &what).await;
-            only_theirs(&bench.raw, admission, bench.their_id(), &what).await;
-            assert!(probe.acquire(Acquire::timeout(SETTLE)).await.unwrap(), "{what}: another contender is stuck");
-            probe.release().await.unwrap();
-            assert!(semaphore.acquire(Acquire::timeout(SETTLE)).await.unwrap(), "{what}: the handle is stuck");
-            assert!(semaphore.release().await.unwrap());
-            got.is_some()
-        }
-    })
-    .await
+    sweep_acquire(Subject::semaphore(name).await, mode, false, contended, fault).await
 }
 
-/// One release future per k, of a lock of `kind` held by `ours`; with a
-/// waiter of `theirs` queued behind if `contended`, who must get the lock.
-async fn sweep_lock_release(kind: Kind, persistent: bool, contended: bool, fault: Fault) -> usize {
-    let bench = Bench::new().await;
-    let path = unique_path(&format!("sweep-release-{kind:?}-{persistent}-{contended}-{fault:?}"));
-    let lock = Lock::new(&bench.ours, &path, kind, config("under-test")).unwrap();
-    let waiter = Lock::new(&bench.theirs, &path, Kind::Write, config("waiter")).unwrap();
-    let name = format!("release {kind:?} persistent={persistent} contended={contended} {fault:?}");
-    sweep(&name, |k| {
-        let (bench, lock, waiter, path, name) = (&bench, &lock, &waiter, &path, &name);
-        async move {
-            let what = format!("{name} k={k}");
-            assert!(lock.acquire(Mode::Blocking.options(persistent)).await.unwrap());
-            let waiting = contended.then(|| {
-                let waiter = waiter.clone();
-                tokio::spawn(async move { waiter.acquire(Acquire::timeout(WAKE_BOUND)).await })
-            });
-            if contended {
-                queued(&bench.raw, path, 2).await;
-            }
-            let got = drive(lock.release(), k, fault, bench.our_id()).await;
-            wait_connected(&bench.ours).await;
-            match &got {
-                Some(Ok(released)) => assert!(released, "{what}: a held lock released nothing"),
-                Some(Err(err)) => panic!("{what}: {err}"),
-                // Never polled: nothing happened yet.
-                None if lock.is_acquired() => assert!(lock.release().await.unwrap(), "{what}"),
-                None => {}
-            }
-            assert!(!lock.is_acquired(), "{what}: held after release");
-            assert_eq!(lock.state(), LockState::Released, "{what}");
-            if let Some(waiting) = waiting {
-                let got = timeout(SETTLE, waiting).await.unwrap_or_else(|_| panic!("{what}: the waiter is stuck"));
-                assert!(got.unwrap().unwrap(), "{what}: the waiter timed out");
-                waiter.release().await.unwrap();
-            }
-            only_theirs(&bench.raw, path, bench.their_id(), &what).await;
-            got.is_some()
+/// One release future per k, of the subject's handle holding; with a waiter
+/// of `theirs` behind if `contended`, who must get the hold.
+async fn sweep_release(subject: Subject, persistent: bool, contended: bool, fault: Fault) -> usize {
+    let subject = &subject;
+    let Subject { name, bench, ours, other: waiter, .. } = subject;
+    sweep(name, |k| async move {
+        let what = format!("{name} k={k}");
+        assert!(ours.acquire(Mode::Blocking.options(persistent)).await.unwrap());
+        let waiting = contended.then(|| {
+            let waiter = waiter.clone();
+            tokio::spawn(async move { waiter.acquire(Acquire::timeout(WAKE_BOUND)).await })
+        });
+        if contended {
+            Subject::until_waiting(&bench.raw, &subject.waiting_on).await;
         }
-    })
-    .await
-}
-
-/// One semaphore release future per k; a waiter of `theirs` must get the lease.
-async fn sweep_semaphore_release(fault: Fault) -> usize {
-    let bench = Bench::new().await;
-    let path = unique_path(&format!("sweep-semaphore-release-{fault:?}"));
-    let semaphore = Semaphore::new(&bench.ours, &path, "under-test", 1).unwrap();
-    let waiter = Semaphore::new(&bench.theirs, &path, "waiter", 1).unwrap();
-    let name = format!("semaphore release {fault:?}");
-    sweep(&name, |k| {
-        let (bench, semaphore, waiter, path, name) = (&bench, &semaphore, &waiter, &path, &name);
-        async move {
-            let what = format!("{name} k={k}");
-            assert!(semaphore.acquire(Acquire::default()).await.unwrap());
-            let waiting = {
-                let waiter = waiter.clone();
-                tokio::spawn(async move { waiter.acquire(Acquire::timeout(WAKE_BOUND)).await })
-            };
-            until_children(&bench.raw, &format!("{path}-__lock__"), "the waiter admitted", |c| !c.is_empty()).await;
-            let got = drive(semaphore.release(), k, fault, bench.our_id()).await;
-            wait_connected(&bench.ours).await;
-            match &got {
-                Some(Ok(released)) => assert!(released, "{what}: a held lease released nothing"),
-                Some(Err(err)) => panic!("{what}: {err}"),
-                None if semaphore.is_acquired() => assert!(semaphore.release().await.unwrap(), "{what}"),
-                None => {}
-            }
-            assert!(!semaphore.is_acquired(), "{what}: held after release");
-            let got_lease = timeout(SETTLE, waiting).await.unwrap_or_else(|_| panic!("{what}: the waiter is stuck"));
-            assert!(got_lease.unwrap().unwrap(), "{what}: the waiter timed out");
+        let got = drive(ours.release(), k, fault, bench.our_id()).await;
+        wait_connected(&bench.ours).await;
+        match &got {
+            Some(Ok(released)) => assert!(released, "{what}: a hold released nothing"),
+            Some(Err(err)) => panic!("{what}: {err}"),
+            // Never polled: nothing happened yet.
+            None if ours.is_acquired() => assert!(ours.release().await.unwrap(), "{what}"),
+            None => {}
+        }
+        assert!(!ours.is_acquired(), "{what}: held after release");
+        assert_eq!(ours.state(), LockState::Released, "{what}");
+        if let Some(waiting) = waiting {
+            let got = timeout(SETTLE, waiting).await.unwrap_or_else(|_| panic!("{what}: the waiter is stuck"));
+            assert!(got.unwrap().unwrap(), "{what}: the waiter timed out");
             waiter.release().await.unwrap();
-            only_theirs(&bench.raw, path, bench.their_id(), &what).await;
-            got.is_some()
         }
+        subject.only_theirs(&what).await;
+        got.is_some()
     })
     .await
+}
+
+async fn sweep_lock_release(kind: Kind, persistent: bool, contended: bool, fault: Fault) -> usize {
+    let name = format!("release {kind:?} persistent={persistent} contended={contended} {fault:?}");
+    sweep_release(Subject::lock(kind, name).await, persistent, contended, fault).await
+}
+
+async fn sweep_semaphore_release(fault: Fault) -> usize {
+    sweep_release(Subject::semaphore(format!("semaphore release {fault:?}")).await, false, true, fault).await
 }
 
 /// One close future per k, of a fresh session holding a lock and waiting
