@@ -81,10 +81,7 @@ async fn expiry_while_waiting_requeues_and_still_gets_the_lock() {
     assert!(holder.acquire(Acquire::default()).await.unwrap());
     let waiter_session = session(&connect).await;
     let waiter = Lock::mutex(&waiter_session, &path).unwrap();
-    let waiting = {
-        let waiter = waiter.clone();
-        tokio::spawn(async move { waiter.acquire(Acquire::default()).await })
-    };
+    let waiting = spawn_acquire(&waiter, Acquire::default());
     let before = queued(&raw, &path, 2).await;
     let id = waiter_session.status().session_id;
 

@@ -70,10 +70,7 @@ async fn a_second_acquire_on_a_holding_semaphore_handle_succeeds_at_once() {
     let other = Semaphore::new(&session(&connect).await, &path, "other", 1).unwrap();
     assert!(other.acquire(Acquire::default()).await.unwrap());
     let pending: Vec<_> = (0..2)
-        .map(|_| {
-            let semaphore = semaphore.clone();
-            tokio::spawn(async move { semaphore.acquire(Acquire::timeout(Duration::from_secs(10))).await })
-        })
+        .map(|_| spawn_acquire(&semaphore, Acquire::timeout(Duration::from_secs(10))))
         .collect();
     until_children(&raw, &format!("{path}-__lock__"), "one acquire admitted", |c| c.len() == 1).await;
     other.release().await.unwrap();
@@ -103,10 +100,7 @@ async fn a_second_acquire_on_a_holding_lock_handle_waits_for_that_hold_and_says_
     assert_eq!(other.acquire_outcome(Acquire::no_wait()).await, Ok(Outcome::Taken));
 
     // It waits for the handle's own release, then holds.
-    let second = {
-        let lock = lock.clone();
-        tokio::spawn(async move { lock.acquire(Acquire::timeout(Duration::from_secs(10))).await })
-    };
+    let second = spawn_acquire(&lock, Acquire::timeout(Duration::from_secs(10)));
     lock.release().await.unwrap();
     assert_eq!(second.await.unwrap(), Ok(true));
     assert!(lock.release().await.unwrap());
@@ -199,10 +193,7 @@ async fn deleting_the_holders_node_tells_the_holder_and_the_next_waiter_holds() 
     assert!(holder.acquire(Acquire::default()).await.unwrap());
     let mut states = holder.subscribe();
     let waiter = Lock::mutex(&session(&connect).await, &path).unwrap();
-    let waiting = {
-        let waiter = waiter.clone();
-        tokio::spawn(async move { waiter.acquire(Acquire::default()).await })
-    };
+    let waiting = spawn_acquire(&waiter, Acquire::default());
     queued(&raw, &path, 2).await;
     raw.delete(&holder.node().unwrap(), None).await.unwrap();
     wait_state(&mut states, LockState::Lost(LostReason::NodeDeleted)).await;

@@ -112,20 +112,14 @@ async fn single_tries_timeouts_and_cancels_leave_no_node() {
     assert!(!other.acquire(Acquire::timeout(Duration::from_millis(300))).await.unwrap());
     assert_eq!(children(&raw, &path).await.len(), 1, "a timed-out acquire leaves no node");
 
-    let waiting = {
-        let other = other.clone();
-        tokio::spawn(async move { other.acquire(Acquire::default()).await })
-    };
+    let waiting = spawn_acquire(&other, Acquire::default());
     queued(&raw, &path, 2).await;
     other.cancel();
     assert!(matches!(waiting.await.unwrap(), Err(Error::Cancelled { .. })));
     assert_eq!(children(&raw, &path).await.len(), 1, "a cancelled acquire leaves no node");
 
     // Dropping a pending acquire (a Rust future's cancellation) also cleans up.
-    let dropped = {
-        let other = other.clone();
-        tokio::spawn(async move { other.acquire(Acquire::default()).await })
-    };
+    let dropped = spawn_acquire(&other, Acquire::default());
     queued(&raw, &path, 2).await;
     dropped.abort();
     until_children(&raw, &path, "the dropped contender's node to go", |c| c.len() == 1).await;
@@ -148,10 +142,7 @@ async fn a_closed_holder_hands_over_to_the_next_waiter() {
     let mut holder_state = holder.subscribe();
 
     let waiter = Lock::mutex(&session(&connect).await, &path).unwrap();
-    let waiting = {
-        let waiter = waiter.clone();
-        tokio::spawn(async move { waiter.acquire(Acquire::default()).await })
-    };
+    let waiting = spawn_acquire(&waiter, Acquire::default());
     queued(&raw(&connect).await, &path, 2).await;
     holder_session.close().await;
     assert!(waiting.await.unwrap().unwrap());
@@ -169,10 +160,7 @@ async fn closing_a_session_fails_its_pending_acquires_and_releases_its_holds() {
     let holder = Lock::mutex(&closing, &path).unwrap();
     assert!(holder.acquire(Acquire::default()).await.unwrap());
     let waiter = Lock::mutex(&closing, &path).unwrap();
-    let waiting = {
-        let waiter = waiter.clone();
-        tokio::spawn(async move { waiter.acquire(Acquire::default()).await })
-    };
+    let waiting = spawn_acquire(&waiter, Acquire::default());
     let raw = raw(&connect).await;
     queued(&raw, &path, 2).await;
     closing.close().await;
@@ -273,10 +261,7 @@ async fn closing_a_session_keeps_its_persistent_hold_and_removes_its_persistent_
     let holder = Lock::new(&session, &path, Kind::Mutex, config("holder")).unwrap();
     assert!(holder.acquire(Acquire::default().persistent()).await.unwrap());
     let waiter = Lock::new(&session, &path, Kind::Mutex, config("waiter")).unwrap();
-    let waiting = {
-        let waiter = waiter.clone();
-        tokio::spawn(async move { waiter.acquire(Acquire::default().persistent()).await })
-    };
+    let waiting = spawn_acquire(&waiter, Acquire::default().persistent());
     queued(&raw, &path, 2).await;
 
     let held = holder.node().unwrap();
@@ -299,10 +284,7 @@ async fn handles_of_one_session_hand_over_in_order_and_a_cancelled_waiter_hands_
     let holder = Lock::new(&session, &path, Kind::Mutex, config("holder")).unwrap();
     assert!(holder.acquire(Acquire::default()).await.unwrap());
     let quitter = Lock::new(&session, &path, Kind::Mutex, config("quitter")).unwrap();
-    let quitting = {
-        let quitter = quitter.clone();
-        tokio::spawn(async move { quitter.acquire(Acquire::default()).await })
-    };
+    let quitting = spawn_acquire(&quitter, Acquire::default());
     queued(&raw, &path, 2).await;
     let (order_tx, mut order_rx) = mpsc::unbounded_channel();
     for i in 0..3 {

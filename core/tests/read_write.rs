@@ -26,17 +26,11 @@ async fn readers_share_writers_exclude_and_a_queued_writer_goes_first() {
 
     let writer = lock(&s3, &path, Kind::Write, "writer");
     assert!(!writer.acquire(Acquire::no_wait()).await.unwrap(), "a writer waits for readers");
-    let writing = {
-        let writer = writer.clone();
-        tokio::spawn(async move { writer.acquire(Acquire::default()).await })
-    };
+    let writing = spawn_acquire(&writer, Acquire::default());
     queued(&raw, &path, 3).await;
     let late_reader = lock(&s4, &path, Kind::Read, "late-reader");
     assert!(!late_reader.acquire(Acquire::no_wait()).await.unwrap(), "a reader queues behind a waiting writer");
-    let reading = {
-        let late_reader = late_reader.clone();
-        tokio::spawn(async move { late_reader.acquire(Acquire::default()).await })
-    };
+    let reading = spawn_acquire(&late_reader, Acquire::default());
     queued(&raw, &path, 4).await;
     assert_eq!(reader1.queue().await.unwrap(), ["reader-1", "reader-2", "writer", "late-reader"]);
 

@@ -90,10 +90,7 @@ async fn deleting_the_lock_path_under_a_waiter_makes_it_queue_again_not_hold() {
     assert!(holder.acquire(Acquire::default()).await.unwrap());
     let waiter_session = session(&connect).await;
     let waiter = Lock::mutex(&waiter_session, &path).unwrap();
-    let mut waiting = {
-        let waiter = waiter.clone();
-        tokio::spawn(async move { waiter.acquire(Acquire::default()).await })
-    };
+    let mut waiting = spawn_acquire(&waiter, Acquire::default());
     queued(&raw, &path, 2).await;
     let third = Lock::mutex(&session(&connect).await, &path).unwrap();
 
@@ -126,10 +123,7 @@ async fn a_waiter_whose_node_was_deleted_queues_again_when_its_predecessor_goes(
     let holder = Lock::mutex(&session(&connect).await, &path).unwrap();
     assert!(holder.acquire(Acquire::default()).await.unwrap());
     let waiter = Lock::mutex(&session(&connect).await, &path).unwrap();
-    let waiting = {
-        let waiter = waiter.clone();
-        tokio::spawn(async move { waiter.acquire(Acquire::default()).await })
-    };
+    let waiting = spawn_acquire(&waiter, Acquire::default());
     let nodes = queued(&raw, &path, 2).await;
     let holder_node = holder.node().unwrap();
     let waiter_node = nodes.iter().map(|n| format!("{path}/{n}")).find(|n| *n != holder_node).unwrap();
@@ -232,10 +226,7 @@ async fn a_create_that_lands_late_after_its_attempt_ended_is_not_waited_for() {
     let holder = Lock::mutex(&session(&connect).await, &path).unwrap();
     assert!(holder.acquire(Acquire::default()).await.unwrap());
     let other = Lock::mutex(&session(&connect).await, &path).unwrap();
-    let other_waiting = {
-        let other = other.clone();
-        tokio::spawn(async move { other.acquire(Acquire::default()).await })
-    };
+    let other_waiting = spawn_acquire(&other, Acquire::default());
     let others = queued(&raw, &path, 2).await;
     let session = session(&connect).await;
     let lock = Lock::mutex(&session, &path).unwrap();
@@ -247,10 +238,7 @@ async fn a_create_that_lands_late_after_its_attempt_ended_is_not_waited_for() {
     let watches_holder = Select::any().op(Op::GetData).path(holder.node().unwrap());
     let fault = inject(move || harness().land_late(creates, Landing::After(watches_holder)).unwrap()).await;
 
-    let waiting = {
-        let lock = lock.clone();
-        tokio::spawn(async move { lock.acquire(Acquire::timeout(Duration::from_secs(8))).await })
-    };
+    let waiting = spawn_acquire(&lock, Acquire::timeout(Duration::from_secs(8)));
     let retry = queued(&raw, &path, 3).await.into_iter().find(|n| !others.contains(n)).unwrap();
     raw.delete(&format!("{path}/{retry}"), None).await.unwrap();
     // The node it waits for goes: it finds its own gone, and queues again behind the holder.
@@ -282,19 +270,13 @@ async fn hold_ahead_of_a_late_create(connect: &str, raw: &zk::Client, lock: &Loc
     let holder = Lock::mutex(&session(connect).await, &path).unwrap();
     assert!(holder.acquire(Acquire::default()).await.unwrap());
     let other = Lock::mutex(&session(connect).await, &path).unwrap();
-    let other_waiting = {
-        let other = other.clone();
-        tokio::spawn(async move { other.acquire(Acquire::default()).await })
-    };
+    let other_waiting = spawn_acquire(&other, Acquire::default());
     let others = queued(raw, &path, 2).await;
     let id = lock.session().status().session_id;
     let creates = Select::session(id).op(Op::Create2).path(path.clone());
     let watches_holder = Select::any().op(Op::GetData).path(holder.node().unwrap());
     let fault = inject(move || harness().land_late(creates, Landing::After(watches_holder)).unwrap()).await;
-    let waiting = {
-        let lock = lock.clone();
-        tokio::spawn(async move { lock.acquire(options).await })
-    };
+    let waiting = spawn_acquire(lock, options);
     let retry = queued(raw, &path, 3).await.into_iter().find(|n| !others.contains(n)).unwrap();
     raw.delete(&format!("{path}/{retry}"), None).await.unwrap();
     other.cancel();
@@ -453,10 +435,7 @@ async fn packets_per_acquisition() {
         let start = inject(move || received(&counted)).await;
         for _ in 0..CYCLES {
             assert!(holder.acquire(Acquire::default()).await.unwrap());
-            let waiting = {
-                let waiter = waiter.clone();
-                tokio::spawn(async move { waiter.acquire(Acquire::default()).await })
-            };
+            let waiting = spawn_acquire(&waiter, Acquire::default());
             queued(&raw, &path, 2).await;
             holder.release().await.unwrap();
             assert!(waiting.await.unwrap().unwrap());

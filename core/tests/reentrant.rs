@@ -51,10 +51,7 @@ async fn the_owner_reenters_on_one_node_until_its_last_release_and_others_wait_u
 
     let other = Lock::mutex(&session(&connect).await, &path).unwrap();
     assert_eq!(other.acquire_outcome(Acquire::no_wait()).await, Ok(Outcome::Taken));
-    let waiting = {
-        let other = other.clone();
-        tokio::spawn(async move { other.acquire(Acquire::timeout(Duration::from_secs(30))).await })
-    };
+    let waiting = spawn_acquire(&other, Acquire::timeout(Duration::from_secs(30)));
     queued(&raw, &path, 2).await;
     for depth in (1..4).rev() {
         assert_eq!(lock.release().await, Ok(true));
@@ -87,10 +84,7 @@ async fn another_owner_waits_for_the_owners_hold_and_may_not_release_it() {
     assert_eq!(children(&raw, &path).await.len(), 1, "the refused release left the node");
 
     // b waits until a's last release, then holds on a node of its own.
-    let waiting = {
-        let lock = lock.clone();
-        tokio::spawn(async move { lock.acquire(Acquire::timeout(Duration::from_secs(30)).owner(b)).await })
-    };
+    let waiting = spawn_acquire(&lock, Acquire::timeout(Duration::from_secs(30)).owner(b));
     let node = lock.node().unwrap();
     assert_eq!(lock.release_by(a).await, Ok(true));
     assert!(lock.is_acquired() && !waiting.is_finished(), "a still holds at depth 1");

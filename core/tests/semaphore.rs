@@ -29,10 +29,7 @@ async fn leases_are_counted_and_handed_on_when_freed() {
     assert_eq!(children(&raw, &path).await.len(), 2, "failed tries leave no lease node");
     until_children(&raw, &format!("{path}-__lock__"), "the admission node to go", |c| c.is_empty()).await;
 
-    let waiting = {
-        let third = third.clone();
-        tokio::spawn(async move { third.acquire(Acquire::default()).await })
-    };
+    let waiting = spawn_acquire(&third, Acquire::default());
     until_children(&raw, &format!("{path}-__lock__"), "the waiter to be admitted", |c| c.len() == 1).await;
     assert!(first.release().await.unwrap());
     assert!(waiting.await.unwrap().unwrap());

@@ -4,9 +4,10 @@
 
 use std::time::Duration;
 
+use tokio::task::JoinHandle;
 use tokio::time::timeout;
 use zookeeper_client as zk;
-use zoolock::{Session, SessionOptions};
+use zoolock::{Acquire, Holder, Session, SessionOptions};
 
 pub const SESSION_TIMEOUT: Duration = Duration::from_secs(4);
 
@@ -93,4 +94,11 @@ pub async fn within_children(
 /// Waits until exactly `n` contenders are queued on `path`.
 pub async fn queued(raw: &zk::Client, path: &str, n: usize) -> Vec<String> {
     until_children(raw, path, &format!("{n} nodes"), |c| c.len() == n).await
+}
+
+/// Starts `holder`'s acquire as a task of its own: a contender that waits
+/// while the test goes on.
+pub fn spawn_acquire<H: Holder + Clone + 'static>(holder: &H, options: Acquire) -> JoinHandle<zoolock::Result<bool>> {
+    let holder = holder.clone();
+    tokio::spawn(async move { holder.acquire(options).await })
 }
