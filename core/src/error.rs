@@ -1,7 +1,10 @@
 use std::time::Duration;
 
-/// Everything that can go wrong in zoolock. Each binding maps this enum once:
-/// Python to kazoo's exception names, C to status codes, C# to exceptions.
+/// Everything that can go wrong in zoolock. Each binding maps this enum once,
+/// and nothing else: Python to kazoo's exception names, C to status codes, C#
+/// to exceptions (README, "Errors", has the table). A ZooKeeper reply is one
+/// of its kinds (`NoNode`, `SessionExpired`, …, or `ZooKeeper` for the rest):
+/// the client crate's own error type is not part of zoolock's API.
 ///
 /// Bad input is refused before any network call:
 ///
