@@ -1,7 +1,10 @@
 use std::time::Duration;
 
-/// Everything that can go wrong in zoolock. Each binding maps this enum once:
-/// Python to kazoo's exception names, C to status codes, C# to exceptions.
+/// Everything that can go wrong in zoolock. Each binding maps this enum once,
+/// and nothing else: Python to kazoo's exception names, C to status codes, C#
+/// to exceptions (README, "Errors", has the table). A ZooKeeper reply is one
+/// of its kinds (`NoNode`, `SessionExpired`, …, or `ZooKeeper` for the rest):
+/// the client crate's own error type is not part of zoolock's API.
 ///
 /// Bad input is refused before any network call:
 ///
@@ -67,9 +70,15 @@ pub enum Error {
     #[error("chroot {0} does not exist on the server")]
     NoChroot(String),
 
-    /// A bounded wait ran out before the server answered (connection down).
-    #[error("ZooKeeper did not answer within {0:?}: connection lost")]
-    ConnectionLoss(Duration),
+    /// The connection was down longer than a request may wait, or dropped
+    /// with the request on the wire, so whether it took effect is unknown.
+    /// The session may live on: call again once it is back
+    /// ([`SessionState`](crate::SessionState)).
+    #[error("{}", connection_loss(.0))]
+    ConnectionLoss(
+        /// The bound that ran out; zero if the connection dropped under the request.
+        Duration,
+    ),
 
     /// The acquire was cancelled (`Lock::cancel`); its node is deleted.
     #[error("acquire of {path} was cancelled")]
@@ -120,28 +129,137 @@ pub enum Error {
         requested: u32,
     },
 
-    /// A ZooKeeper reply that zoolock has no better name for.
-    #[error("ZooKeeper error on {path}: {source}")]
+    /// A node a request needed is not there: typically a lock path's
+    /// ancestor or the chroot, deleted after the session connected (an
+    /// operator's `deleteall`, a cleanup job). Create it again, or change the
+    /// path; zoolock creates missing parents itself, but never the chroot.
+    #[error("could not {action} {path}: no such node")]
+    NoNode {
+        /// What was asked ("create", "read", …).
+        action: &'static str,
+        /// The node (below the chroot, if any).
+        path: String,
+    },
+
+    /// A node zoolock meant to create exists already. zoolock's own nodes
+    /// have names no one else uses, so another client made it: look for who.
+    #[error("could not {action} {path}: the node exists")]
+    NodeExists {
+        /// What was asked.
+        action: &'static str,
+        /// The node.
+        path: String,
+    },
+
+    /// A write conditional on a node's version found another version: the
+    /// node changed since it was read. Read it again and decide again.
+    #[error("could not {action} {path}: its version changed")]
+    BadVersion {
+        /// What was asked.
+        action: &'static str,
+        /// The node.
+        path: String,
+    },
+
+    /// A delete of a node that has children. Delete or wait for the
+    /// children first (a lock path's children are its contenders).
+    #[error("could not {action} {path}: it has children")]
+    NotEmpty {
+        /// What was asked.
+        action: &'static str,
+        /// The node.
+        path: String,
+    },
+
+    /// The session expired before the request was answered: its ephemeral
+    /// nodes, and with them its holds, are gone (a hold learns it as
+    /// [`LostReason::SessionExpired`](crate::LostReason::SessionExpired)).
+    /// The [`Session`](crate::Session) connects a new one by itself: call again.
+    #[error("could not {action} {path}: the session expired")]
+    SessionExpired {
+        /// What was asked.
+        action: &'static str,
+        /// The node.
+        path: String,
+    },
+
+    /// Any other failure of a request that zoolock has no better name for:
+    /// ZooKeeper refused it (e.g. a node below an ephemeral node, an invalid
+    /// ACL, a quota) or the client failed it. `message` says which; a kind a
+    /// program must tell apart deserves a variant of its own.
+    #[error("could not {action} {path}: {message}")]
     ZooKeeper {
+        /// What was asked.
+        action: &'static str,
         /// The node the request was about.
         path: String,
-        /// zookeeper-client's error.
-        source: zookeeper_client::Error,
+        /// ZooKeeper's (or the client's) description of the failure.
+        message: String,
     },
+}
+
+fn connection_loss(waited: &Duration) -> String {
+    if waited.is_zero() {
+        "the connection to ZooKeeper was lost before it answered".to_owned()
+    } else {
+        format!("ZooKeeper did not answer within {waited:?}: connection lost")
+    }
 }
 
 /// zoolock's result: [`Error`] unless said otherwise.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
 impl Error {
-    /// Names the node an unexpected ZooKeeper reply was about.
+    /// The one translation of a zookeeper-client error into zoolock's kinds:
+    /// `action` and `path` say what failed, for the message.
     pub(crate) fn zk(path: &str, action: &'static str, err: zookeeper_client::Error) -> Error {
         use zookeeper_client::Error as Zk;
+        let path = path.to_owned();
         match err {
-            Zk::NoAuth => Error::NoAuth { action, path: path.to_owned() },
+            Zk::NoNode => Error::NoNode { action, path },
+            Zk::NodeExists => Error::NodeExists { action, path },
+            Zk::BadVersion => Error::BadVersion { action, path },
+            Zk::NotEmpty => Error::NotEmpty { action, path },
+            Zk::SessionExpired => Error::SessionExpired { action, path },
+            Zk::NoAuth => Error::NoAuth { action, path },
             Zk::AuthFailed => Error::AuthFailed,
             Zk::ClientClosed => Error::Closed,
-            source => Error::ZooKeeper { path: path.to_owned(), source },
+            Zk::ConnectionLoss => Error::ConnectionLoss(Duration::ZERO),
+            other => Error::ZooKeeper { action, path, message: other.to_string() },
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use zookeeper_client::Error as Zk;
+
+    #[test]
+    fn each_reply_a_binding_must_tell_apart_has_its_own_kind() {
+        let kind = |err| Error::zk("/locks/x", "create", err);
+        let path = || "/locks/x".to_owned();
+        let action = "create";
+        assert_eq!(kind(Zk::NoNode), Error::NoNode { action, path: path() });
+        assert_eq!(kind(Zk::NodeExists), Error::NodeExists { action, path: path() });
+        assert_eq!(kind(Zk::BadVersion), Error::BadVersion { action, path: path() });
+        assert_eq!(kind(Zk::NotEmpty), Error::NotEmpty { action, path: path() });
+        assert_eq!(kind(Zk::SessionExpired), Error::SessionExpired { action, path: path() });
+        assert_eq!(kind(Zk::NoAuth), Error::NoAuth { action, path: path() });
+        assert_eq!(kind(Zk::AuthFailed), Error::AuthFailed);
+        assert_eq!(kind(Zk::ClientClosed), Error::Closed);
+        assert_eq!(kind(Zk::ConnectionLoss), Error::ConnectionLoss(Duration::ZERO));
+        let other = kind(Zk::NoChildrenForEphemerals);
+        assert_eq!(other, Error::ZooKeeper { action, path: path(), message: Zk::NoChildrenForEphemerals.to_string() });
+        assert_eq!(other.to_string(), "could not create /locks/x: ephemeral node can not have children");
+    }
+
+    #[test]
+    fn a_connection_lost_under_a_request_does_not_claim_a_wait() {
+        assert_eq!(Error::ConnectionLoss(Duration::ZERO).to_string(), "the connection to ZooKeeper was lost before it answered");
+        assert_eq!(
+            Error::ConnectionLoss(Duration::from_secs(2)).to_string(),
+            "ZooKeeper did not answer within 2s: connection lost"
+        );
     }
 }

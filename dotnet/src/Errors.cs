@@ -33,12 +33,22 @@ namespace ZooLock
         AuthFailed = NativeMethods.ZL_AUTH_FAILED,
         /// <summary>The semaphore was set up for another number of leases.</summary>
         InconsistentLeases = NativeMethods.ZL_INCONSISTENT_LEASES,
-        /// <summary>Another error reported by ZooKeeper.</summary>
+        /// <summary>Another failure of a ZooKeeper request, with no status of its own: the message says which.</summary>
         ZooKeeper = NativeMethods.ZL_ZOOKEEPER,
         /// <summary>zoolock's native code panicked; the panic was caught and the process is unharmed.</summary>
         Panic = NativeMethods.ZL_PANIC,
         /// <summary>A release of a reentrant lock by another owner (thread) than the one holding it.</summary>
         NotOwner = NativeMethods.ZL_NOT_OWNER,
+        /// <summary>A node a request needed is not there.</summary>
+        NoNode = NativeMethods.ZL_NO_NODE,
+        /// <summary>A node zoolock meant to create exists already.</summary>
+        NodeExists = NativeMethods.ZL_NODE_EXISTS,
+        /// <summary>A write conditional on a node's version found another version.</summary>
+        BadVersion = NativeMethods.ZL_BAD_VERSION,
+        /// <summary>A delete of a node that has children.</summary>
+        NotEmpty = NativeMethods.ZL_NOT_EMPTY,
+        /// <summary>The session expired before the request was answered.</summary>
+        SessionExpired = NativeMethods.ZL_SESSION_EXPIRED,
     }
 
     /// <summary>An error from ZooKeeper or zoolock that is not an argument, timeout or cancellation error.</summary>
@@ -84,6 +94,52 @@ namespace ZooLock
         public ZooLockInternalException(ZooLockStatus status, string message) : base(status, message) { }
     }
 
+    /// <summary>
+    /// A node a request needed is not there: typically a lock path's ancestor or the session's chroot,
+    /// deleted after the session connected. Create it again, or change the path.
+    /// </summary>
+    [Serializable]
+    public class ZooLockNoNodeException : ZooLockException
+    {
+        /// <summary>Creates the exception for its native status.</summary>
+        public ZooLockNoNodeException(string message) : base(ZooLockStatus.NoNode, message) { }
+    }
+
+    /// <summary>A node zoolock meant to create exists already: another client made it.</summary>
+    [Serializable]
+    public class ZooLockNodeExistsException : ZooLockException
+    {
+        /// <summary>Creates the exception for its native status.</summary>
+        public ZooLockNodeExistsException(string message) : base(ZooLockStatus.NodeExists, message) { }
+    }
+
+    /// <summary>A write conditional on a node's version found another version: read the node again and decide again.</summary>
+    [Serializable]
+    public class ZooLockBadVersionException : ZooLockException
+    {
+        /// <summary>Creates the exception for its native status.</summary>
+        public ZooLockBadVersionException(string message) : base(ZooLockStatus.BadVersion, message) { }
+    }
+
+    /// <summary>A delete of a node that has children: delete or wait for the children first.</summary>
+    [Serializable]
+    public class ZooLockNotEmptyException : ZooLockException
+    {
+        /// <summary>Creates the exception for its native status.</summary>
+        public ZooLockNotEmptyException(string message) : base(ZooLockStatus.NotEmpty, message) { }
+    }
+
+    /// <summary>
+    /// The session expired before the request was answered: its holds are lost. The session connects a new
+    /// one by itself: call again.
+    /// </summary>
+    [Serializable]
+    public class ZooLockSessionExpiredException : ZooLockException
+    {
+        /// <summary>Creates the exception for its native status.</summary>
+        public ZooLockSessionExpiredException(string message) : base(ZooLockStatus.SessionExpired, message) { }
+    }
+
     /// <summary>Maps native status codes to exceptions: the one place that does.</summary>
     internal static class Errors
     {
@@ -116,6 +172,16 @@ namespace ZooLock
                 case ZooLockStatus.NotOwner:
                     // What Monitor.Exit throws on a thread that does not hold the monitor.
                     return new SynchronizationLockException(message);
+                case ZooLockStatus.NoNode:
+                    return new ZooLockNoNodeException(message);
+                case ZooLockStatus.NodeExists:
+                    return new ZooLockNodeExistsException(message);
+                case ZooLockStatus.BadVersion:
+                    return new ZooLockBadVersionException(message);
+                case ZooLockStatus.NotEmpty:
+                    return new ZooLockNotEmptyException(message);
+                case ZooLockStatus.SessionExpired:
+                    return new ZooLockSessionExpiredException(message);
                 default:
                     return new ZooLockException(status, message);
             }

@@ -67,7 +67,7 @@ namespace ZooLock.Native
         /// </summary>
         internal const int ZL_INCONSISTENT_LEASES = 12;
         /// <summary>
-        ///  Another error reported by ZooKeeper.
+        ///  Another failure of a ZooKeeper request, with no code of its own (a node below an ephemeral node, an invalid ACL, …): the message says which.
         /// </summary>
         internal const int ZL_ZOOKEEPER = 13;
         /// <summary>
@@ -78,6 +78,26 @@ namespace ZooLock.Native
         ///  A release of a reentrant lock by another owner than the one holding it; the hold is untouched.
         /// </summary>
         internal const int ZL_NOT_OWNER = 15;
+        /// <summary>
+        ///  A node a request needed is not there (a lock path's ancestor or the chroot, deleted after the session connected).
+        /// </summary>
+        internal const int ZL_NO_NODE = 16;
+        /// <summary>
+        ///  A node zoolock meant to create exists already.
+        /// </summary>
+        internal const int ZL_NODE_EXISTS = 17;
+        /// <summary>
+        ///  A write conditional on a node's version found another version.
+        /// </summary>
+        internal const int ZL_BAD_VERSION = 18;
+        /// <summary>
+        ///  A delete of a node that has children.
+        /// </summary>
+        internal const int ZL_NOT_EMPTY = 19;
+        /// <summary>
+        ///  The session expired before the request was answered; the session connects a new one by itself.
+        /// </summary>
+        internal const int ZL_SESSION_EXPIRED = 20;
         /// <summary>
         ///  The handle holds nothing.
         /// </summary>

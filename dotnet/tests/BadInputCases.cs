@@ -275,6 +275,18 @@ namespace ZooLock.Tests
                         c.Check("semaphore Acquire", () => new ZooKeeperDistributedSemaphore(held.Node + "/pool", 1, session).Acquire(Patience));
                     }
                 } },
+            { "chroot-deleted", c =>
+                {
+                    ZooKeeperSession inside;
+                    using (var held = new ZooKeeperDistributedLock(c.Path("lock"), c.Session()).Acquire(Patience))
+                    {
+                        inside = c.Own(new ZooKeeperSession(Setup.Zk.Connect + held.Node, Fixture.SessionTimeout, TimeSpan.Zero));
+                    }
+                    c.Check("Acquire", () => new ZooKeeperDistributedLock("/locks/x", inside).Acquire(Patience));
+                    c.Check("AcquireReadLock", () => new ZooKeeperDistributedReaderWriterLock("/locks/x", inside).AcquireReadLock(Patience));
+                    c.Check("AcquireWriteLock", () => new ZooKeeperDistributedReaderWriterLock("/locks/x", inside).AcquireWriteLock(Patience));
+                    c.Check("semaphore Acquire", () => new ZooKeeperDistributedSemaphore("/pools/x", 1, inside).Acquire(Patience));
+                } },
         };
 
         /// <summary>Every lock type, and a semaphore, on a bad path.</summary>

@@ -237,6 +237,11 @@ namespace ZooLock.Tests
                 case "NoChroot":
                 case "InconsistentLeases":
                     return error.GetType() == typeof(ZooLockConfigurationException) && status == Entry.Expect;
+                case "NoNode": return error.GetType() == typeof(ZooLockNoNodeException) && status == Entry.Expect;
+                case "NodeExists": return error.GetType() == typeof(ZooLockNodeExistsException) && status == Entry.Expect;
+                case "BadVersion": return error.GetType() == typeof(ZooLockBadVersionException) && status == Entry.Expect;
+                case "NotEmpty": return error.GetType() == typeof(ZooLockNotEmptyException) && status == Entry.Expect;
+                case "SessionExpired": return error.GetType() == typeof(ZooLockSessionExpiredException) && status == Entry.Expect;
                 default:
                     return error.GetType() == typeof(ZooLockException) && status == Entry.Expect;
             }

@@ -1,6 +1,7 @@
 //! Status codes, the calling thread's last error message, and the guard that
 //! every entry point runs in: it turns errors and panics into status codes.
-//! `zoolock::Error` is mapped to a code here and nowhere else.
+//! `zoolock::Error` is mapped to a code here and nowhere else. Codes are only
+//! ever appended: a caller built against an older list keeps working.
 
 use std::any::Any;
 use std::cell::RefCell;
@@ -34,12 +35,22 @@ pub const ZL_NO_AUTH: i32 = 10;
 pub const ZL_AUTH_FAILED: i32 = 11;
 /// The semaphore's pool node was set up for another number of leases.
 pub const ZL_INCONSISTENT_LEASES: i32 = 12;
-/// Another error reported by ZooKeeper.
+/// Another failure of a ZooKeeper request, with no code of its own (a node below an ephemeral node, an invalid ACL, …): the message says which.
 pub const ZL_ZOOKEEPER: i32 = 13;
 /// zoolock panicked; the panic was caught and the process is unharmed.
 pub const ZL_PANIC: i32 = 14;
 /// A release of a reentrant lock by another owner than the one holding it; the hold is untouched.
 pub const ZL_NOT_OWNER: i32 = 15;
+/// A node a request needed is not there (a lock path's ancestor or the chroot, deleted after the session connected).
+pub const ZL_NO_NODE: i32 = 16;
+/// A node zoolock meant to create exists already.
+pub const ZL_NODE_EXISTS: i32 = 17;
+/// A write conditional on a node's version found another version.
+pub const ZL_BAD_VERSION: i32 = 18;
+/// A delete of a node that has children.
+pub const ZL_NOT_EMPTY: i32 = 19;
+/// The session expired before the request was answered; the session connects a new one by itself.
+pub const ZL_SESSION_EXPIRED: i32 = 20;
 
 /// The code of an error: the one mapping of `zoolock::Error` in the ABI.
 pub fn code(error: &Error) -> i32 {
@@ -57,6 +68,13 @@ pub fn code(error: &Error) -> i32 {
         Error::NoAuth { .. } => ZL_NO_AUTH,
         Error::AuthFailed => ZL_AUTH_FAILED,
         Error::InconsistentLeases { .. } => ZL_INCONSISTENT_LEASES,
+        Error::NoNode { .. } => ZL_NO_NODE,
+        Error::NodeExists { .. } => ZL_NODE_EXISTS,
+        Error::BadVersion { .. } => ZL_BAD_VERSION,
+        Error::NotEmpty { .. } => ZL_NOT_EMPTY,
+        Error::SessionExpired { .. } => ZL_SESSION_EXPIRED,
+        Error::ZooKeeper { .. } => ZL_ZOOKEEPER,
+        // `Error` is non_exhaustive: a kind the core adds is a ZooKeeper failure until it gets a code.
         _ => ZL_ZOOKEEPER,
     }
 }

@@ -71,3 +71,38 @@ fn cancel_tokens_and_buffers_round_trip() {
     assert_eq!(len, 15);
     unsafe { zl_bytes_free(ptr, len) };
 }
+
+#[test]
+fn each_error_kind_has_a_code_of_its_own() {
+    use std::time::Duration;
+    use zoolock::Error;
+    let (action, path) = ("create", || "/locks/x".to_owned());
+    let kinds = [
+        Error::InvalidPath { path: path(), reason: "" },
+        Error::InvalidConnectString { connect: path(), reason: String::new() },
+        Error::InvalidArgument(String::new()),
+        Error::ConnectTimeout { hosts: path(), timeout: Duration::ZERO },
+        Error::NoChroot(path()),
+        Error::ConnectionLoss(Duration::ZERO),
+        Error::Cancelled { path: path() },
+        Error::Closed,
+        Error::NotOwner { path: path() },
+        Error::Forked { parent: 1 },
+        Error::NoAuth { action, path: path() },
+        Error::AuthFailed,
+        Error::InconsistentLeases { path: path(), existing: String::new(), requested: 1 },
+        Error::NoNode { action, path: path() },
+        Error::NodeExists { action, path: path() },
+        Error::BadVersion { action, path: path() },
+        Error::NotEmpty { action, path: path() },
+        Error::SessionExpired { action, path: path() },
+        Error::ZooKeeper { action, path: path(), message: String::new() },
+    ];
+    let mut codes: Vec<i32> = kinds.iter().map(code).collect();
+    assert!(!codes.contains(&ZL_OK) && !codes.contains(&ZL_PANIC));
+    codes.sort();
+    codes.dedup();
+    assert_eq!(codes.len(), kinds.len(), "two kinds share a code: {codes:?}");
+    let failure = Failure::from(Error::NoNode { action, path: path() });
+    assert_eq!((failure.code, failure.message.as_str()), (ZL_NO_NODE, "could not create /locks/x: no such node"));
+}

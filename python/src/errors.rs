@@ -14,6 +14,8 @@ import_exception!(zoolock.exceptions, ZookeeperError);
 import_exception!(zoolock.exceptions, ConnectionLoss);
 import_exception!(zoolock.exceptions, NoNodeError);
 import_exception!(zoolock.exceptions, NodeExistsError);
+import_exception!(zoolock.exceptions, BadVersionError);
+import_exception!(zoolock.exceptions, NotEmptyError);
 import_exception!(zoolock.exceptions, NoAuthError);
 import_exception!(zoolock.exceptions, AuthFailedError);
 import_exception!(zoolock.exceptions, SessionExpiredError);
@@ -49,19 +51,12 @@ pub fn to_py(err: Error) -> PyErr {
         Error::Forked { .. } => ForkedError::new_err(message),
         Error::NoAuth { .. } => NoAuthError::new_err(message),
         Error::AuthFailed => AuthFailedError::new_err(message),
-        Error::ZooKeeper { ref source, .. } => {
-            use zookeeper_client::Error as Zk;
-            match source {
-                Zk::NoNode => NoNodeError::new_err(message),
-                Zk::NodeExists => NodeExistsError::new_err(message),
-                Zk::NoAuth => NoAuthError::new_err(message),
-                Zk::AuthFailed => AuthFailedError::new_err(message),
-                Zk::SessionExpired => SessionExpiredError::new_err(message),
-                Zk::ConnectionLoss => ConnectionLoss::new_err(message),
-                Zk::ClientClosed => ConnectionClosedError::new_err(message),
-                _ => ZookeeperError::new_err(message),
-            }
-        }
+        Error::NoNode { .. } => NoNodeError::new_err(message),
+        Error::NodeExists { .. } => NodeExistsError::new_err(message),
+        Error::BadVersion { .. } => BadVersionError::new_err(message),
+        Error::NotEmpty { .. } => NotEmptyError::new_err(message),
+        Error::SessionExpired { .. } => SessionExpiredError::new_err(message),
+        Error::ZooKeeper { .. } => ZookeeperError::new_err(message),
         _ => KazooException::new_err(message),
     }
 }

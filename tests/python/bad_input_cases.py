@@ -289,6 +289,16 @@ def lock_under_ephemeral(ctx):
     assert lock.release() and semaphore.release()
 
 
+def chroot_deleted(ctx):
+    lock = ctx.client().Lock(ctx.path("lock"))
+    assert lock.acquire(timeout=PATIENCE)
+    inside = ctx.client(hosts=ctx.connect + f"{lock.path}/{lock.node}")
+    assert lock.release()
+    for make in lock_kinds(inside):
+        ctx.check(make.__name__, lambda make=make: make("/locks/x").acquire(timeout=PATIENCE))
+    ctx.check("Semaphore", lambda: inside.Semaphore("/pools/x").acquire(timeout=PATIENCE))
+
+
 CASES = {
     "path-empty": bad_path(""),
     "path-relative": bad_path("locks/x"),
@@ -361,4 +371,5 @@ CASES = {
     "cancel-with-nothing-pending": cancel_with_nothing_pending,
     "acl-forbids-create": acl_forbids_create,
     "lock-under-ephemeral": lock_under_ephemeral,
+    "chroot-deleted": chroot_deleted,
 }

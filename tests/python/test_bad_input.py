@@ -31,6 +31,11 @@ ERRORS = {
     "Forked": zoolock.ForkedError,
     "NoAuth": zoolock.NoAuthError,
     "AuthFailed": zoolock.AuthFailedError,
+    "NoNode": zoolock.NoNodeError,
+    "NodeExists": zoolock.NodeExistsError,
+    "BadVersion": zoolock.BadVersionError,
+    "NotEmpty": zoolock.NotEmptyError,
+    "SessionExpired": zoolock.SessionExpiredError,
     "ZooKeeper": zoolock.ZookeeperError,
     "NotOwner": RuntimeError,
 }

@@ -250,6 +250,20 @@ pub fn all() -> Vec<(&'static str, Case)> {
             c.check("semaphore acquire", below.acquire(Acquire::timeout(PATIENCE)).await);
             assert!(lock.release().await.unwrap() && semaphore.release().await.unwrap());
         },
+        "chroot-deleted" => |c| async move {
+            let s = c.session().await;
+            let lock = Lock::mutex(&s, &c.path("lock")).unwrap();
+            assert!(lock.acquire(Acquire::timeout(PATIENCE)).await.unwrap());
+            let chroot = lock.node().unwrap();
+            let inside = c.connect(SessionOptions::new(format!("{}{chroot}", c.connect))).await.unwrap();
+            assert!(lock.release().await.unwrap());
+            for kind in KINDS {
+                let below = Lock::new(&inside, "/locks/x", kind, LockConfig::default()).unwrap();
+                c.check(&format!("{kind:?} acquire"), below.acquire(Acquire::timeout(PATIENCE)).await);
+            }
+            let below = Semaphore::new(&inside, "/pools/x", "", 1).unwrap();
+            c.check("semaphore acquire", below.acquire(Acquire::timeout(PATIENCE)).await);
+        },
     ]
 }
 

@@ -29,6 +29,7 @@ from ._zoolock import (
 )
 from .exceptions import (
     AuthFailedError,
+    BadVersionError,
     CancelledError,
     ConfigurationError,
     ConnectionClosedError,
@@ -40,6 +41,7 @@ from .exceptions import (
     NoAuthError,
     NodeExistsError,
     NoNodeError,
+    NotEmptyError,
     SessionExpiredError,
     ZookeeperError,
 )
@@ -71,6 +73,7 @@ class LockState:
 
 __all__ = [
     "AuthFailedError",
+    "BadVersionError",
     "CancelledError",
     "Client",
     "ConfigurationError",
@@ -88,6 +91,7 @@ __all__ = [
     "NoAuthError",
     "NodeExistsError",
     "NoNodeError",
+    "NotEmptyError",
     "ReadLock",
     "Semaphore",
     "SessionExpiredError",

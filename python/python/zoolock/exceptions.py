@@ -39,11 +39,19 @@ class ConnectionLoss(*_kazoos("ConnectionLoss"), ZookeeperError):
 
 
 class NoNodeError(*_kazoos("NoNodeError"), ZookeeperError):
-    """A node (e.g. the chroot) does not exist."""
+    """A node (e.g. the chroot, or a lock path's parent) does not exist."""
 
 
 class NodeExistsError(*_kazoos("NodeExistsError"), ZookeeperError):
     """A node already exists."""
+
+
+class BadVersionError(*_kazoos("BadVersionError"), ZookeeperError):
+    """A node changed since it was read: its version is another."""
+
+
+class NotEmptyError(*_kazoos("NotEmptyError"), ZookeeperError):
+    """A node to delete has children."""
 
 
 class NoAuthError(*_kazoos("NoAuthError"), ZookeeperError):
@@ -85,6 +93,7 @@ class KazooTimeoutError(*_kazoos("KazooTimeoutError", _kazoo_threading), Excepti
 
 __all__ = [
     "AuthFailedError",
+    "BadVersionError",
     "CancelledError",
     "ConfigurationError",
     "ConnectionClosedError",
@@ -96,6 +105,7 @@ __all__ = [
     "NoAuthError",
     "NodeExistsError",
     "NoNodeError",
+    "NotEmptyError",
     "SessionExpiredError",
     "ZookeeperError",
 ]
