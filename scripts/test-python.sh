@@ -8,7 +8,7 @@ scripts/setup.sh
 cargo build --locked -p zk-harness --bin zkh
 scripts/install-python.sh
 # From the tests' folder, so `import zoolock` is the installed package.
-cd tests/python
+cd python/tests
 status=0
 ../../.venv/bin/python -m pytest -p no:cacheprovider "$@" || status=$?
 if [ "$status" -eq 5 ]; then
