@@ -17,7 +17,7 @@ mkdir -p "$out/tests"
 
 echo "== ZooLock package (native library, C# library), the harness and the peer"
 package=$(scripts/pack-dotnet.sh "$out" | tail -1)
-cargo build --locked --release -p zoolock-ffi --example peer
+cargo build --locked --release -p zk-harness-peer
 cargo build --locked -p zk-harness --bin zkh
 
 echo "== C# tests (mcs, C# 7.2)"
@@ -31,7 +31,7 @@ echo "== NUnit suite against a real ZooKeeper"
 status=0
 (
   cd "$out/tests"
-  ZOOLOCK_ZKH="$OLDPWD/target/debug/zkh" ZOOLOCK_PEER="$OLDPWD/target/release/examples/peer" RUST_BACKTRACE=0 \
+  ZOOLOCK_ZKH="$OLDPWD/target/debug/zkh" ZOOLOCK_PEER="$OLDPWD/target/release/peer" RUST_BACKTRACE=0 \
     nunit-console -nologo -noshadow -domain:None -xml=TestResult.xml ZooLock.Tests.dll
 ) || status=$?
 attr() { sed -n "s/.*<test-results [^>]*\b$1=\"\([0-9]*\)\".*/\1/p" "$out/tests/TestResult.xml"; }
