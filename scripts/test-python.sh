@@ -4,9 +4,9 @@
 # pytest against real ZooKeeper servers, kazoo from PyPI alongside.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-scripts/setup.sh
+scripts/lib/setup.sh
 cargo build --locked -p zk-harness --bin zkh
-scripts/install-python.sh
+scripts/lib/install-python.sh
 # From the tests' folder, so `import zoolock` is the installed package.
 cd python/tests
 status=0

@@ -5,7 +5,7 @@
 # and pyOpenSSL<24 and pyjks, which kazoo's test harness imports (kazoo's own
 # lock tests run against zoolock: python/tests/test_kazoo_suite.py).
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 
 # Debian's python3 and its venv module (ensurepip is packaged apart).
 need_apt=()
