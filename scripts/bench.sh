@@ -8,17 +8,17 @@
 # Not part of the test command.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-scripts/setup.sh
+scripts/lib/setup.sh
 cargo build --release --locked -q -p zoolock-bench
 # A language that cannot be built here is left out: its rows say "not built here".
-if scripts/install-python.sh; then
+if scripts/lib/install-python.sh; then
   # The chart only; not a dependency of zoolock.
   .venv/bin/python -m pip install --quiet --disable-pip-version-check "matplotlib>=3.8,<4"
 else
   echo "bench: no Python contestants (see above)" >&2
 fi
-{ scripts/setup-dotnet.sh && scripts/build-bench-dotnet.sh >/dev/null; } || echo "bench: no C# contestant (see above)" >&2
-scripts/build-bench-curator.sh >/dev/null || echo "bench: no Curator contestant (see above)" >&2
+scripts/lib/build-worker.sh csharp bench >/dev/null || echo "bench: no C# contestant (see above)" >&2
+scripts/lib/build-worker.sh curator bench >/dev/null || echo "bench: no Curator contestant (see above)" >&2
 status=0
 target/release/zoolock-bench "$@" || status=$?
 .venv/bin/python bench/chart.py bench/results/latest.json bench/results/latest.png >/dev/null \

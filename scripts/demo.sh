@@ -11,7 +11,7 @@
 # fails the command by name (the driver checks again before it starts).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-scripts/setup.sh
+scripts/lib/setup.sh
 
 languages="" scheme=kazoo previous=""
 for arg in "$@"; do
@@ -33,13 +33,13 @@ asked() { case ",$languages," in *",$1,"*) return 0 ;; esac; return 1; }
 cargo build --release --locked -q -p zoolock-demo
 failed=()
 if asked python || asked kazoo; then
-  scripts/install-python.sh || failed+=("python/kazoo: zoolock's Python module or kazoo could not be installed into .venv")
+  scripts/lib/install-python.sh || failed+=("python/kazoo: zoolock's Python module or kazoo could not be installed into .venv")
 fi
 if asked csharp; then
-  scripts/build-demo-dotnet.sh >/dev/null || failed+=("csharp: the C# worker could not be built (Mono)")
+  scripts/lib/build-worker.sh csharp demo >/dev/null || failed+=("csharp: the C# worker could not be built (Mono)")
 fi
 if asked curator; then
-  scripts/build-demo-curator.sh >/dev/null || failed+=("curator: the Curator worker could not be built (Java, Curator's jars)")
+  scripts/lib/build-worker.sh curator demo >/dev/null || failed+=("curator: the Curator worker could not be built (Java, Curator's jars)")
 fi
 if [ ${#failed[@]} -gt 0 ]; then
   for why in "${failed[@]}"; do

@@ -7,7 +7,7 @@
 #       machine's glibc 2.34 symbols (manylinux_2_34 only). maturin checks the
 #       wheel's compliance for the tag it is asked for (its auditwheel check,
 #       an error if not compliant); auditwheel (PyPI's own tool) checks again.
-#   ZooLock.<v>.nupkg      the .NET package (scripts/pack-dotnet.sh)
+#   ZooLock.<v>.nupkg      the .NET package (scripts/lib/pack-dotnet.sh)
 #   zoolock-<v>.crate, zk-harness-<v>.crate
 #       `cargo package`: the crate and the harness its tests and doctests run
 #       against (published with it: a dev-dependency without a version would
@@ -17,8 +17,8 @@
 # scripts/test-packages.sh installs and runs them. Tools go into .venv.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-scripts/setup.sh
-scripts/setup-python.sh
+scripts/lib/setup.sh
+scripts/lib/setup-python.sh
 tools=("ziglang==0.17.0" "auditwheel==6.8.2")
 if ! .venv/bin/python -c 'import ziglang, auditwheel' 2>/dev/null; then
   echo "package: pip install ${tools[*]}"
@@ -30,7 +30,7 @@ mkdir -p dist
 
 echo "== Python wheel (maturin, zig, manylinux2014)"
 # Its own target dir: the zig linker changes every fingerprint, and would
-# otherwise rebuild the release tree that scripts/install-python.sh uses.
+# otherwise rebuild the release tree that scripts/lib/install-python.sh uses.
 PATH="$PWD/.venv/bin:$PATH" CARGO_TARGET_DIR="$PWD/target/wheel" .venv/bin/maturin build --quiet --release --locked \
   -m python/Cargo.toml --compatibility manylinux2014 --zig --out dist
 wheel=$(ls dist/zoolock-"$version"-cp39-abi3-*manylinux_2_17_x86_64*.whl)
@@ -39,7 +39,7 @@ wheel=$(ls dist/zoolock-"$version"-cp39-abi3-*manylinux_2_17_x86_64*.whl)
 echo "$wheel: manylinux_2_17_x86_64 (auditwheel show)"
 
 echo "== NuGet package"
-scripts/pack-dotnet.sh dist >/dev/null
+scripts/lib/pack-dotnet.sh dist >/dev/null
 rm -rf dist/pack
 ls dist/ZooLock."$version".nupkg
 

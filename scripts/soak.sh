@@ -10,7 +10,7 @@
 # The seed is printed; ZOOLOCK_SEED=N replays the same schedule of steps.
 # The whole step log (which request each request fault hit) is kept in
 # target/tmp/invariant-<seed>.log.
-# The kazoo peer joins when .venv has kazoo (scripts/setup-python.sh).
+# The kazoo peer joins when .venv has kazoo (scripts/lib/setup-python.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -25,8 +25,8 @@ while [ $# -gt 0 ]; do
   esac
 done
 
-scripts/setup.sh
-[ -x .venv/bin/python ] || scripts/setup-python.sh
+scripts/lib/setup.sh
+[ -x .venv/bin/python ] || scripts/lib/setup-python.sh
 export ZOOLOCK_MINUTES="$minutes" ZOOLOCK_KEEP_GOING=1
 unset ZOOLOCK_STEPS
 echo "soak: ${minutes} min of random steps (release build)"

@@ -1,37 +1,38 @@
 #!/usr/bin/env bash
 # The .NET binding, end to end: packs ZooLock.<version>.nupkg into
-# target/dotnet (scripts/pack-dotnet.sh: the native library, release, and the
+# target/dotnet (scripts/lib/pack-dotnet.sh: the native library, release, and the
 # C# library, Mono's mcs), compiles the tests against that very assembly,
 # runs the NUnit suite against a real ZooKeeper (the harness's zkh), then
 # installs the package from a folder feed into a fresh consumer, compiles a
 # small program against it and runs it against a real server
-# (scripts/test-nuget-consumer.sh).
+# (scripts/lib/test-nuget-consumer.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-scripts/setup.sh
-scripts/setup-dotnet.sh
+scripts/lib/setup.sh
+scripts/lib/setup-dotnet.sh
 
 out=target/dotnet
 rm -rf "$out"
 mkdir -p "$out/tests"
 
 echo "== ZooLock package (native library, C# library), the harness and the peer"
-package=$(scripts/pack-dotnet.sh "$out" | tail -1)
-cargo build --locked --release -p zoolock-ffi --example peer
+package=$(scripts/lib/pack-dotnet.sh "$out" | tail -1)
+cargo build --locked --release -p zk-harness-peer
 cargo build --locked -p zk-harness --bin zkh
 
-echo "== C# tests (mcs, C# 7.2)"
+echo "== C# tests (mcs, dotnet/mcs.rsp)"
 nunit=/usr/lib/cli/nunit.framework-2.6.3/nunit.framework.dll
 cp "$out/pack/lib/net462/ZooLock.dll" "$nunit" target/release/libzoolock_ffi.so "$out/tests/"
-# -unsafe: the bad-input catalogue also calls the C ABI with bytes C# strings cannot hold.
-mcs -langversion:7.2 -target:library -unsafe -warnaserror+ -out:"$out/tests/ZooLock.Tests.dll" \
+# dotnet/mcs.rsp's -unsafe also serves the bad-input catalogue, which calls the
+# C ABI with bytes C# strings cannot hold.
+mcs @dotnet/mcs.rsp -target:library -out:"$out/tests/ZooLock.Tests.dll" \
   -r:"$out/tests/ZooLock.dll" -r:"$nunit" -r:System.Web.Extensions.dll dotnet/tests/*.cs
 
 echo "== NUnit suite against a real ZooKeeper"
 status=0
 (
   cd "$out/tests"
-  ZOOLOCK_ZKH="$OLDPWD/target/debug/zkh" ZOOLOCK_PEER="$OLDPWD/target/release/examples/peer" RUST_BACKTRACE=0 \
+  ZOOLOCK_ZKH="$OLDPWD/target/debug/zkh" ZOOLOCK_PEER="$OLDPWD/target/release/peer" RUST_BACKTRACE=0 \
     nunit-console -nologo -noshadow -domain:None -xml=TestResult.xml ZooLock.Tests.dll
 ) || status=$?
 attr() { sed -n "s/.*<test-results [^>]*\b$1=\"\([0-9]*\)\".*/\1/p" "$out/tests/TestResult.xml"; }
@@ -43,5 +44,5 @@ if [ "$status" -ne 0 ] || [ "$failed" -ne 0 ] || [ "$total" -eq 0 ]; then
 fi
 
 echo "== consumer: install $package from a folder feed, compile, run against a real server"
-scripts/test-nuget-consumer.sh "$package"
+scripts/lib/test-nuget-consumer.sh "$package"
 echo "$summary"

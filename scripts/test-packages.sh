@@ -4,7 +4,7 @@
 # - the wheel, into a fresh venv whose PATH has no cargo or rustc: imports
 #   zoolock and takes a lock against a real ZooKeeper (the harness's zkh);
 # - the NuGet package, into a fresh consumer from a folder feed
-#   (scripts/test-nuget-consumer.sh);
+#   (scripts/lib/test-nuget-consumer.sh);
 # - the crates: `cargo package` verified them and built the crate's tests
 #   against the packaged harness; here only their presence is checked.
 set -euo pipefail
@@ -46,7 +46,7 @@ wait "$ZKH_PID" 2>/dev/null || true
 passed=$((passed + 1))
 
 echo "== the NuGet package, in a fresh consumer"
-scripts/test-nuget-consumer.sh "dist/ZooLock.$version.nupkg"
+scripts/lib/test-nuget-consumer.sh "dist/ZooLock.$version.nupkg"
 passed=$((passed + 1))
 
 echo "== the crates"

@@ -4,11 +4,11 @@
 # pytest against real ZooKeeper servers, kazoo from PyPI alongside.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-scripts/setup.sh
+scripts/lib/setup.sh
 cargo build --locked -p zk-harness --bin zkh
-scripts/install-python.sh
+scripts/lib/install-python.sh
 # From the tests' folder, so `import zoolock` is the installed package.
-cd tests/python
+cd python/tests
 status=0
 ../../.venv/bin/python -m pytest -p no:cacheprovider "$@" || status=$?
 if [ "$status" -eq 5 ]; then

@@ -7,7 +7,7 @@
 # faults. Installs what it needs first (Debian packages; PyPI into .venv).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-scripts/setup.sh
+scripts/lib/setup.sh
 cargo test --workspace --locked
 scripts/test-python.sh
 scripts/test-dotnet.sh
@@ -15,8 +15,8 @@ scripts/package.sh
 scripts/test-packages.sh
 
 echo "== the main job: Rust, Python, kazoo and C# workers on one lock, then Rust, Python and Curator"
-scripts/build-demo-dotnet.sh >/dev/null
-scripts/build-demo-curator.sh >/dev/null
+scripts/lib/build-worker.sh csharp demo >/dev/null
+scripts/lib/build-worker.sh curator demo >/dev/null
 cargo build --release --locked -q -p zoolock-demo
 kazoo_named=(--workers 8 --languages rust,python,kazoo,csharp --path /zoolock-ci/main-job)
 curator_named=(--workers 6 --scheme curator --languages rust,python,curator --path /zoolock-ci/curator)

@@ -3,7 +3,7 @@
 //! Three sessions each hold one handle of every kind on one lock path (a
 //! mutex, a reader and a writer) and one semaphore (max 2 leases) on a
 //! second path; a kazoo peer joins with a writer, a reader and a semaphore
-//! when `.venv` has kazoo (`scripts/setup-python.sh`). Random steps acquire
+//! when `.venv` has kazoo (`scripts/lib/setup-python.sh`). Random steps acquire
 //! (timed, try, no-wait, forever), cancel, release, drop pending acquires,
 //! close and reopen sessions, and inject faults: short and long partitions,
 //! expiries, connection resets, `deleteall` of a path and its re-creation,
@@ -1263,7 +1263,7 @@ impl Driver {
             "zoolock invariant run: seed {seed}, {} steps, {:.1}s, kazoo peer: {}\n",
             self.steps_run,
             self.shared.start.elapsed().as_secs_f64(),
-            if self.peer.is_some() { "yes" } else { "no (run scripts/setup-python.sh)" }
+            if self.peer.is_some() { "yes" } else { "no (run scripts/lib/setup-python.sh)" }
         );
         let total = |prefix: &str| counts.iter().filter(|(k, _)| k.starts_with(prefix)).map(|(_, v)| v).sum::<u64>();
         summary += &format!("acquisitions: {}\n", total("acquired"));

@@ -5,7 +5,7 @@ using System.Diagnostics;
 namespace ZooLock.Tests
 {
     /// <summary>
-    /// A Rust process on zoolock's core (ffi/examples/peer.rs), for tests
+    /// A Rust process on zoolock's core (harness/peer/), for tests
     /// across languages: it prints what it did, one line at a time, and
     /// waits for a line on stdin before it lets go.
     /// </summary>
@@ -14,10 +14,10 @@ namespace ZooLock.Tests
         readonly Process process;
         readonly BlockingCollection<string> lines = new BlockingCollection<string>();
 
-        /// <summary>Starts <c>peer MODE --connect … --path … --name …</c> (from <c>ZOOLOCK_PEER</c>, else target/release/examples/peer).</summary>
+        /// <summary>Starts <c>peer MODE --connect … --path … --name …</c> (from <c>ZOOLOCK_PEER</c>, else target/release/peer).</summary>
         public Peer(string mode, string connect, string path, string name, string extra = "")
         {
-            var program = ZkHarness.Locate("ZOOLOCK_PEER", "target/release/examples/peer");
+            var program = ZkHarness.Locate("ZOOLOCK_PEER", "target/release/peer");
             var arguments = string.Format("{0} --connect {1} --path {2} --name {3} {4}", mode, connect, path, name, extra);
             process = Process.Start(new ProcessStartInfo(program, arguments)
             {

@@ -7,7 +7,7 @@ using System.Web.Script.Serialization;
 namespace ZooLock.Tests
 {
     /// <summary>
-    /// A client of the harness's <c>zkh</c> process (tests/harness/README.md):
+    /// A client of the harness's <c>zkh</c> process (harness/README.md):
     /// real ZooKeeper servers behind proxies that can expire a session. One
     /// JSON command per line in, one JSON answer per line out; the servers
     /// die when this process's stdin to zkh closes.
@@ -46,7 +46,7 @@ namespace ZooLock.Tests
         }
 
         /// <summary>
-        /// Arms a request-level fault (tests/harness/README.md): the server applies the
+        /// Arms a request-level fault (harness/README.md): the server applies the
         /// session's <paramref name="nth"/> request with <paramref name="op"/> (ZooKeeper's name,
         /// e.g. "create2"; any op if null) under the path prefix <paramref name="path"/>, then its
         /// reply is dropped and the connection reset. Returns the fault's id.

@@ -21,7 +21,7 @@
 // `ready`, so that the window measures JIT-compiled code, not the
 // interpreter. Sessions of 10 s and ExponentialBackoffRetry(100 ms, 10), as
 // in the demo's Curator worker. Built and launched by
-// scripts/build-bench-curator.sh (target/bench/curator/run).
+// scripts/lib/build-worker.sh curator bench (target/bench/curator/run).
 
 import java.io.BufferedReader;
 import java.io.IOException;

@@ -14,7 +14,7 @@
 // The measuring is kept out of the way of what is measured: Stopwatch
 // timestamps, samples in preallocated int arrays (one per loop, merged at
 // the end), nothing printed until the window is over.
-// Built by scripts/build-bench-dotnet.sh (mcs, C# 7.2).
+// Built by scripts/lib/build-worker.sh csharp bench (mcs, C# 7.2).
 
 using System;
 using System.Collections.Generic;

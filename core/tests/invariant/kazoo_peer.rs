@@ -1,5 +1,5 @@
 //! The kazoo peer of the invariant test: `tests/peers/kazoo_peer.py`, run
-//! with the worktree's `.venv/bin/python` (made by `scripts/setup-python.sh`),
+//! with the worktree's `.venv/bin/python` (made by `scripts/lib/setup-python.sh`),
 //! speaking JSON lines. It connects straight to the server, not through the
 //! proxies: kazoo's own behaviour under faults is not what is tested, only
 //! that zoolock keeps exclusion with it on one path.
@@ -51,7 +51,7 @@ impl Peer {
         let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
         let python = root.join(".venv/bin/python");
         let skip = |why: String| {
-            let text = format!("kazoo peer skipped: {why} (scripts/setup-python.sh makes .venv with kazoo)");
+            let text = format!("kazoo peer skipped: {why} (scripts/lib/setup-python.sh makes .venv with kazoo)");
             eprintln!("{text}");
             shared.note(text);
             None

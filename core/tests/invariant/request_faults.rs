@@ -1,4 +1,4 @@
-//! Request-level faults of the invariant test (tests/harness: `drop_reply`,
+//! Request-level faults of the invariant test (harness/: `drop_reply`,
 //! `land_late`, `reset_before_reply`). The driver arms one against the
 //! session of the handle it is about to make act, on the op that action
 //! sends, then acts; [`follow`] logs which request the fault hit and what the

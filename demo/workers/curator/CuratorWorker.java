@@ -11,7 +11,7 @@
 //
 // The lock node is Curator's own: `P/_c_<uuid>-lock-<seq>`, with NAME as its
 // data. The fencing token is the czxid of that node. Built and launched by
-// scripts/build-demo-curator.sh (target/demo/curator/run).
+// scripts/lib/build-worker.sh curator demo (target/demo/curator/run).
 
 import java.io.BufferedReader;
 import java.io.IOException;

@@ -11,7 +11,7 @@
 // can be counted), and exits at end of stdin. Stdout also carries `session <id>`
 // and `told <name> <state> <ns>` lines: the session's Suspended or Lost, or a hold
 // lost, by its reason (NodeDeleted, SessionExpired, ...).
-// Built by scripts/build-demo-dotnet.sh (mcs, C# 7.2).
+// Built by scripts/lib/build-worker.sh csharp demo (mcs, C# 7.2).
 
 using System;
 using System.Diagnostics;

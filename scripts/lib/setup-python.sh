@@ -3,9 +3,9 @@
 # package's build and tests need from PyPI: maturin (the build backend),
 # pytest, kazoo (the peer the interop tests and the benchmark run against),
 # and pyOpenSSL<24 and pyjks, which kazoo's test harness imports (kazoo's own
-# lock tests run against zoolock: tests/python/test_kazoo_suite.py).
+# lock tests run against zoolock: python/tests/test_kazoo_suite.py).
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 
 # Debian's python3 and its venv module (ensurepip is packaged apart).
 need_apt=()

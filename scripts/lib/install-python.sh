@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # Builds ./python and installs it into .venv the way users do (pip install),
-# after scripts/setup-python.sh. Used by test-python.sh, demo.sh and bench.sh.
+# after scripts/lib/setup-python.sh. Used by test-python.sh, demo.sh and bench.sh.
 # maturin is already in .venv: no isolated build environment to download.
 # Its PEP 517 backend runs the `maturin` executable from PATH, so .venv/bin
 # must be on it (the venv is not activated). Cargo only rebuilds what changed.
 set -euo pipefail
-cd "$(dirname "$0")/.."
-scripts/setup-python.sh
+cd "$(dirname "$0")/../.."
+scripts/lib/setup-python.sh
 PATH="$PWD/.venv/bin:$PATH" .venv/bin/python -m pip install --quiet --disable-pip-version-check \
   --no-build-isolation ./python

@@ -7,6 +7,8 @@
 //!
 //! `peer delete --connect C --path NODE`: deletes the node as an operator
 //! would (a plain client, no lock), prints `deleted`, exits.
+//!
+//! Built by `cargo build --release -p zk-harness-peer` (scripts/test-dotnet.sh).
 
 use std::io::{BufRead, Write};
 

@@ -3,17 +3,17 @@
 # feed (nuget install), checks its files, compiles dotnet/consumer/Program.cs
 # against the installed assembly and runs it against a real ZooKeeper (the
 # harness's zkh), with the package's native library.
-#   scripts/test-nuget-consumer.sh PACKAGE.nupkg
+#   scripts/lib/test-nuget-consumer.sh PACKAGE.nupkg
 # Used by scripts/test-dotnet.sh (the package it just packed) and
 # scripts/test-packages.sh (the one in dist/).
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 if [ $# -ne 1 ] || [ ! -f "$1" ]; then
   echo "usage: $0 PACKAGE.nupkg" >&2
   exit 2
 fi
 package=$1
-scripts/setup-dotnet.sh
+scripts/lib/setup-dotnet.sh
 cargo build --locked -q -p zk-harness --bin zkh
 file=$(basename "$package" .nupkg)
 version=${file#ZooLock.}

@@ -1,4 +1,4 @@
-"""A client for the harness binary ``zkh`` (tests/harness): real ZooKeeper
+"""A client for the harness binary ``zkh`` (harness/): real ZooKeeper
 servers behind proxies that can expire, partition or reset one session.
 
 One ``Harness`` is one ``zkh`` process and one ensemble; its servers die with it.
@@ -74,7 +74,7 @@ class Harness:
     def heal(self, session_id: int) -> None:
         self.call("heal", session=str(session_id))
 
-    # Request-level faults (tests/harness/README.md). A fault picks the
+    # Request-level faults (harness/README.md). A fault picks the
     # ``nth`` request of a session with ``op`` (ZooKeeper's name, e.g.
     # "create2", which zoolock sends, or "create", which kazoo sends; or a
     # list of names; any op if None) and a path starting with ``path``. It
