@@ -105,6 +105,28 @@ pub struct Holder {
     listeners: Listeners,
 }
 
+/// kazoo's `acquire` arguments as Python passed them; each recipe's
+/// signature takes its part of them.
+pub struct AcquireCall<'a, 'py> {
+    /// Any truthy value; True when not given.
+    pub blocking: Option<&'a Bound<'py, PyAny>>,
+    pub timeout: Option<f64>,
+    pub ephemeral: bool,
+    pub lease: Option<f64>,
+}
+
+impl Default for AcquireCall<'_, '_> {
+    /// ``with holder:``'s acquire.
+    fn default() -> Self {
+        AcquireCall {
+            blocking: None,
+            timeout: None,
+            ephemeral: true,
+            lease: None,
+        }
+    }
+}
+
 /// kazoo's `acquire` arguments, checked the way the core checks them.
 struct AcquireArgs {
     blocking: bool,
@@ -194,41 +216,26 @@ impl Holder {
         }
     }
 
-    /// kazoo's `acquire` arguments (`blocking` is any truthy value, True by
-    /// default), with the owner.
-    fn args(
-        &self,
-        py: Python<'_>,
-        blocking: Option<&Bound<'_, PyAny>>,
-        timeout: Option<f64>,
-        ephemeral: bool,
-        lease: Option<f64>,
-    ) -> PyResult<AcquireArgs> {
-        let blocking = blocking.map_or(Ok(true), |b| b.is_truthy())?;
+    /// kazoo's `acquire` arguments, with the owner.
+    fn args(&self, py: Python<'_>, call: AcquireCall<'_, '_>) -> PyResult<AcquireArgs> {
+        let blocking = call.blocking.map_or(Ok(true), |b| b.is_truthy())?;
         let options = Acquire {
             blocking,
-            timeout: timeout_from_secs(timeout).py_err()?,
-            ephemeral,
-            lease: timeout_from_secs(lease).py_err()?,
+            timeout: timeout_from_secs(call.timeout).py_err()?,
+            ephemeral: call.ephemeral,
+            lease: timeout_from_secs(call.lease).py_err()?,
             owner: self.owner(py)?,
         };
         Ok(AcquireArgs {
             blocking,
-            timeout,
+            timeout: call.timeout,
             options,
         })
     }
 
     /// The recipes' ``acquire``, whose Python signatures differ.
-    pub fn acquire(
-        &self,
-        py: Python<'_>,
-        blocking: Option<&Bound<'_, PyAny>>,
-        timeout: Option<f64>,
-        ephemeral: bool,
-        lease: Option<f64>,
-    ) -> PyResult<bool> {
-        let args = self.args(py, blocking, timeout, ephemeral, lease)?;
+    pub fn acquire(&self, py: Python<'_>, call: AcquireCall<'_, '_>) -> PyResult<bool> {
+        let args = self.args(py, call)?;
         let (core, options) = (self.core()?, args.options.clone());
         let got = interruptible(py, async move { core.acquire_outcome(options).await })?;
         outcome(self.what, &self.path, &args, got)
@@ -240,12 +247,9 @@ impl Holder {
     pub fn acquire_async<'py>(
         &self,
         py: Python<'py>,
-        blocking: Option<&Bound<'py, PyAny>>,
-        timeout: Option<f64>,
-        ephemeral: bool,
-        lease: Option<f64>,
+        call: AcquireCall<'_, 'py>,
     ) -> PyResult<Bound<'py, PyAny>> {
-        let args = self.args(py, blocking, timeout, ephemeral, lease)?;
+        let args = self.args(py, call)?;
         let core = self.core()?;
         let (what, path, owner) = (self.what, self.path.clone(), args.options.owner);
         let work = {
@@ -384,7 +388,7 @@ impl Holder {
 
     /// ``with lock:`` acquires (blocking) and returns ``None``, as kazoo's.
     fn __enter__(&self, py: Python<'_>) -> PyResult<()> {
-        self.acquire(py, None, None, true, None).map(|_| ())
+        self.acquire(py, AcquireCall::default()).map(|_| ())
     }
 
     /// Releases; exceptions propagate.
@@ -396,7 +400,7 @@ impl Holder {
 
     /// ``async with lock:`` acquires without blocking the event loop.
     fn __aenter__<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        self.acquire_async(py, None, None, true, None)
+        self.acquire_async(py, AcquireCall::default())
     }
 
     /// Releases.

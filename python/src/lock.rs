@@ -6,7 +6,7 @@ use pyo3::types::PyString;
 use pyo3::PyClassInitializer;
 use zoolock::{Kind, LockConfig, Scheme};
 
-use crate::holder::{self, Holder};
+use crate::holder::{self, AcquireCall, Holder};
 
 /// A distributed lock with kazoo's interface and node names: kazoo clients
 /// on the same path exclude it and queue with it.
@@ -126,8 +126,13 @@ impl Lock {
         ephemeral: bool,
         lease: Option<f64>,
     ) -> PyResult<bool> {
-        let holder = slf.as_super().get();
-        holder.acquire(slf.py(), blocking, timeout, ephemeral, lease)
+        let call = AcquireCall {
+            blocking,
+            timeout,
+            ephemeral,
+            lease,
+        };
+        slf.as_super().get().acquire(slf.py(), call)
     }
 
     /// ``acquire`` for asyncio: ``await lock.acquire_async(...)`` waits
@@ -144,8 +149,13 @@ impl Lock {
         ephemeral: bool,
         lease: Option<f64>,
     ) -> PyResult<Bound<'py, PyAny>> {
-        let holder = slf.as_super().get();
-        holder.acquire_async(slf.py(), blocking, timeout, ephemeral, lease)
+        let call = AcquireCall {
+            blocking,
+            timeout,
+            ephemeral,
+            lease,
+        };
+        slf.as_super().get().acquire_async(slf.py(), call)
     }
 
     /// The identifiers of every contender queued on the path, holder first.

@@ -5,7 +5,7 @@ use pyo3::prelude::*;
 use pyo3::types::PyBool;
 use pyo3::PyClassInitializer;
 
-use crate::holder::{self, Holder};
+use crate::holder::{self, AcquireCall, Holder};
 
 /// A counting semaphore in kazoo's layout, shared with kazoo clients:
 /// ``Semaphore(client, path, identifier=None, max_leases=1)``, or
@@ -77,8 +77,13 @@ impl Semaphore {
         timeout: Option<f64>,
         lease: Option<f64>,
     ) -> PyResult<bool> {
-        let holder = slf.as_super().get();
-        holder.acquire(slf.py(), blocking, timeout, true, lease)
+        let call = AcquireCall {
+            blocking,
+            timeout,
+            lease,
+            ..AcquireCall::default()
+        };
+        slf.as_super().get().acquire(slf.py(), call)
     }
 
     /// ``acquire`` for asyncio; cancelling the task abandons the acquire.
@@ -92,8 +97,13 @@ impl Semaphore {
         timeout: Option<f64>,
         lease: Option<f64>,
     ) -> PyResult<Bound<'py, PyAny>> {
-        let holder = slf.as_super().get();
-        holder.acquire_async(slf.py(), blocking, timeout, true, lease)
+        let call = AcquireCall {
+            blocking,
+            timeout,
+            lease,
+            ..AcquireCall::default()
+        };
+        slf.as_super().get().acquire_async(slf.py(), call)
     }
 
     /// The identifiers of the current lease holders, in no particular order.
