@@ -69,18 +69,26 @@ impl Bridge {
     }
 }
 
+/// A `weakref.WeakKeyDictionary` in `cell`, made on first use: what
+/// zoolock keeps per event loop or task, gone with it.
+pub fn weak_keys<'py>(
+    py: Python<'py>,
+    cell: &'py PyOnceLock<Py<PyAny>>,
+) -> PyResult<&'py Bound<'py, PyAny>> {
+    let made = cell.get_or_try_init(py, || {
+        Ok::<_, PyErr>(
+            py.import("weakref")?
+                .call_method0("WeakKeyDictionary")?
+                .unbind(),
+        )
+    })?;
+    Ok(made.bind(py))
+}
+
 /// The bridge of `event_loop`, made and registered on first use.
 fn queue_of(py: Python<'_>, event_loop: &Bound<'_, PyAny>) -> PyResult<Arc<Queue>> {
     static BRIDGES: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
-    let bridges = BRIDGES
-        .get_or_try_init(py, || {
-            Ok::<_, PyErr>(
-                py.import("weakref")?
-                    .call_method0("WeakKeyDictionary")?
-                    .unbind(),
-            )
-        })?
-        .bind(py);
+    let bridges = weak_keys(py, &BRIDGES)?;
     if let Ok(bridge) = bridges.call_method1("get", (event_loop,))?.cast::<Bridge>() {
         return Ok(bridge.get().queue.clone());
     }

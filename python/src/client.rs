@@ -1,23 +1,16 @@
 //! `KazooClient`: kazoo's client, as far as locks need it, over one core
 //! `Session` per `start()`.
 
-use std::sync::{Arc, Mutex};
+use std::sync::Mutex;
 use std::time::Duration;
 
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::{PyBool, PyDict, PyTuple};
-use zoolock::{
-    timeout_from_secs, Acl, AuthId, Kind, Permission, Session, SessionOptions, SessionState,
-};
+use pyo3::types::{PyDict, PyTuple};
+use zoolock::{timeout_from_secs, Acl, AuthId, Permission, Session, SessionOptions, SessionState};
 
 use crate::errors::IntoPy;
-use crate::lock::{PyLock, ReadLock, WriteLock};
-use crate::semaphore::PySemaphore;
-use crate::wait::{
-    add_listener, call_reporting, interruptible, remove_listener, run_with_gil, uninterruptible,
-    Listeners,
-};
+use crate::wait::{interruptible, uninterruptible, Listeners};
 
 /// kazoo's `KazooState` strings.
 pub const CONNECTED: &str = "CONNECTED";
@@ -256,7 +249,7 @@ impl Client {
                 session: None,
                 epoch: 0,
             }),
-            listeners: Arc::default(),
+            listeners: Listeners::until_true(),
         })
     }
 
@@ -284,12 +277,12 @@ impl Client {
                 return uninterruptible(py, async move { session.close().await });
             }
             let listeners = self.listeners.clone();
-            session.add_listener(move |state| notify(&listeners, state_name(state)));
+            session.add_listener(move |state| listeners.notify(state_name(state)));
             now.session = Some(session);
             now.epoch += 1;
         }
         // kazoo's listeners hear LOST → CONNECTED when the client starts.
-        notify(&self.listeners, CONNECTED);
+        self.listeners.notify(CONNECTED);
         Ok(())
     }
 
@@ -363,88 +356,12 @@ impl Client {
     /// Calls ``listener(state)`` with each new ``KazooState``, on zoolock's
     /// callback thread. A listener that returns ``True`` is removed, as in kazoo.
     fn add_listener(&self, py: Python<'_>, listener: &Bound<'_, PyAny>) -> PyResult<()> {
-        add_listener(py, &self.listeners, listener).map(drop)
+        self.listeners.add(py, listener).map(drop)
     }
 
     /// Removes a listener added with ``add_listener``.
     fn remove_listener(&self, py: Python<'_>, listener: &Bound<'_, PyAny>) -> PyResult<()> {
-        remove_listener(py, &self.listeners, listener)
-    }
-
-    /// ``Lock(path, identifier=None, extra_lock_patterns=())`` bound to this client.
-    #[pyo3(
-        name = "Lock",
-        signature = (path, identifier=None, extra_lock_patterns=None, *, scheme="kazoo", reentrant=false),
-        text_signature = "(self, path, identifier=None, extra_lock_patterns=(), *, scheme='kazoo', reentrant=False)"
-    )]
-    fn make_lock(
-        slf: &Bound<'_, Self>,
-        path: &Bound<'_, PyAny>,
-        identifier: Option<&Bound<'_, PyAny>>,
-        extra_lock_patterns: Option<&Bound<'_, PyAny>>,
-        scheme: &str,
-        reentrant: bool,
-    ) -> PyResult<Py<PyAny>> {
-        let lock = PyLock::build(
-            Kind::Mutex,
-            slf.as_any(),
-            path,
-            identifier,
-            extra_lock_patterns,
-            scheme,
-            reentrant,
-        )?;
-        Ok(Bound::new(slf.py(), lock)?.into_any().unbind())
-    }
-
-    /// ``ReadLock(path, identifier=None, extra_lock_patterns=())`` bound to this client.
-    #[pyo3(
-        name = "ReadLock",
-        signature = (path, identifier=None, extra_lock_patterns=None, *, scheme="kazoo"),
-        text_signature = "(self, path, identifier=None, extra_lock_patterns=(), *, scheme='kazoo')"
-    )]
-    fn make_read_lock(
-        slf: &Bound<'_, Self>,
-        path: &Bound<'_, PyAny>,
-        identifier: Option<&Bound<'_, PyAny>>,
-        extra_lock_patterns: Option<&Bound<'_, PyAny>>,
-        scheme: &str,
-    ) -> PyResult<Py<PyAny>> {
-        let init = ReadLock::init(slf.as_any(), path, identifier, extra_lock_patterns, scheme)?;
-        Ok(Bound::new(slf.py(), init)?.into_any().unbind())
-    }
-
-    /// ``WriteLock(path, identifier=None, extra_lock_patterns=())`` bound to this client.
-    #[pyo3(
-        name = "WriteLock",
-        signature = (path, identifier=None, extra_lock_patterns=None, *, scheme="kazoo"),
-        text_signature = "(self, path, identifier=None, extra_lock_patterns=(), *, scheme='kazoo')"
-    )]
-    fn make_write_lock(
-        slf: &Bound<'_, Self>,
-        path: &Bound<'_, PyAny>,
-        identifier: Option<&Bound<'_, PyAny>>,
-        extra_lock_patterns: Option<&Bound<'_, PyAny>>,
-        scheme: &str,
-    ) -> PyResult<Py<PyAny>> {
-        let init = WriteLock::init(slf.as_any(), path, identifier, extra_lock_patterns, scheme)?;
-        Ok(Bound::new(slf.py(), init)?.into_any().unbind())
-    }
-
-    /// ``Semaphore(path, identifier=None, max_leases=1)`` bound to this client.
-    #[pyo3(
-        name = "Semaphore",
-        signature = (path, identifier=None, max_leases=None),
-        text_signature = "(self, path, identifier=None, max_leases=1)"
-    )]
-    fn make_semaphore(
-        slf: &Bound<'_, Self>,
-        path: &Bound<'_, PyAny>,
-        identifier: Option<&Bound<'_, PyAny>>,
-        max_leases: Option<&Bound<'_, PyAny>>,
-    ) -> PyResult<Py<PyAny>> {
-        let semaphore = PySemaphore::build(slf.as_any(), path, identifier, max_leases)?;
-        Ok(Bound::new(slf.py(), semaphore)?.into_any().unbind())
+        self.listeners.remove(py, listener)
     }
 
     fn __repr__(&self) -> String {
@@ -454,25 +371,4 @@ impl Client {
             self.state()
         )
     }
-}
-
-/// Queues `state` for every listener registered now; removes the ones that return True.
-fn notify(listeners: &Listeners, state: &'static str) {
-    let listeners = listeners.clone();
-    run_with_gil(move |py| {
-        let current: Vec<Py<PyAny>> = listeners
-            .lock()
-            .unwrap()
-            .iter()
-            .map(|l| l.clone_ref(py))
-            .collect();
-        for listener in current {
-            // kazoo removes a listener that returns True itself, not any truthy value.
-            let done = call_reporting(listener.bind(py), state)
-                .is_some_and(|r| r.is(&*PyBool::new(py, true)));
-            if done {
-                listeners.lock().unwrap().retain(|l| !l.is(&listener));
-            }
-        }
-    });
 }

@@ -5,7 +5,7 @@
 mod asyncio;
 mod client;
 mod errors;
-mod handle;
+mod holder;
 mod lock;
 mod logging;
 mod semaphore;
@@ -17,11 +17,12 @@ use pyo3::prelude::*;
 fn _zoolock(m: &Bound<'_, PyModule>) -> PyResult<()> {
     logging::install();
     m.add_class::<client::Client>()?;
-    m.add_class::<lock::PyLock>()?;
+    m.add_class::<holder::Holder>()?;
+    m.add_class::<holder::LostEvent>()?;
+    m.add_class::<lock::Lock>()?;
     m.add_class::<lock::ReadLock>()?;
     m.add_class::<lock::WriteLock>()?;
-    m.add_class::<semaphore::PySemaphore>()?;
-    m.add_class::<handle::LostEvent>()?;
+    m.add_class::<semaphore::Semaphore>()?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     let close_for_exit = wrap_pyfunction!(wait::_close_for_exit, m)?;
     m.py().import("atexit")?.call_method1("register", (close_for_exit,))?;

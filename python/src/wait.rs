@@ -11,6 +11,7 @@ use std::task::{Context, Poll, Wake, Waker};
 use std::time::{Duration, Instant};
 
 use pyo3::prelude::*;
+use pyo3::types::PyBool;
 use zoolock::runtime;
 
 use crate::errors::to_py;
@@ -185,7 +186,7 @@ pub fn run_with_gil(job: impl FnOnce(Python<'_>) + Send + 'static) {
 
 /// Calls `callback(arg)`, reporting (not raising) what it raises, as a
 /// thread with no caller to raise to must.
-pub fn call_reporting<'py>(callback: &Bound<'py, PyAny>, arg: &str) -> Option<Bound<'py, PyAny>> {
+fn call_reporting<'py>(callback: &Bound<'py, PyAny>, arg: &str) -> Option<Bound<'py, PyAny>> {
     match callback.call1((arg,)) {
         Ok(result) => Some(result),
         Err(err) => {
@@ -197,49 +198,76 @@ pub fn call_reporting<'py>(callback: &Bound<'py, PyAny>, arg: &str) -> Option<Bo
 
 /// Listeners as kazoo keeps them, in a set: adding one twice keeps one, and
 /// removal goes by equality (a bound method is a new object at each access).
-pub type Listeners = std::sync::Arc<Mutex<Vec<Py<PyAny>>>>;
+/// Clones are the same set.
+#[derive(Clone, Default)]
+pub struct Listeners {
+    set: Arc<Mutex<Vec<Py<PyAny>>>>,
+    /// A listener that returns ``True`` is removed (kazoo's client listeners).
+    until_true: bool,
+}
 
-/// The registered listener equal to `listener`, compared without holding the
-/// list's lock (``__eq__`` is Python code).
-fn find_equal(
-    py: Python<'_>,
-    listeners: &Listeners,
-    listener: &Bound<'_, PyAny>,
-) -> PyResult<Option<Py<PyAny>>> {
-    let snapshot: Vec<Py<PyAny>> = listeners
-        .lock()
-        .unwrap()
-        .iter()
-        .map(|l| l.clone_ref(py))
-        .collect();
-    for known in snapshot {
-        if known.bind(py).eq(listener)? {
-            return Ok(Some(known));
+impl Listeners {
+    /// kazoo's client listeners: one that returns ``True`` is removed.
+    pub fn until_true() -> Self {
+        Listeners {
+            until_true: true,
+            ..Listeners::default()
         }
     }
-    Ok(None)
-}
 
-/// Adds `listener` unless an equal one is registered; true if added.
-pub fn add_listener(
-    py: Python<'_>,
-    listeners: &Listeners,
-    listener: &Bound<'_, PyAny>,
-) -> PyResult<bool> {
-    if find_equal(py, listeners, listener)?.is_some() {
-        return Ok(false);
+    pub fn is_empty(&self) -> bool {
+        self.set.lock().unwrap().is_empty()
     }
-    listeners.lock().unwrap().push(listener.clone().unbind());
-    Ok(true)
-}
 
-pub fn remove_listener(
-    py: Python<'_>,
-    listeners: &Listeners,
-    listener: &Bound<'_, PyAny>,
-) -> PyResult<()> {
-    if let Some(known) = find_equal(py, listeners, listener)? {
-        listeners.lock().unwrap().retain(|l| !l.is(&known));
+    /// The registered listener equal to `listener`, compared without holding
+    /// the set's lock (``__eq__`` is Python code).
+    fn find_equal(
+        &self,
+        py: Python<'_>,
+        listener: &Bound<'_, PyAny>,
+    ) -> PyResult<Option<Py<PyAny>>> {
+        for known in self.snapshot(py) {
+            if known.bind(py).eq(listener)? {
+                return Ok(Some(known));
+            }
+        }
+        Ok(None)
     }
-    Ok(())
+
+    fn snapshot(&self, py: Python<'_>) -> Vec<Py<PyAny>> {
+        let set = self.set.lock().unwrap();
+        set.iter().map(|l| l.clone_ref(py)).collect()
+    }
+
+    /// Adds `listener` unless an equal one is registered; true if added.
+    pub fn add(&self, py: Python<'_>, listener: &Bound<'_, PyAny>) -> PyResult<bool> {
+        if self.find_equal(py, listener)?.is_some() {
+            return Ok(false);
+        }
+        self.set.lock().unwrap().push(listener.clone().unbind());
+        Ok(true)
+    }
+
+    pub fn remove(&self, py: Python<'_>, listener: &Bound<'_, PyAny>) -> PyResult<()> {
+        if let Some(known) = self.find_equal(py, listener)? {
+            self.set.lock().unwrap().retain(|l| !l.is(&known));
+        }
+        Ok(())
+    }
+
+    /// Queues `state` for every listener registered now, on zoolock's
+    /// callback thread.
+    pub fn notify(&self, state: &'static str) {
+        let listeners = self.clone();
+        run_with_gil(move |py| {
+            for listener in listeners.snapshot(py) {
+                let result = call_reporting(listener.bind(py), state);
+                // kazoo removes a listener that returns True itself, not any truthy value.
+                let done = result.is_some_and(|r| r.is(&*PyBool::new(py, true)));
+                if listeners.until_true && done {
+                    listeners.set.lock().unwrap().retain(|l| !l.is(&listener));
+                }
+            }
+        });
+    }
 }

@@ -18,7 +18,10 @@ processes with multiprocessing's ``"spawn"`` (or ``"forkserver"``) method.
 Rust log events go to the ``logging`` logger ``"zoolock"``.
 """
 
+import functools
+
 from ._zoolock import (
+    Holder,
     KazooClient,
     Lock,
     LostEvent,
@@ -48,6 +51,29 @@ from .exceptions import (
 
 #: ``zoolock.Client`` is ``KazooClient``.
 Client = KazooClient
+
+
+class _BoundToClient:
+    """Read on a client, a recipe class with the client as its first argument:
+    kazoo's ``self.Lock = partial(Lock, self)``, so that the client knows no
+    recipe's arguments."""
+
+    def __init__(self, recipe):
+        self.recipe = recipe
+        self.__doc__ = f"``{recipe.__name__}(path, ...)`` bound to this client (see ``zoolock.{recipe.__name__}``)."
+
+    def __get__(self, client, owner=None):
+        if client is None:
+            return self.recipe
+        bound = functools.partial(self.recipe, client)
+        # Named and documented as the recipe, as a method of the client would be.
+        bound.__name__, bound.__doc__ = self.recipe.__name__, self.recipe.__doc__
+        return bound
+
+
+for _recipe in (Lock, ReadLock, WriteLock, Semaphore):
+    setattr(KazooClient, _recipe.__name__, _BoundToClient(_recipe))
+del _recipe
 
 
 class KazooState:
@@ -80,6 +106,7 @@ __all__ = [
     "ConnectionClosedError",
     "ConnectionLoss",
     "ForkedError",
+    "Holder",
     "KazooClient",
     "KazooException",
     "KazooState",

@@ -57,6 +57,9 @@ class KazooClient:
         """Calls listener(state) on each KazooState change; returning True removes it."""
     def remove_listener(self, listener: Callable[[_State], Any]) -> None:
         """Removes a listener."""
+    # At run time these are the recipe classes bound to the client (kazoo's
+    # partial(Lock, client), see zoolock/__init__.py); typed here as methods
+    # because a checker cannot read a partial's parameters off a class attribute.
     def Lock(
         self, path: str, identifier: Any = None, extra_lock_patterns: Sequence[str] = (), *, scheme: str = "kazoo", reentrant: bool = False
     ) -> Lock:
@@ -78,7 +81,43 @@ class LostEvent:
     def wait_async(self, timeout: Optional[float] = None) -> Awaitable[bool]:
         """wait() for asyncio."""
 
-class Lock:
+class Holder:
+    """What a lock and a semaphore share (zoolock's base class; each recipe has its own acquire)."""
+
+    def release(self) -> bool:
+        """True if this object held; a reentrant lock counts down, RuntimeError if another owner holds it."""
+    def release_async(self) -> Awaitable[bool]:
+        """release() for asyncio."""
+    def cancel(self) -> None:
+        """Pending acquires raise CancelledError."""
+    @property
+    def is_acquired(self) -> bool:
+        """Whether this object holds now."""
+    @property
+    def state(self) -> str:
+        """"RELEASED", "HELD", "SUSPENDED" or "LOST"."""
+    @property
+    def lost_reason(self) -> Optional[str]:
+        """"SESSION_EXPIRED", "SESSION_CLOSED", "LEASE_EXPIRED" or "NODE_DELETED" when LOST."""
+    @property
+    def lost(self) -> LostEvent:
+        """Set when the current hold is lost."""
+    @property
+    def path(self) -> str:
+        """The lock path (a semaphore's path)."""
+    @property
+    def identifier(self) -> str:
+        """The node data."""
+    def add_listener(self, listener: Callable[[str], Any]) -> None:
+        """Calls listener(state) with each new state."""
+    def remove_listener(self, listener: Callable[[str], Any]) -> None:
+        """Removes a listener."""
+    def __enter__(self) -> None: ...
+    def __exit__(self, exc_type: Optional[Type[BaseException]], exc: Optional[BaseException], tb: Optional[TracebackType]) -> bool: ...
+    def __aenter__(self) -> Awaitable[bool]: ...
+    def __aexit__(self, exc_type: Optional[Type[BaseException]], exc: Optional[BaseException], tb: Optional[TracebackType]) -> Awaitable[bool]: ...
+
+class Lock(Holder):
     """A distributed lock with kazoo's interface and node names.
 
     reentrant=True (zoolock only): the owner — the asyncio task that calls, else the calling thread —
@@ -102,46 +141,14 @@ class Lock:
         self, blocking: bool = True, timeout: Optional[float] = None, ephemeral: bool = True, *, lease: Optional[float] = None
     ) -> Awaitable[bool]:
         """acquire() for asyncio."""
-    def release(self) -> bool:
-        """True if this object held the lock; a reentrant lock counts down, RuntimeError if another owner holds it."""
-    def release_async(self) -> Awaitable[bool]:
-        """release() for asyncio."""
-    def cancel(self) -> None:
-        """Pending acquires raise CancelledError."""
     def contenders(self) -> List[str]:
         """Identifiers of every contender, holder first."""
-    @property
-    def is_acquired(self) -> bool:
-        """Whether this object holds the lock now."""
     @property
     def node(self) -> Optional[str]:
         """The holding node's name (without the path)."""
     @property
     def fencing_token(self) -> Optional[int]:
         """Strictly increasing from holder to holder; None when not held."""
-    @property
-    def state(self) -> str:
-        """"RELEASED", "HELD", "SUSPENDED" or "LOST"."""
-    @property
-    def lost_reason(self) -> Optional[str]:
-        """"SESSION_EXPIRED", "SESSION_CLOSED", "LEASE_EXPIRED" or "NODE_DELETED" when LOST."""
-    @property
-    def lost(self) -> LostEvent:
-        """Set when the current hold is lost."""
-    @property
-    def path(self) -> str:
-        """The lock path."""
-    @property
-    def identifier(self) -> str:
-        """The node data."""
-    def add_listener(self, listener: Callable[[str], Any]) -> None:
-        """Calls listener(state) with each new state."""
-    def remove_listener(self, listener: Callable[[str], Any]) -> None:
-        """Removes a listener."""
-    def __enter__(self) -> None: ...
-    def __exit__(self, exc_type: Optional[Type[BaseException]], exc: Optional[BaseException], tb: Optional[TracebackType]) -> bool: ...
-    def __aenter__(self) -> Awaitable[bool]: ...
-    def __aexit__(self, exc_type: Optional[Type[BaseException]], exc: Optional[BaseException], tb: Optional[TracebackType]) -> Awaitable[bool]: ...
 
 class ReadLock(Lock):
     """Shared with other readers; excludes writers."""
@@ -157,7 +164,7 @@ class WriteLock(Lock):
         self, client: KazooClient, path: str, identifier: Any = None, extra_lock_patterns: Sequence[str] = (), *, scheme: str = "kazoo"
     ) -> None: ...
 
-class Semaphore:
+class Semaphore(Holder):
     """A counting semaphore in kazoo's layout."""
 
     def __init__(self, client: KazooClient, path: str, identifier: Any = None, max_leases: int = 1) -> None: ...
@@ -166,40 +173,8 @@ class Semaphore:
         non-blocking try; LockTimeout on timeout."""
     def acquire_async(self, blocking: bool = True, timeout: Optional[float] = None, *, lease: Optional[float] = None) -> Awaitable[bool]:
         """acquire() for asyncio."""
-    def release(self) -> bool:
-        """True if this object held a lease."""
-    def release_async(self) -> Awaitable[bool]:
-        """release() for asyncio."""
-    def cancel(self) -> None:
-        """Pending acquires raise CancelledError."""
     def lease_holders(self) -> List[str]:
         """Identifiers of the current lease holders."""
     @property
-    def is_acquired(self) -> bool:
-        """Whether this object holds a lease now."""
-    @property
-    def state(self) -> str:
-        """"RELEASED", "HELD", "SUSPENDED" or "LOST"."""
-    @property
-    def lost_reason(self) -> Optional[str]:
-        """Why the last lease was lost."""
-    @property
-    def lost(self) -> LostEvent:
-        """Set when the current lease is lost."""
-    @property
-    def path(self) -> str:
-        """The semaphore path."""
-    @property
-    def identifier(self) -> str:
-        """The lease data."""
-    @property
     def max_leases(self) -> int:
         """How many holders at once."""
-    def add_listener(self, listener: Callable[[str], Any]) -> None:
-        """Calls listener(state) with each new state."""
-    def remove_listener(self, listener: Callable[[str], Any]) -> None:
-        """Removes a listener."""
-    def __enter__(self) -> None: ...
-    def __exit__(self, exc_type: Optional[Type[BaseException]], exc: Optional[BaseException], tb: Optional[TracebackType]) -> bool: ...
-    def __aenter__(self) -> Awaitable[bool]: ...
-    def __aexit__(self, exc_type: Optional[Type[BaseException]], exc: Optional[BaseException], tb: Optional[TracebackType]) -> Awaitable[bool]: ...
