@@ -1,5 +1,6 @@
 //! zoolock's C ABI, for .NET (through the P/Invoke file `build.rs` generates
-//! into `dotnet/`) and any other C caller.
+//! into `dotnet/`) and any other C caller (through `include/zoolock.h`, which
+//! `build.rs` generates too).
 //!
 //! - **Handles** are opaque pointers made by `zl_session_connect`,
 //!   `zl_cancel_new`, and `zl_lock_new` or `zl_semaphore_new` (both make a
