@@ -49,7 +49,7 @@ namespace ZooLock
             return handle;
         }
 
-        /// <summary>Wraps a held native handle; releases it if wrapping fails.</summary>
+        /// <summary>Wraps a hold in its public handle; releases it if wrapping fails.</summary>
         static T Wrap<T>(HolderPool pool, Hold held, Func<HolderPool, Hold, T> wrap) where T : class
         {
             if (held == null) return null;

@@ -43,7 +43,7 @@ namespace ZooLock.Native
         /// </summary>
         internal const int ZL_CONNECTION_LOSS = 6;
         /// <summary>
-        ///  The acquire was cancelled (`zl_cancel_fire`, `zl_lock_cancel`); it left no node.
+        ///  The acquire was cancelled (`zl_cancel_fire`, `zl_holder_cancel`); it left no node.
         /// </summary>
         internal const int ZL_CANCELLED = 7;
         /// <summary>
@@ -99,11 +99,27 @@ namespace ZooLock.Native
         /// </summary>
         internal const int ZL_SESSION_EXPIRED = 20;
         /// <summary>
-        ///  The handle holds nothing.
+        ///  Connected to a server.
+        /// </summary>
+        internal const int ZL_SESSION_CONNECTED = 0;
+        /// <summary>
+        ///  The connection dropped; the session and its locks may still live.
+        /// </summary>
+        internal const int ZL_SESSION_SUSPENDED = 1;
+        /// <summary>
+        ///  The session expired and its locks are gone; a new session is being opened.
+        /// </summary>
+        internal const int ZL_SESSION_LOST = 2;
+        /// <summary>
+        ///  The session was closed by its owner.
+        /// </summary>
+        internal const int ZL_SESSION_CLOSED = 3;
+        /// <summary>
+        ///  The holder holds nothing.
         /// </summary>
         internal const int ZL_LOCK_RELEASED = 0;
         /// <summary>
-        ///  The handle holds the lock (or lease).
+        ///  The holder holds the lock (or lease).
         /// </summary>
         internal const int ZL_LOCK_HELD = 1;
         /// <summary>
@@ -127,22 +143,6 @@ namespace ZooLock.Native
         /// </summary>
         internal const int ZL_LOCK_LOST_NODE_DELETED = 6;
         /// <summary>
-        ///  Connected to a server.
-        /// </summary>
-        internal const int ZL_SESSION_CONNECTED = 0;
-        /// <summary>
-        ///  The connection dropped; the session and its locks may still live.
-        /// </summary>
-        internal const int ZL_SESSION_SUSPENDED = 1;
-        /// <summary>
-        ///  The session expired and its locks are gone; a new session is being opened.
-        /// </summary>
-        internal const int ZL_SESSION_LOST = 2;
-        /// <summary>
-        ///  The session was closed by its owner.
-        /// </summary>
-        internal const int ZL_SESSION_CLOSED = 3;
-        /// <summary>
         ///  An exclusive lock (kazoo's `Lock`, Curator's `InterProcessMutex`).
         /// </summary>
         internal const int ZL_KIND_MUTEX = 0;
@@ -165,19 +165,13 @@ namespace ZooLock.Native
 
 
         [UnmanagedFunctionPointer(CallingConvention.Cdecl)]
-        internal delegate void zl_lock_acquire_async_callback_delegate(void* user_data, int status, byte acquired, byte* message, uint message_len);
+        internal delegate void zl_holder_acquire_async_callback_delegate(void* user_data, int status, byte acquired, byte* message, uint message_len);
 
         [UnmanagedFunctionPointer(CallingConvention.Cdecl)]
-        internal delegate void zl_lock_set_listener_callback_delegate(void* user_data, int state);
+        internal delegate void zl_holder_set_listener_callback_delegate(void* user_data, int state);
 
         [UnmanagedFunctionPointer(CallingConvention.Cdecl)]
         internal delegate void zl_selftest_panic_callback_delegate(void* user_data, int status, byte acquired, byte* message, uint message_len);
-
-        [UnmanagedFunctionPointer(CallingConvention.Cdecl)]
-        internal delegate void zl_semaphore_acquire_async_callback_delegate(void* user_data, int status, byte acquired, byte* message, uint message_len);
-
-        [UnmanagedFunctionPointer(CallingConvention.Cdecl)]
-        internal delegate void zl_semaphore_set_listener_callback_delegate(void* user_data, int state);
 
         [UnmanagedFunctionPointer(CallingConvention.Cdecl)]
         internal delegate void zl_session_set_listener_callback_delegate(void* user_data, int state);
@@ -196,23 +190,14 @@ namespace ZooLock.Native
         internal static extern int zl_last_error(byte** out_ptr, uint* out_len);
 
         /// <summary>
-        ///  Frees a buffer zoolock handed out (`zl_lock_node`, `zl_lock_contenders`,
-        ///  `zl_semaphore_lease_holders`). Null is ignored.
+        ///  Frees a buffer zoolock handed out (`zl_holder_queue`, `zl_lock_node`).
+        ///  Null is ignored.
         ///
         ///  # Safety
         ///  `ptr` and `len` must be exactly as zoolock returned them, freed once.
         /// </summary>
         [DllImport(__DllName, EntryPoint = "zl_bytes_free", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
         internal static extern void zl_bytes_free(byte* ptr, uint len);
-
-        /// <summary>
-        ///  For the process's exit: cancels every acquire in progress (each fails
-        ///  with `ZL_CANCELLED` and leaves no node), then stops the callback thread,
-        ///  waiting up to two seconds for a callback in progress to return. zoolock
-        ///  stays usable: a later callback starts the thread again.
-        /// </summary>
-        [DllImport(__DllName, EntryPoint = "zl_shutdown", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
-        internal static extern int zl_shutdown();
 
         /// <summary>
         ///  Creates a cancel token; free it with `zl_cancel_free` once the acquires
@@ -242,6 +227,15 @@ namespace ZooLock.Native
         /// </summary>
         [DllImport(__DllName, EntryPoint = "zl_cancel_free", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
         internal static extern void zl_cancel_free(ZlCancel* cancel);
+
+        /// <summary>
+        ///  For the process's exit: cancels every acquire in progress (each fails
+        ///  with `ZL_CANCELLED` and leaves no node), then stops the callback thread,
+        ///  waiting up to two seconds for a callback in progress to return. zoolock
+        ///  stays usable: a later callback starts the thread again.
+        /// </summary>
+        [DllImport(__DllName, EntryPoint = "zl_shutdown", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern int zl_shutdown();
 
         /// <summary>
         ///  Connects to ZooKeeper (`host:port[,host:port…][/chroot]`), blocking until
@@ -289,7 +283,7 @@ namespace ZooLock.Native
 
         /// <summary>
         ///  Frees the handle and its callback. The session itself lives on while
-        ///  locks made from it do, and ends when the last of them is freed. Null is ignored.
+        ///  holders made from it do, and ends when the last of them is freed. Null is ignored.
         ///
         ///  # Safety
         ///  `session` must come from `zl_session_connect`, freed once, with no call on it in flight.
@@ -298,211 +292,147 @@ namespace ZooLock.Native
         internal static extern void zl_session_free(ZlSession* session);
 
         /// <summary>
-        ///  Creates a lock handle on `path`; nothing is sent to the server yet.
-        ///  `identifier` is the node data others see in `zl_lock_contenders`.
+        ///  Creates a lock holder on `path` (kazoo's `Lock`, `ReadLock` or
+        ///  `WriteLock` by `kind`: a read/write lock is a pair of holders of kinds
+        ///  READ and WRITE on one path); nothing is sent to the server yet.
+        ///  `identifier` is the node data others see in `zl_holder_queue`.
         ///  `reentrant` 1 makes the lock reentrant per owner (Curator's
         ///  `InterProcessMutex`): an acquire by the `owner` that holds counts up and
-        ///  succeeds at once, each `zl_lock_release` by it counts down, the last one
+        ///  succeeds at once, each `zl_holder_release` by it counts down, the last one
         ///  deletes the node; another owner's acquire waits, its release fails with
         ///  `ZL_NOT_OWNER`. 0: kazoo's lock, whose owners are all one.
         ///
         ///  # Safety
-        ///  `session` must be a live handle; the byte ranges valid; `out_lock` valid for writes.
+        ///  `session` must be a live handle; the byte ranges valid; `out_holder` valid for writes.
         /// </summary>
         [DllImport(__DllName, EntryPoint = "zl_lock_new", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
-        internal static extern int zl_lock_new(ZlSession* session, byte* path, uint path_len, int kind, int scheme, byte* identifier, uint identifier_len, byte reentrant, ZlLock** out_lock);
+        internal static extern int zl_lock_new(ZlSession* session, byte* path, uint path_len, int kind, int scheme, byte* identifier, uint identifier_len, byte reentrant, ZlHolder** out_holder);
+
+        /// <summary>
+        ///  Creates a semaphore holder on `path` with `max_leases` leases (kazoo's
+        ///  `Semaphore`; every client of the path must agree on the number: else
+        ///  `ZL_INCONSISTENT_LEASES` at acquire). `identifier` is the lease's node
+        ///  data. A semaphore holder holds at most one lease.
+        ///
+        ///  # Safety
+        ///  `session` must be a live handle; the byte ranges valid; `out_holder` valid for writes.
+        /// </summary>
+        [DllImport(__DllName, EntryPoint = "zl_semaphore_new", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern int zl_semaphore_new(ZlSession* session, byte* path, uint path_len, byte* identifier, uint identifier_len, uint max_leases, ZlHolder** out_holder);
 
         /// <summary>
         ///  Acquires, blocking the calling thread: `*out_acquired` is 1 once held, 0
-        ///  when the lock stayed taken for `timeout_ms` (0 tries once, -1 waits
-        ///  forever). `lease_ms` &gt; 0 releases the hold by itself after that long; -1
-        ///  for none. `cancel` (may be null) cancels the wait from another thread:
-        ///  `ZL_CANCELLED`. A timeout, cancel or error leaves no node behind. `owner`
-        ///  names who acquires, for a reentrant lock (a thread id; 0 is the handle).
+        ///  when the lock (or every lease) stayed taken for `timeout_ms` (0 tries
+        ///  once, -1 waits forever). `lease_ms` &gt; 0 releases the hold by itself after
+        ///  that long; -1 for none. `cancel` (may be null) cancels the wait from
+        ///  another thread: `ZL_CANCELLED`. A timeout, cancel or error leaves no node
+        ///  behind. `owner` names who acquires a reentrant lock (a thread id; 0 is
+        ///  the holder itself); other holders ignore it.
         ///
         ///  # Safety
-        ///  `lock` must be a live handle; `cancel` null or live; `out_acquired` valid for writes.
+        ///  `holder` must be a live handle; `cancel` null or live; `out_acquired` valid for writes.
         /// </summary>
-        [DllImport(__DllName, EntryPoint = "zl_lock_acquire", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
-        internal static extern int zl_lock_acquire(ZlLock* @lock, long timeout_ms, long lease_ms, ulong owner, ZlCancel* cancel, byte* out_acquired);
+        [DllImport(__DllName, EntryPoint = "zl_holder_acquire", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern int zl_holder_acquire(ZlHolder* holder, long timeout_ms, long lease_ms, ulong owner, ZlCancel* cancel, byte* out_acquired);
 
         /// <summary>
         ///  Starts an acquire and returns at once; `callback` is called exactly once
         ///  with the outcome, on one of zoolock's threads, if and only if this returns
-        ///  `ZL_OK`. Arguments as for `zl_lock_acquire`. The handle and `cancel` must
-        ///  stay alive until the callback has run.
+        ///  `ZL_OK`. Arguments as for `zl_holder_acquire`. The holder and `cancel`
+        ///  must stay alive until the callback has run.
         ///
         ///  # Safety
-        ///  As for `zl_lock_acquire`; `user_data` must stay valid until the callback.
+        ///  As for `zl_holder_acquire`; `user_data` must stay valid until the callback.
         /// </summary>
-        [DllImport(__DllName, EntryPoint = "zl_lock_acquire_async", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
-        internal static extern int zl_lock_acquire_async(ZlLock* @lock, long timeout_ms, long lease_ms, ulong owner, ZlCancel* cancel, zl_lock_acquire_async_callback_delegate callback, void* user_data);
+        [DllImport(__DllName, EntryPoint = "zl_holder_acquire_async", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern int zl_holder_acquire_async(ZlHolder* holder, long timeout_ms, long lease_ms, ulong owner, ZlCancel* cancel, zl_holder_acquire_async_callback_delegate callback, void* user_data);
 
         /// <summary>
-        ///  Releases the hold for `owner`: `*out_released` is 1 if this handle held
-        ///  the lock, 0 if not. A release during a connection loss goes on in the
+        ///  Releases the hold for `owner`: `*out_released` (may be null) is 1 if this
+        ///  holder held, 0 if not. A release during a connection loss goes on in the
         ///  background. On a reentrant lock it counts down (the node goes at the
-        ///  owner's last release); another owner's release is `ZL_NOT_OWNER`.
+        ///  owner's last release); another owner's release is `ZL_NOT_OWNER`. Other
+        ///  holders let go whoever releases.
         ///
         ///  # Safety
-        ///  `lock` must be a live handle; `out_released` null or valid for writes.
+        ///  `holder` must be a live handle; `out_released` null or valid for writes.
         /// </summary>
-        [DllImport(__DllName, EntryPoint = "zl_lock_release", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
-        internal static extern int zl_lock_release(ZlLock* @lock, ulong owner, byte* out_released);
+        [DllImport(__DllName, EntryPoint = "zl_holder_release", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern int zl_holder_release(ZlHolder* holder, ulong owner, byte* out_released);
 
         /// <summary>
-        ///  Cancels every acquire pending on this handle now (`ZL_CANCELLED`).
+        ///  Cancels every acquire pending on this holder now (`ZL_CANCELLED`).
         ///
         ///  # Safety
-        ///  `lock` must be a live handle.
+        ///  `holder` must be a live handle.
         /// </summary>
-        [DllImport(__DllName, EntryPoint = "zl_lock_cancel", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
-        internal static extern int zl_lock_cancel(ZlLock* @lock);
+        [DllImport(__DllName, EntryPoint = "zl_holder_cancel", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern int zl_holder_cancel(ZlHolder* holder);
 
         /// <summary>
-        ///  The handle's state, a `ZL_LOCK_*` code.
+        ///  The holder's state, a `ZL_LOCK_*` code.
         ///
         ///  # Safety
-        ///  `lock` must be a live handle; `out_state` valid for writes.
+        ///  `holder` must be a live handle; `out_state` valid for writes.
         /// </summary>
-        [DllImport(__DllName, EntryPoint = "zl_lock_state", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
-        internal static extern int zl_lock_state(ZlLock* @lock, int* out_state);
+        [DllImport(__DllName, EntryPoint = "zl_holder_state", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern int zl_holder_state(ZlHolder* holder, int* out_state);
 
         /// <summary>
-        ///  The fencing token of the current hold (the czxid of its node, strictly
-        ///  increasing from one holder of the path to the next); `*out_held` is 0 and
-        ///  the token 0 when the handle holds nothing.
+        ///  The identifiers of those queued on the path, holders first: a lock's
+        ///  contenders, a semaphore's lease holders. A list (each a little-endian u32
+        ///  length, then UTF-8) to free with `zl_bytes_free`.
         ///
         ///  # Safety
-        ///  `lock` must be a live handle; out-pointers valid for writes.
+        ///  `holder` must be a live handle; out-pointers valid for writes.
         /// </summary>
-        [DllImport(__DllName, EntryPoint = "zl_lock_fencing_token", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
-        internal static extern int zl_lock_fencing_token(ZlLock* @lock, long* out_token, byte* out_held);
+        [DllImport(__DllName, EntryPoint = "zl_holder_queue", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern int zl_holder_queue(ZlHolder* holder, byte** out_ptr, uint* out_len);
 
         /// <summary>
-        ///  The full path of the node holding the lock for this handle (empty when
-        ///  not held), as UTF-8 to free with `zl_bytes_free`.
-        ///
-        ///  # Safety
-        ///  `lock` must be a live handle; out-pointers valid for writes.
-        /// </summary>
-        [DllImport(__DllName, EntryPoint = "zl_lock_node", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
-        internal static extern int zl_lock_node(ZlLock* @lock, byte** out_ptr, uint* out_len);
-
-        /// <summary>
-        ///  The identifiers of everyone queued on the path, holders first, as a list
-        ///  (each a little-endian u32 length, then UTF-8) to free with `zl_bytes_free`.
-        ///
-        ///  # Safety
-        ///  `lock` must be a live handle; out-pointers valid for writes.
-        /// </summary>
-        [DllImport(__DllName, EntryPoint = "zl_lock_contenders", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
-        internal static extern int zl_lock_contenders(ZlLock* @lock, byte** out_ptr, uint* out_len);
-
-        /// <summary>
-        ///  Sets the callback told of each state change of the handle (`ZL_LOCK_*`:
+        ///  Sets the callback told of each state change of the holder (`ZL_LOCK_*`:
         ///  held, suspended, lost…), replacing any earlier one; null removes it. When
         ///  this returns, the earlier callback is not running and will not run again.
         ///
         ///  # Safety
-        ///  `lock` must be a live handle; `user_data` must stay valid for the callback.
+        ///  `holder` must be a live handle; `user_data` must stay valid for the callback.
         /// </summary>
-        [DllImport(__DllName, EntryPoint = "zl_lock_set_listener", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
-        internal static extern int zl_lock_set_listener(ZlLock* @lock, zl_lock_set_listener_callback_delegate callback, void* user_data);
+        [DllImport(__DllName, EntryPoint = "zl_holder_set_listener", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern int zl_holder_set_listener(ZlHolder* holder, zl_holder_set_listener_callback_delegate callback, void* user_data);
 
         /// <summary>
-        ///  Frees the handle; a lock it still holds is released in the background.
-        ///  Its callback is not running and will not run once this returns. Null is ignored.
+        ///  Frees the holder; a lock or lease it still holds is released in the
+        ///  background. Its callback is not running and will not run once this
+        ///  returns. Null is ignored.
         ///
         ///  # Safety
-        ///  `lock` must come from `zl_lock_new`, freed once, with no call on it in flight.
+        ///  `holder` must come from `zl_lock_new` or `zl_semaphore_new`, freed once, with no call on it in flight.
         /// </summary>
-        [DllImport(__DllName, EntryPoint = "zl_lock_free", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
-        internal static extern void zl_lock_free(ZlLock* @lock);
+        [DllImport(__DllName, EntryPoint = "zl_holder_free", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern void zl_holder_free(ZlHolder* holder);
 
         /// <summary>
-        ///  Creates a semaphore handle on `path` with `max_leases` leases (every
-        ///  client of the path must agree on it: else `ZL_INCONSISTENT_LEASES` at
-        ///  acquire). `identifier` is the lease's node data.
+        ///  The fencing token of a lock holder's current hold (the czxid of its
+        ///  node, strictly increasing from one holder of the path to the next);
+        ///  `*out_held` is 0 and the token 0 when it holds nothing. On a semaphore
+        ///  holder: `ZL_INVALID_ARGUMENT`.
         ///
         ///  # Safety
-        ///  `session` must be a live handle; the byte ranges valid; `out_semaphore` valid for writes.
+        ///  `holder` must be a live handle; out-pointers valid for writes.
         /// </summary>
-        [DllImport(__DllName, EntryPoint = "zl_semaphore_new", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
-        internal static extern int zl_semaphore_new(ZlSession* session, byte* path, uint path_len, byte* identifier, uint identifier_len, uint max_leases, ZlSemaphore** out_semaphore);
+        [DllImport(__DllName, EntryPoint = "zl_lock_fencing_token", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern int zl_lock_fencing_token(ZlHolder* holder, long* out_token, byte* out_held);
 
         /// <summary>
-        ///  Takes a lease, blocking: arguments and outcome as for `zl_lock_acquire`.
+        ///  The full path of the node holding the lock for this lock holder (empty
+        ///  when not held), as UTF-8 to free with `zl_bytes_free`. On a semaphore
+        ///  holder: `ZL_INVALID_ARGUMENT`.
         ///
         ///  # Safety
-        ///  `semaphore` must be a live handle; `cancel` null or live; `out_acquired` valid for writes.
+        ///  `holder` must be a live handle; out-pointers valid for writes.
         /// </summary>
-        [DllImport(__DllName, EntryPoint = "zl_semaphore_acquire", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
-        internal static extern int zl_semaphore_acquire(ZlSemaphore* semaphore, long timeout_ms, long lease_ms, ZlCancel* cancel, byte* out_acquired);
-
-        /// <summary>
-        ///  Takes a lease with a completion callback, as `zl_lock_acquire_async`.
-        ///
-        ///  # Safety
-        ///  As for `zl_lock_acquire_async`.
-        /// </summary>
-        [DllImport(__DllName, EntryPoint = "zl_semaphore_acquire_async", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
-        internal static extern int zl_semaphore_acquire_async(ZlSemaphore* semaphore, long timeout_ms, long lease_ms, ZlCancel* cancel, zl_semaphore_acquire_async_callback_delegate callback, void* user_data);
-
-        /// <summary>
-        ///  Gives the lease back: `*out_released` 1 if one was held (may be null).
-        ///
-        ///  # Safety
-        ///  `semaphore` must be a live handle; `out_released` null or valid for writes.
-        /// </summary>
-        [DllImport(__DllName, EntryPoint = "zl_semaphore_release", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
-        internal static extern int zl_semaphore_release(ZlSemaphore* semaphore, byte* out_released);
-
-        /// <summary>
-        ///  Cancels every acquire pending on this handle now (`ZL_CANCELLED`).
-        ///
-        ///  # Safety
-        ///  `semaphore` must be a live handle.
-        /// </summary>
-        [DllImport(__DllName, EntryPoint = "zl_semaphore_cancel", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
-        internal static extern int zl_semaphore_cancel(ZlSemaphore* semaphore);
-
-        /// <summary>
-        ///  The handle's state, a `ZL_LOCK_*` code.
-        ///
-        ///  # Safety
-        ///  `semaphore` must be a live handle; `out_state` valid for writes.
-        /// </summary>
-        [DllImport(__DllName, EntryPoint = "zl_semaphore_state", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
-        internal static extern int zl_semaphore_state(ZlSemaphore* semaphore, int* out_state);
-
-        /// <summary>
-        ///  The identifiers of the current lease holders, encoded as for
-        ///  `zl_lock_contenders`, to free with `zl_bytes_free`.
-        ///
-        ///  # Safety
-        ///  `semaphore` must be a live handle; out-pointers valid for writes.
-        /// </summary>
-        [DllImport(__DllName, EntryPoint = "zl_semaphore_lease_holders", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
-        internal static extern int zl_semaphore_lease_holders(ZlSemaphore* semaphore, byte** out_ptr, uint* out_len);
-
-        /// <summary>
-        ///  Sets the state callback, as `zl_lock_set_listener`.
-        ///
-        ///  # Safety
-        ///  `semaphore` must be a live handle; `user_data` must stay valid for the callback.
-        /// </summary>
-        [DllImport(__DllName, EntryPoint = "zl_semaphore_set_listener", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
-        internal static extern int zl_semaphore_set_listener(ZlSemaphore* semaphore, zl_semaphore_set_listener_callback_delegate callback, void* user_data);
-
-        /// <summary>
-        ///  Frees the handle; a lease it still holds is given back in the background.
-        ///
-        ///  # Safety
-        ///  `semaphore` must come from `zl_semaphore_new`, freed once, with no call on it in flight.
-        /// </summary>
-        [DllImport(__DllName, EntryPoint = "zl_semaphore_free", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
-        internal static extern void zl_semaphore_free(ZlSemaphore* semaphore);
+        [DllImport(__DllName, EntryPoint = "zl_lock_node", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern int zl_lock_node(ZlHolder* holder, byte** out_ptr, uint* out_len);
 
         /// <summary>
         ///  zoolock's version as UTF-8 (static storage: do not free).
@@ -538,7 +468,7 @@ namespace ZooLock.Native
     }
 
     /// <summary>
-    ///  One ZooKeeper session, shared by the locks and semaphores made from it.
+    ///  One ZooKeeper session, shared by the holders made from it.
     /// </summary>
     [StructLayout(LayoutKind.Sequential)]
     internal unsafe partial struct ZlSession
@@ -546,20 +476,13 @@ namespace ZooLock.Native
     }
 
     /// <summary>
-    ///  One lock handle: one acquisition at a time (a second acquire waits for the
-    ///  first hold's release, unless the lock is reentrant and the same owner
-    ///  acquires). Make one handle per concurrent holder.
+    ///  One holder (a lock of any kind, or a semaphore): one acquisition at a
+    ///  time (a second acquire waits for the first hold's release, unless the lock
+    ///  is reentrant and the same owner acquires; a semaphore that holds succeeds
+    ///  at once). Make one holder per concurrent acquisition.
     /// </summary>
     [StructLayout(LayoutKind.Sequential)]
-    internal unsafe partial struct ZlLock
-    {
-    }
-
-    /// <summary>
-    ///  One semaphore handle: holds at most one lease at a time.
-    /// </summary>
-    [StructLayout(LayoutKind.Sequential)]
-    internal unsafe partial struct ZlSemaphore
+    internal unsafe partial struct ZlHolder
     {
     }
 

@@ -38,7 +38,7 @@ namespace ZooLock
         {
             if (path == null) throw new ArgumentNullException("path");
             if (session == null) throw new ArgumentNullException("session");
-            pool = new HolderPool(() => NativeHolder.NewLock(session, path, NativeMethods.ZL_KIND_MUTEX, identifier, reentrant), reentrant);
+            pool = new HolderPool(() => Holder.NewLock(session, path, NativeMethods.ZL_KIND_MUTEX, identifier, reentrant), reentrant);
         }
 
         /// <summary>The lock path.</summary>

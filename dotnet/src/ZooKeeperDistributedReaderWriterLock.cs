@@ -22,8 +22,8 @@ namespace ZooLock
         {
             if (path == null) throw new ArgumentNullException("path");
             if (session == null) throw new ArgumentNullException("session");
-            readers = new HolderPool(() => NativeHolder.NewLock(session, path, NativeMethods.ZL_KIND_READ, identifier));
-            writers = new HolderPool(() => NativeHolder.NewLock(session, path, NativeMethods.ZL_KIND_WRITE, identifier));
+            readers = new HolderPool(() => Holder.NewLock(session, path, NativeMethods.ZL_KIND_READ, identifier));
+            writers = new HolderPool(() => Holder.NewLock(session, path, NativeMethods.ZL_KIND_WRITE, identifier));
         }
 
         /// <summary>The lock path.</summary>

@@ -24,7 +24,7 @@ namespace ZooLock
             if (session == null) throw new ArgumentNullException("session");
             if (maxCount < 1) throw new ArgumentOutOfRangeException("maxCount", maxCount, "a semaphore needs at least one lease");
             MaxCount = maxCount;
-            pool = new HolderPool(() => NativeHolder.NewSemaphore(session, path, identifier, maxCount));
+            pool = new HolderPool(() => Holder.NewSemaphore(session, path, identifier, maxCount));
         }
 
         /// <summary>The semaphore path.</summary>

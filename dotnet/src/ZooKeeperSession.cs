@@ -4,28 +4,6 @@ using ZooLock.Native;
 
 namespace ZooLock
 {
-    /// <summary>The state of a <see cref="ZooKeeperSession"/>.</summary>
-    public enum ZooKeeperSessionState
-    {
-        /// <summary>Connected to a server.</summary>
-        Connected = NativeMethods.ZL_SESSION_CONNECTED,
-        /// <summary>The connection dropped; the session and its locks may still live. Stop touching guarded resources until <see cref="Connected"/>.</summary>
-        Suspended = NativeMethods.ZL_SESSION_SUSPENDED,
-        /// <summary>The session expired and its locks are gone; a new session is being opened by itself.</summary>
-        Lost = NativeMethods.ZL_SESSION_LOST,
-        /// <summary>The session was closed (disposed).</summary>
-        Closed = NativeMethods.ZL_SESSION_CLOSED,
-    }
-
-    /// <summary>Tells of a session's new state.</summary>
-    public sealed class ZooKeeperSessionStateChangedEventArgs : EventArgs
-    {
-        /// <summary>The state the session is in now.</summary>
-        public ZooKeeperSessionState State { get; private set; }
-
-        internal ZooKeeperSessionStateChangedEventArgs(ZooKeeperSessionState state) { State = state; }
-    }
-
     /// <summary>
     /// One ZooKeeper session, shared by every lock, read/write lock and
     /// semaphore made from it. It reopens itself after expiry. Disposing it

@@ -17,7 +17,7 @@ namespace ZooLock
     public class ZookeeperLocker : IDisposable
     {
         readonly ZooKeeperSession session;
-        readonly Dictionary<string, NativeHolder> contenders = new Dictionary<string, NativeHolder>();
+        readonly Dictionary<string, Holder> contenders = new Dictionary<string, Holder>();
         int disposed;
 
         /// <summary>Connects to ZooKeeper to lock <paramref name="lockerPath"/>.</summary>
@@ -43,7 +43,7 @@ namespace ZooLock
             }
             LockerPath = lockerPath;
             session = new ZooKeeperSession(string.Join(",", address), TimeSpan.FromMilliseconds(sessionTimeout), TimeSpan.Zero);
-            try { NativeHolder.NewLock(session, lockerPath, NativeMethods.ZL_KIND_MUTEX, null).Dispose(); }
+            try { Holder.NewLock(session, lockerPath, NativeMethods.ZL_KIND_MUTEX, null).Dispose(); }
             catch (Exception)
             {
                 session.Dispose();
@@ -70,7 +70,7 @@ namespace ZooLock
         {
             if (name == null) throw new ArgumentNullException("name");
             if (name.Length == 0 || name.Contains("/")) throw new ArgumentException("a lock name must be non-empty, without '/'", "name");
-            var holder = NativeHolder.NewLock(Live(), LockerPath, NativeMethods.ZL_KIND_MUTEX, name);
+            var holder = Holder.NewLock(Live(), LockerPath, NativeMethods.ZL_KIND_MUTEX, name);
             lock (contenders)
             {
                 if (!contenders.ContainsKey(name))
@@ -117,7 +117,7 @@ namespace ZooLock
         public bool Release(string path)
         {
             if (path == null) throw new ArgumentNullException("path");
-            NativeHolder holder;
+            Holder holder;
             lock (contenders)
             {
                 if (!contenders.TryGetValue(path, out holder)) return false;
@@ -138,10 +138,10 @@ namespace ZooLock
         protected virtual void Dispose(bool disposing)
         {
             if (!disposing || Interlocked.Exchange(ref disposed, 1) != 0) return;
-            List<NativeHolder> all;
+            List<Holder> all;
             lock (contenders)
             {
-                all = new List<NativeHolder>(contenders.Values);
+                all = new List<Holder>(contenders.Values);
                 contenders.Clear();
             }
             foreach (var holder in all)
@@ -159,13 +159,13 @@ namespace ZooLock
             return session;
         }
 
-        NativeHolder Find(string path)
+        Holder Find(string path)
         {
             if (path == null) throw new ArgumentNullException("path");
             Live();
             lock (contenders)
             {
-                NativeHolder holder;
+                Holder holder;
                 if (contenders.TryGetValue(path, out holder)) return holder;
             }
             throw new ArgumentException("no lock named " + path + " was created by this locker (CreateLock)", "path");

@@ -57,10 +57,10 @@ namespace ZooLock.Tests
                     session.With(s =>
                     {
                         var path = Encoding.ASCII.GetBytes(c.Path("lock"));
-                        ZlLock* created = null;
+                        ZlHolder* created = null;
                         int status;
                         fixed (byte* p = path) status = NativeMethods.zl_lock_new((ZlSession*)s, p, (uint)path.Length, NativeMethods.ZL_KIND_MUTEX, 7, null, 0, 0, &created);
-                        if (created != null) NativeMethods.zl_lock_free(created);
+                        if (created != null) NativeMethods.zl_holder_free(created);
                         c.CheckStatus("zl_lock_new, scheme 7", status);
                         return 0;
                     });
@@ -318,79 +318,79 @@ namespace ZooLock.Tests
         {
             c.Session().With(s =>
             {
-                ZlLock* lockHandle = null;
-                ZlSemaphore* semaphoreHandle = null;
+                ZlHolder* lockHandle = null;
+                ZlHolder* semaphoreHandle = null;
                 int lockStatus, semaphoreStatus;
                 fixed (byte* p = path, i = identifier)
                 {
                     lockStatus = NativeMethods.zl_lock_new((ZlSession*)s, p, (uint)path.Length, NativeMethods.ZL_KIND_MUTEX, scheme, i, (uint)identifier.Length, 0, &lockHandle);
                     semaphoreStatus = NativeMethods.zl_semaphore_new((ZlSession*)s, p, (uint)path.Length, i, (uint)identifier.Length, 1, &semaphoreHandle);
                 }
-                if (lockHandle != null) NativeMethods.zl_lock_free(lockHandle);
-                if (semaphoreHandle != null) NativeMethods.zl_semaphore_free(semaphoreHandle);
+                if (lockHandle != null) NativeMethods.zl_holder_free(lockHandle);
+                if (semaphoreHandle != null) NativeMethods.zl_holder_free(semaphoreHandle);
                 c.CheckStatus("zl_lock_new", lockStatus);
                 c.CheckStatus("zl_semaphore_new", semaphoreStatus);
                 return 0;
             });
         }
 
-        /// <summary>zl_lock_release by another owner than the one holding a reentrant lock, which a .NET handle never does.</summary>
+        /// <summary>zl_holder_release by another owner than the one holding a reentrant lock, which a .NET handle never does.</summary>
         static void NativeReleaseByNonOwner(BadInputContext c)
         {
             var path = Encoding.ASCII.GetBytes(c.Path("lock"));
             c.Session().With(s =>
             {
-                ZlLock* lockHandle;
+                ZlHolder* lockHandle;
                 fixed (byte* p = path)
                 {
                     Interop.Check(NativeMethods.zl_lock_new((ZlSession*)s, p, (uint)path.Length, NativeMethods.ZL_KIND_MUTEX, NativeMethods.ZL_SCHEME_KAZOO, null, 0, 1, &lockHandle));
                 }
                 try
                 {
-                    const ulong owner = 1, other = 2, handleItself = 0;
+                    const ulong owner = 1, other = 2, holderItself = 0;
                     byte acquired, released;
                     for (int depth = 0; depth < 2; depth++)
                     {
-                        Interop.Check(NativeMethods.zl_lock_acquire(lockHandle, 5000, -1, owner, null, &acquired));
+                        Interop.Check(NativeMethods.zl_holder_acquire(lockHandle, 5000, -1, owner, null, &acquired));
                         Assert.That(acquired, Is.EqualTo(1));
                     }
-                    c.CheckStatus("zl_lock_release by another owner", NativeMethods.zl_lock_release(lockHandle, other, &released));
-                    c.CheckStatus("zl_lock_release by the handle itself", NativeMethods.zl_lock_release(lockHandle, handleItself, &released));
+                    c.CheckStatus("zl_holder_release by another owner", NativeMethods.zl_holder_release(lockHandle, other, &released));
+                    c.CheckStatus("zl_holder_release by the holder itself", NativeMethods.zl_holder_release(lockHandle, holderItself, &released));
                     int state;
                     for (int depth = 2; depth > 0; depth--)
                     {
-                        Interop.Check(NativeMethods.zl_lock_state(lockHandle, &state));
+                        Interop.Check(NativeMethods.zl_holder_state(lockHandle, &state));
                         Assert.That(state, Is.EqualTo(NativeMethods.ZL_LOCK_HELD), "held at depth {0}", depth);
-                        Interop.Check(NativeMethods.zl_lock_release(lockHandle, owner, &released));
+                        Interop.Check(NativeMethods.zl_holder_release(lockHandle, owner, &released));
                         Assert.That(released, Is.EqualTo(1));
                     }
-                    Interop.Check(NativeMethods.zl_lock_release(lockHandle, owner, &released));
+                    Interop.Check(NativeMethods.zl_holder_release(lockHandle, owner, &released));
                     Assert.That(released, Is.EqualTo(0), "two acquires, two releases");
                 }
-                finally { NativeMethods.zl_lock_free(lockHandle); }
+                finally { NativeMethods.zl_holder_free(lockHandle); }
                 return 0;
             });
         }
 
-        /// <summary>zl_lock_acquire and zl_semaphore_acquire with a lease, which the .NET API does not offer.</summary>
+        /// <summary>zl_holder_acquire on a lock and a semaphore holder with a lease, which the .NET API does not offer.</summary>
         static void NativeLease(BadInputContext c, long leaseMs)
         {
             var path = Encoding.ASCII.GetBytes(c.Path("lock"));
             var pool = Encoding.ASCII.GetBytes(c.Path("pool"));
             c.Session().With(s =>
             {
-                ZlLock* lockHandle;
-                ZlSemaphore* semaphoreHandle;
+                ZlHolder* lockHandle;
+                ZlHolder* semaphoreHandle;
                 fixed (byte* p = path, q = pool)
                 {
                     Interop.Check(NativeMethods.zl_lock_new((ZlSession*)s, p, (uint)path.Length, NativeMethods.ZL_KIND_MUTEX, NativeMethods.ZL_SCHEME_KAZOO, null, 0, 0, &lockHandle));
                     Interop.Check(NativeMethods.zl_semaphore_new((ZlSession*)s, q, (uint)pool.Length, null, 0, 1, &semaphoreHandle));
                 }
                 byte acquired;
-                c.CheckStatus("zl_lock_acquire", NativeMethods.zl_lock_acquire(lockHandle, 5000, leaseMs, 0, null, &acquired));
-                c.CheckStatus("zl_semaphore_acquire", NativeMethods.zl_semaphore_acquire(semaphoreHandle, 5000, leaseMs, null, &acquired));
-                NativeMethods.zl_lock_free(lockHandle);
-                NativeMethods.zl_semaphore_free(semaphoreHandle);
+                c.CheckStatus("zl_holder_acquire on a lock", NativeMethods.zl_holder_acquire(lockHandle, 5000, leaseMs, 0, null, &acquired));
+                c.CheckStatus("zl_holder_acquire on a semaphore", NativeMethods.zl_holder_acquire(semaphoreHandle, 5000, leaseMs, 0, null, &acquired));
+                NativeMethods.zl_holder_free(lockHandle);
+                NativeMethods.zl_holder_free(semaphoreHandle);
                 return 0;
             });
         }

@@ -1,5 +1,5 @@
 //! Reading arguments from C and writing results back: UTF-8 strings as
-//! pointer + length, handles and out-pointers checked for null, timeouts in
+//! pointer + length, out-pointers checked for null, timeouts in
 //! milliseconds, and byte buffers handed to the caller (freed with
 //! `zl_bytes_free`).
 
@@ -41,14 +41,6 @@ pub unsafe fn bytes<'a>(ptr: *const u8, len: u32, what: &str) -> FfiResult<&'a [
 /// As for [`bytes`].
 pub unsafe fn text<'a>(ptr: *const u8, len: u32, what: &str) -> FfiResult<&'a str> {
     std::str::from_utf8(bytes(ptr, len, what)?).map_err(|e| Failure::invalid(format!("{what} is not UTF-8: {e}")))
-}
-
-/// The object behind a handle.
-///
-/// # Safety
-/// A non-null `ptr` must come from the matching `_new`/`_connect` and not be freed.
-pub unsafe fn handle<'a, T>(ptr: *const T, what: &str) -> FfiResult<&'a T> {
-    ptr.as_ref().ok_or_else(|| Failure::invalid(format!("{what} handle is null")))
 }
 
 /// Writes `value` through an out-pointer.
@@ -105,8 +97,8 @@ pub fn encode_list(items: &[String]) -> Vec<u8> {
     buffer
 }
 
-/// Frees a buffer zoolock handed out (`zl_lock_node`, `zl_lock_contenders`,
-/// `zl_semaphore_lease_holders`). Null is ignored.
+/// Frees a buffer zoolock handed out (`zl_holder_queue`, `zl_lock_node`).
+/// Null is ignored.
 ///
 /// # Safety
 /// `ptr` and `len` must be exactly as zoolock returned them, freed once.

@@ -1,9 +1,14 @@
 //! zoolock's C ABI, for .NET (through the P/Invoke file `build.rs` generates
-//! into `dotnet/`) and any other C caller.
+//! into `dotnet/`) and any other C caller (through `include/zoolock.h`, which
+//! `build.rs` generates too).
 //!
 //! - **Handles** are opaque pointers made by `zl_session_connect`,
-//!   `zl_lock_new`, `zl_semaphore_new`, `zl_cancel_new` and freed by the
-//!   matching `_free` (null is ignored).
+//!   `zl_cancel_new`, and `zl_lock_new` or `zl_semaphore_new` (both make a
+//!   `ZlHolder`), freed by the matching `_free` (null is ignored);
+//!   `castable.rs` says once how every handle crosses the boundary.
+//! - **Holders**: a lock or semaphore is one `ZlHolder` with one set of
+//!   entry points, `zl_holder_*`; the lock-only queries, `zl_lock_*`,
+//!   refuse a semaphore holder with `ZL_INVALID_ARGUMENT`.
 //! - **Every call returns a status** (`ZL_OK` or a `ZL_*` error code, see
 //!   `status.rs`); `zl_last_error` gives the calling thread's last message.
 //!   A panic never crosses the boundary: it becomes `ZL_PANIC`.
@@ -11,7 +16,7 @@
 //!   allocates are freed with `zl_bytes_free`. No `usize`/`isize` anywhere.
 //! - **Blocking** acquires take a timeout in milliseconds and a cancel token
 //!   that another thread may fire; `_acquire_async` calls back once instead.
-//! - **Notifications**: `zl_session_set_listener` and `zl_lock_set_listener`
+//! - **Notifications**: `zl_session_set_listener` and `zl_holder_set_listener`
 //!   report session states and a hold's suspension or loss. Every callback
 //!   runs on one thread of zoolock's; `zl_shutdown` stops it at exit.
 //!
@@ -19,12 +24,12 @@
 //! translates types, errors and the blocking/callback style.
 
 mod args;
+mod cancel;
+mod castable;
 mod dispatch;
+mod holder;
 mod listener;
-mod lock;
-mod recipe;
 mod selftest;
-mod semaphore;
 mod session;
 mod status;
 #[cfg(test)]
@@ -33,13 +38,17 @@ mod tests;
 pub use args::zl_bytes_free;
 pub use dispatch::zl_shutdown;
 pub use listener::ZlStateCallback;
-pub use lock::*;
-pub use recipe::{zl_cancel_fire, zl_cancel_free, zl_cancel_new, ZlAcquireCallback, ZlCancel};
-pub use recipe::{
-    ZL_LOCK_HELD, ZL_LOCK_LOST_LEASE_EXPIRED, ZL_LOCK_LOST_NODE_DELETED, ZL_LOCK_LOST_SESSION_CLOSED,
-    ZL_LOCK_LOST_SESSION_EXPIRED, ZL_LOCK_RELEASED, ZL_LOCK_SUSPENDED,
+pub use cancel::*;
+pub use holder::{
+    zl_holder_acquire, zl_holder_acquire_async, zl_holder_cancel, zl_holder_free, zl_holder_queue, zl_holder_release,
+    zl_holder_set_listener, zl_holder_state, zl_lock_fencing_token, zl_lock_new, zl_lock_node, zl_semaphore_new,
+    ZlAcquireCallback, ZlHolder,
+};
+pub use holder::{
+    ZL_KIND_MUTEX, ZL_KIND_READ, ZL_KIND_WRITE, ZL_LOCK_HELD, ZL_LOCK_LOST_LEASE_EXPIRED, ZL_LOCK_LOST_NODE_DELETED,
+    ZL_LOCK_LOST_SESSION_CLOSED, ZL_LOCK_LOST_SESSION_EXPIRED, ZL_LOCK_RELEASED, ZL_LOCK_SUSPENDED, ZL_SCHEME_CURATOR,
+    ZL_SCHEME_KAZOO,
 };
 pub use selftest::*;
-pub use semaphore::*;
 pub use session::*;
 pub use status::*;

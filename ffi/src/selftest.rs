@@ -4,7 +4,7 @@
 use std::ffi::c_void;
 
 use crate::args::{self, UserData};
-use crate::recipe::{complete_later, ZlAcquireCallback};
+use crate::holder::{complete_later, ZlAcquireCallback};
 use crate::status::guard;
 
 static VERSION: &str = env!("CARGO_PKG_VERSION");

@@ -6,7 +6,8 @@ use std::time::Duration;
 use zoolock::{Session, SessionOptions, SessionState};
 
 use crate::args;
-use crate::listener::{Listener, ZlStateCallback};
+use crate::castable::{self, Castable};
+use crate::listener::Listener;
 use crate::status::{guard, guard_void};
 
 /// Connected to a server.
@@ -27,10 +28,24 @@ fn state_code(state: SessionState) -> i32 {
     }
 }
 
-/// One ZooKeeper session, shared by the locks and semaphores made from it.
+/// One ZooKeeper session, shared by the holders made from it.
 pub struct ZlSession {
     pub(crate) session: Session,
     listener: Listener,
+}
+
+impl Castable for ZlSession {
+    const NAME: &'static str = "session";
+}
+
+impl Drop for ZlSession {
+    /// Stops the callback before the handle goes.
+    fn drop(&mut self) {
+        if let Some(id) = self.listener.take_registration() {
+            self.session.remove_listener(id);
+        }
+        self.listener.clear();
+    }
 }
 
 /// Connects to ZooKeeper (`host:port[,host:port…][/chroot]`), blocking until
@@ -58,8 +73,7 @@ pub unsafe extern "C" fn zl_session_connect(
             options = options.connect_timeout(Duration::from_millis(connect_timeout_ms.into()));
         }
         let session = Session::connect_blocking(options)?;
-        let handle = Box::new(ZlSession { session, listener: Listener::default() });
-        args::put(out_session, Box::into_raw(handle), "out_session")
+        castable::give(ZlSession { session, listener: Listener::default() }, out_session, "out_session")
     })
 }
 
@@ -77,7 +91,7 @@ pub unsafe extern "C" fn zl_session_status(
     out_generation: *mut u64,
 ) -> i32 {
     guard(|| {
-        let status = args::handle(session, "session")?.session.status();
+        let status = castable::borrow(session)?.session.status();
         if !out_state.is_null() {
             out_state.write(state_code(status.state));
         }
@@ -100,11 +114,11 @@ pub unsafe extern "C" fn zl_session_status(
 #[no_mangle]
 pub unsafe extern "C" fn zl_session_set_listener(
     session: *const ZlSession,
-    callback: Option<ZlStateCallback>,
+    callback: Option<extern "C" fn(user_data: *mut c_void, state: i32)>,
     user_data: *mut c_void,
 ) -> i32 {
     guard(|| {
-        let handle = args::handle(session, "session")?;
+        let handle = castable::borrow(session)?;
         let session = &handle.session;
         handle.listener.set(
             callback,
@@ -127,26 +141,17 @@ pub unsafe extern "C" fn zl_session_set_listener(
 #[no_mangle]
 pub unsafe extern "C" fn zl_session_close(session: *const ZlSession) -> i32 {
     guard(|| {
-        args::handle(session, "session")?.session.close_blocking();
+        castable::borrow(session)?.session.close_blocking();
         Ok(())
     })
 }
 
 /// Frees the handle and its callback. The session itself lives on while
-/// locks made from it do, and ends when the last of them is freed. Null is ignored.
+/// holders made from it do, and ends when the last of them is freed. Null is ignored.
 ///
 /// # Safety
 /// `session` must come from `zl_session_connect`, freed once, with no call on it in flight.
 #[no_mangle]
 pub unsafe extern "C" fn zl_session_free(session: *mut ZlSession) {
-    guard_void(|| {
-        if session.is_null() {
-            return;
-        }
-        let handle = Box::from_raw(session);
-        if let Some(id) = handle.listener.take_registration() {
-            handle.session.remove_listener(id);
-        }
-        handle.listener.clear();
-    })
+    guard_void(|| castable::free(session))
 }

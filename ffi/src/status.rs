@@ -23,7 +23,7 @@ pub const ZL_CONNECT_TIMEOUT: i32 = 4;
 pub const ZL_NO_CHROOT: i32 = 5;
 /// The connection stayed down longer than a request may wait.
 pub const ZL_CONNECTION_LOSS: i32 = 6;
-/// The acquire was cancelled (`zl_cancel_fire`, `zl_lock_cancel`); it left no node.
+/// The acquire was cancelled (`zl_cancel_fire`, `zl_holder_cancel`); it left no node.
 pub const ZL_CANCELLED: i32 = 7;
 /// The session was closed.
 pub const ZL_CLOSED: i32 = 8;

@@ -30,12 +30,11 @@ fn bad_arguments_get_their_codes_and_messages() {
     assert_eq!(unsafe { zl_lock_new(null(), path.as_ptr(), 2, ZL_KIND_MUTEX, ZL_SCHEME_KAZOO, null(), 0, 0, &mut lock) }, ZL_INVALID_ARGUMENT);
     assert!(last_error().contains("session handle is null"));
     let mut acquired = 0u8;
-    assert_eq!(unsafe { zl_lock_acquire(null(), -1, -1, 0, null(), &mut acquired) }, ZL_INVALID_ARGUMENT);
-    assert_eq!(unsafe { zl_semaphore_release(null(), null_mut()) }, ZL_INVALID_ARGUMENT);
+    assert_eq!(unsafe { zl_holder_acquire(null(), -1, -1, 0, null(), &mut acquired) }, ZL_INVALID_ARGUMENT);
+    assert_eq!(unsafe { zl_holder_release(null(), 0, null_mut()) }, ZL_INVALID_ARGUMENT);
     // Freeing null is allowed.
     unsafe {
-        zl_lock_free(null_mut());
-        zl_semaphore_free(null_mut());
+        zl_holder_free(null_mut());
         zl_session_free(null_mut());
         zl_cancel_free(null_mut());
         zl_bytes_free(null_mut(), 0);
@@ -44,10 +43,10 @@ fn bad_arguments_get_their_codes_and_messages() {
 
 #[test]
 fn timeouts_and_leases_are_checked() {
-    assert!(recipe::options(-1, -1).is_ok());
-    assert!(recipe::options(0, 5).is_ok());
-    assert_eq!(recipe::options(-2, -1).unwrap_err().code, ZL_INVALID_ARGUMENT);
-    assert_eq!(recipe::options(10, 0).unwrap_err().code, ZL_INVALID_ARGUMENT);
+    assert!(holder::options(-1, -1, 0).is_ok());
+    assert!(holder::options(0, 5, 0).is_ok());
+    assert_eq!(holder::options(-2, -1, 0).unwrap_err().code, ZL_INVALID_ARGUMENT);
+    assert_eq!(holder::options(10, 0, 0).unwrap_err().code, ZL_INVALID_ARGUMENT);
 }
 
 #[test]

@@ -74,7 +74,7 @@ build_csharp() {
   mkdir -p "$out" "$tmp"
 
   # Cargo is quick when nothing changed. (Its build script also regenerates
-  # dotnet/src/NativeMethods.g.cs, which scripts/test-dotnet.sh checks.)
+  # dotnet/src/NativeMethods.g.cs and ffi/include/zoolock.h, which scripts/lib/pack-dotnet.sh checks.)
   cargo build --locked --release -q -p zoolock-ffi --lib
   if ! cmp -s target/release/libzoolock_ffi.so "$out/libzoolock_ffi.so"; then
     cp target/release/libzoolock_ffi.so "$tmp/libzoolock_ffi.so"

@@ -8,41 +8,38 @@ using ZooLock.Native;
 namespace ZooLock
 {
     /// <summary>
-    /// One native lock or semaphore handle: one acquisition at a time.
-    /// Acquires block or complete a task; a <see cref="CancellationToken"/>
-    /// fires a native cancel token. Freed by Dispose or, if forgotten, by the
-    /// finalizer: the native side then gives a held lock back in the background.
+    /// One native holder (the C ABI's <c>ZlHolder</c>: a lock of any kind, or
+    /// a semaphore): one acquisition at a time. Acquires block or complete a
+    /// task; a <see cref="CancellationToken"/> fires a native cancel token.
+    /// Freed by Dispose or, if forgotten, by the finalizer: the native side
+    /// then gives a held lock or lease back in the background.
     /// </summary>
-    internal sealed unsafe partial class NativeHolder : NativeHandle
+    internal sealed unsafe partial class Holder : NativeHandle
     {
-        static readonly NativeMethods.zl_lock_set_listener_callback_delegate OnLockState = DeliverState;
-        static readonly NativeMethods.zl_semaphore_set_listener_callback_delegate OnSemaphoreState = DeliverState;
-        static readonly NativeMethods.zl_lock_acquire_async_callback_delegate OnLockAcquired = PendingAcquire.Deliver;
-        static readonly NativeMethods.zl_semaphore_acquire_async_callback_delegate OnSemaphoreAcquired = PendingAcquire.Deliver;
+        static readonly NativeMethods.zl_holder_set_listener_callback_delegate OnState = DeliverState;
+        static readonly NativeMethods.zl_holder_acquire_async_callback_delegate OnAcquired = PendingAcquire.Deliver;
         static readonly Action<object> FireCancel = state => NativeMethods.zl_cancel_fire((ZlCancel*)(IntPtr)state);
 
-        readonly bool semaphore;
         readonly LossWatch loss = new LossWatch();
         GCHandle events;
 
         internal readonly string Path;
 
-        NativeHolder(bool semaphore, string path)
+        Holder(string path)
         {
-            this.semaphore = semaphore;
             Path = path;
         }
 
-        /// <summary>A lock handle; a <paramref name="reentrant"/> one is shared by all acquisitions of its lock, whose owners the core counts.</summary>
-        internal static NativeHolder NewLock(ZooKeeperSession session, string path, int kind, string identifier, bool reentrant = false)
+        /// <summary>A lock holder; a <paramref name="reentrant"/> one is shared by all acquisitions of its lock, whose owners the core counts.</summary>
+        internal static Holder NewLock(ZooKeeperSession session, string path, int kind, string identifier, bool reentrant = false)
         {
-            var holder = new NativeHolder(false, path);
+            var holder = new Holder(path);
             if (reentrant) holder.loss.Holds = holder.Holds;
             var pathBytes = Interop.Bytes(path);
             var id = Interop.Bytes(identifier);
             session.With(s =>
             {
-                ZlLock* created;
+                ZlHolder* created;
                 fixed (byte* p = pathBytes, i = id)
                 {
                     Interop.Check(NativeMethods.zl_lock_new((ZlSession*)s, p, (uint)pathBytes.Length, kind,
@@ -54,14 +51,14 @@ namespace ZooLock
             return holder;
         }
 
-        internal static NativeHolder NewSemaphore(ZooKeeperSession session, string path, string identifier, int maxLeases)
+        internal static Holder NewSemaphore(ZooKeeperSession session, string path, string identifier, int maxLeases)
         {
-            var holder = new NativeHolder(true, path);
+            var holder = new Holder(path);
             var pathBytes = Interop.Bytes(path);
             var id = Interop.Bytes(identifier);
             session.With(s =>
             {
-                ZlSemaphore* created;
+                ZlHolder* created;
                 fixed (byte* p = pathBytes, i = id)
                 {
                     Interop.Check(NativeMethods.zl_semaphore_new((ZlSession*)s, p, (uint)pathBytes.Length, i,
@@ -73,7 +70,7 @@ namespace ZooLock
             return holder;
         }
 
-        /// <summary>Blocks until held (true) or the timeout ran out (false). <paramref name="owner"/>: who acquires a reentrant lock (0: the handle).</summary>
+        /// <summary>Blocks until held (true) or the timeout ran out (false). <paramref name="owner"/>: who acquires a reentrant lock (0: the holder).</summary>
         internal bool Acquire(long timeoutMs, CancellationToken token, ulong owner = 0)
         {
             token.ThrowIfCancellationRequested();
@@ -88,9 +85,7 @@ namespace ZooLock
                     registration = token.Register(FireCancel, (IntPtr)cancel);
                 }
                 byte acquired;
-                int status = semaphore
-                    ? NativeMethods.zl_semaphore_acquire((ZlSemaphore*)pointer, timeoutMs, -1, cancel, &acquired)
-                    : NativeMethods.zl_lock_acquire((ZlLock*)pointer, timeoutMs, -1, owner, cancel, &acquired);
+                int status = NativeMethods.zl_holder_acquire((ZlHolder*)pointer, timeoutMs, -1, owner, cancel, &acquired);
                 if (status != NativeMethods.ZL_OK) throw Errors.FromStatus(status, Interop.LastError(), token);
                 return acquired != 0;
             }
@@ -109,16 +104,14 @@ namespace ZooLock
             return new PendingAcquire(this, token).Start(timeoutMs, owner);
         }
 
-        /// <summary>True if the handle held the lock (it does not any more, unless a reentrant owner holds on).</summary>
+        /// <summary>True if the holder held (it does not any more, unless a reentrant owner holds on).</summary>
         internal bool Release(ulong owner = 0)
         {
             var pointer = Enter();
             try
             {
                 byte released;
-                Interop.Check(semaphore
-                    ? NativeMethods.zl_semaphore_release((ZlSemaphore*)pointer, &released)
-                    : NativeMethods.zl_lock_release((ZlLock*)pointer, owner, &released));
+                Interop.Check(NativeMethods.zl_holder_release((ZlHolder*)pointer, owner, &released));
                 return released != 0;
             }
             finally { Exit(); }
@@ -133,9 +126,7 @@ namespace ZooLock
                 try
                 {
                     int state;
-                    Interop.Check(semaphore
-                        ? NativeMethods.zl_semaphore_state((ZlSemaphore*)pointer, &state)
-                        : NativeMethods.zl_lock_state((ZlLock*)pointer, &state));
+                    Interop.Check(NativeMethods.zl_holder_state((ZlHolder*)pointer, &state));
                     return state;
                 }
                 finally { Exit(); }
@@ -152,9 +143,9 @@ namespace ZooLock
                 long fencing;
                 byte* text;
                 uint length;
-                Interop.Check(NativeMethods.zl_lock_fencing_token((ZlLock*)pointer, &fencing, &held));
+                Interop.Check(NativeMethods.zl_lock_fencing_token((ZlHolder*)pointer, &fencing, &held));
                 token = fencing;
-                Interop.Check(NativeMethods.zl_lock_node((ZlLock*)pointer, &text, &length));
+                Interop.Check(NativeMethods.zl_lock_node((ZlHolder*)pointer, &text, &length));
                 node = Interop.TakeText(text, length);
             }
             finally { Exit(); }
@@ -168,7 +159,7 @@ namespace ZooLock
             {
                 byte held;
                 long token;
-                Interop.Check(NativeMethods.zl_lock_fencing_token((ZlLock*)pointer, &token, &held));
+                Interop.Check(NativeMethods.zl_lock_fencing_token((ZlHolder*)pointer, &token, &held));
                 return held != 0 ? token : (long?)null;
             }
             finally { Exit(); }
@@ -189,9 +180,7 @@ namespace ZooLock
             {
                 byte* list;
                 uint length;
-                Interop.Check(semaphore
-                    ? NativeMethods.zl_semaphore_lease_holders((ZlSemaphore*)pointer, &list, &length)
-                    : NativeMethods.zl_lock_contenders((ZlLock*)pointer, &list, &length));
+                Interop.Check(NativeMethods.zl_holder_queue((ZlHolder*)pointer, &list, &length));
                 return Interop.TakeList(list, length);
             }
             finally { Exit(); }
@@ -200,13 +189,13 @@ namespace ZooLock
         /// <summary>
         /// A token cancelled when the current hold is lost. The state callback
         /// is registered on first use, then the state is read, so a loss before
-        /// that is not missed. On a shared (reentrant) handle, <paramref name="hold"/>
+        /// that is not missed. On a shared (reentrant) holder, <paramref name="hold"/>
         /// is the fencing token of the hold asked about, which may have ended.
         /// </summary>
         internal CancellationToken WatchLoss(long hold = 0)
         {
             var source = loss.Begin(hold);
-            // A later hold began, so this one ended while its handle lived: it was lost.
+            // A later hold began, so this one ended while its holder lived: it was lost.
             if (source == null) return new CancellationToken(true);
             lock (loss)
             {
@@ -217,9 +206,7 @@ namespace ZooLock
                     {
                         events = GCHandle.Alloc(loss);
                         var data = (void*)GCHandle.ToIntPtr(events);
-                        Interop.Check(semaphore
-                            ? NativeMethods.zl_semaphore_set_listener((ZlSemaphore*)pointer, OnSemaphoreState, data)
-                            : NativeMethods.zl_lock_set_listener((ZlLock*)pointer, OnLockState, data));
+                        Interop.Check(NativeMethods.zl_holder_set_listener((ZlHolder*)pointer, OnState, data));
                     }
                     finally { Exit(); }
                 }
@@ -229,13 +216,12 @@ namespace ZooLock
             return source.Token;
         }
 
-        /// <summary>Forgets the current hold's loss token (before the handle is reused).</summary>
+        /// <summary>Forgets the current hold's loss token (before the holder is reused).</summary>
         internal void EndHold() { loss.End(); }
 
         protected override bool ReleaseHandle()
         {
-            if (semaphore) NativeMethods.zl_semaphore_free((ZlSemaphore*)handle);
-            else NativeMethods.zl_lock_free((ZlLock*)handle);
+            NativeMethods.zl_holder_free((ZlHolder*)handle);
             // The native free returned: the state callback will not run again.
             if (events.IsAllocated) events.Free();
             return true;
@@ -253,8 +239,8 @@ namespace ZooLock
 
         /// <summary>
         /// The loss token of the current hold, cancelled on a <c>ZL_LOCK_LOST_*</c> state.
-        /// A pooled handle's holds are all key 0: a handle whose hold was lost is not reused, and
-        /// <see cref="End"/> forgets a released one. A shared (reentrant) handle's holds follow
+        /// A pooled holder's holds are all key 0: a holder whose hold was lost is not reused, and
+        /// <see cref="End"/> forgets a released one. A shared (reentrant) holder's holds follow
         /// one another on it, keyed by their fencing tokens, which increase from hold to hold.
         /// </summary>
         sealed class LossWatch
@@ -263,7 +249,7 @@ namespace ZooLock
             CancellationTokenSource source;
             long key;
 
-            /// <summary>Shared handles: whether the hold of a key is still the handle's.</summary>
+            /// <summary>Shared holders: whether the hold of a key is still the holder's.</summary>
             internal Func<long, bool> Holds;
 
             /// <summary>The source of hold <paramref name="hold"/>; null if a later hold has begun.</summary>
@@ -286,7 +272,7 @@ namespace ZooLock
                 lock (gate) Cancel(source, key);
             }
 
-            /// <summary>Hold <paramref name="hold"/> is over, lost: its handle was not disposed.</summary>
+            /// <summary>Hold <paramref name="hold"/> is over, lost: its holder was not disposed.</summary>
             internal void Ended(long hold)
             {
                 lock (gate)
@@ -302,7 +288,7 @@ namespace ZooLock
                 // native callback thread (a registration waiting for an async acquire would wait forever).
                 ThreadPool.QueueUserWorkItem(_ =>
                 {
-                    // On a shared handle, the report may be of an earlier hold's loss, late.
+                    // On a shared holder, the report may be of an earlier hold's loss, late.
                     if (Holds != null && Holds(hold)) return;
                     try { current.Cancel(); }
                     catch (AggregateException) { /* a user registration failed; the token is cancelled */ }

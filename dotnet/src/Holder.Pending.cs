@@ -6,12 +6,12 @@ using ZooLock.Native;
 
 namespace ZooLock
 {
-    internal sealed unsafe partial class NativeHolder
+    internal sealed unsafe partial class Holder
     {
-        /// <summary>One asynchronous acquire in flight: keeps the handle, the cancel token and itself alive until the callback.</summary>
+        /// <summary>One asynchronous acquire in flight: keeps the holder, the cancel token and itself alive until the callback.</summary>
         sealed class PendingAcquire
         {
-            readonly NativeHolder holder;
+            readonly Holder holder;
             readonly CancellationToken token;
             readonly TaskCompletionSource<bool> completion =
                 new TaskCompletionSource<bool>(TaskCreationOptions.RunContinuationsAsynchronously);
@@ -19,7 +19,7 @@ namespace ZooLock
             CancellationTokenRegistration registration;
             GCHandle self;
 
-            internal PendingAcquire(NativeHolder holder, CancellationToken token)
+            internal PendingAcquire(Holder holder, CancellationToken token)
             {
                 this.holder = holder;
                 this.token = token;
@@ -45,9 +45,7 @@ namespace ZooLock
                     }
                     self = GCHandle.Alloc(this);
                     var data = (void*)GCHandle.ToIntPtr(self);
-                    int status = holder.semaphore
-                        ? NativeMethods.zl_semaphore_acquire_async((ZlSemaphore*)pointer, timeoutMs, -1, (ZlCancel*)cancel, OnSemaphoreAcquired, data)
-                        : NativeMethods.zl_lock_acquire_async((ZlLock*)pointer, timeoutMs, -1, owner, (ZlCancel*)cancel, OnLockAcquired, data);
+                    int status = NativeMethods.zl_holder_acquire_async((ZlHolder*)pointer, timeoutMs, -1, owner, (ZlCancel*)cancel, OnAcquired, data);
                     if (status != NativeMethods.ZL_OK) Finish(status, false, Interop.LastError());
                 }
                 catch (Exception error)

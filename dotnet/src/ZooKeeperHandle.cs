@@ -1,0 +1,86 @@
+using System;
+using System.Threading;
+
+namespace ZooLock
+{
+    /// <summary>
+    /// A held lock, read lock, write lock or semaphore lease. Dispose
+    /// releases it (repeating is harmless). A handle that is never disposed is
+    /// released once the garbage collector finalizes it, or when its session ends.
+    /// </summary>
+    public abstract class ZooKeeperHandle : IDisposable
+    {
+        readonly HolderPool pool;
+        Hold hold;
+
+        internal ZooKeeperHandle(HolderPool pool, Hold hold)
+        {
+            this.pool = pool;
+            this.hold = hold;
+        }
+
+        /// <summary>The lock or semaphore path.</summary>
+        public string Path { get { return pool.Path; } }
+
+        /// <summary>
+        /// Cancelled when the hold is lost without a release: the session
+        /// expired or was closed, the lease ran out, or someone else deleted
+        /// the node (<see cref="LostReason"/> says which). Stop using the guarded resource.
+        /// </summary>
+        /// <exception cref="ObjectDisposedException">The handle was disposed.</exception>
+        public CancellationToken HandleLost
+        {
+            get
+            {
+                var current = Current();
+                return current.Holder.WatchLoss(current.Key);
+            }
+        }
+
+        /// <summary>Why the hold was lost; <see cref="ZooLock.LostReason.None"/> while it is not.</summary>
+        /// <exception cref="ObjectDisposedException">The handle was disposed.</exception>
+        public LostReason LostReason
+        {
+            get
+            {
+                switch (Holder().State)
+                {
+                    case Native.NativeMethods.ZL_LOCK_LOST_SESSION_EXPIRED: return LostReason.SessionExpired;
+                    case Native.NativeMethods.ZL_LOCK_LOST_SESSION_CLOSED: return LostReason.SessionClosed;
+                    case Native.NativeMethods.ZL_LOCK_LOST_LEASE_EXPIRED: return LostReason.LeaseExpired;
+                    case Native.NativeMethods.ZL_LOCK_LOST_NODE_DELETED: return LostReason.NodeDeleted;
+                    default: return LostReason.None;
+                }
+            }
+        }
+
+        /// <summary>
+        /// True while the connection is down: the hold may survive (and come
+        /// back), but until then the guarded resource must not be used.
+        /// </summary>
+        public bool IsSuspended
+        {
+            get
+            {
+                var current = Volatile.Read(ref hold);
+                return current != null && current.Holder.State == Native.NativeMethods.ZL_LOCK_SUSPENDED;
+            }
+        }
+
+        /// <summary>Releases the hold. Harmless when repeated; never throws.</summary>
+        public void Dispose()
+        {
+            var current = Interlocked.Exchange(ref hold, null);
+            if (current != null) pool.Release(current);
+        }
+
+        internal Holder Holder() { return Current().Holder; }
+
+        Hold Current()
+        {
+            var current = Volatile.Read(ref hold);
+            if (current == null) throw new ObjectDisposedException(GetType().Name);
+            return current;
+        }
+    }
+}

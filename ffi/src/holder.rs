@@ -1,0 +1,451 @@
+//! Holders: the core's `Holder` (a lock or a semaphore) as one opaque type,
+//! `ZlHolder`, with one set of entry points. `zl_lock_new` and
+//! `zl_semaphore_new` make one; `zl_holder_*` acquire (blocking or with a
+//! completion callback), release, cancel, report state and queue, and free
+//! it; `zl_lock_*` queries only a lock answers. Every decision stays in the
+//! core; this only changes the style.
+
+use std::ffi::c_void;
+use std::future::Future;
+use std::panic::AssertUnwindSafe;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+use tokio::sync::watch;
+use zoolock::{runtime, Acquire, Holder, Kind, Lock, LockConfig, LockState, LostReason, Owner, Scheme, Semaphore};
+
+use crate::args::{self, UserData};
+use crate::cancel::ZlCancel;
+use crate::castable::{self, Castable};
+use crate::dispatch;
+use crate::listener::Listener;
+use crate::session::ZlSession;
+use crate::status::{guard, guard_void, FfiResult, Failure, ZL_OK};
+
+/// The holder holds nothing.
+pub const ZL_LOCK_RELEASED: i32 = 0;
+/// The holder holds the lock (or lease).
+pub const ZL_LOCK_HELD: i32 = 1;
+/// The connection dropped while holding: stop using the guarded resource until `ZL_LOCK_HELD` again.
+pub const ZL_LOCK_SUSPENDED: i32 = 2;
+/// The hold ended because the session expired.
+pub const ZL_LOCK_LOST_SESSION_EXPIRED: i32 = 3;
+/// The hold ended because the session was closed.
+pub const ZL_LOCK_LOST_SESSION_CLOSED: i32 = 4;
+/// The hold ended because its lease ran out.
+pub const ZL_LOCK_LOST_LEASE_EXPIRED: i32 = 5;
+/// The hold ended because someone else deleted its node (an operator breaking a lock).
+pub const ZL_LOCK_LOST_NODE_DELETED: i32 = 6;
+
+/// An exclusive lock (kazoo's `Lock`, Curator's `InterProcessMutex`).
+pub const ZL_KIND_MUTEX: i32 = 0;
+/// The read side of a read/write lock: shared with other readers.
+pub const ZL_KIND_READ: i32 = 1;
+/// The write side of a read/write lock: excludes readers and writers.
+pub const ZL_KIND_WRITE: i32 = 2;
+/// kazoo's node names (`<uuid hex>__lock__<seq>`).
+pub const ZL_SCHEME_KAZOO: i32 = 0;
+/// Curator's node names (`_c_<uuid>-lock-<seq>`).
+pub const ZL_SCHEME_CURATOR: i32 = 1;
+
+fn state_code(state: LockState) -> i32 {
+    match state {
+        LockState::Released => ZL_LOCK_RELEASED,
+        LockState::Held => ZL_LOCK_HELD,
+        LockState::Suspended => ZL_LOCK_SUSPENDED,
+        LockState::Lost(LostReason::SessionExpired) => ZL_LOCK_LOST_SESSION_EXPIRED,
+        LockState::Lost(LostReason::SessionClosed) => ZL_LOCK_LOST_SESSION_CLOSED,
+        LockState::Lost(LostReason::LeaseExpired) => ZL_LOCK_LOST_LEASE_EXPIRED,
+        LockState::Lost(LostReason::NodeDeleted) => ZL_LOCK_LOST_NODE_DELETED,
+    }
+}
+
+/// Called once when an asynchronous acquire ends: `status` is `ZL_OK` with
+/// `acquired` 1 (held) or 0 (taken, or the timeout ran out), or an error code
+/// with its UTF-8 message, valid only during the call. Runs on zoolock's
+/// callback thread, which runs every callback in turn: return quickly.
+pub type ZlAcquireCallback =
+    extern "C" fn(user_data: *mut c_void, status: i32, acquired: u8, message: *const u8, message_len: u32);
+
+/// One holder (a lock of any kind, or a semaphore): one acquisition at a
+/// time (a second acquire waits for the first hold's release, unless the lock
+/// is reentrant and the same owner acquires; a semaphore that holds succeeds
+/// at once). Make one holder per concurrent acquisition.
+pub struct ZlHolder {
+    holder: Arc<dyn Holder>,
+    /// The same handle as a lock, for the lock-only queries; `None` for a semaphore.
+    lock: Option<Lock>,
+    listener: Listener,
+}
+
+impl Castable for ZlHolder {
+    const NAME: &'static str = "holder";
+}
+
+impl ZlHolder {
+    fn new(holder: Arc<dyn Holder>, lock: Option<Lock>) -> ZlHolder {
+        ZlHolder { holder, lock, listener: Listener::default() }
+    }
+
+    /// The lock, or `ZL_INVALID_ARGUMENT` for a lock-only query on a semaphore.
+    fn lock(&self, query: &str) -> FfiResult<&Lock> {
+        self.lock.as_ref().ok_or_else(|| Failure::invalid(format!("{query}: the holder is a semaphore, not a lock")))
+    }
+}
+
+impl Drop for ZlHolder {
+    /// Stops the callback before the holder goes; the core releases a held
+    /// lock in the background when its last handle is dropped.
+    fn drop(&mut self) {
+        if let Some(id) = self.listener.take_registration() {
+            self.holder.remove_listener(id);
+        }
+        self.listener.clear();
+    }
+}
+
+/// Builds the core's acquire options from the C arguments.
+pub fn options(timeout_ms: i64, lease_ms: i64, owner: u64) -> FfiResult<Acquire> {
+    let timeout = args::timeout(timeout_ms, "timeout_ms")?;
+    let lease = match lease_ms {
+        -1 => None,
+        ms if ms <= 0 => return Err(Failure::invalid(format!("lease_ms must be -1 (none) or positive, got {ms}"))),
+        ms => Some(Duration::from_millis(ms as u64)),
+    };
+    Ok(Acquire { timeout, lease, owner: Owner(owner), ..Acquire::default() })
+}
+
+/// The core's acquire, cancelled through the core when `cancel` fires or
+/// `zl_shutdown` is called.
+async fn acquire(holder: Arc<dyn Holder>, options: Acquire, cancel: Option<watch::Receiver<bool>>) -> zoolock::Result<bool> {
+    let mut shutdowns = dispatch::shutdowns();
+    shutdowns.borrow_and_update();
+    let attempt = holder.acquire(options);
+    tokio::pin!(attempt);
+    let fired = async move {
+        let user = async {
+            match cancel {
+                Some(mut cancel) => cancel.wait_for(|fired| *fired).await.is_ok(),
+                None => std::future::pending().await,
+            }
+        };
+        tokio::select! {
+            fired = user => fired,
+            changed = shutdowns.changed() => changed.is_ok(),
+        }
+    };
+    tokio::select! {
+        // The attempt is polled first: once polled it is pending in the core,
+        // so the core's cancel reaches it even if the token fired before.
+        biased;
+        outcome = &mut attempt => return outcome,
+        true = fired => {}
+    }
+    holder.cancel();
+    attempt.await
+}
+
+/// Runs `work` on zoolock's runtime and calls `callback` exactly once with
+/// its outcome, a panic included.
+pub fn complete_later<F>(work: F, callback: ZlAcquireCallback, user_data: UserData)
+where
+    F: Future<Output = zoolock::Result<bool>> + Send + 'static,
+{
+    runtime::spawn(async move {
+        let outcome = match (CatchUnwind(AssertUnwindSafe(Box::pin(work)))).await {
+            Ok(Ok(acquired)) => Ok(acquired),
+            Ok(Err(error)) => Err(Failure::from(error)),
+            Err(payload) => Err(Failure::panic(payload)),
+        };
+        dispatch::post(Box::new(move || {
+            let data = user_data.get();
+            match outcome {
+                Ok(acquired) => callback(data, ZL_OK, acquired as u8, std::ptr::null(), 0),
+                Err(failure) => {
+                    let message = failure.message.as_bytes();
+                    callback(data, failure.code, 0, message.as_ptr(), message.len() as u32);
+                }
+            }
+        }));
+    });
+}
+
+/// A future that turns a panic while polling into an error.
+struct CatchUnwind<F>(AssertUnwindSafe<Pin<Box<F>>>);
+
+impl<F: Future> Future for CatchUnwind<F> {
+    type Output = std::thread::Result<F::Output>;
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let inner = &mut self.0;
+        match std::panic::catch_unwind(AssertUnwindSafe(|| inner.as_mut().poll(cx))) {
+            Ok(Poll::Pending) => Poll::Pending,
+            Ok(Poll::Ready(value)) => Poll::Ready(Ok(value)),
+            Err(payload) => Poll::Ready(Err(payload)),
+        }
+    }
+}
+
+/// Creates a lock holder on `path` (kazoo's `Lock`, `ReadLock` or
+/// `WriteLock` by `kind`: a read/write lock is a pair of holders of kinds
+/// READ and WRITE on one path); nothing is sent to the server yet.
+/// `identifier` is the node data others see in `zl_holder_queue`.
+/// `reentrant` 1 makes the lock reentrant per owner (Curator's
+/// `InterProcessMutex`): an acquire by the `owner` that holds counts up and
+/// succeeds at once, each `zl_holder_release` by it counts down, the last one
+/// deletes the node; another owner's acquire waits, its release fails with
+/// `ZL_NOT_OWNER`. 0: kazoo's lock, whose owners are all one.
+///
+/// # Safety
+/// `session` must be a live handle; the byte ranges valid; `out_holder` valid for writes.
+#[no_mangle]
+pub unsafe extern "C" fn zl_lock_new(
+    session: *const ZlSession,
+    path: *const u8,
+    path_len: u32,
+    kind: i32,
+    scheme: i32,
+    identifier: *const u8,
+    identifier_len: u32,
+    reentrant: u8,
+    out_holder: *mut *mut ZlHolder,
+) -> i32 {
+    guard(|| {
+        let session = &castable::borrow(session)?.session;
+        let path = zoolock::path_from_utf8(args::bytes(path, path_len, "path")?)?;
+        let identifier = args::bytes(identifier, identifier_len, "identifier")?;
+        args::need(out_holder, "out_holder")?;
+        let kind = match kind {
+            ZL_KIND_MUTEX => Kind::Mutex,
+            ZL_KIND_READ => Kind::Read,
+            ZL_KIND_WRITE => Kind::Write,
+            other => return Err(Failure::invalid(format!("unknown lock kind {other}"))),
+        };
+        let scheme = match scheme {
+            ZL_SCHEME_KAZOO => Scheme::Kazoo,
+            ZL_SCHEME_CURATOR => Scheme::Curator,
+            other => return Err(Failure::invalid(format!("unknown naming scheme {other}"))),
+        };
+        let reentrant = match reentrant {
+            0 | 1 => reentrant == 1,
+            other => return Err(Failure::invalid(format!("reentrant must be 0 or 1, got {other}"))),
+        };
+        let config = LockConfig { identifier: identifier.to_vec(), scheme, reentrant, ..LockConfig::default() };
+        let lock = Lock::new(session, path, kind, config)?;
+        castable::give(ZlHolder::new(Arc::new(lock.clone()), Some(lock)), out_holder, "out_holder")
+    })
+}
+
+/// Creates a semaphore holder on `path` with `max_leases` leases (kazoo's
+/// `Semaphore`; every client of the path must agree on the number: else
+/// `ZL_INCONSISTENT_LEASES` at acquire). `identifier` is the lease's node
+/// data. A semaphore holder holds at most one lease.
+///
+/// # Safety
+/// `session` must be a live handle; the byte ranges valid; `out_holder` valid for writes.
+#[no_mangle]
+pub unsafe extern "C" fn zl_semaphore_new(
+    session: *const ZlSession,
+    path: *const u8,
+    path_len: u32,
+    identifier: *const u8,
+    identifier_len: u32,
+    max_leases: u32,
+    out_holder: *mut *mut ZlHolder,
+) -> i32 {
+    guard(|| {
+        let session = &castable::borrow(session)?.session;
+        let path = zoolock::path_from_utf8(args::bytes(path, path_len, "path")?)?;
+        let identifier = args::bytes(identifier, identifier_len, "identifier")?;
+        args::need(out_holder, "out_holder")?;
+        let semaphore = Semaphore::new(session, path, identifier.to_vec(), max_leases)?;
+        castable::give(ZlHolder::new(Arc::new(semaphore), None), out_holder, "out_holder")
+    })
+}
+
+/// Acquires, blocking the calling thread: `*out_acquired` is 1 once held, 0
+/// when the lock (or every lease) stayed taken for `timeout_ms` (0 tries
+/// once, -1 waits forever). `lease_ms` > 0 releases the hold by itself after
+/// that long; -1 for none. `cancel` (may be null) cancels the wait from
+/// another thread: `ZL_CANCELLED`. A timeout, cancel or error leaves no node
+/// behind. `owner` names who acquires a reentrant lock (a thread id; 0 is
+/// the holder itself); other holders ignore it.
+///
+/// # Safety
+/// `holder` must be a live handle; `cancel` null or live; `out_acquired` valid for writes.
+#[no_mangle]
+pub unsafe extern "C" fn zl_holder_acquire(
+    holder: *const ZlHolder,
+    timeout_ms: i64,
+    lease_ms: i64,
+    owner: u64,
+    cancel: *const ZlCancel,
+    out_acquired: *mut u8,
+) -> i32 {
+    guard(|| {
+        let holder = castable::borrow(holder)?;
+        args::need(out_acquired, "out_acquired")?;
+        let options = options(timeout_ms, lease_ms, owner)?;
+        let cancel = cancel.as_ref().map(ZlCancel::subscribe);
+        let acquired = runtime::block_on(acquire(holder.holder.clone(), options, cancel))?;
+        args::put(out_acquired, acquired as u8, "out_acquired")
+    })
+}
+
+/// Starts an acquire and returns at once; `callback` is called exactly once
+/// with the outcome, on one of zoolock's threads, if and only if this returns
+/// `ZL_OK`. Arguments as for `zl_holder_acquire`. The holder and `cancel`
+/// must stay alive until the callback has run.
+///
+/// # Safety
+/// As for `zl_holder_acquire`; `user_data` must stay valid until the callback.
+#[no_mangle]
+pub unsafe extern "C" fn zl_holder_acquire_async(
+    holder: *const ZlHolder,
+    timeout_ms: i64,
+    lease_ms: i64,
+    owner: u64,
+    cancel: *const ZlCancel,
+    callback: ZlAcquireCallback,
+    user_data: *mut c_void,
+) -> i32 {
+    guard(|| {
+        let holder = castable::borrow(holder)?;
+        let options = options(timeout_ms, lease_ms, owner)?;
+        // In a forked child the runtime's threads are gone: a spawned task would never run.
+        runtime::check_process()?;
+        let cancel = cancel.as_ref().map(ZlCancel::subscribe);
+        complete_later(acquire(holder.holder.clone(), options, cancel), callback, UserData(user_data));
+        Ok(())
+    })
+}
+
+/// Releases the hold for `owner`: `*out_released` (may be null) is 1 if this
+/// holder held, 0 if not. A release during a connection loss goes on in the
+/// background. On a reentrant lock it counts down (the node goes at the
+/// owner's last release); another owner's release is `ZL_NOT_OWNER`. Other
+/// holders let go whoever releases.
+///
+/// # Safety
+/// `holder` must be a live handle; `out_released` null or valid for writes.
+#[no_mangle]
+pub unsafe extern "C" fn zl_holder_release(holder: *const ZlHolder, owner: u64, out_released: *mut u8) -> i32 {
+    guard(|| {
+        let holder = &castable::borrow(holder)?.holder;
+        let released = runtime::block_on(holder.release_by(Owner(owner)))?;
+        if !out_released.is_null() {
+            out_released.write(released as u8);
+        }
+        Ok(())
+    })
+}
+
+/// Cancels every acquire pending on this holder now (`ZL_CANCELLED`).
+///
+/// # Safety
+/// `holder` must be a live handle.
+#[no_mangle]
+pub unsafe extern "C" fn zl_holder_cancel(holder: *const ZlHolder) -> i32 {
+    guard(|| {
+        castable::borrow(holder)?.holder.cancel();
+        Ok(())
+    })
+}
+
+/// The holder's state, a `ZL_LOCK_*` code.
+///
+/// # Safety
+/// `holder` must be a live handle; `out_state` valid for writes.
+#[no_mangle]
+pub unsafe extern "C" fn zl_holder_state(holder: *const ZlHolder, out_state: *mut i32) -> i32 {
+    guard(|| {
+        let state = castable::borrow(holder)?.holder.state();
+        args::put(out_state, state_code(state), "out_state")
+    })
+}
+
+/// The identifiers of those queued on the path, holders first: a lock's
+/// contenders, a semaphore's lease holders. A list (each a little-endian u32
+/// length, then UTF-8) to free with `zl_bytes_free`.
+///
+/// # Safety
+/// `holder` must be a live handle; out-pointers valid for writes.
+#[no_mangle]
+pub unsafe extern "C" fn zl_holder_queue(holder: *const ZlHolder, out_ptr: *mut *mut u8, out_len: *mut u32) -> i32 {
+    guard(|| {
+        let holder = &castable::borrow(holder)?.holder;
+        args::need(out_ptr, "out_ptr")?;
+        let queue = runtime::block_on(holder.queue())?;
+        args::give(args::encode_list(&queue), out_ptr, out_len, "queue")
+    })
+}
+
+/// Sets the callback told of each state change of the holder (`ZL_LOCK_*`:
+/// held, suspended, lost…), replacing any earlier one; null removes it. When
+/// this returns, the earlier callback is not running and will not run again.
+///
+/// # Safety
+/// `holder` must be a live handle; `user_data` must stay valid for the callback.
+#[no_mangle]
+pub unsafe extern "C" fn zl_holder_set_listener(
+    holder: *const ZlHolder,
+    callback: Option<extern "C" fn(user_data: *mut c_void, state: i32)>,
+    user_data: *mut c_void,
+) -> i32 {
+    guard(|| {
+        let this = castable::borrow(holder)?;
+        let holder = &this.holder;
+        this.listener.set(
+            callback,
+            user_data,
+            |sink| holder.add_listener(Box::new(move |state| sink(state_code(state)))),
+            |id| {
+                holder.remove_listener(id);
+            },
+        );
+        Ok(())
+    })
+}
+
+/// Frees the holder; a lock or lease it still holds is released in the
+/// background. Its callback is not running and will not run once this
+/// returns. Null is ignored.
+///
+/// # Safety
+/// `holder` must come from `zl_lock_new` or `zl_semaphore_new`, freed once, with no call on it in flight.
+#[no_mangle]
+pub unsafe extern "C" fn zl_holder_free(holder: *mut ZlHolder) {
+    guard_void(|| castable::free(holder))
+}
+
+/// The fencing token of a lock holder's current hold (the czxid of its
+/// node, strictly increasing from one holder of the path to the next);
+/// `*out_held` is 0 and the token 0 when it holds nothing. On a semaphore
+/// holder: `ZL_INVALID_ARGUMENT`.
+///
+/// # Safety
+/// `holder` must be a live handle; out-pointers valid for writes.
+#[no_mangle]
+pub unsafe extern "C" fn zl_lock_fencing_token(holder: *const ZlHolder, out_token: *mut i64, out_held: *mut u8) -> i32 {
+    guard(|| {
+        let token = castable::borrow(holder)?.lock("zl_lock_fencing_token")?.fencing_token();
+        args::put(out_token, token.unwrap_or(0), "out_token")?;
+        args::put(out_held, token.is_some() as u8, "out_held")
+    })
+}
+
+/// The full path of the node holding the lock for this lock holder (empty
+/// when not held), as UTF-8 to free with `zl_bytes_free`. On a semaphore
+/// holder: `ZL_INVALID_ARGUMENT`.
+///
+/// # Safety
+/// `holder` must be a live handle; out-pointers valid for writes.
+#[no_mangle]
+pub unsafe extern "C" fn zl_lock_node(holder: *const ZlHolder, out_ptr: *mut *mut u8, out_len: *mut u32) -> i32 {
+    guard(|| {
+        let node = castable::borrow(holder)?.lock("zl_lock_node")?.node().unwrap_or_default();
+        args::give(node.into_bytes(), out_ptr, out_len, "node")
+    })
+}
