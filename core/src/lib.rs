@@ -49,6 +49,7 @@ mod cleanup;
 mod error;
 mod events;
 mod holder;
+mod inspect;
 mod lock;
 pub mod naming;
 mod options;
@@ -58,6 +59,7 @@ mod session;
 
 pub use error::{Error, Result};
 pub use holder::{Acquire, LockState, LostReason, Outcome, Owner};
+pub use inspect::{inspect, Inspector, Participant, ParticipantKind};
 pub use lock::{Kind, Lock, LockConfig};
 pub use naming::Scheme;
 pub use options::{
