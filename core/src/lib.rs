@@ -51,6 +51,7 @@ mod events;
 mod holder;
 mod inspect;
 mod lock;
+pub mod metrics;
 pub mod naming;
 mod options;
 pub mod runtime;
