@@ -273,6 +273,12 @@ async fn exec(session: &Session, args: ExecArgs) -> zoolock::Result<u8> {
         eprintln!("zoolock: {} not acquired within the timeout", args.path);
         return Ok(exit::TIMEOUT);
     }
+    // Subscribed before CMD starts: a change from now on is seen.
+    let mut states = hold.subscribe();
+    if let LockState::Lost(reason) = *states.borrow_and_update() {
+        eprintln!("zoolock: the hold on {} was lost ({reason:?}) before {} started", args.path, args.command[0]);
+        return Ok(exit::LOST);
+    }
     let (node, token) = hold.node_and_token();
     let mut command = tokio::process::Command::new(&args.command[0]);
     command.args(&args.command[1..]);
@@ -291,8 +297,8 @@ async fn exec(session: &Session, args: ExecArgs) -> zoolock::Result<u8> {
         }
     };
     let group = child.id().expect("a running child has an id") as i32;
-    let mut states = hold.subscribe();
-    let mut stop_at: Option<Instant> = None;
+    let suspended_at = |now: Instant| now + args.grace;
+    let mut stop_at = (*states.borrow() == LockState::Suspended).then(|| suspended_at(Instant::now()));
     let why = loop {
         tokio::select! {
             status = child.wait() => {
@@ -310,7 +316,7 @@ async fn exec(session: &Session, args: ExecArgs) -> zoolock::Result<u8> {
                 match state {
                     LockState::Held => stop_at = None,
                     LockState::Suspended => {
-                        stop_at.get_or_insert(Instant::now() + args.grace);
+                        stop_at.get_or_insert_with(|| suspended_at(Instant::now()));
                     }
                     LockState::Lost(reason) => break format!("lost ({reason:?})"),
                     LockState::Released => break "released".to_owned(),

@@ -39,6 +39,7 @@ async fn until_session(session: &Session, wanted: SessionState) {
 }
 
 /// The sample `name` (labels included) of Prometheus' text.
+#[cfg(feature = "prometheus")]
 fn sample(text: &str, name: &str) -> f64 {
     text.lines()
         .find_map(|l| l.strip_prefix(name).and_then(|rest| rest.strip_prefix(' ')))
@@ -50,6 +51,8 @@ fn sample(text: &str, name: &str) -> f64 {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn metrics_count_a_known_sequence() {
+    // The packaged crate's tests build without the feature (its self dev-dependency is dropped).
+    #[cfg(feature = "prometheus")]
     let prometheus = install_prometheus().expect("the first recorder of this process");
     let zk = zk_harness::shared();
     let connect = shared_server();
@@ -136,17 +139,22 @@ async fn metrics_count_a_known_sequence() {
     assert_eq!(value(&m1, &loss("session_closed")), 1.0);
     assert_eq!(value(&m1, &state("closed")), 1.0);
 
-    // The process's Prometheus text adds up both sessions.
-    let text = prometheus.render();
+    #[cfg(feature = "prometheus")]
+    check_prometheus(&prometheus.render(), &s1, &s2);
+}
+
+/// The process's Prometheus text adds up both sessions.
+#[cfg(feature = "prometheus")]
+fn check_prometheus(text: &str, s1: &Session, s2: &Session) {
     let (m1, m2) = (s1.metrics(), s2.metrics());
     let both = |name: &str| value(&m1, name) + value(&m2, name);
     for name in
         [HANDOFFS, SUSPENSIONS, CLEANUP_RETRIES, "zoolock_acquire_wait_seconds_count", "zoolock_hold_seconds_count"]
     {
-        assert_eq!(sample(&text, name), both(name), "{name} in\n{text}");
+        assert_eq!(sample(text, name), both(name), "{name} in\n{text}");
     }
     for reason in ["lease_expired", "node_deleted", "session_expired", "session_closed"] {
-        assert_eq!(sample(&text, &loss(reason)), both(&loss(reason)), "{reason} in\n{text}");
+        assert_eq!(sample(text, &loss(reason)), both(&loss(reason)), "{reason} in\n{text}");
     }
     assert!(text.contains("# TYPE zoolock_acquire_wait_seconds histogram"), "{text}");
 }
