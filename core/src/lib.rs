@@ -43,7 +43,8 @@
 //! Bad input ends in a typed [`Error`] before any network call; see
 //! [`validate_path`] and [`SessionOptions`]. Node names and queue order,
 //! shared with kazoo and Curator, are in [`naming`]; [`runtime`] is the
-//! runtime behind the `_blocking` calls.
+//! runtime behind the `_blocking` calls. [`inspect`] shows who holds and who
+//! waits on a path, for operators; [`metrics`] lists what the core counts.
 
 mod cleanup;
 mod error;

@@ -1,9 +1,9 @@
 //! What zoolock counts, for operators: acquire waits, hold times, handoffs,
 //! suspensions, losses, cleanup retries and session state changes.
 //!
-//! Each event goes two ways under one name. Through the [`metrics`](::metrics)
+//! Each event goes two ways under one name. Through the `metrics`
 //! facade to whatever recorder the program installed (for all sessions of
-//! the process; with the `prometheus` feature, [`install_prometheus`] sets
+//! the process; with the `prometheus` feature, `install_prometheus` sets
 //! up one that renders Prometheus text). And into the session's own
 //! counters, which [`Session::metrics`](crate::Session::metrics) returns
 //! whatever recorder is installed, so the bindings need none.
