@@ -102,10 +102,15 @@ impl Removal {
                 // The retry queues until the client reconnects; the pause only
                 // keeps a flapping connection from spinning.
                 tokio::time::sleep(Duration::from_millis(20)).await;
+                self.session.meter().cleanup_retry();
                 true
             }
             zk::Error::SessionExpired | zk::Error::ClientClosed => {
-                !self.ephemeral && self.session.wait_past(live.generation).await
+                let retry = !self.ephemeral && self.session.wait_past(live.generation).await;
+                if retry {
+                    self.session.meter().cleanup_retry();
+                }
+                retry
             }
             _ => false,
         }

@@ -16,6 +16,7 @@ use zookeeper_client as zk;
 use crate::cleanup::{connection_lost, parent_of, DoubtfulPrefixes, Removal, Target, FOREGROUND_WAIT};
 use crate::error::{Error, Result};
 use crate::events::Listeners;
+use crate::metrics::Meter;
 use crate::runtime;
 use crate::session::{HoldWatcher, Session, SessionState, Status};
 
@@ -209,6 +210,23 @@ pub trait Holder: sealed::Recipe + Send + Sync {
         self.state_of().listeners().remove(id)
     }
 
+    /// The full path of the node this handle holds with (a lock node, a lease).
+    fn node(&self) -> Option<String> {
+        self.state_of().node()
+    }
+
+    /// A number that strictly increases from one holder of this path to
+    /// the next: the zxid of the transaction that created the holder's node.
+    /// zxids order every write of the ensemble, and a contender only holds
+    /// once every earlier-created node it waits for is gone, so a later
+    /// holder's node is always a later write. A guarded resource that refuses
+    /// tokens lower than the highest it has seen turns away a holder that
+    /// lost its lock without knowing (a long pause, a partition). A
+    /// semaphore's grows from lease to lease, but up to `max_leases` hold at once.
+    fn fencing_token(&self) -> Option<i64> {
+        self.state_of().token()
+    }
+
     /// The lock path (a semaphore's pool node).
     fn path(&self) -> &str {
         &self.state_of().path
@@ -260,6 +278,8 @@ pub(crate) struct Won {
     /// A data watch on the node itself, if the recipe set one on the way:
     /// the hold uses it to learn of the node's deletion instead of arming another.
     pub node_watch: Option<zk::OneshotWatcher>,
+    /// Whether the acquire waited for another holder to go (a handoff).
+    pub waited: bool,
     /// The node's place in its session's line, kept while it holds.
     _place: Option<Arc<()>>,
     /// Until the handle records the win: a dropped acquire (between its
@@ -268,6 +288,12 @@ pub(crate) struct Won {
 }
 
 impl Won {
+    /// Marks whether the acquire waited for another holder to go (a handoff, in the metrics).
+    pub fn with_wait(mut self, waited: bool) -> Won {
+        self.waited = waited;
+        self
+    }
+
     /// The removal of the node, when the hold ends.
     fn removal(&self, session: &Session) -> Removal {
         Removal {
@@ -320,6 +346,7 @@ struct Held {
     /// The lease timer and the watch on the node: they end with the hold.
     tasks: Vec<AbortHandle>,
     owner: Owner,
+    since: Instant,
     /// Acquires by `owner` not yet released ([`OnHeld::Reenter`]; 1 otherwise).
     /// 0 while the last release takes the hold away.
     depth: u64,
@@ -357,6 +384,8 @@ pub struct HolderState {
     state: watch::Sender<LockState>,
     listeners: Listeners<LockState>,
     acquisitions: AtomicU64,
+    /// Whether its holds count in the session's metrics (not a semaphore's admission lock).
+    pub metered: bool,
 }
 
 impl HolderState {
@@ -371,6 +400,7 @@ impl HolderState {
             state: watch::Sender::new(LockState::Released),
             listeners: Listeners::new(),
             acquisitions: AtomicU64::new(0),
+            metered: true,
         })
     }
 
@@ -387,6 +417,7 @@ impl HolderState {
         if self.session.is_closed() {
             return Err(Error::Closed);
         }
+        let started = Instant::now();
         if self.enter(options.owner) {
             return Ok(Outcome::Acquired);
         }
@@ -422,7 +453,9 @@ impl HolderState {
                 Turn::NotWon if queued.load(Ordering::Acquire) => return Ok(Outcome::Taken),
                 Turn::NotWon => return Ok(Outcome::HandleBusy),
             };
+            let waited = won.waited;
             if self.install(won, turn, options.lease, options.owner) {
+                self.meter().inspect(|m| m.acquired(started.elapsed(), waited));
                 return Ok(Outcome::Acquired);
             }
             // The win belonged to a session that has ended since: queue again
@@ -552,7 +585,7 @@ impl HolderState {
         // Recorded before any task that may end it starts: a lease shorter
         // than the time to record it must still find the hold to end.
         *self.held.lock().unwrap() =
-            Some(Held { id, won: won.installed(), watch_key, tasks: Vec::new(), owner, depth: 1, _turn: turn });
+            Some(Held { id, won: won.installed(), watch_key, tasks: Vec::new(), owner, since: Instant::now(), depth: 1, _turn: turn });
         self.set_state(LockState::Held);
         if let Some(lease) = lease {
             let holder = Arc::downgrade(self);
@@ -591,6 +624,7 @@ impl HolderState {
             task.abort();
         }
         self.session.unwatch_hold(held.watch_key);
+        self.meter().inspect(|m| m.hold_ended(held.since.elapsed()));
         self.set_state(LockState::Released);
         if !held.won.ephemeral {
             self.session.persistent_nodes().release(&Target::Node(held.won.node.clone()));
@@ -636,6 +670,11 @@ impl HolderState {
 
     fn set_state(&self, state: LockState) {
         if self.state.send_if_modified(|s| std::mem::replace(s, state) != state) {
+            match (state, self.meter()) {
+                (LockState::Suspended, Some(meter)) => meter.suspended(),
+                (LockState::Lost(reason), Some(meter)) => meter.lost(reason),
+                _ => {}
+            }
             self.listeners.emit(state);
         }
     }
@@ -649,6 +688,7 @@ impl HolderState {
         let lost = held.take().expect("checked above");
         drop(held);
         self.session.unwatch_hold(lost.watch_key);
+        self.meter().inspect(|m| m.hold_ended(lost.since.elapsed()));
         self.set_state(LockState::Lost(reason));
         // The node (and any late duplicate of it) may still be there: a lease
         // ran out, or only the node itself was deleted. Otherwise the session
@@ -661,6 +701,10 @@ impl HolderState {
         if reason == LostReason::SessionClosed && !lost.won.ephemeral {
             tracing::warn!(node = lost.won.node, "a persistent lock stays held after its session closed: delete its node to release it");
         }
+    }
+
+    fn meter(&self) -> Option<&Meter> {
+        self.metered.then(|| self.session.meter())
     }
 
     fn mark(&self, id: u64, state: LockState) {
@@ -694,6 +738,7 @@ impl Drop for HolderState {
     fn drop(&mut self) {
         if let Some(held) = self.held.get_mut().unwrap().take() {
             self.session.unwatch_hold(held.watch_key);
+            self.meter().inspect(|m| m.hold_ended(held.since.elapsed()));
             held.won.spawn_removals(&self.session);
         }
     }
@@ -891,6 +936,7 @@ impl Attempt {
             generation: removal.generation,
             ephemeral: removal.ephemeral,
             node_watch: None,
+            waited: false,
             _place: self.place.take(),
             guard: Some((removal.session, self.removals.clone())),
         }

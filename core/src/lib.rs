@@ -43,13 +43,16 @@
 //! Bad input ends in a typed [`Error`] before any network call; see
 //! [`validate_path`] and [`SessionOptions`]. Node names and queue order,
 //! shared with kazoo and Curator, are in [`naming`]; [`runtime`] is the
-//! runtime behind the `_blocking` calls.
+//! runtime behind the `_blocking` calls. [`inspect`] shows who holds and who
+//! waits on a path, for operators; [`metrics`] lists what the core counts.
 
 mod cleanup;
 mod error;
 mod events;
 mod holder;
+mod inspect;
 mod lock;
+pub mod metrics;
 pub mod naming;
 mod options;
 pub mod runtime;
@@ -58,6 +61,7 @@ mod session;
 
 pub use error::{Error, Result};
 pub use holder::{Acquire, BoxFuture, Holder, LockState, LostReason, Outcome, Owner};
+pub use inspect::{inspect, Inspector, Participant, ParticipantKind};
 pub use lock::{Kind, Lock, LockConfig};
 pub use naming::Scheme;
 pub use options::{

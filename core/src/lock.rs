@@ -94,6 +94,13 @@ impl Lock {
         Ok(Lock { holder: HolderState::new(session, path, on_held), spec: Arc::new(spec) })
     }
 
+    /// Leaves this handle's holds out of the session's metrics (a
+    /// semaphore's admission lock: the semaphore counts its own).
+    pub(crate) fn unmetered(mut self) -> Lock {
+        Arc::get_mut(&mut self.holder).expect("a handle not yet shared").metered = false;
+        self
+    }
+
     /// An exclusive lock with kazoo's node names and no identifier.
     pub fn mutex(session: &Session, path: &str) -> Result<Lock> {
         Lock::new(session, path, Kind::Mutex, LockConfig::default())
@@ -147,12 +154,13 @@ impl Lock {
             Ahead::Listed(children) => (Some(children), None),
             Ahead::Neighbour(neighbour) => (None, Some((neighbour, Watched::Neighbour))),
         };
+        let mut waited = false;
         loop {
             if let Some(mut children) = listed.take() {
                 attempt.sweep_late(live.generation, &mut children);
                 let role = self.spec.kind.role();
                 watched = match naming::standing(&children, &name, role, &self.spec.config.extra_markers) {
-                    Standing::Holds => return Ok(Step::Won(attempt.won(token))),
+                    Standing::Holds => return Ok(Step::Won(attempt.won(token).with_wait(waited))),
                     Standing::Missing => return Ok(Step::NodeGone),
                     Standing::Waits { .. } if !options.waits() => return Ok(Step::Taken),
                     Standing::Waits { predecessor, last_blocker } => {
@@ -163,6 +171,7 @@ impl Lock {
             let (predecessor, how) = watched.take().expect("a predecessor to watch after a listing that waits");
             let path = format!("{}/{predecessor}", self.spec.path);
             let wake = Box::pin(self.await_deletion(live, &path)).await?;
+            waited = true;
             let decisive = match (wake, how) {
                 (Wake::SessionEnded, _) => return Ok(Step::SessionEnded),
                 (Wake::Relist, _) => false,
@@ -189,7 +198,9 @@ impl Lock {
             if decisive {
                 // Every shortcut above also assumes our node is still there.
                 match self.own_node(live, &format!("{}/{name}", self.spec.path)).await? {
-                    Own::Exists(node_watch) => return Ok(Step::Won(attempt.won_watched(token, node_watch))),
+                    Own::Exists(node_watch) => {
+                        return Ok(Step::Won(attempt.won_watched(token, node_watch).with_wait(waited)))
+                    }
                     Own::Gone => return Ok(Step::NodeGone),
                     Own::SessionEnded => return Ok(Step::SessionEnded),
                     Own::Unknown => {}
@@ -345,21 +356,6 @@ impl Lock {
         })
     }
 
-    /// The full path of the node holding the lock for this handle.
-    pub fn node(&self) -> Option<String> {
-        self.holder.node()
-    }
-
-    /// A number that strictly increases from one holder of this lock path to
-    /// the next: the zxid of the transaction that created the holder's node.
-    /// zxids order every write of the ensemble, and a contender only holds
-    /// once every earlier-created node it waits for is gone, so a later
-    /// holder's node is always a later write. A guarded resource that refuses
-    /// tokens lower than the highest it has seen turns away a holder that
-    /// lost its lock without knowing (a long pause, a partition).
-    pub fn fencing_token(&self) -> Option<i64> {
-        self.holder.token()
-    }
 }
 
 impl sealed::Recipe for Lock {

@@ -48,7 +48,8 @@ impl Semaphore {
             return Err(Error::InvalidArgument("max_leases must be at least 1".into()));
         }
         let admission_config = LockConfig { identifier: identifier.clone(), ..LockConfig::default() };
-        let admission = Lock::on_checked_path(session, &format!("{path}-__lock__"), Kind::Mutex, admission_config)?;
+        let admission = Lock::on_checked_path(session, &format!("{path}-__lock__"), Kind::Mutex, admission_config)?
+            .unmetered();
         Ok(Semaphore {
             holder: HolderState::new(session, path, OnHeld::Succeed),
             spec: Arc::new(Spec {
@@ -102,6 +103,8 @@ impl Semaphore {
         let attempt = Attempt::new(removal, removals);
         let name = &lease[path.len() + 1..];
         let ephemeral = zk::CreateMode::Ephemeral.with_acls(zk::Acls::new(&self.holder.session.options().acls));
+        // Whether a lease was freed for us (a handoff, in the metrics).
+        let mut waited = false;
         loop {
             let (children, watcher) = match live.client.list_and_watch_children(path).await {
                 Ok(listed) => listed,
@@ -115,7 +118,7 @@ impl Semaphore {
             if children.iter().any(|c| c == name) {
                 match live.client.check_stat(&lease).await {
                     Ok(Some(stat)) if stat.ephemeral_owner == live.session_id => {
-                        return Ok(Step::Won(attempt.won(stat.czxid)))
+                        return Ok(Step::Won(attempt.won(stat.czxid).with_wait(waited)))
                     }
                     Ok(_) => {}
                     Err(err) if connection_lost(&err) => continue,
@@ -126,7 +129,7 @@ impl Semaphore {
             // Every child counts as a lease, as in kazoo.
             if children.len() < self.spec.max_leases as usize {
                 match live.client.create(&lease, &self.spec.identifier, &ephemeral).await {
-                    Ok((stat, _)) => return Ok(Step::Won(attempt.won(stat.czxid))),
+                    Ok((stat, _)) => return Ok(Step::Won(attempt.won(stat.czxid).with_wait(waited))),
                     // Maybe created: the next listing tells.
                     Err(err) if connection_lost(&err) || err == zk::Error::NodeExists => continue,
                     Err(zk::Error::SessionExpired | zk::Error::ClientClosed) => return Ok(Step::SessionEnded),
@@ -140,6 +143,7 @@ impl Semaphore {
             if event.event_type == zk::EventType::Session && event.session_state.is_terminated() {
                 return Ok(Step::SessionEnded);
             }
+            waited = true;
         }
     }
 

@@ -12,6 +12,7 @@ use zookeeper_client as zk;
 use crate::cleanup::{DoubtfulPrefixes, PersistentNodes};
 use crate::error::{Error, Result};
 use crate::events::Listeners;
+use crate::metrics::Meter;
 use crate::naming::Role;
 use crate::options::SessionOptions;
 use crate::runtime;
@@ -59,6 +60,7 @@ struct Shared {
     lines: Mutex<HashMap<String, LastInLine>>,
     persistent: PersistentNodes,
     doubtful: DoubtfulPrefixes,
+    meter: Meter,
 }
 
 /// A node this session is queueing or holding; `place` dies when it leaves.
@@ -132,6 +134,7 @@ impl Session {
                 lines: Mutex::default(),
                 persistent: PersistentNodes::default(),
                 doubtful: DoubtfulPrefixes::default(),
+                meter: Meter::default(),
             });
             runtime::spawn(supervise(Arc::downgrade(&shared), live));
             Ok(Session { shared })
@@ -259,6 +262,16 @@ impl Session {
         }
     }
 
+    /// This session's counters, by the names of [`crate::metrics`]: every
+    /// generation of it, since [`Session::connect`].
+    pub fn metrics(&self) -> std::collections::BTreeMap<String, f64> {
+        self.shared.meter.snapshot()
+    }
+
+    pub(crate) fn meter(&self) -> &Meter {
+        &self.shared.meter
+    }
+
     pub(crate) fn persistent_nodes(&self) -> &PersistentNodes {
         &self.shared.persistent
     }
@@ -361,6 +374,7 @@ fn publish(shared: &Shared, state: SessionState, generation: u64, session_id: i6
     });
     if changed {
         tracing::info!(?state, generation, session_id = format_args!("{session_id:#x}"), "zoolock session");
+        shared.meter.session_state(state);
         shared.listeners.emit(state);
         let watchers: Vec<_> =
             shared.holds.lock().unwrap().watchers.iter().filter_map(|(_, w)| w.upgrade()).collect();

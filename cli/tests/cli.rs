@@ -1,0 +1,275 @@
+//! The `zoolock` binary against a real ZooKeeper: commands under one lock
+//! never overlap, a partitioned holder's command is stopped, `status` and
+//! `watch` show the tree (kazoo and Curator nodes included), exit codes.
+
+use std::path::PathBuf;
+use std::process::Stdio;
+use std::time::{Duration, Instant, SystemTime};
+
+use tokio::io::{AsyncBufReadExt, BufReader};
+use tokio::process::{Child, Command};
+use tokio::time::timeout;
+use zookeeper_client as zk;
+use zoolock::{Acquire, Holder, Inspector, Lock, LockConfig, Session, SessionOptions};
+
+const EXIT_BAD_INPUT: i32 = 64;
+const EXIT_CONNECT: i32 = 69;
+const EXIT_LOST: i32 = 74;
+const EXIT_TIMEOUT: i32 = 75;
+const EXIT_NOT_FOUND: i32 = 127;
+
+fn connect() -> String {
+    zk_harness::shared().connect_string()
+}
+
+fn path(name: &str) -> String {
+    format!("/zoolock-cli-tests{}", zk_harness::unique_path(name))
+}
+
+fn zoolock(args: &[&str]) -> Command {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_zoolock"));
+    command.env("ZOOLOCK_CONNECT", connect()).args(args).kill_on_drop(true);
+    command
+}
+
+async fn exit_code(mut command: Command) -> i32 {
+    let status = timeout(Duration::from_secs(60), command.status()).await.expect("zoolock did not exit").unwrap();
+    status.code().expect("an exit code")
+}
+
+async fn wait_exit(child: &mut Child, limit: Duration) -> i32 {
+    timeout(limit, child.wait()).await.expect("zoolock did not exit in time").unwrap().code().expect("an exit code")
+}
+
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("zoolock-cli-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+async fn session() -> Session {
+    Session::connect(SessionOptions::new(connect()).session_timeout(Duration::from_secs(4))).await.unwrap()
+}
+
+/// Waits, on watches, until the path's participants satisfy `condition`.
+async fn until_participants(
+    inspector: &mut Inspector,
+    condition: impl Fn(&[zoolock::Participant]) -> bool,
+) -> Vec<zoolock::Participant> {
+    timeout(Duration::from_secs(30), async {
+        loop {
+            let seen = inspector.next().await.unwrap();
+            if condition(&seen) {
+                return seen;
+            }
+        }
+    })
+    .await
+    .expect("the participants never matched")
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn commands_under_one_lock_never_overlap_and_see_increasing_tokens() {
+    let lock = path("exec-contention");
+    let dir = scratch("contention");
+    let log = dir.join("log");
+    // `>>` opens with O_APPEND: each line lands whole, in the order written.
+    let script = format!(
+        "echo \"start $$ $ZOOLOCK_FENCING_TOKEN $ZOOLOCK_NODE\" >> {log}; sleep 0.2; echo \"end $$\" >> {log}",
+        log = log.display()
+    );
+    let children: Vec<Child> = (0..4)
+        .map(|i| {
+            zoolock(&["exec", &lock, "--identifier", &format!("worker-{i}"), "--", "sh", "-c", &script])
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    for mut child in children {
+        assert_eq!(wait_exit(&mut child, Duration::from_secs(60)).await, 0);
+    }
+    let text = std::fs::read_to_string(&log).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines.len(), 8, "{text}");
+    let mut last_token = i64::MIN;
+    for pair in lines.chunks(2) {
+        let start: Vec<&str> = pair[0].split(' ').collect();
+        assert_eq!(start[0], "start", "{text}");
+        assert_eq!(pair[1], format!("end {}", start[1]), "commands overlapped:\n{text}");
+        let token: i64 = start[2].parse().expect("a fencing token");
+        assert!(token > last_token, "tokens must increase:\n{text}");
+        last_token = token;
+        assert!(start[3].starts_with(&format!("{lock}/")) && start[3].contains("__lock__"), "{text}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_partitioned_holder_stops_its_command_within_the_session_timeout_plus_grace() {
+    let lock = path("exec-partition");
+    let dir = scratch("partition");
+    let pid_file = dir.join("pid");
+    let stopped_file = dir.join("stopped");
+    // SIGTERM reaches CMD's whole process group: the sleep dies, the trap notes the time.
+    let script = format!(
+        "echo $$ > {pid}; trap 'date +%s.%N > {stopped}; exit 143' TERM; while :; do sleep 600; done",
+        pid = pid_file.display(),
+        stopped = stopped_file.display()
+    );
+    let (session_timeout, grace) = (Duration::from_secs(2), Duration::from_millis(500));
+    let mut child = zoolock(&[
+        "--session-timeout",
+        "2",
+        "exec",
+        &lock,
+        "--grace",
+        "0.5",
+        "--kill-after",
+        "2",
+        "--",
+        "sh",
+        "-c",
+        &script,
+    ])
+    .spawn()
+    .unwrap();
+    let observer = session().await;
+    let mut inspector = Inspector::new(&observer, &lock).unwrap();
+    let holder = until_participants(&mut inspector, |seen| seen.len() == 1).await.remove(0);
+    assert!(holder.holds);
+    let zk = zk_harness::shared();
+    zk.partition(holder.session_id).unwrap();
+    let partitioned = SystemTime::now();
+    let exited = Instant::now();
+    let code = wait_exit(&mut child, Duration::from_secs(30)).await;
+    let exited = exited.elapsed();
+    zk.heal(holder.session_id).unwrap();
+    assert_eq!(code, EXIT_LOST);
+    let stopped: f64 = std::fs::read_to_string(&stopped_file).expect("CMD got no SIGTERM").trim().parse().unwrap();
+    let took =
+        Duration::from_secs_f64(stopped - partitioned.duration_since(SystemTime::UNIX_EPOCH).unwrap().as_secs_f64());
+    eprintln!("CMD stopped {took:?} after the partition, zoolock exited after {exited:?} (session timeout {session_timeout:?}, grace {grace:?})");
+    assert!(took <= session_timeout + grace, "CMD stopped {took:?} after the partition");
+    let pid: i32 = std::fs::read_to_string(&pid_file).unwrap().trim().parse().unwrap();
+    // SAFETY: signal 0 only asks whether the process exists.
+    let alive = unsafe { libc::kill(pid, 0) } == 0;
+    assert!(!alive, "CMD (pid {pid}) still runs");
+}
+
+/// A node created raw, as kazoo or Curator name theirs (FACTS.md).
+async fn raw_node(raw: &zk::Client, parent: &str, prefix: &str, data: &str) -> String {
+    let mode = zk::CreateMode::EphemeralSequential.with_acls(zk::Acls::anyone_all());
+    let (_, sequence) = raw.create(&format!("{parent}/{prefix}"), data.as_bytes(), &mode).await.unwrap();
+    format!("{parent}/{prefix}{sequence}")
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn status_shows_the_tree_with_kazoo_and_curator_nodes_in_queue_order() {
+    let lock_path = path("status");
+    let session = session().await;
+    let raw = zk::Client::connect(&connect()).await.unwrap();
+    let config = LockConfig { identifier: b"zoolock-holder".to_vec(), ..LockConfig::default() };
+    let lock = Lock::new(&session, &lock_path, zoolock::Kind::Mutex, config).unwrap();
+    assert!(lock.acquire(Acquire::default()).await.unwrap());
+    let kazoo = raw_node(&raw, &lock_path, "0123456789abcdef0123456789abcdef__lock__", "kazoo-worker").await;
+    let curator = raw_node(&raw, &lock_path, "_c_3f2504e0-4f89-11d3-9a0c-0305e82c3301-lock-", "10.0.0.7").await;
+
+    let output = zoolock(&["status", &lock_path, "--json"]).output().await.unwrap();
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    let shown: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    let participants = shown["participants"].as_array().unwrap();
+    let expected = [lock.node().unwrap(), kazoo.clone(), curator.clone()];
+    assert_eq!(participants.len(), 3, "{shown}");
+    for (p, node) in participants.iter().zip(&expected) {
+        let (data, stat) = raw.get_data(node).await.unwrap();
+        assert_eq!(p["node"], node.as_str());
+        assert_eq!(p["identifier"], String::from_utf8(data).unwrap().as_str());
+        assert_eq!(p["session_id"], format!("{:#x}", stat.ephemeral_owner).as_str());
+        assert_eq!(p["fencing_token"], stat.czxid);
+        assert_eq!(p["created_ms"], stat.ctime);
+        assert_eq!(p["kind"], "lock");
+    }
+    let states: Vec<_> = participants.iter().map(|p| p["state"].as_str().unwrap()).collect();
+    assert_eq!(states, ["holds", "waits", "waits"]);
+    let schemes: Vec<_> = participants.iter().map(|p| p["scheme"].as_str().unwrap()).collect();
+    assert_eq!(schemes, ["kazoo", "kazoo", "curator"]);
+
+    let output = zoolock(&["status", &lock_path]).output().await.unwrap();
+    let table = String::from_utf8(output.stdout).unwrap();
+    let lines: Vec<&str> = table.lines().collect();
+    assert_eq!(lines[0], lock_path);
+    assert!(lines[1].starts_with("STATE") && lines[1].contains("IDENTIFIER"), "{table}");
+    for (line, (node, id)) in lines[2..].iter().zip(expected.iter().zip(["zoolock-holder", "kazoo-worker", "10.0.0.7"]))
+    {
+        let name = &node[node.rfind('/').unwrap() + 1..];
+        assert!(line.contains(id) && line.ends_with(name), "{line:?} in\n{table}");
+    }
+    assert!(lines[2].starts_with("holds") && lines[3].starts_with("waits"), "{table}");
+    lock.release().await.unwrap();
+}
+
+/// How many participants the next line of `watch --json` shows.
+async fn shown(lines: &mut tokio::io::Lines<BufReader<tokio::process::ChildStdout>>) -> usize {
+    let line = timeout(Duration::from_secs(30), lines.next_line()).await.expect("no output").unwrap().unwrap();
+    let value: serde_json::Value = serde_json::from_str(&line).unwrap();
+    value["participants"].as_array().unwrap().len()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn watch_prints_each_change_until_interrupted() {
+    let lock_path = path("watch");
+    let mut child = zoolock(&["watch", &lock_path, "--json"]).stdout(Stdio::piped()).spawn().unwrap();
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    assert_eq!(shown(&mut lines).await, 0);
+    let session = session().await;
+    let lock = Lock::mutex(&session, &lock_path).unwrap();
+    assert!(lock.acquire(Acquire::default()).await.unwrap());
+    // The parent's creation may show first, with nobody in it yet.
+    let mut now = shown(&mut lines).await;
+    if now == 0 {
+        now = shown(&mut lines).await;
+    }
+    assert_eq!(now, 1);
+    lock.release().await.unwrap();
+    assert_eq!(shown(&mut lines).await, 0);
+    // SAFETY: a signal to the child we started.
+    unsafe { libc::kill(child.id().unwrap() as i32, libc::SIGINT) };
+    assert_eq!(wait_exit(&mut child, Duration::from_secs(10)).await, 0);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn exit_codes_tell_timeout_lost_bad_input_connect_failure_and_the_commands_own() {
+    let lock_path = path("codes");
+    let session = session().await;
+    let lock = Lock::mutex(&session, &lock_path).unwrap();
+    assert!(lock.acquire(Acquire::default()).await.unwrap());
+    assert_eq!(exit_code(zoolock(&["exec", &lock_path, "--timeout", "0.3", "--", "true"])).await, EXIT_TIMEOUT);
+    let raw = zk::Client::connect(&connect()).await.unwrap();
+    assert_eq!(raw.list_children(&lock_path).await.unwrap().len(), 1, "the timed-out exec left its node");
+    lock.release().await.unwrap();
+
+    assert_eq!(exit_code(zoolock(&["exec", &lock_path, "--", "sh", "-c", "exit 3"])).await, 3);
+    assert_eq!(exit_code(zoolock(&["exec", &lock_path, "--", "/no/such/command"])).await, EXIT_NOT_FOUND);
+    assert_eq!(exit_code(zoolock(&["exec", &lock_path, "--lease", "0.3", "--", "sleep", "600"])).await, EXIT_LOST);
+    assert_eq!(exit_code(zoolock(&["exec", "relative", "--", "true"])).await, EXIT_BAD_INPUT);
+    assert_eq!(exit_code(zoolock(&["exec", &lock_path, "--timeout=-1", "--", "true"])).await, EXIT_BAD_INPUT);
+    assert_eq!(exit_code(zoolock(&["exec", &lock_path, "--read", "--write", "--", "true"])).await, EXIT_BAD_INPUT);
+    let mut unreachable = zoolock(&["--connect-timeout", "0.3", "status", &lock_path]);
+    unreachable.env("ZOOLOCK_CONNECT", "127.0.0.1:1");
+    assert_eq!(exit_code(unreachable).await, EXIT_CONNECT);
+    assert_eq!(exit_code(zoolock(&["exec", &lock_path, "--semaphore", "2", "--", "true"])).await, 0);
+    assert!(raw.list_children(&lock_path).await.unwrap().is_empty());
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn signals_reach_the_command_which_decides_the_exit() {
+    let lock_path = path("signals");
+    let script = "trap 'exit 9' HUP; echo ready; while :; do sleep 0.05; done";
+    let mut child = zoolock(&["exec", &lock_path, "--", "sh", "-c", script]).stdout(Stdio::piped()).spawn().unwrap();
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    let ready = timeout(Duration::from_secs(30), lines.next_line()).await.expect("CMD never started").unwrap();
+    assert_eq!(ready.as_deref(), Some("ready"));
+    // SAFETY: a signal to the child we started.
+    unsafe { libc::kill(child.id().unwrap() as i32, libc::SIGHUP) };
+    assert_eq!(wait_exit(&mut child, Duration::from_secs(10)).await, 9);
+}

@@ -1,0 +1,170 @@
+//! What zoolock counts, for operators: acquire waits, hold times, handoffs,
+//! suspensions, losses, cleanup retries and session state changes.
+//!
+//! Each event goes two ways under one name. Through the `metrics`
+//! facade to whatever recorder the program installed (for all sessions of
+//! the process; with the `prometheus` feature, `install_prometheus` sets
+//! up one that renders Prometheus text). And into the session's own
+//! counters, which [`Session::metrics`](crate::Session::metrics) returns
+//! whatever recorder is installed, so the bindings need none.
+//!
+//! Histograms appear in a snapshot as `<name>_count` and `<name>_sum`
+//! (seconds), labelled counters as `<name>{label="value"}`: the names of
+//! Prometheus' text format.
+
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use std::time::Duration;
+
+use crate::holder::LostReason;
+use crate::session::SessionState;
+
+/// Time from an acquire's call to its hold (acquisitions that got the lock or a lease).
+pub const ACQUIRE_WAIT: &str = "zoolock_acquire_wait_seconds";
+/// Time from a hold's start to its release or loss.
+pub const HOLD_TIME: &str = "zoolock_hold_seconds";
+/// Holds taken over from another holder: the acquire waited for one to go.
+pub const HANDOFFS: &str = "zoolock_handoffs_total";
+/// Holds suspended by a dropped connection (stop using the resource).
+pub const SUSPENSIONS: &str = "zoolock_suspensions_total";
+/// Holds lost, by `reason`: `session_expired`, `session_closed`, `lease_expired`, `node_deleted`.
+pub const LOSSES: &str = "zoolock_losses_total";
+/// Node deletions tried again after a connection loss or on a new session.
+pub const CLEANUP_RETRIES: &str = "zoolock_cleanup_retries_total";
+/// Session state changes, by `state`: `connected`, `suspended`, `lost`, `closed`.
+pub const SESSION_STATE_CHANGES: &str = "zoolock_session_state_changes_total";
+
+const REASONS: [LostReason; 4] =
+    [LostReason::SessionExpired, LostReason::SessionClosed, LostReason::LeaseExpired, LostReason::NodeDeleted];
+const STATES: [SessionState; 4] =
+    [SessionState::Connected, SessionState::Suspended, SessionState::Lost, SessionState::Closed];
+
+fn reason_label(reason: LostReason) -> &'static str {
+    match reason {
+        LostReason::SessionExpired => "session_expired",
+        LostReason::SessionClosed => "session_closed",
+        LostReason::LeaseExpired => "lease_expired",
+        LostReason::NodeDeleted => "node_deleted",
+    }
+}
+
+fn state_label(state: SessionState) -> &'static str {
+    match state {
+        SessionState::Connected => "connected",
+        SessionState::Suspended => "suspended",
+        SessionState::Lost => "lost",
+        SessionState::Closed => "closed",
+    }
+}
+
+#[derive(Default)]
+struct Histogram {
+    count: AtomicU64,
+    nanos: AtomicU64,
+}
+
+impl Histogram {
+    fn record(&self, name: &'static str, took: Duration) {
+        self.count.fetch_add(1, Relaxed);
+        self.nanos.fetch_add(u64::try_from(took.as_nanos()).unwrap_or(u64::MAX), Relaxed);
+        ::metrics::histogram!(name).record(took.as_secs_f64());
+    }
+
+    fn snapshot(&self, name: &str, into: &mut BTreeMap<String, f64>) {
+        into.insert(format!("{name}_count"), self.count.load(Relaxed) as f64);
+        into.insert(format!("{name}_sum"), self.nanos.load(Relaxed) as f64 / 1e9);
+    }
+}
+
+/// One session's counters; every record also goes to the facade.
+#[derive(Default)]
+pub(crate) struct Meter {
+    acquire_wait: Histogram,
+    hold_time: Histogram,
+    handoffs: AtomicU64,
+    suspensions: AtomicU64,
+    losses: [AtomicU64; 4],
+    cleanup_retries: AtomicU64,
+    session_states: [AtomicU64; 4],
+}
+
+impl Meter {
+    pub fn acquired(&self, waited: Duration, handoff: bool) {
+        self.acquire_wait.record(ACQUIRE_WAIT, waited);
+        if handoff {
+            self.handoffs.fetch_add(1, Relaxed);
+            ::metrics::counter!(HANDOFFS).increment(1);
+        }
+    }
+
+    pub fn hold_ended(&self, held: Duration) {
+        self.hold_time.record(HOLD_TIME, held);
+    }
+
+    pub fn suspended(&self) {
+        self.suspensions.fetch_add(1, Relaxed);
+        ::metrics::counter!(SUSPENSIONS).increment(1);
+    }
+
+    pub fn lost(&self, reason: LostReason) {
+        let i = REASONS.iter().position(|r| *r == reason).expect("every reason is listed");
+        self.losses[i].fetch_add(1, Relaxed);
+        ::metrics::counter!(LOSSES, "reason" => reason_label(reason)).increment(1);
+    }
+
+    pub fn cleanup_retry(&self) {
+        self.cleanup_retries.fetch_add(1, Relaxed);
+        ::metrics::counter!(CLEANUP_RETRIES).increment(1);
+    }
+
+    pub fn session_state(&self, state: SessionState) {
+        let i = STATES.iter().position(|s| *s == state).expect("every state is listed");
+        self.session_states[i].fetch_add(1, Relaxed);
+        ::metrics::counter!(SESSION_STATE_CHANGES, "state" => state_label(state)).increment(1);
+    }
+
+    pub fn snapshot(&self) -> BTreeMap<String, f64> {
+        let mut out = BTreeMap::new();
+        self.acquire_wait.snapshot(ACQUIRE_WAIT, &mut out);
+        self.hold_time.snapshot(HOLD_TIME, &mut out);
+        out.insert(HANDOFFS.to_owned(), self.handoffs.load(Relaxed) as f64);
+        out.insert(SUSPENSIONS.to_owned(), self.suspensions.load(Relaxed) as f64);
+        for (reason, n) in REASONS.iter().zip(&self.losses) {
+            out.insert(format!("{LOSSES}{{reason=\"{}\"}}", reason_label(*reason)), n.load(Relaxed) as f64);
+        }
+        out.insert(CLEANUP_RETRIES.to_owned(), self.cleanup_retries.load(Relaxed) as f64);
+        for (state, n) in STATES.iter().zip(&self.session_states) {
+            out.insert(format!("{SESSION_STATE_CHANGES}{{state=\"{}\"}}", state_label(*state)), n.load(Relaxed) as f64);
+        }
+        out
+    }
+}
+
+/// Describes zoolock's metrics to the installed recorder (help text and units).
+pub fn describe() {
+    use ::metrics::{describe_counter, describe_histogram, Unit};
+    describe_histogram!(ACQUIRE_WAIT, Unit::Seconds, "time from an acquire's call to its hold");
+    describe_histogram!(HOLD_TIME, Unit::Seconds, "time from a hold's start to its release or loss");
+    describe_counter!(HANDOFFS, "holds taken over from another holder");
+    describe_counter!(SUSPENSIONS, "holds suspended by a dropped connection");
+    describe_counter!(LOSSES, "holds lost, by reason");
+    describe_counter!(CLEANUP_RETRIES, "node deletions tried again");
+    describe_counter!(SESSION_STATE_CHANGES, "session state changes, by state");
+}
+
+/// Installs a Prometheus recorder as the process's global one, with buckets
+/// for zoolock's waits and holds, and describes zoolock's metrics. Serve
+/// `handle.render()` (Prometheus' text format) from your HTTP endpoint.
+/// Fails if the process has a recorder already.
+#[cfg(feature = "prometheus")]
+pub fn install_prometheus(
+) -> std::result::Result<metrics_exporter_prometheus::PrometheusHandle, metrics_exporter_prometheus::BuildError> {
+    use metrics_exporter_prometheus::{Matcher, PrometheusBuilder};
+    const BUCKETS: [f64; 12] = [0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1.0, 5.0, 10.0, 60.0, 300.0, 3600.0];
+    let handle = PrometheusBuilder::new()
+        .set_buckets_for_metric(Matcher::Full(ACQUIRE_WAIT.into()), &BUCKETS)?
+        .set_buckets_for_metric(Matcher::Full(HOLD_TIME.into()), &BUCKETS)?
+        .install_recorder()?;
+    describe();
+    Ok(handle)
+}
