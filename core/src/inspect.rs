@@ -56,7 +56,7 @@ pub struct Participant {
 /// queue order (leases in creation order). Empty if nothing is there.
 ///
 /// ```
-/// use zoolock::{inspect, Acquire, Lock, LockConfig, Kind, Session, SessionOptions};
+/// use zoolock::{inspect, Acquire, Holder, Lock, LockConfig, Kind, Session, SessionOptions};
 /// # fn main() -> zoolock::Result<()> {
 /// # let connect = zk_harness::shared().connect_string();
 /// let session = Session::connect_blocking(SessionOptions::new(connect))?;
