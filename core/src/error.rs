@@ -95,7 +95,10 @@ pub enum Error {
     /// the one holding it; the hold is untouched (Curator's
     /// `IllegalMonitorStateException`, Python's `RLock`).
     #[error("{path} is held by another owner of this reentrant lock: only its owner may release it")]
-    NotOwner { path: String },
+    NotOwner {
+        /// The lock path.
+        path: String,
+    },
 
     /// zoolock's threads live in the parent: after `fork()`, use zoolock in a
     /// freshly started process (e.g. multiprocessing's "spawn" start method).

@@ -23,6 +23,7 @@ use crate::session::{HoldWatcher, Session, SessionState, Status};
 /// How to acquire: kazoo's `acquire(blocking, timeout, ephemeral)` plus a lease.
 #[derive(Debug, Clone)]
 pub struct Acquire {
+    /// Waits for the holder; `false` tries once (kazoo's `blocking`).
     pub blocking: bool,
     /// `None` waits forever; `Some(ZERO)` tries once, like `blocking: false`.
     /// A deadline for the whole acquire, reconnections included.
@@ -43,6 +44,7 @@ pub struct Acquire {
 pub struct Owner(pub u64);
 
 impl Owner {
+    /// The handle itself: Rust's owner, and any acquire that names none.
     pub const HANDLE: Owner = Owner(0);
 }
 
@@ -53,22 +55,27 @@ impl Default for Acquire {
 }
 
 impl Acquire {
+    /// A single try: `Ok(false)` at once if others hold.
     pub fn no_wait() -> Self {
         Acquire { blocking: false, ..Acquire::default() }
     }
 
+    /// Waits at most `timeout` for the whole acquire, reconnections included.
     pub fn timeout(timeout: Duration) -> Self {
         Acquire { timeout: Some(timeout), ..Acquire::default() }
     }
 
+    /// A node that outlives the session (kazoo's `ephemeral=False`).
     pub fn persistent(self) -> Self {
         Acquire { ephemeral: false, ..self }
     }
 
+    /// Lets go by itself `lease` after the acquire (see [`Acquire::lease`](Acquire#structfield.lease)).
     pub fn lease(self, lease: Duration) -> Self {
         Acquire { lease: Some(lease), ..self }
     }
 
+    /// Acquires for `owner` (a thread or task of a binding's reentrant lock).
     pub fn owner(self, owner: Owner) -> Self {
         Acquire { owner, ..self }
     }
@@ -92,18 +99,25 @@ impl Acquire {
 /// Where a handle stands; each change also reaches the handle's listeners.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum LockState {
+    /// Holds nothing.
     Released,
+    /// Holds: the node is first in line and the session is connected.
     Held,
     /// The connection dropped while holding. The hold is still ours if the
     /// session survives (back to `Held`); stop using the guarded resource.
     Suspended,
+    /// The hold ended without a release; the reason says why.
     Lost(LostReason),
 }
 
+/// Why a hold ended without a release.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum LostReason {
+    /// The server expired the session, and with it the node.
     SessionExpired,
+    /// [`Session::close`] closed the session under the hold.
     SessionClosed,
+    /// The hold's [lease](Acquire::lease) ran out.
     LeaseExpired,
     /// Someone else deleted the holder's node (an operator breaking a
     /// "stuck" lock): the next contender may already hold it.
@@ -127,6 +141,7 @@ pub enum Outcome {
 }
 
 impl Outcome {
+    /// Whether the handle holds: what `acquire` returns.
     pub fn is_acquired(self) -> bool {
         self == Outcome::Acquired
     }
@@ -158,6 +173,7 @@ pub trait Holder: sealed::Recipe + Send + Sync {
     /// ([`Outcome::Taken`]), or this handle did the whole time ([`Outcome::HandleBusy`]).
     fn acquire_outcome(&self, options: Acquire) -> BoxFuture<'_, Result<Outcome>>;
 
+    /// [`Holder::acquire`] for code without a runtime.
     fn acquire_blocking(&self, options: Acquire) -> Result<bool> {
         runtime::block_on(self.acquire(options))
     }
@@ -178,6 +194,7 @@ pub trait Holder: sealed::Recipe + Send + Sync {
         Box::pin(self.state_of().release_by(owner))
     }
 
+    /// [`Holder::release`] for code without a runtime.
     fn release_blocking(&self) -> Result<bool> {
         runtime::block_on(self.release())
     }
@@ -188,10 +205,12 @@ pub trait Holder: sealed::Recipe + Send + Sync {
         self.state_of().cancel()
     }
 
+    /// Whether the handle holds now ([`LockState::Held`] or [`LockState::Suspended`]).
     fn is_acquired(&self) -> bool {
         self.state_of().is_held()
     }
 
+    /// Where the handle stands now.
     fn state(&self) -> LockState {
         self.state_of().state()
     }
@@ -206,6 +225,7 @@ pub trait Holder: sealed::Recipe + Send + Sync {
         self.state_of().listeners().add(Arc::from(callback))
     }
 
+    /// Stops the listener `add_listener` returned `id` for; false if it was gone.
     fn remove_listener(&self, id: u64) -> bool {
         self.state_of().listeners().remove(id)
     }
@@ -232,6 +252,7 @@ pub trait Holder: sealed::Recipe + Send + Sync {
         &self.state_of().path
     }
 
+    /// The session the handle contends on.
     fn session(&self) -> &Session {
         &self.state_of().session
     }
@@ -241,6 +262,7 @@ pub trait Holder: sealed::Recipe + Send + Sync {
     /// (`lease_holders()`; its waiters queue on its admission lock).
     fn queue(&self) -> BoxFuture<'_, Result<Vec<String>>>;
 
+    /// [`Holder::queue`] for code without a runtime.
     fn queue_blocking(&self) -> Result<Vec<String>> {
         runtime::block_on(self.queue())
     }

@@ -35,6 +35,7 @@ pub enum ParticipantKind {
 pub struct Participant {
     /// The node's full path.
     pub node: String,
+    /// What its node name says it is.
     pub kind: ParticipantKind,
     /// Whether it holds the lock (or a lease) now; otherwise it waits.
     pub holds: bool,
@@ -87,6 +88,7 @@ pub struct Inspector {
 }
 
 impl Inspector {
+    /// An inspector of `path`; nothing is read before [`Inspector::next`].
     pub fn new(session: &Session, path: &str) -> Result<Inspector> {
         validate_path(path)?;
         Ok(Inspector { session: session.clone(), path: path.to_owned(), watches: None })

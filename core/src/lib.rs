@@ -46,6 +46,8 @@
 //! runtime behind the `_blocking` calls. [`inspect`] shows who holds and who
 //! waits on a path, for operators; [`metrics`] lists what the core counts.
 
+#![warn(missing_docs)]
+
 mod cleanup;
 mod error;
 mod events;

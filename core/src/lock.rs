@@ -45,6 +45,7 @@ impl Kind {
 pub struct LockConfig {
     /// Node data, shown by `contenders()` (kazoo's `identifier`).
     pub identifier: Vec<u8>,
+    /// Whose node names to write: kazoo's (the default) or Curator's.
     pub scheme: Scheme,
     /// Further node-name markers to queue behind, as writers (kazoo's `extra_lock_patterns`).
     pub extra_markers: Vec<String>,
@@ -75,6 +76,8 @@ struct Spec {
 }
 
 impl Lock {
+    /// A handle on the lock at `path`; nothing is sent to the server before
+    /// the first acquire. Bad input fails here ([`Error::InvalidPath`], …).
     pub fn new(session: &Session, path: &str, kind: Kind, config: LockConfig) -> Result<Lock> {
         validate_path(path)?;
         Lock::on_checked_path(session, path, kind, config)
@@ -106,6 +109,7 @@ impl Lock {
         Lock::new(session, path, Kind::Mutex, LockConfig::default())
     }
 
+    /// Which recipe the handle follows.
     pub fn kind(&self) -> Kind {
         self.spec.kind
     }

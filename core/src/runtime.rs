@@ -42,10 +42,12 @@ pub fn check_process() -> Result<()> {
     }
 }
 
+/// The runtime's handle, started on first use.
 pub fn handle() -> &'static Handle {
     runtime().handle()
 }
 
+/// Runs `future` on zoolock's runtime.
 pub fn spawn<F>(future: F) -> JoinHandle<F::Output>
 where
     F: Future + Send + 'static,

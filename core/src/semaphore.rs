@@ -40,6 +40,8 @@ enum Step {
 }
 
 impl Semaphore {
+    /// A handle on the semaphore at `path` with `max_leases` leases (kazoo's
+    /// `Semaphore(path, identifier, max_leases)`); nothing is sent before the first acquire.
     pub fn new(session: &Session, path: &str, identifier: impl Into<Vec<u8>>, max_leases: u32) -> Result<Semaphore> {
         let identifier = identifier.into();
         validate_path(path)?;
@@ -62,6 +64,7 @@ impl Semaphore {
         })
     }
 
+    /// How many may hold at once.
     pub fn max_leases(&self) -> u32 {
         self.spec.max_leases
     }

@@ -21,6 +21,7 @@ use crate::runtime;
 /// (bindings that mirror kazoo report it as `LOST`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SessionState {
+    /// Connected to a server, the session alive.
     Connected,
     /// The connection dropped; the session, and every lock it holds, may
     /// still live. Stop touching guarded resources until `Connected`.
@@ -28,6 +29,7 @@ pub enum SessionState {
     /// The session expired: its ephemeral nodes, and so its locks, are gone.
     /// A new session is being opened.
     Lost,
+    /// [`Session::close`] closed it: every call fails with [`Error::Closed`](crate::Error::Closed).
     Closed,
 }
 
@@ -35,8 +37,11 @@ pub enum SessionState {
 /// time a lost session is replaced.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Status {
+    /// The state.
     pub state: SessionState,
+    /// Which session of this `Session` it is: 0 for the first, one more for each replacement.
     pub generation: u64,
+    /// ZooKeeper's id of that session (0 before the first connects).
     pub session_id: i64,
 }
 
@@ -149,14 +154,17 @@ impl Session {
         runtime::block_on(Session::connect(options))
     }
 
+    /// The options it was connected with.
     pub fn options(&self) -> &SessionOptions {
         &self.shared.options
     }
 
+    /// The state now, and which session it is about.
     pub fn status(&self) -> Status {
         *self.shared.status.borrow()
     }
 
+    /// The state now.
     pub fn state(&self) -> SessionState {
         self.status().state
     }
@@ -171,6 +179,7 @@ impl Session {
         self.shared.listeners.add(Arc::new(callback))
     }
 
+    /// Stops the listener `add_listener` returned `id` for; false if it was gone.
     pub fn remove_listener(&self, id: u64) -> bool {
         self.shared.listeners.remove(id)
     }
@@ -214,10 +223,12 @@ impl Session {
         .await;
     }
 
+    /// [`Session::close`] for callers without an async runtime.
     pub fn close_blocking(&self) {
         runtime::block_on(self.close())
     }
 
+    /// Whether [`Session::close`] was called.
     pub fn is_closed(&self) -> bool {
         self.state() == SessionState::Closed
     }
