@@ -9,25 +9,8 @@ namespace ZooLock.Tests
 {
     /// <summary>The core's lock behaviours, seen through the modern C# API.</summary>
     [TestFixture]
-    public class LockTests
+    public class LockTests : TwoSessions
     {
-        ZooKeeperSession session;
-        ZooKeeperSession other;
-
-        [SetUp]
-        public void Connect()
-        {
-            session = Fixture.Session();
-            other = Fixture.Session();
-        }
-
-        [TearDown]
-        public void Close()
-        {
-            session.Dispose();
-            other.Dispose();
-        }
-
         [Test]
         public void AcquireGivesAFencingTokenAndANode()
         {

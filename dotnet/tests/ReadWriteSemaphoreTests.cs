@@ -5,25 +5,8 @@ namespace ZooLock.Tests
 {
     /// <summary>Read/write locks and semaphores.</summary>
     [TestFixture]
-    public class ReadWriteSemaphoreTests
+    public class ReadWriteSemaphoreTests : TwoSessions
     {
-        ZooKeeperSession session;
-        ZooKeeperSession other;
-
-        [SetUp]
-        public void Connect()
-        {
-            session = Fixture.Session();
-            other = Fixture.Session();
-        }
-
-        [TearDown]
-        public void Close()
-        {
-            session.Dispose();
-            other.Dispose();
-        }
-
         [Test]
         public void ReadersShareAndAWriterWaitsForAllOfThem()
         {

@@ -11,25 +11,9 @@ namespace ZooLock.Tests
     /// thread, like Curator's <c>InterProcessMutex</c>; the counting is the core's.
     /// </summary>
     [TestFixture]
-    public class ReentrantTests
+    public class ReentrantTests : TwoSessions
     {
         static readonly TimeSpan Short = TimeSpan.FromMilliseconds(300);
-        ZooKeeperSession session;
-        ZooKeeperSession other;
-
-        [SetUp]
-        public void Connect()
-        {
-            session = Fixture.Session();
-            other = Fixture.Session();
-        }
-
-        [TearDown]
-        public void Close()
-        {
-            session.Dispose();
-            other.Dispose();
-        }
 
         [Test]
         public void TheOwningThreadReentersOnOneNodeUntilItsLastHandleIsDisposed()
