@@ -183,6 +183,16 @@ pub enum Error {
         path: String,
     },
 
+    /// A fenced write ([`Transaction::fenced_by`](crate::Transaction::fenced_by))
+    /// by a handle that does not hold, or whose node was gone when the write
+    /// reached the server (deleted by an operator, its session expired):
+    /// nothing of the write took effect.
+    #[error("{path} is not held by this handle: the fenced write was not made")]
+    NotHeld {
+        /// The lock path (a semaphore's pool node).
+        path: String,
+    },
+
     /// Any other failure of a request that zoolock has no better name for:
     /// ZooKeeper refused it (e.g. a node below an ephemeral node, an invalid
     /// ACL, a quota) or the client failed it. `message` says which; a kind a
@@ -225,6 +235,10 @@ impl Error {
             Zk::AuthFailed => Error::AuthFailed,
             Zk::ClientClosed => Error::Closed,
             Zk::ConnectionLoss => Error::ConnectionLoss(Duration::ZERO),
+            // The server refused the request, unapplied, because the session
+            // moved to another server; the client reconnects. kazoo retries
+            // it as it retries a connection loss.
+            Zk::SessionMoved => Error::ConnectionLoss(Duration::ZERO),
             other => Error::ZooKeeper { action, path, message: other.to_string() },
         }
     }
