@@ -290,6 +290,12 @@ impl Transaction {
     /// naming its path and what it was (`action` "check", "create", "set",
     /// "delete"); [`Error::NotHeld`] when the fence failed. An empty
     /// transaction commits nothing and succeeds.
+    ///
+    /// After [`Error::ConnectionLoss`] or [`Error::SessionExpired`] it is not
+    /// known whether it was made: [`Session::retry`] sends it again, as
+    /// kazoo's `retry` does. A fenced one sent again on a new session fails
+    /// with [`Error::NotHeld`] unless the hold outlived the old session (a
+    /// persistent one).
     pub async fn commit(self) -> Result<Vec<OpResult>> {
         if let Some(err) = self.invalid {
             return Err(err);
@@ -299,62 +305,7 @@ impl Transaction {
         session
             .bounded(async {
                 let live = session.live().await?;
-                let session_acls = &session.options().acls;
-                let mut writer = live.client.new_multi_writer();
-                let fenced = fence.is_some();
-                let not_held = |lock_path: &str| Error::NotHeld { path: lock_path.to_owned() };
-                if let Some((lock_path, node)) = &fence {
-                    // -1: any version; the check is of existence.
-                    writer.add_check_version(node, -1).map_err(|_| not_held(lock_path))?;
-                }
-                for op in &ops {
-                    let (path, action) = op.target();
-                    let added = match op {
-                        Op::Check { path, version } => writer.add_check_version(path, version.unwrap_or(-1)),
-                        Op::Create { path, data, options } => {
-                            let acls = options.acls.as_deref().unwrap_or(session_acls);
-                            writer.add_create(path, data, &options.mode().with_acls(zk::Acls::new(acls)))
-                        }
-                        Op::Set { path, data, version } => writer.add_set_data(path, data, *version),
-                        Op::Delete { path, version } => writer.add_delete(path, *version),
-                    };
-                    added.map_err(|e| Error::zk(path, action, e))?;
-                }
-                if ops.is_empty() && !fenced {
-                    return Ok(Vec::new());
-                }
-                let results = match writer.commit().await {
-                    Ok(results) => results,
-                    Err(zk::MultiWriteError::OperationFailed { index, source }) => {
-                        let err = match (index.checked_sub(fenced as usize), &fence) {
-                            (None, Some((lock_path, _))) => match source {
-                                zk::Error::NoNode | zk::Error::BadVersion => not_held(lock_path),
-                                other => Error::zk(lock_path, "check the hold on", other),
-                            },
-                            (Some(i), _) if i < ops.len() => {
-                                let (path, action) = ops[i].target();
-                                Error::zk(path, action, source)
-                            }
-                            _ => Error::zk("/", "commit", source),
-                        };
-                        return Err(err);
-                    }
-                    Err(zk::MultiWriteError::RequestFailed { source }) => {
-                        let path = ops.first().map_or("/", |op| op.target().0);
-                        return Err(Error::zk(path, "commit", source));
-                    }
-                };
-                Ok(results
-                    .into_iter()
-                    .skip(fenced as usize)
-                    .map(|r| match r {
-                        zk::MultiWriteResult::Delete => OpResult::Deleted,
-                        zk::MultiWriteResult::Create { path, stat } => OpResult::Created { path, stat: (&stat).into() },
-                        zk::MultiWriteResult::SetData { stat } => OpResult::Set((&stat).into()),
-                        // `Check`, and whatever a later client version adds.
-                        _ => OpResult::Checked,
-                    })
-                    .collect())
+                commit_on(&session, &live, &ops, &fence).await
             })
             .await
     }
@@ -362,6 +313,71 @@ impl Transaction {
     pub fn commit_blocking(self) -> Result<Vec<OpResult>> {
         runtime::block_on(self.commit())
     }
+}
+
+/// Sends a transaction's operations, after the fence's check if any, as one multi.
+async fn commit_on(
+    session: &Session,
+    live: &Live,
+    ops: &[Op],
+    fence: &Option<(String, String)>,
+) -> Result<Vec<OpResult>> {
+    let session_acls = &session.options().acls;
+    let mut writer = live.client.new_multi_writer();
+    let fenced = fence.is_some();
+    let not_held = |lock_path: &str| Error::NotHeld { path: lock_path.to_owned() };
+    if let Some((lock_path, node)) = fence {
+        // -1: any version; the check is of existence.
+        writer.add_check_version(node, -1).map_err(|_| not_held(lock_path))?;
+    }
+    for op in ops {
+        let (path, action) = op.target();
+        let added = match op {
+            Op::Check { path, version } => writer.add_check_version(path, version.unwrap_or(-1)),
+            Op::Create { path, data, options } => {
+                let acls = options.acls.as_deref().unwrap_or(session_acls);
+                writer.add_create(path, data, &options.mode().with_acls(zk::Acls::new(acls)))
+            }
+            Op::Set { path, data, version } => writer.add_set_data(path, data, *version),
+            Op::Delete { path, version } => writer.add_delete(path, *version),
+        };
+        added.map_err(|e| Error::zk(path, action, e))?;
+    }
+    if ops.is_empty() && !fenced {
+        return Ok(Vec::new());
+    }
+    let results = match writer.commit().await {
+        Ok(results) => results,
+        Err(zk::MultiWriteError::OperationFailed { index, source }) => {
+            let err = match (index.checked_sub(fenced as usize), fence) {
+                (None, Some((lock_path, _))) => match source {
+                    zk::Error::NoNode | zk::Error::BadVersion => not_held(lock_path),
+                    other => Error::zk(lock_path, "check the hold on", other),
+                },
+                (Some(i), _) if i < ops.len() => {
+                    let (path, action) = ops[i].target();
+                    Error::zk(path, action, source)
+                }
+                _ => Error::zk("/", "commit", source),
+            };
+            return Err(err);
+        }
+        Err(zk::MultiWriteError::RequestFailed { source }) => {
+            let path = ops.first().map_or("/", |op| op.target().0);
+            return Err(Error::zk(path, "commit", source));
+        }
+    };
+    Ok(results
+        .into_iter()
+        .skip(fenced as usize)
+        .map(|r| match r {
+            zk::MultiWriteResult::Delete => OpResult::Deleted,
+            zk::MultiWriteResult::Create { path, stat } => OpResult::Created { path, stat: (&stat).into() },
+            zk::MultiWriteResult::SetData { stat } => OpResult::Set((&stat).into()),
+            // `Check`, and whatever a later client version adds.
+            _ => OpResult::Checked,
+        })
+        .collect())
 }
 
 /// How [`Session::retry`] retries: kazoo's `KazooRetry` semantics. An
