@@ -153,25 +153,33 @@ fn parent_of(path: &str) -> &str {
 /// `mkdir -p` of `path` for the session, creating a missing chroot too when
 /// [`SessionOptions::create_chroot`](crate::SessionOptions::create_chroot)
 /// asks for it (kazoo's behaviour). The one place where parents are made,
-/// for the recipes and the znode API alike.
+/// for the recipes and the znode API alike. The root ("/", or "" for a
+/// top-level node's parent) is the chroot: made if asked, never refused here.
 pub(crate) async fn make_dirs(
     session: &Session,
     live: &Live,
     path: &str,
     options: &zk::CreateOptions<'_>,
 ) -> std::result::Result<(), zk::Error> {
-    if path == "/" {
-        return Ok(());
+    let make_chroot = || async {
+        match ConnectString::parse(&session.options().connect) {
+            Ok(ConnectString { chroot: Some(chroot), .. }) if session.options().create_chroot => {
+                let root = live.client.clone().chroot("/").map_err(|_| zk::Error::NoNode)?;
+                root.mkdir(&chroot, options).await
+            }
+            _ => Err(zk::Error::NoNode),
+        }
+    };
+    if path.is_empty() || path == "/" {
+        return match make_chroot().await {
+            Err(zk::Error::NoNode) => Ok(()),
+            done => done,
+        };
     }
     match live.client.mkdir(path, options).await {
         // The client answers NoNode from `mkdir` only when even the chroot is missing.
-        Err(zk::Error::NoNode) if session.options().create_chroot => {
-            let Ok(ConnectString { chroot: Some(chroot), .. }) = ConnectString::parse(&session.options().connect)
-            else {
-                return Err(zk::Error::NoNode);
-            };
-            let root = live.client.clone().chroot("/").map_err(|_| zk::Error::NoNode)?;
-            root.mkdir(&chroot, options).await?;
+        Err(zk::Error::NoNode) => {
+            make_chroot().await?;
             live.client.mkdir(path, options).await
         }
         other => other,
@@ -479,6 +487,9 @@ impl Session {
         let mode = options.mode().with_acls(zk::Acls::new(acls));
         self.bounded(async {
             let live = self.live().await?;
+            // Parents are made once: a create that still misses its parent
+            // after that (deleted meanwhile, or a chroot not to be created) fails.
+            let mut makepath = options.makepath;
             loop {
                 let created = live.client.create(path, data, &mode).await;
                 return match created {
@@ -486,7 +497,8 @@ impl Session {
                         let created = if options.sequence { format!("{path}{sequence}") } else { path.to_owned() };
                         Ok((created, Stat::from(&stat)))
                     }
-                    Err(zk::Error::NoNode) if options.makepath => {
+                    Err(zk::Error::NoNode) if makepath => {
+                        makepath = false;
                         let parents = zk::CreateMode::Persistent.with_acls(zk::Acls::new(acls));
                         // A sequential create under "/queue/" makes a child of "/queue".
                         let parent = path.strip_suffix('/').unwrap_or_else(|| parent_of(path));

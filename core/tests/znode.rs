@@ -254,12 +254,29 @@ async fn a_missing_chroot_is_refused_or_created_on_first_need() {
     assert!(lock.acquire(Acquire::default()).await.unwrap());
     assert_eq!(outside.children(&format!("{chroot}/locks/x")).await.unwrap().len(), 1);
     lock.release().await.unwrap();
-    // And create with makepath.
+    // And create with makepath, also of a top-level node.
+    for node in ["/c/d", "/top"] {
+        outside.delete(&chroot, None, true).await.unwrap();
+        let (path, _) = session.create(node, b"", &Create::default().makepath()).await.unwrap();
+        assert_eq!(path, node);
+    }
     outside.delete(&chroot, None, true).await.unwrap();
-    let (path, _) = session.create("/c/d", b"", &Create::default().makepath()).await.unwrap();
-    assert_eq!(path, "/c/d");
-    outside.delete(&chroot, None, true).await.unwrap();
+    session.ensure_path("/", None).await.unwrap();
+    assert!(outside.exists(&chroot).await.unwrap().is_some());
     session.close().await;
+
+    // Without the option, a chroot deleted after connect is NoNode, at once.
+    outside.ensure_path(&chroot, None).await.unwrap();
+    let strict = Session::connect(SessionOptions::new(&under).session_timeout(SESSION_TIMEOUT)).await.unwrap();
+    outside.delete(&chroot, None, true).await.unwrap();
+    for node in ["/top", "/c/d"] {
+        let made = strict.create(node, b"", &Create::default().makepath()).await;
+        assert!(matches!(made, Err(Error::NoNode { .. })), "{made:?}");
+    }
+    assert!(matches!(strict.ensure_path("/a", None).await, Err(Error::NoNode { .. })));
+    assert!(matches!(Lock::mutex(&strict, "/l").unwrap().acquire(Acquire::no_wait()).await, Err(Error::NoNode { .. })));
+    assert_eq!(outside.exists(&chroot).await.unwrap(), None);
+    strict.close().await;
 }
 
 #[test]
