@@ -98,6 +98,10 @@ async fn start(
     runtime::check_process()?;
     let handle = runtime::spawn(task);
     *flag.task.lock().unwrap() = Some(handle.abort_handle());
+    // Stopped before the handle was stored (a first call that returned false): end the task too.
+    if flag.is_stopped() {
+        flag.stop();
+    }
     let first = match started.await {
         Ok(Ok(first)) => first,
         Ok(Err(err)) => return Err(err),
@@ -223,7 +227,7 @@ async fn watch_data(
     // The mzxid of the last call's node (`Some(None)`: called with no node).
     let mut last: Option<Option<i64>> = None;
     let mut event = None;
-    loop {
+    while !flag.is_stopped() {
         let Ok(live) = session.live().await else { return fail(&mut started, Error::Closed) };
         let read = match live.client.get_and_watch_data(&path).await {
             Ok((data, stat, watcher)) => Ok((Some((data, Stat::from(&stat))), watcher)),
@@ -332,7 +336,7 @@ async fn watch_children(
     let mut last: Option<Vec<String>> = None;
     // Set after a wake by a change (always called back), not after a new session.
     let mut event = None;
-    loop {
+    while !flag.is_stopped() {
         let Ok(live) = session.live().await else { return fail(&mut started, Some(Error::Closed)) };
         let watcher = match live.client.list_and_watch_children(&path).await {
             Ok((children, watcher)) => {

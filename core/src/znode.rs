@@ -230,7 +230,10 @@ pub struct Transaction {
     ops: Vec<Op>,
     /// The lock path and the holder's node, checked first.
     fence: Option<(String, String)>,
-    invalid: Option<Error>,
+    /// The first bad operation: its index among those added, and why.
+    invalid: Option<(usize, Error)>,
+    /// Operations added, bad ones included.
+    added: usize,
 }
 
 impl Transaction {
@@ -238,9 +241,10 @@ impl Transaction {
         match checked {
             Ok(()) => self.ops.push(op()),
             Err(err) => {
-                self.invalid.get_or_insert(err);
+                self.invalid.get_or_insert((self.added, err));
             }
         }
+        self.added += 1;
         self
     }
 
@@ -305,21 +309,33 @@ impl Transaction {
     /// with [`Error::NotHeld`] unless the hold outlived the old session (a
     /// persistent one).
     pub async fn commit(self) -> Result<Vec<OpResult>> {
-        if let Some(err) = self.invalid {
-            return Err(err);
+        self.commit_indexed().await.map_err(|(_, err)| err)
+    }
+
+    /// [`Transaction::commit`], saying which operation failed: its index
+    /// (from 0, in the order added; `None` when the request as a whole or
+    /// the fence failed). For bindings that report one result per operation,
+    /// as kazoo's `commit()` does.
+    pub async fn commit_indexed(self) -> Result<Vec<OpResult>, (Option<usize>, Error)> {
+        if let Some((index, err)) = self.invalid {
+            return Err((Some(index), err));
         }
         let session = self.session.clone();
         let (ops, fence) = (self.ops, self.fence);
-        session
-            .bounded(async {
-                let live = session.live().await?;
-                commit_on(&session, &live, &ops, &fence).await
-            })
-            .await
+        let bound = session.request_bound();
+        let commit = async {
+            let live = session.live().await.map_err(|err| (None, err))?;
+            commit_on(&session, &live, &ops, &fence).await
+        };
+        timeout(bound, commit).await.unwrap_or(Err((None, Error::ConnectionLoss(bound))))
     }
 
     pub fn commit_blocking(self) -> Result<Vec<OpResult>> {
         runtime::block_on(self.commit())
+    }
+
+    pub fn commit_indexed_blocking(self) -> Result<Vec<OpResult>, (Option<usize>, Error)> {
+        runtime::block_on(self.commit_indexed())
     }
 }
 
@@ -329,16 +345,16 @@ async fn commit_on(
     live: &Live,
     ops: &[Op],
     fence: &Option<(String, String)>,
-) -> Result<Vec<OpResult>> {
+) -> Result<Vec<OpResult>, (Option<usize>, Error)> {
     let session_acls = &session.options().acls;
     let mut writer = live.client.new_multi_writer();
     let fenced = fence.is_some();
     let not_held = |lock_path: &str| Error::NotHeld { path: lock_path.to_owned() };
     if let Some((lock_path, node)) = fence {
         // -1: any version; the check is of existence.
-        writer.add_check_version(node, -1).map_err(|_| not_held(lock_path))?;
+        writer.add_check_version(node, -1).map_err(|_| (None, not_held(lock_path)))?;
     }
-    for op in ops {
+    for (i, op) in ops.iter().enumerate() {
         let (path, action) = op.target();
         let added = match op {
             Op::Check { path, version } => writer.add_check_version(path, version.unwrap_or(-1)),
@@ -349,7 +365,7 @@ async fn commit_on(
             Op::Set { path, data, version } => writer.add_set_data(path, data, *version),
             Op::Delete { path, version } => writer.add_delete(path, *version),
         };
-        added.map_err(|e| Error::zk(path, action, e))?;
+        added.map_err(|e| (Some(i), Error::zk(path, action, e)))?;
     }
     if ops.is_empty() && !fenced {
         return Ok(Vec::new());
@@ -359,20 +375,20 @@ async fn commit_on(
         Err(zk::MultiWriteError::OperationFailed { index, source }) => {
             let err = match (index.checked_sub(fenced as usize), fence) {
                 (None, Some((lock_path, _))) => match source {
-                    zk::Error::NoNode | zk::Error::BadVersion => not_held(lock_path),
-                    other => Error::zk(lock_path, "check the hold on", other),
+                    zk::Error::NoNode | zk::Error::BadVersion => (None, not_held(lock_path)),
+                    other => (None, Error::zk(lock_path, "check the hold on", other)),
                 },
                 (Some(i), _) if i < ops.len() => {
                     let (path, action) = ops[i].target();
-                    Error::zk(path, action, source)
+                    (Some(i), Error::zk(path, action, source))
                 }
-                _ => Error::zk("/", "commit", source),
+                _ => (None, Error::zk("/", "commit", source)),
             };
             return Err(err);
         }
         Err(zk::MultiWriteError::RequestFailed { source }) => {
             let path = ops.first().map_or("/", |op| op.target().0);
-            return Err(Error::zk(path, "commit", source));
+            return Err((None, Error::zk(path, "commit", source)));
         }
     };
     Ok(results
@@ -622,7 +638,7 @@ impl Session {
 
     /// A transaction on this session ([`Transaction`]).
     pub fn transaction(&self) -> Transaction {
-        Transaction { session: self.clone(), ops: Vec::new(), fence: None, invalid: None }
+        Transaction { session: self.clone(), ops: Vec::new(), fence: None, invalid: None, added: 0 }
     }
 
     /// Calls `attempt` until it succeeds, fails with an error that is not

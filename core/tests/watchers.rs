@@ -257,3 +257,35 @@ async fn watches_refuse_bad_paths() {
     assert!(matches!(DataWatch::start(&session, "relative", |_, _| true).await, Err(Error::InvalidPath { .. })));
     assert!(matches!(ChildrenWatch::start(&session, "/a/", |_, _| true).await, Err(Error::InvalidPath { .. })));
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_data_watch_survives_a_reconnect_of_the_same_session() {
+    let session = session(&shared_server()).await;
+    let writer = common::session(&shared_server()).await;
+    let node = unique_path("data-reconnect");
+    writer.create(&node, b"before", &Create::default().makepath()).await.unwrap();
+    let (tx, mut calls) = unbounded_channel::<DataCall>();
+    let _watch = DataWatch::start(&session, &node, move |value, event| tx.send((value, event)).is_ok()).await.unwrap();
+    assert_eq!(data(&next(&mut calls).await), Some(&b"before"[..]));
+
+    let id = session.status().session_id;
+    inject(move || zk_harness::shared().partition(id).unwrap()).await;
+    let mut status = session.subscribe();
+    timeout(Duration::from_secs(20), status.wait_for(|s| s.state == zoolock::SessionState::Suspended))
+        .await
+        .unwrap()
+        .unwrap();
+    writer.set(&node, b"while-suspended", None).await.unwrap();
+    // Drop the held bytes' connection too, so that the client reconnects.
+    inject(move || {
+        zk_harness::shared().drop_connections(id).unwrap();
+        zk_harness::shared().heal(id).unwrap()
+    })
+    .await;
+    let call = next(&mut calls).await;
+    assert_eq!(data(&call), Some(&b"while-suspended"[..]));
+    assert_eq!(session.status().session_id, id, "the same session");
+    writer.set(&node, b"after", None).await.unwrap();
+    assert_eq!(data(&next(&mut calls).await), Some(&b"after"[..]));
+    writer.delete(&node, None, false).await.unwrap();
+}

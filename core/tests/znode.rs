@@ -166,6 +166,12 @@ async fn a_transaction_commits_every_write_or_none() {
     let failed = session.transaction().set(&a, b"3", None).create(&a, b"", Create::default()).commit().await;
     assert_eq!(failed.unwrap_err(), Error::NodeExists { action: "create", path: a.clone() });
     assert_eq!(session.get(&a).await.unwrap().0, b"2");
+    // Which one failed, by index, for bindings that report each (kazoo's results list).
+    let failed = session.transaction().set(&a, b"3", None).set(&a, b"3", Some(0)).commit_indexed().await;
+    assert_eq!(failed.unwrap_err(), (Some(1), Error::BadVersion { action: "set", path: a.clone() }));
+    let bad =
+        session.transaction().set(&a, b"3", None).set(&a, b"3", Some(-9)).set("x", b"", None).commit_indexed().await;
+    assert!(matches!(bad.unwrap_err(), (Some(1), Error::InvalidArgument(_))));
     let stale = session.transaction().check(&a, Some(0)).set(&a, b"4", None).commit().await;
     assert_eq!(stale.unwrap_err(), Error::BadVersion { action: "check", path: a.clone() });
     assert_eq!(session.get(&a).await.unwrap().0, b"2");
