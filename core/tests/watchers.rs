@@ -143,10 +143,12 @@ async fn a_data_watch_calls_nothing_new_after_an_expiry_if_nothing_changed() {
     .await
     .unwrap()
     .unwrap();
-    // The re-read on the new session found the same mzxid: the next call is this change.
+    // The re-read on the new session found the same mzxid: the next call is
+    // this change (seen by the new watch, or by the re-read if that comes later).
     writer.set(&node, b"changed", None).await.unwrap();
     let call = next(&mut calls).await;
-    assert_eq!((data(&call), kind(&call)), (Some(&b"changed"[..]), Some(WatchEventKind::Changed)));
+    assert_eq!(data(&call), Some(&b"changed"[..]), "called again with unchanged data after the expiry");
+    assert!(matches!(kind(&call), None | Some(WatchEventKind::Changed)));
     writer.delete(&node, None, false).await.unwrap();
 }
 
