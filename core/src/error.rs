@@ -129,10 +129,12 @@ pub enum Error {
         requested: u32,
     },
 
-    /// A node a request needed is not there: typically a lock path's
-    /// ancestor or the chroot, deleted after the session connected (an
-    /// operator's `deleteall`, a cleanup job). Create it again, or change the
-    /// path; zoolock creates missing parents itself, but never the chroot.
+    /// A node a request needed is not there: the node a znode call names
+    /// ([`Session::get`](crate::Session::get), …) or its parent, or a lock
+    /// path's ancestor or the chroot, deleted after the session connected
+    /// (an operator's `deleteall`, a cleanup job). Create it again, or change
+    /// the path; zoolock creates a lock's missing parents itself, and the
+    /// chroot only if [`SessionOptions::create_chroot`](crate::SessionOptions::create_chroot).
     #[error("could not {action} {path}: no such node")]
     NoNode {
         /// What was asked ("create", "read", …).
@@ -141,8 +143,10 @@ pub enum Error {
         path: String,
     },
 
-    /// A node zoolock meant to create exists already. zoolock's own nodes
-    /// have names no one else uses, so another client made it: look for who.
+    /// A node to be created exists already: one a znode call creates
+    /// ([`Session::create`](crate::Session::create), a transaction), or one
+    /// of zoolock's own, whose names no one else uses (another client made
+    /// it: look for who).
     #[error("could not {action} {path}: the node exists")]
     NodeExists {
         /// What was asked.

@@ -40,6 +40,11 @@
 //! # }
 //! ```
 //!
+//! The session also reads and writes plain znodes with kazoo's operations
+//! ([`Session::get`], [`Session::create`], [`Transaction`], [`Session::retry`], …),
+//! runs kazoo's [`DataWatch`] and [`ChildrenWatch`], leader [`Election`], and
+//! writes that commit only while a lock is held ([`Lock::fenced`]).
+//!
 //! Bad input ends in a typed [`Error`] before any network call; see
 //! [`validate_path`] and [`SessionOptions`]. Node names and queue order,
 //! shared with kazoo and Curator, are in [`naming`]; [`runtime`] is the
