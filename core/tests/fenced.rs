@@ -138,3 +138,21 @@ async fn a_persistent_hold_outlives_an_expiry_and_so_does_its_fence() {
     lock.release().await.unwrap();
     session.delete(&base, None, true).await.unwrap();
 }
+
+/// The fence's assumption — no one but the holder creates a node of its
+/// name — fails when an operator re-creates the node by hand. The hold sees
+/// the deletion and ends, so a fence asked for afterwards is refused.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_node_re_created_by_hand_does_not_give_the_deposed_holder_a_fence() {
+    let connect = shared_server();
+    let (session, operator) = (session(&connect).await, common::session(&connect).await);
+    let base = unique_path("fenced-recreated");
+    let lock = Lock::mutex(&session, &format!("{base}/lock")).unwrap();
+    assert!(lock.acquire(Acquire::default()).await.unwrap());
+    let node = lock.node().unwrap();
+    operator.delete(&node, None, false).await.unwrap();
+    operator.create(&node, b"", &Create::default()).await.unwrap();
+    until_state(&lock, |s| *s == LockState::Lost(LostReason::NodeDeleted)).await;
+    assert!(matches!(lock.fenced(), Err(Error::NotHeld { .. })));
+    operator.delete(&base, None, true).await.unwrap();
+}
