@@ -132,10 +132,12 @@ pub enum Error {
         requested: u32,
     },
 
-    /// A node a request needed is not there: typically a lock path's
-    /// ancestor or the chroot, deleted after the session connected (an
-    /// operator's `deleteall`, a cleanup job). Create it again, or change the
-    /// path; zoolock creates missing parents itself, but never the chroot.
+    /// A node a request needed is not there: the node a znode call names
+    /// ([`Session::get`](crate::Session::get), …) or its parent, or a lock
+    /// path's ancestor or the chroot, deleted after the session connected
+    /// (an operator's `deleteall`, a cleanup job). Create it again, or change
+    /// the path; zoolock creates a lock's missing parents itself, and the
+    /// chroot only if [`SessionOptions::create_chroot`](crate::SessionOptions::create_chroot).
     #[error("could not {action} {path}: no such node")]
     NoNode {
         /// What was asked ("create", "read", …).
@@ -144,8 +146,10 @@ pub enum Error {
         path: String,
     },
 
-    /// A node zoolock meant to create exists already. zoolock's own nodes
-    /// have names no one else uses, so another client made it: look for who.
+    /// A node to be created exists already: one a znode call creates
+    /// ([`Session::create`](crate::Session::create), a transaction), or one
+    /// of zoolock's own, whose names no one else uses (another client made
+    /// it: look for who).
     #[error("could not {action} {path}: the node exists")]
     NodeExists {
         /// What was asked.
@@ -183,6 +187,16 @@ pub enum Error {
         /// What was asked.
         action: &'static str,
         /// The node.
+        path: String,
+    },
+
+    /// A fenced write ([`Transaction::fenced_by`](crate::Transaction::fenced_by))
+    /// by a handle that does not hold, or whose node was gone when the write
+    /// reached the server (deleted by an operator, its session expired):
+    /// nothing of the write took effect.
+    #[error("{path} is not held by this handle: the fenced write was not made")]
+    NotHeld {
+        /// The lock path (a semaphore's pool node).
         path: String,
     },
 
@@ -228,6 +242,10 @@ impl Error {
             Zk::AuthFailed => Error::AuthFailed,
             Zk::ClientClosed => Error::Closed,
             Zk::ConnectionLoss => Error::ConnectionLoss(Duration::ZERO),
+            // The server refused the request, unapplied, because the session
+            // moved to another server; the client reconnects. kazoo retries
+            // it as it retries a connection loss.
+            Zk::SessionMoved => Error::ConnectionLoss(Duration::ZERO),
             other => Error::ZooKeeper { action, path, message: other.to_string() },
         }
     }

@@ -11,7 +11,7 @@ fn dispatcher() -> &'static Mutex<Sender<Job>> {
     DISPATCHER.get_or_init(|| {
         let (sender, receiver) = channel::<Job>();
         std::thread::Builder::new()
-            .name("zoolock-events".into())
+            .name(EVENT_THREAD.into())
             .spawn(move || {
                 for job in receiver {
                     // A panicking callback must not end delivery for everyone else.
@@ -22,6 +22,19 @@ fn dispatcher() -> &'static Mutex<Sender<Job>> {
         Mutex::new(sender)
     })
 }
+
+/// Runs `job` on the event thread, after every callback queued before it.
+pub(crate) fn deliver(job: impl FnOnce() + Send + 'static) {
+    let _ = dispatcher().lock().unwrap().send(Box::new(job));
+}
+
+/// Whether the caller is the event thread itself (a callback): it must not
+/// wait there for a job it queues, which would run only after it returns.
+pub(crate) fn on_event_thread() -> bool {
+    std::thread::current().name() == Some(EVENT_THREAD)
+}
+
+const EVENT_THREAD: &str = "zoolock-events";
 
 /// Callbacks registered for one source of events, in registration order.
 pub struct Listeners<T> {

@@ -40,6 +40,11 @@
 //! # }
 //! ```
 //!
+//! The session also reads and writes plain znodes with kazoo's operations
+//! ([`Session::get`], [`Session::create`], [`Transaction`], [`Session::retry`], …),
+//! runs kazoo's [`DataWatch`] and [`ChildrenWatch`], leader [`Election`], and
+//! writes that commit only while a lock is held ([`Lock::fenced`]).
+//!
 //! Bad input ends in a typed [`Error`] before any network call; see
 //! [`validate_path`] and [`SessionOptions`]. Node names and queue order,
 //! shared with kazoo and Curator, are in [`naming`]; [`runtime`] is the
@@ -58,18 +63,24 @@ pub mod metrics;
 pub mod naming;
 mod options;
 pub mod runtime;
+mod election;
 mod semaphore;
 mod session;
+mod watchers;
+mod znode;
 
+pub use election::{Election, Leadership};
 pub use error::{Error, Result};
 pub use holder::{Acquire, BoxFuture, Holder, LockState, LostReason, Outcome, Owner};
 pub use inspect::{inspect, Inspector, Participant, ParticipantKind};
 pub use lock::{Kind, Lock, LockConfig};
 pub use naming::Scheme;
 pub use options::{
-    path_from_utf8, timeout_from_secs, validate_identifier, validate_path, SessionOptions, MAX_IDENTIFIER_BYTES,
-    MAX_PATH_BYTES, MAX_SESSION_TIMEOUT,
+    path_from_utf8, timeout_from_secs, validate_identifier, validate_node_path, validate_path, SessionOptions,
+    MAX_IDENTIFIER_BYTES, MAX_PATH_BYTES, MAX_SESSION_TIMEOUT,
 };
 pub use semaphore::Semaphore;
 pub use session::{Session, SessionState, Status};
+pub use watchers::{ChildrenWatch, DataWatch, WatchEvent, WatchEventKind};
+pub use znode::{Create, OpResult, Retry, Stat, Transaction};
 pub use zookeeper_client::{Acl, AuthId, Permission};

@@ -278,7 +278,7 @@ impl Lock {
                 Err(zk::Error::NoNode) => {
                     // The parent is made on first use only, not paid for on every acquire.
                     let persistent = zk::CreateMode::Persistent.with_acls(zk::Acls::new(acls));
-                    match live.client.mkdir(parent, &persistent).await {
+                    match crate::znode::make_dirs(&self.holder.session, live, parent, &persistent).await {
                         Ok(()) => continue,
                         Err(err) if connection_lost(&err) => continue,
                         Err(zk::Error::SessionExpired | zk::Error::ClientClosed) => return Ok(None),

@@ -52,6 +52,8 @@ pub struct SessionOptions {
     pub auth: Vec<(String, Vec<u8>)>,
     /// ACL of every node zoolock creates; world-readable-writable by default.
     pub acls: Vec<Acl>,
+    /// Whether a missing chroot is created on first need (see [`SessionOptions::create_chroot`]).
+    pub create_chroot: bool,
 }
 
 impl SessionOptions {
@@ -74,6 +76,7 @@ impl SessionOptions {
             connect_timeout: Duration::from_secs(15),
             auth: Vec::new(),
             acls: vec![Acl::new(Permission::ALL, AuthId::anyone())],
+            create_chroot: false,
         }
     }
 
@@ -118,6 +121,18 @@ impl SessionOptions {
     /// ```
     pub fn acls(mut self, acls: Vec<Acl>) -> Self {
         self.acls = acls;
+        self
+    }
+
+    /// What to do when the connect string's chroot does not exist. Off (the
+    /// default in Rust): `Session::connect` fails with [`Error::NoChroot`],
+    /// which catches a mistyped connect string before anything is written.
+    /// On (kazoo's behaviour): the session connects, and the chroot is
+    /// created, with its missing ancestors, by the first call that creates
+    /// parents (a lock's acquire, `ensure_path`, `create` with `makepath`);
+    /// other calls under it fail with [`Error::NoNode`] until then.
+    pub fn create_chroot(mut self, create: bool) -> Self {
+        self.create_chroot = create;
         self
     }
 
@@ -218,6 +233,32 @@ fn split_host(host: &str) -> std::result::Result<(&str, Option<&str>), &'static 
 /// ```
 pub fn validate_path(path: &str) -> Result<()> {
     let bad = |reason: &'static str| Err(Error::InvalidPath { path: path.to_owned(), reason });
+    if path == "/" {
+        return bad("the root cannot be a lock path");
+    }
+    validate_node_path(path)?;
+    if path == "/zookeeper" || path.starts_with("/zookeeper/") {
+        return bad("the /zookeeper tree is reserved by the server");
+    }
+    Ok(())
+}
+
+/// Checks a node path the way ZooKeeper would, before any network call:
+/// the paths of the znode API ([`Session::get`](crate::Session::get), …),
+/// where the root and `/zookeeper` are fine.
+///
+/// ```
+/// use zoolock::{validate_node_path, Error};
+///
+/// for ok in ["/", "/zookeeper/config", "/app/config"] {
+///     assert!(validate_node_path(ok).is_ok(), "{ok}");
+/// }
+/// for bad in ["", "app", "/app/", "/a//b", "/a/./b"] {
+///     assert!(matches!(validate_node_path(bad), Err(Error::InvalidPath { .. })), "{bad}");
+/// }
+/// ```
+pub fn validate_node_path(path: &str) -> Result<()> {
+    let bad = |reason: &'static str| Err(Error::InvalidPath { path: path.to_owned(), reason });
     if path.is_empty() {
         return bad("the path is empty");
     }
@@ -225,16 +266,13 @@ pub fn validate_path(path: &str) -> Result<()> {
         return bad("the path must be absolute (start with '/')");
     }
     if path == "/" {
-        return bad("the root cannot be a lock path");
+        return Ok(());
     }
     if path.ends_with('/') {
         return bad("the path must not end with '/'");
     }
     if path.len() > MAX_PATH_BYTES {
         return bad("the path is longer than MAX_PATH_BYTES (16 KiB)");
-    }
-    if path == "/zookeeper" || path.starts_with("/zookeeper/") {
-        return bad("the /zookeeper tree is reserved by the server");
     }
     for component in path[1..].split('/') {
         match component {

@@ -177,7 +177,7 @@ impl Semaphore {
                 }
                 Err(zk::Error::NoNode) => {
                     let parent = &path[..path.rfind('/').unwrap_or(0)];
-                    match live.client.mkdir(parent, &persistent).await {
+                    match crate::znode::make_dirs(&self.holder.session, live, parent, &persistent).await {
                         Ok(()) => continue,
                         Err(err) if connection_lost(&err) => continue,
                         Err(err) => return Err(Error::zk(parent, "create", err)),

@@ -114,7 +114,8 @@ impl std::fmt::Debug for Session {
 impl Session {
     /// Connects, failing with [`Error::ConnectTimeout`] if no server answers
     /// within the connect timeout, and with [`Error::NoChroot`] if the
-    /// connect string's chroot does not exist.
+    /// connect string's chroot does not exist (unless
+    /// [`SessionOptions::create_chroot`]).
     pub async fn connect(options: SessionOptions) -> Result<Session> {
         let parsed = options.validate()?;
         runtime::check_process()?;
@@ -124,6 +125,8 @@ impl Session {
             if let Some(chroot) = parsed.chroot {
                 match live.client.check_stat("/").await {
                     Ok(Some(_)) => {}
+                    // Created on first need instead (`SessionOptions::create_chroot`).
+                    Ok(None) if options.create_chroot => {}
                     Ok(None) => return Err(Error::NoChroot(chroot)),
                     Err(e) => return Err(Error::zk(&chroot, "check", e)),
                 }

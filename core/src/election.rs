@@ -1,0 +1,183 @@
+//! Leader election as kazoo's `Election` does it: a [`Lock`] on the
+//! election path, whose holder leads. Thin on purpose: what the lock knows
+//! (its state, fencing token, loss) is the leadership's.
+
+use tokio::sync::watch;
+
+use crate::error::{Error, Result};
+use crate::holder::{Acquire, Holder, LockState};
+use crate::lock::{Kind, Lock, LockConfig};
+use crate::runtime;
+use crate::session::Session;
+use crate::znode::Transaction;
+
+/// A candidate in the election at a path (kazoo's `Election(path, identifier)`,
+/// Curator's `LeaderLatch`). Its node is a kazoo `Lock` node, so kazoo
+/// candidates on the same path take part in the same election.
+///
+/// ```
+/// use zoolock::{Election, Session, SessionOptions};
+/// # fn main() -> zoolock::Result<()> {
+/// # let connect = zk_harness::shared().connect_string();
+/// let session = Session::connect_blocking(SessionOptions::new(connect))?;
+/// let election = Election::new(&session, "/elections/scheduler", "worker-1")?;
+/// let leadership = election.lead_blocking()?; // waits until this candidate leads
+/// assert_eq!(election.contenders_blocking()?, vec!["worker-1".to_string()]);
+/// let term = leadership.fencing_token(); // hand it to what the leader writes to
+/// # let _ = term;
+/// leadership.resign_blocking()?;
+/// # Ok(())
+/// # }
+/// ```
+#[derive(Clone)]
+pub struct Election {
+    lock: Lock,
+}
+
+impl Election {
+    pub fn new(session: &Session, path: &str, identifier: impl Into<Vec<u8>>) -> Result<Election> {
+        let config = LockConfig { identifier: identifier.into(), ..LockConfig::default() };
+        Ok(Election { lock: Lock::new(session, path, Kind::Mutex, config)? })
+    }
+
+    /// Waits until this candidate leads. Fails with [`Error::Cancelled`]
+    /// after [`Election::cancel`] (its node removed), and as an acquire does.
+    /// One term at a time: while a [`Leadership`] of this candidate lasts, a
+    /// second `lead` waits for it to end.
+    pub async fn lead(&self) -> Result<Leadership> {
+        self.lock.acquire(Acquire::default()).await?;
+        let (node, token) = match (self.lock.node(), self.lock.fencing_token()) {
+            (Some(node), Some(token)) => (node, token),
+            // Lost between the win and here (an expiry): a term that is over.
+            _ => return Err(Error::NotHeld { path: self.lock.path().to_owned() }),
+        };
+        Ok(Leadership { lock: self.lock.clone(), node, token, resigned: false })
+    }
+
+    pub fn lead_blocking(&self) -> Result<Leadership> {
+        runtime::block_on(self.lead())
+    }
+
+    /// kazoo's `run(func)`: leads, calls `work`, then resigns; `Ok(None)`
+    /// if the candidacy was cancelled before it led.
+    pub fn run_blocking<T>(&self, work: impl FnOnce(&Leadership) -> T) -> Result<Option<T>> {
+        let leadership = match self.lead_blocking() {
+            Ok(leadership) => leadership,
+            Err(Error::Cancelled { .. }) => return Ok(None),
+            Err(err) => return Err(err),
+        };
+        let done = work(&leadership);
+        leadership.resign_blocking()?;
+        Ok(Some(done))
+    }
+
+    /// Withdraws a waiting candidacy (kazoo's `cancel()`): a pending `lead`
+    /// fails with [`Error::Cancelled`]. A term already won is not affected.
+    pub fn cancel(&self) {
+        self.lock.cancel()
+    }
+
+    /// The identifiers of the candidates, the leader first.
+    pub async fn contenders(&self) -> Result<Vec<String>> {
+        self.lock.queue().await
+    }
+
+    pub fn contenders_blocking(&self) -> Result<Vec<String>> {
+        runtime::block_on(self.contenders())
+    }
+
+    pub fn path(&self) -> &str {
+        self.lock.path()
+    }
+
+    /// The lock underneath, for its listeners and state.
+    pub fn lock(&self) -> &Lock {
+        &self.lock
+    }
+}
+
+/// One term of leadership. It lasts until [`Leadership::resign`] or the drop
+/// of this value (which resigns in the background), or until the lock is
+/// lost: watch [`Leadership::state`] — `Suspended` while the connection is
+/// down (stop acting as leader until it is `Held` again), `Lost` when the
+/// session expired or the node was deleted (the term is over; another
+/// candidate may lead already).
+pub struct Leadership {
+    lock: Lock,
+    node: String,
+    token: i64,
+    resigned: bool,
+}
+
+impl Leadership {
+    /// The term's fencing token (the lock's, see [`Lock::fencing_token`]):
+    /// strictly greater than every earlier term's on this path.
+    pub fn fencing_token(&self) -> i64 {
+        self.token
+    }
+
+    /// The leader's node.
+    pub fn node(&self) -> &str {
+        &self.node
+    }
+
+    /// Whether this term is still on: `Held` or `Suspended`.
+    fn current(&self) -> bool {
+        self.lock.node().as_deref() == Some(self.node.as_str())
+    }
+
+    /// `Held` while leading; `Suspended`, `Lost(_)` or `Released` otherwise.
+    pub fn state(&self) -> LockState {
+        if self.current() {
+            self.lock.state()
+        } else {
+            match self.lock.state() {
+                lost @ LockState::Lost(_) => lost,
+                _ => LockState::Released,
+            }
+        }
+    }
+
+    pub fn is_leader(&self) -> bool {
+        self.state() == LockState::Held
+    }
+
+    /// Every change of the lock's state: `wait_for(|s| matches!(s, LockState::Lost(_)))`
+    /// learns that the term is over.
+    pub fn subscribe(&self) -> watch::Receiver<LockState> {
+        self.lock.subscribe()
+    }
+
+    /// A transaction that commits only while this term lasts
+    /// ([`Transaction::fenced_by`]).
+    pub fn fenced(&self) -> Result<Transaction> {
+        if !self.current() {
+            return Err(Error::NotHeld { path: self.lock.path().to_owned() });
+        }
+        self.lock.session().transaction().fenced_by(&self.lock)
+    }
+
+    /// Ends the term: the next candidate leads. `Ok(false)` if it was over already.
+    pub async fn resign(mut self) -> Result<bool> {
+        self.resigned = true;
+        if !self.current() {
+            return Ok(false);
+        }
+        self.lock.release().await
+    }
+
+    pub fn resign_blocking(self) -> Result<bool> {
+        runtime::block_on(self.resign())
+    }
+}
+
+impl Drop for Leadership {
+    fn drop(&mut self) {
+        if !self.resigned && self.current() && runtime::check_process().is_ok() {
+            let lock = self.lock.clone();
+            runtime::spawn(async move {
+                let _ = lock.release().await;
+            });
+        }
+    }
+}

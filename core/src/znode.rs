@@ -1,0 +1,797 @@
+//! The ZooKeeper operations on the session's one session (kazoo's
+//! `KazooClient.get`, `set`, `create`, …): locks and plain znodes share it,
+//! and each call uses the client of the session's current generation, so
+//! the calls go on working after an expiry, as the recipes do.
+
+use std::future::Future;
+use std::time::Duration;
+
+use tokio::time::{timeout, Instant};
+use zookeeper_client as zk;
+
+use crate::error::{Error, Result};
+use crate::holder::Holder;
+use crate::options::{validate_node_path, ConnectString, MAX_IDENTIFIER_BYTES};
+use crate::runtime;
+use crate::session::{Live, Session, SessionState, Status};
+use crate::Acl;
+
+/// A node's metadata (ZooKeeper's `Stat`, kazoo's `ZnodeStat`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Stat {
+    /// The zxid of the transaction that created the node.
+    pub czxid: i64,
+    /// The zxid of the transaction that last changed its data.
+    pub mzxid: i64,
+    /// The zxid of the transaction that last changed its children.
+    pub pzxid: i64,
+    /// Creation time, milliseconds since the epoch.
+    pub ctime: i64,
+    /// Last data change, milliseconds since the epoch.
+    pub mtime: i64,
+    /// Changes to its data: the version a conditional `set` or `delete` names.
+    pub version: i32,
+    /// Changes to its children.
+    pub cversion: i32,
+    /// Changes to its ACL.
+    pub aversion: i32,
+    /// The session owning an ephemeral node; 0 for a persistent one.
+    pub ephemeral_owner: i64,
+    pub data_length: i32,
+    pub num_children: i32,
+}
+
+impl From<&zk::Stat> for Stat {
+    fn from(s: &zk::Stat) -> Stat {
+        Stat {
+            czxid: s.czxid,
+            mzxid: s.mzxid,
+            pzxid: s.pzxid,
+            ctime: s.ctime,
+            mtime: s.mtime,
+            version: s.version,
+            cversion: s.cversion,
+            aversion: s.aversion,
+            ephemeral_owner: s.ephemeral_owner,
+            data_length: s.data_length,
+            num_children: s.num_children,
+        }
+    }
+}
+
+/// How to create a node (kazoo's `create` arguments): persistent, not
+/// sequential, parents required, the session's ACL, unless said otherwise.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Create {
+    /// Deleted by the server when the session that created it ends.
+    pub ephemeral: bool,
+    /// The server appends a 10-digit sequence number to the name.
+    pub sequence: bool,
+    /// Creates missing parents, persistent and with the same ACL (kazoo's `makepath`).
+    pub makepath: bool,
+    /// The node's ACL; `None`: [`SessionOptions::acls`](crate::SessionOptions::acls).
+    pub acls: Option<Vec<Acl>>,
+}
+
+impl Create {
+    pub fn ephemeral(self) -> Create {
+        Create { ephemeral: true, ..self }
+    }
+
+    pub fn sequence(self) -> Create {
+        Create { sequence: true, ..self }
+    }
+
+    pub fn makepath(self) -> Create {
+        Create { makepath: true, ..self }
+    }
+
+    pub fn acls(self, acls: Vec<Acl>) -> Create {
+        Create { acls: Some(acls), ..self }
+    }
+
+    fn mode(&self) -> zk::CreateMode {
+        match (self.ephemeral, self.sequence) {
+            (false, false) => zk::CreateMode::Persistent,
+            (false, true) => zk::CreateMode::PersistentSequential,
+            (true, false) => zk::CreateMode::Ephemeral,
+            (true, true) => zk::CreateMode::EphemeralSequential,
+        }
+    }
+}
+
+/// Checks a path and, for a sequential create, allows the trailing '/'
+/// ZooKeeper allows there (`/queue/` creates `/queue/0000000007`).
+fn check_create_path(path: &str, sequence: bool) -> Result<()> {
+    match path.strip_suffix('/') {
+        Some(parent) if sequence && !parent.is_empty() => {
+            validate_node_path(&format!("{parent}/x")).map_err(|_| invalid_path(path))
+        }
+        _ if path == "/" => {
+            Err(Error::InvalidPath { path: path.to_owned(), reason: "the root exists and cannot be created" })
+        }
+        _ => validate_node_path(path),
+    }
+}
+
+fn invalid_path(path: &str) -> Error {
+    match validate_node_path(path) {
+        Err(err) => err,
+        Ok(()) => Error::InvalidPath { path: path.to_owned(), reason: "not a valid node path" },
+    }
+}
+
+/// Node data: at most [`MAX_IDENTIFIER_BYTES`]. A bigger packet than the
+/// server's `jute.maxbuffer` makes it drop the connection, and a request
+/// sent again after every reconnect would never end.
+fn check_data(data: &[u8]) -> Result<()> {
+    if data.len() > MAX_IDENTIFIER_BYTES {
+        return Err(Error::InvalidArgument(format!(
+            "node data is {} bytes; at most {MAX_IDENTIFIER_BYTES} fit in a znode",
+            data.len()
+        )));
+    }
+    Ok(())
+}
+
+/// A version a conditional write may name: `None` or -1 is any version.
+fn check_version(version: Option<i32>) -> Result<Option<i32>> {
+    match version {
+        Some(v) if v < -1 => Err(Error::InvalidArgument(format!("version must be -1 (any) or at least 0, got {v}"))),
+        Some(-1) | None => Ok(None),
+        Some(v) => Ok(Some(v)),
+    }
+}
+
+fn parent_of(path: &str) -> &str {
+    match path.rfind('/') {
+        Some(0) | None => "/",
+        Some(i) => &path[..i],
+    }
+}
+
+/// `mkdir -p` of `path` for the session, creating a missing chroot too when
+/// [`SessionOptions::create_chroot`](crate::SessionOptions::create_chroot)
+/// asks for it (kazoo's behaviour). The one place where parents are made,
+/// for the recipes and the znode API alike. The root ("/", or "" for a
+/// top-level node's parent) is the chroot: made if asked, never refused here.
+pub(crate) async fn make_dirs(
+    session: &Session,
+    live: &Live,
+    path: &str,
+    options: &zk::CreateOptions<'_>,
+) -> std::result::Result<(), zk::Error> {
+    let make_chroot = || async {
+        match ConnectString::parse(&session.options().connect) {
+            Ok(ConnectString { chroot: Some(chroot), .. }) if session.options().create_chroot => {
+                let root = live.client.clone().chroot("/").map_err(|_| zk::Error::NoNode)?;
+                root.mkdir(&chroot, options).await
+            }
+            _ => Err(zk::Error::NoNode),
+        }
+    };
+    if path.is_empty() || path == "/" {
+        return match make_chroot().await {
+            Err(zk::Error::NoNode) => Ok(()),
+            done => done,
+        };
+    }
+    match live.client.mkdir(path, options).await {
+        // The client answers NoNode from `mkdir` only when even the chroot is missing.
+        Err(zk::Error::NoNode) => {
+            make_chroot().await?;
+            live.client.mkdir(path, options).await
+        }
+        other => other,
+    }
+}
+
+/// What one operation of a [`Transaction`] did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum OpResult {
+    Checked,
+    /// The path created (with its sequence number, if sequential) and its stat.
+    Created {
+        path: String,
+        stat: Stat,
+    },
+    Set(Stat),
+    Deleted,
+}
+
+#[derive(Debug, Clone)]
+enum Op {
+    Check { path: String, version: Option<i32> },
+    Create { path: String, data: Vec<u8>, options: Create },
+    Set { path: String, data: Vec<u8>, version: Option<i32> },
+    Delete { path: String, version: Option<i32> },
+}
+
+impl Op {
+    fn target(&self) -> (&str, &'static str) {
+        match self {
+            Op::Check { path, .. } => (path, "check"),
+            Op::Create { path, .. } => (path, "create"),
+            Op::Set { path, .. } => (path, "set"),
+            Op::Delete { path, .. } => (path, "delete"),
+        }
+    }
+}
+
+/// Writes that commit together or not at all (ZooKeeper's `multi`, kazoo's
+/// `transaction()`). Each add checks its arguments at once; the first bad
+/// one is returned by [`Transaction::commit`], which then sends nothing.
+///
+/// A fenced transaction ([`Transaction::fenced_by`]) commits only while a
+/// given lock or semaphore handle still holds.
+#[derive(Debug, Clone)]
+pub struct Transaction {
+    session: Session,
+    ops: Vec<Op>,
+    /// The lock path and the holder's node, checked first.
+    fence: Option<(String, String)>,
+    /// The first bad operation: its index among those added, and why.
+    invalid: Option<(usize, Error)>,
+    /// Operations added, bad ones included.
+    added: usize,
+}
+
+impl Transaction {
+    fn keep(mut self, checked: Result<()>, op: impl FnOnce() -> Op) -> Transaction {
+        match checked {
+            Ok(()) => self.ops.push(op()),
+            Err(err) => {
+                self.invalid.get_or_insert((self.added, err));
+            }
+        }
+        self.added += 1;
+        self
+    }
+
+    /// Fails the transaction unless `path` is at `version` (`None`: exists).
+    pub fn check(self, path: &str, version: Option<i32>) -> Transaction {
+        let checked = validate_node_path(path).and(check_version(version));
+        let version = checked.as_ref().ok().copied().flatten();
+        self.keep(checked.map(drop), || Op::Check { path: path.to_owned(), version })
+    }
+
+    /// Creates a node; `makepath` is not available in a transaction (its
+    /// parents would be created outside it): refused at commit.
+    pub fn create(self, path: &str, data: &[u8], options: Create) -> Transaction {
+        let checked = check_create_path(path, options.sequence).and(check_data(data)).and(if options.makepath {
+            Err(Error::InvalidArgument("makepath is not available in a transaction".into()))
+        } else {
+            Ok(())
+        });
+        self.keep(checked, || Op::Create { path: path.to_owned(), data: data.to_vec(), options })
+    }
+
+    pub fn set(self, path: &str, data: &[u8], version: Option<i32>) -> Transaction {
+        let checked = validate_node_path(path).and(check_data(data)).and(check_version(version));
+        let version = checked.as_ref().ok().copied().flatten();
+        self.keep(checked.map(drop), || Op::Set { path: path.to_owned(), data: data.to_vec(), version })
+    }
+
+    pub fn delete(self, path: &str, version: Option<i32>) -> Transaction {
+        let checked = validate_node_path(path).and(check_version(version));
+        let version = checked.as_ref().ok().copied().flatten();
+        self.keep(checked.map(drop), || Op::Delete { path: path.to_owned(), version })
+    }
+
+    /// Makes the transaction commit only while `holder` holds: it first
+    /// checks that the holder's node exists. Fails with [`Error::NotHeld`]
+    /// if the handle holds nothing now, and the commit fails with it, writing
+    /// nothing, if the node is gone by then (deleted by an operator, its
+    /// session expired, released).
+    ///
+    /// Assumes no one but this handle creates a node of that name: the name
+    /// carries the handle's own random prefix (kazoo's and Curator's), so a
+    /// node there is this hold's node. An operator who re-creates it by hand
+    /// defeats the fence; the hold itself sees the deletion and ends as
+    /// [`LostReason::NodeDeleted`](crate::LostReason::NodeDeleted).
+    pub fn fenced_by(mut self, holder: &dyn Holder) -> Result<Transaction> {
+        let state = holder.state_of();
+        let node = state.node().ok_or_else(|| Error::NotHeld { path: state.path.clone() })?;
+        self.fence = Some((state.path.clone(), node));
+        Ok(self)
+    }
+
+    /// Sends the operations as one request: every write is made, or none.
+    /// On success, one [`OpResult`] per operation (the fence's check not
+    /// included). On failure, the error of the first operation that failed,
+    /// naming its path and what it was (`action` "check", "create", "set",
+    /// "delete"); [`Error::NotHeld`] when the fence failed. An empty
+    /// transaction commits nothing and succeeds.
+    ///
+    /// After [`Error::ConnectionLoss`] or [`Error::SessionExpired`] it is not
+    /// known whether it was made: [`Session::retry`] sends it again, as
+    /// kazoo's `retry` does. A fenced one sent again on a new session fails
+    /// with [`Error::NotHeld`] unless the hold outlived the old session (a
+    /// persistent one).
+    pub async fn commit(self) -> Result<Vec<OpResult>> {
+        self.commit_indexed().await.map_err(|(_, err)| err)
+    }
+
+    /// [`Transaction::commit`], saying which operation failed: its index
+    /// (from 0, in the order added; `None` when the request as a whole or
+    /// the fence failed). For bindings that report one result per operation,
+    /// as kazoo's `commit()` does.
+    pub async fn commit_indexed(self) -> Result<Vec<OpResult>, (Option<usize>, Error)> {
+        if let Some((index, err)) = self.invalid {
+            return Err((Some(index), err));
+        }
+        let session = self.session.clone();
+        let (ops, fence) = (self.ops, self.fence);
+        let bound = session.request_bound();
+        let commit = async {
+            let live = session.live().await.map_err(|err| (None, err))?;
+            commit_on(&session, &live, &ops, &fence).await
+        };
+        timeout(bound, commit).await.unwrap_or(Err((None, Error::ConnectionLoss(bound))))
+    }
+
+    pub fn commit_blocking(self) -> Result<Vec<OpResult>> {
+        runtime::block_on(self.commit())
+    }
+
+    pub fn commit_indexed_blocking(self) -> Result<Vec<OpResult>, (Option<usize>, Error)> {
+        runtime::block_on(self.commit_indexed())
+    }
+}
+
+/// Sends a transaction's operations, after the fence's check if any, as one multi.
+async fn commit_on(
+    session: &Session,
+    live: &Live,
+    ops: &[Op],
+    fence: &Option<(String, String)>,
+) -> Result<Vec<OpResult>, (Option<usize>, Error)> {
+    let session_acls = &session.options().acls;
+    let mut writer = live.client.new_multi_writer();
+    let fenced = fence.is_some();
+    let not_held = |lock_path: &str| Error::NotHeld { path: lock_path.to_owned() };
+    if let Some((lock_path, node)) = fence {
+        // -1: any version; the check is of existence.
+        writer.add_check_version(node, -1).map_err(|_| (None, not_held(lock_path)))?;
+    }
+    for (i, op) in ops.iter().enumerate() {
+        let (path, action) = op.target();
+        let added = match op {
+            Op::Check { path, version } => writer.add_check_version(path, version.unwrap_or(-1)),
+            Op::Create { path, data, options } => {
+                let acls = options.acls.as_deref().unwrap_or(session_acls);
+                writer.add_create(path, data, &options.mode().with_acls(zk::Acls::new(acls)))
+            }
+            Op::Set { path, data, version } => writer.add_set_data(path, data, *version),
+            Op::Delete { path, version } => writer.add_delete(path, *version),
+        };
+        added.map_err(|e| (Some(i), Error::zk(path, action, e)))?;
+    }
+    if ops.is_empty() && !fenced {
+        return Ok(Vec::new());
+    }
+    let results = match writer.commit().await {
+        Ok(results) => results,
+        Err(zk::MultiWriteError::OperationFailed { index, source }) => {
+            let err = match (index.checked_sub(fenced as usize), fence) {
+                (None, Some((lock_path, _))) => match source {
+                    zk::Error::NoNode | zk::Error::BadVersion => (None, not_held(lock_path)),
+                    other => (None, Error::zk(lock_path, "check the hold on", other)),
+                },
+                (Some(i), _) if i < ops.len() => {
+                    let (path, action) = ops[i].target();
+                    (Some(i), Error::zk(path, action, source))
+                }
+                _ => (None, Error::zk("/", "commit", source)),
+            };
+            return Err(err);
+        }
+        Err(zk::MultiWriteError::RequestFailed { source }) => {
+            let path = ops.first().map_or("/", |op| op.target().0);
+            return Err((None, Error::zk(path, "commit", source)));
+        }
+    };
+    Ok(results
+        .into_iter()
+        .skip(fenced as usize)
+        .map(|r| match r {
+            zk::MultiWriteResult::Delete => OpResult::Deleted,
+            zk::MultiWriteResult::Create { path, stat } => OpResult::Created { path, stat: (&stat).into() },
+            zk::MultiWriteResult::SetData { stat } => OpResult::Set((&stat).into()),
+            // `Check`, and whatever a later client version adds.
+            _ => OpResult::Checked,
+        })
+        .collect())
+}
+
+/// How [`Session::retry`] retries: kazoo's `KazooRetry` semantics. An
+/// attempt that failed with [`Error::ConnectionLoss`] or
+/// [`Error::SessionExpired`] (the session reopens itself) is tried again
+/// once the session is connected, at most `max_tries` times in all and
+/// within `deadline`; any other error, and the last one, is returned.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Retry {
+    /// Attempts in all, the first included; at least 1.
+    pub max_tries: u32,
+    /// For all attempts and the waits between them; `None`: no bound but `max_tries`.
+    pub deadline: Option<Duration>,
+}
+
+impl Default for Retry {
+    /// Five attempts within a minute.
+    fn default() -> Retry {
+        Retry { max_tries: 5, deadline: Some(Duration::from_secs(60)) }
+    }
+}
+
+impl Error {
+    /// Whether [`Session::retry`] tries again after this error: the request
+    /// may not have been made (a connection loss, a moved or expired session).
+    pub fn is_retryable(&self) -> bool {
+        matches!(self, Error::ConnectionLoss(_) | Error::SessionExpired { .. })
+    }
+}
+
+impl Retry {
+    fn check(&self) -> Result<()> {
+        if self.max_tries == 0 {
+            return Err(Error::InvalidArgument("a retry needs at least one try".into()));
+        }
+        Ok(())
+    }
+}
+
+/// The znode API: kazoo's `KazooClient` operations, on this session.
+/// Paths are absolute, below the connect string's chroot; each is checked
+/// before any network call ([`validate_node_path`]). A call waits at most the
+/// session timeout for an answer (then [`Error::ConnectionLoss`]), and
+/// replies are zoolock's kinds: [`Error::NoNode`], [`Error::NodeExists`],
+/// [`Error::BadVersion`], [`Error::NotEmpty`], [`Error::NoAuth`], …
+impl Session {
+    /// Runs `work` within the request bound.
+    pub(crate) async fn bounded<T>(&self, work: impl Future<Output = Result<T>>) -> Result<T> {
+        let bound = self.request_bound();
+        timeout(bound, work).await.unwrap_or(Err(Error::ConnectionLoss(bound)))
+    }
+
+    /// The node's stat, `None` if there is no such node.
+    pub async fn exists(&self, path: &str) -> Result<Option<Stat>> {
+        validate_node_path(path)?;
+        self.bounded(async {
+            let live = self.live().await?;
+            let stat = live.client.check_stat(path).await.map_err(|e| Error::zk(path, "check", e))?;
+            Ok(stat.as_ref().map(Stat::from))
+        })
+        .await
+    }
+
+    /// The node's data and stat; [`Error::NoNode`] if there is none.
+    pub async fn get(&self, path: &str) -> Result<(Vec<u8>, Stat)> {
+        validate_node_path(path)?;
+        self.bounded(async {
+            let live = self.live().await?;
+            let (data, stat) = live.client.get_data(path).await.map_err(|e| Error::zk(path, "read", e))?;
+            Ok((data, Stat::from(&stat)))
+        })
+        .await
+    }
+
+    /// Replaces the node's data if it is at `version` (`None`: any), returning
+    /// its new stat; [`Error::BadVersion`] if it changed, [`Error::NoNode`].
+    pub async fn set(&self, path: &str, data: &[u8], version: Option<i32>) -> Result<Stat> {
+        validate_node_path(path)?;
+        check_data(data)?;
+        let version = check_version(version)?;
+        self.bounded(async {
+            let live = self.live().await?;
+            let stat = live.client.set_data(path, data, version).await.map_err(|e| Error::zk(path, "set", e))?;
+            Ok(Stat::from(&stat))
+        })
+        .await
+    }
+
+    /// Creates a node, returning its path (with the sequence number, if
+    /// sequential) and stat. [`Error::NodeExists`]; [`Error::NoNode`] if its
+    /// parent is missing and `makepath` is off.
+    pub async fn create(&self, path: &str, data: &[u8], options: &Create) -> Result<(String, Stat)> {
+        check_create_path(path, options.sequence)?;
+        check_data(data)?;
+        let acls = options.acls.as_deref().unwrap_or(&self.options().acls);
+        if acls.is_empty() {
+            return Err(Error::InvalidArgument("a node needs at least one ACL".into()));
+        }
+        let mode = options.mode().with_acls(zk::Acls::new(acls));
+        self.bounded(async {
+            let live = self.live().await?;
+            // Parents are made once: a create that still misses its parent
+            // after that (deleted meanwhile, or a chroot not to be created) fails.
+            let mut makepath = options.makepath;
+            loop {
+                let created = live.client.create(path, data, &mode).await;
+                return match created {
+                    Ok((stat, sequence)) => {
+                        let created = if options.sequence { format!("{path}{sequence}") } else { path.to_owned() };
+                        Ok((created, Stat::from(&stat)))
+                    }
+                    Err(zk::Error::NoNode) if makepath => {
+                        makepath = false;
+                        let parents = zk::CreateMode::Persistent.with_acls(zk::Acls::new(acls));
+                        // A sequential create under "/queue/" makes a child of "/queue".
+                        let parent = path.strip_suffix('/').unwrap_or_else(|| parent_of(path));
+                        make_dirs(self, &live, parent, &parents).await.map_err(|e| Error::zk(parent, "create", e))?;
+                        continue;
+                    }
+                    Err(err) => Err(Error::zk(path, "create", err)),
+                };
+            }
+        })
+        .await
+    }
+
+    /// Deletes the node if it is at `version` (`None`: any). `recursive`
+    /// deletes its descendants first, as kazoo does: not atomically (a
+    /// child created meanwhile makes it fail with [`Error::NotEmpty`]), and
+    /// a node already gone is no error.
+    pub async fn delete(&self, path: &str, version: Option<i32>, recursive: bool) -> Result<()> {
+        validate_node_path(path)?;
+        let version = check_version(version)?;
+        if path == "/" && !recursive {
+            return Err(Error::InvalidPath { path: path.to_owned(), reason: "the root cannot be deleted" });
+        }
+        if !recursive {
+            return self
+                .bounded(async {
+                    let live = self.live().await?;
+                    live.client.delete(path, version).await.map_err(|e| Error::zk(path, "delete", e))
+                })
+                .await;
+        }
+        // Depth first, one request at a time: each bounded on its own.
+        let mut stack = vec![(path.to_owned(), false)];
+        while let Some((node, listed)) = stack.pop() {
+            if !listed {
+                let children = match self.children(&node).await {
+                    Ok(children) => children,
+                    Err(Error::NoNode { .. }) => continue,
+                    Err(err) => return Err(err),
+                };
+                stack.push((node.clone(), true));
+                let base = if node == "/" { "" } else { node.as_str() };
+                stack.extend(
+                    children
+                        .into_iter()
+                        .filter(|c| node != "/" || c != "zookeeper")
+                        .map(|c| (format!("{base}/{c}"), false)),
+                );
+                continue;
+            }
+            if node == "/" {
+                continue;
+            }
+            let version = if node == path { version } else { None };
+            let deleted = self
+                .bounded(async {
+                    let live = self.live().await?;
+                    live.client.delete(&node, version).await.map_err(|e| Error::zk(&node, "delete", e))
+                })
+                .await;
+            match deleted {
+                Ok(()) => {}
+                Err(Error::NoNode { .. }) if node != path => {}
+                Err(Error::NoNode { .. }) => return Ok(()),
+                Err(err) => return Err(err),
+            }
+        }
+        Ok(())
+    }
+
+    /// The names of the node's children, unsorted (as the server lists them).
+    pub async fn children(&self, path: &str) -> Result<Vec<String>> {
+        validate_node_path(path)?;
+        self.bounded(async {
+            let live = self.live().await?;
+            live.client.list_children(path).await.map_err(|e| Error::zk(path, "list", e))
+        })
+        .await
+    }
+
+    /// The children and the node's stat (kazoo's `include_data=True`).
+    pub async fn children_and_stat(&self, path: &str) -> Result<(Vec<String>, Stat)> {
+        validate_node_path(path)?;
+        self.bounded(async {
+            let live = self.live().await?;
+            let (children, stat) = live.client.get_children(path).await.map_err(|e| Error::zk(path, "list", e))?;
+            Ok((children, Stat::from(&stat)))
+        })
+        .await
+    }
+
+    /// Creates the node and its missing ancestors, empty and persistent
+    /// with the session's ACL (`acls`: another one); a node already there is
+    /// fine. With [`SessionOptions::create_chroot`](crate::SessionOptions::create_chroot),
+    /// a missing chroot too.
+    pub async fn ensure_path(&self, path: &str, acls: Option<&[Acl]>) -> Result<()> {
+        validate_node_path(path)?;
+        let acls = acls.unwrap_or(&self.options().acls);
+        if acls.is_empty() {
+            return Err(Error::InvalidArgument("a node needs at least one ACL".into()));
+        }
+        let mode = zk::CreateMode::Persistent.with_acls(zk::Acls::new(acls));
+        self.bounded(async {
+            let live = self.live().await?;
+            make_dirs(self, &live, path, &mode).await.map_err(|e| Error::zk(path, "create", e))
+        })
+        .await
+    }
+
+    /// Waits until the server this session talks to has seen every write
+    /// committed before the call (ZooKeeper's `sync`), so a read after it
+    /// sees them.
+    pub async fn sync(&self, path: &str) -> Result<()> {
+        validate_node_path(path)?;
+        self.bounded(async {
+            let live = self.live().await?;
+            live.client.sync(path).await.map_err(|e| Error::zk(path, "sync", e))
+        })
+        .await
+    }
+
+    /// A transaction on this session ([`Transaction`]).
+    pub fn transaction(&self) -> Transaction {
+        Transaction { session: self.clone(), ops: Vec::new(), fence: None, invalid: None, added: 0 }
+    }
+
+    /// Calls `attempt` until it succeeds, fails with an error that is not
+    /// [retryable](Error::is_retryable), or `policy` runs out (see
+    /// [`Retry`]). Between attempts it waits for the session to be
+    /// connected: an event, not a sleep.
+    pub async fn retry<T, F, Fut>(&self, policy: Retry, mut attempt: F) -> Result<T>
+    where
+        F: FnMut() -> Fut,
+        Fut: Future<Output = Result<T>>,
+    {
+        policy.check()?;
+        let deadline = policy.deadline.and_then(|d| Instant::now().checked_add(d));
+        let mut tries = 0;
+        loop {
+            tries += 1;
+            let before = self.status();
+            let err = match attempt().await {
+                Err(err) if err.is_retryable() => err,
+                other => return other,
+            };
+            if tries >= policy.max_tries {
+                return Err(err);
+            }
+            self.wait_to_retry(err, before, deadline).await?;
+        }
+    }
+
+    /// Waits until a retry may succeed: the session connected, and after an
+    /// expiry a newer one. Returns `err` if the deadline comes first.
+    async fn wait_to_retry(&self, err: Error, before: Status, deadline: Option<Instant>) -> Result<()> {
+        let expired = matches!(err, Error::SessionExpired { .. });
+        let mut status = self.subscribe();
+        let ready = status.wait_for(|s| {
+            s.state == SessionState::Closed
+                || (s.state == SessionState::Connected && (!expired || s.generation > before.generation))
+        });
+        let waited = match deadline {
+            Some(deadline) => tokio::time::timeout_at(deadline, ready).await.ok().map(|s| s.map(|s| *s)),
+            None => Some(ready.await.map(|s| *s)),
+        };
+        match waited {
+            Some(Ok(s)) if s.state == SessionState::Connected => Ok(()),
+            Some(_) => Err(Error::Closed),
+            None => Err(err),
+        }
+    }
+
+    /// [`Session::retry`] for a blocking `attempt` (the bindings' calls):
+    /// the waits between attempts block the calling thread.
+    pub fn retry_blocking<T>(&self, policy: Retry, mut attempt: impl FnMut() -> Result<T>) -> Result<T> {
+        policy.check()?;
+        let deadline = policy.deadline.and_then(|d| Instant::now().checked_add(d));
+        let mut tries = 0;
+        loop {
+            tries += 1;
+            let before = self.status();
+            let err = match attempt() {
+                Err(err) if err.is_retryable() => err,
+                other => return other,
+            };
+            if tries >= policy.max_tries {
+                return Err(err);
+            }
+            runtime::block_on(self.wait_to_retry(err, before, deadline))?;
+        }
+    }
+
+    pub fn exists_blocking(&self, path: &str) -> Result<Option<Stat>> {
+        runtime::block_on(self.exists(path))
+    }
+
+    pub fn get_blocking(&self, path: &str) -> Result<(Vec<u8>, Stat)> {
+        runtime::block_on(self.get(path))
+    }
+
+    pub fn set_blocking(&self, path: &str, data: &[u8], version: Option<i32>) -> Result<Stat> {
+        runtime::block_on(self.set(path, data, version))
+    }
+
+    pub fn create_blocking(&self, path: &str, data: &[u8], options: &Create) -> Result<(String, Stat)> {
+        runtime::block_on(self.create(path, data, options))
+    }
+
+    pub fn delete_blocking(&self, path: &str, version: Option<i32>, recursive: bool) -> Result<()> {
+        runtime::block_on(self.delete(path, version, recursive))
+    }
+
+    pub fn children_blocking(&self, path: &str) -> Result<Vec<String>> {
+        runtime::block_on(self.children(path))
+    }
+
+    pub fn children_and_stat_blocking(&self, path: &str) -> Result<(Vec<String>, Stat)> {
+        runtime::block_on(self.children_and_stat(path))
+    }
+
+    pub fn ensure_path_blocking(&self, path: &str, acls: Option<&[Acl]>) -> Result<()> {
+        runtime::block_on(self.ensure_path(path, acls))
+    }
+
+    pub fn sync_blocking(&self, path: &str) -> Result<()> {
+        runtime::block_on(self.sync(path))
+    }
+}
+
+impl crate::Lock {
+    /// A transaction that commits only while this handle holds the lock
+    /// ([`Transaction::fenced_by`]); [`Error::NotHeld`] if it holds nothing.
+    ///
+    /// ```
+    /// use zoolock::{Acquire, Create, Holder, Lock, Session, SessionOptions};
+    /// # fn main() -> zoolock::Result<()> {
+    /// # let connect = zk_harness::shared().connect_string();
+    /// let session = Session::connect_blocking(SessionOptions::new(connect))?;
+    /// # let path = format!("/zoolock-doc{}", zk_harness::unique_path("fenced"));
+    /// let lock = Lock::mutex(&session, &format!("{path}/lock"))?;
+    /// session.ensure_path_blocking(&format!("{path}/state"), None)?;
+    /// assert!(lock.acquire_blocking(Acquire::default())?);
+    /// // Written only if the lock is still ours when the write reaches the server.
+    /// lock.fenced()?.set(&format!("{path}/state"), b"v2", None).commit_blocking()?;
+    /// lock.release_blocking()?;
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn fenced(&self) -> Result<Transaction> {
+        self.session().transaction().fenced_by(self)
+    }
+}
+
+impl crate::Semaphore {
+    /// A transaction that commits only while this handle holds its lease
+    /// ([`Transaction::fenced_by`]); [`Error::NotHeld`] if it holds none.
+    pub fn fenced(&self) -> Result<Transaction> {
+        self.session().transaction().fenced_by(self)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn arguments_are_checked_before_any_request() {
+        assert_eq!(check_version(None).unwrap(), None);
+        assert_eq!(check_version(Some(-1)).unwrap(), None);
+        assert_eq!(check_version(Some(3)).unwrap(), Some(3));
+        assert!(matches!(check_version(Some(-2)), Err(Error::InvalidArgument(_))));
+        assert!(check_create_path("/queue/", true).is_ok());
+        assert!(matches!(check_create_path("/queue/", false), Err(Error::InvalidPath { .. })));
+        assert!(matches!(check_create_path("/", false), Err(Error::InvalidPath { .. })));
+        assert!(matches!(check_create_path("//", true), Err(Error::InvalidPath { .. })));
+        assert!(matches!(check_data(&vec![0; MAX_IDENTIFIER_BYTES + 1]), Err(Error::InvalidArgument(_))));
+        assert_eq!(parent_of("/a"), "/");
+        assert_eq!(parent_of("/a/b"), "/a");
+    }
+}

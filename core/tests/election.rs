@@ -1,0 +1,110 @@
+//! Leader election on the core's lock: one leader at a time, handoff on
+//! resign, drop and expiry, cancel, contenders, fenced writes of a term.
+
+mod common;
+
+use std::time::Duration;
+
+use common::*;
+use zoolock::{Create, Election, Error, LockState, LostReason};
+
+async fn inject<T: Send + 'static>(fault: impl FnOnce() -> T + Send + 'static) -> T {
+    tokio::task::spawn_blocking(fault).await.unwrap()
+}
+
+fn spawn_lead(election: &Election) -> tokio::task::JoinHandle<zoolock::Result<zoolock::Leadership>> {
+    let election = election.clone();
+    tokio::spawn(async move { election.lead().await })
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn leadership_passes_to_the_next_candidate_when_the_leader_resigns() {
+    let connect = shared_server();
+    let raw = raw(&connect).await;
+    let path = unique_path("election");
+    let (a, b) = (session(&connect).await, session(&connect).await);
+    let first = Election::new(&a, &path, "a").unwrap();
+    let second = Election::new(&b, &path, "b").unwrap();
+    let leading = first.lead().await.unwrap();
+    assert!(leading.is_leader());
+    let pending = spawn_lead(&second);
+    queued(&raw, &path, 2).await;
+    assert_eq!(second.contenders().await.unwrap(), ["a", "b"]);
+    assert!(!pending.is_finished());
+
+    let token = leading.fencing_token();
+    assert!(leading.resign().await.unwrap());
+    let next = pending.await.unwrap().unwrap();
+    assert!(next.is_leader());
+    assert!(next.fencing_token() > token, "a later term has a greater token");
+    assert_eq!(first.contenders().await.unwrap(), ["b"]);
+    // Dropping the term resigns too.
+    let again = spawn_lead(&first);
+    queued(&raw, &path, 2).await;
+    drop(next);
+    let third = again.await.unwrap().unwrap();
+    assert!(third.fencing_token() > token);
+    third.resign().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn cancel_withdraws_a_waiting_candidate() {
+    let connect = shared_server();
+    let raw = raw(&connect).await;
+    let path = unique_path("election-cancel");
+    let (a, b) = (session(&connect).await, session(&connect).await);
+    let leader = Election::new(&a, &path, "leader").unwrap();
+    let term = leader.lead().await.unwrap();
+    let candidate = Election::new(&b, &path, "candidate").unwrap();
+    let pending = spawn_lead(&candidate);
+    queued(&raw, &path, 2).await;
+    candidate.cancel();
+    assert!(matches!(pending.await.unwrap(), Err(Error::Cancelled { .. })));
+    assert_eq!(leader.contenders().await.unwrap(), ["leader"]);
+    term.resign().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_leader_whose_session_expired_learns_its_term_is_over_and_cannot_write() {
+    let connect = shared_server();
+    let path = unique_path("election-expiry");
+    let (a, b) = (session(&connect).await, session(&connect).await);
+    let state = format!("{path}-state");
+    b.create(&state, b"", &Create::default().makepath()).await.unwrap();
+    let first = Election::new(&a, &path, "a").unwrap();
+    let term = first.lead().await.unwrap();
+    let write = term.fenced().unwrap().set(&state, b"a", None);
+    let pending = spawn_lead(&Election::new(&b, &path, "b").unwrap());
+
+    let mut states = term.subscribe();
+    let id = a.status().session_id;
+    inject(move || zk_harness::shared().expire(id).unwrap()).await;
+    tokio::time::timeout(Duration::from_secs(20), states.wait_for(|s| matches!(s, LockState::Lost(_))))
+        .await
+        .expect("told of the loss")
+        .unwrap();
+    assert_eq!(term.state(), LockState::Lost(LostReason::SessionExpired));
+    assert!(!term.is_leader());
+    let next = pending.await.unwrap().unwrap();
+    assert!(matches!(write.commit().await, Err(Error::NotHeld { .. })));
+    assert!(matches!(term.fenced(), Err(Error::NotHeld { .. })));
+    next.fenced().unwrap().set(&state, b"b", None).commit().await.unwrap();
+    assert_eq!(b.get(&state).await.unwrap().0, b"b");
+    assert!(!term.resign().await.unwrap(), "nothing to resign");
+    next.resign().await.unwrap();
+}
+
+#[test]
+fn run_leads_calls_and_resigns_as_kazoo_s_does() {
+    let session = zoolock::Session::connect_blocking(
+        zoolock::SessionOptions::new(shared_server()).session_timeout(SESSION_TIMEOUT),
+    )
+    .unwrap();
+    let path = unique_path("election-run");
+    let election = Election::new(&session, &path, "runner").unwrap();
+    let led = election.run_blocking(|term| (term.is_leader(), election.contenders_blocking().unwrap())).unwrap();
+    assert_eq!(led, Some((true, vec!["runner".to_string()])));
+    assert!(election.contenders_blocking().unwrap().is_empty(), "resigned after the call");
+    assert!(matches!(Election::new(&session, "relative", "x"), Err(Error::InvalidPath { .. })));
+    session.close_blocking();
+}

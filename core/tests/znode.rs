@@ -1,0 +1,308 @@
+//! The znode API on the session (kazoo's `get`, `set`, `create`, …) against
+//! a real server: each operation, each error kind it names, bad input,
+//! transactions, retry, and the chroot created on first need.
+
+mod common;
+
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::Arc;
+
+use common::*;
+use zk_harness::{Op, Select};
+use zoolock::{
+    Acl, Acquire, AuthId, Create, Error, Holder, Lock, OpResult, Permission, Retry, Session, SessionOptions,
+};
+
+async fn inject<T: Send + 'static>(fault: impl FnOnce() -> T + Send + 'static) -> T {
+    tokio::task::spawn_blocking(fault).await.unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn each_operation_does_what_kazoo_s_does() {
+    let session = session(&shared_server()).await;
+    let base = unique_path("ops");
+    session.ensure_path(&base, None).await.unwrap();
+    session.ensure_path(&base, None).await.unwrap(); // already there: fine
+
+    let node = format!("{base}/config");
+    assert_eq!(session.exists(&node).await.unwrap(), None);
+    let (created, stat) = session.create(&node, b"v1", &Create::default()).await.unwrap();
+    assert_eq!(created, node);
+    assert_eq!((stat.version, stat.data_length, stat.ephemeral_owner), (0, 2, 0));
+    let (data, read) = session.get(&node).await.unwrap();
+    assert_eq!((data.as_slice(), read), (&b"v1"[..], stat));
+    assert_eq!(session.exists(&node).await.unwrap(), Some(stat));
+
+    let after = session.set(&node, b"v2", Some(0)).await.unwrap();
+    assert_eq!(after.version, 1);
+    assert!(after.mzxid > stat.mzxid);
+    let any = session.set(&node, b"v3", None).await.unwrap();
+    assert_eq!(any.version, 2);
+    assert_eq!(session.get(&node).await.unwrap().0, b"v3");
+
+    // Sequential, ephemeral, and a trailing '/' for a sequential name.
+    let queue = format!("{base}/queue");
+    let (first, _) =
+        session.create(&format!("{queue}/item-"), b"", &Create::default().makepath().sequence()).await.unwrap();
+    assert_eq!(first, format!("{queue}/item-0000000000"));
+    let (second, _) = session.create(&format!("{queue}/"), b"", &Create::default().sequence()).await.unwrap();
+    assert_eq!(second, format!("{queue}/0000000001"));
+    let (ephemeral, stat) = session.create(&format!("{base}/me"), b"", &Create::default().ephemeral()).await.unwrap();
+    assert_eq!(stat.ephemeral_owner, session.status().session_id);
+
+    let mut children = session.children(&queue).await.unwrap();
+    children.sort();
+    assert_eq!(children, ["0000000001", "item-0000000000"]);
+    let (listed, parent) = session.children_and_stat(&base).await.unwrap();
+    assert_eq!(listed.len(), 3);
+    assert_eq!(parent.num_children, 3);
+
+    session.sync(&base).await.unwrap();
+    session.delete(&ephemeral, Some(0), false).await.unwrap();
+    assert_eq!(session.exists(&ephemeral).await.unwrap(), None);
+    session.delete(&base, None, true).await.unwrap();
+    assert_eq!(session.exists(&base).await.unwrap(), None);
+    // A recursive delete of what is gone already is no error (kazoo's).
+    session.delete(&base, None, true).await.unwrap();
+    // The root lists, and reads of /zookeeper are allowed.
+    assert!(session.children("/").await.unwrap().contains(&"zookeeper".to_string()));
+    session.exists("/zookeeper").await.unwrap().expect("the server's own tree");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn each_refusal_has_its_own_kind() {
+    let session = session(&shared_server()).await;
+    let base = unique_path("kinds");
+    let node = format!("{base}/node");
+
+    let err = session.get(&node).await.unwrap_err();
+    assert_eq!(err, Error::NoNode { action: "read", path: node.clone() });
+    // No parent and no makepath.
+    assert!(matches!(session.create(&node, b"", &Create::default()).await, Err(Error::NoNode { .. })));
+    session.create(&node, b"", &Create::default().makepath()).await.unwrap();
+    assert_eq!(
+        session.create(&node, b"", &Create::default()).await.unwrap_err(),
+        Error::NodeExists { action: "create", path: node.clone() }
+    );
+    assert_eq!(
+        session.set(&node, b"x", Some(7)).await.unwrap_err(),
+        Error::BadVersion { action: "set", path: node.clone() }
+    );
+    assert_eq!(
+        session.delete(&node, Some(7), false).await.unwrap_err(),
+        Error::BadVersion { action: "delete", path: node.clone() }
+    );
+    assert_eq!(
+        session.delete(&base, None, false).await.unwrap_err(),
+        Error::NotEmpty { action: "delete", path: base.clone() }
+    );
+    assert!(matches!(session.set(&format!("{base}/none"), b"", None).await, Err(Error::NoNode { action: "set", .. })));
+    assert!(matches!(session.delete(&format!("{base}/none"), None, false).await, Err(Error::NoNode { .. })));
+    assert!(matches!(session.children(&format!("{base}/none")).await, Err(Error::NoNode { action: "list", .. })));
+
+    // An ACL that lets nobody but its creator in: another session gets NoAuth.
+    let guarded = format!("{base}/guarded");
+    let owner = Session::connect(SessionOptions::new(shared_server()).digest_auth("owner", "pw")).await.unwrap();
+    let creator_only = vec![Acl::new(Permission::ALL, AuthId::authed())];
+    owner.create(&guarded, b"secret", &Create::default().acls(creator_only)).await.unwrap();
+    assert!(matches!(session.get(&guarded).await, Err(Error::NoAuth { .. })));
+    assert_eq!(owner.get(&guarded).await.unwrap().0, b"secret");
+    // A recursive delete needs to list it too.
+    assert!(matches!(session.delete(&base, None, true).await, Err(Error::NoAuth { action: "list", .. })));
+    owner.delete(&guarded, None, false).await.unwrap();
+    owner.close().await;
+    session.delete(&base, None, true).await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn bad_input_is_a_typed_error_before_any_request() {
+    let session = session(&shared_server()).await;
+    for path in ["relative", "/trailing/", "/a//b", "/a/../b", ""] {
+        assert!(matches!(session.get(path).await, Err(Error::InvalidPath { .. })), "{path:?}");
+        assert!(
+            matches!(session.create(path, b"", &Create::default()).await, Err(Error::InvalidPath { .. })),
+            "{path:?}"
+        );
+    }
+    assert!(matches!(session.create("/", b"", &Create::default()).await, Err(Error::InvalidPath { .. })));
+    assert!(matches!(session.delete("/", None, false).await, Err(Error::InvalidPath { .. })));
+    assert!(matches!(session.set("/x", b"", Some(-2)).await, Err(Error::InvalidArgument(_))));
+    assert!(matches!(session.delete("/x", Some(-5), false).await, Err(Error::InvalidArgument(_))));
+    let big = vec![0u8; zoolock::MAX_IDENTIFIER_BYTES + 1];
+    assert!(matches!(session.set("/x", &big, None).await, Err(Error::InvalidArgument(_))));
+    let none = Create::default().acls(Vec::new());
+    assert!(matches!(session.create("/x", b"", &none).await, Err(Error::InvalidArgument(_))));
+    assert!(matches!(
+        session.retry(Retry { max_tries: 0, deadline: None }, || async { Ok(()) }).await,
+        Err(Error::InvalidArgument(_))
+    ));
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_transaction_commits_every_write_or_none() {
+    let session = session(&shared_server()).await;
+    let base = unique_path("multi");
+    session.ensure_path(&base, None).await.unwrap();
+    let (a, b) = (format!("{base}/a"), format!("{base}/b"));
+    session.create(&a, b"1", &Create::default()).await.unwrap();
+
+    let results = session
+        .transaction()
+        .check(&a, Some(0))
+        .set(&a, b"2", Some(0))
+        .create(&format!("{base}/s-"), b"", Create::default().sequence())
+        .create(&b, b"", Create::default())
+        .delete(&b, None)
+        .commit()
+        .await
+        .unwrap();
+    assert_eq!(results.len(), 5);
+    assert_eq!(results[0], OpResult::Checked);
+    assert!(matches!(results[1], OpResult::Set(stat) if stat.version == 1));
+    assert!(matches!(&results[2], OpResult::Created { path, .. } if *path == format!("{base}/s-0000000001")));
+    assert_eq!(results[4], OpResult::Deleted);
+
+    // The second write fails: the first is not made either, and the error names the one that failed.
+    let failed = session.transaction().set(&a, b"3", None).create(&a, b"", Create::default()).commit().await;
+    assert_eq!(failed.unwrap_err(), Error::NodeExists { action: "create", path: a.clone() });
+    assert_eq!(session.get(&a).await.unwrap().0, b"2");
+    // Which one failed, by index, for bindings that report each (kazoo's results list).
+    let failed = session.transaction().set(&a, b"3", None).set(&a, b"3", Some(0)).commit_indexed().await;
+    assert_eq!(failed.unwrap_err(), (Some(1), Error::BadVersion { action: "set", path: a.clone() }));
+    let bad =
+        session.transaction().set(&a, b"3", None).set(&a, b"3", Some(-9)).set("x", b"", None).commit_indexed().await;
+    assert!(matches!(bad.unwrap_err(), (Some(1), Error::InvalidArgument(_))));
+    let stale = session.transaction().check(&a, Some(0)).set(&a, b"4", None).commit().await;
+    assert_eq!(stale.unwrap_err(), Error::BadVersion { action: "check", path: a.clone() });
+    assert_eq!(session.get(&a).await.unwrap().0, b"2");
+
+    // Bad input is refused at commit, before anything is sent.
+    let bad = session.transaction().set(&a, b"5", None).delete("relative", None).commit().await;
+    assert!(matches!(bad, Err(Error::InvalidPath { .. })));
+    let makepath =
+        session.transaction().create(&format!("{base}/x/y"), b"", Create::default().makepath()).commit().await;
+    assert!(matches!(makepath, Err(Error::InvalidArgument(_))));
+    assert_eq!(session.get(&a).await.unwrap().0, b"2");
+    assert!(session.transaction().commit().await.unwrap().is_empty());
+    session.delete(&base, None, true).await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn retry_tries_again_after_a_connection_loss_and_not_after_other_errors() {
+    let session = session(&shared_server()).await;
+    let node = unique_path("retry");
+    session.create(&node, b"data", &Create::default().makepath()).await.unwrap();
+    let id = session.status().session_id;
+    // The server answers the read, the reply is dropped and the connection reset.
+    let reads = Select::session(id).op(Op::GetData).path(node.clone());
+    let fault = inject(move || zk_harness::shared().drop_reply(reads).unwrap()).await;
+
+    let tries = Arc::new(AtomicU32::new(0));
+    let attempt = || {
+        tries.fetch_add(1, Ordering::SeqCst);
+        session.get(&node)
+    };
+    let (data, _) = session.retry(Retry::default(), attempt).await.unwrap();
+    assert_eq!(data, b"data");
+    assert_eq!(tries.load(Ordering::SeqCst), 2, "one connection loss, one retry");
+    inject(move || zk_harness::shared().disarm(fault).unwrap()).await;
+
+    // Without retry, the same fault is the caller's ConnectionLoss.
+    let reads = Select::session(id).op(Op::GetData).path(node.clone());
+    inject(move || zk_harness::shared().drop_reply(reads).unwrap()).await;
+    assert!(matches!(session.get(&node).await, Err(Error::ConnectionLoss(_))));
+
+    tries.store(0, Ordering::SeqCst);
+    let missing = format!("{node}/missing");
+    let attempt = || {
+        tries.fetch_add(1, Ordering::SeqCst);
+        session.get(&missing)
+    };
+    assert!(matches!(session.retry(Retry::default(), attempt).await, Err(Error::NoNode { .. })));
+    assert_eq!(tries.load(Ordering::SeqCst), 1, "NoNode is not retried");
+    session.delete(&node, None, true).await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn calls_go_on_after_the_session_expired() {
+    let session = session(&shared_server()).await;
+    let node = unique_path("after-expiry");
+    session.create(&node, b"kept", &Create::default().makepath()).await.unwrap();
+    let id = session.status().session_id;
+    inject(move || zk_harness::shared().expire(id).unwrap()).await;
+    // The first call may meet the dead session; a retry meets the new one.
+    let (data, _) = session.retry(Retry::default(), || session.get(&node)).await.unwrap();
+    assert_eq!(data, b"kept");
+    assert_ne!(session.status().session_id, id);
+    session.delete(&node, None, false).await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_missing_chroot_is_refused_or_created_on_first_need() {
+    let connect = shared_server();
+    let chroot = unique_path("chroot");
+    let under = format!("{connect}{chroot}");
+    let refused = Session::connect(SessionOptions::new(&under).session_timeout(SESSION_TIMEOUT)).await;
+    assert_eq!(refused.unwrap_err(), Error::NoChroot(chroot.clone()));
+
+    let options = SessionOptions::new(&under).session_timeout(SESSION_TIMEOUT).create_chroot(true);
+    let session = Session::connect(options.clone()).await.unwrap();
+    let outside = common::session(&connect).await;
+    assert_eq!(outside.exists(&chroot).await.unwrap(), None, "nothing written before the first need");
+    // A plain create does not make parents, as in kazoo.
+    assert!(matches!(session.create("/a", b"", &Create::default()).await, Err(Error::NoNode { .. })));
+    session.ensure_path("/a/b", None).await.unwrap();
+    assert!(outside.exists(&format!("{chroot}/a/b")).await.unwrap().is_some());
+
+    // A lock's acquire creates a missing chroot too.
+    outside.delete(&chroot, None, true).await.unwrap();
+    let lock = Lock::mutex(&session, "/locks/x").unwrap();
+    assert!(lock.acquire(Acquire::default()).await.unwrap());
+    assert_eq!(outside.children(&format!("{chroot}/locks/x")).await.unwrap().len(), 1);
+    lock.release().await.unwrap();
+    // And create with makepath, also of a top-level node.
+    for node in ["/c/d", "/top"] {
+        outside.delete(&chroot, None, true).await.unwrap();
+        let (path, _) = session.create(node, b"", &Create::default().makepath()).await.unwrap();
+        assert_eq!(path, node);
+    }
+    outside.delete(&chroot, None, true).await.unwrap();
+    session.ensure_path("/", None).await.unwrap();
+    assert!(outside.exists(&chroot).await.unwrap().is_some());
+    session.close().await;
+
+    // Without the option, a chroot deleted after connect is NoNode, at once.
+    outside.ensure_path(&chroot, None).await.unwrap();
+    let strict = Session::connect(SessionOptions::new(&under).session_timeout(SESSION_TIMEOUT)).await.unwrap();
+    outside.delete(&chroot, None, true).await.unwrap();
+    for node in ["/top", "/c/d"] {
+        let made = strict.create(node, b"", &Create::default().makepath()).await;
+        assert!(matches!(made, Err(Error::NoNode { .. })), "{made:?}");
+    }
+    assert!(matches!(strict.ensure_path("/a", None).await, Err(Error::NoNode { .. })));
+    assert!(matches!(Lock::mutex(&strict, "/l").unwrap().acquire(Acquire::no_wait()).await, Err(Error::NoNode { .. })));
+    assert_eq!(outside.exists(&chroot).await.unwrap(), None);
+    strict.close().await;
+}
+
+#[test]
+fn the_blocking_forms_work_without_a_runtime() {
+    let session =
+        Session::connect_blocking(SessionOptions::new(shared_server()).session_timeout(SESSION_TIMEOUT)).unwrap();
+    let node = unique_path("blocking");
+    session.ensure_path_blocking(&node, None).unwrap();
+    session.set_blocking(&node, b"x", None).unwrap();
+    assert_eq!(session.get_blocking(&node).unwrap().0, b"x");
+    assert!(session.exists_blocking(&node).unwrap().is_some());
+    assert!(session.children_blocking(&node).unwrap().is_empty());
+    let tries = AtomicU32::new(0);
+    let read = session.retry_blocking(Retry::default(), || {
+        tries.fetch_add(1, Ordering::SeqCst);
+        session.get_blocking(&format!("{node}/none"))
+    });
+    assert!(matches!(read, Err(Error::NoNode { .. })));
+    assert_eq!(tries.load(Ordering::SeqCst), 1);
+    session.transaction().set(&node, b"y", Some(1)).commit_blocking().unwrap();
+    session.delete_blocking(&node, None, false).unwrap();
+    session.close_blocking();
+}
