@@ -35,6 +35,7 @@ pub struct Election {
 }
 
 impl Election {
+    /// An election at `path`; `identifier` is the node data `contenders()` shows. Nothing is sent before [`Election::lead`].
     pub fn new(session: &Session, path: &str, identifier: impl Into<Vec<u8>>) -> Result<Election> {
         let config = LockConfig { identifier: identifier.into(), ..LockConfig::default() };
         Ok(Election { lock: Lock::new(session, path, Kind::Mutex, config)? })
@@ -54,6 +55,7 @@ impl Election {
         Ok(Leadership { lock: self.lock.clone(), node, token, resigned: false })
     }
 
+    /// [`Election::lead`] for callers without an async runtime.
     pub fn lead_blocking(&self) -> Result<Leadership> {
         runtime::block_on(self.lead())
     }
@@ -82,10 +84,12 @@ impl Election {
         self.lock.queue().await
     }
 
+    /// [`Election::contenders`] for callers without an async runtime.
     pub fn contenders_blocking(&self) -> Result<Vec<String>> {
         runtime::block_on(self.contenders())
     }
 
+    /// The election path.
     pub fn path(&self) -> &str {
         self.lock.path()
     }
@@ -138,6 +142,7 @@ impl Leadership {
         }
     }
 
+    /// Whether this term lasts: held, not suspended or lost.
     pub fn is_leader(&self) -> bool {
         self.state() == LockState::Held
     }
@@ -166,6 +171,7 @@ impl Leadership {
         self.lock.release().await
     }
 
+    /// [`Leadership::resign`] for callers without an async runtime.
     pub fn resign_blocking(self) -> Result<bool> {
         runtime::block_on(self.resign())
     }

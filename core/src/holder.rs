@@ -247,6 +247,29 @@ pub trait Holder: sealed::Recipe + Send + Sync {
         self.state_of().token()
     }
 
+    /// A transaction that commits only while this handle holds
+    /// ([`Transaction::fenced_by`](crate::Transaction::fenced_by)):
+    /// [`Error::NotHeld`] if it holds nothing.
+    ///
+    /// ```
+    /// use zoolock::{Acquire, Create, Holder, Lock, Session, SessionOptions};
+    /// # fn main() -> zoolock::Result<()> {
+    /// # let connect = zk_harness::shared().connect_string();
+    /// let session = Session::connect_blocking(SessionOptions::new(connect))?;
+    /// # let path = format!("/zoolock-doc{}", zk_harness::unique_path("fenced"));
+    /// let lock = Lock::mutex(&session, &format!("{path}/lock"))?;
+    /// session.ensure_path_blocking(&format!("{path}/state"), None)?;
+    /// assert!(lock.acquire_blocking(Acquire::default())?);
+    /// // Written only if the lock is still ours when the write reaches the server.
+    /// lock.fenced()?.set(&format!("{path}/state"), b"v2", None).commit_blocking()?;
+    /// lock.release_blocking()?;
+    /// # Ok(())
+    /// # }
+    /// ```
+    fn fenced(&self) -> Result<crate::Transaction> {
+        self.session().transaction().fenced_on(self.state_of())
+    }
+
     /// The lock path (a semaphore's pool node).
     fn path(&self) -> &str {
         &self.state_of().path

@@ -23,7 +23,9 @@ use crate::znode::Stat;
 /// What happened to a watched node (kazoo's `WatchedEvent.type`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum WatchEventKind {
+    /// The node was created.
     Created,
+    /// The node was deleted.
     Deleted,
     /// Its data changed.
     Changed,
@@ -35,7 +37,9 @@ pub enum WatchEventKind {
 /// after the session was replaced.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct WatchEvent {
+    /// What happened.
     pub kind: WatchEventKind,
+    /// The node it happened to.
     pub path: String,
 }
 
@@ -179,6 +183,7 @@ impl DataWatch {
         Ok(DataWatch { flag, path: path.to_owned() })
     }
 
+    /// [`DataWatch::start`] for callers without an async runtime.
     pub fn start_blocking(
         session: &Session,
         path: &str,
@@ -198,6 +203,7 @@ impl DataWatch {
         self.flag.is_stopped()
     }
 
+    /// The watched path.
     pub fn path(&self) -> &str {
         &self.path
     }
@@ -275,6 +281,7 @@ pub struct ChildrenWatch {
 }
 
 impl ChildrenWatch {
+    /// Starts watching the children of `path`: `callback` gets the list at once, then after each change, until it returns false or the watch is stopped or dropped. A missing node is [`Error::NoNode`](crate::Error::NoNode).
     pub async fn start(
         session: &Session,
         path: &str,
@@ -289,6 +296,7 @@ impl ChildrenWatch {
         Ok(ChildrenWatch { flag, path: path.to_owned() })
     }
 
+    /// [`ChildrenWatch::start`] for callers without an async runtime.
     pub fn start_blocking(
         session: &Session,
         path: &str,
@@ -297,6 +305,7 @@ impl ChildrenWatch {
         runtime::block_on(ChildrenWatch::start(session, path, callback))
     }
 
+    /// Stops the watch; the callback is not called again.
     pub fn stop(&self) {
         self.flag.stop()
     }
@@ -306,6 +315,7 @@ impl ChildrenWatch {
         self.flag.is_stopped()
     }
 
+    /// The watched path.
     pub fn path(&self) -> &str {
         &self.path
     }

@@ -10,7 +10,7 @@ use tokio::time::{timeout, Instant};
 use zookeeper_client as zk;
 
 use crate::error::{Error, Result};
-use crate::holder::Holder;
+use crate::holder::{Holder, HolderState};
 use crate::options::{validate_node_path, ConnectString, MAX_IDENTIFIER_BYTES};
 use crate::runtime;
 use crate::session::{Live, Session, SessionState, Status};
@@ -37,7 +37,9 @@ pub struct Stat {
     pub aversion: i32,
     /// The session owning an ephemeral node; 0 for a persistent one.
     pub ephemeral_owner: i64,
+    /// The length of its data.
     pub data_length: i32,
+    /// How many children it has.
     pub num_children: i32,
 }
 
@@ -74,18 +76,22 @@ pub struct Create {
 }
 
 impl Create {
+    /// An ephemeral node: gone with the session.
     pub fn ephemeral(self) -> Create {
         Create { ephemeral: true, ..self }
     }
 
+    /// A sequential node: the server appends a 10-digit counter.
     pub fn sequence(self) -> Create {
         Create { sequence: true, ..self }
     }
 
+    /// Creates missing ancestors (empty, persistent) too.
     pub fn makepath(self) -> Create {
         Create { makepath: true, ..self }
     }
 
+    /// The node's ACL (the session's default otherwise).
     pub fn acls(self, acls: Vec<Acl>) -> Create {
         Create { acls: Some(acls), ..self }
     }
@@ -189,13 +195,18 @@ pub(crate) async fn make_dirs(
 /// What one operation of a [`Transaction`] did.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum OpResult {
+    /// A check held.
     Checked,
     /// The path created (with its sequence number, if sequential) and its stat.
     Created {
+        /// The path created.
         path: String,
+        /// Its stat.
         stat: Stat,
     },
+    /// The data was set; the new stat.
     Set(Stat),
+    /// The node was deleted.
     Deleted,
 }
 
@@ -266,12 +277,14 @@ impl Transaction {
         self.keep(checked, || Op::Create { path: path.to_owned(), data: data.to_vec(), options })
     }
 
+    /// Sets a node's data, if at `version` when given.
     pub fn set(self, path: &str, data: &[u8], version: Option<i32>) -> Transaction {
         let checked = validate_node_path(path).and(check_data(data)).and(check_version(version));
         let version = checked.as_ref().ok().copied().flatten();
         self.keep(checked.map(drop), || Op::Set { path: path.to_owned(), data: data.to_vec(), version })
     }
 
+    /// Deletes a node, if at `version` when given.
     pub fn delete(self, path: &str, version: Option<i32>) -> Transaction {
         let checked = validate_node_path(path).and(check_version(version));
         let version = checked.as_ref().ok().copied().flatten();
@@ -289,8 +302,12 @@ impl Transaction {
     /// node there is this hold's node. An operator who re-creates it by hand
     /// defeats the fence; the hold itself sees the deletion and ends as
     /// [`LostReason::NodeDeleted`](crate::LostReason::NodeDeleted).
-    pub fn fenced_by(mut self, holder: &dyn Holder) -> Result<Transaction> {
-        let state = holder.state_of();
+    pub fn fenced_by(self, holder: &dyn Holder) -> Result<Transaction> {
+        self.fenced_on(holder.state_of())
+    }
+
+    /// [`Transaction::fenced_by`] the holder whose state this is.
+    pub(crate) fn fenced_on(mut self, state: &HolderState) -> Result<Transaction> {
         let node = state.node().ok_or_else(|| Error::NotHeld { path: state.path.clone() })?;
         self.fence = Some((state.path.clone(), node));
         Ok(self)
@@ -330,10 +347,12 @@ impl Transaction {
         timeout(bound, commit).await.unwrap_or(Err((None, Error::ConnectionLoss(bound))))
     }
 
+    /// [`Transaction::commit`] for callers without an async runtime.
     pub fn commit_blocking(self) -> Result<Vec<OpResult>> {
         runtime::block_on(self.commit())
     }
 
+    /// [`Transaction::commit_indexed`] for callers without an async runtime.
     pub fn commit_indexed_blocking(self) -> Result<Vec<OpResult>, (Option<usize>, Error)> {
         runtime::block_on(self.commit_indexed())
     }
@@ -707,72 +726,49 @@ impl Session {
         }
     }
 
+    /// [`Session::exists`] for callers without an async runtime.
     pub fn exists_blocking(&self, path: &str) -> Result<Option<Stat>> {
         runtime::block_on(self.exists(path))
     }
 
+    /// [`Session::get`] for callers without an async runtime.
     pub fn get_blocking(&self, path: &str) -> Result<(Vec<u8>, Stat)> {
         runtime::block_on(self.get(path))
     }
 
+    /// [`Session::set`] for callers without an async runtime.
     pub fn set_blocking(&self, path: &str, data: &[u8], version: Option<i32>) -> Result<Stat> {
         runtime::block_on(self.set(path, data, version))
     }
 
+    /// [`Session::create`] for callers without an async runtime.
     pub fn create_blocking(&self, path: &str, data: &[u8], options: &Create) -> Result<(String, Stat)> {
         runtime::block_on(self.create(path, data, options))
     }
 
+    /// [`Session::delete`] for callers without an async runtime.
     pub fn delete_blocking(&self, path: &str, version: Option<i32>, recursive: bool) -> Result<()> {
         runtime::block_on(self.delete(path, version, recursive))
     }
 
+    /// [`Session::children`] for callers without an async runtime.
     pub fn children_blocking(&self, path: &str) -> Result<Vec<String>> {
         runtime::block_on(self.children(path))
     }
 
+    /// [`Session::children_and_stat`] for callers without an async runtime.
     pub fn children_and_stat_blocking(&self, path: &str) -> Result<(Vec<String>, Stat)> {
         runtime::block_on(self.children_and_stat(path))
     }
 
+    /// [`Session::ensure_path`] for callers without an async runtime.
     pub fn ensure_path_blocking(&self, path: &str, acls: Option<&[Acl]>) -> Result<()> {
         runtime::block_on(self.ensure_path(path, acls))
     }
 
+    /// [`Session::sync`] for callers without an async runtime.
     pub fn sync_blocking(&self, path: &str) -> Result<()> {
         runtime::block_on(self.sync(path))
-    }
-}
-
-impl crate::Lock {
-    /// A transaction that commits only while this handle holds the lock
-    /// ([`Transaction::fenced_by`]); [`Error::NotHeld`] if it holds nothing.
-    ///
-    /// ```
-    /// use zoolock::{Acquire, Create, Holder, Lock, Session, SessionOptions};
-    /// # fn main() -> zoolock::Result<()> {
-    /// # let connect = zk_harness::shared().connect_string();
-    /// let session = Session::connect_blocking(SessionOptions::new(connect))?;
-    /// # let path = format!("/zoolock-doc{}", zk_harness::unique_path("fenced"));
-    /// let lock = Lock::mutex(&session, &format!("{path}/lock"))?;
-    /// session.ensure_path_blocking(&format!("{path}/state"), None)?;
-    /// assert!(lock.acquire_blocking(Acquire::default())?);
-    /// // Written only if the lock is still ours when the write reaches the server.
-    /// lock.fenced()?.set(&format!("{path}/state"), b"v2", None).commit_blocking()?;
-    /// lock.release_blocking()?;
-    /// # Ok(())
-    /// # }
-    /// ```
-    pub fn fenced(&self) -> Result<Transaction> {
-        self.session().transaction().fenced_by(self)
-    }
-}
-
-impl crate::Semaphore {
-    /// A transaction that commits only while this handle holds its lease
-    /// ([`Transaction::fenced_by`]); [`Error::NotHeld`] if it holds none.
-    pub fn fenced(&self) -> Result<Transaction> {
-        self.session().transaction().fenced_by(self)
     }
 }
 
