@@ -53,6 +53,7 @@ mod lock;
 pub mod naming;
 mod options;
 pub mod runtime;
+mod security;
 mod semaphore;
 mod session;
 
@@ -64,6 +65,7 @@ pub use options::{
     path_from_utf8, timeout_from_secs, validate_identifier, validate_path, SessionOptions, MAX_IDENTIFIER_BYTES,
     MAX_PATH_BYTES, MAX_SESSION_TIMEOUT,
 };
+pub use security::{Pem, SaslMechanism, SaslOptions, Secret, TlsOptions};
 pub use semaphore::Semaphore;
 pub use session::{Session, SessionState, Status};
 pub use zookeeper_client::{Acl, AuthId, Permission};

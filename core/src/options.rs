@@ -5,6 +5,7 @@ use std::time::Duration;
 use zookeeper_client::{Acl, AuthId, Permission};
 
 use crate::error::{Error, Result};
+use crate::security::{SaslOptions, TlsOptions};
 
 /// The most node data zoolock writes: ZooKeeper refuses packets over
 /// `jute.maxbuffer` (1 MiB by default), and the request needs some room.
@@ -40,7 +41,7 @@ pub const MAX_SESSION_TIMEOUT: Duration = Duration::from_millis(i32::MAX as u64)
 /// # Ok(())
 /// # }
 /// ```
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct SessionOptions {
     /// `host:port[,host:port…][/chroot]`.
     pub connect: String,
@@ -52,6 +53,28 @@ pub struct SessionOptions {
     pub auth: Vec<(String, Vec<u8>)>,
     /// ACL of every node zoolock creates; world-readable-writable by default.
     pub acls: Vec<Acl>,
+    /// TLS to every host (kazoo's `use_ssl=True`): the hosts' ports must be
+    /// their `secureClientPort`s. `None`: plaintext.
+    pub tls: Option<TlsOptions>,
+    /// SASL authentication on every connection (kazoo's `sasl_options`).
+    pub sasl: Option<SaslOptions>,
+}
+
+/// Credentials show as their scheme only: Debug output reaches logs and
+/// the bindings' `repr()` / `ToString()`.
+impl std::fmt::Debug for SessionOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let auth: Vec<String> = self.auth.iter().map(|(scheme, _)| format!("{scheme}:<redacted>")).collect();
+        f.debug_struct("SessionOptions")
+            .field("connect", &self.connect)
+            .field("session_timeout", &self.session_timeout)
+            .field("connect_timeout", &self.connect_timeout)
+            .field("auth", &auth)
+            .field("acls", &self.acls)
+            .field("tls", &self.tls)
+            .field("sasl", &self.sasl)
+            .finish()
+    }
 }
 
 impl SessionOptions {
@@ -74,6 +97,8 @@ impl SessionOptions {
             connect_timeout: Duration::from_secs(15),
             auth: Vec::new(),
             acls: vec![Acl::new(Permission::ALL, AuthId::anyone())],
+            tls: None,
+            sasl: None,
         }
     }
 
@@ -121,6 +146,18 @@ impl SessionOptions {
         self
     }
 
+    /// Connects over TLS ([`TlsOptions`]): give the servers' `secureClientPort`s.
+    pub fn tls(mut self, tls: TlsOptions) -> Self {
+        self.tls = Some(tls);
+        self
+    }
+
+    /// Authenticates with SASL ([`SaslOptions`]) on every connection.
+    pub fn sasl(mut self, sasl: SaslOptions) -> Self {
+        self.sasl = Some(sasl);
+        self
+    }
+
     pub(crate) fn validate(&self) -> Result<ConnectString> {
         let parsed = ConnectString::parse(&self.connect)?;
         if self.session_timeout.is_zero() || self.connect_timeout.is_zero() {
@@ -134,6 +171,9 @@ impl SessionOptions {
         }
         if self.acls.is_empty() {
             return Err(Error::InvalidArgument("at least one ACL is needed for created nodes".into()));
+        }
+        if let Some(tls) = &self.tls {
+            tls.validate()?;
         }
         Ok(parsed)
     }
@@ -179,6 +219,18 @@ impl ConnectString {
             }
         };
         Ok(ConnectString { hosts: hosts.to_owned(), chroot })
+    }
+
+    /// Each host and port (2181 when none is given), brackets taken off IPv6 addresses.
+    pub fn endpoints(&self) -> Vec<(String, u16)> {
+        self.hosts
+            .split(',')
+            .filter_map(|host| split_host(host.trim()).ok())
+            .map(|(name, port)| {
+                let name = name.trim_start_matches('[').trim_end_matches(']');
+                (name.to_owned(), port.and_then(|p| p.parse().ok()).unwrap_or(2181))
+            })
+            .collect()
     }
 }
 
