@@ -441,10 +441,23 @@ impl ServerCertVerifier for AnyHostName {
 /// [`Probe::DELAY`] gets one TLS handshake of our own per host, with the same
 /// certificates: a TLS session against each host for a TLS connect, and for
 /// a plain one a ClientHello, to see whether the host answers in TLS.
+///
+/// Only a refusal no retry can mend ends the connect early: a certificate
+/// refused by either side. A TLS answer to a plain connect does not (a server
+/// with `client.portUnification` answers both), nor does a hang-up during
+/// the handshake (a server at `maxClientCnxns` hangs up too): those only
+/// name the reason when the connect times out.
 pub(crate) struct Probe {
     hosts: Vec<(String, u16)>,
     tls: Option<Arc<ClientConfig>>,
     findings: Mutex<Vec<String>>,
+}
+
+/// What one host's probe found.
+struct Finding {
+    reason: String,
+    /// Retrying cannot mend it.
+    lasting: bool,
 }
 
 impl Probe {
@@ -462,21 +475,24 @@ impl Probe {
         (!findings.is_empty()).then(|| findings.join("; "))
     }
 
-    /// Resolves once every host failed in a way retrying cannot mend (a
-    /// refused certificate, a peer in the other protocol); never otherwise.
+    /// Resolves once every host refused a certificate; never otherwise.
     /// `within` is the connect timeout: the probe waits at most a quarter of it.
     pub async fn every_host_refuses(&self, within: Duration) -> String {
         tokio::time::sleep(Self::DELAY.min(within / 4)).await;
         let mut probes = tokio::task::JoinSet::new();
         for (host, port) in self.hosts.clone() {
             let tls = self.tls.clone();
-            probes.spawn(async move { diagnose(&host, port, tls).await.map(|why| format!("{host}:{port}: {why}")) });
+            probes.spawn(async move {
+                diagnose(&host, port, tls)
+                    .await
+                    .map(|f| Finding { reason: format!("{host}:{port}: {}", f.reason), ..f })
+            });
         }
         let mut refused = 0;
         while let Some(result) = probes.join_next().await {
             if let Ok(Some(finding)) = result {
-                refused += 1;
-                self.findings.lock().unwrap().push(finding);
+                refused += usize::from(finding.lasting);
+                self.findings.lock().unwrap().push(finding.reason);
             }
         }
         if refused < self.hosts.len() {
@@ -486,8 +502,8 @@ impl Probe {
     }
 }
 
-/// Why `host:port` refuses this client for good, if it does.
-async fn diagnose(host: &str, port: u16, tls: Option<Arc<ClientConfig>>) -> Option<String> {
+/// Why `host:port` does not take this client, if the probe can tell.
+async fn diagnose(host: &str, port: u16, tls: Option<Arc<ClientConfig>>) -> Option<Finding> {
     let mut stream = TcpStream::connect((host, port)).await.ok()?;
     let name = ServerName::try_from(host.to_owned()).ok()?;
     let Some(config) = tls else {
@@ -500,9 +516,10 @@ async fn diagnose(host: &str, port: u16, tls: Option<Arc<ClientConfig>>) -> Opti
         let mut head = [0u8; 2];
         stream.read_exact(&mut head).await.ok()?;
         // A TLS record: handshake (22) or alert (21), version 3.x.
-        return (matches!(head[0], 21 | 22) && head[1] == 3).then(|| {
-            "the server speaks TLS on this port (a secureClientPort): connect with TLS options (kazoo's use_ssl=True)"
-                .to_owned()
+        return (matches!(head[0], 21 | 22) && head[1] == 3).then(|| Finding {
+            reason: "the server speaks TLS on this port (a secureClientPort): connect with TLS options (kazoo's use_ssl=True)"
+                .to_owned(),
+            lasting: false,
         });
     };
     let mut conn = rustls::ClientConnection::new(config, name).ok()?;
@@ -530,11 +547,12 @@ async fn diagnose(host: &str, port: u16, tls: Option<Arc<ClientConfig>>) -> Opti
         let n = match read {
             Ok(0) | Err(_) if handshake_done => return None,
             Ok(0) | Err(_) => {
-                return Some(
-                    "the server hung up during the TLS handshake: is this a plaintext clientPort, \
-                     not the secureClientPort?"
+                return Some(Finding {
+                    reason: "the server hung up during the TLS handshake: is this a plaintext clientPort, \
+                             not the secureClientPort?"
                         .to_owned(),
-                )
+                    lasting: false,
+                })
             }
             Ok(n) => n,
         };
@@ -551,8 +569,10 @@ async fn diagnose(host: &str, port: u16, tls: Option<Arc<ClientConfig>>) -> Opti
     }
 }
 
-fn describe(e: &rustls::Error) -> String {
-    match e {
+fn describe(e: &rustls::Error) -> Finding {
+    // A certificate refused by either side stays refused; a garbled answer may not.
+    let lasting = matches!(e, rustls::Error::InvalidCertificate(_) | rustls::Error::AlertReceived(_));
+    let reason = match e {
         rustls::Error::InvalidCertificate(CertificateError::UnknownIssuer) => {
             "the server's certificate is not signed by `ca` (unknown issuer)".to_owned()
         }
@@ -567,5 +587,6 @@ fn describe(e: &rustls::Error) -> String {
             "the server does not answer in TLS: is this a plaintext clientPort?".to_owned()
         }
         other => format!("TLS handshake failed: {other}"),
-    }
+    };
+    Finding { reason, lasting }
 }

@@ -204,6 +204,14 @@ async fn sasl_wrong_password_is_auth_failed() {
     assert_eq!(err, Error::AuthFailed);
 }
 
+/// A server that requires SASL (`enforce.auth.enabled`) closes a session
+/// without it at once: AuthFailed, not a session reopened forever.
+#[tokio::test(flavor = "multi_thread")]
+async fn sasl_required_but_not_given_is_auth_failed() {
+    let err = connect_error(options(&sasl_server().connect_string()), "no SASL where required").await;
+    assert_eq!(err, Error::AuthFailed);
+}
+
 /// Debug output of the options (which bindings turn into repr()/ToString()
 /// and users log) never shows a password or inline key.
 #[test]
