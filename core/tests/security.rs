@@ -10,7 +10,9 @@ use std::time::{Duration, Instant};
 
 use common::unique_path;
 use zk_harness::{Ensemble, Options, Sasl, Tls};
-use zoolock::{Acquire, Error, Holder, Lock, Pem, SaslOptions, Session, SessionOptions, TlsOptions};
+use zoolock::{
+    Acquire, Error, Holder, Lock, LockState, Pem, SaslOptions, Session, SessionOptions, SessionState, TlsOptions,
+};
 
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
 /// Scheduling slack on a loaded machine past the connect timeout.
@@ -124,6 +126,49 @@ async fn tls_encrypted_client_key() {
         assert!(!err.to_string().contains("not-the-pw"), "{err}");
         assert!(started.elapsed() < Duration::from_secs(1), "{case}: the key is checked before connecting");
     }
+}
+
+/// A TLS session whose connection drops (its server restarts) reconnects
+/// over TLS with the same certificates, and its lock is still held.
+#[tokio::test(flavor = "multi_thread")]
+async fn tls_session_reconnects_and_keeps_its_lock() {
+    // A server of its own: restarting a shared one would disturb the other tests.
+    let options_tls = Options { tls: Some(Tls { client_auth: true }), ..Options::default() };
+    let zk: &'static Ensemble = Box::leak(Box::new(Ensemble::start(1, options_tls).unwrap()));
+    let connect = zk.secure_connect_string("localhost").unwrap();
+    let session =
+        Session::connect(options(&connect).session_timeout(Duration::from_secs(20)).tls(with_client_cert(zk)))
+            .await
+            .unwrap();
+    let lock = Lock::mutex(&session, &unique_path("tls-reconnect")).unwrap();
+    assert!(lock.acquire(Acquire::default()).await.unwrap());
+    let (told, mut states) = tokio::sync::mpsc::unbounded_channel();
+    session.add_listener(move |state| {
+        let _ = told.send(state);
+    });
+    let generation = session.status().generation;
+    tokio::task::spawn_blocking(move || zk.restart(0).unwrap()).await.unwrap();
+    let seen = tokio::time::timeout(Duration::from_secs(20), async {
+        let mut seen = Vec::new();
+        while let Some(state) = states.recv().await {
+            seen.push(state);
+            if seen.ends_with(&[SessionState::Suspended, SessionState::Connected]) {
+                return seen;
+            }
+        }
+        seen
+    })
+    .await
+    .expect("reconnected over TLS within 20 s");
+    assert!(seen.ends_with(&[SessionState::Suspended, SessionState::Connected]), "{seen:?}");
+    assert_eq!(session.status().generation, generation, "the same session, not a new one");
+    let mut lock_state = lock.subscribe();
+    tokio::time::timeout(Duration::from_secs(10), lock_state.wait_for(|s| *s == LockState::Held))
+        .await
+        .expect("the lock held again")
+        .unwrap();
+    assert!(lock.release().await.unwrap());
+    session.close().await;
 }
 
 #[tokio::test(flavor = "multi_thread")]
