@@ -74,8 +74,11 @@ impl Pem {
     fn read(&self, what: &str) -> Result<String> {
         match self {
             Pem::Text(text) => Ok(text.expose().to_owned()),
-            Pem::File(path) => std::fs::read_to_string(path)
-                .map_err(|e| tls_error(format!("cannot read {what} {}: {e}", path.display()))),
+            Pem::File(path) => std::fs::read_to_string(path).map_err(|e| {
+                let shown = path.display().to_string();
+                let shown = if shown.contains(PEM_BEGIN) { "(PEM text given as a file name)".into() } else { shown };
+                tls_error(format!("cannot read {what} {shown}: {e}"))
+            }),
         }
     }
 }
@@ -83,6 +86,7 @@ impl Pem {
 impl fmt::Debug for Pem {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
+            Pem::File(path) if path.to_string_lossy().contains(PEM_BEGIN) => f.write_str("File(<PEM text>)"),
             Pem::File(path) => f.debug_tuple("File").field(path).finish(),
             Pem::Text(text) => write!(f, "Text(<{} bytes>)", text.expose().len()),
         }
@@ -188,17 +192,25 @@ impl TlsOptions {
     }
 }
 
+/// A file name, or PEM text if it holds a `-----BEGIN ` line: a key pasted
+/// where a file name was expected must not end up in an error as a "path".
 impl From<&str> for Pem {
-    fn from(path: &str) -> Pem {
-        Pem::file(path)
+    fn from(path_or_pem: &str) -> Pem {
+        Pem::from(path_or_pem.to_owned())
     }
 }
 
 impl From<String> for Pem {
-    fn from(path: String) -> Pem {
-        Pem::file(path)
+    fn from(path_or_pem: String) -> Pem {
+        if path_or_pem.contains(PEM_BEGIN) {
+            Pem::Text(Secret(path_or_pem))
+        } else {
+            Pem::File(path_or_pem.into())
+        }
     }
 }
+
+const PEM_BEGIN: &str = "-----BEGIN ";
 
 impl From<PathBuf> for Pem {
     fn from(path: PathBuf) -> Pem {

@@ -276,6 +276,15 @@ fn debug_never_shows_secrets() {
         assert!(!leaks(&shown, secret), "{secret} in {shown}");
     }
     assert!(shown.contains("digest") && shown.contains("/etc/zk/ca.pem") && shown.contains("locker"), "{shown}");
+    // A key pasted where a file name goes is taken as PEM text, and a PEM
+    // forced in as a file name is not echoed by Debug or the error.
+    let pasted = "-----BEGIN PRIVATE KEY-----\nS3CRETKEY\n-----END PRIVATE KEY-----\n";
+    let tls = TlsOptions::new().certfile("/nonexistent/c.pem").keyfile(pasted);
+    assert_eq!(tls.keyfile, Some(Pem::text(pasted)));
+    let forced = TlsOptions::new().ca(Pem::File(pasted.into()));
+    assert!(!format!("{forced:?}").contains("S3CRETKEY"));
+    let err = Session::connect_blocking(SessionOptions::new("127.0.0.1:1").tls(forced)).unwrap_err();
+    assert!(matches!(&err, Error::Tls { reason } if !reason.contains("S3CRETKEY")), "{err:?}");
 }
 
 /// Whether `shown` has `secret` as text or as a Debug list of its bytes.
