@@ -602,3 +602,26 @@ fn describe(e: &rustls::Error) -> Finding {
     };
     Finding { reason, lasting }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn legacy_encrypted_keys_are_refused_by_name() {
+        let legacy = "-----BEGIN EC PRIVATE KEY-----\nProc-Type: 4,ENCRYPTED\nDEK-Info: AES-256-CBC,00\n\nAAAA\n-----END EC PRIVATE KEY-----\n";
+        let err = decrypt_key(legacy, Some(&Secret::new("pw"))).unwrap_err();
+        assert!(matches!(&err, Error::Tls { reason } if reason.contains("legacy")), "{err:?}");
+        let plain = "-----BEGIN PRIVATE KEY-----\nAAAA\n-----END PRIVATE KEY-----\n";
+        assert_eq!(decrypt_key(plain, None).unwrap(), plain, "an unencrypted key passes as it is, password or not");
+    }
+
+    #[test]
+    fn sasl_mechanisms_by_kazoo_name() {
+        assert_eq!(SaslMechanism::from_name("DIGEST-MD5"), Ok(SaslMechanism::DigestMd5));
+        assert_eq!(SaslMechanism::DigestMd5.name(), "DIGEST-MD5");
+        for other in ["GSSAPI", "PLAIN", ""] {
+            assert!(matches!(SaslMechanism::from_name(other), Err(Error::InvalidArgument(_))), "{other}");
+        }
+    }
+}
