@@ -6,24 +6,28 @@
 # --acquisitions K, --path P, --languages rust,python,… (to leave one out),
 # --verbose (the workers' client logs on the terminal too, not only in the
 # log file the run names); --faults [--duration SECS] for the run under
-# injected faults on a 3-node ensemble.
+# injected faults on a 3-node ensemble; --tls for the run over TLS (its own
+# server's secureClientPort, client certificates required; Rust and kazoo
+# workers until the Python and C# bindings have TLS options).
 # Builds every language the run asks for first; one that cannot be built
 # fails the command by name (the driver checks again before it starts).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/lib/setup.sh
 
-languages="" scheme=kazoo previous=""
+languages="" scheme=kazoo previous="" tls=""
 for arg in "$@"; do
   case "$previous" in
     --languages) languages=$arg ;;
     --scheme) scheme=$arg ;;
   esac
+  [ "$arg" = --tls ] && tls=1
   previous=$arg
 done
 if [ -z "$languages" ]; then
   # The driver's default: every language that can share the path.
-  case "$scheme" in
+  case "$scheme${tls:+-tls}" in
+    *-tls) languages=rust,kazoo ;;
     curator) languages=rust,python,curator ;;
     *) languages=rust,python,kazoo,csharp ;;
   esac

@@ -121,6 +121,16 @@ pub enum Error {
     #[error("authentication with ZooKeeper failed")]
     AuthFailed,
 
+    /// TLS failed: unreadable or unusable certificates or key, a wrong
+    /// `keyfile_password`, a server certificate `ca` does not vouch for, a
+    /// server that refuses this client's certificate, or a plaintext port
+    /// where TLS was asked (and the reverse). Never shows a secret.
+    #[error("TLS with ZooKeeper failed: {reason}")]
+    Tls {
+        /// What the handshake or the key files said.
+        reason: String,
+    },
+
     /// kazoo's `ValueError("Inconsistent max leases …")`.
     #[error("semaphore {path} is set up for {existing} leases, not {requested}")]
     InconsistentLeases {

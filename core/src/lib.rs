@@ -64,6 +64,7 @@ pub mod naming;
 mod options;
 pub mod runtime;
 mod election;
+mod security;
 mod semaphore;
 mod session;
 mod watchers;
@@ -79,6 +80,7 @@ pub use options::{
     path_from_utf8, timeout_from_secs, validate_identifier, validate_node_path, validate_path, SessionOptions,
     MAX_IDENTIFIER_BYTES, MAX_PATH_BYTES, MAX_SESSION_TIMEOUT,
 };
+pub use security::{Pem, SaslMechanism, SaslOptions, Secret, TlsOptions};
 pub use semaphore::Semaphore;
 pub use session::{Session, SessionState, Status};
 pub use watchers::{ChildrenWatch, DataWatch, WatchEvent, WatchEventKind};

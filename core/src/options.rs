@@ -5,6 +5,7 @@ use std::time::Duration;
 use zookeeper_client::{Acl, AuthId, Permission};
 
 use crate::error::{Error, Result};
+use crate::security::{SaslOptions, TlsOptions};
 
 /// The most node data zoolock writes: ZooKeeper refuses packets over
 /// `jute.maxbuffer` (1 MiB by default), and the request needs some room.
@@ -40,7 +41,7 @@ pub const MAX_SESSION_TIMEOUT: Duration = Duration::from_millis(i32::MAX as u64)
 /// # Ok(())
 /// # }
 /// ```
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct SessionOptions {
     /// `host:port[,host:port…][/chroot]`.
     pub connect: String,
@@ -54,6 +55,29 @@ pub struct SessionOptions {
     pub acls: Vec<Acl>,
     /// Whether a missing chroot is created on first need (see [`SessionOptions::create_chroot`]).
     pub create_chroot: bool,
+    /// TLS to every host (kazoo's `use_ssl=True`): the hosts' ports must be
+    /// their `secureClientPort`s. `None`: plaintext.
+    pub tls: Option<TlsOptions>,
+    /// SASL authentication on every connection (kazoo's `sasl_options`).
+    pub sasl: Option<SaslOptions>,
+}
+
+/// Credentials show as their scheme only: Debug output reaches logs and
+/// the bindings' `repr()` / `ToString()`.
+impl std::fmt::Debug for SessionOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let auth: Vec<String> = self.auth.iter().map(|(scheme, _)| format!("{scheme}:<redacted>")).collect();
+        f.debug_struct("SessionOptions")
+            .field("connect", &self.connect)
+            .field("session_timeout", &self.session_timeout)
+            .field("connect_timeout", &self.connect_timeout)
+            .field("auth", &auth)
+            .field("acls", &self.acls)
+            .field("create_chroot", &self.create_chroot)
+            .field("tls", &self.tls)
+            .field("sasl", &self.sasl)
+            .finish()
+    }
 }
 
 impl SessionOptions {
@@ -77,6 +101,8 @@ impl SessionOptions {
             auth: Vec::new(),
             acls: vec![Acl::new(Permission::ALL, AuthId::anyone())],
             create_chroot: false,
+            tls: None,
+            sasl: None,
         }
     }
 
@@ -136,6 +162,18 @@ impl SessionOptions {
         self
     }
 
+    /// Connects over TLS ([`TlsOptions`]): give the servers' `secureClientPort`s.
+    pub fn tls(mut self, tls: TlsOptions) -> Self {
+        self.tls = Some(tls);
+        self
+    }
+
+    /// Authenticates with SASL ([`SaslOptions`]) on every connection.
+    pub fn sasl(mut self, sasl: SaslOptions) -> Self {
+        self.sasl = Some(sasl);
+        self
+    }
+
     pub(crate) fn validate(&self) -> Result<ConnectString> {
         let parsed = ConnectString::parse(&self.connect)?;
         if self.session_timeout.is_zero() || self.connect_timeout.is_zero() {
@@ -149,6 +187,9 @@ impl SessionOptions {
         }
         if self.acls.is_empty() {
             return Err(Error::InvalidArgument("at least one ACL is needed for created nodes".into()));
+        }
+        if let Some(tls) = &self.tls {
+            tls.validate()?;
         }
         Ok(parsed)
     }
@@ -194,6 +235,18 @@ impl ConnectString {
             }
         };
         Ok(ConnectString { hosts: hosts.to_owned(), chroot })
+    }
+
+    /// Each host and port (2181 when none is given), brackets taken off IPv6 addresses.
+    pub fn endpoints(&self) -> Vec<(String, u16)> {
+        self.hosts
+            .split(',')
+            .filter_map(|host| split_host(host.trim()).ok())
+            .map(|(name, port)| {
+                let name = name.trim_start_matches('[').trim_end_matches(']');
+                (name.to_owned(), port.and_then(|p| p.parse().ok()).unwrap_or(2181))
+            })
+            .collect()
     }
 }
 

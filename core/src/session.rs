@@ -14,7 +14,8 @@ use crate::error::{Error, Result};
 use crate::events::Listeners;
 use crate::metrics::Meter;
 use crate::naming::Role;
-use crate::options::SessionOptions;
+use crate::options::{ConnectString, SessionOptions};
+use crate::security::{Probe, TlsOptions};
 use crate::runtime;
 
 /// kazoo's connection states, plus `Closed` once the user closed the session
@@ -363,10 +364,27 @@ async fn open(options: &SessionOptions, generation: u64) -> Result<Live> {
     for (scheme, auth) in &options.auth {
         connector = connector.with_auth(scheme, auth);
     }
-    let attempt = timeout(options.connect_timeout, connector.connect(&options.connect)).await;
+    let tls = options.tls.as_ref().map(TlsOptions::prepare).transpose()?;
+    let probe = Probe::new(ConnectString::parse(&options.connect)?.endpoints(), tls.as_ref().map(|t| t.probe.clone()));
+    if let Some(sasl) = &options.sasl {
+        connector = connector.with_sasl(sasl.to_zk());
+    }
+    let connect = async {
+        match tls {
+            Some(tls) => connector.with_tls(tls.zk).secure_connect(&options.connect).await,
+            None => connector.connect(&options.connect).await,
+        }
+    };
+    let attempt = tokio::select! {
+        attempt = timeout(options.connect_timeout, connect) => attempt,
+        reason = probe.every_host_refuses(options.connect_timeout) => return Err(Error::Tls { reason }),
+    };
     let client = match attempt {
         Err(_) | Ok(Err(zk::Error::Timeout | zk::Error::NoHosts | zk::Error::ConnectionLoss)) => {
-            return Err(Error::ConnectTimeout { hosts: options.connect.clone(), timeout: options.connect_timeout })
+            return Err(match probe.finding() {
+                Some(reason) => Error::Tls { reason },
+                None => Error::ConnectTimeout { hosts: options.connect.clone(), timeout: options.connect_timeout },
+            })
         }
         Ok(Err(zk::Error::AuthFailed)) => return Err(Error::AuthFailed),
         Ok(Err(e)) => return Err(Error::zk(&options.connect, "connect to", e)),

@@ -102,7 +102,7 @@ pub fn run(args: &Args, log: &Arc<Log>) -> Result<bool, String> {
     // replacement that does not shows as a worker that exited by itself.
     let mut first = Vec::new();
     for _ in 0..args.workers.max(args.languages.len()).max(3) {
-        first.push(spawn_worker(&connect, args, &resource, next, None, log)?);
+        first.push(spawn_worker(&connect, None, args, &resource, next, None, log)?);
         next += 1;
     }
     let deadline = Instant::now() + START_LIMIT;
@@ -121,7 +121,7 @@ pub fn run(args: &Args, log: &Arc<Log>) -> Result<bool, String> {
         workers.insert(name, worker);
     }
     let mut start_worker = |workers: &mut BTreeMap<String, Worker>| -> Result<(), String> {
-        let s = spawn_worker(&connect, args, &resource, next, None, log)?;
+        let s = spawn_worker(&connect, None, args, &resource, next, None, log)?;
         next += 1;
         let (name, worker) = Worker::adopt(s, None, &heard, &idle_tx);
         workers.insert(name, worker);

@@ -54,6 +54,12 @@ impl Language {
         }
     }
 
+    /// Whether its workers can connect over TLS (`--tls-ca`, `--tls-cert`,
+    /// `--tls-key`). zoolock's Python and C# bindings get TLS options next.
+    pub fn tls(self) -> bool {
+        matches!(self, Language::Rust | Language::Kazoo)
+    }
+
     /// The command that starts a worker, without its protocol arguments.
     pub fn command(self) -> Command {
         let root = root();

@@ -10,7 +10,7 @@
 //! the run by name. The workers' client log lines go to a log file (see
 //! `logs.rs`); the terminal shows progress and the summary.
 //!
-//! `zoolock-demo [--workers N] [--acquisitions K] [--connect HOSTS] [--path P] [--verbose]`
+//! `zoolock-demo [--workers N] [--acquisitions K] [--connect HOSTS] [--path P] [--verbose] [--tls]`
 //! `zoolock-demo --faults [--duration SECS] [--workers N]`
 
 mod faults;
@@ -31,7 +31,7 @@ use std::time::{Duration, Instant};
 use languages::Language;
 use logs::Log;
 use resource::Resource;
-use zoolock::{Holder, Lock, Scheme, Session, SessionOptions};
+use zoolock::{Holder, Lock, Scheme, Session, SessionOptions, TlsOptions};
 
 pub struct Args {
     pub workers: usize,
@@ -46,6 +46,8 @@ pub struct Args {
     pub scheme: Scheme,
     /// Workers' log lines on the terminal too, not only in the log file.
     pub verbose: bool,
+    /// Over TLS: the local server's `secureClientPort`, client certificates required.
+    pub tls: bool,
 }
 
 fn parse_args(mut args: impl Iterator<Item = String>) -> Result<Args, String> {
@@ -59,6 +61,7 @@ fn parse_args(mut args: impl Iterator<Item = String>) -> Result<Args, String> {
         languages: Vec::new(),
         scheme: Scheme::Kazoo,
         verbose: false,
+        tls: false,
     };
     while let Some(flag) = args.next() {
         let mut value = || args.next().ok_or_else(|| format!("{flag} needs a value"));
@@ -86,6 +89,7 @@ fn parse_args(mut args: impl Iterator<Item = String>) -> Result<Args, String> {
                 }
             }
             "--verbose" => parsed.verbose = true,
+            "--tls" => parsed.tls = true,
             "-h" | "--help" => return Err(String::new()),
             other => return Err(format!("unknown argument {other}")),
         }
@@ -93,11 +97,17 @@ fn parse_args(mut args: impl Iterator<Item = String>) -> Result<Args, String> {
     if parsed.workers == 0 || parsed.acquisitions == 0 {
         return Err("--workers and --acquisitions must be at least 1".into());
     }
+    if parsed.tls && (parsed.faults || parsed.connect.is_some()) {
+        return Err("--tls runs against its own TLS server, without --faults (whose proxies sit on plain ports) or --connect".into());
+    }
     if parsed.languages.is_empty() {
-        // Every language that can share the path: none is left out silently.
-        parsed.languages = languages::ALL.into_iter().filter(|l| l.speaks(parsed.scheme)).collect();
+        // Every language that can share the path (over TLS if asked): none is left out silently.
+        parsed.languages =
+            languages::ALL.into_iter().filter(|l| l.speaks(parsed.scheme) && (!parsed.tls || l.tls())).collect();
     } else if let Some(foreign) = parsed.languages.iter().find(|l| !l.speaks(parsed.scheme)) {
         return Err(format!("{} workers cannot share a path whose nodes are named by {:?}", foreign.name(), parsed.scheme));
+    } else if let Some(plain) = parsed.languages.iter().find(|l| parsed.tls && !l.tls()) {
+        return Err(format!("{} workers cannot connect over TLS yet (--tls takes rust and kazoo)", plain.name()));
     }
     parsed.workers = parsed.workers.max(parsed.languages.len());
     Ok(parsed)
@@ -115,7 +125,7 @@ fn main() -> ExitCode {
                 eprintln!("zoolock-demo: {message}");
             }
             eprintln!("usage: zoolock-demo [--workers N] [--acquisitions K] [--connect HOSTS] [--path P]");
-            eprintln!("                    [--languages rust,python,kazoo,csharp,curator] [--scheme kazoo|curator] [--verbose]");
+            eprintln!("                    [--languages rust,python,kazoo,csharp,curator] [--scheme kazoo|curator] [--verbose] [--tls]");
             eprintln!("       zoolock-demo --faults [--duration SECS] [--workers N]");
             return ExitCode::from(2);
         }
@@ -164,11 +174,19 @@ fn run(args: &Args, log: &Arc<Log>) -> Result<bool, String> {
     let embedded = match &args.connect {
         Some(_) => None,
         None => {
-            println!("starting a local ZooKeeper…");
-            Some(zk_harness::Ensemble::start(1, zk_harness::Options::default()).map_err(|e| e.to_string())?)
+            println!("starting a local ZooKeeper{}…", if args.tls { " (TLS, client certificates required)" } else { "" });
+            let tls = args.tls.then_some(zk_harness::Tls { client_auth: true });
+            let options = zk_harness::Options { tls, ..zk_harness::Options::default() };
+            Some(zk_harness::Ensemble::start(1, options).map_err(|e| e.to_string())?)
         }
     };
-    let connect = args.connect.clone().unwrap_or_else(|| embedded.as_ref().unwrap().direct_connect_string());
+    let tls = embedded.as_ref().and_then(|zk| zk.tls_files());
+    let connect = match (&args.connect, &embedded) {
+        (Some(connect), _) => connect.clone(),
+        // The server's certificate names localhost: the clients check it.
+        (None, Some(zk)) if args.tls => zk.secure_connect_string("localhost").expect("a TLS server"),
+        (None, zk) => zk.as_ref().unwrap().direct_connect_string(),
+    };
     let resource = Resource::start().map_err(|e| format!("cannot start the resource: {e}"))?;
     println!("ZooKeeper at {connect}; lock {}; resource at {}", args.path, resource.address);
 
@@ -176,7 +194,7 @@ fn run(args: &Args, log: &Arc<Log>) -> Result<bool, String> {
     println!("workers: {} in {}", args.workers, names.join(", "));
     let mut spawned = Vec::new();
     for i in 0..args.workers {
-        spawned.push(spawn_worker(&connect, args, &resource, i, Some(args.acquisitions), log)?);
+        spawned.push(spawn_worker(&connect, tls, args, &resource, i, Some(args.acquisitions), log)?);
     }
     let deadline = Instant::now() + START_LIMIT;
     for i in 0..spawned.len() {
@@ -187,7 +205,13 @@ fn run(args: &Args, log: &Arc<Log>) -> Result<bool, String> {
     }
     // Their later lines are not needed: the resource counts their work.
     let mut children: Vec<Child> = spawned.into_iter().map(|s| s.child).collect();
-    let observer = Session::connect_blocking(SessionOptions::new(&connect)).map_err(|e| e.to_string())?;
+    let mut options = SessionOptions::new(&connect);
+    if let Some(files) = tls {
+        options = options.tls(
+            TlsOptions::new().ca(files.ca.as_path()).certfile(files.client_cert.as_path()).keyfile(files.client_key.as_path()),
+        );
+    }
+    let observer = Session::connect_blocking(options).map_err(|e| e.to_string())?;
     let lock = Lock::mutex(&observer, &args.path).map_err(|e| e.to_string())?;
     let expected = args.workers * args.acquisitions;
     let started = Instant::now();
@@ -268,6 +292,7 @@ pub fn stop_all(spawned: Vec<Spawned>) {
 /// copied into the log.
 pub fn spawn_worker(
     connect: &str,
+    tls: Option<&zk_harness::tls::TlsFiles>,
     args: &Args,
     resource: &Resource,
     i: usize,
@@ -279,6 +304,10 @@ pub fn spawn_worker(
     let mut command = language.command();
     command.args(["--connect", connect, "--path", &args.path, "--resource", &resource.address]);
     command.args(["--name", &name]);
+    if let Some(files) = tls {
+        command.arg("--tls-ca").arg(&files.ca).arg("--tls-cert").arg(&files.client_cert);
+        command.arg("--tls-key").arg(&files.client_key);
+    }
     if args.scheme == Scheme::Curator && language != Language::Curator {
         command.args(["--scheme", "curator"]);
     }

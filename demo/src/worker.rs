@@ -3,7 +3,7 @@
 //! writing whenever it is told its lock is suspended or lost.
 //!
 //! `worker --connect HOSTS --path P --resource ADDR --name N [--count K]
-//! [--session-timeout SECS] [--hold-ms MS] [--scheme curator]`. Without `--count` it runs until a `stop` line
+//! [--session-timeout SECS] [--hold-ms MS] [--scheme curator] [--tls-ca CA --tls-cert CERT --tls-key KEY]`. Without `--count` it runs until a `stop` line
 //! on stdin, prints `idle` with its lock released and its session still
 //! open (so that orphan nodes can be counted), and exits at end of stdin.
 //! Stdout also carries `session <id>` and `told <name> <state> <ns>` lines:
@@ -18,7 +18,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use crate::resource::now_ns;
-use zoolock::{Acquire, Error, Holder, Kind, Lock, LockConfig, LockState, Scheme, Session, SessionOptions, SessionState};
+use zoolock::{Acquire, Error, Holder, Kind, Lock, LockConfig, LockState, Scheme, Session, SessionOptions, SessionState, TlsOptions};
 
 struct Args {
     connect: String,
@@ -30,11 +30,14 @@ struct Args {
     /// How long to keep the lock after writing: the work of the critical section.
     hold: Duration,
     scheme: Scheme,
+    /// CA, client certificate and key (PEM files): connect over TLS.
+    tls: Option<(String, String, String)>,
 }
 
 fn parse(mut args: impl Iterator<Item = String>) -> Option<Args> {
     let (mut connect, mut path, mut resource, mut name, mut count) = (None, None, None, None, None);
     let (mut timeout, mut hold_ms, mut scheme) = (10.0, 0, Scheme::Kazoo);
+    let (mut ca, mut cert, mut key) = (None, None, None);
     while let Some(flag) = args.next() {
         let value = args.next();
         match flag.as_str() {
@@ -46,6 +49,9 @@ fn parse(mut args: impl Iterator<Item = String>) -> Option<Args> {
             "--session-timeout" => timeout = value.and_then(|v| v.parse().ok()).unwrap_or(10.0),
             "--hold-ms" => hold_ms = value.and_then(|v| v.parse().ok()).unwrap_or(0),
             "--scheme" if value.as_deref() == Some("curator") => scheme = Scheme::Curator,
+            "--tls-ca" => ca = value,
+            "--tls-cert" => cert = value,
+            "--tls-key" => key = value,
             _ => {}
         }
     }
@@ -58,6 +64,7 @@ fn parse(mut args: impl Iterator<Item = String>) -> Option<Args> {
         session_timeout: Duration::from_secs_f64(timeout),
         hold: Duration::from_millis(hold_ms),
         scheme,
+        tls: ca.map(|ca| (ca, cert.unwrap_or_default(), key.unwrap_or_default())),
     })
 }
 
@@ -89,7 +96,10 @@ fn say(line: String) {
 }
 
 fn run(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
-    let options = SessionOptions::new(&args.connect).session_timeout(args.session_timeout);
+    let mut options = SessionOptions::new(&args.connect).session_timeout(args.session_timeout);
+    if let Some((ca, cert, key)) = &args.tls {
+        options = options.tls(TlsOptions::new().ca(ca.as_str()).certfile(cert.as_str()).keyfile(key.as_str()));
+    }
     let session = Session::connect_blocking(options)?;
     say(format!("session {}", session.status().session_id));
     let (reporter, me) = (session.clone(), args.name.clone());

@@ -50,6 +50,19 @@ fn workers_share_the_ledger_without_overlap() {
     assert!(run.ok && out.contains("VERIFIED") && out.contains("120 acquisitions"), "{out}");
 }
 
+/// `--tls`: the workers and the observer connect to the server's
+/// secureClientPort with client certificates; the run must end verified.
+#[test]
+fn the_main_job_over_tls() {
+    let run = demo(&["--tls", "--workers", "2", "--acquisitions", "30", "--languages", "rust", "--path", "/demo-test/tls"]);
+    let out = run.text();
+    assert!(run.ok && out.contains("VERIFIED") && out.contains("60 acquisitions"), "{out}");
+    assert!(out.contains("TLS, client certificates required") && out.contains("ZooKeeper at localhost:"), "{out}");
+    // A language whose binding has no TLS options yet is refused by name, not run in plaintext.
+    let run = demo(&["--tls", "--languages", "rust,csharp", "--path", "/demo-test/tls"]);
+    assert!(!run.ok && run.stderr.contains("csharp workers cannot connect over TLS"), "{}", run.text());
+}
+
 #[test]
 fn a_short_fault_run_stays_verified() {
     let run = demo(&["--faults", "--duration", "30", "--languages", "rust", "--path", "/demo-test/faults"]);

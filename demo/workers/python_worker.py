@@ -28,6 +28,9 @@ def parse():
     p.add_argument("--count", type=int)
     p.add_argument("--session-timeout", type=float, default=10.0)
     p.add_argument("--hold-ms", type=int, default=0)
+    p.add_argument("--tls-ca")
+    p.add_argument("--tls-cert")
+    p.add_argument("--tls-key")
     p.add_argument("--scheme", choices=["kazoo", "curator"], default="kazoo",
                    help="how zoolock names its nodes (curator: to share the path with Curator)")
     return p.parse_args()
@@ -53,7 +56,13 @@ def main():
         with printing:
             print(line, flush=True)
 
-    zk = KazooClient(hosts=args.connect, timeout=args.session_timeout)
+    # kazoo's TLS arguments; zoolock's module takes the same ones once its
+    # binding has them (the driver sends --tls-ca only to kazoo workers now).
+    tls = {}
+    if args.tls_ca:
+        tls = dict(use_ssl=True, ca=args.tls_ca, certfile=args.tls_cert,
+                   keyfile=args.tls_key, check_hostname=True)
+    zk = KazooClient(hosts=args.connect, timeout=args.session_timeout, **tls)
     told = threading.Event()  # set while the session is suspended or lost
 
     def on_state(state):

@@ -10,6 +10,7 @@ use crate::registry::Registry;
 use crate::server::Server;
 use crate::startup::{start_servers, wait_serving, StartError};
 use crate::tempdir;
+use crate::tls::{self, TlsFiles};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -29,6 +30,7 @@ pub struct Ensemble {
     servers: Vec<Server>,
     proxies: Vec<Proxy>,
     registry: Arc<Registry>,
+    tls_files: Option<TlsFiles>,
 }
 
 impl Ensemble {
@@ -40,6 +42,13 @@ impl Ensemble {
         }
         let install = Install::find()?;
         let root = tempdir::create()?;
+        let tls_files = match write_security_files(&root, &opts) {
+            Ok(files) => files,
+            Err(e) => {
+                let _ = std::fs::remove_dir_all(&root);
+                return Err(e);
+            }
+        };
         let servers = match start_servers(&root, n, &opts, &install) {
             Ok(servers) => servers,
             Err(e) => {
@@ -55,6 +64,7 @@ impl Ensemble {
             servers,
             proxies: Vec::new(),
             registry,
+            tls_files,
         };
         for (i, s) in ensemble.servers.iter().enumerate() {
             let proxy = Proxy::start(i, s.ports.client, ensemble.registry.clone())?;
@@ -95,6 +105,26 @@ impl Ensemble {
     /// Server `i`'s client port.
     pub fn client_port(&self, i: usize) -> Result<u16> {
         Ok(self.server(i)?.ports.client)
+    }
+
+    /// The certificates of a TLS ensemble ([`Options::tls`]).
+    pub fn tls_files(&self) -> Option<&TlsFiles> {
+        self.tls_files.as_ref()
+    }
+
+    /// `host:port,…` of the servers' `secureClientPort`s, straight (no
+    /// proxy); `host` is what a client checks the certificate against
+    /// ([`crate::tls::SERVER_NAMES`] lists the names it carries). `None`
+    /// unless the ensemble runs TLS.
+    pub fn secure_connect_string(&self, host: &str) -> Option<String> {
+        self.tls_files.as_ref()?;
+        Some(
+            self.servers
+                .iter()
+                .map(|s| format!("{host}:{}", s.ports.secure))
+                .collect::<Vec<_>>()
+                .join(","),
+        )
     }
 
     /// The port of the proxy in front of server `i`.
@@ -346,6 +376,20 @@ impl Drop for Ensemble {
         }
         let _ = std::fs::remove_dir_all(&self.root);
     }
+}
+
+/// The CA and certificates of TLS mode, and the JAAS file of SASL mode, in `root`.
+fn write_security_files(root: &Path, opts: &Options) -> Result<Option<TlsFiles>> {
+    if let Some(sasl) = &opts.sasl {
+        let users: String = sasl
+            .users
+            .iter()
+            .map(|(user, password)| format!("\n    user_{user}=\"{password}\""))
+            .collect();
+        let jaas = format!("Server {{\n    org.apache.zookeeper.server.auth.DigestLoginModule required{users};\n}};\n");
+        std::fs::write(root.join("jaas.conf"), jaas)?;
+    }
+    opts.tls.map(|_| tls::make(&root.join("tls"))).transpose()
 }
 
 fn join_ports(ports: impl Iterator<Item = u16>) -> String {

@@ -31,11 +31,12 @@ mod server;
 mod spawner;
 mod startup;
 mod tempdir;
+pub mod tls;
 
 pub use ensemble::Ensemble;
 pub use error::{Error, Result};
 pub use fault::{FaultId, FaultKind, FaultReport, FaultState, Landing, Op, PickedRequest, Select};
-pub use options::Options;
+pub use options::{Options, Sasl, Tls};
 pub use raw::{NodeAcl, TreeNode};
 
 use std::sync::atomic::{AtomicUsize, Ordering};

@@ -5,7 +5,9 @@
 use serde_json::{json, Map, Value};
 use std::io::{BufRead, Write};
 use std::time::Duration;
-use zk_harness::{Ensemble, FaultId, FaultReport, FaultState, Landing, Op, Options, Select};
+use zk_harness::{
+    Ensemble, FaultId, FaultReport, FaultState, Landing, Op, Options, Sasl, Select, Tls,
+};
 
 type Reply = Result<Value, String>;
 
@@ -57,7 +59,16 @@ fn handle(ensemble: &mut Option<Ensemble>, cmd: &str, req: &Value) -> Reply {
             }
             let e = Ensemble::start(uint(req, "servers")?.unwrap_or(1) as usize, options(req)?)
                 .map_err(|e| e.to_string())?;
-            let reply = json!({ "connect": e.connect_string(), "direct": e.direct_connect_string(), "servers": e.len() });
+            let mut reply = json!({ "connect": e.connect_string(), "direct": e.direct_connect_string(), "servers": e.len() });
+            if let Some(files) = e.tls_files() {
+                // The servers' certificate names localhost: "secure_by_ip" fails a host name check.
+                reply["secure"] = json!(e.secure_connect_string("localhost"));
+                reply["secure_by_ip"] = json!(e.secure_connect_string("127.0.0.1"));
+                reply["tls_files"] = json!({
+                    "ca": files.ca, "client_cert": files.client_cert, "client_key": files.client_key,
+                    "other_ca": files.other_ca, "stranger_cert": files.stranger_cert, "stranger_key": files.stranger_key,
+                });
+            }
             *ensemble = Some(e);
             Ok(reply)
         }
@@ -258,6 +269,29 @@ fn options(req: &Value) -> Result<Options, String> {
     }
     if let Some(v) = uint(req, "start_timeout_ms")? {
         o.start_timeout = Duration::from_millis(v);
+    }
+    // "tls": {"client_auth": bool}
+    if let Some(tls) = req.get("tls").filter(|v| !v.is_null()) {
+        let client_auth = tls.get("client_auth").map_or(Some(false), Value::as_bool);
+        let client_auth = client_auth.ok_or("tls.client_auth: expected true or false")?;
+        o.tls = Some(Tls { client_auth });
+    }
+    // "sasl": {"users": {"name": "password", …}, "required": bool}
+    if let Some(sasl) = req.get("sasl").filter(|v| !v.is_null()) {
+        let users = sasl
+            .get("users")
+            .and_then(Value::as_object)
+            .ok_or("sasl.users: expected {name: password}")?;
+        let users = users
+            .iter()
+            .map(|(user, pw)| pw.as_str().map(|pw| (user.clone(), pw.to_owned())))
+            .collect::<Option<Vec<_>>>()
+            .ok_or("sasl.users: passwords must be strings")?;
+        let required = sasl.get("required").map_or(Some(false), Value::as_bool);
+        o.sasl = Some(Sasl {
+            users,
+            required: required.ok_or("sasl.required: expected true or false")?,
+        });
     }
     Ok(o)
 }

@@ -24,6 +24,30 @@ pub struct Options {
     pub start_timeout: Duration,
     /// Extra JVM arguments, placed before the default ones.
     pub jvm_args: Vec<String>,
+    /// TLS on a `secureClientPort` beside the plain `clientPort` (Netty),
+    /// with certificates made at start ([`crate::Ensemble::tls_files`]).
+    pub tls: Option<Tls>,
+    /// SASL DIGEST-MD5 users through a JAAS file.
+    pub sasl: Option<Sasl>,
+}
+
+/// TLS mode: which clients the `secureClientPort` takes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Tls {
+    /// `ssl.clientAuth=need` (only clients with a certificate signed by the
+    /// ensemble's CA) or `none`.
+    pub client_auth: bool,
+}
+
+/// SASL mode: `authProvider.sasl` with a JAAS `Server` section of
+/// DigestLoginModule users.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Sasl {
+    /// `(user, password)` pairs the server accepts.
+    pub users: Vec<(String, String)>,
+    /// `enforce.auth.enabled=true`, `enforce.auth.schemes=sasl`: sessions
+    /// that did not authenticate with SASL are closed.
+    pub required: bool,
 }
 
 impl Default for Options {
@@ -37,6 +61,8 @@ impl Default for Options {
             max_session_timeout_ms: 60_000,
             start_timeout: Duration::from_secs(60),
             jvm_args: Vec::new(),
+            tls: None,
+            sasl: None,
         }
     }
 }

@@ -16,6 +16,8 @@ use std::time::{Duration, Instant};
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Ports {
     pub client: u16,
+    /// The `secureClientPort`, used in TLS mode only.
+    pub secure: u16,
     pub quorum: u16,
     pub election: u16,
 }
@@ -76,6 +78,30 @@ impl Server {
             opts.max_session_timeout_ms.max(opts.min_session_timeout()),
             if opts.force_sync { "yes" } else { "no" },
         );
+        // The ensemble's certificates and JAAS file live beside the servers' directories.
+        let shared = self.dir.parent().unwrap_or(&self.dir);
+        if let Some(tls) = opts.tls {
+            let store = shared.join("tls/server.pem");
+            let ca = shared.join("tls/ca.pem");
+            cfg.push_str(&format!(
+                "secureClientPort={}\nsecureClientPortAddress=127.0.0.1\n\
+                 serverCnxnFactory=org.apache.zookeeper.server.NettyServerCnxnFactory\n\
+                 ssl.keyStore.location={}\nssl.keyStore.type=PEM\n\
+                 ssl.trustStore.location={}\nssl.trustStore.type=PEM\nssl.clientAuth={}\n",
+                self.ports.secure,
+                store.display(),
+                ca.display(),
+                if tls.client_auth { "need" } else { "none" },
+            ));
+        }
+        if let Some(sasl) = &opts.sasl {
+            cfg.push_str(
+                "authProvider.sasl=org.apache.zookeeper.server.auth.SASLAuthenticationProvider\n",
+            );
+            if sasl.required {
+                cfg.push_str("enforce.auth.enabled=true\nenforce.auth.schemes=sasl\n");
+            }
+        }
         for (i, p) in peers.iter().enumerate() {
             cfg.push_str(&format!(
                 "server.{}=127.0.0.1:{}:{}\n",
@@ -117,6 +143,13 @@ impl Server {
             "org.apache.zookeeper.server.ZooKeeperServerMain"
         };
         let mut cmd = Command::new(&install.java);
+        if opts.sasl.is_some() {
+            let jaas = self.dir.with_file_name("jaas.conf");
+            cmd.arg(format!(
+                "-Djava.security.auth.login.config={}",
+                jaas.display()
+            ));
+        }
         cmd.args(&opts.jvm_args)
             .args([
                 "-Xmx256m",

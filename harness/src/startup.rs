@@ -88,10 +88,10 @@ fn spawn_all(
     Ok(())
 }
 
-/// Free loopback ports: client, quorum and election for each server. All are
+/// Free loopback ports: client, quorum, election and secure client for each server. All are
 /// bound at once (so they differ), then released for the servers to take.
 fn free_ports(n: usize) -> Result<Vec<Ports>> {
-    let listeners = (0..3 * n)
+    let listeners = (0..4 * n)
         .map(|_| TcpListener::bind((Ipv4Addr::LOCALHOST, 0)))
         .collect::<std::io::Result<Vec<_>>>()?;
     let ports = listeners
@@ -99,11 +99,12 @@ fn free_ports(n: usize) -> Result<Vec<Ports>> {
         .map(|l| l.local_addr().map(|a| a.port()))
         .collect::<std::io::Result<Vec<_>>>()?;
     Ok(ports
-        .chunks(3)
+        .chunks(4)
         .map(|c| Ports {
             client: c[0],
             quorum: c[1],
             election: c[2],
+            secure: c[3],
         })
         .collect())
 }

@@ -245,3 +245,52 @@ async fn reset_before_reply() {
     assert_eq!(fired["reply_err"], Value::Null);
     assert_eq!(client.check_stat("/gone").await.unwrap(), None);
 }
+
+/// `start` with `tls` and `sasl`: a secureClientPort that takes a client
+/// certificate signed by the ensemble's CA, and SASL DIGEST-MD5 required.
+#[tokio::test(flavor = "multi_thread")]
+async fn start_with_tls_and_sasl() {
+    let mut zkh = Zkh::spawn();
+    let bad = zkh.call(json!({"cmd": "start", "tls": {"client_auth": "yes"}}));
+    assert!(
+        bad["error"].as_str().unwrap().contains("tls.client_auth"),
+        "{bad}"
+    );
+    let started = zkh.call(json!({
+        "cmd": "start", "tls": {"client_auth": true},
+        "sasl": {"users": {"locker": "pw-1"}, "required": true},
+    }));
+    assert_eq!(started["ok"], true, "{started}");
+    let secure = started["secure"].as_str().unwrap();
+    assert!(secure.starts_with("localhost:"), "{started}");
+    assert!(started["secure_by_ip"]
+        .as_str()
+        .unwrap()
+        .starts_with("127.0.0.1:"));
+    let file =
+        |name: &str| std::fs::read_to_string(started["tls_files"][name].as_str().unwrap()).unwrap();
+    let tls = zk::TlsOptions::new()
+        .with_pem_ca(&file("ca"))
+        .unwrap()
+        .with_pem_identity(&file("client_cert"), &file("client_key"))
+        .unwrap();
+    let sasl = zk::SaslOptions::digest_md5("locker", "pw-1");
+    let connector = zk::Client::connector()
+        .with_session_timeout(Duration::from_secs(4))
+        .with_tls(tls)
+        .with_sasl(sasl);
+    let client = tokio::time::timeout(Duration::from_secs(20), connector.secure_connect(secure))
+        .await
+        .expect("TLS connect timed out")
+        .expect("TLS and SASL connect");
+    client
+        .create("/zkh-secure", b"", &PERSISTENT)
+        .await
+        .unwrap();
+    // Without SASL the server closes the session.
+    let plain = zk::Client::connector()
+        .with_session_timeout(Duration::from_secs(4))
+        .connect(started["direct"].as_str().unwrap())
+        .await;
+    assert!(matches!(plain, Err(zk::Error::AuthFailed)), "{plain:?}");
+}

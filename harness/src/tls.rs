@@ -1,0 +1,90 @@
+//! Certificates for TLS mode, made when the ensemble starts (rcgen; no
+//! `keytool` or `openssl` needed): ZooKeeper 3.8 reads PEM key and trust
+//! stores (`ssl.keyStore.type=PEM`).
+
+use crate::error::{Error, Result};
+use rcgen::{BasicConstraints, CertificateParams, DnType, IsCa, KeyPair};
+use std::path::{Path, PathBuf};
+
+/// The PEM files of a TLS ensemble, in its directory.
+#[derive(Debug, Clone)]
+pub struct TlsFiles {
+    /// The CA that signed the server's and the client's certificates.
+    pub ca: PathBuf,
+    /// A client certificate the servers trust (signed by `ca`), and its key.
+    pub client_cert: PathBuf,
+    pub client_key: PathBuf,
+    /// A CA that signed nothing here: a client trusting only it must refuse the servers.
+    pub other_ca: PathBuf,
+    /// A client certificate signed by `other_ca`, and its key: servers that
+    /// need client certificates must refuse it.
+    pub stranger_cert: PathBuf,
+    pub stranger_key: PathBuf,
+    /// The servers' key store: their key and certificate chain in one PEM.
+    pub(crate) server_store: PathBuf,
+}
+
+/// Host names the servers' certificate carries: `localhost` only, so a
+/// client that checks host names accepts `localhost:port` and refuses
+/// `127.0.0.1:port`.
+pub const SERVER_NAMES: &[&str] = &["localhost"];
+
+struct Authority {
+    key: KeyPair,
+    cert: rcgen::Certificate,
+}
+
+fn authority(name: &str) -> Result<Authority> {
+    let key = KeyPair::generate().map_err(err)?;
+    let mut params = CertificateParams::new(Vec::<String>::new()).map_err(err)?;
+    params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+    params.distinguished_name.push(DnType::CommonName, name);
+    let cert = params.self_signed(&key).map_err(err)?;
+    Ok(Authority { key, cert })
+}
+
+fn leaf(names: &[&str], common_name: &str, by: &Authority) -> Result<(String, String)> {
+    let key = KeyPair::generate().map_err(err)?;
+    let mut params =
+        CertificateParams::new(names.iter().map(|n| n.to_string()).collect::<Vec<_>>())
+            .map_err(err)?;
+    params
+        .distinguished_name
+        .push(DnType::CommonName, common_name);
+    let cert = params.signed_by(&key, &by.cert, &by.key).map_err(err)?;
+    Ok((cert.pem(), key.serialize_pem()))
+}
+
+fn err(e: rcgen::Error) -> Error {
+    Error::new(format!("cannot make test certificates: {e}"))
+}
+
+/// Makes the CA, the servers' and the clients' certificates in `dir`.
+pub(crate) fn make(dir: &Path) -> Result<TlsFiles> {
+    std::fs::create_dir_all(dir)?;
+    let ca = authority("zk-harness test CA")?;
+    let other = authority("zk-harness other CA")?;
+    let (server_cert, server_key) = leaf(SERVER_NAMES, "zookeeper", &ca)?;
+    let (client_cert, client_key) = leaf(&["localhost", "127.0.0.1"], "zoolock client", &ca)?;
+    let (stranger_cert, stranger_key) = leaf(&["localhost", "127.0.0.1"], "stranger", &other)?;
+    let files = TlsFiles {
+        ca: dir.join("ca.pem"),
+        client_cert: dir.join("client-cert.pem"),
+        client_key: dir.join("client-key.pem"),
+        other_ca: dir.join("other-ca.pem"),
+        stranger_cert: dir.join("stranger-cert.pem"),
+        stranger_key: dir.join("stranger-key.pem"),
+        server_store: dir.join("server.pem"),
+    };
+    std::fs::write(&files.ca, ca.cert.pem())?;
+    std::fs::write(&files.other_ca, other.cert.pem())?;
+    std::fs::write(&files.client_cert, client_cert)?;
+    std::fs::write(&files.client_key, client_key)?;
+    std::fs::write(&files.stranger_cert, stranger_cert)?;
+    std::fs::write(&files.stranger_key, stranger_key)?;
+    std::fs::write(
+        &files.server_store,
+        format!("{server_key}{server_cert}{}", ca.cert.pem()),
+    )?;
+    Ok(files)
+}
