@@ -18,7 +18,7 @@ use crate::dispatch;
 use crate::holder::{state_code, CatchUnwind};
 use crate::listener::Listener;
 use crate::session::ZlSession;
-use crate::status::{guard, guard_void, FfiResult, Failure, ZL_OK};
+use crate::status::{guard, guard_void, Failure, FfiResult, ZL_OK};
 use crate::transaction::ZlTransaction;
 
 /// Called once when an asynchronous lead ends: `status` `ZL_OK` with the
@@ -356,7 +356,8 @@ pub unsafe extern "C" fn zl_leadership_fenced(
         let this = castable::borrow(leadership)?;
         args::need(out_transaction, "out_transaction")?;
         let path = this.election.path().to_owned();
-        let transaction = this.with(|term| term.ok_or(zoolock::Error::NotHeld { path }).and_then(Leadership::fenced))?;
+        let transaction =
+            this.with(|term| term.ok_or(zoolock::Error::NotHeld { path }).and_then(Leadership::fenced))?;
         castable::give(ZlTransaction::new(transaction), out_transaction, "out_transaction")
     })
 }

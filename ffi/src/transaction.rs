@@ -11,7 +11,7 @@ use crate::args;
 use crate::castable::{self, Castable};
 use crate::holder::ZlHolder;
 use crate::session::ZlSession;
-use crate::status::{guard, guard_void, FfiResult, Failure};
+use crate::status::{guard, guard_void, Failure, FfiResult};
 use crate::znode::{create_options, node_path};
 
 /// Operations to commit as one: built by `zl_transaction_*`, sent by
@@ -54,7 +54,10 @@ fn committed() -> Failure {
 /// # Safety
 /// `session` must be a live handle; `out_transaction` valid for writes.
 #[no_mangle]
-pub unsafe extern "C" fn zl_transaction_new(session: *const ZlSession, out_transaction: *mut *mut ZlTransaction) -> i32 {
+pub unsafe extern "C" fn zl_transaction_new(
+    session: *const ZlSession,
+    out_transaction: *mut *mut ZlTransaction,
+) -> i32 {
     guard(|| {
         let session = &castable::borrow(session)?.session;
         castable::give(ZlTransaction::new(session.transaction()), out_transaction, "out_transaction")
