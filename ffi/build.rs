@@ -8,7 +8,7 @@
 //!   than function pointers, `IntPtr` rather than `nint`.
 
 /// The files with entry points, types and constants of the ABI.
-const SOURCES: [&str; 9] = [
+const SOURCES: [&str; 12] = [
     "src/lib.rs",
     "src/status.rs",
     "src/args.rs",
@@ -18,6 +18,9 @@ const SOURCES: [&str; 9] = [
     "src/session.rs",
     "src/holder.rs",
     "src/selftest.rs",
+    "src/znode.rs",
+    "src/transaction.rs",
+    "src/election.rs",
 ];
 
 fn main() {

@@ -2,6 +2,8 @@
 //! election path, whose holder leads. Thin on purpose: what the lock knows
 //! (its state, fencing token, loss) is the leadership's.
 
+use std::time::Duration;
+
 use tokio::sync::watch;
 
 use crate::error::{Error, Result};
@@ -47,6 +49,21 @@ impl Election {
     /// second `lead` waits for it to end.
     pub async fn lead(&self) -> Result<Leadership> {
         self.lock.acquire(Acquire::default()).await?;
+        self.term()
+    }
+
+    /// [`Election::lead`] waiting at most `timeout` (zero: one try, as an
+    /// acquire's): `Ok(None)` when others led the whole time, this
+    /// candidacy's node then removed (Curator's `LeaderLatch.await(timeout)`).
+    pub async fn lead_within(&self, timeout: Duration) -> Result<Option<Leadership>> {
+        if !self.lock.acquire(Acquire::timeout(timeout)).await? {
+            return Ok(None);
+        }
+        self.term().map(Some)
+    }
+
+    /// The term the lock just won.
+    fn term(&self) -> Result<Leadership> {
         let (node, token) = match (self.lock.node(), self.lock.fencing_token()) {
             (Some(node), Some(token)) => (node, token),
             // Lost between the win and here (an expiry): a term that is over.

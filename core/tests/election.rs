@@ -65,6 +65,24 @@ async fn cancel_withdraws_a_waiting_candidate() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
+async fn lead_within_gives_up_when_another_leads_and_leaves_no_candidacy() {
+    let connect = shared_server();
+    let path = unique_path("election-within");
+    let (a, b) = (session(&connect).await, session(&connect).await);
+    let leader = Election::new(&a, &path, "leader").unwrap();
+    // Zero is one try, which wins an election nobody leads.
+    let term = leader.lead_within(Duration::ZERO).await.unwrap().expect("a free election is won at once");
+    let candidate = Election::new(&b, &path, "candidate").unwrap();
+    assert!(candidate.lead_within(Duration::from_millis(300)).await.unwrap().is_none());
+    assert_eq!(leader.contenders().await.unwrap(), ["leader"]);
+    let token = term.fencing_token();
+    term.resign().await.unwrap();
+    let next = candidate.lead_within(Duration::from_secs(10)).await.unwrap().expect("leads once the leader resigned");
+    assert!(next.fencing_token() > token);
+    next.resign().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread")]
 async fn a_leader_whose_session_expired_learns_its_term_is_over_and_cannot_write() {
     let connect = shared_server();
     let path = unique_path("election-expiry");

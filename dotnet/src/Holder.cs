@@ -165,6 +165,19 @@ namespace ZooLock
             finally { Exit(); }
         }
 
+        /// <summary>A transaction fenced by the current hold (<c>zl_holder_fenced</c>).</summary>
+        internal ZooKeeperTransaction Fenced()
+        {
+            var pointer = Enter();
+            try
+            {
+                ZlTransaction* created;
+                Interop.Check(NativeMethods.zl_holder_fenced((ZlHolder*)pointer, &created));
+                return new ZooKeeperTransaction((IntPtr)created);
+            }
+            finally { Exit(); }
+        }
+
         /// <summary>Whether the hold of fencing token <paramref name="hold"/> is still this lock's.</summary>
         internal bool Holds(long hold)
         {

@@ -99,6 +99,10 @@ namespace ZooLock.Native
         /// </summary>
         internal const int ZL_SESSION_EXPIRED = 20;
         /// <summary>
+        ///  A fenced write by a holder or leadership that no longer holds: nothing of it was made.
+        /// </summary>
+        internal const int ZL_NOT_HELD = 21;
+        /// <summary>
         ///  Connected to a server.
         /// </summary>
         internal const int ZL_SESSION_CONNECTED = 0;
@@ -162,13 +166,31 @@ namespace ZooLock.Native
         ///  Curator's node names (`_c_&lt;uuid&gt;-lock-&lt;seq&gt;`).
         /// </summary>
         internal const int ZL_SCHEME_CURATOR = 1;
+        /// <summary>
+        ///  The node is deleted when the session that created it ends.
+        /// </summary>
+        internal const uint ZL_CREATE_EPHEMERAL = 1;
+        /// <summary>
+        ///  The server appends a 10-digit sequence number to the name.
+        /// </summary>
+        internal const uint ZL_CREATE_SEQUENCE = 2;
+        /// <summary>
+        ///  Missing parents are created first, empty and persistent (kazoo's `makepath`).
+        /// </summary>
+        internal const uint ZL_CREATE_MAKEPATH = 4;
 
+
+        [UnmanagedFunctionPointer(CallingConvention.Cdecl)]
+        internal delegate void zl_election_lead_async_callback_delegate(void* user_data, int status, ZlLeadership* leadership, byte* message, uint message_len);
 
         [UnmanagedFunctionPointer(CallingConvention.Cdecl)]
         internal delegate void zl_holder_acquire_async_callback_delegate(void* user_data, int status, byte acquired, byte* message, uint message_len);
 
         [UnmanagedFunctionPointer(CallingConvention.Cdecl)]
         internal delegate void zl_holder_set_listener_callback_delegate(void* user_data, int state);
+
+        [UnmanagedFunctionPointer(CallingConvention.Cdecl)]
+        internal delegate void zl_leadership_set_listener_callback_delegate(void* user_data, int state);
 
         [UnmanagedFunctionPointer(CallingConvention.Cdecl)]
         internal delegate void zl_selftest_panic_callback_delegate(void* user_data, int status, byte acquired, byte* message, uint message_len);
@@ -455,6 +477,294 @@ namespace ZooLock.Native
         [DllImport(__DllName, EntryPoint = "zl_selftest_panic", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
         internal static extern int zl_selftest_panic(byte in_task, zl_selftest_panic_callback_delegate callback, void* user_data);
 
+        /// <summary>
+        ///  Whether the node exists: `*out_found` 1 and its stat in `*out_stat`
+        ///  (may be null), or 0 and the stat untouched.
+        ///
+        ///  # Safety
+        ///  `session` must be a live handle; the byte range valid; `out_found` valid
+        ///  for writes, `out_stat` null or valid for writes.
+        /// </summary>
+        [DllImport(__DllName, EntryPoint = "zl_session_exists", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern int zl_session_exists(ZlSession* session, byte* path, uint path_len, byte* out_found, ZlStat* out_stat);
+
+        /// <summary>
+        ///  The node's data, to free with `zl_bytes_free`, and its stat (`out_stat`
+        ///  may be null). `ZL_NO_NODE` if there is no such node.
+        ///
+        ///  # Safety
+        ///  `session` must be a live handle; the byte range valid; out-pointers valid
+        ///  for writes (`out_stat` may be null).
+        /// </summary>
+        [DllImport(__DllName, EntryPoint = "zl_session_get", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern int zl_session_get(ZlSession* session, byte* path, uint path_len, byte** out_ptr, uint* out_len, ZlStat* out_stat);
+
+        /// <summary>
+        ///  Replaces the node's data if it is at `version` (-1: any version); its new
+        ///  stat in `*out_stat` (may be null). `ZL_BAD_VERSION`, `ZL_NO_NODE`.
+        ///
+        ///  # Safety
+        ///  `session` must be a live handle; the byte ranges valid; `out_stat` null or valid for writes.
+        /// </summary>
+        [DllImport(__DllName, EntryPoint = "zl_session_set", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern int zl_session_set(ZlSession* session, byte* path, uint path_len, byte* data, uint data_len, int version, ZlStat* out_stat);
+
+        /// <summary>
+        ///  Creates a node (`flags`: `ZL_CREATE_*`, 0 for a persistent node whose
+        ///  parent exists) with the session's ACL. The path created (with its
+        ///  sequence number, if sequential) as UTF-8 to free with `zl_bytes_free`,
+        ///  its stat in `*out_stat` (may be null). `ZL_NODE_EXISTS`; `ZL_NO_NODE`
+        ///  when the parent is missing without `ZL_CREATE_MAKEPATH`.
+        ///
+        ///  # Safety
+        ///  `session` must be a live handle; the byte ranges valid; out-pointers valid
+        ///  for writes (`out_stat` may be null).
+        /// </summary>
+        [DllImport(__DllName, EntryPoint = "zl_session_create", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern int zl_session_create(ZlSession* session, byte* path, uint path_len, byte* data, uint data_len, uint flags, byte** out_path_ptr, uint* out_path_len, ZlStat* out_stat);
+
+        /// <summary>
+        ///  Deletes the node if it is at `version` (-1: any version). `recursive` 1
+        ///  deletes its descendants first, as kazoo does: not atomically, and a node
+        ///  already gone is no error. `ZL_NO_NODE`, `ZL_BAD_VERSION`, `ZL_NOT_EMPTY`.
+        ///
+        ///  # Safety
+        ///  `session` must be a live handle; the byte range valid.
+        /// </summary>
+        [DllImport(__DllName, EntryPoint = "zl_session_delete", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern int zl_session_delete(ZlSession* session, byte* path, uint path_len, int version, byte recursive);
+
+        /// <summary>
+        ///  The names of the node's children, unsorted, as a list (each a
+        ///  little-endian u32 length, then UTF-8; `zl_holder_queue`'s encoding) to
+        ///  free with `zl_bytes_free`; the node's stat in `*out_stat` (may be null).
+        ///
+        ///  # Safety
+        ///  `session` must be a live handle; the byte range valid; out-pointers valid
+        ///  for writes (`out_stat` may be null).
+        /// </summary>
+        [DllImport(__DllName, EntryPoint = "zl_session_children", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern int zl_session_children(ZlSession* session, byte* path, uint path_len, byte** out_ptr, uint* out_len, ZlStat* out_stat);
+
+        /// <summary>
+        ///  A new, empty transaction on the session; free it with `zl_transaction_free`.
+        ///
+        ///  # Safety
+        ///  `session` must be a live handle; `out_transaction` valid for writes.
+        /// </summary>
+        [DllImport(__DllName, EntryPoint = "zl_transaction_new", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern int zl_transaction_new(ZlSession* session, ZlTransaction** out_transaction);
+
+        /// <summary>
+        ///  A transaction that commits only while `holder` holds (the core's
+        ///  `Holder::fenced`: its first operation checks the holder's node).
+        ///  `ZL_NOT_HELD` if the holder holds nothing now.
+        ///
+        ///  # Safety
+        ///  `holder` must be a live handle; `out_transaction` valid for writes.
+        /// </summary>
+        [DllImport(__DllName, EntryPoint = "zl_holder_fenced", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern int zl_holder_fenced(ZlHolder* holder, ZlTransaction** out_transaction);
+
+        /// <summary>
+        ///  Adds a check: the commit fails unless the node is at `version` (-1: exists).
+        ///
+        ///  # Safety
+        ///  `transaction` must be a live handle; the byte range valid.
+        /// </summary>
+        [DllImport(__DllName, EntryPoint = "zl_transaction_check", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern int zl_transaction_check(ZlTransaction* transaction, byte* path, uint path_len, int version);
+
+        /// <summary>
+        ///  Adds a create (`flags`: `ZL_CREATE_EPHEMERAL`, `ZL_CREATE_SEQUENCE`;
+        ///  `ZL_CREATE_MAKEPATH` is refused at commit: parents would be made outside
+        ///  the transaction).
+        ///
+        ///  # Safety
+        ///  `transaction` must be a live handle; the byte ranges valid.
+        /// </summary>
+        [DllImport(__DllName, EntryPoint = "zl_transaction_create", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern int zl_transaction_create(ZlTransaction* transaction, byte* path, uint path_len, byte* data, uint data_len, uint flags);
+
+        /// <summary>
+        ///  Adds a set of the node's data, if at `version` (-1: any).
+        ///
+        ///  # Safety
+        ///  `transaction` must be a live handle; the byte ranges valid.
+        /// </summary>
+        [DllImport(__DllName, EntryPoint = "zl_transaction_set", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern int zl_transaction_set(ZlTransaction* transaction, byte* path, uint path_len, byte* data, uint data_len, int version);
+
+        /// <summary>
+        ///  Adds a delete of the node, if at `version` (-1: any).
+        ///
+        ///  # Safety
+        ///  `transaction` must be a live handle; the byte range valid.
+        /// </summary>
+        [DllImport(__DllName, EntryPoint = "zl_transaction_delete", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern int zl_transaction_delete(ZlTransaction* transaction, byte* path, uint path_len, int version);
+
+        /// <summary>
+        ///  Sends the operations as one request: every write is made, or none. On
+        ///  success, one path per operation, in the order added, as a list (each a
+        ///  little-endian u32 length, then UTF-8) to free with `zl_bytes_free`: the
+        ///  path created for a create (with its sequence number), the operation's
+        ///  path otherwise. On failure, the first failing operation's status
+        ///  (`ZL_NO_NODE`, `ZL_BAD_VERSION`, …, `ZL_NOT_HELD` for the fence) and a
+        ///  message naming its path. Either way the transaction is spent; free it.
+        ///
+        ///  # Safety
+        ///  `transaction` must be a live handle; out-pointers valid for writes.
+        /// </summary>
+        [DllImport(__DllName, EntryPoint = "zl_transaction_commit", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern int zl_transaction_commit(ZlTransaction* transaction, byte** out_ptr, uint* out_len);
+
+        /// <summary>
+        ///  Frees a transaction, committed or not (an uncommitted one sends nothing). Null is ignored.
+        ///
+        ///  # Safety
+        ///  `transaction` must come from `zl_transaction_new` or a `_fenced` call, freed once, with no call on it in flight.
+        /// </summary>
+        [DllImport(__DllName, EntryPoint = "zl_transaction_free", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern void zl_transaction_free(ZlTransaction* transaction);
+
+        /// <summary>
+        ///  A candidate for the election at `path`; `identifier` is its node's data,
+        ///  shown by `zl_election_contenders`. Nothing is sent before a lead. Its
+        ///  nodes are kazoo `Lock` nodes: kazoo's `Election` on the path takes part.
+        ///
+        ///  # Safety
+        ///  `session` must be a live handle; the byte ranges valid; `out_election` valid for writes.
+        /// </summary>
+        [DllImport(__DllName, EntryPoint = "zl_election_new", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern int zl_election_new(ZlSession* session, byte* path, uint path_len, byte* identifier, uint identifier_len, ZlElection** out_election);
+
+        /// <summary>
+        ///  Waits until this candidate leads, blocking the calling thread, for
+        ///  `timeout_ms` (0 tries once, -1 waits forever): `*out_leadership` is the
+        ///  term won (free it with `zl_leadership_free`, which resigns), or null when
+        ///  others led the whole time. `cancel` (may be null) cancels from another
+        ///  thread: `ZL_CANCELLED`. Giving up leaves no candidacy behind. One term at
+        ///  a time: while a term of this candidate lasts, another lead waits for it.
+        ///
+        ///  # Safety
+        ///  `election` must be a live handle; `cancel` null or live; `out_leadership` valid for writes.
+        /// </summary>
+        [DllImport(__DllName, EntryPoint = "zl_election_lead", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern int zl_election_lead(ZlElection* election, long timeout_ms, ZlCancel* cancel, ZlLeadership** out_leadership);
+
+        /// <summary>
+        ///  Starts a lead and returns at once; `callback` is called exactly once with
+        ///  the outcome, on one of zoolock's threads, if and only if this returns
+        ///  `ZL_OK`. Arguments as for `zl_election_lead`; the election and `cancel`
+        ///  must stay alive until the callback has run.
+        ///
+        ///  # Safety
+        ///  As for `zl_election_lead`; `user_data` must stay valid until the callback.
+        /// </summary>
+        [DllImport(__DllName, EntryPoint = "zl_election_lead_async", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern int zl_election_lead_async(ZlElection* election, long timeout_ms, ZlCancel* cancel, zl_election_lead_async_callback_delegate callback, void* user_data);
+
+        /// <summary>
+        ///  Withdraws this candidate's pending leads now (`ZL_CANCELLED`, no node
+        ///  left; kazoo's `cancel()`). A term already won is not affected.
+        ///
+        ///  # Safety
+        ///  `election` must be a live handle.
+        /// </summary>
+        [DllImport(__DllName, EntryPoint = "zl_election_cancel", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern int zl_election_cancel(ZlElection* election);
+
+        /// <summary>
+        ///  The identifiers of the candidates, the leader first, as a list (each a
+        ///  little-endian u32 length, then UTF-8) to free with `zl_bytes_free`.
+        ///
+        ///  # Safety
+        ///  `election` must be a live handle; out-pointers valid for writes.
+        /// </summary>
+        [DllImport(__DllName, EntryPoint = "zl_election_contenders", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern int zl_election_contenders(ZlElection* election, byte** out_ptr, uint* out_len);
+
+        /// <summary>
+        ///  Frees the candidate; its terms live on until freed themselves. Null is ignored.
+        ///
+        ///  # Safety
+        ///  `election` must come from `zl_election_new`, freed once, with no call on it in flight.
+        /// </summary>
+        [DllImport(__DllName, EntryPoint = "zl_election_free", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern void zl_election_free(ZlElection* election);
+
+        /// <summary>
+        ///  The term's state, a `ZL_LOCK_*` code: `ZL_LOCK_HELD` while leading,
+        ///  `ZL_LOCK_SUSPENDED` while the connection is down (stop acting as leader
+        ///  until held again), `ZL_LOCK_LOST_*` once lost, `ZL_LOCK_RELEASED` once resigned.
+        ///
+        ///  # Safety
+        ///  `leadership` must be a live handle; `out_state` valid for writes.
+        /// </summary>
+        [DllImport(__DllName, EntryPoint = "zl_leadership_state", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern int zl_leadership_state(ZlLeadership* leadership, int* out_state);
+
+        /// <summary>
+        ///  The term's fencing token: strictly greater than every earlier term's on the path.
+        ///
+        ///  # Safety
+        ///  `leadership` must be a live handle; `out_token` valid for writes.
+        /// </summary>
+        [DllImport(__DllName, EntryPoint = "zl_leadership_fencing_token", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern int zl_leadership_fencing_token(ZlLeadership* leadership, long* out_token);
+
+        /// <summary>
+        ///  The leader's node (full path), as UTF-8 to free with `zl_bytes_free`.
+        ///
+        ///  # Safety
+        ///  `leadership` must be a live handle; out-pointers valid for writes.
+        /// </summary>
+        [DllImport(__DllName, EntryPoint = "zl_leadership_node", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern int zl_leadership_node(ZlLeadership* leadership, byte** out_ptr, uint* out_len);
+
+        /// <summary>
+        ///  Sets the callback told of each change of the term's state (`ZL_LOCK_*`,
+        ///  as `zl_leadership_state` gives it), replacing any earlier one; null
+        ///  removes it. When this returns, the earlier callback is not running and
+        ///  will not run again.
+        ///
+        ///  # Safety
+        ///  `leadership` must be a live handle; `user_data` must stay valid for the callback.
+        /// </summary>
+        [DllImport(__DllName, EntryPoint = "zl_leadership_set_listener", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern int zl_leadership_set_listener(ZlLeadership* leadership, zl_leadership_set_listener_callback_delegate callback, void* user_data);
+
+        /// <summary>
+        ///  A transaction that commits only while this term lasts (the core's
+        ///  `Leadership::fenced`); `ZL_NOT_HELD` if it is over.
+        ///
+        ///  # Safety
+        ///  `leadership` must be a live handle; `out_transaction` valid for writes.
+        /// </summary>
+        [DllImport(__DllName, EntryPoint = "zl_leadership_fenced", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern int zl_leadership_fenced(ZlLeadership* leadership, ZlTransaction** out_transaction);
+
+        /// <summary>
+        ///  Ends the term: the next candidate leads. `*out_resigned` (may be null)
+        ///  is 0 if the term was over already (lost, or resigned before).
+        ///
+        ///  # Safety
+        ///  `leadership` must be a live handle; `out_resigned` null or valid for writes.
+        /// </summary>
+        [DllImport(__DllName, EntryPoint = "zl_leadership_resign", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern int zl_leadership_resign(ZlLeadership* leadership, byte* out_resigned);
+
+        /// <summary>
+        ///  Frees the term, resigning it in the background if it lasts. Its callback
+        ///  is not running and will not run once this returns. Null is ignored.
+        ///
+        ///  # Safety
+        ///  `leadership` must come from a lead, freed once, with no call on it in flight.
+        /// </summary>
+        [DllImport(__DllName, EntryPoint = "zl_leadership_free", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern void zl_leadership_free(ZlLeadership* leadership);
+
 
     }
 
@@ -483,6 +793,83 @@ namespace ZooLock.Native
     /// </summary>
     [StructLayout(LayoutKind.Sequential)]
     internal unsafe partial struct ZlHolder
+    {
+    }
+
+    /// <summary>
+    ///  A node's metadata (ZooKeeper's `Stat`; the core's `Stat`).
+    /// </summary>
+    [StructLayout(LayoutKind.Sequential)]
+    internal unsafe partial struct ZlStat
+    {
+        /// <summary>
+        ///  The zxid of the transaction that created the node.
+        /// </summary>
+        public long czxid;
+        /// <summary>
+        ///  The zxid of the transaction that last changed its data.
+        /// </summary>
+        public long mzxid;
+        /// <summary>
+        ///  The zxid of the transaction that last changed its children.
+        /// </summary>
+        public long pzxid;
+        /// <summary>
+        ///  Creation time, milliseconds since the epoch.
+        /// </summary>
+        public long ctime;
+        /// <summary>
+        ///  Last data change, milliseconds since the epoch.
+        /// </summary>
+        public long mtime;
+        /// <summary>
+        ///  The session owning an ephemeral node; 0 for a persistent one.
+        /// </summary>
+        public long ephemeral_owner;
+        /// <summary>
+        ///  Changes to its data: the version a conditional set or delete names.
+        /// </summary>
+        public int version;
+        /// <summary>
+        ///  Changes to its children.
+        /// </summary>
+        public int cversion;
+        /// <summary>
+        ///  Changes to its ACL.
+        /// </summary>
+        public int aversion;
+        /// <summary>
+        ///  The length of its data.
+        /// </summary>
+        public int data_length;
+        /// <summary>
+        ///  How many children it has.
+        /// </summary>
+        public int num_children;
+    }
+
+    /// <summary>
+    ///  Operations to commit as one: built by `zl_transaction_*`, sent by
+    ///  `zl_transaction_commit`, after which it takes no more operations.
+    /// </summary>
+    [StructLayout(LayoutKind.Sequential)]
+    internal unsafe partial struct ZlTransaction
+    {
+    }
+
+    /// <summary>
+    ///  A candidate in the election at a path (kazoo's `Election`, Curator's `LeaderLatch`).
+    /// </summary>
+    [StructLayout(LayoutKind.Sequential)]
+    internal unsafe partial struct ZlElection
+    {
+    }
+
+    /// <summary>
+    ///  One term of leadership, the core's `Leadership`.
+    /// </summary>
+    [StructLayout(LayoutKind.Sequential)]
+    internal unsafe partial struct ZlLeadership
     {
     }
 

@@ -67,6 +67,26 @@ namespace ZooLock
             }
         }
 
+        /// <summary>
+        /// A transaction that commits only while this handle still holds: its
+        /// first operation checks the hold's node, so a stale holder (its node
+        /// deleted by someone else, its session expired) writes nothing.
+        /// </summary>
+        /// <exception cref="ZooLockNotHeldException">The handle holds nothing now (its hold was lost).</exception>
+        /// <exception cref="ObjectDisposedException">The handle was disposed.</exception>
+        public ZooKeeperTransaction Fenced()
+        {
+            var current = Current();
+            var transaction = current.Holder.Fenced();
+            // A shared (reentrant) holder may hold a later hold than this handle's, which ended.
+            if (current.Key != 0 && !current.Holder.Holds(current.Key))
+            {
+                transaction.Dispose();
+                throw new ZooLockNotHeldException(Path + " is not held by this handle: its hold ended");
+            }
+            return transaction;
+        }
+
         /// <summary>Releases the hold. Harmless when repeated; never throws.</summary>
         public void Dispose()
         {

@@ -10,7 +10,7 @@ namespace ZooLock
     /// closes the session: the server deletes its nodes at once, releasing
     /// everything taken through it.
     /// </summary>
-    public sealed unsafe class ZooKeeperSession : IDisposable
+    public sealed unsafe partial class ZooKeeperSession : IDisposable
     {
         static readonly NativeMethods.zl_session_set_listener_callback_delegate OnState = Deliver;
 

@@ -48,5 +48,7 @@ namespace ZooLock
         NotEmpty = NativeMethods.ZL_NOT_EMPTY,
         /// <summary>The session expired before the request was answered.</summary>
         SessionExpired = NativeMethods.ZL_SESSION_EXPIRED,
+        /// <summary>A fenced write by a handle or leadership that no longer holds: nothing of it was made.</summary>
+        NotHeld = NativeMethods.ZL_NOT_HELD,
     }
 }

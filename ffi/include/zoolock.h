@@ -194,10 +194,35 @@
 #define ZL_SESSION_EXPIRED 20
 
 /**
+ * A fenced write by a holder or leadership that no longer holds: nothing of it was made.
+ */
+#define ZL_NOT_HELD 21
+
+/**
+ * The node is deleted when the session that created it ends.
+ */
+#define ZL_CREATE_EPHEMERAL 1
+
+/**
+ * The server appends a 10-digit sequence number to the name.
+ */
+#define ZL_CREATE_SEQUENCE 2
+
+/**
+ * Missing parents are created first, empty and persistent (kazoo's `makepath`).
+ */
+#define ZL_CREATE_MAKEPATH 4
+
+/**
  * A cancel token for acquires: fire it from any thread to cancel the
  * acquires it was passed to, even one that has not started waiting yet.
  */
 typedef struct ZlCancel ZlCancel;
+
+/**
+ * A candidate in the election at a path (kazoo's `Election`, Curator's `LeaderLatch`).
+ */
+typedef struct ZlElection ZlElection;
 
 /**
  * One holder (a lock of any kind, or a semaphore): one acquisition at a
@@ -208,9 +233,32 @@ typedef struct ZlCancel ZlCancel;
 typedef struct ZlHolder ZlHolder;
 
 /**
+ * One term of leadership, the core's `Leadership`.
+ */
+typedef struct ZlLeadership ZlLeadership;
+
+/**
  * One ZooKeeper session, shared by the holders made from it.
  */
 typedef struct ZlSession ZlSession;
+
+/**
+ * Operations to commit as one: built by `zl_transaction_*`, sent by
+ * `zl_transaction_commit`, after which it takes no more operations.
+ */
+typedef struct ZlTransaction ZlTransaction;
+
+/**
+ * Called once when an asynchronous lead ends: `status` `ZL_OK` with the
+ * term won in `leadership` (the caller's to free with `zl_leadership_free`),
+ * or null when the timeout ran out; else an error code with its UTF-8
+ * message, valid only during the call. Runs on zoolock's callback thread.
+ */
+typedef void (*ZlLeadCallback)(void *user_data,
+                               int32_t status,
+                               struct ZlLeadership *leadership,
+                               const uint8_t *message,
+                               uint32_t message_len);
 
 /**
  * Called once when an asynchronous acquire ends: `status` is `ZL_OK` with
@@ -223,6 +271,56 @@ typedef void (*ZlAcquireCallback)(void *user_data,
                                   uint8_t acquired,
                                   const uint8_t *message,
                                   uint32_t message_len);
+
+/**
+ * A node's metadata (ZooKeeper's `Stat`; the core's `Stat`).
+ */
+typedef struct ZlStat {
+  /**
+   * The zxid of the transaction that created the node.
+   */
+  int64_t czxid;
+  /**
+   * The zxid of the transaction that last changed its data.
+   */
+  int64_t mzxid;
+  /**
+   * The zxid of the transaction that last changed its children.
+   */
+  int64_t pzxid;
+  /**
+   * Creation time, milliseconds since the epoch.
+   */
+  int64_t ctime;
+  /**
+   * Last data change, milliseconds since the epoch.
+   */
+  int64_t mtime;
+  /**
+   * The session owning an ephemeral node; 0 for a persistent one.
+   */
+  int64_t ephemeral_owner;
+  /**
+   * Changes to its data: the version a conditional set or delete names.
+   */
+  int32_t version;
+  /**
+   * Changes to its children.
+   */
+  int32_t cversion;
+  /**
+   * Changes to its ACL.
+   */
+  int32_t aversion;
+  /**
+   * The length of its data.
+   */
+  int32_t data_length;
+  /**
+   * How many children it has.
+   */
+  int32_t num_children;
+} ZlStat;
 
 #ifdef __cplusplus
 extern "C" {
@@ -270,6 +368,149 @@ void zl_cancel_free(struct ZlCancel *cancel);
  * stays usable: a later callback starts the thread again.
  */
 int32_t zl_shutdown(void);
+
+/**
+ * A candidate for the election at `path`; `identifier` is its node's data,
+ * shown by `zl_election_contenders`. Nothing is sent before a lead. Its
+ * nodes are kazoo `Lock` nodes: kazoo's `Election` on the path takes part.
+ *
+ * # Safety
+ * `session` must be a live handle; the byte ranges valid; `out_election` valid for writes.
+ */
+int32_t zl_election_new(const struct ZlSession *session,
+                        const uint8_t *path,
+                        uint32_t path_len,
+                        const uint8_t *identifier,
+                        uint32_t identifier_len,
+                        struct ZlElection **out_election);
+
+/**
+ * Waits until this candidate leads, blocking the calling thread, for
+ * `timeout_ms` (0 tries once, -1 waits forever): `*out_leadership` is the
+ * term won (free it with `zl_leadership_free`, which resigns), or null when
+ * others led the whole time. `cancel` (may be null) cancels from another
+ * thread: `ZL_CANCELLED`. Giving up leaves no candidacy behind. One term at
+ * a time: while a term of this candidate lasts, another lead waits for it.
+ *
+ * # Safety
+ * `election` must be a live handle; `cancel` null or live; `out_leadership` valid for writes.
+ */
+int32_t zl_election_lead(const struct ZlElection *election,
+                         int64_t timeout_ms,
+                         const struct ZlCancel *cancel,
+                         struct ZlLeadership **out_leadership);
+
+/**
+ * Starts a lead and returns at once; `callback` is called exactly once with
+ * the outcome, on one of zoolock's threads, if and only if this returns
+ * `ZL_OK`. Arguments as for `zl_election_lead`; the election and `cancel`
+ * must stay alive until the callback has run.
+ *
+ * # Safety
+ * As for `zl_election_lead`; `user_data` must stay valid until the callback.
+ */
+int32_t zl_election_lead_async(const struct ZlElection *election,
+                               int64_t timeout_ms,
+                               const struct ZlCancel *cancel,
+                               ZlLeadCallback callback,
+                               void *user_data);
+
+/**
+ * Withdraws this candidate's pending leads now (`ZL_CANCELLED`, no node
+ * left; kazoo's `cancel()`). A term already won is not affected.
+ *
+ * # Safety
+ * `election` must be a live handle.
+ */
+int32_t zl_election_cancel(const struct ZlElection *election);
+
+/**
+ * The identifiers of the candidates, the leader first, as a list (each a
+ * little-endian u32 length, then UTF-8) to free with `zl_bytes_free`.
+ *
+ * # Safety
+ * `election` must be a live handle; out-pointers valid for writes.
+ */
+int32_t zl_election_contenders(const struct ZlElection *election,
+                               uint8_t **out_ptr,
+                               uint32_t *out_len);
+
+/**
+ * Frees the candidate; its terms live on until freed themselves. Null is ignored.
+ *
+ * # Safety
+ * `election` must come from `zl_election_new`, freed once, with no call on it in flight.
+ */
+void zl_election_free(struct ZlElection *election);
+
+/**
+ * The term's state, a `ZL_LOCK_*` code: `ZL_LOCK_HELD` while leading,
+ * `ZL_LOCK_SUSPENDED` while the connection is down (stop acting as leader
+ * until held again), `ZL_LOCK_LOST_*` once lost, `ZL_LOCK_RELEASED` once resigned.
+ *
+ * # Safety
+ * `leadership` must be a live handle; `out_state` valid for writes.
+ */
+int32_t zl_leadership_state(const struct ZlLeadership *leadership, int32_t *out_state);
+
+/**
+ * The term's fencing token: strictly greater than every earlier term's on the path.
+ *
+ * # Safety
+ * `leadership` must be a live handle; `out_token` valid for writes.
+ */
+int32_t zl_leadership_fencing_token(const struct ZlLeadership *leadership, int64_t *out_token);
+
+/**
+ * The leader's node (full path), as UTF-8 to free with `zl_bytes_free`.
+ *
+ * # Safety
+ * `leadership` must be a live handle; out-pointers valid for writes.
+ */
+int32_t zl_leadership_node(const struct ZlLeadership *leadership,
+                           uint8_t **out_ptr,
+                           uint32_t *out_len);
+
+/**
+ * Sets the callback told of each change of the term's state (`ZL_LOCK_*`,
+ * as `zl_leadership_state` gives it), replacing any earlier one; null
+ * removes it. When this returns, the earlier callback is not running and
+ * will not run again.
+ *
+ * # Safety
+ * `leadership` must be a live handle; `user_data` must stay valid for the callback.
+ */
+int32_t zl_leadership_set_listener(const struct ZlLeadership *leadership,
+                                   void (*callback)(void *user_data, int32_t state),
+                                   void *user_data);
+
+/**
+ * A transaction that commits only while this term lasts (the core's
+ * `Leadership::fenced`); `ZL_NOT_HELD` if it is over.
+ *
+ * # Safety
+ * `leadership` must be a live handle; `out_transaction` valid for writes.
+ */
+int32_t zl_leadership_fenced(const struct ZlLeadership *leadership,
+                             struct ZlTransaction **out_transaction);
+
+/**
+ * Ends the term: the next candidate leads. `*out_resigned` (may be null)
+ * is 0 if the term was over already (lost, or resigned before).
+ *
+ * # Safety
+ * `leadership` must be a live handle; `out_resigned` null or valid for writes.
+ */
+int32_t zl_leadership_resign(const struct ZlLeadership *leadership, uint8_t *out_resigned);
+
+/**
+ * Frees the term, resigning it in the background if it lasts. Its callback
+ * is not running and will not run once this returns. Null is ignored.
+ *
+ * # Safety
+ * `leadership` must come from a lead, freed once, with no call on it in flight.
+ */
+void zl_leadership_free(struct ZlLeadership *leadership);
 
 /**
  * Creates a lock holder on `path` (kazoo's `Lock`, `ReadLock` or
@@ -515,6 +756,193 @@ void zl_session_free(struct ZlSession *session);
  * `out_ptr` and `out_len` must be valid for writes.
  */
 int32_t zl_last_error(const uint8_t **out_ptr, uint32_t *out_len);
+
+/**
+ * A new, empty transaction on the session; free it with `zl_transaction_free`.
+ *
+ * # Safety
+ * `session` must be a live handle; `out_transaction` valid for writes.
+ */
+int32_t zl_transaction_new(const struct ZlSession *session, struct ZlTransaction **out_transaction);
+
+/**
+ * A transaction that commits only while `holder` holds (the core's
+ * `Holder::fenced`: its first operation checks the holder's node).
+ * `ZL_NOT_HELD` if the holder holds nothing now.
+ *
+ * # Safety
+ * `holder` must be a live handle; `out_transaction` valid for writes.
+ */
+int32_t zl_holder_fenced(const struct ZlHolder *holder, struct ZlTransaction **out_transaction);
+
+/**
+ * Adds a check: the commit fails unless the node is at `version` (-1: exists).
+ *
+ * # Safety
+ * `transaction` must be a live handle; the byte range valid.
+ */
+int32_t zl_transaction_check(const struct ZlTransaction *transaction,
+                             const uint8_t *path,
+                             uint32_t path_len,
+                             int32_t version);
+
+/**
+ * Adds a create (`flags`: `ZL_CREATE_EPHEMERAL`, `ZL_CREATE_SEQUENCE`;
+ * `ZL_CREATE_MAKEPATH` is refused at commit: parents would be made outside
+ * the transaction).
+ *
+ * # Safety
+ * `transaction` must be a live handle; the byte ranges valid.
+ */
+int32_t zl_transaction_create(const struct ZlTransaction *transaction,
+                              const uint8_t *path,
+                              uint32_t path_len,
+                              const uint8_t *data,
+                              uint32_t data_len,
+                              uint32_t flags);
+
+/**
+ * Adds a set of the node's data, if at `version` (-1: any).
+ *
+ * # Safety
+ * `transaction` must be a live handle; the byte ranges valid.
+ */
+int32_t zl_transaction_set(const struct ZlTransaction *transaction,
+                           const uint8_t *path,
+                           uint32_t path_len,
+                           const uint8_t *data,
+                           uint32_t data_len,
+                           int32_t version);
+
+/**
+ * Adds a delete of the node, if at `version` (-1: any).
+ *
+ * # Safety
+ * `transaction` must be a live handle; the byte range valid.
+ */
+int32_t zl_transaction_delete(const struct ZlTransaction *transaction,
+                              const uint8_t *path,
+                              uint32_t path_len,
+                              int32_t version);
+
+/**
+ * Sends the operations as one request: every write is made, or none. On
+ * success, one path per operation, in the order added, as a list (each a
+ * little-endian u32 length, then UTF-8) to free with `zl_bytes_free`: the
+ * path created for a create (with its sequence number), the operation's
+ * path otherwise. On failure, the first failing operation's status
+ * (`ZL_NO_NODE`, `ZL_BAD_VERSION`, …, `ZL_NOT_HELD` for the fence) and a
+ * message naming its path. Either way the transaction is spent; free it.
+ *
+ * # Safety
+ * `transaction` must be a live handle; out-pointers valid for writes.
+ */
+int32_t zl_transaction_commit(const struct ZlTransaction *transaction,
+                              uint8_t **out_ptr,
+                              uint32_t *out_len);
+
+/**
+ * Frees a transaction, committed or not (an uncommitted one sends nothing). Null is ignored.
+ *
+ * # Safety
+ * `transaction` must come from `zl_transaction_new` or a `_fenced` call, freed once, with no call on it in flight.
+ */
+void zl_transaction_free(struct ZlTransaction *transaction);
+
+/**
+ * Whether the node exists: `*out_found` 1 and its stat in `*out_stat`
+ * (may be null), or 0 and the stat untouched.
+ *
+ * # Safety
+ * `session` must be a live handle; the byte range valid; `out_found` valid
+ * for writes, `out_stat` null or valid for writes.
+ */
+int32_t zl_session_exists(const struct ZlSession *session,
+                          const uint8_t *path,
+                          uint32_t path_len,
+                          uint8_t *out_found,
+                          struct ZlStat *out_stat);
+
+/**
+ * The node's data, to free with `zl_bytes_free`, and its stat (`out_stat`
+ * may be null). `ZL_NO_NODE` if there is no such node.
+ *
+ * # Safety
+ * `session` must be a live handle; the byte range valid; out-pointers valid
+ * for writes (`out_stat` may be null).
+ */
+int32_t zl_session_get(const struct ZlSession *session,
+                       const uint8_t *path,
+                       uint32_t path_len,
+                       uint8_t **out_ptr,
+                       uint32_t *out_len,
+                       struct ZlStat *out_stat);
+
+/**
+ * Replaces the node's data if it is at `version` (-1: any version); its new
+ * stat in `*out_stat` (may be null). `ZL_BAD_VERSION`, `ZL_NO_NODE`.
+ *
+ * # Safety
+ * `session` must be a live handle; the byte ranges valid; `out_stat` null or valid for writes.
+ */
+int32_t zl_session_set(const struct ZlSession *session,
+                       const uint8_t *path,
+                       uint32_t path_len,
+                       const uint8_t *data,
+                       uint32_t data_len,
+                       int32_t version,
+                       struct ZlStat *out_stat);
+
+/**
+ * Creates a node (`flags`: `ZL_CREATE_*`, 0 for a persistent node whose
+ * parent exists) with the session's ACL. The path created (with its
+ * sequence number, if sequential) as UTF-8 to free with `zl_bytes_free`,
+ * its stat in `*out_stat` (may be null). `ZL_NODE_EXISTS`; `ZL_NO_NODE`
+ * when the parent is missing without `ZL_CREATE_MAKEPATH`.
+ *
+ * # Safety
+ * `session` must be a live handle; the byte ranges valid; out-pointers valid
+ * for writes (`out_stat` may be null).
+ */
+int32_t zl_session_create(const struct ZlSession *session,
+                          const uint8_t *path,
+                          uint32_t path_len,
+                          const uint8_t *data,
+                          uint32_t data_len,
+                          uint32_t flags,
+                          uint8_t **out_path_ptr,
+                          uint32_t *out_path_len,
+                          struct ZlStat *out_stat);
+
+/**
+ * Deletes the node if it is at `version` (-1: any version). `recursive` 1
+ * deletes its descendants first, as kazoo does: not atomically, and a node
+ * already gone is no error. `ZL_NO_NODE`, `ZL_BAD_VERSION`, `ZL_NOT_EMPTY`.
+ *
+ * # Safety
+ * `session` must be a live handle; the byte range valid.
+ */
+int32_t zl_session_delete(const struct ZlSession *session,
+                          const uint8_t *path,
+                          uint32_t path_len,
+                          int32_t version,
+                          uint8_t recursive);
+
+/**
+ * The names of the node's children, unsorted, as a list (each a
+ * little-endian u32 length, then UTF-8; `zl_holder_queue`'s encoding) to
+ * free with `zl_bytes_free`; the node's stat in `*out_stat` (may be null).
+ *
+ * # Safety
+ * `session` must be a live handle; the byte range valid; out-pointers valid
+ * for writes (`out_stat` may be null).
+ */
+int32_t zl_session_children(const struct ZlSession *session,
+                            const uint8_t *path,
+                            uint32_t path_len,
+                            uint8_t **out_ptr,
+                            uint32_t *out_len,
+                            struct ZlStat *out_stat);
 
 #ifdef __cplusplus
 }  // extern "C"

@@ -50,7 +50,7 @@ pub const ZL_SCHEME_KAZOO: i32 = 0;
 /// Curator's node names (`_c_<uuid>-lock-<seq>`).
 pub const ZL_SCHEME_CURATOR: i32 = 1;
 
-fn state_code(state: LockState) -> i32 {
+pub(crate) fn state_code(state: LockState) -> i32 {
     match state {
         LockState::Released => ZL_LOCK_RELEASED,
         LockState::Held => ZL_LOCK_HELD,
@@ -74,7 +74,7 @@ pub type ZlAcquireCallback =
 /// is reentrant and the same owner acquires; a semaphore that holds succeeds
 /// at once). Make one holder per concurrent acquisition.
 pub struct ZlHolder {
-    holder: Arc<dyn Holder>,
+    pub(crate) holder: Arc<dyn Holder>,
     /// The same handle as a lock, for the lock-only queries; `None` for a semaphore.
     lock: Option<Lock>,
     listener: Listener,
@@ -173,7 +173,7 @@ where
 }
 
 /// A future that turns a panic while polling into an error.
-struct CatchUnwind<F>(AssertUnwindSafe<Pin<Box<F>>>);
+pub(crate) struct CatchUnwind<F>(pub(crate) AssertUnwindSafe<Pin<Box<F>>>);
 
 impl<F: Future> Future for CatchUnwind<F> {
     type Output = std::thread::Result<F::Output>;

@@ -6,6 +6,12 @@
 //!   `zl_cancel_new`, and `zl_lock_new` or `zl_semaphore_new` (both make a
 //!   `ZlHolder`), freed by the matching `_free` (null is ignored);
 //!   `castable.rs` says once how every handle crosses the boundary.
+//! - **Znodes** on a session, `zl_session_exists`/`get`/`set`/`create`/
+//!   `delete`/`children` (`znode.rs`); `ZlTransaction`s commit several
+//!   writes as one, and `zl_holder_fenced`/`zl_leadership_fenced` make one
+//!   that commits only while a hold lasts (`ZL_NOT_HELD` otherwise).
+//! - **Elections**: a `ZlElection` candidate leads (`zl_election_lead`, as
+//!   an acquire) and each term won is a `ZlLeadership` (`election.rs`).
 //! - **Holders**: a lock or semaphore is one `ZlHolder` with one set of
 //!   entry points, `zl_holder_*`; the lock-only queries, `zl_lock_*`,
 //!   refuse a semaphore holder with `ZL_INVALID_ARGUMENT`.
@@ -27,16 +33,20 @@ mod args;
 mod cancel;
 mod castable;
 mod dispatch;
+mod election;
 mod holder;
 mod listener;
 mod selftest;
 mod session;
 mod status;
+mod transaction;
+mod znode;
 #[cfg(test)]
 mod tests;
 
 pub use args::zl_bytes_free;
 pub use dispatch::zl_shutdown;
+pub use election::*;
 pub use listener::ZlStateCallback;
 pub use cancel::*;
 pub use holder::{
@@ -52,3 +62,5 @@ pub use holder::{
 pub use selftest::*;
 pub use session::*;
 pub use status::*;
+pub use transaction::*;
+pub use znode::*;

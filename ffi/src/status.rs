@@ -51,6 +51,8 @@ pub const ZL_BAD_VERSION: i32 = 18;
 pub const ZL_NOT_EMPTY: i32 = 19;
 /// The session expired before the request was answered; the session connects a new one by itself.
 pub const ZL_SESSION_EXPIRED: i32 = 20;
+/// A fenced write by a holder or leadership that no longer holds: nothing of it was made.
+pub const ZL_NOT_HELD: i32 = 21;
 
 /// The code of an error: the one mapping of `zoolock::Error` in the ABI.
 pub fn code(error: &Error) -> i32 {
@@ -73,6 +75,7 @@ pub fn code(error: &Error) -> i32 {
         Error::BadVersion { .. } => ZL_BAD_VERSION,
         Error::NotEmpty { .. } => ZL_NOT_EMPTY,
         Error::SessionExpired { .. } => ZL_SESSION_EXPIRED,
+        Error::NotHeld { .. } => ZL_NOT_HELD,
         Error::ZooKeeper { .. } => ZL_ZOOKEEPER,
         // `Error` is non_exhaustive: a kind the core adds is a ZooKeeper failure until it gets a code.
         _ => ZL_ZOOKEEPER,

@@ -42,6 +42,30 @@ fn bad_arguments_get_their_codes_and_messages() {
 }
 
 #[test]
+fn znode_transaction_and_election_calls_check_their_arguments() {
+    let path = b"/a";
+    let (mut found, mut stat) = (0u8, ZlStat::default());
+    assert_eq!(unsafe { zl_session_exists(null(), path.as_ptr(), 2, &mut found, &mut stat) }, ZL_INVALID_ARGUMENT);
+    assert!(last_error().contains("session handle is null"));
+    assert_eq!(znode::create_options(8).unwrap_err().code, ZL_INVALID_ARGUMENT);
+    let options = znode::create_options(ZL_CREATE_EPHEMERAL | ZL_CREATE_SEQUENCE | ZL_CREATE_MAKEPATH).unwrap();
+    assert!(options.ephemeral && options.sequence && options.makepath);
+    assert_eq!(unsafe { zl_transaction_check(null(), path.as_ptr(), 2, -1) }, ZL_INVALID_ARGUMENT);
+    assert!(last_error().contains("transaction handle is null"));
+    let mut transaction = null_mut();
+    assert_eq!(unsafe { zl_holder_fenced(null(), &mut transaction) }, ZL_INVALID_ARGUMENT);
+    let mut leadership = null_mut();
+    assert_eq!(unsafe { zl_election_lead(null(), -1, null(), &mut leadership) }, ZL_INVALID_ARGUMENT);
+    assert!(last_error().contains("election handle is null"));
+    assert_eq!(unsafe { zl_leadership_resign(null(), null_mut()) }, ZL_INVALID_ARGUMENT);
+    unsafe {
+        zl_transaction_free(null_mut());
+        zl_election_free(null_mut());
+        zl_leadership_free(null_mut());
+    }
+}
+
+#[test]
 fn timeouts_and_leases_are_checked() {
     assert!(holder::options(-1, -1, 0).is_ok());
     assert!(holder::options(0, 5, 0).is_ok());
@@ -95,6 +119,7 @@ fn each_error_kind_has_a_code_of_its_own() {
         Error::BadVersion { action, path: path() },
         Error::NotEmpty { action, path: path() },
         Error::SessionExpired { action, path: path() },
+        Error::NotHeld { path: path() },
         Error::ZooKeeper { action, path: path(), message: String::new() },
     ];
     let mut codes: Vec<i32> = kinds.iter().map(code).collect();

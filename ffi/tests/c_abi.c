@@ -53,11 +53,25 @@ int main(void) {
     uint8_t held = 0;
     expect(zl_lock_fencing_token(NULL, &token, &held), ZL_INVALID_ARGUMENT, "zl_lock_fencing_token");
 
+    uint8_t found = 0;
+    struct ZlStat stat;
+    expect(zl_session_exists(NULL, (const uint8_t *)path, (uint32_t)strlen(path), &found, &stat), ZL_INVALID_ARGUMENT,
+           "zl_session_exists");
+    struct ZlTransaction *transaction = NULL;
+    expect(zl_holder_fenced(NULL, &transaction), ZL_INVALID_ARGUMENT, "zl_holder_fenced");
+    expect_message("holder handle is null");
+    struct ZlLeadership *leadership = NULL;
+    expect(zl_election_lead(NULL, -1, NULL, &leadership), ZL_INVALID_ARGUMENT, "zl_election_lead");
+    expect_message("election handle is null");
+
     struct ZlCancel *cancel = NULL;
     expect(zl_cancel_new(&cancel), ZL_OK, "zl_cancel_new");
     expect(zl_cancel_fire(cancel), ZL_OK, "zl_cancel_fire");
     zl_cancel_free(cancel);
     zl_holder_free(NULL);
+    zl_transaction_free(NULL);
+    zl_leadership_free(NULL);
+    zl_election_free(NULL);
     zl_session_free(NULL);
     zl_bytes_free(NULL, 0);
     expect(zl_shutdown(), ZL_OK, "zl_shutdown");

@@ -1,0 +1,200 @@
+using System;
+using System.Collections.Generic;
+using System.Runtime.InteropServices;
+using System.Threading;
+using System.Threading.Tasks;
+using ZooLock.Native;
+
+namespace ZooLock
+{
+    /// <summary>
+    /// The znode API on the session (the core's <c>Session</c> operations,
+    /// kazoo's <c>get</c>, <c>set</c>, <c>create</c>…): paths are absolute,
+    /// below the connect string's chroot; versions are -1 for any. Each call
+    /// waits at most the session timeout (then <see cref="ZooLockConnectionException"/>).
+    /// The async forms run the call on the thread pool (it is bounded, so a
+    /// thread is never held for long); their token cancels only a call not yet started.
+    /// </summary>
+    public sealed unsafe partial class ZooKeeperSession
+    {
+        /// <summary>The node's stat, or null if there is no such node.</summary>
+        /// <exception cref="ArgumentException">A path ZooKeeper would refuse.</exception>
+        public ZooKeeperStat Exists(string path)
+        {
+            var p = PathBytes(path);
+            return With(s =>
+            {
+                byte found;
+                ZlStat stat;
+                fixed (byte* bytes = p) Interop.Check(NativeMethods.zl_session_exists((ZlSession*)s, bytes, (uint)p.Length, &found, &stat));
+                return found != 0 ? new ZooKeeperStat(stat) : null;
+            });
+        }
+
+        /// <summary><see cref="Exists"/> on the thread pool.</summary>
+        public Task<ZooKeeperStat> ExistsAsync(string path, CancellationToken cancellationToken = default(CancellationToken))
+        {
+            return Task.Run(() => Exists(path), cancellationToken);
+        }
+
+        /// <summary>The node's data.</summary>
+        /// <exception cref="ZooLockNoNodeException">There is no such node.</exception>
+        public byte[] GetData(string path)
+        {
+            ZooKeeperStat stat;
+            return GetData(path, out stat);
+        }
+
+        /// <summary>The node's data and its stat.</summary>
+        /// <exception cref="ZooLockNoNodeException">There is no such node.</exception>
+        public byte[] GetData(string path, out ZooKeeperStat stat)
+        {
+            var p = PathBytes(path);
+            ZooKeeperStat read = null;
+            var data = With(s =>
+            {
+                byte* ptr;
+                uint len;
+                ZlStat native;
+                fixed (byte* bytes = p) Interop.Check(NativeMethods.zl_session_get((ZlSession*)s, bytes, (uint)p.Length, &ptr, &len, &native));
+                read = new ZooKeeperStat(native);
+                return TakeBytes(ptr, len);
+            });
+            stat = read;
+            return data;
+        }
+
+        /// <summary><see cref="GetData(string)"/> on the thread pool.</summary>
+        public Task<byte[]> GetDataAsync(string path, CancellationToken cancellationToken = default(CancellationToken))
+        {
+            return Task.Run(() => GetData(path), cancellationToken);
+        }
+
+        /// <summary>Replaces the node's data if it is at <paramref name="version"/> (-1: any); its new stat.</summary>
+        /// <exception cref="ZooLockNoNodeException">There is no such node.</exception>
+        /// <exception cref="ZooLockBadVersionException">The node is at another version.</exception>
+        public ZooKeeperStat SetData(string path, byte[] data, int version = -1)
+        {
+            var p = PathBytes(path);
+            var d = data ?? new byte[0];
+            return With(s =>
+            {
+                ZlStat stat;
+                fixed (byte* bytes = p, value = d)
+                {
+                    Interop.Check(NativeMethods.zl_session_set((ZlSession*)s, bytes, (uint)p.Length, value, (uint)d.Length, version, &stat));
+                }
+                return new ZooKeeperStat(stat);
+            });
+        }
+
+        /// <summary><see cref="SetData"/> on the thread pool.</summary>
+        public Task<ZooKeeperStat> SetDataAsync(string path, byte[] data, int version = -1, CancellationToken cancellationToken = default(CancellationToken))
+        {
+            return Task.Run(() => SetData(path, data, version), cancellationToken);
+        }
+
+        /// <summary>Creates a node with the session's ACL; the path created (with its sequence number, if sequential).</summary>
+        /// <exception cref="ZooLockNodeExistsException">The node exists.</exception>
+        /// <exception cref="ZooLockNoNodeException">Its parent is missing, without <see cref="ZooKeeperCreateFlags.MakePath"/>.</exception>
+        public string Create(string path, byte[] data = null, ZooKeeperCreateFlags flags = ZooKeeperCreateFlags.None)
+        {
+            var p = PathBytes(path);
+            var d = data ?? new byte[0];
+            return With(s =>
+            {
+                byte* created;
+                uint len;
+                fixed (byte* bytes = p, value = d)
+                {
+                    Interop.Check(NativeMethods.zl_session_create((ZlSession*)s, bytes, (uint)p.Length, value, (uint)d.Length,
+                        (uint)flags, &created, &len, null));
+                }
+                return Interop.TakeText(created, len);
+            });
+        }
+
+        /// <summary><see cref="Create"/> on the thread pool.</summary>
+        public Task<string> CreateAsync(string path, byte[] data = null, ZooKeeperCreateFlags flags = ZooKeeperCreateFlags.None,
+            CancellationToken cancellationToken = default(CancellationToken))
+        {
+            return Task.Run(() => Create(path, data, flags), cancellationToken);
+        }
+
+        /// <summary>
+        /// Deletes the node if it is at <paramref name="version"/> (-1: any).
+        /// <paramref name="recursive"/> deletes its descendants first, as
+        /// kazoo does: not atomically, and a node already gone is no error.
+        /// </summary>
+        /// <exception cref="ZooLockNoNodeException">There is no such node (not recursive).</exception>
+        /// <exception cref="ZooLockBadVersionException">The node is at another version.</exception>
+        /// <exception cref="ZooLockNotEmptyException">The node has children (not recursive).</exception>
+        public void Delete(string path, int version = -1, bool recursive = false)
+        {
+            var p = PathBytes(path);
+            With(s =>
+            {
+                fixed (byte* bytes = p)
+                {
+                    Interop.Check(NativeMethods.zl_session_delete((ZlSession*)s, bytes, (uint)p.Length, version, (byte)(recursive ? 1 : 0)));
+                }
+                return 0;
+            });
+        }
+
+        /// <summary><see cref="Delete"/> on the thread pool.</summary>
+        public Task DeleteAsync(string path, int version = -1, bool recursive = false, CancellationToken cancellationToken = default(CancellationToken))
+        {
+            return Task.Run(() => Delete(path, version, recursive), cancellationToken);
+        }
+
+        /// <summary>The names of the node's children, unsorted.</summary>
+        /// <exception cref="ZooLockNoNodeException">There is no such node.</exception>
+        public IList<string> GetChildren(string path)
+        {
+            var p = PathBytes(path);
+            return With(s =>
+            {
+                byte* list;
+                uint len;
+                fixed (byte* bytes = p) Interop.Check(NativeMethods.zl_session_children((ZlSession*)s, bytes, (uint)p.Length, &list, &len, null));
+                return Interop.TakeList(list, len);
+            });
+        }
+
+        /// <summary><see cref="GetChildren"/> on the thread pool.</summary>
+        public Task<IList<string>> GetChildrenAsync(string path, CancellationToken cancellationToken = default(CancellationToken))
+        {
+            return Task.Run(() => GetChildren(path), cancellationToken);
+        }
+
+        /// <summary>A transaction on this session: writes committed together or not at all.</summary>
+        public ZooKeeperTransaction Transaction()
+        {
+            return With(s =>
+            {
+                ZlTransaction* created;
+                Interop.Check(NativeMethods.zl_transaction_new((ZlSession*)s, &created));
+                return new ZooKeeperTransaction((IntPtr)created);
+            });
+        }
+
+        internal static byte[] PathBytes(string path)
+        {
+            if (path == null) throw new ArgumentNullException("path");
+            return Interop.Bytes(path);
+        }
+
+        /// <summary>Copies a buffer handed out by zoolock, then frees it.</summary>
+        static byte[] TakeBytes(byte* ptr, uint len)
+        {
+            try
+            {
+                var data = new byte[len];
+                if (len > 0) Marshal.Copy((IntPtr)ptr, data, 0, checked((int)len));
+                return data;
+            }
+            finally { NativeMethods.zl_bytes_free(ptr, len); }
+        }
+    }
+}

@@ -1,0 +1,125 @@
+using System;
+using System.Collections.Generic;
+using System.Threading;
+using System.Threading.Tasks;
+using ZooLock.Native;
+
+namespace ZooLock
+{
+    /// <summary>
+    /// Writes committed together or not at all (ZooKeeper's <c>multi</c>, the
+    /// core's <c>Transaction</c>), from <see cref="ZooKeeperSession.Transaction"/>;
+    /// a fenced one (<see cref="ZooKeeperHandle.Fenced"/>,
+    /// <see cref="ZooKeeperLeadership.Fenced"/>) commits only while its holder
+    /// still holds. Each method adds an operation and returns the transaction;
+    /// a bad operation fails the commit, which then sends nothing. Committed
+    /// once; Dispose frees it (an uncommitted one sends nothing).
+    /// </summary>
+    public sealed unsafe class ZooKeeperTransaction : IDisposable
+    {
+        readonly TransactionHandle native = new TransactionHandle();
+
+        internal ZooKeeperTransaction(IntPtr pointer)
+        {
+            native.Set(pointer);
+        }
+
+        /// <summary>The commit fails unless the node is at <paramref name="version"/> (-1: exists).</summary>
+        public ZooKeeperTransaction Check(string path, int version = -1)
+        {
+            var p = ZooKeeperSession.PathBytes(path);
+            return Add(t =>
+            {
+                fixed (byte* bytes = p) return NativeMethods.zl_transaction_check((ZlTransaction*)t, bytes, (uint)p.Length, version);
+            });
+        }
+
+        /// <summary>Creates a node (<see cref="ZooKeeperCreateFlags.MakePath"/> is refused: parents would be made outside the transaction).</summary>
+        public ZooKeeperTransaction Create(string path, byte[] data = null, ZooKeeperCreateFlags flags = ZooKeeperCreateFlags.None)
+        {
+            var p = ZooKeeperSession.PathBytes(path);
+            var d = data ?? new byte[0];
+            return Add(t =>
+            {
+                fixed (byte* bytes = p, value = d) return NativeMethods.zl_transaction_create((ZlTransaction*)t, bytes, (uint)p.Length, value, (uint)d.Length, (uint)flags);
+            });
+        }
+
+        /// <summary>Sets the node's data, if at <paramref name="version"/> (-1: any).</summary>
+        public ZooKeeperTransaction SetData(string path, byte[] data, int version = -1)
+        {
+            var p = ZooKeeperSession.PathBytes(path);
+            var d = data ?? new byte[0];
+            return Add(t =>
+            {
+                fixed (byte* bytes = p, value = d) return NativeMethods.zl_transaction_set((ZlTransaction*)t, bytes, (uint)p.Length, value, (uint)d.Length, version);
+            });
+        }
+
+        /// <summary>Deletes the node, if at <paramref name="version"/> (-1: any).</summary>
+        public ZooKeeperTransaction Delete(string path, int version = -1)
+        {
+            var p = ZooKeeperSession.PathBytes(path);
+            return Add(t =>
+            {
+                fixed (byte* bytes = p) return NativeMethods.zl_transaction_delete((ZlTransaction*)t, bytes, (uint)p.Length, version);
+            });
+        }
+
+        /// <summary>
+        /// Sends the operations as one request. One path per operation, in the
+        /// order added: the path created for a create (with its sequence
+        /// number), the operation's own otherwise.
+        /// </summary>
+        /// <exception cref="ZooLockNotHeldException">A fenced transaction's holder no longer holds: nothing was written.</exception>
+        /// <exception cref="ZooLockException">The first failing operation's error (<see cref="ZooLockNoNodeException"/>, <see cref="ZooLockBadVersionException"/>, …): nothing was written.</exception>
+        /// <exception cref="ArgumentException">A bad operation, or a transaction committed already.</exception>
+        public IList<string> Commit()
+        {
+            var pointer = Enter();
+            try
+            {
+                byte* list;
+                uint len;
+                Interop.Check(NativeMethods.zl_transaction_commit((ZlTransaction*)pointer, &list, &len));
+                return Interop.TakeList(list, len);
+            }
+            finally { native.Exit(); }
+        }
+
+        /// <summary><see cref="Commit"/> on the thread pool (the commit is bounded by the session timeout); the token cancels only a commit not yet started.</summary>
+        public Task<IList<string>> CommitAsync(CancellationToken cancellationToken = default(CancellationToken))
+        {
+            return Task.Run(() => Commit(), cancellationToken);
+        }
+
+        /// <summary>Frees the transaction. Harmless when repeated.</summary>
+        public void Dispose()
+        {
+            native.Dispose();
+        }
+
+        ZooKeeperTransaction Add(Func<IntPtr, int> add)
+        {
+            var pointer = Enter();
+            try { Interop.Check(add(pointer)); }
+            finally { native.Exit(); }
+            return this;
+        }
+
+        IntPtr Enter()
+        {
+            if (native.IsClosed) throw new ObjectDisposedException(GetType().Name);
+            return native.Enter();
+        }
+
+        sealed class TransactionHandle : NativeHandle
+        {
+            protected override bool ReleaseHandle()
+            {
+                NativeMethods.zl_transaction_free((ZlTransaction*)handle);
+                return true;
+            }
+        }
+    }
+}

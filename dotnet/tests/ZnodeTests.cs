@@ -1,0 +1,160 @@
+using System;
+using System.Linq;
+using System.Text;
+using NUnit.Framework;
+
+namespace ZooLock.Tests
+{
+    /// <summary>The znode API on a session, its transactions and fenced writes, against the real server.</summary>
+    [TestFixture]
+    public class ZnodeTests : TwoSessions
+    {
+        static byte[] Bytes(string text) { return Encoding.UTF8.GetBytes(text); }
+
+        [Test]
+        public void CreateGetSetExistsChildrenAndDeleteRoundTrip()
+        {
+            var path = Fixture.Path("znode");
+            Assert.IsNull(session.Exists(path));
+            Assert.That(session.Create(path + "/config", Bytes("v1"), ZooKeeperCreateFlags.MakePath), Is.EqualTo(path + "/config"));
+            ZooKeeperStat stat;
+            Assert.That(other.GetData(path + "/config", out stat), Is.EqualTo(Bytes("v1")));
+            Assert.That(stat.Version, Is.EqualTo(0));
+            Assert.That(stat.DataLength, Is.EqualTo(2));
+            Assert.That(stat.EphemeralOwner, Is.EqualTo(0));
+            Assert.That(stat.Czxid, Is.GreaterThan(0));
+
+            var set = session.SetData(path + "/config", Bytes("v2"), 0);
+            Assert.That(set.Version, Is.EqualTo(1));
+            Assert.That(set.Mzxid, Is.GreaterThan(stat.Mzxid));
+            Assert.That(other.GetData(path + "/config"), Is.EqualTo(Bytes("v2")));
+            Assert.That(session.SetData(path + "/config", null).Version, Is.EqualTo(2), "-1 is any version; null data is empty");
+            Assert.That(session.GetData(path + "/config"), Is.Empty);
+
+            session.Create(path + "/b");
+            Assert.That(other.GetChildren(path).OrderBy(c => c), Is.EqualTo(new[] { "b", "config" }));
+            Assert.That(other.Exists(path).NumChildren, Is.EqualTo(2));
+
+            session.Delete(path + "/config", 2);
+            Assert.IsNull(other.Exists(path + "/config"));
+            session.Delete(path, -1, true);
+            Assert.IsNull(other.Exists(path));
+        }
+
+        [Test]
+        public void EphemeralAndSequentialNodes()
+        {
+            var path = Fixture.Path("modes");
+            var first = session.Create(path + "/job-", null, ZooKeeperCreateFlags.Sequence | ZooKeeperCreateFlags.MakePath);
+            var second = session.Create(path + "/job-", null, ZooKeeperCreateFlags.Sequence | ZooKeeperCreateFlags.Ephemeral);
+            StringAssert.IsMatch("/job-[0-9]{10}$", first);
+            Assert.That(string.CompareOrdinal(second, first), Is.GreaterThan(0));
+            Assert.That(other.Exists(second).EphemeralOwner, Is.EqualTo(session.SessionId));
+            session.Dispose();
+            Assert.IsNull(other.Exists(second), "an ephemeral node goes with its session");
+            Assert.IsNotNull(other.Exists(first));
+            Assert.Throws<ObjectDisposedException>(() => session.Exists(path));
+        }
+
+        [Test]
+        public void EachRefusalHasItsException()
+        {
+            var path = Fixture.Path("errors");
+            Assert.Throws<ZooLockNoNodeException>(() => session.GetData(path));
+            Assert.Throws<ZooLockNoNodeException>(() => session.SetData(path, Bytes("x")));
+            Assert.Throws<ZooLockNoNodeException>(() => session.Delete(path));
+            Assert.Throws<ZooLockNoNodeException>(() => session.GetChildren(path));
+            Assert.Throws<ZooLockNoNodeException>(() => session.Create(path + "/child"), "no parent without MakePath");
+            session.Create(path, Bytes("x"));
+            Assert.Throws<ZooLockNodeExistsException>(() => other.Create(path));
+            Assert.Throws<ZooLockBadVersionException>(() => other.SetData(path, Bytes("y"), 5));
+            Assert.Throws<ZooLockBadVersionException>(() => other.Delete(path, 5));
+            session.Create(path + "/child");
+            Assert.Throws<ZooLockNotEmptyException>(() => other.Delete(path));
+            Assert.That(session.GetData(path), Is.EqualTo(Bytes("x")), "nothing refused changed the node");
+            Assert.Throws<ArgumentException>(() => session.Exists("relative"));
+            Assert.Throws<ArgumentException>(() => session.Delete("/"));
+            Assert.Throws<ArgumentNullException>(() => session.GetData(null));
+            session.Delete(path, -1, true);
+        }
+
+        [Test]
+        public void AsyncFormsDoTheSame()
+        {
+            var path = Fixture.Path("async");
+            Assert.That(Fixture.Await(session.CreateAsync(path, Bytes("a")), "CreateAsync"), Is.EqualTo(path));
+            Assert.That(Fixture.Await(session.ExistsAsync(path), "ExistsAsync").Version, Is.EqualTo(0));
+            Assert.That(Fixture.Await(session.SetDataAsync(path, Bytes("b")), "SetDataAsync").Version, Is.EqualTo(1));
+            Assert.That(Fixture.Await(session.GetDataAsync(path), "GetDataAsync"), Is.EqualTo(Bytes("b")));
+            Assert.That(Fixture.Await(session.GetChildrenAsync(path), "GetChildrenAsync"), Is.Empty);
+            Assert.IsInstanceOf<ZooLockBadVersionException>(Fixture.Failure(session.DeleteAsync(path, 7)));
+            Assert.IsTrue(session.DeleteAsync(path).Wait(Fixture.Patience));
+            Assert.IsInstanceOf<ZooLockNoNodeException>(Fixture.Failure(session.GetDataAsync(path)));
+        }
+
+        [Test]
+        public void ATransactionCommitsAllOrNothing()
+        {
+            var path = Fixture.Path("multi");
+            session.Create(path, null, ZooKeeperCreateFlags.MakePath);
+            using (var transaction = session.Transaction())
+            {
+                var results = transaction.Check(path, 0).Create(path + "/a", Bytes("1")).Create(path + "/q-", null, ZooKeeperCreateFlags.Sequence)
+                    .SetData(path, Bytes("p")).Commit();
+                Assert.That(results.Count, Is.EqualTo(4));
+                Assert.That(results[1], Is.EqualTo(path + "/a"));
+                StringAssert.IsMatch("/q-[0-9]{10}$", results[2]);
+                Assert.That(results[3], Is.EqualTo(path));
+                Assert.Throws<ArgumentException>(() => transaction.Commit(), "committed once");
+            }
+            using (var transaction = session.Transaction())
+            {
+                var failed = Assert.Throws<ZooLockBadVersionException>(() => transaction.Delete(path + "/a").SetData(path, Bytes("x"), 0).Commit());
+                StringAssert.Contains(path, failed.Message);
+            }
+            Assert.IsNotNull(other.Exists(path + "/a"), "the delete before the failing set was not made");
+            Assert.That(other.GetData(path), Is.EqualTo(Bytes("p")));
+            using (var transaction = session.Transaction())
+            {
+                Assert.Throws<ArgumentException>(() => transaction.Create(path + "/x/y", null, ZooKeeperCreateFlags.MakePath).Commit());
+            }
+            using (var transaction = session.Transaction())
+            {
+                Assert.That(Fixture.Await(transaction.Delete(path + "/a").CommitAsync(), "CommitAsync"), Is.EqualTo(new[] { path + "/a" }));
+            }
+            session.Delete(path, -1, true);
+        }
+
+        [Test]
+        public void AFencedWriteIsRefusedOnceAnotherSessionDeletedTheHoldersNode()
+        {
+            var path = Fixture.Path("fenced");
+            session.Create(path + "/state", Bytes("0"), ZooKeeperCreateFlags.MakePath);
+            var mutex = new ZooKeeperDistributedLock(path + "/lock", session);
+            using (var handle = mutex.Acquire())
+            {
+                using (var fenced = handle.Fenced()) fenced.SetData(path + "/state", Bytes("1")).Commit();
+                Assert.That(other.GetData(path + "/state"), Is.EqualTo(Bytes("1")));
+
+                var lost = handle.HandleLost;
+                using (var stale = handle.Fenced().SetData(path + "/state", Bytes("2")))
+                {
+                    other.Delete(handle.Node);
+                    Assert.Throws<ZooLockNotHeldException>(() => stale.Commit());
+                }
+                Assert.That(other.GetData(path + "/state"), Is.EqualTo(Bytes("1")), "the stale holder wrote nothing");
+                Assert.IsTrue(lost.WaitHandle.WaitOne(Fixture.Patience), "HandleLost was cancelled");
+                Assert.Throws<ZooLockNotHeldException>(() => handle.Fenced());
+            }
+            var semaphore = new ZooKeeperDistributedSemaphore(path + "/pool", 2, session);
+            using (var lease = semaphore.Acquire())
+            {
+                using (var fenced = lease.Fenced()) fenced.Create(path + "/by-lease").Commit();
+                Assert.IsNotNull(other.Exists(path + "/by-lease"));
+            }
+            var released = mutex.Acquire();
+            released.Dispose();
+            Assert.Throws<ObjectDisposedException>(() => released.Fenced());
+        }
+    }
+}
