@@ -10,13 +10,34 @@
 //! the run by name. The workers' client log lines go to a log file (see
 //! `logs.rs`); the terminal shows progress and the summary.
 //!
-//! `zoolock-demo [--workers N] [--acquisitions K] [--connect HOSTS] [--path P] [--verbose]`
-//! `zoolock-demo --faults [--duration SECS] [--workers N]`
+//! The summary is for people; `--json` prints it as one JSON object on
+//! stdout instead (with the zoolock workers' summed metrics), the lines for
+//! people going to stderr.
+//!
+//! `zoolock-demo [--workers N] [--acquisitions K] [--connect HOSTS] [--path P] [--verbose] [--json]`
+//! `zoolock-demo --faults [--duration SECS] [--workers N] [--json]`
+
+use std::sync::atomic::{AtomicBool, Ordering};
+
+/// Set by `--json`: stdout carries only the JSON summary.
+static JSON: AtomicBool = AtomicBool::new(false);
+
+fn json() -> bool {
+    JSON.load(Ordering::Relaxed)
+}
+
+/// A line for people: on stdout, or on stderr under `--json`.
+macro_rules! say {
+    ($($arg:tt)*) => {
+        if crate::json() { eprintln!($($arg)*) } else { println!($($arg)*) }
+    };
+}
 
 mod faults;
 mod languages;
 mod ledger;
 mod logs;
+mod metrics;
 mod operator;
 mod resource;
 mod worker;
@@ -46,6 +67,8 @@ pub struct Args {
     pub scheme: Scheme,
     /// Workers' log lines on the terminal too, not only in the log file.
     pub verbose: bool,
+    /// The summary as one JSON object on stdout.
+    pub json: bool,
 }
 
 fn parse_args(mut args: impl Iterator<Item = String>) -> Result<Args, String> {
@@ -59,6 +82,7 @@ fn parse_args(mut args: impl Iterator<Item = String>) -> Result<Args, String> {
         languages: Vec::new(),
         scheme: Scheme::Kazoo,
         verbose: false,
+        json: false,
     };
     while let Some(flag) = args.next() {
         let mut value = || args.next().ok_or_else(|| format!("{flag} needs a value"));
@@ -86,6 +110,7 @@ fn parse_args(mut args: impl Iterator<Item = String>) -> Result<Args, String> {
                 }
             }
             "--verbose" => parsed.verbose = true,
+            "--json" => parsed.json = true,
             "-h" | "--help" => return Err(String::new()),
             other => return Err(format!("unknown argument {other}")),
         }
@@ -115,11 +140,12 @@ fn main() -> ExitCode {
                 eprintln!("zoolock-demo: {message}");
             }
             eprintln!("usage: zoolock-demo [--workers N] [--acquisitions K] [--connect HOSTS] [--path P]");
-            eprintln!("                    [--languages rust,python,kazoo,csharp,curator] [--scheme kazoo|curator] [--verbose]");
-            eprintln!("       zoolock-demo --faults [--duration SECS] [--workers N]");
+            eprintln!("                    [--languages rust,python,kazoo,csharp,curator] [--scheme kazoo|curator] [--verbose] [--json]");
+            eprintln!("       zoolock-demo --faults [--duration SECS] [--workers N] [--json]");
             return ExitCode::from(2);
         }
     };
+    JSON.store(args.json, Ordering::Relaxed);
     if let Err(message) = check_languages(&args.languages) {
         eprintln!("{message}");
         return ExitCode::FAILURE;
@@ -164,16 +190,16 @@ fn run(args: &Args, log: &Arc<Log>) -> Result<bool, String> {
     let embedded = match &args.connect {
         Some(_) => None,
         None => {
-            println!("starting a local ZooKeeper…");
+            say!("starting a local ZooKeeper…");
             Some(zk_harness::Ensemble::start(1, zk_harness::Options::default()).map_err(|e| e.to_string())?)
         }
     };
     let connect = args.connect.clone().unwrap_or_else(|| embedded.as_ref().unwrap().direct_connect_string());
     let resource = Resource::start().map_err(|e| format!("cannot start the resource: {e}"))?;
-    println!("ZooKeeper at {connect}; lock {}; resource at {}", args.path, resource.address);
+    say!("ZooKeeper at {connect}; lock {}; resource at {}", args.path, resource.address);
 
     let names: Vec<&str> = args.languages.iter().map(|l| l.name()).collect();
-    println!("workers: {} in {}", args.workers, names.join(", "));
+    say!("workers: {} in {}", args.workers, names.join(", "));
     let mut spawned = Vec::new();
     for i in 0..args.workers {
         spawned.push(spawn_worker(&connect, args, &resource, i, Some(args.acquisitions), log)?);
@@ -185,8 +211,9 @@ fn run(args: &Args, log: &Arc<Log>) -> Result<bool, String> {
             return Err(message);
         }
     }
-    // Their later lines are not needed: the resource counts their work.
-    let mut children: Vec<Child> = spawned.into_iter().map(|s| s.child).collect();
+    // Of their later lines, only the zoolock workers' last, `metrics …`: the resource counts their work.
+    let mut children: Vec<(String, Child, Receiver<String>)> = spawned.into_iter().map(|s| (s.name, s.child, s.lines)).collect();
+    let mut metrics = metrics::Metrics::default();
     let observer = Session::connect_blocking(SessionOptions::new(&connect)).map_err(|e| e.to_string())?;
     let lock = Lock::mutex(&observer, &args.path).map_err(|e| e.to_string())?;
     let expected = args.workers * args.acquisitions;
@@ -195,10 +222,16 @@ fn run(args: &Args, log: &Arc<Log>) -> Result<bool, String> {
     while !children.is_empty() {
         std::thread::sleep(Duration::from_millis(500)); // the progress line's pace
         let holder = lock.queue_blocking().ok().and_then(|c| c.into_iter().next()).unwrap_or_else(|| "-".into());
-        println!("  {:>6}/{expected} acquisitions, holder now: {holder}", resource.count());
-        children.retain_mut(|child| match child.try_wait() {
+        say!("  {:>6}/{expected} acquisitions, holder now: {holder}", resource.count());
+        children.retain_mut(|(name, child, lines)| match child.try_wait() {
             Ok(Some(status)) => {
                 failed_workers += usize::from(!status.success());
+                // Its stdout is read to the end by then, or soon: the reader stops at EOF.
+                while let Ok(line) = lines.recv_timeout(Duration::from_secs(5)) {
+                    if let Some(reported) = metrics::parse(&line) {
+                        metrics.add(name, reported);
+                    }
+                }
                 false
             }
             _ => true,
@@ -207,12 +240,23 @@ fn run(args: &Args, log: &Arc<Log>) -> Result<bool, String> {
     observer.close_blocking();
     let report = ledger::verify(&resource.ledger.lock().unwrap());
     report.print(started.elapsed(), &names);
+    metrics.print();
     let ok = report.is_clean() && failed_workers == 0 && report.total() == expected && report.refused == 0;
     if failed_workers > 0 {
-        println!("{failed_workers} worker(s) failed");
+        say!("{failed_workers} worker(s) failed");
     }
-    println!("client logs: {}", log.path.display());
-    println!("{}", if ok { "VERIFIED: mutual exclusion held and fencing tokens increased" } else { "VIOLATION" });
+    say!("client logs: {}", log.path.display());
+    say!("{}", if ok { "VERIFIED: mutual exclusion held and fencing tokens increased" } else { "VIOLATION" });
+    if args.json {
+        let mut summary = report.json(started.elapsed(), &names);
+        summary["mode"] = "main".into();
+        summary["ok"] = ok.into();
+        summary["expected"] = expected.into();
+        summary["failed_workers"] = failed_workers.into();
+        summary["metrics"] = metrics.json();
+        summary["log"] = log.path.display().to_string().into();
+        println!("{summary}");
+    }
     Ok(ok)
 }
 
