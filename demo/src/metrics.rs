@@ -93,7 +93,8 @@ impl Metrics {
     fn by_label(&self, name: &str) -> String {
         let counted = self.labelled(name);
         let total = counted.iter().fold(0.0, |sum, (_, n)| sum + n);
-        let parts: Vec<String> = counted.iter().filter(|(_, n)| *n != 0.0).map(|(label, n)| format!("{label} {n}")).collect();
+        let parts: Vec<String> =
+            counted.iter().filter(|(_, n)| *n != 0.0).map(|(label, n)| format!("{label} {n}")).collect();
         if parts.is_empty() {
             format!("{total}")
         } else {

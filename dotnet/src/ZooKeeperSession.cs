@@ -35,7 +35,6 @@ namespace ZooLock
             uint session = ToMillis(sessionTimeout, "sessionTimeout");
             uint connect = ToMillis(connectTimeout, "connectTimeout");
             ConnectString = connectString;
-            ZooLockLog.Install();
             var bytes = Interop.Bytes(connectString);
             ZlSession* pointer;
             fixed (byte* text = bytes)
@@ -43,6 +42,8 @@ namespace ZooLock
                 Interop.Check(NativeMethods.zl_session_connect(text, (uint)bytes.Length, session, connect, &pointer));
             }
             native.Set((IntPtr)pointer);
+            // Once the native library is known to load: log events from here on.
+            ZooLockLog.Install();
             native.Events = GCHandle.Alloc(new Sink(new WeakReference(this)));
             Interop.Check(NativeMethods.zl_session_set_listener(pointer, OnState, (void*)GCHandle.ToIntPtr(native.Events)));
         }

@@ -35,8 +35,14 @@ pub const ZL_LOG_TRACE: i32 = 5;
 /// (`ZL_LOG_*`), its target (the Rust module, e.g. `zoolock::session`) and
 /// its message, both UTF-8 and valid only during the call. Runs on zoolock's
 /// callback thread, after the callbacks posted before it.
-pub type ZlLogCallback =
-    extern "C" fn(user_data: *mut c_void, level: i32, target: *const u8, target_len: u32, message: *const u8, message_len: u32);
+pub type ZlLogCallback = extern "C" fn(
+    user_data: *mut c_void,
+    level: i32,
+    target: *const u8,
+    target_len: u32,
+    message: *const u8,
+    message_len: u32,
+);
 
 struct Slot {
     target: Option<(ZlLogCallback, UserData)>,
@@ -62,14 +68,16 @@ impl Log for Forward {
     fn enabled(&self, metadata: &Metadata<'_>) -> bool {
         // zoolock's own events up to the level asked for (log's max level);
         // its client library's (per-connection chatter) from warn up, as in Python.
-        metadata.level() <= log::max_level() && (metadata.target().starts_with("zoolock") || metadata.level() <= Level::Warn)
+        metadata.level() <= log::max_level()
+            && (metadata.target().starts_with("zoolock") || metadata.level() <= Level::Warn)
     }
 
     fn log(&self, record: &Record<'_>) {
         if !self.enabled(record.metadata()) {
             return;
         }
-        let (level, target, message) = (level_code(record.level()), record.target().to_owned(), record.args().to_string());
+        let (level, target, message) =
+            (level_code(record.level()), record.target().to_owned(), record.args().to_string());
         dispatch::post(Box::new(move || deliver(level, &target, &message)));
     }
 
