@@ -8,7 +8,7 @@
 //!   than function pointers, `IntPtr` rather than `nint`.
 
 /// The files with entry points, types and constants of the ABI.
-const SOURCES: [&str; 12] = [
+const SOURCES: [&str; 14] = [
     "src/lib.rs",
     "src/status.rs",
     "src/args.rs",
@@ -17,6 +17,8 @@ const SOURCES: [&str; 12] = [
     "src/listener.rs",
     "src/session.rs",
     "src/holder.rs",
+    "src/inspect.rs",
+    "src/logs.rs",
     "src/selftest.rs",
     "src/znode.rs",
     "src/transaction.rs",

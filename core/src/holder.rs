@@ -714,12 +714,17 @@ impl HolderState {
     }
 
     fn set_state(&self, state: LockState) {
-        if self.state.send_if_modified(|s| std::mem::replace(s, state) != state) {
-            match (state, self.meter()) {
-                (LockState::Suspended, Some(meter)) => meter.suspended(),
-                (LockState::Lost(reason), Some(meter)) => meter.lost(reason),
+        let changed = self.state.send_if_modified(|s| {
+            let changed = std::mem::replace(s, state) != state;
+            // Counted before the change is published: whoever it wakes reads it in the metrics.
+            match (changed, state, self.meter()) {
+                (true, LockState::Suspended, Some(meter)) => meter.suspended(),
+                (true, LockState::Lost(reason), Some(meter)) => meter.lost(reason),
                 _ => {}
             }
+            changed
+        });
+        if changed {
             self.listeners.emit(state);
         }
     }

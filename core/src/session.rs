@@ -402,11 +402,12 @@ fn publish(shared: &Shared, state: SessionState, generation: u64, session_id: i6
             return false;
         }
         *current = next;
+        // Counted before the change is published: whoever it wakes reads it in the metrics.
+        shared.meter.session_state(state);
         true
     });
     if changed {
         tracing::info!(?state, generation, session_id = format_args!("{session_id:#x}"), "zoolock session");
-        shared.meter.session_state(state);
         shared.listeners.emit(state);
         let watchers: Vec<_> =
             shared.holds.lock().unwrap().watchers.iter().filter_map(|(_, w)| w.upgrade()).collect();

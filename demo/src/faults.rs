@@ -87,10 +87,12 @@ struct Heard {
     /// (worker, state, ns) of each time a worker was told its session was
     /// suspended or lost, or its hold lost (the state is then the reason, e.g. `NodeDeleted`).
     told: Vec<(String, String, u128)>,
+    /// The zoolock workers' metrics, said before `idle`.
+    metrics: crate::metrics::Metrics,
 }
 
 pub fn run(args: &Args, log: &Arc<Log>) -> Result<bool, String> {
-    println!("starting a 3-node ZooKeeper ensemble…");
+    say!("starting a 3-node ZooKeeper ensemble…");
     let ensemble = Ensemble::start(3, Options::default()).map_err(|e| e.to_string())?;
     let connect = ensemble.connect_string();
     let resource = Resource::start().map_err(|e| format!("cannot start the resource: {e}"))?;
@@ -131,7 +133,7 @@ pub fn run(args: &Args, log: &Arc<Log>) -> Result<bool, String> {
         .map_err(|e| e.to_string())?;
     let queue = Lock::mutex(&observer, &args.path).map_err(|e| e.to_string())?;
     let operator = Operator::connect(&ensemble.direct_connect_string())?;
-    println!("{} workers on {}; injecting faults for {:?}", workers.len(), args.path, args.duration);
+    say!("{} workers on {}; injecting faults for {:?}", workers.len(), args.path, args.duration);
 
     if !resource.wait_for_writes(1, Duration::from_secs(30)) {
         return Err("no worker got the lock within 30 s".into());
@@ -160,7 +162,7 @@ pub fn run(args: &Args, log: &Arc<Log>) -> Result<bool, String> {
             .collect();
         for name in exited {
             let mut worker = workers.remove(&name).expect("listed");
-            println!("  worker {name} exited by itself: {:?}", worker.child.wait());
+            say!("  worker {name} exited by itself: {:?}", worker.child.wait());
             died.push(name);
             start_worker(&mut workers)?;
         }
@@ -179,7 +181,7 @@ pub fn run(args: &Args, log: &Arc<Log>) -> Result<bool, String> {
             }
             "short partition" | "long partition" => match holder.and_then(|n| session_of(&n).map(|id| (n, id))) {
                 Some((name, id)) if ensemble.partition(id).is_ok() => {
-                    println!("  partitioning {name} (session {id:#x})");
+                    say!("  partitioning {name} (session {id:#x})");
                     partitions.push((name, now_ns()));
                     // Short: long enough to be noticed (2/5 of the session timeout), short enough for the session to survive.
                     let cut = if kind == "short partition" { SESSION_TIMEOUT * 3 / 4 } else { SESSION_TIMEOUT * 3 / 2 };
@@ -201,32 +203,32 @@ pub fn run(args: &Args, log: &Arc<Log>) -> Result<bool, String> {
                         path_deletions.push((begun, now_ns()));
                     }
                     if !deleted {
-                        println!("  deleted {children} children of {}, but it kept getting new ones", args.path);
+                        say!("  deleted {children} children of {}, but it kept getting new ones", args.path);
                     }
                     deleted
                 }
                 (_, Err(e)) => {
-                    println!("  deleting {}: {e}", args.path);
+                    say!("  deleting {}: {e}", args.path);
                     false
                 }
             },
             "delete holder node" => {
                 // Right after a zoolock worker's write, while it keeps the lock: its node is first in the queue.
                 let node = resource.next_write(Duration::from_secs(5), |r: &Record| zoolock_based(&r.worker)).and_then(|write| {
-                    let first = operator.first_node(&args.path).map_err(|e| println!("  listing {}: {e}", args.path)).ok()??;
+                    let first = operator.first_node(&args.path).map_err(|e| say!("  listing {}: {e}", args.path)).ok()??;
                     (Some(first.owner) == session_of(&write.worker) && first.czxid == write.token).then_some((write, first))
                 });
                 match node {
                     Some((write, node)) => {
                         let sent = now_ns();
                         let deleted = operator.delete(&node.path).unwrap_or_else(|e| {
-                            println!("  deleting {}: {e}", node.path);
+                            say!("  deleting {}: {e}", node.path);
                             false
                         });
                         let done = now_ns();
                         if deleted {
                             let in_hold = done.saturating_sub(write.end) < HOLD.as_nanos();
-                            println!("  deleted {}'s node {}", write.worker, node.path);
+                            say!("  deleted {}'s node {}", write.worker, node.path);
                             deletions.push(Deletion { worker: write.worker, sent, done, in_hold });
                         }
                         deleted
@@ -250,12 +252,12 @@ pub fn run(args: &Args, log: &Arc<Log>) -> Result<bool, String> {
                     };
                     match armed {
                         Ok(fault) => {
-                            println!("  armed against {name} (session {id:#x})");
+                            say!("  armed against {name} (session {id:#x})");
                             pending = Some((kind, fault));
                             true
                         }
                         Err(e) => {
-                            println!("  arming against {name}: {e}");
+                            say!("  arming against {name}: {e}");
                             false
                         }
                     }
@@ -278,7 +280,7 @@ pub fn run(args: &Args, log: &Arc<Log>) -> Result<bool, String> {
         if done || tries == 5 {
             (first_pass, tries) = (first_pass + 1, 0);
         }
-        println!("  {:>5.1}s {kind:<18} {:<4} acquisitions so far {}", started.elapsed().as_secs_f64(), if done { "ok" } else { "skip" }, resource.count());
+        say!("  {:>5.1}s {kind:<18} {:<4} acquisitions so far {}", started.elapsed().as_secs_f64(), if done { "ok" } else { "skip" }, resource.count());
         std::thread::sleep(Duration::from_millis(300 + rng.below(700) as u64)); // the pace of faults
     }
 
@@ -304,7 +306,7 @@ pub fn run(args: &Args, log: &Arc<Log>) -> Result<bool, String> {
     };
     let orphans = left.len();
     if orphans > 0 {
-        println!("  nodes left by: {left:?}");
+        say!("  nodes left by: {left:?}");
     }
     for (_, mut worker) in std::mem::take(&mut workers) {
         drop(worker.stdin);
@@ -315,29 +317,31 @@ pub fn run(args: &Args, log: &Arc<Log>) -> Result<bool, String> {
     let report = ledger::verify(&resource.ledger.lock().unwrap());
     let names: Vec<&str> = args.languages.iter().map(|l| l.name()).collect();
     report.print(started.elapsed(), &names);
+    let metrics = std::mem::take(&mut heard.lock().unwrap().metrics);
+    metrics.print();
     let heard_told = heard.lock().unwrap().told.clone();
     let told = told_latencies(&partitions, &heard_told);
     for (kind, n) in &injected {
-        println!("  faults injected: {kind:<18} {n}");
+        say!("  faults injected: {kind:<18} {n}");
     }
     for ((kind, outcome), n) in &requests {
-        println!("  request-level {kind:<18} {outcome:<14} {n}");
+        say!("  request-level {kind:<18} {outcome:<14} {n}");
     }
     let slowest = told.iter().max().copied();
     for ((worker, _), latency) in partitions.iter().zip(&told) {
-        println!("  partition of {worker}: told after {latency:?}");
+        say!("  partition of {worker}: told after {latency:?}");
     }
-    println!("  partitions of a holder: {}, holder told within {:?} (limit {TOLD_WITHIN:?})", told.len(), slowest.unwrap_or_default());
+    say!("  partitions of a holder: {}, holder told within {:?} (limit {TOLD_WITHIN:?})", told.len(), slowest.unwrap_or_default());
     let deleted_told = deletion_latencies(&deletions, &heard_told);
     let checked = deletions.iter().filter(|d| d.in_hold).count();
     for (d, latency) in deletions.iter().filter(|d| d.in_hold).zip(&deleted_told) {
         match latency {
-            Some(latency) => println!("  node of {} deleted: told after {latency:?}", d.worker),
-            None => println!("  node of {} deleted: never told", d.worker),
+            Some(latency) => say!("  node of {} deleted: told after {latency:?}", d.worker),
+            None => say!("  node of {} deleted: never told", d.worker),
         }
     }
     let slowest_deleted = deleted_told.iter().map(|t| t.unwrap_or(Duration::MAX)).max();
-    println!(
+    say!(
         "  holder nodes deleted: {checked} while held, {} at the holder's release (not checked); holder told within {:?} (limit {DELETION_TOLD_WITHIN:?})",
         deletions.len() - checked,
         slowest_deleted.unwrap_or_default()
@@ -345,14 +349,14 @@ pub fn run(args: &Args, log: &Arc<Log>) -> Result<bool, String> {
     let unexplained = blame(&report, t0, &path_deletions, &deletions, &heard_told);
     let deposed = report.overlapping().len() - unexplained;
     if deposed > 0 {
-        println!("  overlaps of a holder the operator deposed mid-write: {deposed} (no lock can prevent them; see README)");
+        say!("  overlaps of a holder the operator deposed mid-write: {deposed} (no lock can prevent them; see README)");
     }
-    println!("  workers idle at the end: {idle}; orphan lock nodes left: {orphans}");
-    println!("  workers that exited by themselves: {}", died.len());
+    say!("  workers idle at the end: {idle}; orphan lock nodes left: {orphans}");
+    say!("  workers that exited by themselves: {}", died.len());
     let all_kinds = KINDS.iter().all(|k| injected.contains_key(k));
     let idle_languages = report.idle_languages(&names);
     for language in &idle_languages {
-        println!("  no acquisitions by the {language} workers");
+        say!("  no acquisitions by the {language} workers");
     }
     // Tokens out of order only inside an overlap already judged above.
     let regressions_alone = report.token_regressions_outside_overlaps();
@@ -365,13 +369,34 @@ pub fn run(args: &Args, log: &Arc<Log>) -> Result<bool, String> {
         && slowest_deleted.is_none_or(|t| t <= DELETION_TOLD_WITHIN)
         && report.total() > 0;
     if !all_kinds {
-        println!("  not every kind of fault could be injected in {:?}", args.duration);
+        say!("  not every kind of fault could be injected in {:?}", args.duration);
     }
-    println!("client logs: {}", log.path.display());
-    println!(
+    say!("client logs: {}", log.path.display());
+    say!(
         "{}",
         if ok { "VERIFIED under faults: exclusion held, stale writes fenced off, no orphans, holders told" } else { "VIOLATION" }
     );
+    if args.json {
+        let mut summary = report.json(started.elapsed(), &names);
+        summary["mode"] = "faults".into();
+        summary["ok"] = ok.into();
+        summary["faults_injected"] = serde_json::json!(injected);
+        summary["request_level"] = requests
+            .iter()
+            .map(|((kind, outcome), n)| serde_json::json!({ "kind": kind, "outcome": outcome, "count": n }))
+            .collect();
+        summary["holder_told_within_seconds"] = slowest.map(|d| d.as_secs_f64()).into();
+        summary["deleted_node_told_within_seconds"] =
+            slowest_deleted.map(|d| if d == Duration::MAX { f64::INFINITY } else { d.as_secs_f64() }).into();
+        summary["deposed_overlaps"] = deposed.into();
+        summary["unexplained_overlaps"] = unexplained.into();
+        summary["orphans"] = orphans.into();
+        summary["workers_idle"] = idle.into();
+        summary["workers_died"] = died.len().into();
+        summary["metrics"] = metrics.json();
+        summary["log"] = log.path.display().to_string().into();
+        println!("{summary}");
+    }
     Ok(ok)
 }
 
@@ -389,6 +414,11 @@ fn follow(lines: impl Iterator<Item = String> + Send + 'static, name: String, he
                 ["told", worker, state, ns] => {
                     if let Ok(ns) = ns.parse() {
                         heard.lock().unwrap().told.push((worker.to_string(), state.to_string(), ns));
+                    }
+                }
+                ["metrics", ..] => {
+                    if let Some(reported) = crate::metrics::parse(&line) {
+                        heard.lock().unwrap().metrics.add(&name, reported);
                     }
                 }
                 ["idle"] => {
@@ -472,16 +502,16 @@ fn blame(
         if !deposed {
             unexplained += 1;
         }
-        println!("  overlap at {}..{} and {}..{}", at(a.start), at(a.end), at(b.start), at(b.end));
+        say!("  overlap at {}..{} and {}..{}", at(a.start), at(a.end), at(b.start), at(b.end));
         let near = |ns: u128| ns + 1_000_000_000 >= a.start && ns <= b.end + 1_000_000_000;
         for &(from, to) in path_deletions.iter().filter(|&&(from, to)| near(from) || near(to)) {
-            println!("    lock path's nodes deleted at {}..{}", at(from), at(to));
+            say!("    lock path's nodes deleted at {}..{}", at(from), at(to));
         }
         for d in deletions.iter().filter(|d| near(d.sent)) {
-            println!("    node of {} deleted at {}..{}", d.worker, at(d.sent), at(d.done));
+            say!("    node of {} deleted at {}..{}", d.worker, at(d.sent), at(d.done));
         }
         for (w, state, ns) in told.iter().filter(|(w, _, ns)| (*w == a.worker || *w == b.worker) && near(*ns)) {
-            println!("    {w} told {state} at {}", at(*ns));
+            say!("    {w} told {state} at {}", at(*ns));
         }
         let whose = match (deposed, stale.language.as_str()) {
             (true, "kazoo" | "curator") => {
@@ -490,7 +520,7 @@ fn blame(
             (true, _) => format!("deposed: the operator deleted {}'s node while its write was under way", stale.worker),
             (false, _) => "VIOLATION: no deletion of the older holder's node explains it".to_string(),
         };
-        println!(
+        say!(
             "  overlap: {} ({}, token {}) and {} ({}, token {}): {whose}",
             a.worker, a.language, a.token, b.worker, b.language, b.token
         );

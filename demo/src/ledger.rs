@@ -47,28 +47,58 @@ impl Report {
         languages.iter().copied().filter(|l| !self.records.iter().any(|r| r.language == *l)).collect()
     }
 
-    /// The summary; every language asked for has its line, even at 0.
-    pub fn print(&self, elapsed: Duration, languages: &[&str]) {
+    /// Accepted writes per (language, worker), and per language: every
+    /// language asked for is there, even at 0.
+    fn counts<'a>(&'a self, languages: &[&'a str]) -> (BTreeMap<(&'a str, &'a str), usize>, BTreeMap<&'a str, usize>) {
         let mut per_worker: BTreeMap<(&str, &str), usize> = BTreeMap::new();
         let mut per_language: BTreeMap<&str, usize> = languages.iter().map(|l| (*l, 0)).collect();
         for r in &self.records {
             *per_worker.entry((r.language.as_str(), r.worker.as_str())).or_default() += 1;
             *per_language.entry(r.language.as_str()).or_default() += 1;
         }
-        let rate = self.total() as f64 / elapsed.as_secs_f64();
-        println!("\n== summary: {} acquisitions in {:.1} s ({rate:.0}/s)", self.total(), elapsed.as_secs_f64());
-        for ((language, worker), n) in &per_worker {
-            println!("  {language:<8} {worker:<14} {n:>7}");
-        }
-        for (language, n) in &per_language {
-            println!("  all {language:<8}            {n:>7}");
-        }
+        (per_worker, per_language)
+    }
+
+    /// The waits' p50, p90, p99 and max.
+    fn waits(&self) -> [Duration; 4] {
         let mut waits: Vec<Duration> = self.records.iter().map(|r| r.wait).collect();
         waits.sort();
         let pct = |p: f64| waits.get(((waits.len() as f64 - 1.0) * p).round() as usize).copied().unwrap_or_default();
-        println!("  wait p50 {:?}  p90 {:?}  p99 {:?}  max {:?}", pct(0.5), pct(0.9), pct(0.99), pct(1.0));
-        println!("  overlapping critical sections:  {}", self.overlaps);
-        println!("  fencing tokens not increasing:  {}", self.token_regressions);
-        println!("  stale writes refused by fencing: {}", self.refused);
+        [pct(0.5), pct(0.9), pct(0.99), pct(1.0)]
+    }
+
+    /// The summary; every language asked for has its line, even at 0.
+    pub fn print(&self, elapsed: Duration, languages: &[&str]) {
+        let (per_worker, per_language) = self.counts(languages);
+        let rate = self.total() as f64 / elapsed.as_secs_f64();
+        say!("\n== summary: {} acquisitions in {:.1} s ({rate:.0}/s)", self.total(), elapsed.as_secs_f64());
+        for ((language, worker), n) in &per_worker {
+            say!("  {language:<8} {worker:<14} {n:>7}");
+        }
+        for (language, n) in &per_language {
+            say!("  all {language:<8}            {n:>7}");
+        }
+        let [p50, p90, p99, max] = self.waits();
+        say!("  wait p50 {p50:?}  p90 {p90:?}  p99 {p99:?}  max {max:?}");
+        say!("  overlapping critical sections:  {}", self.overlaps);
+        say!("  fencing tokens not increasing:  {}", self.token_regressions);
+        say!("  stale writes refused by fencing: {}", self.refused);
+    }
+
+    /// The same summary for machines (`--json`).
+    pub fn json(&self, elapsed: Duration, languages: &[&str]) -> serde_json::Value {
+        let (per_worker, per_language) = self.counts(languages);
+        let workers: BTreeMap<&str, usize> = per_worker.iter().map(|((_, worker), n)| (*worker, *n)).collect();
+        let [p50, p90, p99, max] = self.waits().map(|d| d.as_secs_f64());
+        serde_json::json!({
+            "acquisitions": self.total(),
+            "elapsed_seconds": elapsed.as_secs_f64(),
+            "per_worker": workers,
+            "per_language": per_language,
+            "wait_seconds": { "p50": p50, "p90": p90, "p99": p99, "max": max },
+            "overlaps": self.overlaps,
+            "token_regressions": self.token_regressions,
+            "refused": self.refused,
+        })
     }
 }

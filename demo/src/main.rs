@@ -10,13 +10,34 @@
 //! the run by name. The workers' client log lines go to a log file (see
 //! `logs.rs`); the terminal shows progress and the summary.
 //!
-//! `zoolock-demo [--workers N] [--acquisitions K] [--connect HOSTS] [--path P] [--verbose] [--tls]`
-//! `zoolock-demo --faults [--duration SECS] [--workers N]`
+//! The summary is for people; `--json` prints it as one JSON object on
+//! stdout instead (with the zoolock workers' summed metrics), the lines for
+//! people going to stderr.
+//!
+//! `zoolock-demo [--workers N] [--acquisitions K] [--connect HOSTS] [--path P] [--verbose] [--tls] [--json]`
+//! `zoolock-demo --faults [--duration SECS] [--workers N] [--json]`
+
+use std::sync::atomic::{AtomicBool, Ordering};
+
+/// Set by `--json`: stdout carries only the JSON summary.
+static JSON: AtomicBool = AtomicBool::new(false);
+
+fn json() -> bool {
+    JSON.load(Ordering::Relaxed)
+}
+
+/// A line for people: on stdout, or on stderr under `--json`.
+macro_rules! say {
+    ($($arg:tt)*) => {
+        if crate::json() { eprintln!($($arg)*) } else { println!($($arg)*) }
+    };
+}
 
 mod faults;
 mod languages;
 mod ledger;
 mod logs;
+mod metrics;
 mod operator;
 mod resource;
 mod worker;
@@ -48,6 +69,8 @@ pub struct Args {
     pub verbose: bool,
     /// Over TLS: the local server's `secureClientPort`, client certificates required.
     pub tls: bool,
+    /// The summary as one JSON object on stdout.
+    pub json: bool,
 }
 
 fn parse_args(mut args: impl Iterator<Item = String>) -> Result<Args, String> {
@@ -62,6 +85,7 @@ fn parse_args(mut args: impl Iterator<Item = String>) -> Result<Args, String> {
         scheme: Scheme::Kazoo,
         verbose: false,
         tls: false,
+        json: false,
     };
     while let Some(flag) = args.next() {
         let mut value = || args.next().ok_or_else(|| format!("{flag} needs a value"));
@@ -90,6 +114,7 @@ fn parse_args(mut args: impl Iterator<Item = String>) -> Result<Args, String> {
             }
             "--verbose" => parsed.verbose = true,
             "--tls" => parsed.tls = true,
+            "--json" => parsed.json = true,
             "-h" | "--help" => return Err(String::new()),
             other => return Err(format!("unknown argument {other}")),
         }
@@ -125,11 +150,12 @@ fn main() -> ExitCode {
                 eprintln!("zoolock-demo: {message}");
             }
             eprintln!("usage: zoolock-demo [--workers N] [--acquisitions K] [--connect HOSTS] [--path P]");
-            eprintln!("                    [--languages rust,python,kazoo,csharp,curator] [--scheme kazoo|curator] [--verbose] [--tls]");
-            eprintln!("       zoolock-demo --faults [--duration SECS] [--workers N]");
+            eprintln!("                    [--languages rust,python,kazoo,csharp,curator] [--scheme kazoo|curator] [--verbose] [--tls] [--json]");
+            eprintln!("       zoolock-demo --faults [--duration SECS] [--workers N] [--json]");
             return ExitCode::from(2);
         }
     };
+    JSON.store(args.json, Ordering::Relaxed);
     if let Err(message) = check_languages(&args.languages) {
         eprintln!("{message}");
         return ExitCode::FAILURE;
@@ -174,7 +200,7 @@ fn run(args: &Args, log: &Arc<Log>) -> Result<bool, String> {
     let embedded = match &args.connect {
         Some(_) => None,
         None => {
-            println!("starting a local ZooKeeper{}…", if args.tls { " (TLS, client certificates required)" } else { "" });
+            say!("starting a local ZooKeeper{}…", if args.tls { " (TLS, client certificates required)" } else { "" });
             let tls = args.tls.then_some(zk_harness::Tls { client_auth: true });
             let options = zk_harness::Options { tls, ..zk_harness::Options::default() };
             Some(zk_harness::Ensemble::start(1, options).map_err(|e| e.to_string())?)
@@ -188,10 +214,10 @@ fn run(args: &Args, log: &Arc<Log>) -> Result<bool, String> {
         (None, zk) => zk.as_ref().unwrap().direct_connect_string(),
     };
     let resource = Resource::start().map_err(|e| format!("cannot start the resource: {e}"))?;
-    println!("ZooKeeper at {connect}; lock {}; resource at {}", args.path, resource.address);
+    say!("ZooKeeper at {connect}; lock {}; resource at {}", args.path, resource.address);
 
     let names: Vec<&str> = args.languages.iter().map(|l| l.name()).collect();
-    println!("workers: {} in {}", args.workers, names.join(", "));
+    say!("workers: {} in {}", args.workers, names.join(", "));
     let mut spawned = Vec::new();
     for i in 0..args.workers {
         spawned.push(spawn_worker(&connect, tls, args, &resource, i, Some(args.acquisitions), log)?);
@@ -203,8 +229,9 @@ fn run(args: &Args, log: &Arc<Log>) -> Result<bool, String> {
             return Err(message);
         }
     }
-    // Their later lines are not needed: the resource counts their work.
-    let mut children: Vec<Child> = spawned.into_iter().map(|s| s.child).collect();
+    // Of their later lines, only the zoolock workers' last, `metrics …`: the resource counts their work.
+    let mut children: Vec<(String, Child, Receiver<String>)> = spawned.into_iter().map(|s| (s.name, s.child, s.lines)).collect();
+    let mut metrics = metrics::Metrics::default();
     let mut options = SessionOptions::new(&connect);
     if let Some(files) = tls {
         options = options.tls(
@@ -219,10 +246,16 @@ fn run(args: &Args, log: &Arc<Log>) -> Result<bool, String> {
     while !children.is_empty() {
         std::thread::sleep(Duration::from_millis(500)); // the progress line's pace
         let holder = lock.queue_blocking().ok().and_then(|c| c.into_iter().next()).unwrap_or_else(|| "-".into());
-        println!("  {:>6}/{expected} acquisitions, holder now: {holder}", resource.count());
-        children.retain_mut(|child| match child.try_wait() {
+        say!("  {:>6}/{expected} acquisitions, holder now: {holder}", resource.count());
+        children.retain_mut(|(name, child, lines)| match child.try_wait() {
             Ok(Some(status)) => {
                 failed_workers += usize::from(!status.success());
+                // Its stdout is read to the end by then, or soon: the reader stops at EOF.
+                while let Ok(line) = lines.recv_timeout(Duration::from_secs(5)) {
+                    if let Some(reported) = metrics::parse(&line) {
+                        metrics.add(name, reported);
+                    }
+                }
                 false
             }
             _ => true,
@@ -231,12 +264,23 @@ fn run(args: &Args, log: &Arc<Log>) -> Result<bool, String> {
     observer.close_blocking();
     let report = ledger::verify(&resource.ledger.lock().unwrap());
     report.print(started.elapsed(), &names);
+    metrics.print();
     let ok = report.is_clean() && failed_workers == 0 && report.total() == expected && report.refused == 0;
     if failed_workers > 0 {
-        println!("{failed_workers} worker(s) failed");
+        say!("{failed_workers} worker(s) failed");
     }
-    println!("client logs: {}", log.path.display());
-    println!("{}", if ok { "VERIFIED: mutual exclusion held and fencing tokens increased" } else { "VIOLATION" });
+    say!("client logs: {}", log.path.display());
+    say!("{}", if ok { "VERIFIED: mutual exclusion held and fencing tokens increased" } else { "VIOLATION" });
+    if args.json {
+        let mut summary = report.json(started.elapsed(), &names);
+        summary["mode"] = "main".into();
+        summary["ok"] = ok.into();
+        summary["expected"] = expected.into();
+        summary["failed_workers"] = failed_workers.into();
+        summary["metrics"] = metrics.json();
+        summary["log"] = log.path.display().to_string().into();
+        println!("{summary}");
+    }
     Ok(ok)
 }
 

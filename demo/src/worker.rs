@@ -6,7 +6,8 @@
 //! [--session-timeout SECS] [--hold-ms MS] [--scheme curator] [--tls-ca CA --tls-cert CERT --tls-key KEY]`. Without `--count` it runs until a `stop` line
 //! on stdin, prints `idle` with its lock released and its session still
 //! open (so that orphan nodes can be counted), and exits at end of stdin.
-//! Stdout also carries `session <id>` and `told <name> <state> <ns>` lines:
+//! Stdout also carries `session <id>` and `told <name> <state> <ns>` lines,
+//! and at the end of its loop `metrics <name>=<value> …` (its session's):
 //! the session's `Suspended` or `Lost`, or a hold lost, by its reason
 //! (`NodeDeleted`, `SessionExpired`, …).
 
@@ -156,6 +157,8 @@ fn run(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
             eprintln!("worker {}: release: {e}", args.name);
         }
     }
+    // The session's metrics for the driver's summary, before `idle`, which the driver waits for.
+    say(crate::metrics::line(&session.metrics()));
     if args.count.is_none() {
         say("idle".into());
         // Hold the session open until the driver has counted the nodes left.

@@ -48,6 +48,27 @@ fn workers_share_the_ledger_without_overlap() {
     let run = demo(&["--workers", "3", "--acquisitions", "40", "--languages", "rust", "--path", "/demo-test/plain"]);
     let out = run.text();
     assert!(run.ok && out.contains("VERIFIED") && out.contains("120 acquisitions"), "{out}");
+    // The workers' own metrics: one acquisition counted per accepted write.
+    assert!(out.contains("zoolock metrics, summed over 3 workers' sessions") && out.contains("acquisitions 120  handoffs"), "{out}");
+}
+
+#[test]
+fn the_summary_for_machines_is_one_json_object_with_the_workers_metrics() {
+    let run = demo(&["--workers", "2", "--acquisitions", "15", "--languages", "rust", "--path", "/demo-test/json", "--json"]);
+    assert!(run.ok, "{}", run.text());
+    let summary: serde_json::Value = serde_json::from_str(run.stdout.trim()).unwrap_or_else(|e| panic!("{e}: {}", run.stdout));
+    assert_eq!(summary["mode"], "main");
+    assert_eq!(summary["ok"], true);
+    assert_eq!(summary["acquisitions"], 30);
+    assert_eq!(summary["per_worker"]["rust-1"], 15);
+    assert_eq!(summary["overlaps"], 0);
+    let metrics = &summary["metrics"];
+    assert_eq!(metrics["workers"], serde_json::json!(["rust-0", "rust-1"]));
+    assert_eq!(metrics["totals"]["zoolock_acquire_wait_seconds_count"], 30.0);
+    assert_eq!(metrics["totals"]["zoolock_hold_seconds_count"], 30.0);
+    assert!(metrics["acquire_wait_mean_seconds"].as_f64().unwrap() > 0.0, "{metrics}");
+    // The lines for people went to stderr.
+    assert!(run.stderr.contains("VERIFIED"), "{}", run.stderr);
 }
 
 /// `--tls`: the workers and the observer connect to the server's

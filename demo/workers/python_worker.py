@@ -128,6 +128,8 @@ def main():
                 lock.release()
             except KazooException as e:
                 print(f"worker {args.name}: release: {e!r}", file=sys.stderr)
+    if hasattr(zk, "metrics"):  # zoolock: its session's counters for the summary, before idle
+        say("metrics " + " ".join(f"{name}={value!r}" for name, value in zk.metrics().items()))
     if args.count is None:
         say("idle")
         for _ in sys.stdin:  # keep the session open until the driver has looked

@@ -22,9 +22,16 @@ namespace ZooLock
         /// </summary>
         static Interop()
         {
-            AppDomain.CurrentDomain.ProcessExit += (sender, args) => NativeMethods.zl_shutdown();
+            AppDomain.CurrentDomain.ProcessExit += (sender, args) => Shutdown();
             if (!AppDomain.CurrentDomain.IsDefaultAppDomain())
-                AppDomain.CurrentDomain.DomainUnload += (sender, args) => NativeMethods.zl_shutdown();
+                AppDomain.CurrentDomain.DomainUnload += (sender, args) => Shutdown();
+        }
+
+        /// <summary>Stops log events first (a later one would start the callback thread again), then the rest.</summary>
+        static void Shutdown()
+        {
+            NativeMethods.zl_set_log_callback(NativeMethods.ZL_LOG_OFF, null, null);
+            NativeMethods.zl_shutdown();
         }
 
         /// <summary>

@@ -167,6 +167,50 @@ namespace ZooLock.Native
         /// </summary>
         internal const int ZL_SCHEME_CURATOR = 1;
         /// <summary>
+        ///  An exclusive node: a mutex's, or a kazoo write lock's (kazoo names both alike).
+        /// </summary>
+        internal const int ZL_PARTICIPANT_LOCK = 0;
+        /// <summary>
+        ///  A read lock's node.
+        /// </summary>
+        internal const int ZL_PARTICIPANT_READ = 1;
+        /// <summary>
+        ///  A Curator write lock's node (`__WRIT__`).
+        /// </summary>
+        internal const int ZL_PARTICIPANT_WRITE = 2;
+        /// <summary>
+        ///  A semaphore lease, or a wait for one.
+        /// </summary>
+        internal const int ZL_PARTICIPANT_LEASE = 3;
+        /// <summary>
+        ///  In `zl_inspect`'s records only: a node named by neither kazoo's nor Curator's scheme.
+        /// </summary>
+        internal const int ZL_SCHEME_OTHER = 2;
+        /// <summary>
+        ///  No events.
+        /// </summary>
+        internal const int ZL_LOG_OFF = 0;
+        /// <summary>
+        ///  Failures zoolock could not recover from by itself (a node it could not delete).
+        /// </summary>
+        internal const int ZL_LOG_ERROR = 1;
+        /// <summary>
+        ///  Events an operator should see: a session ended, a persistent hold outlived its session.
+        /// </summary>
+        internal const int ZL_LOG_WARN = 2;
+        /// <summary>
+        ///  Session state changes.
+        /// </summary>
+        internal const int ZL_LOG_INFO = 3;
+        /// <summary>
+        ///  What zoolock does, step by step.
+        /// </summary>
+        internal const int ZL_LOG_DEBUG = 4;
+        /// <summary>
+        ///  Everything.
+        /// </summary>
+        internal const int ZL_LOG_TRACE = 5;
+        /// <summary>
         ///  The node is deleted when the session that created it ends.
         /// </summary>
         internal const uint ZL_CREATE_EPHEMERAL = 1;
@@ -197,6 +241,9 @@ namespace ZooLock.Native
 
         [UnmanagedFunctionPointer(CallingConvention.Cdecl)]
         internal delegate void zl_session_set_listener_callback_delegate(void* user_data, int state);
+
+        [UnmanagedFunctionPointer(CallingConvention.Cdecl)]
+        internal delegate void zl_set_log_callback_callback_delegate(void* user_data, int level, byte* target, uint target_len, byte* message, uint message_len);
 
 
 
@@ -291,6 +338,20 @@ namespace ZooLock.Native
         /// </summary>
         [DllImport(__DllName, EntryPoint = "zl_session_set_listener", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
         internal static extern int zl_session_set_listener(ZlSession* session, zl_session_set_listener_callback_delegate callback, void* user_data);
+
+        /// <summary>
+        ///  The session's metrics (`zoolock::Session::metrics`: acquire waits, hold
+        ///  times, handoffs, suspensions, losses, cleanup retries, state changes) as
+        ///  a buffer to free with `zl_bytes_free`: per metric, its name (a
+        ///  little-endian u32 byte length, then UTF-8, e.g.
+        ///  `zoolock_losses_total{reason="node_deleted"}`) and its value (a
+        ///  little-endian f64), in name order.
+        ///
+        ///  # Safety
+        ///  `session` must be a live handle; out-pointers valid for writes.
+        /// </summary>
+        [DllImport(__DllName, EntryPoint = "zl_session_metrics", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern int zl_session_metrics(ZlSession* session, byte** out_ptr, uint* out_len);
 
         /// <summary>
         ///  Closes the session: the server deletes its nodes at once, releasing every
@@ -455,6 +516,38 @@ namespace ZooLock.Native
         /// </summary>
         [DllImport(__DllName, EntryPoint = "zl_lock_node", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
         internal static extern int zl_lock_node(ZlHolder* holder, byte** out_ptr, uint* out_len);
+
+        /// <summary>
+        ///  The holders, then the waiters, of the lock or semaphore at `path`, in
+        ///  queue order (empty if nothing is there), as a buffer to free with
+        ///  `zl_bytes_free`. Per participant, in this order: node (text), kind
+        ///  (`ZL_PARTICIPANT_*`, i32), holds (u8: 1 holds, 0 waits), identifier
+        ///  (text: the node's data), session id (i64: the node's ephemeralOwner, 0
+        ///  for a persistent node), scheme (`ZL_SCHEME_*`, i32), created (i64:
+        ///  milliseconds since 1970 by the server's clock, the node's ctime), fencing
+        ///  token (i64: its czxid). A text is a little-endian u32 byte length then
+        ///  UTF-8; numbers are little-endian.
+        ///
+        ///  # Safety
+        ///  `session` must be a live handle; `path` valid for `path_len` bytes; out-pointers valid for writes.
+        /// </summary>
+        [DllImport(__DllName, EntryPoint = "zl_inspect", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern int zl_inspect(ZlSession* session, byte* path, uint path_len, byte** out_ptr, uint* out_len);
+
+        /// <summary>
+        ///  Sets the callback told of zoolock's log events up to `level` (`ZL_LOG_*`:
+        ///  `ZL_LOG_WARN` gives errors and warnings), replacing any earlier one; a
+        ///  null callback or `ZL_LOG_OFF` removes it, and events are then dropped at
+        ///  the cost of one comparison. When this returns, the earlier callback is not
+        ///  running and will not run again. Events of zoolock's client library come
+        ///  from warnings up, whatever the level. If the process already has another
+        ///  Rust `log` logger (a Rust program linking this crate), events go to that one.
+        ///
+        ///  # Safety
+        ///  `user_data` must stay valid for the callback.
+        /// </summary>
+        [DllImport(__DllName, EntryPoint = "zl_set_log_callback", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern int zl_set_log_callback(int level, zl_set_log_callback_callback_delegate callback, void* user_data);
 
         /// <summary>
         ///  zoolock's version as UTF-8 (static storage: do not free).

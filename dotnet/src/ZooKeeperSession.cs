@@ -1,4 +1,6 @@
 using System;
+using System.Collections.Generic;
+using System.Collections.ObjectModel;
 using System.Runtime.InteropServices;
 using ZooLock.Native;
 
@@ -40,6 +42,8 @@ namespace ZooLock
                 Interop.Check(NativeMethods.zl_session_connect(text, (uint)bytes.Length, session, connect, &pointer));
             }
             native.Set((IntPtr)pointer);
+            // Once the native library is known to load: log events from here on.
+            ZooLockLog.Install();
             native.Events = GCHandle.Alloc(new Sink(new WeakReference(this)));
             Interop.Check(NativeMethods.zl_session_set_listener(pointer, OnState, (void*)GCHandle.ToIntPtr(native.Events)));
         }
@@ -86,6 +90,71 @@ namespace ZooLock
                 return (long)generation;
             }
         }
+
+        /// <summary>
+        /// The session's metrics, named as in Prometheus' text format:
+        /// <c>zoolock_acquire_wait_seconds_count</c> and <c>_sum</c>,
+        /// <c>zoolock_hold_seconds_count</c> and <c>_sum</c>,
+        /// <c>zoolock_handoffs_total</c>, <c>zoolock_suspensions_total</c>,
+        /// <c>zoolock_losses_total{reason="..."}</c>,
+        /// <c>zoolock_cleanup_retries_total</c> and
+        /// <c>zoolock_session_state_changes_total{state="..."}</c>. A snapshot:
+        /// it does not change afterwards.
+        /// </summary>
+        /// <exception cref="ObjectDisposedException">The session was disposed.</exception>
+        public IReadOnlyDictionary<string, double> GetMetrics()
+        {
+            return With(pointer =>
+            {
+                byte* ptr;
+                uint len;
+                Interop.Check(NativeMethods.zl_session_metrics((ZlSession*)pointer, &ptr, &len));
+                try
+                {
+                    var metrics = new Dictionary<string, double>();
+                    var record = new RecordReader(ptr, len);
+                    while (record.More) metrics[record.Text()] = record.F64();
+                    return new ReadOnlyDictionary<string, double>(metrics);
+                }
+                finally { NativeMethods.zl_bytes_free(ptr, len); }
+            });
+        }
+
+        /// <summary>
+        /// The holders, then the waiters, of the lock or semaphore at
+        /// <paramref name="path"/> (zoolock's, kazoo's or Curator's nodes), in
+        /// queue order; empty if nothing is there. Needs no lock object.
+        /// </summary>
+        /// <exception cref="ArgumentException">The path is not a valid lock path.</exception>
+        /// <exception cref="ObjectDisposedException">The session was disposed.</exception>
+        public IReadOnlyList<ZooKeeperParticipant> Inspect(string path)
+        {
+            if (path == null) throw new ArgumentNullException("path");
+            var bytes = Interop.Bytes(path);
+            return With(pointer =>
+            {
+                byte* ptr;
+                uint len;
+                fixed (byte* text = bytes)
+                {
+                    Interop.Check(NativeMethods.zl_inspect((ZlSession*)pointer, text, (uint)bytes.Length, &ptr, &len));
+                }
+                try
+                {
+                    var participants = new List<ZooKeeperParticipant>();
+                    var record = new RecordReader(ptr, len);
+                    while (record.More)
+                    {
+                        participants.Add(new ZooKeeperParticipant(record.Text(), (ZooKeeperParticipantKind)record.I32(), record.U8() != 0,
+                            record.Text(), record.I64(), (ZooKeeperNamingScheme)record.I32(), Epoch.AddMilliseconds(record.I64()), record.I64()));
+                    }
+                    return (IReadOnlyList<ZooKeeperParticipant>)participants.AsReadOnly();
+                }
+                finally { NativeMethods.zl_bytes_free(ptr, len); }
+            });
+        }
+
+        static readonly DateTime Epoch = new DateTime(1970, 1, 1, 0, 0, 0, DateTimeKind.Utc);
 
         /// <summary>Closes the session, releasing every lock and lease taken through it. Harmless when repeated.</summary>
         public void Dispose()

@@ -69,6 +69,61 @@
 #define ZL_SCHEME_CURATOR 1
 
 /**
+ * An exclusive node: a mutex's, or a kazoo write lock's (kazoo names both alike).
+ */
+#define ZL_PARTICIPANT_LOCK 0
+
+/**
+ * A read lock's node.
+ */
+#define ZL_PARTICIPANT_READ 1
+
+/**
+ * A Curator write lock's node (`__WRIT__`).
+ */
+#define ZL_PARTICIPANT_WRITE 2
+
+/**
+ * A semaphore lease, or a wait for one.
+ */
+#define ZL_PARTICIPANT_LEASE 3
+
+/**
+ * In `zl_inspect`'s records only: a node named by neither kazoo's nor Curator's scheme.
+ */
+#define ZL_SCHEME_OTHER 2
+
+/**
+ * No events.
+ */
+#define ZL_LOG_OFF 0
+
+/**
+ * Failures zoolock could not recover from by itself (a node it could not delete).
+ */
+#define ZL_LOG_ERROR 1
+
+/**
+ * Events an operator should see: a session ended, a persistent hold outlived its session.
+ */
+#define ZL_LOG_WARN 2
+
+/**
+ * Session state changes.
+ */
+#define ZL_LOG_INFO 3
+
+/**
+ * What zoolock does, step by step.
+ */
+#define ZL_LOG_DEBUG 4
+
+/**
+ * Everything.
+ */
+#define ZL_LOG_TRACE 5
+
+/**
  * Connected to a server.
  */
 #define ZL_SESSION_CONNECTED 0
@@ -671,6 +726,45 @@ int32_t zl_lock_fencing_token(const struct ZlHolder *holder, int64_t *out_token,
 int32_t zl_lock_node(const struct ZlHolder *holder, uint8_t **out_ptr, uint32_t *out_len);
 
 /**
+ * The holders, then the waiters, of the lock or semaphore at `path`, in
+ * queue order (empty if nothing is there), as a buffer to free with
+ * `zl_bytes_free`. Per participant, in this order: node (text), kind
+ * (`ZL_PARTICIPANT_*`, i32), holds (u8: 1 holds, 0 waits), identifier
+ * (text: the node's data), session id (i64: the node's ephemeralOwner, 0
+ * for a persistent node), scheme (`ZL_SCHEME_*`, i32), created (i64:
+ * milliseconds since 1970 by the server's clock, the node's ctime), fencing
+ * token (i64: its czxid). A text is a little-endian u32 byte length then
+ * UTF-8; numbers are little-endian.
+ *
+ * # Safety
+ * `session` must be a live handle; `path` valid for `path_len` bytes; out-pointers valid for writes.
+ */
+int32_t zl_inspect(const struct ZlSession *session,
+                   const uint8_t *path,
+                   uint32_t path_len,
+                   uint8_t **out_ptr,
+                   uint32_t *out_len);
+
+/**
+ * Sets the callback told of zoolock's log events up to `level` (`ZL_LOG_*`:
+ * `ZL_LOG_WARN` gives errors and warnings), replacing any earlier one; a
+ * null callback or `ZL_LOG_OFF` removes it, and events are then dropped at
+ * the cost of one comparison. When this returns, the earlier callback is not
+ * running and will not run again. Events of zoolock's client library come
+ * from warnings up, whatever the level. If the process already has another
+ * Rust `log` logger (a Rust program linking this crate), events go to that one.
+ *
+ * # Safety
+ * `user_data` must stay valid for the callback.
+ */
+int32_t zl_set_log_callback(int32_t level, void (*callback)(void *user_data,
+                                                            int32_t level,
+                                                            const uint8_t *target,
+                                                            uint32_t target_len,
+                                                            const uint8_t *message,
+                                                            uint32_t message_len), void *user_data);
+
+/**
  * zoolock's version as UTF-8 (static storage: do not free).
  *
  * # Safety
@@ -727,6 +821,19 @@ int32_t zl_session_status(const struct ZlSession *session,
 int32_t zl_session_set_listener(const struct ZlSession *session,
                                 void (*callback)(void *user_data, int32_t state),
                                 void *user_data);
+
+/**
+ * The session's metrics (`zoolock::Session::metrics`: acquire waits, hold
+ * times, handoffs, suspensions, losses, cleanup retries, state changes) as
+ * a buffer to free with `zl_bytes_free`: per metric, its name (a
+ * little-endian u32 byte length, then UTF-8, e.g.
+ * `zoolock_losses_total{reason="node_deleted"}`) and its value (a
+ * little-endian f64), in name order.
+ *
+ * # Safety
+ * `session` must be a live handle; out-pointers valid for writes.
+ */
+int32_t zl_session_metrics(const struct ZlSession *session, uint8_t **out_ptr, uint32_t *out_len);
 
 /**
  * Closes the session: the server deletes its nodes at once, releasing every

@@ -110,3 +110,37 @@ pub unsafe extern "C" fn zl_bytes_free(ptr: *mut u8, len: u32) {
         }
     })
 }
+
+/// A record buffer for the caller to decode: texts as a little-endian `u32`
+/// byte length then UTF-8, numbers little-endian, in the order the entry
+/// point documents.
+#[derive(Default)]
+pub struct Record(pub Vec<u8>);
+
+impl Record {
+    pub fn text(&mut self, text: &str) -> &mut Record {
+        self.0.extend_from_slice(&(text.len() as u32).to_le_bytes());
+        self.0.extend_from_slice(text.as_bytes());
+        self
+    }
+
+    pub fn i64(&mut self, value: i64) -> &mut Record {
+        self.0.extend_from_slice(&value.to_le_bytes());
+        self
+    }
+
+    pub fn i32(&mut self, value: i32) -> &mut Record {
+        self.0.extend_from_slice(&value.to_le_bytes());
+        self
+    }
+
+    pub fn f64(&mut self, value: f64) -> &mut Record {
+        self.0.extend_from_slice(&value.to_le_bytes());
+        self
+    }
+
+    pub fn u8(&mut self, value: u8) -> &mut Record {
+        self.0.push(value);
+        self
+    }
+}

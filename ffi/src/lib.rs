@@ -23,8 +23,11 @@
 //! - **Blocking** acquires take a timeout in milliseconds and a cancel token
 //!   that another thread may fire; `_acquire_async` calls back once instead.
 //! - **Notifications**: `zl_session_set_listener` and `zl_holder_set_listener`
-//!   report session states and a hold's suspension or loss. Every callback
+//!   report session states and a hold's suspension or loss;
+//!   `zl_set_log_callback` passes on zoolock's log events. Every callback
 //!   runs on one thread of zoolock's; `zl_shutdown` stops it at exit.
+//! - **Operators**: `zl_session_metrics` (the session's counters) and
+//!   `zl_inspect` (who holds and waits on a path) return record buffers.
 //!
 //! Every decision about locking is the core's (`zoolock`); this crate only
 //! translates types, errors and the blocking/callback style.
@@ -35,7 +38,9 @@ mod castable;
 mod dispatch;
 mod election;
 mod holder;
+mod inspect;
 mod listener;
+mod logs;
 mod selftest;
 mod session;
 mod status;
@@ -59,6 +64,8 @@ pub use holder::{
     ZL_LOCK_LOST_SESSION_CLOSED, ZL_LOCK_LOST_SESSION_EXPIRED, ZL_LOCK_RELEASED, ZL_LOCK_SUSPENDED, ZL_SCHEME_CURATOR,
     ZL_SCHEME_KAZOO,
 };
+pub use inspect::*;
+pub use logs::*;
 pub use selftest::*;
 pub use session::*;
 pub use status::*;

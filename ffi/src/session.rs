@@ -132,6 +132,27 @@ pub unsafe extern "C" fn zl_session_set_listener(
     })
 }
 
+/// The session's metrics (`zoolock::Session::metrics`: acquire waits, hold
+/// times, handoffs, suspensions, losses, cleanup retries, state changes) as
+/// a buffer to free with `zl_bytes_free`: per metric, its name (a
+/// little-endian u32 byte length, then UTF-8, e.g.
+/// `zoolock_losses_total{reason="node_deleted"}`) and its value (a
+/// little-endian f64), in name order.
+///
+/// # Safety
+/// `session` must be a live handle; out-pointers valid for writes.
+#[no_mangle]
+pub unsafe extern "C" fn zl_session_metrics(session: *const ZlSession, out_ptr: *mut *mut u8, out_len: *mut u32) -> i32 {
+    guard(|| {
+        let session = &castable::borrow(session)?.session;
+        let mut record = args::Record::default();
+        for (name, value) in session.metrics() {
+            record.text(&name).f64(value);
+        }
+        args::give(record.0, out_ptr, out_len, "metrics")
+    })
+}
+
 /// Closes the session: the server deletes its nodes at once, releasing every
 /// lock and lease taken through it; pending acquires fail with `ZL_CLOSED`.
 /// The handle must still be freed.

@@ -130,3 +130,44 @@ fn each_error_kind_has_a_code_of_its_own() {
     let failure = Failure::from(Error::NoNode { action, path: path() });
     assert_eq!((failure.code, failure.message.as_str()), (ZL_NO_NODE, "could not create /locks/x: no such node"));
 }
+
+#[test]
+fn metrics_and_inspect_refuse_a_null_session_or_out_pointer() {
+    let (mut ptr, mut len) = (null_mut(), 0u32);
+    assert_eq!(unsafe { zl_session_metrics(null(), &mut ptr, &mut len) }, ZL_INVALID_ARGUMENT);
+    assert!(last_error().contains("session handle is null"));
+    let path = b"/a";
+    assert_eq!(unsafe { zl_inspect(null(), path.as_ptr(), 2, &mut ptr, &mut len) }, ZL_INVALID_ARGUMENT);
+    assert!(ptr.is_null() && len == 0);
+}
+
+#[test]
+fn log_events_reach_the_callback_up_to_its_level_and_stop_when_removed() {
+    use std::sync::mpsc::{sync_channel, SyncSender};
+    extern "C" fn sink(user_data: *mut std::ffi::c_void, level: i32, target: *const u8, target_len: u32, message: *const u8, message_len: u32) {
+        let text = |p, n| String::from_utf8(unsafe { std::slice::from_raw_parts(p, n as usize) }.to_vec()).unwrap();
+        let events = unsafe { &*(user_data as *const SyncSender<(i32, String, String)>) };
+        let _ = events.try_send((level, text(target, target_len), text(message, message_len)));
+    }
+    let (events, seen) = sync_channel::<(i32, String, String)>(64);
+    let user_data = &events as *const _ as *mut std::ffi::c_void;
+    assert_eq!(unsafe { zl_set_log_callback(9, Some(sink), user_data) }, ZL_INVALID_ARGUMENT);
+    assert!(last_error().contains("unknown log level 9"));
+    assert_eq!(unsafe { zl_set_log_callback(ZL_LOG_INFO, Some(sink), user_data) }, ZL_OK);
+    tracing::debug!(target: "zoolock::tests", "below the level");
+    tracing::info!(target: "other_crate", "another crate's info");
+    tracing::warn!(target: "zoolock::tests", node = "/locks/a/x", "a warning");
+    let wait = std::time::Duration::from_secs(10);
+    let (level, target, message) = seen.recv_timeout(wait).expect("the warning");
+    assert_eq!((level, target.as_str()), (ZL_LOG_WARN, "zoolock::tests"));
+    assert!(message.contains("a warning") && message.contains("/locks/a/x"), "{message}");
+    assert_eq!(unsafe { zl_set_log_callback(ZL_LOG_OFF, None, null_mut()) }, ZL_OK);
+    tracing::error!(target: "zoolock::tests", "after removal");
+    // Delivered in order on the callback thread: a marker posted after the error proves it was dropped.
+    let (done, finished) = sync_channel(1);
+    dispatch::post(Box::new(move || {
+        let _ = done.send(());
+    }));
+    finished.recv_timeout(wait).unwrap();
+    assert!(seen.try_recv().is_err(), "only the warning came through");
+}

@@ -68,6 +68,12 @@ int main(void) {
     expect(zl_cancel_new(&cancel), ZL_OK, "zl_cancel_new");
     expect(zl_cancel_fire(cancel), ZL_OK, "zl_cancel_fire");
     zl_cancel_free(cancel);
+    uint8_t *buffer = NULL;
+    uint32_t buffer_len = 0;
+    expect(zl_session_metrics(NULL, &buffer, &buffer_len), ZL_INVALID_ARGUMENT, "zl_session_metrics");
+    expect(zl_inspect(NULL, (const uint8_t *)path, (uint32_t)strlen(path), &buffer, &buffer_len), ZL_INVALID_ARGUMENT,
+           "zl_inspect");
+    expect(zl_set_log_callback(ZL_LOG_OFF, NULL, NULL), ZL_OK, "zl_set_log_callback");
     zl_holder_free(NULL);
     zl_transaction_free(NULL);
     zl_leadership_free(NULL);

@@ -10,6 +10,7 @@ use pyo3::types::{PyDict, PyTuple};
 use zoolock::{timeout_from_secs, Acl, AuthId, Permission, Session, SessionOptions, SessionState};
 
 use crate::errors::IntoPy;
+use crate::inspect::Participant;
 use crate::wait::{interruptible, uninterruptible, Listeners};
 
 /// kazoo's `KazooState` strings.
@@ -362,6 +363,32 @@ impl Client {
     /// Removes a listener added with ``add_listener``.
     fn remove_listener(&self, py: Python<'_>, listener: &Bound<'_, PyAny>) -> PyResult<()> {
         self.listeners.remove(py, listener)
+    }
+
+    /// The current session's metrics as ``{name: value}`` (floats): acquire
+    /// waits and hold times (``zoolock_acquire_wait_seconds_count``/``_sum``,
+    /// ``zoolock_hold_seconds_count``/``_sum``), ``zoolock_handoffs_total``,
+    /// ``zoolock_suspensions_total``, ``zoolock_losses_total{reason="..."}``,
+    /// ``zoolock_cleanup_retries_total`` and
+    /// ``zoolock_session_state_changes_total{state="..."}``, named as in
+    /// Prometheus' text format. Counts start at zero with each ``start()``.
+    fn metrics<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let (_, session) = self.session()?;
+        let metrics = PyDict::new(py);
+        for (name, value) in session.metrics() {
+            metrics.set_item(name, value)?;
+        }
+        Ok(metrics)
+    }
+
+    /// The holders, then the waiters, of the lock or semaphore at ``path``
+    /// (kazoo's, Curator's or zoolock's nodes), in queue order: a list of
+    /// ``Participant``. Empty if nothing is there. Needs no lock object.
+    fn inspect(&self, py: Python<'_>, path: String) -> PyResult<Vec<Participant>> {
+        let (_, session) = self.session()?;
+        let participants =
+            interruptible(py, async move { zoolock::inspect(&session, &path).await })?.py_err()?;
+        Ok(participants.into_iter().map(Participant::from).collect())
     }
 
     fn __repr__(&self) -> String {

@@ -6,6 +6,7 @@ mod asyncio;
 mod client;
 mod errors;
 mod holder;
+mod inspect;
 mod lock;
 mod logging;
 mod semaphore;
@@ -19,6 +20,7 @@ fn _zoolock(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<client::Client>()?;
     m.add_class::<holder::Holder>()?;
     m.add_class::<holder::LostEvent>()?;
+    m.add_class::<inspect::Participant>()?;
     m.add_class::<lock::Lock>()?;
     m.add_class::<lock::ReadLock>()?;
     m.add_class::<lock::WriteLock>()?;

@@ -14,6 +14,7 @@
 // Built by scripts/lib/build-worker.sh csharp demo (mcs, C# 7.2).
 
 using System;
+using System.Collections.Generic;
 using System.Diagnostics;
 using System.Globalization;
 using System.IO;
@@ -180,6 +181,12 @@ static class Worker
                     }
                 }  // Dispose releases; it never throws
             }
+
+            // The session's counters for the driver's summary, before idle.
+            var metrics = new List<string>();
+            foreach (var metric in session.GetMetrics())
+                metrics.Add(metric.Key + "=" + metric.Value.ToString("R", CultureInfo.InvariantCulture));
+            Say("metrics " + string.Join(" ", metrics));
 
             if (!args.Count.HasValue)
             {

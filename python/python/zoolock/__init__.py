@@ -15,7 +15,9 @@ kazoo's (``except kazoo.exceptions.LockTimeout`` catches them).
 zoolock's I/O threads do not survive ``os.fork()``: in a process forked
 after zoolock started, every call raises ``ForkedError``. Start worker
 processes with multiprocessing's ``"spawn"`` (or ``"forkserver"``) method.
-Rust log events go to the ``logging`` logger ``"zoolock"``.
+Rust log events go to the ``logging`` logger ``"zoolock"``. For operators:
+``zk.metrics()`` (the session's counters) and ``zk.inspect(path)`` (who
+holds and waits on a path, as ``Participant`` objects).
 """
 
 import functools
@@ -25,6 +27,7 @@ from ._zoolock import (
     KazooClient,
     Lock,
     LostEvent,
+    Participant,
     ReadLock,
     Semaphore,
     WriteLock,
@@ -119,6 +122,7 @@ __all__ = [
     "NodeExistsError",
     "NoNodeError",
     "NotEmptyError",
+    "Participant",
     "ReadLock",
     "Semaphore",
     "SessionExpiredError",

@@ -1,7 +1,8 @@
 """Type stubs of zoolock's native module (see the docstrings for behaviour)."""
 
+import datetime
 from types import TracebackType
-from typing import Any, Awaitable, Callable, Iterable, List, Optional, Sequence, Tuple, Type, Union
+from typing import Any, Awaitable, Callable, Dict, Iterable, List, Literal, Optional, Sequence, Tuple, Type, Union
 
 __version__: str
 
@@ -57,6 +58,10 @@ class KazooClient:
         """Calls listener(state) on each KazooState change; returning True removes it."""
     def remove_listener(self, listener: Callable[[_State], Any]) -> None:
         """Removes a listener."""
+    def metrics(self) -> Dict[str, float]:
+        """The current session's metrics, named as in Prometheus' text format (zoolock only)."""
+    def inspect(self, path: str) -> List[Participant]:
+        """Holders, then waiters, of the lock or semaphore at path, in queue order (zoolock only)."""
     # At run time these are the recipe classes bound to the client (kazoo's
     # partial(Lock, client), see zoolock/__init__.py); typed here as methods
     # because a checker cannot read a partial's parameters off a class attribute.
@@ -70,6 +75,34 @@ class KazooClient:
         """A WriteLock bound to this client."""
     def Semaphore(self, path: str, identifier: Any = None, max_leases: int = 1) -> Semaphore:
         """A Semaphore bound to this client."""
+
+class Participant:
+    """One holder or waiter on a path, as KazooClient.inspect(path) lists them."""
+
+    @property
+    def node(self) -> str:
+        """The node's full path."""
+    @property
+    def kind(self) -> Literal["lock", "read", "write", "lease"]:
+        """What its node's name says it holds or waits for."""
+    @property
+    def holds(self) -> bool:
+        """True for a holder, False for a waiter."""
+    @property
+    def identifier(self) -> str:
+        """The node's data (kazoo's identifier)."""
+    @property
+    def session_id(self) -> int:
+        """The owning session (the node's ephemeralOwner; 0 for a persistent node)."""
+    @property
+    def scheme(self) -> Literal["kazoo", "curator", "other"]:
+        """Whose naming the node follows (zoolock's default is kazoo's)."""
+    @property
+    def created(self) -> datetime.datetime:
+        """When the node was created by the server's clock (its ctime), in UTC."""
+    @property
+    def fencing_token(self) -> int:
+        """The node's czxid: the holder's fencing token."""
 
 class LostEvent:
     """Set once the current hold is lost; like a read-only threading.Event."""
