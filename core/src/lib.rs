@@ -50,6 +50,7 @@ mod error;
 mod events;
 mod holder;
 mod lock;
+mod mirror;
 pub mod naming;
 mod options;
 pub mod runtime;
