@@ -158,24 +158,26 @@ fn targets(get: &dyn Fn(Contestant, Scenario) -> Cell) -> String {
     let ratio = |a: Option<f64>, b: Option<f64>| a.zip(b).map(|(a, b)| a / b);
     // Issue 16's targets.
     let floor_a = rate(RawFloor, Scenario::A);
-    check("A: zoolock Rust / raw floor".into(), ratio(rate(ZoolockRust, Scenario::A), floor_a), 0.95, true);
+    for c in [ZoolockRust, ZoolockMirror] {
+        check(format!("A: {} / raw floor", c.name()), ratio(rate(c, Scenario::A), floor_a), 0.95, true);
+    }
     for c in [ZoolockPython, ZoolockCSharp] {
         check(format!("A: {} / raw floor", c.name()), ratio(rate(c, Scenario::A), floor_a), 0.9, true);
     }
-    for c in [ZoolockRust, ZoolockPython, ZoolockCSharp] {
+    for c in [ZoolockRust, ZoolockMirror, ZoolockPython, ZoolockCSharp] {
         let b4 = rate(c, Scenario::B(4));
         check(format!("B(4): {} / zookeeper-client lock", c.name()), ratio(b4, rate(ZookeeperClient, Scenario::B(4))), 1.2, true);
         let best_peer = [rate(Curator, Scenario::B(4)), rate(Kazoo, Scenario::B(4))].into_iter().flatten().reduce(f64::max);
         check(format!("B(4): {} / best of Curator, kazoo", c.name()), ratio(b4, best_peer), 2.5, true);
     }
     let floor_c = rate(RawFloor, Scenario::C);
-    for c in [ZoolockRust, ZoolockPython, ZoolockCSharp] {
+    for c in [ZoolockRust, ZoolockMirror, ZoolockPython, ZoolockCSharp] {
         check(format!("C: {} / raw floor", c.name()), ratio(rate(c, Scenario::C), floor_c), 0.85, true);
     }
     // To the table's precision: a few session pings are no herd.
     let packets = |c, n| get(c, Scenario::Herd(n)).packets_per_op.map(|p| (p * 10.0).round() / 10.0);
     let cpu = |c, n| get(c, Scenario::Herd(n)).server_cpu_us;
-    for c in [ZoolockRust, ZoolockPython, ZoolockCSharp] {
+    for c in [ZoolockRust, ZoolockMirror, ZoolockPython, ZoolockCSharp] {
         check(format!("herd: {} requests/acq N=32", c.name()), packets(c, 32), 3.0, false);
         check(format!("herd: {} requests/acq N=32 / N=8", c.name()), ratio(packets(c, 32), packets(c, 8)), 1.1, false);
         let fewest_peer = [ZookeeperClient, Kazoo, Curator].into_iter().filter_map(|p| packets(p, 32)).reduce(f64::min);
@@ -183,9 +185,17 @@ fn targets(get: &dyn Fn(Contestant, Scenario) -> Cell) -> String {
     }
     for n in [8, 32] {
         let least_peer = [ZookeeperClient, Kazoo, Curator].into_iter().filter_map(|p| cpu(p, n)).reduce(f64::min);
-        check(format!("herd: zoolock Rust server CPU/acq N={n} / least peer's"), ratio(cpu(ZoolockRust, n), least_peer), 1.0, false);
+        for c in [ZoolockRust, ZoolockMirror] {
+            check(format!("herd: {} server CPU/acq N={n} / least peer's", c.name()), ratio(cpu(c, n), least_peer), 1.0, false);
+        }
+        // The two designs side by side, in this run.
+        check(format!("herd: mirror / listing server CPU/acq N={n}"), ratio(cpu(ZoolockMirror, n), cpu(ZoolockRust, n)), 1.0, false);
     }
-    for c in [ZoolockRust, ZoolockPython, ZoolockCSharp] {
+    for n in [2, 4, 8] {
+        let (mirror, listing) = (rate(ZoolockMirror, Scenario::B(n)), rate(ZoolockRust, Scenario::B(n)));
+        check(format!("B({n}): mirror / listing"), ratio(mirror, listing), 1.0, true);
+    }
+    for c in [ZoolockRust, ZoolockMirror, ZoolockPython, ZoolockCSharp] {
         let Some((bytes, in_order, served, secs)) = get(c, Scenario::Scale).scale else {
             check(format!("scale: {} KiB per waiter", c.name()), None, 2.0, false);
             continue;

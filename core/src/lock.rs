@@ -43,7 +43,7 @@ impl Kind {
 }
 
 /// What a handle writes and recognises besides its kind.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub struct LockConfig {
     /// Node data, shown by `contenders()` (kazoo's `identifier`).
     pub identifier: Vec<u8>,
@@ -63,9 +63,24 @@ pub struct LockConfig {
     /// `core/src/mirror.rs`) instead of listing the children and watching
     /// the predecessor: an acquisition costs a create and a delete, and the
     /// server sends each of them to every session that mirrors the path.
-    /// Ignored with `extra_markers`. Falls back to listing if the server
-    /// refuses the watch.
+    /// On by default; turn it off on a path that more than about 20
+    /// processes (sessions) hold handles on at once, where those
+    /// notifications cost the server more than the listings they save
+    /// (README, "Cost"). Ignored with `extra_markers`. Falls back to listing
+    /// if the server refuses the watch.
     pub mirror: bool,
+}
+
+impl Default for LockConfig {
+    fn default() -> Self {
+        LockConfig {
+            identifier: Vec::new(),
+            scheme: Scheme::default(),
+            extra_markers: Vec::new(),
+            reentrant: false,
+            mirror: true,
+        }
+    }
 }
 
 /// A lock handle: kazoo's `Lock`, `ReadLock` or `WriteLock`. Cheap to clone;
@@ -283,10 +298,9 @@ impl Lock {
         let mut status = session.subscribe();
         loop {
             // Late nodes of this session's doubtful prefixes go, as from a listing.
-            if session.doubtful_prefixes().any(&self.spec.path) {
-                attempt.sweep_late(live.generation, &mut mirror.children());
-            }
-            let wake = match mirror.decide(live.generation, name, role) {
+            let sweep = |children: &mut Vec<String>| attempt.sweep_late(live.generation, children);
+            let doubtful = session.doubtful_prefixes().any(&self.spec.path);
+            let wake = match mirror.decide(live.generation, name, role, doubtful.then_some(&sweep)) {
                 Decision::Holds(deletion) => {
                     return Ok(Ok(Step::Won(attempt.won_watched(token, NodeWatch::Mirror(deletion)))))
                 }

@@ -42,7 +42,7 @@
 //!    up as a child and is swept like one from a listing; a hold learns of
 //!    its node's deletion from the mirror (the same notice as a data watch).
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::future::Future;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::pin::pin;
@@ -149,7 +149,18 @@ impl Mirror {
 
     /// Where node `name` (of role `role`, created on session `generation`)
     /// stands. Call after the create's reply: the mirror is drained first.
-    pub fn decide(&self, generation: u64, name: &str, role: Role) -> Decision {
+    /// `sweep`, when given, takes the session's late nodes out of the
+    /// children (deleting them, see [`crate::cleanup::DoubtfulPrefixes`]):
+    /// they are no contenders, though the mirror shows them until their
+    /// deletion comes. Any late node ahead of ours landed before our create
+    /// and is here now; one that lands later sorts behind ours.
+    pub fn decide(
+        &self,
+        generation: u64,
+        name: &str,
+        role: Role,
+        sweep: Option<&dyn Fn(&mut Vec<String>)>,
+    ) -> Decision {
         let mut state = self.caught_up();
         if state.broken {
             return Decision::Broken;
@@ -172,16 +183,31 @@ impl Mirror {
         if !state.queue.contains_key(&key) {
             return Decision::Missing;
         }
+        let mut late = HashSet::new();
+        if let Some(sweep) = sweep {
+            let mut names: Vec<String> = state.queue.keys().map(|(_, n)| n.clone()).collect();
+            late = names.iter().cloned().collect();
+            sweep(&mut names);
+            for kept in &names {
+                late.remove(kept);
+            }
+        }
         let predecessor = match state.wrapped() {
             // Rare (the counter wrapped between live nodes): the full sort.
             true => {
-                let names: Vec<String> = state.queue.keys().map(|(_, n)| n.clone()).collect();
+                let names: Vec<String> =
+                    state.queue.keys().map(|(_, n)| n.clone()).filter(|n| !late.contains(n)).collect();
                 match naming::standing(&names, name, role, &[]) {
                     naming::Standing::Waits { predecessor, .. } => Some(predecessor),
                     _ => None,
                 }
             }
-            false => state.queue.range(..key).rev().find(|(_, r)| role.waits_for(**r)).map(|((_, n), _)| n.clone()),
+            false => state
+                .queue
+                .range(..key)
+                .rev()
+                .find(|((_, n), r)| role.waits_for(**r) && !late.contains(n))
+                .map(|((_, n), _)| n.clone()),
         };
         let awaited = predecessor.clone().unwrap_or_else(|| name.to_owned());
         let (sender, receiver) = oneshot::channel();
@@ -190,11 +216,6 @@ impl Mirror {
             None => Decision::Holds(receiver),
             Some(_) => Decision::Waits(receiver),
         }
-    }
-
-    /// The children the mirror shows, for the doubtful-prefix sweep.
-    pub fn children(&self) -> Vec<String> {
-        self.caught_up().queue.keys().map(|(_, n)| n.clone()).collect()
     }
 
     /// Sets a new watch and lists (point 1), on the session's current client.
