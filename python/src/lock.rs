@@ -71,6 +71,7 @@ impl PyLock {
             scheme,
             extra_markers,
             reentrant,
+            ..LockConfig::default()
         };
         let lock_path = path.clone();
         let handle = Handle::new(client, path, "lock", move |session| {
