@@ -318,7 +318,7 @@ impl State {
 
     /// Applies every event already in the watcher's channel.
     fn drain(&mut self, path: &str) {
-        let waker = self.pump.clone().unwrap_or_else(|| Waker::noop().clone());
+        let waker = self.pump.clone().unwrap_or_else(|| Waker::from(Arc::new(NoPump)));
         let mut cx = Context::from_waker(&waker);
         while let Some(watcher) = self.watcher.as_mut() {
             // The channel's `changed` panics once closed; a terminal event
@@ -357,6 +357,13 @@ impl State {
             _ => {}
         }
     }
+}
+
+/// The waker of a drain before the pump first ran (it registers its own then).
+struct NoPump;
+
+impl std::task::Wake for NoPump {
+    fn wake(self: Arc<Self>) {}
 }
 
 /// Applies events as they come, for as long as the mirror exists.
