@@ -83,9 +83,11 @@ async fn a_release_while_the_waiters_connection_is_down_is_seen_after_it() {
     });
     queued(&raw, &path, 2).await;
     let id = ours.status().session_id;
+    // Partitioned, then reset: the release happens while no connection of
+    // the waiter's session is up to carry its notice.
     inject(move || harness().partition(id).unwrap()).await;
-    assert!(holder.release().await.unwrap());
     inject(move || harness().drop_connections(id).unwrap()).await;
+    assert!(holder.release().await.unwrap());
     inject(move || harness().heal(id).unwrap()).await;
     assert!(timeout(SETTLE, waiting).await.expect("the waiter holds after the reconnect").unwrap());
     assert_eq!(ours.status().session_id, id, "the same session");
