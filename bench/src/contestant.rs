@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::json;
 use zookeeper_client as zk;
-use zoolock::{Acquire, Holder, Lock, Session, SessionOptions};
+use zoolock::{Acquire, Holder, Kind, Lock, LockConfig, Session, SessionOptions};
 
 use crate::args::Args;
 
@@ -16,6 +16,8 @@ enum Library {
     /// No lock: create EPHEMERAL_SEQUENTIAL then delete, the floor of any sequential-node lock.
     Raw,
     Zoolock,
+    /// zoolock with `LockConfig::mirror`.
+    ZoolockMirror,
     ZookeeperClient,
 }
 
@@ -23,6 +25,7 @@ pub fn main(args: &[String]) -> Result<(), String> {
     let library = match args.first().map(String::as_str) {
         Some("raw") => Library::Raw,
         Some("zoolock") => Library::Zoolock,
+        Some("zoolock-mirror") => Library::ZoolockMirror,
         Some("zookeeper-client") => Library::ZookeeperClient,
         other => return Err(format!("contestant: unknown library {other:?}")),
     };
@@ -60,7 +63,7 @@ enum Shared {
 impl Shared {
     async fn connect(library: Library, connect: &str) -> Result<Shared, String> {
         Ok(match library {
-            Library::Zoolock => Shared::Session(zoolock_session(connect).await?),
+            Library::Zoolock | Library::ZoolockMirror => Shared::Session(zoolock_session(connect).await?),
             Library::Raw | Library::ZookeeperClient => {
                 Shared::Client(zk::Client::connect(connect).await.map_err(|e| e.to_string())?)
             }
@@ -77,7 +80,10 @@ impl Contender {
         };
         let err = |e: &dyn std::fmt::Display| format!("{path}: {e}");
         Ok(match (own.as_ref().or(shared).expect("one of them"), library) {
-            (Shared::Session(session), _) => Contender::Zoolock { lock: Lock::mutex(session, path).map_err(|e| err(&e))? },
+            (Shared::Session(session), _) => {
+                let config = LockConfig { mirror: library == Library::ZoolockMirror, ..LockConfig::default() };
+                Contender::Zoolock { lock: Lock::new(session, path, Kind::Mutex, config).map_err(|e| err(&e))? }
+            }
             (Shared::Client(client), Library::Raw) => {
                 mkdir(client, path).await?;
                 Contender::Raw { client: client.clone(), prefix: format!("{path}/raw-") }
@@ -167,7 +173,7 @@ async fn cycles(contender: Arc<Contender>, until: Instant, wait_only: bool) -> R
 async fn run(library: Library, args: &Args) -> Result<serde_json::Value, String> {
     if args.scenario == "scale" {
         return match library {
-            Library::Zoolock => scale(args).await,
+            Library::Zoolock | Library::ZoolockMirror => scale(args, library == Library::ZoolockMirror).await,
             _ => Ok(json!({"unsupported": "no lock to queue on"})),
         };
     }
@@ -216,17 +222,18 @@ async fn run(library: Library, args: &Args) -> Result<serde_json::Value, String>
 }
 
 /// 10,000 waiters queued behind a holder on one session, then served.
-async fn scale(args: &Args) -> Result<serde_json::Value, String> {
+async fn scale(args: &Args, mirror: bool) -> Result<serde_json::Value, String> {
     let session = zoolock_session(&args.connect).await?;
     // Watches the queue fill (zoolock has no child watch of its own).
     let observer = zk::Client::connect(&args.connect).await.map_err(|e| e.to_string())?;
-    let holder = Lock::mutex(&session, &args.path).map_err(|e| e.to_string())?;
+    let config = LockConfig { mirror, ..LockConfig::default() };
+    let holder = Lock::new(&session, &args.path, Kind::Mutex, config.clone()).map_err(|e| e.to_string())?;
     holder.acquire(Acquire::default()).await.map_err(|e| e.to_string())?;
     let before = resident_bytes()?;
     let served = Arc::new(Mutex::new(Vec::with_capacity(args.waiters)));
     let mut tasks = Vec::with_capacity(args.waiters);
     for _ in 0..args.waiters {
-        let lock = Lock::mutex(&session, &args.path).map_err(|e| e.to_string())?;
+        let lock = Lock::new(&session, &args.path, Kind::Mutex, config.clone()).map_err(|e| e.to_string())?;
         let served = served.clone();
         tasks.push(tokio::spawn(async move {
             lock.acquire(Acquire::default()).await.map_err(|e| e.to_string())?;

@@ -7,6 +7,8 @@ use std::process::Command;
 pub enum Contestant {
     RawFloor,
     ZoolockRust,
+    /// zoolock from Rust with `LockConfig::mirror` (the default); `ZoolockRust` turns it off.
+    ZoolockMirror,
     ZoolockPython,
     ZoolockCSharp,
     ZookeeperClient,
@@ -14,9 +16,10 @@ pub enum Contestant {
     Curator,
 }
 
-pub const ALL: [Contestant; 7] = [
+pub const ALL: [Contestant; 8] = [
     Contestant::RawFloor,
     Contestant::ZoolockRust,
+    Contestant::ZoolockMirror,
     Contestant::ZoolockPython,
     Contestant::ZoolockCSharp,
     Contestant::ZookeeperClient,
@@ -32,7 +35,8 @@ impl Contestant {
     pub fn name(self) -> &'static str {
         match self {
             Contestant::RawFloor => "raw floor (create+delete)",
-            Contestant::ZoolockRust => "zoolock Rust",
+            Contestant::ZoolockRust => "zoolock Rust (listing)",
+            Contestant::ZoolockMirror => "zoolock Rust (mirror, default)",
             Contestant::ZoolockPython => "zoolock Python",
             Contestant::ZoolockCSharp => "zoolock C#",
             Contestant::ZookeeperClient => "zookeeper-client lock",
@@ -46,6 +50,7 @@ impl Contestant {
         match self {
             Contestant::RawFloor => "raw",
             Contestant::ZoolockRust => "rust",
+            Contestant::ZoolockMirror => "rust-mirror",
             Contestant::ZoolockPython => "python",
             Contestant::ZoolockCSharp => "csharp",
             Contestant::ZookeeperClient => "zookeeper-client",
@@ -72,6 +77,7 @@ impl Contestant {
         match self {
             Contestant::RawFloor => own("raw"),
             Contestant::ZoolockRust => own("zoolock"),
+            Contestant::ZoolockMirror => own("zoolock-mirror"),
             Contestant::ZookeeperClient => own("zookeeper-client"),
             Contestant::ZoolockPython => python("zoolock"),
             Contestant::Kazoo => python("kazoo"),

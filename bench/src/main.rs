@@ -74,8 +74,12 @@ fn plan(args: &[String]) -> Result<Plan, String> {
                     .collect::<Result<_, _>>()?
             }
             "--scenarios" => {
+                // Any herd size (`herd16`) for a closer look; the table shows 2, 8 and 32.
+                let herd = |k: &str| k.strip_prefix("herd")?.parse().ok().filter(|n| *n > 0).map(Scenario::Herd);
                 plan.scenarios = list()
-                    .map(|k| SCENARIOS.into_iter().find(|s| s.key() == k).ok_or(format!("no scenario {k}")))
+                    .map(|k| {
+                        SCENARIOS.into_iter().find(|s| s.key() == k).or_else(|| herd(k)).ok_or(format!("no scenario {k}"))
+                    })
                     .collect::<Result<_, _>>()?
             }
             "--force-sync" => {

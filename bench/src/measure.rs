@@ -60,7 +60,11 @@ impl Scenario {
 #[derive(Clone, Debug)]
 pub enum Outcome {
     /// Cycles (or acquisitions) in a timed window, with per-op samples in µs.
-    Ran { ops: u64, seconds: f64, samples: Vec<u64>, packets: u64 },
+    /// `packets`: requests the server received in the window (its
+    /// `zk_packets_received`, pings included: one per session per third of
+    /// its 10 s timeout at most); `server_cpu`: the server JVM's user+system
+    /// CPU seconds over the same window (/proc/<pid>/stat).
+    Ran { ops: u64, seconds: f64, samples: Vec<u64>, packets: u64, server_cpu: f64 },
     Scale { bytes_per_waiter: u64, served: u64, waiters: u64, in_order: bool, seconds: f64 },
     Unsupported(String),
     Failed(String),
@@ -136,6 +140,7 @@ fn drive(
         }
     }
     let before = packets_received(server);
+    let cpu_before = server_cpu_seconds(server);
     for child in children.iter_mut() {
         let stdin = child.stdin.as_mut().expect("piped");
         if let Err(e) = stdin.write_all(b"go\n").and_then(|_| stdin.flush()) {
@@ -156,7 +161,8 @@ fn drive(
         }
     }
     let packets = packets_received(server).saturating_sub(before);
-    combine(results.into_iter().flatten().collect(), packets)
+    let server_cpu = server_cpu_seconds(server) - cpu_before;
+    combine(results.into_iter().flatten().collect(), packets, server_cpu)
 }
 
 fn next_line(lines: &mpsc::Receiver<(usize, Option<String>)>, deadline: Instant) -> Result<(usize, String), String> {
@@ -171,7 +177,7 @@ fn parse(line: &str) -> Option<Value> {
     serde_json::from_str::<Value>(line).ok().filter(Value::is_object)
 }
 
-fn combine(results: Vec<Value>, packets: u64) -> Outcome {
+fn combine(results: Vec<Value>, packets: u64, server_cpu: f64) -> Outcome {
     if let Some(why) = results.iter().find_map(|r| r.get("unsupported")) {
         return Outcome::Unsupported(why.as_str().unwrap_or("").to_owned());
     }
@@ -198,7 +204,7 @@ fn combine(results: Vec<Value>, packets: u64) -> Outcome {
             samples.extend(list.iter().filter_map(Value::as_u64));
         }
     }
-    Outcome::Ran { ops, seconds, samples, packets }
+    Outcome::Ran { ops, seconds, samples, packets, server_cpu }
 }
 
 fn packets_received(server: &Ensemble) -> u64 {
@@ -207,6 +213,17 @@ fn packets_received(server: &Ensemble) -> u64 {
         .ok()
         .and_then(|m| m.get("zk_packets_received").and_then(|v| v.parse().ok()))
         .unwrap_or(0)
+}
+
+/// User+system CPU seconds of the server's JVM so far (clock ticks of 10 ms;
+/// NaN if it cannot be read, which leaves the row unmeasured).
+fn server_cpu_seconds(server: &Ensemble) -> f64 {
+    let read = || {
+        let stat = std::fs::read_to_string(format!("/proc/{}/stat", server.pid(0)?)).ok()?;
+        let fields: Vec<&str> = stat.rsplit_once(')')?.1.split_whitespace().collect();
+        Some((fields.get(11)?.parse::<f64>().ok()? + fields.get(12)?.parse::<f64>().ok()?) / 100.0)
+    };
+    read().unwrap_or(f64::NAN)
 }
 
 /// Lets every process exit by itself (it closes its sessions), killing any that hang.

@@ -278,7 +278,7 @@ impl DoubtfulPrefixes {
         all.entry(parent.to_owned()).or_default().push(doubtful);
     }
 
-    fn any(&self, parent: &str) -> bool {
+    pub fn any(&self, parent: &str) -> bool {
         self.0.lock().unwrap().contains_key(parent)
     }
 

@@ -17,6 +17,7 @@ use crate::cleanup::{connection_lost, parent_of, DoubtfulPrefixes, Removal, Targ
 use crate::error::{Error, Result};
 use crate::events::Listeners;
 use crate::metrics::Meter;
+use crate::mirror::{Deletion, Woken};
 use crate::runtime;
 use crate::session::{HoldWatcher, Session, SessionState, Status};
 
@@ -314,15 +315,23 @@ pub(crate) enum OnHeld {
     Reenter,
 }
 
+/// How a hold learns of its node's deletion without a request of its own.
+pub(crate) enum NodeWatch {
+    /// A data watch set by the read that confirmed the node.
+    Oneshot(zk::OneshotWatcher),
+    /// The session's mirror of the lock path (see [`crate::mirror`]).
+    Mirror(Deletion),
+}
+
 /// The node that won, before the handle records it.
 pub(crate) struct Won {
     pub node: String,
     pub token: i64,
     pub generation: u64,
     pub ephemeral: bool,
-    /// A data watch on the node itself, if the recipe set one on the way:
-    /// the hold uses it to learn of the node's deletion instead of arming another.
-    pub node_watch: Option<zk::OneshotWatcher>,
+    /// A watch on the node itself, if the recipe set one on the way: the
+    /// hold uses it to learn of the node's deletion instead of arming another.
+    pub node_watch: Option<NodeWatch>,
     /// Whether the acquire waited for another holder to go (a handoff).
     pub waited: bool,
     /// The node's place in its session's line, kept while it holds.
@@ -805,7 +814,7 @@ async fn watch_node(
     node: String,
     generation: u64,
     ephemeral: bool,
-    mut armed: Option<zk::OneshotWatcher>,
+    mut armed: Option<NodeWatch>,
 ) {
     let lose = |holder: &Weak<HolderState>| {
         if let Some(holder) = holder.upgrade() {
@@ -823,7 +832,7 @@ async fn watch_node(
                 }
                 // Sent at once and not awaited by the acquirer: the hold costs no round trip more.
                 match live.client.get_and_watch_data(&node).await {
-                    Ok((_, _, watcher)) => watcher,
+                    Ok((_, _, watcher)) => NodeWatch::Oneshot(watcher),
                     Err(zk::Error::NoNode) => return lose(&holder),
                     Err(err) if connection_lost(&err) => continue,
                     Err(zk::Error::SessionExpired | zk::Error::ClientClosed) if !ephemeral => {
@@ -836,8 +845,15 @@ async fn watch_node(
                 }
             }
         };
-        let event = watcher.changed().await;
-        match event.event_type {
+        let event_type = match watcher {
+            NodeWatch::Oneshot(watcher) => watcher.changed().await.event_type,
+            // The mirror's notice of the deletion; gone stale, watch the node itself.
+            NodeWatch::Mirror(deletion) => match deletion.await {
+                Ok(Woken::Deleted) => zk::EventType::NodeDeleted,
+                _ => continue,
+            },
+        };
+        match event_type {
             zk::EventType::NodeDeleted if ephemeral => {
                 // An expiring session's ephemeral node is deleted too, and that
                 // notice can come before the session's own end: the hold was
@@ -993,7 +1009,7 @@ impl Attempt {
     }
 
     /// [`Attempt::won`], with the watch set by the read that confirmed the node.
-    pub fn won_watched(self, token: i64, node_watch: zk::OneshotWatcher) -> Won {
+    pub fn won_watched(self, token: i64, node_watch: NodeWatch) -> Won {
         let mut won = self.won(token);
         won.node_watch = Some(node_watch);
         won

@@ -60,6 +60,7 @@ mod holder;
 mod inspect;
 mod lock;
 pub mod metrics;
+mod mirror;
 pub mod naming;
 mod options;
 pub mod runtime;

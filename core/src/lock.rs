@@ -9,11 +9,12 @@ use zookeeper_client as zk;
 
 use crate::cleanup::{connection_lost, find_own, Removal, Target};
 use crate::error::{Error, Result};
-use crate::holder::{sealed, Acquire, Attempt, BoxFuture, Holder, HolderState, OnHeld, Outcome, Removals, Won};
+use crate::holder::{sealed, Acquire, Attempt, BoxFuture, Holder, HolderState, NodeWatch, OnHeld, Outcome, Removals, Won};
+use crate::mirror::{Decision, Mirror};
 use crate::naming::{self, Role, Scheme, Standing};
 use crate::options::{validate_identifier, validate_path};
 use crate::runtime;
-use crate::session::{Live, Session};
+use crate::session::{Live, Session, SessionState};
 
 /// Which recipe a handle follows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -41,7 +42,7 @@ impl Kind {
 }
 
 /// What a handle writes and recognises besides its kind.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub struct LockConfig {
     /// Node data, shown by `contenders()` (kazoo's `identifier`).
     pub identifier: Vec<u8>,
@@ -57,6 +58,29 @@ pub struct LockConfig {
     /// waits for that, and its release is refused ([`Error::NotOwner`]). A
     /// loss ends the hold whatever its depth. Off by default (kazoo's).
     pub reentrant: bool,
+    /// Waits on the session's mirror of the path's children (one persistent
+    /// recursive watch per session and path, ZooKeeper ≥ 3.6; see
+    /// `core/src/mirror.rs`) instead of listing the children and watching
+    /// the predecessor: an acquisition costs a create and a delete, and the
+    /// server sends each of them to every session that mirrors the path.
+    /// On by default; turn it off on a path that more than about 20
+    /// processes (sessions) hold handles on at once, where those
+    /// notifications cost the server more than the listings they save
+    /// (README, "Cost"). Ignored with `extra_markers`. Falls back to listing
+    /// if the server refuses the watch.
+    pub mirror: bool,
+}
+
+impl Default for LockConfig {
+    fn default() -> Self {
+        LockConfig {
+            identifier: Vec::new(),
+            scheme: Scheme::default(),
+            extra_markers: Vec::new(),
+            reentrant: false,
+            mirror: true,
+        }
+    }
 }
 
 /// A lock handle: kazoo's `Lock`, `ReadLock` or `WriteLock`. Cheap to clone;
@@ -73,6 +97,8 @@ struct Spec {
     path: String,
     kind: Kind,
     config: LockConfig,
+    /// The session's mirror of the path, from the first mirrored acquire on.
+    mirror: std::sync::OnceLock<Arc<Mirror>>,
 }
 
 impl Lock {
@@ -93,7 +119,7 @@ impl Lock {
             return Err(Error::Closed);
         }
         let on_held = if config.reentrant { OnHeld::Reenter } else { OnHeld::Wait };
-        let spec = Spec { path: path.to_owned(), kind, config };
+        let spec = Spec { path: path.to_owned(), kind, config, mirror: Default::default() };
         Ok(Lock { holder: HolderState::new(session, path, on_held), spec: Arc::new(spec) })
     }
 
@@ -157,6 +183,19 @@ impl Lock {
         let (mut listed, mut watched) = match ahead {
             Ahead::Listed(children) => (Some(children), None),
             Ahead::Neighbour(neighbour) => (None, Some((neighbour, Watched::Neighbour))),
+            Ahead::Mirror(mirror) => match Box::pin(self.wait_mirrored(&mirror, live, attempt, &name, token, options))
+                .await?
+            {
+                Ok(step) => return Ok(step),
+                // The server refused the watch: list instead.
+                Err(back) => {
+                    attempt = back;
+                    match Box::pin(self.list(live)).await? {
+                        Some(children) => (Some(children), None),
+                        None => return Ok(Step::SessionEnded),
+                    }
+                }
+            },
         };
         let mut waited = false;
         loop {
@@ -202,8 +241,8 @@ impl Lock {
             if decisive {
                 // Every shortcut above also assumes our node is still there.
                 match self.own_node(live, &format!("{}/{name}", self.spec.path)).await? {
-                    Own::Exists(node_watch) => {
-                        return Ok(Step::Won(attempt.won_watched(token, node_watch).with_wait(waited)))
+                    Own::Exists(watch) => {
+                        return Ok(Step::Won(attempt.won_watched(token, NodeWatch::Oneshot(watch)).with_wait(waited)))
                     }
                     Own::Gone => return Ok(Step::NodeGone),
                     Own::SessionEnded => return Ok(Step::SessionEnded),
@@ -214,6 +253,55 @@ impl Lock {
                 Some(children) => Some(children),
                 None => return Ok(Step::SessionEnded),
             };
+        }
+    }
+
+    /// The session's mirror of the path, if this handle waits on one.
+    fn mirror(&self) -> Option<Arc<Mirror>> {
+        if !self.spec.config.mirror || !self.spec.config.extra_markers.is_empty() {
+            return None;
+        }
+        Some(self.spec.mirror.get_or_init(|| self.holder.session.mirror(&self.spec.path)).clone())
+    }
+
+    /// Waits on the mirror until node `name` holds, is gone, or the session
+    /// ends: decided on deletion notices alone (see [`crate::mirror`] for why
+    /// that is exact). Gives the attempt back if the server refused the watch.
+    async fn wait_mirrored(
+        &self,
+        mirror: &Mirror,
+        live: &Live,
+        attempt: Attempt,
+        name: &str,
+        token: i64,
+        options: &Acquire,
+    ) -> Result<std::result::Result<Step, Attempt>> {
+        let session = &self.holder.session;
+        let role = self.spec.kind.role();
+        let mut status = session.subscribe();
+        let mut waited = false;
+        loop {
+            // Late nodes of this session's doubtful prefixes go, as from a listing.
+            let sweep = |children: &mut Vec<String>| attempt.sweep_late(live.generation, children);
+            let doubtful = session.doubtful_prefixes().any(&self.spec.path);
+            let wake = match mirror.decide(live.generation, name, role, doubtful.then_some(&sweep)) {
+                Decision::Holds(deletion) => {
+                    return Ok(Ok(Step::Won(attempt.won_watched(token, NodeWatch::Mirror(deletion)).with_wait(waited))))
+                }
+                Decision::Missing => return Ok(Ok(Step::NodeGone)),
+                Decision::SessionEnded => return Ok(Ok(Step::SessionEnded)),
+                Decision::Broken => return Ok(Err(attempt)),
+                Decision::Waits(_) if !options.waits() => return Ok(Ok(Step::Taken)),
+                Decision::Waits(wake) | Decision::Stale(wake) => wake,
+            };
+            // Woken by a deletion or a rebuild alike: the mirror decides again.
+            let ended = status.wait_for(|s| {
+                s.generation != live.generation || matches!(s.state, SessionState::Lost | SessionState::Closed)
+            });
+            tokio::select! {
+                _ = wake => waited = true,
+                _ = ended => return Ok(Ok(Step::SessionEnded)),
+            }
         }
     }
 
@@ -250,6 +338,10 @@ impl Lock {
         let acls = &self.holder.session.options().acls;
         let create_options = mode.with_acls(zk::Acls::new(acls));
         let role = self.spec.kind.role();
+        let mirror = self.mirror();
+        if let Some(mirror) = &mirror {
+            mirror.prepare();
+        }
         // Every prefix this attempt created with, or may have.
         let mut ours = Vec::new();
         loop {
@@ -263,9 +355,10 @@ impl Lock {
             // A create again (the parent was missing, or the first reply was
             // lost) finds its own earlier try last in line: no neighbour.
             let neighbour = before.filter(|(before, before_role)| {
-                options.waits() && role.waits_for(*before_role) && !ours.contains(before)
+                mirror.is_none() && options.waits() && role.waits_for(*before_role) && !ours.contains(before)
             });
-            let list = neighbour.is_none().then(|| live.client.list_children(parent));
+            // Mirrored, the mirror shows what is ahead once the create is answered.
+            let list = (mirror.is_none() && neighbour.is_none()).then(|| live.client.list_children(parent));
             let created = create.await;
             let listed = match list {
                 Some(list) => list.await,
@@ -313,6 +406,7 @@ impl Lock {
             attempt.created(node.clone());
             let name = node[parent.len() + 1..].to_owned();
             let ahead = match (sequence, neighbour) {
+                _ if mirror.is_some() => Ahead::Mirror(mirror.expect("checked")),
                 (Some(sequence), Some((before, _))) => {
                     Ahead::Neighbour(format!("{before}{:010}", sequence.wrapping_sub(1)))
                 }
@@ -425,6 +519,8 @@ enum Ahead {
     Listed(Vec<String>),
     /// The name the session's previous node in line has if it sits right before ours.
     Neighbour(String),
+    /// The session's mirror of the path shows it (see [`crate::mirror`]).
+    Mirror(Arc<Mirror>),
 }
 
 enum Wake {

@@ -13,6 +13,7 @@ use crate::cleanup::{DoubtfulPrefixes, PersistentNodes};
 use crate::error::{Error, Result};
 use crate::events::Listeners;
 use crate::metrics::Meter;
+use crate::mirror::Mirror;
 use crate::naming::Role;
 use crate::options::{ConnectString, SessionOptions};
 use crate::security::{Probe, TlsOptions};
@@ -67,6 +68,8 @@ struct Shared {
     persistent: PersistentNodes,
     doubtful: DoubtfulPrefixes,
     meter: Meter,
+    /// Per lock path, the mirror its handles share while any exists.
+    mirrors: Mutex<HashMap<String, Weak<Mirror>>>,
 }
 
 /// A node this session is queueing or holding; `place` dies when it leaves.
@@ -144,6 +147,7 @@ impl Session {
                 persistent: PersistentNodes::default(),
                 doubtful: DoubtfulPrefixes::default(),
                 meter: Meter::default(),
+                mirrors: Mutex::default(),
             });
             runtime::spawn(supervise(Arc::downgrade(&shared), live));
             Ok(Session { shared })
@@ -314,6 +318,19 @@ impl Session {
 
     pub(crate) fn unwatch_hold(&self, key: u64) {
         self.shared.holds.lock().unwrap().watchers.retain(|(k, _)| *k != key);
+    }
+
+    /// The mirror of `path`'s children that every handle of this session
+    /// on `path` shares (see [`crate::mirror`]).
+    pub(crate) fn mirror(&self, path: &str) -> Arc<Mirror> {
+        let mut mirrors = self.shared.mirrors.lock().unwrap();
+        if let Some(mirror) = mirrors.get(path).and_then(Weak::upgrade) {
+            return mirror;
+        }
+        mirrors.retain(|_, m| m.strong_count() > 0);
+        let mirror = Mirror::new(self, path);
+        mirrors.insert(path.to_owned(), Arc::downgrade(&mirror));
+        mirror
     }
 
     pub(crate) fn record_winner(&self, node: &str) {

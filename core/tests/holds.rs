@@ -10,7 +10,7 @@ use std::time::Duration;
 use common::*;
 use tokio::time::timeout;
 use zk_harness::Ensemble;
-use zoolock::{Acquire, Holder, Lock, LockState, LostReason, Outcome, Semaphore, Session, SessionState};
+use zoolock::{Acquire, Holder, Kind, Lock, LockConfig, LockState, LostReason, Outcome, Semaphore, Session, SessionState};
 
 fn harness() -> &'static Ensemble {
     zk_harness::shared()
@@ -132,22 +132,42 @@ async fn a_lease_shorter_than_recording_the_hold_still_ends_it() {
 
 /// The waiter wins on its predecessor's deletion notice, but its caller does
 /// not poll it (a starved thread) until its session has expired and a new
-/// one is up: the win belongs to a session that has ended.
-async fn win_on_an_ended_session(waiter_timeout: Duration, resume_after_timeout: bool) -> (Lock, Session, bool) {
+/// one is up: the win belongs to a session that has ended. `mirror`: the
+/// notice comes to the session's mirror of the path (`LockConfig::mirror`),
+/// not to a watch on the predecessor.
+async fn win_on_an_ended_session(
+    waiter_timeout: Duration,
+    resume_after_timeout: bool,
+    mirror: bool,
+) -> (Lock, Session, bool) {
     let connect = shared_server();
     let path = unique_path("ended-win");
     let holder = Lock::mutex(&session(&connect).await, &path).unwrap();
     assert!(holder.acquire(Acquire::default()).await.unwrap());
     let waiter_session = session(&connect).await;
-    let waiter = Lock::mutex(&waiter_session, &path).unwrap();
+    let config = LockConfig { mirror, ..LockConfig::default() };
+    let waiter = Lock::new(&waiter_session, &path, Kind::Mutex, config).unwrap();
     let id = waiter_session.status().session_id;
-    let started = tokio::time::Instant::now();
     let holder_node = holder.node().unwrap();
     let mut acquiring = Box::pin(waiter.acquire(Acquire::timeout(waiter_timeout)));
+    let raw = raw(&connect).await;
+    // Queued and watching: the predecessor's node, or (mirrored) the whole path.
+    let watching = async {
+        match mirror {
+            true => {
+                queued(&raw, &path, 2).await;
+                watched_by(&path, id).await
+            }
+            false => watched_by(&holder_node, id).await,
+        }
+    };
     tokio::select! {
         done = &mut acquiring => panic!("acquired while held: {done:?}"),
-        _ = watched_by(&holder_node, id) => {}
+        _ = watching => {}
     }
+    // After the acquire's first poll, which set its deadline: resuming at
+    // `started + waiter_timeout` is past that deadline.
+    let started = tokio::time::Instant::now();
     holder.release().await.unwrap();
     inject(move || harness().expire(id).unwrap()).await;
     let mut status = waiter_session.subscribe();
@@ -164,7 +184,13 @@ async fn win_on_an_ended_session(waiter_timeout: Duration, resume_after_timeout:
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_win_whose_session_ended_before_it_was_recorded_queues_again() {
-    let (waiter, session, got) = win_on_an_ended_session(Duration::from_secs(30), false).await;
+    for mirror in [false, true] {
+        a_win_whose_session_ended_before_it_was_recorded_queues_again_with(mirror).await;
+    }
+}
+
+async fn a_win_whose_session_ended_before_it_was_recorded_queues_again_with(mirror: bool) {
+    let (waiter, session, got) = win_on_an_ended_session(Duration::from_secs(30), false, mirror).await;
     assert!(got);
     assert_eq!(waiter.state(), LockState::Held, "a hold of the new session, not one already lost");
     let raw = raw(&shared_server()).await;
@@ -176,8 +202,14 @@ async fn a_win_whose_session_ended_before_it_was_recorded_queues_again() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_win_whose_session_ended_is_no_hold_once_the_timeout_is_gone() {
-    let (waiter, _session, got) = win_on_an_ended_session(Duration::from_secs(3), true).await;
-    assert!(!got, "the timeout ran out");
+    for mirror in [false, true] {
+        a_win_whose_session_ended_is_no_hold_once_the_timeout_is_gone_with(mirror).await;
+    }
+}
+
+async fn a_win_whose_session_ended_is_no_hold_once_the_timeout_is_gone_with(mirror: bool) {
+    let (waiter, _session, got) = win_on_an_ended_session(Duration::from_secs(3), true, mirror).await;
+    assert!(!got, "the timeout ran out (mirror: {mirror})");
     assert!(!waiter.is_acquired());
     assert_ne!(waiter.state(), LockState::Held);
     let raw = raw(&shared_server()).await;

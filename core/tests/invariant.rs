@@ -36,6 +36,8 @@
 //! `ZOOLOCK_WITHOUT=delete-holder,kazoo,...` leaves kinds of steps out
 //! (`request-fault`: all request faults; or one kind of them, `drop-reply`,
 //! `reset-before-reply`, `land-late`, or one op, `create2`, `getData`, ...).
+//! `ZOOLOCK_MIRROR=on|off|mixed` (default mixed: even slots) makes the lock
+//! handles wait on their session's mirror of the path (`LockConfig::mirror`).
 //! On failure the seed, the replay command and the step log are printed; the
 //! whole log is written to `$CARGO_TARGET_TMPDIR/invariant-<seed>.log` (with
 //! `ZOOLOCK_KEEP_GOING`, always).
@@ -147,6 +149,8 @@ struct Config {
     /// Kinds of steps left out (`ZOOLOCK_WITHOUT=delete-holder,kazoo`), to
     /// isolate a defect; they still draw from the seed, so the rest replays.
     without: Vec<String>,
+    /// Which slots' lock handles are mirrored (`ZOOLOCK_MIRROR`).
+    mirror: fn(usize) -> bool,
 }
 
 impl Config {
@@ -162,7 +166,13 @@ impl Config {
         let keep_going = var("ZOOLOCK_KEEP_GOING").is_some_and(|v| v != "0");
         let without =
             var("ZOOLOCK_WITHOUT").map(|w| w.split(',').map(|k| k.trim().to_owned()).collect()).unwrap_or_default();
-        Config { seed, steps, duration: Duration::from_secs_f64(minutes * 60.0), keep_going, without }
+        let mirror: fn(usize) -> bool = match var("ZOOLOCK_MIRROR").as_deref() {
+            Some("on") => |_| true,
+            Some("off") => |_| false,
+            None | Some("mixed") => |slot| slot % 2 == 0,
+            Some(other) => panic!("ZOOLOCK_MIRROR is on, off or mixed, not {other}"),
+        };
+        Config { seed, steps, duration: Duration::from_secs_f64(minutes * 60.0), keep_going, without, mirror }
     }
 }
 
@@ -556,7 +566,8 @@ impl Driver {
                 SEM => Handle::semaphore(Semaphore::new(&session, &self.sem_path, who.clone(), MAX_LEASES).unwrap()),
                 _ => {
                     let kind = [Kind::Mutex, Kind::Read, Kind::Write][kind];
-                    let config = LockConfig { identifier: who.clone().into_bytes(), ..LockConfig::default() };
+                    let mirror = (self.config.mirror)(slot);
+                    let config = LockConfig { identifier: who.clone().into_bytes(), mirror, ..LockConfig::default() };
                     Handle::lock(Lock::new(&session, &self.lock_path, kind, config).unwrap())
                 }
             };

@@ -10,7 +10,19 @@ use std::time::Duration;
 use common::*;
 use zk_harness::{Ensemble, FaultState, Landing, Op, Select};
 use zookeeper_client as zk;
-use zoolock::{Acquire, Holder, Lock, LockState, LostReason};
+use zoolock::{Acquire, Holder, Kind, Lock, LockConfig, LockState, LostReason, Session};
+
+/// A handle that lists the children and watches its predecessor
+/// (`LockConfig::mirror` off): the faults of the tests that use it land on
+/// that design's requests (a data watch on the holder or on its own node).
+fn listing(session: &Session, path: &str) -> Lock {
+    Lock::new(session, path, Kind::Mutex, LockConfig { mirror: false, ..LockConfig::default() }).unwrap()
+}
+
+/// A handle of either design: mirrored, or listing (see [`listing`]).
+fn design(mirror: bool, session: &Session, path: &str) -> zoolock::Result<Lock> {
+    Lock::new(session, path, Kind::Mutex, LockConfig { mirror, ..LockConfig::default() })
+}
 
 fn harness() -> &'static Ensemble {
     zk_harness::shared()
@@ -49,10 +61,16 @@ async fn still_waiting<F: std::future::Future + Unpin>(acquire: &mut F) -> bool 
 /// not trust the next sequence number once the path was re-created.
 #[tokio::test(flavor = "multi_thread")]
 async fn a_recreated_lock_path_restarts_the_sequence_and_nobody_holds_beside_its_holder() {
+    for mirror in [false, true] {
+        a_recreated_lock_path_restarts_the_sequence_and_nobody_holds_beside_its_holder_with(mirror).await;
+    }
+}
+
+async fn a_recreated_lock_path_restarts_the_sequence_and_nobody_holds_beside_its_holder_with(mirror: bool) {
     let connect = shared_server();
     let raw = raw(&connect).await;
     let path = unique_path("recreated-counter");
-    let first = Lock::mutex(&session(&connect).await, &path).unwrap();
+    let first = design(mirror, &session(&connect).await, &path).unwrap();
     for _ in 0..3 {
         assert!(first.acquire(Acquire::no_wait()).await.unwrap());
         assert!(first.release().await.unwrap());
@@ -61,7 +79,7 @@ async fn a_recreated_lock_path_restarts_the_sequence_and_nobody_holds_beside_its
     // path; someone re-creates it: its sequence counter starts again at 0.
     raw.delete(&path, None).await.unwrap();
     raw.create(&path, b"", &zk::CreateMode::Persistent.with_acls(zk::Acls::anyone_all())).await.unwrap();
-    let other = Lock::mutex(&session(&connect).await, &path).unwrap();
+    let other = design(mirror, &session(&connect).await, &path).unwrap();
     for _ in 0..2 {
         assert!(other.acquire(Acquire::no_wait()).await.unwrap());
         assert!(other.release().await.unwrap());
@@ -83,16 +101,22 @@ async fn a_recreated_lock_path_restarts_the_sequence_and_nobody_holds_beside_its
 /// behind a third contender that re-created the path meanwhile.
 #[tokio::test(flavor = "multi_thread")]
 async fn deleting_the_lock_path_under_a_waiter_makes_it_queue_again_not_hold() {
+    for mirror in [false, true] {
+        deleting_the_lock_path_under_a_waiter_makes_it_queue_again_not_hold_with(mirror).await;
+    }
+}
+
+async fn deleting_the_lock_path_under_a_waiter_makes_it_queue_again_not_hold_with(mirror: bool) {
     let connect = shared_server();
     let raw = raw(&connect).await;
     let path = unique_path("deleteall");
-    let holder = Lock::mutex(&session(&connect).await, &path).unwrap();
+    let holder = design(mirror, &session(&connect).await, &path).unwrap();
     assert!(holder.acquire(Acquire::default()).await.unwrap());
     let waiter_session = session(&connect).await;
-    let waiter = Lock::mutex(&waiter_session, &path).unwrap();
+    let waiter = design(mirror, &waiter_session, &path).unwrap();
     let mut waiting = spawn_acquire(&waiter, Acquire::default());
     queued(&raw, &path, 2).await;
-    let third = Lock::mutex(&session(&connect).await, &path).unwrap();
+    let third = design(mirror, &session(&connect).await, &path).unwrap();
 
     // The waiter hears of the deletion only once the third contender holds.
     let id = waiter_session.status().session_id;
@@ -117,12 +141,18 @@ async fn deleting_the_lock_path_under_a_waiter_makes_it_queue_again_not_hold() {
 /// goes, and queues again instead of holding without a node.
 #[tokio::test(flavor = "multi_thread")]
 async fn a_waiter_whose_node_was_deleted_queues_again_when_its_predecessor_goes() {
+    for mirror in [false, true] {
+        a_waiter_whose_node_was_deleted_queues_again_when_its_predecessor_goes_with(mirror).await;
+    }
+}
+
+async fn a_waiter_whose_node_was_deleted_queues_again_when_its_predecessor_goes_with(mirror: bool) {
     let connect = shared_server();
     let raw = raw(&connect).await;
     let path = unique_path("waiter-node-deleted");
-    let holder = Lock::mutex(&session(&connect).await, &path).unwrap();
+    let holder = design(mirror, &session(&connect).await, &path).unwrap();
     assert!(holder.acquire(Acquire::default()).await.unwrap());
-    let waiter = Lock::mutex(&session(&connect).await, &path).unwrap();
+    let waiter = design(mirror, &session(&connect).await, &path).unwrap();
     let waiting = spawn_acquire(&waiter, Acquire::default());
     let nodes = queued(&raw, &path, 2).await;
     let holder_node = holder.node().unwrap();
@@ -133,7 +163,7 @@ async fn a_waiter_whose_node_was_deleted_queues_again_when_its_predecessor_goes(
     assert!(waiting.await.unwrap().unwrap());
     assert_ne!(waiter.node().unwrap(), waiter_node, "a new node");
     assert!(node_exists(&raw, &waiter).await, "the waiter holds with a node of its own");
-    let other = Lock::mutex(&session(&connect).await, &path).unwrap();
+    let other = design(mirror, &session(&connect).await, &path).unwrap();
     assert!(!other.acquire(Acquire::no_wait()).await.unwrap());
     waiter.release().await.unwrap();
 }
@@ -144,14 +174,20 @@ async fn a_waiter_whose_node_was_deleted_queues_again_when_its_predecessor_goes(
 /// node of another client holds in the new one: the shortcut must not apply.
 #[tokio::test(flavor = "multi_thread")]
 async fn a_path_recreated_between_two_creates_of_one_session_is_noticed() {
+    for mirror in [false, true] {
+        a_path_recreated_between_two_creates_of_one_session_is_noticed_with(mirror).await;
+    }
+}
+
+async fn a_path_recreated_between_two_creates_of_one_session_is_noticed_with(mirror: bool) {
     let connect = shared_server();
     let raw = raw(&connect).await;
     let path = unique_path("recreated-between");
     let shared = session(&connect).await;
-    let first = Lock::mutex(&shared, &path).unwrap();
+    let first = design(mirror, &shared, &path).unwrap();
     assert!(first.acquire(Acquire::default()).await.unwrap(), "sequence 0 of the old path");
-    let second = Lock::mutex(&shared, &path).unwrap();
-    let other = Lock::mutex(&session(&connect).await, &path).unwrap();
+    let second = design(mirror, &shared, &path).unwrap();
+    let other = design(mirror, &session(&connect).await, &path).unwrap();
 
     // The session hears nothing of the deletion until `second` has queued.
     let id = shared.status().session_id;
@@ -185,12 +221,14 @@ async fn a_path_recreated_between_two_creates_of_one_session_is_noticed() {
 async fn a_create_that_lands_late_right_ahead_of_its_retry_is_deleted_not_waited_for() {
     let connect = shared_server();
     let raw = raw(&connect).await;
-    for (how, options) in [("single try", Acquire::no_wait()), ("wait", Acquire::timeout(Duration::from_secs(5)))] {
+    let tries = [("single try", Acquire::no_wait()), ("wait", Acquire::timeout(Duration::from_secs(5)))];
+    for ((how, options), mirror) in tries.into_iter().flat_map(|t| [(t.clone(), false), (t, true)]) {
+        let how = format!("{how}, mirror: {mirror}");
         let path = unique_path("late-create");
         // The path exists: the first create on it is the lock node's.
         raw.mkdir(&path, &zk::CreateMode::Persistent.with_acls(zk::Acls::anyone_all())).await.unwrap();
         let session = session(&connect).await;
-        let lock = Lock::mutex(&session, &path).unwrap();
+        let lock = Lock::new(&session, &path, Kind::Mutex, LockConfig { mirror, ..LockConfig::default() }).unwrap();
         let id = session.status().session_id;
         let creates = Select::session(id).op(Op::Create2).path(path.clone());
         let retry = Landing::Before(Select::any().op(Op::Create2).path(path.clone()));
@@ -229,7 +267,7 @@ async fn a_create_that_lands_late_after_its_attempt_ended_is_not_waited_for() {
     let other_waiting = spawn_acquire(&other, Acquire::default());
     let others = queued(&raw, &path, 2).await;
     let session = session(&connect).await;
-    let lock = Lock::mutex(&session, &path).unwrap();
+    let lock = listing(&session, &path);
     let id = session.status().session_id;
     let creates = Select::session(id).op(Op::Create2).path(path.clone());
     // Lands once the next attempt, queued behind the holder, watches it:
@@ -308,7 +346,7 @@ async fn a_late_create_of_an_earlier_attempt_goes_however_the_hold_ends() {
     let connect = shared_server();
     let raw = raw(&connect).await;
     for ending in [None, Some(LostReason::LeaseExpired), Some(LostReason::NodeDeleted)] {
-        let lock = Lock::mutex(&session(&connect).await, &unique_path("late-hold-ends")).unwrap();
+        let lock = listing(&session(&connect).await, &unique_path("late-hold-ends"));
         let options = match ending {
             Some(LostReason::LeaseExpired) => Acquire::default().lease(Duration::from_secs(2)),
             _ => Acquire::default(),
@@ -341,7 +379,7 @@ async fn closing_a_session_removes_a_persistent_late_node_and_keeps_the_hold() {
     let path = unique_path("late-persistent");
     raw.mkdir(&path, &zk::CreateMode::Persistent.with_acls(zk::Acls::anyone_all())).await.unwrap();
     let session = session(&connect).await;
-    let lock = Lock::mutex(&session, &path).unwrap();
+    let lock = listing(&session, &path);
     let id = session.status().session_id;
     let creates = Select::session(id).op(Op::Create2).path(path.clone());
     let watches_own = Landing::After(Select::any().op(Op::GetData).path(path.clone()));

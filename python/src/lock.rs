@@ -68,6 +68,7 @@ impl Lock {
             scheme,
             extra_markers,
             reentrant,
+            ..LockConfig::default()
         };
         let lock_path = path.clone();
         let holder = Holder::new(

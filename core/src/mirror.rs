@@ -1,0 +1,379 @@
+//! A session's mirror of one lock path's children, kept by one persistent
+//! recursive watch (ZooKeeper ≥ 3.6 `addWatch`) and shared by every handle
+//! of the session on that path ([`crate::LockConfig::mirror`]). A waiter
+//! decides on the deletion notice alone — no listing, no read of its own
+//! node — so an acquisition costs the create and the delete; the price is
+//! that the server sends every create and delete on the path to every
+//! session that mirrors it.
+//!
+//! Why the mirror is exact. Each point names the ZooKeeper behaviour it
+//! assumes; `core/tests/mirror.rs` covers the cases where it would fail.
+//! 1. Registration before listing. [`Mirror::resync`] sends `addWatch` and
+//!    the listing back to back on one connection. The server handles a
+//!    session's requests in order and never a read while it applies a write,
+//!    so the watch hears every change after the listing's read point, and
+//!    every change after its own registration. The listing, then every
+//!    event of the new watcher replayed in order, is the current set:
+//!    replaying a create or delete ends each name in its last event's state,
+//!    and a name without events has not changed since the registration.
+//! 2. Ordered delivery. ZooKeeper sends a session's notifications and
+//!    replies in the order of the changes (the notification of a change
+//!    before the reply to any request read after it), and zookeeper-client
+//!    puts each notification in the watcher's channel before it completes a
+//!    later reply. So once a reply has come, draining the channel
+//!    ([`State::drain`]) brings the mirror to that reply's point at least:
+//!    after our create, the mirror shows our node and every node before it.
+//! 3. Resync after reconnect. Changes while disconnected are not delivered
+//!    (ZOOKEEPER-4698), and zookeeper-client 0.11.2 does not even re-register
+//!    a persistent watch on reconnect (`resend_watches` sends only the first
+//!    three lists of SetWatches). The client puts a `Disconnected` event in
+//!    the watcher's channel, in order: from there the mirror is stale until
+//!    a new watch and listing (1.). A reply that came on a later connection
+//!    comes after that event, so a waiter that drains first sees the mirror
+//!    stale and waits for the resync instead of trusting it.
+//! 4. Expiry: the terminal event ends this generation's mirror; it is built
+//!    again on the next generation's client, and a waiter of the ended
+//!    generation is told its session ended.
+//! 5. Path deleted and re-created, nodes of other sessions, kazoo's and
+//!    Curator's nodes: all are creates and deletes of children, delivered
+//!    like any other, in order. The mirror holds names, never predicts one,
+//!    so no incarnation of the path is taken for another.
+//! 6. The trust issue's shortcuts: a late create of a doubtful prefix shows
+//!    up as a child and is swept like one from a listing; a hold learns of
+//!    its node's deletion from the mirror (the same notice as a data watch).
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::future::Future;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::pin::pin;
+use std::sync::{Arc, Mutex, MutexGuard, Weak};
+use std::task::{Context, Poll, Waker};
+use std::time::Duration;
+
+use tokio::sync::oneshot;
+use zookeeper_client as zk;
+
+use crate::cleanup::connection_lost;
+use crate::naming::{self, Role};
+use crate::runtime;
+use crate::session::Session;
+
+/// Why a waiter on the mirror was woken.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Woken {
+    /// The awaited node was deleted.
+    Deleted,
+    /// The mirror went stale (disconnect, expiry) or was rebuilt: look again.
+    Stale,
+}
+
+/// A wake-up from the mirror: the deletion of one node, or the mirror gone stale.
+pub(crate) type Deletion = oneshot::Receiver<Woken>;
+
+/// What the mirror says of one contender's node.
+pub(crate) enum Decision {
+    Holds(Deletion),
+    /// Our node is not there (deleted by someone else, or the path was).
+    Missing,
+    /// Waits for `predecessor`; woken when it goes, or the mirror goes stale.
+    Waits(Deletion),
+    /// Not usable now: woken once it is rebuilt (or its rebuild failed).
+    Stale(Deletion),
+    /// The session of this generation has ended.
+    SessionEnded,
+    /// The server refused the watch (ZooKeeper < 3.6): list instead.
+    Broken,
+}
+
+pub(crate) struct Mirror {
+    path: String,
+    session: Session,
+    state: Mutex<State>,
+    this: Weak<Mirror>,
+}
+
+#[derive(Default)]
+struct State {
+    /// The session generation whose client set the watch.
+    generation: u64,
+    synced: bool,
+    resyncing: bool,
+    broken: bool,
+    watcher: Option<zk::PersistentWatcher>,
+    /// Contenders by (sequence, name) — kazoo's and Curator's markers, no extras.
+    queue: BTreeMap<(i32, String), Role>,
+    /// Waiters by the name of the node whose deletion they await.
+    waiting: HashMap<String, Vec<oneshot::Sender<Woken>>>,
+    /// Waiters for the next rebuild.
+    on_sync: Vec<oneshot::Sender<Woken>>,
+    /// The pump's waker: whoever drains the channel registers it, so the pump
+    /// still hears the next event.
+    pump: Option<Waker>,
+}
+
+impl Mirror {
+    pub fn new(session: &Session, path: &str) -> Arc<Mirror> {
+        let mirror = Arc::new_cyclic(|this| Mirror {
+            path: path.to_owned(),
+            session: session.clone(),
+            state: Mutex::default(),
+            this: this.clone(),
+        });
+        runtime::spawn(pump(Arc::downgrade(&mirror)));
+        mirror
+    }
+
+    /// The state, with every event received so far applied (point 2).
+    fn caught_up(&self) -> MutexGuard<'_, State> {
+        let mut state = self.state.lock().unwrap();
+        state.drain(&self.path);
+        state
+    }
+
+    /// Starts building the mirror if nobody is, so that it is likely ready
+    /// by the time the caller's create is answered.
+    pub fn prepare(&self) {
+        let mut state = self.caught_up();
+        self.start_resync(&mut state);
+    }
+
+    fn start_resync(&self, state: &mut State) {
+        if state.synced || state.resyncing || state.broken {
+            return;
+        }
+        state.resyncing = true;
+        if let Some(mirror) = self.this.upgrade() {
+            runtime::spawn(mirror.resync());
+        }
+    }
+
+    /// Where node `name` (of role `role`, created on session `generation`)
+    /// stands. Call after the create's reply: the mirror is drained first.
+    /// `sweep`, when given, takes the session's late nodes out of the
+    /// children (deleting them, see [`crate::cleanup::DoubtfulPrefixes`]):
+    /// they are no contenders, though the mirror shows them until their
+    /// deletion comes. Any late node ahead of ours landed before our create
+    /// and is here now; one that lands later sorts behind ours.
+    pub fn decide(
+        &self,
+        generation: u64,
+        name: &str,
+        role: Role,
+        sweep: Option<&dyn Fn(&mut Vec<String>)>,
+    ) -> Decision {
+        let mut state = self.caught_up();
+        if state.broken {
+            return Decision::Broken;
+        }
+        if state.synced && state.generation > generation {
+            return Decision::SessionEnded;
+        }
+        if !state.synced || state.generation < generation {
+            if state.synced {
+                // An older generation's watch whose end is not delivered yet.
+                state.unsync();
+            }
+            self.start_resync(&mut state);
+            let (sender, receiver) = oneshot::channel();
+            state.on_sync.push(sender);
+            return Decision::Stale(receiver);
+        }
+        let Some(mine) = naming::parse(name, &[]) else { return Decision::Missing };
+        let key = (mine.sequence, name.to_owned());
+        if !state.queue.contains_key(&key) {
+            return Decision::Missing;
+        }
+        let mut late = HashSet::new();
+        if let Some(sweep) = sweep {
+            let mut names: Vec<String> = state.queue.keys().map(|(_, n)| n.clone()).collect();
+            late = names.iter().cloned().collect();
+            sweep(&mut names);
+            for kept in &names {
+                late.remove(kept);
+            }
+        }
+        let predecessor = match state.wrapped() {
+            // Rare (the counter wrapped between live nodes): the full sort.
+            true => {
+                let names: Vec<String> =
+                    state.queue.keys().map(|(_, n)| n.clone()).filter(|n| !late.contains(n)).collect();
+                match naming::standing(&names, name, role, &[]) {
+                    naming::Standing::Waits { predecessor, .. } => Some(predecessor),
+                    _ => None,
+                }
+            }
+            false => state
+                .queue
+                .range(..key)
+                .rev()
+                .find(|((_, n), r)| role.waits_for(**r) && !late.contains(n))
+                .map(|((_, n), _)| n.clone()),
+        };
+        let awaited = predecessor.clone().unwrap_or_else(|| name.to_owned());
+        let (sender, receiver) = oneshot::channel();
+        state.waiting.entry(awaited).or_default().push(sender);
+        match predecessor {
+            None => Decision::Holds(receiver),
+            Some(_) => Decision::Waits(receiver),
+        }
+    }
+
+    /// Sets a new watch and lists (point 1), on the session's current client.
+    async fn resync(self: Arc<Self>) {
+        loop {
+            let Ok(live) = self.session.live().await else {
+                self.state.lock().unwrap().stop_resync();
+                return;
+            };
+            // Sent back to back: registration before listing.
+            let watch = live.client.watch(&self.path, zk::AddWatchMode::PersistentRecursive);
+            let list = live.client.list_children(&self.path);
+            let (watch, list) = (watch.await, list.await);
+            let list = match list {
+                Err(zk::Error::NoNode) => Ok(Vec::new()),
+                list => list,
+            };
+            match (watch, list) {
+                (Ok(watcher), Ok(children)) => {
+                    let mut state = self.state.lock().unwrap();
+                    state.install(watcher, &children, live.generation);
+                    state.drain(&self.path);
+                    return;
+                }
+                (Err(err), _) | (_, Err(err)) if connection_lost(&err) => {
+                    // Requests wait for the reconnect; the pause only keeps a flapping connection from spinning.
+                    tokio::time::sleep(Duration::from_millis(20)).await;
+                }
+                (Err(zk::Error::SessionExpired | zk::Error::ClientClosed), _)
+                | (_, Err(zk::Error::SessionExpired | zk::Error::ClientClosed)) => {
+                    // The next waiter rebuilds on the next generation's client.
+                    self.state.lock().unwrap().stop_resync();
+                    return;
+                }
+                (Err(err), _) | (_, Err(err)) => {
+                    tracing::warn!(path = self.path, %err, "zoolock cannot mirror the lock path; waiters list it instead");
+                    let mut state = self.state.lock().unwrap();
+                    state.broken = true;
+                    state.stop_resync();
+                    return;
+                }
+            }
+        }
+    }
+}
+
+impl Drop for Mirror {
+    fn drop(&mut self) {
+        let mut state = self.state.lock().unwrap();
+        state.watcher = None;
+        state.wake_all();
+        // The pump holds only a weak reference: let it see that and end.
+        if let Some(pump) = state.pump.take() {
+            pump.wake();
+        }
+    }
+}
+
+impl State {
+    fn wrapped(&self) -> bool {
+        let low = self.queue.first_key_value().is_some_and(|((s, _), _)| *s < i32::MIN / 2);
+        let high = self.queue.last_key_value().is_some_and(|((s, _), _)| *s > i32::MAX / 2);
+        low && high
+    }
+
+    fn install(&mut self, watcher: zk::PersistentWatcher, children: &[String], generation: u64) {
+        self.queue =
+            children.iter().filter_map(|c| naming::parse(c, &[])).map(|c| ((c.sequence, c.name), c.role)).collect();
+        self.watcher = Some(watcher);
+        self.generation = generation;
+        self.synced = true;
+        self.resyncing = false;
+        for sender in self.on_sync.drain(..) {
+            let _ = sender.send(Woken::Stale);
+        }
+    }
+
+    fn stop_resync(&mut self) {
+        self.resyncing = false;
+        for sender in self.on_sync.drain(..) {
+            let _ = sender.send(Woken::Stale);
+        }
+    }
+
+    /// Stale from here on: every waiter looks again.
+    fn unsync(&mut self) {
+        self.synced = false;
+        self.watcher = None;
+        self.queue.clear();
+        self.wake_all();
+    }
+
+    fn wake_all(&mut self) {
+        for (_, senders) in self.waiting.drain() {
+            for sender in senders {
+                let _ = sender.send(Woken::Stale);
+            }
+        }
+    }
+
+    /// Applies every event already in the watcher's channel.
+    fn drain(&mut self, path: &str) {
+        let waker = self.pump.clone().unwrap_or_else(|| Waker::from(Arc::new(NoPump)));
+        let mut cx = Context::from_waker(&waker);
+        while let Some(watcher) = self.watcher.as_mut() {
+            // The channel's `changed` panics once closed; a terminal event
+            // comes first and ends polling, so this only guards the runtime's
+            // shutdown, which drops the client's I/O task without one.
+            let polled = catch_unwind(AssertUnwindSafe(|| pin!(watcher.changed()).poll(&mut cx)));
+            match polled {
+                Ok(Poll::Pending) => return,
+                Ok(Poll::Ready(event)) => self.apply(path, event),
+                Err(_) => self.unsync(),
+            }
+        }
+    }
+
+    fn apply(&mut self, path: &str, event: zk::WatchedEvent) {
+        let child = event.path.strip_prefix(path).and_then(|p| p.strip_prefix('/')).filter(|n| !n.contains('/'));
+        match (event.event_type, child) {
+            (zk::EventType::Session, _) => match event.session_state {
+                zk::SessionState::SyncConnected | zk::SessionState::ConnectedReadOnly => {}
+                // Disconnected (point 3), or the session's end (point 4).
+                _ => self.unsync(),
+            },
+            (zk::EventType::NodeCreated, Some(name)) => {
+                if let Some(c) = naming::parse(name, &[]) {
+                    self.queue.insert((c.sequence, c.name), c.role);
+                }
+            }
+            (zk::EventType::NodeDeleted, Some(name)) => {
+                if let Some(c) = naming::parse(name, &[]) {
+                    self.queue.remove(&(c.sequence, c.name));
+                }
+                for sender in self.waiting.remove(name).unwrap_or_default() {
+                    let _ = sender.send(Woken::Deleted);
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+/// The waker of a drain before the pump first ran (it registers its own then).
+struct NoPump;
+
+impl std::task::Wake for NoPump {
+    fn wake(self: Arc<Self>) {}
+}
+
+/// Applies events as they come, for as long as the mirror exists.
+async fn pump(mirror: Weak<Mirror>) {
+    std::future::poll_fn(|cx| {
+        let Some(mirror) = mirror.upgrade() else { return Poll::Ready(()) };
+        let mut state = mirror.state.lock().unwrap();
+        state.pump = Some(cx.waker().clone());
+        state.drain(&mirror.path);
+        Poll::Pending
+    })
+    .await
+}

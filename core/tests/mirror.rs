@@ -1,0 +1,194 @@
+//! Locks that wait on the session's mirror of the path (`LockConfig::mirror`):
+//! each assumption of core/src/mirror.rs, and the case where it fails —
+//! events lost while disconnected, a watch zookeeper-client does not set
+//! again on reconnect, expiry, nodes of unmirrored contenders, an operator's
+//! deletion of the holder's node.
+
+mod common;
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use common::*;
+use tokio::time::timeout;
+use zoolock::{Acquire, Holder, Kind, Lock, LockConfig, LockState, LostReason, Session, SessionState};
+
+const SETTLE: Duration = Duration::from_secs(20);
+
+fn mirrored(session: &Session, path: &str) -> Lock {
+    Lock::new(session, path, Kind::Mutex, LockConfig { mirror: true, ..LockConfig::default() }).unwrap()
+}
+
+fn harness() -> &'static zk_harness::Ensemble {
+    zk_harness::shared()
+}
+
+async fn inject<T: Send + 'static>(fault: impl FnOnce() -> T + Send + 'static) -> T {
+    tokio::task::spawn_blocking(fault).await.unwrap()
+}
+
+async fn wait_connected(session: &Session, generation: u64) {
+    let mut status = session.subscribe();
+    timeout(SETTLE, status.wait_for(|s| s.state == SessionState::Connected && s.generation >= generation))
+        .await
+        .expect("the session reconnects")
+        .unwrap();
+}
+
+/// Mirrored and listing contenders on four sessions share one path: never two holders, everyone served.
+#[tokio::test(flavor = "multi_thread")]
+async fn mirrored_and_listing_contenders_never_hold_together() {
+    let connect = shared_server();
+    let path = unique_path("mirror-mixed");
+    let inside = Arc::new(AtomicUsize::new(0));
+    let mut tasks = Vec::new();
+    for i in 0..4 {
+        let session = session(&connect).await;
+        let lock = if i % 2 == 0 { mirrored(&session, &path) } else { Lock::mutex(&session, &path).unwrap() };
+        // Two handles on one session share its mirror.
+        let second = mirrored(&session, &path);
+        for lock in [lock, second] {
+            let inside = inside.clone();
+            tasks.push(tokio::spawn(async move {
+                for _ in 0..15 {
+                    assert!(lock.acquire(Acquire::default()).await.unwrap());
+                    assert_eq!(inside.fetch_add(1, Ordering::SeqCst), 0, "two holders at once");
+                    tokio::task::yield_now().await;
+                    inside.fetch_sub(1, Ordering::SeqCst);
+                    assert!(lock.release().await.unwrap());
+                }
+            }));
+        }
+    }
+    for task in tasks {
+        timeout(Duration::from_secs(60), task).await.expect("every contender served").unwrap();
+    }
+}
+
+/// A holder's release while the waiter's connection is down reaches no
+/// watch (ZooKeeper does not replay it): the mirror lists again after the
+/// reconnect and the waiter holds.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_release_while_the_waiters_connection_is_down_is_seen_after_it() {
+    let connect = shared_server();
+    let (ours, theirs, raw) = (session(&connect).await, session(&connect).await, raw(&connect).await);
+    let path = unique_path("mirror-down");
+    let holder = Lock::mutex(&theirs, &path).unwrap();
+    assert!(holder.acquire(Acquire::default()).await.unwrap());
+    let waiter = mirrored(&ours, &path);
+    let waiting = tokio::spawn({
+        let waiter = waiter.clone();
+        async move { waiter.acquire(Acquire::default()).await.unwrap() }
+    });
+    queued(&raw, &path, 2).await;
+    let id = ours.status().session_id;
+    // Partitioned, then reset: the release happens while no connection of
+    // the waiter's session is up to carry its notice.
+    inject(move || harness().partition(id).unwrap()).await;
+    inject(move || harness().drop_connections(id).unwrap()).await;
+    assert!(holder.release().await.unwrap());
+    inject(move || harness().heal(id).unwrap()).await;
+    assert!(timeout(SETTLE, waiting).await.expect("the waiter holds after the reconnect").unwrap());
+    assert_eq!(ours.status().session_id, id, "the same session");
+    assert!(waiter.release().await.unwrap());
+}
+
+/// zookeeper-client 0.11.2 does not set a persistent watch again on
+/// reconnect: a release after the reconnect would go unheard unless the
+/// mirror adds its watch again.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_release_after_the_waiters_reconnect_is_heard() {
+    let connect = shared_server();
+    let (ours, theirs, raw) = (session(&connect).await, session(&connect).await, raw(&connect).await);
+    let path = unique_path("mirror-reconnect");
+    let holder = Lock::mutex(&theirs, &path).unwrap();
+    assert!(holder.acquire(Acquire::default()).await.unwrap());
+    let waiter = mirrored(&ours, &path);
+    let waiting = tokio::spawn({
+        let waiter = waiter.clone();
+        async move { waiter.acquire(Acquire::default()).await.unwrap() }
+    });
+    queued(&raw, &path, 2).await;
+    let id = ours.status().session_id;
+    inject(move || harness().drop_connections(id).unwrap()).await;
+    wait_connected(&ours, 1).await;
+    assert!(holder.release().await.unwrap());
+    assert!(timeout(SETTLE, waiting).await.expect("the waiter hears the release").unwrap());
+    assert!(waiter.release().await.unwrap());
+}
+
+/// A waiter whose session expires queues again on the next session, whose
+/// mirror is built anew, and holds once the holder lets go.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_waiter_whose_session_expired_queues_again_on_a_new_mirror() {
+    let connect = shared_server();
+    let (ours, theirs, raw) = (session(&connect).await, session(&connect).await, raw(&connect).await);
+    let path = unique_path("mirror-expiry");
+    let holder = Lock::mutex(&theirs, &path).unwrap();
+    assert!(holder.acquire(Acquire::default()).await.unwrap());
+    let waiter = mirrored(&ours, &path);
+    let waiting = tokio::spawn({
+        let waiter = waiter.clone();
+        async move { waiter.acquire(Acquire::default()).await.unwrap() }
+    });
+    queued(&raw, &path, 2).await;
+    let id = ours.status().session_id;
+    inject(move || harness().expire(id).unwrap()).await;
+    wait_connected(&ours, 2).await;
+    queued(&raw, &path, 2).await;
+    assert!(holder.release().await.unwrap());
+    assert!(timeout(SETTLE, waiting).await.expect("the waiter holds on its new session").unwrap());
+    assert!(waiter.release().await.unwrap());
+}
+
+/// An operator deletes the mirrored holder's node: the holder learns it
+/// from the mirror (no watch of its own), and the next contender holds.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_mirrored_holder_whose_node_is_deleted_is_told_and_the_next_holds() {
+    let connect = shared_server();
+    let (ours, theirs, raw) = (session(&connect).await, session(&connect).await, raw(&connect).await);
+    let path = unique_path("mirror-deleted");
+    let holder = mirrored(&ours, &path);
+    assert!(holder.acquire(Acquire::default()).await.unwrap());
+    let next = mirrored(&theirs, &path);
+    let waiting = tokio::spawn({
+        let next = next.clone();
+        async move { next.acquire(Acquire::default()).await.unwrap() }
+    });
+    queued(&raw, &path, 2).await;
+    let mut state = holder.subscribe();
+    raw.delete(&holder.node().unwrap(), None).await.unwrap();
+    timeout(SETTLE, state.wait_for(|s| *s == LockState::Lost(LostReason::NodeDeleted)))
+        .await
+        .expect("the holder is told")
+        .unwrap();
+    assert!(timeout(SETTLE, waiting).await.expect("the next contender holds").unwrap());
+    assert!(next.release().await.unwrap());
+}
+
+/// The whole path deleted under a mirrored waiter and made again: the waiter
+/// finds its node gone, queues again on the new path and holds.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_mirrored_waiter_queues_again_when_its_node_and_the_path_are_deleted() {
+    let connect = shared_server();
+    let (ours, theirs, raw) = (session(&connect).await, session(&connect).await, raw(&connect).await);
+    let path = unique_path("mirror-path");
+    let holder = Lock::mutex(&theirs, &path).unwrap();
+    assert!(holder.acquire(Acquire::default()).await.unwrap());
+    let waiter = mirrored(&ours, &path);
+    let waiting = tokio::spawn({
+        let waiter = waiter.clone();
+        async move { waiter.acquire(Acquire::default()).await.unwrap() }
+    });
+    let nodes = queued(&raw, &path, 2).await;
+    let holder_node = holder.node().unwrap();
+    let waiter_node = nodes.iter().map(|n| format!("{path}/{n}")).find(|n| *n != holder_node).unwrap();
+    // The waiter's node first, so that nothing is ever ahead of a node of the new path.
+    raw.delete(&waiter_node, None).await.unwrap();
+    raw.delete(&holder_node, None).await.unwrap();
+    let _ = raw.delete(&path, None).await;
+    assert!(timeout(SETTLE, waiting).await.expect("the waiter holds on the path made again").unwrap());
+    assert!(waiter.node().unwrap().starts_with(&path));
+    assert!(waiter.release().await.unwrap());
+}
