@@ -19,7 +19,7 @@ LANGUAGE = "python"
 
 #: The exception each core error variant is raised as (python/src/errors.rs).
 ERRORS = {
-    "InvalidPath": ValueError,
+    "InvalidPath": zoolock.BadArgumentsError,
     "InvalidConnectString": ValueError,
     "InvalidArgument": ValueError,
     "InconsistentLeases": ValueError,
