@@ -6,7 +6,10 @@
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList, PyString, PyTuple};
-use zoolock::{Acl, AuthId, ChildrenWatch, Create, DataWatch, Error, OpResult, Retry, Session, Stat, WatchEvent, WatchEventKind};
+use zoolock::{
+    Acl, AuthId, ChildrenWatch, Create, DataWatch, Error, OpResult, Retry, Session, Stat,
+    WatchEvent, WatchEventKind,
+};
 
 use crate::client::{permission, Client};
 use crate::errors::{to_py, ConnectionClosedError, ConnectionLoss, IntoPy, SessionExpiredError};
@@ -45,14 +48,26 @@ fn acls(given: Option<Vec<(u32, String, String)>>) -> PyResult<Option<Vec<Acl>>>
     given
         .map(|list| {
             list.into_iter()
-                .map(|(perms, scheme, id)| Ok(Acl::new(permission(perms)?, AuthId::new(&scheme, &id))))
+                .map(|(perms, scheme, id)| {
+                    Ok(Acl::new(permission(perms)?, AuthId::new(&scheme, &id)))
+                })
                 .collect()
         })
         .transpose()
 }
 
-fn create_options(ephemeral: bool, sequence: bool, makepath: bool, acls: Option<Vec<Acl>>) -> Create {
-    Create { ephemeral, sequence, makepath, acls }
+fn create_options(
+    ephemeral: bool,
+    sequence: bool,
+    makepath: bool,
+    acls: Option<Vec<Acl>>,
+) -> Create {
+    Create {
+        ephemeral,
+        sequence,
+        makepath,
+        acls,
+    }
 }
 
 /// Runs a core call with the GIL released, Ctrl-C interrupting it.
@@ -64,21 +79,35 @@ fn call<T: Send + 'static>(
 }
 
 #[pyfunction]
-fn _exists<'py>(py: Python<'py>, client: &Bound<'py, PyAny>, path: String) -> PyResult<Option<Bound<'py, PyTuple>>> {
+fn _exists<'py>(
+    py: Python<'py>,
+    client: &Bound<'py, PyAny>,
+    path: String,
+) -> PyResult<Option<Bound<'py, PyTuple>>> {
     let s = session_of(client)?;
     let stat = call(py, async move { s.exists(&path).await })?;
     stat.map(|stat| stat_tuple(py, &stat)).transpose()
 }
 
 #[pyfunction]
-fn _get<'py>(py: Python<'py>, client: &Bound<'py, PyAny>, path: String) -> PyResult<(Bound<'py, PyBytes>, Bound<'py, PyTuple>)> {
+fn _get<'py>(
+    py: Python<'py>,
+    client: &Bound<'py, PyAny>,
+    path: String,
+) -> PyResult<(Bound<'py, PyBytes>, Bound<'py, PyTuple>)> {
     let s = session_of(client)?;
     let (data, stat) = call(py, async move { s.get(&path).await })?;
     Ok((PyBytes::new(py, &data), stat_tuple(py, &stat)?))
 }
 
 #[pyfunction]
-fn _set<'py>(py: Python<'py>, client: &Bound<'py, PyAny>, path: String, data: &[u8], version: i32) -> PyResult<Bound<'py, PyTuple>> {
+fn _set<'py>(
+    py: Python<'py>,
+    client: &Bound<'py, PyAny>,
+    path: String,
+    data: &[u8],
+    version: i32,
+) -> PyResult<Bound<'py, PyTuple>> {
     let (s, data) = (session_of(client)?, data.to_vec());
     let stat = call(py, async move { s.set(&path, &data, Some(version)).await })?;
     stat_tuple(py, &stat)
@@ -103,9 +132,17 @@ fn _create<'py>(
 }
 
 #[pyfunction]
-fn _delete(py: Python<'_>, client: &Bound<'_, PyAny>, path: String, version: i32, recursive: bool) -> PyResult<()> {
+fn _delete(
+    py: Python<'_>,
+    client: &Bound<'_, PyAny>,
+    path: String,
+    version: i32,
+    recursive: bool,
+) -> PyResult<()> {
     let s = session_of(client)?;
-    call(py, async move { s.delete(&path, Some(version), recursive).await })
+    call(py, async move {
+        s.delete(&path, Some(version), recursive).await
+    })
 }
 
 #[pyfunction]
@@ -124,9 +161,17 @@ fn _children<'py>(
 }
 
 #[pyfunction]
-fn _ensure_path(py: Python<'_>, client: &Bound<'_, PyAny>, path: String, acl: Option<Vec<(u32, String, String)>>) -> PyResult<()> {
+fn _ensure_path(
+    py: Python<'_>,
+    client: &Bound<'_, PyAny>,
+    path: String,
+    acl: Option<Vec<(u32, String, String)>>,
+) -> PyResult<()> {
     let (s, acls) = (session_of(client)?, acls(acl)?);
-    call(py, async move { s.ensure_path(&path, acls.as_deref()).await })
+    call(
+        py,
+        async move { s.ensure_path(&path, acls.as_deref()).await },
+    )
 }
 
 #[pyfunction]
@@ -152,9 +197,13 @@ fn _commit<'py>(
 ) -> PyResult<(Option<usize>, Bound<'py, PyAny>)> {
     let mut transaction = session_of(client)?.transaction();
     if let Some(fence) = fence {
-        let holder = fence.cast::<Holder>().map_err(|_| PyTypeError::new_err("fence must be a zoolock lock"))?;
+        let holder = fence
+            .cast::<Holder>()
+            .map_err(|_| PyTypeError::new_err("fence must be a zoolock lock"))?;
         if !holder.get().client.bind(py).is(client) {
-            return Err(PyTypeError::new_err("a fenced transaction goes on its lock's client"));
+            return Err(PyTypeError::new_err(
+                "a fenced transaction goes on its lock's client",
+            ));
         }
         let core = holder.get().core()?;
         transaction = transaction.fenced_by(&*core).py_err()?;
@@ -167,7 +216,12 @@ fn _commit<'py>(
             "create" => {
                 let data: Vec<u8> = op.get_item(2)?.cast::<PyBytes>()?.as_bytes().to_vec();
                 let acl = acls(op.get_item(3)?.extract()?)?;
-                let options = create_options(op.get_item(4)?.extract()?, op.get_item(5)?.extract()?, false, acl);
+                let options = create_options(
+                    op.get_item(4)?.extract()?,
+                    op.get_item(5)?.extract()?,
+                    false,
+                    acl,
+                );
                 transaction.create(&path, &data, options)
             }
             "set" => {
@@ -175,7 +229,11 @@ fn _commit<'py>(
                 transaction.set(&path, &data, Some(op.get_item(3)?.extract()?))
             }
             "delete" => transaction.delete(&path, Some(op.get_item(2)?.extract()?)),
-            other => return Err(PyTypeError::new_err(format!("unknown transaction operation {other}"))),
+            other => {
+                return Err(PyTypeError::new_err(format!(
+                    "unknown transaction operation {other}"
+                )))
+            }
         };
     }
     let committed = interruptible(py, transaction.commit_indexed())?;
@@ -193,7 +251,10 @@ fn _commit<'py>(
         }
         // Refused before anything was sent (bad arguments): an error, not a result.
         Err((_, err @ (Error::InvalidPath { .. } | Error::InvalidArgument(_)))) => Err(to_py(err)),
-        Err((Some(index), err)) => Ok((Some(index), to_py(err).into_value(py).into_bound(py).into_any())),
+        Err((Some(index), err)) => Ok((
+            Some(index),
+            to_py(err).into_value(py).into_bound(py).into_any(),
+        )),
         Err((None, err)) => Err(to_py(err)),
     }
 }
@@ -215,17 +276,25 @@ fn _retry(
     let mut raised: Option<PyErr> = None;
     let outcome = py.detach(|| {
         session.retry_blocking(Retry::default(), || {
-            Python::attach(|py| match func.call(py, args.bind(py), kwargs.as_ref().map(|k| k.bind(py))) {
-                Ok(value) => Ok(Ok(value)),
-                Err(err) if err.is_instance_of::<ConnectionLoss>(py) => {
-                    raised = Some(err);
-                    Err(Error::ConnectionLoss(std::time::Duration::ZERO))
+            Python::attach(|py| {
+                match func.call(py, args.bind(py), kwargs.as_ref().map(|k| k.bind(py))) {
+                    Ok(value) => Ok(Ok(value)),
+                    Err(err) if err.is_instance_of::<ConnectionLoss>(py) => {
+                        raised = Some(err);
+                        Err(Error::ConnectionLoss(std::time::Duration::ZERO))
+                    }
+                    Err(err)
+                        if err.is_instance_of::<SessionExpiredError>(py)
+                            && !err.is_instance_of::<ConnectionClosedError>(py) =>
+                    {
+                        raised = Some(err);
+                        Err(Error::SessionExpired {
+                            action: "retry",
+                            path: "/".into(),
+                        })
+                    }
+                    Err(err) => Ok(Err(err)),
                 }
-                Err(err) if err.is_instance_of::<SessionExpiredError>(py) && !err.is_instance_of::<ConnectionClosedError>(py) => {
-                    raised = Some(err);
-                    Err(Error::SessionExpired { action: "retry", path: "/".into() })
-                }
-                Err(err) => Ok(Err(err)),
             })
         })
     });
@@ -237,7 +306,9 @@ fn _retry(
 }
 
 fn event_tuple<'py>(py: Python<'py>, event: Option<WatchEvent>) -> PyResult<Bound<'py, PyAny>> {
-    let Some(event) = event else { return Ok(py.None().into_bound(py)) };
+    let Some(event) = event else {
+        return Ok(py.None().into_bound(py));
+    };
     // kazoo's EventType names.
     let kind = match event.kind {
         WatchEventKind::Created => "CREATED",
@@ -245,12 +316,19 @@ fn event_tuple<'py>(py: Python<'py>, event: Option<WatchEvent>) -> PyResult<Boun
         WatchEventKind::Changed => "CHANGED",
         WatchEventKind::Child => "CHILD",
     };
-    Ok(PyTuple::new(py, [PyString::new(py, kind), PyString::new(py, &event.path)])?.into_any())
+    Ok(PyTuple::new(
+        py,
+        [PyString::new(py, kind), PyString::new(py, &event.path)],
+    )?
+    .into_any())
 }
 
 /// Calls the package's watch callback; it returns False to end the watch.
 /// What it raises is reported (nowhere to raise it to) and the watch goes on.
-fn call_back(callback: &Py<PyAny>, args: impl FnOnce(Python<'_>) -> PyResult<Bound<'_, PyTuple>>) -> bool {
+fn call_back(
+    callback: &Py<PyAny>,
+    args: impl FnOnce(Python<'_>) -> PyResult<Bound<'_, PyTuple>>,
+) -> bool {
     attach_from_thread(|py| {
         let result = args(py).and_then(|args| callback.bind(py).call1(args));
         match result {
@@ -301,32 +379,60 @@ impl Watch {
 /// Starts the core's data watch: `callback(data, stat, event)` with bytes
 /// or None, a stat tuple or None, `(type, path)` or None.
 #[pyfunction]
-fn _data_watch(py: Python<'_>, client: &Bound<'_, PyAny>, path: String, callback: Py<PyAny>) -> PyResult<Watch> {
+fn _data_watch(
+    py: Python<'_>,
+    client: &Bound<'_, PyAny>,
+    path: String,
+    callback: Py<PyAny>,
+) -> PyResult<Watch> {
     let s = session_of(client)?;
     let on_change = move |value: Option<(Vec<u8>, Stat)>, event: Option<WatchEvent>| {
         call_back(&callback, |py| {
             let (data, stat) = match &value {
-                Some((data, stat)) => (PyBytes::new(py, data).into_any(), stat_tuple(py, stat)?.into_any()),
+                Some((data, stat)) => (
+                    PyBytes::new(py, data).into_any(),
+                    stat_tuple(py, stat)?.into_any(),
+                ),
                 None => (py.None().into_bound(py), py.None().into_bound(py)),
             };
             PyTuple::new(py, [data, stat, event_tuple(py, event)?])
         })
     };
-    let watch = call(py, async move { DataWatch::start(&s, &path, on_change).await })?;
-    Ok(Watch { inner: WatchKind::Data(watch) })
+    let watch = call(
+        py,
+        async move { DataWatch::start(&s, &path, on_change).await },
+    )?;
+    Ok(Watch {
+        inner: WatchKind::Data(watch),
+    })
 }
 
 /// Starts the core's children watch: `callback(children, event)`.
 #[pyfunction]
-fn _children_watch(py: Python<'_>, client: &Bound<'_, PyAny>, path: String, callback: Py<PyAny>) -> PyResult<Watch> {
+fn _children_watch(
+    py: Python<'_>,
+    client: &Bound<'_, PyAny>,
+    path: String,
+    callback: Py<PyAny>,
+) -> PyResult<Watch> {
     let s = session_of(client)?;
     let on_change = move |children: Vec<String>, event: Option<WatchEvent>| {
         call_back(&callback, |py| {
-            PyTuple::new(py, [PyList::new(py, children)?.into_any(), event_tuple(py, event)?])
+            PyTuple::new(
+                py,
+                [
+                    PyList::new(py, children)?.into_any(),
+                    event_tuple(py, event)?,
+                ],
+            )
         })
     };
-    let watch = call(py, async move { ChildrenWatch::start(&s, &path, on_change).await })?;
-    Ok(Watch { inner: WatchKind::Children(watch) })
+    let watch = call(py, async move {
+        ChildrenWatch::start(&s, &path, on_change).await
+    })?;
+    Ok(Watch {
+        inner: WatchKind::Children(watch),
+    })
 }
 
 /// The client a lock or semaphore was made on (for its `fenced()`).
