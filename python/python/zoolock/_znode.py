@@ -321,7 +321,7 @@ class _OneShot:
         self.watches = []
 
     def _done(self):
-        return self.fired
+        return self.fired or all(watch.stopped for watch in self.watches)
 
     def fire(self, kind, path):
         with self.lock:
@@ -392,6 +392,10 @@ class _OneShot:
 
 # ---- the znode API ----------------------------------------------------------
 
+#: Guards each client's set of running watches (added from callers' threads,
+#: removed from zoolock's event thread).
+_kept_lock = threading.Lock()
+
 
 class ZnodeAPI:
     """kazoo's node operations, mixed into ``zoolock.KazooClient``."""
@@ -415,14 +419,16 @@ class ZnodeAPI:
 
     def _keep(self, watch):
         """Keeps a watch alive while it runs: the core stops a watch whose
-        handle is dropped, and kazoo's decorator form drops its object."""
-        kept = self.__dict__.setdefault("_zoolock_watches", set())
-        for old in [w for w in kept if w._done()]:
-            kept.discard(old)
-        kept.add(watch)
+        handle is dropped, and kazoo's decorator form drops its object.
+        Ended ones (their function returned False, the client stopped) go."""
+        with _kept_lock:
+            kept = self.__dict__.setdefault("_zoolock_watches", set())
+            kept.difference_update([w for w in kept if w._done()])
+            kept.add(watch)
 
     def _forget(self, watch):
-        self.__dict__.get("_zoolock_watches", set()).discard(watch)
+        with _kept_lock:
+            self.__dict__.get("_zoolock_watches", set()).discard(watch)
 
     def _watch_data(self, path, watch, seen):
         if watch is not None:
