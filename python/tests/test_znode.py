@@ -178,6 +178,27 @@ def test_a_get_watch_fires_once_at_the_next_change(client, base):
     assert events == [zoolock.WatchedEvent(zoolock.EventType.CHANGED, "CONNECTED", node)]
 
 
+def test_pending_one_shot_watches_fire_with_the_session_event_as_kazoos(make_client, harness, base):
+    """kazoo fires every pending one-shot watch with a NONE event when the
+    connection drops or the session ends; the core's watches would survive."""
+    client = make_client()
+    node = client.create(f"{base}/n")
+    events, fired = [], threading.Event()
+    client.exists(node, watch=lambda e: (events.append(e), fired.set()))
+    session = client.client_id[0]
+    harness.partition(session)
+    try:
+        assert fired.wait(DEADLINE)
+    finally:
+        harness.heal(session)
+    assert events == [zoolock.WatchedEvent(zoolock.EventType.NONE, "CONNECTING", None)]
+    fired.clear()
+    client.retry(client.get, node, watch=lambda e: (events.append(e), fired.set()))
+    client.stop()
+    assert fired.wait(DEADLINE)
+    assert events[1:] == [zoolock.WatchedEvent(zoolock.EventType.NONE, "CLOSED", None)]
+
+
 def test_a_children_watch_fires_when_the_node_is_deleted(client, base):
     node = client.create(f"{base}/parent")
     fired = threading.Event()

@@ -13,6 +13,7 @@ operations, watches, transactions and retries are the core's
 import inspect
 import queue
 import threading
+import weakref
 from collections import namedtuple
 
 from . import _zoolock
@@ -323,7 +324,7 @@ class _OneShot:
     def _done(self):
         return self.fired or all(watch.stopped for watch in self.watches)
 
-    def fire(self, kind, path):
+    def fire(self, kind, path, state="CONNECTED"):
         with self.lock:
             if self.fired:
                 return False
@@ -332,7 +333,7 @@ class _OneShot:
             watch.stop()
         self.client._forget(self)
         try:
-            self.func(WatchedEvent(kind, "CONNECTED", path))
+            self.func(WatchedEvent(kind, state, path))
         except Exception:  # noqa: BLE001 - kazoo logs what a watcher raises
             import logging
 
@@ -382,6 +383,7 @@ class _OneShot:
         self._start(_zoolock._data_watch, path, data)
 
     def _start(self, start, path, callback):
+        self.client._hear_session_events()
         watch = start(self.client, path, callback)
         self.watches.append(watch)
         if self.fired:
@@ -425,6 +427,59 @@ class ZnodeAPI:
             kept = self.__dict__.setdefault("_zoolock_watches", set())
             kept.difference_update([w for w in kept if w._done()])
             kept.add(watch)
+
+    def _hear_session_events(self):
+        """kazoo fires every pending one-shot watch with a ``NONE`` event
+        when the connection drops (state ``CONNECTING``) or the session ends
+        (``EXPIRED_SESSION``, ``CLOSED`` after ``stop()``): so does zoolock,
+        although the core's watches would survive both. One listener per client."""
+        with _kept_lock:
+            if self.__dict__.get("_zoolock_hears"):
+                return
+            self.__dict__["_zoolock_hears"] = True
+        client = weakref.ref(self)
+
+        def on_state(state):
+            me = client()
+            if me is None:
+                return True
+            if state == "SUSPENDED":
+                keeper = "CONNECTING"
+            elif state == "LOST":
+                keeper = "CLOSED" if me.__dict__.get("_zoolock_stopped") else "EXPIRED_SESSION"
+            else:
+                return None
+            with _kept_lock:
+                pending = [w for w in me.__dict__.get("_zoolock_watches", ()) if isinstance(w, _OneShot)]
+            for one in pending:
+                one.fire(EventType.NONE, None, keeper)
+            return None
+
+        self.add_listener(on_state)
+
+    def start(self, timeout=15.0):
+        """Connects (see the class); kazoo's ``start``."""
+        self.__dict__["_zoolock_stopped"] = False
+        return super().start(timeout)
+
+    def stop(self):
+        """Ends the session (see the class); pending one-shot watches fire with ``CLOSED``."""
+        self.__dict__["_zoolock_stopped"] = True
+        return super().stop()
+
+    def add_listener(self, listener):
+        """Calls ``listener(state)`` with each new ``KazooState`` (see the
+        class); kazoo's ``ConfigurationError`` if it is not callable."""
+        if not callable(listener):
+            from .exceptions import ConfigurationError
+
+            raise ConfigurationError("listener must be callable")
+        return super().add_listener(listener)
+
+    def close(self):
+        """kazoo's ``close``: ``stop()`` in zoolock."""
+        self.__dict__["_zoolock_stopped"] = True
+        return super().close()
 
     def _forget(self, watch):
         with _kept_lock:
