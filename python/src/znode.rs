@@ -3,6 +3,8 @@
 //! `KazooClient` (`zoolock/_znode.py`) wraps in kazoo's names, argument
 //! checks and return types. Every ZooKeeper decision is the core's.
 
+use std::sync::{Arc, Mutex};
+
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList, PyString, PyTuple};
@@ -14,7 +16,7 @@ use zoolock::{
 use crate::client::{permission, Client};
 use crate::errors::{to_py, ConnectionClosedError, ConnectionLoss, IntoPy, SessionExpiredError};
 use crate::holder::Holder;
-use crate::wait::{attach_from_thread, interruptible};
+use crate::wait::{attach_from_thread, interruptible, is_main_thread};
 
 /// kazoo's `ZnodeStat` field order; the package makes its namedtuple of it.
 fn stat_tuple<'py>(py: Python<'py>, s: &Stat) -> PyResult<Bound<'py, PyTuple>> {
@@ -259,10 +261,45 @@ fn _commit<'py>(
     }
 }
 
+/// What one try of `retry` came to: the value or a final exception
+/// (`Ok`), or an error the core's retry tries again after (`Err`), with
+/// the exception to raise if it gives up.
+type Tried = zoolock::Result<PyResult<Py<PyAny>>>;
+
+/// Calls `func` once: ConnectionLoss and SessionExpiredError (not its
+/// subclass ConnectionClosedError) are the core's retryable errors.
+fn try_once(call: &Call, raised: &Mutex<Option<PyErr>>) -> Tried {
+    let (func, args, kwargs) = call;
+    Python::attach(|py| {
+        let err = match func.call(py, args.bind(py), kwargs.as_ref().map(|k| k.bind(py))) {
+            Ok(value) => return Ok(Ok(value)),
+            Err(err) => err,
+        };
+        let retryable = if err.is_instance_of::<ConnectionLoss>(py) {
+            Error::ConnectionLoss(std::time::Duration::ZERO)
+        } else if err.is_instance_of::<SessionExpiredError>(py)
+            && !err.is_instance_of::<ConnectionClosedError>(py)
+        {
+            Error::SessionExpired {
+                action: "retry",
+                path: "/".into(),
+            }
+        } else {
+            return Ok(Err(err));
+        };
+        *raised.lock().unwrap() = Some(err);
+        Err(retryable)
+    })
+}
+
+/// `func`, `args` and `kwargs` of a `retry`.
+type Call = (Py<PyAny>, Py<PyTuple>, Option<Py<PyDict>>);
+
 /// kazoo's `retry(func, *args, **kwargs)` over the core's `Session::retry`:
 /// `func` again after `ConnectionLoss` or `SessionExpiredError` (not after
 /// `ConnectionClosedError`), once the session is connected (a new one after
-/// an expiry), at most 5 times in a minute; then its last exception.
+/// an expiry), at most 5 times in a minute; then its last exception. On the
+/// main thread the waits between tries are interruptible (Ctrl-C).
 #[pyfunction]
 #[pyo3(signature = (client, func, *args, **kwargs))]
 fn _retry(
@@ -273,34 +310,29 @@ fn _retry(
     kwargs: Option<Py<PyDict>>,
 ) -> PyResult<Py<PyAny>> {
     let session = session_of(client)?;
-    let mut raised: Option<PyErr> = None;
-    let outcome = py.detach(|| {
-        session.retry_blocking(Retry::default(), || {
-            Python::attach(|py| {
-                match func.call(py, args.bind(py), kwargs.as_ref().map(|k| k.bind(py))) {
-                    Ok(value) => Ok(Ok(value)),
-                    Err(err) if err.is_instance_of::<ConnectionLoss>(py) => {
-                        raised = Some(err);
-                        Err(Error::ConnectionLoss(std::time::Duration::ZERO))
-                    }
-                    Err(err)
-                        if err.is_instance_of::<SessionExpiredError>(py)
-                            && !err.is_instance_of::<ConnectionClosedError>(py) =>
-                    {
-                        raised = Some(err);
-                        Err(Error::SessionExpired {
-                            action: "retry",
-                            path: "/".into(),
-                        })
-                    }
-                    Err(err) => Ok(Err(err)),
-                }
-            })
-        })
-    });
+    let call: Arc<Call> = Arc::new((func, args, kwargs));
+    let raised = Arc::new(Mutex::new(None));
+    let outcome = if is_main_thread(py) {
+        // Polled on this thread (interruptible's way), so `func`'s own calls
+        // poll there too; `retry_blocking` below would nest a runtime's
+        // block_on in theirs off the main thread.
+        let raised = raised.clone();
+        let tries = async move {
+            let attempt = || {
+                let (call, raised) = (call.clone(), raised.clone());
+                async move { try_once(&call, &raised) }
+            };
+            session.retry(Retry::default(), attempt).await
+        };
+        interruptible(py, tries)?
+    } else {
+        py.detach(|| session.retry_blocking(Retry::default(), || try_once(&call, &raised)))
+    };
     match outcome {
         Ok(done) => done,
-        Err(err) if err.is_retryable() => Err(raised.unwrap_or_else(|| to_py(err))),
+        Err(err) if err.is_retryable() => {
+            Err(raised.lock().unwrap().take().unwrap_or_else(|| to_py(err)))
+        }
         Err(err) => Err(to_py(err)),
     }
 }

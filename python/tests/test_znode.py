@@ -263,3 +263,40 @@ def test_retry_gives_up_after_five_tries_and_not_on_a_closed_client(make_client)
     client.stop()
     with pytest.raises(zoolock.ConnectionClosedError):
         client.retry(client.get, "/")
+
+
+def test_ctrl_c_interrupts_retry_waiting_for_the_connection(make_client, harness):
+    """retry waits for the session to be connected again between tries: Ctrl-C ends that wait."""
+    import os
+    import signal
+    import time
+
+    from conftest import run_in_thread
+
+    client = make_client()
+    session = client.client_id[0]
+    suspended = threading.Event()
+    client.add_listener(lambda state: suspended.set() if state == "SUSPENDED" else None)
+    tries, sent, tried = [], [], threading.Event()
+
+    def lost():
+        tries.append(1)
+        tried.set()
+        raise zoolock.ConnectionLoss("lost")
+
+    def interrupt_once_waiting():
+        assert tried.wait(DEADLINE)  # retry waits for the connection next
+        sent.append(time.monotonic())
+        os.kill(os.getpid(), signal.SIGINT)
+
+    harness.partition(session)
+    try:
+        assert suspended.wait(DEADLINE)  # else retry would try again at once, and give up
+        helper = run_in_thread(interrupt_once_waiting)
+        with pytest.raises(KeyboardInterrupt):
+            client.retry(lost)  # the first try fails; the wait for a connection never ends before the heal
+        assert time.monotonic() - sent[0] < 1.0
+        helper.result()
+    finally:
+        harness.heal(session)
+    assert len(tries) == 1
