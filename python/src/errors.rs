@@ -27,12 +27,15 @@ import_exception!(zoolock.exceptions, KazooTimeoutError);
 import_exception!(zoolock.exceptions, BadArgumentsError);
 import_exception!(zoolock.exceptions, NoChildrenForEphemeralsError);
 import_exception!(zoolock.exceptions, NotHeldError);
+import_exception!(zoolock.exceptions, InvalidACLError);
 
 /// The client library's message for ZooKeeper's NOCHILDRENFOREPHEMERALS,
 /// which the core reports as `Error::ZooKeeper` (pinned by the core's test
 /// `each_reply_a_binding_must_tell_apart_has_its_own_kind`; kazoo's
 /// `test_create_ephemeral_no_children` fails here if it changes).
 const NO_CHILDREN_FOR_EPHEMERALS: &str = "ephemeral node can not have children";
+/// Its message for INVALIDACL (an ACL of an unknown scheme, a malformed id).
+const INVALID_ACL: &str = "invalid acls";
 
 /// Raises a core error as the exception kazoo would raise in its place.
 pub fn to_py(err: Error) -> PyErr {
@@ -71,6 +74,9 @@ pub fn to_py(err: Error) -> PyErr {
         Error::NotHeld { .. } => NotHeldError::new_err(message),
         Error::ZooKeeper { message: ref reply, .. } if reply == NO_CHILDREN_FOR_EPHEMERALS => {
             NoChildrenForEphemeralsError::new_err(message)
+        }
+        Error::ZooKeeper { message: ref reply, .. } if reply == INVALID_ACL => {
+            InvalidACLError::new_err(message)
         }
         Error::ZooKeeper { .. } => ZookeeperError::new_err(message),
         _ => KazooException::new_err(message),

@@ -122,6 +122,16 @@ def test_a_fence_goes_on_its_locks_client(make_client, base):
     assert lock.release()
 
 
+def test_a_refused_acl_is_kazoos_invalid_acl_error(client, base):
+    bogus = [(31, ("no-such-scheme", "x"))]
+    with pytest.raises(zoolock.InvalidACLError) as refused:
+        client.create(f"{base}/n", acl=bogus)
+    assert isinstance(refused.value, kazoo.exceptions.InvalidACLError)
+    t = client.transaction()
+    t.create(f"{base}/n", acl=bogus)
+    assert type(t.commit()[0]) is zoolock.InvalidACLError
+
+
 # ---- chroot -----------------------------------------------------------------------
 
 

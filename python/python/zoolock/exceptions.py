@@ -74,6 +74,10 @@ class RuntimeInconsistency(*_kazoos("RuntimeInconsistency"), ZookeeperError):
     that failed, and was not tried."""
 
 
+class InvalidACLError(*_kazoos("InvalidACLError"), ZookeeperError):
+    """The server refused an ACL (an unknown scheme, a malformed id)."""
+
+
 class NoAuthError(*_kazoos("NoAuthError"), ZookeeperError):
     """Not authorized: the node's ACL refuses this client."""
 
@@ -120,6 +124,7 @@ class KazooTimeoutError(*_kazoos("KazooTimeoutError", _kazoo_threading), Excepti
 
 
 __all__ = [
+    "InvalidACLError",
     "RuntimeInconsistency",
     "RolledBackError",
     "NotHeldError",
