@@ -379,8 +379,13 @@ class _OneShot:
                 return self.fire(EventType.DELETED, path)
             return not self.fired
 
-        self._start(_zoolock._children_watch, path, changed)
+        # The deletion watch first: a node deleted since the listing makes the
+        # children watch fail to start (NoNodeError) and this one fire.
         self._start(_zoolock._data_watch, path, data)
+        try:
+            self._start(_zoolock._children_watch, path, changed)
+        except NoNodeError:
+            pass
 
     def _start(self, start, path, callback):
         self.client._hear_session_events()
