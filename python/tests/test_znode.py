@@ -333,3 +333,30 @@ def test_ctrl_c_interrupts_retry_waiting_for_the_connection(make_client, harness
     finally:
         harness.heal(session)
     assert len(tries) == 1
+
+
+def test_kazoo_argument_names_and_defaults_of_the_znode_api():
+    import inspect
+
+    from kazoo.client import KazooClient as KazooKazooClient
+    from kazoo.client import TransactionRequest as KazooTransactionRequest
+    from kazoo.recipe.election import Election as KazooElection
+    from kazoo.recipe.watchers import ChildrenWatch as KazooChildrenWatch
+    from kazoo.recipe.watchers import DataWatch as KazooDataWatch
+
+    def params(function):
+        return [(p.name, p.default) for p in inspect.signature(function).parameters.values()
+                if p.name not in ("self", "client")]
+
+    names = ["exists", "get", "get_children", "create", "set", "delete", "ensure_path", "sync",
+             "transaction", "exists_async", "get_async", "get_children_async", "create_async", "set_async",
+             "delete_async", "ensure_path_async", "sync_async", "add_listener"]
+    for name in names:
+        assert params(getattr(zoolock.KazooClient, name)) == params(getattr(KazooKazooClient, name)), name
+    for name in ["create", "delete", "set_data", "check", "commit", "commit_async"]:
+        assert params(getattr(zoolock.TransactionRequest, name)) == params(getattr(KazooTransactionRequest, name))
+    for ours, theirs in [(zoolock.DataWatch, KazooDataWatch), (zoolock.ChildrenWatch, KazooChildrenWatch),
+                         (zoolock.Election, KazooElection)]:
+        assert params(ours.__init__) == params(theirs.__init__), ours
+    assert params(zoolock.Election.run) == params(KazooElection.run)
+    assert zoolock.ZnodeStat._fields == __import__("kazoo.protocol.states").protocol.states.ZnodeStat._fields
