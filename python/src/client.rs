@@ -36,7 +36,7 @@ fn state_name(state: SessionState) -> &'static str {
 /// An argument zoolock does not support, given a value other than kazoo's
 /// default, raises ``TypeError`` instead of being ignored. Call ``start()``
 /// before acquiring; ``stop()`` ends the session and so every lock it held.
-#[pyclass(frozen, module = "zoolock", name = "KazooClient")]
+#[pyclass(frozen, subclass, module = "zoolock", name = "KazooClient")]
 pub struct Client {
     options: SessionOptions,
     now: Mutex<Current>,
@@ -94,7 +94,7 @@ fn hosts_string(hosts: &Bound<'_, PyAny>) -> PyResult<String> {
     Ok(list.join(",") + chroot.as_deref().unwrap_or(""))
 }
 
-fn permission(bits: u32) -> PyResult<Permission> {
+pub(crate) fn permission(bits: u32) -> PyResult<Permission> {
     if bits > 31 {
         return Err(PyValueError::new_err(format!(
             "ACL permissions {bits} are not a combination of kazoo's Permissions"
@@ -121,11 +121,11 @@ impl Client {
         hosts=None, timeout=10.0, client_id=None, handler=None, default_acl=None, auth_data=None,
         sasl_options=None, read_only=None, randomize_hosts=true, connection_retry=None,
         command_retry=None, logger=None, keyfile=None, keyfile_password=None, certfile=None,
-        ca=None, use_ssl=false, verify_certs=true, check_hostname=false, **kwargs
+        ca=None, use_ssl=false, verify_certs=true, check_hostname=false, create_chroot=true, **kwargs
     ), text_signature = "(hosts='127.0.0.1:2181', timeout=10.0, client_id=None, handler=None, \
         default_acl=None, auth_data=None, sasl_options=None, read_only=None, randomize_hosts=True, \
         connection_retry=None, command_retry=None, logger=None, keyfile=None, keyfile_password=None, \
-        certfile=None, ca=None, use_ssl=False, verify_certs=True, check_hostname=False)")]
+        certfile=None, ca=None, use_ssl=False, verify_certs=True, check_hostname=False, create_chroot=True)")]
     #[allow(clippy::too_many_arguments)]
     fn new(
         hosts: Option<&Bound<'_, PyAny>>,
@@ -147,6 +147,7 @@ impl Client {
         use_ssl: bool,
         verify_certs: bool,
         check_hostname: bool,
+        create_chroot: bool,
         kwargs: Option<&Bound<'_, PyDict>>,
     ) -> PyResult<Client> {
         if let Some(kwargs) = kwargs.filter(|k| !k.is_empty()) {
@@ -223,7 +224,11 @@ impl Client {
                 )))
             }
         };
-        let mut options = SessionOptions::new(connect).session_timeout(session_timeout);
+        // kazoo creates a missing chroot on the first write; `create_chroot=False`
+        // refuses it instead (NoNodeError), as zoolock's other languages do.
+        let mut options = SessionOptions::new(connect)
+            .session_timeout(session_timeout)
+            .create_chroot(create_chroot);
         if let Some(auth_data) = auth_data {
             for pair in auth_data.try_iter()? {
                 let (scheme, credential): (String, String) = pair?.extract().map_err(|_| {

@@ -24,13 +24,28 @@ import_exception!(zoolock.exceptions, CancelledError);
 import_exception!(zoolock.exceptions, LockTimeout);
 import_exception!(zoolock.exceptions, ForkedError);
 import_exception!(zoolock.exceptions, KazooTimeoutError);
+import_exception!(zoolock.exceptions, BadArgumentsError);
+import_exception!(zoolock.exceptions, NoChildrenForEphemeralsError);
+import_exception!(zoolock.exceptions, NotHeldError);
+import_exception!(zoolock.exceptions, InvalidACLError);
+
+/// The client library's message for ZooKeeper's NOCHILDRENFOREPHEMERALS,
+/// which the core reports as `Error::ZooKeeper` (pinned by the core's test
+/// `each_reply_a_binding_must_tell_apart_has_its_own_kind`; kazoo's
+/// `test_create_ephemeral_no_children` fails here if it changes).
+const NO_CHILDREN_FOR_EPHEMERALS: &str = "ephemeral node can not have children";
+/// Its message for INVALIDACL (an ACL of an unknown scheme, a malformed id).
+const INVALID_ACL: &str = "invalid acls";
 
 /// Raises a core error as the exception kazoo would raise in its place.
 pub fn to_py(err: Error) -> PyErr {
     let message = err.to_string();
     match err {
-        Error::InvalidPath { .. }
-        | Error::InvalidConnectString { .. }
+        // kazoo raises ValueError for some bad paths and, from the server,
+        // BadArgumentsError for others; zoolock refuses all before sending,
+        // with one class that is both.
+        Error::InvalidPath { .. } => BadArgumentsError::new_err(message),
+        Error::InvalidConnectString { .. }
         | Error::InvalidArgument(_) => PyValueError::new_err(message),
         Error::InconsistentLeases {
             existing,
@@ -56,6 +71,13 @@ pub fn to_py(err: Error) -> PyErr {
         Error::BadVersion { .. } => BadVersionError::new_err(message),
         Error::NotEmpty { .. } => NotEmptyError::new_err(message),
         Error::SessionExpired { .. } => SessionExpiredError::new_err(message),
+        Error::NotHeld { .. } => NotHeldError::new_err(message),
+        Error::ZooKeeper { message: ref reply, .. } if reply == NO_CHILDREN_FOR_EPHEMERALS => {
+            NoChildrenForEphemeralsError::new_err(message)
+        }
+        Error::ZooKeeper { message: ref reply, .. } if reply == INVALID_ACL => {
+            InvalidACLError::new_err(message)
+        }
         Error::ZooKeeper { .. } => ZookeeperError::new_err(message),
         _ => KazooException::new_err(message),
     }

@@ -93,7 +93,7 @@ impl Drop for Current {
 /// it, each with its own ``acquire``.
 #[pyclass(frozen, subclass, module = "zoolock")]
 pub struct Holder {
-    client: Py<Client>,
+    pub(crate) client: Py<Client>,
     path: String,
     identifier: String,
     /// "lock" or "semaphore", for kazoo's LockTimeout message.
@@ -165,7 +165,7 @@ impl Holder {
     }
 
     /// The core holder on the client's current session, made if needed.
-    fn core(&self) -> PyResult<Arc<dyn zoolock::Holder>> {
+    pub(crate) fn core(&self) -> PyResult<Arc<dyn zoolock::Holder>> {
         let (epoch, session) = self.client.get().session()?;
         let mut current = self.current.0.lock().unwrap();
         if let Some(on) = current.as_ref().filter(|on| on.epoch == epoch) {

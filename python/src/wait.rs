@@ -84,7 +84,7 @@ pub fn uninterruptible<T: Send + 'static>(
     Ok(py.detach(move || runtime::block_on(work)))
 }
 
-fn is_main_thread(py: Python<'_>) -> bool {
+pub fn is_main_thread(py: Python<'_>) -> bool {
     thread_local! {
         static MAIN: Cell<Option<bool>> = const { Cell::new(None) };
     }

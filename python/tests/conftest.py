@@ -43,7 +43,8 @@ def make_client(connect):
 
     def make(start=True, **kwargs):
         kwargs.setdefault("timeout", SESSION_TIMEOUT)
-        client = zoolock.KazooClient(hosts=connect, **kwargs)
+        kwargs.setdefault("hosts", connect)
+        client = zoolock.KazooClient(**kwargs)
         made.append(client)
         if start:
             client.start(timeout=DEADLINE)

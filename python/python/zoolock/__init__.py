@@ -22,9 +22,21 @@ holds and waits on a path, as ``Participant`` objects).
 
 import functools
 
+from . import _zoolock
+from ._znode import (
+    AsyncResult,
+    ChildrenWatch,
+    DataWatch,
+    Election,
+    EventType,
+    TransactionRequest,
+    WatchedEvent,
+    ZnodeAPI,
+    ZnodeStat,
+    fenced,
+)
 from ._zoolock import (
     Holder,
-    KazooClient,
     Lock,
     LostEvent,
     Participant,
@@ -35,22 +47,46 @@ from ._zoolock import (
 )
 from .exceptions import (
     AuthFailedError,
+    BadArgumentsError,
     BadVersionError,
     CancelledError,
     ConfigurationError,
     ConnectionClosedError,
     ConnectionLoss,
     ForkedError,
+    InvalidACLError,
     KazooException,
     KazooTimeoutError,
     LockTimeout,
     NoAuthError,
     NodeExistsError,
     NoNodeError,
+    NoChildrenForEphemeralsError,
     NotEmptyError,
+    NotHeldError,
+    RolledBackError,
+    RuntimeInconsistency,
     SessionExpiredError,
     ZookeeperError,
 )
+
+
+class KazooClient(ZnodeAPI, _zoolock.KazooClient):
+    __doc__ = _zoolock.KazooClient.__doc__ + """
+    kazoo's node operations (``get``, ``set``, ``create``, ``exists``,
+    ``get_children``, ``delete``, ``ensure_path``, ``sync``, ``retry``,
+    ``transaction()``, their ``*_async`` forms), ``DataWatch``,
+    ``ChildrenWatch`` and ``Election`` work on the same session as the locks.
+    A chroot in ``hosts`` that does not exist is created on the first write,
+    as kazoo does; ``create_chroot=False`` (zoolock's) refuses it instead:
+    ``start()`` raises ``NoNodeError``.
+    """
+
+    __module__ = "zoolock"
+
+
+#: ``lock.fenced()`` (every lock and semaphore): a transaction that commits only while it holds.
+Holder.fenced = fenced
 
 #: ``zoolock.Client`` is ``KazooClient``.
 Client = KazooClient
@@ -101,15 +137,22 @@ class LockState:
 
 
 __all__ = [
+    "AsyncResult",
     "AuthFailedError",
+    "BadArgumentsError",
     "BadVersionError",
     "CancelledError",
+    "ChildrenWatch",
     "Client",
     "ConfigurationError",
     "ConnectionClosedError",
     "ConnectionLoss",
+    "DataWatch",
+    "Election",
+    "EventType",
     "ForkedError",
     "Holder",
+    "InvalidACLError",
     "KazooClient",
     "KazooException",
     "KazooState",
@@ -119,14 +162,21 @@ __all__ = [
     "LockTimeout",
     "LostEvent",
     "NoAuthError",
+    "NoChildrenForEphemeralsError",
     "NodeExistsError",
     "NoNodeError",
     "NotEmptyError",
     "Participant",
+    "NotHeldError",
     "ReadLock",
+    "RolledBackError",
+    "RuntimeInconsistency",
     "Semaphore",
     "SessionExpiredError",
+    "TransactionRequest",
+    "WatchedEvent",
     "WriteLock",
+    "ZnodeStat",
     "ZookeeperError",
     "__version__",
 ]

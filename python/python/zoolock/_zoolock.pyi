@@ -4,6 +4,8 @@ import datetime
 from types import TracebackType
 from typing import Any, Awaitable, Callable, Dict, Iterable, List, Literal, Optional, Sequence, Tuple, Type, Union
 
+from ._znode import TransactionRequest
+
 __version__: str
 
 _Acl = Tuple[int, Tuple[str, str]]
@@ -33,6 +35,7 @@ class KazooClient:
         use_ssl: bool = False,
         verify_certs: bool = True,
         check_hostname: bool = False,
+        create_chroot: bool = True,
     ) -> None: ...
     def start(self, timeout: float = 15) -> None:
         """Connects, or raises KazooTimeoutError; a no-op when started."""
@@ -145,6 +148,8 @@ class Holder:
         """Calls listener(state) with each new state."""
     def remove_listener(self, listener: Callable[[str], Any]) -> None:
         """Removes a listener."""
+    def fenced(self) -> "TransactionRequest":
+        """A transaction that commits only while this holds (else NotHeldError, nothing written)."""
     def __enter__(self) -> None: ...
     def __exit__(self, exc_type: Optional[Type[BaseException]], exc: Optional[BaseException], tb: Optional[TracebackType]) -> bool: ...
     def __aenter__(self) -> Awaitable[bool]: ...

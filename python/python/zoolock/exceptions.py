@@ -54,6 +54,30 @@ class NotEmptyError(*_kazoos("NotEmptyError"), ZookeeperError):
     """A node to delete has children."""
 
 
+class NoChildrenForEphemeralsError(*_kazoos("NoChildrenForEphemeralsError"), ZookeeperError):
+    """An ephemeral node cannot have children."""
+
+
+class BadArgumentsError(*_kazoos("BadArgumentsError"), ZookeeperError, ValueError):
+    """A bad path or argument, refused before anything was sent. kazoo raises
+    ``ValueError`` for some bad paths and, from the server, ``BadArgumentsError``
+    for others: this class is both."""
+
+
+class RolledBackError(*_kazoos("RolledBackError"), ZookeeperError):
+    """In a failed transaction's results: this operation was fine, but the
+    transaction as a whole was not made."""
+
+
+class RuntimeInconsistency(*_kazoos("RuntimeInconsistency"), ZookeeperError):
+    """In a failed transaction's results: this operation came after the one
+    that failed, and was not tried."""
+
+
+class InvalidACLError(*_kazoos("InvalidACLError"), ZookeeperError):
+    """The server refused an ACL (an unknown scheme, a malformed id)."""
+
+
 class NoAuthError(*_kazoos("NoAuthError"), ZookeeperError):
     """Not authorized: the node's ACL refuses this client."""
 
@@ -82,6 +106,14 @@ class ConfigurationError(*_kazoos("ConfigurationError"), KazooException):
     """The client is configured in a way zoolock refuses."""
 
 
+class NotHeldError(KazooException):
+    """A fenced write (``lock.fenced()``) by a handle that does not hold, or
+    whose node was gone when the write reached the server: nothing of it was
+    made. kazoo has no fenced writes, hence no name for this; it derives from
+    ``KazooException`` (kazoo's, with kazoo installed) so that code catching
+    kazoo's base class catches it too."""
+
+
 class ForkedError(KazooException):
     """zoolock was started in a parent process; its threads do not survive fork().
     Use zoolock in processes started fresh (multiprocessing's 'spawn' start method)."""
@@ -92,6 +124,12 @@ class KazooTimeoutError(*_kazoos("KazooTimeoutError", _kazoo_threading), Excepti
 
 
 __all__ = [
+    "InvalidACLError",
+    "RuntimeInconsistency",
+    "RolledBackError",
+    "NotHeldError",
+    "NoChildrenForEphemeralsError",
+    "BadArgumentsError",
     "AuthFailedError",
     "BadVersionError",
     "CancelledError",

@@ -1,0 +1,843 @@
+"""kazoo's znode API on zoolock's ``KazooClient``: ``get``, ``set``,
+``create``, ``exists``, ``get_children``, ``delete``, ``ensure_path``,
+``sync``, ``retry``, ``transaction()``, ``DataWatch``, ``ChildrenWatch``,
+``Election`` and their ``*_async`` forms.
+
+This layer only translates: kazoo's argument checks (``TypeError`` where
+kazoo raises it), its path normalisation, return types (``ZnodeStat``,
+``WatchedEvent``, ``IAsyncResult``-like results) and result shapes. The
+operations, watches, transactions and retries are the core's
+(``python/src/znode.rs`` calls them).
+"""
+
+import inspect
+import queue
+import threading
+import weakref
+from collections import namedtuple
+
+from . import _zoolock
+from .exceptions import CancelledError, KazooException, NoNodeError, RolledBackError, RuntimeInconsistency
+
+
+class ZnodeStat(namedtuple("ZnodeStat", "czxid mzxid ctime mtime version cversion aversion "
+                                        "ephemeralOwner dataLength numChildren pzxid")):
+    """A node's metadata, as kazoo's ``ZnodeStat`` (same fields, same properties)."""
+
+    __slots__ = ()
+
+    @property
+    def acl_version(self):
+        """``aversion``: changes to the node's ACL."""
+        return self.aversion
+
+    @property
+    def children_version(self):
+        """``cversion``: changes to the node's children."""
+        return self.cversion
+
+    @property
+    def created(self):
+        """Creation time, seconds since the epoch."""
+        return self.ctime / 1000.0
+
+    @property
+    def last_modified(self):
+        """Last data change, seconds since the epoch."""
+        return self.mtime / 1000.0
+
+    @property
+    def owner_session_id(self):
+        """The session owning an ephemeral node; ``None`` for a persistent one."""
+        return self.ephemeralOwner or None
+
+    @property
+    def creation_transaction_id(self):
+        """``czxid``: the transaction that created the node."""
+        return self.czxid
+
+    @property
+    def last_modified_transaction_id(self):
+        """``mzxid``: the transaction that last changed its data."""
+        return self.mzxid
+
+    @property
+    def data_length(self):
+        """``dataLength``: the length of its data."""
+        return self.dataLength
+
+    @property
+    def children_count(self):
+        """``numChildren``: how many children it has."""
+        return self.numChildren
+
+
+class EventType:
+    """kazoo's ``EventType``: what a ``WatchedEvent`` reports."""
+
+    CREATED = "CREATED"
+    DELETED = "DELETED"
+    CHANGED = "CHANGED"
+    CHILD = "CHILD"
+    NONE = "NONE"
+
+
+#: kazoo's ``WatchedEvent(type, state, path)``.
+WatchedEvent = namedtuple("WatchedEvent", "type state path")
+
+
+def _event(raw):
+    return None if raw is None else WatchedEvent(raw[0], "CONNECTED", raw[1])
+
+
+def _stat(raw):
+    return None if raw is None else ZnodeStat(*raw)
+
+
+# ---- kazoo's argument checks --------------------------------------------
+
+
+def _path(path, trailing=False):
+    """kazoo's path handling: a ``str``; relative paths are taken from the
+    root and empty components dropped (``"a//b/"`` is ``"/a/b"``); the core
+    refuses what is still bad (``.``, ``..``, control characters) with
+    ``BadArgumentsError``, which is also a ``ValueError``."""
+    if not isinstance(path, str):
+        raise TypeError("Invalid type for 'path' (string expected)")
+    parts = [p for p in path.split("/") if p]
+    normal = "/" + "/".join(parts)
+    if trailing and path.endswith("/") and normal != "/":
+        normal += "/"
+    return normal
+
+
+def _value(value):
+    if value is None:
+        # zoolock's client library cannot send ZooKeeper's null data: stored as b"".
+        return b""
+    if not isinstance(value, bytes):
+        raise TypeError("Invalid type for 'value' (must be a byte string)")
+    return value
+
+
+def _bool(value, name):
+    if not isinstance(value, bool):
+        raise TypeError(f"Invalid type for '{name}' (bool expected)")
+    return value
+
+
+def _int(value, name):
+    if not isinstance(value, int) or isinstance(value, bool):
+        raise TypeError(f"Invalid type for '{name}' (int expected)")
+    return value
+
+
+def _watch(watch):
+    if watch is not None and not callable(watch):
+        raise TypeError("Invalid type for 'watch' (must be a callable)")
+    return watch
+
+
+def _acl(acl):
+    """kazoo ACLs (``(perms, (scheme, id))``) as ``(perms, scheme, id)``; an
+    empty list or ``None`` is the client's ``default_acl``."""
+    if not acl:
+        return None
+    if not isinstance(acl, (list, tuple)) or (len(acl) == 2 and isinstance(acl[0], int)):
+        raise TypeError("Invalid type for 'acl' (acl must be a tuple/list of ACL's")
+    triples = []
+    for entry in acl:
+        try:
+            perms, (scheme, ident) = entry
+        except (TypeError, ValueError):
+            raise TypeError("Invalid type for 'acl' (an ACL is (perms, Id(scheme, id)))") from None
+        triples.append((_int(perms, "acl"), str(scheme), str(ident)))
+    return triples
+
+
+# ---- kazoo's IAsyncResult ---------------------------------------------------
+
+
+class AsyncResult:
+    """kazoo's ``IAsyncResult``: the outcome of a ``*_async`` call."""
+
+    def __init__(self):
+        self._done = threading.Condition()
+        self._set = False
+        self.value = None
+        self.exception = None
+        self._callbacks = []
+
+    def ready(self):
+        """Whether the result is set."""
+        return self._set
+
+    def successful(self):
+        """Whether it is set, with a value rather than an exception."""
+        return self._set and self.exception is None
+
+    def set(self, value=None):
+        """Sets the value and calls the linked callbacks."""
+        self._finish(value, None)
+
+    def set_exception(self, exception):
+        """Sets the exception and calls the linked callbacks."""
+        self._finish(None, exception)
+
+    def _finish(self, value, exception):
+        with self._done:
+            self.value, self.exception, self._set = value, exception, True
+            callbacks, self._callbacks = self._callbacks, []
+            self._done.notify_all()
+        for callback in callbacks:
+            callback(self)
+
+    def wait(self, timeout=None):
+        """Waits until set, at most ``timeout`` seconds; whether it is set."""
+        with self._done:
+            self._done.wait_for(lambda: self._set, timeout)
+        return self._set
+
+    def get(self, block=True, timeout=None):
+        """The value, or raises the exception; ``KazooTimeoutError`` if not
+        ready within ``timeout`` (at once when ``block`` is false)."""
+        if not self.wait(timeout if block else 0):
+            from .exceptions import KazooTimeoutError
+
+            raise KazooTimeoutError("the result is not ready")
+        if self.exception is not None:
+            raise self.exception
+        return self.value
+
+    def get_nowait(self):
+        """``get(block=False)``."""
+        return self.get(block=False)
+
+    def rawlink(self, callback):
+        """Calls ``callback(self)`` once the result is set (at once if it is)."""
+        with self._done:
+            if not self._set:
+                self._callbacks.append(callback)
+                return
+        callback(self)
+
+    def unlink(self, callback):
+        """Removes a callback added with ``rawlink``."""
+        with self._done:
+            if callback in self._callbacks:
+                self._callbacks.remove(callback)
+
+
+_jobs = queue.SimpleQueue()
+_worker_lock = threading.Lock()
+_worker = None
+
+
+def _run_jobs():
+    while True:
+        call, result = _jobs.get()
+        try:
+            value = call()
+        except BaseException as err:  # noqa: B036 - handed to the caller's result
+            result.set_exception(err)
+        else:
+            result.set(value)
+
+
+def _submit(call):
+    """Runs ``call`` on one thread, in the order submitted (kazoo sends
+    requests in order): ``create_async(a)`` then ``create_async(a + "/b")``
+    works as in kazoo. Each call is bounded by the core's request bound."""
+    global _worker
+    result = AsyncResult()
+    with _worker_lock:
+        if _worker is None or not _worker.is_alive():
+            _worker = threading.Thread(target=_run_jobs, name="zoolock-async", daemon=True)
+            _worker.start()
+    _jobs.put((call, result))
+    return result
+
+
+class Handler:
+    """What kazoo code reaches through ``client.handler``: threading's
+    events, locks and kazoo-like async results (zoolock has no pluggable
+    handler; its I/O runs on its own threads)."""
+
+    name = "zoolock"
+    timeout_exception = None
+    sleep_func = staticmethod(__import__("time").sleep)
+
+    @staticmethod
+    def event_object():
+        """A ``threading.Event``."""
+        return threading.Event()
+
+    @staticmethod
+    def lock_object():
+        """A ``threading.Lock``."""
+        return threading.Lock()
+
+    @staticmethod
+    def rlock_object():
+        """A ``threading.RLock``."""
+        return threading.RLock()
+
+    @staticmethod
+    def condition_object():
+        """A ``threading.Condition``."""
+        return threading.Condition()
+
+    @staticmethod
+    def async_result():
+        """An ``AsyncResult``."""
+        return AsyncResult()
+
+    @staticmethod
+    def spawn(func, *args, **kwargs):
+        """Runs ``func`` on a new daemon thread."""
+        thread = threading.Thread(target=func, args=args, kwargs=kwargs, daemon=True)
+        thread.start()
+        return thread
+
+
+from .exceptions import KazooTimeoutError as _KazooTimeoutError  # noqa: E402
+
+Handler.timeout_exception = _KazooTimeoutError
+_HANDLER = Handler()
+
+
+# ---- one-shot watches (kazoo's watch=) --------------------------------------
+
+
+class _OneShot:
+    """kazoo's one-time ``watch=`` of ``get``, ``exists`` and ``get_children``,
+    over the core's watches (which survive reconnects): ``func(WatchedEvent)``
+    at the first change after the read it came with. A change between that
+    read and the watch's own first read fires it at once."""
+
+    def __init__(self, client, func):
+        self.client, self.func = client, func
+        self.fired = False
+        self.lock = threading.Lock()
+        self.watches = []
+
+    def _done(self):
+        return self.fired or all(watch.stopped for watch in self.watches)
+
+    def fire(self, kind, path, state="CONNECTED"):
+        with self.lock:
+            if self.fired:
+                return False
+            self.fired = True
+        for watch in self.watches:
+            watch.stop()
+        self.client._forget(self)
+        try:
+            self.func(WatchedEvent(kind, state, path))
+        except Exception:  # noqa: BLE001 - kazoo logs what a watcher raises
+            import logging
+
+            logging.getLogger("zoolock").exception("a watch function raised")
+        return False
+
+    def on_data(self, path, seen):
+        """Watches a node's data, ``seen`` the stat read with it (``None``: absent)."""
+        first = [True]
+
+        def changed(data, stat, event):
+            if self.fired:
+                return False
+            if event is not None:
+                return self.fire(event[0], event[1])
+            if first[0]:
+                first[0] = False
+                if (stat is None) == (seen is None) and (stat is None or stat[1] == seen.mzxid):
+                    return True
+            # A change seen by a read, not an event (before the watch began, or on a new session).
+            kind = EventType.CREATED if seen is None else EventType.DELETED if stat is None else EventType.CHANGED
+            return self.fire(kind, path)
+
+        self._start(_zoolock._data_watch, path, changed)
+
+    def on_children(self, path, seen):
+        first = [True]
+
+        def changed(children, event):
+            if self.fired:
+                return False
+            if event is not None:
+                return self.fire(event[0], event[1])
+            if first[0]:
+                first[0] = False
+                if sorted(children) == sorted(seen):
+                    return True
+            return self.fire(EventType.CHILD, path)
+
+        def data(value, stat, event):
+            # kazoo's child watch also fires when the node is deleted.
+            if stat is None and not self.fired:
+                return self.fire(EventType.DELETED, path)
+            return not self.fired
+
+        # The deletion watch first: a node deleted since the listing makes the
+        # children watch fail to start (NoNodeError) and this one fire.
+        self._start(_zoolock._data_watch, path, data)
+        try:
+            self._start(_zoolock._children_watch, path, changed)
+        except NoNodeError:
+            pass
+
+    def _start(self, start, path, callback):
+        self.client._hear_session_events()
+        watch = start(self.client, path, callback)
+        self.watches.append(watch)
+        if self.fired:
+            watch.stop()
+        else:
+            self.client._keep(self)
+
+
+# ---- the znode API ----------------------------------------------------------
+
+#: Guards each client's set of running watches (added from callers' threads,
+#: removed from zoolock's event thread).
+_kept_lock = threading.Lock()
+
+
+class ZnodeAPI:
+    """kazoo's node operations, mixed into ``zoolock.KazooClient``."""
+
+    @property
+    def handler(self):
+        """threading's primitives and kazoo-like async results (see ``Handler``)."""
+        return _HANDLER
+
+    @property
+    def chroot(self):
+        """The chroot of ``hosts`` (``""`` if none), as kazoo's."""
+        hosts = self.hosts
+        return hosts[hosts.index("/"):] if "/" in hosts else ""
+
+    @property
+    def client_state(self):
+        """kazoo's ``KeeperState`` name: ``"CONNECTED"``, ``"CONNECTING"``
+        (suspended) or ``"CLOSED"`` (lost, or not started)."""
+        return {"CONNECTED": "CONNECTED", "SUSPENDED": "CONNECTING"}.get(self.state, "CLOSED")
+
+    def _keep(self, watch):
+        """Keeps a watch alive while it runs: the core stops a watch whose
+        handle is dropped, and kazoo's decorator form drops its object.
+        Ended ones (their function returned False, the client stopped) go."""
+        with _kept_lock:
+            kept = self.__dict__.setdefault("_zoolock_watches", set())
+            kept.difference_update([w for w in kept if w._done()])
+            kept.add(watch)
+
+    def _hear_session_events(self):
+        """kazoo fires every pending one-shot watch with a ``NONE`` event
+        when the connection drops (state ``CONNECTING``) or the session ends
+        (``EXPIRED_SESSION``, ``CLOSED`` after ``stop()``): so does zoolock,
+        although the core's watches would survive both. One listener per client."""
+        with _kept_lock:
+            if self.__dict__.get("_zoolock_hears"):
+                return
+            self.__dict__["_zoolock_hears"] = True
+        client = weakref.ref(self)
+
+        def on_state(state):
+            me = client()
+            if me is None:
+                return True
+            if state == "SUSPENDED":
+                keeper = "CONNECTING"
+            elif state == "LOST":
+                keeper = "CLOSED" if me.__dict__.get("_zoolock_stopped") else "EXPIRED_SESSION"
+            else:
+                return None
+            with _kept_lock:
+                pending = [w for w in me.__dict__.get("_zoolock_watches", ()) if isinstance(w, _OneShot)]
+            for one in pending:
+                one.fire(EventType.NONE, None, keeper)
+            return None
+
+        self.add_listener(on_state)
+
+    def start(self, timeout=15.0):
+        """Connects (see the class); kazoo's ``start``."""
+        self.__dict__["_zoolock_stopped"] = False
+        return super().start(timeout)
+
+    def stop(self):
+        """Ends the session (see the class); pending one-shot watches fire with ``CLOSED``."""
+        self.__dict__["_zoolock_stopped"] = True
+        return super().stop()
+
+    def add_listener(self, listener):
+        """Calls ``listener(state)`` with each new ``KazooState`` (see the
+        class); kazoo's ``ConfigurationError`` if it is not callable."""
+        if not callable(listener):
+            from .exceptions import ConfigurationError
+
+            raise ConfigurationError("listener must be callable")
+        return super().add_listener(listener)
+
+    def close(self):
+        """kazoo's ``close``: ``stop()`` in zoolock."""
+        self.__dict__["_zoolock_stopped"] = True
+        return super().close()
+
+    def _forget(self, watch):
+        with _kept_lock:
+            self.__dict__.get("_zoolock_watches", set()).discard(watch)
+
+    def _watch_data(self, path, watch, seen):
+        if watch is not None:
+            _OneShot(self, watch).on_data(path, seen)
+
+    def exists(self, path, watch=None):
+        """The node's ``ZnodeStat``, or ``None``; ``watch(event)`` once at its next change."""
+        path, watch = _path(path), _watch(watch)
+        stat = _stat(_zoolock._exists(self, path))
+        self._watch_data(path, watch, stat)
+        return stat
+
+    def get(self, path, watch=None):
+        """``(data, ZnodeStat)``; ``NoNodeError``. ``watch(event)`` once at its next change."""
+        path, watch = _path(path), _watch(watch)
+        data, stat = _zoolock._get(self, path)
+        stat = ZnodeStat(*stat)
+        self._watch_data(path, watch, stat)
+        return data, stat
+
+    def get_children(self, path, watch=None, include_data=False):
+        """The children's names (with ``include_data``, and the node's
+        ``ZnodeStat``); ``watch(event)`` once when they change or the node goes."""
+        path, watch = _path(path), _watch(watch)
+        include_data = _bool(include_data, "include_data")
+        children, stat = _zoolock._children(self, path, include_data)
+        if watch is not None:
+            _OneShot(self, watch).on_children(path, children)
+        return (children, ZnodeStat(*stat)) if include_data else children
+
+    def create(self, path, value=b"", acl=None, ephemeral=False, sequence=False, makepath=False,
+               include_data=False):
+        """Creates a node, returning its path (and ``ZnodeStat`` with
+        ``include_data``). ``NodeExistsError``; ``NoNodeError`` if a parent is
+        missing and ``makepath`` is false; ``NoChildrenForEphemeralsError``.
+        A missing chroot is created (kazoo's behaviour; ``create_chroot=False``
+        refuses it)."""
+        path = _path(path, trailing=_bool(sequence, "sequence"))
+        value, acl = _value(value), _acl(acl)
+        ephemeral, makepath = _bool(ephemeral, "ephemeral"), _bool(makepath, "makepath")
+        include_data = _bool(include_data, "include_data")
+        created, stat = _zoolock._create(self, path, value, acl, ephemeral, sequence, makepath)
+        return (created, ZnodeStat(*stat)) if include_data else created
+
+    def set(self, path, value, version=-1):
+        """Sets the node's data if at ``version`` (-1: any), returning its new
+        ``ZnodeStat``; ``BadVersionError``, ``NoNodeError``."""
+        path, value, version = _path(path), _value(value), _int(version, "version")
+        return ZnodeStat(*_zoolock._set(self, path, value, version))
+
+    def delete(self, path, version=-1, recursive=False):
+        """Deletes the node if at ``version``; ``recursive`` deletes its
+        descendants first (not atomically, as kazoo). Returns ``True``."""
+        path, version = _path(path), _int(version, "version")
+        _zoolock._delete(self, path, version, _bool(recursive, "recursive"))
+        return True
+
+    def ensure_path(self, path, acl=None):
+        """Creates the node and its missing ancestors (and a missing chroot);
+        fine if it exists. Returns ``True``."""
+        _zoolock._ensure_path(self, _path(path), _acl(acl))
+        return True
+
+    def sync(self, path):
+        """Waits until the server has every write committed before; returns ``path``."""
+        _zoolock._sync(self, _path(path))
+        return path
+
+    def retry(self, func, *args, **kwargs):
+        """``func(*args, **kwargs)``, again after ``ConnectionLoss`` or
+        ``SessionExpiredError`` once connected (at most 5 tries in a minute),
+        as kazoo's ``retry``."""
+        return _zoolock._retry(self, func, *args, **kwargs)
+
+    def transaction(self):
+        """kazoo's ``TransactionRequest``: writes committed together or not at all."""
+        return TransactionRequest(self)
+
+    def exists_async(self, path, watch=None):
+        """``exists`` as an ``AsyncResult``."""
+        return self._async(self.exists, path, watch)
+
+    def get_async(self, path, watch=None):
+        """``get`` as an ``AsyncResult``."""
+        return self._async(self.get, path, watch)
+
+    def get_children_async(self, path, watch=None, include_data=False):
+        """``get_children`` as an ``AsyncResult``."""
+        return self._async(self.get_children, path, watch, include_data)
+
+    def create_async(self, path, value=b"", acl=None, ephemeral=False, sequence=False, makepath=False,
+                     include_data=False):
+        """``create`` as an ``AsyncResult``."""
+        return self._async(self.create, path, value, acl, ephemeral, sequence, makepath, include_data)
+
+    def set_async(self, path, value, version=-1):
+        """``set`` as an ``AsyncResult``."""
+        return self._async(self.set, path, value, version)
+
+    def delete_async(self, path, version=-1):
+        """``delete`` (not recursive) as an ``AsyncResult``."""
+        return self._async(self.delete, path, version)
+
+    def ensure_path_async(self, path, acl=None):
+        """``ensure_path`` as an ``AsyncResult``."""
+        return self._async(self.ensure_path, path, acl)
+
+    def sync_async(self, path):
+        """``sync`` as an ``AsyncResult``."""
+        return self._async(self.sync, path)
+
+    def _async(self, call, *args):
+        """kazoo checks arguments before sending: bad ones raise here, not in the result."""
+        if args and not isinstance(args[0], str):
+            raise TypeError("Invalid type for 'path' (string expected)")
+        return _submit(lambda: call(*args))
+
+    def DataWatch(self, path, func=None, *args, **kwargs):  # noqa: N802 - kazoo's name
+        """kazoo's ``DataWatch(path, func)``, also as a decorator."""
+        return DataWatch(self, path, func, *args, **kwargs)
+
+    def ChildrenWatch(self, path, func=None, allow_session_lost=True, send_event=False):  # noqa: N802
+        """kazoo's ``ChildrenWatch(path, func)``, also as a decorator."""
+        return ChildrenWatch(self, path, func, allow_session_lost, send_event)
+
+    def Election(self, path, identifier=None):  # noqa: N802 - kazoo's name
+        """kazoo's ``Election(path, identifier)``."""
+        return Election(self, path, identifier)
+
+
+class TransactionRequest:
+    """kazoo's ``TransactionRequest``: ``check``, ``create``, ``set_data``
+    and ``delete`` queue operations; ``commit()`` sends them as one
+    ZooKeeper multi and returns one result per operation: the path created,
+    ``True`` for a check or delete, the ``ZnodeStat`` of a set. If the server
+    refuses one, nothing is made, and the results are exceptions: the
+    refused operation's (``NoNodeError``, ``BadVersionError``, …),
+    ``RolledBackError`` before it and ``RuntimeInconsistency`` after it.
+
+    Made by ``lock.fenced()``, it commits only while the lock holds, else
+    raises ``NotHeldError`` and writes nothing."""
+
+    def __init__(self, client, fence=None):
+        self.client = client
+        self.fence = fence
+        self.operations = []
+        self.committed = False
+
+    def create(self, path, value=b"", acl=None, ephemeral=False, sequence=False):
+        """Adds a create (as ``KazooClient.create``, without ``makepath``)."""
+        if not isinstance(path, str):
+            raise TypeError("Invalid type for 'path' (string expected)")
+        if not isinstance(value, bytes):
+            raise TypeError("Invalid type for 'value' (must be a byte string)")
+        acl = _acl(acl)
+        path = _path(path, trailing=_bool(sequence, "sequence"))
+        self._add(("create", path, value, acl, _bool(ephemeral, "ephemeral"), sequence))
+
+    def delete(self, path, version=-1):
+        """Adds a delete, if the node is at ``version`` (-1: any)."""
+        self._add(("delete", _path(path), _int(version, "version")))
+
+    def set_data(self, path, value, version=-1):
+        """Adds a set of the node's data, if at ``version`` (-1: any)."""
+        path = _path(path)
+        if not isinstance(value, bytes):
+            raise TypeError("Invalid type for 'value' (must be a byte string)")
+        self._add(("set", path, value, _int(version, "version")))
+
+    def check(self, path, version):
+        """Adds a check that the node is at ``version``."""
+        self._add(("check", _path(path), _int(version, "version")))
+
+    def _add(self, op):
+        if self.committed:
+            raise ValueError("Transaction already committed")
+        self.operations.append(op)
+
+    def commit(self):
+        """Sends the operations; see the class. Raises ``ValueError`` if
+        already committed, ``NotHeldError`` for a fenced one whose lock does
+        not hold, and what the request as a whole failed with."""
+        if self.committed:
+            raise ValueError("Transaction already committed")
+        self.committed = True
+        failed, results = _zoolock._commit(self.client, list(self.operations), self.fence)
+        if failed is None:
+            return [ZnodeStat(*r) if isinstance(r, tuple) else r for r in results]
+        return [RolledBackError() if i < failed else results if i == failed else RuntimeInconsistency()
+                for i in range(len(self.operations))]
+
+    def commit_async(self):
+        """``commit()`` as an ``AsyncResult``."""
+        return _submit(self.commit)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, exc_type, exc_value, exc_tb):
+        if not exc_type:
+            self.commit()
+
+
+def _takes_event(func, given):
+    """Whether ``func`` accepts ``given`` + 1 positional arguments."""
+    try:
+        inspect.signature(func).bind(*([None] * (given + 1)))
+        return True
+    except TypeError:
+        return False
+    except ValueError:  # no signature (a builtin): kazoo's way, try with the event first
+        return True
+
+
+class DataWatch:
+    """kazoo's ``DataWatch(client, path, func)``: ``func(data, stat)`` (or
+    ``func(data, stat, event)``) now and after each change of the node,
+    with ``None``s while it does not exist, until ``func`` returns
+    ``False``. On zoolock's event thread; survives reconnects and session
+    expiry (the core's ``DataWatch``)."""
+
+    def __init__(self, client, path, func=None, *args, **kwargs):
+        self._client = client
+        self._path = _path(path)
+        self._func = None
+        self._watch = None
+        self._used = False
+        self._run_lock = threading.Lock()
+        if func is not None:
+            self(func)
+
+    def __call__(self, func):
+        if self._used:
+            raise KazooException("A function has already been associated with this DataWatch instance.")
+        self._used = True
+        self._func = func
+        with_event = _takes_event(func, 2)
+
+        def changed(data, stat, event):
+            stat = _stat(stat)
+            if with_event:
+                return func(data, stat, _event(event))
+            return func(data, stat)
+
+        self._start(_zoolock._data_watch, changed)
+        return func
+
+    def _start(self, start, changed):
+        from .exceptions import ConnectionClosedError
+
+        try:
+            self._watch = start(self._client, self._path, changed)
+        except ConnectionClosedError:
+            return  # kazoo's watches ignore a closed client
+        self._client._keep(self)
+
+    def _done(self):
+        return self._watch is None or self._watch.stopped
+
+    @property
+    def _stopped(self):
+        return self._done()
+
+    def stop(self):
+        """Ends the watch (zoolock's; kazoo's way is returning ``False``)."""
+        if self._watch is not None:
+            self._watch.stop()
+
+
+class ChildrenWatch(DataWatch):
+    """kazoo's ``ChildrenWatch(client, path, func, allow_session_lost=True,
+    send_event=False)``: ``func(children)`` (``func(children, event)`` with
+    ``send_event``) now and after each change, until ``func`` returns
+    ``False`` or the node is deleted. On a node that does not exist it stops
+    at once without a call, as kazoo's. ``allow_session_lost=False`` stops
+    it when the session is lost."""
+
+    def __init__(self, client, path, func=None, allow_session_lost=True, send_event=False):
+        self._allow_session_lost = allow_session_lost
+        self._send_event = send_event
+        super().__init__(client, path, func)
+
+    def __call__(self, func):
+        if self._used:
+            raise KazooException("A function has already been associated with this ChildrenWatch instance.")
+        self._used = True
+        self._func = func
+
+        def changed(children, event):
+            return func(children, _event(event)) if self._send_event else func(children)
+
+        try:
+            self._start(_zoolock._children_watch, changed)
+        except NoNodeError:
+            return func  # kazoo's: a watch of a missing node ends silently
+        if not self._allow_session_lost and self._watch is not None:
+            watch = self._watch
+
+            def on_state(state):
+                if state == "LOST" or watch.stopped:
+                    watch.stop()
+                    return True
+                return None
+
+            self._client.add_listener(on_state)
+        return func
+
+
+class Election:
+    """kazoo's ``Election(client, path, identifier=None)``: ``run(func, *args,
+    **kwargs)`` waits until this candidate leads (holds the ``Lock`` at
+    ``path``, whose candidates kazoo's ``Election`` shares), calls ``func``,
+    and resigns when it returns or raises. ``cancel()`` withdraws a waiting
+    ``run`` (it returns ``None``); ``contenders()`` lists the identifiers,
+    the leader first. zoolock's own: ``fenced()`` during ``func``, a
+    transaction that commits only while this candidate leads, and ``lock``
+    for the term's ``fencing_token`` and ``lost`` event."""
+
+    def __init__(self, client, path, identifier=None):
+        self.lock = client.Lock(path, identifier)
+
+    def run(self, func, *args, **kwargs):
+        """Waits to lead, calls ``func(*args, **kwargs)``, then resigns; returns
+        ``None`` (also when cancelled); ``ValueError`` if ``func`` is not callable."""
+        if not callable(func):
+            raise ValueError("leader function is not callable")
+        try:
+            with self.lock:
+                func(*args, **kwargs)
+        except CancelledError:
+            pass
+
+    def cancel(self):
+        """Withdraws this candidate: a waiting ``run`` returns."""
+        self.lock.cancel()
+
+    def contenders(self):
+        """The candidates' identifiers, the leader first."""
+        return self.lock.contenders()
+
+    def fenced(self):
+        """A transaction that commits only while this candidate leads."""
+        return self.lock.fenced()
+
+
+def fenced(holder):
+    """``lock.fenced()``: a ``TransactionRequest`` that commits only while
+    this lock (or semaphore lease) holds — its multi first checks the
+    holder's own node — else raises ``NotHeldError`` and writes nothing.
+    State kept in ZooKeeper is then safe from a holder that lost its lock
+    without knowing (a long pause, a partition)."""
+    return TransactionRequest(_zoolock._holder_client(holder), fence=holder)

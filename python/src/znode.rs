@@ -1,0 +1,492 @@
+//! The znode API's translation: private functions over the core's `Session`
+//! operations, transactions and watches, which the Python package's
+//! `KazooClient` (`zoolock/_znode.py`) wraps in kazoo's names, argument
+//! checks and return types. Every ZooKeeper decision is the core's.
+
+use std::sync::{Arc, Mutex};
+
+use pyo3::exceptions::PyTypeError;
+use pyo3::prelude::*;
+use pyo3::types::{PyBytes, PyDict, PyList, PyString, PyTuple};
+use zoolock::{
+    Acl, AuthId, ChildrenWatch, Create, DataWatch, Error, OpResult, Retry, Session, Stat,
+    WatchEvent, WatchEventKind,
+};
+
+use crate::client::{permission, Client};
+use crate::errors::{to_py, ConnectionClosedError, ConnectionLoss, IntoPy, SessionExpiredError};
+use crate::holder::Holder;
+use crate::wait::{attach_from_thread, interruptible, is_main_thread};
+
+/// kazoo's `ZnodeStat` field order; the package makes its namedtuple of it.
+fn stat_tuple<'py>(py: Python<'py>, s: &Stat) -> PyResult<Bound<'py, PyTuple>> {
+    PyTuple::new(
+        py,
+        [
+            s.czxid,
+            s.mzxid,
+            s.ctime,
+            s.mtime,
+            s.version.into(),
+            s.cversion.into(),
+            s.aversion.into(),
+            s.ephemeral_owner,
+            s.data_length.into(),
+            s.num_children.into(),
+            s.pzxid,
+        ],
+    )
+}
+
+fn session_of(client: &Bound<'_, PyAny>) -> PyResult<Session> {
+    let client = client
+        .cast::<Client>()
+        .map_err(|_| PyTypeError::new_err("not a zoolock KazooClient"))?;
+    Ok(client.get().session()?.1)
+}
+
+/// `(perms, scheme, id)` triples, checked by the package.
+fn acls(given: Option<Vec<(u32, String, String)>>) -> PyResult<Option<Vec<Acl>>> {
+    given
+        .map(|list| {
+            list.into_iter()
+                .map(|(perms, scheme, id)| {
+                    Ok(Acl::new(permission(perms)?, AuthId::new(&scheme, &id)))
+                })
+                .collect()
+        })
+        .transpose()
+}
+
+fn create_options(
+    ephemeral: bool,
+    sequence: bool,
+    makepath: bool,
+    acls: Option<Vec<Acl>>,
+) -> Create {
+    Create {
+        ephemeral,
+        sequence,
+        makepath,
+        acls,
+    }
+}
+
+/// Runs a core call with the GIL released, Ctrl-C interrupting it.
+fn call<T: Send + 'static>(
+    py: Python<'_>,
+    work: impl std::future::Future<Output = zoolock::Result<T>> + Send + 'static,
+) -> PyResult<T> {
+    interruptible(py, work)?.py_err()
+}
+
+#[pyfunction]
+fn _exists<'py>(
+    py: Python<'py>,
+    client: &Bound<'py, PyAny>,
+    path: String,
+) -> PyResult<Option<Bound<'py, PyTuple>>> {
+    let s = session_of(client)?;
+    let stat = call(py, async move { s.exists(&path).await })?;
+    stat.map(|stat| stat_tuple(py, &stat)).transpose()
+}
+
+#[pyfunction]
+fn _get<'py>(
+    py: Python<'py>,
+    client: &Bound<'py, PyAny>,
+    path: String,
+) -> PyResult<(Bound<'py, PyBytes>, Bound<'py, PyTuple>)> {
+    let s = session_of(client)?;
+    let (data, stat) = call(py, async move { s.get(&path).await })?;
+    Ok((PyBytes::new(py, &data), stat_tuple(py, &stat)?))
+}
+
+#[pyfunction]
+fn _set<'py>(
+    py: Python<'py>,
+    client: &Bound<'py, PyAny>,
+    path: String,
+    data: &[u8],
+    version: i32,
+) -> PyResult<Bound<'py, PyTuple>> {
+    let (s, data) = (session_of(client)?, data.to_vec());
+    let stat = call(py, async move { s.set(&path, &data, Some(version)).await })?;
+    stat_tuple(py, &stat)
+}
+
+#[pyfunction]
+#[allow(clippy::too_many_arguments)]
+fn _create<'py>(
+    py: Python<'py>,
+    client: &Bound<'py, PyAny>,
+    path: String,
+    data: &[u8],
+    acl: Option<Vec<(u32, String, String)>>,
+    ephemeral: bool,
+    sequence: bool,
+    makepath: bool,
+) -> PyResult<(String, Bound<'py, PyTuple>)> {
+    let (s, data) = (session_of(client)?, data.to_vec());
+    let options = create_options(ephemeral, sequence, makepath, acls(acl)?);
+    let (created, stat) = call(py, async move { s.create(&path, &data, &options).await })?;
+    Ok((created, stat_tuple(py, &stat)?))
+}
+
+#[pyfunction]
+fn _delete(
+    py: Python<'_>,
+    client: &Bound<'_, PyAny>,
+    path: String,
+    version: i32,
+    recursive: bool,
+) -> PyResult<()> {
+    let s = session_of(client)?;
+    call(py, async move {
+        s.delete(&path, Some(version), recursive).await
+    })
+}
+
+#[pyfunction]
+fn _children<'py>(
+    py: Python<'py>,
+    client: &Bound<'py, PyAny>,
+    path: String,
+    include_data: bool,
+) -> PyResult<(Vec<String>, Option<Bound<'py, PyTuple>>)> {
+    let s = session_of(client)?;
+    if include_data {
+        let (children, stat) = call(py, async move { s.children_and_stat(&path).await })?;
+        return Ok((children, Some(stat_tuple(py, &stat)?)));
+    }
+    Ok((call(py, async move { s.children(&path).await })?, None))
+}
+
+#[pyfunction]
+fn _ensure_path(
+    py: Python<'_>,
+    client: &Bound<'_, PyAny>,
+    path: String,
+    acl: Option<Vec<(u32, String, String)>>,
+) -> PyResult<()> {
+    let (s, acls) = (session_of(client)?, acls(acl)?);
+    call(
+        py,
+        async move { s.ensure_path(&path, acls.as_deref()).await },
+    )
+}
+
+#[pyfunction]
+fn _sync(py: Python<'_>, client: &Bound<'_, PyAny>, path: String) -> PyResult<()> {
+    let s = session_of(client)?;
+    call(py, async move { s.sync(&path).await })
+}
+
+/// Commits kazoo `TransactionRequest` operations, given as tuples
+/// `("check", path, version)`, `("create", path, data, acl, ephemeral, sequence)`,
+/// `("set", path, data, version)`, `("delete", path, version)`; `fence`, a
+/// holder whose hold the commit requires. Returns `(None, results)`, or
+/// `(index, exception)` when the server refused operation `index` (kazoo
+/// reports that per operation). Bad arguments, a failed fence (`NotHeldError`)
+/// and a failed request raise.
+#[pyfunction]
+#[pyo3(signature = (client, ops, fence=None))]
+fn _commit<'py>(
+    py: Python<'py>,
+    client: &Bound<'py, PyAny>,
+    ops: &Bound<'py, PyList>,
+    fence: Option<&Bound<'py, PyAny>>,
+) -> PyResult<(Option<usize>, Bound<'py, PyAny>)> {
+    let mut transaction = session_of(client)?.transaction();
+    if let Some(fence) = fence {
+        let holder = fence
+            .cast::<Holder>()
+            .map_err(|_| PyTypeError::new_err("fence must be a zoolock lock"))?;
+        if !holder.get().client.bind(py).is(client) {
+            return Err(PyTypeError::new_err(
+                "a fenced transaction goes on its lock's client",
+            ));
+        }
+        let core = holder.get().core()?;
+        transaction = transaction.fenced_by(&*core).py_err()?;
+    }
+    for op in ops.iter() {
+        let kind: String = op.get_item(0)?.extract()?;
+        let path: String = op.get_item(1)?.extract()?;
+        transaction = match kind.as_str() {
+            "check" => transaction.check(&path, Some(op.get_item(2)?.extract()?)),
+            "create" => {
+                let data: Vec<u8> = op.get_item(2)?.cast::<PyBytes>()?.as_bytes().to_vec();
+                let acl = acls(op.get_item(3)?.extract()?)?;
+                let options = create_options(
+                    op.get_item(4)?.extract()?,
+                    op.get_item(5)?.extract()?,
+                    false,
+                    acl,
+                );
+                transaction.create(&path, &data, options)
+            }
+            "set" => {
+                let data = op.get_item(2)?.cast::<PyBytes>()?.as_bytes().to_vec();
+                transaction.set(&path, &data, Some(op.get_item(3)?.extract()?))
+            }
+            "delete" => transaction.delete(&path, Some(op.get_item(2)?.extract()?)),
+            other => {
+                return Err(PyTypeError::new_err(format!(
+                    "unknown transaction operation {other}"
+                )))
+            }
+        };
+    }
+    let committed = interruptible(py, transaction.commit_indexed())?;
+    match committed {
+        Ok(results) => {
+            let list = PyList::empty(py);
+            for result in results {
+                match result {
+                    OpResult::Checked | OpResult::Deleted => list.append(true)?,
+                    OpResult::Created { path, .. } => list.append(path)?,
+                    OpResult::Set(stat) => list.append(stat_tuple(py, &stat)?)?,
+                }
+            }
+            Ok((None, list.into_any()))
+        }
+        // Refused before anything was sent (bad arguments): an error, not a result.
+        Err((_, err @ (Error::InvalidPath { .. } | Error::InvalidArgument(_)))) => Err(to_py(err)),
+        Err((Some(index), err)) => Ok((
+            Some(index),
+            to_py(err).into_value(py).into_bound(py).into_any(),
+        )),
+        Err((None, err)) => Err(to_py(err)),
+    }
+}
+
+/// What one try of `retry` came to: the value or a final exception
+/// (`Ok`), or an error the core's retry tries again after (`Err`), with
+/// the exception to raise if it gives up.
+type Tried = zoolock::Result<PyResult<Py<PyAny>>>;
+
+/// Calls `func` once: ConnectionLoss and SessionExpiredError (not its
+/// subclass ConnectionClosedError) are the core's retryable errors.
+fn try_once(call: &Call, raised: &Mutex<Option<PyErr>>) -> Tried {
+    let (func, args, kwargs) = call;
+    Python::attach(|py| {
+        let err = match func.call(py, args.bind(py), kwargs.as_ref().map(|k| k.bind(py))) {
+            Ok(value) => return Ok(Ok(value)),
+            Err(err) => err,
+        };
+        let retryable = if err.is_instance_of::<ConnectionLoss>(py) {
+            Error::ConnectionLoss(std::time::Duration::ZERO)
+        } else if err.is_instance_of::<SessionExpiredError>(py)
+            && !err.is_instance_of::<ConnectionClosedError>(py)
+        {
+            Error::SessionExpired {
+                action: "retry",
+                path: "/".into(),
+            }
+        } else {
+            return Ok(Err(err));
+        };
+        *raised.lock().unwrap() = Some(err);
+        Err(retryable)
+    })
+}
+
+/// `func`, `args` and `kwargs` of a `retry`.
+type Call = (Py<PyAny>, Py<PyTuple>, Option<Py<PyDict>>);
+
+/// kazoo's `retry(func, *args, **kwargs)` over the core's `Session::retry`:
+/// `func` again after `ConnectionLoss` or `SessionExpiredError` (not after
+/// `ConnectionClosedError`), once the session is connected (a new one after
+/// an expiry), at most 5 times in a minute; then its last exception. On the
+/// main thread the waits between tries are interruptible (Ctrl-C).
+#[pyfunction]
+#[pyo3(signature = (client, func, *args, **kwargs))]
+fn _retry(
+    py: Python<'_>,
+    client: &Bound<'_, PyAny>,
+    func: Py<PyAny>,
+    args: Py<PyTuple>,
+    kwargs: Option<Py<PyDict>>,
+) -> PyResult<Py<PyAny>> {
+    let session = session_of(client)?;
+    let call: Arc<Call> = Arc::new((func, args, kwargs));
+    let raised = Arc::new(Mutex::new(None));
+    let outcome = if is_main_thread(py) {
+        // Polled on this thread (interruptible's way), so `func`'s own calls
+        // poll there too; `retry_blocking` below would nest a runtime's
+        // block_on in theirs off the main thread.
+        let raised = raised.clone();
+        let tries = async move {
+            let attempt = || {
+                let (call, raised) = (call.clone(), raised.clone());
+                async move { try_once(&call, &raised) }
+            };
+            session.retry(Retry::default(), attempt).await
+        };
+        interruptible(py, tries)?
+    } else {
+        py.detach(|| session.retry_blocking(Retry::default(), || try_once(&call, &raised)))
+    };
+    match outcome {
+        Ok(done) => done,
+        Err(err) if err.is_retryable() => {
+            Err(raised.lock().unwrap().take().unwrap_or_else(|| to_py(err)))
+        }
+        Err(err) => Err(to_py(err)),
+    }
+}
+
+fn event_tuple<'py>(py: Python<'py>, event: Option<WatchEvent>) -> PyResult<Bound<'py, PyAny>> {
+    let Some(event) = event else {
+        return Ok(py.None().into_bound(py));
+    };
+    // kazoo's EventType names.
+    let kind = match event.kind {
+        WatchEventKind::Created => "CREATED",
+        WatchEventKind::Deleted => "DELETED",
+        WatchEventKind::Changed => "CHANGED",
+        WatchEventKind::Child => "CHILD",
+    };
+    Ok(PyTuple::new(
+        py,
+        [PyString::new(py, kind), PyString::new(py, &event.path)],
+    )?
+    .into_any())
+}
+
+/// Calls the package's watch callback; it returns False to end the watch.
+/// What it raises is reported (nowhere to raise it to) and the watch goes on.
+fn call_back(
+    callback: &Py<PyAny>,
+    args: impl FnOnce(Python<'_>) -> PyResult<Bound<'_, PyTuple>>,
+) -> bool {
+    attach_from_thread(|py| {
+        let result = args(py).and_then(|args| callback.bind(py).call1(args));
+        match result {
+            Ok(result) => !result.is(&*pyo3::types::PyBool::new(py, false)),
+            Err(err) => {
+                err.write_unraisable(py, Some(callback.bind(py)));
+                true
+            }
+        }
+    })
+    // Python is shutting down: nothing to call any more.
+    .unwrap_or(false)
+}
+
+/// A running core watch, kept alive by the package's `DataWatch` or
+/// `ChildrenWatch` (dropping it stops the watch).
+#[pyclass(frozen, module = "zoolock._zoolock")]
+pub struct Watch {
+    inner: WatchKind,
+}
+
+enum WatchKind {
+    Data(DataWatch),
+    Children(ChildrenWatch),
+}
+
+#[pymethods]
+impl Watch {
+    /// Ends the watch: no call starts after this returns.
+    fn stop(&self) {
+        match &self.inner {
+            WatchKind::Data(w) => w.stop(),
+            WatchKind::Children(w) => w.stop(),
+        }
+    }
+
+    /// Whether the watch has ended (stopped, the callback returned False,
+    /// the node of a children watch deleted, the client stopped).
+    #[getter]
+    fn stopped(&self) -> bool {
+        match &self.inner {
+            WatchKind::Data(w) => w.is_stopped(),
+            WatchKind::Children(w) => w.is_stopped(),
+        }
+    }
+}
+
+/// Starts the core's data watch: `callback(data, stat, event)` with bytes
+/// or None, a stat tuple or None, `(type, path)` or None.
+#[pyfunction]
+fn _data_watch(
+    py: Python<'_>,
+    client: &Bound<'_, PyAny>,
+    path: String,
+    callback: Py<PyAny>,
+) -> PyResult<Watch> {
+    let s = session_of(client)?;
+    let on_change = move |value: Option<(Vec<u8>, Stat)>, event: Option<WatchEvent>| {
+        call_back(&callback, |py| {
+            let (data, stat) = match &value {
+                Some((data, stat)) => (
+                    PyBytes::new(py, data).into_any(),
+                    stat_tuple(py, stat)?.into_any(),
+                ),
+                None => (py.None().into_bound(py), py.None().into_bound(py)),
+            };
+            PyTuple::new(py, [data, stat, event_tuple(py, event)?])
+        })
+    };
+    let watch = call(
+        py,
+        async move { DataWatch::start(&s, &path, on_change).await },
+    )?;
+    Ok(Watch {
+        inner: WatchKind::Data(watch),
+    })
+}
+
+/// Starts the core's children watch: `callback(children, event)`.
+#[pyfunction]
+fn _children_watch(
+    py: Python<'_>,
+    client: &Bound<'_, PyAny>,
+    path: String,
+    callback: Py<PyAny>,
+) -> PyResult<Watch> {
+    let s = session_of(client)?;
+    let on_change = move |children: Vec<String>, event: Option<WatchEvent>| {
+        call_back(&callback, |py| {
+            PyTuple::new(
+                py,
+                [
+                    PyList::new(py, children)?.into_any(),
+                    event_tuple(py, event)?,
+                ],
+            )
+        })
+    };
+    let watch = call(py, async move {
+        ChildrenWatch::start(&s, &path, on_change).await
+    })?;
+    Ok(Watch {
+        inner: WatchKind::Children(watch),
+    })
+}
+
+/// The client a lock or semaphore was made on (for its `fenced()`).
+#[pyfunction]
+fn _holder_client(holder: &Bound<'_, Holder>) -> Py<Client> {
+    holder.get().client.clone_ref(holder.py())
+}
+
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<Watch>()?;
+    m.add_function(wrap_pyfunction!(_exists, m)?)?;
+    m.add_function(wrap_pyfunction!(_get, m)?)?;
+    m.add_function(wrap_pyfunction!(_set, m)?)?;
+    m.add_function(wrap_pyfunction!(_create, m)?)?;
+    m.add_function(wrap_pyfunction!(_delete, m)?)?;
+    m.add_function(wrap_pyfunction!(_children, m)?)?;
+    m.add_function(wrap_pyfunction!(_ensure_path, m)?)?;
+    m.add_function(wrap_pyfunction!(_sync, m)?)?;
+    m.add_function(wrap_pyfunction!(_commit, m)?)?;
+    m.add_function(wrap_pyfunction!(_retry, m)?)?;
+    m.add_function(wrap_pyfunction!(_holder_client, m)?)?;
+    m.add_function(wrap_pyfunction!(_data_watch, m)?)?;
+    m.add_function(wrap_pyfunction!(_children_watch, m)?)?;
+    Ok(())
+}
