@@ -226,6 +226,8 @@ async fn watch_data(
     let fail = |started: &mut Option<oneshot::Sender<_>>, err: Error| {
         match started.take() {
             Some(started) => drop(started.send(Err(err))),
+            // A closed session, or a watch stopped meanwhile, ends it as asked: no warning.
+            None if matches!(err, Error::Closed) || flag.is_stopped() => {}
             None => tracing::warn!(%err, path, "zoolock data watch ended"),
         }
         flag.stop();
@@ -338,7 +340,9 @@ async fn watch_children(
     let fail = |started: &mut Option<oneshot::Sender<_>>, err: Option<Error>| {
         match (started.take(), err) {
             (Some(started), Some(err)) => drop(started.send(Err(err))),
-            (None, Some(err)) => tracing::warn!(%err, path, "zoolock children watch ended"),
+            (None, Some(err)) if !matches!(err, Error::Closed) && !flag.is_stopped() => {
+                tracing::warn!(%err, path, "zoolock children watch ended")
+            }
             _ => {}
         }
         flag.stop();

@@ -258,6 +258,21 @@ def test_a_decorated_watch_lives_on_after_its_object_is_dropped(client, base):
         assert changed.wait_for(lambda: seen[-1:] == [b"1"], DEADLINE)
 
 
+def test_stopping_watches_and_closing_the_client_log_no_warning(make_client, base, caplog):
+    """Ending a watch as asked (its client stopped and closed) is no
+    trouble worth a warning; only a watch that ends on its own is."""
+    client = make_client()
+    client.ensure_path(base)
+    client.DataWatch(base, lambda data, stat: None)
+    client.ChildrenWatch(base, lambda children: None)
+    with caplog.at_level("WARNING", logger="zoolock"):
+        client.stop()
+        client.close()
+        # The core's watch tasks end on the close; their log lines reach Python by then.
+        gc.collect()
+    assert [r.getMessage() for r in caplog.records if "watch ended" in r.getMessage()] == []
+
+
 # ---- retry --------------------------------------------------------------------------
 
 
