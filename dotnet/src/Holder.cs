@@ -30,8 +30,11 @@ namespace ZooLock
             Path = path;
         }
 
-        /// <summary>A lock holder; a <paramref name="reentrant"/> one is shared by all acquisitions of its lock, whose owners the core counts.</summary>
-        internal static Holder NewLock(ZooKeeperSession session, string path, int kind, string identifier, bool reentrant = false)
+        /// <summary>
+        /// A lock holder; a <paramref name="reentrant"/> one is shared by all acquisitions of its lock, whose owners the core counts.
+        /// Without <paramref name="mirror"/> it waits by listing the children, as kazoo and Curator do.
+        /// </summary>
+        internal static Holder NewLock(ZooKeeperSession session, string path, int kind, string identifier, bool reentrant = false, bool mirror = true)
         {
             var holder = new Holder(path);
             if (reentrant) holder.loss.Holds = holder.Holds;
@@ -43,7 +46,8 @@ namespace ZooLock
                 fixed (byte* p = pathBytes, i = id)
                 {
                     Interop.Check(NativeMethods.zl_lock_new((ZlSession*)s, p, (uint)pathBytes.Length, kind,
-                        NativeMethods.ZL_SCHEME_KAZOO, i, (uint)id.Length, (byte)(reentrant ? 1 : 0), &created));
+                        NativeMethods.ZL_SCHEME_KAZOO, i, (uint)id.Length,
+                        (reentrant ? NativeMethods.ZL_LOCK_REENTRANT : 0) | (mirror ? 0 : NativeMethods.ZL_LOCK_LISTING), &created));
                 }
                 holder.Set((IntPtr)created);
                 return 0;

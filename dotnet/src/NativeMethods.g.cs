@@ -167,6 +167,14 @@ namespace ZooLock.Native
         /// </summary>
         internal const int ZL_SCHEME_CURATOR = 1;
         /// <summary>
+        ///  `zl_lock_new` option: reentrant per owner.
+        /// </summary>
+        internal const uint ZL_LOCK_REENTRANT = 1;
+        /// <summary>
+        ///  `zl_lock_new` option: wait by listing, not on the session's mirror of the path.
+        /// </summary>
+        internal const uint ZL_LOCK_LISTING = 2;
+        /// <summary>
         ///  An exclusive node: a mutex's, or a kazoo write lock's (kazoo names both alike).
         /// </summary>
         internal const int ZL_PARTICIPANT_LOCK = 0;
@@ -379,17 +387,21 @@ namespace ZooLock.Native
         ///  `WriteLock` by `kind`: a read/write lock is a pair of holders of kinds
         ///  READ and WRITE on one path); nothing is sent to the server yet.
         ///  `identifier` is the node data others see in `zl_holder_queue`.
-        ///  `reentrant` 1 makes the lock reentrant per owner (Curator's
-        ///  `InterProcessMutex`): an acquire by the `owner` that holds counts up and
-        ///  succeeds at once, each `zl_holder_release` by it counts down, the last one
-        ///  deletes the node; another owner's acquire waits, its release fails with
-        ///  `ZL_NOT_OWNER`. 0: kazoo's lock, whose owners are all one.
+        ///  `options` is 0 or a sum of flags. `ZL_LOCK_REENTRANT` makes the lock
+        ///  reentrant per owner (Curator's `InterProcessMutex`): an acquire by the
+        ///  `owner` that holds counts up and succeeds at once, each
+        ///  `zl_holder_release` by it counts down, the last one deletes the node;
+        ///  another owner's acquire waits, its release fails with `ZL_NOT_OWNER`.
+        ///  Without it: kazoo's lock, whose owners are all one. `ZL_LOCK_LISTING`
+        ///  waits by listing the children and watching the predecessor (kazoo's way)
+        ///  instead of on the session's mirror of the path: the cheaper choice where
+        ///  more than about 20 processes hold handles on one path at once.
         ///
         ///  # Safety
         ///  `session` must be a live handle; the byte ranges valid; `out_holder` valid for writes.
         /// </summary>
         [DllImport(__DllName, EntryPoint = "zl_lock_new", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
-        internal static extern int zl_lock_new(ZlSession* session, byte* path, uint path_len, int kind, int scheme, byte* identifier, uint identifier_len, byte reentrant, ZlHolder** out_holder);
+        internal static extern int zl_lock_new(ZlSession* session, byte* path, uint path_len, int kind, int scheme, byte* identifier, uint identifier_len, uint options, ZlHolder** out_holder);
 
         /// <summary>
         ///  Creates a semaphore holder on `path` with `max_leases` leases (kazoo's

@@ -32,13 +32,19 @@ namespace ZooLock
         /// acquires have no thread of their own: each is an owner of its own and
         /// never re-enters.
         /// </param>
+        /// <param name="mirror">
+        /// Waits on the session's one recursive watch of the path (the default: two
+        /// requests per acquisition); false waits by listing the children and watching
+        /// the predecessor, as Curator does: the cheaper choice where more than about
+        /// 20 processes hold handles on one path at once.
+        /// </param>
         /// <exception cref="ArgumentException">The path is null, empty or not a valid lock path.</exception>
         /// <exception cref="ObjectDisposedException">The session was disposed.</exception>
-        public ZooKeeperDistributedLock(string path, ZooKeeperSession session, string identifier = null, bool reentrant = false)
+        public ZooKeeperDistributedLock(string path, ZooKeeperSession session, string identifier = null, bool reentrant = false, bool mirror = true)
         {
             if (path == null) throw new ArgumentNullException("path");
             if (session == null) throw new ArgumentNullException("session");
-            pool = new HolderPool(() => Holder.NewLock(session, path, NativeMethods.ZL_KIND_MUTEX, identifier, reentrant), reentrant);
+            pool = new HolderPool(() => Holder.NewLock(session, path, NativeMethods.ZL_KIND_MUTEX, identifier, reentrant, mirror), reentrant);
         }
 
         /// <summary>The lock path.</summary>

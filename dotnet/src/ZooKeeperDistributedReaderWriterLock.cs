@@ -17,13 +17,14 @@ namespace ZooLock
         readonly HolderPool writers;
 
         /// <summary>A read/write lock on <paramref name="path"/> through <paramref name="session"/>.</summary>
+        /// <param name="mirror">As <see cref="ZooKeeperDistributedLock"/>'s: false waits by listing.</param>
         /// <exception cref="ArgumentException">The path is null, empty or not a valid lock path.</exception>
-        public ZooKeeperDistributedReaderWriterLock(string path, ZooKeeperSession session, string identifier = null)
+        public ZooKeeperDistributedReaderWriterLock(string path, ZooKeeperSession session, string identifier = null, bool mirror = true)
         {
             if (path == null) throw new ArgumentNullException("path");
             if (session == null) throw new ArgumentNullException("session");
-            readers = new HolderPool(() => Holder.NewLock(session, path, NativeMethods.ZL_KIND_READ, identifier));
-            writers = new HolderPool(() => Holder.NewLock(session, path, NativeMethods.ZL_KIND_WRITE, identifier));
+            readers = new HolderPool(() => Holder.NewLock(session, path, NativeMethods.ZL_KIND_READ, identifier, mirror: mirror));
+            writers = new HolderPool(() => Holder.NewLock(session, path, NativeMethods.ZL_KIND_WRITE, identifier, mirror: mirror));
         }
 
         /// <summary>The lock path.</summary>

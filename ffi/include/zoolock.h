@@ -69,6 +69,16 @@
 #define ZL_SCHEME_CURATOR 1
 
 /**
+ * `zl_lock_new` option: reentrant per owner.
+ */
+#define ZL_LOCK_REENTRANT 1
+
+/**
+ * `zl_lock_new` option: wait by listing, not on the session's mirror of the path.
+ */
+#define ZL_LOCK_LISTING 2
+
+/**
  * An exclusive node: a mutex's, or a kazoo write lock's (kazoo names both alike).
  */
 #define ZL_PARTICIPANT_LOCK 0
@@ -572,11 +582,15 @@ void zl_leadership_free(struct ZlLeadership *leadership);
  * `WriteLock` by `kind`: a read/write lock is a pair of holders of kinds
  * READ and WRITE on one path); nothing is sent to the server yet.
  * `identifier` is the node data others see in `zl_holder_queue`.
- * `reentrant` 1 makes the lock reentrant per owner (Curator's
- * `InterProcessMutex`): an acquire by the `owner` that holds counts up and
- * succeeds at once, each `zl_holder_release` by it counts down, the last one
- * deletes the node; another owner's acquire waits, its release fails with
- * `ZL_NOT_OWNER`. 0: kazoo's lock, whose owners are all one.
+ * `options` is 0 or a sum of flags. `ZL_LOCK_REENTRANT` makes the lock
+ * reentrant per owner (Curator's `InterProcessMutex`): an acquire by the
+ * `owner` that holds counts up and succeeds at once, each
+ * `zl_holder_release` by it counts down, the last one deletes the node;
+ * another owner's acquire waits, its release fails with `ZL_NOT_OWNER`.
+ * Without it: kazoo's lock, whose owners are all one. `ZL_LOCK_LISTING`
+ * waits by listing the children and watching the predecessor (kazoo's way)
+ * instead of on the session's mirror of the path: the cheaper choice where
+ * more than about 20 processes hold handles on one path at once.
  *
  * # Safety
  * `session` must be a live handle; the byte ranges valid; `out_holder` valid for writes.
@@ -588,7 +602,7 @@ int32_t zl_lock_new(const struct ZlSession *session,
                     int32_t scheme,
                     const uint8_t *identifier,
                     uint32_t identifier_len,
-                    uint8_t reentrant,
+                    uint32_t options,
                     struct ZlHolder **out_holder);
 
 /**

@@ -188,15 +188,24 @@ impl<F: Future> Future for CatchUnwind<F> {
     }
 }
 
+/// `zl_lock_new` option: reentrant per owner.
+pub const ZL_LOCK_REENTRANT: u32 = 1;
+/// `zl_lock_new` option: wait by listing, not on the session's mirror of the path.
+pub const ZL_LOCK_LISTING: u32 = 2;
+
 /// Creates a lock holder on `path` (kazoo's `Lock`, `ReadLock` or
 /// `WriteLock` by `kind`: a read/write lock is a pair of holders of kinds
 /// READ and WRITE on one path); nothing is sent to the server yet.
 /// `identifier` is the node data others see in `zl_holder_queue`.
-/// `reentrant` 1 makes the lock reentrant per owner (Curator's
-/// `InterProcessMutex`): an acquire by the `owner` that holds counts up and
-/// succeeds at once, each `zl_holder_release` by it counts down, the last one
-/// deletes the node; another owner's acquire waits, its release fails with
-/// `ZL_NOT_OWNER`. 0: kazoo's lock, whose owners are all one.
+/// `options` is 0 or a sum of flags. `ZL_LOCK_REENTRANT` makes the lock
+/// reentrant per owner (Curator's `InterProcessMutex`): an acquire by the
+/// `owner` that holds counts up and succeeds at once, each
+/// `zl_holder_release` by it counts down, the last one deletes the node;
+/// another owner's acquire waits, its release fails with `ZL_NOT_OWNER`.
+/// Without it: kazoo's lock, whose owners are all one. `ZL_LOCK_LISTING`
+/// waits by listing the children and watching the predecessor (kazoo's way)
+/// instead of on the session's mirror of the path: the cheaper choice where
+/// more than about 20 processes hold handles on one path at once.
 ///
 /// # Safety
 /// `session` must be a live handle; the byte ranges valid; `out_holder` valid for writes.
@@ -209,10 +218,13 @@ pub unsafe extern "C" fn zl_lock_new(
     scheme: i32,
     identifier: *const u8,
     identifier_len: u32,
-    reentrant: u8,
+    options: u32,
     out_holder: *mut *mut ZlHolder,
 ) -> i32 {
     guard(|| {
+        if options & !(ZL_LOCK_REENTRANT | ZL_LOCK_LISTING) != 0 {
+            return Err(Failure::invalid(format!("unknown lock options {options:#x}")));
+        }
         let session = &castable::borrow(session)?.session;
         let path = zoolock::path_from_utf8(args::bytes(path, path_len, "path")?)?;
         let identifier = args::bytes(identifier, identifier_len, "identifier")?;
@@ -228,11 +240,13 @@ pub unsafe extern "C" fn zl_lock_new(
             ZL_SCHEME_CURATOR => Scheme::Curator,
             other => return Err(Failure::invalid(format!("unknown naming scheme {other}"))),
         };
-        let reentrant = match reentrant {
-            0 | 1 => reentrant == 1,
-            other => return Err(Failure::invalid(format!("reentrant must be 0 or 1, got {other}"))),
+        let config = LockConfig {
+            identifier: identifier.to_vec(),
+            scheme,
+            reentrant: options & ZL_LOCK_REENTRANT != 0,
+            mirror: options & ZL_LOCK_LISTING == 0,
+            ..LockConfig::default()
         };
-        let config = LockConfig { identifier: identifier.to_vec(), scheme, reentrant, ..LockConfig::default() };
         let lock = Lock::new(session, path, kind, config)?;
         castable::give(ZlHolder::new(Arc::new(lock.clone()), Some(lock)), out_holder, "out_holder")
     })

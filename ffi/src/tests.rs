@@ -29,6 +29,9 @@ fn bad_arguments_get_their_codes_and_messages() {
     let mut lock = null_mut();
     assert_eq!(unsafe { zl_lock_new(null(), path.as_ptr(), 2, ZL_KIND_MUTEX, ZL_SCHEME_KAZOO, null(), 0, 0, &mut lock) }, ZL_INVALID_ARGUMENT);
     assert!(last_error().contains("session handle is null"));
+    let unknown = ZL_LOCK_LISTING << 1;
+    assert_eq!(unsafe { zl_lock_new(null(), path.as_ptr(), 2, ZL_KIND_MUTEX, ZL_SCHEME_KAZOO, null(), 0, unknown, &mut lock) }, ZL_INVALID_ARGUMENT);
+    assert!(last_error().contains("unknown lock options 0x4"), "{}", last_error());
     let mut acquired = 0u8;
     assert_eq!(unsafe { zl_holder_acquire(null(), -1, -1, 0, null(), &mut acquired) }, ZL_INVALID_ARGUMENT);
     assert_eq!(unsafe { zl_holder_release(null(), 0, null_mut()) }, ZL_INVALID_ARGUMENT);

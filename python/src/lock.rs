@@ -27,6 +27,11 @@ use crate::holder::{self, AcquireCall, Holder};
 /// Another owner's ``acquire`` waits for that (``False`` if its timeout runs
 /// out first), and its ``release`` raises ``RuntimeError``, as ``RLock``'s
 /// does. A loss ends the hold whatever the count.
+///
+/// ``mirror=False`` (zoolock's own) waits the way kazoo does, listing the
+/// children and watching the predecessor, instead of on the session's one
+/// recursive watch of the path: the cheaper choice where more than about 20
+/// processes hold handles on one path at once (see the README's "Cost").
 #[pyclass(frozen, subclass, extends = Holder, module = "zoolock")]
 pub struct Lock;
 
@@ -40,6 +45,7 @@ impl Lock {
         extra_lock_patterns: Option<&Bound<'_, PyAny>>,
         scheme: &str,
         reentrant: bool,
+        mirror: bool,
     ) -> PyResult<PyClassInitializer<Lock>> {
         let path = holder::path(path)?;
         let identifier = holder::identifier(identifier)?;
@@ -68,6 +74,7 @@ impl Lock {
             scheme,
             extra_markers,
             reentrant,
+            mirror,
             ..LockConfig::default()
         };
         let lock_path = path.clone();
@@ -87,8 +94,8 @@ impl Lock {
 impl Lock {
     #[new]
     #[pyo3(
-        signature = (client, path, identifier=None, extra_lock_patterns=None, *, scheme="kazoo", reentrant=false),
-        text_signature = "(client, path, identifier=None, extra_lock_patterns=(), *, scheme='kazoo', reentrant=False)"
+        signature = (client, path, identifier=None, extra_lock_patterns=None, *, scheme="kazoo", reentrant=false, mirror=true),
+        text_signature = "(client, path, identifier=None, extra_lock_patterns=(), *, scheme='kazoo', reentrant=False, mirror=True)"
     )]
     fn new(
         client: &Bound<'_, PyAny>,
@@ -97,6 +104,7 @@ impl Lock {
         extra_lock_patterns: Option<&Bound<'_, PyAny>>,
         scheme: &str,
         reentrant: bool,
+        mirror: bool,
     ) -> PyResult<PyClassInitializer<Self>> {
         Lock::init(
             Kind::Mutex,
@@ -106,6 +114,7 @@ impl Lock {
             extra_lock_patterns,
             scheme,
             reentrant,
+            mirror,
         )
     }
 
@@ -197,8 +206,8 @@ macro_rules! read_write_lock {
         impl $name {
             #[new]
             #[pyo3(
-                signature = (client, path, identifier=None, extra_lock_patterns=None, *, scheme="kazoo"),
-                text_signature = "(client, path, identifier=None, extra_lock_patterns=(), *, scheme='kazoo')"
+                signature = (client, path, identifier=None, extra_lock_patterns=None, *, scheme="kazoo", mirror=true),
+                text_signature = "(client, path, identifier=None, extra_lock_patterns=(), *, scheme='kazoo', mirror=True)"
             )]
             fn new(
                 client: &Bound<'_, PyAny>,
@@ -206,6 +215,7 @@ macro_rules! read_write_lock {
                 identifier: Option<&Bound<'_, PyAny>>,
                 extra_lock_patterns: Option<&Bound<'_, PyAny>>,
                 scheme: &str,
+                mirror: bool,
             ) -> PyResult<PyClassInitializer<Self>> {
                 let lock = Lock::init(
                     $kind,
@@ -215,6 +225,7 @@ macro_rules! read_write_lock {
                     extra_lock_patterns,
                     scheme,
                     false,
+                    mirror,
                 )?;
                 Ok(lock.add_subclass($name))
             }

@@ -220,3 +220,21 @@ def test_deleting_the_holders_node_says_node_deleted(make_client, kz, path):
     assert lock.lost_reason == "NODE_DELETED" and lock.state == "LOST"
     assert not lock.is_acquired
     assert make_client().Lock(path).acquire(blocking=False) is True
+
+
+def test_a_lock_that_lists_hands_over_to_a_mirrored_one_and_back(make_client, kz, path):
+    """mirror=False waits by listing, as kazoo does; either design excludes
+    the other on one path and wakes on the other's release."""
+    listing = make_client().Lock(path, "listing", mirror=False)
+    mirrored = make_client().Lock(path, "mirrored")
+    assert listing.acquire(timeout=DEADLINE)
+    waiting = run_in_thread(lambda: mirrored.acquire(timeout=DEADLINE))
+    until_children(kz, path, lambda children: len(children) == 2, "the mirrored lock to queue")
+    assert not mirrored.is_acquired
+    listing.release()
+    assert waiting.result(DEADLINE)
+    got = run_in_thread(lambda: listing.acquire(timeout=DEADLINE))
+    until_children(kz, path, lambda children: len(children) == 2, "the listing lock to queue")
+    mirrored.release()
+    assert got.result(DEADLINE)
+    listing.release()

@@ -69,12 +69,12 @@ class KazooClient:
     # partial(Lock, client), see zoolock/__init__.py); typed here as methods
     # because a checker cannot read a partial's parameters off a class attribute.
     def Lock(
-        self, path: str, identifier: Any = None, extra_lock_patterns: Sequence[str] = (), *, scheme: str = "kazoo", reentrant: bool = False
+        self, path: str, identifier: Any = None, extra_lock_patterns: Sequence[str] = (), *, scheme: str = "kazoo", reentrant: bool = False, mirror: bool = True
     ) -> Lock:
         """A Lock bound to this client; reentrant=True makes it reentrant per thread or asyncio task (zoolock only)."""
-    def ReadLock(self, path: str, identifier: Any = None, extra_lock_patterns: Sequence[str] = (), *, scheme: str = "kazoo") -> ReadLock:
+    def ReadLock(self, path: str, identifier: Any = None, extra_lock_patterns: Sequence[str] = (), *, scheme: str = "kazoo", mirror: bool = True) -> ReadLock:
         """A ReadLock bound to this client."""
-    def WriteLock(self, path: str, identifier: Any = None, extra_lock_patterns: Sequence[str] = (), *, scheme: str = "kazoo") -> WriteLock:
+    def WriteLock(self, path: str, identifier: Any = None, extra_lock_patterns: Sequence[str] = (), *, scheme: str = "kazoo", mirror: bool = True) -> WriteLock:
         """A WriteLock bound to this client."""
     def Semaphore(self, path: str, identifier: Any = None, max_leases: int = 1) -> Semaphore:
         """A Semaphore bound to this client."""
@@ -171,6 +171,7 @@ class Lock(Holder):
         *,
         scheme: str = "kazoo",
         reentrant: bool = False,
+        mirror: bool = True,
     ) -> None: ...
     def acquire(self, blocking: bool = True, timeout: Optional[float] = None, ephemeral: bool = True, *, lease: Optional[float] = None) -> bool:
         """True once held; False for a failed non-blocking try; LockTimeout when the timeout runs out
@@ -192,14 +193,14 @@ class ReadLock(Lock):
     """Shared with other readers; excludes writers."""
 
     def __init__(
-        self, client: KazooClient, path: str, identifier: Any = None, extra_lock_patterns: Sequence[str] = (), *, scheme: str = "kazoo"
+        self, client: KazooClient, path: str, identifier: Any = None, extra_lock_patterns: Sequence[str] = (), *, scheme: str = "kazoo", mirror: bool = True
     ) -> None: ...
 
 class WriteLock(Lock):
     """Exclusive; waits for every earlier reader and writer."""
 
     def __init__(
-        self, client: KazooClient, path: str, identifier: Any = None, extra_lock_patterns: Sequence[str] = (), *, scheme: str = "kazoo"
+        self, client: KazooClient, path: str, identifier: Any = None, extra_lock_patterns: Sequence[str] = (), *, scheme: str = "kazoo", mirror: bool = True
     ) -> None: ...
 
 class Semaphore(Holder):
