@@ -17,6 +17,9 @@ namespace ZooLock
         readonly HolderPool writers;
 
         /// <summary>A read/write lock on <paramref name="path"/> through <paramref name="session"/>.</summary>
+        /// <param name="path">An absolute ZooKeeper path, e.g. <c>/locks/ledger</c>.</param>
+        /// <param name="session">The session to lock through.</param>
+        /// <param name="identifier">Stored in this client's nodes.</param>
         /// <param name="mirror">As <see cref="ZooKeeperDistributedLock"/>'s: false waits by listing.</param>
         /// <exception cref="ArgumentException">The path is null, empty or not a valid lock path.</exception>
         public ZooKeeperDistributedReaderWriterLock(string path, ZooKeeperSession session, string identifier = null, bool mirror = true)
