@@ -286,8 +286,9 @@ impl Ensemble {
 
     /// Forwards the request `target` picks and resets the connection at
     /// once, without waiting for the reply: the client sees a connection
-    /// loss; the server applies the request (it reads it before the reset)
-    /// but cannot answer.
+    /// loss; the server, whose side closes with a FIN after the request,
+    /// reads and applies it but cannot answer — possibly after the client's
+    /// reconnect has answered a first read.
     pub fn reset_before_reply(&self, target: Select) -> Result<FaultId> {
         self.registry.arm(FaultKind::ResetBeforeReply, target, None)
     }

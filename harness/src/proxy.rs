@@ -111,7 +111,7 @@ async fn serve(
     };
     let _ = client.set_nodelay(true);
     let _ = server.set_nodelay(true);
-    let fds = [client.as_raw_fd(), server.as_raw_fd()];
+    let fds = [client.as_raw_fd()];
     // Dropping an owned write half shuts its side down: a reset below is a
     // FIN, then an RST when the socket closes. zookeeper-client fails the
     // requests on the wire with ConnectionLoss on the FIN; a bare RST would
@@ -130,8 +130,11 @@ async fn serve(
         _ = conn.reset.notified() => true,
     };
     if reset {
-        // The sockets are still open (owned by `pumps`): make their close a reset.
-        fds.into_iter().for_each(set_linger_zero);
+        // The sockets are still open (owned by `pumps`): make the client's
+        // close a reset. The server's closes with a FIN after the bytes
+        // forwarded to it: a reset could discard a request it has not read
+        // yet, and `reset_before_reply` promises the request is applied.
+        set_linger_zero(fds[0]);
     }
 }
 
