@@ -2,7 +2,8 @@
 //! into `dotnet/`) and any other C caller (through `include/zoolock.h`, which
 //! `build.rs` generates too).
 //!
-//! - **Handles** are opaque pointers made by `zl_session_connect`,
+//! - **Handles** are opaque pointers made by `zl_session_connect` (or `zl_session_connect_with` a
+//!   `ZlSessionOptions` from `zl_session_options_new`),
 //!   `zl_cancel_new`, and `zl_lock_new` or `zl_semaphore_new` (both make a
 //!   `ZlHolder`), freed by the matching `_free` (null is ignored);
 //!   `castable.rs` says once how every handle crosses the boundary.
@@ -29,6 +30,7 @@ mod castable;
 mod dispatch;
 mod holder;
 mod listener;
+mod options;
 mod selftest;
 mod session;
 mod status;
@@ -49,6 +51,7 @@ pub use holder::{
     ZL_LOCK_LOST_SESSION_CLOSED, ZL_LOCK_LOST_SESSION_EXPIRED, ZL_LOCK_RELEASED, ZL_LOCK_SUSPENDED, ZL_SCHEME_CURATOR,
     ZL_SCHEME_KAZOO,
 };
+pub use options::*;
 pub use selftest::*;
 pub use session::*;
 pub use status::*;

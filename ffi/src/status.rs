@@ -51,6 +51,8 @@ pub const ZL_BAD_VERSION: i32 = 18;
 pub const ZL_NOT_EMPTY: i32 = 19;
 /// The session expired before the request was answered; the session connects a new one by itself.
 pub const ZL_SESSION_EXPIRED: i32 = 20;
+/// A TLS connect failed (an untrusted or misnamed server certificate, a refused or unreadable client certificate or key, a wrong key password, TLS against a plaintext port or the reverse, `verify_certs` off): the message says why.
+pub const ZL_TLS: i32 = 21;
 
 /// The code of an error: the one mapping of `zoolock::Error` in the ABI.
 pub fn code(error: &Error) -> i32 {
@@ -74,6 +76,7 @@ pub fn code(error: &Error) -> i32 {
         Error::NotEmpty { .. } => ZL_NOT_EMPTY,
         Error::SessionExpired { .. } => ZL_SESSION_EXPIRED,
         Error::ZooKeeper { .. } => ZL_ZOOKEEPER,
+        Error::Tls { .. } => ZL_TLS,
         // `Error` is non_exhaustive: a kind the core adds is a ZooKeeper failure until it gets a code.
         _ => ZL_ZOOKEEPER,
     }
