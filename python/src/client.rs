@@ -10,6 +10,7 @@ use pyo3::types::{PyDict, PyTuple};
 use zoolock::{timeout_from_secs, Acl, AuthId, Permission, Session, SessionOptions, SessionState};
 
 use crate::errors::IntoPy;
+use crate::security;
 use crate::wait::{interruptible, uninterruptible, Listeners};
 
 /// kazoo's `KazooState` strings.
@@ -167,11 +168,6 @@ impl Client {
                 "zoolock does its I/O on its own threads; there is nothing to plug in",
             ),
             (
-                sasl_options.is_some(),
-                "sasl_options",
-                "only digest auth_data is supported",
-            ),
-            (
                 read_only == Some(true),
                 "read_only=True",
                 "locks need a writable quorum",
@@ -196,16 +192,6 @@ impl Client {
                 "logger",
                 "zoolock logs to the 'zoolock' logger; configure that one",
             ),
-            (
-                keyfile.is_some()
-                    || keyfile_password.is_some()
-                    || certfile.is_some()
-                    || ca.is_some()
-                    || use_ssl,
-                "TLS",
-                "no TLS yet",
-            ),
-            (!verify_certs || check_hostname, "TLS options", "no TLS yet"),
         ];
         if let Some((_, name, why)) = refusals.iter().find(|(given, _, _)| *given) {
             return Err(unsupported(name, why));
@@ -222,7 +208,18 @@ impl Client {
                 )))
             }
         };
-        let mut options = SessionOptions::new(connect).session_timeout(session_timeout);
+        let tls = security::TlsArgs {
+            use_ssl,
+            ca,
+            certfile,
+            keyfile,
+            keyfile_password,
+            verify_certs,
+            check_hostname,
+        };
+        let options = SessionOptions::new(connect).session_timeout(session_timeout);
+        let options = security::apply_tls(options, tls)?;
+        let mut options = security::apply_sasl(options, sasl_options)?;
         if let Some(auth_data) = auth_data {
             for pair in auth_data.try_iter()? {
                 let (scheme, credential): (String, String) = pair?.extract().map_err(|_| {

@@ -24,6 +24,7 @@ import_exception!(zoolock.exceptions, CancelledError);
 import_exception!(zoolock.exceptions, LockTimeout);
 import_exception!(zoolock.exceptions, ForkedError);
 import_exception!(zoolock.exceptions, KazooTimeoutError);
+import_exception!(zoolock.exceptions, TlsError);
 
 /// Raises a core error as the exception kazoo would raise in its place.
 pub fn to_py(err: Error) -> PyErr {
@@ -42,6 +43,8 @@ pub fn to_py(err: Error) -> PyErr {
         Error::ConnectTimeout { .. } => {
             KazooTimeoutError::new_err(format!("Connection time-out: {message}"))
         }
+        // kazoo's start() raises KazooTimeoutError for a failed TLS connect; TlsError is one that says why.
+        Error::Tls { .. } => TlsError::new_err(message),
         Error::NoChroot(_) => NoNodeError::new_err(message),
         Error::ConnectionLoss(_) => ConnectionLoss::new_err(message),
         Error::Cancelled { .. } => CancelledError::new_err(message),

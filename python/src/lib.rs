@@ -8,6 +8,7 @@ mod errors;
 mod holder;
 mod lock;
 mod logging;
+mod security;
 mod semaphore;
 mod wait;
 

@@ -46,6 +46,7 @@ from .exceptions import (
     NoNodeError,
     NotEmptyError,
     SessionExpiredError,
+    TlsError,
     ZookeeperError,
 )
 
@@ -122,6 +123,7 @@ __all__ = [
     "ReadLock",
     "Semaphore",
     "SessionExpiredError",
+    "TlsError",
     "WriteLock",
     "ZookeeperError",
     "__version__",
