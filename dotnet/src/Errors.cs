@@ -46,6 +46,8 @@ namespace ZooLock
                     return new ZooLockNotEmptyException(message);
                 case ZooLockStatus.SessionExpired:
                     return new ZooLockSessionExpiredException(message);
+                case ZooLockStatus.Tls:
+                    return new ZooLockTlsException(status, message);
                 default:
                     return new ZooLockException(status, message);
             }

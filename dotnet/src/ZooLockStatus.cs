@@ -48,5 +48,7 @@ namespace ZooLock
         NotEmpty = NativeMethods.ZL_NOT_EMPTY,
         /// <summary>The session expired before the request was answered.</summary>
         SessionExpired = NativeMethods.ZL_SESSION_EXPIRED,
+        /// <summary>A TLS connect failed (<see cref="ZooLockTlsException"/>): the message says why.</summary>
+        Tls = NativeMethods.ZL_TLS,
     }
 }
