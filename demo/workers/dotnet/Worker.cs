@@ -102,8 +102,6 @@ static class Worker
 
     static int Run(Args args)
     {
-        // The resource first: if it cannot be reached there is nothing to do, and no session to open.
-        using (var resource = Resource.Connect(args.Resource))
         var options = new ZooKeeperSessionOptions { SessionTimeout = args.SessionTimeout };
         if (args.TlsCa != null)
         {
@@ -112,6 +110,8 @@ static class Worker
             options.CertFile = args.TlsCert;
             options.KeyFile = args.TlsKey;
         }
+        // The resource first: if it cannot be reached there is nothing to do, and no session to open.
+        using (var resource = Resource.Connect(args.Resource))
         using (var session = new ZooKeeperSession(args.Connect, options))
         {
             long lastId = session.SessionId;
