@@ -100,8 +100,9 @@ namespace ZooLock.Native
         internal const int ZL_SESSION_EXPIRED = 20;
         /// <summary>
         ///  A TLS connect failed (an untrusted or misnamed server certificate, a refused or unreadable client certificate or key, a wrong key password, TLS against a plaintext port or the reverse, `verify_certs` off): the message says why.
+        ///  (22, not 21: main took 21 for `ZL_NOT_HELD` while this was written; codes are only appended.)
         /// </summary>
-        internal const int ZL_TLS = 21;
+        internal const int ZL_TLS = 22;
         /// <summary>
         ///  Connected to a server.
         /// </summary>

@@ -210,8 +210,9 @@
 
 /**
  * A TLS connect failed (an untrusted or misnamed server certificate, a refused or unreadable client certificate or key, a wrong key password, TLS against a plaintext port or the reverse, `verify_certs` off): the message says why.
+ * (22, not 21: main took 21 for `ZL_NOT_HELD` while this was written; codes are only appended.)
  */
-#define ZL_TLS 21
+#define ZL_TLS 22
 
 /**
  * A cancel token for acquires: fire it from any thread to cancel the

@@ -52,7 +52,8 @@ pub const ZL_NOT_EMPTY: i32 = 19;
 /// The session expired before the request was answered; the session connects a new one by itself.
 pub const ZL_SESSION_EXPIRED: i32 = 20;
 /// A TLS connect failed (an untrusted or misnamed server certificate, a refused or unreadable client certificate or key, a wrong key password, TLS against a plaintext port or the reverse, `verify_certs` off): the message says why.
-pub const ZL_TLS: i32 = 21;
+/// (22, not 21: main took 21 for `ZL_NOT_HELD` while this was written; codes are only appended.)
+pub const ZL_TLS: i32 = 22;
 
 /// The code of an error: the one mapping of `zoolock::Error` in the ABI.
 pub fn code(error: &Error) -> i32 {
