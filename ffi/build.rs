@@ -8,7 +8,7 @@
 //!   than function pointers, `IntPtr` rather than `nint`.
 
 /// The files with entry points, types and constants of the ABI.
-const SOURCES: [&str; 14] = [
+const SOURCES: [&str; 15] = [
     "src/lib.rs",
     "src/status.rs",
     "src/args.rs",
@@ -16,6 +16,7 @@ const SOURCES: [&str; 14] = [
     "src/dispatch.rs",
     "src/listener.rs",
     "src/session.rs",
+    "src/options.rs",
     "src/holder.rs",
     "src/inspect.rs",
     "src/logs.rs",

@@ -7,8 +7,8 @@
 # --verbose (the workers' client logs on the terminal too, not only in the
 # log file the run names); --faults [--duration SECS] for the run under
 # injected faults on a 3-node ensemble; --tls for the run over TLS (its own
-# server's secureClientPort, client certificates required; Rust and kazoo
-# workers until the Python and C# bindings have TLS options).
+# server's secureClientPort, client certificates required; every language
+# but Curator).
 # Builds every language the run asks for first; one that cannot be built
 # fails the command by name (the driver checks again before it starts).
 set -euo pipefail
@@ -27,7 +27,8 @@ done
 if [ -z "$languages" ]; then
   # The driver's default: every language that can share the path.
   case "$scheme${tls:+-tls}" in
-    *-tls) languages=rust,kazoo ;;
+    curator-tls) languages=rust,python ;;
+    *-tls) languages=rust,python,kazoo,csharp ;;
     curator) languages=rust,python,curator ;;
     *) languages=rust,python,kazoo,csharp ;;
   esac

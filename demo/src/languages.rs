@@ -55,9 +55,10 @@ impl Language {
     }
 
     /// Whether its workers can connect over TLS (`--tls-ca`, `--tls-cert`,
-    /// `--tls-key`). zoolock's Python and C# bindings get TLS options next.
+    /// `--tls-key`): zoolock's in every language, and kazoo; the Curator
+    /// worker has no TLS options.
     pub fn tls(self) -> bool {
-        matches!(self, Language::Rust | Language::Kazoo)
+        !matches!(self, Language::Curator)
     }
 
     /// The command that starts a worker, without its protocol arguments.

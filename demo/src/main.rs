@@ -132,7 +132,7 @@ fn parse_args(mut args: impl Iterator<Item = String>) -> Result<Args, String> {
     } else if let Some(foreign) = parsed.languages.iter().find(|l| !l.speaks(parsed.scheme)) {
         return Err(format!("{} workers cannot share a path whose nodes are named by {:?}", foreign.name(), parsed.scheme));
     } else if let Some(plain) = parsed.languages.iter().find(|l| parsed.tls && !l.tls()) {
-        return Err(format!("{} workers cannot connect over TLS yet (--tls takes rust and kazoo)", plain.name()));
+        return Err(format!("{} workers cannot connect over TLS (--tls takes rust, python, kazoo and csharp)", plain.name()));
     }
     parsed.workers = parsed.workers.max(parsed.languages.len());
     Ok(parsed)

@@ -56,8 +56,7 @@ def main():
         with printing:
             print(line, flush=True)
 
-    # kazoo's TLS arguments; zoolock's module takes the same ones once its
-    # binding has them (the driver sends --tls-ca only to kazoo workers now).
+    # kazoo's TLS arguments, which zoolock's KazooClient takes as they are.
     tls = {}
     if args.tls_ca:
         tls = dict(use_ssl=True, ca=args.tls_ca, certfile=args.tls_cert,

@@ -48,6 +48,8 @@ namespace ZooLock
                     return new ZooLockSessionExpiredException(message);
                 case ZooLockStatus.NotHeld:
                     return new ZooLockNotHeldException(message);
+                case ZooLockStatus.Tls:
+                    return new ZooLockTlsException(status, message);
                 default:
                     return new ZooLockException(status, message);
             }

@@ -103,6 +103,11 @@ namespace ZooLock.Native
         /// </summary>
         internal const int ZL_NOT_HELD = 21;
         /// <summary>
+        ///  A TLS connect failed (an untrusted or misnamed server certificate, a refused or unreadable client certificate or key, a wrong key password, TLS against a plaintext port or the reverse, `verify_certs` off): the message says why.
+        ///  (22, not 21: main took 21 for `ZL_NOT_HELD` while this was written; codes are only appended.)
+        /// </summary>
+        internal const int ZL_TLS = 22;
+        /// <summary>
         ///  Connected to a server.
         /// </summary>
         internal const int ZL_SESSION_CONNECTED = 0;
@@ -118,6 +123,18 @@ namespace ZooLock.Native
         ///  The session was closed by its owner.
         /// </summary>
         internal const int ZL_SESSION_CLOSED = 3;
+        /// <summary>
+        ///  Which TLS PEM a `zl_session_options_set_tls_pem` call sets.
+        /// </summary>
+        internal const int ZL_PEM_CA = 0;
+        /// <summary>
+        ///  The client's certificate chain (`certfile`).
+        /// </summary>
+        internal const int ZL_PEM_CERTFILE = 1;
+        /// <summary>
+        ///  The client's private key (`keyfile`).
+        /// </summary>
+        internal const int ZL_PEM_KEYFILE = 2;
         /// <summary>
         ///  The holder holds nothing.
         /// </summary>
@@ -381,6 +398,136 @@ namespace ZooLock.Native
         /// </summary>
         [DllImport(__DllName, EntryPoint = "zl_session_free", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
         internal static extern void zl_session_free(ZlSession* session);
+
+        /// <summary>
+        ///  Options for `connect` (`host:port[,host:port…][/chroot]`) with the core's
+        ///  defaults: 10 s session and 15 s connect timeouts, no credentials, nodes
+        ///  created world-readable and writable, plaintext, no SASL.
+        ///
+        ///  # Safety
+        ///  `connect` must be valid for `connect_len` bytes; `out_options` for writes.
+        /// </summary>
+        [DllImport(__DllName, EntryPoint = "zl_session_options_new", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern int zl_session_options_new(byte* connect, uint connect_len, ZlSessionOptions** out_options);
+
+        /// <summary>
+        ///  Frees the options (a session connected with them keeps its own copy). Null is ignored.
+        ///
+        ///  # Safety
+        ///  `options` must come from `zl_session_options_new`, freed once, with no call on it in flight.
+        /// </summary>
+        [DllImport(__DllName, EntryPoint = "zl_session_options_free", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern void zl_session_options_free(ZlSessionOptions* options);
+
+        /// <summary>
+        ///  The session timeout asked of the server, in milliseconds (at least 1).
+        ///
+        ///  # Safety
+        ///  `options` must be a live handle.
+        /// </summary>
+        [DllImport(__DllName, EntryPoint = "zl_session_options_set_session_timeout", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern int zl_session_options_set_session_timeout(ZlSessionOptions* options, uint ms);
+
+        /// <summary>
+        ///  How long the connect tries before `ZL_CONNECT_TIMEOUT`, in milliseconds (at least 1).
+        ///
+        ///  # Safety
+        ///  `options` must be a live handle.
+        /// </summary>
+        [DllImport(__DllName, EntryPoint = "zl_session_options_set_connect_timeout", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern int zl_session_options_set_connect_timeout(ZlSessionOptions* options, uint ms);
+
+        /// <summary>
+        ///  Adds credentials sent when the session connects (`addauth`): scheme
+        ///  `digest` with `user:password`, as kazoo's `auth_data` and DistributedLock's `AddAuthInfo`.
+        ///
+        ///  # Safety
+        ///  Each pointer must be valid for its length.
+        /// </summary>
+        [DllImport(__DllName, EntryPoint = "zl_session_options_add_auth", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern int zl_session_options_add_auth(ZlSessionOptions* options, byte* scheme, uint scheme_len, byte* credentials, uint credentials_len);
+
+        /// <summary>
+        ///  Adds an entry to the ACL of every node the session creates: ZooKeeper's
+        ///  permission bits (read 1, write 2, create 4, delete 8, admin 16) for
+        ///  `scheme:id` (`world:anyone`, `digest:user:hash`, `auth:`). The first
+        ///  entry replaces the default (world:anyone, all).
+        ///
+        ///  # Safety
+        ///  Each pointer must be valid for its length.
+        /// </summary>
+        [DllImport(__DllName, EntryPoint = "zl_session_options_add_acl", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern int zl_session_options_add_acl(ZlSessionOptions* options, uint permissions, byte* scheme, uint scheme_len, byte* id, uint id_len);
+
+        /// <summary>
+        ///  Turns TLS on (non-zero) or off. Any `tls_*` setter turns it on too; on
+        ///  alone verifies the servers against the system's CAs.
+        ///
+        ///  # Safety
+        ///  `options` must be a live handle.
+        /// </summary>
+        [DllImport(__DllName, EntryPoint = "zl_session_options_set_tls", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern int zl_session_options_set_tls(ZlSessionOptions* options, int enabled);
+
+        /// <summary>
+        ///  Sets a TLS PEM (`ZL_PEM_CA`, `ZL_PEM_CERTFILE`, `ZL_PEM_KEYFILE`) and turns
+        ///  TLS on: a file name, or the PEM itself if it holds a `-----BEGIN ` line.
+        ///
+        ///  # Safety
+        ///  `pem` must be valid for `pem_len` bytes.
+        /// </summary>
+        [DllImport(__DllName, EntryPoint = "zl_session_options_set_tls_pem", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern int zl_session_options_set_tls_pem(ZlSessionOptions* options, int which, byte* pem, uint pem_len);
+
+        /// <summary>
+        ///  The password of an encrypted PKCS#8 `keyfile`; turns TLS on.
+        ///
+        ///  # Safety
+        ///  `password` must be valid for `password_len` bytes.
+        /// </summary>
+        [DllImport(__DllName, EntryPoint = "zl_session_options_set_tls_keyfile_password", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern int zl_session_options_set_tls_keyfile_password(ZlSessionOptions* options, byte* password, uint password_len);
+
+        /// <summary>
+        ///  `verify_certs` and `check_hostname` (each non-zero for on; both on by
+        ///  default); turns TLS on. `verify_certs` off fails the connect with `ZL_TLS`.
+        ///
+        ///  # Safety
+        ///  `options` must be a live handle.
+        /// </summary>
+        [DllImport(__DllName, EntryPoint = "zl_session_options_set_tls_checks", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern int zl_session_options_set_tls_checks(ZlSessionOptions* options, int verify_certs, int check_hostname);
+
+        /// <summary>
+        ///  SASL on every connection: `mechanism` ("DIGEST-MD5"; another is
+        ///  `ZL_INVALID_ARGUMENT` here), `username` and `password`.
+        ///
+        ///  # Safety
+        ///  Each pointer must be valid for its length.
+        /// </summary>
+        [DllImport(__DllName, EntryPoint = "zl_session_options_set_sasl", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern int zl_session_options_set_sasl(ZlSessionOptions* options, byte* mechanism, uint mechanism_len, byte* username, uint username_len, byte* password, uint password_len);
+
+        /// <summary>
+        ///  Connects with `options` (which stay the caller's), blocking until the
+        ///  session is up, or fails within the connect timeout: `ZL_CONNECT_TIMEOUT`,
+        ///  `ZL_TLS` (the message says why), `ZL_AUTH_FAILED` (SASL refused).
+        ///
+        ///  # Safety
+        ///  `options` must be a live handle; `out_session` valid for writes.
+        /// </summary>
+        [DllImport(__DllName, EntryPoint = "zl_session_connect_with", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern int zl_session_connect_with(ZlSessionOptions* options, ZlSession** out_session);
+
+        /// <summary>
+        ///  The options as text for logs, with every secret (passwords, credentials,
+        ///  inline PEM) redacted. Freed with `zl_bytes_free`.
+        ///
+        ///  # Safety
+        ///  `options` must be a live handle; out-pointers valid for writes.
+        /// </summary>
+        [DllImport(__DllName, EntryPoint = "zl_session_options_describe", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern int zl_session_options_describe(ZlSessionOptions* options, byte** out_ptr, uint* out_len);
 
         /// <summary>
         ///  Creates a lock holder on `path` (kazoo's `Lock`, `ReadLock` or
@@ -887,6 +1034,14 @@ namespace ZooLock.Native
     /// </summary>
     [StructLayout(LayoutKind.Sequential)]
     internal unsafe partial struct ZlSession
+    {
+    }
+
+    /// <summary>
+    ///  The options of a session to connect, owned by the caller.
+    /// </summary>
+    [StructLayout(LayoutKind.Sequential)]
+    internal unsafe partial struct ZlSessionOptions
     {
     }
 

@@ -30,17 +30,21 @@ namespace ZooLock
         /// <exception cref="ArgumentException">A malformed connect string or a negative timeout.</exception>
         /// <exception cref="ZooLockConnectionException">No server answered in time.</exception>
         public ZooKeeperSession(string connectString, TimeSpan sessionTimeout, TimeSpan connectTimeout)
+            : this(connectString, new ZooKeeperSessionOptions { SessionTimeout = sessionTimeout, ConnectTimeout = connectTimeout }) { }
+
+        /// <summary>Connects with <paramref name="options"/> (timeouts, credentials, ACL, TLS, SASL), blocking until the session is up.</summary>
+        /// <param name="connectString"><c>host:port[,host:port…][/chroot]</c>; with TLS, the servers' <c>secureClientPort</c>s.</param>
+        /// <param name="options">Read once, here: changing it later does not change this session.</param>
+        /// <exception cref="ArgumentException">A malformed connect string, a negative timeout, TLS options without <see cref="ZooKeeperSessionOptions.UseTls"/>, an unknown SASL mechanism.</exception>
+        /// <exception cref="ZooLockConnectionException">No server answered in time.</exception>
+        /// <exception cref="ZooLockTlsException">TLS failed: the message says why.</exception>
+        /// <exception cref="ZooLockAuthException">The servers refused the SASL credentials.</exception>
+        public ZooKeeperSession(string connectString, ZooKeeperSessionOptions options)
         {
             if (connectString == null) throw new ArgumentNullException("connectString");
-            uint session = ToMillis(sessionTimeout, "sessionTimeout");
-            uint connect = ToMillis(connectTimeout, "connectTimeout");
+            if (options == null) throw new ArgumentNullException("options");
             ConnectString = connectString;
-            var bytes = Interop.Bytes(connectString);
-            ZlSession* pointer;
-            fixed (byte* text = bytes)
-            {
-                Interop.Check(NativeMethods.zl_session_connect(text, (uint)bytes.Length, session, connect, &pointer));
-            }
+            ZlSession* pointer = options.Connect(connectString);
             native.Set((IntPtr)pointer);
             // Once the native library is known to load: log events from here on.
             ZooLockLog.Install();
@@ -185,7 +189,7 @@ namespace ZooLock
             finally { native.Exit(); }
         }
 
-        static uint ToMillis(TimeSpan timeout, string parameter)
+        internal static uint ToMillis(TimeSpan timeout, string parameter)
         {
             if (timeout < TimeSpan.Zero || timeout.TotalMilliseconds > uint.MaxValue)
                 throw new ArgumentOutOfRangeException(parameter, timeout, "must be zero (the default) or positive");

@@ -50,5 +50,7 @@ namespace ZooLock
         SessionExpired = NativeMethods.ZL_SESSION_EXPIRED,
         /// <summary>A fenced write by a handle or leadership that no longer holds: nothing of it was made.</summary>
         NotHeld = NativeMethods.ZL_NOT_HELD,
+        /// <summary>A TLS connect failed (<see cref="ZooLockTlsException"/>): the message says why.</summary>
+        Tls = NativeMethods.ZL_TLS,
     }
 }

@@ -287,6 +287,35 @@ namespace ZooLock.Tests
                     c.Check("AcquireWriteLock", () => new ZooKeeperDistributedReaderWriterLock("/locks/x", inside).AcquireWriteLock(Patience));
                     c.Check("semaphore Acquire", () => new ZooKeeperDistributedSemaphore("/pools/x", 1, inside).Acquire(Patience));
                 } },
+            { "tls-wrong-ca", c => Secure(c, SecureServers.Tls, zk => zk.Secure, zk => { var o = SecureServers.Trusting(zk); o.Ca = zk.Pem("other_ca"); return o; }) },
+            { "tls-no-client-cert", c => Secure(c, SecureServers.MutualTls, zk => zk.Secure, SecureServers.Trusting) },
+            { "tls-untrusted-client-cert", c => Secure(c, SecureServers.MutualTls, zk => zk.Secure, zk =>
+                {
+                    var o = SecureServers.Trusting(zk);
+                    o.CertFile = zk.Pem("stranger_cert");
+                    o.KeyFile = zk.Pem("stranger_key");
+                    return o;
+                }) },
+            { "tls-key-password-wrong", c => Secure(c, SecureServers.MutualTls, zk => zk.Secure, zk => { var o = EncryptedKey(zk); o.KeyFilePassword = "not-the-pw"; return o; }) },
+            { "tls-key-password-missing", c => Secure(c, SecureServers.MutualTls, zk => zk.Secure, EncryptedKey) },
+            { "tls-plaintext-to-secure-port", c => Secure(c, SecureServers.Tls, zk => zk.SecureByIp, zk => SecureServers.Options()) },
+            { "tls-to-plain-port", c => Secure(c, SecureServers.Tls, zk => zk.Direct, zk => { var o = SecureServers.Trusting(zk); o.CheckHostname = false; return o; }) },
+            { "tls-hostname-mismatch", c => Secure(c, SecureServers.Tls, zk => zk.SecureByIp, SecureServers.Trusting) },
+            { "tls-verify-certs-off", c => Secure(c, SecureServers.Tls, zk => zk.Secure, zk =>
+                {
+                    var o = SecureServers.Trusting(zk);
+                    o.VerifyCerts = false;
+                    o.CheckHostname = false;
+                    return o;
+                }) },
+            { "tls-check-hostname-without-verify", c => Secure(c, SecureServers.Tls, zk => zk.Secure, zk => { var o = SecureServers.Trusting(zk); o.VerifyCerts = false; return o; }) },
+            { "sasl-wrong-password", c => Secure(c, SecureServers.Sasl, zk => zk.Connect, zk => SecureServers.Options().Sasl("DIGEST-MD5", SecureServers.SaslUser, "wrong-pw")) },
+            { "sasl-missing-where-required", c => Secure(c, SecureServers.Sasl, zk => zk.Connect, zk => SecureServers.Options()) },
+            { "sasl-unknown-mechanism", c =>
+                {
+                    foreach (var mechanism in new[] { "PLAIN", "GSSAPI" })
+                        c.Check(mechanism, () => new ZooKeeperSession("127.0.0.1:1", SecureServers.Options().Sasl(mechanism, "u", "p")));
+                } },
         };
 
         /// <summary>Every lock type, and a semaphore, on a bad path.</summary>
@@ -403,6 +432,23 @@ namespace ZooLock.Tests
         static void Connect(BadInputContext c, string connect, TimeSpan sessionTimeout, TimeSpan connectTimeout)
         {
             c.Check("ZooKeeperSession", () => new ZooKeeperSession(connect, sessionTimeout, connectTimeout));
+        }
+
+        /// <summary>Connects to <paramref name="zk"/> at <paramref name="hosts"/> with <paramref name="options"/>: the check, which must end within the connect timeout.</summary>
+        static void Secure(BadInputContext c, ZkHarness zk, Func<ZkHarness, string> hosts, Func<ZkHarness, ZooKeeperSessionOptions> options)
+        {
+            var watch = System.Diagnostics.Stopwatch.StartNew();
+            c.Check("ZooKeeperSession", () => new ZooKeeperSession(hosts(zk), options(zk)));
+            Assert.That(watch.Elapsed, Is.LessThanOrEqualTo(SecureServers.ConnectTimeout + TimeSpan.FromSeconds(1)), "failed only after " + watch.Elapsed);
+        }
+
+        /// <summary>The client certificate with its key encrypted (PKCS#8), no password yet.</summary>
+        static ZooKeeperSessionOptions EncryptedKey(ZkHarness zk)
+        {
+            var o = SecureServers.Trusting(zk);
+            o.CertFile = zk.Pem("client_cert");
+            o.KeyFile = zk.Pem("client_key_encrypted");
+            return o;
         }
 
         static int FreePort()

@@ -20,6 +20,13 @@ namespace ZooLock.Tests
 
         /// <summary>Starts zkh (from <c>ZOOLOCK_ZKH</c>, else target/debug/zkh) and a standalone server.</summary>
         public ZkHarness(bool forceSync = true)
+            : this(new Dictionary<string, object> { { "force_sync", forceSync } }) { }
+
+        /// <summary>
+        /// Starts zkh and a standalone server with the <c>start</c> fields of
+        /// <paramref name="start"/> (harness/README.md), e.g. <c>tls</c> or <c>sasl</c>.
+        /// </summary>
+        public ZkHarness(Dictionary<string, object> start)
         {
             var info = new ProcessStartInfo(Locate("ZOOLOCK_ZKH", "target/debug/zkh"))
             {
@@ -28,9 +35,30 @@ namespace ZooLock.Tests
                 RedirectStandardOutput = true,
             };
             process = Process.Start(info);
-            var started = Send(new Dictionary<string, object> { { "cmd", "start" }, { "servers", 1 }, { "force_sync", forceSync } });
+            var command = new Dictionary<string, object>(start) { { "cmd", "start" } };
+            if (!command.ContainsKey("servers")) command["servers"] = 1;
+            var started = Send(command);
             Connect = (string)started["connect"];
             Direct = (string)started["direct"];
+            object secure, byIp, files;
+            if (started.TryGetValue("secure", out secure)) Secure = (string)secure;
+            if (started.TryGetValue("secure_by_ip", out byIp)) SecureByIp = (string)byIp;
+            if (started.TryGetValue("tls_files", out files)) TlsFiles = (Dictionary<string, object>)files;
+        }
+
+        /// <summary>With <c>tls</c>: the secureClientPorts as <c>localhost:port</c>, the name the servers' certificate carries; else null.</summary>
+        public string Secure { get; private set; }
+
+        /// <summary>With <c>tls</c>: the secureClientPorts as <c>127.0.0.1:port</c>, which fails a host name check; else null.</summary>
+        public string SecureByIp { get; private set; }
+
+        /// <summary>With <c>tls</c>: the PEM paths (<c>ca</c>, <c>client_cert</c>, <c>client_key</c>, <c>client_key_encrypted</c>, <c>client_key_password</c>, <c>other_ca</c>, <c>stranger_cert</c>, <c>stranger_key</c>); else null.</summary>
+        public Dictionary<string, object> TlsFiles { get; private set; }
+
+        /// <summary>One of <see cref="TlsFiles"/>.</summary>
+        public string Pem(string name)
+        {
+            return (string)TlsFiles[name];
         }
 
         /// <summary>The connect string through the proxies: sessions made with it can be expired.</summary>

@@ -134,6 +134,21 @@
 #define ZL_LOG_TRACE 5
 
 /**
+ * Which TLS PEM a `zl_session_options_set_tls_pem` call sets.
+ */
+#define ZL_PEM_CA 0
+
+/**
+ * The client's certificate chain (`certfile`).
+ */
+#define ZL_PEM_CERTFILE 1
+
+/**
+ * The client's private key (`keyfile`).
+ */
+#define ZL_PEM_KEYFILE 2
+
+/**
  * Connected to a server.
  */
 #define ZL_SESSION_CONNECTED 0
@@ -264,6 +279,12 @@
 #define ZL_NOT_HELD 21
 
 /**
+ * A TLS connect failed (an untrusted or misnamed server certificate, a refused or unreadable client certificate or key, a wrong key password, TLS against a plaintext port or the reverse, `verify_certs` off): the message says why.
+ * (22, not 21: main took 21 for `ZL_NOT_HELD` while this was written; codes are only appended.)
+ */
+#define ZL_TLS 22
+
+/**
  * The node is deleted when the session that created it ends.
  */
 #define ZL_CREATE_EPHEMERAL 1
@@ -306,6 +327,11 @@ typedef struct ZlLeadership ZlLeadership;
  * One ZooKeeper session, shared by the holders made from it.
  */
 typedef struct ZlSession ZlSession;
+
+/**
+ * The options of a session to connect, owned by the caller.
+ */
+typedef struct ZlSessionOptions ZlSessionOptions;
 
 /**
  * Operations to commit as one: built by `zl_transaction_*`, sent by
@@ -777,6 +803,150 @@ int32_t zl_set_log_callback(int32_t level, void (*callback)(void *user_data,
                                                             uint32_t target_len,
                                                             const uint8_t *message,
                                                             uint32_t message_len), void *user_data);
+
+/**
+ * Options for `connect` (`host:port[,host:port…][/chroot]`) with the core's
+ * defaults: 10 s session and 15 s connect timeouts, no credentials, nodes
+ * created world-readable and writable, plaintext, no SASL.
+ *
+ * # Safety
+ * `connect` must be valid for `connect_len` bytes; `out_options` for writes.
+ */
+int32_t zl_session_options_new(const uint8_t *connect,
+                               uint32_t connect_len,
+                               struct ZlSessionOptions **out_options);
+
+/**
+ * Frees the options (a session connected with them keeps its own copy). Null is ignored.
+ *
+ * # Safety
+ * `options` must come from `zl_session_options_new`, freed once, with no call on it in flight.
+ */
+void zl_session_options_free(struct ZlSessionOptions *options);
+
+/**
+ * The session timeout asked of the server, in milliseconds (at least 1).
+ *
+ * # Safety
+ * `options` must be a live handle.
+ */
+int32_t zl_session_options_set_session_timeout(const struct ZlSessionOptions *options, uint32_t ms);
+
+/**
+ * How long the connect tries before `ZL_CONNECT_TIMEOUT`, in milliseconds (at least 1).
+ *
+ * # Safety
+ * `options` must be a live handle.
+ */
+int32_t zl_session_options_set_connect_timeout(const struct ZlSessionOptions *options, uint32_t ms);
+
+/**
+ * Adds credentials sent when the session connects (`addauth`): scheme
+ * `digest` with `user:password`, as kazoo's `auth_data` and DistributedLock's `AddAuthInfo`.
+ *
+ * # Safety
+ * Each pointer must be valid for its length.
+ */
+int32_t zl_session_options_add_auth(const struct ZlSessionOptions *options,
+                                    const uint8_t *scheme,
+                                    uint32_t scheme_len,
+                                    const uint8_t *credentials,
+                                    uint32_t credentials_len);
+
+/**
+ * Adds an entry to the ACL of every node the session creates: ZooKeeper's
+ * permission bits (read 1, write 2, create 4, delete 8, admin 16) for
+ * `scheme:id` (`world:anyone`, `digest:user:hash`, `auth:`). The first
+ * entry replaces the default (world:anyone, all).
+ *
+ * # Safety
+ * Each pointer must be valid for its length.
+ */
+int32_t zl_session_options_add_acl(const struct ZlSessionOptions *options,
+                                   uint32_t permissions,
+                                   const uint8_t *scheme,
+                                   uint32_t scheme_len,
+                                   const uint8_t *id,
+                                   uint32_t id_len);
+
+/**
+ * Turns TLS on (non-zero) or off. Any `tls_*` setter turns it on too; on
+ * alone verifies the servers against the system's CAs.
+ *
+ * # Safety
+ * `options` must be a live handle.
+ */
+int32_t zl_session_options_set_tls(const struct ZlSessionOptions *options, int32_t enabled);
+
+/**
+ * Sets a TLS PEM (`ZL_PEM_CA`, `ZL_PEM_CERTFILE`, `ZL_PEM_KEYFILE`) and turns
+ * TLS on: a file name, or the PEM itself if it holds a `-----BEGIN ` line.
+ *
+ * # Safety
+ * `pem` must be valid for `pem_len` bytes.
+ */
+int32_t zl_session_options_set_tls_pem(const struct ZlSessionOptions *options,
+                                       int32_t which,
+                                       const uint8_t *pem,
+                                       uint32_t pem_len);
+
+/**
+ * The password of an encrypted PKCS#8 `keyfile`; turns TLS on.
+ *
+ * # Safety
+ * `password` must be valid for `password_len` bytes.
+ */
+int32_t zl_session_options_set_tls_keyfile_password(const struct ZlSessionOptions *options,
+                                                    const uint8_t *password,
+                                                    uint32_t password_len);
+
+/**
+ * `verify_certs` and `check_hostname` (each non-zero for on; both on by
+ * default); turns TLS on. `verify_certs` off fails the connect with `ZL_TLS`.
+ *
+ * # Safety
+ * `options` must be a live handle.
+ */
+int32_t zl_session_options_set_tls_checks(const struct ZlSessionOptions *options,
+                                          int32_t verify_certs,
+                                          int32_t check_hostname);
+
+/**
+ * SASL on every connection: `mechanism` ("DIGEST-MD5"; another is
+ * `ZL_INVALID_ARGUMENT` here), `username` and `password`.
+ *
+ * # Safety
+ * Each pointer must be valid for its length.
+ */
+int32_t zl_session_options_set_sasl(const struct ZlSessionOptions *options,
+                                    const uint8_t *mechanism,
+                                    uint32_t mechanism_len,
+                                    const uint8_t *username,
+                                    uint32_t username_len,
+                                    const uint8_t *password,
+                                    uint32_t password_len);
+
+/**
+ * Connects with `options` (which stay the caller's), blocking until the
+ * session is up, or fails within the connect timeout: `ZL_CONNECT_TIMEOUT`,
+ * `ZL_TLS` (the message says why), `ZL_AUTH_FAILED` (SASL refused).
+ *
+ * # Safety
+ * `options` must be a live handle; `out_session` valid for writes.
+ */
+int32_t zl_session_connect_with(const struct ZlSessionOptions *options,
+                                struct ZlSession **out_session);
+
+/**
+ * The options as text for logs, with every secret (passwords, credentials,
+ * inline PEM) redacted. Freed with `zl_bytes_free`.
+ *
+ * # Safety
+ * `options` must be a live handle; out-pointers valid for writes.
+ */
+int32_t zl_session_options_describe(const struct ZlSessionOptions *options,
+                                    uint8_t **out_ptr,
+                                    uint32_t *out_len);
 
 /**
  * zoolock's version as UTF-8 (static storage: do not free).

@@ -2,7 +2,8 @@
 //! into `dotnet/`) and any other C caller (through `include/zoolock.h`, which
 //! `build.rs` generates too).
 //!
-//! - **Handles** are opaque pointers made by `zl_session_connect`,
+//! - **Handles** are opaque pointers made by `zl_session_connect` (or `zl_session_connect_with` a
+//!   `ZlSessionOptions` from `zl_session_options_new`),
 //!   `zl_cancel_new`, and `zl_lock_new` or `zl_semaphore_new` (both make a
 //!   `ZlHolder`), freed by the matching `_free` (null is ignored);
 //!   `castable.rs` says once how every handle crosses the boundary.
@@ -41,6 +42,7 @@ mod holder;
 mod inspect;
 mod listener;
 mod logs;
+mod options;
 mod selftest;
 mod session;
 mod status;
@@ -67,6 +69,7 @@ pub use holder::{
 };
 pub use inspect::*;
 pub use logs::*;
+pub use options::*;
 pub use selftest::*;
 pub use session::*;
 pub use status::*;

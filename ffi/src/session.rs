@@ -31,7 +31,7 @@ fn state_code(state: SessionState) -> i32 {
 /// One ZooKeeper session, shared by the holders made from it.
 pub struct ZlSession {
     pub(crate) session: Session,
-    listener: Listener,
+    pub(crate) listener: Listener,
 }
 
 impl Castable for ZlSession {

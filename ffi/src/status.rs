@@ -53,6 +53,9 @@ pub const ZL_NOT_EMPTY: i32 = 19;
 pub const ZL_SESSION_EXPIRED: i32 = 20;
 /// A fenced write by a holder or leadership that no longer holds: nothing of it was made.
 pub const ZL_NOT_HELD: i32 = 21;
+/// A TLS connect failed (an untrusted or misnamed server certificate, a refused or unreadable client certificate or key, a wrong key password, TLS against a plaintext port or the reverse, `verify_certs` off): the message says why.
+/// (22, not 21: main took 21 for `ZL_NOT_HELD` while this was written; codes are only appended.)
+pub const ZL_TLS: i32 = 22;
 
 /// The code of an error: the one mapping of `zoolock::Error` in the ABI.
 pub fn code(error: &Error) -> i32 {
@@ -77,6 +80,7 @@ pub fn code(error: &Error) -> i32 {
         Error::SessionExpired { .. } => ZL_SESSION_EXPIRED,
         Error::NotHeld { .. } => ZL_NOT_HELD,
         Error::ZooKeeper { .. } => ZL_ZOOKEEPER,
+        Error::Tls { .. } => ZL_TLS,
         // `Error` is non_exhaustive: a kind the core adds is a ZooKeeper failure until it gets a code.
         _ => ZL_ZOOKEEPER,
     }

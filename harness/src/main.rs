@@ -66,6 +66,7 @@ fn handle(ensemble: &mut Option<Ensemble>, cmd: &str, req: &Value) -> Reply {
                 reply["secure_by_ip"] = json!(e.secure_connect_string("127.0.0.1"));
                 reply["tls_files"] = json!({
                     "ca": files.ca, "client_cert": files.client_cert, "client_key": files.client_key,
+                    "client_key_encrypted": files.client_key_encrypted, "client_key_password": zk_harness::tls::CLIENT_KEY_PASSWORD,
                     "other_ca": files.other_ca, "stranger_cert": files.stranger_cert, "stranger_key": files.stranger_key,
                 });
             }

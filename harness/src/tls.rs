@@ -14,6 +14,9 @@ pub struct TlsFiles {
     /// A client certificate the servers trust (signed by `ca`), and its key.
     pub client_cert: PathBuf,
     pub client_key: PathBuf,
+    /// `client_key` encrypted (PKCS#8, PBES2 with AES-256-CBC, what
+    /// `openssl pkcs8 -topk8 -v2 aes-256-cbc` writes) with [`CLIENT_KEY_PASSWORD`].
+    pub client_key_encrypted: PathBuf,
     /// A CA that signed nothing here: a client trusting only it must refuse the servers.
     pub other_ca: PathBuf,
     /// A client certificate signed by `other_ca`, and its key: servers that
@@ -28,6 +31,29 @@ pub struct TlsFiles {
 /// client that checks host names accepts `localhost:port` and refuses
 /// `127.0.0.1:port`.
 pub const SERVER_NAMES: &[&str] = &["localhost"];
+
+/// The password of [`TlsFiles::client_key_encrypted`].
+pub const CLIENT_KEY_PASSWORD: &str = "zk-harness-key-pw";
+
+fn encrypt_key(pem: &str) -> Result<String> {
+    use pkcs8::der::Decode;
+    let fail = |e: String| Error::new(format!("cannot encrypt the test client key: {e}"));
+    let (_, der) = pkcs8::der::pem::decode_vec(pem.as_bytes()).map_err(|e| fail(e.to_string()))?;
+    let params = pkcs8::pkcs5::pbes2::Parameters::pbkdf2_sha256_aes256cbc(
+        2048,
+        b"zkh-salt",
+        b"zk-harness-iv-16",
+    )
+    .map_err(|e| fail(e.to_string()))?;
+    let encrypted = pkcs8::PrivateKeyInfo::from_der(&der)
+        .map_err(|e| fail(e.to_string()))?
+        .encrypt_with_params(params, CLIENT_KEY_PASSWORD)
+        .map_err(|e| fail(e.to_string()))?;
+    let pem = encrypted
+        .to_pem("ENCRYPTED PRIVATE KEY", pkcs8::LineEnding::LF)
+        .map_err(|e| fail(e.to_string()))?;
+    Ok(pem.to_string())
+}
 
 struct Authority {
     key: KeyPair,
@@ -71,6 +97,7 @@ pub(crate) fn make(dir: &Path) -> Result<TlsFiles> {
         ca: dir.join("ca.pem"),
         client_cert: dir.join("client-cert.pem"),
         client_key: dir.join("client-key.pem"),
+        client_key_encrypted: dir.join("client-key-encrypted.pem"),
         other_ca: dir.join("other-ca.pem"),
         stranger_cert: dir.join("stranger-cert.pem"),
         stranger_key: dir.join("stranger-key.pem"),
@@ -79,6 +106,7 @@ pub(crate) fn make(dir: &Path) -> Result<TlsFiles> {
     std::fs::write(&files.ca, ca.cert.pem())?;
     std::fs::write(&files.other_ca, other.cert.pem())?;
     std::fs::write(&files.client_cert, client_cert)?;
+    std::fs::write(&files.client_key_encrypted, encrypt_key(&client_key)?)?;
     std::fs::write(&files.client_key, client_key)?;
     std::fs::write(&files.stranger_cert, stranger_cert)?;
     std::fs::write(&files.stranger_key, stranger_key)?;

@@ -11,6 +11,7 @@ use zoolock::{timeout_from_secs, Acl, AuthId, Permission, Session, SessionOption
 
 use crate::errors::IntoPy;
 use crate::inspect::Participant;
+use crate::security;
 use crate::wait::{interruptible, uninterruptible, Listeners};
 
 /// kazoo's `KazooState` strings.
@@ -169,11 +170,6 @@ impl Client {
                 "zoolock does its I/O on its own threads; there is nothing to plug in",
             ),
             (
-                sasl_options.is_some(),
-                "sasl_options",
-                "only digest auth_data is supported",
-            ),
-            (
                 read_only == Some(true),
                 "read_only=True",
                 "locks need a writable quorum",
@@ -198,16 +194,6 @@ impl Client {
                 "logger",
                 "zoolock logs to the 'zoolock' logger; configure that one",
             ),
-            (
-                keyfile.is_some()
-                    || keyfile_password.is_some()
-                    || certfile.is_some()
-                    || ca.is_some()
-                    || use_ssl,
-                "TLS",
-                "no TLS yet",
-            ),
-            (!verify_certs || check_hostname, "TLS options", "no TLS yet"),
         ];
         if let Some((_, name, why)) = refusals.iter().find(|(given, _, _)| *given) {
             return Err(unsupported(name, why));
@@ -224,11 +210,20 @@ impl Client {
                 )))
             }
         };
+        let tls = security::TlsArgs {
+            use_ssl,
+            ca,
+            certfile,
+            keyfile,
+            keyfile_password,
+            verify_certs,
+            check_hostname,
+        };
         // kazoo creates a missing chroot on the first write; `create_chroot=False`
         // refuses it instead (NoNodeError), as zoolock's other languages do.
-        let mut options = SessionOptions::new(connect)
-            .session_timeout(session_timeout)
-            .create_chroot(create_chroot);
+        let options = SessionOptions::new(connect).session_timeout(session_timeout).create_chroot(create_chroot);
+        let options = security::apply_tls(options, tls)?;
+        let mut options = security::apply_sasl(options, sasl_options)?;
         if let Some(auth_data) = auth_data {
             for pair in auth_data.try_iter()? {
                 let (scheme, credential): (String, String) = pair?.extract().map_err(|_| {

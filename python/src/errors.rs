@@ -36,6 +36,7 @@ import_exception!(zoolock.exceptions, InvalidACLError);
 const NO_CHILDREN_FOR_EPHEMERALS: &str = "ephemeral node can not have children";
 /// Its message for INVALIDACL (an ACL of an unknown scheme, a malformed id).
 const INVALID_ACL: &str = "invalid acls";
+import_exception!(zoolock.exceptions, TlsError);
 
 /// Raises a core error as the exception kazoo would raise in its place.
 pub fn to_py(err: Error) -> PyErr {
@@ -57,6 +58,8 @@ pub fn to_py(err: Error) -> PyErr {
         Error::ConnectTimeout { .. } => {
             KazooTimeoutError::new_err(format!("Connection time-out: {message}"))
         }
+        // kazoo's start() raises KazooTimeoutError for a failed TLS connect; TlsError is one that says why.
+        Error::Tls { .. } => TlsError::new_err(message),
         Error::NoChroot(_) => NoNodeError::new_err(message),
         Error::ConnectionLoss(_) => ConnectionLoss::new_err(message),
         Error::Cancelled { .. } => CancelledError::new_err(message),

@@ -9,6 +9,7 @@ mod holder;
 mod inspect;
 mod lock;
 mod logging;
+mod security;
 mod semaphore;
 mod wait;
 mod znode;

@@ -5,6 +5,7 @@ held; the runner (test_bad_input.py) then looks for nodes left behind."""
 import socket
 
 import zoolock
+import secure_servers
 from conftest import run_in_thread, until_children
 
 #: zoolock's limits (core/src/options.rs: MAX_PATH_BYTES, MAX_IDENTIFIER_BYTES).
@@ -300,6 +301,65 @@ def chroot_deleted(ctx):
     ctx.check("Semaphore", lambda: inside.Semaphore("/pools/x").acquire(timeout=PATIENCE))
 
 
+#: The connect timeout of the TLS and SASL cases: each must fail within it.
+SECURE_CONNECT_TIMEOUT = 5.0
+
+
+def secure(mode, hosts, start_timeout=SECURE_CONNECT_TIMEOUT, **arguments):
+    """A client of the ``mode`` server (secure_servers.py) with ``hosts``
+    ("secure", "secure_by_ip" or "direct") and ``arguments``, each a value or a
+    function of the server's tls_files; its start() is the check."""
+
+    def case(ctx):
+        zk = secure_servers.server(mode)
+        files = zk.tls_files or {}
+        given = {k: v(files) if callable(v) else v for k, v in arguments.items()}
+
+        def start():
+            client = ctx.client(start=False, hosts=getattr(zk, hosts), **given)
+            client.start(timeout=start_timeout)
+
+        ctx.check("start", start)
+
+    # The server starts before the entry's clock does (test_bad_input.py).
+    case.prepare = lambda: secure_servers.server(mode)
+    return case
+
+
+def ca(files):
+    return files["ca"]
+
+
+def sasl_options(mechanism="DIGEST-MD5", password=secure_servers.SASL_PASSWORD):
+    return {"mechanism": mechanism, "username": secure_servers.SASL_USER, "password": password}
+
+
+def unknown_mechanism(ctx):
+    ctx.check("KazooClient", lambda: ctx.client(start=False, sasl_options=sasl_options("PLAIN")))
+
+
+SECURE_CASES = {
+    "tls-wrong-ca": secure("tls", "secure", use_ssl=True, ca=lambda f: f["other_ca"]),
+    "tls-no-client-cert": secure("mutual_tls", "secure", use_ssl=True, ca=ca),
+    "tls-untrusted-client-cert": secure("mutual_tls", "secure", use_ssl=True, ca=ca,
+                                        certfile=lambda f: f["stranger_cert"], keyfile=lambda f: f["stranger_key"]),
+    "tls-key-password-wrong": secure("mutual_tls", "secure", use_ssl=True, ca=ca, certfile=lambda f: f["client_cert"],
+                                     keyfile=lambda f: f["client_key_encrypted"], keyfile_password="not-the-pw"),
+    "tls-key-password-missing": secure("mutual_tls", "secure", use_ssl=True, ca=ca,
+                                       certfile=lambda f: f["client_cert"],
+                                       keyfile=lambda f: f["client_key_encrypted"]),
+    "tls-plaintext-to-secure-port": secure("tls", "secure_by_ip"),
+    "tls-to-plain-port": secure("tls", "direct", use_ssl=True, ca=ca),
+    "tls-hostname-mismatch": secure("tls", "secure_by_ip", use_ssl=True, ca=ca, check_hostname=True),
+    "tls-verify-certs-off": secure("tls", "secure", use_ssl=True, ca=ca, verify_certs=False),
+    "tls-check-hostname-without-verify": secure("tls", "secure", use_ssl=True, ca=ca, verify_certs=False,
+                                                check_hostname=True),
+    "sasl-wrong-password": secure("sasl", "connect", sasl_options=sasl_options(password="wrong-pw")),
+    "sasl-missing-where-required": secure("sasl", "connect"),
+    "sasl-unknown-mechanism": unknown_mechanism,
+}
+
+
 CASES = {
     "path-empty": bad_path(""),
     "path-relative": bad_path("locks/x"),
@@ -373,4 +433,5 @@ CASES = {
     "acl-forbids-create": acl_forbids_create,
     "lock-under-ephemeral": lock_under_ephemeral,
     "chroot-deleted": chroot_deleted,
+    **SECURE_CASES,
 }

@@ -49,6 +49,12 @@ class Harness:
         self.connect = started["connect"]
         #: Straight to the servers: benchmarks.
         self.direct = started["direct"]
+        #: With ``tls``: the secureClientPorts as ``localhost:port`` (the name the
+        #: servers' certificate carries) and as ``127.0.0.1:port`` (fails a host
+        #: name check), and the PEM paths (harness/README.md); else None.
+        self.secure = started.get("secure")
+        self.secure_by_ip = started.get("secure_by_ip")
+        self.tls_files = started.get("tls_files")
 
     def call(self, cmd: str, **fields):
         """Sends one command and returns its answer; raises HarnessError on failure."""

@@ -4,11 +4,16 @@
 
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use zookeeper_client as zk;
-use zoolock::{timeout_from_secs, Acquire, Holder, Kind, Lock, LockConfig, MAX_IDENTIFIER_BYTES, MAX_PATH_BYTES, Owner, Semaphore, SessionOptions};
+use zk_harness::tls::TlsFiles;
+use zk_harness::{Ensemble, Options, Sasl, Tls};
+use zoolock::{
+    timeout_from_secs, Acquire, Holder, Kind, Lock, LockConfig, Owner, SaslMechanism, SaslOptions, Semaphore,
+    SessionOptions, TlsOptions, MAX_IDENTIFIER_BYTES, MAX_PATH_BYTES,
+};
 
 use super::common::{raw, until_children};
 use super::Ctx;
@@ -264,7 +269,109 @@ pub fn all() -> Vec<(&'static str, Case)> {
             let below = Semaphore::new(&inside, "/pools/x", "", 1).unwrap();
             c.check("semaphore acquire", below.acquire(Acquire::timeout(PATIENCE)).await);
         },
+        "tls-wrong-ca" => |c| secure(c, Mode::Tls, |zk| by_name(zk).tls(TlsOptions::new().ca(files(zk).other_ca.as_path()))),
+        "tls-no-client-cert" => |c| secure(c, Mode::MutualTls, |zk| by_name(zk).tls(trusting(zk))),
+        "tls-untrusted-client-cert" => |c| secure(c, Mode::MutualTls, |zk| {
+            let f = files(zk);
+            by_name(zk).tls(trusting(zk).certfile(f.stranger_cert.as_path()).keyfile(f.stranger_key.as_path()))
+        }),
+        "tls-key-password-wrong" => |c| secure(c, Mode::MutualTls, |zk| by_name(zk).tls(encrypted_key(zk).keyfile_password("not-the-pw"))),
+        "tls-key-password-missing" => |c| secure(c, Mode::MutualTls, |zk| by_name(zk).tls(encrypted_key(zk))),
+        "tls-plaintext-to-secure-port" => |c| secure(c, Mode::Tls, |zk| by_ip(zk)),
+        "tls-to-plain-port" => |c| secure(c, Mode::Tls, |zk| {
+            SessionOptions::new(zk.direct_connect_string()).tls(trusting(zk).check_hostname(false))
+        }),
+        "tls-hostname-mismatch" => |c| secure(c, Mode::Tls, |zk| by_ip(zk).tls(trusting(zk))),
+        "tls-verify-certs-off" => |c| secure(c, Mode::Tls, |zk| by_name(zk).tls(trusting(zk).verify_certs(false).check_hostname(false))),
+        "tls-check-hostname-without-verify" => |c| secure(c, Mode::Tls, |zk| by_name(zk).tls(trusting(zk).verify_certs(false))),
+        "sasl-wrong-password" => |c| secure(c, Mode::Sasl, |zk| {
+            SessionOptions::new(zk.connect_string()).sasl(SaslOptions::digest_md5(SASL_USER, "wrong-pw"))
+        }),
+        "sasl-missing-where-required" => |c| secure(c, Mode::Sasl, |zk| SessionOptions::new(zk.connect_string())),
+        "sasl-unknown-mechanism" => |c| async move {
+            for name in ["PLAIN", "GSSAPI"] {
+                c.check(name, SaslMechanism::from_name(name).map(drop));
+            }
+        },
     ]
+}
+
+/// The servers of the TLS and SASL entries, each its own ensemble.
+#[derive(Clone, Copy)]
+pub enum Mode {
+    /// TLS, `ssl.clientAuth=none`.
+    Tls,
+    /// TLS, `ssl.clientAuth=need`.
+    MutualTls,
+    /// SASL DIGEST-MD5 required of every session (one user: [`SASL_USER`]).
+    Sasl,
+}
+
+const SASL_USER: &str = "locker";
+/// The connect timeout of the TLS and SASL entries: each must fail within it.
+const SECURE_CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// The server of `mode`, started on first use (blocking: the runner calls
+/// [`prepare`] before an entry's clock runs).
+fn server(mode: Mode) -> &'static Ensemble {
+    static SERVERS: [OnceLock<Ensemble>; 3] = [OnceLock::new(), OnceLock::new(), OnceLock::new()];
+    let (slot, options) = match mode {
+        Mode::Tls => (0, Options { tls: Some(Tls { client_auth: false }), ..Options::default() }),
+        Mode::MutualTls => (1, Options { tls: Some(Tls { client_auth: true }), ..Options::default() }),
+        Mode::Sasl => {
+            let sasl = Sasl { users: vec![(SASL_USER.into(), "s3cret-pw".into())], required: true };
+            (2, Options { sasl: Some(sasl), ..Options::default() })
+        }
+    };
+    SERVERS[slot].get_or_init(|| Ensemble::start(1, options).expect("start a secure ZooKeeper"))
+}
+
+/// Starts the server an entry needs, if it needs one (blocking).
+pub fn prepare(id: &str) {
+    let mode = match id {
+        "sasl-unknown-mechanism" => return,
+        _ if id.starts_with("sasl-") => Mode::Sasl,
+        "tls-no-client-cert" | "tls-untrusted-client-cert" | "tls-key-password-wrong" | "tls-key-password-missing" => {
+            Mode::MutualTls
+        }
+        _ if id.starts_with("tls-") => Mode::Tls,
+        _ => return,
+    };
+    server(mode);
+}
+
+fn files(zk: &Ensemble) -> &TlsFiles {
+    zk.tls_files().expect("a TLS ensemble")
+}
+
+/// The secureClientPorts as `localhost:port`, the name the servers' certificate carries.
+fn by_name(zk: &Ensemble) -> SessionOptions {
+    SessionOptions::new(zk.secure_connect_string("localhost").unwrap())
+}
+
+/// The secureClientPorts as `127.0.0.1:port`, a name the certificate does not carry.
+fn by_ip(zk: &Ensemble) -> SessionOptions {
+    SessionOptions::new(zk.secure_connect_string("127.0.0.1").unwrap())
+}
+
+fn trusting(zk: &Ensemble) -> TlsOptions {
+    TlsOptions::new().ca(files(zk).ca.as_path())
+}
+
+/// The client certificate with its key encrypted (PKCS#8), no password yet.
+fn encrypted_key(zk: &Ensemble) -> TlsOptions {
+    let f = files(zk);
+    trusting(zk).certfile(f.client_cert.as_path()).keyfile(f.client_key_encrypted.as_path())
+}
+
+/// Connects to the `mode` server with `options(server)` and a
+/// [`SECURE_CONNECT_TIMEOUT`]; the connect is the check, and must fail within it.
+async fn secure(c: Arc<Ctx>, mode: Mode, options: fn(&Ensemble) -> SessionOptions) {
+    let options = options(server(mode)).connect_timeout(SECURE_CONNECT_TIMEOUT);
+    let started = std::time::Instant::now();
+    c.check("connect", c.connect(options).await);
+    let elapsed = started.elapsed();
+    assert!(elapsed <= SECURE_CONNECT_TIMEOUT + Duration::from_secs(1), "failed only after {elapsed:?}");
 }
 
 /// Every kind of lock, and a semaphore, on a bad path.

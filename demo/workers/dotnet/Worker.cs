@@ -4,7 +4,7 @@
 // lock is suspended or lost.
 //
 // ZooLockDemoWorker.exe --connect HOSTS --path P --resource HOST:PORT --name N
-//     [--count K] [--session-timeout SECS] [--hold-ms MS]
+//     [--count K] [--session-timeout SECS] [--hold-ms MS] [--tls-ca CA --tls-cert CERT --tls-key KEY]
 //
 // Without --count it runs until a `stop` line (or end of input) on stdin, prints
 // `idle` with its lock released and its session still open (so that orphan nodes
@@ -34,6 +34,8 @@ static class Worker
         internal int? Count;
         internal TimeSpan SessionTimeout = TimeSpan.FromSeconds(10);
         internal TimeSpan Hold = TimeSpan.Zero;
+        /// <summary>CA, client certificate and key (PEM files): connect over TLS.</summary>
+        internal string TlsCa, TlsCert, TlsKey;
     }
 
     static int Main(string[] argv)
@@ -43,7 +45,7 @@ static class Worker
         catch (ArgumentException e)
         {
             Console.Error.WriteLine("worker: " + e.Message);
-            Console.Error.WriteLine("usage: ZooLockDemoWorker.exe --connect HOSTS --path P --resource HOST:PORT --name NAME [--count K] [--session-timeout SECS] [--hold-ms MS]");
+            Console.Error.WriteLine("usage: ZooLockDemoWorker.exe --connect HOSTS --path P --resource HOST:PORT --name NAME [--count K] [--session-timeout SECS] [--hold-ms MS] [--tls-ca CA --tls-cert CERT --tls-key KEY]");
             return 2;
         }
         try { return Run(args); }
@@ -68,6 +70,9 @@ static class Worker
                 case "--path": args.Path = value; break;
                 case "--resource": args.Resource = value; break;
                 case "--name": args.Name = value; break;
+                case "--tls-ca": args.TlsCa = value; break;
+                case "--tls-cert": args.TlsCert = value; break;
+                case "--tls-key": args.TlsKey = value; break;
                 case "--count":
                     int count;
                     if (!int.TryParse(value, NumberStyles.None, CultureInfo.InvariantCulture, out count))
@@ -98,9 +103,17 @@ static class Worker
 
     static int Run(Args args)
     {
+        var options = new ZooKeeperSessionOptions { SessionTimeout = args.SessionTimeout };
+        if (args.TlsCa != null)
+        {
+            options.UseTls = true;
+            options.Ca = args.TlsCa;
+            options.CertFile = args.TlsCert;
+            options.KeyFile = args.TlsKey;
+        }
         // The resource first: if it cannot be reached there is nothing to do, and no session to open.
         using (var resource = Resource.Connect(args.Resource))
-        using (var session = new ZooKeeperSession(args.Connect, args.SessionTimeout, TimeSpan.Zero))
+        using (var session = new ZooKeeperSession(args.Connect, options))
         {
             long lastId = session.SessionId;
             Say("session " + lastId.ToString(CultureInfo.InvariantCulture));

@@ -67,6 +67,7 @@ from .exceptions import (
     RolledBackError,
     RuntimeInconsistency,
     SessionExpiredError,
+    TlsError,
     ZookeeperError,
 )
 
@@ -175,6 +176,7 @@ __all__ = [
     "SessionExpiredError",
     "TransactionRequest",
     "WatchedEvent",
+    "TlsError",
     "WriteLock",
     "ZnodeStat",
     "ZookeeperError",

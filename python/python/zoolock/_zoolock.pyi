@@ -1,6 +1,7 @@
 """Type stubs of zoolock's native module (see the docstrings for behaviour)."""
 
 import datetime
+import os
 from types import TracebackType
 from typing import Any, Awaitable, Callable, Dict, Iterable, List, Literal, Optional, Sequence, Tuple, Type, Union
 
@@ -10,6 +11,8 @@ __version__: str
 
 _Acl = Tuple[int, Tuple[str, str]]
 _State = str
+# A PEM file name, or the PEM text itself.
+_Pem = Union[str, "os.PathLike[str]"]
 
 class KazooClient:
     """A ZooKeeper client with kazoo's interface, for locks and semaphores."""
@@ -22,16 +25,16 @@ class KazooClient:
         handler: None = None,
         default_acl: Optional[Iterable[_Acl]] = None,
         auth_data: Optional[Iterable[Tuple[str, str]]] = None,
-        sasl_options: None = None,
+        sasl_options: Optional[Dict[str, str]] = None,
         read_only: Optional[bool] = None,
         randomize_hosts: bool = True,
         connection_retry: None = None,
         command_retry: None = None,
         logger: None = None,
-        keyfile: None = None,
-        keyfile_password: None = None,
-        certfile: None = None,
-        ca: None = None,
+        keyfile: Optional[_Pem] = None,
+        keyfile_password: Optional[str] = None,
+        certfile: Optional[_Pem] = None,
+        ca: Optional[_Pem] = None,
         use_ssl: bool = False,
         verify_certs: bool = True,
         check_hostname: bool = False,

@@ -123,6 +123,15 @@ class KazooTimeoutError(*_kazoos("KazooTimeoutError", _kazoo_threading), Excepti
     """start() could not connect in time (like kazoo's, not a KazooException)."""
 
 
+class TlsError(KazooTimeoutError):
+    """start() could not connect over TLS, and the message says why: a server
+    certificate ``ca`` does not vouch for or that does not name the host, a
+    client certificate the server refuses (or none where it wants one), a
+    wrong ``keyfile_password``, plaintext and TLS ports swapped, or
+    ``verify_certs=False``. A ``KazooTimeoutError``, as kazoo's start() raises
+    in its place."""
+
+
 __all__ = [
     "InvalidACLError",
     "RuntimeInconsistency",
@@ -145,5 +154,6 @@ __all__ = [
     "NoNodeError",
     "NotEmptyError",
     "SessionExpiredError",
+    "TlsError",
     "ZookeeperError",
 ]

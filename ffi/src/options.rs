@@ -1,0 +1,375 @@
+//! Session options: every `SessionOptions` field of the core, set one at a
+//! time through `zl_session_options_*` and used by
+//! `zl_session_connect_with`. The names are the core's (and kazoo's): `auth`,
+//! `acl`, `tls_ca`, `tls_certfile`, `tls_keyfile`, `tls_keyfile_password`,
+//! `tls_verify_certs`, `tls_check_hostname`, `sasl`. Nothing is checked
+//! against the network until the connect; bad values the core can tell
+//! without one fail there or at their setter.
+
+use std::sync::Mutex;
+use std::time::Duration;
+
+use zoolock::{Acl, AuthId, Permission, SaslMechanism, SaslOptions, Session, SessionOptions, TlsOptions};
+
+use crate::args;
+use crate::castable::{self, Castable};
+use crate::listener::Listener;
+use crate::session::ZlSession;
+use crate::status::{guard, guard_void, Failure, FfiResult};
+
+/// The options of a session to connect, owned by the caller.
+pub struct ZlSessionOptions {
+    options: Mutex<Pending>,
+}
+
+struct Pending {
+    options: SessionOptions,
+    /// Whether an ACL was added: the first replaces the default (world:anyone, all).
+    acl_given: bool,
+}
+
+impl Castable for ZlSessionOptions {
+    const NAME: &'static str = "session options";
+}
+
+/// Runs `change` on the options behind `options`.
+///
+/// # Safety
+/// `options` must be null or a live handle.
+unsafe fn change(options: *const ZlSessionOptions, change: impl FnOnce(&mut Pending) -> FfiResult) -> i32 {
+    guard(|| change(&mut castable::borrow(options)?.options.lock().unwrap()))
+}
+
+/// The TLS options, turning TLS on with its defaults if it was off.
+fn tls(pending: &mut Pending) -> &mut TlsOptions {
+    pending.options.tls.get_or_insert_with(TlsOptions::new)
+}
+
+/// Options for `connect` (`host:port[,host:port…][/chroot]`) with the core's
+/// defaults: 10 s session and 15 s connect timeouts, no credentials, nodes
+/// created world-readable and writable, plaintext, no SASL.
+///
+/// # Safety
+/// `connect` must be valid for `connect_len` bytes; `out_options` for writes.
+#[no_mangle]
+pub unsafe extern "C" fn zl_session_options_new(
+    connect: *const u8,
+    connect_len: u32,
+    out_options: *mut *mut ZlSessionOptions,
+) -> i32 {
+    guard(|| {
+        let connect = args::text(connect, connect_len, "connect")?;
+        let pending = Pending { options: SessionOptions::new(connect), acl_given: false };
+        castable::give(ZlSessionOptions { options: Mutex::new(pending) }, out_options, "out_options")
+    })
+}
+
+/// Frees the options (a session connected with them keeps its own copy). Null is ignored.
+///
+/// # Safety
+/// `options` must come from `zl_session_options_new`, freed once, with no call on it in flight.
+#[no_mangle]
+pub unsafe extern "C" fn zl_session_options_free(options: *mut ZlSessionOptions) {
+    guard_void(|| castable::free(options))
+}
+
+/// The session timeout asked of the server, in milliseconds (at least 1).
+///
+/// # Safety
+/// `options` must be a live handle.
+#[no_mangle]
+pub unsafe extern "C" fn zl_session_options_set_session_timeout(options: *const ZlSessionOptions, ms: u32) -> i32 {
+    change(options, |p| {
+        p.options.session_timeout = Duration::from_millis(ms.into());
+        Ok(())
+    })
+}
+
+/// How long the connect tries before `ZL_CONNECT_TIMEOUT`, in milliseconds (at least 1).
+///
+/// # Safety
+/// `options` must be a live handle.
+#[no_mangle]
+pub unsafe extern "C" fn zl_session_options_set_connect_timeout(options: *const ZlSessionOptions, ms: u32) -> i32 {
+    change(options, |p| {
+        p.options.connect_timeout = Duration::from_millis(ms.into());
+        Ok(())
+    })
+}
+
+/// Adds credentials sent when the session connects (`addauth`): scheme
+/// `digest` with `user:password`, as kazoo's `auth_data` and DistributedLock's `AddAuthInfo`.
+///
+/// # Safety
+/// Each pointer must be valid for its length.
+#[no_mangle]
+pub unsafe extern "C" fn zl_session_options_add_auth(
+    options: *const ZlSessionOptions,
+    scheme: *const u8,
+    scheme_len: u32,
+    credentials: *const u8,
+    credentials_len: u32,
+) -> i32 {
+    change(options, |p| {
+        let scheme = args::text(scheme, scheme_len, "scheme")?;
+        let credentials = args::bytes(credentials, credentials_len, "credentials")?;
+        p.options.auth.push((scheme.to_owned(), credentials.to_vec()));
+        Ok(())
+    })
+}
+
+/// Adds an entry to the ACL of every node the session creates: ZooKeeper's
+/// permission bits (read 1, write 2, create 4, delete 8, admin 16) for
+/// `scheme:id` (`world:anyone`, `digest:user:hash`, `auth:`). The first
+/// entry replaces the default (world:anyone, all).
+///
+/// # Safety
+/// Each pointer must be valid for its length.
+#[no_mangle]
+pub unsafe extern "C" fn zl_session_options_add_acl(
+    options: *const ZlSessionOptions,
+    permissions: u32,
+    scheme: *const u8,
+    scheme_len: u32,
+    id: *const u8,
+    id_len: u32,
+) -> i32 {
+    change(options, |p| {
+        let acl = Acl::new(
+            permission(permissions)?,
+            AuthId::new(args::text(scheme, scheme_len, "scheme")?, args::text(id, id_len, "id")?),
+        );
+        if !p.acl_given {
+            p.options.acls.clear();
+            p.acl_given = true;
+        }
+        p.options.acls.push(acl);
+        Ok(())
+    })
+}
+
+/// ZooKeeper's permission bits as the core's `Permission`.
+fn permission(bits: u32) -> FfiResult<Permission> {
+    let all = [Permission::READ, Permission::WRITE, Permission::CREATE, Permission::DELETE, Permission::ADMIN];
+    if bits == 0 || bits > 31 {
+        return Err(Failure::invalid(format!("ACL permissions {bits} are not a combination of 1, 2, 4, 8 and 16")));
+    }
+    Ok(all.into_iter().enumerate().filter(|(i, _)| bits & (1 << i) != 0).fold(Permission::NONE, |p, (_, q)| p | q))
+}
+
+/// Turns TLS on (non-zero) or off. Any `tls_*` setter turns it on too; on
+/// alone verifies the servers against the system's CAs.
+///
+/// # Safety
+/// `options` must be a live handle.
+#[no_mangle]
+pub unsafe extern "C" fn zl_session_options_set_tls(options: *const ZlSessionOptions, enabled: i32) -> i32 {
+    change(options, |p| {
+        if enabled != 0 {
+            tls(p);
+        } else {
+            p.options.tls = None;
+        }
+        Ok(())
+    })
+}
+
+/// Which TLS PEM a `zl_session_options_set_tls_pem` call sets.
+pub const ZL_PEM_CA: i32 = 0;
+/// The client's certificate chain (`certfile`).
+pub const ZL_PEM_CERTFILE: i32 = 1;
+/// The client's private key (`keyfile`).
+pub const ZL_PEM_KEYFILE: i32 = 2;
+
+/// Sets a TLS PEM (`ZL_PEM_CA`, `ZL_PEM_CERTFILE`, `ZL_PEM_KEYFILE`) and turns
+/// TLS on: a file name, or the PEM itself if it holds a `-----BEGIN ` line.
+///
+/// # Safety
+/// `pem` must be valid for `pem_len` bytes.
+#[no_mangle]
+pub unsafe extern "C" fn zl_session_options_set_tls_pem(
+    options: *const ZlSessionOptions,
+    which: i32,
+    pem: *const u8,
+    pem_len: u32,
+) -> i32 {
+    change(options, |p| {
+        let pem = zoolock::Pem::from(args::text(pem, pem_len, "pem")?);
+        let tls = tls(p);
+        match which {
+            ZL_PEM_CA => tls.ca = Some(pem),
+            ZL_PEM_CERTFILE => tls.certfile = Some(pem),
+            ZL_PEM_KEYFILE => tls.keyfile = Some(pem),
+            other => return Err(Failure::invalid(format!("unknown TLS PEM {other}"))),
+        }
+        Ok(())
+    })
+}
+
+/// The password of an encrypted PKCS#8 `keyfile`; turns TLS on.
+///
+/// # Safety
+/// `password` must be valid for `password_len` bytes.
+#[no_mangle]
+pub unsafe extern "C" fn zl_session_options_set_tls_keyfile_password(
+    options: *const ZlSessionOptions,
+    password: *const u8,
+    password_len: u32,
+) -> i32 {
+    change(options, |p| {
+        let password = args::text(password, password_len, "keyfile_password")?;
+        tls(p).keyfile_password = Some(password.into());
+        Ok(())
+    })
+}
+
+/// `verify_certs` and `check_hostname` (each non-zero for on; both on by
+/// default); turns TLS on. `verify_certs` off fails the connect with `ZL_TLS`.
+///
+/// # Safety
+/// `options` must be a live handle.
+#[no_mangle]
+pub unsafe extern "C" fn zl_session_options_set_tls_checks(
+    options: *const ZlSessionOptions,
+    verify_certs: i32,
+    check_hostname: i32,
+) -> i32 {
+    change(options, |p| {
+        let tls = tls(p);
+        tls.verify_certs = verify_certs != 0;
+        tls.check_hostname = check_hostname != 0;
+        Ok(())
+    })
+}
+
+/// SASL on every connection: `mechanism` ("DIGEST-MD5"; another is
+/// `ZL_INVALID_ARGUMENT` here), `username` and `password`.
+///
+/// # Safety
+/// Each pointer must be valid for its length.
+#[no_mangle]
+pub unsafe extern "C" fn zl_session_options_set_sasl(
+    options: *const ZlSessionOptions,
+    mechanism: *const u8,
+    mechanism_len: u32,
+    username: *const u8,
+    username_len: u32,
+    password: *const u8,
+    password_len: u32,
+) -> i32 {
+    change(options, |p| {
+        let mechanism = SaslMechanism::from_name(args::text(mechanism, mechanism_len, "mechanism")?)?;
+        let username = args::text(username, username_len, "username")?;
+        let password = args::text(password, password_len, "password")?;
+        let sasl = match mechanism {
+            SaslMechanism::DigestMd5 => SaslOptions::digest_md5(username, password),
+            other => return Err(Failure::invalid(format!("SASL {} is not supported here", other.name()))),
+        };
+        p.options.sasl = Some(sasl);
+        Ok(())
+    })
+}
+
+/// Connects with `options` (which stay the caller's), blocking until the
+/// session is up, or fails within the connect timeout: `ZL_CONNECT_TIMEOUT`,
+/// `ZL_TLS` (the message says why), `ZL_AUTH_FAILED` (SASL refused).
+///
+/// # Safety
+/// `options` must be a live handle; `out_session` valid for writes.
+#[no_mangle]
+pub unsafe extern "C" fn zl_session_connect_with(
+    options: *const ZlSessionOptions,
+    out_session: *mut *mut ZlSession,
+) -> i32 {
+    guard(|| {
+        let options = castable::borrow(options)?.options.lock().unwrap().options.clone();
+        args::need(out_session, "out_session")?;
+        let session = Session::connect_blocking(options)?;
+        castable::give(ZlSession { session, listener: Listener::default() }, out_session, "out_session")
+    })
+}
+
+/// The options as text for logs, with every secret (passwords, credentials,
+/// inline PEM) redacted. Freed with `zl_bytes_free`.
+///
+/// # Safety
+/// `options` must be a live handle; out-pointers valid for writes.
+#[no_mangle]
+pub unsafe extern "C" fn zl_session_options_describe(
+    options: *const ZlSessionOptions,
+    out_ptr: *mut *mut u8,
+    out_len: *mut u32,
+) -> i32 {
+    guard(|| {
+        let shown = format!("{:?}", castable::borrow(options)?.options.lock().unwrap().options);
+        args::give(shown.into_bytes(), out_ptr, out_len, "out")
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use std::ptr::{null, null_mut};
+
+    use super::*;
+    use crate::status::{ZL_INVALID_ARGUMENT, ZL_OK, ZL_TLS};
+
+    fn new_options(connect: &str) -> *mut ZlSessionOptions {
+        let mut options = null_mut();
+        assert_eq!(unsafe { zl_session_options_new(connect.as_ptr(), connect.len() as u32, &mut options) }, ZL_OK);
+        options
+    }
+
+    fn described(options: *const ZlSessionOptions) -> String {
+        let (mut ptr, mut len) = (null_mut(), 0u32);
+        assert_eq!(unsafe { zl_session_options_describe(options, &mut ptr, &mut len) }, ZL_OK);
+        let shown = String::from_utf8(unsafe { std::slice::from_raw_parts(ptr, len as usize) }.to_vec()).unwrap();
+        unsafe { crate::zl_bytes_free(ptr, len) };
+        shown
+    }
+
+    #[test]
+    fn setters_reach_the_core_options_and_secrets_stay_hidden() {
+        let options = new_options("127.0.0.1:1");
+        let text = |s: &'static str| (s.as_ptr(), s.len() as u32);
+        unsafe {
+            let ((scheme, sl), (cred, cl)) = (text("digest"), text("locker:hunter2"));
+            assert_eq!(zl_session_options_add_auth(options, scheme, sl, cred, cl), ZL_OK);
+            let (id, il) = text("locker:hash");
+            assert_eq!(zl_session_options_add_acl(options, 31, scheme, sl, id, il), ZL_OK);
+            assert_eq!(zl_session_options_add_acl(options, 32, scheme, sl, id, il), ZL_INVALID_ARGUMENT);
+            let (pw, pl) = text("kp-1234");
+            assert_eq!(zl_session_options_set_tls_keyfile_password(options, pw, pl), ZL_OK);
+            let (key, kl) = text("-----BEGIN PRIVATE KEY-----\nS3CRETKEY\n-----END PRIVATE KEY-----\n");
+            assert_eq!(zl_session_options_set_tls_pem(options, ZL_PEM_KEYFILE, key, kl), ZL_OK);
+            assert_eq!(zl_session_options_set_tls_pem(options, 7, key, kl), ZL_INVALID_ARGUMENT);
+            let ((m, ml), (u, ul), (p, pl)) = (text("DIGEST-MD5"), text("locker"), text("sasl-pw-99"));
+            assert_eq!(zl_session_options_set_sasl(options, m, ml, u, ul, p, pl), ZL_OK);
+            let (gss, gl) = text("GSSAPI");
+            assert_eq!(zl_session_options_set_sasl(options, gss, gl, u, ul, p, pl), ZL_INVALID_ARGUMENT);
+        }
+        let pending = unsafe { &*options }.options.lock().unwrap();
+        assert_eq!(pending.options.acls.len(), 1, "the first ACL replaces the default");
+        assert_eq!(pending.options.auth, vec![("digest".to_string(), b"locker:hunter2".to_vec())]);
+        assert!(pending.options.tls.as_ref().unwrap().keyfile_password.is_some());
+        drop(pending);
+        let shown = described(options);
+        for secret in ["hunter2", "kp-1234", "S3CRETKEY", "sasl-pw-99"] {
+            assert!(!shown.contains(secret), "{secret} in {shown}");
+        }
+        unsafe { zl_session_options_free(options) };
+    }
+
+    #[test]
+    fn verify_certs_off_fails_the_connect_with_zl_tls() {
+        let options = new_options("127.0.0.1:1");
+        let mut session = null_mut();
+        unsafe {
+            assert_eq!(zl_session_options_set_tls_checks(options, 0, 0), ZL_OK);
+            assert_eq!(zl_session_connect_with(options, &mut session), ZL_TLS);
+            assert!(session.is_null());
+            assert_eq!(zl_session_connect_with(null(), &mut session), ZL_INVALID_ARGUMENT);
+            zl_session_options_free(options);
+            zl_session_options_free(null_mut());
+        }
+    }
+}

@@ -1,0 +1,34 @@
+"""ZooKeeper servers in the security modes (harness/README.md), each started
+on first use and shared by the tests and the bad-input cases: TLS without and
+with client certificates, and SASL DIGEST-MD5 required of every session.
+zkh stops them when this process ends (its stdin closes)."""
+
+import atexit
+import threading
+
+from zkh import Harness
+
+#: The SASL server's one JAAS user.
+SASL_USER, SASL_PASSWORD = "locker", "s3cret-pw"
+
+_MODES = {
+    "tls": {"tls": {"client_auth": False}},
+    "mutual_tls": {"tls": {"client_auth": True}},
+    "sasl": {"sasl": {"users": {SASL_USER: SASL_PASSWORD}, "required": True}},
+}
+_started = {}
+_lock = threading.Lock()
+
+
+def server(mode: str) -> Harness:
+    """The shared server of ``mode`` ("tls", "mutual_tls" or "sasl")."""
+    with _lock:
+        if mode not in _started:
+            _started[mode] = Harness(servers=1, tick_ms=200, **_MODES[mode])
+        return _started[mode]
+
+
+@atexit.register
+def _close():
+    for harness in _started.values():
+        harness.close()
