@@ -10,8 +10,8 @@ use clap::{Args, Parser, Subcommand};
 use tokio::signal::unix::{signal, Signal, SignalKind};
 use tokio::time::{sleep_until, Instant};
 use zoolock::{
-    inspect, Acquire, Error, Holder, Inspector, Kind, Lock, LockConfig, LockState, Outcome, Participant, ParticipantKind,
-    Scheme, Semaphore, Session, SessionOptions,
+    inspect, Acquire, Error, Holder, Inspector, Kind, Lock, LockConfig, LockState, Outcome, Participant,
+    ParticipantKind, Scheme, Semaphore, Session, SessionOptions,
 };
 
 /// Exit codes of `zoolock` itself; otherwise `exec` exits with CMD's own

@@ -129,8 +129,8 @@ pub fn run(args: &Args, log: &Arc<Log>) -> Result<bool, String> {
         workers.insert(name, worker);
         Ok(())
     };
-    let observer = Session::connect_blocking(SessionOptions::new(ensemble.direct_connect_string()))
-        .map_err(|e| e.to_string())?;
+    let observer =
+        Session::connect_blocking(SessionOptions::new(ensemble.direct_connect_string())).map_err(|e| e.to_string())?;
     let queue = Lock::mutex(&observer, &args.path).map_err(|e| e.to_string())?;
     let operator = Operator::connect(&ensemble.direct_connect_string())?;
     say!("{} workers on {}; injecting faults for {:?}", workers.len(), args.path, args.duration);
@@ -171,8 +171,9 @@ pub fn run(args: &Args, log: &Arc<Log>) -> Result<bool, String> {
         round += 1;
         let contenders = queue.queue_blocking().unwrap_or_default();
         // Only live workers: a SIGKILLed one's node lingers until its session times out.
-        let session_of =
-            |name: &str| workers.contains_key(name).then(|| heard.lock().unwrap().sessions.get(name).copied()).flatten();
+        let session_of = |name: &str| {
+            workers.contains_key(name).then(|| heard.lock().unwrap().sessions.get(name).copied()).flatten()
+        };
         let holder = contenders.first().cloned();
         let done = match kind {
             "expire holder" | "expire waiter" => {
@@ -214,10 +215,16 @@ pub fn run(args: &Args, log: &Arc<Log>) -> Result<bool, String> {
             },
             "delete holder node" => {
                 // Right after a zoolock worker's write, while it keeps the lock: its node is first in the queue.
-                let node = resource.next_write(Duration::from_secs(5), |r: &Record| zoolock_based(&r.worker)).and_then(|write| {
-                    let first = operator.first_node(&args.path).map_err(|e| say!("  listing {}: {e}", args.path)).ok()??;
-                    (Some(first.owner) == session_of(&write.worker) && first.czxid == write.token).then_some((write, first))
-                });
+                let node = resource.next_write(Duration::from_secs(5), |r: &Record| zoolock_based(&r.worker)).and_then(
+                    |write| {
+                        let first = operator
+                            .first_node(&args.path)
+                            .map_err(|e| say!("  listing {}: {e}", args.path))
+                            .ok()??;
+                        (Some(first.owner) == session_of(&write.worker) && first.czxid == write.token)
+                            .then_some((write, first))
+                    },
+                );
                 match node {
                     Some((write, node)) => {
                         let sent = now_ns();
@@ -237,7 +244,8 @@ pub fn run(args: &Args, log: &Arc<Log>) -> Result<bool, String> {
                 }
             }
             "drop create reply" | "land create late" | "reset delete reply" => {
-                let live: Vec<(String, i64)> = workers.keys().filter_map(|n| session_of(n).map(|id| (n.clone(), id))).collect();
+                let live: Vec<(String, i64)> =
+                    workers.keys().filter_map(|n| session_of(n).map(|id| (n.clone(), id))).collect();
                 if live.is_empty() {
                     false
                 } else {
@@ -247,7 +255,9 @@ pub fn run(args: &Args, log: &Arc<Log>) -> Result<bool, String> {
                     let creates = |s: Select| s.op(Op::Create).op(Op::Create2).path(nodes.as_str());
                     let armed = match kind {
                         "drop create reply" => ensemble.drop_reply(creates(Select::session(id))),
-                        "land create late" => ensemble.land_late(creates(Select::session(id)), Landing::Before(creates(Select::any()))),
+                        "land create late" => {
+                            ensemble.land_late(creates(Select::session(id)), Landing::Before(creates(Select::any())))
+                        }
                         _ => ensemble.reset_before_reply(Select::session(id).op(Op::Delete).path(nodes.as_str())),
                     };
                     match armed {
@@ -280,7 +290,12 @@ pub fn run(args: &Args, log: &Arc<Log>) -> Result<bool, String> {
         if done || tries == 5 {
             (first_pass, tries) = (first_pass + 1, 0);
         }
-        say!("  {:>5.1}s {kind:<18} {:<4} acquisitions so far {}", started.elapsed().as_secs_f64(), if done { "ok" } else { "skip" }, resource.count());
+        say!(
+            "  {:>5.1}s {kind:<18} {:<4} acquisitions so far {}",
+            started.elapsed().as_secs_f64(),
+            if done { "ok" } else { "skip" },
+            resource.count()
+        );
         std::thread::sleep(Duration::from_millis(300 + rng.below(700) as u64)); // the pace of faults
     }
 
@@ -331,7 +346,11 @@ pub fn run(args: &Args, log: &Arc<Log>) -> Result<bool, String> {
     for ((worker, _), latency) in partitions.iter().zip(&told) {
         say!("  partition of {worker}: told after {latency:?}");
     }
-    say!("  partitions of a holder: {}, holder told within {:?} (limit {TOLD_WITHIN:?})", told.len(), slowest.unwrap_or_default());
+    say!(
+        "  partitions of a holder: {}, holder told within {:?} (limit {TOLD_WITHIN:?})",
+        told.len(),
+        slowest.unwrap_or_default()
+    );
     let deleted_told = deletion_latencies(&deletions, &heard_told);
     let checked = deletions.iter().filter(|d| d.in_hold).count();
     for (d, latency) in deletions.iter().filter(|d| d.in_hold).zip(&deleted_told) {
@@ -374,7 +393,11 @@ pub fn run(args: &Args, log: &Arc<Log>) -> Result<bool, String> {
     say!("client logs: {}", log.path.display());
     say!(
         "{}",
-        if ok { "VERIFIED under faults: exclusion held, stale writes fenced off, no orphans, holders told" } else { "VIOLATION" }
+        if ok {
+            "VERIFIED under faults: exclusion held, stale writes fenced off, no orphans, holders told"
+        } else {
+            "VIOLATION"
+        }
     );
     if args.json {
         let mut summary = report.json(started.elapsed(), &names);
@@ -401,7 +424,12 @@ pub fn run(args: &Args, log: &Arc<Log>) -> Result<bool, String> {
 }
 
 /// Reads a worker's lines on a thread of its own.
-fn follow(lines: impl Iterator<Item = String> + Send + 'static, name: String, heard: Arc<Mutex<Heard>>, idle: Sender<()>) {
+fn follow(
+    lines: impl Iterator<Item = String> + Send + 'static,
+    name: String,
+    heard: Arc<Mutex<Heard>>,
+    idle: Sender<()>,
+) {
     std::thread::spawn(move || {
         for line in lines {
             let words: Vec<&str> = line.split_whitespace().collect();
@@ -522,7 +550,12 @@ fn blame(
         };
         say!(
             "  overlap: {} ({}, token {}) and {} ({}, token {}): {whose}",
-            a.worker, a.language, a.token, b.worker, b.language, b.token
+            a.worker,
+            a.language,
+            a.token,
+            b.worker,
+            b.language,
+            b.token
         );
     }
     unexplained

@@ -123,16 +123,26 @@ fn parse_args(mut args: impl Iterator<Item = String>) -> Result<Args, String> {
         return Err("--workers and --acquisitions must be at least 1".into());
     }
     if parsed.tls && (parsed.faults || parsed.connect.is_some()) {
-        return Err("--tls runs against its own TLS server, without --faults (whose proxies sit on plain ports) or --connect".into());
+        return Err(
+            "--tls runs against its own TLS server, without --faults (whose proxies sit on plain ports) or --connect"
+                .into(),
+        );
     }
     if parsed.languages.is_empty() {
         // Every language that can share the path (over TLS if asked): none is left out silently.
         parsed.languages =
             languages::ALL.into_iter().filter(|l| l.speaks(parsed.scheme) && (!parsed.tls || l.tls())).collect();
     } else if let Some(foreign) = parsed.languages.iter().find(|l| !l.speaks(parsed.scheme)) {
-        return Err(format!("{} workers cannot share a path whose nodes are named by {:?}", foreign.name(), parsed.scheme));
+        return Err(format!(
+            "{} workers cannot share a path whose nodes are named by {:?}",
+            foreign.name(),
+            parsed.scheme
+        ));
     } else if let Some(plain) = parsed.languages.iter().find(|l| parsed.tls && !l.tls()) {
-        return Err(format!("{} workers cannot connect over TLS (--tls takes rust, python, kazoo and csharp)", plain.name()));
+        return Err(format!(
+            "{} workers cannot connect over TLS (--tls takes rust, python, kazoo and csharp)",
+            plain.name()
+        ));
     }
     parsed.workers = parsed.workers.max(parsed.languages.len());
     Ok(parsed)
@@ -181,8 +191,10 @@ fn main() -> ExitCode {
 
 /// Fails, naming each language asked for that cannot run here and why.
 fn check_languages(languages: &[Language]) -> Result<(), String> {
-    let missing: Vec<String> =
-        languages.iter().filter_map(|l| l.ready().err().map(|why| format!("zoolock-demo: {} workers cannot run: {why}", l.name()))).collect();
+    let missing: Vec<String> = languages
+        .iter()
+        .filter_map(|l| l.ready().err().map(|why| format!("zoolock-demo: {} workers cannot run: {why}", l.name())))
+        .collect();
     if missing.is_empty() {
         return Ok(());
     }
@@ -230,12 +242,16 @@ fn run(args: &Args, log: &Arc<Log>) -> Result<bool, String> {
         }
     }
     // Of their later lines, only the zoolock workers' last, `metrics …`: the resource counts their work.
-    let mut children: Vec<(String, Child, Receiver<String>)> = spawned.into_iter().map(|s| (s.name, s.child, s.lines)).collect();
+    let mut children: Vec<(String, Child, Receiver<String>)> =
+        spawned.into_iter().map(|s| (s.name, s.child, s.lines)).collect();
     let mut metrics = metrics::Metrics::default();
     let mut options = SessionOptions::new(&connect);
     if let Some(files) = tls {
         options = options.tls(
-            TlsOptions::new().ca(files.ca.as_path()).certfile(files.client_cert.as_path()).keyfile(files.client_key.as_path()),
+            TlsOptions::new()
+                .ca(files.ca.as_path())
+                .certfile(files.client_cert.as_path())
+                .keyfile(files.client_key.as_path()),
         );
     }
     let observer = Session::connect_blocking(options).map_err(|e| e.to_string())?;

@@ -19,8 +19,11 @@ pub struct Node {
 impl Operator {
     pub fn connect(hosts: &str) -> Result<Operator, String> {
         // A thread of its own: the client's pings must go on between calls, or its session expires.
-        let runtime =
-            tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build().map_err(|e| e.to_string())?;
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .enable_all()
+            .build()
+            .map_err(|e| e.to_string())?;
         let client = runtime.block_on(zk::Client::connect(hosts)).map_err(|e| format!("operator: {e}"))?;
         Ok(Operator { runtime, client })
     }

@@ -94,7 +94,8 @@ fn serve(stream: TcpStream, ledger: &Mutex<Ledger>, written: &Condvar) {
     let Ok(mut out) = stream.try_clone() else { return };
     for line in BufReader::new(stream).lines().map_while(Result::ok) {
         let reply = match line.split_whitespace().collect::<Vec<_>>().as_slice() {
-            ["write", worker, language, token, wait_us, start] => match (token.parse(), wait_us.parse(), start.parse()) {
+            ["write", worker, language, token, wait_us, start] => match (token.parse(), wait_us.parse(), start.parse())
+            {
                 (Ok(token), Ok(wait_us), Ok(start)) => {
                     let reply = write(ledger, worker, language, token, Duration::from_micros(wait_us), start);
                     written.notify_all();

@@ -19,7 +19,10 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use crate::resource::now_ns;
-use zoolock::{Acquire, Error, Holder, Kind, Lock, LockConfig, LockState, Scheme, Session, SessionOptions, SessionState, TlsOptions};
+use zoolock::{
+    Acquire, Error, Holder, Kind, Lock, LockConfig, LockState, Scheme, Session, SessionOptions, SessionState,
+    TlsOptions,
+};
 
 struct Args {
     connect: String,

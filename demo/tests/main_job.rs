@@ -49,14 +49,19 @@ fn workers_share_the_ledger_without_overlap() {
     let out = run.text();
     assert!(run.ok && out.contains("VERIFIED") && out.contains("120 acquisitions"), "{out}");
     // The workers' own metrics: one acquisition counted per accepted write.
-    assert!(out.contains("zoolock metrics, summed over 3 workers' sessions") && out.contains("acquisitions 120  handoffs"), "{out}");
+    assert!(
+        out.contains("zoolock metrics, summed over 3 workers' sessions") && out.contains("acquisitions 120  handoffs"),
+        "{out}"
+    );
 }
 
 #[test]
 fn the_summary_for_machines_is_one_json_object_with_the_workers_metrics() {
-    let run = demo(&["--workers", "2", "--acquisitions", "15", "--languages", "rust", "--path", "/demo-test/json", "--json"]);
+    let run =
+        demo(&["--workers", "2", "--acquisitions", "15", "--languages", "rust", "--path", "/demo-test/json", "--json"]);
     assert!(run.ok, "{}", run.text());
-    let summary: serde_json::Value = serde_json::from_str(run.stdout.trim()).unwrap_or_else(|e| panic!("{e}: {}", run.stdout));
+    let summary: serde_json::Value =
+        serde_json::from_str(run.stdout.trim()).unwrap_or_else(|e| panic!("{e}: {}", run.stdout));
     assert_eq!(summary["mode"], "main");
     assert_eq!(summary["ok"], true);
     assert_eq!(summary["acquisitions"], 30);
@@ -75,7 +80,8 @@ fn the_summary_for_machines_is_one_json_object_with_the_workers_metrics() {
 /// secureClientPort with client certificates; the run must end verified.
 #[test]
 fn the_main_job_over_tls() {
-    let run = demo(&["--tls", "--workers", "2", "--acquisitions", "30", "--languages", "rust", "--path", "/demo-test/tls"]);
+    let run =
+        demo(&["--tls", "--workers", "2", "--acquisitions", "30", "--languages", "rust", "--path", "/demo-test/tls"]);
     let out = run.text();
     assert!(run.ok && out.contains("VERIFIED") && out.contains("60 acquisitions"), "{out}");
     assert!(out.contains("TLS, client certificates required") && out.contains("ZooKeeper at localhost:"), "{out}");
@@ -97,13 +103,20 @@ fn a_short_fault_run_stays_verified() {
     for kind in ["drop create reply", "land create late", "reset delete reply"] {
         assert!(out.contains(&format!("request-level {kind}")), "no {kind} in {out}");
     }
-    assert!(out.lines().any(|l| l.starts_with("  request-level") && l.contains(" fired ")), "no request-level fault fired: {out}");
+    assert!(
+        out.lines().any(|l| l.starts_with("  request-level") && l.contains(" fired ")),
+        "no request-level fault fired: {out}"
+    );
     // A zoolock holder whose node was deleted was told so.
     assert!(out.contains("deleted: told after"), "no holder told of its node's deletion: {out}");
     // The workers' client logs (zookeeper-client warns of every lost
     // connection) are in the log file the run names, not on the terminal.
     assert!(run.stderr.is_empty(), "the terminal got log lines: {}", run.stderr);
-    let log = run.stdout.lines().find_map(|l| l.strip_prefix("client logs: ")).unwrap_or_else(|| panic!("no log path in {out}"));
+    let log = run
+        .stdout
+        .lines()
+        .find_map(|l| l.strip_prefix("client logs: "))
+        .unwrap_or_else(|| panic!("no log path in {out}"));
     let logged = std::fs::read_to_string(log).unwrap_or_else(|e| panic!("{log}: {e}"));
     assert!(logged.lines().any(|l| l.starts_with("rust-")), "no worker's lines in {log}: {logged}");
 }
@@ -131,7 +144,8 @@ fn a_worker_that_fails_to_start_fails_the_run_with_its_reason() {
     let workers = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("workers");
     std::fs::create_dir_all(root.join("demo")).unwrap();
     std::os::unix::fs::symlink(workers, root.join("demo/workers")).unwrap();
-    let run = demo_in(Some(&root), &["--languages", "rust,python", "--acquisitions", "1", "--path", "/demo-test/no-module"]);
+    let run =
+        demo_in(Some(&root), &["--languages", "rust,python", "--acquisitions", "1", "--path", "/demo-test/no-module"]);
     let out = run.text();
     assert!(!run.ok && !out.contains("VERIFIED"), "{out}");
     assert!(out.contains("python workers failed to start") && out.contains("No module named 'zoolock'"), "{out}");

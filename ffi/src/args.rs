@@ -6,7 +6,7 @@
 use std::ffi::c_void;
 use std::time::Duration;
 
-use crate::status::{guard_void, FfiResult, Failure};
+use crate::status::{guard_void, Failure, FfiResult};
 
 /// A C caller's `void *user_data`, carried to the thread that calls back.
 #[derive(Clone, Copy)]
@@ -30,7 +30,11 @@ impl UserData {
 /// `ptr` must be valid for `len` bytes for the duration of the call.
 pub unsafe fn bytes<'a>(ptr: *const u8, len: u32, what: &str) -> FfiResult<&'a [u8]> {
     if ptr.is_null() {
-        return if len == 0 { Ok(&[]) } else { Err(Failure::invalid(format!("{what}: null pointer with length {len}"))) };
+        return if len == 0 {
+            Ok(&[])
+        } else {
+            Err(Failure::invalid(format!("{what}: null pointer with length {len}")))
+        };
     }
     Ok(std::slice::from_raw_parts(ptr, len as usize))
 }

@@ -8,7 +8,7 @@
 //! work outlives (an asynchronous acquire) clones what it needs inside.
 
 use crate::args;
-use crate::status::{FfiResult, Failure};
+use crate::status::{Failure, FfiResult};
 
 /// An opaque type the caller holds a pointer to.
 pub trait Castable: Sized {

@@ -22,7 +22,7 @@ use crate::castable::{self, Castable};
 use crate::dispatch;
 use crate::listener::Listener;
 use crate::session::ZlSession;
-use crate::status::{guard, guard_void, FfiResult, Failure, ZL_OK};
+use crate::status::{guard, guard_void, Failure, FfiResult, ZL_OK};
 
 /// The holder holds nothing.
 pub const ZL_LOCK_RELEASED: i32 = 0;
@@ -119,7 +119,11 @@ pub fn options(timeout_ms: i64, lease_ms: i64, owner: u64) -> FfiResult<Acquire>
 
 /// The core's acquire, cancelled through the core when `cancel` fires or
 /// `zl_shutdown` is called.
-async fn acquire(holder: Arc<dyn Holder>, options: Acquire, cancel: Option<watch::Receiver<bool>>) -> zoolock::Result<bool> {
+async fn acquire(
+    holder: Arc<dyn Holder>,
+    options: Acquire,
+    cancel: Option<watch::Receiver<bool>>,
+) -> zoolock::Result<bool> {
     let mut shutdowns = dispatch::shutdowns();
     shutdowns.borrow_and_update();
     let attempt = holder.acquire(options);

@@ -46,16 +46,15 @@ mod options;
 mod selftest;
 mod session;
 mod status;
-mod transaction;
-mod znode;
 #[cfg(test)]
 mod tests;
+mod transaction;
+mod znode;
 
 pub use args::zl_bytes_free;
+pub use cancel::*;
 pub use dispatch::zl_shutdown;
 pub use election::*;
-pub use listener::ZlStateCallback;
-pub use cancel::*;
 pub use holder::{
     zl_holder_acquire, zl_holder_acquire_async, zl_holder_cancel, zl_holder_free, zl_holder_queue, zl_holder_release,
     zl_holder_set_listener, zl_holder_state, zl_lock_fencing_token, zl_lock_new, zl_lock_node, zl_semaphore_new,
@@ -63,11 +62,11 @@ pub use holder::{
 };
 pub use holder::{
     ZL_KIND_MUTEX, ZL_KIND_READ, ZL_KIND_WRITE, ZL_LOCK_HELD, ZL_LOCK_LISTING, ZL_LOCK_LOST_LEASE_EXPIRED,
-    ZL_LOCK_LOST_NODE_DELETED, ZL_LOCK_REENTRANT,
-    ZL_LOCK_LOST_SESSION_CLOSED, ZL_LOCK_LOST_SESSION_EXPIRED, ZL_LOCK_RELEASED, ZL_LOCK_SUSPENDED, ZL_SCHEME_CURATOR,
-    ZL_SCHEME_KAZOO,
+    ZL_LOCK_LOST_NODE_DELETED, ZL_LOCK_LOST_SESSION_CLOSED, ZL_LOCK_LOST_SESSION_EXPIRED, ZL_LOCK_REENTRANT,
+    ZL_LOCK_RELEASED, ZL_LOCK_SUSPENDED, ZL_SCHEME_CURATOR, ZL_SCHEME_KAZOO,
 };
 pub use inspect::*;
+pub use listener::ZlStateCallback;
 pub use logs::*;
 pub use options::*;
 pub use selftest::*;

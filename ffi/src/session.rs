@@ -142,7 +142,11 @@ pub unsafe extern "C" fn zl_session_set_listener(
 /// # Safety
 /// `session` must be a live handle; out-pointers valid for writes.
 #[no_mangle]
-pub unsafe extern "C" fn zl_session_metrics(session: *const ZlSession, out_ptr: *mut *mut u8, out_len: *mut u32) -> i32 {
+pub unsafe extern "C" fn zl_session_metrics(
+    session: *const ZlSession,
+    out_ptr: *mut *mut u8,
+    out_len: *mut u32,
+) -> i32 {
     guard(|| {
         let session = &castable::borrow(session)?.session;
         let mut record = args::Record::default();

@@ -16,7 +16,10 @@ fn last_error() -> String {
 fn bad_arguments_get_their_codes_and_messages() {
     let mut session = null_mut();
     let bad = b"host:99999";
-    assert_eq!(unsafe { zl_session_connect(bad.as_ptr(), bad.len() as u32, 0, 0, &mut session) }, ZL_INVALID_CONNECT_STRING);
+    assert_eq!(
+        unsafe { zl_session_connect(bad.as_ptr(), bad.len() as u32, 0, 0, &mut session) },
+        ZL_INVALID_CONNECT_STRING
+    );
     assert!(last_error().contains("host:99999"), "{}", last_error());
     assert!(session.is_null());
 
@@ -27,10 +30,16 @@ fn bad_arguments_get_their_codes_and_messages() {
 
     let path = b"/a";
     let mut lock = null_mut();
-    assert_eq!(unsafe { zl_lock_new(null(), path.as_ptr(), 2, ZL_KIND_MUTEX, ZL_SCHEME_KAZOO, null(), 0, 0, &mut lock) }, ZL_INVALID_ARGUMENT);
+    assert_eq!(
+        unsafe { zl_lock_new(null(), path.as_ptr(), 2, ZL_KIND_MUTEX, ZL_SCHEME_KAZOO, null(), 0, 0, &mut lock) },
+        ZL_INVALID_ARGUMENT
+    );
     assert!(last_error().contains("session handle is null"));
     let unknown = ZL_LOCK_LISTING << 1;
-    assert_eq!(unsafe { zl_lock_new(null(), path.as_ptr(), 2, ZL_KIND_MUTEX, ZL_SCHEME_KAZOO, null(), 0, unknown, &mut lock) }, ZL_INVALID_ARGUMENT);
+    assert_eq!(
+        unsafe { zl_lock_new(null(), path.as_ptr(), 2, ZL_KIND_MUTEX, ZL_SCHEME_KAZOO, null(), 0, unknown, &mut lock) },
+        ZL_INVALID_ARGUMENT
+    );
     assert!(last_error().contains("unknown lock options 0x4"), "{}", last_error());
     let mut acquired = 0u8;
     assert_eq!(unsafe { zl_holder_acquire(null(), -1, -1, 0, null(), &mut acquired) }, ZL_INVALID_ARGUMENT);
@@ -147,7 +156,14 @@ fn metrics_and_inspect_refuse_a_null_session_or_out_pointer() {
 #[test]
 fn log_events_reach_the_callback_up_to_its_level_and_stop_when_removed() {
     use std::sync::mpsc::{sync_channel, SyncSender};
-    extern "C" fn sink(user_data: *mut std::ffi::c_void, level: i32, target: *const u8, target_len: u32, message: *const u8, message_len: u32) {
+    extern "C" fn sink(
+        user_data: *mut std::ffi::c_void,
+        level: i32,
+        target: *const u8,
+        target_len: u32,
+        message: *const u8,
+        message_len: u32,
+    ) {
         let text = |p, n| String::from_utf8(unsafe { std::slice::from_raw_parts(p, n as usize) }.to_vec()).unwrap();
         let events = unsafe { &*(user_data as *const SyncSender<(i32, String, String)>) };
         let _ = events.try_send((level, text(target, target_len), text(message, message_len)));

@@ -57,15 +57,7 @@ impl Ensemble {
             }
         };
         let registry = Registry::new();
-        let mut ensemble = Ensemble {
-            opts,
-            install,
-            root,
-            servers,
-            proxies: Vec::new(),
-            registry,
-            tls_files,
-        };
+        let mut ensemble = Ensemble { opts, install, root, servers, proxies: Vec::new(), registry, tls_files };
         for (i, s) in ensemble.servers.iter().enumerate() {
             let proxy = Proxy::start(i, s.ports.client, ensemble.registry.clone())?;
             ensemble.proxies.push(proxy);
@@ -118,13 +110,7 @@ impl Ensemble {
     /// unless the ensemble runs TLS.
     pub fn secure_connect_string(&self, host: &str) -> Option<String> {
         self.tls_files.as_ref()?;
-        Some(
-            self.servers
-                .iter()
-                .map(|s| format!("{host}:{}", s.ports.secure))
-                .collect::<Vec<_>>()
-                .join(","),
-        )
+        Some(self.servers.iter().map(|s| format!("{host}:{}", s.ports.secure)).collect::<Vec<_>>().join(","))
     }
 
     /// The port of the proxy in front of server `i`.
@@ -182,17 +168,10 @@ impl Ensemble {
     /// follower in an ensemble), e.g. after a kill, until a new leader is elected.
     pub fn wait_ready(&self, timeout: Duration) -> Result<()> {
         let running: Vec<usize> = (0..self.len()).filter(|&i| self.is_running(i)).collect();
-        match wait_serving(
-            &self.servers,
-            &running,
-            self.is_quorum(),
-            Instant::now() + timeout,
-        ) {
+        match wait_serving(&self.servers, &running, self.is_quorum(), Instant::now() + timeout) {
             Ok(()) => Ok(()),
             Err(StartError::Failed(e)) => Err(e),
-            Err(StartError::PortClash) => {
-                Err(Error::new("a server lost a port to another process"))
-            }
+            Err(StartError::PortClash) => Err(Error::new("a server lost a port to another process")),
         }
     }
 
@@ -200,10 +179,7 @@ impl Ensemble {
     /// `None` while there is none (e.g. during an election).
     pub fn leader(&self) -> Option<usize> {
         (0..self.len()).filter(|&i| self.is_running(i)).find(|&i| {
-            self.mntr(i).is_ok_and(|m| {
-                m.get("zk_server_state")
-                    .is_some_and(|s| s == "leader" || s == "standalone")
-            })
+            self.mntr(i).is_ok_and(|m| m.get("zk_server_state").is_some_and(|s| s == "leader" || s == "standalone"))
         })
     }
 
@@ -280,8 +256,7 @@ impl Ensemble {
     /// follower commits after the client's read on another. The landed
     /// request carries an xid of its own (very negative), not the client's.
     pub fn land_late(&self, target: Select, landing: Landing) -> Result<FaultId> {
-        self.registry
-            .arm(FaultKind::LandLate, target, Some(landing))
+        self.registry.arm(FaultKind::LandLate, target, Some(landing))
     }
 
     /// Forwards the request `target` picks and resets the connection at
@@ -301,12 +276,7 @@ impl Ensemble {
     /// Waits until fault `id` reaches stage `until` or a later one (usually
     /// [`FaultState::Fired`]). An error after `timeout`, or if the fault
     /// was missed or disarmed.
-    pub fn wait_fault(
-        &self,
-        id: FaultId,
-        until: FaultState,
-        timeout: Duration,
-    ) -> Result<FaultReport> {
+    pub fn wait_fault(&self, id: FaultId, until: FaultState, timeout: Duration) -> Result<FaultReport> {
         self.registry.wait_fault(id, until, timeout)
     }
 
@@ -337,9 +307,7 @@ impl Ensemble {
     fn close_session(&self, session: i64, passwd: &[u8]) -> Result<()> {
         let timeout = self.opts.min_session_timeout().max(2000) as i32;
         let leader = self.leader();
-        let order = leader
-            .into_iter()
-            .chain((0..self.len()).filter(|&i| self.is_running(i) && Some(i) != leader));
+        let order = leader.into_iter().chain((0..self.len()).filter(|&i| self.is_running(i) && Some(i) != leader));
         let mut last = Error::new("no server is running");
         for i in order {
             match expire::close_session(self.servers[i].ports.client, session, passwd, timeout) {
@@ -349,9 +317,7 @@ impl Ensemble {
                     }
                     return Ok(());
                 }
-                Err(e) => {
-                    last = Error::new(format!("expiring {session:#x} through server {i}: {e}"))
-                }
+                Err(e) => last = Error::new(format!("expiring {session:#x} through server {i}: {e}")),
             }
         }
         Err(last)
@@ -362,9 +328,7 @@ impl Ensemble {
     }
 
     fn server(&self, i: usize) -> Result<&Server> {
-        self.servers
-            .get(i)
-            .ok_or_else(|| Error::new(format!("no server {i}: the ensemble has {}", self.len())))
+        self.servers.get(i).ok_or_else(|| Error::new(format!("no server {i}: the ensemble has {}", self.len())))
     }
 }
 
@@ -382,11 +346,8 @@ impl Drop for Ensemble {
 /// The CA and certificates of TLS mode, and the JAAS file of SASL mode, in `root`.
 fn write_security_files(root: &Path, opts: &Options) -> Result<Option<TlsFiles>> {
     if let Some(sasl) = &opts.sasl {
-        let users: String = sasl
-            .users
-            .iter()
-            .map(|(user, password)| format!("\n    user_{user}=\"{password}\""))
-            .collect();
+        let users: String =
+            sasl.users.iter().map(|(user, password)| format!("\n    user_{user}=\"{password}\"")).collect();
         let jaas = format!("Server {{\n    org.apache.zookeeper.server.auth.DigestLoginModule required{users};\n}};\n");
         std::fs::write(root.join("jaas.conf"), jaas)?;
     }
@@ -394,8 +355,5 @@ fn write_security_files(root: &Path, opts: &Options) -> Result<Option<TlsFiles>>
 }
 
 fn join_ports(ports: impl Iterator<Item = u16>) -> String {
-    ports
-        .map(|p| format!("127.0.0.1:{p}"))
-        .collect::<Vec<_>>()
-        .join(",")
+    ports.map(|p| format!("127.0.0.1:{p}")).collect::<Vec<_>>().join(",")
 }

@@ -19,12 +19,7 @@ pub(crate) enum Outcome {
 const XID: i32 = 1;
 
 /// Takes over `session` on the server at `127.0.0.1:port` and closes it.
-pub(crate) fn close_session(
-    port: u16,
-    session: i64,
-    passwd: &[u8],
-    timeout_ms: i32,
-) -> Result<Outcome> {
+pub(crate) fn close_session(port: u16, session: i64, passwd: &[u8], timeout_ms: i32) -> Result<Outcome> {
     let (mut s, attached) = attach(port, session, passwd, timeout_ms)?;
     if !attached {
         return Ok(Outcome::AlreadyExpired);
@@ -38,16 +33,12 @@ pub(crate) fn close_session(
             Err(_) if !attach(port, session, passwd, timeout_ms)?.1 => return Ok(Outcome::Closed),
             Err(e) => return Err(e),
         };
-        let header =
-            ReplyHeader::parse(&frame).ok_or_else(|| Error::new("malformed reply header"))?;
+        let header = ReplyHeader::parse(&frame).ok_or_else(|| Error::new("malformed reply header"))?;
         if header.xid != XID {
             continue; // a notification or ping reply
         }
         if header.err != 0 {
-            return Err(Error::new(format!(
-                "closeSession of {session:#x} failed: error {}",
-                header.err
-            )));
+            return Err(Error::new(format!("closeSession of {session:#x} failed: error {}", header.err)));
         }
         return Ok(Outcome::Closed);
     }
@@ -71,21 +62,18 @@ fn attach(port: u16, session: i64, passwd: &[u8], timeout_ms: i32) -> Result<(Tc
     };
     s.write_all(&req.encode())?;
     let rsp = read_frame(&mut s)?;
-    let rsp =
-        ConnectResponse::parse(&rsp).ok_or_else(|| Error::new("malformed ConnectResponse"))?;
+    let rsp = ConnectResponse::parse(&rsp).ok_or_else(|| Error::new("malformed ConnectResponse"))?;
     Ok((s, rsp.is_valid()))
 }
 
 fn read_frame(s: &mut TcpStream) -> Result<Vec<u8>> {
     let mut len = [0u8; 4];
-    s.read_exact(&mut len)
-        .map_err(|e| Error::new(format!("reading a reply: {e}")))?;
+    s.read_exact(&mut len).map_err(|e| Error::new(format!("reading a reply: {e}")))?;
     let len = u32::from_be_bytes(len) as usize;
     if len > 1 << 20 {
         return Err(Error::new(format!("implausible frame length {len}")));
     }
     let mut body = vec![0u8; len];
-    s.read_exact(&mut body)
-        .map_err(|e| Error::new(format!("reading a reply: {e}")))?;
+    s.read_exact(&mut body).map_err(|e| Error::new(format!("reading a reply: {e}")))?;
     Ok(body)
 }

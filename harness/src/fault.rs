@@ -109,13 +109,10 @@ impl FromStr for Op {
 
     /// ZooKeeper's name, in any case: `create2`, `getchildren2`, `GETDATA`.
     fn from_str(s: &str) -> Result<Op> {
-        OPS.iter()
-            .find(|o| o.1.eq_ignore_ascii_case(s))
-            .map(|o| o.0)
-            .ok_or_else(|| {
-                let names: Vec<&str> = OPS.iter().map(|o| o.1).collect();
-                Error::new(format!("unknown op {s:?}; one of {}", names.join(", ")))
-            })
+        OPS.iter().find(|o| o.1.eq_ignore_ascii_case(s)).map(|o| o.0).ok_or_else(|| {
+            let names: Vec<&str> = OPS.iter().map(|o| o.1).collect();
+            Error::new(format!("unknown op {s:?}; one of {}", names.join(", ")))
+        })
     }
 }
 
@@ -136,22 +133,12 @@ pub struct Select {
 impl Select {
     /// Requests of `session` (a session that went through the proxies).
     pub fn session(session: i64) -> Select {
-        Select {
-            session: Some(session),
-            ops: Vec::new(),
-            path: None,
-            nth: 1,
-        }
+        Select { session: Some(session), ops: Vec::new(), path: None, nth: 1 }
     }
 
     /// Requests of the session of the fault (for a [`Landing`]).
     pub fn any() -> Select {
-        Select {
-            session: None,
-            ops: Vec::new(),
-            path: None,
-            nth: 1,
-        }
+        Select { session: None, ops: Vec::new(), path: None, nth: 1 }
     }
 
     /// Adds `op` to the ops that match (none yet: any op matches).
@@ -181,10 +168,7 @@ impl Select {
 
     pub(crate) fn matches(&self, op: i32, path: Option<&str>) -> bool {
         (self.ops.is_empty() || self.ops.iter().any(|o| o.code() == op))
-            && self
-                .path
-                .as_deref()
-                .map_or(true, |prefix| path.is_some_and(|p| p.starts_with(prefix)))
+            && self.path.as_deref().map_or(true, |prefix| path.is_some_and(|p| p.starts_with(prefix)))
     }
 }
 

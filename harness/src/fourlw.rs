@@ -30,14 +30,9 @@ pub(crate) fn parse_mntr(text: &str) -> BTreeMap<String, String> {
 mod tests {
     #[test]
     fn parses_mntr() {
-        let m = super::parse_mntr(
-            "zk_version\t3.8.0\nzk_server_state\tleader\nzk_packets_received\t12\n",
-        );
+        let m = super::parse_mntr("zk_version\t3.8.0\nzk_server_state\tleader\nzk_packets_received\t12\n");
         assert_eq!(m["zk_server_state"], "leader");
         assert_eq!(m["zk_packets_received"], "12");
-        assert!(
-            super::parse_mntr("This ZooKeeper instance is not currently serving requests\n")
-                .is_empty()
-        );
+        assert!(super::parse_mntr("This ZooKeeper instance is not currently serving requests\n").is_empty());
     }
 }

@@ -45,9 +45,7 @@ pub(crate) struct RequestHead {
 }
 
 /// Ops whose body starts with a path (ZooKeeper's `OpCode` numbers).
-const PATH_FIRST: [i32; 20] = [
-    1, 2, 3, 4, 5, 6, 7, 8, 9, 12, 13, 15, 17, 18, 19, 20, 21, 103, 104, 106,
-];
+const PATH_FIRST: [i32; 20] = [1, 2, 3, 4, 5, 6, 7, 8, 9, 12, 13, 15, 17, 18, 19, 20, 21, 103, 104, 106];
 /// multi and multiRead: a MultiHeader (type, done, err) precedes each op.
 const MULTI: [i32; 2] = [14, 22];
 
@@ -151,11 +149,7 @@ impl ConnectResponse {
 impl ReplyHeader {
     pub fn parse(body: &[u8]) -> Option<ReplyHeader> {
         let mut r = Reader { buf: body };
-        Some(ReplyHeader {
-            xid: r.i32()?,
-            zxid: r.i64()?,
-            err: r.i32()?,
-        })
+        Some(ReplyHeader { xid: r.i32()?, zxid: r.i64()?, err: r.i32()? })
     }
 }
 
@@ -212,10 +206,7 @@ mod tests {
             read_only: Some(false),
         };
         let wire = req.encode();
-        assert_eq!(
-            u32::from_be_bytes(wire[..4].try_into().unwrap()) as usize,
-            wire.len() - 4
-        );
+        assert_eq!(u32::from_be_bytes(wire[..4].try_into().unwrap()) as usize, wire.len() - 4);
         assert_eq!(ConnectRequest::parse(&wire[4..]), Some(req));
     }
 
@@ -255,30 +246,15 @@ mod tests {
         create.extend([0, 0, 0, 0]);
         let wire = request(5, 15, &create);
         let head = RequestHead::parse(&wire[4..]).unwrap();
-        assert_eq!(
-            head,
-            RequestHead {
-                xid: 5,
-                op: 15,
-                path: Some("/a/b".into())
-            }
-        );
+        assert_eq!(head, RequestHead { xid: 5, op: 15, path: Some("/a/b".into()) });
         // multi: header {type create, done false, err -1}, then the op's path.
         let mut multi = vec![0, 0, 0, 1, 0, 0xff, 0xff, 0xff, 0xff];
         multi.extend(string("/m"));
         let head = RequestHead::parse(&request(6, 14, &multi)[4..]).unwrap();
         assert_eq!(head.path.as_deref(), Some("/m"));
         // ping: no body, no path; a truncated path reads as none.
-        assert_eq!(
-            RequestHead::parse(&request(-2, 11, &[])[4..]).unwrap().path,
-            None
-        );
-        assert_eq!(
-            RequestHead::parse(&request(7, 2, &[0, 0, 0, 9, b'/'])[4..])
-                .unwrap()
-                .path,
-            None
-        );
+        assert_eq!(RequestHead::parse(&request(-2, 11, &[])[4..]).unwrap().path, None);
+        assert_eq!(RequestHead::parse(&request(7, 2, &[0, 0, 0, 9, b'/'])[4..]).unwrap().path, None);
         assert!(RequestHead::parse(&[0, 0, 0, 1]).is_none());
         let mut wire = request(8, 2, &string("/x"));
         set_request_xid(&mut wire, -9);
@@ -287,9 +263,6 @@ mod tests {
 
     #[test]
     fn close_session_frame() {
-        assert_eq!(
-            header_only_request(1, OP_CLOSE_SESSION),
-            vec![0, 0, 0, 8, 0, 0, 0, 1, 0xff, 0xff, 0xff, 0xf5]
-        );
+        assert_eq!(header_only_request(1, OP_CLOSE_SESSION), vec![0, 0, 0, 8, 0, 0, 0, 1, 0xff, 0xff, 0xff, 0xf5]);
     }
 }

@@ -57,9 +57,5 @@ pub fn shared() -> &'static Ensemble {
 /// A znode path unique within this process: `/<name>-<pid>-<n>`.
 pub fn unique_path(name: &str) -> String {
     static NEXT: AtomicUsize = AtomicUsize::new(0);
-    format!(
-        "/{name}-{}-{}",
-        std::process::id(),
-        NEXT.fetch_add(1, Ordering::Relaxed)
-    )
+    format!("/{name}-{}-{}", std::process::id(), NEXT.fetch_add(1, Ordering::Relaxed))
 }

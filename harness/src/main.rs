@@ -5,9 +5,7 @@
 use serde_json::{json, Map, Value};
 use std::io::{BufRead, Write};
 use std::time::Duration;
-use zk_harness::{
-    Ensemble, FaultId, FaultReport, FaultState, Landing, Op, Options, Sasl, Select, Tls,
-};
+use zk_harness::{Ensemble, FaultId, FaultReport, FaultState, Landing, Op, Options, Sasl, Select, Tls};
 
 type Reply = Result<Value, String>;
 
@@ -22,11 +20,7 @@ fn main() {
         let (reply, id, quit) = match serde_json::from_str::<Value>(&line) {
             Ok(req) => {
                 let cmd = req.get("cmd").and_then(Value::as_str).unwrap_or("");
-                (
-                    handle(&mut ensemble, cmd, &req),
-                    req.get("id").cloned(),
-                    cmd == "shutdown",
-                )
+                (handle(&mut ensemble, cmd, &req), req.get("id").cloned(), cmd == "shutdown")
             }
             Err(e) => (Err(format!("not a JSON object: {e}")), None, false),
         };
@@ -39,11 +33,7 @@ fn main() {
         if let Some(id) = id {
             obj.insert("id".into(), id);
         }
-        if writeln!(out, "{}", Value::Object(obj))
-            .and_then(|()| out.flush())
-            .is_err()
-            || quit
-        {
+        if writeln!(out, "{}", Value::Object(obj)).and_then(|()| out.flush()).is_err() || quit {
             break;
         }
     }
@@ -59,7 +49,8 @@ fn handle(ensemble: &mut Option<Ensemble>, cmd: &str, req: &Value) -> Reply {
             }
             let e = Ensemble::start(uint(req, "servers")?.unwrap_or(1) as usize, options(req)?)
                 .map_err(|e| e.to_string())?;
-            let mut reply = json!({ "connect": e.connect_string(), "direct": e.direct_connect_string(), "servers": e.len() });
+            let mut reply =
+                json!({ "connect": e.connect_string(), "direct": e.direct_connect_string(), "servers": e.len() });
             if let Some(files) = e.tls_files() {
                 // The servers' certificate names localhost: "secure_by_ip" fails a host name check.
                 reply["secure"] = json!(e.secure_connect_string("localhost"));
@@ -78,9 +69,7 @@ fn handle(ensemble: &mut Option<Ensemble>, cmd: &str, req: &Value) -> Reply {
             Ok(json!({}))
         }
         _ => {
-            let e = ensemble
-                .as_ref()
-                .ok_or_else(|| format!("{cmd:?}: not started (send start first)"))?;
+            let e = ensemble.as_ref().ok_or_else(|| format!("{cmd:?}: not started (send start first)"))?;
             handle_started(e, cmd, req)
         }
     }
@@ -95,15 +84,11 @@ fn handle_started(e: &Ensemble, cmd: &str, req: &Value) -> Reply {
         "leader" => Ok(json!({ "leader": e.leader() })),
         "mntr" => Ok(json!({ "mntr": e.mntr(server(req)?).map_err(|e| e.to_string())? })),
         "sessions" => Ok(json!({ "sessions": e.sessions() })),
-        "servers_of" => {
-            Ok(json!({ "servers": e.servers_of(session(req)?).map_err(|e| e.to_string())? }))
-        }
+        "servers_of" => Ok(json!({ "servers": e.servers_of(session(req)?).map_err(|e| e.to_string())? })),
         "expire" => ok(e.expire(session(req)?)),
         "partition" => ok(e.partition(session(req)?)),
         "heal" => ok(e.heal(session(req)?)),
-        "drop" => {
-            Ok(json!({ "reset": e.drop_connections(session(req)?).map_err(|e| e.to_string())? }))
-        }
+        "drop" => Ok(json!({ "reset": e.drop_connections(session(req)?).map_err(|e| e.to_string())? })),
         "drop_reply" => armed(e.drop_reply(select(req, true)?)),
         "reset_before_reply" => armed(e.reset_before_reply(select(req, true)?)),
         "land_late" => {
@@ -111,11 +96,7 @@ fn handle_started(e: &Ensemble, cmd: &str, req: &Value) -> Reply {
             let landing = match req.get("land").unwrap_or(&json!("before")).as_str() {
                 Some("before") => Landing::Before(land),
                 Some("after") => Landing::After(land),
-                other => {
-                    return Err(format!(
-                        "land: expected \"before\" or \"after\", got {other:?}"
-                    ))
-                }
+                other => return Err(format!("land: expected \"before\" or \"after\", got {other:?}")),
             };
             armed(e.land_late(select(req, true)?, landing))
         }
@@ -135,9 +116,7 @@ fn handle_started(e: &Ensemble, cmd: &str, req: &Value) -> Reply {
         "disarm" => report(e.disarm(fault(req)?)),
         "partition_all" => ok(e.partition_all(server(req)?)),
         "heal_all" => ok(e.heal_all(server(req)?)),
-        "wait_ready" => ok(e.wait_ready(Duration::from_millis(
-            uint(req, "timeout_ms")?.unwrap_or(60_000),
-        ))),
+        "wait_ready" => ok(e.wait_ready(Duration::from_millis(uint(req, "timeout_ms")?.unwrap_or(60_000)))),
         "create" => {
             let acl = match req.get("acl").and_then(Value::as_str).unwrap_or("all") {
                 "all" => zk_harness::NodeAcl::All,
@@ -150,9 +129,7 @@ fn handle_started(e: &Ensemble, cmd: &str, req: &Value) -> Reply {
             let nodes = e.tree(string(req, "path")?).map_err(|e| e.to_string())?;
             let nodes: Vec<Value> = nodes
                 .into_iter()
-                .map(
-                    |n| json!({ "path": n.path, "ephemeral_owner": n.ephemeral_owner.to_string() }),
-                )
+                .map(|n| json!({ "path": n.path, "ephemeral_owner": n.ephemeral_owner.to_string() }))
                 .collect();
             Ok(json!({ "nodes": nodes }))
         }
@@ -208,27 +185,15 @@ fn select(req: &Value, target: bool) -> Result<Select, String> {
             format!("land_{k}")
         }
     };
-    let mut sel = if target {
-        Select::session(session(req)?)
-    } else {
-        Select::any()
-    };
+    let mut sel = if target { Select::session(session(req)?) } else { Select::any() };
     let ops = match req.get(key("op").as_str()) {
         None | Some(Value::Null) => Vec::new(),
         Some(Value::String(s)) => vec![s.as_str()],
         Some(Value::Array(names)) => names
             .iter()
-            .map(|n| {
-                n.as_str()
-                    .ok_or_else(|| format!("{}: expected op names", key("op")))
-            })
+            .map(|n| n.as_str().ok_or_else(|| format!("{}: expected op names", key("op"))))
             .collect::<Result<_, _>>()?,
-        Some(_) => {
-            return Err(format!(
-                "{}: expected an op name or a list of them",
-                key("op")
-            ))
-        }
+        Some(_) => return Err(format!("{}: expected an op name or a list of them", key("op"))),
     };
     for name in ops {
         sel = sel.op(name.parse().map_err(|e: zk_harness::Error| e.to_string())?);
@@ -245,9 +210,7 @@ fn select(req: &Value, target: bool) -> Result<Select, String> {
 }
 
 fn fault(req: &Value) -> Result<FaultId, String> {
-    Ok(FaultId(
-        uint(req, "fault")?.ok_or("missing \"fault\" (an id from drop_reply, ...)")?,
-    ))
+    Ok(FaultId(uint(req, "fault")?.ok_or("missing \"fault\" (an id from drop_reply, ...)")?))
 }
 
 fn options(req: &Value) -> Result<Options, String> {
@@ -279,20 +242,14 @@ fn options(req: &Value) -> Result<Options, String> {
     }
     // "sasl": {"users": {"name": "password", …}, "required": bool}
     if let Some(sasl) = req.get("sasl").filter(|v| !v.is_null()) {
-        let users = sasl
-            .get("users")
-            .and_then(Value::as_object)
-            .ok_or("sasl.users: expected {name: password}")?;
+        let users = sasl.get("users").and_then(Value::as_object).ok_or("sasl.users: expected {name: password}")?;
         let users = users
             .iter()
             .map(|(user, pw)| pw.as_str().map(|pw| (user.clone(), pw.to_owned())))
             .collect::<Option<Vec<_>>>()
             .ok_or("sasl.users: passwords must be strings")?;
         let required = sasl.get("required").map_or(Some(false), Value::as_bool);
-        o.sasl = Some(Sasl {
-            users,
-            required: required.ok_or("sasl.required: expected true or false")?,
-        });
+        o.sasl = Some(Sasl { users, required: required.ok_or("sasl.required: expected true or false")? });
     }
     Ok(o)
 }
@@ -300,17 +257,12 @@ fn options(req: &Value) -> Result<Options, String> {
 fn uint(req: &Value, key: &str) -> Result<Option<u64>, String> {
     match req.get(key) {
         None | Some(Value::Null) => Ok(None),
-        Some(v) => v
-            .as_u64()
-            .map(Some)
-            .ok_or_else(|| format!("{key}: expected a non-negative integer")),
+        Some(v) => v.as_u64().map(Some).ok_or_else(|| format!("{key}: expected a non-negative integer")),
     }
 }
 
 fn string<'a>(req: &'a Value, key: &str) -> Result<&'a str, String> {
-    req.get(key)
-        .and_then(Value::as_str)
-        .ok_or_else(|| format!("missing \"{key}\" (a string)"))
+    req.get(key).and_then(Value::as_str).ok_or_else(|| format!("missing \"{key}\" (a string)"))
 }
 
 fn server(req: &Value) -> Result<usize, String> {
@@ -322,16 +274,11 @@ fn server(req: &Value) -> Result<usize, String> {
 fn session(req: &Value) -> Result<i64, String> {
     let bad = || "\"session\": expected an integer, or a decimal or 0x-hex string".to_string();
     match req.get("session").ok_or("missing \"session\"")? {
-        Value::Number(n) => n
-            .as_i64()
-            .or_else(|| n.as_u64().map(|u| u as i64))
-            .ok_or_else(bad),
+        Value::Number(n) => n.as_i64().or_else(|| n.as_u64().map(|u| u as i64)).ok_or_else(bad),
         Value::String(s) => {
             let s = s.trim();
             match s.strip_prefix("0x").or_else(|| s.strip_prefix("0X")) {
-                Some(hex) => u64::from_str_radix(hex, 16)
-                    .map(|u| u as i64)
-                    .map_err(|_| bad()),
+                Some(hex) => u64::from_str_radix(hex, 16).map(|u| u as i64).map_err(|_| bad()),
                 None => s.parse::<i64>().map_err(|_| bad()),
             }
         }

@@ -70,10 +70,7 @@ impl Default for Options {
 impl Options {
     /// Settings for benchmarks: `forceSync=no`.
     pub fn benchmark() -> Options {
-        Options {
-            force_sync: false,
-            ..Options::default()
-        }
+        Options { force_sync: false, ..Options::default() }
     }
 
     pub(crate) fn min_session_timeout(&self) -> u64 {
@@ -126,10 +123,7 @@ impl Install {
         let java = find_java().ok_or_else(|| {
             Error::new("no `java` on PATH (nor $JAVA_HOME/bin/java): run `apt-get install zookeeper`, which pulls in a Java runtime")
         })?;
-        Ok(Install {
-            java,
-            classpath: jars.join(":"),
-        })
+        Ok(Install { java, classpath: jars.join(":") })
     }
 }
 
@@ -141,7 +135,5 @@ fn find_java() -> Option<PathBuf> {
         }
     }
     let path = std::env::var_os("PATH")?;
-    std::env::split_paths(&path)
-        .map(|dir| dir.join("java"))
-        .find(|p| p.is_file())
+    std::env::split_paths(&path).map(|dir| dir.join("java")).find(|p| p.is_file())
 }

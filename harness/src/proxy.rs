@@ -70,10 +70,7 @@ impl Proxy {
                 }
             }
         });
-        Ok(Proxy {
-            port,
-            accept: task.abort_handle(),
-        })
+        Ok(Proxy { port, accept: task.abort_handle() })
     }
 }
 
@@ -92,13 +89,7 @@ impl Drop for ConnGuard {
     }
 }
 
-async fn serve(
-    reg: Arc<Registry>,
-    id: u64,
-    conn: Arc<ConnShared>,
-    client: TcpStream,
-    upstream: SocketAddr,
-) {
+async fn serve(reg: Arc<Registry>, id: u64, conn: Arc<ConnShared>, client: TcpStream, upstream: SocketAddr) {
     let _guard = ConnGuard(reg.clone(), id);
     let server = tokio::select! {
         s = TcpStream::connect(upstream) => s,
@@ -330,11 +321,7 @@ async fn first_frame(
 ) -> io::Result<(Vec<u8>, bool, bool)> {
     let mut first = vec![0u8; 4];
     let mut eof = read_full(from, &mut first).await?;
-    let len = if eof {
-        0
-    } else {
-        u32::from_be_bytes([first[0], first[1], first[2], first[3]]) as usize
-    };
+    let len = if eof { 0 } else { u32::from_be_bytes([first[0], first[1], first[2], first[3]]) as usize };
     let mut handshake = false;
     if (1..=MAX_HANDSHAKE).contains(&len) {
         let mut body = vec![0u8; len];
@@ -408,10 +395,7 @@ async fn read_full(from: &mut (impl AsyncRead + Unpin), buf: &mut Vec<u8>) -> io
 }
 
 fn set_linger_zero(fd: RawFd) {
-    let linger = libc::linger {
-        l_onoff: 1,
-        l_linger: 0,
-    };
+    let linger = libc::linger { l_onoff: 1, l_linger: 0 };
     // SAFETY: `fd` is an open socket owned by the caller; setsockopt only reads `linger`.
     unsafe {
         libc::setsockopt(

@@ -45,11 +45,7 @@ impl Ensemble {
             conn.create(&path[..next], PERMS_ALL)?;
             at = next;
         }
-        let perms = if acl == NodeAcl::All {
-            PERMS_ALL
-        } else {
-            PERMS_READ
-        };
+        let perms = if acl == NodeAcl::All { PERMS_ALL } else { PERMS_READ };
         conn.create(path, perms)?;
         conn.close();
         Ok(())
@@ -68,10 +64,7 @@ impl Ensemble {
                 let Some(owner) = conn.ephemeral_owner(&full)? else {
                     continue;
                 };
-                found.push(TreeNode {
-                    path: full.clone(),
-                    ephemeral_owner: owner,
-                });
+                found.push(TreeNode { path: full.clone(), ephemeral_owner: owner });
                 pending.push(full);
             }
         }
@@ -87,9 +80,8 @@ struct Conn {
 
 impl Conn {
     fn open(ensemble: &Ensemble) -> Result<Conn> {
-        let server = (0..ensemble.len())
-            .find(|&i| ensemble.is_running(i))
-            .ok_or_else(|| Error::new("no server is running"))?;
+        let server =
+            (0..ensemble.len()).find(|&i| ensemble.is_running(i)).ok_or_else(|| Error::new("no server is running"))?;
         let addr = SocketAddr::from((Ipv4Addr::LOCALHOST, ensemble.client_port(server)?));
         let mut stream = TcpStream::connect_timeout(&addr, Duration::from_secs(5))?;
         stream.set_read_timeout(Some(Duration::from_secs(10)))?;
@@ -122,8 +114,7 @@ impl Conn {
         self.stream.write_all(&frame)?;
         loop {
             let reply = read_frame(&mut self.stream)?;
-            let header =
-                ReplyHeader::parse(&reply).ok_or_else(|| Error::new("malformed reply header"))?;
+            let header = ReplyHeader::parse(&reply).ok_or_else(|| Error::new("malformed reply header"))?;
             if header.xid == self.xid {
                 return Ok((header.err, reply[16..].to_vec()));
             }
@@ -160,9 +151,7 @@ impl Conn {
         (0..count.max(0))
             .map(|_| {
                 let len = take_i32(&reply, &mut at)? as usize;
-                let name = reply
-                    .get(at..at + len)
-                    .ok_or_else(|| Error::new("short children reply"))?;
+                let name = reply.get(at..at + len).ok_or_else(|| Error::new("short children reply"))?;
                 at += len;
                 Ok(String::from_utf8_lossy(name).into_owned())
             })
@@ -189,9 +178,7 @@ impl Conn {
 
     fn close(mut self) {
         self.xid += 1;
-        let _ = self
-            .stream
-            .write_all(&jute::header_only_request(self.xid, jute::OP_CLOSE_SESSION));
+        let _ = self.stream.write_all(&jute::header_only_request(self.xid, jute::OP_CLOSE_SESSION));
         let _ = read_frame(&mut self.stream);
     }
 }
@@ -202,21 +189,15 @@ fn put_string(body: &mut Vec<u8>, text: &str) {
 }
 
 fn take_i32(buf: &[u8], at: &mut usize) -> Result<i32> {
-    let bytes = buf
-        .get(*at..*at + 4)
-        .ok_or_else(|| Error::new("short reply"))?;
+    let bytes = buf.get(*at..*at + 4).ok_or_else(|| Error::new("short reply"))?;
     *at += 4;
     Ok(i32::from_be_bytes(bytes.try_into().expect("4 bytes")))
 }
 
 fn read_frame(stream: &mut TcpStream) -> Result<Vec<u8>> {
     let mut len = [0u8; 4];
-    stream
-        .read_exact(&mut len)
-        .map_err(|e| Error::new(format!("reading a reply: {e}")))?;
+    stream.read_exact(&mut len).map_err(|e| Error::new(format!("reading a reply: {e}")))?;
     let mut body = vec![0u8; u32::from_be_bytes(len) as usize];
-    stream
-        .read_exact(&mut body)
-        .map_err(|e| Error::new(format!("reading a reply: {e}")))?;
+    stream.read_exact(&mut body).map_err(|e| Error::new(format!("reading a reply: {e}")))?;
     Ok(body)
 }

@@ -117,14 +117,7 @@ impl Registry {
         inner.next_conn += 1;
         let id = inner.next_conn;
         let shared = Arc::new(ConnShared::default());
-        inner.conns.insert(
-            id,
-            Conn {
-                proxy,
-                session: None,
-                shared: shared.clone(),
-            },
-        );
+        inner.conns.insert(id, Conn { proxy, session: None, shared: shared.clone() });
         Some((id, shared))
     }
 
@@ -154,46 +147,27 @@ impl Registry {
             c.session = Some(session);
         }
         if !passwd.is_empty() {
-            inner
-                .passwords
-                .entry(session)
-                .or_insert_with(|| passwd.to_vec());
+            inner.passwords.entry(session).or_insert_with(|| passwd.to_vec());
         }
     }
 
     pub fn sessions(&self) -> Vec<i64> {
-        self.inner
-            .lock()
-            .unwrap()
-            .passwords
-            .keys()
-            .copied()
-            .collect()
+        self.inner.lock().unwrap().passwords.keys().copied().collect()
     }
 
     /// The proxies (server indices) carrying a live connection of `session`.
     pub fn proxies_of(&self, session: i64) -> Result<Vec<usize>> {
         let inner = self.inner.lock().unwrap();
         known(&inner, session)?;
-        let mut proxies: Vec<usize> = inner
-            .conns
-            .values()
-            .filter(|c| c.session == Some(session))
-            .map(|c| c.proxy)
-            .collect();
+        let mut proxies: Vec<usize> =
+            inner.conns.values().filter(|c| c.session == Some(session)).map(|c| c.proxy).collect();
         proxies.sort_unstable();
         proxies.dedup();
         Ok(proxies)
     }
 
     pub fn password(&self, session: i64) -> Result<Vec<u8>> {
-        self.inner
-            .lock()
-            .unwrap()
-            .passwords
-            .get(&session)
-            .cloned()
-            .ok_or_else(|| unknown(session))
+        self.inner.lock().unwrap().passwords.get(&session).cloned().ok_or_else(|| unknown(session))
     }
 
     /// Whether connection `id` is partitioned now.
@@ -201,8 +175,7 @@ impl Registry {
         let inner = self.inner.lock().unwrap();
         match inner.conns.get(&id) {
             Some(c) => {
-                inner.blocked_proxies.contains(&c.proxy)
-                    || c.session.is_some_and(|s| inner.partitioned.contains(&s))
+                inner.blocked_proxies.contains(&c.proxy) || c.session.is_some_and(|s| inner.partitioned.contains(&s))
             }
             None => false,
         }
@@ -267,11 +240,7 @@ impl Registry {
     pub fn reset_session(&self, session: i64) -> Result<usize> {
         let inner = self.inner.lock().unwrap();
         known(&inner, session)?;
-        let conns: Vec<_> = inner
-            .conns
-            .values()
-            .filter(|c| c.session == Some(session))
-            .collect();
+        let conns: Vec<_> = inner.conns.values().filter(|c| c.session == Some(session)).collect();
         conns.iter().for_each(|c| c.shared.reset.notify_one());
         Ok(conns.len())
     }
@@ -280,28 +249,16 @@ impl Registry {
     pub fn close(&self) {
         let mut inner = self.inner.lock().unwrap();
         inner.closed = true;
-        inner
-            .conns
-            .values()
-            .for_each(|c| c.shared.reset.notify_one());
+        inner.conns.values().for_each(|c| c.shared.reset.notify_one());
     }
 
-    pub fn arm(
-        &self,
-        kind: FaultKind,
-        select: Select,
-        landing: Option<Landing>,
-    ) -> Result<FaultId> {
+    pub fn arm(&self, kind: FaultKind, select: Select, landing: Option<Landing>) -> Result<FaultId> {
         select.check()?;
-        let session = select
-            .session
-            .ok_or_else(|| Error::new("a fault needs a session: Select::session(id)"))?;
+        let session = select.session.ok_or_else(|| Error::new("a fault needs a session: Select::session(id)"))?;
         if let Some(land) = &landing {
             land.select().check()?;
             if land.select().session.is_some_and(|s| s != session) {
-                return Err(Error::new(
-                    "a held request lands among its own session's requests: use Select::any()",
-                ));
+                return Err(Error::new("a held request lands among its own session's requests: use Select::any()"));
             }
         }
         let mut inner = self.inner.lock().unwrap();
@@ -337,18 +294,9 @@ impl Registry {
     }
 
     /// Waits until fault `id` reaches `until` (or a later stage).
-    pub fn wait_fault(
-        &self,
-        id: FaultId,
-        until: FaultState,
-        timeout: Duration,
-    ) -> Result<FaultReport> {
-        let want = until.rank().ok_or_else(|| {
-            Error::new(format!(
-                "cannot wait for {}: wait for a stage",
-                until.name()
-            ))
-        })?;
+    pub fn wait_fault(&self, id: FaultId, until: FaultState, timeout: Duration) -> Result<FaultReport> {
+        let want =
+            until.rank().ok_or_else(|| Error::new(format!("cannot wait for {}: wait for a stage", until.name())))?;
         let deadline = Instant::now() + timeout;
         let mut inner = self.inner.lock().unwrap();
         loop {
@@ -362,10 +310,7 @@ impl Registry {
                         id.0,
                         f.state.name(),
                         until.name(),
-                        f.missed
-                            .as_ref()
-                            .map(|m| format!(": {m}"))
-                            .unwrap_or_default()
+                        f.missed.as_ref().map(|m| format!(": {m}")).unwrap_or_default()
                     )))
                 }
             }
@@ -422,10 +367,7 @@ impl Registry {
         // At most one fault fires per request: the first armed.
         let mut picked = None;
         for f in inner.faults.values_mut() {
-            if f.state == FaultState::Armed
-                && f.session == session
-                && f.select.matches(head.op, head.path.as_deref())
-            {
+            if f.state == FaultState::Armed && f.session == session && f.select.matches(head.op, head.path.as_deref()) {
                 f.seen += 1;
                 if f.seen == f.select.nth {
                     picked = Some(f);
@@ -437,11 +379,7 @@ impl Registry {
             None => (true, false),
             Some(f) => {
                 changed = true;
-                f.request = Some(PickedRequest {
-                    xid: head.xid,
-                    op: head.op,
-                    path: head.path.clone(),
-                });
+                f.request = Some(PickedRequest { xid: head.xid, op: head.op, path: head.path.clone() });
                 match f.kind {
                     FaultKind::DropReply => {
                         f.state = FaultState::AwaitingReply;
@@ -499,18 +437,10 @@ impl Registry {
     /// After any change to faults: tells the pumps whether to read frames,
     /// and wakes waiters.
     fn faults_changed(&self, inner: &Inner) {
-        let armed = inner
-            .faults
-            .values()
-            .filter(|f| matches!(f.state, FaultState::Armed | FaultState::Held))
-            .count();
+        let armed = inner.faults.values().filter(|f| matches!(f.state, FaultState::Armed | FaultState::Held)).count();
         self.inspecting.store(armed, Ordering::Release);
         for (id, c) in &inner.conns {
-            let awaiting = inner
-                .faults
-                .values()
-                .filter(|f| f.awaiting.is_some_and(|(conn, _)| conn == *id))
-                .count();
+            let awaiting = inner.faults.values().filter(|f| f.awaiting.is_some_and(|(conn, _)| conn == *id)).count();
             c.shared.watched_replies.store(awaiting, Ordering::Release);
         }
         self.fault_changed.notify_all();
@@ -521,14 +451,7 @@ impl Registry {
 /// (`after` false) or just after the request `head` on connection `conn`:
 /// appends them to `out`, and has their replies swallowed. Returns whether
 /// any landing counted `head`.
-fn land(
-    inner: &mut Inner,
-    conn: u64,
-    session: i64,
-    head: &RequestHead,
-    after: bool,
-    out: &mut Vec<u8>,
-) -> bool {
+fn land(inner: &mut Inner, conn: u64, session: i64, head: &RequestHead, after: bool, out: &mut Vec<u8>) -> bool {
     let mut changed = false;
     for (id, f) in inner.faults.iter_mut() {
         let Some(landing) = f.landing.as_ref().filter(|_| f.state == FaultState::Held) else {
@@ -559,17 +482,11 @@ fn land(
 }
 
 fn fault(inner: &Inner, id: FaultId) -> Result<&Fault> {
-    inner
-        .faults
-        .get(&id.0)
-        .ok_or_else(|| Error::new(format!("no fault {}", id.0)))
+    inner.faults.get(&id.0).ok_or_else(|| Error::new(format!("no fault {}", id.0)))
 }
 
 fn fault_mut(inner: &mut Inner, id: FaultId) -> Result<&mut Fault> {
-    inner
-        .faults
-        .get_mut(&id.0)
-        .ok_or_else(|| Error::new(format!("no fault {}", id.0)))
+    inner.faults.get_mut(&id.0).ok_or_else(|| Error::new(format!("no fault {}", id.0)))
 }
 
 fn known(inner: &Inner, session: i64) -> Result<()> {
@@ -581,7 +498,5 @@ fn known(inner: &Inner, session: i64) -> Result<()> {
 }
 
 fn unknown(session: i64) -> Error {
-    Error::new(format!(
-        "session {session:#x} never went through this ensemble's proxies"
-    ))
+    Error::new(format!("session {session:#x} never went through this ensemble's proxies"))
 }

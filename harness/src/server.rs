@@ -45,12 +45,7 @@ pub(crate) struct Server {
 
 impl Server {
     pub fn new(index: usize, dir: PathBuf, ports: Ports) -> Server {
-        Server {
-            index,
-            dir,
-            ports,
-            child: Mutex::new(None),
-        }
+        Server { index, dir, ports, child: Mutex::new(None) }
     }
 
     pub fn log_path(&self) -> PathBuf {
@@ -95,20 +90,13 @@ impl Server {
             ));
         }
         if let Some(sasl) = &opts.sasl {
-            cfg.push_str(
-                "authProvider.sasl=org.apache.zookeeper.server.auth.SASLAuthenticationProvider\n",
-            );
+            cfg.push_str("authProvider.sasl=org.apache.zookeeper.server.auth.SASLAuthenticationProvider\n");
             if sasl.required {
                 cfg.push_str("enforce.auth.enabled=true\nenforce.auth.schemes=sasl\n");
             }
         }
         for (i, p) in peers.iter().enumerate() {
-            cfg.push_str(&format!(
-                "server.{}=127.0.0.1:{}:{}\n",
-                i + 1,
-                p.quorum,
-                p.election
-            ));
+            cfg.push_str(&format!("server.{}=127.0.0.1:{}:{}\n", i + 1, p.quorum, p.election));
         }
         fs::write(self.cfg_path(), cfg)?;
         if !peers.is_empty() {
@@ -122,21 +110,11 @@ impl Server {
         let mut child = self.child.lock().unwrap();
         if let Some(c) = child.as_mut() {
             if c.try_wait()?.is_none() {
-                return Err(Error::new(format!(
-                    "server {} is already running",
-                    self.index
-                )));
+                return Err(Error::new(format!("server {} is already running", self.index)));
             }
         }
-        let mut log = OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(self.log_path())?;
-        writeln!(
-            log,
-            "----- zk-harness: starting server {} -----",
-            self.index
-        )?;
+        let mut log = OpenOptions::new().create(true).append(true).open(self.log_path())?;
+        writeln!(log, "----- zk-harness: starting server {} -----", self.index)?;
         let main = if quorum {
             "org.apache.zookeeper.server.quorum.QuorumPeerMain"
         } else {
@@ -145,22 +123,11 @@ impl Server {
         let mut cmd = Command::new(&install.java);
         if opts.sasl.is_some() {
             let jaas = self.dir.with_file_name("jaas.conf");
-            cmd.arg(format!(
-                "-Djava.security.auth.login.config={}",
-                jaas.display()
-            ));
+            cmd.arg(format!("-Djava.security.auth.login.config={}", jaas.display()));
         }
         cmd.args(&opts.jvm_args)
-            .args([
-                "-Xmx256m",
-                "-XX:+UseSerialGC",
-                "-XX:-UsePerfData",
-                "-Djava.net.preferIPv4Stack=true",
-            ])
-            .arg(format!(
-                "-Dzookeeper.forceSync={}",
-                if opts.force_sync { "yes" } else { "no" }
-            ))
+            .args(["-Xmx256m", "-XX:+UseSerialGC", "-XX:-UsePerfData", "-Djava.net.preferIPv4Stack=true"])
+            .arg(format!("-Dzookeeper.forceSync={}", if opts.force_sync { "yes" } else { "no" }))
             .arg("-Dorg.slf4j.simpleLogger.showDateTime=true")
             .arg("-cp")
             .arg(&install.classpath)
@@ -170,14 +137,8 @@ impl Server {
             .stdin(Stdio::null())
             .stdout(log.try_clone()?)
             .stderr(log);
-        let c = spawner::spawn(cmd)
-            .map_err(|e| Error::new(format!("cannot run {}: {e}", install.java.display())))?;
-        tracing::debug!(
-            server = self.index,
-            pid = c.id(),
-            port = self.ports.client,
-            "started ZooKeeper"
-        );
+        let c = spawner::spawn(cmd).map_err(|e| Error::new(format!("cannot run {}: {e}", install.java.display())))?;
+        tracing::debug!(server = self.index, pid = c.id(), port = self.ports.client, "started ZooKeeper");
         *child = Some(c);
         Ok(())
     }
@@ -226,10 +187,7 @@ impl Server {
             let deadline = Instant::now() + grace;
             while child.try_wait()?.is_none() {
                 if Instant::now() >= deadline {
-                    tracing::warn!(
-                        server = self.index,
-                        "server ignored signal {signal}; killing it"
-                    );
+                    tracing::warn!(server = self.index, "server ignored signal {signal}; killing it");
                     let _ = child.kill();
                     child.wait()?;
                     break;

@@ -38,14 +38,7 @@ fn spawn_here(cmd: &mut Command) -> io::Result<Child> {
     // SAFETY: the closure only calls async-signal-safe functions.
     unsafe {
         cmd.pre_exec(move || {
-            if libc::prctl(
-                libc::PR_SET_PDEATHSIG,
-                libc::SIGKILL as libc::c_ulong,
-                0,
-                0,
-                0,
-            ) != 0
-            {
+            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL as libc::c_ulong, 0, 0, 0) != 0 {
                 return Err(io::Error::last_os_error());
             }
             // The parent may have died before prctl took effect.

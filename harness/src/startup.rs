@@ -26,21 +26,13 @@ impl From<Error> for StartError {
 
 /// Starts `n` servers in `root` and waits until they serve; on a port clash,
 /// starts again on new ports.
-pub(crate) fn start_servers(
-    root: &Path,
-    n: usize,
-    opts: &Options,
-    install: &Install,
-) -> Result<Vec<Server>> {
+pub(crate) fn start_servers(root: &Path, n: usize, opts: &Options, install: &Install) -> Result<Vec<Server>> {
     let quorum = n > 1;
     let deadline = Instant::now() + opts.start_timeout;
     for attempt in 1..=START_ATTEMPTS {
         let ports = free_ports(n)?;
-        let servers: Vec<Server> = ports
-            .iter()
-            .enumerate()
-            .map(|(i, p)| Server::new(i, root.join(format!("server{i}")), *p))
-            .collect();
+        let servers: Vec<Server> =
+            ports.iter().enumerate().map(|(i, p)| Server::new(i, root.join(format!("server{i}")), *p)).collect();
         let result = spawn_all(&servers, &ports, opts, install, quorum)
             .map_err(StartError::Failed)
             .and_then(|()| wait_serving(&servers, &(0..n).collect::<Vec<_>>(), quorum, deadline));
@@ -52,17 +44,13 @@ pub(crate) fn start_servers(
                 }
                 match e {
                     StartError::PortClash if attempt < START_ATTEMPTS => {
-                        tracing::info!(
-                            "a ZooKeeper port was taken meanwhile; starting again on new ports"
-                        );
+                        tracing::info!("a ZooKeeper port was taken meanwhile; starting again on new ports");
                         for s in &servers {
                             let _ = std::fs::remove_dir_all(&s.dir);
                         }
                     }
                     StartError::PortClash => {
-                        return Err(Error::new(
-                            "ZooKeeper servers kept losing their ports to other processes",
-                        ))
+                        return Err(Error::new("ZooKeeper servers kept losing their ports to other processes"))
                     }
                     StartError::Failed(e) => return Err(e),
                 }
@@ -72,13 +60,7 @@ pub(crate) fn start_servers(
     unreachable!("the last attempt returns")
 }
 
-fn spawn_all(
-    servers: &[Server],
-    ports: &[Ports],
-    opts: &Options,
-    install: &Install,
-    quorum: bool,
-) -> Result<()> {
+fn spawn_all(servers: &[Server], ports: &[Ports], opts: &Options, install: &Install, quorum: bool) -> Result<()> {
     for s in servers {
         s.write_config(opts, if quorum { ports } else { &[] })?;
     }
@@ -91,22 +73,10 @@ fn spawn_all(
 /// Free loopback ports: client, quorum, election and secure client for each server. All are
 /// bound at once (so they differ), then released for the servers to take.
 fn free_ports(n: usize) -> Result<Vec<Ports>> {
-    let listeners = (0..4 * n)
-        .map(|_| TcpListener::bind((Ipv4Addr::LOCALHOST, 0)))
-        .collect::<std::io::Result<Vec<_>>>()?;
-    let ports = listeners
-        .iter()
-        .map(|l| l.local_addr().map(|a| a.port()))
-        .collect::<std::io::Result<Vec<_>>>()?;
-    Ok(ports
-        .chunks(4)
-        .map(|c| Ports {
-            client: c[0],
-            quorum: c[1],
-            election: c[2],
-            secure: c[3],
-        })
-        .collect())
+    let listeners =
+        (0..4 * n).map(|_| TcpListener::bind((Ipv4Addr::LOCALHOST, 0))).collect::<std::io::Result<Vec<_>>>()?;
+    let ports = listeners.iter().map(|l| l.local_addr().map(|a| a.port())).collect::<std::io::Result<Vec<_>>>()?;
+    Ok(ports.chunks(4).map(|c| Ports { client: c[0], quorum: c[1], election: c[2], secure: c[3] }).collect())
 }
 
 /// Polls `mntr` until every server in `which` serves requests (standalone,
@@ -154,17 +124,11 @@ pub(crate) fn wait_serving(
             return Err(StartError::PortClash);
         }
         if Instant::now() >= deadline {
-            let logs: Vec<String> = pending
-                .iter()
-                .map(|&i| format!("server {i}: {}", servers[i].log_path().display()))
-                .collect();
+            let logs: Vec<String> =
+                pending.iter().map(|&i| format!("server {i}: {}", servers[i].log_path().display())).collect();
             return Err(StartError::Failed(Error::new(format!(
                 "ZooKeeper not serving requests in time (still waiting for {}); logs: {}",
-                pending
-                    .iter()
-                    .map(|i| i.to_string())
-                    .collect::<Vec<_>>()
-                    .join(", "),
+                pending.iter().map(|i| i.to_string()).collect::<Vec<_>>().join(", "),
                 logs.join(", ")
             ))));
         }

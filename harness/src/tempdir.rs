@@ -30,19 +30,15 @@ fn remove_stale(tmp: &Path) {
     };
     for entry in entries.flatten() {
         let name = entry.file_name();
-        let Some(pid) = name
-            .to_str()
-            .and_then(|n| n.strip_prefix(PREFIX))
-            .and_then(|r| r.split('-').next())
-        else {
+        let Some(pid) = name.to_str().and_then(|n| n.strip_prefix(PREFIX)).and_then(|r| r.split('-').next()) else {
             continue;
         };
         let Ok(pid) = pid.parse::<libc::pid_t>() else {
             continue;
         };
         // SAFETY: signal 0 only checks whether the process exists.
-        let dead = unsafe { libc::kill(pid, 0) } != 0
-            && std::io::Error::last_os_error().raw_os_error() == Some(libc::ESRCH);
+        let dead =
+            unsafe { libc::kill(pid, 0) } != 0 && std::io::Error::last_os_error().raw_os_error() == Some(libc::ESRCH);
         if dead {
             let _ = std::fs::remove_dir_all(entry.path());
         }

@@ -39,19 +39,13 @@ fn encrypt_key(pem: &str) -> Result<String> {
     use pkcs8::der::Decode;
     let fail = |e: String| Error::new(format!("cannot encrypt the test client key: {e}"));
     let (_, der) = pkcs8::der::pem::decode_vec(pem.as_bytes()).map_err(|e| fail(e.to_string()))?;
-    let params = pkcs8::pkcs5::pbes2::Parameters::pbkdf2_sha256_aes256cbc(
-        2048,
-        b"zkh-salt",
-        b"zk-harness-iv-16",
-    )
-    .map_err(|e| fail(e.to_string()))?;
+    let params = pkcs8::pkcs5::pbes2::Parameters::pbkdf2_sha256_aes256cbc(2048, b"zkh-salt", b"zk-harness-iv-16")
+        .map_err(|e| fail(e.to_string()))?;
     let encrypted = pkcs8::PrivateKeyInfo::from_der(&der)
         .map_err(|e| fail(e.to_string()))?
         .encrypt_with_params(params, CLIENT_KEY_PASSWORD)
         .map_err(|e| fail(e.to_string()))?;
-    let pem = encrypted
-        .to_pem("ENCRYPTED PRIVATE KEY", pkcs8::LineEnding::LF)
-        .map_err(|e| fail(e.to_string()))?;
+    let pem = encrypted.to_pem("ENCRYPTED PRIVATE KEY", pkcs8::LineEnding::LF).map_err(|e| fail(e.to_string()))?;
     Ok(pem.to_string())
 }
 
@@ -71,12 +65,8 @@ fn authority(name: &str) -> Result<Authority> {
 
 fn leaf(names: &[&str], common_name: &str, by: &Authority) -> Result<(String, String)> {
     let key = KeyPair::generate().map_err(err)?;
-    let mut params =
-        CertificateParams::new(names.iter().map(|n| n.to_string()).collect::<Vec<_>>())
-            .map_err(err)?;
-    params
-        .distinguished_name
-        .push(DnType::CommonName, common_name);
+    let mut params = CertificateParams::new(names.iter().map(|n| n.to_string()).collect::<Vec<_>>()).map_err(err)?;
+    params.distinguished_name.push(DnType::CommonName, common_name);
     let cert = params.signed_by(&key, &by.cert, &by.key).map_err(err)?;
     Ok((cert.pem(), key.serialize_pem()))
 }
@@ -110,9 +100,6 @@ pub(crate) fn make(dir: &Path) -> Result<TlsFiles> {
     std::fs::write(&files.client_key, client_key)?;
     std::fs::write(&files.stranger_cert, stranger_cert)?;
     std::fs::write(&files.stranger_key, stranger_key)?;
-    std::fs::write(
-        &files.server_store,
-        format!("{server_key}{server_cert}{}", ca.cert.pem()),
-    )?;
+    std::fs::write(&files.server_store, format!("{server_key}{server_cert}{}", ca.cert.pem()))?;
     Ok(files)
 }

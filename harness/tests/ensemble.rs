@@ -14,19 +14,9 @@ async fn client_writes_after_the_leader_dies() {
     eprintln!("3-server ensemble ready in {:?}", started.elapsed());
     assert_eq!(zk.connect_string().split(',').count(), 3);
     let leader = zk.leader().expect("a leader");
-    let states: Vec<String> = (0..3)
-        .map(|i| zk.mntr(i).unwrap()["zk_server_state"].clone())
-        .collect();
-    assert_eq!(
-        states.iter().filter(|s| *s == "leader").count(),
-        1,
-        "{states:?}"
-    );
-    assert_eq!(
-        states.iter().filter(|s| *s == "follower").count(),
-        2,
-        "{states:?}"
-    );
+    let states: Vec<String> = (0..3).map(|i| zk.mntr(i).unwrap()["zk_server_state"].clone()).collect();
+    assert_eq!(states.iter().filter(|s| *s == "leader").count(), 1, "{states:?}");
+    assert_eq!(states.iter().filter(|s| *s == "follower").count(), 2, "{states:?}");
 
     // A whole proxy partitioned: the client moves to another server, same session.
     let mover = zk::Client::connector()
@@ -34,26 +24,12 @@ async fn client_writes_after_the_leader_dies() {
         .with_connection_timeout(Duration::from_secs(1));
     let mover = connect_with(mover, &zk.connect_string()).await;
     let session = mover.session_id().0;
-    let [first] = zk.servers_of(session).unwrap()[..] else {
-        panic!("one connection expected")
-    };
+    let [first] = zk.servers_of(session).unwrap()[..] else { panic!("one connection expected") };
     let mut states = mover.state_watcher();
     let mut seen = Vec::new();
     zk.partition_all(first).unwrap();
-    wait_state(
-        &mut states,
-        zk::SessionState::Disconnected,
-        Duration::from_secs(5),
-        &mut seen,
-    )
-    .await;
-    wait_state(
-        &mut states,
-        zk::SessionState::SyncConnected,
-        Duration::from_secs(8),
-        &mut seen,
-    )
-    .await;
+    wait_state(&mut states, zk::SessionState::Disconnected, Duration::from_secs(5), &mut seen).await;
+    wait_state(&mut states, zk::SessionState::SyncConnected, Duration::from_secs(8), &mut seen).await;
     zk.heal_all(first).unwrap();
     assert_eq!(mover.session_id().0, session);
     assert!(zk.servers_of(session).unwrap().iter().any(|&s| s != first));
@@ -64,17 +40,8 @@ async fn client_writes_after_the_leader_dies() {
     let mut states = doomed.state_watcher();
     let mut seen = Vec::new();
     zk.expire(doomed.session_id().0).unwrap();
-    wait_state(
-        &mut states,
-        zk::SessionState::Expired,
-        Duration::from_secs(10),
-        &mut seen,
-    )
-    .await;
-    eprintln!(
-        "expire on server {:?}: {seen:?}",
-        zk.servers_of(doomed.session_id().0).unwrap()
-    );
+    wait_state(&mut states, zk::SessionState::Expired, Duration::from_secs(10), &mut seen).await;
+    eprintln!("expire on server {:?}: {seen:?}", zk.servers_of(doomed.session_id().0).unwrap());
 
     let client = connect(&zk.connect_string(), Duration::from_secs(4)).await;
     let path = zk_harness::unique_path("ensemble");
@@ -94,24 +61,14 @@ async fn client_writes_after_the_leader_dies() {
             }
         }
     };
-    tokio::time::timeout(Duration::from_secs(20), write)
-        .await
-        .expect("write after re-election timed out")
-        .unwrap();
-    eprintln!(
-        "write succeeded {:?} after killing leader {leader} ({losses} ConnectionLoss)",
-        killed.elapsed()
-    );
+    tokio::time::timeout(Duration::from_secs(20), write).await.expect("write after re-election timed out").unwrap();
+    eprintln!("write succeeded {:?} after killing leader {leader} ({losses} ConnectionLoss)", killed.elapsed());
     let new_leader = zk.leader().expect("a new leader");
     assert_ne!(new_leader, leader);
 
     let restarted = Instant::now();
     zk.restart(leader).unwrap();
     zk.wait_ready(Duration::from_secs(30)).unwrap();
-    eprintln!(
-        "old leader back as {} in {:?}",
-        zk.mntr(leader).unwrap()["zk_server_state"],
-        restarted.elapsed()
-    );
+    eprintln!("old leader back as {} in {:?}", zk.mntr(leader).unwrap()["zk_server_state"], restarted.elapsed());
     assert_eq!(client.get_data(&path).await.unwrap().0, b"2");
 }

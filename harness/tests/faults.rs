@@ -16,19 +16,14 @@ async fn dropped_create_reply_is_a_connection_loss_for_an_applied_create() {
     let client = connect(&zk.connect_string(), Duration::from_secs(6)).await;
     let session = client.session_id();
     let path = zk_harness::unique_path("drop-reply");
-    let fault = zk
-        .drop_reply(Select::session(session.0).op(Op::Create2).path(&path))
-        .unwrap();
+    let fault = zk.drop_reply(Select::session(session.0).op(Op::Create2).path(&path)).unwrap();
     assert_eq!(zk.fault(fault).unwrap().state, FaultState::Armed);
 
     let lost = client.create(&path, b"", &PERSISTENT).await;
     assert_eq!(lost.unwrap_err(), zk::Error::ConnectionLoss);
     let report = zk.wait_fault(fault, FaultState::Fired, WAIT).unwrap();
     let picked = report.request.unwrap();
-    assert_eq!(
-        (picked.op, picked.path.as_deref()),
-        (15, Some(path.as_str()))
-    );
+    assert_eq!((picked.op, picked.path.as_deref()), (15, Some(path.as_str())));
     assert_eq!(report.reply.unwrap().1, 0, "the server applied the create");
     assert!(report.fired_after.is_some());
 
@@ -36,10 +31,7 @@ async fn dropped_create_reply_is_a_connection_loss_for_an_applied_create() {
     assert!(client.check_stat(&path).await.unwrap().is_some());
     assert_eq!(client.session_id(), session);
     // It fired once: the next create goes through.
-    client
-        .create(&format!("{path}/child"), b"", &PERSISTENT)
-        .await
-        .unwrap();
+    client.create(&format!("{path}/child"), b"", &PERSISTENT).await.unwrap();
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -52,9 +44,7 @@ async fn a_fault_picks_by_op_path_prefix_and_occurrence() {
     for p in [&root, &a, &b] {
         client.create(p, b"", &PERSISTENT).await.unwrap();
     }
-    let fault = zk
-        .drop_reply(Select::session(session).op(Op::GetData).path(&b).nth(2))
-        .unwrap();
+    let fault = zk.drop_reply(Select::session(session).op(Op::GetData).path(&b).nth(2)).unwrap();
     client.get_data(&a).await.unwrap(); // another path
     client.get_data(&b).await.unwrap(); // 1st match
     client.check_stat(&b).await.unwrap(); // another op
@@ -68,10 +58,7 @@ async fn a_fault_picks_by_op_path_prefix_and_occurrence() {
     client.get_data(&b).await.unwrap();
 
     // Bad selections are errors.
-    assert!(
-        zk.drop_reply(Select::session(0x1234)).is_err(),
-        "unknown session"
-    );
+    assert!(zk.drop_reply(Select::session(0x1234)).is_err(), "unknown session");
     assert!(zk.drop_reply(Select::session(session).nth(0)).is_err());
     assert!(zk.drop_reply(Select::any()).is_err(), "no session");
 }
@@ -81,15 +68,10 @@ async fn a_disarmed_fault_never_fires() {
     let zk = zk_harness::shared();
     let client = connect(&zk.connect_string(), Duration::from_secs(6)).await;
     let path = zk_harness::unique_path("disarm");
-    let fault = zk
-        .drop_reply(Select::session(client.session_id().0).op(Op::Create2))
-        .unwrap();
+    let fault = zk.drop_reply(Select::session(client.session_id().0).op(Op::Create2)).unwrap();
     assert_eq!(zk.disarm(fault).unwrap().state, FaultState::Disarmed);
     client.create(&path, b"", &PERSISTENT).await.unwrap();
-    let err = zk
-        .wait_fault(fault, FaultState::Fired, WAIT)
-        .unwrap_err()
-        .to_string();
+    let err = zk.wait_fault(fault, FaultState::Fired, WAIT).unwrap_err().to_string();
     assert!(err.contains("disarmed"), "{err}");
     assert!(zk.fault(zk_harness::FaultId(u64::MAX)).is_err());
 }
@@ -125,15 +107,10 @@ async fn a_held_create_lands_after_a_listing_on_the_new_connection() {
 
     // The swallowed reply did not confuse the client: same session, and no
     // reconnect since the one after the hold.
-    client
-        .create(&format!("{root}/after"), b"", &PERSISTENT)
-        .await
-        .unwrap();
+    client.create(&format!("{root}/after"), b"", &PERSISTENT).await.unwrap();
     assert_eq!(client.session_id(), session);
     assert!(
-        tokio::time::timeout(Duration::ZERO, states.changed())
-            .await
-            .is_err(),
+        tokio::time::timeout(Duration::ZERO, states.changed()).await.is_err(),
         "the client's connection changed: {:?}",
         states.state()
     );
@@ -144,12 +121,8 @@ async fn a_disarmed_held_request_never_lands() {
     let zk = zk_harness::shared();
     let client = connect(&zk.connect_string(), Duration::from_secs(6)).await;
     let path = zk_harness::unique_path("never-lands");
-    let fault = zk
-        .land_late(
-            Select::session(client.session_id().0).op(Op::Create2),
-            Landing::Before(Select::any()),
-        )
-        .unwrap();
+    let fault =
+        zk.land_late(Select::session(client.session_id().0).op(Op::Create2), Landing::Before(Select::any())).unwrap();
     let lost = client.create(&path, b"", &PERSISTENT).await;
     assert_eq!(lost.unwrap_err(), zk::Error::ConnectionLoss);
     zk.wait_fault(fault, FaultState::Held, WAIT).unwrap();
@@ -165,9 +138,7 @@ async fn a_delete_reset_before_its_reply_is_a_connection_loss_for_an_applied_del
     let session = client.session_id();
     let path = zk_harness::unique_path("reset-before-reply");
     client.create(&path, b"", &PERSISTENT).await.unwrap();
-    let fault = zk
-        .reset_before_reply(Select::session(session.0).op(Op::Delete).path(&path))
-        .unwrap();
+    let fault = zk.reset_before_reply(Select::session(session.0).op(Op::Delete).path(&path)).unwrap();
     let lost = client.delete(&path, None).await;
     assert_eq!(lost.unwrap_err(), zk::Error::ConnectionLoss);
     let report = zk.wait_fault(fault, FaultState::Fired, WAIT).unwrap();

@@ -24,10 +24,7 @@ async fn create_through_the_proxy() {
     // Benchmarks bypass the proxy.
     let direct = connect(&zk.direct_connect_string(), Duration::from_secs(4)).await;
     assert!(direct.check_stat(&path).await.unwrap().is_some());
-    assert!(
-        !zk.sessions().contains(&direct.session_id().0),
-        "direct sessions are not seen by the proxy"
-    );
+    assert!(!zk.sessions().contains(&direct.session_id().0), "direct sessions are not seen by the proxy");
 }
 
 #[tokio::test]
@@ -63,22 +60,13 @@ async fn partition_then_heal_keeps_the_session() {
     wait_state(&mut states, Disconnected, Duration::from_secs(5), &mut seen).await;
     let disconnected = partitioned.elapsed();
     zk.heal(session.0).unwrap();
-    wait_state(
-        &mut states,
-        SyncConnected,
-        Duration::from_secs(5),
-        &mut seen,
-    )
-    .await;
+    wait_state(&mut states, SyncConnected, Duration::from_secs(5), &mut seen).await;
     eprintln!(
         "partition: {seen:?}; Disconnected after {disconnected:?}, SyncConnected {:?} after partition",
         partitioned.elapsed()
     );
     assert_eq!(client.session_id(), session);
-    assert!(
-        client.check_stat(&path).await.unwrap().is_some(),
-        "the ephemeral node survived"
-    );
+    assert!(client.check_stat(&path).await.unwrap().is_some(), "the ephemeral node survived");
 }
 
 #[tokio::test]
@@ -90,13 +78,7 @@ async fn dropped_connections_reconnect() {
     let mut seen = Vec::new();
     assert_eq!(zk.drop_connections(session.0).unwrap(), 1);
     wait_state(&mut states, Disconnected, Duration::from_secs(5), &mut seen).await;
-    wait_state(
-        &mut states,
-        SyncConnected,
-        Duration::from_secs(5),
-        &mut seen,
-    )
-    .await;
+    wait_state(&mut states, SyncConnected, Duration::from_secs(5), &mut seen).await;
     eprintln!("drop_connections: {seen:?}");
     assert_eq!(client.session_id(), session);
     client.check_stat("/").await.unwrap();
@@ -106,9 +88,7 @@ async fn dropped_connections_reconnect() {
 fn servers_outlive_the_thread_that_started_them() {
     // PR_SET_PDEATHSIG fires when the forking *thread* exits: the harness
     // forks from its own long-lived thread, so this thread's end is harmless.
-    let zk = std::thread::spawn(|| zk_harness::Ensemble::standalone().unwrap())
-        .join()
-        .unwrap();
+    let zk = std::thread::spawn(|| zk_harness::Ensemble::standalone().unwrap()).join().unwrap();
     // The kernel signals children as part of the thread's exit, before join returns.
     assert!(zk.is_running(0));
     assert_eq!(zk.mntr(0).unwrap()["zk_server_state"], "standalone");
@@ -116,8 +96,5 @@ fn servers_outlive_the_thread_that_started_them() {
     let dir = zk.data_dir(0).unwrap().to_path_buf();
     assert!(log.starts_with(&dir));
     drop(zk);
-    assert!(
-        !dir.exists(),
-        "dropping the ensemble removes its directories"
-    );
+    assert!(!dir.exists(), "dropping the ensemble removes its directories");
 }

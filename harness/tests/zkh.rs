@@ -17,18 +17,11 @@ struct Zkh {
 
 impl Zkh {
     fn spawn() -> Zkh {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_zkh"))
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .spawn()
-            .unwrap();
+        let mut child =
+            Command::new(env!("CARGO_BIN_EXE_zkh")).stdin(Stdio::piped()).stdout(Stdio::piped()).spawn().unwrap();
         let stdin = child.stdin.take();
         let stdout = BufReader::new(child.stdout.take().unwrap());
-        Zkh {
-            child,
-            stdin,
-            stdout,
-        }
+        Zkh { child, stdin, stdout }
     }
 
     fn call(&mut self, req: Value) -> Value {
@@ -64,13 +57,7 @@ fn pid_gone(pid: u64) -> bool {
     loop {
         match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
             Err(_) => return true,
-            Ok(stat)
-                if stat
-                    .rsplit_once(") ")
-                    .is_some_and(|(_, rest)| rest.starts_with('Z')) =>
-            {
-                return true
-            }
+            Ok(stat) if stat.rsplit_once(") ").is_some_and(|(_, rest)| rest.starts_with('Z')) => return true,
             Ok(_) if Instant::now() > deadline => return false,
             Ok(_) => std::thread::sleep(Duration::from_millis(20)),
         }
@@ -80,19 +67,11 @@ fn pid_gone(pid: u64) -> bool {
 #[test]
 fn round_trip() {
     let mut zkh = Zkh::spawn();
-    assert_eq!(
-        zkh.call(json!({"cmd": "leader"}))["ok"],
-        false,
-        "nothing started yet"
-    );
-    let started = zkh
-        .call(json!({"cmd": "start", "servers": 1, "tick_ms": 200, "force_sync": false, "id": 7}));
+    assert_eq!(zkh.call(json!({"cmd": "leader"}))["ok"], false, "nothing started yet");
+    let started = zkh.call(json!({"cmd": "start", "servers": 1, "tick_ms": 200, "force_sync": false, "id": 7}));
     assert_eq!(started["ok"], true, "{started}");
     assert_eq!(started["id"], 7);
-    assert!(started["connect"]
-        .as_str()
-        .unwrap()
-        .starts_with("127.0.0.1:"));
+    assert!(started["connect"].as_str().unwrap().starts_with("127.0.0.1:"));
     assert_ne!(started["connect"], started["direct"]);
 
     let mntr = zkh.call(json!({"cmd": "mntr", "server": 0}));
@@ -101,16 +80,9 @@ fn round_trip() {
     assert_eq!(zkh.call(json!({"cmd": "sessions"}))["sessions"], json!([]));
     let unknown = zkh.call(json!({"cmd": "expire", "session": "0x1234"}));
     assert_eq!(unknown["ok"], false);
-    assert!(
-        unknown["error"].as_str().unwrap().contains("0x1234"),
-        "{unknown}"
-    );
+    assert!(unknown["error"].as_str().unwrap().contains("0x1234"), "{unknown}");
     assert_eq!(zkh.call(json!({"cmd": "frobnicate"}))["ok"], false);
-    assert_eq!(
-        zkh.call(json!({"cmd": "start"}))["ok"],
-        false,
-        "one ensemble at a time"
-    );
+    assert_eq!(zkh.call(json!({"cmd": "start"}))["ok"], false, "one ensemble at a time");
 
     let info = zkh.call(json!({"cmd": "info"}));
     let pid = info["servers"][0]["pid"].as_u64().unwrap();
@@ -123,9 +95,7 @@ fn round_trip() {
 fn closing_stdin_stops_everything() {
     let mut zkh = Zkh::spawn();
     assert_eq!(zkh.call(json!({"cmd": "start"}))["ok"], true);
-    let pid = zkh.call(json!({"cmd": "info"}))["servers"][0]["pid"]
-        .as_u64()
-        .unwrap();
+    let pid = zkh.call(json!({"cmd": "info"}))["servers"][0]["pid"].as_u64().unwrap();
     zkh.stdin = None; // EOF
     assert!(zkh.wait_exit());
     assert!(pid_gone(pid));
@@ -135,9 +105,7 @@ fn closing_stdin_stops_everything() {
 fn servers_die_with_a_killed_zkh() {
     let mut zkh = Zkh::spawn();
     assert_eq!(zkh.call(json!({"cmd": "start"}))["ok"], true);
-    let pid = zkh.call(json!({"cmd": "info"}))["servers"][0]["pid"]
-        .as_u64()
-        .unwrap();
+    let pid = zkh.call(json!({"cmd": "info"}))["servers"][0]["pid"].as_u64().unwrap();
     zkh.child.kill().unwrap(); // SIGKILL: no cleanup code runs, PR_SET_PDEATHSIG does the job
     zkh.child.wait().unwrap();
     assert!(pid_gone(pid), "the JVM outlived zkh");
@@ -158,24 +126,16 @@ async fn drop_reply_fault_and_wait_fault() {
     let (mut zkh, client, session) = zkh_and_client().await;
     let bad = zkh.call(json!({"cmd": "drop_reply", "session": session, "op": "crate"}));
     assert!(bad["error"].as_str().unwrap().contains("create2"), "{bad}");
-    let armed = zkh.call(
-        json!({"cmd": "drop_reply", "session": session, "op": "create2", "path": "/dropped"}),
-    );
+    let armed = zkh.call(json!({"cmd": "drop_reply", "session": session, "op": "create2", "path": "/dropped"}));
     let fault = armed["fault"].as_u64().unwrap_or_else(|| panic!("{armed}"));
     let report = zkh.call(json!({"cmd": "fault", "fault": fault}));
-    assert_eq!(
-        (report["state"].as_str(), report["kind"].as_str()),
-        (Some("armed"), Some("drop_reply"))
-    );
+    assert_eq!((report["state"].as_str(), report["kind"].as_str()), (Some("armed"), Some("drop_reply")));
 
     let lost = client.create("/dropped", b"", &PERSISTENT).await;
     assert_eq!(lost.unwrap_err(), zk::Error::ConnectionLoss);
     let report = zkh.call(json!({"cmd": "wait_fault", "fault": fault, "timeout_ms": 10000}));
     assert_eq!(report["state"], "fired", "{report}");
-    assert_eq!(
-        (report["op"].as_str(), report["path"].as_str()),
-        (Some("create2"), Some("/dropped"))
-    );
+    assert_eq!((report["op"].as_str(), report["path"].as_str()), (Some("create2"), Some("/dropped")));
     assert_eq!(report["reply_err"], 0);
     assert!(client.check_stat("/dropped").await.unwrap().is_some());
 }
@@ -183,19 +143,14 @@ async fn drop_reply_fault_and_wait_fault() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn disarm() {
     let (mut zkh, client, session) = zkh_and_client().await;
-    let armed = zkh.call(
-        json!({"cmd": "drop_reply", "session": session, "op": ["create", "create2"], "nth": 1}),
-    );
+    let armed = zkh.call(json!({"cmd": "drop_reply", "session": session, "op": ["create", "create2"], "nth": 1}));
     let fault = armed["fault"].as_u64().unwrap_or_else(|| panic!("{armed}"));
     let report = zkh.call(json!({"cmd": "disarm", "fault": fault}));
     assert_eq!(report["state"], "disarmed", "{report}");
     client.create("/kept", b"", &PERSISTENT).await.unwrap();
     let waited = zkh.call(json!({"cmd": "wait_fault", "fault": fault, "timeout_ms": 100}));
     assert_eq!(waited["ok"], false, "{waited}");
-    assert_eq!(
-        zkh.call(json!({"cmd": "fault", "fault": fault + 1}))["ok"],
-        false
-    );
+    assert_eq!(zkh.call(json!({"cmd": "fault", "fault": fault + 1}))["ok"], false);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -210,20 +165,12 @@ async fn land_late() {
     let lost = client.create("/late/x", b"", &PERSISTENT).await;
     assert_eq!(lost.unwrap_err(), zk::Error::ConnectionLoss);
     let held = zkh.call(json!({"cmd": "wait_fault", "fault": fault, "until": "held"}));
-    assert_eq!(
-        (held["state"].as_str(), held["kind"].as_str()),
-        (Some("held"), Some("land_late")),
-        "{held}"
-    );
+    assert_eq!((held["state"].as_str(), held["kind"].as_str()), (Some("held"), Some("land_late")), "{held}");
     assert!(client.list_children("/late").await.unwrap().is_empty());
     // Lands just before the second listing.
     assert_eq!(client.list_children("/late").await.unwrap(), ["x"]);
     let fired = zkh.call(json!({"cmd": "wait_fault", "fault": fault}));
-    assert_eq!(
-        (fired["state"].as_str(), fired["reply_err"].as_i64()),
-        (Some("fired"), Some(0)),
-        "{fired}"
-    );
+    assert_eq!((fired["state"].as_str(), fired["reply_err"].as_i64()), (Some("fired"), Some(0)), "{fired}");
     let bad = zkh.call(json!({"cmd": "land_late", "session": session, "land": "later"}));
     assert_eq!(bad["ok"], false, "{bad}");
 }
@@ -237,11 +184,7 @@ async fn reset_before_reply() {
     let lost = client.delete("/gone", None).await;
     assert_eq!(lost.unwrap_err(), zk::Error::ConnectionLoss);
     let fired = zkh.call(json!({"cmd": "wait_fault", "fault": fault}));
-    assert_eq!(
-        (fired["kind"].as_str(), fired["op"].as_str()),
-        (Some("reset_before_reply"), Some("delete")),
-        "{fired}"
-    );
+    assert_eq!((fired["kind"].as_str(), fired["op"].as_str()), (Some("reset_before_reply"), Some("delete")), "{fired}");
     assert_eq!(fired["reply_err"], Value::Null);
     assert_eq!(client.check_stat("/gone").await.unwrap(), None);
 }
@@ -252,10 +195,7 @@ async fn reset_before_reply() {
 async fn start_with_tls_and_sasl() {
     let mut zkh = Zkh::spawn();
     let bad = zkh.call(json!({"cmd": "start", "tls": {"client_auth": "yes"}}));
-    assert!(
-        bad["error"].as_str().unwrap().contains("tls.client_auth"),
-        "{bad}"
-    );
+    assert!(bad["error"].as_str().unwrap().contains("tls.client_auth"), "{bad}");
     let started = zkh.call(json!({
         "cmd": "start", "tls": {"client_auth": true},
         "sasl": {"users": {"locker": "pw-1"}, "required": true},
@@ -263,30 +203,20 @@ async fn start_with_tls_and_sasl() {
     assert_eq!(started["ok"], true, "{started}");
     let secure = started["secure"].as_str().unwrap();
     assert!(secure.starts_with("localhost:"), "{started}");
-    assert!(started["secure_by_ip"]
-        .as_str()
-        .unwrap()
-        .starts_with("127.0.0.1:"));
-    let file =
-        |name: &str| std::fs::read_to_string(started["tls_files"][name].as_str().unwrap()).unwrap();
+    assert!(started["secure_by_ip"].as_str().unwrap().starts_with("127.0.0.1:"));
+    let file = |name: &str| std::fs::read_to_string(started["tls_files"][name].as_str().unwrap()).unwrap();
     let tls = zk::TlsOptions::new()
         .with_pem_ca(&file("ca"))
         .unwrap()
         .with_pem_identity(&file("client_cert"), &file("client_key"))
         .unwrap();
     let sasl = zk::SaslOptions::digest_md5("locker", "pw-1");
-    let connector = zk::Client::connector()
-        .with_session_timeout(Duration::from_secs(4))
-        .with_tls(tls)
-        .with_sasl(sasl);
+    let connector = zk::Client::connector().with_session_timeout(Duration::from_secs(4)).with_tls(tls).with_sasl(sasl);
     let client = tokio::time::timeout(Duration::from_secs(20), connector.secure_connect(secure))
         .await
         .expect("TLS connect timed out")
         .expect("TLS and SASL connect");
-    client
-        .create("/zkh-secure", b"", &PERSISTENT)
-        .await
-        .unwrap();
+    client.create("/zkh-secure", b"", &PERSISTENT).await.unwrap();
     // Without SASL the server closes the session.
     let plain = zk::Client::connector()
         .with_session_timeout(Duration::from_secs(4))

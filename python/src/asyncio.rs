@@ -71,17 +71,9 @@ impl Bridge {
 
 /// A `weakref.WeakKeyDictionary` in `cell`, made on first use: what
 /// zoolock keeps per event loop or task, gone with it.
-pub fn weak_keys<'py>(
-    py: Python<'py>,
-    cell: &'py PyOnceLock<Py<PyAny>>,
-) -> PyResult<&'py Bound<'py, PyAny>> {
-    let made = cell.get_or_try_init(py, || {
-        Ok::<_, PyErr>(
-            py.import("weakref")?
-                .call_method0("WeakKeyDictionary")?
-                .unbind(),
-        )
-    })?;
+pub fn weak_keys<'py>(py: Python<'py>, cell: &'py PyOnceLock<Py<PyAny>>) -> PyResult<&'py Bound<'py, PyAny>> {
+    let made =
+        cell.get_or_try_init(py, || Ok::<_, PyErr>(py.import("weakref")?.call_method0("WeakKeyDictionary")?.unbind()))?;
     Ok(made.bind(py))
 }
 
@@ -95,17 +87,8 @@ fn queue_of(py: Python<'_>, event_loop: &Bound<'_, PyAny>) -> PyResult<Arc<Queue
     let (woken, wake) = std::io::pipe()?;
     let fd = woken.as_raw_fd();
     py.import("os")?.call_method1("set_blocking", (fd, false))?;
-    let queue = Arc::new(Queue {
-        completions: Mutex::default(),
-        wake: Mutex::new(wake),
-    });
-    let bridge = Bound::new(
-        py,
-        Bridge {
-            queue: queue.clone(),
-            woken: Mutex::new(woken),
-        },
-    )?;
+    let queue = Arc::new(Queue { completions: Mutex::default(), wake: Mutex::new(wake) });
+    let bridge = Bound::new(py, Bridge { queue: queue.clone(), woken: Mutex::new(woken) })?;
     event_loop.call_method1("add_reader", (fd, &bridge))?;
     bridges.set_item(event_loop, bridge)?;
     Ok(queue)
@@ -161,11 +144,7 @@ pub fn to_asyncio<'py, T: Send + 'static>(
     runtime::check_process().map_err(to_py)?;
     let queue = queue_of(py, &event_loop)?;
     let future = event_loop.call_method0("create_future")?;
-    let pending = Arc::new(Mutex::new(Pending {
-        cancelled: false,
-        outcome: None,
-        abandon: Some(Box::new(abandon)),
-    }));
+    let pending = Arc::new(Mutex::new(Pending { cancelled: false, outcome: None, abandon: Some(Box::new(abandon)) }));
     let (target, shared) = (future.clone().unbind(), pending.clone());
     let task = runtime::spawn(async move {
         let outcome = work.await;
@@ -176,9 +155,7 @@ pub fn to_asyncio<'py, T: Send + 'static>(
                 return pending.give_up();
             }
         }
-        queue.push(Box::new(move |py| {
-            complete(py, target.bind(py), &shared, convert)
-        }));
+        queue.push(Box::new(move |py| complete(py, target.bind(py), &shared, convert)));
     });
     let abort = task.abort_handle();
     let cancel: Box<dyn FnOnce() + Send> = Box::new(move || {
@@ -187,12 +164,7 @@ pub fn to_asyncio<'py, T: Send + 'static>(
         pending.cancelled = true;
         pending.give_up();
     });
-    future.call_method1(
-        "add_done_callback",
-        (OnCancel {
-            cancel: Mutex::new(Some(cancel)),
-        },),
-    )?;
+    future.call_method1("add_done_callback", (OnCancel { cancel: Mutex::new(Some(cancel)) },))?;
     Ok(future)
 }
 
@@ -207,11 +179,7 @@ fn complete<T>(
     let Some(outcome) = state.outcome.take() else {
         return;
     };
-    if future
-        .call_method0("done")
-        .and_then(|d| d.is_truthy())
-        .unwrap_or(true)
-    {
+    if future.call_method0("done").and_then(|d| d.is_truthy()).unwrap_or(true) {
         state.outcome = Some(outcome);
         return state.give_up();
     }

@@ -73,9 +73,7 @@ impl Drop for Client {
 }
 
 fn unsupported(name: &str, why: &str) -> PyErr {
-    PyTypeError::new_err(format!(
-        "KazooClient: zoolock does not support {name} ({why})"
-    ))
+    PyTypeError::new_err(format!("KazooClient: zoolock does not support {name} ({why})"))
 }
 
 fn hosts_string(hosts: &Bound<'_, PyAny>) -> PyResult<String> {
@@ -84,9 +82,7 @@ fn hosts_string(hosts: &Bound<'_, PyAny>) -> PyResult<String> {
     }
     // kazoo also takes a list of "host:port", whose last item may be the chroot.
     let Ok(mut list) = hosts.extract::<Vec<String>>() else {
-        return Err(PyTypeError::new_err(
-            "hosts must be a string or a list of strings",
-        ));
+        return Err(PyTypeError::new_err("hosts must be a string or a list of strings"));
     };
     let chroot = match list.last() {
         Some(last) if last.trim().starts_with('/') => list.pop(),
@@ -101,18 +97,8 @@ pub(crate) fn permission(bits: u32) -> PyResult<Permission> {
             "ACL permissions {bits} are not a combination of kazoo's Permissions"
         )));
     }
-    let all = [
-        Permission::READ,
-        Permission::WRITE,
-        Permission::CREATE,
-        Permission::DELETE,
-        Permission::ADMIN,
-    ];
-    Ok(all
-        .into_iter()
-        .enumerate()
-        .filter(|(i, _)| bits & (1 << i) != 0)
-        .fold(Permission::NONE, |p, (_, q)| p | q))
+    let all = [Permission::READ, Permission::WRITE, Permission::CREATE, Permission::DELETE, Permission::ADMIN];
+    Ok(all.into_iter().enumerate().filter(|(i, _)| bits & (1 << i) != 0).fold(Permission::NONE, |p, (_, q)| p | q))
 }
 
 #[pymethods]
@@ -159,41 +145,13 @@ impl Client {
             )));
         }
         let refusals = [
-            (
-                client_id.is_some(),
-                "client_id",
-                "zoolock cannot rejoin another client's session",
-            ),
-            (
-                handler.is_some(),
-                "handler",
-                "zoolock does its I/O on its own threads; there is nothing to plug in",
-            ),
-            (
-                read_only == Some(true),
-                "read_only=True",
-                "locks need a writable quorum",
-            ),
-            (
-                !randomize_hosts,
-                "randomize_hosts=False",
-                "hosts are always tried in random order",
-            ),
-            (
-                connection_retry.is_some(),
-                "connection_retry",
-                "zoolock reconnects on its own until the session ends",
-            ),
-            (
-                command_retry.is_some(),
-                "command_retry",
-                "lock operations retry on their own, bounded by their timeouts",
-            ),
-            (
-                logger.is_some(),
-                "logger",
-                "zoolock logs to the 'zoolock' logger; configure that one",
-            ),
+            (client_id.is_some(), "client_id", "zoolock cannot rejoin another client's session"),
+            (handler.is_some(), "handler", "zoolock does its I/O on its own threads; there is nothing to plug in"),
+            (read_only == Some(true), "read_only=True", "locks need a writable quorum"),
+            (!randomize_hosts, "randomize_hosts=False", "hosts are always tried in random order"),
+            (connection_retry.is_some(), "connection_retry", "zoolock reconnects on its own until the session ends"),
+            (command_retry.is_some(), "command_retry", "lock operations retry on their own, bounded by their timeouts"),
+            (logger.is_some(), "logger", "zoolock logs to the 'zoolock' logger; configure that one"),
         ];
         if let Some((_, name, why)) = refusals.iter().find(|(given, _, _)| *given) {
             return Err(unsupported(name, why));
@@ -210,15 +168,7 @@ impl Client {
                 )))
             }
         };
-        let tls = security::TlsArgs {
-            use_ssl,
-            ca,
-            certfile,
-            keyfile,
-            keyfile_password,
-            verify_certs,
-            check_hostname,
-        };
+        let tls = security::TlsArgs { use_ssl, ca, certfile, keyfile, keyfile_password, verify_certs, check_hostname };
         // kazoo creates a missing chroot on the first write; `create_chroot=False`
         // refuses it instead (NoNodeError), as zoolock's other languages do.
         let options = SessionOptions::new(connect).session_timeout(session_timeout).create_chroot(create_chroot);
@@ -226,9 +176,9 @@ impl Client {
         let mut options = security::apply_sasl(options, sasl_options)?;
         if let Some(auth_data) = auth_data {
             for pair in auth_data.try_iter()? {
-                let (scheme, credential): (String, String) = pair?.extract().map_err(|_| {
-                    PyTypeError::new_err("auth_data holds (scheme, credential) pairs of str")
-                })?;
+                let (scheme, credential): (String, String) = pair?
+                    .extract()
+                    .map_err(|_| PyTypeError::new_err("auth_data holds (scheme, credential) pairs of str"))?;
                 options.auth.push((scheme, credential.into_bytes()));
             }
         }
@@ -236,22 +186,14 @@ impl Client {
             let mut acls = Vec::new();
             for acl in default_acl.try_iter()? {
                 // kazoo's ACL(perms, Id(scheme, id)) is a tuple of this shape.
-                let (perms, (scheme, id)): (u32, (String, String)) =
-                    acl?.extract().map_err(|_| {
-                        PyTypeError::new_err("default_acl holds ACL(perms, Id(scheme, id)) tuples")
-                    })?;
+                let (perms, (scheme, id)): (u32, (String, String)) = acl?
+                    .extract()
+                    .map_err(|_| PyTypeError::new_err("default_acl holds ACL(perms, Id(scheme, id)) tuples"))?;
                 acls.push(Acl::new(permission(perms)?, AuthId::new(&scheme, &id)));
             }
             options = options.acls(acls);
         }
-        Ok(Client {
-            options,
-            now: Mutex::new(Current {
-                session: None,
-                epoch: 0,
-            }),
-            listeners: Listeners::until_true(),
-        })
+        Ok(Client { options, now: Mutex::new(Current { session: None, epoch: 0 }), listeners: Listeners::until_true() })
     }
 
     /// Connects, waiting up to ``timeout`` seconds; raises
@@ -339,10 +281,7 @@ impl Client {
         match &now.session {
             Some(session) if session.state() == SessionState::Connected => Ok(Some(PyTuple::new(
                 py,
-                [
-                    session.status().session_id.into_pyobject(py)?.into_any(),
-                    py.None().into_bound(py),
-                ],
+                [session.status().session_id.into_pyobject(py)?.into_any(), py.None().into_bound(py)],
             )?)),
             _ => Ok(None),
         }
@@ -386,16 +325,11 @@ impl Client {
     /// ``Participant``. Empty if nothing is there. Needs no lock object.
     fn inspect(&self, py: Python<'_>, path: String) -> PyResult<Vec<Participant>> {
         let (_, session) = self.session()?;
-        let participants =
-            interruptible(py, async move { zoolock::inspect(&session, &path).await })?.py_err()?;
+        let participants = interruptible(py, async move { zoolock::inspect(&session, &path).await })?.py_err()?;
         Ok(participants.into_iter().map(Participant::from).collect())
     }
 
     fn __repr__(&self) -> String {
-        format!(
-            "<zoolock.KazooClient hosts={:?} state={}>",
-            self.options.connect,
-            self.state()
-        )
+        format!("<zoolock.KazooClient hosts={:?} state={}>", self.options.connect, self.state())
     }
 }

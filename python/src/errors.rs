@@ -46,18 +46,11 @@ pub fn to_py(err: Error) -> PyErr {
         // BadArgumentsError for others; zoolock refuses all before sending,
         // with one class that is both.
         Error::InvalidPath { .. } => BadArgumentsError::new_err(message),
-        Error::InvalidConnectString { .. }
-        | Error::InvalidArgument(_) => PyValueError::new_err(message),
-        Error::InconsistentLeases {
-            existing,
-            requested,
-            ..
-        } => PyValueError::new_err(format!(
-            "Inconsistent max leases: {existing}, expected: {requested}"
-        )),
-        Error::ConnectTimeout { .. } => {
-            KazooTimeoutError::new_err(format!("Connection time-out: {message}"))
+        Error::InvalidConnectString { .. } | Error::InvalidArgument(_) => PyValueError::new_err(message),
+        Error::InconsistentLeases { existing, requested, .. } => {
+            PyValueError::new_err(format!("Inconsistent max leases: {existing}, expected: {requested}"))
         }
+        Error::ConnectTimeout { .. } => KazooTimeoutError::new_err(format!("Connection time-out: {message}")),
         // kazoo's start() raises KazooTimeoutError for a failed TLS connect; TlsError is one that says why.
         Error::Tls { .. } => TlsError::new_err(message),
         Error::NoChroot(_) => NoNodeError::new_err(message),
@@ -78,9 +71,7 @@ pub fn to_py(err: Error) -> PyErr {
         Error::ZooKeeper { message: ref reply, .. } if reply == NO_CHILDREN_FOR_EPHEMERALS => {
             NoChildrenForEphemeralsError::new_err(message)
         }
-        Error::ZooKeeper { message: ref reply, .. } if reply == INVALID_ACL => {
-            InvalidACLError::new_err(message)
-        }
+        Error::ZooKeeper { message: ref reply, .. } if reply == INVALID_ACL => InvalidACLError::new_err(message),
         Error::ZooKeeper { .. } => ZookeeperError::new_err(message),
         _ => KazooException::new_err(message),
     }

@@ -11,9 +11,7 @@ use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyBytes, PyString, PyTuple};
 use tokio::sync::watch;
-use zoolock::{
-    runtime, timeout_from_secs, Acquire, LockState, LostReason, Outcome, Owner, Session,
-};
+use zoolock::{runtime, timeout_from_secs, Acquire, LockState, LostReason, Outcome, Owner, Session};
 
 use crate::asyncio::{to_asyncio, weak_keys};
 use crate::client::Client;
@@ -46,11 +44,8 @@ pub fn lost_reason(state: LockState) -> Option<&'static str> {
 
 /// Makes the core holder on a session; the second item is the same value
 /// as its recipe type, for a subclass's own queries ([`Holder::last_recipe`]).
-type Make = Box<
-    dyn Fn(&Session) -> zoolock::Result<(Arc<dyn zoolock::Holder>, Arc<dyn Any + Send + Sync>)>
-        + Send
-        + Sync,
->;
+type Make =
+    Box<dyn Fn(&Session) -> zoolock::Result<(Arc<dyn zoolock::Holder>, Arc<dyn Any + Send + Sync>)> + Send + Sync>;
 
 /// The core holder on the client's current session, made on first use and
 /// again after the client was restarted; shared with the `lost` events.
@@ -69,11 +64,7 @@ struct OnSession {
 impl Current {
     /// Watches what a `lost` event reports on.
     fn states(&self) -> Option<watch::Receiver<LockState>> {
-        self.0
-            .lock()
-            .unwrap()
-            .as_ref()
-            .map(|on| on.holder.subscribe())
+        self.0.lock().unwrap().as_ref().map(|on| on.holder.subscribe())
     }
 }
 
@@ -118,12 +109,7 @@ pub struct AcquireCall<'a, 'py> {
 impl Default for AcquireCall<'_, '_> {
     /// ``with holder:``'s acquire.
     fn default() -> Self {
-        AcquireCall {
-            blocking: None,
-            timeout: None,
-            ephemeral: true,
-            lease: None,
-        }
+        AcquireCall { blocking: None, timeout: None, ephemeral: true, lease: None }
     }
 }
 
@@ -172,12 +158,7 @@ impl Holder {
             return Ok(on.holder.clone());
         }
         let (holder, recipe) = (self.make)(&session).py_err()?;
-        let mut on = OnSession {
-            epoch,
-            holder,
-            recipe,
-            listening: false,
-        };
+        let mut on = OnSession { epoch, holder, recipe, listening: false };
         self.listen(&mut on);
         let holder = on.holder.clone();
         *current = Some(on);
@@ -190,8 +171,7 @@ impl Holder {
             return;
         }
         let listeners = self.listeners.clone();
-        on.holder
-            .add_listener(Box::new(move |state| listeners.notify(state_name(state))));
+        on.holder.add_listener(Box::new(move |state| listeners.notify(state_name(state))));
         on.listening = true;
     }
 
@@ -226,11 +206,7 @@ impl Holder {
             lease: timeout_from_secs(call.lease).py_err()?,
             owner: self.owner(py)?,
         };
-        Ok(AcquireArgs {
-            blocking,
-            timeout: call.timeout,
-            options,
-        })
+        Ok(AcquireArgs { blocking, timeout: call.timeout, options })
     }
 
     /// The recipes' ``acquire``, whose Python signatures differ.
@@ -244,11 +220,7 @@ impl Holder {
     /// ``acquire`` for asyncio: cancelling the awaiting task abandons the
     /// acquire (its node is removed); a hold won just as the task was
     /// cancelled is released again.
-    pub fn acquire_async<'py>(
-        &self,
-        py: Python<'py>,
-        call: AcquireCall<'_, 'py>,
-    ) -> PyResult<Bound<'py, PyAny>> {
+    pub fn acquire_async<'py>(&self, py: Python<'py>, call: AcquireCall<'_, 'py>) -> PyResult<Bound<'py, PyAny>> {
         let args = self.args(py, call)?;
         let core = self.core()?;
         let (what, path, owner) = (self.what, self.path.clone(), args.options.owner);
@@ -259,12 +231,7 @@ impl Holder {
         to_asyncio(
             py,
             work,
-            move |py, got| {
-                Ok(PyBool::new(py, outcome(what, &path, &args, got)?)
-                    .to_owned()
-                    .into_any()
-                    .unbind())
-            },
+            move |py, got| Ok(PyBool::new(py, outcome(what, &path, &args, got)?).to_owned().into_any().unbind()),
             move |got| release_in_background(core, got, owner),
         )
     }
@@ -288,9 +255,7 @@ impl Holder {
     fn release(&self, py: Python<'_>) -> PyResult<bool> {
         let owner = self.owner(py)?;
         match self.last() {
-            Some(core) => {
-                uninterruptible(py, async move { core.release_by(owner).await })?.py_err()
-            }
+            Some(core) => uninterruptible(py, async move { core.release_by(owner).await })?.py_err(),
             None => Ok(false),
         }
     }
@@ -307,12 +272,7 @@ impl Holder {
         to_asyncio(
             py,
             work,
-            |py, released| {
-                Ok(PyBool::new(py, released.py_err()?)
-                    .to_owned()
-                    .into_any()
-                    .unbind())
-            },
+            |py, released| Ok(PyBool::new(py, released.py_err()?).to_owned().into_any().unbind()),
             |_| {},
         )
     }
@@ -352,9 +312,7 @@ impl Holder {
     /// ``lock.lost.is_set()``, ``await lock.lost.wait_async()``.
     #[getter]
     fn lost(&self) -> LostEvent {
-        LostEvent {
-            current: self.current.clone(),
-        }
+        LostEvent { current: self.current.clone() }
     }
 
     /// Calls ``listener(state)`` with each new ``state`` of this object
@@ -405,22 +363,14 @@ impl Holder {
 
     /// Releases.
     #[pyo3(signature = (*_exc))]
-    fn __aexit__<'py>(
-        &self,
-        py: Python<'py>,
-        _exc: &Bound<'py, PyTuple>,
-    ) -> PyResult<Bound<'py, PyAny>> {
+    fn __aexit__<'py>(&self, py: Python<'py>, _exc: &Bound<'py, PyTuple>) -> PyResult<Bound<'py, PyAny>> {
         self.release_async(py)
     }
 
     fn __repr__(slf: &Bound<'_, Self>) -> PyResult<String> {
         let class = slf.get_type().name()?;
         let this = slf.get();
-        Ok(format!(
-            "<zoolock.{class} path={:?} state={}>",
-            this.path,
-            this.state()
-        ))
+        Ok(format!("<zoolock.{class} path={:?} state={}>", this.path, this.state()))
     }
 }
 
@@ -442,10 +392,7 @@ pub fn path(path: &Bound<'_, PyAny>) -> PyResult<String> {
     let text = path.cast::<PyString>().map_err(|_| {
         PyTypeError::new_err(format!(
             "path must be a str, not {}",
-            path.get_type()
-                .name()
-                .map(|n| n.to_string())
-                .unwrap_or_default()
+            path.get_type().name().map(|n| n.to_string()).unwrap_or_default()
         ))
     })?;
     let bytes = utf8_bytes(text)?;
@@ -463,11 +410,7 @@ fn utf8_bytes(text: &Bound<'_, PyString>) -> PyResult<Vec<u8>> {
 }
 
 /// Releases a hold that an abandoned acquire won (or one count of it).
-fn release_in_background(
-    core: Arc<dyn zoolock::Holder>,
-    got: zoolock::Result<Outcome>,
-    owner: Owner,
-) {
+fn release_in_background(core: Arc<dyn zoolock::Holder>, got: zoolock::Result<Outcome>, owner: Owner) {
     if matches!(got, Ok(Outcome::Acquired)) {
         runtime::spawn(async move { core.release_by(owner).await });
     }
@@ -496,10 +439,7 @@ fn current_owner(py: Python<'_>) -> PyResult<Owner> {
         return Ok(Owner(THREAD.with(|id| *id)));
     };
     let tasks = weak_keys(py, &TASKS)?;
-    if let Some(id) = tasks
-        .call_method1("get", (&task,))?
-        .extract::<Option<u64>>()?
-    {
+    if let Some(id) = tasks.call_method1("get", (&task,))?.extract::<Option<u64>>()? {
         return Ok(Owner(id));
     }
     let id = NEXT.fetch_add(1, Ordering::Relaxed);
@@ -511,20 +451,11 @@ fn current_owner(py: Python<'_>) -> PyResult<Owner> {
 /// `LockTimeout` when a blocking wait with a timeout ran out of time behind
 /// others; `False` again when it ran out because this holder itself held the
 /// lock all along (kazoo's `test_lock_no_double_calls`).
-fn outcome(
-    what: &str,
-    path: &str,
-    args: &AcquireArgs,
-    got: zoolock::Result<Outcome>,
-) -> PyResult<bool> {
+fn outcome(what: &str, path: &str, args: &AcquireArgs, got: zoolock::Result<Outcome>) -> PyResult<bool> {
     let got = got.py_err()?;
     match args.timeout {
-        Some(timeout)
-            if got == Outcome::Taken && args.blocking && args.options.timeout.is_some() =>
-        {
-            Err(LockTimeout::new_err(format!(
-                "Failed to acquire {what} on {path} after {timeout} seconds"
-            )))
+        Some(timeout) if got == Outcome::Taken && args.blocking && args.options.timeout.is_some() => {
+            Err(LockTimeout::new_err(format!("Failed to acquire {what} on {path} after {timeout} seconds")))
         }
         _ => Ok(got.is_acquired()),
     }
@@ -546,9 +477,7 @@ fn ended(state: &LockState) -> bool {
 impl LostEvent {
     /// Whether the last hold was lost (not released).
     fn is_set(&self) -> bool {
-        self.current
-            .states()
-            .is_some_and(|s| matches!(*s.borrow(), LockState::Lost(_)))
+        self.current.states().is_some_and(|s| matches!(*s.borrow(), LockState::Lost(_)))
     }
 
     /// Waits until the current hold ends: ``True`` if it was lost, ``False``
@@ -571,11 +500,7 @@ impl LostEvent {
 
     /// ``wait()`` for asyncio: ``await lock.lost.wait_async()``.
     #[pyo3(signature = (timeout=None))]
-    fn wait_async<'py>(
-        &self,
-        py: Python<'py>,
-        timeout: Option<f64>,
-    ) -> PyResult<Bound<'py, PyAny>> {
+    fn wait_async<'py>(&self, py: Python<'py>, timeout: Option<f64>) -> PyResult<Bound<'py, PyAny>> {
         let bound = timeout_from_secs(timeout).py_err()?;
         let states = self.current.states();
         let work = async move {
@@ -589,12 +514,7 @@ impl LostEvent {
         to_asyncio(
             py,
             work,
-            |py, state| {
-                Ok(PyBool::new(py, matches!(state, Some(LockState::Lost(_))))
-                    .to_owned()
-                    .into_any()
-                    .unbind())
-            },
+            |py, state| Ok(PyBool::new(py, matches!(state, Some(LockState::Lost(_)))).to_owned().into_any().unbind()),
             |_| {},
         )
     }

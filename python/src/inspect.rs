@@ -57,10 +57,7 @@ impl From<zoolock::Participant> for Participant {
                 Some(Scheme::Curator) => "curator",
                 None => "other",
             },
-            created_ms: p
-                .created
-                .duration_since(UNIX_EPOCH)
-                .map_or(0, |d| d.as_millis() as i64),
+            created_ms: p.created.duration_since(UNIX_EPOCH).map_or(0, |d| d.as_millis() as i64),
             holds: p.holds,
             identifier: p.identifier,
             session_id: p.session_id,
@@ -78,12 +75,8 @@ impl Participant {
         // Exact to the millisecond: the epoch plus a timedelta, not a float timestamp.
         let datetime = py.import("datetime")?;
         let utc = datetime.getattr("timezone")?.getattr("utc")?;
-        let epoch = datetime
-            .getattr("datetime")?
-            .call1((1970, 1, 1, 0, 0, 0, 0, utc))?;
-        let since = datetime
-            .getattr("timedelta")?
-            .call1((0, 0, 0, self.created_ms))?; // days, seconds, microseconds, milliseconds
+        let epoch = datetime.getattr("datetime")?.call1((1970, 1, 1, 0, 0, 0, 0, utc))?;
+        let since = datetime.getattr("timedelta")?.call1((0, 0, 0, self.created_ms))?; // days, seconds, microseconds, milliseconds
         epoch.call_method1("__add__", (since,))
     }
 

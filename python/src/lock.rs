@@ -52,22 +52,16 @@ impl Lock {
         let extra_markers = match extra_lock_patterns {
             None => Vec::new(),
             Some(p) if p.is_instance_of::<PyString>() => {
-                return Err(PyTypeError::new_err(
-                    "extra_lock_patterns must be a sequence of str, not a str",
-                ))
+                return Err(PyTypeError::new_err("extra_lock_patterns must be a sequence of str, not a str"))
             }
-            Some(p) => p.extract::<Vec<String>>().map_err(|_| {
-                PyTypeError::new_err("extra_lock_patterns must be a sequence of str")
-            })?,
+            Some(p) => p
+                .extract::<Vec<String>>()
+                .map_err(|_| PyTypeError::new_err("extra_lock_patterns must be a sequence of str"))?,
         };
         let scheme = match scheme {
             "kazoo" => Scheme::Kazoo,
             "curator" => Scheme::Curator,
-            other => {
-                return Err(PyValueError::new_err(format!(
-                    "scheme must be 'kazoo' or 'curator', not {other:?}"
-                )))
-            }
+            other => return Err(PyValueError::new_err(format!("scheme must be 'kazoo' or 'curator', not {other:?}"))),
         };
         let config = LockConfig {
             identifier: identifier.clone().into_bytes(),
@@ -78,14 +72,9 @@ impl Lock {
             ..LockConfig::default()
         };
         let lock_path = path.clone();
-        let holder = Holder::new(
-            client,
-            path,
-            identifier,
-            "lock",
-            reentrant,
-            move |session| zoolock::Lock::new(session, &lock_path, kind, config.clone()),
-        )?;
+        let holder = Holder::new(client, path, identifier, "lock", reentrant, move |session| {
+            zoolock::Lock::new(session, &lock_path, kind, config.clone())
+        })?;
         Ok(PyClassInitializer::from(holder).add_subclass(Lock))
     }
 }
@@ -106,16 +95,7 @@ impl Lock {
         reentrant: bool,
         mirror: bool,
     ) -> PyResult<PyClassInitializer<Self>> {
-        Lock::init(
-            Kind::Mutex,
-            client,
-            path,
-            identifier,
-            extra_lock_patterns,
-            scheme,
-            reentrant,
-            mirror,
-        )
+        Lock::init(Kind::Mutex, client, path, identifier, extra_lock_patterns, scheme, reentrant, mirror)
     }
 
     /// Acquires the lock. Returns ``True`` once held; ``False`` if
@@ -136,12 +116,7 @@ impl Lock {
         ephemeral: bool,
         lease: Option<f64>,
     ) -> PyResult<bool> {
-        let call = AcquireCall {
-            blocking,
-            timeout,
-            ephemeral,
-            lease,
-        };
+        let call = AcquireCall { blocking, timeout, ephemeral, lease };
         slf.as_super().get().acquire(slf.py(), call)
     }
 
@@ -159,12 +134,7 @@ impl Lock {
         ephemeral: bool,
         lease: Option<f64>,
     ) -> PyResult<Bound<'py, PyAny>> {
-        let call = AcquireCall {
-            blocking,
-            timeout,
-            ephemeral,
-            lease,
-        };
+        let call = AcquireCall { blocking, timeout, ephemeral, lease };
         slf.as_super().get().acquire_async(slf.py(), call)
     }
 
@@ -179,9 +149,7 @@ impl Lock {
     fn node(slf: &Bound<'_, Self>) -> Option<String> {
         let holder = slf.as_super().get();
         let node = holder.last_recipe::<zoolock::Lock>()?.node()?;
-        let name = node
-            .strip_prefix(holder.path())
-            .and_then(|n| n.strip_prefix('/'));
+        let name = node.strip_prefix(holder.path()).and_then(|n| n.strip_prefix('/'));
         Some(name.unwrap_or(&node).to_owned())
     }
 

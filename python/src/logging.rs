@@ -42,41 +42,32 @@ impl Log for Forward {
 }
 
 fn start(receiver: Receiver<(u8, String)>) {
-    let _ = std::thread::Builder::new()
-        .name("zoolock-log".into())
-        .spawn(move || {
-            let mut logger: Option<Py<PyAny>> = None;
-            for (level, message) in receiver {
-                let delivered = attach_from_thread(|py| {
-                    let logger = match &logger {
-                        Some(logger) => logger.bind(py).clone(),
-                        None => match py
-                            .import("logging")
-                            .and_then(|l| l.call_method1("getLogger", ("zoolock",)))
-                        {
-                            Ok(found) => logger.insert(found.unbind()).bind(py).clone(),
-                            Err(_) => return,
-                        },
-                    };
-                    if let Err(err) = logger.call_method1("log", (level, "%s", message)) {
-                        err.write_unraisable(py, Some(&logger));
-                    }
-                });
-                if delivered.is_none() {
-                    return; // the interpreter is shutting down
+    let _ = std::thread::Builder::new().name("zoolock-log".into()).spawn(move || {
+        let mut logger: Option<Py<PyAny>> = None;
+        for (level, message) in receiver {
+            let delivered = attach_from_thread(|py| {
+                let logger = match &logger {
+                    Some(logger) => logger.bind(py).clone(),
+                    None => match py.import("logging").and_then(|l| l.call_method1("getLogger", ("zoolock",))) {
+                        Ok(found) => logger.insert(found.unbind()).bind(py).clone(),
+                        Err(_) => return,
+                    },
+                };
+                if let Err(err) = logger.call_method1("log", (level, "%s", message)) {
+                    err.write_unraisable(py, Some(&logger));
                 }
+            });
+            if delivered.is_none() {
+                return; // the interpreter is shutting down
             }
-        });
+        }
+    });
 }
 
 /// Installs the forwarding logger, unless another `log` logger is already
 /// installed in this process. Its thread starts with the first event.
 pub fn install() {
-    if log::set_boxed_logger(Box::new(Forward {
-        thread: ProcessThread::new(),
-    }))
-    .is_ok()
-    {
+    if log::set_boxed_logger(Box::new(Forward { thread: ProcessThread::new() })).is_ok() {
         log::set_max_level(LevelFilter::Debug);
     }
 }

@@ -27,16 +27,10 @@ fn pem(value: Option<&Bound<'_, PyAny>>, name: &str) -> PyResult<Option<Pem>> {
     let Some(value) = value.filter(|v| !v.is_none()) else {
         return Ok(None);
     };
-    let path = value
-        .py()
-        .import("os")?
-        .call_method1("fspath", (value,))
-        .and_then(|p| p.extract::<String>())
-        .map_err(|_| {
-            PyTypeError::new_err(format!(
-                "{name} must be a file name (str or os.PathLike) or PEM text"
-            ))
-        })?;
+    let path =
+        value.py().import("os")?.call_method1("fspath", (value,)).and_then(|p| p.extract::<String>()).map_err(
+            |_| PyTypeError::new_err(format!("{name} must be a file name (str or os.PathLike) or PEM text")),
+        )?;
     Ok(Some(Pem::from(path)))
 }
 
@@ -48,11 +42,9 @@ pub fn apply_tls(options: SessionOptions, args: TlsArgs<'_, '_>) -> PyResult<Ses
     let certfile = pem(args.certfile, "certfile")?;
     let keyfile = pem(args.keyfile, "keyfile")?;
     let keyfile_password = match args.keyfile_password.filter(|v| !v.is_none()) {
-        Some(password) => Some(
-            password
-                .extract::<String>()
-                .map_err(|_| PyTypeError::new_err("keyfile_password must be a str"))?,
-        ),
+        Some(password) => {
+            Some(password.extract::<String>().map_err(|_| PyTypeError::new_err("keyfile_password must be a str"))?)
+        }
         None => None,
     };
     if !args.use_ssl {
@@ -69,9 +61,7 @@ pub fn apply_tls(options: SessionOptions, args: TlsArgs<'_, '_>) -> PyResult<Ses
         }
         return Ok(options);
     }
-    let mut tls = TlsOptions::new()
-        .verify_certs(args.verify_certs)
-        .check_hostname(args.check_hostname);
+    let mut tls = TlsOptions::new().verify_certs(args.verify_certs).check_hostname(args.check_hostname);
     tls.ca = ca;
     tls.certfile = certfile;
     tls.keyfile = keyfile;
@@ -80,47 +70,31 @@ pub fn apply_tls(options: SessionOptions, args: TlsArgs<'_, '_>) -> PyResult<Ses
 }
 
 /// kazoo's `sasl_options`: a dict of `mechanism`, `username`, `password`.
-pub fn apply_sasl(
-    options: SessionOptions,
-    sasl_options: Option<&Bound<'_, PyAny>>,
-) -> PyResult<SessionOptions> {
+pub fn apply_sasl(options: SessionOptions, sasl_options: Option<&Bound<'_, PyAny>>) -> PyResult<SessionOptions> {
     let Some(sasl_options) = sasl_options.filter(|v| !v.is_none()) else {
         return Ok(options);
     };
-    let dict = sasl_options.cast::<PyDict>().map_err(|_| {
-        PyTypeError::new_err("sasl_options must be a dict of mechanism, username and password")
-    })?;
+    let dict = sasl_options
+        .cast::<PyDict>()
+        .map_err(|_| PyTypeError::new_err("sasl_options must be a dict of mechanism, username and password"))?;
     let mut given = std::collections::BTreeMap::new();
     for (key, value) in dict.iter() {
-        let key: String = key
-            .extract()
-            .map_err(|_| PyTypeError::new_err("sasl_options keys must be str"))?;
-        let value: String = value
-            .extract()
-            .map_err(|_| PyTypeError::new_err(format!("sasl_options[{key:?}] must be a str")))?;
+        let key: String = key.extract().map_err(|_| PyTypeError::new_err("sasl_options keys must be str"))?;
+        let value: String =
+            value.extract().map_err(|_| PyTypeError::new_err(format!("sasl_options[{key:?}] must be a str")))?;
         given.insert(key, value);
     }
-    let mechanism = given
-        .remove("mechanism")
-        .ok_or_else(|| PyValueError::new_err("sasl_options needs a mechanism"))?;
+    let mechanism = given.remove("mechanism").ok_or_else(|| PyValueError::new_err("sasl_options needs a mechanism"))?;
     // The mechanism first: GSSAPI's own keys (principal, service) get the message that says it is not built.
     let mechanism = SaslMechanism::from_name(&mechanism).py_err()?;
     let mut take = |key: &str| {
-        given.remove(key).ok_or_else(|| {
-            PyValueError::new_err(format!(
-                "sasl_options needs a {key} for {}",
-                mechanism.name()
-            ))
-        })
+        given
+            .remove(key)
+            .ok_or_else(|| PyValueError::new_err(format!("sasl_options needs a {key} for {}", mechanism.name())))
     };
     let sasl = match mechanism {
         SaslMechanism::DigestMd5 => SaslOptions::digest_md5(take("username")?, take("password")?),
-        other => {
-            return Err(PyValueError::new_err(format!(
-                "SASL {} is not supported",
-                other.name()
-            )))
-        }
+        other => return Err(PyValueError::new_err(format!("SASL {} is not supported", other.name()))),
     };
     if let Some(other) = given.keys().next() {
         return Err(PyValueError::new_err(format!(

@@ -32,34 +32,19 @@ impl Semaphore {
         let max_leases: i64 = match max_leases {
             None => 1,
             Some(m) if m.is_instance_of::<PyBool>() => {
-                return Err(PyTypeError::new_err(
-                    "max_leases must be an int, not a bool",
-                ))
+                return Err(PyTypeError::new_err("max_leases must be an int, not a bool"))
             }
-            Some(m) => m
-                .extract()
-                .map_err(|_| PyTypeError::new_err("max_leases must be an int"))?,
+            Some(m) => m.extract().map_err(|_| PyTypeError::new_err("max_leases must be an int"))?,
         };
         let path = holder::path(path)?;
         let identifier = holder::identifier(identifier)?;
-        let max_leases = u32::try_from(max_leases)
-            .ok()
-            .filter(|m| *m >= 1)
-            .ok_or_else(|| {
-                PyValueError::new_err(format!(
-                    "max_leases must be from 1 to {}, got {max_leases}",
-                    u32::MAX
-                ))
-            })?;
+        let max_leases = u32::try_from(max_leases).ok().filter(|m| *m >= 1).ok_or_else(|| {
+            PyValueError::new_err(format!("max_leases must be from 1 to {}, got {max_leases}", u32::MAX))
+        })?;
         let (sem_path, data) = (path.clone(), identifier.clone());
-        let holder = Holder::new(
-            client,
-            path,
-            identifier,
-            "semaphore",
-            false,
-            move |session| zoolock::Semaphore::new(session, &sem_path, data.as_bytes(), max_leases),
-        )?;
+        let holder = Holder::new(client, path, identifier, "semaphore", false, move |session| {
+            zoolock::Semaphore::new(session, &sem_path, data.as_bytes(), max_leases)
+        })?;
         Ok(PyClassInitializer::from(holder).add_subclass(Semaphore { max_leases }))
     }
 
@@ -77,12 +62,7 @@ impl Semaphore {
         timeout: Option<f64>,
         lease: Option<f64>,
     ) -> PyResult<bool> {
-        let call = AcquireCall {
-            blocking,
-            timeout,
-            lease,
-            ..AcquireCall::default()
-        };
+        let call = AcquireCall { blocking, timeout, lease, ..AcquireCall::default() };
         slf.as_super().get().acquire(slf.py(), call)
     }
 
@@ -97,12 +77,7 @@ impl Semaphore {
         timeout: Option<f64>,
         lease: Option<f64>,
     ) -> PyResult<Bound<'py, PyAny>> {
-        let call = AcquireCall {
-            blocking,
-            timeout,
-            lease,
-            ..AcquireCall::default()
-        };
+        let call = AcquireCall { blocking, timeout, lease, ..AcquireCall::default() };
         slf.as_super().get().acquire_async(slf.py(), call)
     }
 

@@ -25,10 +25,7 @@ const SIGNAL_SLICE: Duration = Duration::from_millis(50);
 /// on every call. On the main thread the wait goes in slices, and a pending
 /// signal (KeyboardInterrupt) between slices drops `work` unfinished:
 /// dropping a core acquire removes the node it queued.
-pub fn interruptible<T: Send + 'static>(
-    py: Python<'_>,
-    work: impl Future<Output = T> + Send + 'static,
-) -> PyResult<T> {
+pub fn interruptible<T: Send + 'static>(py: Python<'_>, work: impl Future<Output = T> + Send + 'static) -> PyResult<T> {
     // In a forked child the runtime's threads are gone: nothing would wake us.
     runtime::check_process().map_err(to_py)?;
     if !is_main_thread(py) {
@@ -137,9 +134,7 @@ pub struct ProcessThread<T> {
 
 impl<T: Send + 'static> ProcessThread<T> {
     pub const fn new() -> Self {
-        ProcessThread {
-            current: Mutex::new(None),
-        }
+        ProcessThread { current: Mutex::new(None) }
     }
 
     /// Sends `item` to the thread, starting it with `start` if needed.
@@ -209,10 +204,7 @@ pub struct Listeners {
 impl Listeners {
     /// kazoo's client listeners: one that returns ``True`` is removed.
     pub fn until_true() -> Self {
-        Listeners {
-            until_true: true,
-            ..Listeners::default()
-        }
+        Listeners { until_true: true, ..Listeners::default() }
     }
 
     pub fn is_empty(&self) -> bool {
@@ -221,11 +213,7 @@ impl Listeners {
 
     /// The registered listener equal to `listener`, compared without holding
     /// the set's lock (``__eq__`` is Python code).
-    fn find_equal(
-        &self,
-        py: Python<'_>,
-        listener: &Bound<'_, PyAny>,
-    ) -> PyResult<Option<Py<PyAny>>> {
+    fn find_equal(&self, py: Python<'_>, listener: &Bound<'_, PyAny>) -> PyResult<Option<Py<PyAny>>> {
         for known in self.snapshot(py) {
             if known.bind(py).eq(listener)? {
                 return Ok(Some(known));

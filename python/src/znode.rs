@@ -9,8 +9,7 @@ use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList, PyString, PyTuple};
 use zoolock::{
-    Acl, AuthId, ChildrenWatch, Create, DataWatch, Error, OpResult, Retry, Session, Stat,
-    WatchEvent, WatchEventKind,
+    Acl, AuthId, ChildrenWatch, Create, DataWatch, Error, OpResult, Retry, Session, Stat, WatchEvent, WatchEventKind,
 };
 
 use crate::client::{permission, Client};
@@ -39,9 +38,7 @@ fn stat_tuple<'py>(py: Python<'py>, s: &Stat) -> PyResult<Bound<'py, PyTuple>> {
 }
 
 fn session_of(client: &Bound<'_, PyAny>) -> PyResult<Session> {
-    let client = client
-        .cast::<Client>()
-        .map_err(|_| PyTypeError::new_err("not a zoolock KazooClient"))?;
+    let client = client.cast::<Client>().map_err(|_| PyTypeError::new_err("not a zoolock KazooClient"))?;
     Ok(client.get().session()?.1)
 }
 
@@ -50,26 +47,14 @@ fn acls(given: Option<Vec<(u32, String, String)>>) -> PyResult<Option<Vec<Acl>>>
     given
         .map(|list| {
             list.into_iter()
-                .map(|(perms, scheme, id)| {
-                    Ok(Acl::new(permission(perms)?, AuthId::new(&scheme, &id)))
-                })
+                .map(|(perms, scheme, id)| Ok(Acl::new(permission(perms)?, AuthId::new(&scheme, &id))))
                 .collect()
         })
         .transpose()
 }
 
-fn create_options(
-    ephemeral: bool,
-    sequence: bool,
-    makepath: bool,
-    acls: Option<Vec<Acl>>,
-) -> Create {
-    Create {
-        ephemeral,
-        sequence,
-        makepath,
-        acls,
-    }
+fn create_options(ephemeral: bool, sequence: bool, makepath: bool, acls: Option<Vec<Acl>>) -> Create {
+    Create { ephemeral, sequence, makepath, acls }
 }
 
 /// Runs a core call with the GIL released, Ctrl-C interrupting it.
@@ -81,11 +66,7 @@ fn call<T: Send + 'static>(
 }
 
 #[pyfunction]
-fn _exists<'py>(
-    py: Python<'py>,
-    client: &Bound<'py, PyAny>,
-    path: String,
-) -> PyResult<Option<Bound<'py, PyTuple>>> {
+fn _exists<'py>(py: Python<'py>, client: &Bound<'py, PyAny>, path: String) -> PyResult<Option<Bound<'py, PyTuple>>> {
     let s = session_of(client)?;
     let stat = call(py, async move { s.exists(&path).await })?;
     stat.map(|stat| stat_tuple(py, &stat)).transpose()
@@ -134,17 +115,9 @@ fn _create<'py>(
 }
 
 #[pyfunction]
-fn _delete(
-    py: Python<'_>,
-    client: &Bound<'_, PyAny>,
-    path: String,
-    version: i32,
-    recursive: bool,
-) -> PyResult<()> {
+fn _delete(py: Python<'_>, client: &Bound<'_, PyAny>, path: String, version: i32, recursive: bool) -> PyResult<()> {
     let s = session_of(client)?;
-    call(py, async move {
-        s.delete(&path, Some(version), recursive).await
-    })
+    call(py, async move { s.delete(&path, Some(version), recursive).await })
 }
 
 #[pyfunction]
@@ -170,10 +143,7 @@ fn _ensure_path(
     acl: Option<Vec<(u32, String, String)>>,
 ) -> PyResult<()> {
     let (s, acls) = (session_of(client)?, acls(acl)?);
-    call(
-        py,
-        async move { s.ensure_path(&path, acls.as_deref()).await },
-    )
+    call(py, async move { s.ensure_path(&path, acls.as_deref()).await })
 }
 
 #[pyfunction]
@@ -199,13 +169,9 @@ fn _commit<'py>(
 ) -> PyResult<(Option<usize>, Bound<'py, PyAny>)> {
     let mut transaction = session_of(client)?.transaction();
     if let Some(fence) = fence {
-        let holder = fence
-            .cast::<Holder>()
-            .map_err(|_| PyTypeError::new_err("fence must be a zoolock lock"))?;
+        let holder = fence.cast::<Holder>().map_err(|_| PyTypeError::new_err("fence must be a zoolock lock"))?;
         if !holder.get().client.bind(py).is(client) {
-            return Err(PyTypeError::new_err(
-                "a fenced transaction goes on its lock's client",
-            ));
+            return Err(PyTypeError::new_err("a fenced transaction goes on its lock's client"));
         }
         let core = holder.get().core()?;
         transaction = transaction.fenced_by(&*core).py_err()?;
@@ -218,12 +184,7 @@ fn _commit<'py>(
             "create" => {
                 let data: Vec<u8> = op.get_item(2)?.cast::<PyBytes>()?.as_bytes().to_vec();
                 let acl = acls(op.get_item(3)?.extract()?)?;
-                let options = create_options(
-                    op.get_item(4)?.extract()?,
-                    op.get_item(5)?.extract()?,
-                    false,
-                    acl,
-                );
+                let options = create_options(op.get_item(4)?.extract()?, op.get_item(5)?.extract()?, false, acl);
                 transaction.create(&path, &data, options)
             }
             "set" => {
@@ -231,11 +192,7 @@ fn _commit<'py>(
                 transaction.set(&path, &data, Some(op.get_item(3)?.extract()?))
             }
             "delete" => transaction.delete(&path, Some(op.get_item(2)?.extract()?)),
-            other => {
-                return Err(PyTypeError::new_err(format!(
-                    "unknown transaction operation {other}"
-                )))
-            }
+            other => return Err(PyTypeError::new_err(format!("unknown transaction operation {other}"))),
         };
     }
     let committed = interruptible(py, transaction.commit_indexed())?;
@@ -253,10 +210,7 @@ fn _commit<'py>(
         }
         // Refused before anything was sent (bad arguments): an error, not a result.
         Err((_, err @ (Error::InvalidPath { .. } | Error::InvalidArgument(_)))) => Err(to_py(err)),
-        Err((Some(index), err)) => Ok((
-            Some(index),
-            to_py(err).into_value(py).into_bound(py).into_any(),
-        )),
+        Err((Some(index), err)) => Ok((Some(index), to_py(err).into_value(py).into_bound(py).into_any())),
         Err((None, err)) => Err(to_py(err)),
     }
 }
@@ -277,13 +231,8 @@ fn try_once(call: &Call, raised: &Mutex<Option<PyErr>>) -> Tried {
         };
         let retryable = if err.is_instance_of::<ConnectionLoss>(py) {
             Error::ConnectionLoss(std::time::Duration::ZERO)
-        } else if err.is_instance_of::<SessionExpiredError>(py)
-            && !err.is_instance_of::<ConnectionClosedError>(py)
-        {
-            Error::SessionExpired {
-                action: "retry",
-                path: "/".into(),
-            }
+        } else if err.is_instance_of::<SessionExpiredError>(py) && !err.is_instance_of::<ConnectionClosedError>(py) {
+            Error::SessionExpired { action: "retry", path: "/".into() }
         } else {
             return Ok(Err(err));
         };
@@ -330,9 +279,7 @@ fn _retry(
     };
     match outcome {
         Ok(done) => done,
-        Err(err) if err.is_retryable() => {
-            Err(raised.lock().unwrap().take().unwrap_or_else(|| to_py(err)))
-        }
+        Err(err) if err.is_retryable() => Err(raised.lock().unwrap().take().unwrap_or_else(|| to_py(err))),
         Err(err) => Err(to_py(err)),
     }
 }
@@ -348,19 +295,12 @@ fn event_tuple<'py>(py: Python<'py>, event: Option<WatchEvent>) -> PyResult<Boun
         WatchEventKind::Changed => "CHANGED",
         WatchEventKind::Child => "CHILD",
     };
-    Ok(PyTuple::new(
-        py,
-        [PyString::new(py, kind), PyString::new(py, &event.path)],
-    )?
-    .into_any())
+    Ok(PyTuple::new(py, [PyString::new(py, kind), PyString::new(py, &event.path)])?.into_any())
 }
 
 /// Calls the package's watch callback; it returns False to end the watch.
 /// What it raises is reported (nowhere to raise it to) and the watch goes on.
-fn call_back(
-    callback: &Py<PyAny>,
-    args: impl FnOnce(Python<'_>) -> PyResult<Bound<'_, PyTuple>>,
-) -> bool {
+fn call_back(callback: &Py<PyAny>, args: impl FnOnce(Python<'_>) -> PyResult<Bound<'_, PyTuple>>) -> bool {
     attach_from_thread(|py| {
         let result = args(py).and_then(|args| callback.bind(py).call1(args));
         match result {
@@ -411,60 +351,30 @@ impl Watch {
 /// Starts the core's data watch: `callback(data, stat, event)` with bytes
 /// or None, a stat tuple or None, `(type, path)` or None.
 #[pyfunction]
-fn _data_watch(
-    py: Python<'_>,
-    client: &Bound<'_, PyAny>,
-    path: String,
-    callback: Py<PyAny>,
-) -> PyResult<Watch> {
+fn _data_watch(py: Python<'_>, client: &Bound<'_, PyAny>, path: String, callback: Py<PyAny>) -> PyResult<Watch> {
     let s = session_of(client)?;
     let on_change = move |value: Option<(Vec<u8>, Stat)>, event: Option<WatchEvent>| {
         call_back(&callback, |py| {
             let (data, stat) = match &value {
-                Some((data, stat)) => (
-                    PyBytes::new(py, data).into_any(),
-                    stat_tuple(py, stat)?.into_any(),
-                ),
+                Some((data, stat)) => (PyBytes::new(py, data).into_any(), stat_tuple(py, stat)?.into_any()),
                 None => (py.None().into_bound(py), py.None().into_bound(py)),
             };
             PyTuple::new(py, [data, stat, event_tuple(py, event)?])
         })
     };
-    let watch = call(
-        py,
-        async move { DataWatch::start(&s, &path, on_change).await },
-    )?;
-    Ok(Watch {
-        inner: WatchKind::Data(watch),
-    })
+    let watch = call(py, async move { DataWatch::start(&s, &path, on_change).await })?;
+    Ok(Watch { inner: WatchKind::Data(watch) })
 }
 
 /// Starts the core's children watch: `callback(children, event)`.
 #[pyfunction]
-fn _children_watch(
-    py: Python<'_>,
-    client: &Bound<'_, PyAny>,
-    path: String,
-    callback: Py<PyAny>,
-) -> PyResult<Watch> {
+fn _children_watch(py: Python<'_>, client: &Bound<'_, PyAny>, path: String, callback: Py<PyAny>) -> PyResult<Watch> {
     let s = session_of(client)?;
     let on_change = move |children: Vec<String>, event: Option<WatchEvent>| {
-        call_back(&callback, |py| {
-            PyTuple::new(
-                py,
-                [
-                    PyList::new(py, children)?.into_any(),
-                    event_tuple(py, event)?,
-                ],
-            )
-        })
+        call_back(&callback, |py| PyTuple::new(py, [PyList::new(py, children)?.into_any(), event_tuple(py, event)?]))
     };
-    let watch = call(py, async move {
-        ChildrenWatch::start(&s, &path, on_change).await
-    })?;
-    Ok(Watch {
-        inner: WatchKind::Children(watch),
-    })
+    let watch = call(py, async move { ChildrenWatch::start(&s, &path, on_change).await })?;
+    Ok(Watch { inner: WatchKind::Children(watch) })
 }
 
 /// The client a lock or semaphore was made on (for its `fenced()`).

@@ -4,25 +4,16 @@
 use std::time::Duration;
 use zookeeper_client as zk;
 
-pub static PERSISTENT: zk::CreateOptions<'static> =
-    zk::CreateMode::Persistent.with_acls(zk::Acls::anyone_all());
-pub static EPHEMERAL: zk::CreateOptions<'static> =
-    zk::CreateMode::Ephemeral.with_acls(zk::Acls::anyone_all());
+pub static PERSISTENT: zk::CreateOptions<'static> = zk::CreateMode::Persistent.with_acls(zk::Acls::anyone_all());
+pub static EPHEMERAL: zk::CreateOptions<'static> = zk::CreateMode::Ephemeral.with_acls(zk::Acls::anyone_all());
 
 pub async fn connect(connect: &str, session_timeout: Duration) -> zk::Client {
-    connect_with(
-        zk::Client::connector().with_session_timeout(session_timeout),
-        connect,
-    )
-    .await
+    connect_with(zk::Client::connector().with_session_timeout(session_timeout), connect).await
 }
 
 pub async fn connect_with(connector: zk::Connector, connect: &str) -> zk::Client {
     let connecting = connector.connect(connect);
-    tokio::time::timeout(Duration::from_secs(20), connecting)
-        .await
-        .expect("connect timed out")
-        .expect("connect failed")
+    tokio::time::timeout(Duration::from_secs(20), connecting).await.expect("connect timed out").expect("connect failed")
 }
 
 /// Waits (bounded) until the client reports `want`; every state seen on the
