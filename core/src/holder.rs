@@ -467,9 +467,9 @@ impl HolderState {
         Fut: Future<Output = Result<Option<Won>>>,
     {
         options.validate()?;
-        runtime::check_process()?;
+        self.session.check_usable()?;
         if self.session.is_closed() {
-            return Err(Error::Closed);
+            return Err(self.session.closed_error());
         }
         let started = Instant::now();
         if self.enter(options.owner) {
@@ -643,7 +643,7 @@ impl HolderState {
         self.set_state(LockState::Held);
         if let Some(lease) = lease {
             let holder = Arc::downgrade(self);
-            let timer = runtime::spawn(async move {
+            let timer = self.session.spawn(async move {
                 tokio::time::sleep(lease).await;
                 if let Some(holder) = holder.upgrade() {
                     holder.lose(id, LostReason::LeaseExpired);
@@ -651,7 +651,7 @@ impl HolderState {
             });
             self.attach(id, timer.abort_handle());
         }
-        let watch = runtime::spawn(watch_node(Arc::downgrade(self), id, node, generation, ephemeral, node_watch));
+        let watch = self.session.spawn(watch_node(Arc::downgrade(self), id, node, generation, ephemeral, node_watch));
         self.attach(id, watch.abort_handle());
         // A change between the win and the registration would go unheard.
         self.session_changed(self.session.status());

@@ -95,12 +95,13 @@ fn call<T: Send + 'static>(
 /// Starts `task` for a watch and waits until its first call has run (unless
 /// the caller is the event thread, where that call can run only later).
 async fn start(
+    session: &Session,
     flag: &Arc<Flag>,
     task: impl std::future::Future<Output = ()> + Send + 'static,
     started: oneshot::Receiver<Result<oneshot::Receiver<()>>>,
 ) -> Result<()> {
-    runtime::check_process()?;
-    let handle = runtime::spawn(task);
+    session.check_usable()?;
+    let handle = session.spawn(task);
     *flag.task.lock().unwrap() = Some(handle.abort_handle());
     // Stopped before the handle was stored (a first call that returned false): end the task too.
     if flag.is_stopped() {
@@ -179,7 +180,7 @@ impl DataWatch {
         let (started, first) = oneshot::channel();
         let callback: Arc<DataCallback> = Arc::new(callback);
         let task = watch_data(session.clone(), path.to_owned(), flag.clone(), callback, started);
-        start(&flag, task, first).await?;
+        start(session, &flag, task, first).await?;
         Ok(DataWatch { flag, path: path.to_owned() })
     }
 
@@ -292,7 +293,7 @@ impl ChildrenWatch {
         let (started, first) = oneshot::channel();
         let callback: Arc<ChildrenCallback> = Arc::new(callback);
         let task = watch_children(session.clone(), path.to_owned(), flag.clone(), callback, started);
-        start(&flag, task, first).await?;
+        start(session, &flag, task, first).await?;
         Ok(ChildrenWatch { flag, path: path.to_owned() })
     }
 
