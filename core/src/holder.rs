@@ -497,7 +497,7 @@ impl HolderState {
                 biased;
                 won = work => won,
                 _ = cancels.changed() => Err(Error::Cancelled { path: self.path.clone() }),
-                _ = closed => Err(Error::Closed),
+                _ = closed => Err(self.session.closed_error()),
                 _ = sleep_until_some(deadline) => Ok(Turn::NotWon),
             };
             removals.wait().await;
@@ -515,7 +515,7 @@ impl HolderState {
             // The win belonged to a session that has ended since: queue again
             // on the new one, as a waiter whose session expired does.
             if self.session.is_closed() {
-                return Err(Error::Closed);
+                return Err(self.session.closed_error());
             }
             if deadline.is_some_and(|d| Instant::now() >= d) {
                 return Ok(Outcome::Taken);

@@ -110,8 +110,8 @@ async fn start(
     let first = match started.await {
         Ok(Ok(first)) => first,
         Ok(Err(err)) => return Err(err),
-        // The task ended without a word: the session closed.
-        Err(_) => return Err(Error::Closed),
+        // The task ended without a word: the session closed (or its runtime is gone).
+        Err(_) => return Err(session.closed_error()),
     };
     if !events::on_event_thread() {
         let _ = first.await;
@@ -145,7 +145,7 @@ async fn recover(session: &Session, generation: u64, err: zk::Error, path: &str)
             if session.wait_past(generation).await {
                 Ok(())
             } else {
-                Err(Error::Closed)
+                Err(session.closed_error())
             }
         }
         err => Err(Error::zk(path, "watch", err)),
@@ -235,7 +235,10 @@ async fn watch_data(
     let mut last: Option<Option<i64>> = None;
     let mut event = None;
     while !flag.is_stopped() {
-        let Ok(live) = session.live().await else { return fail(&mut started, Error::Closed) };
+        let live = match session.live().await {
+            Ok(live) => live,
+            Err(err) => return fail(&mut started, err),
+        };
         let read = match live.client.get_and_watch_data(&path).await {
             Ok((data, stat, watcher)) => Ok((Some((data, Stat::from(&stat))), watcher)),
             // Watch for its creation instead; `exists` leaves a watch also when absent.
@@ -348,7 +351,10 @@ async fn watch_children(
     // Set after a wake by a change (always called back), not after a new session.
     let mut event = None;
     while !flag.is_stopped() {
-        let Ok(live) = session.live().await else { return fail(&mut started, Some(Error::Closed)) };
+        let live = match session.live().await {
+            Ok(live) => live,
+            Err(err) => return fail(&mut started, Some(err)),
+        };
         let watcher = match live.client.list_and_watch_children(&path).await {
             Ok((children, watcher)) => {
                 let (done, first) = oneshot::channel();
