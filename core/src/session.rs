@@ -131,6 +131,10 @@ impl Session {
     /// within the connect timeout, and with [`Error::NoChroot`] if the
     /// connect string's chroot does not exist (unless
     /// [`SessionOptions::create_chroot`]).
+    ///
+    /// Awaited on a multi-thread tokio runtime, the session's connection and
+    /// tasks run on that runtime; its calls fail with [`Error::RuntimeGone`]
+    /// once that runtime shuts down. Elsewhere they run on zoolock's own.
     pub async fn connect(options: SessionOptions) -> Result<Session> {
         let parsed = options.validate()?;
         runtime::check_process()?;
