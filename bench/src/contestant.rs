@@ -18,6 +18,8 @@ enum Library {
     Zoolock,
     /// zoolock with `LockConfig::mirror`.
     ZoolockMirror,
+    /// As `ZoolockMirror`, the session on zoolock's runtime rather than this one.
+    ZoolockOwnRuntime,
     ZookeeperClient,
 }
 
@@ -26,6 +28,7 @@ pub fn main(args: &[String]) -> Result<(), String> {
         Some("raw") => Library::Raw,
         Some("zoolock") => Library::Zoolock,
         Some("zoolock-mirror") => Library::ZoolockMirror,
+        Some("zoolock-own-runtime") => Library::ZoolockOwnRuntime,
         Some("zookeeper-client") => Library::ZookeeperClient,
         other => return Err(format!("contestant: unknown library {other:?}")),
     };
@@ -64,6 +67,7 @@ impl Shared {
     async fn connect(library: Library, connect: &str) -> Result<Shared, String> {
         Ok(match library {
             Library::Zoolock | Library::ZoolockMirror => Shared::Session(zoolock_session(connect).await?),
+            Library::ZoolockOwnRuntime => Shared::Session(zoolock_session_on_own_runtime(connect).await?),
             Library::Raw | Library::ZookeeperClient => {
                 Shared::Client(zk::Client::connect(connect).await.map_err(|e| e.to_string())?)
             }
@@ -81,7 +85,7 @@ impl Contender {
         let err = |e: &dyn std::fmt::Display| format!("{path}: {e}");
         Ok(match (own.as_ref().or(shared).expect("one of them"), library) {
             (Shared::Session(session), _) => {
-                let config = LockConfig { mirror: library == Library::ZoolockMirror, ..LockConfig::default() };
+                let config = LockConfig { mirror: library != Library::Zoolock, ..LockConfig::default() };
                 Contender::Zoolock { lock: Lock::new(session, path, Kind::Mutex, config).map_err(|e| err(&e))? }
             }
             (Shared::Client(client), Library::Raw) => {
@@ -150,6 +154,15 @@ async fn zoolock_session(connect: &str) -> Result<Session, String> {
         .map_err(|e| e.to_string())
 }
 
+/// `connect_blocking` runs the connect, and so the session, on zoolock's runtime.
+async fn zoolock_session_on_own_runtime(connect: &str) -> Result<Session, String> {
+    let options = SessionOptions::new(connect).session_timeout(Duration::from_secs(10));
+    tokio::task::spawn_blocking(move || Session::connect_blocking(options))
+        .await
+        .map_err(|e| e.to_string())?
+        .map_err(|e| e.to_string())
+}
+
 async fn mkdir(client: &zk::Client, path: &str) -> Result<(), String> {
     let mode = zk::CreateMode::Persistent.with_acls(zk::Acls::anyone_all());
     match client.mkdir(path, &mode).await {
@@ -173,7 +186,7 @@ async fn cycles(contender: Arc<Contender>, until: Instant, wait_only: bool) -> R
 async fn run(library: Library, args: &Args) -> Result<serde_json::Value, String> {
     if args.scenario == "scale" {
         return match library {
-            Library::Zoolock | Library::ZoolockMirror => scale(args, library == Library::ZoolockMirror).await,
+            Library::Zoolock | Library::ZoolockMirror | Library::ZoolockOwnRuntime => scale(args, library).await,
             _ => Ok(json!({"unsupported": "no lock to queue on"})),
         };
     }
@@ -222,8 +235,12 @@ async fn run(library: Library, args: &Args) -> Result<serde_json::Value, String>
 }
 
 /// 10,000 waiters queued behind a holder on one session, then served.
-async fn scale(args: &Args, mirror: bool) -> Result<serde_json::Value, String> {
-    let session = zoolock_session(&args.connect).await?;
+async fn scale(args: &Args, library: Library) -> Result<serde_json::Value, String> {
+    let mirror = library != Library::Zoolock;
+    let session = match library {
+        Library::ZoolockOwnRuntime => zoolock_session_on_own_runtime(&args.connect).await?,
+        _ => zoolock_session(&args.connect).await?,
+    };
     // Watches the queue fill (zoolock has no child watch of its own).
     let observer = zk::Client::connect(&args.connect).await.map_err(|e| e.to_string())?;
     let config = LockConfig { mirror, ..LockConfig::default() };

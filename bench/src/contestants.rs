@@ -9,6 +9,9 @@ pub enum Contestant {
     ZoolockRust,
     /// zoolock from Rust with `LockConfig::mirror` (the default); `ZoolockRust` turns it off.
     ZoolockMirror,
+    /// As `ZoolockMirror`, with the session on zoolock's own runtime (as
+    /// `connect_blocking` places it): every request crosses threads and back.
+    ZoolockOwnRuntime,
     ZoolockPython,
     ZoolockCSharp,
     ZookeeperClient,
@@ -16,10 +19,11 @@ pub enum Contestant {
     Curator,
 }
 
-pub const ALL: [Contestant; 8] = [
+pub const ALL: [Contestant; 9] = [
     Contestant::RawFloor,
     Contestant::ZoolockRust,
     Contestant::ZoolockMirror,
+    Contestant::ZoolockOwnRuntime,
     Contestant::ZoolockPython,
     Contestant::ZoolockCSharp,
     Contestant::ZookeeperClient,
@@ -37,6 +41,7 @@ impl Contestant {
             Contestant::RawFloor => "raw floor (create+delete)",
             Contestant::ZoolockRust => "zoolock Rust (listing)",
             Contestant::ZoolockMirror => "zoolock Rust (mirror, default)",
+            Contestant::ZoolockOwnRuntime => "zoolock Rust (mirror, on zoolock's runtime)",
             Contestant::ZoolockPython => "zoolock Python",
             Contestant::ZoolockCSharp => "zoolock C#",
             Contestant::ZookeeperClient => "zookeeper-client lock",
@@ -51,6 +56,7 @@ impl Contestant {
             Contestant::RawFloor => "raw",
             Contestant::ZoolockRust => "rust",
             Contestant::ZoolockMirror => "rust-mirror",
+            Contestant::ZoolockOwnRuntime => "rust-own-runtime",
             Contestant::ZoolockPython => "python",
             Contestant::ZoolockCSharp => "csharp",
             Contestant::ZookeeperClient => "zookeeper-client",
@@ -78,6 +84,7 @@ impl Contestant {
             Contestant::RawFloor => own("raw"),
             Contestant::ZoolockRust => own("zoolock"),
             Contestant::ZoolockMirror => own("zoolock-mirror"),
+            Contestant::ZoolockOwnRuntime => own("zoolock-own-runtime"),
             Contestant::ZookeeperClient => own("zookeeper-client"),
             Contestant::ZoolockPython => python("zoolock"),
             Contestant::Kazoo => python("kazoo"),

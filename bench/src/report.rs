@@ -158,7 +158,7 @@ fn targets(get: &dyn Fn(Contestant, Scenario) -> Cell) -> String {
     let ratio = |a: Option<f64>, b: Option<f64>| a.zip(b).map(|(a, b)| a / b);
     // Issue 16's targets.
     let floor_a = rate(RawFloor, Scenario::A);
-    for c in [ZoolockRust, ZoolockMirror] {
+    for c in [ZoolockRust, ZoolockMirror, ZoolockOwnRuntime] {
         check(format!("A: {} / raw floor", c.name()), ratio(rate(c, Scenario::A), floor_a), 0.95, true);
     }
     for c in [ZoolockPython, ZoolockCSharp] {

@@ -11,7 +11,6 @@ use tokio::task::JoinHandle;
 use tokio::time::timeout;
 use zookeeper_client as zk;
 
-use crate::runtime;
 use crate::session::{Live, Session};
 
 /// How long a caller waits for a removal before it goes on in the background.
@@ -118,7 +117,7 @@ impl Removal {
 
     /// Removes the node in the background; returns at once.
     pub fn spawn(self) -> JoinHandle<()> {
-        runtime::spawn(async move {
+        self.session.clone().spawn(async move {
             self.run().await;
         })
     }
@@ -128,7 +127,7 @@ impl Removal {
     /// by then. Dropping the wait (a caller's timeout, a cancelled task)
     /// never stops the removal.
     pub fn run_bounded(self) -> impl Future<Output = bool> + Send {
-        let work = runtime::spawn(self.run());
+        let work = self.session.clone().spawn(self.run());
         async move { matches!(timeout(FOREGROUND_WAIT, work).await, Ok(Ok(true))) }
     }
 
@@ -219,7 +218,7 @@ impl PersistentNodes {
             }
             let generation = session.status().generation;
             let removal = |target| Removal { session: session.clone(), target, generation, ephemeral: false };
-            let removals: Vec<_> = targets.into_iter().map(|target| runtime::spawn(removal(target).run())).collect();
+            let removals: Vec<_> = targets.into_iter().map(|target| session.spawn(removal(target).run())).collect();
             let mut all_gone = true;
             for removal in removals {
                 all_gone &= matches!(removal.await, Ok(true));
@@ -322,7 +321,7 @@ impl DoubtfulPrefixes {
                     persistent.retarget(&doubtful, &removal.target);
                 }
                 let parent = parent.to_owned();
-                runtime::spawn(async move {
+                removal.session.clone().spawn(async move {
                     let session = removal.session.clone();
                     removal.run().await;
                     session.doubtful_prefixes().forget(&parent, &prefix);
@@ -350,7 +349,7 @@ impl DoubtfulPrefixes {
             return None;
         }
         let (session, parent) = (session.clone(), parent.to_owned());
-        Some(runtime::spawn(async move {
+        Some(session.clone().spawn(async move {
             loop {
                 let Ok(live) = session.live_for_removal().await else { return };
                 match live.client.list_children(&parent).await {

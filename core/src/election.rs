@@ -198,7 +198,7 @@ impl Drop for Leadership {
     fn drop(&mut self) {
         if !self.resigned && self.current() && runtime::check_process().is_ok() {
             let lock = self.lock.clone();
-            runtime::spawn(async move {
+            lock.session().clone().spawn(async move {
                 let _ = lock.release().await;
             });
         }

@@ -91,6 +91,12 @@ pub enum Error {
     #[error("the session was closed")]
     Closed,
 
+    /// The tokio runtime the session ran on (the caller's, see
+    /// [`Session::connect`](crate::Session::connect)) shut down, and with it
+    /// the session's connection: every call fails; connect a new session.
+    #[error("the tokio runtime this session ran on has shut down; connect a new session")]
+    RuntimeGone,
+
     /// A release of a reentrant lock by another owner (thread, task) than
     /// the one holding it; the hold is untouched (Curator's
     /// `IllegalMonitorStateException`, Python's `RLock`).

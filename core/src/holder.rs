@@ -5,10 +5,10 @@
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, Weak};
+use std::sync::{Arc, Mutex, OnceLock, Weak};
 use std::time::Duration;
 
-use tokio::sync::{watch, OwnedMutexGuard};
+use tokio::sync::{watch, Notify, OwnedMutexGuard};
 use tokio::task::{AbortHandle, JoinHandle};
 use tokio::time::{sleep_until, timeout, Instant};
 use zookeeper_client as zk;
@@ -433,9 +433,17 @@ pub struct HolderState {
     /// so a second acquire on a held handle waits for its release (kazoo).
     turn: Arc<tokio::sync::Mutex<()>>,
     on_held: OnHeld,
-    held: Mutex<Option<Held>>,
-    cancels: watch::Sender<u64>,
-    state: watch::Sender<LockState>,
+    /// Boxed: a queued waiter, which holds nothing, pays a pointer for it.
+    held: Mutex<Option<Box<Held>>>,
+    /// How many times [`HolderState::cancel`] was called; `cancelled` tells
+    /// pending acquires of each call. A counter and a `Notify` rather than a
+    /// watch channel, which allocates some 340 bytes per handle.
+    cancels: AtomicU64,
+    cancelled: Notify,
+    state: Mutex<LockState>,
+    /// Created by the first [`HolderState::subscribe`]: most handles, queued
+    /// waiters above all, are never watched, and a channel costs some 340 bytes.
+    changes: OnceLock<watch::Sender<LockState>>,
     listeners: Listeners<LockState>,
     acquisitions: AtomicU64,
     /// Whether its holds count in the session's metrics (not a semaphore's admission lock).
@@ -450,8 +458,10 @@ impl HolderState {
             turn: Arc::new(tokio::sync::Mutex::new(())),
             on_held,
             held: Mutex::new(None),
-            cancels: watch::Sender::new(0),
-            state: watch::Sender::new(LockState::Released),
+            cancels: AtomicU64::new(0),
+            cancelled: Notify::new(),
+            state: Mutex::new(LockState::Released),
+            changes: OnceLock::new(),
             listeners: Listeners::new(),
             acquisitions: AtomicU64::new(0),
             metered: true,
@@ -467,9 +477,9 @@ impl HolderState {
         Fut: Future<Output = Result<Option<Won>>>,
     {
         options.validate()?;
-        runtime::check_process()?;
+        self.session.check_usable()?;
         if self.session.is_closed() {
-            return Err(Error::Closed);
+            return Err(self.session.closed_error());
         }
         let started = Instant::now();
         if self.enter(options.owner) {
@@ -479,8 +489,7 @@ impl HolderState {
         // bound in `take_turn_and`: a deadline of now would end it unanswered.
         // A timeout too large for a deadline (`Duration::MAX`) waits forever.
         let deadline = options.timeout.filter(|_| options.waits()).and_then(|t| Instant::now().checked_add(t));
-        let mut cancels = self.cancels.subscribe();
-        cancels.borrow_and_update();
+        let cancels = self.cancels.load(Ordering::Acquire);
         loop {
             // A pending acquire holds a clone of the client, which would keep a
             // closed session open (and its locks held): it ends on close instead.
@@ -496,8 +505,8 @@ impl HolderState {
             let outcome = tokio::select! {
                 biased;
                 won = work => won,
-                _ = cancels.changed() => Err(Error::Cancelled { path: self.path.clone() }),
-                _ = closed => Err(Error::Closed),
+                _ = self.cancelled_since(cancels) => Err(Error::Cancelled { path: self.path.clone() }),
+                _ = closed => Err(self.session.closed_error()),
                 _ = sleep_until_some(deadline) => Ok(Turn::NotWon),
             };
             removals.wait().await;
@@ -515,7 +524,7 @@ impl HolderState {
             // The win belonged to a session that has ended since: queue again
             // on the new one, as a waiter whose session expired does.
             if self.session.is_closed() {
-                return Err(Error::Closed);
+                return Err(self.session.closed_error());
             }
             if deadline.is_some_and(|d| Instant::now() >= d) {
                 return Ok(Outcome::Taken);
@@ -559,7 +568,7 @@ impl HolderState {
     /// state, so each change is a moment to ask again; the check runs
     /// outside the state's lock, which [`HolderState::mark`] takes under `held`.
     async fn turn_or_enter(&self, turn: Arc<tokio::sync::Mutex<()>>, owner: Owner) -> Option<OwnedMutexGuard<()>> {
-        let mut states = self.state.subscribe();
+        let mut states = self.subscribe();
         let turn = turn.lock_owned();
         tokio::pin!(turn);
         loop {
@@ -639,11 +648,11 @@ impl HolderState {
         // Recorded before any task that may end it starts: a lease shorter
         // than the time to record it must still find the hold to end.
         *self.held.lock().unwrap() =
-            Some(Held { id, won: won.installed(), watch_key, tasks: Vec::new(), owner, since: Instant::now(), depth: 1, _turn: turn });
+            Some(Box::new(Held { id, won: won.installed(), watch_key, tasks: Vec::new(), owner, since: Instant::now(), depth: 1, _turn: turn }));
         self.set_state(LockState::Held);
         if let Some(lease) = lease {
             let holder = Arc::downgrade(self);
-            let timer = runtime::spawn(async move {
+            let timer = self.session.spawn(async move {
                 tokio::time::sleep(lease).await;
                 if let Some(holder) = holder.upgrade() {
                     holder.lose(id, LostReason::LeaseExpired);
@@ -651,7 +660,7 @@ impl HolderState {
             });
             self.attach(id, timer.abort_handle());
         }
-        let watch = runtime::spawn(watch_node(Arc::downgrade(self), id, node, generation, ephemeral, node_watch));
+        let watch = self.session.spawn(watch_node(Arc::downgrade(self), id, node, generation, ephemeral, node_watch));
         self.attach(id, watch.abort_handle());
         // A change between the win and the registration would go unheard.
         self.session_changed(self.session.status());
@@ -690,7 +699,22 @@ impl HolderState {
     }
 
     pub(crate) fn cancel(&self) {
-        self.cancels.send_modify(|n| *n += 1);
+        self.cancels.fetch_add(1, Ordering::AcqRel);
+        self.cancelled.notify_waiters();
+    }
+
+    /// Returns once [`HolderState::cancel`] was called after the count was `seen`.
+    async fn cancelled_since(&self, seen: u64) {
+        loop {
+            let notified = self.cancelled.notified();
+            tokio::pin!(notified);
+            // Registered before the check: a cancel between the two still wakes it.
+            notified.as_mut().enable();
+            if self.cancels.load(Ordering::Acquire) != seen {
+                return;
+            }
+            notified.await;
+        }
     }
 
     /// Whether acquisition `id` is the hold now.
@@ -711,11 +735,13 @@ impl HolderState {
     }
 
     pub(crate) fn state(&self) -> LockState {
-        *self.state.borrow()
+        *self.state.lock().unwrap()
     }
 
     pub(crate) fn subscribe(&self) -> watch::Receiver<LockState> {
-        self.state.subscribe()
+        // Under the state's lock, as `set_state` sends: no change falls between the two.
+        let state = self.state.lock().unwrap();
+        self.changes.get_or_init(|| watch::Sender::new(*state)).subscribe()
     }
 
     pub(crate) fn listeners(&self) -> &Listeners<LockState> {
@@ -723,19 +749,21 @@ impl HolderState {
     }
 
     fn set_state(&self, state: LockState) {
-        let changed = self.state.send_if_modified(|s| {
-            let changed = std::mem::replace(s, state) != state;
-            // Counted before the change is published: whoever it wakes reads it in the metrics.
-            match (changed, state, self.meter()) {
-                (true, LockState::Suspended, Some(meter)) => meter.suspended(),
-                (true, LockState::Lost(reason), Some(meter)) => meter.lost(reason),
-                _ => {}
-            }
-            changed
-        });
-        if changed {
-            self.listeners.emit(state);
+        let mut current = self.state.lock().unwrap();
+        if std::mem::replace(&mut *current, state) == state {
+            return;
         }
+        // Counted before the change is published: whoever it wakes reads it in the metrics.
+        match (state, self.meter()) {
+            (LockState::Suspended, Some(meter)) => meter.suspended(),
+            (LockState::Lost(reason), Some(meter)) => meter.lost(reason),
+            _ => {}
+        }
+        if let Some(changes) = self.changes.get() {
+            changes.send_replace(state);
+        }
+        // Queued under the lock too, so listeners hear changes in their order.
+        self.listeners.emit(state);
     }
 
     /// Ends acquisition `id` because of `reason`, if it still holds.
@@ -1034,7 +1062,9 @@ impl Drop for Attempt {
 
 pub(crate) async fn sleep_until_some(deadline: Option<Instant>) {
     match deadline {
-        Some(deadline) => sleep_until(deadline).await,
+        // Boxed: a timer is large, and an acquire without a timeout (the
+        // common waiter) would carry one for as long as it waits.
+        Some(deadline) => Box::pin(sleep_until(deadline)).await,
         None => std::future::pending().await,
     }
 }

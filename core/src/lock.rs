@@ -13,7 +13,6 @@ use crate::holder::{sealed, Acquire, Attempt, BoxFuture, Holder, HolderState, No
 use crate::mirror::{Decision, Mirror};
 use crate::naming::{self, Role, Scheme, Standing};
 use crate::options::{validate_identifier, validate_path};
-use crate::runtime;
 use crate::session::{Live, Session, SessionState};
 
 /// Which recipe a handle follows.
@@ -114,9 +113,9 @@ impl Lock {
     /// past [`crate::MAX_PATH_BYTES`] by those few bytes).
     pub(crate) fn on_checked_path(session: &Session, path: &str, kind: Kind, config: LockConfig) -> Result<Lock> {
         validate_identifier(&config.identifier)?;
-        runtime::check_process()?;
+        session.check_usable()?;
         if session.is_closed() {
-            return Err(Error::Closed);
+            return Err(session.closed_error());
         }
         let on_held = if config.reentrant { OnHeld::Reenter } else { OnHeld::Wait };
         let spec = Spec { path: path.to_owned(), kind, config, mirror: Default::default() };

@@ -55,7 +55,6 @@ use zookeeper_client as zk;
 
 use crate::cleanup::connection_lost;
 use crate::naming::{self, Role};
-use crate::runtime;
 use crate::session::Session;
 
 /// Why a waiter on the mirror was woken.
@@ -119,7 +118,7 @@ impl Mirror {
             state: Mutex::default(),
             this: this.clone(),
         });
-        runtime::spawn(pump(Arc::downgrade(&mirror)));
+        session.spawn(pump(Arc::downgrade(&mirror)));
         mirror
     }
 
@@ -143,7 +142,7 @@ impl Mirror {
         }
         state.resyncing = true;
         if let Some(mirror) = self.this.upgrade() {
-            runtime::spawn(mirror.resync());
+            self.session.spawn(mirror.resync());
         }
     }
 

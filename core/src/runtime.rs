@@ -1,8 +1,10 @@
 //! The one tokio runtime that runs zoolock's I/O and background work.
 //!
-//! Sessions, watchers and guaranteed deletes live here rather than on the
-//! caller's runtime, so they outlive any caller's runtime, and dropping a lock
-//! on a thread without a tokio context never panics.
+//! Sessions connected without a multi-thread tokio runtime of the caller's
+//! (`connect_blocking`, the bindings, a current_thread runtime) live here,
+//! with their watchers and guaranteed deletes, and `_blocking` calls run
+//! here; a session connected from a multi-thread runtime runs there instead
+//! (see `session_runtime` in session.rs).
 
 use std::future::Future;
 use std::sync::atomic::{AtomicU32, Ordering};

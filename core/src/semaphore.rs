@@ -15,7 +15,6 @@ use crate::error::{Error, Result};
 use crate::holder::{sealed, Acquire, Attempt, BoxFuture, Holder, HolderState, OnHeld, Outcome, Removals, Won};
 use crate::lock::{read_identifiers, Kind, Lock, LockConfig};
 use crate::options::{validate_identifier, validate_path};
-use crate::runtime;
 use crate::session::{Live, Session};
 
 /// A counting semaphore shared with kazoo clients on the same path.
@@ -244,7 +243,7 @@ impl Admitted<'_> {
 impl Drop for Admitted<'_> {
     fn drop(&mut self) {
         if let Some(lock) = self.lock.take().cloned() {
-            self.removals.push(runtime::spawn(async move {
+            self.removals.push(lock.session().clone().spawn(async move {
                 let _ = lock.release().await;
             }));
         }

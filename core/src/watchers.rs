@@ -95,12 +95,13 @@ fn call<T: Send + 'static>(
 /// Starts `task` for a watch and waits until its first call has run (unless
 /// the caller is the event thread, where that call can run only later).
 async fn start(
+    session: &Session,
     flag: &Arc<Flag>,
     task: impl std::future::Future<Output = ()> + Send + 'static,
     started: oneshot::Receiver<Result<oneshot::Receiver<()>>>,
 ) -> Result<()> {
-    runtime::check_process()?;
-    let handle = runtime::spawn(task);
+    session.check_usable()?;
+    let handle = session.spawn(task);
     *flag.task.lock().unwrap() = Some(handle.abort_handle());
     // Stopped before the handle was stored (a first call that returned false): end the task too.
     if flag.is_stopped() {
@@ -109,8 +110,8 @@ async fn start(
     let first = match started.await {
         Ok(Ok(first)) => first,
         Ok(Err(err)) => return Err(err),
-        // The task ended without a word: the session closed.
-        Err(_) => return Err(Error::Closed),
+        // The task ended without a word: the session closed (or its runtime is gone).
+        Err(_) => return Err(session.closed_error()),
     };
     if !events::on_event_thread() {
         let _ = first.await;
@@ -144,7 +145,7 @@ async fn recover(session: &Session, generation: u64, err: zk::Error, path: &str)
             if session.wait_past(generation).await {
                 Ok(())
             } else {
-                Err(Error::Closed)
+                Err(session.closed_error())
             }
         }
         err => Err(Error::zk(path, "watch", err)),
@@ -179,7 +180,7 @@ impl DataWatch {
         let (started, first) = oneshot::channel();
         let callback: Arc<DataCallback> = Arc::new(callback);
         let task = watch_data(session.clone(), path.to_owned(), flag.clone(), callback, started);
-        start(&flag, task, first).await?;
+        start(session, &flag, task, first).await?;
         Ok(DataWatch { flag, path: path.to_owned() })
     }
 
@@ -236,7 +237,10 @@ async fn watch_data(
     let mut last: Option<Option<i64>> = None;
     let mut event = None;
     while !flag.is_stopped() {
-        let Ok(live) = session.live().await else { return fail(&mut started, Error::Closed) };
+        let live = match session.live().await {
+            Ok(live) => live,
+            Err(err) => return fail(&mut started, err),
+        };
         let read = match live.client.get_and_watch_data(&path).await {
             Ok((data, stat, watcher)) => Ok((Some((data, Stat::from(&stat))), watcher)),
             // Watch for its creation instead; `exists` leaves a watch also when absent.
@@ -294,7 +298,7 @@ impl ChildrenWatch {
         let (started, first) = oneshot::channel();
         let callback: Arc<ChildrenCallback> = Arc::new(callback);
         let task = watch_children(session.clone(), path.to_owned(), flag.clone(), callback, started);
-        start(&flag, task, first).await?;
+        start(session, &flag, task, first).await?;
         Ok(ChildrenWatch { flag, path: path.to_owned() })
     }
 
@@ -351,7 +355,10 @@ async fn watch_children(
     // Set after a wake by a change (always called back), not after a new session.
     let mut event = None;
     while !flag.is_stopped() {
-        let Ok(live) = session.live().await else { return fail(&mut started, Some(Error::Closed)) };
+        let live = match session.live().await {
+            Ok(live) => live,
+            Err(err) => return fail(&mut started, Some(err)),
+        };
         let watcher = match live.client.list_and_watch_children(&path).await {
             Ok((children, watcher)) => {
                 let (done, first) = oneshot::channel();

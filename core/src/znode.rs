@@ -701,7 +701,7 @@ impl Session {
         };
         match waited {
             Some(Ok(s)) if s.state == SessionState::Connected => Ok(()),
-            Some(_) => Err(Error::Closed),
+            Some(_) => Err(self.closed_error()),
             None => Err(err),
         }
     }
