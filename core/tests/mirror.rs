@@ -192,3 +192,33 @@ async fn a_mirrored_waiter_queues_again_when_its_node_and_the_path_are_deleted()
     assert!(waiter.node().unwrap().starts_with(&path));
     assert!(waiter.release().await.unwrap());
 }
+
+/// ZooKeeper 3.8 keeps one watch mode per connection and path
+/// (ZOOKEEPER-4466, fixed in 3.9): a standard data watch that the same
+/// session sets on the lock path itself (a `DataWatch`, an `exists`)
+/// turns the mirror's persistent recursive watch into a standard one, which
+/// hears no create under the path again. A waiter queued after that must
+/// still hold once the holder lets go, on one node.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_data_watch_on_the_lock_path_in_the_same_session_does_not_blind_the_mirror() {
+    let connect = shared_server();
+    let (ours, theirs, raw) = (session(&connect).await, session(&connect).await, raw(&connect).await);
+    let path = unique_path("mirror-datawatch");
+    let waiter = mirrored(&ours, &path);
+    // The mirror is built (its watch set) by this first hold, before the data watch.
+    assert!(waiter.acquire(Acquire::default()).await.unwrap());
+    assert!(waiter.release().await.unwrap());
+    let watch = zoolock::DataWatch::start(&ours, &path, |_, _| true).await.unwrap();
+    let holder = Lock::mutex(&theirs, &path).unwrap();
+    assert!(holder.acquire(Acquire::default()).await.unwrap());
+    let waiting = tokio::spawn({
+        let waiter = waiter.clone();
+        async move { waiter.acquire(Acquire::default()).await.unwrap() }
+    });
+    queued(&raw, &path, 2).await;
+    assert!(holder.release().await.unwrap());
+    assert!(timeout(SETTLE, waiting).await.expect("the waiter holds after the release").unwrap());
+    assert_eq!(children(&raw, &path).await.len(), 1, "one node: the waiter's");
+    assert!(waiter.release().await.unwrap());
+    watch.stop();
+}
