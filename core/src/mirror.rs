@@ -38,7 +38,14 @@
 //!    Curator's nodes: all are creates and deletes of children, delivered
 //!    like any other, in order. The mirror holds names, never predicts one,
 //!    so no incarnation of the path is taken for another.
-//! 6. The trust issue's shortcuts: a late create of a doubtful prefix shows
+//! 6. One watch mode per connection and path (ZooKeeper < 3.9,
+//!    ZOOKEEPER-4466): a standard data watch the session sets on the lock
+//!    path itself (a `DataWatch`, an `exists`) turns the persistent
+//!    recursive watch into a one-shot one, deaf to creates under the path.
+//!    A mirror that lacks our node after our create's reply is not believed:
+//!    the waiter reads its node, and if it is there the mirror gives way to
+//!    listing for good ([`Mirror::blind`]).
+//! 7. The trust issue's shortcuts: a late create of a doubtful prefix shows
 //!    up as a child and is swept like one from a listing; a hold learns of
 //!    its node's deletion from the mirror (the same notice as a data watch).
 
@@ -218,6 +225,22 @@ impl Mirror {
         }
     }
 
+    /// The mirror lacks a node of ours that exists: the server no longer
+    /// sends it every create (point 6). Waiters list instead from now on: a
+    /// watch set again would be turned back by the other watch's next round,
+    /// and would in turn deafen a children watch of the session on the path.
+    pub fn blind(&self) {
+        tracing::warn!(
+            path = self.path,
+            "zoolock's mirror of the lock path missed a create (another watch of this session on the path?); \
+             waiters list it instead"
+        );
+        let mut state = self.state.lock().unwrap();
+        state.broken = true;
+        state.unsync();
+        state.stop_resync();
+    }
+
     /// Sets a new watch and lists (point 1), on the session's current client.
     async fn resync(self: Arc<Self>) {
         loop {
@@ -236,6 +259,9 @@ impl Mirror {
             match (watch, list) {
                 (Ok(watcher), Ok(children)) => {
                     let mut state = self.state.lock().unwrap();
+                    if state.broken {
+                        return;
+                    }
                     state.install(watcher, &children, live.generation);
                     state.drain(&self.path);
                     return;
