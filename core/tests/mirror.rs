@@ -222,3 +222,39 @@ async fn a_data_watch_on_the_lock_path_in_the_same_session_does_not_blind_the_mi
     assert!(waiter.release().await.unwrap());
     watch.stop();
 }
+
+/// The other way round (ZooKeeper 3.8, ZOOKEEPER-4466): the mirror's
+/// persistent recursive watch, set again after a reconnect (after the client
+/// set the `ChildrenWatch`'s watch of the same session on the lock path
+/// again), must not leave that watch deaf to the path's children.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_mirror_does_not_deafen_a_children_watch_of_its_session_on_the_lock_path() {
+    let connect = shared_server();
+    let (ours, theirs, raw) = (session(&connect).await, session(&connect).await, raw(&connect).await);
+    let path = unique_path("mirror-childrenwatch");
+    let holder = Lock::mutex(&theirs, &path).unwrap();
+    assert!(holder.acquire(Acquire::default()).await.unwrap());
+    let waiter = mirrored(&ours, &path);
+    let waiting = tokio::spawn({
+        let waiter = waiter.clone();
+        async move { waiter.acquire(Acquire::default()).await.unwrap() }
+    });
+    queued(&raw, &path, 2).await;
+    let (sender, mut seen) = tokio::sync::mpsc::unbounded_channel();
+    let watch =
+        zoolock::ChildrenWatch::start(&ours, &path, move |children, _| sender.send(children.len()).is_ok()).await.unwrap();
+    assert_eq!(seen.recv().await, Some(2));
+    // On reconnect the client sets the children watch again first; the
+    // waiter's mirror sets its own after it.
+    let id = ours.status().session_id;
+    inject(move || harness().drop_connections(id).unwrap()).await;
+    wait_connected(&ours, 1).await;
+    // A round trip on our session after the waiter's mirror has likely sent its watch (it
+    // asks as soon as the session is connected again): the release comes after that watch.
+    zoolock::inspect(&ours, &path).await.unwrap();
+    assert!(holder.release().await.unwrap());
+    assert!(timeout(SETTLE, waiting).await.expect("the waiter holds").unwrap());
+    assert_eq!(timeout(SETTLE, seen.recv()).await.expect("the children watch hears the release"), Some(1));
+    assert!(waiter.release().await.unwrap());
+    watch.stop();
+}
