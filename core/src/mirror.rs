@@ -45,6 +45,9 @@
 //!    A mirror that lacks our node after our create's reply is not believed:
 //!    the waiter reads its node, and if it is there the mirror gives way to
 //!    listing for good ([`Mirror::blind`]).
+//!    The other way round, the mirror's `addWatch` would deafen a children
+//!    watch of the session on the path; its listing sets one after it,
+//!    which undoes that ([`Mirror::resync`]).
 //! 7. The trust issue's shortcuts: a late create of a doubtful prefix shows
 //!    up as a child and is swept like one from a listing; a hold learns of
 //!    its node's deletion from the mirror (the same notice as a data watch).
@@ -248,13 +251,21 @@ impl Mirror {
                 self.state.lock().unwrap().stop_resync();
                 return;
             };
-            // Sent back to back: registration before listing.
+            // Sent back to back: registration before listing. The listing
+            // sets a children watch, dropped at once: ZooKeeper 3.8 keeps one
+            // mode per connection and path in each of its two watch tables
+            // (ZOOKEEPER-4466), and `addWatch` just made this session's entry
+            // in the children table recursive, deaf to NodeChildrenChanged —
+            // a `ChildrenWatch` of the session on the path would never fire.
+            // A children watch set after it makes that entry standard again;
+            // the mirror hears creates and deletes from the data table alone.
             let watch = live.client.watch(&self.path, zk::AddWatchMode::PersistentRecursive);
-            let list = live.client.list_children(&self.path);
+            let list = live.client.list_and_watch_children(&self.path);
             let (watch, list) = (watch.await, list.await);
             let list = match list {
+                Ok((children, _)) => Ok(children),
                 Err(zk::Error::NoNode) => Ok(Vec::new()),
-                list => list,
+                Err(err) => Err(err),
             };
             match (watch, list) {
                 (Ok(watcher), Ok(children)) => {
