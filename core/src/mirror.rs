@@ -41,10 +41,12 @@
 //! 6. One watch mode per connection and path (ZooKeeper < 3.9,
 //!    ZOOKEEPER-4466): a standard data watch the session sets on the lock
 //!    path itself (a `DataWatch`, an `exists`) turns the persistent
-//!    recursive watch into a one-shot one, deaf to creates under the path.
-//!    A mirror that lacks our node after our create's reply is not believed:
-//!    the waiter reads its node, and if it is there the mirror gives way to
-//!    listing for good ([`Mirror::blind`]).
+//!    recursive watch into a one-shot one, deaf to changes under the path.
+//!    zoolock sets every watch of the session, and says so first
+//!    ([`Session::data_watch`]): the mirror gives way to listing for good
+//!    ([`Mirror::blind`]). As a backstop, a mirror that lacks our node after
+//!    our create's reply is not believed: the waiter reads its node, and if
+//!    it is there the mirror gives way the same.
 //!    The other way round, the mirror's `addWatch` would deafen a children
 //!    watch of the session on the path; its listing sets one after it,
 //!    which undoes that ([`Mirror::resync`]).
@@ -122,11 +124,14 @@ struct State {
 }
 
 impl Mirror {
-    pub fn new(session: &Session, path: &str) -> Arc<Mirror> {
+    /// `deaf`: the session has a data watch on `path` (point 6): its
+    /// waiters list from the start.
+    pub fn new(session: &Session, path: &str, deaf: bool) -> Arc<Mirror> {
+        let state = State { broken: deaf, ..State::default() };
         let mirror = Arc::new_cyclic(|this| Mirror {
             path: path.to_owned(),
             session: session.clone(),
-            state: Mutex::default(),
+            state: Mutex::new(state),
             this: this.clone(),
         });
         runtime::spawn(pump(Arc::downgrade(&mirror)));
@@ -228,16 +233,12 @@ impl Mirror {
         }
     }
 
-    /// The mirror lacks a node of ours that exists: the server no longer
-    /// sends it every create (point 6). Waiters list instead from now on: a
-    /// watch set again would be turned back by the other watch's next round,
-    /// and would in turn deafen a children watch of the session on the path.
+    /// The server no longer sends the mirror every change (point 6): a data
+    /// watch of the session on the path, or a node of ours the mirror lacks.
+    /// Waiters list instead from now on: a watch set again would be turned
+    /// back by the other watch's next round.
     pub fn blind(&self) {
-        tracing::warn!(
-            path = self.path,
-            "zoolock's mirror of the lock path missed a create (another watch of this session on the path?); \
-             waiters list it instead"
-        );
+        tracing::debug!(path = self.path, "zoolock's mirror of the lock path is deaf; waiters list it instead");
         let mut state = self.state.lock().unwrap();
         state.broken = true;
         state.unsync();

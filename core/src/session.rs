@@ -70,6 +70,9 @@ struct Shared {
     meter: Meter,
     /// Per lock path, the mirror its handles share while any exists.
     mirrors: Mutex<HashMap<String, Weak<Mirror>>>,
+    /// Paths this session has set a data watch on (locked after `mirrors`):
+    /// never mirrored, see [`Session::data_watch`].
+    data_watched: Mutex<HashSet<String>>,
 }
 
 /// A node this session is queueing or holding; `place` dies when it leaves.
@@ -148,6 +151,7 @@ impl Session {
                 doubtful: DoubtfulPrefixes::default(),
                 meter: Meter::default(),
                 mirrors: Mutex::default(),
+                data_watched: Mutex::default(),
             });
             runtime::spawn(supervise(Arc::downgrade(&shared), live));
             Ok(Session { shared })
@@ -328,9 +332,27 @@ impl Session {
             return mirror;
         }
         mirrors.retain(|_, m| m.strong_count() > 0);
-        let mirror = Mirror::new(self, path);
+        let deaf = self.shared.data_watched.lock().unwrap().contains(path);
+        let mirror = Mirror::new(self, path, deaf);
         mirrors.insert(path.to_owned(), Arc::downgrade(&mirror));
         mirror
+    }
+
+    /// Called before this session sets a data watch (`get`, `exists`) on
+    /// `path`. ZooKeeper 3.8 keeps one watch mode per connection and path
+    /// (ZOOKEEPER-4466, fixed in 3.9): that watch turns a mirror's
+    /// persistent recursive watch on `path` into a one-shot one, and the
+    /// mirror hears neither creates nor deletes under it. Handles of this
+    /// session on `path` list instead, from now on.
+    pub(crate) fn data_watch(&self, path: &str) {
+        let mirror = {
+            let mirrors = self.shared.mirrors.lock().unwrap();
+            self.shared.data_watched.lock().unwrap().insert(path.to_owned());
+            mirrors.get(path).and_then(Weak::upgrade)
+        };
+        if let Some(mirror) = mirror {
+            mirror.blind();
+        }
     }
 
     pub(crate) fn record_winner(&self, node: &str) {

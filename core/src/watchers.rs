@@ -235,6 +235,8 @@ async fn watch_data(
     let mut event = None;
     while !flag.is_stopped() {
         let Ok(live) = session.live().await else { return fail(&mut started, Error::Closed) };
+        // A data watch: the session's handles on `path` stop mirroring it.
+        session.data_watch(&path);
         let read = match live.client.get_and_watch_data(&path).await {
             Ok((data, stat, watcher)) => Ok((Some((data, Stat::from(&stat))), watcher)),
             // Watch for its creation instead; `exists` leaves a watch also when absent.

@@ -258,3 +258,33 @@ async fn the_mirror_does_not_deafen_a_children_watch_of_its_session_on_the_lock_
     assert!(waiter.release().await.unwrap());
     watch.stop();
 }
+
+/// The same data watch set while a mirrored waiter already waits: with the
+/// session's children watch entry standard (the mirror's listing sets one),
+/// ZooKeeper 3.8 would send the mirror neither creates nor deletes under the
+/// path. The holder's release must still reach the waiter.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_data_watch_on_the_lock_path_set_while_a_mirrored_waiter_waits_does_not_strand_it() {
+    let connect = shared_server();
+    let (ours, theirs, raw) = (session(&connect).await, session(&connect).await, raw(&connect).await);
+    let path = unique_path("mirror-datawatch-waiting");
+    let holder = Lock::mutex(&theirs, &path).unwrap();
+    // The path exists when the mirror is built (its listing sets a children watch).
+    assert!(holder.acquire(Acquire::default()).await.unwrap());
+    assert!(holder.release().await.unwrap());
+    let waiter = mirrored(&ours, &path);
+    // The mirror is built by this first hold, long before the data watch.
+    assert!(waiter.acquire(Acquire::default()).await.unwrap());
+    assert!(waiter.release().await.unwrap());
+    assert!(holder.acquire(Acquire::default()).await.unwrap());
+    let waiting = tokio::spawn({
+        let waiter = waiter.clone();
+        async move { waiter.acquire(Acquire::default()).await.unwrap() }
+    });
+    queued(&raw, &path, 2).await;
+    let watch = zoolock::DataWatch::start(&ours, &path, |_, _| true).await.unwrap();
+    assert!(holder.release().await.unwrap());
+    assert!(timeout(SETTLE, waiting).await.expect("the waiter holds after the release").unwrap());
+    assert!(waiter.release().await.unwrap());
+    watch.stop();
+}
