@@ -132,7 +132,12 @@ fn admission_path(path: &str) -> String {
 /// Reads the participants at `path` (and the watches, if asked): the
 /// listings and the path's data are pipelined, then every node is read in
 /// one multi-read.
-async fn read(session: &Session, live: &Live, path: &str, watch: bool) -> Result<(Vec<Participant>, Option<[Watch; 2]>)> {
+async fn read(
+    session: &Session,
+    live: &Live,
+    path: &str,
+    watch: bool,
+) -> Result<(Vec<Participant>, Option<[Watch; 2]>)> {
     let admission = admission_path(path);
     let data = live.client.get_data(path);
     let (children, waiting, watches) = if watch {
