@@ -288,3 +288,40 @@ async fn a_data_watch_on_the_lock_path_set_while_a_mirrored_waiter_waits_does_no
     assert!(waiter.release().await.unwrap());
     watch.stop();
 }
+
+/// An operator deletes the lock path with every node in it and makes it
+/// again while the mirrored waiter's connection is down: no event reaches
+/// it, and the listing after the reconnect shows an empty path. The waiter
+/// reads its node before believing it gone, queues again and holds.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_mirrored_waiter_queues_again_when_the_path_is_made_again_while_it_is_down() {
+    let connect = shared_server();
+    let (ours, theirs, raw) = (session(&connect).await, session(&connect).await, raw(&connect).await);
+    let path = unique_path("mirror-path-down");
+    let holder = Lock::mutex(&theirs, &path).unwrap();
+    assert!(holder.acquire(Acquire::default()).await.unwrap());
+    let waiter = mirrored(&ours, &path);
+    let waiting = tokio::spawn({
+        let waiter = waiter.clone();
+        async move { waiter.acquire(Acquire::default()).await.unwrap() }
+    });
+    let nodes = queued(&raw, &path, 2).await;
+    let id = ours.status().session_id;
+    inject(move || harness().partition(id).unwrap()).await;
+    inject(move || harness().drop_connections(id).unwrap()).await;
+    let mut nodes: Vec<String> = nodes.iter().map(|n| format!("{path}/{n}")).collect();
+    // The waiter's node first, so that nothing is ever ahead of a node of the new path.
+    nodes.sort_by_key(|n| *n == holder.node().unwrap());
+    for node in &nodes {
+        raw.delete(node, None).await.unwrap();
+    }
+    raw.delete(&path, None).await.unwrap();
+    raw.create(&path, b"", &zookeeper_client::CreateMode::Persistent.with_acls(zookeeper_client::Acls::anyone_all()))
+        .await
+        .unwrap();
+    inject(move || harness().heal(id).unwrap()).await;
+    assert!(timeout(SETTLE, waiting).await.expect("the waiter holds on the path made again").unwrap());
+    assert_eq!(children(&raw, &path).await, vec![waiter.node().unwrap()[path.len() + 1..].to_owned()]);
+    assert_eq!(ours.status().session_id, id, "the same session");
+    assert!(waiter.release().await.unwrap());
+}
