@@ -114,7 +114,7 @@ impl Inspector {
 async fn read_again(session: &Session, path: &str, watch: bool) -> Result<(Vec<Participant>, Option<[Watch; 2]>)> {
     loop {
         let live = session.live().await?;
-        match read(&live, path, watch).await {
+        match read(session, &live, path, watch).await {
             Err(Error::ConnectionLoss(_) | Error::SessionExpired { .. }) => continue,
             read => return read,
         }
@@ -132,12 +132,17 @@ fn admission_path(path: &str) -> String {
 /// Reads the participants at `path` (and the watches, if asked): the
 /// listings and the path's data are pipelined, then every node is read in
 /// one multi-read.
-async fn read(live: &Live, path: &str, watch: bool) -> Result<(Vec<Participant>, Option<[Watch; 2]>)> {
+async fn read(
+    session: &Session,
+    live: &Live,
+    path: &str,
+    watch: bool,
+) -> Result<(Vec<Participant>, Option<[Watch; 2]>)> {
     let admission = admission_path(path);
     let data = live.client.get_data(path);
     let (children, waiting, watches) = if watch {
         let ((children, a), (waiting, b)) =
-            (watched_children(live, path).await?, watched_children(live, &admission).await?);
+            (watched_children(session, live, path).await?, watched_children(session, live, &admission).await?);
         (children, waiting, Some([a, b]))
     } else {
         let (children, waiting) = (live.client.list_children(path), live.client.list_children(&admission));
@@ -195,13 +200,15 @@ async fn read(live: &Live, path: &str, watch: bool) -> Result<(Vec<Participant>,
 }
 
 /// The children of `path` with a watch on them, or a watch on its creation.
-async fn watched_children(live: &Live, path: &str) -> Result<(Vec<String>, Watch)> {
+async fn watched_children(session: &Session, live: &Live, path: &str) -> Result<(Vec<String>, Watch)> {
     loop {
         match live.client.list_and_watch_children(path).await {
             Ok((children, watch)) => return Ok((children, watch)),
             Err(zk::Error::NoNode) => {}
             Err(err) => return Err(Error::zk(path, "list", err)),
         }
+        // A data watch: the session's handles on `path` stop mirroring it.
+        session.data_watch(path);
         match live.client.check_and_watch_stat(path).await {
             // Created meanwhile: list it.
             Ok((Some(_), _)) => continue,

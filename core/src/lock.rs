@@ -186,7 +186,7 @@ impl Lock {
                 .await?
             {
                 Ok(step) => return Ok(step),
-                // The server refused the watch: list instead.
+                // The server refused the watch, or the mirror is deaf: list instead.
                 Err(back) => {
                     attempt = back;
                     match Box::pin(self.list(live)).await? {
@@ -265,7 +265,8 @@ impl Lock {
 
     /// Waits on the mirror until node `name` holds, is gone, or the session
     /// ends: decided on deletion notices alone (see [`crate::mirror`] for why
-    /// that is exact). Gives the attempt back if the server refused the watch.
+    /// that is exact). Gives the attempt back if the server refused the watch
+    /// or the mirror turned out deaf.
     async fn wait_mirrored(
         &self,
         mirror: &Mirror,
@@ -287,7 +288,22 @@ impl Lock {
                 Decision::Holds(deletion) => {
                     return Ok(Ok(Step::Won(attempt.won_watched(token, NodeWatch::Mirror(deletion)).with_wait(waited))))
                 }
-                Decision::Missing => return Ok(Ok(Step::NodeGone)),
+                // Our create's reply came and the mirror lacks our node: gone,
+                // or the mirror is deaf to creates (mirror.rs, point 6). A read tells.
+                Decision::Missing => {
+                    let node = format!("{}/{name}", self.spec.path);
+                    match live.client.check_stat(&node).await {
+                        Ok(None) => return Ok(Ok(Step::NodeGone)),
+                        Ok(Some(_)) => {
+                            mirror.blind();
+                            return Ok(Err(attempt));
+                        }
+                        // The mirror goes stale with the connection: decide again.
+                        Err(err) if connection_lost(&err) => continue,
+                        Err(zk::Error::SessionExpired | zk::Error::ClientClosed) => return Ok(Ok(Step::SessionEnded)),
+                        Err(err) => return Err(Error::zk(&node, "read", err)),
+                    }
+                }
                 Decision::SessionEnded => return Ok(Ok(Step::SessionEnded)),
                 Decision::Broken => return Ok(Err(attempt)),
                 Decision::Waits(_) if !options.waits() => return Ok(Ok(Step::Taken)),

@@ -38,7 +38,19 @@
 //!    Curator's nodes: all are creates and deletes of children, delivered
 //!    like any other, in order. The mirror holds names, never predicts one,
 //!    so no incarnation of the path is taken for another.
-//! 6. The trust issue's shortcuts: a late create of a doubtful prefix shows
+//! 6. One watch mode per connection and path (ZooKeeper < 3.9,
+//!    ZOOKEEPER-4466): a standard data watch the session sets on the lock
+//!    path itself (a `DataWatch`, an `exists`) turns the persistent
+//!    recursive watch into a one-shot one, deaf to changes under the path.
+//!    zoolock sets every watch of the session, and says so first
+//!    ([`Session::data_watch`]): the mirror gives way to listing for good
+//!    ([`Mirror::blind`]). As a backstop, a mirror that lacks our node after
+//!    our create's reply is not believed: the waiter reads its node, and if
+//!    it is there the mirror gives way the same.
+//!    The other way round, the mirror's `addWatch` would deafen a children
+//!    watch of the session on the path; its listing sets one after it,
+//!    which undoes that ([`Mirror::resync`]).
+//! 7. The trust issue's shortcuts: a late create of a doubtful prefix shows
 //!    up as a child and is swept like one from a listing; a hold learns of
 //!    its node's deletion from the mirror (the same notice as a data watch).
 
@@ -111,11 +123,14 @@ struct State {
 }
 
 impl Mirror {
-    pub fn new(session: &Session, path: &str) -> Arc<Mirror> {
+    /// `deaf`: the session has a data watch on `path` (point 6): its
+    /// waiters list from the start.
+    pub fn new(session: &Session, path: &str, deaf: bool) -> Arc<Mirror> {
+        let state = State { broken: deaf, ..State::default() };
         let mirror = Arc::new_cyclic(|this| Mirror {
             path: path.to_owned(),
             session: session.clone(),
-            state: Mutex::default(),
+            state: Mutex::new(state),
             this: this.clone(),
         });
         session.spawn(pump(Arc::downgrade(&mirror)));
@@ -217,6 +232,18 @@ impl Mirror {
         }
     }
 
+    /// The server no longer sends the mirror every change (point 6): a data
+    /// watch of the session on the path, or a node of ours the mirror lacks.
+    /// Waiters list instead from now on: a watch set again would be turned
+    /// back by the other watch's next round.
+    pub fn blind(&self) {
+        tracing::debug!(path = self.path, "zoolock's mirror of the lock path is deaf; waiters list it instead");
+        let mut state = self.state.lock().unwrap();
+        state.broken = true;
+        state.unsync();
+        state.stop_resync();
+    }
+
     /// Sets a new watch and lists (point 1), on the session's current client.
     async fn resync(self: Arc<Self>) {
         loop {
@@ -224,17 +251,28 @@ impl Mirror {
                 self.state.lock().unwrap().stop_resync();
                 return;
             };
-            // Sent back to back: registration before listing.
+            // Sent back to back: registration before listing. The listing
+            // sets a children watch, dropped at once: ZooKeeper 3.8 keeps one
+            // mode per connection and path in each of its two watch tables
+            // (ZOOKEEPER-4466), and `addWatch` just made this session's entry
+            // in the children table recursive, deaf to NodeChildrenChanged —
+            // a `ChildrenWatch` of the session on the path would never fire.
+            // A children watch set after it makes that entry standard again;
+            // the mirror hears creates and deletes from the data table alone.
             let watch = live.client.watch(&self.path, zk::AddWatchMode::PersistentRecursive);
-            let list = live.client.list_children(&self.path);
+            let list = live.client.list_and_watch_children(&self.path);
             let (watch, list) = (watch.await, list.await);
             let list = match list {
+                Ok((children, _)) => Ok(children),
                 Err(zk::Error::NoNode) => Ok(Vec::new()),
-                list => list,
+                Err(err) => Err(err),
             };
             match (watch, list) {
                 (Ok(watcher), Ok(children)) => {
                     let mut state = self.state.lock().unwrap();
+                    if state.broken {
+                        return;
+                    }
                     state.install(watcher, &children, live.generation);
                     state.drain(&self.path);
                     return;

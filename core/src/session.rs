@@ -81,6 +81,9 @@ struct Shared {
     pid: u32,
     /// Set when `runtime` shut down under the session (see [`Supervisor`]).
     runtime_gone: AtomicBool,
+    /// Paths this session has set a data watch on (locked after `mirrors`):
+    /// never mirrored, see [`Session::data_watch`].
+    data_watched: Mutex<HashSet<String>>,
 }
 
 /// A node this session is queueing or holding; `place` dies when it leaves.
@@ -169,6 +172,7 @@ impl Session {
                 runtime: handle,
                 pid: std::process::id(),
                 runtime_gone: AtomicBool::new(false),
+                data_watched: Mutex::default(),
             });
             let supervisor = Supervisor(Arc::downgrade(&shared));
             shared.runtime.spawn(supervise(supervisor, live));
@@ -384,9 +388,27 @@ impl Session {
             return mirror;
         }
         mirrors.retain(|_, m| m.strong_count() > 0);
-        let mirror = Mirror::new(self, path);
+        let deaf = self.shared.data_watched.lock().unwrap().contains(path);
+        let mirror = Mirror::new(self, path, deaf);
         mirrors.insert(path.to_owned(), Arc::downgrade(&mirror));
         mirror
+    }
+
+    /// Called before this session sets a data watch (`get`, `exists`) on
+    /// `path`. ZooKeeper 3.8 keeps one watch mode per connection and path
+    /// (ZOOKEEPER-4466, fixed in 3.9): that watch turns a mirror's
+    /// persistent recursive watch on `path` into a one-shot one, and the
+    /// mirror hears neither creates nor deletes under it. Handles of this
+    /// session on `path` list instead, from now on.
+    pub(crate) fn data_watch(&self, path: &str) {
+        let mirror = {
+            let mirrors = self.shared.mirrors.lock().unwrap();
+            self.shared.data_watched.lock().unwrap().insert(path.to_owned());
+            mirrors.get(path).and_then(Weak::upgrade)
+        };
+        if let Some(mirror) = mirror {
+            mirror.blind();
+        }
     }
 
     pub(crate) fn record_winner(&self, node: &str) {

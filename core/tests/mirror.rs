@@ -192,3 +192,136 @@ async fn a_mirrored_waiter_queues_again_when_its_node_and_the_path_are_deleted()
     assert!(waiter.node().unwrap().starts_with(&path));
     assert!(waiter.release().await.unwrap());
 }
+
+/// ZooKeeper 3.8 keeps one watch mode per connection and path
+/// (ZOOKEEPER-4466, fixed in 3.9): a standard data watch that the same
+/// session sets on the lock path itself (a `DataWatch`, an `exists`)
+/// turns the mirror's persistent recursive watch into a standard one, which
+/// hears no create under the path again. A waiter queued after that must
+/// still hold once the holder lets go, on one node.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_data_watch_on_the_lock_path_in_the_same_session_does_not_blind_the_mirror() {
+    let connect = shared_server();
+    let (ours, theirs, raw) = (session(&connect).await, session(&connect).await, raw(&connect).await);
+    let path = unique_path("mirror-datawatch");
+    let waiter = mirrored(&ours, &path);
+    // The mirror is built (its watch set) by this first hold, before the data watch.
+    assert!(waiter.acquire(Acquire::default()).await.unwrap());
+    assert!(waiter.release().await.unwrap());
+    let watch = zoolock::DataWatch::start(&ours, &path, |_, _| true).await.unwrap();
+    let holder = Lock::mutex(&theirs, &path).unwrap();
+    assert!(holder.acquire(Acquire::default()).await.unwrap());
+    let waiting = tokio::spawn({
+        let waiter = waiter.clone();
+        async move { waiter.acquire(Acquire::default()).await.unwrap() }
+    });
+    queued(&raw, &path, 2).await;
+    assert!(holder.release().await.unwrap());
+    assert!(timeout(SETTLE, waiting).await.expect("the waiter holds after the release").unwrap());
+    assert_eq!(children(&raw, &path).await.len(), 1, "one node: the waiter's");
+    assert!(waiter.release().await.unwrap());
+    watch.stop();
+}
+
+/// The other way round (ZooKeeper 3.8, ZOOKEEPER-4466): the mirror's
+/// persistent recursive watch, set again after a reconnect (after the client
+/// set the `ChildrenWatch`'s watch of the same session on the lock path
+/// again), must not leave that watch deaf to the path's children.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_mirror_does_not_deafen_a_children_watch_of_its_session_on_the_lock_path() {
+    let connect = shared_server();
+    let (ours, theirs, raw) = (session(&connect).await, session(&connect).await, raw(&connect).await);
+    let path = unique_path("mirror-childrenwatch");
+    let holder = Lock::mutex(&theirs, &path).unwrap();
+    assert!(holder.acquire(Acquire::default()).await.unwrap());
+    let waiter = mirrored(&ours, &path);
+    let waiting = tokio::spawn({
+        let waiter = waiter.clone();
+        async move { waiter.acquire(Acquire::default()).await.unwrap() }
+    });
+    queued(&raw, &path, 2).await;
+    let (sender, mut seen) = tokio::sync::mpsc::unbounded_channel();
+    let watch =
+        zoolock::ChildrenWatch::start(&ours, &path, move |children, _| sender.send(children.len()).is_ok()).await.unwrap();
+    assert_eq!(seen.recv().await, Some(2));
+    // On reconnect the client sets the children watch again first; the
+    // waiter's mirror sets its own after it.
+    let id = ours.status().session_id;
+    inject(move || harness().drop_connections(id).unwrap()).await;
+    wait_connected(&ours, 1).await;
+    // A round trip on our session after the waiter's mirror has likely sent its watch (it
+    // asks as soon as the session is connected again): the release comes after that watch.
+    zoolock::inspect(&ours, &path).await.unwrap();
+    assert!(holder.release().await.unwrap());
+    assert!(timeout(SETTLE, waiting).await.expect("the waiter holds").unwrap());
+    assert_eq!(timeout(SETTLE, seen.recv()).await.expect("the children watch hears the release"), Some(1));
+    assert!(waiter.release().await.unwrap());
+    watch.stop();
+}
+
+/// The same data watch set while a mirrored waiter already waits: with the
+/// session's children watch entry standard (the mirror's listing sets one),
+/// ZooKeeper 3.8 would send the mirror neither creates nor deletes under the
+/// path. The holder's release must still reach the waiter.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_data_watch_on_the_lock_path_set_while_a_mirrored_waiter_waits_does_not_strand_it() {
+    let connect = shared_server();
+    let (ours, theirs, raw) = (session(&connect).await, session(&connect).await, raw(&connect).await);
+    let path = unique_path("mirror-datawatch-waiting");
+    let holder = Lock::mutex(&theirs, &path).unwrap();
+    // The path exists when the mirror is built (its listing sets a children watch).
+    assert!(holder.acquire(Acquire::default()).await.unwrap());
+    assert!(holder.release().await.unwrap());
+    let waiter = mirrored(&ours, &path);
+    // The mirror is built by this first hold, long before the data watch.
+    assert!(waiter.acquire(Acquire::default()).await.unwrap());
+    assert!(waiter.release().await.unwrap());
+    assert!(holder.acquire(Acquire::default()).await.unwrap());
+    let waiting = tokio::spawn({
+        let waiter = waiter.clone();
+        async move { waiter.acquire(Acquire::default()).await.unwrap() }
+    });
+    queued(&raw, &path, 2).await;
+    let watch = zoolock::DataWatch::start(&ours, &path, |_, _| true).await.unwrap();
+    assert!(holder.release().await.unwrap());
+    assert!(timeout(SETTLE, waiting).await.expect("the waiter holds after the release").unwrap());
+    assert!(waiter.release().await.unwrap());
+    watch.stop();
+}
+
+/// An operator deletes the lock path with every node in it and makes it
+/// again while the mirrored waiter's connection is down: no event reaches
+/// it, and the listing after the reconnect shows an empty path. The waiter
+/// reads its node before believing it gone, queues again and holds.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_mirrored_waiter_queues_again_when_the_path_is_made_again_while_it_is_down() {
+    let connect = shared_server();
+    let (ours, theirs, raw) = (session(&connect).await, session(&connect).await, raw(&connect).await);
+    let path = unique_path("mirror-path-down");
+    let holder = Lock::mutex(&theirs, &path).unwrap();
+    assert!(holder.acquire(Acquire::default()).await.unwrap());
+    let waiter = mirrored(&ours, &path);
+    let waiting = tokio::spawn({
+        let waiter = waiter.clone();
+        async move { waiter.acquire(Acquire::default()).await.unwrap() }
+    });
+    let nodes = queued(&raw, &path, 2).await;
+    let id = ours.status().session_id;
+    inject(move || harness().partition(id).unwrap()).await;
+    inject(move || harness().drop_connections(id).unwrap()).await;
+    let mut nodes: Vec<String> = nodes.iter().map(|n| format!("{path}/{n}")).collect();
+    // The waiter's node first, so that nothing is ever ahead of a node of the new path.
+    nodes.sort_by_key(|n| *n == holder.node().unwrap());
+    for node in &nodes {
+        raw.delete(node, None).await.unwrap();
+    }
+    raw.delete(&path, None).await.unwrap();
+    raw.create(&path, b"", &zookeeper_client::CreateMode::Persistent.with_acls(zookeeper_client::Acls::anyone_all()))
+        .await
+        .unwrap();
+    inject(move || harness().heal(id).unwrap()).await;
+    assert!(timeout(SETTLE, waiting).await.expect("the waiter holds on the path made again").unwrap());
+    assert_eq!(children(&raw, &path).await, vec![waiter.node().unwrap()[path.len() + 1..].to_owned()]);
+    assert_eq!(ours.status().session_id, id, "the same session");
+    assert!(waiter.release().await.unwrap());
+}
