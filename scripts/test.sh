@@ -8,6 +8,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/lib/setup.sh
+# One formatting for every crate (rustfmt.toml).
+cargo fmt --all --check
 cargo test --workspace --locked
 scripts/test-python.sh
 scripts/test-dotnet.sh

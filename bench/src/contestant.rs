@@ -215,8 +215,7 @@ async fn run(library: Library, args: &Args) -> Result<serde_json::Value, String>
     let started = Instant::now();
     let until = started + args.seconds;
     let wait_only = args.scenario == "b";
-    let tasks: Vec<_> =
-        contenders.iter().map(|c| tokio::spawn(cycles(c.clone(), until, wait_only))).collect();
+    let tasks: Vec<_> = contenders.iter().map(|c| tokio::spawn(cycles(c.clone(), until, wait_only))).collect();
     let mut samples = Vec::new();
     for task in tasks {
         samples.extend(task.await.map_err(|e| e.to_string())??);

@@ -78,7 +78,11 @@ fn plan(args: &[String]) -> Result<Plan, String> {
                 let herd = |k: &str| k.strip_prefix("herd")?.parse().ok().filter(|n| *n > 0).map(Scenario::Herd);
                 plan.scenarios = list()
                     .map(|k| {
-                        SCENARIOS.into_iter().find(|s| s.key() == k).or_else(|| herd(k)).ok_or(format!("no scenario {k}"))
+                        SCENARIOS
+                            .into_iter()
+                            .find(|s| s.key() == k)
+                            .or_else(|| herd(k))
+                            .ok_or(format!("no scenario {k}"))
                     })
                     .collect::<Result<_, _>>()?
             }
@@ -111,9 +115,11 @@ fn run(plan: &Plan) -> Result<(), String> {
         // CPU): that is not to happen on a contestant's time. Every kind of
         // request the contestants make, for a while, first.
         let warm_up = plan.out.join("logs").join(format!("warm-up-sync-{sync}.log"));
-        for (contestant, scenario) in
-            [(Contestant::RawFloor, Scenario::A), (Contestant::ZookeeperClient, Scenario::B(4)), (Contestant::RawFloor, Scenario::C)]
-        {
+        for (contestant, scenario) in [
+            (Contestant::RawFloor, Scenario::A),
+            (Contestant::ZookeeperClient, Scenario::B(4)),
+            (Contestant::RawFloor, Scenario::C),
+        ] {
             let path = format!("/bench/warm-up/{}", scenario.key());
             let outcome = measure(&server, contestant, scenario, &path, 5.0, &warm_up);
             eprintln!("  warm-up {:>6}: {}", scenario.key(), report::brief(&outcome));

@@ -64,8 +64,20 @@ pub enum Outcome {
     /// `zk_packets_received`, pings included: one per session per third of
     /// its 10 s timeout at most); `server_cpu`: the server JVM's user+system
     /// CPU seconds over the same window (/proc/<pid>/stat).
-    Ran { ops: u64, seconds: f64, samples: Vec<u64>, packets: u64, server_cpu: f64 },
-    Scale { bytes_per_waiter: u64, served: u64, waiters: u64, in_order: bool, seconds: f64 },
+    Ran {
+        ops: u64,
+        seconds: f64,
+        samples: Vec<u64>,
+        packets: u64,
+        server_cpu: f64,
+    },
+    Scale {
+        bytes_per_waiter: u64,
+        served: u64,
+        waiters: u64,
+        in_order: bool,
+        seconds: f64,
+    },
     Unsupported(String),
     Failed(String),
 }
@@ -208,11 +220,7 @@ fn combine(results: Vec<Value>, packets: u64, server_cpu: f64) -> Outcome {
 }
 
 fn packets_received(server: &Ensemble) -> u64 {
-    server
-        .mntr(0)
-        .ok()
-        .and_then(|m| m.get("zk_packets_received").and_then(|v| v.parse().ok()))
-        .unwrap_or(0)
+    server.mntr(0).ok().and_then(|m| m.get("zk_packets_received").and_then(|v| v.parse().ok())).unwrap_or(0)
 }
 
 /// User+system CPU seconds of the server's JVM so far (clock ticks of 10 ms;

@@ -110,11 +110,10 @@ pub fn markdown(measured: &[Measured], seconds: f64, rounds: usize) -> String {
         out += &format!("\n## forceSync={}\n\n", if sync { "yes" } else { "no" });
         out += "| contestant | A | B(2) | B(4) | B(8) | C (64 locks) |\n|---|---:|---:|---:|---:|---:|\n";
         for c in ALL {
-            let cells: Vec<String> =
-                [Scenario::A, Scenario::B(2), Scenario::B(4), Scenario::B(8), Scenario::C]
-                    .into_iter()
-                    .map(|s| rate_and_latency(&get(c, s)))
-                    .collect();
+            let cells: Vec<String> = [Scenario::A, Scenario::B(2), Scenario::B(4), Scenario::B(8), Scenario::C]
+                .into_iter()
+                .map(|s| rate_and_latency(&get(c, s)))
+                .collect();
             out += &format!("| {} | {} |\n", c.name(), cells.join(" | "));
         }
         out += "\n| contestant | requests/acq N=2 | N=8 | N=32 | server CPU µs/acq N=8 | N=32 | scale: bytes/waiter | served once, in order | serve time |\n";
@@ -130,7 +129,9 @@ pub fn markdown(measured: &[Measured], seconds: f64, rounds: usize) -> String {
                 )
                 .collect();
             let scale = match get(c, Scenario::Scale).scale {
-                Some((bytes, ok, served, secs)) => format!("{bytes} | {} ({served}) | {secs:.2} s", if ok { "yes" } else { "NO" }),
+                Some((bytes, ok, served, secs)) => {
+                    format!("{bytes} | {} ({served}) | {secs:.2} s", if ok { "yes" } else { "NO" })
+                }
                 None => "— | — | —".into(),
             };
             out += &format!("| {} | {} | {scale} |\n", c.name(), herd.join(" | "));
@@ -166,8 +167,14 @@ fn targets(get: &dyn Fn(Contestant, Scenario) -> Cell) -> String {
     }
     for c in [ZoolockRust, ZoolockMirror, ZoolockPython, ZoolockCSharp] {
         let b4 = rate(c, Scenario::B(4));
-        check(format!("B(4): {} / zookeeper-client lock", c.name()), ratio(b4, rate(ZookeeperClient, Scenario::B(4))), 1.2, true);
-        let best_peer = [rate(Curator, Scenario::B(4)), rate(Kazoo, Scenario::B(4))].into_iter().flatten().reduce(f64::max);
+        check(
+            format!("B(4): {} / zookeeper-client lock", c.name()),
+            ratio(b4, rate(ZookeeperClient, Scenario::B(4))),
+            1.2,
+            true,
+        );
+        let best_peer =
+            [rate(Curator, Scenario::B(4)), rate(Kazoo, Scenario::B(4))].into_iter().flatten().reduce(f64::max);
         check(format!("B(4): {} / best of Curator, kazoo", c.name()), ratio(b4, best_peer), 2.5, true);
     }
     let floor_c = rate(RawFloor, Scenario::C);
@@ -181,15 +188,30 @@ fn targets(get: &dyn Fn(Contestant, Scenario) -> Cell) -> String {
         check(format!("herd: {} requests/acq N=32", c.name()), packets(c, 32), 3.0, false);
         check(format!("herd: {} requests/acq N=32 / N=8", c.name()), ratio(packets(c, 32), packets(c, 8)), 1.1, false);
         let fewest_peer = [ZookeeperClient, Kazoo, Curator].into_iter().filter_map(|p| packets(p, 32)).reduce(f64::min);
-        check(format!("herd: {} requests/acq N=32 / fewest peer's", c.name()), ratio(packets(c, 32), fewest_peer), 1.0, false);
+        check(
+            format!("herd: {} requests/acq N=32 / fewest peer's", c.name()),
+            ratio(packets(c, 32), fewest_peer),
+            1.0,
+            false,
+        );
     }
     for n in [8, 32] {
         let least_peer = [ZookeeperClient, Kazoo, Curator].into_iter().filter_map(|p| cpu(p, n)).reduce(f64::min);
         for c in [ZoolockRust, ZoolockMirror] {
-            check(format!("herd: {} server CPU/acq N={n} / least peer's", c.name()), ratio(cpu(c, n), least_peer), 1.0, false);
+            check(
+                format!("herd: {} server CPU/acq N={n} / least peer's", c.name()),
+                ratio(cpu(c, n), least_peer),
+                1.0,
+                false,
+            );
         }
         // The two designs side by side, in this run.
-        check(format!("herd: mirror / listing server CPU/acq N={n}"), ratio(cpu(ZoolockMirror, n), cpu(ZoolockRust, n)), 1.0, false);
+        check(
+            format!("herd: mirror / listing server CPU/acq N={n}"),
+            ratio(cpu(ZoolockMirror, n), cpu(ZoolockRust, n)),
+            1.0,
+            false,
+        );
     }
     for n in [2, 4, 8] {
         let (mirror, listing) = (rate(ZoolockMirror, Scenario::B(n)), rate(ZoolockRust, Scenario::B(n)));
@@ -204,7 +226,12 @@ fn targets(get: &dyn Fn(Contestant, Scenario) -> Cell) -> String {
         check(format!("scale: {} served once, in order (1 = yes)", c.name()), Some(in_order as u8 as f64), 1.0, true);
         // 10,000 single handoffs of scenario B(2) on the same client.
         let single = rate(c, Scenario::B(2)).map(|r| served as f64 / r);
-        check(format!("scale: {} serve time / {served} handoffs of B(2)", c.name()), single.map(|s| secs / s), 2.0, false);
+        check(
+            format!("scale: {} serve time / {served} handoffs of B(2)", c.name()),
+            single.map(|s| secs / s),
+            2.0,
+            false,
+        );
     }
     format!("\n| target | measured | goal | |\n|---|---:|---:|---|\n{}\n", lines.join("\n"))
 }

@@ -36,7 +36,8 @@ fn main() {
     let connect = zk_harness::shared().connect_string();
     let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
     rt.block_on(async move {
-        let session = Session::connect(SessionOptions::new(&connect).session_timeout(Duration::from_secs(10))).await.unwrap();
+        let session =
+            Session::connect(SessionOptions::new(&connect).session_timeout(Duration::from_secs(10))).await.unwrap();
         let path = format!("/waiter-bytes-{}", std::process::id());
         let config = LockConfig { mirror, ..LockConfig::default() };
         let holder = Lock::new(&session, &path, Kind::Mutex, config.clone()).unwrap();
@@ -53,21 +54,34 @@ fn main() {
         }
         loop {
             let (c, w) = observer.list_and_watch_children(&path).await.unwrap();
-            if c.len() > n { break; }
+            if c.len() > n {
+                break;
+            }
             w.changed().await;
         }
         tokio::time::sleep(Duration::from_millis(300)).await;
         let after = snap();
-        let mut rows: Vec<(usize, i64)> = (0..=MAXS).map(|s| (s, after[s] - before[s])).filter(|(_, d)| *d != 0).collect();
+        let mut rows: Vec<(usize, i64)> =
+            (0..=MAXS).map(|s| (s, after[s] - before[s])).filter(|(_, d)| *d != 0).collect();
         let total: i64 = rows.iter().map(|(s, d)| *s as i64 * d).sum();
         let count: i64 = rows.iter().map(|(_, d)| d).sum();
         rows.sort_by_key(|(s, d)| -(*s as i64 * d));
-        println!("mirror={mirror} n={n}: {:.0} B/waiter in {:.1} allocations/waiter", total as f64 / n as f64, count as f64 / n as f64);
+        println!(
+            "mirror={mirror} n={n}: {:.0} B/waiter in {:.1} allocations/waiter",
+            total as f64 / n as f64,
+            count as f64 / n as f64
+        );
         for (s, d) in rows.iter().take(25) {
-            println!("  size {s:>6} x {:>6.2}/waiter = {:>7.0} B/waiter", *d as f64 / n as f64, (*s as i64 * d) as f64 / n as f64);
+            println!(
+                "  size {s:>6} x {:>6.2}/waiter = {:>7.0} B/waiter",
+                *d as f64 / n as f64,
+                (*s as i64 * d) as f64 / n as f64
+            );
         }
         holder.release().await.unwrap();
-        for t in tasks { t.await.unwrap(); }
+        for t in tasks {
+            t.await.unwrap();
+        }
         session.close().await;
     });
 }

@@ -297,9 +297,8 @@ impl DoubtfulPrefixes {
             let Some(doubtful) = all.get_mut(parent) else { return Vec::new() };
             doubtful.retain(|d| !d.ephemeral || d.generation >= generation);
             children.retain(|child| {
-                let ours = |d: &&mut Doubtful| {
-                    (!d.ephemeral || d.generation == generation) && child.starts_with(&d.prefix)
-                };
+                let ours =
+                    |d: &&mut Doubtful| (!d.ephemeral || d.generation == generation) && child.starts_with(&d.prefix);
                 let Some(late) = doubtful.iter_mut().find(ours) else { return true };
                 if !late.deleting {
                     late.deleting = true;

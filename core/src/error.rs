@@ -293,7 +293,10 @@ mod tests {
 
     #[test]
     fn a_connection_lost_under_a_request_does_not_claim_a_wait() {
-        assert_eq!(Error::ConnectionLoss(Duration::ZERO).to_string(), "the connection to ZooKeeper was lost before it answered");
+        assert_eq!(
+            Error::ConnectionLoss(Duration::ZERO).to_string(),
+            "the connection to ZooKeeper was lost before it answered"
+        );
         assert_eq!(
             Error::ConnectionLoss(Duration::from_secs(2)).to_string(),
             "ZooKeeper did not answer within 2s: connection lost"

@@ -647,8 +647,16 @@ impl HolderState {
         let (node, generation, ephemeral) = (won.node.clone(), won.generation, won.ephemeral);
         // Recorded before any task that may end it starts: a lease shorter
         // than the time to record it must still find the hold to end.
-        *self.held.lock().unwrap() =
-            Some(Box::new(Held { id, won: won.installed(), watch_key, tasks: Vec::new(), owner, since: Instant::now(), depth: 1, _turn: turn }));
+        *self.held.lock().unwrap() = Some(Box::new(Held {
+            id,
+            won: won.installed(),
+            watch_key,
+            tasks: Vec::new(),
+            owner,
+            since: Instant::now(),
+            depth: 1,
+            _turn: turn,
+        }));
         self.set_state(LockState::Held);
         if let Some(lease) = lease {
             let holder = Arc::downgrade(self);
@@ -786,7 +794,10 @@ impl HolderState {
             lost.won.spawn_removals(&self.session);
         }
         if reason == LostReason::SessionClosed && !lost.won.ephemeral {
-            tracing::warn!(node = lost.won.node, "a persistent lock stays held after its session closed: delete its node to release it");
+            tracing::warn!(
+                node = lost.won.node,
+                "a persistent lock stays held after its session closed: delete its node to release it"
+            );
         }
     }
 

@@ -54,6 +54,7 @@
 #![warn(missing_docs)]
 
 mod cleanup;
+mod election;
 mod error;
 mod events;
 mod holder;
@@ -64,7 +65,6 @@ mod mirror;
 pub mod naming;
 mod options;
 pub mod runtime;
-mod election;
 mod security;
 mod semaphore;
 mod session;

@@ -9,7 +9,9 @@ use zookeeper_client as zk;
 
 use crate::cleanup::{connection_lost, find_own, Removal, Target};
 use crate::error::{Error, Result};
-use crate::holder::{sealed, Acquire, Attempt, BoxFuture, Holder, HolderState, NodeWatch, OnHeld, Outcome, Removals, Won};
+use crate::holder::{
+    sealed, Acquire, Attempt, BoxFuture, Holder, HolderState, NodeWatch, OnHeld, Outcome, Removals, Won,
+};
 use crate::mirror::{Decision, Mirror};
 use crate::naming::{self, Role, Scheme, Standing};
 use crate::options::{validate_identifier, validate_path};
@@ -28,7 +30,11 @@ pub enum Kind {
 
 impl Kind {
     fn role(self) -> Role {
-        if self == Kind::Read { Role::Reader } else { Role::Writer }
+        if self == Kind::Read {
+            Role::Reader
+        } else {
+            Role::Writer
+        }
     }
 
     fn new_prefix(self, scheme: Scheme) -> String {
@@ -182,19 +188,19 @@ impl Lock {
         let (mut listed, mut watched) = match ahead {
             Ahead::Listed(children) => (Some(children), None),
             Ahead::Neighbour(neighbour) => (None, Some((neighbour, Watched::Neighbour))),
-            Ahead::Mirror(mirror) => match Box::pin(self.wait_mirrored(&mirror, live, attempt, &name, token, options))
-                .await?
-            {
-                Ok(step) => return Ok(step),
-                // The server refused the watch, or the mirror is deaf: list instead.
-                Err(back) => {
-                    attempt = back;
-                    match Box::pin(self.list(live)).await? {
-                        Some(children) => (Some(children), None),
-                        None => return Ok(Step::SessionEnded),
+            Ahead::Mirror(mirror) => {
+                match Box::pin(self.wait_mirrored(&mirror, live, attempt, &name, token, options)).await? {
+                    Ok(step) => return Ok(step),
+                    // The server refused the watch, or the mirror is deaf: list instead.
+                    Err(back) => {
+                        attempt = back;
+                        match Box::pin(self.list(live)).await? {
+                            Some(children) => (Some(children), None),
+                            None => return Ok(Step::SessionEnded),
+                        }
                     }
                 }
-            },
+            }
         };
         let mut waited = false;
         loop {
@@ -346,7 +352,12 @@ impl Lock {
     /// sequence after my last one, so nobody queued in between" is false once
     /// the path was deleted and re-created (its counter restarts), and ruling
     /// that out takes a read as costly as the pipelined listing.
-    async fn enqueue(&self, live: &Live, attempt: &mut Attempt, options: &Acquire) -> Result<Option<(String, i64, Ahead)>> {
+    async fn enqueue(
+        &self,
+        live: &Live,
+        attempt: &mut Attempt,
+        options: &Acquire,
+    ) -> Result<Option<(String, i64, Ahead)>> {
         let parent = &self.spec.path;
         let mode =
             if options.ephemeral { zk::CreateMode::EphemeralSequential } else { zk::CreateMode::PersistentSequential };
@@ -468,7 +479,6 @@ impl Lock {
             _ => Wake::Relist,
         })
     }
-
 }
 
 impl sealed::Recipe for Lock {

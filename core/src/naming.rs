@@ -166,11 +166,15 @@ fn parse_sequence(text: &str) -> Option<i32> {
 /// assert_eq!(plain[0].name, "c__lock__0000000007");
 /// ```
 pub fn sort(contenders: &mut [Contender]) {
-    let wrapped = contenders.iter().any(|c| c.sequence > i32::MAX / 2)
-        && contenders.iter().any(|c| c.sequence < i32::MIN / 2);
+    let wrapped =
+        contenders.iter().any(|c| c.sequence > i32::MAX / 2) && contenders.iter().any(|c| c.sequence < i32::MIN / 2);
     let key = |c: &Contender| -> i64 {
         let s = i64::from(c.sequence);
-        if wrapped && s < 0 { s + (1i64 << 32) } else { s }
+        if wrapped && s < 0 {
+            s + (1i64 << 32)
+        } else {
+            s
+        }
     };
     contenders.sort_by_key(key);
 }
@@ -185,8 +189,7 @@ pub fn sort(contenders: &mut [Contender]) {
 /// assert_eq!(names, ["a__rlock__0000000001", "b__lock__0000000002"]);
 /// ```
 pub fn queue(children: &[String], extra_markers: &[String]) -> Vec<Contender> {
-    let mut contenders: Vec<Contender> =
-        children.iter().filter_map(|c| parse(c, extra_markers)).collect();
+    let mut contenders: Vec<Contender> = children.iter().filter_map(|c| parse(c, extra_markers)).collect();
     sort(&mut contenders);
     contenders
 }
@@ -231,10 +234,7 @@ pub fn standing(children: &[String], mine: &str, role: Role, extra_markers: &[St
     let mut blockers = queue[..position].iter().filter(|c| role.waits_for(c.role));
     match blockers.next_back() {
         None => Standing::Holds,
-        Some(nearest) => Standing::Waits {
-            predecessor: nearest.name.clone(),
-            last_blocker: blockers.next().is_none(),
-        },
+        Some(nearest) => Standing::Waits { predecessor: nearest.name.clone(), last_blocker: blockers.next().is_none() },
     }
 }
 
@@ -283,12 +283,8 @@ mod tests {
 
     #[test]
     fn sorts_by_number_across_the_signed_wrap() {
-        let children = names(&[
-            "a__lock__-2147483647",
-            "b__lock__2147483646",
-            "c__lock__-2147483648",
-            "d__lock__2147483647",
-        ]);
+        let children =
+            names(&["a__lock__-2147483647", "b__lock__2147483646", "c__lock__-2147483648", "d__lock__2147483647"]);
         let order: Vec<_> = queue(&children, &[]).into_iter().map(|c| c.name).collect();
         assert_eq!(
             order,

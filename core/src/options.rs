@@ -419,7 +419,9 @@ mod tests {
         for ok in ["/a", "/a/b-c/d_e", "/locks/ünïcode"] {
             validate_path(ok).unwrap();
         }
-        for bad in ["", "a", "a/b", "/", "/a/", "/a//b", "/a/./b", "/a/..", "/a\0b", "/zookeeper", "/zookeeper/x", "/a\u{1}"] {
+        for bad in
+            ["", "a", "a/b", "/", "/a/", "/a//b", "/a/./b", "/a/..", "/a\0b", "/zookeeper", "/zookeeper/x", "/a\u{1}"]
+        {
             assert!(matches!(validate_path(bad), Err(Error::InvalidPath { .. })), "{bad:?} accepted");
         }
         let longest = format!("/{}", "p".repeat(MAX_PATH_BYTES - 1));
@@ -448,13 +450,24 @@ mod tests {
         ConnectString::parse("[::1]:2181").unwrap();
         ConnectString::parse("::1,[fe80::1]:2181,zk1").unwrap();
         for bad in [
-            "", "/chroot", ",", "host:0", "host:99999", "host:abc", "host:+1", "host:", "ho st:1", "h:1/bad/", "h:1//x",
-            "::::", "zk1:2181:2181", "[::1", "[zk1]:2181", "[::1]x",
+            "",
+            "/chroot",
+            ",",
+            "host:0",
+            "host:99999",
+            "host:abc",
+            "host:+1",
+            "host:",
+            "ho st:1",
+            "h:1/bad/",
+            "h:1//x",
+            "::::",
+            "zk1:2181:2181",
+            "[::1",
+            "[zk1]:2181",
+            "[::1]x",
         ] {
-            assert!(
-                matches!(ConnectString::parse(bad), Err(Error::InvalidConnectString { .. })),
-                "{bad:?} accepted"
-            );
+            assert!(matches!(ConnectString::parse(bad), Err(Error::InvalidConnectString { .. })), "{bad:?} accepted");
         }
     }
 

@@ -49,8 +49,8 @@ impl Semaphore {
             return Err(Error::InvalidArgument("max_leases must be at least 1".into()));
         }
         let admission_config = LockConfig { identifier: identifier.clone(), ..LockConfig::default() };
-        let admission = Lock::on_checked_path(session, &format!("{path}-__lock__"), Kind::Mutex, admission_config)?
-            .unmetered();
+        let admission =
+            Lock::on_checked_path(session, &format!("{path}-__lock__"), Kind::Mutex, admission_config)?.unmetered();
         Ok(Semaphore {
             holder: HolderState::new(session, path, OnHeld::Succeed),
             spec: Arc::new(Spec {

@@ -20,8 +20,8 @@ use crate::metrics::Meter;
 use crate::mirror::Mirror;
 use crate::naming::Role;
 use crate::options::{ConnectString, SessionOptions};
-use crate::security::{Probe, TlsOptions};
 use crate::runtime;
+use crate::security::{Probe, TlsOptions};
 
 /// kazoo's connection states, plus `Closed` once the user closed the session
 /// (bindings that mirror kazoo report it as `LOST`).
@@ -125,7 +125,10 @@ pub struct Session {
 
 impl std::fmt::Debug for Session {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Session").field("connect", &self.shared.options.connect).field("status", &self.status()).finish()
+        f.debug_struct("Session")
+            .field("connect", &self.shared.options.connect)
+            .field("status", &self.status())
+            .finish()
     }
 }
 
@@ -504,8 +507,7 @@ fn publish(shared: &Shared, state: SessionState, generation: u64, session_id: i6
     if changed {
         tracing::info!(?state, generation, session_id = format_args!("{session_id:#x}"), "zoolock session");
         shared.listeners.emit(state);
-        let watchers: Vec<_> =
-            shared.holds.lock().unwrap().watchers.iter().filter_map(|(_, w)| w.upgrade()).collect();
+        let watchers: Vec<_> = shared.holds.lock().unwrap().watchers.iter().filter_map(|(_, w)| w.upgrade()).collect();
         for watcher in watchers {
             watcher.session_changed(next);
         }
@@ -532,7 +534,11 @@ async fn supervise(supervisor: Supervisor, mut live: Live) {
                     if shared.status.borrow().state == SessionState::Closed {
                         return;
                     }
-                    tracing::warn!(?state, session_id = format_args!("{session_id:#x}"), "zoolock session ended; opening a new one");
+                    tracing::warn!(
+                        ?state,
+                        session_id = format_args!("{session_id:#x}"),
+                        "zoolock session ended; opening a new one"
+                    );
                     shared.current.lock().unwrap().take();
                     publish(&shared, SessionState::Lost, generation, session_id);
                     break;

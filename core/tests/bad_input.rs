@@ -3,9 +3,9 @@
 //! outcome, within its bound, without a panic, and leaves no ephemeral node
 //! below its paths. The cases themselves are in bad_input/cases.rs.
 
-mod common;
 #[path = "bad_input/cases.rs"]
 mod cases;
+mod common;
 
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -38,7 +38,8 @@ fn catalogue() -> Vec<Entry> {
         }
         let fields: Vec<&str> = line.split('|').map(str::trim).collect();
         assert!((4..=5).contains(&fields.len()), "bad_inputs.txt:{}: expected 4 or 5 fields: {line}", n + 1);
-        let within = fields[2].parse::<f64>().unwrap_or_else(|_| panic!("bad_inputs.txt:{}: bound {:?}", n + 1, fields[2]));
+        let within =
+            fields[2].parse::<f64>().unwrap_or_else(|_| panic!("bad_inputs.txt:{}: bound {:?}", n + 1, fields[2]));
         let mut not_for = BTreeMap::new();
         for skip in fields.get(4).into_iter().flat_map(|f| f.split(';')) {
             let (lang, reason) = skip.split_once(':').unwrap_or_else(|| panic!("bad_inputs.txt:{}: {skip:?}", n + 1));
@@ -228,7 +229,8 @@ fn panic_message(join: tokio::task::JoinError) -> String {
 /// by a thread without a tokio runtime is released, without a panic.
 #[test]
 fn dropping_a_held_lock_outside_any_runtime_does_not_panic() {
-    let session = Session::connect_blocking(SessionOptions::new(shared_server()).session_timeout(SESSION_TIMEOUT)).unwrap();
+    let session =
+        Session::connect_blocking(SessionOptions::new(shared_server()).session_timeout(SESSION_TIMEOUT)).unwrap();
     let path = unique_path("drop-outside");
     let lock = Lock::mutex(&session, &path).unwrap();
     assert!(lock.acquire_blocking(Acquire::default()).unwrap());

@@ -173,7 +173,8 @@ async fn listeners_hear_each_state_in_order_on_their_own_thread() {
     let lock = Lock::mutex(&session, &unique_path("listeners")).unwrap();
     let (session_tx, session_rx) = std::sync::mpsc::channel();
     let (lock_tx, lock_rx) = std::sync::mpsc::channel();
-    session.add_listener(move |state| session_tx.send((state, std::thread::current().name().map(String::from))).unwrap());
+    session
+        .add_listener(move |state| session_tx.send((state, std::thread::current().name().map(String::from))).unwrap());
     lock.add_listener(Box::new(move |state| lock_tx.send(state).unwrap()));
     assert!(lock.acquire(Acquire::default()).await.unwrap());
     let id = session.status().session_id;
@@ -259,7 +260,8 @@ async fn connection_resets_mid_request_keep_exclusion_and_leave_no_orphan() {
             let stat = raw.check_stat(&format!("{path}/{child}")).await.unwrap();
             eprintln!("left: {child} owner {:x?}", stat.map(|s| s.ephemeral_owner));
         }
-        let ids: Vec<_> = sessions.iter().map(|s| format!("{:x} gen {}", s.status().session_id, s.status().generation)).collect();
+        let ids: Vec<_> =
+            sessions.iter().map(|s| format!("{:x} gen {}", s.status().session_id, s.status().generation)).collect();
         panic!("orphans left; sessions {ids:?}");
     }
     assert!(sessions.iter().all(|s| s.status().generation == 1), "resets alone never expire a session");

@@ -48,7 +48,8 @@ fn a_forked_child_is_refused_a_session_on_the_callers_runtime() {
     let child = unsafe { libc::fork() };
     if child == 0 {
         let started = Instant::now();
-        let refused = matches!(lock.acquire_blocking(Acquire::no_wait()), Err(Error::Forked { parent }) if parent == parent_pid);
+        let refused =
+            matches!(lock.acquire_blocking(Acquire::no_wait()), Err(Error::Forked { parent }) if parent == parent_pid);
         let quick = started.elapsed() < Duration::from_secs(1);
         unsafe { libc::_exit(if refused && quick { 0 } else { 1 }) };
     }

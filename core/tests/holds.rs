@@ -10,7 +10,9 @@ use std::time::Duration;
 use common::*;
 use tokio::time::timeout;
 use zk_harness::Ensemble;
-use zoolock::{Acquire, Holder, Kind, Lock, LockConfig, LockState, LostReason, Outcome, Semaphore, Session, SessionState};
+use zoolock::{
+    Acquire, Holder, Kind, Lock, LockConfig, LockState, LostReason, Outcome, Semaphore, Session, SessionState,
+};
 
 fn harness() -> &'static Ensemble {
     zk_harness::shared()
@@ -69,9 +71,8 @@ async fn a_second_acquire_on_a_holding_semaphore_handle_succeeds_at_once() {
     // Two acquires pending on one handle: the lease one of them wins is the other's too.
     let other = Semaphore::new(&session(&connect).await, &path, "other", 1).unwrap();
     assert!(other.acquire(Acquire::default()).await.unwrap());
-    let pending: Vec<_> = (0..2)
-        .map(|_| spawn_acquire(&semaphore, Acquire::timeout(Duration::from_secs(10))))
-        .collect();
+    let pending: Vec<_> =
+        (0..2).map(|_| spawn_acquire(&semaphore, Acquire::timeout(Duration::from_secs(10)))).collect();
     until_children(&raw, &format!("{path}-__lock__"), "one acquire admitted", |c| c.len() == 1).await;
     other.release().await.unwrap();
     for acquire in pending {

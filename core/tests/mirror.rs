@@ -241,8 +241,9 @@ async fn the_mirror_does_not_deafen_a_children_watch_of_its_session_on_the_lock_
     });
     queued(&raw, &path, 2).await;
     let (sender, mut seen) = tokio::sync::mpsc::unbounded_channel();
-    let watch =
-        zoolock::ChildrenWatch::start(&ours, &path, move |children, _| sender.send(children.len()).is_ok()).await.unwrap();
+    let watch = zoolock::ChildrenWatch::start(&ours, &path, move |children, _| sender.send(children.len()).is_ok())
+        .await
+        .unwrap();
     assert_eq!(seen.recv().await, Some(2));
     // On reconnect the client sets the children watch again first; the
     // waiter's mirror sets its own after it.

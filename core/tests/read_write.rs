@@ -17,7 +17,8 @@ async fn readers_share_writers_exclude_and_a_queued_writer_goes_first() {
     let connect = shared_server();
     let raw = raw(&connect).await;
     let path = unique_path("rw");
-    let (s1, s2, s3, s4) = (session(&connect).await, session(&connect).await, session(&connect).await, session(&connect).await);
+    let (s1, s2, s3, s4) =
+        (session(&connect).await, session(&connect).await, session(&connect).await, session(&connect).await);
     let reader1 = lock(&s1, &path, Kind::Read, "reader-1");
     let reader2 = lock(&s2, &path, Kind::Read, "reader-2");
     assert!(reader1.acquire(Acquire::no_wait()).await.unwrap());
@@ -55,7 +56,11 @@ async fn a_writer_holding_keeps_readers_and_writers_out() {
     let second_writer = lock(&s2, &path, Kind::Write, "w2");
     let mutex = lock(&s2, &path, Kind::Mutex, "m");
     for other in [&reader, &second_writer, &mutex] {
-        assert!(!other.acquire(Acquire::timeout(Duration::from_millis(100))).await.unwrap(), "{:?} got in", other.kind());
+        assert!(
+            !other.acquire(Acquire::timeout(Duration::from_millis(100))).await.unwrap(),
+            "{:?} got in",
+            other.kind()
+        );
     }
     writer.release().await.unwrap();
     assert!(reader.acquire(Acquire::no_wait()).await.unwrap());

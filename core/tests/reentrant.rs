@@ -10,7 +10,9 @@ use std::time::Duration;
 use common::*;
 use tokio::time::timeout;
 use zk_harness::Ensemble;
-use zoolock::{Acquire, Error, Holder, Kind, Lock, LockConfig, LockState, LostReason, Outcome, Owner, Session, SessionState};
+use zoolock::{
+    Acquire, Error, Holder, Kind, Lock, LockConfig, LockState, LostReason, Outcome, Owner, Session, SessionState,
+};
 
 fn harness() -> &'static Ensemble {
     zk_harness::shared()

@@ -12,7 +12,10 @@ async fn digest_auth_and_acls_protect_the_lock_nodes() {
     let connect = shared_server();
     let path = unique_path("acl");
     let creator_only = vec![Acl::new(Permission::ALL, AuthId::authed())];
-    let options = SessionOptions::new(&connect).session_timeout(SESSION_TIMEOUT).digest_auth("alice", "secret").acls(creator_only);
+    let options = SessionOptions::new(&connect)
+        .session_timeout(SESSION_TIMEOUT)
+        .digest_auth("alice", "secret")
+        .acls(creator_only);
     let alice = Session::connect(options).await.unwrap();
     let lock = Lock::mutex(&alice, &path).unwrap();
     assert!(lock.acquire(Acquire::default()).await.unwrap());

@@ -7,9 +7,9 @@ use std::pin::Pin;
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
-use zookeeper_client as zk;
 use zk_harness::tls::TlsFiles;
 use zk_harness::{Ensemble, Options, Sasl, Tls};
+use zookeeper_client as zk;
 use zoolock::{
     timeout_from_secs, Acquire, Holder, Kind, Lock, LockConfig, Owner, SaslMechanism, SaslOptions, Semaphore,
     SessionOptions, TlsOptions, MAX_IDENTIFIER_BYTES, MAX_PATH_BYTES,
