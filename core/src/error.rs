@@ -216,9 +216,28 @@ pub enum Error {
         path: String,
     },
 
+    /// A create below an ephemeral node: ephemeral nodes cannot have
+    /// children. Make the parent persistent.
+    #[error("could not {action} {path}: its parent is ephemeral, and ephemeral nodes cannot have children")]
+    NoChildrenForEphemerals {
+        /// What was asked.
+        action: &'static str,
+        /// The node that was to be created.
+        path: String,
+    },
+
+    /// ZooKeeper refused an ACL: an empty list, an unknown scheme, or an id
+    /// its scheme cannot parse. Fix the ACL; sending it again cannot help.
+    #[error("could not {action} {path}: ZooKeeper refused its ACL (empty, an unknown scheme, or a malformed id)")]
+    InvalidAcl {
+        /// What was asked.
+        action: &'static str,
+        /// The node the ACL was for.
+        path: String,
+    },
+
     /// Any other failure of a request that zoolock has no better name for:
-    /// ZooKeeper refused it (e.g. a node below an ephemeral node, an invalid
-    /// ACL, a quota) or the client failed it. `message` says which; a kind a
+    /// ZooKeeper refused it (e.g. a quota) or the client failed it. `message` says which; a kind a
     /// program must tell apart deserves a variant of its own.
     #[error("could not {action} {path}: {message}")]
     ZooKeeper {
@@ -253,6 +272,8 @@ impl Error {
             Zk::NodeExists => Error::NodeExists { action, path },
             Zk::BadVersion => Error::BadVersion { action, path },
             Zk::NotEmpty => Error::NotEmpty { action, path },
+            Zk::NoChildrenForEphemerals => Error::NoChildrenForEphemerals { action, path },
+            Zk::InvalidAcl => Error::InvalidAcl { action, path },
             Zk::SessionExpired => Error::SessionExpired { action, path },
             Zk::NoAuth => Error::NoAuth { action, path },
             Zk::AuthFailed => Error::AuthFailed,
@@ -286,9 +307,11 @@ mod tests {
         assert_eq!(kind(Zk::AuthFailed), Error::AuthFailed);
         assert_eq!(kind(Zk::ClientClosed), Error::Closed);
         assert_eq!(kind(Zk::ConnectionLoss), Error::ConnectionLoss(Duration::ZERO));
-        let other = kind(Zk::NoChildrenForEphemerals);
-        assert_eq!(other, Error::ZooKeeper { action, path: path(), message: Zk::NoChildrenForEphemerals.to_string() });
-        assert_eq!(other.to_string(), "could not create /locks/x: ephemeral node can not have children");
+        assert_eq!(kind(Zk::NoChildrenForEphemerals), Error::NoChildrenForEphemerals { action, path: path() });
+        assert_eq!(kind(Zk::InvalidAcl), Error::InvalidAcl { action, path: path() });
+        let other = kind(Zk::QuotaExceeded);
+        assert_eq!(other, Error::ZooKeeper { action, path: path(), message: Zk::QuotaExceeded.to_string() });
+        assert_eq!(other.to_string(), format!("could not create /locks/x: {}", Zk::QuotaExceeded));
     }
 
     #[test]

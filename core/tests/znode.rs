@@ -111,6 +111,21 @@ async fn each_refusal_has_its_own_kind() {
     assert!(matches!(session.delete(&base, None, true).await, Err(Error::NoAuth { action: "list", .. })));
     owner.delete(&guarded, None, false).await.unwrap();
     owner.close().await;
+
+    // A node below an ephemeral node, and an ACL of a scheme the server does not know.
+    let ephemeral = format!("{base}/ephemeral");
+    session.create(&ephemeral, b"", &Create::default().ephemeral()).await.unwrap();
+    let child = format!("{ephemeral}/child");
+    assert_eq!(
+        session.create(&child, b"", &Create::default()).await.unwrap_err(),
+        Error::NoChildrenForEphemerals { action: "create", path: child }
+    );
+    let unknown = format!("{base}/unknown-scheme");
+    let acls = vec![Acl::new(Permission::ALL, AuthId::new("no-such-scheme", "x"))];
+    assert_eq!(
+        session.create(&unknown, b"", &Create::default().acls(acls)).await.unwrap_err(),
+        Error::InvalidAcl { action: "create", path: unknown }
+    );
     session.delete(&base, None, true).await.unwrap();
 }
 

@@ -50,6 +50,10 @@ namespace ZooLock
                     return new ZooLockNotHeldException(message);
                 case ZooLockStatus.Tls:
                     return new ZooLockTlsException(status, message);
+                case ZooLockStatus.NoChildrenForEphemerals:
+                    return new ZooLockNoChildrenForEphemeralsException(message);
+                case ZooLockStatus.InvalidAcl:
+                    return new ZooLockInvalidAclException(message);
                 default:
                     return new ZooLockException(status, message);
             }

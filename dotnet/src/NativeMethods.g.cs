@@ -67,7 +67,7 @@ namespace ZooLock.Native
         /// </summary>
         internal const int ZL_INCONSISTENT_LEASES = 12;
         /// <summary>
-        ///  Another failure of a ZooKeeper request, with no code of its own (a node below an ephemeral node, an invalid ACL, …): the message says which.
+        ///  Another failure of a ZooKeeper request, with no code of its own (a quota, …): the message says which.
         /// </summary>
         internal const int ZL_ZOOKEEPER = 13;
         /// <summary>
@@ -107,6 +107,14 @@ namespace ZooLock.Native
         ///  (22, not 21: main took 21 for `ZL_NOT_HELD` while this was written; codes are only appended.)
         /// </summary>
         internal const int ZL_TLS = 22;
+        /// <summary>
+        ///  A create below an ephemeral node: ephemeral nodes cannot have children.
+        /// </summary>
+        internal const int ZL_NO_CHILDREN_FOR_EPHEMERALS = 23;
+        /// <summary>
+        ///  ZooKeeper refused an ACL (empty, an unknown scheme, a malformed id).
+        /// </summary>
+        internal const int ZL_INVALID_ACL = 24;
         /// <summary>
         ///  Connected to a server.
         /// </summary>

@@ -52,5 +52,9 @@ namespace ZooLock
         NotHeld = NativeMethods.ZL_NOT_HELD,
         /// <summary>A TLS connect failed (<see cref="ZooLockTlsException"/>): the message says why.</summary>
         Tls = NativeMethods.ZL_TLS,
+        /// <summary>A create below an ephemeral node: ephemeral nodes cannot have children.</summary>
+        NoChildrenForEphemerals = NativeMethods.ZL_NO_CHILDREN_FOR_EPHEMERALS,
+        /// <summary>ZooKeeper refused an ACL (empty, an unknown scheme, a malformed id).</summary>
+        InvalidAcl = NativeMethods.ZL_INVALID_ACL,
     }
 }

@@ -244,6 +244,8 @@ namespace ZooLock.Tests
                 case "BadVersion": return error.GetType() == typeof(ZooLockBadVersionException) && status == Entry.Expect;
                 case "NotEmpty": return error.GetType() == typeof(ZooLockNotEmptyException) && status == Entry.Expect;
                 case "SessionExpired": return error.GetType() == typeof(ZooLockSessionExpiredException) && status == Entry.Expect;
+                case "NoChildrenForEphemerals": return error.GetType() == typeof(ZooLockNoChildrenForEphemeralsException) && status == Entry.Expect;
+                case "InvalidAcl": return error.GetType() == typeof(ZooLockInvalidAclException) && status == Entry.Expect;
                 case "Tls": return error.GetType() == typeof(ZooLockTlsException) && ((ZooLockTlsException)error).Status == ZooLockStatus.Tls;
                 default:
                     return error.GetType() == typeof(ZooLockException) && status == Entry.Expect;

@@ -129,6 +129,19 @@ namespace ZooLock.Tests
             }
         }
 
+        /// <summary>An ACL of a scheme the server does not know is refused by ZooKeeper, by its own kind.</summary>
+        [Test]
+        public void AnAclOfAnUnknownSchemeIsInvalid()
+        {
+            var options = new ZooKeeperSessionOptions { SessionTimeout = Fixture.SessionTimeout }
+                .AddAccessControl("no-such-scheme", "x", ZooKeeperSessionOptions.PermissionAll);
+            using (var session = new ZooKeeperSession(Setup.Zk.Connect, options))
+            {
+                var error = Assert.Throws<ZooLockInvalidAclException>(() => session.Create(Fixture.Path("invalid-acl")));
+                Assert.AreEqual(ZooLockStatus.InvalidAcl, error.Status);
+            }
+        }
+
         [Test]
         public void TlsOptionsNeedUseTlsAndSaslNeedsAMechanism()
         {

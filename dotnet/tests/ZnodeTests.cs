@@ -71,6 +71,8 @@ namespace ZooLock.Tests
             Assert.Throws<ZooLockBadVersionException>(() => other.Delete(path, 5));
             session.Create(path + "/child");
             Assert.Throws<ZooLockNotEmptyException>(() => other.Delete(path));
+            var ephemeral = session.Create(path + "/ephemeral", null, ZooKeeperCreateFlags.Ephemeral);
+            Assert.Throws<ZooLockNoChildrenForEphemeralsException>(() => session.Create(ephemeral + "/child"));
             Assert.That(session.GetData(path), Is.EqualTo(Bytes("x")), "nothing refused changed the node");
             Assert.Throws<ArgumentException>(() => session.Exists("relative"));
             Assert.Throws<ArgumentException>(() => session.Delete("/"));

@@ -234,7 +234,7 @@
 #define ZL_INCONSISTENT_LEASES 12
 
 /**
- * Another failure of a ZooKeeper request, with no code of its own (a node below an ephemeral node, an invalid ACL, …): the message says which.
+ * Another failure of a ZooKeeper request, with no code of its own (a quota, …): the message says which.
  */
 #define ZL_ZOOKEEPER 13
 
@@ -283,6 +283,16 @@
  * (22, not 21: main took 21 for `ZL_NOT_HELD` while this was written; codes are only appended.)
  */
 #define ZL_TLS 22
+
+/**
+ * A create below an ephemeral node: ephemeral nodes cannot have children.
+ */
+#define ZL_NO_CHILDREN_FOR_EPHEMERALS 23
+
+/**
+ * ZooKeeper refused an ACL (empty, an unknown scheme, a malformed id).
+ */
+#define ZL_INVALID_ACL 24
 
 /**
  * The node is deleted when the session that created it ends.

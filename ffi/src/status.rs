@@ -35,7 +35,7 @@ pub const ZL_NO_AUTH: i32 = 10;
 pub const ZL_AUTH_FAILED: i32 = 11;
 /// The semaphore's pool node was set up for another number of leases.
 pub const ZL_INCONSISTENT_LEASES: i32 = 12;
-/// Another failure of a ZooKeeper request, with no code of its own (a node below an ephemeral node, an invalid ACL, …): the message says which.
+/// Another failure of a ZooKeeper request, with no code of its own (a quota, …): the message says which.
 pub const ZL_ZOOKEEPER: i32 = 13;
 /// zoolock panicked; the panic was caught and the process is unharmed.
 pub const ZL_PANIC: i32 = 14;
@@ -56,6 +56,10 @@ pub const ZL_NOT_HELD: i32 = 21;
 /// A TLS connect failed (an untrusted or misnamed server certificate, a refused or unreadable client certificate or key, a wrong key password, TLS against a plaintext port or the reverse, `verify_certs` off): the message says why.
 /// (22, not 21: main took 21 for `ZL_NOT_HELD` while this was written; codes are only appended.)
 pub const ZL_TLS: i32 = 22;
+/// A create below an ephemeral node: ephemeral nodes cannot have children.
+pub const ZL_NO_CHILDREN_FOR_EPHEMERALS: i32 = 23;
+/// ZooKeeper refused an ACL (empty, an unknown scheme, a malformed id).
+pub const ZL_INVALID_ACL: i32 = 24;
 
 /// The code of an error: the one mapping of `zoolock::Error` in the ABI.
 pub fn code(error: &Error) -> i32 {
@@ -81,6 +85,8 @@ pub fn code(error: &Error) -> i32 {
         Error::NotHeld { .. } => ZL_NOT_HELD,
         Error::ZooKeeper { .. } => ZL_ZOOKEEPER,
         Error::Tls { .. } => ZL_TLS,
+        Error::NoChildrenForEphemerals { .. } => ZL_NO_CHILDREN_FOR_EPHEMERALS,
+        Error::InvalidAcl { .. } => ZL_INVALID_ACL,
         // `Error` is non_exhaustive: a kind the core adds is a ZooKeeper failure until it gets a code.
         _ => ZL_ZOOKEEPER,
     }

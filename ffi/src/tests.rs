@@ -132,6 +132,9 @@ fn each_error_kind_has_a_code_of_its_own() {
         Error::NotEmpty { action, path: path() },
         Error::SessionExpired { action, path: path() },
         Error::NotHeld { path: path() },
+        Error::Tls { reason: String::new() },
+        Error::NoChildrenForEphemerals { action, path: path() },
+        Error::InvalidAcl { action, path: path() },
         Error::ZooKeeper { action, path: path(), message: String::new() },
     ];
     let mut codes: Vec<i32> = kinds.iter().map(code).collect();

@@ -28,14 +28,6 @@ import_exception!(zoolock.exceptions, BadArgumentsError);
 import_exception!(zoolock.exceptions, NoChildrenForEphemeralsError);
 import_exception!(zoolock.exceptions, NotHeldError);
 import_exception!(zoolock.exceptions, InvalidACLError);
-
-/// The client library's message for ZooKeeper's NOCHILDRENFOREPHEMERALS,
-/// which the core reports as `Error::ZooKeeper` (pinned by the core's test
-/// `each_reply_a_binding_must_tell_apart_has_its_own_kind`; kazoo's
-/// `test_create_ephemeral_no_children` fails here if it changes).
-const NO_CHILDREN_FOR_EPHEMERALS: &str = "ephemeral node can not have children";
-/// Its message for INVALIDACL (an ACL of an unknown scheme, a malformed id).
-const INVALID_ACL: &str = "invalid acls";
 import_exception!(zoolock.exceptions, TlsError);
 
 /// Raises a core error as the exception kazoo would raise in its place.
@@ -68,10 +60,8 @@ pub fn to_py(err: Error) -> PyErr {
         Error::NotEmpty { .. } => NotEmptyError::new_err(message),
         Error::SessionExpired { .. } => SessionExpiredError::new_err(message),
         Error::NotHeld { .. } => NotHeldError::new_err(message),
-        Error::ZooKeeper { message: ref reply, .. } if reply == NO_CHILDREN_FOR_EPHEMERALS => {
-            NoChildrenForEphemeralsError::new_err(message)
-        }
-        Error::ZooKeeper { message: ref reply, .. } if reply == INVALID_ACL => InvalidACLError::new_err(message),
+        Error::NoChildrenForEphemerals { .. } => NoChildrenForEphemeralsError::new_err(message),
+        Error::InvalidAcl { .. } => InvalidACLError::new_err(message),
         Error::ZooKeeper { .. } => ZookeeperError::new_err(message),
         _ => KazooException::new_err(message),
     }

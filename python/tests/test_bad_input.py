@@ -36,8 +36,9 @@ ERRORS = {
     "BadVersion": zoolock.BadVersionError,
     "NotEmpty": zoolock.NotEmptyError,
     "SessionExpired": zoolock.SessionExpiredError,
-    # kazoo's names for the replies the catalogue's ZooKeeper entries carry (errors.rs).
-    "ZooKeeper": (zoolock.ZookeeperError, zoolock.NoChildrenForEphemeralsError),
+    "NoChildrenForEphemerals": zoolock.NoChildrenForEphemeralsError,
+    "InvalidAcl": zoolock.InvalidACLError,
+    "ZooKeeper": zoolock.ZookeeperError,
     "NotOwner": RuntimeError,
     "Tls": zoolock.TlsError,
 }
