@@ -14,7 +14,7 @@ use zookeeper_client as zk;
 use crate::error::{Error, Result};
 use crate::naming::{self, Role, Scheme};
 use crate::options::validate_path;
-use crate::session::{Live, Session};
+use crate::session::{DataWatchMark, Live, Session};
 
 /// What a participant holds or waits for, as its node's name tells.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -100,8 +100,8 @@ impl Inspector {
     pub async fn next(&mut self) -> Result<Vec<Participant>> {
         if let Some([a, b]) = self.watches.take() {
             tokio::select! {
-                _ = a.changed() => {}
-                _ = b.changed() => {}
+                _ = a.0.changed() => {}
+                _ = b.0.changed() => {}
             }
         }
         let (participants, watches) = read_again(&self.session, &self.path, true).await?;
@@ -121,8 +121,9 @@ async fn read_again(session: &Session, path: &str, watch: bool) -> Result<(Vec<P
     }
 }
 
-/// A watch on the children of a node, or on its creation while it is absent.
-type Watch = zk::OneshotWatcher;
+/// A watch on the children of a node, or on its creation while it is
+/// absent, with the mark of that data watch (dropped after the watcher).
+type Watch = (zk::OneshotWatcher, Option<DataWatchMark>);
 
 /// The admission lock of a kazoo semaphore at `path`.
 fn admission_path(path: &str) -> String {
@@ -203,16 +204,16 @@ async fn read(
 async fn watched_children(session: &Session, live: &Live, path: &str) -> Result<(Vec<String>, Watch)> {
     loop {
         match live.client.list_and_watch_children(path).await {
-            Ok((children, watch)) => return Ok((children, watch)),
+            Ok((children, watch)) => return Ok((children, (watch, None))),
             Err(zk::Error::NoNode) => {}
             Err(err) => return Err(Error::zk(path, "list", err)),
         }
         // A data watch: the session's handles on `path` stop mirroring it.
-        session.data_watch(path);
+        let mark = session.data_watch(path);
         match live.client.check_and_watch_stat(path).await {
             // Created meanwhile: list it.
             Ok((Some(_), _)) => continue,
-            Ok((None, watch)) => return Ok((Vec::new(), watch)),
+            Ok((None, watch)) => return Ok((Vec::new(), (watch, Some(mark)))),
             Err(err) => return Err(Error::zk(path, "watch", err)),
         }
     }

@@ -81,9 +81,29 @@ struct Shared {
     pid: u32,
     /// Set when `runtime` shut down under the session (see [`Supervisor`]).
     runtime_gone: AtomicBool,
-    /// Paths this session has set a data watch on (locked after `mirrors`):
-    /// never mirrored, see [`Session::data_watch`].
-    data_watched: Mutex<HashSet<String>>,
+    /// Per path, how many data watches this session may have set there and
+    /// not yet seen fire or dropped (locked after `mirrors`): a path with
+    /// any is not mirrored, see [`Session::data_watch`].
+    data_watched: Mutex<HashMap<String, u32>>,
+}
+
+/// A data watch this session may have on a path (see [`Session::data_watch`]).
+pub(crate) struct DataWatchMark {
+    shared: Weak<Shared>,
+    path: String,
+}
+
+impl Drop for DataWatchMark {
+    fn drop(&mut self) {
+        let Some(shared) = self.shared.upgrade() else { return };
+        let mut watched = shared.data_watched.lock().unwrap();
+        if let Some(count) = watched.get_mut(&self.path) {
+            *count -= 1;
+            if *count == 0 {
+                watched.remove(&self.path);
+            }
+        }
+    }
 }
 
 /// A node this session is queueing or holding; `place` dies when it leaves.
@@ -391,7 +411,7 @@ impl Session {
             return mirror;
         }
         mirrors.retain(|_, m| m.strong_count() > 0);
-        let deaf = self.shared.data_watched.lock().unwrap().contains(path);
+        let deaf = self.shared.data_watched.lock().unwrap().contains_key(path);
         let mirror = Mirror::new(self, path, deaf);
         mirrors.insert(path.to_owned(), Arc::downgrade(&mirror));
         mirror
@@ -402,16 +422,29 @@ impl Session {
     /// (ZOOKEEPER-4466, fixed in 3.9): that watch turns a mirror's
     /// persistent recursive watch on `path` into a one-shot one, and the
     /// mirror hears neither creates nor deletes under it. Handles of this
-    /// session on `path` list instead, from now on.
-    pub(crate) fn data_watch(&self, path: &str) {
+    /// session on `path` list instead, from now on, and a mirror made while
+    /// the returned mark lives starts blind. Keep the mark until the watch
+    /// fired or its watcher was dropped: assumes zookeeper-client removes a
+    /// dropped one-shot watcher's watch from the server (`RemoveWatches`,
+    /// sent before any later request of the session, such as a new
+    /// mirror's `addWatch`). Without the marks ending, the record of every
+    /// path ever watched would grow for the session's whole life.
+    pub(crate) fn data_watch(&self, path: &str) -> DataWatchMark {
         let mirror = {
             let mirrors = self.shared.mirrors.lock().unwrap();
-            self.shared.data_watched.lock().unwrap().insert(path.to_owned());
+            *self.shared.data_watched.lock().unwrap().entry(path.to_owned()).or_default() += 1;
             mirrors.get(path).and_then(Weak::upgrade)
         };
         if let Some(mirror) = mirror {
             mirror.blind();
         }
+        DataWatchMark { shared: Arc::downgrade(&self.shared), path: path.to_owned() }
+    }
+
+    /// How many paths carry a data watch mark now (tests).
+    #[doc(hidden)]
+    pub fn data_watched_paths(&self) -> usize {
+        self.shared.data_watched.lock().unwrap().len()
     }
 
     pub(crate) fn record_winner(&self, node: &str) {

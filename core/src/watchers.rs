@@ -241,8 +241,9 @@ async fn watch_data(
             Ok(live) => live,
             Err(err) => return fail(&mut started, err),
         };
-        // A data watch: the session's handles on `path` stop mirroring it.
-        session.data_watch(&path);
+        // A data watch: the session's handles on `path` stop mirroring it
+        // while it may be set (the mark drops after the watcher).
+        let _mark = session.data_watch(&path);
         let read = match live.client.get_and_watch_data(&path).await {
             Ok((data, stat, watcher)) => Ok((Some((data, Stat::from(&stat))), watcher)),
             // Watch for its creation instead; `exists` leaves a watch also when absent.

@@ -291,3 +291,29 @@ async fn a_data_watch_survives_a_reconnect_of_the_same_session() {
     assert_eq!(data(&next(&mut calls).await), Some(&b"after"[..]));
     writer.delete(&node, None, false).await.unwrap();
 }
+
+/// A session remembers the paths it may hold a data watch on (so that no
+/// lock mirrors them: mirror.rs, point 6) only while it may: a watch that
+/// fired or was stopped leaves no record, however many paths were watched.
+#[tokio::test(flavor = "multi_thread")]
+async fn stopped_data_watches_leave_no_record_behind() {
+    let session = session(&shared_server()).await;
+    let base = unique_path("data-watch-records");
+    let mut watches = Vec::new();
+    for i in 0..50 {
+        let node = format!("{base}/n{i}");
+        session.create(&node, b"", &Create::default().makepath()).await.unwrap();
+        watches.push(DataWatch::start(&session, &node, |_, _| true).await.unwrap());
+    }
+    assert_eq!(session.data_watched_paths(), 50);
+    drop(watches);
+    // A stopped watch's task ends at its next poll on the runtime: no event
+    // tells when, so wait for the count, bounded.
+    let emptied = timeout(Duration::from_secs(10), async {
+        while session.data_watched_paths() > 0 {
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+    });
+    emptied.await.unwrap_or_else(|_| panic!("{} paths still recorded", session.data_watched_paths()));
+    session.delete(&base, None, true).await.unwrap();
+}
