@@ -545,11 +545,8 @@ impl HolderState {
             };
             queued.store(true, Ordering::Release);
             // Even a single try must not hang on a dead connection.
-            let bound = self.session.request_bound();
-            return match timeout(bound, contend).await {
-                Ok(won) => Ok(won?.map_or(Turn::NotWon, |w| Turn::Won(w, turn))),
-                Err(_) => Err(Error::ConnectionLoss(bound)),
-            };
+            let won = self.session.bounded(contend).await?;
+            return Ok(won.map_or(Turn::NotWon, |w| Turn::Won(w, turn)));
         }
         let turn = match self.on_held {
             OnHeld::Wait => turn.lock_owned().await,

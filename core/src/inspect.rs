@@ -8,7 +8,6 @@
 
 use std::time::{Duration, SystemTime};
 
-use tokio::time::timeout;
 use zookeeper_client as zk;
 
 use crate::error::{Error, Result};
@@ -72,9 +71,7 @@ pub struct Participant {
 /// ```
 pub async fn inspect(session: &Session, path: &str) -> Result<Vec<Participant>> {
     validate_path(path)?;
-    let bound = session.request_bound();
-    let (participants, _) =
-        timeout(bound, read_again(session, path, false)).await.map_err(|_| Error::ConnectionLoss(bound))??;
+    let (participants, _) = session.bounded(read_again(session, path, false)).await?;
     Ok(participants)
 }
 

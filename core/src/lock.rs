@@ -4,7 +4,6 @@
 
 use std::sync::Arc;
 
-use tokio::time::timeout;
 use zookeeper_client as zk;
 
 use crate::cleanup::{connection_lost, find_own, Removal, Target};
@@ -496,9 +495,10 @@ impl Holder for Lock {
     fn queue(&self) -> BoxFuture<'_, Result<Vec<String>>> {
         Box::pin(async move {
             let live = self.holder.session.live().await?;
-            let bound = self.holder.session.request_bound();
             let read = async {
-                let Some(mut children) = self.list(&live).await? else { return Err(Error::ConnectionLoss(bound)) };
+                let Some(mut children) = self.list(&live).await? else {
+                    return Err(Error::ConnectionLoss(self.holder.session.request_bound()));
+                };
                 let session = &self.holder.session;
                 // Late nodes of this session's are no contenders: they go.
                 session.doubtful_prefixes().sweep(session, &self.spec.path, live.generation, &mut children);
@@ -506,7 +506,7 @@ impl Holder for Lock {
                 let nodes: Vec<String> = queue.iter().map(|c| format!("{}/{}", self.spec.path, c.name)).collect();
                 read_identifiers(&live, &nodes).await
             };
-            timeout(bound, read).await.map_err(|_| Error::ConnectionLoss(bound))?
+            self.holder.session.bounded(read).await
         })
     }
 }

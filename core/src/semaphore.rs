@@ -6,7 +6,6 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
-use tokio::time::timeout;
 use uuid::Uuid;
 use zookeeper_client as zk;
 
@@ -210,7 +209,6 @@ impl Holder for Semaphore {
     fn queue(&self) -> BoxFuture<'_, Result<Vec<String>>> {
         Box::pin(async move {
             let live = self.holder.session.live().await?;
-            let bound = self.holder.session.request_bound();
             let read = async {
                 let children = match live.client.list_children(&self.spec.path).await {
                     Ok(children) => children,
@@ -220,7 +218,7 @@ impl Holder for Semaphore {
                 let nodes: Vec<String> = children.iter().map(|c| format!("{}/{c}", self.spec.path)).collect();
                 read_identifiers(&live, &nodes).await
             };
-            timeout(bound, read).await.map_err(|_| Error::ConnectionLoss(bound))?
+            self.holder.session.bounded(read).await
         })
     }
 }

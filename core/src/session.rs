@@ -488,6 +488,13 @@ impl Session {
     pub(crate) fn request_bound(&self) -> Duration {
         self.shared.options.session_timeout
     }
+
+    /// Runs `work` (requests and the waits for a connection between them)
+    /// within the request bound: past it, [`Error::ConnectionLoss`].
+    pub(crate) async fn bounded<T>(&self, work: impl Future<Output = Result<T>>) -> Result<T> {
+        let bound = self.request_bound();
+        timeout(bound, work).await.unwrap_or(Err(Error::ConnectionLoss(bound)))
+    }
 }
 
 async fn open(options: &SessionOptions, generation: u64) -> Result<Live> {

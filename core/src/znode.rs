@@ -467,12 +467,6 @@ impl Retry {
 /// replies are zoolock's kinds: [`Error::NoNode`], [`Error::NodeExists`],
 /// [`Error::BadVersion`], [`Error::NotEmpty`], [`Error::NoAuth`], …
 impl Session {
-    /// Runs `work` within the request bound.
-    pub(crate) async fn bounded<T>(&self, work: impl Future<Output = Result<T>>) -> Result<T> {
-        let bound = self.request_bound();
-        timeout(bound, work).await.unwrap_or(Err(Error::ConnectionLoss(bound)))
-    }
-
     /// The node's stat, `None` if there is no such node.
     pub async fn exists(&self, path: &str) -> Result<Option<Stat>> {
         validate_node_path(path)?;
