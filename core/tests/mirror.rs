@@ -28,6 +28,34 @@ async fn inject<T: Send + 'static>(fault: impl FnOnce() -> T + Send + 'static) -
     tokio::task::spawn_blocking(fault).await.unwrap()
 }
 
+/// Our session (a mirrored waiter's), theirs (a listing holder's), a raw
+/// client that looks, and a path of its own.
+struct Scene {
+    ours: Session,
+    theirs: Session,
+    raw: zookeeper_client::Client,
+    path: String,
+}
+
+async fn scene(name: &str) -> Scene {
+    let connect = shared_server();
+    let (ours, theirs, raw) = (session(&connect).await, session(&connect).await, raw(&connect).await);
+    Scene { ours, theirs, raw, path: unique_path(name) }
+}
+
+impl Scene {
+    /// A listing holder on their session, and a mirrored waiter on ours,
+    /// queued behind it (the acquire still running in `waiting`).
+    async fn waiter_behind_a_holder(&self) -> (Lock, Lock, tokio::task::JoinHandle<zoolock::Result<bool>>) {
+        let holder = Lock::mutex(&self.theirs, &self.path).unwrap();
+        assert!(holder.acquire(Acquire::default()).await.unwrap());
+        let waiter = mirrored(&self.ours, &self.path);
+        let waiting = spawn_acquire(&waiter, Acquire::default());
+        queued(&self.raw, &self.path, 2).await;
+        (holder, waiter, waiting)
+    }
+}
+
 async fn wait_connected(session: &Session, generation: u64) {
     let mut status = session.subscribe();
     timeout(SETTLE, status.wait_for(|s| s.state == SessionState::Connected && s.generation >= generation))
@@ -71,17 +99,9 @@ async fn mirrored_and_listing_contenders_never_hold_together() {
 /// reconnect and the waiter holds.
 #[tokio::test(flavor = "multi_thread")]
 async fn a_release_while_the_waiters_connection_is_down_is_seen_after_it() {
-    let connect = shared_server();
-    let (ours, theirs, raw) = (session(&connect).await, session(&connect).await, raw(&connect).await);
-    let path = unique_path("mirror-down");
-    let holder = Lock::mutex(&theirs, &path).unwrap();
-    assert!(holder.acquire(Acquire::default()).await.unwrap());
-    let waiter = mirrored(&ours, &path);
-    let waiting = tokio::spawn({
-        let waiter = waiter.clone();
-        async move { waiter.acquire(Acquire::default()).await.unwrap() }
-    });
-    queued(&raw, &path, 2).await;
+    let scene = scene("mirror-down").await;
+    let Scene { ours, .. } = &scene;
+    let (holder, waiter, waiting) = scene.waiter_behind_a_holder().await;
     let id = ours.status().session_id;
     // Partitioned, then reset: the release happens while no connection of
     // the waiter's session is up to carry its notice.
@@ -89,7 +109,7 @@ async fn a_release_while_the_waiters_connection_is_down_is_seen_after_it() {
     inject(move || harness().drop_connections(id).unwrap()).await;
     assert!(holder.release().await.unwrap());
     inject(move || harness().heal(id).unwrap()).await;
-    assert!(timeout(SETTLE, waiting).await.expect("the waiter holds after the reconnect").unwrap());
+    assert!(timeout(SETTLE, waiting).await.expect("the waiter holds after the reconnect").unwrap().unwrap());
     assert_eq!(ours.status().session_id, id, "the same session");
     assert!(waiter.release().await.unwrap());
 }
@@ -99,22 +119,14 @@ async fn a_release_while_the_waiters_connection_is_down_is_seen_after_it() {
 /// mirror adds its watch again.
 #[tokio::test(flavor = "multi_thread")]
 async fn a_release_after_the_waiters_reconnect_is_heard() {
-    let connect = shared_server();
-    let (ours, theirs, raw) = (session(&connect).await, session(&connect).await, raw(&connect).await);
-    let path = unique_path("mirror-reconnect");
-    let holder = Lock::mutex(&theirs, &path).unwrap();
-    assert!(holder.acquire(Acquire::default()).await.unwrap());
-    let waiter = mirrored(&ours, &path);
-    let waiting = tokio::spawn({
-        let waiter = waiter.clone();
-        async move { waiter.acquire(Acquire::default()).await.unwrap() }
-    });
-    queued(&raw, &path, 2).await;
+    let scene = scene("mirror-reconnect").await;
+    let Scene { ours, .. } = &scene;
+    let (holder, waiter, waiting) = scene.waiter_behind_a_holder().await;
     let id = ours.status().session_id;
     inject(move || harness().drop_connections(id).unwrap()).await;
     wait_connected(&ours, 1).await;
     assert!(holder.release().await.unwrap());
-    assert!(timeout(SETTLE, waiting).await.expect("the waiter hears the release").unwrap());
+    assert!(timeout(SETTLE, waiting).await.expect("the waiter hears the release").unwrap().unwrap());
     assert!(waiter.release().await.unwrap());
 }
 
@@ -122,23 +134,15 @@ async fn a_release_after_the_waiters_reconnect_is_heard() {
 /// mirror is built anew, and holds once the holder lets go.
 #[tokio::test(flavor = "multi_thread")]
 async fn a_waiter_whose_session_expired_queues_again_on_a_new_mirror() {
-    let connect = shared_server();
-    let (ours, theirs, raw) = (session(&connect).await, session(&connect).await, raw(&connect).await);
-    let path = unique_path("mirror-expiry");
-    let holder = Lock::mutex(&theirs, &path).unwrap();
-    assert!(holder.acquire(Acquire::default()).await.unwrap());
-    let waiter = mirrored(&ours, &path);
-    let waiting = tokio::spawn({
-        let waiter = waiter.clone();
-        async move { waiter.acquire(Acquire::default()).await.unwrap() }
-    });
-    queued(&raw, &path, 2).await;
+    let scene = scene("mirror-expiry").await;
+    let Scene { ours, raw, path, .. } = &scene;
+    let (holder, waiter, waiting) = scene.waiter_behind_a_holder().await;
     let id = ours.status().session_id;
     inject(move || harness().expire(id).unwrap()).await;
     wait_connected(&ours, 2).await;
     queued(&raw, &path, 2).await;
     assert!(holder.release().await.unwrap());
-    assert!(timeout(SETTLE, waiting).await.expect("the waiter holds on its new session").unwrap());
+    assert!(timeout(SETTLE, waiting).await.expect("the waiter holds on its new session").unwrap().unwrap());
     assert!(waiter.release().await.unwrap());
 }
 
@@ -146,16 +150,11 @@ async fn a_waiter_whose_session_expired_queues_again_on_a_new_mirror() {
 /// from the mirror (no watch of its own), and the next contender holds.
 #[tokio::test(flavor = "multi_thread")]
 async fn a_mirrored_holder_whose_node_is_deleted_is_told_and_the_next_holds() {
-    let connect = shared_server();
-    let (ours, theirs, raw) = (session(&connect).await, session(&connect).await, raw(&connect).await);
-    let path = unique_path("mirror-deleted");
+    let Scene { ours, theirs, raw, path } = scene("mirror-deleted").await;
     let holder = mirrored(&ours, &path);
     assert!(holder.acquire(Acquire::default()).await.unwrap());
     let next = mirrored(&theirs, &path);
-    let waiting = tokio::spawn({
-        let next = next.clone();
-        async move { next.acquire(Acquire::default()).await.unwrap() }
-    });
+    let waiting = spawn_acquire(&next, Acquire::default());
     queued(&raw, &path, 2).await;
     let mut state = holder.subscribe();
     raw.delete(&holder.node().unwrap(), None).await.unwrap();
@@ -163,7 +162,7 @@ async fn a_mirrored_holder_whose_node_is_deleted_is_told_and_the_next_holds() {
         .await
         .expect("the holder is told")
         .unwrap();
-    assert!(timeout(SETTLE, waiting).await.expect("the next contender holds").unwrap());
+    assert!(timeout(SETTLE, waiting).await.expect("the next contender holds").unwrap().unwrap());
     assert!(next.release().await.unwrap());
 }
 
@@ -171,16 +170,11 @@ async fn a_mirrored_holder_whose_node_is_deleted_is_told_and_the_next_holds() {
 /// finds its node gone, queues again on the new path and holds.
 #[tokio::test(flavor = "multi_thread")]
 async fn a_mirrored_waiter_queues_again_when_its_node_and_the_path_are_deleted() {
-    let connect = shared_server();
-    let (ours, theirs, raw) = (session(&connect).await, session(&connect).await, raw(&connect).await);
-    let path = unique_path("mirror-path");
+    let Scene { ours, theirs, raw, path } = scene("mirror-path").await;
     let holder = Lock::mutex(&theirs, &path).unwrap();
     assert!(holder.acquire(Acquire::default()).await.unwrap());
     let waiter = mirrored(&ours, &path);
-    let waiting = tokio::spawn({
-        let waiter = waiter.clone();
-        async move { waiter.acquire(Acquire::default()).await.unwrap() }
-    });
+    let waiting = spawn_acquire(&waiter, Acquire::default());
     let nodes = queued(&raw, &path, 2).await;
     let holder_node = holder.node().unwrap();
     let waiter_node = nodes.iter().map(|n| format!("{path}/{n}")).find(|n| *n != holder_node).unwrap();
@@ -188,7 +182,7 @@ async fn a_mirrored_waiter_queues_again_when_its_node_and_the_path_are_deleted()
     raw.delete(&waiter_node, None).await.unwrap();
     raw.delete(&holder_node, None).await.unwrap();
     let _ = raw.delete(&path, None).await;
-    assert!(timeout(SETTLE, waiting).await.expect("the waiter holds on the path made again").unwrap());
+    assert!(timeout(SETTLE, waiting).await.expect("the waiter holds on the path made again").unwrap().unwrap());
     assert!(waiter.node().unwrap().starts_with(&path));
     assert!(waiter.release().await.unwrap());
 }
@@ -201,9 +195,7 @@ async fn a_mirrored_waiter_queues_again_when_its_node_and_the_path_are_deleted()
 /// still hold once the holder lets go, on one node.
 #[tokio::test(flavor = "multi_thread")]
 async fn a_data_watch_on_the_lock_path_in_the_same_session_does_not_blind_the_mirror() {
-    let connect = shared_server();
-    let (ours, theirs, raw) = (session(&connect).await, session(&connect).await, raw(&connect).await);
-    let path = unique_path("mirror-datawatch");
+    let Scene { ours, theirs, raw, path } = scene("mirror-datawatch").await;
     let waiter = mirrored(&ours, &path);
     // The mirror is built (its watch set) by this first hold, before the data watch.
     assert!(waiter.acquire(Acquire::default()).await.unwrap());
@@ -211,13 +203,10 @@ async fn a_data_watch_on_the_lock_path_in_the_same_session_does_not_blind_the_mi
     let watch = zoolock::DataWatch::start(&ours, &path, |_, _| true).await.unwrap();
     let holder = Lock::mutex(&theirs, &path).unwrap();
     assert!(holder.acquire(Acquire::default()).await.unwrap());
-    let waiting = tokio::spawn({
-        let waiter = waiter.clone();
-        async move { waiter.acquire(Acquire::default()).await.unwrap() }
-    });
+    let waiting = spawn_acquire(&waiter, Acquire::default());
     queued(&raw, &path, 2).await;
     assert!(holder.release().await.unwrap());
-    assert!(timeout(SETTLE, waiting).await.expect("the waiter holds after the release").unwrap());
+    assert!(timeout(SETTLE, waiting).await.expect("the waiter holds after the release").unwrap().unwrap());
     assert_eq!(children(&raw, &path).await.len(), 1, "one node: the waiter's");
     assert!(waiter.release().await.unwrap());
     watch.stop();
@@ -229,17 +218,9 @@ async fn a_data_watch_on_the_lock_path_in_the_same_session_does_not_blind_the_mi
 /// again), must not leave that watch deaf to the path's children.
 #[tokio::test(flavor = "multi_thread")]
 async fn the_mirror_does_not_deafen_a_children_watch_of_its_session_on_the_lock_path() {
-    let connect = shared_server();
-    let (ours, theirs, raw) = (session(&connect).await, session(&connect).await, raw(&connect).await);
-    let path = unique_path("mirror-childrenwatch");
-    let holder = Lock::mutex(&theirs, &path).unwrap();
-    assert!(holder.acquire(Acquire::default()).await.unwrap());
-    let waiter = mirrored(&ours, &path);
-    let waiting = tokio::spawn({
-        let waiter = waiter.clone();
-        async move { waiter.acquire(Acquire::default()).await.unwrap() }
-    });
-    queued(&raw, &path, 2).await;
+    let scene = scene("mirror-childrenwatch").await;
+    let Scene { ours, path, .. } = &scene;
+    let (holder, waiter, waiting) = scene.waiter_behind_a_holder().await;
     let (sender, mut seen) = tokio::sync::mpsc::unbounded_channel();
     let watch = zoolock::ChildrenWatch::start(&ours, &path, move |children, _| sender.send(children.len()).is_ok())
         .await
@@ -254,7 +235,7 @@ async fn the_mirror_does_not_deafen_a_children_watch_of_its_session_on_the_lock_
     // asks as soon as the session is connected again): the release comes after that watch.
     zoolock::inspect(&ours, &path).await.unwrap();
     assert!(holder.release().await.unwrap());
-    assert!(timeout(SETTLE, waiting).await.expect("the waiter holds").unwrap());
+    assert!(timeout(SETTLE, waiting).await.expect("the waiter holds").unwrap().unwrap());
     assert_eq!(timeout(SETTLE, seen.recv()).await.expect("the children watch hears the release"), Some(1));
     assert!(waiter.release().await.unwrap());
     watch.stop();
@@ -266,9 +247,7 @@ async fn the_mirror_does_not_deafen_a_children_watch_of_its_session_on_the_lock_
 /// path. The holder's release must still reach the waiter.
 #[tokio::test(flavor = "multi_thread")]
 async fn a_data_watch_on_the_lock_path_set_while_a_mirrored_waiter_waits_does_not_strand_it() {
-    let connect = shared_server();
-    let (ours, theirs, raw) = (session(&connect).await, session(&connect).await, raw(&connect).await);
-    let path = unique_path("mirror-datawatch-waiting");
+    let Scene { ours, theirs, raw, path } = scene("mirror-datawatch-waiting").await;
     let holder = Lock::mutex(&theirs, &path).unwrap();
     // The path exists when the mirror is built (its listing sets a children watch).
     assert!(holder.acquire(Acquire::default()).await.unwrap());
@@ -278,14 +257,11 @@ async fn a_data_watch_on_the_lock_path_set_while_a_mirrored_waiter_waits_does_no
     assert!(waiter.acquire(Acquire::default()).await.unwrap());
     assert!(waiter.release().await.unwrap());
     assert!(holder.acquire(Acquire::default()).await.unwrap());
-    let waiting = tokio::spawn({
-        let waiter = waiter.clone();
-        async move { waiter.acquire(Acquire::default()).await.unwrap() }
-    });
+    let waiting = spawn_acquire(&waiter, Acquire::default());
     queued(&raw, &path, 2).await;
     let watch = zoolock::DataWatch::start(&ours, &path, |_, _| true).await.unwrap();
     assert!(holder.release().await.unwrap());
-    assert!(timeout(SETTLE, waiting).await.expect("the waiter holds after the release").unwrap());
+    assert!(timeout(SETTLE, waiting).await.expect("the waiter holds after the release").unwrap().unwrap());
     assert!(waiter.release().await.unwrap());
     watch.stop();
 }
@@ -296,16 +272,11 @@ async fn a_data_watch_on_the_lock_path_set_while_a_mirrored_waiter_waits_does_no
 /// reads its node before believing it gone, queues again and holds.
 #[tokio::test(flavor = "multi_thread")]
 async fn a_mirrored_waiter_queues_again_when_the_path_is_made_again_while_it_is_down() {
-    let connect = shared_server();
-    let (ours, theirs, raw) = (session(&connect).await, session(&connect).await, raw(&connect).await);
-    let path = unique_path("mirror-path-down");
+    let Scene { ours, theirs, raw, path } = scene("mirror-path-down").await;
     let holder = Lock::mutex(&theirs, &path).unwrap();
     assert!(holder.acquire(Acquire::default()).await.unwrap());
     let waiter = mirrored(&ours, &path);
-    let waiting = tokio::spawn({
-        let waiter = waiter.clone();
-        async move { waiter.acquire(Acquire::default()).await.unwrap() }
-    });
+    let waiting = spawn_acquire(&waiter, Acquire::default());
     let nodes = queued(&raw, &path, 2).await;
     let id = ours.status().session_id;
     inject(move || harness().partition(id).unwrap()).await;
@@ -321,7 +292,7 @@ async fn a_mirrored_waiter_queues_again_when_the_path_is_made_again_while_it_is_
         .await
         .unwrap();
     inject(move || harness().heal(id).unwrap()).await;
-    assert!(timeout(SETTLE, waiting).await.expect("the waiter holds on the path made again").unwrap());
+    assert!(timeout(SETTLE, waiting).await.expect("the waiter holds on the path made again").unwrap().unwrap());
     assert_eq!(children(&raw, &path).await, vec![waiter.node().unwrap()[path.len() + 1..].to_owned()]);
     assert_eq!(ours.status().session_id, id, "the same session");
     assert!(waiter.release().await.unwrap());
