@@ -291,24 +291,35 @@ impl Lock {
             let doubtful = session.doubtful_prefixes().any(&self.spec.path);
             let wake = match mirror.decide(live.generation, name, role, doubtful.then_some(&sweep)) {
                 Decision::Holds(deletion) => {
-                    return Ok(Ok(Step::Won(attempt.won_watched(token, NodeWatch::Mirror(deletion)).with_wait(waited))))
+                    // Decided on a deletion notice: the transaction that deleted
+                    // the last node ahead may have deleted ours too (a multi, such
+                    // as the CLI's `deleteall`), its notice not read yet. The
+                    // read's reply comes after every notice of that transaction:
+                    // our node there then, the hold is decided on a present node.
+                    if waited {
+                        match Box::pin(self.presence(live, name)).await? {
+                            Presence::There => {}
+                            Presence::Gone => return Ok(Ok(Step::NodeGone)),
+                            Presence::SessionEnded => return Ok(Ok(Step::SessionEnded)),
+                            // The mirror goes stale with the connection: decide again.
+                            Presence::Unknown => continue,
+                        }
+                    }
+                    return Ok(Ok(Step::Won(
+                        attempt.won_watched(token, NodeWatch::Mirror(deletion)).with_wait(waited),
+                    )));
                 }
                 // Our create's reply came and the mirror lacks our node: gone,
                 // or the mirror is deaf to creates (mirror.rs, point 6). A read tells.
-                Decision::Missing => {
-                    let node = format!("{}/{name}", self.spec.path);
-                    match live.client.check_stat(&node).await {
-                        Ok(None) => return Ok(Ok(Step::NodeGone)),
-                        Ok(Some(_)) => {
-                            mirror.blind();
-                            return Ok(Err(attempt));
-                        }
-                        // The mirror goes stale with the connection: decide again.
-                        Err(err) if connection_lost(&err) => continue,
-                        Err(zk::Error::SessionExpired | zk::Error::ClientClosed) => return Ok(Ok(Step::SessionEnded)),
-                        Err(err) => return Err(Error::zk(&node, "read", err)),
+                Decision::Missing => match Box::pin(self.presence(live, name)).await? {
+                    Presence::Gone => return Ok(Ok(Step::NodeGone)),
+                    Presence::There => {
+                        mirror.blind();
+                        return Ok(Err(attempt));
                     }
-                }
+                    Presence::SessionEnded => return Ok(Ok(Step::SessionEnded)),
+                    Presence::Unknown => continue,
+                },
                 Decision::SessionEnded => return Ok(Ok(Step::SessionEnded)),
                 Decision::Broken => return Ok(Err(attempt)),
                 Decision::Waits(_) if !options.waits() => return Ok(Ok(Step::Taken)),
@@ -322,6 +333,18 @@ impl Lock {
                 _ = wake => waited = true,
                 _ = ended => return Ok(Ok(Step::SessionEnded)),
             }
+        }
+    }
+
+    /// Whether our node `name` is there, by a read (no watch).
+    async fn presence(&self, live: &Live, name: &str) -> Result<Presence> {
+        let node = format!("{}/{name}", self.spec.path);
+        match live.client.check_stat(&node).await {
+            Ok(Some(_)) => Ok(Presence::There),
+            Ok(None) => Ok(Presence::Gone),
+            Err(err) if connection_lost(&err) => Ok(Presence::Unknown),
+            Err(zk::Error::SessionExpired | zk::Error::ClientClosed) => Ok(Presence::SessionEnded),
+            Err(err) => Err(Error::zk(&node, "read", err)),
         }
     }
 
@@ -566,6 +589,15 @@ enum Watched {
     /// The nearest blocker of a listing that showed our node; `last_blocker`:
     /// the only one.
     Listed { last_blocker: bool },
+}
+
+/// Our own node, read by a mirrored waiter (no watch left on it).
+enum Presence {
+    There,
+    Gone,
+    /// The connection broke on the way: the mirror decides again.
+    Unknown,
+    SessionEnded,
 }
 
 /// Our own node, read before a hold decided by a deletion notice.

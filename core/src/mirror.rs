@@ -1,10 +1,10 @@
 //! A session's mirror of one lock path's children, kept by one persistent
 //! recursive watch (ZooKeeper ≥ 3.6 `addWatch`) and shared by every handle
 //! of the session on that path ([`crate::LockConfig::mirror`]). A waiter
-//! decides on the deletion notice alone — no listing, no read of its own
-//! node — so an acquisition costs the create and the delete; the price is
-//! that the server sends every create and delete on the path to every
-//! session that mirrors it.
+//! decides on the mirror — no listing, no watch of its predecessor — so an
+//! acquisition costs the create and the delete, and a waiter one read of its
+//! own node more (point 8); the price is that the server sends every create
+//! and delete on the path to every session that mirrors it.
 //!
 //! Why the mirror is exact. Each point names the ZooKeeper behaviour it
 //! assumes; `core/tests/mirror.rs` covers the cases where it would fail.
@@ -53,6 +53,15 @@
 //! 7. The trust issue's shortcuts: a late create of a doubtful prefix shows
 //!    up as a child and is swept like one from a listing; a hold learns of
 //!    its node's deletion from the mirror (the same notice as a data watch).
+//! 8. One transaction, several notices. A multi that deletes our
+//!    predecessor and our own node (the CLI's `deleteall` sends one) gives
+//!    one notice per node, and a waiter woken by the first would hold before
+//!    the second is read: on a node already gone, beside the next holder
+//!    (the model found it; `core/tests/mirror.rs` held on the deleted node in
+//!    its third round before this read).
+//!    So a waiter that decides after a wake reads its node first: its reply
+//!    comes after every notice of that transaction (2.). A hold decided at
+//!    the create's reply needs no read: our node was there at that reply.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::future::Future;

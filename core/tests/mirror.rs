@@ -297,3 +297,33 @@ async fn a_mirrored_waiter_queues_again_when_the_path_is_made_again_while_it_is_
     assert_eq!(ours.status().session_id, id, "the same session");
     assert!(waiter.release().await.unwrap());
 }
+
+/// One transaction deletes the holder's node and the waiter's (an
+/// operator's `deleteall`, which ZooKeeper's CLI sends as one multi): the
+/// server sends one notice per node, back to back. Woken by the first, a
+/// waiter that believed the mirror alone would hold on a node already gone
+/// (found by the model, `mirror_rules_hold_on_a_node_deleted_in_the_same_multi`):
+/// it must read its node first, find it gone, and queue again.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_waiter_whose_node_goes_in_the_same_multi_as_its_predecessor_does_not_hold_on_it() {
+    let scene = scene("mirror-multi").await;
+    let Scene { raw, path, .. } = &scene;
+    for round in 0..20 {
+        let (holder, waiter, waiting) = scene.waiter_behind_a_holder().await;
+        let queued_node = format!(
+            "{path}/{}",
+            queued(raw, path, 2).await.into_iter().find(|n| !holder.node().unwrap().ends_with(n.as_str())).unwrap()
+        );
+        let mut multi = raw.new_multi_writer();
+        multi.add_delete(&holder.node().unwrap(), None).unwrap();
+        multi.add_delete(&queued_node, None).unwrap();
+        multi.commit().await.unwrap();
+        assert!(timeout(SETTLE, waiting).await.expect("the waiter holds").unwrap().unwrap());
+        // Held on a node of its own that is there: a new one.
+        let node = waiter.node().unwrap_or_else(|| panic!("round {round}: held on no node ({:?})", waiter.state()));
+        assert_ne!(node, queued_node, "round {round}: held on the node the multi deleted");
+        assert!(raw.check_stat(&node).await.unwrap().is_some(), "round {round}: held on a node that is gone");
+        assert!(waiter.release().await.unwrap());
+        drop(holder);
+    }
+}
