@@ -3,15 +3,16 @@
 
 use std::collections::HashMap;
 use std::future::Future;
+use std::pin::Pin;
 use std::sync::Mutex;
+use std::task::{ready, Context, Poll};
 use std::time::Duration;
 
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
-use tokio::time::timeout;
 use zookeeper_client as zk;
 
-use crate::session::{Live, Session};
+use crate::session::{Live, Session, SessionState};
 
 /// How long a caller waits for a removal before it goes on in the background.
 /// A reachable server answers in milliseconds; an unreachable one will not
@@ -122,18 +123,64 @@ impl Removal {
         })
     }
 
-    /// Starts the removal in the background at once and returns a wait for
-    /// it of at most [`FOREGROUND_WAIT`]: true if the node is certainly gone
-    /// by then. Dropping the wait (a caller's timeout, a cancelled task)
-    /// never stops the removal.
+    /// Runs the removal in the caller's task — no task of its own, no wake
+    /// of another thread — and returns true if the node is certainly gone.
+    /// The wait is bounded: once the session is not connected, at most
+    /// [`FOREGROUND_WAIT`] more; the removal then goes on in the background,
+    /// as it does if the wait is dropped (a caller's timeout, a cancelled
+    /// task): a removal once started is never stopped.
+    ///
+    /// The bound starts at the disconnect, not at the call, so that a
+    /// release on a healthy connection arms no timer. It assumes that a
+    /// connected session answers the delete, or that zookeeper-client fails
+    /// the connection after its own read timeout (a fraction of the session
+    /// timeout) and the session leaves `Connected`; a partition under a
+    /// release (`a_release_cut_off_midway_returns_within_its_bound`) is the case.
     pub fn run_bounded(self) -> impl Future<Output = bool> + Send {
-        let work = self.session.clone().spawn(self.run());
-        async move { matches!(timeout(FOREGROUND_WAIT, work).await, Ok(Ok(true))) }
+        let mut status = self.session.subscribe();
+        let work = Foreground { session: self.session.clone(), work: Some(Box::pin(self.run())) };
+        async move {
+            let disconnected = async {
+                let _ = status.wait_for(|s| s.state != SessionState::Connected).await;
+                tokio::time::sleep(FOREGROUND_WAIT).await;
+            };
+            tokio::select! {
+                biased;
+                gone = work => gone,
+                _ = disconnected => false,
+            }
+        }
     }
 
     /// The registry of this removal's node if it is persistent.
     pub fn persistent(&self) -> Option<&PersistentNodes> {
         (!self.ephemeral).then(|| self.session.persistent_nodes())
+    }
+}
+
+/// A removal polled by its caller; dropped before it ends, it finishes in the background.
+struct Foreground {
+    session: Session,
+    work: Option<Pin<Box<dyn Future<Output = bool> + Send>>>,
+}
+
+impl Future for Foreground {
+    type Output = bool;
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<bool> {
+        let gone = ready!(self.work.as_mut().expect("polled after it ended").as_mut().poll(cx));
+        self.work = None;
+        Poll::Ready(gone)
+    }
+}
+
+impl Drop for Foreground {
+    fn drop(&mut self) {
+        if let Some(work) = self.work.take() {
+            self.session.spawn(async move {
+                work.await;
+            });
+        }
     }
 }
 

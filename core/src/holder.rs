@@ -665,8 +665,31 @@ impl HolderState {
             });
             self.attach(id, timer.abort_handle());
         }
-        let watch = self.session.spawn(watch_node(Arc::downgrade(self), id, node, generation, ephemeral, node_watch));
-        self.attach(id, watch.abort_handle());
+        match node_watch {
+            // The mirror calls back on the node's deletion: a hold costs no
+            // task, and its release nothing to abort. ZooKeeper sends the
+            // mirror's watch the node's deletion like any other change of the
+            // path (mirror.rs, point 2), and a mirror gone stale says so too.
+            Some(NodeWatch::Mirror(deletion)) => {
+                let holder = Arc::downgrade(self);
+                deletion.then(move |woken| {
+                    // Under the mirror's lock: only look, and hand the rest to a task.
+                    let Some(holder) = holder.upgrade() else { return };
+                    if !holder.holds(id) {
+                        return; // our own release deleted it
+                    }
+                    let node_watch = Some(NodeWatch::Mirror(Deletion::ready(woken)));
+                    let watching = watch_node(Arc::downgrade(&holder), id, node, generation, ephemeral, node_watch);
+                    let watch = holder.session.spawn(watching);
+                    holder.attach(id, watch.abort_handle());
+                });
+            }
+            node_watch => {
+                let watch =
+                    self.session.spawn(watch_node(Arc::downgrade(self), id, node, generation, ephemeral, node_watch));
+                self.attach(id, watch.abort_handle());
+            }
+        }
         // A change between the win and the registration would go unheard.
         self.session_changed(self.session.status());
         true
@@ -682,9 +705,10 @@ impl HolderState {
 
     /// Whether something was held. If the connection is down, the delete
     /// goes on in the background until it succeeds or the session ends.
-    /// Every removal is started before the first await, so a caller that
-    /// stops waiting (a timeout around `release`, a cancelled task) leaves
-    /// them running: no node outlives it.
+    /// The delete runs in the caller's task (no spawn: a cycle wakes no
+    /// other thread); a caller that stops waiting after the first poll (a
+    /// timeout around `release`, a cancelled task) leaves it running in the
+    /// background (see [`Removal::run_bounded`]): no node outlives it.
     pub(crate) async fn release(&self) -> bool {
         let Some(mut held) = self.held.lock().unwrap().take() else { return false };
         // Our own delete would fire the node's watch: stop it first.
@@ -885,8 +909,8 @@ async fn watch_node(
             NodeWatch::Oneshot(watcher) => watcher.changed().await.event_type,
             // The mirror's notice of the deletion; gone stale, watch the node itself.
             NodeWatch::Mirror(deletion) => match deletion.await {
-                Ok(Woken::Deleted) => zk::EventType::NodeDeleted,
-                _ => continue,
+                Woken::Deleted => zk::EventType::NodeDeleted,
+                Woken::Stale => continue,
             },
         };
         match event_type {

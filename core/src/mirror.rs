@@ -71,7 +71,6 @@ use std::sync::{Arc, Mutex, MutexGuard, Weak};
 use std::task::{Context, Poll, Waker};
 use std::time::Duration;
 
-use tokio::sync::oneshot;
 use zookeeper_client as zk;
 
 use crate::cleanup::connection_lost;
@@ -87,8 +86,98 @@ pub(crate) enum Woken {
     Stale,
 }
 
-/// A wake-up from the mirror: the deletion of one node, or the mirror gone stale.
-pub(crate) type Deletion = oneshot::Receiver<Woken>;
+/// A wake-up from the mirror: the deletion of one node, or the mirror gone
+/// stale. Awaited by a waiter; a hold instead leaves a callback with it
+/// ([`Deletion::then`]), so that it costs no task of its own.
+pub(crate) struct Deletion(Arc<Mutex<Notice>>);
+
+/// The mirror's end of a [`Deletion`]. Dropped unsent, it wakes the
+/// waiter as [`Woken::Stale`] (the mirror is gone: look again).
+pub(crate) struct Notifier(Option<Arc<Mutex<Notice>>>);
+
+enum Notice {
+    Waiting(Option<Waker>),
+    Then(Box<dyn FnOnce(Woken) + Send>),
+    Woken(Woken),
+    Taken,
+}
+
+/// A notifier and the deletion it wakes.
+pub(crate) fn notice() -> (Notifier, Deletion) {
+    let notice = Arc::new(Mutex::new(Notice::Waiting(None)));
+    (Notifier(Some(notice.clone())), Deletion(notice))
+}
+
+impl Notifier {
+    /// Wakes the waiter, or calls its callback here: the mirror calls this
+    /// under its state's lock, so a callback must only look and hand off.
+    pub fn send(mut self, woken: Woken) {
+        let Some(notice) = self.0.take() else { return };
+        let mut slot = notice.lock().unwrap();
+        match std::mem::replace(&mut *slot, Notice::Woken(woken)) {
+            Notice::Waiting(waker) => {
+                drop(slot);
+                if let Some(waker) = waker {
+                    waker.wake();
+                }
+            }
+            Notice::Then(then) => {
+                *slot = Notice::Taken;
+                drop(slot);
+                then(woken);
+            }
+            already => *slot = already,
+        }
+    }
+}
+
+impl Drop for Notifier {
+    fn drop(&mut self) {
+        if self.0.is_some() {
+            Notifier(self.0.take()).send(Woken::Stale);
+        }
+    }
+}
+
+impl Deletion {
+    /// Calls `then` with the wake-up instead of waiting for it: now if it
+    /// has come, else wherever the mirror sends it (under the mirror's
+    /// lock: `then` must only look and hand off).
+    pub fn then(self, then: impl FnOnce(Woken) + Send + 'static) {
+        let mut slot = self.0.lock().unwrap();
+        match std::mem::replace(&mut *slot, Notice::Taken) {
+            Notice::Woken(woken) => {
+                drop(slot);
+                then(woken);
+            }
+            _ => *slot = Notice::Then(Box::new(then)),
+        }
+    }
+
+    /// A wake-up that has already come.
+    pub fn ready(woken: Woken) -> Deletion {
+        Deletion(Arc::new(Mutex::new(Notice::Woken(woken))))
+    }
+}
+
+impl Future for Deletion {
+    type Output = Woken;
+
+    fn poll(self: std::pin::Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Woken> {
+        let mut slot = self.0.lock().unwrap();
+        match &mut *slot {
+            Notice::Woken(woken) => Poll::Ready(*woken),
+            Notice::Waiting(waker) => {
+                if !waker.as_ref().is_some_and(|w| w.will_wake(cx.waker())) {
+                    *waker = Some(cx.waker().clone());
+                }
+                Poll::Pending
+            }
+            // `then` consumed the deletion: it cannot be polled after.
+            Notice::Then(_) | Notice::Taken => Poll::Pending,
+        }
+    }
+}
 
 /// What the mirror says of one contender's node.
 pub(crate) enum Decision {
@@ -123,9 +212,9 @@ struct State {
     /// Contenders by (sequence, name) — kazoo's and Curator's markers, no extras.
     queue: BTreeMap<(i32, String), Role>,
     /// Waiters by the name of the node whose deletion they await.
-    waiting: HashMap<String, Vec<oneshot::Sender<Woken>>>,
+    waiting: HashMap<String, Vec<Notifier>>,
     /// Waiters for the next rebuild.
-    on_sync: Vec<oneshot::Sender<Woken>>,
+    on_sync: Vec<Notifier>,
     /// The pump's waker: whoever drains the channel registers it, so the pump
     /// still hears the next event.
     pump: Option<Waker>,
@@ -197,7 +286,7 @@ impl Mirror {
                 state.unsync();
             }
             self.start_resync(&mut state);
-            let (sender, receiver) = oneshot::channel();
+            let (sender, receiver) = notice();
             state.on_sync.push(sender);
             return Decision::Stale(receiver);
         }
@@ -233,7 +322,7 @@ impl Mirror {
                 .map(|((_, n), _)| n.clone()),
         };
         let awaited = predecessor.clone().unwrap_or_else(|| name.to_owned());
-        let (sender, receiver) = oneshot::channel();
+        let (sender, receiver) = notice();
         state.waiting.entry(awaited).or_default().push(sender);
         match predecessor {
             None => Decision::Holds(receiver),
@@ -335,14 +424,14 @@ impl State {
         self.synced = true;
         self.resyncing = false;
         for sender in self.on_sync.drain(..) {
-            let _ = sender.send(Woken::Stale);
+            sender.send(Woken::Stale);
         }
     }
 
     fn stop_resync(&mut self) {
         self.resyncing = false;
         for sender in self.on_sync.drain(..) {
-            let _ = sender.send(Woken::Stale);
+            sender.send(Woken::Stale);
         }
     }
 
@@ -357,7 +446,7 @@ impl State {
     fn wake_all(&mut self) {
         for (_, senders) in self.waiting.drain() {
             for sender in senders {
-                let _ = sender.send(Woken::Stale);
+                sender.send(Woken::Stale);
             }
         }
     }
@@ -397,7 +486,7 @@ impl State {
                     self.queue.remove(&(c.sequence, c.name));
                 }
                 for sender in self.waiting.remove(name).unwrap_or_default() {
-                    let _ = sender.send(Woken::Deleted);
+                    sender.send(Woken::Deleted);
                 }
             }
             _ => {}

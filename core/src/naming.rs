@@ -127,8 +127,22 @@ pub struct Contender {
 pub fn parse(name: &str, extra_markers: &[String]) -> Option<Contender> {
     let readers = READER_MARKERS.iter().map(|m| (*m, Role::Reader));
     let writers = WRITER_MARKERS.iter().map(|m| (*m, Role::Writer));
+    // The built-in markers, read from the end: the sequence is the name's
+    // last 10 or 11 characters, and the marker ends right before it. Same
+    // answer as the search below (run on every create and delete the mirror
+    // sees): no built-in marker can occur again inside a sequence, nor two
+    // of them end at one place, so the last occurrence of a marker followed
+    // by a sequence is the one that ends where the sequence starts.
+    for tail in [10, 11] {
+        let Some(at) = name.len().checked_sub(tail).filter(|&at| name.is_char_boundary(at)) else { continue };
+        let Some(sequence) = parse_sequence(&name[at..]) else { continue };
+        if let Some((_, role)) = readers.clone().chain(writers.clone()).find(|(m, _)| name[..at].ends_with(m)) {
+            return Some(Contender { name: name.to_owned(), role, sequence });
+        }
+    }
+    // Extra markers may hold anything (digits, a dash): the general search.
     let extras = extra_markers.iter().filter(|m| !m.is_empty()).map(|m| (m.as_str(), Role::Writer));
-    readers.chain(writers).chain(extras).find_map(|(marker, role)| {
+    extras.into_iter().find_map(|(marker, role)| {
         let at = name.rfind(marker)?;
         let sequence = parse_sequence(&name[at + marker.len()..])?;
         Some(Contender { name: name.to_owned(), role, sequence })

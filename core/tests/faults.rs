@@ -166,6 +166,57 @@ async fn a_release_during_a_partition_is_retried_until_the_node_is_gone() {
     assert_eq!(session.status().generation, 1);
 }
 
+/// A release polls its delete in the caller's task: dropped after its first
+/// poll, with the delete on a connection that is then reset (so it fails and
+/// must be sent again), the delete goes on in the background and the node
+/// goes once the connection is back.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_release_dropped_after_its_first_poll_during_a_partition_still_deletes_the_node() {
+    let connect = shared_server();
+    let raw = raw(&connect).await;
+    let path = unique_path("release-dropped");
+    let session = session(&connect).await;
+    let lock = Lock::mutex(&session, &path).unwrap();
+    assert!(lock.acquire(Acquire::default()).await.unwrap());
+    let id = session.status().session_id;
+
+    inject(move || harness().partition(id).unwrap()).await;
+    // Still connected as far as the client knows: the delete goes on the wire, unanswered.
+    let mut release = lock.release();
+    let waker = std::task::Waker::noop();
+    assert!(release.as_mut().poll(&mut std::task::Context::from_waker(waker)).is_pending());
+    drop(release);
+    assert!(!lock.is_acquired());
+    // The reset discards the held delete and fails it with the connection.
+    inject(move || harness().drop_connections(id).unwrap()).await;
+    wait_session(&session, |s| s.state == SessionState::Suspended).await;
+    inject(move || harness().heal(id).unwrap()).await;
+    until_children(&raw, &path, "the dropped release's delete", |c| c.is_empty()).await;
+    assert_eq!(session.status().generation, 1, "the same session: its node went by the delete");
+}
+
+/// A partition that starts under a release: the release still returns,
+/// within the client's read timeout plus its bounded wait, and the delete
+/// goes on until the node is gone.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_release_cut_off_midway_returns_within_its_bound() {
+    let connect = shared_server();
+    let raw = raw(&connect).await;
+    let path = unique_path("release-cut");
+    let session = session(&connect).await;
+    let lock = Lock::mutex(&session, &path).unwrap();
+    assert!(lock.acquire(Acquire::default()).await.unwrap());
+    let id = session.status().session_id;
+
+    inject(move || harness().partition(id).unwrap()).await;
+    // The session still reads as connected: the bound starts once it does not.
+    let bound = SESSION_TIMEOUT + Duration::from_secs(2 + 4);
+    let released = tokio::time::timeout(bound, lock.release()).await;
+    assert!(released.expect("the release returns within its bound").unwrap());
+    inject(move || harness().heal(id).unwrap()).await;
+    until_children(&raw, &path, "the retried delete", |c| c.is_empty()).await;
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn listeners_hear_each_state_in_order_on_their_own_thread() {
     let connect = shared_server();

@@ -166,6 +166,30 @@ async fn a_mirrored_holder_whose_node_is_deleted_is_told_and_the_next_holds() {
     assert!(next.release().await.unwrap());
 }
 
+/// The mirror goes stale while the holder's connection is down, and an
+/// operator deletes the holder's node meanwhile: the holder, no longer told
+/// by the mirror, reads its node after the reconnect and learns of the loss.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_mirrored_holders_node_deleted_while_its_connection_is_down_is_seen_after_it() {
+    let connect = shared_server();
+    let (ours, raw) = (session(&connect).await, raw(&connect).await);
+    let path = unique_path("mirror-holder-down");
+    let holder = mirrored(&ours, &path);
+    assert!(holder.acquire(Acquire::default()).await.unwrap());
+    let mut state = holder.subscribe();
+    let id = ours.status().session_id;
+    inject(move || harness().partition(id).unwrap()).await;
+    inject(move || harness().drop_connections(id).unwrap()).await;
+    timeout(SETTLE, state.wait_for(|s| *s == LockState::Suspended)).await.expect("suspended").unwrap();
+    raw.delete(&holder.node().unwrap(), None).await.unwrap();
+    inject(move || harness().heal(id).unwrap()).await;
+    timeout(SETTLE, state.wait_for(|s| *s == LockState::Lost(LostReason::NodeDeleted)))
+        .await
+        .expect("the holder is told after the reconnect")
+        .unwrap();
+    assert_eq!(ours.status().session_id, id, "the same session");
+}
+
 /// The whole path deleted under a mirrored waiter and made again: the waiter
 /// finds its node gone, queues again on the new path and holds.
 #[tokio::test(flavor = "multi_thread")]

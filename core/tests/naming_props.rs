@@ -67,7 +67,49 @@ fn foreign() -> impl Strategy<Value = Vec<String>> {
     prop::collection::vec("[a-z_-]{0,12}[0-9]{0,12}", 0..5)
 }
 
+/// `parse` as it was first written, searching for each marker's last occurrence.
+fn parse_by_search(name: &str) -> Option<(Role, i32)> {
+    let markers = [
+        ("__rlock__", Role::Reader),
+        ("__READ__", Role::Reader),
+        ("__lock__", Role::Writer),
+        ("lock-", Role::Writer),
+        ("__WRIT__", Role::Writer),
+    ];
+    markers.into_iter().find_map(|(marker, role)| {
+        let rest = &name[name.rfind(marker)? + marker.len()..];
+        let digits = rest.strip_prefix('-').unwrap_or(rest);
+        let width = if digits.len() == rest.len() { digits.len() == 10 } else { matches!(digits.len(), 9 | 10) };
+        (width && digits.bytes().all(|b| b.is_ascii_digit())).then(|| rest.parse().ok().map(|s| (role, s)))?
+    })
+}
+
+/// Names stuck together from markers, dashes and digits: where the fast
+/// reading from the end could differ from the search.
+fn tricky_name() -> impl Strategy<Value = String> {
+    let piece = prop_oneof![
+        Just("__lock__"),
+        Just("__rlock__"),
+        Just("lock-"),
+        Just("__READ__"),
+        Just("__WRIT__"),
+        Just("-"),
+        Just("0000000001"),
+        Just("214748364"),
+        Just("7"),
+        Just("x"),
+        Just("_"),
+        Just("é"),
+    ];
+    prop::collection::vec(piece, 0..8).prop_map(|pieces| pieces.concat())
+}
+
 proptest! {
+    #[test]
+    fn parse_reads_a_name_as_the_marker_search_does(name in tricky_name()) {
+        prop_assert_eq!(parse(&name, &[]).map(|c| (c.role, c.sequence)), parse_by_search(&name));
+    }
+
     #[test]
     fn every_printed_sequence_parses_back(s in any::<i32>(), style in style()) {
         let parsed = parse(&style.name(7, s), &[]).expect("a contender");
