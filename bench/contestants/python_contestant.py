@@ -19,11 +19,12 @@ so the difference between them is the library's.
   (acquire call to holding).
 - c: one client, --locks N locks `<path>/lock-<i>`; samples = cycle times.
   kazoo: one thread per lock. zoolock: asyncio tasks (`acquire_async` /
-  `release_async`) by default, the faster of its two natural ways: on one
-  local server (2 cores, busy), 64 asyncio tasks ran 3,000-4,500 cycles/s at
-  ~100 µs of client CPU per cycle against 2,300-3,500/s at ~130 µs for 64
-  threads blocking in `acquire`, in interleaved runs. `--c-mode threads`
-  runs kazoo's way for comparison.
+  `release_async`) by default, the cheaper of its two natural ways: on one
+  local server (2 cores, busy), 64 asyncio tasks took 67-82 µs of client CPU
+  and 1.7-1.8 context switches per cycle against 93-130 µs and 5.6-6.6 for
+  64 threads blocking in `acquire` (a park and a GIL hand-off per request),
+  in interleaved runs (perf stat over the window, 2026-11). `--c-mode
+  threads` runs kazoo's way for comparison.
 - scale (zoolock only): one client holds the lock while --waiters N asyncio
   tasks queue behind it; on `go` the holder releases and every waiter takes
   and releases the lock in turn. Checks that fencing tokens strictly increase

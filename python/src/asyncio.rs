@@ -7,13 +7,16 @@
 //! drains the queue. No other thread takes the GIL, and a burst of
 //! completions costs the loop one wake-up.
 
+use std::cell::RefCell;
 use std::future::Future;
 use std::io::{ErrorKind, PipeReader, PipeWriter, Read, Write};
 use std::os::fd::AsRawFd;
 use std::sync::{Arc, Mutex};
 
+use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
+use pyo3::types::PyWeakrefReference;
 use zoolock::runtime;
 
 use crate::errors::to_py;
@@ -75,6 +78,30 @@ pub fn weak_keys<'py>(py: Python<'py>, cell: &'py PyOnceLock<Py<PyAny>>) -> PyRe
     let made =
         cell.get_or_try_init(py, || Ok::<_, PyErr>(py.import("weakref")?.call_method0("WeakKeyDictionary")?.unbind()))?;
     Ok(made.bind(py))
+}
+
+/// The running loop and its bridge. Every call asks, so the answer for the
+/// loop this thread last ran is kept (by weak reference: a new loop never
+/// inherits a dead one's bridge): the dictionary lookup costs a Python call.
+fn running_queue(py: Python<'_>) -> PyResult<(Bound<'_, PyAny>, Arc<Queue>)> {
+    thread_local! {
+        static LAST: RefCell<Option<(Py<PyWeakrefReference>, Arc<Queue>)>> = const { RefCell::new(None) };
+    }
+    static GET_RUNNING_LOOP: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
+    let get_running_loop = GET_RUNNING_LOOP
+        .get_or_try_init(py, || Ok::<_, PyErr>(py.import("asyncio")?.getattr("get_running_loop")?.unbind()))?;
+    let event_loop = get_running_loop.bind(py).call0()?;
+    let known = LAST.with_borrow(|last| {
+        let (loop_ref, queue) = last.as_ref()?;
+        loop_ref.bind(py).upgrade().filter(|known| known.is(&event_loop)).map(|_| queue.clone())
+    });
+    if let Some(queue) = known {
+        return Ok((event_loop, queue));
+    }
+    let queue = queue_of(py, &event_loop)?;
+    let loop_ref = PyWeakrefReference::new(&event_loop)?.unbind();
+    LAST.with_borrow_mut(|last| *last = Some((loop_ref, queue.clone())));
+    Ok((event_loop, queue))
 }
 
 /// The bridge of `event_loop`, made and registered on first use.
@@ -140,12 +167,12 @@ pub fn to_asyncio<'py, T: Send + 'static>(
     convert: impl FnOnce(Python<'_>, T) -> PyResult<Py<PyAny>> + Send + 'static,
     abandon: impl FnOnce(T) + Send + 'static,
 ) -> PyResult<Bound<'py, PyAny>> {
-    let event_loop = py.import("asyncio")?.call_method0("get_running_loop")?;
+    let (event_loop, queue) = running_queue(py)?;
     runtime::check_process().map_err(to_py)?;
-    let queue = queue_of(py, &event_loop)?;
-    let future = event_loop.call_method0("create_future")?;
+    let future = event_loop.call_method0(intern!(py, "create_future"))?;
     let pending = Arc::new(Mutex::new(Pending { cancelled: false, outcome: None, abandon: Some(Box::new(abandon)) }));
-    let (target, shared) = (future.clone().unbind(), pending.clone());
+    let on_cancel = Py::new(py, OnCancel { cancel: Mutex::new(None) })?;
+    let (target, shared, watcher) = (future.clone().unbind(), pending.clone(), on_cancel.clone_ref(py));
     let task = runtime::spawn(async move {
         let outcome = work.await;
         {
@@ -155,23 +182,26 @@ pub fn to_asyncio<'py, T: Send + 'static>(
                 return pending.give_up();
             }
         }
-        queue.push(Box::new(move |py| complete(py, target.bind(py), &shared, convert)));
+        queue.push(Box::new(move |py| complete(py, target.bind(py), watcher.bind(py), &shared, convert)));
     });
     let abort = task.abort_handle();
-    let cancel: Box<dyn FnOnce() + Send> = Box::new(move || {
+    *on_cancel.get().cancel.lock().unwrap() = Some(Box::new(move || {
         abort.abort();
         let mut pending = pending.lock().unwrap();
         pending.cancelled = true;
         pending.give_up();
-    });
-    future.call_method1("add_done_callback", (OnCancel { cancel: Mutex::new(Some(cancel)) },))?;
+    }));
+    future.call_method1(intern!(py, "add_done_callback"), (on_cancel,))?;
     Ok(future)
 }
 
 /// On the loop: settles `future` with the outcome, unless it was cancelled.
+/// `on_cancel` is taken off first: it would only find the Future not
+/// cancelled, and a done-callback costs the loop a turn.
 fn complete<T>(
     py: Python<'_>,
     future: &Bound<'_, PyAny>,
+    on_cancel: &Bound<'_, OnCancel>,
     pending: &Mutex<Pending<T>>,
     convert: impl FnOnce(Python<'_>, T) -> PyResult<Py<PyAny>>,
 ) {
@@ -179,15 +209,17 @@ fn complete<T>(
     let Some(outcome) = state.outcome.take() else {
         return;
     };
-    if future.call_method0("done").and_then(|d| d.is_truthy()).unwrap_or(true) {
+    if future.call_method0(intern!(py, "done")).and_then(|d| d.is_truthy()).unwrap_or(true) {
         state.outcome = Some(outcome);
         return state.give_up();
     }
     drop(state);
-    let settled = match convert(py, outcome) {
-        Ok(value) => future.call_method1("set_result", (value,)),
-        Err(err) => future.call_method1("set_exception", (err.value(py),)),
-    };
+    let settled = future.call_method1(intern!(py, "remove_done_callback"), (on_cancel,)).and_then(|_| {
+        match convert(py, outcome) {
+            Ok(value) => future.call_method1(intern!(py, "set_result"), (value,)),
+            Err(err) => future.call_method1(intern!(py, "set_exception"), (err.value(py),)),
+        }
+    });
     if let Err(err) = settled {
         err.write_unraisable(py, Some(future));
     }

@@ -75,6 +75,27 @@ def test_semaphore_and_lost_event_async(client, path):
     run(main())
 
 
+def test_each_new_loop_on_a_thread_gets_its_completions(client, path):
+    # zoolock keeps the bridge of the loop a thread last ran: a later loop
+    # (possibly at the dead one's address) must get its own, or its awaits
+    # would never complete.
+    lock = client.Lock(path)
+
+    async def cycle():
+        assert await lock.acquire_async() is True
+        assert await lock.release_async() is True
+
+    for _ in range(4):
+        run(cycle())
+    loops = [asyncio.new_event_loop() for _ in range(2)]
+    try:
+        for event_loop in loops + loops:
+            event_loop.run_until_complete(asyncio.wait_for(cycle(), DEADLINE))
+    finally:
+        for event_loop in loops:
+            event_loop.close()
+
+
 def test_acquire_async_needs_a_running_loop(client, path):
     with pytest.raises(RuntimeError):
         client.Lock(path).acquire_async()
