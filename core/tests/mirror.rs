@@ -171,9 +171,8 @@ async fn a_mirrored_holder_whose_node_is_deleted_is_told_and_the_next_holds() {
 /// by the mirror, reads its node after the reconnect and learns of the loss.
 #[tokio::test(flavor = "multi_thread")]
 async fn a_mirrored_holders_node_deleted_while_its_connection_is_down_is_seen_after_it() {
-    let connect = shared_server();
-    let (ours, raw) = (session(&connect).await, raw(&connect).await);
-    let path = unique_path("mirror-holder-down");
+    let scene = scene("mirror-holder-down").await;
+    let Scene { ours, raw, path, .. } = &scene;
     let holder = mirrored(&ours, &path);
     assert!(holder.acquire(Acquire::default()).await.unwrap());
     let mut state = holder.subscribe();
