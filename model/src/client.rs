@@ -435,8 +435,7 @@ impl Ctx<'_> {
             self.send(Op::DeleteQuiet(*name));
         }
         let position = names.iter().position(|(n, _)| *n == own).expect("checked");
-        let predecessor =
-            names[..position].iter().rev().find(|(n, r)| role.waits_for(*r) && !ours(n)).map(|(n, _)| *n);
+        let predecessor = names[..position].iter().rev().find(|(n, r)| role.waits_for(*r) && !ours(n)).map(|(n, _)| *n);
         match predecessor {
             None => {
                 // Ghost: the evidence is the mirror, as of the last change it shows.

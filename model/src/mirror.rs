@@ -133,11 +133,8 @@ impl Recipe {
         session.mirror.got_watch = false;
         session.mirror.got_list = None;
         session.mirror.buffer.clear();
-        let ops = if self.rules.mirror_watch_first {
-            [Op::AddWatch, Op::MirrorList]
-        } else {
-            [Op::MirrorList, Op::AddWatch]
-        };
+        let ops =
+            if self.rules.mirror_watch_first { [Op::AddWatch, Op::MirrorList] } else { [Op::MirrorList, Op::AddWatch] };
         for op in ops {
             session.requests.push_back(Request { client: c, op });
         }

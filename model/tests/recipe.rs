@@ -355,7 +355,10 @@ fn larger_mirror_rules() {
         assert_holds(recipe(Rules::MIRROR, &readers, one), &all_properties());
     }
     let deleteall = faults(|f| (f.delete_all, f.conn_loss) = (1, 1));
-    assert_holds(recipe(Rules::MIRROR, &[(0, Writer, 1), (1, Writer, 1)], deleteall), &all_but("decided on a present node"));
+    assert_holds(
+        recipe(Rules::MIRROR, &[(0, Writer, 1), (1, Writer, 1)], deleteall),
+        &all_but("decided on a present node"),
+    );
     let late = faults(|f| (f.conn_loss, f.late) = (1, 1));
     assert_holds(recipe(Rules::MIRROR, &[(0, Writer, 1), (1, Writer, 1)], late), &SAFETY);
 }
