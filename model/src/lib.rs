@@ -5,7 +5,9 @@
 //! [`zk`] is the server: one lock path, its sequential children, data
 //! watches, sessions and faults. [`client`] is a lock handle's decision rules,
 //! in two versions selected by [`Rules`]: [`Rules::OLD`] (main as of the
-//! issue) and [`Rules::NEW`] (the fixes being made on branch `recipe`).
+//! issue) and [`Rules::NEW`] (the fixes being made on branch `recipe`);
+//! [`Rules::MIRROR`] is issue 16's default waiter, deciding on the session's
+//! mirror of the children ([`mirror`]).
 //!
 //! The properties (see [`Recipe::properties`]):
 //! - `exclusive`: at most one client believes it holds while its node is
@@ -22,6 +24,10 @@
 //!   a fenced resource rejects it;
 //! - `never waits on its own node`: a watch set on a node of its own (a
 //!   late create, issue 10 item 6) would wait until the session ends;
+//! - `mirror exact`: after each transaction it read, a session's mirror is the
+//!   set of children then (`core/src/mirror.rs`'s proof);
+//! - `gives up only a gone node`: a handle queues again (NodeGone) only once
+//!   its node is gone, else the node stays until its session ends;
 //! - `nobody stuck`, `no orphan`: when nothing but a fault could happen next,
 //!   every acquire has finished and no lock node is left.
 
