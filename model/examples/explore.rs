@@ -1,7 +1,7 @@
 //! Runs the checker on one configuration given on the command line, e.g.
 //! `explore new 0W2,0W1,1R1 1,0,0,0,1,0` (rules: old, new, mirror, mirror-noresync,
 //! mirror-listfirst, mirror-trust; clients as session+role+acquisitions; faults
-//! as conn_loss,late,expire,delete_node,delete_all,reap[,deafen]). PATHS=1 prints the paths.
+//! as conn_loss,late,expire,delete_node,delete_all,reap[,deafen,data_watch]). PATHS=1 prints the paths.
 use std::time::Instant;
 
 use stateright::{Checker, Model};
@@ -27,9 +27,17 @@ fn main() {
         })
         .collect();
     let f: Vec<u8> = args[3].split(',').map(|x| x.parse().unwrap()).collect();
-    let deafen = f.get(6).copied().unwrap_or(0);
-    let faults =
-        Faults { conn_loss: f[0], late: f[1], expire: f[2], delete_node: f[3], delete_all: f[4], reap: f[5], deafen };
+    let (deafen, data_watch) = (f.get(6).copied().unwrap_or(0), f.get(7).copied().unwrap_or(0));
+    let faults = Faults {
+        conn_loss: f[0],
+        late: f[1],
+        expire: f[2],
+        delete_node: f[3],
+        delete_all: f[4],
+        reap: f[5],
+        deafen,
+        data_watch,
+    };
     let sessions = clients.iter().map(|c| c.session).max().unwrap() + 1;
     let model = Recipe { clients, sessions, rules, faults };
     let t = Instant::now();

@@ -137,6 +137,9 @@ pub struct Faults {
     /// announce deafens the mirror's watch (ZOOKEEPER-4466), while the
     /// session's handles are idle (a waiter on a deaf mirror would wait forever).
     pub deafen: u8,
+    /// zoolock sets a data watch on the lock path (`Session::data_watch`):
+    /// it blinds the session's mirror first, then the watch deafens it.
+    pub data_watch: u8,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -199,6 +202,8 @@ pub enum Action {
     Wake(u8),
     /// A data watch on the lock path deafens the session's watch.
     Deafen(u8),
+    /// zoolock's own data watch on the lock path: blind, then deaf.
+    DataWatch(u8),
     DeleteNode(Name),
     DeleteAll,
     Reap,
@@ -519,6 +524,9 @@ impl Model for Recipe {
             if b.deafen > 0 && matches!(session.path_watch, PathWatch::Live(_)) && idle {
                 actions.push(Action::Deafen(s));
             }
+            if b.data_watch > 0 && !session.mirror.broken {
+                actions.push(Action::DataWatch(s));
+            }
             let busy = clients().any(|(_, c)| c.pc != Pc::Idle) || st.tree.nodes.iter().any(|n| n.session == s);
             if b.expire > 0 && busy {
                 actions.push(Action::Expire(s));
@@ -557,6 +565,13 @@ impl Model for Recipe {
             Action::Deafen(s) => {
                 st.budget.deafen -= 1;
                 st.sessions[s as usize].path_watch = PathWatch::Deaf;
+            }
+            Action::DataWatch(s) => {
+                st.budget.data_watch -= 1;
+                self.blind(&mut st, s);
+                if let PathWatch::Live(_) = st.sessions[s as usize].path_watch {
+                    st.sessions[s as usize].path_watch = PathWatch::Deaf;
+                }
             }
             Action::Apply(s) => {
                 let req = st.sessions[s as usize].requests.pop_front()?;

@@ -287,6 +287,9 @@ fn mirror_rules() {
     // Deafened between two acquisitions: the second's node is missing from the mirror.
     let deaf = faults(|f| (f.deafen, f.conn_loss) = (1, 1));
     states += assert_holds(recipe(Rules::MIRROR, &[(0, Writer, 2), (1, Writer, 1)], deaf), &all_properties());
+    // zoolock's own data watch on the path, at any time: waiters and holders fall back to listing, watching.
+    let data_watch = faults(|f| (f.data_watch, f.conn_loss) = (1, 1));
+    states += assert_holds(recipe(Rules::MIRROR, &[(0, Writer, 1), (1, Writer, 1)], data_watch), &all_properties());
     let shared = [(0, Writer, 1), (0, Writer, 1), (1, Writer, 1)];
     states += assert_holds(recipe(Rules::MIRROR, &shared, faults(|f| f.reap = 1)), &all_properties());
     let readers = [(0, Reader, 1), (0, Writer, 1), (1, Reader, 1)];
@@ -347,7 +350,12 @@ fn larger_mirror_rules() {
         assert_holds(recipe(Rules::MIRROR, &two, pair), &all_properties());
     }
     let shared = [(0, Writer, 1), (0, Writer, 1), (1, Writer, 1)];
-    for one in [faults(|f| f.conn_loss = 1), faults(|f| f.expire = 1), faults(|f| f.delete_node = 1)] {
+    for one in [
+        faults(|f| f.conn_loss = 1),
+        faults(|f| f.expire = 1),
+        faults(|f| f.delete_node = 1),
+        faults(|f| f.data_watch = 1),
+    ] {
         assert_holds(recipe(Rules::MIRROR, &shared, one), &all_properties());
     }
     let readers = [(0, Reader, 1), (0, Writer, 1), (1, Reader, 1)];
