@@ -1,6 +1,7 @@
 //! Runs the checker on one configuration given on the command line, e.g.
-//! `explore new 0W2,0W1,1R1 1,0,0,0,1,0` (clients as session+role+acquisitions;
-//! faults as conn_loss,late,expire,delete_node,delete_all,reap). PATHS=1 prints the paths.
+//! `explore new 0W2,0W1,1R1 1,0,0,0,1,0` (rules: old, new, mirror, mirror-noresync,
+//! mirror-listfirst, mirror-trust; clients as session+role+acquisitions; faults
+//! as conn_loss,late,expire,delete_node,delete_all,reap[,deafen,data_watch]). PATHS=1 prints the paths.
 use std::time::Instant;
 
 use stateright::{Checker, Model};
@@ -9,7 +10,14 @@ use zoolock_model::*;
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();
-    let rules = if args[1] == "old" { Rules::OLD } else { Rules::NEW };
+    let rules = match args[1].as_str() {
+        "old" => Rules::OLD,
+        "mirror" => Rules::MIRROR,
+        "mirror-noresync" => Rules { mirror_resync: false, ..Rules::MIRROR },
+        "mirror-listfirst" => Rules { mirror_watch_first: false, ..Rules::MIRROR },
+        "mirror-trust" => Rules { mirror_missing_reads: false, ..Rules::MIRROR },
+        _ => Rules::NEW,
+    };
     let clients: Vec<ClientSpec> = args[2]
         .split(',')
         .map(|c| {
@@ -19,7 +27,17 @@ fn main() {
         })
         .collect();
     let f: Vec<u8> = args[3].split(',').map(|x| x.parse().unwrap()).collect();
-    let faults = Faults { conn_loss: f[0], late: f[1], expire: f[2], delete_node: f[3], delete_all: f[4], reap: f[5] };
+    let (deafen, data_watch) = (f.get(6).copied().unwrap_or(0), f.get(7).copied().unwrap_or(0));
+    let faults = Faults {
+        conn_loss: f[0],
+        late: f[1],
+        expire: f[2],
+        delete_node: f[3],
+        delete_all: f[4],
+        reap: f[5],
+        deafen,
+        data_watch,
+    };
     let sessions = clients.iter().map(|c| c.session).max().unwrap() + 1;
     let model = Recipe { clients, sessions, rules, faults };
     let t = Instant::now();

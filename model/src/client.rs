@@ -33,6 +33,12 @@ pub enum Pc {
     Holding { watch: OwnWatch },
     /// `Holder::release`: the delete of the node sent.
     Releasing,
+    /// Mirror: waits for the deletion of `on` in the session's mirror, or
+    /// (`None`) for the mirror's rebuild (`Decision::Waits`, `Decision::Stale`).
+    MirrorWait { on: Option<Name> },
+    /// Mirror: our node is not in the mirror after our create's reply
+    /// (`Decision::Missing`): `check_stat` of our node sent.
+    AwaitCheck,
     /// Removing nodes of doubtful prefixes (`Removal` with `Target::Prefix`):
     /// listing (or deleting) the `at`-th one.
     Sweep { then: Then, at: u8, deleting: bool },
@@ -51,6 +57,15 @@ pub enum OwnWatch {
     None,
     Pending,
     Armed,
+    /// The mirror's notice of its deletion (`NodeWatch::Mirror`).
+    Mirror,
+}
+
+/// Why a waiter on the mirror was woken (`mirror::Woken`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Woken {
+    Deleted,
+    Stale,
 }
 
 /// What follows a sweep: queueing again (`Step::NodeGone`) or the end of the acquire.
@@ -85,6 +100,8 @@ pub struct Client {
     /// Old rules: `Spec::won_at_once`.
     pub won_at_once: Option<u8>,
     pub waited: bool,
+    /// Woken by the mirror, not yet run.
+    pub woken: Option<Woken>,
 }
 
 impl Client {
@@ -103,6 +120,7 @@ impl Client {
             expect_now: None,
             won_at_once: None,
             waited: false,
+            woken: None,
         }
     }
 
@@ -177,6 +195,7 @@ impl Ctx<'_> {
         }
         me.waited = false;
         me.in_line = false;
+        me.woken = None;
         me.expect_now = if fast_path { me.expected.take() } else { None };
         self.enqueue();
     }
@@ -188,15 +207,22 @@ impl Ctx<'_> {
         let before = line.filter(|(owner, _, _)| self.st.clients[*owner as usize].in_line);
         self.st.sessions[s].line = Some((c, prefix, role));
         let own_never_before = self.rules().doubtful_own;
-        let neighbour =
-            before.filter(|(owner, _, r)| role.waits_for(*r) && !(own_never_before && *owner == c)).map(|(_, p, _)| p);
+        let mirror = self.rules().mirror;
+        let neighbour = before
+            .filter(|(owner, _, r)| !mirror && role.waits_for(*r) && !(own_never_before && *owner == c))
+            .map(|(_, p, _)| p);
         let me = self.me();
         me.in_line = true;
         me.neighbour = neighbour;
-        let list = me.expect_now.is_none() && neighbour.is_none();
+        let list = !mirror && me.expect_now.is_none() && neighbour.is_none();
         self.send(Op::Create(prefix, role));
         if list {
             self.send(Op::List);
+        }
+        if mirror {
+            // `Mirror::prepare`: likely built by the time the create is answered.
+            let m = self.m;
+            m.start_resync(self.st, s as u8, c);
         }
         self.goto(Pc::AwaitCreate { list });
     }
@@ -206,6 +232,10 @@ impl Ctx<'_> {
         let pc = self.st.clients[self.c as usize].pc;
         if msg.body == Body::SessionEnded {
             return self.session_ended(pc);
+        }
+        let (m, s, c) = (self.m, self.session() as u8, self.c);
+        if m.resync_reply(self.st, s, c, &msg.body) {
+            return;
         }
         match (pc, msg.body) {
             (Pc::AwaitCreate { list }, body) => {
@@ -237,6 +267,9 @@ impl Ctx<'_> {
                         let token = self.st.tree.czxid(*name);
                         self.me().node = Some(*name);
                         self.me().token = token;
+                        if self.rules().mirror {
+                            return self.mirror_decide();
+                        }
                         self.relist();
                     }
                     None => self.renew(),
@@ -280,6 +313,14 @@ impl Ctx<'_> {
                 self.send(Op::GetWatch(own));
             }
             (Pc::Holding { watch: OwnWatch::Armed }, Body::Deleted(n)) if n == self.own() => self.lost(),
+            (Pc::AwaitCheck, Body::Stat(n, true)) if n == self.own() => {
+                // The mirror is deaf to creates (mirror.rs, point 6): list from now on.
+                let (m, s) = (self.m, self.session() as u8);
+                m.blind(self.st, s);
+                self.relist()
+            }
+            (Pc::AwaitCheck, Body::Stat(n, false)) if n == self.own() => self.node_gone(),
+            (Pc::AwaitCheck, Body::ConnLoss(OpKind::Check)) => self.mirror_decide(),
             (Pc::Releasing, Body::DeleteDone) => self.released(),
             (Pc::Releasing, Body::ConnLoss(OpKind::Delete)) => {
                 let own = self.own();
@@ -357,9 +398,70 @@ impl Ctx<'_> {
             self.send(Op::GetWatch(pred));
             return self.goto(Pc::AwaitWatch { pred, last_blocker: false, line: true });
         }
+        if self.rules().mirror {
+            return self.mirror_decide();
+        }
         match listed {
             Some(Body::Children(children)) => self.standing(children),
             _ => self.relist(),
+        }
+    }
+
+    /// `wait_mirrored`'s loop: `Mirror::decide` on the mirror as it is (every
+    /// event produced before the message being processed already read).
+    fn mirror_decide(&mut self) {
+        let (m, s, c, role, own) = (self.m, self.session(), self.c, self.role(), self.own());
+        let mirror = &self.st.sessions[s].mirror;
+        if mirror.broken {
+            return self.relist();
+        }
+        if !mirror.synced {
+            m.start_resync(self.st, s as u8, c);
+            return self.goto(Pc::MirrorWait { on: None });
+        }
+        if !mirror.names.iter().any(|(n, _)| *n == own) {
+            if self.rules().mirror_missing_reads {
+                self.send(Op::Check(own));
+                return self.goto(Pc::AwaitCheck);
+            }
+            // The broken variant: the mirror trusted, our node taken for gone.
+            return self.node_gone();
+        }
+        // Late nodes of our doubtful prefixes: no contenders, deleted (`sweep`).
+        let doubtful = self.st.clients[c as usize].doubtful.clone();
+        let ours = |n: &Name| n.prefix.client == c && doubtful.contains(&n.prefix.n);
+        let names = self.st.sessions[s].mirror.names.clone();
+        for (name, _) in names.iter().filter(|(n, _)| ours(n)) {
+            self.send(Op::DeleteQuiet(*name));
+        }
+        let position = names.iter().position(|(n, _)| *n == own).expect("checked");
+        let predecessor = names[..position].iter().rev().find(|(n, r)| role.waits_for(*r) && !ours(n)).map(|(n, _)| *n);
+        match predecessor {
+            None => {
+                // Ghost: the evidence is the mirror, as of the last change it shows.
+                self.own_present = self.st.sessions[s].mirror.truth.contains(&own);
+                self.won(OwnWatch::Mirror, None)
+            }
+            Some(pred) => self.goto(Pc::MirrorWait { on: Some(pred) }),
+        }
+    }
+
+    /// A wake-up from the mirror, run.
+    pub fn on_wake(&mut self, woken: Woken) {
+        self.own_present = false;
+        match (self.st.clients[self.c as usize].pc, woken) {
+            (Pc::MirrorWait { .. }, _) => {
+                self.me().waited = true;
+                self.mirror_decide()
+            }
+            (Pc::Holding { watch: OwnWatch::Mirror }, Woken::Deleted) => self.lost(),
+            // Gone stale: the holder watches its node itself.
+            (Pc::Holding { watch: OwnWatch::Mirror }, Woken::Stale) => {
+                let own = self.own();
+                self.send(Op::GetWatch(own));
+                self.goto(Pc::Holding { watch: OwnWatch::Pending });
+            }
+            _ => {}
         }
     }
 
@@ -485,6 +587,10 @@ impl Ctx<'_> {
 
     /// `Step::NodeGone`: queue again, after the attempt's removals.
     fn node_gone(&mut self) {
+        // Ghost: a node given up while it is there stays, ours, until the session ends.
+        if self.st.clients[self.c as usize].node.is_some_and(|n| self.st.tree.has(n)) {
+            self.st.gave_up_present.get_or_insert(self.c);
+        }
         self.me().in_line = false;
         self.sweep(Then::Retry);
     }
@@ -547,6 +653,7 @@ impl Ctx<'_> {
         me.neighbour = None;
         me.waited = false;
         me.in_line = false;
+        me.woken = None;
         me.expect_now = None;
     }
 }

@@ -5,7 +5,9 @@
 //! [`zk`] is the server: one lock path, its sequential children, data
 //! watches, sessions and faults. [`client`] is a lock handle's decision rules,
 //! in two versions selected by [`Rules`]: [`Rules::OLD`] (main as of the
-//! issue) and [`Rules::NEW`] (the fixes being made on branch `recipe`).
+//! issue) and [`Rules::NEW`] (the fixes being made on branch `recipe`);
+//! [`Rules::MIRROR`] is issue 16's default waiter, deciding on the session's
+//! mirror of the children ([`mirror`]).
 //!
 //! The properties (see [`Recipe::properties`]):
 //! - `exclusive`: at most one client believes it holds while its node is
@@ -22,10 +24,15 @@
 //!   a fenced resource rejects it;
 //! - `never waits on its own node`: a watch set on a node of its own (a
 //!   late create, issue 10 item 6) would wait until the session ends;
+//! - `mirror exact`: after each transaction it read, a session's mirror is the
+//!   set of children then (`core/src/mirror.rs`'s proof);
+//! - `gives up only a gone node`: a handle queues again (NodeGone) only once
+//!   its node is gone, else the node stays until its session ends;
 //! - `nobody stuck`, `no orphan`: when nothing but a fault could happen next,
 //!   every acquire has finished and no lock node is left.
 
 pub mod client;
+pub mod mirror;
 pub mod zk;
 
 use std::fmt::Write as _;
@@ -33,7 +40,7 @@ use std::fmt::Write as _;
 use stateright::{Model, Property};
 
 use client::{Client, Ctx, Pc};
-use zk::{Body, Msg, Name, Op, OpKind, Request, Role, SessionState, Tree};
+use zk::{Body, Event, Msg, Name, Op, OpKind, PathWatch, Request, Role, SessionState, Tree};
 
 /// The decision rules; each flag is one rule that changed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -64,6 +71,18 @@ pub struct Rules {
     /// lock path): a late node can land after the attempt's sweep,
     /// right ahead of the next attempt's node.
     pub doubtful_kept: bool,
+    /// Waiters decide on the session's mirror of the path (issue 16's
+    /// default, `LockConfig::mirror`) instead of listing and watching the
+    /// predecessor; the listing rules remain its fallback.
+    pub mirror: bool,
+    /// Mirror: a `Disconnected` makes the mirror stale until a new watch and
+    /// listing (mirror.rs, point 3). Else it is trusted as it was.
+    pub mirror_resync: bool,
+    /// Mirror: `addWatch` is sent before the listing (point 1). Else after.
+    pub mirror_watch_first: bool,
+    /// Mirror: our node missing from the mirror after our create's reply is
+    /// read before it counts as gone (point 6). Else the mirror is trusted.
+    pub mirror_missing_reads: bool,
 }
 
 impl Rules {
@@ -76,6 +95,10 @@ impl Rules {
         holder_watch: false,
         doubtful_own: false,
         doubtful_kept: false,
+        mirror: false,
+        mirror_resync: true,
+        mirror_watch_first: true,
+        mirror_missing_reads: true,
     };
     /// What branch `recipe` implements.
     pub const NEW: Rules = Rules {
@@ -86,7 +109,13 @@ impl Rules {
         holder_watch: true,
         doubtful_own: true,
         doubtful_kept: true,
+        mirror: false,
+        mirror_resync: true,
+        mirror_watch_first: true,
+        mirror_missing_reads: true,
     };
+    /// The mirror design (`core/src/mirror.rs`), on the new rules.
+    pub const MIRROR: Rules = Rules { mirror: true, ..Rules::NEW };
 }
 
 /// How many faults of each kind may happen on one path.
@@ -104,6 +133,13 @@ pub struct Faults {
     pub delete_all: u8,
     /// The empty lock path is deleted (a reaped CONTAINER, a cleanup job).
     pub reap: u8,
+    /// A data watch of the session on the lock path that zoolock did not
+    /// announce deafens the mirror's watch (ZOOKEEPER-4466), while the
+    /// session's handles are idle (a waiter on a deaf mirror would wait forever).
+    pub deafen: u8,
+    /// zoolock sets a data watch on the lock path (`Session::data_watch`):
+    /// it blinds the session's mirror first, then the watch deafens it.
+    pub data_watch: u8,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -137,6 +173,11 @@ pub struct State {
     /// above those it must follow.
     pub tokens: (u8, u8),
     pub token_went_back: bool,
+    /// Ghost: the first session whose mirror, at the end of a transaction
+    /// it read, differed from the children then.
+    pub mirror_wrong: Option<u8>,
+    /// Ghost: the first client that gave up its node (to queue again) while it was there.
+    pub gave_up_present: Option<u8>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -155,6 +196,14 @@ pub enum Action {
     /// create, is held back and lands later.
     ConnLoss(u8, Option<u8>),
     Expire(u8),
+    /// The client of a session reads the next event of the mirror's watch.
+    Pump(u8),
+    /// A waiter or holder woken by the mirror runs.
+    Wake(u8),
+    /// A data watch on the lock path deafens the session's watch.
+    Deafen(u8),
+    /// zoolock's own data watch on the lock path: blind, then deaf.
+    DataWatch(u8),
     DeleteNode(Name),
     DeleteAll,
     Reap,
@@ -166,21 +215,47 @@ impl Recipe {
     }
 
     /// Sends `body` to client `c`, with the ghost bit.
-    fn post(st: &mut State, c: u8, body: Body) {
+    fn post(&self, st: &mut State, c: u8, body: Body) {
         let prefix = zk::Prefix { client: c, n: st.clients[c as usize].prefix_n };
         let own_present = st.tree.has_prefix(prefix);
-        st.clients[c as usize].inbox.push_back(Msg { body, own_present });
+        let after = st.sessions[self.session_of(c) as usize].events.len() as u8;
+        st.clients[c as usize].inbox.push_back(Msg { body, own_present, after });
     }
 
-    fn delete(st: &mut State, name: Name) {
-        for c in st.tree.delete(name) {
-            Recipe::post(st, c, Body::Deleted(name));
+    fn delete(&self, st: &mut State, name: Name) {
+        let Some(role) = st.tree.role(name) else { return };
+        let fired = st.tree.delete(name);
+        self.notify(st, &[(name, role, false)]);
+        for c in fired {
+            self.post(st, c, Body::Deleted(name));
         }
+    }
+
+    /// Deletes several nodes in one transaction: every event is produced after it.
+    fn delete_many(&self, st: &mut State, names: Vec<Name>) {
+        let mut fired = Vec::new();
+        let mut changes = Vec::new();
+        for name in names {
+            if let Some(role) = st.tree.role(name) {
+                changes.push((name, role, false));
+            }
+            fired.extend(st.tree.delete(name).into_iter().map(|c| (c, name)));
+        }
+        self.notify(st, &changes);
+        for (c, name) in fired {
+            self.post(st, c, Body::Deleted(name));
+        }
+    }
+
+    fn create(&self, st: &mut State, s: u8, prefix: zk::Prefix, role: Role) -> Option<Name> {
+        let name = st.tree.create(prefix, role, s)?;
+        self.notify(st, &[(name, role, true)]);
+        Some(name)
     }
 
     fn apply(&self, st: &mut State, s: u8, req: Request) {
         let body = match req.op {
-            Op::Create(prefix, role) => match st.tree.create(prefix, role, s) {
+            Op::Create(prefix, role) => match self.create(st, s, prefix, role) {
                 Some(name) => Body::Created(name, st.tree.created),
                 None => Body::NoParent(OpKind::Create),
             },
@@ -192,10 +267,22 @@ impl Recipe {
             }
             Op::GetWatch(name) => Body::Absent(name),
             Op::Delete(name) => {
-                Recipe::delete(st, name);
+                self.delete(st, name);
                 Body::DeleteDone
             }
-            Op::DeleteQuiet(name) => return Recipe::delete(st, name),
+            Op::DeleteQuiet(name) => return self.delete(st, name),
+            Op::Check(name) => Body::Stat(name, st.tree.has(name)),
+            Op::AddWatch => {
+                st.sessions[s as usize].path_watch = PathWatch::Live(0);
+                Body::Watching
+            }
+            Op::MirrorList => {
+                let produced = match st.sessions[s as usize].path_watch {
+                    PathWatch::Live(produced) => produced,
+                    _ => 0,
+                };
+                Body::MirrorChildren(st.tree.children(), produced)
+            }
             Op::Mkdir => {
                 if !st.tree.parent {
                     st.tree.parent = true;
@@ -204,12 +291,21 @@ impl Recipe {
                 Body::MkdirDone
             }
         };
-        Recipe::post(st, req.client, body);
+        self.post(st, req.client, body);
     }
 
     /// The connection of session `s` breaks.
     fn conn_loss(&self, st: &mut State, s: u8, late: Option<u8>) {
         let pending: Vec<Request> = st.sessions[s as usize].requests.drain(..).collect();
+        // The server drops the mirror's watch with the connection; events not
+        // read are lost, and the client reads a `Disconnected` instead.
+        let session = &mut st.sessions[s as usize];
+        session.path_watch = PathWatch::None;
+        session.events.clear();
+        if self.rules.mirror {
+            session.events.push_back(Event::Disconnected);
+        }
+        let after = session.events.len() as u8;
         for c in (0..self.clients.len() as u8).filter(|&c| self.session_of(c) == s) {
             let inbox: Vec<Msg> = st.clients[c as usize].inbox.drain(..).collect();
             let mut errors = Vec::new();
@@ -239,18 +335,22 @@ impl Recipe {
                     Body::Children(_) | Body::NoParent(_) => OpKind::List,
                     Body::DeleteDone => OpKind::Delete,
                     Body::MkdirDone => OpKind::Mkdir,
+                    Body::Stat(..) => OpKind::Check,
+                    Body::Watching => OpKind::AddWatch,
+                    Body::MirrorChildren(..) => OpKind::MirrorList,
                     Body::ConnLoss(kind) => kind,
                 };
-                errors.push(Msg { body: Body::ConnLoss(kind), own_present: false });
+                errors.push(Msg { body: Body::ConnLoss(kind), own_present: false, after });
             }
             for (i, req) in pending.iter().enumerate().filter(|(_, r)| r.client == c) {
                 if late == Some(i as u8) {
                     st.sessions[s as usize].late.push(*req);
                 }
                 if !matches!(req.op, Op::DeleteQuiet(_)) {
-                    errors.push(Msg { body: Body::ConnLoss(req.op.kind()), own_present: false });
+                    errors.push(Msg { body: Body::ConnLoss(req.op.kind()), own_present: false, after });
                 }
             }
+            let events = events.into_iter().map(|msg| Msg { after, ..msg });
             st.clients[c as usize].inbox = errors.into_iter().chain(events).collect();
         }
     }
@@ -259,28 +359,35 @@ impl Recipe {
     fn expire(&self, st: &mut State, s: u8) {
         let ours: Vec<u8> = (0..self.clients.len() as u8).filter(|&c| self.session_of(c) == s).collect();
         st.tree.watches.retain(|(c, _)| !ours.contains(c));
+        // The mirror's watch ends with the session; its next generation builds it again.
+        let session = &mut st.sessions[s as usize];
+        session.path_watch = PathWatch::None;
+        session.events.clear();
+        let broken = session.mirror.broken;
+        session.mirror = zk::Mirror { broken, ..zk::Mirror::default() };
         let ephemeral: Vec<Name> = st.tree.nodes.iter().filter(|n| n.session == s).map(|n| n.name).collect();
-        for name in ephemeral {
-            Recipe::delete(st, name);
-        }
+        self.delete_many(st, ephemeral);
         let session = &mut st.sessions[s as usize];
         session.requests.clear();
         session.late.clear();
         for c in ours {
             let client = &mut st.clients[c as usize];
             client.inbox.clear();
+            client.woken = None;
             match client.pc {
                 Pc::Idle => {}
                 Pc::Holding { .. } => Ctx { m: self, st, c, own_present: false }.finish(),
-                _ => client.inbox.push_back(Msg { body: Body::SessionEnded, own_present: false }),
+                _ => client.inbox.push_back(Msg { body: Body::SessionEnded, own_present: false, after: 0 }),
             }
         }
     }
 
     /// Whether anything but a fault can happen next.
     pub fn progress_possible(&self, st: &State) -> bool {
-        st.clients.iter().any(|c| c.holds() || !c.inbox.is_empty() || (c.pc == Pc::Idle && c.left > 0))
-            || st.sessions.iter().any(|s| !s.requests.is_empty() || !s.late.is_empty())
+        st.clients
+            .iter()
+            .any(|c| c.holds() || !c.inbox.is_empty() || c.woken.is_some() || (c.pc == Pc::Idle && c.left > 0))
+            || st.sessions.iter().any(|s| !s.requests.is_empty() || !s.late.is_empty() || !s.events.is_empty())
     }
 
     fn node_present(st: &State, c: &Client) -> bool {
@@ -296,6 +403,9 @@ impl Recipe {
         for (i, c) in st.clients.iter().enumerate() {
             let node = c.node.map_or("-".to_string(), |n| format!("{n:?}"));
             let _ = write!(out, "\n      c{i}: {:?} node={node}", c.pc);
+            if let Some(woken) = c.woken {
+                let _ = write!(out, " woken={woken:?}");
+            }
             if !c.inbox.is_empty() {
                 let inbox: Vec<String> = c.inbox.iter().map(|m| format!("{:?}", m.body)).collect();
                 let _ = write!(out, " inbox=[{}]", inbox.join(", "));
@@ -307,6 +417,31 @@ impl Recipe {
             }
             if !session.winners.is_empty() {
                 let _ = write!(out, "\n      s{s} winners={:?}", session.winners);
+            }
+            if self.rules.mirror {
+                let m = &session.mirror;
+                let names: Vec<Name> = m.names.iter().map(|(n, _)| *n).collect();
+                let state = match (m.broken, m.synced, m.resyncing) {
+                    (true, ..) => "broken",
+                    (_, true, _) => "synced",
+                    (_, _, true) => "resyncing",
+                    _ => "stale",
+                };
+                let events: Vec<String> = session
+                    .events
+                    .iter()
+                    .map(|e| match e {
+                        Event::Child { name, created: true, .. } => format!("+{name:?}"),
+                        Event::Child { name, .. } => format!("-{name:?}"),
+                        Event::Disconnected => "Disconnected".to_string(),
+                    })
+                    .collect();
+                let _ = write!(
+                    out,
+                    "\n      s{s} watch={:?} mirror={state} {names:?} events=[{}]",
+                    session.path_watch,
+                    events.join(" ")
+                );
             }
         }
         out
@@ -338,6 +473,8 @@ impl Model for Recipe {
             decided_on_gone: None,
             tokens: (0, 0),
             token_went_back: false,
+            mirror_wrong: None,
+            gave_up_present: None,
         }]
     }
 
@@ -353,6 +490,9 @@ impl Model for Recipe {
             if !c.inbox.is_empty() {
                 actions.push(Action::Deliver(i));
             }
+            if c.woken.is_some() {
+                actions.push(Action::Wake(i));
+            }
         }
         let b = st.budget;
         for (s, session) in st.sessions.iter().enumerate() {
@@ -360,11 +500,16 @@ impl Model for Recipe {
             if !session.requests.is_empty() {
                 actions.push(Action::Apply(s));
             }
+            if !session.events.is_empty() {
+                actions.push(Action::Pump(s));
+            }
             for i in 0..session.late.len() {
                 actions.push(Action::Land(s, i as u8));
             }
             let clients = || st.clients.iter().enumerate().filter(|(c, _)| self.session_of(*c as u8) == s);
-            let in_flight = !session.requests.is_empty() || clients().any(|(_, c)| !c.inbox.is_empty());
+            let in_flight = !session.requests.is_empty()
+                || !session.events.is_empty()
+                || clients().any(|(_, c)| !c.inbox.is_empty());
             if b.conn_loss > 0 && in_flight {
                 actions.push(Action::ConnLoss(s, None));
                 if b.late > 0 {
@@ -374,6 +519,13 @@ impl Model for Recipe {
                         }
                     }
                 }
+            }
+            let idle = clients().all(|(_, c)| c.pc == Pc::Idle);
+            if b.deafen > 0 && matches!(session.path_watch, PathWatch::Live(_)) && idle {
+                actions.push(Action::Deafen(s));
+            }
+            if b.data_watch > 0 && !session.mirror.broken {
+                actions.push(Action::DataWatch(s));
             }
             let busy = clients().any(|(_, c)| c.pc != Pc::Idle) || st.tree.nodes.iter().any(|n| n.session == s);
             if b.expire > 0 && busy {
@@ -397,8 +549,29 @@ impl Model for Recipe {
             Action::Acquire(c) => Ctx { m: self, st: &mut st, c, own_present: false }.start(),
             Action::Release(c) => Ctx { m: self, st: &mut st, c, own_present: false }.release(),
             Action::Deliver(c) => {
+                // Every event produced before the message is read first (mirror.rs, point 2).
+                let s = self.session_of(c);
+                while st.clients[c as usize].inbox.front()?.after > 0 {
+                    self.read_event(&mut st, s);
+                }
                 let msg = st.clients[c as usize].inbox.pop_front()?;
                 Ctx { m: self, st: &mut st, c, own_present: false }.on_message(msg);
+            }
+            Action::Pump(s) => self.read_event(&mut st, s),
+            Action::Wake(c) => {
+                let woken = st.clients[c as usize].woken.take()?;
+                Ctx { m: self, st: &mut st, c, own_present: false }.on_wake(woken);
+            }
+            Action::Deafen(s) => {
+                st.budget.deafen -= 1;
+                st.sessions[s as usize].path_watch = PathWatch::Deaf;
+            }
+            Action::DataWatch(s) => {
+                st.budget.data_watch -= 1;
+                self.blind(&mut st, s);
+                if let PathWatch::Live(_) = st.sessions[s as usize].path_watch {
+                    st.sessions[s as usize].path_watch = PathWatch::Deaf;
+                }
             }
             Action::Apply(s) => {
                 let req = st.sessions[s as usize].requests.pop_front()?;
@@ -407,7 +580,7 @@ impl Model for Recipe {
             Action::Land(s, i) => {
                 let req = st.sessions[s as usize].late.remove(i as usize);
                 if let Op::Create(prefix, role) = req.op {
-                    st.tree.create(prefix, role, s);
+                    self.create(&mut st, s, prefix, role);
                 }
             }
             Action::ConnLoss(s, late) => {
@@ -423,20 +596,14 @@ impl Model for Recipe {
             }
             Action::DeleteNode(name) => {
                 st.budget.delete_node -= 1;
-                Recipe::delete(&mut st, name);
+                self.delete(&mut st, name);
             }
             Action::DeleteAll => {
                 st.budget.delete_all -= 1;
                 // One multi: every event is produced after the whole transaction.
                 let names: Vec<Name> = st.tree.nodes.iter().map(|n| n.name).collect();
-                let mut fired = Vec::new();
-                for name in names {
-                    fired.extend(st.tree.delete(name).into_iter().map(|c| (c, name)));
-                }
                 st.tree.parent = false;
-                for (c, name) in fired {
-                    Recipe::post(&mut st, c, Body::Deleted(name));
-                }
+                self.delete_many(&mut st, names);
             }
             Action::Reap => {
                 st.budget.reap -= 1;
@@ -456,8 +623,11 @@ impl Model for Recipe {
             }),
             Property::always("holder told", |m: &Recipe, st: &State| {
                 st.clients.iter().enumerate().all(|(i, c)| {
+                    let session = &st.sessions[m.session_of(i as u8) as usize];
                     let quiet = c.inbox.is_empty()
-                        && st.sessions[m.session_of(i as u8) as usize].requests.iter().all(|r| r.client != i as u8);
+                        && c.woken.is_none()
+                        && session.events.is_empty()
+                        && session.requests.iter().all(|r| r.client != i as u8);
                     !(c.holds() && quiet && !Recipe::node_present(st, c))
                 })
             }),
@@ -465,10 +635,12 @@ impl Model for Recipe {
             Property::always("fencing tokens increase", |_: &Recipe, st: &State| !st.token_went_back),
             Property::always("never waits on its own node", |_: &Recipe, st: &State| {
                 st.clients.iter().enumerate().all(|(i, c)| match c.pc {
-                    Pc::Waiting { pred, .. } => pred.prefix.client != i as u8,
+                    Pc::Waiting { pred, .. } | Pc::MirrorWait { on: Some(pred) } => pred.prefix.client != i as u8,
                     _ => true,
                 })
             }),
+            Property::always("mirror exact", |_: &Recipe, st: &State| st.mirror_wrong.is_none()),
+            Property::always("gives up only a gone node", |_: &Recipe, st: &State| st.gave_up_present.is_none()),
             Property::always("nobody stuck", |m: &Recipe, st: &State| {
                 m.progress_possible(st) || st.clients.iter().all(|c| c.done())
             }),

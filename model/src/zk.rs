@@ -17,7 +17,14 @@
 //!   (zookeeper-client re-arms them on reconnection, `OneshotWatcher::changed`);
 //! - session expiry deletes the session's ephemeral nodes and fires their watches;
 //! - an operator deletes one node, or the whole lock path as one multi, and an
-//!   empty parent is reaped (CONTAINER nodes, cleanup jobs).
+//!   empty parent is reaped (CONTAINER nodes, cleanup jobs);
+//! - the mirror's persistent recursive watch (`addWatch`, one per session on
+//!   the lock path): it hears every create and delete of a child from its
+//!   registration on, in order with the session's replies; a broken
+//!   connection drops it on the server and loses the events not yet read (the
+//!   client reads a `Disconnected` instead, in order; zookeeper-client never
+//!   registers it again); expiry ends it; a data watch of the session on the
+//!   lock path deafens it (ZOOKEEPER-4466).
 
 use std::collections::VecDeque;
 
@@ -84,6 +91,12 @@ pub enum Op {
     /// A delete whose answer nobody waits for.
     DeleteQuiet(Name),
     Mkdir,
+    /// `check_stat`: whether a node exists, no watch.
+    Check(Name),
+    /// The mirror's `addWatch(path, PersistentRecursive)`.
+    AddWatch,
+    /// The mirror's listing.
+    MirrorList,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -93,6 +106,9 @@ pub enum OpKind {
     Get,
     Delete,
     Mkdir,
+    Check,
+    AddWatch,
+    MirrorList,
 }
 
 impl Op {
@@ -103,6 +119,9 @@ impl Op {
             Op::GetWatch(_) => OpKind::Get,
             Op::Delete(_) | Op::DeleteQuiet(_) => OpKind::Delete,
             Op::Mkdir => OpKind::Mkdir,
+            Op::Check(_) => OpKind::Check,
+            Op::AddWatch => OpKind::AddWatch,
+            Op::MirrorList => OpKind::MirrorList,
         }
     }
 }
@@ -130,6 +149,54 @@ pub enum Body {
     SessionEnded,
     /// NodeDeleted on a data watch.
     Deleted(Name),
+    /// `check_stat`'s answer: whether the node exists.
+    Stat(Name, bool),
+    /// `addWatch` answered.
+    Watching,
+    /// The mirror's listing (a missing parent lists as empty), and a ghost:
+    /// how many events the new watch had produced before it.
+    MirrorChildren(Vec<(Name, Role)>, u8),
+}
+
+/// What the mirror's watch brings, on the session's event channel.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum Event {
+    /// NodeCreated (`created`) or NodeDeleted of a child. Ghost: the
+    /// children when the server produced it (after the whole transaction).
+    /// `last`: the transaction's last change (its truth is the mirror's own then).
+    Child { name: Name, role: Role, created: bool, truth: Vec<Name>, last: bool },
+    /// zookeeper-client's session event on a broken connection.
+    Disconnected,
+}
+
+/// The session's persistent recursive watch on the lock path, on the server.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
+pub enum PathWatch {
+    #[default]
+    None,
+    /// Registered; `u8`: events produced since (a ghost for the listing).
+    Live(u8),
+    /// Turned one-shot by a data watch of the session on the path: hears no child.
+    Deaf,
+}
+
+/// The session's mirror (`mirror.rs`'s `State`), shared by its handles.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Default)]
+pub struct Mirror {
+    pub synced: bool,
+    /// A resync's `addWatch` and listing are out.
+    pub resyncing: bool,
+    /// Lists instead, for good (`Mirror::blind`).
+    pub broken: bool,
+    /// Contenders, sorted by (sequence, name).
+    pub names: Vec<(Name, Role)>,
+    /// The resync's answers so far: the watch, the listing (with its ghost).
+    pub got_watch: bool,
+    pub got_list: Option<(Vec<(Name, Role)>, u8)>,
+    /// The new watch's events, read before its listing was installed.
+    pub buffer: Vec<Event>,
+    /// Ghost: the children at the point the mirror shows.
+    pub truth: Vec<Name>,
 }
 
 /// A message plus a ghost bit the clients never read: whether the recipient's
@@ -139,6 +206,9 @@ pub enum Body {
 pub struct Msg {
     pub body: Body,
     pub own_present: bool,
+    /// How many of the session's events the server produced before this
+    /// message and the client has not read yet: it reads them first.
+    pub after: u8,
 }
 
 /// One session of the server, shared by the clients configured on it.
@@ -153,6 +223,11 @@ pub struct SessionState {
     pub line: Option<(u8, Prefix, Role)>,
     /// ... and the writer nodes that won (`RecentWinners`); both outlive an expiry.
     pub winners: Vec<Name>,
+    /// The server's side of the mirror's watch.
+    pub path_watch: PathWatch,
+    /// Events produced for the session and not yet read by its client, in order.
+    pub events: VecDeque<Event>,
+    pub mirror: Mirror,
 }
 
 /// The tree under the lock path.
@@ -211,5 +286,13 @@ impl Tree {
 
     pub fn children(&self) -> Vec<(Name, Role)> {
         self.nodes.iter().map(|n| (n.name, n.role)).collect()
+    }
+
+    pub fn names(&self) -> Vec<Name> {
+        self.nodes.iter().map(|n| n.name).collect()
+    }
+
+    pub fn role(&self, name: Name) -> Option<Role> {
+        self.nodes.iter().find(|n| n.name == name).map(|n| n.role)
     }
 }

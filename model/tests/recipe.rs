@@ -1,6 +1,7 @@
 //! The checker against zoolock's lock rules: (a) each old shortcut has a
 //! counterexample, found and printed; (b) the new rules violate nothing,
-//! exhaustively, within the stated bounds.
+//! exhaustively, within the stated bounds; (c) likewise the mirror (issue
+//! 16's default waiter), with one broken variant per point of its proof.
 //!
 //! Each (a) test takes the new rules and puts back ONE old rule, so the
 //! counterexample is that rule's fault alone. `cargo test -p zoolock-model --
@@ -12,8 +13,15 @@ use stateright::{Checker, HasDiscoveries, Model};
 use zoolock_model::zk::Role::{self, Reader, Writer};
 use zoolock_model::{ClientSpec, Faults, Recipe, Rules};
 
-const SAFETY: [&str; 5] =
-    ["exclusive", "holder told", "decided on a present node", "fencing tokens increase", "never waits on its own node"];
+const SAFETY: [&str; 7] = [
+    "exclusive",
+    "holder told",
+    "decided on a present node",
+    "fencing tokens increase",
+    "never waits on its own node",
+    "mirror exact",
+    "gives up only a gone node",
+];
 const LIVENESS: [&str; 2] = ["nobody stuck", "no orphan"];
 
 /// Clients as (session, role, acquisitions).
@@ -250,4 +258,115 @@ fn larger_new_rules_late_creates_three_clients() {
     let clients = [(0, Writer, 1), (0, Writer, 1), (1, Writer, 1)];
     let late = faults(|f| (f.conn_loss, f.late) = (1, 1));
     assert_holds(recipe(Rules::NEW, &clients, late), &SAFETY);
+}
+
+// (c) The mirror (`Rules::MIRROR`): a persistent recursive watch per session,
+// waiters deciding on its deletion notices.
+
+/// Every property but `except`.
+fn all_but(except: &str) -> Vec<&'static str> {
+    all_properties().into_iter().filter(|p| *p != except).collect()
+}
+
+/// Two sessions, every fault but `deleteall` (below) and late creates, two
+/// at a time; a session's two handles sharing its mirror; readers. (The
+/// mirror's pump and wake-ups multiply the interleavings: larger
+/// configurations are in `larger_mirror_rules`.)
+#[test]
+fn mirror_rules() {
+    let started = Instant::now();
+    let mut states = 0;
+    for pair in [
+        faults(|f| (f.conn_loss, f.expire) = (1, 1)),
+        faults(|f| (f.conn_loss, f.delete_node) = (1, 1)),
+        faults(|f| (f.expire, f.delete_node) = (1, 1)),
+        faults(|f| (f.conn_loss, f.reap) = (1, 1)),
+    ] {
+        states += assert_holds(recipe(Rules::MIRROR, &[(0, Writer, 1), (1, Writer, 1)], pair), &all_properties());
+    }
+    // Deafened between two acquisitions: the second's node is missing from the mirror.
+    let deaf = faults(|f| (f.deafen, f.conn_loss) = (1, 1));
+    states += assert_holds(recipe(Rules::MIRROR, &[(0, Writer, 2), (1, Writer, 1)], deaf), &all_properties());
+    // zoolock's own data watch on the path, at any time: waiters and holders fall back to listing, watching.
+    let data_watch = faults(|f| (f.data_watch, f.conn_loss) = (1, 1));
+    states += assert_holds(recipe(Rules::MIRROR, &[(0, Writer, 1), (1, Writer, 1)], data_watch), &all_properties());
+    let shared = [(0, Writer, 1), (0, Writer, 1), (1, Writer, 1)];
+    states += assert_holds(recipe(Rules::MIRROR, &shared, faults(|f| f.reap = 1)), &all_properties());
+    let readers = [(0, Reader, 1), (0, Writer, 1), (1, Reader, 1)];
+    states += assert_holds(recipe(Rules::MIRROR, &readers, Faults::default()), &all_properties());
+    println!("{states} states in all, {:.1?}", started.elapsed());
+}
+
+/// Found by this model: a transaction that deletes several nodes (`deleteall`
+/// as one multi; an expiry closing a session's ephemerals) sends one deletion
+/// notice per node. A waiter woken by its predecessor's notice decides on the
+/// mirror before the notice of its own node's deletion, in the same
+/// transaction, has come: it holds on a node already gone (the listing rules
+/// read their own node after such a notice). The hold is lost at the next
+/// notice, and its token is not above a newer holder's only because its node
+/// is gone. Everything else holds.
+#[test]
+fn mirror_rules_hold_on_a_node_deleted_in_the_same_multi() {
+    let model = recipe(Rules::MIRROR, &[(0, Writer, 1), (1, Writer, 1)], faults(|f| f.delete_all = 1));
+    assert_holds(model.clone(), &all_but("decided on a present node"));
+    assert_found(model, "decided on a present node");
+}
+
+/// Point 3 broken: the mirror ignores `Disconnected` and is trusted after a
+/// reconnect, but the server dropped its watch with the connection: the
+/// predecessor's deletion never comes.
+#[test]
+fn mirror_without_resync_waits_forever() {
+    let rules = Rules { mirror_resync: false, ..Rules::MIRROR };
+    let model = recipe(rules, &[(0, Writer, 1), (1, Writer, 1)], faults(|f| f.conn_loss = 1));
+    assert_found(model, "nobody stuck");
+}
+
+/// Point 1 broken: the listing sent before `addWatch`. A change between the
+/// two is in neither: the mirror differs from the children, and (after a
+/// reconnect's resync) two writers hold.
+#[test]
+fn mirror_listing_before_its_watch_misses_a_change() {
+    let rules = Rules { mirror_watch_first: false, ..Rules::MIRROR };
+    assert_found(recipe(rules, &[(0, Writer, 1), (1, Writer, 1)], Faults::default()), "mirror exact");
+    assert_found(recipe(rules, &[(0, Writer, 1), (1, Writer, 1)], faults(|f| f.conn_loss = 1)), "exclusive");
+}
+
+/// Point 6 broken: a deaf mirror lacks our node after our create's reply;
+/// trusted, the node counts as gone, and the handle queues again, leaving it
+/// there for the session's life (everyone queued behind it waits).
+#[test]
+fn mirror_trusting_a_missing_node_gives_it_up() {
+    let rules = Rules { mirror_missing_reads: false, ..Rules::MIRROR };
+    let model = recipe(rules, &[(0, Writer, 2), (1, Writer, 1)], faults(|f| f.deafen = 1));
+    assert_found(model, "gives up only a gone node");
+}
+
+#[test]
+#[ignore]
+fn larger_mirror_rules() {
+    let two = [(0, Writer, 2), (1, Writer, 2)];
+    for pair in [faults(|f| (f.conn_loss, f.expire) = (1, 1)), faults(|f| (f.expire, f.reap) = (1, 1))] {
+        assert_holds(recipe(Rules::MIRROR, &two, pair), &all_properties());
+    }
+    let shared = [(0, Writer, 1), (0, Writer, 1), (1, Writer, 1)];
+    for one in [
+        faults(|f| f.conn_loss = 1),
+        faults(|f| f.expire = 1),
+        faults(|f| f.delete_node = 1),
+        faults(|f| f.data_watch = 1),
+    ] {
+        assert_holds(recipe(Rules::MIRROR, &shared, one), &all_properties());
+    }
+    let readers = [(0, Reader, 1), (0, Writer, 1), (1, Reader, 1)];
+    for one in [faults(|f| f.expire = 1), faults(|f| f.reap = 1)] {
+        assert_holds(recipe(Rules::MIRROR, &readers, one), &all_properties());
+    }
+    let deleteall = faults(|f| (f.delete_all, f.conn_loss) = (1, 1));
+    assert_holds(
+        recipe(Rules::MIRROR, &[(0, Writer, 1), (1, Writer, 1)], deleteall),
+        &all_but("decided on a present node"),
+    );
+    let late = faults(|f| (f.conn_loss, f.late) = (1, 1));
+    assert_holds(recipe(Rules::MIRROR, &[(0, Writer, 1), (1, Writer, 1)], late), &SAFETY);
 }
