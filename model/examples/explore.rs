@@ -1,6 +1,6 @@
 //! Runs the checker on one configuration given on the command line, e.g.
 //! `explore new 0W2,0W1,1R1 1,0,0,0,1,0` (rules: old, new, mirror, mirror-noresync,
-//! mirror-listfirst, mirror-trust; clients as session+role+acquisitions; faults
+//! mirror-listfirst, mirror-trust, mirror-trust-wake; clients as session+role+acquisitions; faults
 //! as conn_loss,late,expire,delete_node,delete_all,reap[,deafen,data_watch]). PATHS=1 prints the paths.
 use std::time::Instant;
 
@@ -16,6 +16,7 @@ fn main() {
         "mirror-noresync" => Rules { mirror_resync: false, ..Rules::MIRROR },
         "mirror-listfirst" => Rules { mirror_watch_first: false, ..Rules::MIRROR },
         "mirror-trust" => Rules { mirror_missing_reads: false, ..Rules::MIRROR },
+        "mirror-trust-wake" => Rules { mirror_wake_reads_own: false, ..Rules::MIRROR },
         _ => Rules::NEW,
     };
     let clients: Vec<ClientSpec> = args[2]

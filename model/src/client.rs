@@ -39,6 +39,8 @@ pub enum Pc {
     /// Mirror: our node is not in the mirror after our create's reply
     /// (`Decision::Missing`): `check_stat` of our node sent.
     AwaitCheck,
+    /// Mirror: holds after a wake; `check_stat` of our node sent (point 8).
+    AwaitHoldCheck,
     /// Removing nodes of doubtful prefixes (`Removal` with `Target::Prefix`):
     /// listing (or deleting) the `at`-th one.
     Sweep { then: Then, at: u8, deleting: bool },
@@ -321,6 +323,22 @@ impl Ctx<'_> {
             }
             (Pc::AwaitCheck, Body::Stat(n, false)) if n == self.own() => self.node_gone(),
             (Pc::AwaitCheck, Body::ConnLoss(OpKind::Check)) => self.mirror_decide(),
+            // The ghost bit of the read's reply is the evidence. The hold's
+            // deletion notice was taken at the decision (`Decision::Holds`):
+            // what the mirror heard during the read reaches the hold now.
+            (Pc::AwaitHoldCheck, Body::Stat(n, true)) if n == self.own() => {
+                let mirror = &self.st.sessions[self.session()].mirror;
+                let stale = mirror.broken || !mirror.synced;
+                let deleted = !mirror.names.iter().any(|(name, _)| *name == n);
+                self.won(OwnWatch::Mirror, None);
+                if stale {
+                    self.on_wake(Woken::Stale);
+                } else if deleted {
+                    self.on_wake(Woken::Deleted);
+                }
+            }
+            (Pc::AwaitHoldCheck, Body::Stat(n, false)) if n == self.own() => self.node_gone(),
+            (Pc::AwaitHoldCheck, Body::ConnLoss(OpKind::Check)) => self.mirror_decide(),
             (Pc::Releasing, Body::DeleteDone) => self.released(),
             (Pc::Releasing, Body::ConnLoss(OpKind::Delete)) => {
                 let own = self.own();
@@ -437,6 +455,10 @@ impl Ctx<'_> {
         let position = names.iter().position(|(n, _)| *n == own).expect("checked");
         let predecessor = names[..position].iter().rev().find(|(n, r)| role.waits_for(*r) && !ours(n)).map(|(n, _)| *n);
         match predecessor {
+            None if self.me().waited && self.rules().mirror_wake_reads_own => {
+                self.send(Op::Check(own));
+                self.goto(Pc::AwaitHoldCheck)
+            }
             None => {
                 // Ghost: the evidence is the mirror, as of the last change it shows.
                 self.own_present = self.st.sessions[s].mirror.truth.contains(&own);

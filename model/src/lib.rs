@@ -83,6 +83,10 @@ pub struct Rules {
     /// Mirror: our node missing from the mirror after our create's reply is
     /// read before it counts as gone (point 6). Else the mirror is trusted.
     pub mirror_missing_reads: bool,
+    /// Mirror: a waiter that holds after a wake (a deletion notice) reads
+    /// its own node first (point 8): one multi may have deleted it too, its
+    /// notice not read yet. Else the mirror is trusted.
+    pub mirror_wake_reads_own: bool,
 }
 
 impl Rules {
@@ -99,6 +103,7 @@ impl Rules {
         mirror_resync: true,
         mirror_watch_first: true,
         mirror_missing_reads: true,
+        mirror_wake_reads_own: true,
     };
     /// What branch `recipe` implements.
     pub const NEW: Rules = Rules {
@@ -113,6 +118,7 @@ impl Rules {
         mirror_resync: true,
         mirror_watch_first: true,
         mirror_missing_reads: true,
+        mirror_wake_reads_own: true,
     };
     /// The mirror design (`core/src/mirror.rs`), on the new rules.
     pub const MIRROR: Rules = Rules { mirror: true, ..Rules::NEW };
