@@ -416,7 +416,7 @@ impl Drop for Held {
 }
 
 /// What waiting for the handle's turn and contending came to.
-enum Turn {
+pub(crate) enum Turn {
     Won(Won, OwnedMutexGuard<()>),
     /// The handle held already ([`OnHeld::Succeed`]).
     AlreadyHeld,
@@ -439,7 +439,7 @@ pub struct HolderState {
     /// pending acquires of each call. A counter and a `Notify` rather than a
     /// watch channel, which allocates some 340 bytes per handle.
     cancels: AtomicU64,
-    cancelled: Notify,
+    pub(crate) cancelled: Notify,
     state: Mutex<LockState>,
     /// Created by the first [`HolderState::subscribe`]: most handles, queued
     /// waiters above all, are never watched, and a channel costs some 340 bytes.
@@ -509,7 +509,10 @@ impl HolderState {
                 _ = closed => Err(self.session.closed_error()),
                 _ = sleep_until_some(deadline) => Ok(Turn::NotWon),
             };
-            removals.wait().await;
+            // Boxed, and only when there is something to wait for: its timer is large.
+            if removals.any() {
+                Box::pin(removals.wait()).await;
+            }
             let (won, turn) = match outcome? {
                 Turn::Won(won, turn) => (won, turn),
                 Turn::AlreadyHeld => return Ok(Outcome::Acquired),
@@ -532,7 +535,7 @@ impl HolderState {
         }
     }
 
-    async fn take_turn_and(
+    pub(crate) async fn take_turn_and(
         &self,
         options: &Acquire,
         queued: &AtomicBool,
@@ -546,17 +549,24 @@ impl HolderState {
             queued.store(true, Ordering::Release);
             // Even a single try must not hang on a dead connection.
             let bound = self.session.request_bound();
-            return match timeout(bound, contend).await {
+            // Boxed: a timer is large, and waiters (who wait for a turn) never need it.
+            return match Box::pin(timeout(bound, contend)).await {
                 Ok(won) => Ok(won?.map_or(Turn::NotWon, |w| Turn::Won(w, turn))),
                 Err(_) => Err(Error::ConnectionLoss(bound)),
             };
         }
-        let turn = match self.on_held {
-            OnHeld::Wait => turn.lock_owned().await,
-            OnHeld::Succeed | OnHeld::Reenter => match self.turn_or_enter(turn, options.owner).await {
-                Some(turn) => turn,
-                None => return Ok(Turn::AlreadyHeld),
-            },
+        // A free turn means nothing is held (a hold keeps the turn): no
+        // hold to wait for or enter. Waiting for a busy one is boxed, so
+        // that what a queued waiter keeps is small (issue 16).
+        let turn = match (turn.clone().try_lock_owned(), self.on_held) {
+            (Ok(turn), _) => turn,
+            (Err(_), OnHeld::Wait) => Box::pin(turn.lock_owned()).await,
+            (Err(_), OnHeld::Succeed | OnHeld::Reenter) => {
+                match Box::pin(self.turn_or_enter(turn, options.owner)).await {
+                    Some(turn) => turn,
+                    None => return Ok(Turn::AlreadyHeld),
+                }
+            }
         };
         queued.store(true, Ordering::Release);
         Ok(contend.await?.map_or(Turn::NotWon, |w| Turn::Won(w, turn)))
@@ -712,7 +722,7 @@ impl HolderState {
     }
 
     /// Returns once [`HolderState::cancel`] was called after the count was `seen`.
-    async fn cancelled_since(&self, seen: u64) {
+    pub(crate) async fn cancelled_since(&self, seen: u64) {
         loop {
             let notified = self.cancelled.notified();
             tokio::pin!(notified);
@@ -940,6 +950,11 @@ impl Removals {
         self.0.lock().unwrap().push(removal);
     }
 
+    /// Whether any removal was started.
+    fn any(&self) -> bool {
+        !self.0.lock().unwrap().is_empty()
+    }
+
     async fn wait(&self) {
         let pending: Vec<_> = std::mem::take(&mut *self.0.lock().unwrap());
         let _ = timeout(FOREGROUND_WAIT, async {
@@ -958,9 +973,6 @@ pub(crate) struct Attempt {
     removal: Option<Removal>,
     removals: Removals,
     place: Option<Arc<()>>,
-    session: Session,
-    /// The lock path (or semaphore pool).
-    parent: String,
 }
 
 impl Attempt {
@@ -970,8 +982,7 @@ impl Attempt {
         if let Some(persistent) = removal.persistent() {
             persistent.own(&removal.target);
         }
-        let (session, parent) = (removal.session.clone(), removal.target.parent().to_owned());
-        Attempt { removal: Some(removal), removals: removals.clone(), place: None, session, parent }
+        Attempt { removal: Some(removal), removals: removals.clone(), place: None }
     }
 
     /// The prefix the node is (to be) created with.
@@ -994,7 +1005,7 @@ impl Attempt {
             unreachable!("a prefix is renewed only before the create succeeds")
         };
         let given_up = std::mem::replace(current, prefix);
-        self.session.doubtful_prefixes().add(parent, given_up, removal.generation, removal.ephemeral);
+        removal.session.doubtful_prefixes().add(parent, given_up, removal.generation, removal.ephemeral);
         if let Some(persistent) = removal.persistent() {
             // The old prefix stays registered until its node is found, or the session closes.
             persistent.settle(&old);
@@ -1008,7 +1019,9 @@ impl Attempt {
     /// maybe right ahead of our own node. It is deleted in the background,
     /// and this acquire waits for that before it returns.
     pub fn sweep_late(&self, generation: u64, children: &mut Vec<String>) {
-        for removal in self.session.doubtful_prefixes().sweep(&self.session, &self.parent, generation, children) {
+        let Some(ours) = self.removal.as_ref() else { return };
+        let (session, parent) = (&ours.session, ours.target.parent());
+        for removal in session.doubtful_prefixes().sweep(session, parent, generation, children) {
             self.removals.push(removal);
         }
     }
@@ -1029,7 +1042,8 @@ impl Attempt {
         }
     }
 
-    pub fn won(mut self, token: i64) -> Won {
+    /// Turns the attempt into the win; the attempt is spent (its drop does nothing).
+    pub fn won(&mut self, token: i64) -> Won {
         let removal = self.removal.take().expect("an attempt wins once");
         if let Some(persistent) = removal.persistent() {
             persistent.settle(&removal.target);
@@ -1048,7 +1062,7 @@ impl Attempt {
     }
 
     /// [`Attempt::won`], with the watch set by the read that confirmed the node.
-    pub fn won_watched(self, token: i64, node_watch: NodeWatch) -> Won {
+    pub fn won_watched(&mut self, token: i64, node_watch: NodeWatch) -> Won {
         let mut won = self.won(token);
         won.node_watch = Some(node_watch);
         won
@@ -1064,8 +1078,9 @@ impl Drop for Attempt {
         if let Some(persistent) = removal.persistent() {
             persistent.settle(&removal.target);
         }
+        let sweep = DoubtfulPrefixes::spawn_sweep(&removal.session, removal.target.parent());
         self.removals.push(removal.spawn());
-        if let Some(sweep) = DoubtfulPrefixes::spawn_sweep(&self.session, &self.parent) {
+        if let Some(sweep) = sweep {
             self.removals.push(sweep);
         }
     }
@@ -1112,7 +1127,7 @@ mod tests {
                 let (stat, _) = live.client.create(&node, b"", &ephemeral).await.unwrap();
                 let target = Target::Node(node.clone());
                 let removal = Removal { session, target, generation: live.generation, ephemeral: true };
-                let attempt = Attempt::new(removal, &removals);
+                let mut attempt = Attempt::new(removal, &removals);
                 won.notify_one();
                 Ok(Some(attempt.won(stat.czxid)))
             }

@@ -151,14 +151,19 @@ impl Lock {
         loop {
             let live = self.holder.session.live().await?;
             let prefix = self.spec.kind.new_prefix(self.spec.config.scheme);
-            let removal = Removal {
-                session: self.holder.session.clone(),
-                target: Target::Prefix { parent: self.spec.path.clone(), prefix: prefix.clone() },
-                generation: live.generation,
-                ephemeral: options.ephemeral,
-            };
-            let attempt = Attempt::new(removal, &removals);
-            match self.queue_once(&live, attempt, options).await? {
+            let mut attempt = Attempt::new(
+                Removal {
+                    session: self.holder.session.clone(),
+                    target: Target::Prefix { parent: self.spec.path.clone(), prefix },
+                    generation: live.generation,
+                    ephemeral: options.ephemeral,
+                },
+                &removals,
+            );
+            let step = self.queue_once(&live, &mut attempt, options).await;
+            // Not won: its node goes now, before any wait for a new session.
+            drop(attempt);
+            match step? {
                 Step::Won(won) => {
                     if self.spec.kind.role() == Role::Writer {
                         self.holder.session.record_winner(&won.node);
@@ -167,7 +172,7 @@ impl Lock {
                 }
                 Step::Taken => return Ok(None),
                 Step::SessionEnded => {
-                    self.holder.session.wait_past(live.generation).await;
+                    Box::pin(self.holder.session.wait_past(live.generation)).await;
                 }
                 Step::NodeGone => {}
             }
@@ -180,34 +185,59 @@ impl Lock {
     /// deletion notice that alone would mean it (see [`Watched`]) followed by
     /// a read of our node. A node deleted while it waits (an operator) is
     /// noticed there, or at the listing after its predecessor goes.
-    async fn queue_once(&self, live: &Live, mut attempt: Attempt, options: &Acquire) -> Result<Step> {
+    ///
+    /// Every wait but the mirror's is boxed on its own: what this future
+    /// keeps while a mirrored waiter is parked (issue 16) is the attempt,
+    /// the node's name and a pointer.
+    async fn queue_once(&self, live: &Live, attempt: &mut Attempt, options: &Acquire) -> Result<Step> {
         // Boxed: the create's state is large and not needed while waiting.
-        let Some((name, token, ahead)) = Box::pin(self.enqueue(live, &mut attempt, options)).await? else {
+        let Some((name, token, ahead)) = Box::pin(self.enqueue(live, attempt, options)).await? else {
             return Ok(Step::SessionEnded);
         };
-        let (mut listed, mut watched) = match ahead {
+        let (listed, watched) = match ahead {
             Ahead::Listed(children) => (Some(children), None),
             Ahead::Neighbour(neighbour) => (None, Some((neighbour, Watched::Neighbour))),
             Ahead::Mirror(mirror) => {
-                match Box::pin(self.wait_mirrored(&mirror, live, attempt, &name, token, options)).await? {
-                    Ok(step) => return Ok(step),
-                    // The server refused the watch, or the mirror is deaf: list instead.
-                    Err(back) => {
-                        attempt = back;
-                        match Box::pin(self.list(live)).await? {
-                            Some(children) => (Some(children), None),
-                            None => return Ok(Step::SessionEnded),
-                        }
+                match Box::pin(self.wait_mirrored(&mirror, live, attempt, &name, options)).await? {
+                    Mirrored::Holds(deletion, waited) => {
+                        let won = attempt.won_watched(token, NodeWatch::Mirror(deletion));
+                        return Ok(Step::Won(won.with_wait(waited)));
                     }
+                    Mirrored::Step(step) => return Ok(step),
+                    // The server refused the watch, or the mirror is deaf: list instead.
+                    Mirrored::Refused => (None, None),
                 }
             }
         };
+        Box::pin(self.wait_listed(live, attempt, &name, token, options, listed, watched)).await
+    }
+
+    /// [`Lock::queue_once`] by listings and a watch on the node ahead:
+    /// `listed`, the children if a listing came with the create; `watched`,
+    /// the node to watch first instead; neither, list first.
+    #[allow(clippy::too_many_arguments)]
+    async fn wait_listed(
+        &self,
+        live: &Live,
+        attempt: &mut Attempt,
+        name: &str,
+        token: i64,
+        options: &Acquire,
+        mut listed: Option<Vec<String>>,
+        mut watched: Option<(String, Watched)>,
+    ) -> Result<Step> {
+        if listed.is_none() && watched.is_none() {
+            match self.list(live).await? {
+                Some(children) => listed = Some(children),
+                None => return Ok(Step::SessionEnded),
+            }
+        }
         let mut waited = false;
         loop {
             if let Some(mut children) = listed.take() {
                 attempt.sweep_late(live.generation, &mut children);
                 let role = self.spec.kind.role();
-                watched = match naming::standing(&children, &name, role, &self.spec.config.extra_markers) {
+                watched = match naming::standing(&children, name, role, &self.spec.config.extra_markers) {
                     Standing::Holds => return Ok(Step::Won(attempt.won(token).with_wait(waited))),
                     Standing::Missing => return Ok(Step::NodeGone),
                     Standing::Waits { .. } if !options.waits() => return Ok(Step::Taken),
@@ -271,17 +301,17 @@ impl Lock {
 
     /// Waits on the mirror until node `name` holds, is gone, or the session
     /// ends: decided on deletion notices alone (see [`crate::mirror`] for why
-    /// that is exact). Gives the attempt back if the server refused the watch
-    /// or the mirror turned out deaf.
+    /// that is exact). [`Mirrored::Refused`] if the server refused the watch
+    /// or the mirror turned out deaf. Parked, it keeps the mirror's wake-up
+    /// and the session's status: the read of a missing node is boxed.
     async fn wait_mirrored(
         &self,
         mirror: &Mirror,
         live: &Live,
-        attempt: Attempt,
+        attempt: &Attempt,
         name: &str,
-        token: i64,
         options: &Acquire,
-    ) -> Result<std::result::Result<Step, Attempt>> {
+    ) -> Result<Mirrored> {
         let session = &self.holder.session;
         let role = self.spec.kind.role();
         let mut status = session.subscribe();
@@ -291,28 +321,16 @@ impl Lock {
             let sweep = |children: &mut Vec<String>| attempt.sweep_late(live.generation, children);
             let doubtful = session.doubtful_prefixes().any(&self.spec.path);
             let wake = match mirror.decide(live.generation, name, role, doubtful.then_some(&sweep)) {
-                Decision::Holds(deletion) => {
-                    return Ok(Ok(Step::Won(attempt.won_watched(token, NodeWatch::Mirror(deletion)).with_wait(waited))))
-                }
+                Decision::Holds(deletion) => return Ok(Mirrored::Holds(deletion, waited)),
                 // Our create's reply came and the mirror lacks our node: gone,
                 // or the mirror is deaf to creates (mirror.rs, point 6). A read tells.
-                Decision::Missing => {
-                    let node = format!("{}/{name}", self.spec.path);
-                    match live.client.check_stat(&node).await {
-                        Ok(None) => return Ok(Ok(Step::NodeGone)),
-                        Ok(Some(_)) => {
-                            mirror.blind();
-                            return Ok(Err(attempt));
-                        }
-                        // The mirror goes stale with the connection: decide again.
-                        Err(err) if connection_lost(&err) => continue,
-                        Err(zk::Error::SessionExpired | zk::Error::ClientClosed) => return Ok(Ok(Step::SessionEnded)),
-                        Err(err) => return Err(Error::zk(&node, "read", err)),
-                    }
-                }
-                Decision::SessionEnded => return Ok(Ok(Step::SessionEnded)),
-                Decision::Broken => return Ok(Err(attempt)),
-                Decision::Waits(_) if !options.waits() => return Ok(Ok(Step::Taken)),
+                Decision::Missing => match Box::pin(self.check_missing(mirror, live, name)).await? {
+                    Some(mirrored) => return Ok(mirrored),
+                    None => continue,
+                },
+                Decision::SessionEnded => return Ok(Mirrored::Step(Step::SessionEnded)),
+                Decision::Broken => return Ok(Mirrored::Refused),
+                Decision::Waits(_) if !options.waits() => return Ok(Mirrored::Step(Step::Taken)),
                 Decision::Waits(wake) | Decision::Stale(wake) => wake,
             };
             // Woken by a deletion or a rebuild alike: the mirror decides again.
@@ -321,8 +339,25 @@ impl Lock {
             });
             tokio::select! {
                 _ = wake => waited = true,
-                _ = ended => return Ok(Ok(Step::SessionEnded)),
+                _ = ended => return Ok(Mirrored::Step(Step::SessionEnded)),
             }
+        }
+    }
+
+    /// Reads node `name`, which the mirror lacks after our create's reply:
+    /// gone, or there and the mirror deaf. `None`: the connection broke, decide again.
+    async fn check_missing(&self, mirror: &Mirror, live: &Live, name: &str) -> Result<Option<Mirrored>> {
+        let node = format!("{}/{name}", self.spec.path);
+        match live.client.check_stat(&node).await {
+            Ok(None) => Ok(Some(Mirrored::Step(Step::NodeGone))),
+            Ok(Some(_)) => {
+                mirror.blind();
+                Ok(Some(Mirrored::Refused))
+            }
+            // The mirror goes stale with the connection: decide again.
+            Err(err) if connection_lost(&err) => Ok(None),
+            Err(zk::Error::SessionExpired | zk::Error::ClientClosed) => Ok(Some(Mirrored::Step(Step::SessionEnded))),
+            Err(err) => Err(Error::zk(&node, "read", err)),
         }
     }
 
@@ -530,6 +565,15 @@ pub(crate) async fn read_identifiers(live: &Live, nodes: &[String]) -> Result<Ve
         .collect())
 }
 
+/// How a wait on the mirror ended.
+enum Mirrored {
+    /// Our node is first in line; the deletion notice of our node, and whether it waited.
+    Holds(crate::mirror::Deletion, bool),
+    Step(Step),
+    /// The server refused the watch, or the mirror is deaf: list instead.
+    Refused,
+}
+
 enum Step {
     Won(Won),
     /// A single try found the lock taken.
@@ -575,4 +619,76 @@ enum Own {
     /// The connection broke on the way: list the children to learn more.
     Unknown,
     SessionEnded,
+}
+
+#[cfg(test)]
+mod tests {
+    use std::mem::size_of_val;
+
+    use super::*;
+    use crate::SessionOptions;
+
+    /// What a queued waiter carries while parked is bounded by the size of
+    /// each future of its boxed chain (issue 16: <= 2 KiB per waiter).
+    #[tokio::test(flavor = "multi_thread")]
+    async fn the_futures_of_a_parked_waiter_stay_small() {
+        let connect = zk_harness::shared().connect_string();
+        let session = Session::connect(SessionOptions::new(&connect)).await.unwrap();
+        let path = format!("/zoolock-tests{}", zk_harness::unique_path("future-sizes"));
+        let lock = Lock::mutex(&session, &path).unwrap();
+        let options = Acquire::default();
+        let outcome = lock.acquire_outcome(options.clone());
+        let outer = size_of_val(&*outcome);
+        drop(outcome);
+        let contend = size_of_val(&lock.contend(&options, Removals::default()));
+        let live = session.live().await.unwrap();
+        let removal = Removal {
+            session: session.clone(),
+            target: Target::Prefix { parent: path.clone(), prefix: "x-".into() },
+            generation: live.generation,
+            ephemeral: true,
+        };
+        let removals = Removals::default();
+        let attempt = Attempt::new(removal, &removals);
+        let mirror = lock.mirror().unwrap();
+        let mirrored = size_of_val(&lock.wait_mirrored(&mirror, &live, &attempt, "x-0000000001", &options));
+        let removal = Removal {
+            session: session.clone(),
+            target: Target::Prefix { parent: path.clone(), prefix: "y-".into() },
+            generation: live.generation,
+            ephemeral: true,
+        };
+        let mut attempt = Attempt::new(removal, &removals);
+        eprintln!(
+            "enqueue {} B, holder.acquire {} B",
+            size_of_val(&lock.enqueue(&live, &mut attempt, &options)),
+            size_of_val(&lock.holder.acquire(&options, |r| lock.contend(&options, r))),
+        );
+        let queued = std::sync::atomic::AtomicBool::new(false);
+        eprintln!(
+            "take_turn_and {} cancelled_since {} sleep_until_some {}",
+            size_of_val(&lock.holder.take_turn_and(&options, &queued, Box::pin(lock.contend(&options, Removals::default())))),
+            size_of_val(&lock.holder.cancelled_since(0)),
+            size_of_val(&crate::holder::sleep_until_some(None)),
+        );
+        eprintln!("live() {} B wait_past {} B", size_of_val(&session.live()), size_of_val(&session.wait_past(0)));
+        eprintln!("Error {} Won {} Step {} Attempt {}", std::mem::size_of::<Error>(), std::mem::size_of::<Won>(), std::mem::size_of::<Result<Step>>(), std::mem::size_of::<Attempt>());
+        eprintln!("queue_once {} B", size_of_val(&lock.queue_once(&live, &mut attempt, &options)));
+        eprintln!("future sizes: acquire {outer} B, contend {contend} B, wait_mirrored {mirrored} B");
+        let mut status = session.subscribe();
+        eprintln!(
+            "parts: live {} wait_for {} check_stat {} get_watch {} sleep {} notified {} lock_owned {} own_node {} await_deletion {} list {}",
+            size_of_val(&live),
+            size_of_val(&status.wait_for(|_| true)),
+            size_of_val(&live.client.check_stat("/x")),
+            size_of_val(&live.client.get_and_watch_data("/x")),
+            size_of_val(&tokio::time::sleep(std::time::Duration::from_secs(1))),
+            size_of_val(&lock.holder.cancelled.notified()),
+            size_of_val(&tokio::sync::Mutex::new(()).lock()),
+            size_of_val(&lock.own_node(&live, "/x")),
+            size_of_val(&lock.await_deletion(&live, "/x")),
+            size_of_val(&lock.list(&live)),
+        );
+        session.close().await;
+    }
 }

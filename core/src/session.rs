@@ -62,7 +62,9 @@ pub(crate) struct Live {
 struct Shared {
     options: SessionOptions,
     status: watch::Sender<Status>,
-    current: Mutex<Option<Live>>,
+    /// Shared, not cloned, with every request: a `Live` is large, and
+    /// cloning a client allocates (a queued waiter keeps one, issue 16).
+    current: Mutex<Option<Arc<Live>>>,
     listeners: Listeners<SessionState>,
     /// Handles holding something now, told of each status change.
     holds: Mutex<Holds>,
@@ -163,7 +165,7 @@ impl Session {
             let shared = Arc::new(Shared {
                 options,
                 status: watch::Sender::new(status),
-                current: Mutex::new(Some(live.clone())),
+                current: Mutex::new(Some(Arc::new(live.clone()))),
                 listeners: Listeners::new(),
                 holds: Mutex::default(),
                 winners: Mutex::default(),
@@ -305,7 +307,7 @@ impl Session {
     }
 
     /// The client to use now, waiting while a lost session is being replaced.
-    pub(crate) async fn live(&self) -> Result<Live> {
+    pub(crate) async fn live(&self) -> Result<Arc<Live>> {
         self.check_usable()?;
         let mut status = self.subscribe();
         loop {
@@ -326,7 +328,7 @@ impl Session {
 
     /// The client to remove nodes with: as [`Session::live`], and also while
     /// [`Session::close`] removes the session's persistent nodes.
-    pub(crate) async fn live_for_removal(&self) -> Result<Live> {
+    pub(crate) async fn live_for_removal(&self) -> Result<Arc<Live>> {
         self.check_usable()?;
         let mut status = self.subscribe();
         loop {
@@ -569,7 +571,7 @@ async fn reopen(weak: &Weak<Shared>, generation: u64) -> Option<Live> {
                     if shared.status.borrow().state == SessionState::Closed {
                         return None;
                     }
-                    *current = Some(live.clone());
+                    *current = Some(Arc::new(live.clone()));
                 }
                 publish(&shared, SessionState::Connected, generation, live.session_id);
                 return Some(live);
