@@ -416,7 +416,7 @@ impl Drop for Held {
 }
 
 /// What waiting for the handle's turn and contending came to.
-pub(crate) enum Turn {
+enum Turn {
     Won(Won, OwnedMutexGuard<()>),
     /// The handle held already ([`OnHeld::Succeed`]).
     AlreadyHeld,
@@ -439,7 +439,7 @@ pub struct HolderState {
     /// pending acquires of each call. A counter and a `Notify` rather than a
     /// watch channel, which allocates some 340 bytes per handle.
     cancels: AtomicU64,
-    pub(crate) cancelled: Notify,
+    cancelled: Notify,
     state: Mutex<LockState>,
     /// Created by the first [`HolderState::subscribe`]: most handles, queued
     /// waiters above all, are never watched, and a channel costs some 340 bytes.
@@ -535,7 +535,7 @@ impl HolderState {
         }
     }
 
-    pub(crate) async fn take_turn_and(
+    async fn take_turn_and(
         &self,
         options: &Acquire,
         queued: &AtomicBool,
@@ -722,7 +722,7 @@ impl HolderState {
     }
 
     /// Returns once [`HolderState::cancel`] was called after the count was `seen`.
-    pub(crate) async fn cancelled_since(&self, seen: u64) {
+    async fn cancelled_since(&self, seen: u64) {
         loop {
             let notified = self.cancelled.notified();
             tokio::pin!(notified);

@@ -54,7 +54,7 @@
 //!    up as a child and is swept like one from a listing; a hold learns of
 //!    its node's deletion from the mirror (the same notice as a data watch).
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{BTreeMap, HashSet};
 use std::future::Future;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::pin::pin;
@@ -111,10 +111,10 @@ struct State {
     resyncing: bool,
     broken: bool,
     watcher: Option<zk::PersistentWatcher>,
-    /// Contenders by (sequence, name) — kazoo's and Curator's markers, no extras.
-    queue: BTreeMap<(i32, String), Role>,
-    /// Waiters by the name of the node whose deletion they await.
-    waiting: HashMap<String, Vec<oneshot::Sender<Woken>>>,
+    /// Contenders by (sequence, name) — kazoo's and Curator's markers, no
+    /// extras — each with the waiters its deletion wakes: kept in the entry,
+    /// not in a map by name of their own (issue 16: bytes per waiter).
+    queue: BTreeMap<(i32, String), Entry>,
     /// Waiters for the next rebuild.
     on_sync: Vec<oneshot::Sender<Woken>>,
     /// The pump's waker: whoever drains the channel registers it, so the pump
@@ -206,29 +206,42 @@ impl Mirror {
                 late.remove(kept);
             }
         }
+        // The node awaited, by its key in the queue.
         let predecessor = match state.wrapped() {
             // Rare (the counter wrapped between live nodes): the full sort.
             true => {
                 let names: Vec<String> =
                     state.queue.keys().map(|(_, n)| n.clone()).filter(|n| !late.contains(n)).collect();
                 match naming::standing(&names, name, role, &[]) {
-                    naming::Standing::Waits { predecessor, .. } => Some(predecessor),
+                    naming::Standing::Waits { predecessor, .. } => {
+                        naming::parse(&predecessor, &[]).map(|c| (c.sequence, c.name))
+                    }
                     _ => None,
                 }
             }
             false => state
                 .queue
-                .range(..key)
+                .range(..key.clone())
                 .rev()
-                .find(|((_, n), r)| role.waits_for(**r) && !late.contains(n))
-                .map(|((_, n), _)| n.clone()),
+                .find(|((_, n), e)| role.waits_for(e.role) && !late.contains(n))
+                .map(|(key, _)| key.clone()),
         };
-        let awaited = predecessor.clone().unwrap_or_else(|| name.to_owned());
         let (sender, receiver) = oneshot::channel();
-        state.waiting.entry(awaited).or_default().push(sender);
+        let awaited = predecessor.as_ref().unwrap_or(&key);
+        state.queue.get_mut(awaited).expect("the awaited node is in the queue").add(sender);
         match predecessor {
             None => Decision::Holds(receiver),
             Some(_) => Decision::Waits(receiver),
+        }
+    }
+
+    /// The session's status changed (ended, closed, a new generation): every
+    /// waiter looks at it again, and the mirror decides again for those that go on.
+    pub fn wake_waiters(&self) {
+        let mut state = self.state.lock().unwrap();
+        state.wake_all();
+        for sender in state.on_sync.drain(..) {
+            let _ = sender.send(Woken::Stale);
         }
     }
 
@@ -319,8 +332,12 @@ impl State {
     }
 
     fn install(&mut self, watcher: zk::PersistentWatcher, children: &[String], generation: u64) {
-        self.queue =
-            children.iter().filter_map(|c| naming::parse(c, &[])).map(|c| ((c.sequence, c.name), c.role)).collect();
+        self.wake_all();
+        self.queue = children
+            .iter()
+            .filter_map(|c| naming::parse(c, &[]))
+            .map(|c| ((c.sequence, c.name), Entry::new(c.role)))
+            .collect();
         self.watcher = Some(watcher);
         self.generation = generation;
         self.synced = true;
@@ -341,15 +358,13 @@ impl State {
     fn unsync(&mut self) {
         self.synced = false;
         self.watcher = None;
-        self.queue.clear();
         self.wake_all();
+        self.queue.clear();
     }
 
     fn wake_all(&mut self) {
-        for (_, senders) in self.waiting.drain() {
-            for sender in senders {
-                let _ = sender.send(Woken::Stale);
-            }
+        for entry in self.queue.values_mut() {
+            entry.wake(Woken::Stale);
         }
     }
 
@@ -380,18 +395,44 @@ impl State {
             },
             (zk::EventType::NodeCreated, Some(name)) => {
                 if let Some(c) = naming::parse(name, &[]) {
-                    self.queue.insert((c.sequence, c.name), c.role);
+                    self.queue.entry((c.sequence, c.name)).or_insert_with(|| Entry::new(c.role));
                 }
             }
             (zk::EventType::NodeDeleted, Some(name)) => {
-                if let Some(c) = naming::parse(name, &[]) {
-                    self.queue.remove(&(c.sequence, c.name));
-                }
-                for sender in self.waiting.remove(name).unwrap_or_default() {
-                    let _ = sender.send(Woken::Deleted);
+                if let Some(mut entry) = naming::parse(name, &[]).and_then(|c| self.queue.remove(&(c.sequence, c.name)))
+                {
+                    entry.wake(Woken::Deleted);
                 }
             }
             _ => {}
+        }
+    }
+}
+
+/// A contender of the mirror's queue.
+struct Entry {
+    role: Role,
+    /// Waiters woken by this node's deletion: one in a mutex's queue, kept
+    /// inline; more (readers behind a writer) boxed, so every entry stays small.
+    first: Option<oneshot::Sender<Woken>>,
+    more: Option<Box<Vec<oneshot::Sender<Woken>>>>,
+}
+
+impl Entry {
+    fn new(role: Role) -> Entry {
+        Entry { role, first: None, more: None }
+    }
+
+    fn add(&mut self, sender: oneshot::Sender<Woken>) {
+        match self.first {
+            None => self.first = Some(sender),
+            Some(_) => self.more.get_or_insert_with(Box::default).push(sender),
+        }
+    }
+
+    fn wake(&mut self, woken: Woken) {
+        for sender in self.first.take().into_iter().chain(self.more.take().into_iter().flat_map(|more| *more)) {
+            let _ = sender.send(woken);
         }
     }
 }

@@ -496,11 +496,13 @@ async fn open(options: &SessionOptions, generation: u64) -> Result<Live> {
 
 fn publish(shared: &Shared, state: SessionState, generation: u64, session_id: i64) {
     let next = Status { state, generation, session_id };
+    let mut ended = false;
     let changed = shared.status.send_if_modified(|current| {
         // Nothing reopens a closed session, and an old generation cannot speak for a newer one.
         if current.state == SessionState::Closed || generation < current.generation || *current == next {
             return false;
         }
+        ended = generation != current.generation || matches!(state, SessionState::Lost | SessionState::Closed);
         *current = next;
         // Counted before the change is published: whoever it wakes reads it in the metrics.
         shared.meter.session_state(state);
@@ -512,6 +514,14 @@ fn publish(shared: &Shared, state: SessionState, generation: u64, session_id: i6
         let watchers: Vec<_> = shared.holds.lock().unwrap().watchers.iter().filter_map(|(_, w)| w.upgrade()).collect();
         for watcher in watchers {
             watcher.session_changed(next);
+        }
+        // Mirrored waiters of an ended generation learn it here, woken by
+        // their mirror, rather than each from a watch of the status of its own.
+        if ended {
+            let mirrors: Vec<_> = shared.mirrors.lock().unwrap().values().filter_map(Weak::upgrade).collect();
+            for mirror in mirrors {
+                mirror.wake_waiters();
+            }
         }
     }
 }
