@@ -491,10 +491,6 @@ impl HolderState {
         let deadline = options.timeout.filter(|_| options.waits()).and_then(|t| Instant::now().checked_add(t));
         let cancels = self.cancels.load(Ordering::Acquire);
         loop {
-            // A pending acquire holds a clone of the client, which would keep a
-            // closed session open (and its locks held): it ends on close instead.
-            let mut status = self.session.subscribe();
-            let closed = status.wait_for(|s| s.state == SessionState::Closed);
             let removals = Removals::default();
             // Set once this acquire has the handle's turn: before that, it waits
             // for the handle itself, not for other contenders.
@@ -505,8 +501,9 @@ impl HolderState {
             let outcome = tokio::select! {
                 biased;
                 won = work => won,
-                _ = self.cancelled_since(cancels) => Err(Error::Cancelled { path: self.path.clone() }),
-                _ = closed => Err(self.session.closed_error()),
+                // A pending acquire holds a clone of the client, which would keep a
+                // closed session open (and its locks held): it ends on close too.
+                ended = self.cancelled_or_closed(cancels) => Err(ended),
                 _ = sleep_until_some(deadline) => Ok(Turn::NotWon),
             };
             // Boxed, and only when there is something to wait for: its timer is large.
@@ -721,17 +718,28 @@ impl HolderState {
         self.cancelled.notify_waiters();
     }
 
-    /// Returns once [`HolderState::cancel`] was called after the count was `seen`.
-    async fn cancelled_since(&self, seen: u64) {
+    /// Returns once [`HolderState::cancel`] was called after the count was
+    /// `seen`, or the session closed: the error to end the acquire with. Two
+    /// notifications rather than a watch of the session's status, which is
+    /// larger, for as long as a waiter waits (issue 16).
+    async fn cancelled_or_closed(&self, seen: u64) -> Error {
         loop {
-            let notified = self.cancelled.notified();
-            tokio::pin!(notified);
-            // Registered before the check: a cancel between the two still wakes it.
-            notified.as_mut().enable();
+            let cancelled = self.cancelled.notified();
+            let closed = self.session.closing();
+            tokio::pin!(cancelled, closed);
+            // Registered before the checks: a cancel or close between them still wakes it.
+            cancelled.as_mut().enable();
+            closed.as_mut().enable();
             if self.cancels.load(Ordering::Acquire) != seen {
-                return;
+                return Error::Cancelled { path: self.path.clone() };
             }
-            notified.await;
+            if self.session.is_closed() {
+                return self.session.closed_error();
+            }
+            tokio::select! {
+                _ = cancelled => {}
+                _ = closed => {}
+            }
         }
     }
 

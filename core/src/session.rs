@@ -8,7 +8,8 @@ use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
 
 use tokio::runtime::{Handle, RuntimeFlavor};
-use tokio::sync::watch;
+use tokio::sync::futures::Notified;
+use tokio::sync::{watch, Notify};
 use tokio::task::JoinHandle;
 use tokio::time::timeout;
 use zookeeper_client as zk;
@@ -65,6 +66,8 @@ struct Shared {
     /// Shared, not cloned, with every request: a `Live` is large, and
     /// cloning a client allocates (a queued waiter keeps one, issue 16).
     current: Mutex<Option<Arc<Live>>>,
+    /// Notified once the session is closed (after its status says so).
+    closed: Notify,
     listeners: Listeners<SessionState>,
     /// Handles holding something now, told of each status change.
     holds: Mutex<Holds>,
@@ -166,6 +169,7 @@ impl Session {
                 options,
                 status: watch::Sender::new(status),
                 current: Mutex::new(Some(Arc::new(live.clone()))),
+                closed: Notify::new(),
                 listeners: Listeners::new(),
                 holds: Mutex::default(),
                 winners: Mutex::default(),
@@ -271,6 +275,12 @@ impl Session {
     /// Whether [`Session::close`] was called.
     pub fn is_closed(&self) -> bool {
         self.state() == SessionState::Closed
+    }
+
+    /// Completes once the session is closed, if enabled or polled before:
+    /// check [`Session::is_closed`] after enabling it.
+    pub(crate) fn closing(&self) -> Notified<'_> {
+        self.shared.closed.notified()
     }
 
     /// Runs `future` on the session's runtime (see [`session_runtime`]).
@@ -517,6 +527,9 @@ fn publish(shared: &Shared, state: SessionState, generation: u64, session_id: i6
         }
         // Mirrored waiters of an ended generation learn it here, woken by
         // their mirror, rather than each from a watch of the status of its own.
+        if state == SessionState::Closed {
+            shared.closed.notify_waiters();
+        }
         if ended {
             let mirrors: Vec<_> = shared.mirrors.lock().unwrap().values().filter_map(Weak::upgrade).collect();
             for mirror in mirrors {
