@@ -491,10 +491,6 @@ impl HolderState {
         let deadline = options.timeout.filter(|_| options.waits()).and_then(|t| Instant::now().checked_add(t));
         let cancels = self.cancels.load(Ordering::Acquire);
         loop {
-            // A pending acquire holds a clone of the client, which would keep a
-            // closed session open (and its locks held): it ends on close instead.
-            let mut status = self.session.subscribe();
-            let closed = status.wait_for(|s| s.state == SessionState::Closed);
             let removals = Removals::default();
             // Set once this acquire has the handle's turn: before that, it waits
             // for the handle itself, not for other contenders.
@@ -505,11 +501,15 @@ impl HolderState {
             let outcome = tokio::select! {
                 biased;
                 won = work => won,
-                _ = self.cancelled_since(cancels) => Err(Error::Cancelled { path: self.path.clone() }),
-                _ = closed => Err(self.session.closed_error()),
+                // A pending acquire holds a clone of the client, which would keep a
+                // closed session open (and its locks held): it ends on close too.
+                ended = self.cancelled_or_closed(cancels) => Err(ended),
                 _ = sleep_until_some(deadline) => Ok(Turn::NotWon),
             };
-            removals.wait().await;
+            // Boxed, and only when there is something to wait for: its timer is large.
+            if removals.any() {
+                Box::pin(removals.wait()).await;
+            }
             let (won, turn) = match outcome? {
                 Turn::Won(won, turn) => (won, turn),
                 Turn::AlreadyHeld => return Ok(Outcome::Acquired),
@@ -545,15 +545,22 @@ impl HolderState {
             };
             queued.store(true, Ordering::Release);
             // Even a single try must not hang on a dead connection.
-            let won = self.session.bounded(contend).await?;
+            // Boxed: a timer is large, and waiters (who wait for a turn) never need it.
+            let won = Box::pin(self.session.bounded(contend)).await?;
             return Ok(won.map_or(Turn::NotWon, |w| Turn::Won(w, turn)));
         }
-        let turn = match self.on_held {
-            OnHeld::Wait => turn.lock_owned().await,
-            OnHeld::Succeed | OnHeld::Reenter => match self.turn_or_enter(turn, options.owner).await {
-                Some(turn) => turn,
-                None => return Ok(Turn::AlreadyHeld),
-            },
+        // A free turn means nothing is held (a hold keeps the turn): no
+        // hold to wait for or enter. Waiting for a busy one is boxed, so
+        // that what a queued waiter keeps is small (issue 16).
+        let turn = match (turn.clone().try_lock_owned(), self.on_held) {
+            (Ok(turn), _) => turn,
+            (Err(_), OnHeld::Wait) => Box::pin(turn.lock_owned()).await,
+            (Err(_), OnHeld::Succeed | OnHeld::Reenter) => {
+                match Box::pin(self.turn_or_enter(turn, options.owner)).await {
+                    Some(turn) => turn,
+                    None => return Ok(Turn::AlreadyHeld),
+                }
+            }
         };
         queued.store(true, Ordering::Release);
         Ok(contend.await?.map_or(Turn::NotWon, |w| Turn::Won(w, turn)))
@@ -732,17 +739,28 @@ impl HolderState {
         self.cancelled.notify_waiters();
     }
 
-    /// Returns once [`HolderState::cancel`] was called after the count was `seen`.
-    async fn cancelled_since(&self, seen: u64) {
+    /// Returns once [`HolderState::cancel`] was called after the count was
+    /// `seen`, or the session closed: the error to end the acquire with. Two
+    /// notifications rather than a watch of the session's status, which is
+    /// larger, for as long as a waiter waits (issue 16).
+    async fn cancelled_or_closed(&self, seen: u64) -> Error {
         loop {
-            let notified = self.cancelled.notified();
-            tokio::pin!(notified);
-            // Registered before the check: a cancel between the two still wakes it.
-            notified.as_mut().enable();
+            let cancelled = self.cancelled.notified();
+            let closed = self.session.closing();
+            tokio::pin!(cancelled, closed);
+            // Registered before the checks: a cancel or close between them still wakes it.
+            cancelled.as_mut().enable();
+            closed.as_mut().enable();
             if self.cancels.load(Ordering::Acquire) != seen {
-                return;
+                return Error::Cancelled { path: self.path.clone() };
             }
-            notified.await;
+            if self.session.is_closed() {
+                return self.session.closed_error();
+            }
+            tokio::select! {
+                _ = cancelled => {}
+                _ = closed => {}
+            }
         }
     }
 
@@ -961,6 +979,11 @@ impl Removals {
         self.0.lock().unwrap().push(removal);
     }
 
+    /// Whether any removal was started.
+    fn any(&self) -> bool {
+        !self.0.lock().unwrap().is_empty()
+    }
+
     async fn wait(&self) {
         let pending: Vec<_> = std::mem::take(&mut *self.0.lock().unwrap());
         let _ = timeout(FOREGROUND_WAIT, async {
@@ -979,9 +1002,6 @@ pub(crate) struct Attempt {
     removal: Option<Removal>,
     removals: Removals,
     place: Option<Arc<()>>,
-    session: Session,
-    /// The lock path (or semaphore pool).
-    parent: String,
 }
 
 impl Attempt {
@@ -991,8 +1011,7 @@ impl Attempt {
         if let Some(persistent) = removal.persistent() {
             persistent.own(&removal.target);
         }
-        let (session, parent) = (removal.session.clone(), removal.target.parent().to_owned());
-        Attempt { removal: Some(removal), removals: removals.clone(), place: None, session, parent }
+        Attempt { removal: Some(removal), removals: removals.clone(), place: None }
     }
 
     /// The prefix the node is (to be) created with.
@@ -1015,7 +1034,7 @@ impl Attempt {
             unreachable!("a prefix is renewed only before the create succeeds")
         };
         let given_up = std::mem::replace(current, prefix);
-        self.session.doubtful_prefixes().add(parent, given_up, removal.generation, removal.ephemeral);
+        removal.session.doubtful_prefixes().add(parent, given_up, removal.generation, removal.ephemeral);
         if let Some(persistent) = removal.persistent() {
             // The old prefix stays registered until its node is found, or the session closes.
             persistent.settle(&old);
@@ -1029,7 +1048,9 @@ impl Attempt {
     /// maybe right ahead of our own node. It is deleted in the background,
     /// and this acquire waits for that before it returns.
     pub fn sweep_late(&self, generation: u64, children: &mut Vec<String>) {
-        for removal in self.session.doubtful_prefixes().sweep(&self.session, &self.parent, generation, children) {
+        let Some(ours) = self.removal.as_ref() else { return };
+        let (session, parent) = (&ours.session, ours.target.parent());
+        for removal in session.doubtful_prefixes().sweep(session, parent, generation, children) {
             self.removals.push(removal);
         }
     }
@@ -1050,7 +1071,8 @@ impl Attempt {
         }
     }
 
-    pub fn won(mut self, token: i64) -> Won {
+    /// Turns the attempt into the win; the attempt is spent (its drop does nothing).
+    pub fn won(&mut self, token: i64) -> Won {
         let removal = self.removal.take().expect("an attempt wins once");
         if let Some(persistent) = removal.persistent() {
             persistent.settle(&removal.target);
@@ -1069,7 +1091,7 @@ impl Attempt {
     }
 
     /// [`Attempt::won`], with the watch set by the read that confirmed the node.
-    pub fn won_watched(self, token: i64, node_watch: NodeWatch) -> Won {
+    pub fn won_watched(&mut self, token: i64, node_watch: NodeWatch) -> Won {
         let mut won = self.won(token);
         won.node_watch = Some(node_watch);
         won
@@ -1085,8 +1107,9 @@ impl Drop for Attempt {
         if let Some(persistent) = removal.persistent() {
             persistent.settle(&removal.target);
         }
+        let sweep = DoubtfulPrefixes::spawn_sweep(&removal.session, removal.target.parent());
         self.removals.push(removal.spawn());
-        if let Some(sweep) = DoubtfulPrefixes::spawn_sweep(&self.session, &self.parent) {
+        if let Some(sweep) = sweep {
             self.removals.push(sweep);
         }
     }
@@ -1133,7 +1156,7 @@ mod tests {
                 let (stat, _) = live.client.create(&node, b"", &ephemeral).await.unwrap();
                 let target = Target::Node(node.clone());
                 let removal = Removal { session, target, generation: live.generation, ephemeral: true };
-                let attempt = Attempt::new(removal, &removals);
+                let mut attempt = Attempt::new(removal, &removals);
                 won.notify_one();
                 Ok(Some(attempt.won(stat.czxid)))
             }

@@ -150,14 +150,19 @@ impl Lock {
         loop {
             let live = self.holder.session.live().await?;
             let prefix = self.spec.kind.new_prefix(self.spec.config.scheme);
-            let removal = Removal {
-                session: self.holder.session.clone(),
-                target: Target::Prefix { parent: self.spec.path.clone(), prefix: prefix.clone() },
-                generation: live.generation,
-                ephemeral: options.ephemeral,
-            };
-            let attempt = Attempt::new(removal, &removals);
-            match self.queue_once(&live, attempt, options).await? {
+            let mut attempt = Attempt::new(
+                Removal {
+                    session: self.holder.session.clone(),
+                    target: Target::Prefix { parent: self.spec.path.clone(), prefix },
+                    generation: live.generation,
+                    ephemeral: options.ephemeral,
+                },
+                &removals,
+            );
+            let step = self.queue_once(&live, &mut attempt, options).await;
+            // Not won: its node goes now, before any wait for a new session.
+            drop(attempt);
+            match step? {
                 Step::Won(won) => {
                     if self.spec.kind.role() == Role::Writer {
                         self.holder.session.record_winner(&won.node);
@@ -166,7 +171,7 @@ impl Lock {
                 }
                 Step::Taken => return Ok(None),
                 Step::SessionEnded => {
-                    self.holder.session.wait_past(live.generation).await;
+                    Box::pin(self.holder.session.wait_past(live.generation)).await;
                 }
                 Step::NodeGone => {}
             }
@@ -179,34 +184,59 @@ impl Lock {
     /// deletion notice that alone would mean it (see [`Watched`]) followed by
     /// a read of our node. A node deleted while it waits (an operator) is
     /// noticed there, or at the listing after its predecessor goes.
-    async fn queue_once(&self, live: &Live, mut attempt: Attempt, options: &Acquire) -> Result<Step> {
+    ///
+    /// Every wait but the mirror's is boxed on its own: what this future
+    /// keeps while a mirrored waiter is parked (issue 16) is the attempt,
+    /// the node's name and a pointer.
+    async fn queue_once(&self, live: &Live, attempt: &mut Attempt, options: &Acquire) -> Result<Step> {
         // Boxed: the create's state is large and not needed while waiting.
-        let Some((name, token, ahead)) = Box::pin(self.enqueue(live, &mut attempt, options)).await? else {
+        let Some((name, token, ahead)) = Box::pin(self.enqueue(live, attempt, options)).await? else {
             return Ok(Step::SessionEnded);
         };
-        let (mut listed, mut watched) = match ahead {
+        let (listed, watched) = match ahead {
             Ahead::Listed(children) => (Some(children), None),
             Ahead::Neighbour(neighbour) => (None, Some((neighbour, Watched::Neighbour))),
             Ahead::Mirror(mirror) => {
-                match Box::pin(self.wait_mirrored(&mirror, live, attempt, &name, token, options)).await? {
-                    Ok(step) => return Ok(step),
-                    // The server refused the watch, or the mirror is deaf: list instead.
-                    Err(back) => {
-                        attempt = back;
-                        match Box::pin(self.list(live)).await? {
-                            Some(children) => (Some(children), None),
-                            None => return Ok(Step::SessionEnded),
-                        }
+                match Box::pin(self.wait_mirrored(&mirror, live, attempt, &name, options)).await? {
+                    Mirrored::Holds(deletion, waited) => {
+                        let won = attempt.won_watched(token, NodeWatch::Mirror(deletion));
+                        return Ok(Step::Won(won.with_wait(waited)));
                     }
+                    Mirrored::Step(step) => return Ok(step),
+                    // The server refused the watch, or the mirror is deaf: list instead.
+                    Mirrored::Refused => (None, None),
                 }
             }
         };
+        Box::pin(self.wait_listed(live, attempt, &name, token, options, listed, watched)).await
+    }
+
+    /// [`Lock::queue_once`] by listings and a watch on the node ahead:
+    /// `listed`, the children if a listing came with the create; `watched`,
+    /// the node to watch first instead; neither, list first.
+    #[allow(clippy::too_many_arguments)]
+    async fn wait_listed(
+        &self,
+        live: &Live,
+        attempt: &mut Attempt,
+        name: &str,
+        token: i64,
+        options: &Acquire,
+        mut listed: Option<Vec<String>>,
+        mut watched: Option<(String, Watched)>,
+    ) -> Result<Step> {
+        if listed.is_none() && watched.is_none() {
+            match self.list(live).await? {
+                Some(children) => listed = Some(children),
+                None => return Ok(Step::SessionEnded),
+            }
+        }
         let mut waited = false;
         loop {
             if let Some(mut children) = listed.take() {
                 attempt.sweep_late(live.generation, &mut children);
                 let role = self.spec.kind.role();
-                watched = match naming::standing(&children, &name, role, &self.spec.config.extra_markers) {
+                watched = match naming::standing(&children, name, role, &self.spec.config.extra_markers) {
                     Standing::Holds => return Ok(Step::Won(attempt.won(token).with_wait(waited))),
                     Standing::Missing => return Ok(Step::NodeGone),
                     Standing::Waits { .. } if !options.waits() => return Ok(Step::Taken),
@@ -270,69 +300,68 @@ impl Lock {
 
     /// Waits on the mirror until node `name` holds, is gone, or the session
     /// ends: decided on deletion notices alone (see [`crate::mirror`] for why
-    /// that is exact). Gives the attempt back if the server refused the watch
-    /// or the mirror turned out deaf.
+    /// that is exact). [`Mirrored::Refused`] if the server refused the watch
+    /// or the mirror turned out deaf. Parked, it keeps the mirror's wake-up
+    /// and the session's status: the read of a missing node is boxed.
     async fn wait_mirrored(
         &self,
         mirror: &Mirror,
         live: &Live,
-        attempt: Attempt,
+        attempt: &Attempt,
         name: &str,
-        token: i64,
         options: &Acquire,
-    ) -> Result<std::result::Result<Step, Attempt>> {
+    ) -> Result<Mirrored> {
         let session = &self.holder.session;
         let role = self.spec.kind.role();
-        let mut status = session.subscribe();
         let mut waited = false;
         loop {
             // Late nodes of this session's doubtful prefixes go, as from a listing.
             let sweep = |children: &mut Vec<String>| attempt.sweep_late(live.generation, children);
             let doubtful = session.doubtful_prefixes().any(&self.spec.path);
             let wake = match mirror.decide(live.generation, name, role, doubtful.then_some(&sweep)) {
-                Decision::Holds(deletion) => {
-                    // Decided on a deletion notice: the transaction that deleted
-                    // the last node ahead may have deleted ours too (a multi, such
-                    // as the CLI's `deleteall`), its notice not read yet. The
-                    // read's reply comes after every notice of that transaction:
-                    // our node there then, the hold is decided on a present node.
-                    if waited {
+                Decision::Holds(deletion, fresh) => {
+                    // Not decided on our create's own evidence (mirror.rs, point
+                    // 8): the transaction that deleted the last node ahead may
+                    // have deleted ours too (a multi, such as the CLI's
+                    // `deleteall`), its notice not read yet. The read's reply
+                    // comes after every notice of that transaction.
+                    if !fresh {
                         match Box::pin(self.presence(live, name)).await? {
                             Presence::There => {}
-                            Presence::Gone => return Ok(Ok(Step::NodeGone)),
-                            Presence::SessionEnded => return Ok(Ok(Step::SessionEnded)),
+                            Presence::Gone => return Ok(Mirrored::Step(Step::NodeGone)),
+                            Presence::SessionEnded => return Ok(Mirrored::Step(Step::SessionEnded)),
                             // The mirror goes stale with the connection: decide again.
                             Presence::Unknown => continue,
                         }
                     }
-                    return Ok(Ok(Step::Won(
-                        attempt.won_watched(token, NodeWatch::Mirror(deletion)).with_wait(waited),
-                    )));
+                    return Ok(Mirrored::Holds(deletion, waited));
                 }
                 // Our create's reply came and the mirror lacks our node: gone,
                 // or the mirror is deaf to creates (mirror.rs, point 6). A read tells.
                 Decision::Missing => match Box::pin(self.presence(live, name)).await? {
-                    Presence::Gone => return Ok(Ok(Step::NodeGone)),
+                    Presence::Gone => return Ok(Mirrored::Step(Step::NodeGone)),
                     Presence::There => {
                         mirror.blind();
-                        return Ok(Err(attempt));
+                        return Ok(Mirrored::Refused);
                     }
-                    Presence::SessionEnded => return Ok(Ok(Step::SessionEnded)),
+                    Presence::SessionEnded => return Ok(Mirrored::Step(Step::SessionEnded)),
                     Presence::Unknown => continue,
                 },
-                Decision::SessionEnded => return Ok(Ok(Step::SessionEnded)),
-                Decision::Broken => return Ok(Err(attempt)),
-                Decision::Waits(_) if !options.waits() => return Ok(Ok(Step::Taken)),
+                Decision::SessionEnded => return Ok(Mirrored::Step(Step::SessionEnded)),
+                Decision::Broken => return Ok(Mirrored::Refused),
+                Decision::Waits(_) if !options.waits() => return Ok(Mirrored::Step(Step::Taken)),
                 Decision::Waits(wake) | Decision::Stale(wake) => wake,
             };
-            // Woken by a deletion or a rebuild alike: the mirror decides again.
-            let ended = status.wait_for(|s| {
-                s.generation != live.generation || matches!(s.state, SessionState::Lost | SessionState::Closed)
-            });
-            tokio::select! {
-                _ = wake => waited = true,
-                _ = ended => return Ok(Ok(Step::SessionEnded)),
+            // Looked at once the wake-up is registered: a change of the status
+            // after this look wakes it (see `Mirror::wake_waiters`).
+            let status = session.status();
+            if status.generation != live.generation || matches!(status.state, SessionState::Lost | SessionState::Closed)
+            {
+                return Ok(Mirrored::Step(Step::SessionEnded));
             }
+            // Woken by a deletion, a rebuild or the status alike: decide again.
+            let _ = wake.await;
+            waited = true;
         }
     }
 
@@ -419,7 +448,9 @@ impl Lock {
                 Err(zk::Error::NoNode) => {
                     // The parent is made on first use only, not paid for on every acquire.
                     let persistent = zk::CreateMode::Persistent.with_acls(zk::Acls::new(acls));
-                    match crate::znode::make_dirs(&self.holder.session, live, parent, &persistent).await {
+                    // Boxed, as the search below: rare, and large for a future
+                    // that every contender of a burst keeps at once.
+                    match Box::pin(crate::znode::make_dirs(&self.holder.session, live, parent, &persistent)).await {
                         Ok(()) => continue,
                         Err(err) if connection_lost(&err) => continue,
                         Err(zk::Error::SessionExpired | zk::Error::ClientClosed) => return Ok(None),
@@ -430,7 +461,7 @@ impl Lock {
                     // The create may have happened: look for our unique prefix
                     // until the server answers, and create again only if absent.
                     let found = loop {
-                        match find_own(live, parent, &prefix, options.ephemeral).await {
+                        match Box::pin(find_own(live, parent, &prefix, options.ephemeral)).await {
                             Err(err) if connection_lost(&err) => continue,
                             Ok(found) => break found,
                             Err(zk::Error::SessionExpired | zk::Error::ClientClosed) => return Ok(None),
@@ -553,6 +584,15 @@ pub(crate) async fn read_identifiers(live: &Live, nodes: &[String]) -> Result<Ve
         .collect())
 }
 
+/// How a wait on the mirror ended.
+enum Mirrored {
+    /// Our node is first in line; the deletion notice of our node, and whether it waited.
+    Holds(crate::mirror::Deletion, bool),
+    Step(Step),
+    /// The server refused the watch, or the mirror is deaf: list instead.
+    Refused,
+}
+
 enum Step {
     Won(Won),
     /// A single try found the lock taken.
@@ -607,4 +647,50 @@ enum Own {
     /// The connection broke on the way: list the children to learn more.
     Unknown,
     SessionEnded,
+}
+
+#[cfg(test)]
+mod tests {
+    use std::mem::size_of_val;
+
+    use super::*;
+    use crate::SessionOptions;
+
+    /// A queued waiter keeps, besides its handle and its node's entry in
+    /// the mirror, three boxed futures: the acquire, `contend` and
+    /// `wait_mirrored` (issue 16). Each is as large as its largest state;
+    /// these bounds catch a state that grows them back (they were 912, 944
+    /// and 600 bytes in release builds, when the mirror's wait came to 2,456).
+    const ACQUIRE_BOUND: usize = 640;
+    const CONTEND_BOUND: usize = 448;
+    const MIRRORED_BOUND: usize = 224;
+
+    #[tokio::test(flavor = "multi_thread")]
+    async fn the_futures_of_a_parked_waiter_stay_small() {
+        let connect = zk_harness::shared().connect_string();
+        let session = Session::connect(SessionOptions::new(&connect)).await.unwrap();
+        let path = format!("/zoolock-tests{}", zk_harness::unique_path("future-sizes"));
+        let lock = Lock::mutex(&session, &path).unwrap();
+        let options = Acquire::default();
+        let outcome = lock.acquire_outcome(options.clone());
+        let acquire = size_of_val(&*outcome);
+        drop(outcome);
+        let contend = size_of_val(&lock.contend(&options, Removals::default()));
+        let live = session.live().await.unwrap();
+        let removal = Removal {
+            session: session.clone(),
+            target: Target::Prefix { parent: path.clone(), prefix: "x-".into() },
+            generation: live.generation,
+            ephemeral: true,
+        };
+        let attempt = Attempt::new(removal, &Removals::default());
+        let mirror = lock.mirror().unwrap();
+        let mirrored = size_of_val(&lock.wait_mirrored(&mirror, &live, &attempt, "x-0000000001", &options));
+        eprintln!("a parked waiter's futures: acquire {acquire} B, contend {contend} B, wait_mirrored {mirrored} B");
+        assert!(acquire <= ACQUIRE_BOUND, "the acquire future: {acquire} bytes");
+        assert!(contend <= CONTEND_BOUND, "contend: {contend} bytes");
+        assert!(mirrored <= MIRRORED_BOUND, "wait_mirrored: {mirrored} bytes");
+        drop(attempt);
+        session.close().await;
+    }
 }

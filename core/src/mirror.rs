@@ -59,11 +59,15 @@
 //!    the second is read: on a node already gone, beside the next holder
 //!    (the model found it; `core/tests/mirror.rs` held on the deleted node in
 //!    its third round before this read).
-//!    So a waiter that decides after a wake reads its node first: its reply
-//!    comes after every notice of that transaction (2.). A hold decided at
-//!    the create's reply needs no read: our node was there at that reply.
+//!    The same happens at the create's reply when the mirror has drained
+//!    part of a later multi by then (the model found that too). So a
+//!    waiter reads its node before it holds, unless the mirror applied no
+//!    deletion since our node's create event ([`Entry::arrived`]): then
+//!    what was ahead of it at its create still is, nothing was, and the
+//!    create's reply is the evidence. The read's reply comes after every
+//!    notice of the transaction that deleted the last node ahead (2.).
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{BTreeMap, HashSet};
 use std::future::Future;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::pin::pin;
@@ -181,7 +185,9 @@ impl Future for Deletion {
 
 /// What the mirror says of one contender's node.
 pub(crate) enum Decision {
-    Holds(Deletion),
+    /// First in line, with the deletion notice of our node; `fresh` when
+    /// decided on our create's own evidence (point 8: no read needed).
+    Holds(Deletion, bool),
     /// Our node is not there (deleted by someone else, or the path was).
     Missing,
     /// Waits for `predecessor`; woken when it goes, or the mirror goes stale.
@@ -209,10 +215,13 @@ struct State {
     resyncing: bool,
     broken: bool,
     watcher: Option<zk::PersistentWatcher>,
-    /// Contenders by (sequence, name) — kazoo's and Curator's markers, no extras.
-    queue: BTreeMap<(i32, String), Role>,
-    /// Waiters by the name of the node whose deletion they await.
-    waiting: HashMap<String, Vec<Notifier>>,
+    /// Contenders by (sequence, name) — kazoo's and Curator's markers, no
+    /// extras — each with the waiters its deletion wakes: kept in the entry,
+    /// not in a map by name of their own (issue 16: bytes per waiter).
+    queue: BTreeMap<(i32, String), Entry>,
+    /// NodeDeleted events applied so far: a node whose create event came
+    /// with none since was first in line then if it is first now (point 8).
+    deletions: u64,
     /// Waiters for the next rebuild.
     on_sync: Vec<Notifier>,
     /// The pump's waker: whoever drains the channel registers it, so the pump
@@ -304,29 +313,44 @@ impl Mirror {
                 late.remove(kept);
             }
         }
+        // The node awaited, by its key in the queue.
         let predecessor = match state.wrapped() {
             // Rare (the counter wrapped between live nodes): the full sort.
             true => {
                 let names: Vec<String> =
                     state.queue.keys().map(|(_, n)| n.clone()).filter(|n| !late.contains(n)).collect();
                 match naming::standing(&names, name, role, &[]) {
-                    naming::Standing::Waits { predecessor, .. } => Some(predecessor),
+                    naming::Standing::Waits { predecessor, .. } => {
+                        naming::parse(&predecessor, &[]).map(|c| (c.sequence, c.name))
+                    }
                     _ => None,
                 }
             }
             false => state
                 .queue
-                .range(..key)
+                .range(..key.clone())
                 .rev()
-                .find(|((_, n), r)| role.waits_for(**r) && !late.contains(n))
-                .map(|((_, n), _)| n.clone()),
+                .find(|((_, n), e)| role.waits_for(e.role) && !late.contains(n))
+                .map(|(key, _)| key.clone()),
         };
-        let awaited = predecessor.clone().unwrap_or_else(|| name.to_owned());
         let (sender, receiver) = notice();
-        state.waiting.entry(awaited).or_default().push(sender);
+        let awaited = predecessor.as_ref().unwrap_or(&key);
+        let entry = state.queue.get_mut(awaited).expect("the awaited node is in the queue");
+        entry.add(sender);
+        let fresh = entry.arrived == state.deletions;
         match predecessor {
-            None => Decision::Holds(receiver),
+            None => Decision::Holds(receiver, fresh),
             Some(_) => Decision::Waits(receiver),
+        }
+    }
+
+    /// The session's status changed (ended, closed, a new generation): every
+    /// waiter looks at it again, and the mirror decides again for those that go on.
+    pub fn wake_waiters(&self) {
+        let mut state = self.state.lock().unwrap();
+        state.wake_all();
+        for sender in state.on_sync.drain(..) {
+            let _ = sender.send(Woken::Stale);
         }
     }
 
@@ -417,8 +441,12 @@ impl State {
     }
 
     fn install(&mut self, watcher: zk::PersistentWatcher, children: &[String], generation: u64) {
-        self.queue =
-            children.iter().filter_map(|c| naming::parse(c, &[])).map(|c| ((c.sequence, c.name), c.role)).collect();
+        self.wake_all();
+        self.queue = children
+            .iter()
+            .filter_map(|c| naming::parse(c, &[]))
+            .map(|c| ((c.sequence, c.name), Entry::new(c.role, LISTED)))
+            .collect();
         self.watcher = Some(watcher);
         self.generation = generation;
         self.synced = true;
@@ -439,15 +467,13 @@ impl State {
     fn unsync(&mut self) {
         self.synced = false;
         self.watcher = None;
-        self.queue.clear();
         self.wake_all();
+        self.queue.clear();
     }
 
     fn wake_all(&mut self) {
-        for (_, senders) in self.waiting.drain() {
-            for sender in senders {
-                sender.send(Woken::Stale);
-            }
+        for entry in self.queue.values_mut() {
+            entry.wake(Woken::Stale);
         }
     }
 
@@ -478,18 +504,51 @@ impl State {
             },
             (zk::EventType::NodeCreated, Some(name)) => {
                 if let Some(c) = naming::parse(name, &[]) {
-                    self.queue.insert((c.sequence, c.name), c.role);
+                    self.queue.entry((c.sequence, c.name)).or_insert_with(|| Entry::new(c.role, self.deletions));
                 }
             }
             (zk::EventType::NodeDeleted, Some(name)) => {
-                if let Some(c) = naming::parse(name, &[]) {
-                    self.queue.remove(&(c.sequence, c.name));
-                }
-                for sender in self.waiting.remove(name).unwrap_or_default() {
-                    sender.send(Woken::Deleted);
+                self.deletions += 1;
+                if let Some(mut entry) = naming::parse(name, &[]).and_then(|c| self.queue.remove(&(c.sequence, c.name)))
+                {
+                    entry.wake(Woken::Deleted);
                 }
             }
             _ => {}
+        }
+    }
+}
+
+/// [`Entry::arrived`] of a node the mirror learned from a listing: never fresh.
+const LISTED: u64 = u64::MAX;
+
+/// A contender of the mirror's queue.
+struct Entry {
+    role: Role,
+    /// [`State::deletions`] when its create event was applied ([`LISTED`]
+    /// if it came in a listing).
+    arrived: u64,
+    /// Waiters woken by this node's deletion: one in a mutex's queue, kept
+    /// inline; more (readers behind a writer) boxed, so every entry stays small.
+    first: Option<Notifier>,
+    more: Option<Box<Vec<Notifier>>>,
+}
+
+impl Entry {
+    fn new(role: Role, arrived: u64) -> Entry {
+        Entry { role, arrived, first: None, more: None }
+    }
+
+    fn add(&mut self, sender: Notifier) {
+        match self.first {
+            None => self.first = Some(sender),
+            Some(_) => self.more.get_or_insert_with(Box::default).push(sender),
+        }
+    }
+
+    fn wake(&mut self, woken: Woken) {
+        for sender in self.first.take().into_iter().chain(self.more.take().into_iter().flat_map(|more| *more)) {
+            sender.send(woken);
         }
     }
 }

@@ -101,7 +101,7 @@ impl Semaphore {
             generation: live.generation,
             ephemeral: true,
         };
-        let attempt = Attempt::new(removal, removals);
+        let mut attempt = Attempt::new(removal, removals);
         let name = &lease[path.len() + 1..];
         let ephemeral = zk::CreateMode::Ephemeral.with_acls(zk::Acls::new(&self.holder.session.options().acls));
         // Whether a lease was freed for us (a handoff, in the metrics).

@@ -8,7 +8,8 @@ use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
 
 use tokio::runtime::{Handle, RuntimeFlavor};
-use tokio::sync::watch;
+use tokio::sync::futures::Notified;
+use tokio::sync::{watch, Notify};
 use tokio::task::JoinHandle;
 use tokio::time::timeout;
 use zookeeper_client as zk;
@@ -62,7 +63,11 @@ pub(crate) struct Live {
 struct Shared {
     options: SessionOptions,
     status: watch::Sender<Status>,
-    current: Mutex<Option<Live>>,
+    /// Shared, not cloned, with every request: a `Live` is large, and
+    /// cloning a client allocates (a queued waiter keeps one, issue 16).
+    current: Mutex<Option<Arc<Live>>>,
+    /// Notified once the session is closed (after its status says so).
+    closed: Notify,
     listeners: Listeners<SessionState>,
     /// Handles holding something now, told of each status change.
     holds: Mutex<Holds>,
@@ -183,7 +188,8 @@ impl Session {
             let shared = Arc::new(Shared {
                 options,
                 status: watch::Sender::new(status),
-                current: Mutex::new(Some(live.clone())),
+                current: Mutex::new(Some(Arc::new(live.clone()))),
+                closed: Notify::new(),
                 listeners: Listeners::new(),
                 holds: Mutex::default(),
                 winners: Mutex::default(),
@@ -291,6 +297,12 @@ impl Session {
         self.state() == SessionState::Closed
     }
 
+    /// Completes once the session is closed, if enabled or polled before:
+    /// check [`Session::is_closed`] after enabling it.
+    pub(crate) fn closing(&self) -> Notified<'_> {
+        self.shared.closed.notified()
+    }
+
     /// Runs `future` on the session's runtime (see [`session_runtime`]).
     /// Once that runtime has shut down, the task is dropped at once and its
     /// handle reports it cancelled.
@@ -325,7 +337,7 @@ impl Session {
     }
 
     /// The client to use now, waiting while a lost session is being replaced.
-    pub(crate) async fn live(&self) -> Result<Live> {
+    pub(crate) async fn live(&self) -> Result<Arc<Live>> {
         self.check_usable()?;
         let mut status = self.subscribe();
         loop {
@@ -346,7 +358,7 @@ impl Session {
 
     /// The client to remove nodes with: as [`Session::live`], and also while
     /// [`Session::close`] removes the session's persistent nodes.
-    pub(crate) async fn live_for_removal(&self) -> Result<Live> {
+    pub(crate) async fn live_for_removal(&self) -> Result<Arc<Live>> {
         self.check_usable()?;
         let mut status = self.subscribe();
         loop {
@@ -534,11 +546,13 @@ async fn open(options: &SessionOptions, generation: u64) -> Result<Live> {
 
 fn publish(shared: &Shared, state: SessionState, generation: u64, session_id: i64) {
     let next = Status { state, generation, session_id };
+    let mut ended = false;
     let changed = shared.status.send_if_modified(|current| {
         // Nothing reopens a closed session, and an old generation cannot speak for a newer one.
         if current.state == SessionState::Closed || generation < current.generation || *current == next {
             return false;
         }
+        ended = generation != current.generation || matches!(state, SessionState::Lost | SessionState::Closed);
         *current = next;
         // Counted before the change is published: whoever it wakes reads it in the metrics.
         shared.meter.session_state(state);
@@ -550,6 +564,17 @@ fn publish(shared: &Shared, state: SessionState, generation: u64, session_id: i6
         let watchers: Vec<_> = shared.holds.lock().unwrap().watchers.iter().filter_map(|(_, w)| w.upgrade()).collect();
         for watcher in watchers {
             watcher.session_changed(next);
+        }
+        // Mirrored waiters of an ended generation learn it here, woken by
+        // their mirror, rather than each from a watch of the status of its own.
+        if state == SessionState::Closed {
+            shared.closed.notify_waiters();
+        }
+        if ended {
+            let mirrors: Vec<_> = shared.mirrors.lock().unwrap().values().filter_map(Weak::upgrade).collect();
+            for mirror in mirrors {
+                mirror.wake_waiters();
+            }
         }
     }
 }
@@ -609,7 +634,7 @@ async fn reopen(weak: &Weak<Shared>, generation: u64) -> Option<Live> {
                     if shared.status.borrow().state == SessionState::Closed {
                         return None;
                     }
-                    *current = Some(live.clone());
+                    *current = Some(Arc::new(live.clone()));
                 }
                 publish(&shared, SessionState::Connected, generation, live.session_id);
                 return Some(live);
