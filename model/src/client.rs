@@ -455,7 +455,8 @@ impl Ctx<'_> {
         let position = names.iter().position(|(n, _)| *n == own).expect("checked");
         let predecessor = names[..position].iter().rev().find(|(n, r)| role.waits_for(*r) && !ours(n)).map(|(n, _)| *n);
         match predecessor {
-            None if self.me().waited && self.rules().mirror_wake_reads_own => {
+            // Holds, but not on our create's own evidence (point 8): read our node.
+            None if self.rules().mirror_wake_reads_own && !self.st.sessions[s].mirror.fresh.contains(&own) => {
                 self.send(Op::Check(own));
                 self.goto(Pc::AwaitHoldCheck)
             }

@@ -83,9 +83,10 @@ pub struct Rules {
     /// Mirror: our node missing from the mirror after our create's reply is
     /// read before it counts as gone (point 6). Else the mirror is trusted.
     pub mirror_missing_reads: bool,
-    /// Mirror: a waiter that holds after a wake (a deletion notice) reads
-    /// its own node first (point 8): one multi may have deleted it too, its
-    /// notice not read yet. Else the mirror is trusted.
+    /// Mirror: a waiter that holds on a mirror that applied a deletion since
+    /// its node's create event (a wake, or a deletion drained before its
+    /// create's reply) reads its own node first (point 8): one multi may have
+    /// deleted it too, its notice not read yet. Else the mirror is trusted.
     pub mirror_wake_reads_own: bool,
 }
 

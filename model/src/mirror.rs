@@ -74,6 +74,9 @@ impl Recipe {
         if created {
             mirror.names.push((name, role));
             sort(&mut mirror.names);
+            mirror.fresh.push(name);
+        } else {
+            mirror.fresh.clear();
         }
         if check && last && !same(&mirror.names, &truth) {
             st.mirror_wrong.get_or_insert(s);
@@ -104,6 +107,7 @@ impl Recipe {
         let mirror = &mut st.sessions[s as usize].mirror;
         mirror.synced = false;
         mirror.names.clear();
+        mirror.fresh.clear();
         self.wake(st, s, None, Woken::Stale);
     }
 
@@ -174,6 +178,7 @@ impl Recipe {
         // `State::install`, then the new watch's events, replayed in order.
         mirror.names = children.clone();
         sort(&mut mirror.names);
+        mirror.fresh.clear();
         mirror.truth = children.iter().map(|(n, _)| *n).collect();
         mirror.synced = true;
         mirror.resyncing = false;

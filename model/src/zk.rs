@@ -190,6 +190,9 @@ pub struct Mirror {
     pub broken: bool,
     /// Contenders, sorted by (sequence, name).
     pub names: Vec<(Name, Role)>,
+    /// Names whose create event this mirror applied with no deletion since
+    /// (`Entry::fresh`, point 8): what was ahead of them then still is.
+    pub fresh: Vec<Name>,
     /// The resync's answers so far: the watch, the listing (with its ghost).
     pub got_watch: bool,
     pub got_list: Option<(Vec<(Name, Role)>, u8)>,
