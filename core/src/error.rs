@@ -279,6 +279,10 @@ impl Error {
             Zk::AuthFailed => Error::AuthFailed,
             Zk::ClientClosed => Error::Closed,
             Zk::ConnectionLoss => Error::ConnectionLoss(Duration::ZERO),
+            // zookeeper-client fails a request whose connection broke under it
+            // (a broken pipe, a reset) with the I/O error: the same loss to
+            // the caller, who may retry (as `cleanup::connection_lost` says).
+            Zk::Custom(_) => Error::ConnectionLoss(Duration::ZERO),
             // The server refused the request, unapplied, because the session
             // moved to another server; the client reconnects. kazoo retries
             // it as it retries a connection loss.
