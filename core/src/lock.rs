@@ -274,8 +274,8 @@ impl Lock {
             };
             if decisive {
                 // Every shortcut above also assumes our node is still there.
-                match self.own_node(live, &format!("{}/{name}", self.spec.path)).await? {
-                    Own::Exists(watch) => {
+                match self.own_node(live, name).await? {
+                    Own::There(watch) => {
                         return Ok(Step::Won(attempt.won_watched(token, NodeWatch::Oneshot(watch)).with_wait(waited)))
                     }
                     Own::Gone => return Ok(Step::NodeGone),
@@ -327,11 +327,11 @@ impl Lock {
                     // comes after every notice of that transaction.
                     if !fresh {
                         match Box::pin(self.presence(live, name)).await? {
-                            Presence::There => {}
-                            Presence::Gone => return Ok(Mirrored::Step(Step::NodeGone)),
-                            Presence::SessionEnded => return Ok(Mirrored::Step(Step::SessionEnded)),
+                            Own::There(()) => {}
+                            Own::Gone => return Ok(Mirrored::Step(Step::NodeGone)),
+                            Own::SessionEnded => return Ok(Mirrored::Step(Step::SessionEnded)),
                             // The mirror goes stale with the connection: decide again.
-                            Presence::Unknown => continue,
+                            Own::Unknown => continue,
                         }
                     }
                     return Ok(Mirrored::Holds(deletion, waited));
@@ -339,13 +339,13 @@ impl Lock {
                 // Our create's reply came and the mirror lacks our node: gone,
                 // or the mirror is deaf to creates (mirror.rs, point 6). A read tells.
                 Decision::Missing => match Box::pin(self.presence(live, name)).await? {
-                    Presence::Gone => return Ok(Mirrored::Step(Step::NodeGone)),
-                    Presence::There => {
+                    Own::Gone => return Ok(Mirrored::Step(Step::NodeGone)),
+                    Own::There(()) => {
                         mirror.blind();
                         return Ok(Mirrored::Refused);
                     }
-                    Presence::SessionEnded => return Ok(Mirrored::Step(Step::SessionEnded)),
-                    Presence::Unknown => continue,
+                    Own::SessionEnded => return Ok(Mirrored::Step(Step::SessionEnded)),
+                    Own::Unknown => continue,
                 },
                 Decision::SessionEnded => return Ok(Mirrored::Step(Step::SessionEnded)),
                 Decision::Broken => return Ok(Mirrored::Refused),
@@ -365,27 +365,17 @@ impl Lock {
         }
     }
 
-    /// Whether our node `name` is there, by a read (no watch).
-    async fn presence(&self, live: &Live, name: &str) -> Result<Presence> {
+    /// Whether our node `name` is there, by a read (no watch): for a
+    /// mirrored waiter, whose mirror's watch already covers the node.
+    async fn presence(&self, live: &Live, name: &str) -> Result<Own<()>> {
         let node = format!("{}/{name}", self.spec.path);
-        match live.client.check_stat(&node).await {
-            Ok(Some(_)) => Ok(Presence::There),
-            Ok(None) => Ok(Presence::Gone),
-            Err(err) if connection_lost(&err) => Ok(Presence::Unknown),
-            Err(zk::Error::SessionExpired | zk::Error::ClientClosed) => Ok(Presence::SessionEnded),
-            Err(err) => Err(Error::zk(&node, "read", err)),
-        }
+        Own::of(&node, live.client.check_stat(&node).await.map(|stat| stat.map(drop)))
     }
 
-    /// Whether our node is still there, leaving a data watch on it if so.
-    async fn own_node(&self, live: &Live, node: &str) -> Result<Own> {
-        match live.client.get_and_watch_data(node).await {
-            Ok((_, _, watcher)) => Ok(Own::Exists(watcher)),
-            Err(zk::Error::NoNode) => Ok(Own::Gone),
-            Err(err) if connection_lost(&err) => Ok(Own::Unknown),
-            Err(zk::Error::SessionExpired | zk::Error::ClientClosed) => Ok(Own::SessionEnded),
-            Err(err) => Err(Error::zk(node, "read", err)),
-        }
+    /// Whether our node `name` is still there, leaving a data watch on it if so.
+    async fn own_node(&self, live: &Live, name: &str) -> Result<Own<zk::OneshotWatcher>> {
+        let node = format!("{}/{name}", self.spec.path);
+        Own::of(&node, live.client.get_and_watch_data(&node).await.map(|(_, _, watcher)| Some(watcher)))
     }
 
     /// Creates our node and learns what is ahead of it; `None` when the
@@ -631,22 +621,27 @@ enum Watched {
     Listed { last_blocker: bool },
 }
 
-/// Our own node, read by a mirrored waiter (no watch left on it).
-enum Presence {
-    There,
+/// Our own node, read before a hold decided by a deletion notice: there
+/// (with what the read left on it, such as a watch), gone, or unknown.
+enum Own<T> {
+    There(T),
     Gone,
-    /// The connection broke on the way: the mirror decides again.
+    /// The connection broke on the way: decide again (list, or ask the mirror).
     Unknown,
     SessionEnded,
 }
 
-/// Our own node, read before a hold decided by a deletion notice.
-enum Own {
-    Exists(zk::OneshotWatcher),
-    Gone,
-    /// The connection broke on the way: list the children to learn more.
-    Unknown,
-    SessionEnded,
+impl<T> Own<T> {
+    /// What a read of our node `node` says; `None` or `NoNode`: gone.
+    fn of(node: &str, read: std::result::Result<Option<T>, zk::Error>) -> Result<Own<T>> {
+        match read {
+            Ok(Some(found)) => Ok(Own::There(found)),
+            Ok(None) | Err(zk::Error::NoNode) => Ok(Own::Gone),
+            Err(err) if connection_lost(&err) => Ok(Own::Unknown),
+            Err(zk::Error::SessionExpired | zk::Error::ClientClosed) => Ok(Own::SessionEnded),
+            Err(err) => Err(Error::zk(node, "read", err)),
+        }
+    }
 }
 
 #[cfg(test)]
