@@ -151,7 +151,12 @@ async fn a_release_during_a_partition_is_retried_until_the_node_is_gone() {
     let connect = shared_server();
     let raw = raw(&connect).await;
     let path = unique_path("guaranteed-release");
-    let session = session(&connect).await;
+    // The partition lasts the client's read timeout (2/5 of the session
+    // timeout) plus the release's bounded wait (2 s): under the 4 s of the
+    // other tests that ends a few hundred ms before the server expires the
+    // session, and the expiry would take the node instead of the delete.
+    let options = SessionOptions::new(&connect).session_timeout(Duration::from_secs(10));
+    let session = Session::connect(options).await.unwrap();
     let lock = Lock::mutex(&session, &path).unwrap();
     assert!(lock.acquire(Acquire::default()).await.unwrap());
     let id = session.status().session_id;
@@ -163,7 +168,9 @@ async fn a_release_during_a_partition_is_retried_until_the_node_is_gone() {
     assert_eq!(children(&raw, &path).await.len(), 1, "the node outlives the cut connection");
     inject(move || harness().heal(id).unwrap()).await;
     until_children(&raw, &path, "the retried delete", |c| c.is_empty()).await;
-    assert_eq!(session.status().generation, 1);
+    // An expiry would have taken the node too: the client is back on the same session.
+    wait_session(&session, |s| s.state == SessionState::Connected).await;
+    assert_eq!(session.status().generation, 1, "the node went by the delete, not with an expired session");
 }
 
 /// A release polls its delete in the caller's task: dropped after its first
