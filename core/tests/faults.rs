@@ -98,7 +98,12 @@ async fn expiry_while_waiting_requeues_and_still_gets_the_lock() {
 /// Everyone queued gets the lock exactly once while `fault` strikes mid-queue.
 async fn every_waiter_served_once(ensemble: &'static Ensemble, fault: impl FnOnce() + Send + 'static) {
     let connect = ensemble.connect_string();
-    let options = || SessionOptions::new(connect.clone()).session_timeout(Duration::from_secs(8));
+    // Long enough for a server that is back within seconds: zookeeper-client
+    // gives a session up at 7/5 of its timeout, and its reconnect backoff
+    // (attempts ~0.1, 0.3, 0.7, 1.5, 3.1, 6.3 s after the drop, then 12.7 s)
+    // made an 8 s session miss a restart that took 7 s; restarts took up to
+    // 7.5 s on a loaded machine.
+    let options = || SessionOptions::new(connect.clone()).session_timeout(Duration::from_secs(20));
     let raw = raw(&connect).await;
     let path = unique_path("served-once");
     let holder = Lock::mutex(&Session::connect(options()).await.unwrap(), &path).unwrap();
