@@ -33,9 +33,13 @@ const WAKE_BOUND: Duration = Duration::from_secs(20);
 const SETTLE: Duration = Duration::from_secs(10);
 /// Past this many polls a future that has not completed is called hung.
 const MAX_POLLS: usize = 400;
-/// The timeout of the `Acquire::timeout` runs: long enough to queue, short
-/// enough to run out behind a holder.
+/// The timeout of the `Acquire::timeout` runs behind a holder: long enough to
+/// queue, short enough to run out.
 const ACQUIRE_TIMEOUT: Duration = Duration::from_millis(250);
+/// The timeout of the uncontended `Acquire::timeout` runs, which must win: a
+/// wait for the server, never run out by it (a create's fsync alone can take
+/// longer than [`ACQUIRE_TIMEOUT`] on a loaded machine).
+const UNCONTENDED_TIMEOUT: Duration = SETTLE;
 /// How long the `Partition` fault holds the session's bytes: less than the
 /// client's ping timeout, so requests are delayed, not lost.
 const PARTITION: Duration = Duration::from_millis(300);
@@ -207,10 +211,11 @@ enum Mode {
 }
 
 impl Mode {
-    fn options(self, persistent: bool) -> Acquire {
+    fn options(self, persistent: bool, contended: bool) -> Acquire {
         let options = match self {
             Mode::Blocking => Acquire::default(),
-            Mode::Timeout => Acquire::timeout(ACQUIRE_TIMEOUT),
+            Mode::Timeout if contended => Acquire::timeout(ACQUIRE_TIMEOUT),
+            Mode::Timeout => Acquire::timeout(UNCONTENDED_TIMEOUT),
             Mode::NoWait => Acquire::no_wait(),
         };
         if persistent {
@@ -330,7 +335,7 @@ async fn sweep_acquire(subject: Subject, mode: Mode, persistent: bool, contended
                 }));
             }
         }
-        let got = drive(ours.acquire(mode.options(persistent)), k, fault, bench.our_id()).await;
+        let got = drive(ours.acquire(mode.options(persistent, contended)), k, fault, bench.our_id()).await;
         wait_connected(&bench.ours).await;
         if let Some(releaser) = releaser {
             releaser.abort();
@@ -374,7 +379,7 @@ async fn sweep_release(subject: Subject, persistent: bool, contended: bool, faul
     let Subject { name, bench, ours, other: waiter, .. } = subject;
     sweep(name, |k| async move {
         let what = format!("{name} k={k}");
-        assert!(ours.acquire(Mode::Blocking.options(persistent)).await.unwrap());
+        assert!(ours.acquire(Mode::Blocking.options(persistent, false)).await.unwrap());
         let waiting = contended.then(|| {
             let waiter = waiter.clone();
             tokio::spawn(async move { waiter.acquire(Acquire::timeout(WAKE_BOUND)).await })

@@ -98,7 +98,12 @@ async fn expiry_while_waiting_requeues_and_still_gets_the_lock() {
 /// Everyone queued gets the lock exactly once while `fault` strikes mid-queue.
 async fn every_waiter_served_once(ensemble: &'static Ensemble, fault: impl FnOnce() + Send + 'static) {
     let connect = ensemble.connect_string();
-    let options = || SessionOptions::new(connect.clone()).session_timeout(Duration::from_secs(8));
+    // Long enough for a server that is back within seconds: zookeeper-client
+    // gives a session up at 7/5 of its timeout, and its reconnect backoff
+    // (attempts ~0.1, 0.3, 0.7, 1.5, 3.1, 6.3 s after the drop, then 12.7 s)
+    // made an 8 s session miss a restart that took 7 s; restarts took up to
+    // 7.5 s on a loaded machine.
+    let options = || SessionOptions::new(connect.clone()).session_timeout(Duration::from_secs(20));
     let raw = raw(&connect).await;
     let path = unique_path("served-once");
     let holder = Lock::mutex(&Session::connect(options()).await.unwrap(), &path).unwrap();
@@ -151,7 +156,12 @@ async fn a_release_during_a_partition_is_retried_until_the_node_is_gone() {
     let connect = shared_server();
     let raw = raw(&connect).await;
     let path = unique_path("guaranteed-release");
-    let session = session(&connect).await;
+    // The partition lasts the client's read timeout (2/5 of the session
+    // timeout) plus the release's bounded wait (2 s): under the 4 s of the
+    // other tests that ends a few hundred ms before the server expires the
+    // session, and the expiry would take the node instead of the delete.
+    let options = SessionOptions::new(&connect).session_timeout(Duration::from_secs(10));
+    let session = Session::connect(options).await.unwrap();
     let lock = Lock::mutex(&session, &path).unwrap();
     assert!(lock.acquire(Acquire::default()).await.unwrap());
     let id = session.status().session_id;
@@ -163,7 +173,9 @@ async fn a_release_during_a_partition_is_retried_until_the_node_is_gone() {
     assert_eq!(children(&raw, &path).await.len(), 1, "the node outlives the cut connection");
     inject(move || harness().heal(id).unwrap()).await;
     until_children(&raw, &path, "the retried delete", |c| c.is_empty()).await;
-    assert_eq!(session.status().generation, 1);
+    // An expiry would have taken the node too: the client is back on the same session.
+    wait_session(&session, |s| s.state == SessionState::Connected).await;
+    assert_eq!(session.status().generation, 1, "the node went by the delete, not with an expired session");
 }
 
 /// A release polls its delete in the caller's task: dropped after its first
