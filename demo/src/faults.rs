@@ -11,7 +11,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::io::Write;
 use std::process::{Child, ChildStdin};
 use std::sync::mpsc::{channel, Receiver, Sender};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
 use zk_harness::{Ensemble, FaultId, FaultState, Landing, Op, Options, Select};
@@ -53,16 +53,13 @@ fn zoolock_based(worker: &str) -> bool {
     ["rust-", "python-", "csharp-"].iter().any(|p| worker.starts_with(p))
 }
 
-/// A deletion of a zoolock holder's node by the operator.
+/// A deletion of a zoolock holder's node by the operator, made while the
+/// holder waited in its critical section: it must be told.
 struct Deletion {
     worker: String,
     /// When the delete was sent and when it was answered.
     sent: u128,
     done: u128,
-    /// Answered while the worker still kept the lock (within `HOLD` of its
-    /// write's answer), so it must be told; a later one may have met its
-    /// own release, and is not checked.
-    in_hold: bool,
 }
 
 struct Worker {
@@ -78,6 +75,17 @@ impl Worker {
         follow(first.into_iter().chain(lines), name.clone(), heard.clone(), idle.clone());
         (name, Worker { child, stdin })
     }
+}
+
+/// Signalled with each `told` line added to [`Heard`] (the one `Heard` of a run).
+static TOLD: Condvar = Condvar::new();
+
+/// Waits until `worker` said it lost its hold to a deletion, at or after
+/// `since` (ns), or `limit` passed.
+fn wait_told(heard: &Mutex<Heard>, worker: &str, since: u128, limit: Duration) {
+    let told = |h: &Heard| h.told.iter().any(|(w, state, ns)| w == worker && state == "NodeDeleted" && *ns >= since);
+    let heard = heard.lock().unwrap();
+    drop(TOLD.wait_timeout_while(heard, limit, |h| !told(h)).unwrap());
 }
 
 /// What the workers' stdout lines tell the driver.
@@ -214,19 +222,21 @@ pub fn run(args: &Args, log: &Arc<Log>) -> Result<bool, String> {
                 }
             },
             "delete holder node" => {
-                // Right after a zoolock worker's write, while it keeps the lock: its node is first in the queue.
-                let node = resource.next_write(Duration::from_secs(5), |r: &Record| zoolock_based(&r.worker)).and_then(
-                    |write| {
-                        let first = operator
-                            .first_node(&args.path)
-                            .map_err(|e| say!("  listing {}: {e}", args.path))
-                            .ok()??;
-                        (Some(first.owner) == session_of(&write.worker) && first.czxid == write.token)
-                            .then_some((write, first))
-                    },
-                );
-                match node {
-                    Some((write, node)) => {
+                // Right after a zoolock worker's write, whose answer waits until
+                // the worker was told (or too long passed): it holds the lock
+                // meanwhile, its node first in the queue. Without the wait, a
+                // release soon after the write could come before the notice,
+                // and a hold released is no longer told it was lost.
+                let held = resource.hold_next_reply(Duration::from_secs(5), |r: &Record| zoolock_based(&r.worker));
+                let node = held.as_ref().and_then(|held| {
+                    let write = &held.record;
+                    let first =
+                        operator.first_node(&args.path).map_err(|e| say!("  listing {}: {e}", args.path)).ok()??;
+                    (Some(first.owner) == session_of(&write.worker) && first.czxid == write.token).then_some(first)
+                });
+                match held.zip(node) {
+                    Some((held, node)) => {
+                        let worker = held.record.worker.clone();
                         let sent = now_ns();
                         let deleted = operator.delete(&node.path).unwrap_or_else(|e| {
                             say!("  deleting {}: {e}", node.path);
@@ -234,9 +244,9 @@ pub fn run(args: &Args, log: &Arc<Log>) -> Result<bool, String> {
                         });
                         let done = now_ns();
                         if deleted {
-                            let in_hold = done.saturating_sub(write.end) < HOLD.as_nanos();
-                            say!("  deleted {}'s node {}", write.worker, node.path);
-                            deletions.push(Deletion { worker: write.worker, sent, done, in_hold });
+                            say!("  deleted {worker}'s node {}", node.path);
+                            wait_told(&heard, &worker, sent, DELETION_TOLD_WITHIN + Duration::from_secs(1));
+                            deletions.push(Deletion { worker, sent, done });
                         }
                         deleted
                     }
@@ -359,8 +369,7 @@ pub fn run(args: &Args, log: &Arc<Log>) -> Result<bool, String> {
         slowest.unwrap_or_default()
     );
     let deleted_told = deletion_latencies(&deletions, &heard_told);
-    let checked = deletions.iter().filter(|d| d.in_hold).count();
-    for (d, latency) in deletions.iter().filter(|d| d.in_hold).zip(&deleted_told) {
+    for (d, latency) in deletions.iter().zip(&deleted_told) {
         match latency {
             Some(latency) => say!("  node of {} deleted: told after {latency:?}", d.worker),
             None => say!("  node of {} deleted: never told", d.worker),
@@ -368,8 +377,8 @@ pub fn run(args: &Args, log: &Arc<Log>) -> Result<bool, String> {
     }
     let slowest_deleted = deleted_told.iter().map(|t| t.unwrap_or(Duration::MAX)).max();
     say!(
-        "  holder nodes deleted: {checked} while held, {} at the holder's release (not checked); holder told within {:?} (limit {DELETION_TOLD_WITHIN:?})",
-        deletions.len() - checked,
+        "  holder nodes deleted: {}; holder told within {:?} (limit {DELETION_TOLD_WITHIN:?})",
+        deletions.len(),
         slowest_deleted.unwrap_or_default()
     );
     let unexplained = blame(&report, t0, &path_deletions, &deletions, &heard_told);
@@ -449,6 +458,7 @@ fn follow(
                 ["told", worker, state, ns] => {
                     if let Ok(ns) = ns.parse() {
                         heard.lock().unwrap().told.push((worker.to_string(), state.to_string(), ns));
+                        TOLD.notify_all();
                     }
                 }
                 ["metrics", ..] => {
@@ -486,13 +496,12 @@ fn told_latencies(partitions: &[(String, u128)], told: &[(String, String, u128)]
         .collect()
 }
 
-/// For each deletion of a holder's node while held, how long after the
-/// delete's answer the worker said it lost the lock to a deletion (at once
-/// if before); `None` if it never did.
+/// For each deletion of a holder's node, how long after the delete's answer
+/// the worker said it lost the lock to a deletion (at once if before);
+/// `None` if it never did.
 fn deletion_latencies(deletions: &[Deletion], told: &[(String, String, u128)]) -> Vec<Option<Duration>> {
     deletions
         .iter()
-        .filter(|d| d.in_hold)
         .map(|d| {
             told.iter()
                 .filter(|(w, state, ns)| *w == d.worker && state == "NodeDeleted" && *ns >= d.sent)

@@ -7,12 +7,13 @@
 //! <start_ns>` → `ok` or `refused <highest>`. `start_ns` is when the worker's
 //! critical section began (acquire returned), on this machine's clock; it
 //! ends when the worker has the answer, so accepted critical sections can be
-//! checked for overlap.
+//! checked for overlap. The fault injector may hold one write's answer back
+//! ([`Resource::hold_next_reply`]): its worker stays in its critical section.
 
 use std::io::{BufRead, BufReader, Write};
 use std::net::{TcpListener, TcpStream};
 use std::sync::{Arc, Condvar, Mutex};
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 pub fn now_ns() -> u128 {
     SystemTime::now().duration_since(UNIX_EPOCH).expect("clock after 1970").as_nanos()
@@ -37,6 +38,31 @@ pub struct Ledger {
     inside: usize,
     pub overlaps: usize,
     highest: i64,
+    hold: Hold,
+}
+
+/// The answer held back, if any (see [`Resource::hold_next_reply`]).
+#[derive(Default, Clone, Copy)]
+enum Hold {
+    #[default]
+    None,
+    /// The next accepted write this takes waits for its answer.
+    Armed(fn(&Record) -> bool),
+    /// The answer to record `i` waits until the hold is dropped.
+    Holding(usize),
+}
+
+/// A write whose answer waits until this is dropped.
+pub struct HeldReply {
+    pub record: Record,
+    resource: Resource,
+}
+
+impl Drop for HeldReply {
+    fn drop(&mut self) {
+        self.resource.ledger.lock().unwrap().hold = Hold::None;
+        self.resource.written.notify_all();
+    }
 }
 
 #[derive(Clone)]
@@ -73,17 +99,22 @@ impl Resource {
         !waited.timed_out()
     }
 
-    /// Waits for the next write accepted (after the `count()` when called)
-    /// that `pick` takes, and returns it at once; none after `limit`.
-    pub fn next_write(&self, limit: Duration, pick: impl Fn(&Record) -> bool) -> Option<Record> {
+    /// Waits for the next write accepted that `pick` takes, and holds its
+    /// answer back until the returned [`HeldReply`] is dropped: its worker
+    /// waits inside its critical section meanwhile, still holding the lock.
+    /// None after `limit`.
+    pub fn hold_next_reply(&self, limit: Duration, pick: fn(&Record) -> bool) -> Option<HeldReply> {
         let mut ledger = self.ledger.lock().unwrap();
-        let (mut seen, end) = (ledger.records.len(), std::time::Instant::now() + limit);
+        ledger.hold = Hold::Armed(pick);
+        let end = Instant::now() + limit;
         loop {
-            if let Some(r) = ledger.records[seen..].iter().find(|r| pick(r)) {
-                return Some(r.clone());
+            if let Hold::Holding(i) = ledger.hold {
+                return Some(HeldReply { record: ledger.records[i].clone(), resource: self.clone() });
             }
-            seen = ledger.records.len();
-            let left = end.checked_duration_since(std::time::Instant::now())?;
+            let Some(left) = end.checked_duration_since(Instant::now()) else {
+                ledger.hold = Hold::None;
+                return None;
+            };
             ledger = self.written.wait_timeout(ledger, left).unwrap().0;
         }
     }
@@ -97,8 +128,12 @@ fn serve(stream: TcpStream, ledger: &Mutex<Ledger>, written: &Condvar) {
             ["write", worker, language, token, wait_us, start] => match (token.parse(), wait_us.parse(), start.parse())
             {
                 (Ok(token), Ok(wait_us), Ok(start)) => {
-                    let reply = write(ledger, worker, language, token, Duration::from_micros(wait_us), start);
+                    let (reply, held) = write(ledger, worker, language, token, Duration::from_micros(wait_us), start);
                     written.notify_all();
+                    if let Some(i) = held {
+                        let ledger = ledger.lock().unwrap();
+                        drop(written.wait_while(ledger, |l| matches!(l.hold, Hold::Holding(h) if h == i)).unwrap());
+                    }
                     reply
                 }
                 _ => "error bad numbers".to_owned(),
@@ -111,12 +146,20 @@ fn serve(stream: TcpStream, ledger: &Mutex<Ledger>, written: &Condvar) {
     }
 }
 
-fn write(ledger: &Mutex<Ledger>, worker: &str, language: &str, token: i64, wait: Duration, start: u128) -> String {
+/// Records the write; also the index of its record if its answer is to be held back.
+fn write(
+    ledger: &Mutex<Ledger>,
+    worker: &str,
+    language: &str,
+    token: i64,
+    wait: Duration,
+    start: u128,
+) -> (String, Option<usize>) {
     {
         let mut l = ledger.lock().unwrap();
         if token < l.highest {
             l.refused += 1;
-            return format!("refused {}", l.highest);
+            return (format!("refused {}", l.highest), None);
         }
         l.highest = token;
         l.inside += 1;
@@ -130,6 +173,13 @@ fn write(ledger: &Mutex<Ledger>, worker: &str, language: &str, token: i64, wait:
     let mut l = ledger.lock().unwrap();
     l.inside -= 1;
     let record = Record { worker: worker.into(), language: language.into(), token, start, end, wait };
+    let mut held = None;
+    if let Hold::Armed(pick) = l.hold {
+        if pick(&record) {
+            held = Some(l.records.len());
+            l.hold = Hold::Holding(l.records.len());
+        }
+    }
     l.records.push(record);
-    "ok".to_owned()
+    ("ok".to_owned(), held)
 }

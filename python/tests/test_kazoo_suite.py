@@ -268,14 +268,19 @@ class TestAdapter(OnZoolock, kazoo_testing.KazooTestCase):
         assert isinstance(self.client.ReadLock("/rw"), zoolock.ReadLock)
         assert isinstance(self.client.WriteLock("/rw"), zoolock.WriteLock)
         assert lock.acquire()
-        assert self.client.get_children("/adapter") == [lock.node]  # kazoo inspects zoolock's node: same chroot
+        # kazoo inspects zoolock's node (same chroot) from its own session, maybe on another
+        # server of the three: sync first, or it may read before that server applied the create.
+        self.client.sync("/adapter")
+        assert self.client.get_children("/adapter") == [lock.node]
         sessions = self.client.client_id[0], self.client.zoolock.client_id[0]
         self.expire_session(threading.Event)
         # Lost; the reason may be the node's deletion, seen before the expiry (zkh closes the session
         # from a second connection, maybe on another server, while the first is still open).
         assert lock.lost.wait(DEADLINE) and not lock.is_acquired
         assert self.client.client_id[0] != sessions[0] and self.client.zoolock.client_id[0] != sessions[1]
-        assert self.client.get_children("/adapter") == []  # the server ended the session: its node is gone
+        # The server ended the session: its node is gone (synced again: the close was another session's).
+        self.client.sync("/adapter")
+        assert self.client.get_children("/adapter") == []
 
     def test_semaphore_handle_session_loss_without_wake_event(self):
         """kazoo's test_handle_session_loss: a Semaphore waiter whose session
