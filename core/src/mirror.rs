@@ -349,9 +349,7 @@ impl Mirror {
     pub fn wake_waiters(&self) {
         let mut state = self.state.lock().unwrap();
         state.wake_all();
-        for sender in state.on_sync.drain(..) {
-            let _ = sender.send(Woken::Stale);
-        }
+        state.wake_on_sync();
     }
 
     /// The server no longer sends the mirror every change (point 6): a data
@@ -450,14 +448,16 @@ impl State {
         self.watcher = Some(watcher);
         self.generation = generation;
         self.synced = true;
-        self.resyncing = false;
-        for sender in self.on_sync.drain(..) {
-            sender.send(Woken::Stale);
-        }
+        self.stop_resync();
     }
 
     fn stop_resync(&mut self) {
         self.resyncing = false;
+        self.wake_on_sync();
+    }
+
+    /// Wakes the waiters for the next rebuild: they look again.
+    fn wake_on_sync(&mut self) {
         for sender in self.on_sync.drain(..) {
             sender.send(Woken::Stale);
         }
