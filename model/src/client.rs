@@ -321,8 +321,8 @@ impl Ctx<'_> {
                 m.blind(self.st, s);
                 self.relist()
             }
-            (Pc::AwaitCheck, Body::Stat(n, false)) if n == self.own() => self.node_gone(),
-            (Pc::AwaitCheck, Body::ConnLoss(OpKind::Check)) => self.mirror_decide(),
+            (Pc::AwaitCheck | Pc::AwaitHoldCheck, Body::Stat(n, false)) if n == self.own() => self.node_gone(),
+            (Pc::AwaitCheck | Pc::AwaitHoldCheck, Body::ConnLoss(OpKind::Check)) => self.mirror_decide(),
             // The ghost bit of the read's reply is the evidence. The hold's
             // deletion notice was taken at the decision (`Decision::Holds`):
             // what the mirror heard during the read reaches the hold now.
@@ -337,8 +337,6 @@ impl Ctx<'_> {
                     self.on_wake(Woken::Deleted);
                 }
             }
-            (Pc::AwaitHoldCheck, Body::Stat(n, false)) if n == self.own() => self.node_gone(),
-            (Pc::AwaitHoldCheck, Body::ConnLoss(OpKind::Check)) => self.mirror_decide(),
             (Pc::Releasing, Body::DeleteDone) => self.released(),
             (Pc::Releasing, Body::ConnLoss(OpKind::Delete)) => {
                 let own = self.own();

@@ -221,6 +221,11 @@ impl Recipe {
         self.clients[c as usize].session
     }
 
+    /// The clients of session `s`.
+    pub(crate) fn clients_of(&self, s: u8) -> impl Iterator<Item = u8> + '_ {
+        (0..self.clients.len() as u8).filter(move |&c| self.session_of(c) == s)
+    }
+
     /// Sends `body` to client `c`, with the ghost bit.
     fn post(&self, st: &mut State, c: u8, body: Body) {
         let prefix = zk::Prefix { client: c, n: st.clients[c as usize].prefix_n };
@@ -230,12 +235,7 @@ impl Recipe {
     }
 
     fn delete(&self, st: &mut State, name: Name) {
-        let Some(role) = st.tree.role(name) else { return };
-        let fired = st.tree.delete(name);
-        self.notify(st, &[(name, role, false)]);
-        for c in fired {
-            self.post(st, c, Body::Deleted(name));
-        }
+        self.delete_many(st, vec![name]);
     }
 
     /// Deletes several nodes in one transaction: every event is produced after it.
@@ -313,7 +313,7 @@ impl Recipe {
             session.events.push_back(Event::Disconnected);
         }
         let after = session.events.len() as u8;
-        for c in (0..self.clients.len() as u8).filter(|&c| self.session_of(c) == s) {
+        for c in self.clients_of(s) {
             let inbox: Vec<Msg> = st.clients[c as usize].inbox.drain(..).collect();
             let mut errors = Vec::new();
             let mut events = Vec::new();
@@ -364,7 +364,7 @@ impl Recipe {
 
     /// Session `s` expires; its clients learn it at once (one connection tells them all).
     fn expire(&self, st: &mut State, s: u8) {
-        let ours: Vec<u8> = (0..self.clients.len() as u8).filter(|&c| self.session_of(c) == s).collect();
+        let ours: Vec<u8> = self.clients_of(s).collect();
         st.tree.watches.retain(|(c, _)| !ours.contains(c));
         // The mirror's watch ends with the session; its next generation builds it again.
         let session = &mut st.sessions[s as usize];

@@ -22,10 +22,6 @@ fn same(names: &[(Name, Role)], truth: &[Name]) -> bool {
 }
 
 impl Recipe {
-    pub(crate) fn clients_of(&self, s: u8) -> impl Iterator<Item = u8> + '_ {
-        (0..self.clients.len() as u8).filter(move |&c| self.clients[c as usize].session == s)
-    }
-
     /// The server produces an event per child changed, for every session
     /// whose watch hears it, once the whole transaction is applied.
     pub(crate) fn notify(&self, st: &mut State, changes: &[(Name, Role, bool)]) {
