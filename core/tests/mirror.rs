@@ -333,12 +333,11 @@ async fn a_waiter_whose_node_goes_in_the_same_multi_as_its_predecessor_does_not_
     let Scene { raw, path, .. } = &scene;
     for round in 0..20 {
         let (holder, waiter, waiting) = scene.waiter_behind_a_holder().await;
-        let queued_node = format!(
-            "{path}/{}",
-            queued(raw, path, 2).await.into_iter().find(|n| !holder.node().unwrap().ends_with(n.as_str())).unwrap()
-        );
+        let held = holder.node().unwrap();
+        let queued_node =
+            format!("{path}/{}", queued(raw, path, 2).await.into_iter().find(|n| !held.ends_with(n.as_str())).unwrap());
         let mut multi = raw.new_multi_writer();
-        multi.add_delete(&holder.node().unwrap(), None).unwrap();
+        multi.add_delete(&held, None).unwrap();
         multi.add_delete(&queued_node, None).unwrap();
         multi.commit().await.unwrap();
         assert!(timeout(SETTLE, waiting).await.expect("the waiter holds").unwrap().unwrap());

@@ -83,9 +83,13 @@ static TOLD: Condvar = Condvar::new();
 /// Waits until `worker` said it lost its hold to a deletion, at or after
 /// `since` (ns), or `limit` passed.
 fn wait_told(heard: &Mutex<Heard>, worker: &str, since: u128, limit: Duration) {
-    let told = |h: &Heard| h.told.iter().any(|(w, state, ns)| w == worker && state == "NodeDeleted" && *ns >= since);
     let heard = heard.lock().unwrap();
-    drop(TOLD.wait_timeout_while(heard, limit, |h| !told(h)).unwrap());
+    drop(TOLD.wait_timeout_while(heard, limit, |h| !h.told.iter().any(|t| told_deleted(t, worker, since))).unwrap());
+}
+
+/// Whether `told` says `worker` lost its hold to a deletion at or after `since` (ns).
+fn told_deleted((w, state, ns): &(String, String, u128), worker: &str, since: u128) -> bool {
+    w == worker && state == "NodeDeleted" && *ns >= since
 }
 
 /// What the workers' stdout lines tell the driver.
@@ -504,7 +508,7 @@ fn deletion_latencies(deletions: &[Deletion], told: &[(String, String, u128)]) -
         .iter()
         .map(|d| {
             told.iter()
-                .filter(|(w, state, ns)| *w == d.worker && state == "NodeDeleted" && *ns >= d.sent)
+                .filter(|t| told_deleted(t, &d.worker, d.sent))
                 .map(|(_, _, ns)| Duration::from_nanos(ns.saturating_sub(d.done) as u64))
                 .min()
         })

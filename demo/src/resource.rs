@@ -128,13 +128,7 @@ fn serve(stream: TcpStream, ledger: &Mutex<Ledger>, written: &Condvar) {
             ["write", worker, language, token, wait_us, start] => match (token.parse(), wait_us.parse(), start.parse())
             {
                 (Ok(token), Ok(wait_us), Ok(start)) => {
-                    let (reply, held) = write(ledger, worker, language, token, Duration::from_micros(wait_us), start);
-                    written.notify_all();
-                    if let Some(i) = held {
-                        let ledger = ledger.lock().unwrap();
-                        drop(written.wait_while(ledger, |l| matches!(l.hold, Hold::Holding(h) if h == i)).unwrap());
-                    }
-                    reply
+                    write(ledger, written, worker, language, token, Duration::from_micros(wait_us), start)
                 }
                 _ => "error bad numbers".to_owned(),
             },
@@ -146,20 +140,25 @@ fn serve(stream: TcpStream, ledger: &Mutex<Ledger>, written: &Condvar) {
     }
 }
 
-/// Records the write; also the index of its record if its answer is to be held back.
+/// Records the write and tells who waits for one; returns the answer,
+/// once the hold on it (if any, see [`Resource::hold_next_reply`]) is dropped.
 fn write(
     ledger: &Mutex<Ledger>,
+    written: &Condvar,
     worker: &str,
     language: &str,
     token: i64,
     wait: Duration,
     start: u128,
-) -> (String, Option<usize>) {
+) -> String {
     {
         let mut l = ledger.lock().unwrap();
         if token < l.highest {
             l.refused += 1;
-            return (format!("refused {}", l.highest), None);
+            let refused = format!("refused {}", l.highest);
+            drop(l);
+            written.notify_all();
+            return refused;
         }
         l.highest = token;
         l.inside += 1;
@@ -181,5 +180,9 @@ fn write(
         }
     }
     l.records.push(record);
-    ("ok".to_owned(), held)
+    written.notify_all();
+    if let Some(i) = held {
+        drop(written.wait_while(l, |l| matches!(l.hold, Hold::Holding(h) if h == i)).unwrap());
+    }
+    "ok".to_owned()
 }
