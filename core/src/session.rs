@@ -5,7 +5,7 @@ use std::collections::{HashMap, HashSet, VecDeque};
 use std::future::Future;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, Weak};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use tokio::runtime::{Handle, RuntimeFlavor};
 use tokio::sync::futures::Notified;
@@ -510,19 +510,31 @@ impl Session {
 }
 
 async fn open(options: &SessionOptions, generation: u64) -> Result<Live> {
-    let mut connector = zk::Client::connector().with_session_timeout(options.session_timeout);
-    for (scheme, auth) in &options.auth {
-        connector = connector.with_auth(scheme, auth);
-    }
     let tls = options.tls.as_ref().map(TlsOptions::prepare).transpose()?;
     let probe = Probe::new(ConnectString::parse(&options.connect)?.endpoints(), tls.as_ref().map(|t| t.probe.clone()));
-    if let Some(sasl) = &options.sasl {
-        connector = connector.with_sasl(sasl.to_zk());
-    }
+    let started = Instant::now();
+    // zookeeper-client gives up after about the session timeout when no
+    // server answers: a longer connect timeout is the caller's, so start
+    // again until it runs out.
     let connect = async {
-        match tls {
-            Some(tls) => connector.with_tls(tls.zk).secure_connect(&options.connect).await,
-            None => connector.connect(&options.connect).await,
+        loop {
+            let mut connector = zk::Client::connector().with_session_timeout(options.session_timeout);
+            for (scheme, auth) in &options.auth {
+                connector = connector.with_auth(scheme, auth);
+            }
+            if let Some(sasl) = &options.sasl {
+                connector = connector.with_sasl(sasl.to_zk());
+            }
+            let attempt = match &tls {
+                Some(tls) => connector.with_tls(tls.zk.clone()).secure_connect(&options.connect).await,
+                None => connector.connect(&options.connect).await,
+            };
+            match attempt {
+                Err(zk::Error::Timeout | zk::Error::NoHosts | zk::Error::ConnectionLoss) => {
+                    tokio::time::sleep(RECONNECT_PAUSE).await
+                }
+                other => return other,
+            }
         }
     };
     let attempt = tokio::select! {
@@ -530,11 +542,15 @@ async fn open(options: &SessionOptions, generation: u64) -> Result<Live> {
         reason = probe.every_host_refuses(options.connect_timeout) => return Err(Error::Tls { reason }),
     };
     let client = match attempt {
-        Err(_) | Ok(Err(zk::Error::Timeout | zk::Error::NoHosts | zk::Error::ConnectionLoss)) => {
+        Err(_) => {
             return Err(match probe.finding() {
                 Some(reason) => Error::Tls { reason },
-                None => Error::ConnectTimeout { hosts: options.connect.clone(), timeout: options.connect_timeout },
-            })
+                // What was waited, to the millisecond: not more than it was.
+                None => Error::ConnectTimeout {
+                    hosts: options.connect.clone(),
+                    timeout: Duration::from_millis(started.elapsed().as_millis() as u64),
+                },
+            });
         }
         Ok(Err(zk::Error::AuthFailed)) => return Err(Error::AuthFailed),
         Ok(Err(e)) => return Err(Error::zk(&options.connect, "connect to", e)),
@@ -543,6 +559,9 @@ async fn open(options: &SessionOptions, generation: u64) -> Result<Live> {
     let session_id = client.session_id().0;
     Ok(Live { client, generation, session_id })
 }
+
+/// Between two connect attempts that each tried every host until the session timeout.
+const RECONNECT_PAUSE: Duration = Duration::from_millis(50);
 
 fn publish(shared: &Shared, state: SessionState, generation: u64, session_id: i64) {
     let next = Status { state, generation, session_id };
