@@ -5,7 +5,7 @@ use std::time::Duration;
 use zookeeper_client::{Acl, AuthId, Permission};
 
 use crate::error::{Error, Result};
-use crate::security::{SaslOptions, TlsOptions};
+use crate::security::{check_tls_hosts, SaslOptions, TlsOptions};
 
 /// The most node data zoolock writes: ZooKeeper refuses packets over
 /// `jute.maxbuffer` (1 MiB by default), and the request needs some room.
@@ -190,6 +190,7 @@ impl SessionOptions {
         }
         if let Some(tls) = &self.tls {
             tls.validate()?;
+            check_tls_hosts(&self.connect, &parsed.endpoints())?;
         }
         Ok(parsed)
     }

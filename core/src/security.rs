@@ -303,6 +303,22 @@ impl SaslOptions {
     }
 }
 
+/// Refuses a TLS host rustls cannot name: zookeeper-client checks the
+/// certificate against each host as a rustls `ServerName` and panics on one
+/// that resolves but is neither a DNS name nor an IP address in full (`127.1`).
+pub(crate) fn check_tls_hosts(connect: &str, hosts: &[(String, u16)]) -> Result<()> {
+    match hosts.iter().find(|(host, _)| ServerName::try_from(host.as_str()).is_err()) {
+        Some((host, _)) => Err(Error::InvalidConnectString {
+            connect: connect.to_owned(),
+            reason: format!(
+                "with TLS, each host must be a DNS name or a full IP address to check the certificate against: \
+                 {host:?} is neither (write 127.0.0.1, not 127.1)"
+            ),
+        }),
+        None => Ok(()),
+    }
+}
+
 fn tls_error(reason: impl Into<String>) -> Error {
     Error::Tls { reason: reason.into() }
 }

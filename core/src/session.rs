@@ -171,6 +171,7 @@ impl Session {
         runtime::check_process()?;
         let handle = session_runtime();
         let on = handle.clone();
+        let hosts = options.connect.clone();
         // Spawned on the chosen runtime: `zookeeper-client` starts the
         // connection's task on the runtime its connect runs on.
         on.spawn(async move {
@@ -208,8 +209,7 @@ impl Session {
             Ok(Session { shared })
         })
         .await
-        // Cancelled: the runtime shut down while connecting.
-        .unwrap_or(Err(Error::RuntimeGone))
+        .unwrap_or_else(|ended| Err(connect_ended(ended, hosts)))
     }
 
     /// [`Session::connect`] for callers without an async runtime.
@@ -509,6 +509,22 @@ impl Session {
     }
 }
 
+/// Why the connecting task ended without an answer: the runtime shut down
+/// (it was cancelled), or zookeeper-client panicked, which must reach the
+/// caller as an error and not as a panic (nor as a runtime that is gone).
+fn connect_ended(ended: tokio::task::JoinError, hosts: String) -> Error {
+    if !ended.is_panic() {
+        return Error::RuntimeGone;
+    }
+    let panic = ended.into_panic();
+    let said = panic.downcast_ref::<&str>().copied().or(panic.downcast_ref::<String>().map(String::as_str));
+    Error::ZooKeeper {
+        action: "connect to",
+        path: hosts,
+        message: format!("the client panicked: {}", said.unwrap_or("?")),
+    }
+}
+
 async fn open(options: &SessionOptions, generation: u64) -> Result<Live> {
     let tls = options.tls.as_ref().map(TlsOptions::prepare).transpose()?;
     let probe = Probe::new(ConnectString::parse(&options.connect)?.endpoints(), tls.as_ref().map(|t| t.probe.clone()));
@@ -714,5 +730,19 @@ impl Drop for Supervisor {
         shared.current.lock().unwrap().take();
         let status = *shared.status.borrow();
         publish(&shared, SessionState::Closed, status.generation, status.session_id);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A panic of zookeeper-client while connecting (it had one for TLS
+    /// hosts rustls cannot name) reaches the caller as an error that says so.
+    #[tokio::test]
+    async fn a_panic_while_connecting_is_an_error_not_a_runtime_gone() {
+        let ended = tokio::spawn(async { panic!("cannot name 127.1") }).await.unwrap_err();
+        let err = connect_ended(ended, "127.1:2281".into());
+        assert!(matches!(&err, Error::ZooKeeper { message, .. } if message.contains("cannot name 127.1")), "{err:?}");
     }
 }

@@ -217,6 +217,22 @@ async fn check_hostname() {
     connect_and_lock(options(&by_ip).tls(trusting_ca(zk).check_hostname(false))).await;
 }
 
+/// A host that resolves but that rustls can check no certificate against
+/// (`127.1` is neither a DNS name nor an IP address in full): refused by
+/// name before connecting; zookeeper-client would panic on it.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_tls_host_rustls_cannot_name_is_refused_before_connecting() {
+    let zk = tls_server();
+    for check_hostname in [true, false] {
+        let tls = trusting_ca(zk).check_hostname(check_hostname);
+        let err = connect_error(options(&zk.secure_connect_string("127.1").unwrap()).tls(tls), "127.1").await;
+        assert!(
+            matches!(&err, Error::InvalidConnectString { reason, .. } if reason.contains("127.1") && reason.contains("127.0.0.1")),
+            "{err:?}"
+        );
+    }
+}
+
 #[test]
 fn verify_certs_off_is_refused_before_connecting() {
     // zookeeper-client cannot skip verification: say so rather than verify anyway.
