@@ -56,7 +56,7 @@ pub struct SessionOptions {
     /// Whether a missing chroot is created on first need (see [`SessionOptions::create_chroot`]).
     pub create_chroot: bool,
     /// TLS to every host (kazoo's `use_ssl=True`): the hosts' ports must be
-    /// their `secureClientPort`s. `None`: plaintext.
+    /// their `secureClientPort`s. `None`, or [`TlsOptions::enabled`] off: plaintext.
     pub tls: Option<TlsOptions>,
     /// SASL authentication on every connection (kazoo's `sasl_options`).
     pub sasl: Option<SaslOptions>,
@@ -190,9 +190,16 @@ impl SessionOptions {
         }
         if let Some(tls) = &self.tls {
             tls.validate()?;
-            check_tls_hosts(&self.connect, &parsed.endpoints())?;
+            if tls.enabled {
+                check_tls_hosts(&self.connect, &parsed.endpoints())?;
+            }
         }
         Ok(parsed)
+    }
+
+    /// The TLS options when TLS is on.
+    pub(crate) fn tls_on(&self) -> Option<&TlsOptions> {
+        self.tls.as_ref().filter(|tls| tls.enabled)
     }
 }
 

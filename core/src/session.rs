@@ -526,7 +526,7 @@ fn connect_ended(ended: tokio::task::JoinError, hosts: String) -> Error {
 }
 
 async fn open(options: &SessionOptions, generation: u64) -> Result<Live> {
-    let tls = options.tls.as_ref().map(TlsOptions::prepare).transpose()?;
+    let tls = options.tls_on().map(TlsOptions::prepare).transpose()?;
     let probe = Probe::new(ConnectString::parse(&options.connect)?.endpoints(), tls.as_ref().map(|t| t.probe.clone()));
     let started = Instant::now();
     // zookeeper-client gives up after about the session timeout when no
