@@ -121,7 +121,7 @@ namespace ZooLock
             finally { Exit(); }
         }
 
-        /// <summary>A <c>ZL_LOCK_*</c> code.</summary>
+        /// <summary>A <c>ZL_LOCK_*</c> code (<see cref="LockState"/>).</summary>
         internal int State
         {
             get
@@ -285,7 +285,7 @@ namespace ZooLock
 
             internal void Observe(int state)
             {
-                if (state < NativeMethods.ZL_LOCK_LOST_SESSION_EXPIRED) return;
+                if (LockStates.LostReasonOf(state) == LostReason.None) return;
                 lock (gate) Cancel(source, key);
             }
 

@@ -389,7 +389,7 @@ namespace ZooLock.Tests
                     for (int depth = 2; depth > 0; depth--)
                     {
                         Interop.Check(NativeMethods.zl_holder_state(lockHandle, &state));
-                        Assert.That(state, Is.EqualTo(NativeMethods.ZL_LOCK_HELD), "held at depth {0}", depth);
+                        Assert.That(state, Is.EqualTo((int)LockState.Held), "held at depth {0}", depth);
                         Interop.Check(NativeMethods.zl_holder_release(lockHandle, owner, &released));
                         Assert.That(released, Is.EqualTo(1));
                     }

@@ -38,9 +38,9 @@ namespace ZooLock.Tests
                         Assert.That(NativeMethods.zl_lock_node(lockHolder, &text, &length), Is.EqualTo(NativeMethods.ZL_OK));
                         NativeMethods.zl_bytes_free(text, length);
 
-                        Assert.That(NativeMethods.zl_lock_fencing_token(semaphoreHolder, &token, &held), Is.EqualTo(NativeMethods.ZL_INVALID_ARGUMENT));
+                        Assert.That(NativeMethods.zl_lock_fencing_token(semaphoreHolder, &token, &held), Is.EqualTo((int)ZooLockStatus.InvalidArgument));
                         StringAssert.Contains("semaphore, not a lock", Interop.LastError());
-                        Assert.That(NativeMethods.zl_lock_node(semaphoreHolder, &text, &length), Is.EqualTo(NativeMethods.ZL_INVALID_ARGUMENT));
+                        Assert.That(NativeMethods.zl_lock_node(semaphoreHolder, &text, &length), Is.EqualTo((int)ZooLockStatus.InvalidArgument));
                         StringAssert.Contains("semaphore, not a lock", Interop.LastError());
                     }
                     finally
