@@ -309,6 +309,23 @@ namespace ZooLock.Tests
                     return o;
                 }) },
             { "tls-check-hostname-without-verify", c => Secure(c, SecureServers.Tls, zk => zk.Secure, zk => { var o = SecureServers.Trusting(zk); o.VerifyCerts = false; return o; }) },
+            { "tls-host-rustls-cannot-name", c =>
+                {
+                    var zk = SecureServers.Tls;
+                    var hosts = zk.SecureByIp.Replace("127.0.0.1", "127.1");
+                    foreach (var checkHostname in new[] { true, false })
+                        c.Check("connect, CheckHostname " + checkHostname, () =>
+                        {
+                            var options = SecureServers.Trusting(zk);
+                            options.CheckHostname = checkHostname;
+                            try { return new ZooKeeperSession(hosts, options); }
+                            catch (ArgumentException error)
+                            {
+                                StringAssert.Contains("\"127.1\"", error.Message, "the host is named");
+                                throw;
+                            }
+                        });
+                } },
             { "sasl-wrong-password", c => Secure(c, SecureServers.Sasl, zk => zk.Connect, zk => SecureServers.Options().Sasl("DIGEST-MD5", SecureServers.SaslUser, "wrong-pw")) },
             { "sasl-missing-where-required", c => Secure(c, SecureServers.Sasl, zk => zk.Connect, zk => SecureServers.Options()) },
             { "sasl-unknown-mechanism", c =>
