@@ -18,7 +18,7 @@ use std::fmt::Write as _;
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use zoolock::{ErrorKind, LockState, LostReason, SessionState};
+use zoolock::{ErrorKind, Kind, LockState, LostReason, ParticipantKind, Scheme, SessionState};
 
 const HEADER: &str = "ffi/include/zoolock.h";
 const NATIVE_METHODS: &str = "dotnet/src/NativeMethods.g.cs";
@@ -63,13 +63,23 @@ fn c_codes() -> Vec<(String, i32, String)> {
         };
         codes.push((name, state.code(), doc));
     }
+    for kind in Kind::ALL {
+        codes.push((format!("ZL_KIND_{}", upper(kind.name())), kind.code(), kind.doc().trim().to_owned()));
+    }
+    for scheme in Scheme::ALL {
+        codes.push((format!("ZL_SCHEME_{}", upper(scheme.name())), scheme.code(), scheme.doc().trim().to_owned()));
+    }
+    for kind in ParticipantKind::ALL {
+        codes.push((format!("ZL_PARTICIPANT_{}", upper(kind.name())), kind.code(), kind.doc().trim().to_owned()));
+    }
     codes
 }
 
 fn c_header(root: &Path, path: &Path) {
     let mut codes = String::from(
         "\n/* The core's codes (core/src/codes.rs, ErrorKind in core/src/error.rs): error\n \
-         * statuses (ZL_OK and ZL_PANIC are the ABI's own), session states, lock states. */\n",
+         * statuses (ZL_OK and ZL_PANIC are the ABI's own), session states, lock states,\n \
+         * lock kinds, naming schemes (ZL_SCHEME_OTHER is the ABI's own), participant kinds. */\n",
     );
     for (name, value, doc) in c_codes() {
         write!(codes, "\n/**\n * {doc}\n */\n#define {name} {value}\n").unwrap();
@@ -186,6 +196,37 @@ fn csharp_codes() -> String {
         "The state of a <see cref=\"ZooKeeperSession\"/> (the core's <c>SessionState</c>).",
         "public enum ZooKeeperSessionState",
         &sessions,
+    );
+
+    let kinds: Vec<_> = Kind::ALL.iter().map(|k| (format!("{k:?}"), k.code().to_string(), xml(k.doc()))).collect();
+    csharp_enum(
+        &mut out,
+        "Which recipe a lock holder follows (the core's <c>Kind</c>).",
+        "internal enum LockKind",
+        &kinds,
+    );
+
+    let mut schemes: Vec<_> =
+        Scheme::ALL.iter().map(|s| (format!("{s:?}"), s.code().to_string(), xml(s.doc()))).collect();
+    schemes.push((
+        "Other".to_owned(),
+        "NativeMethods.ZL_SCHEME_OTHER".to_owned(),
+        "Neither: another client's marker.".to_owned(),
+    ));
+    csharp_enum(
+        &mut out,
+        "Whose naming a lock node follows (the core's <c>Scheme</c>).",
+        "public enum ZooKeeperNamingScheme",
+        &schemes,
+    );
+
+    let participants: Vec<_> =
+        ParticipantKind::ALL.iter().map(|k| (format!("{k:?}"), k.code().to_string(), xml(k.doc()))).collect();
+    csharp_enum(
+        &mut out,
+        "What a <see cref=\"ZooKeeperParticipant\"/> holds or waits for, as its node's name tells (the core's <c>ParticipantKind</c>).",
+        "public enum ZooKeeperParticipantKind",
+        &participants,
     );
 
     let lock_name = |state: LockState| match state {

@@ -1,17 +1,19 @@
 //! The stable number and name of every enumerated value that crosses into
 //! another language: error kinds ([`ErrorKind`](crate::ErrorKind)), session
-//! states, lock states and lost reasons. These tables are the one source:
+//! states, lock states, lost reasons, lock kinds, naming schemes and
+//! participant kinds. These tables are the one source:
 //! the C header and the C# enums are generated from them
 //! (`scripts/codegen.sh`), and each binding matches the enums with no
 //! wildcard, so a new variant fails to compile until every table and
 //! binding handles it. Codes are only ever appended: a caller built against
 //! an older list keeps working.
 
-use crate::{LockState, LostReason, SessionState};
+use crate::{Kind, LockState, LostReason, ParticipantKind, Scheme, SessionState};
 
 /// Gives a fieldless enum its codes: `ALL` (every value, in code order),
-/// `code()`, `name()` (snake_case, stable: metrics labels and the bindings'
-/// names derive from it) and `doc()` (one line, for the generated C and C#).
+/// `code()` and `from_code()`, `name()` (snake_case, stable: metrics labels
+/// and the bindings' names derive from it) and `doc()` (one line, for the
+/// generated C and C#).
 /// `pub enum` defines the enum too, its variants documented by those lines;
 /// `impl` describes an enum defined elsewhere.
 macro_rules! codes {
@@ -37,6 +39,14 @@ macro_rules! codes {
             pub const fn code(self) -> i32 {
                 match self {
                     $( $ty::$variant => $code, )+
+                }
+            }
+
+            /// The value of a code; `None` if no value has it.
+            pub const fn from_code(code: i32) -> Option<$ty> {
+                match code {
+                    $( $code => Some($ty::$variant), )+
+                    _ => None,
                 }
             }
 
@@ -82,6 +92,40 @@ codes! {
         LeaseExpired = 3 => "lease_expired",
         /// Someone else deleted the holder's node (an operator breaking the lock): the next contender may already hold it.
         NodeDeleted = 4 => "node_deleted",
+    }
+}
+
+codes! {
+    impl Kind {
+        /// An exclusive lock (kazoo's `Lock`, Curator's `InterProcessMutex`).
+        Mutex = 0 => "mutex",
+        /// The read side of a read/write lock: shared with other readers.
+        Read = 1 => "read",
+        /// The write side of a read/write lock: excludes readers and writers.
+        Write = 2 => "write",
+    }
+}
+
+codes! {
+    // 2 is neither, in `inspect`'s records: the C ABI's `ZL_SCHEME_OTHER`.
+    impl Scheme {
+        /// kazoo's node names, zoolock's default: `<uuid hex>__lock__<seq>`.
+        Kazoo = 0 => "kazoo",
+        /// Curator's node names: `_c_<uuid>-lock-<seq>`.
+        Curator = 1 => "curator",
+    }
+}
+
+codes! {
+    impl ParticipantKind {
+        /// An exclusive node: a mutex's, or a kazoo write lock's (kazoo names both alike).
+        Lock = 0 => "lock",
+        /// A read lock's node.
+        Read = 1 => "read",
+        /// A Curator write lock's node (`__WRIT__`).
+        Write = 2 => "write",
+        /// A semaphore lease, or a wait for one.
+        Lease = 3 => "lease",
     }
 }
 
@@ -163,8 +207,20 @@ mod tests {
         check(&ErrorKind::ALL, ErrorKind::code, ErrorKind::name, ErrorKind::doc);
         check(&SessionState::ALL, SessionState::code, SessionState::name, SessionState::doc);
         check(&LostReason::ALL, LostReason::code, LostReason::name, LostReason::doc);
+        check(&Kind::ALL, Kind::code, Kind::name, Kind::doc);
+        check(&Scheme::ALL, Scheme::code, Scheme::name, Scheme::doc);
+        check(&ParticipantKind::ALL, ParticipantKind::code, ParticipantKind::name, ParticipantKind::doc);
         let lock_codes: Vec<i32> = LockState::ALL.iter().map(|s| s.code()).collect();
         assert!(lock_codes.windows(2).all(|w| w[0] < w[1]), "{lock_codes:?}");
+    }
+
+    #[test]
+    fn from_code_inverts_code() {
+        for kind in ErrorKind::ALL {
+            assert_eq!(ErrorKind::from_code(kind.code()), Some(kind));
+        }
+        assert_eq!(Scheme::from_code(2), None);
+        assert_eq!(Kind::from_code(-1), None);
     }
 
     #[test]

@@ -91,6 +91,41 @@ namespace ZooLock
         Closed = 3,
     }
 
+    /// <summary>Which recipe a lock holder follows (the core's <c>Kind</c>).</summary>
+    internal enum LockKind
+    {
+        /// <summary>An exclusive lock (kazoo's <c>Lock</c>, Curator's <c>InterProcessMutex</c>).</summary>
+        Mutex = 0,
+        /// <summary>The read side of a read/write lock: shared with other readers.</summary>
+        Read = 1,
+        /// <summary>The write side of a read/write lock: excludes readers and writers.</summary>
+        Write = 2,
+    }
+
+    /// <summary>Whose naming a lock node follows (the core's <c>Scheme</c>).</summary>
+    public enum ZooKeeperNamingScheme
+    {
+        /// <summary>kazoo's node names, zoolock's default: <c>&lt;uuid hex&gt;__lock__&lt;seq&gt;</c>.</summary>
+        Kazoo = 0,
+        /// <summary>Curator's node names: <c>_c_&lt;uuid&gt;-lock-&lt;seq&gt;</c>.</summary>
+        Curator = 1,
+        /// <summary>Neither: another client's marker.</summary>
+        Other = NativeMethods.ZL_SCHEME_OTHER,
+    }
+
+    /// <summary>What a <see cref="ZooKeeperParticipant"/> holds or waits for, as its node's name tells (the core's <c>ParticipantKind</c>).</summary>
+    public enum ZooKeeperParticipantKind
+    {
+        /// <summary>An exclusive node: a mutex's, or a kazoo write lock's (kazoo names both alike).</summary>
+        Lock = 0,
+        /// <summary>A read lock's node.</summary>
+        Read = 1,
+        /// <summary>A Curator write lock's node (<c>__WRIT__</c>).</summary>
+        Write = 2,
+        /// <summary>A semaphore lease, or a wait for one.</summary>
+        Lease = 3,
+    }
+
     /// <summary>A holder's or leadership's state as the C ABI reports it (the core's <c>LockState</c>).</summary>
     internal enum LockState
     {

@@ -46,7 +46,7 @@ namespace ZooLock
                 fixed (byte* p = pathBytes, i = id)
                 {
                     Interop.Check(NativeMethods.zl_lock_new((ZlSession*)s, p, (uint)pathBytes.Length, kind,
-                        NativeMethods.ZL_SCHEME_KAZOO, i, (uint)id.Length,
+                        (int)ZooKeeperNamingScheme.Kazoo, i, (uint)id.Length,
                         (reentrant ? NativeMethods.ZL_LOCK_REENTRANT : 0) | (mirror ? 0 : NativeMethods.ZL_LOCK_LISTING), &created));
                 }
                 holder.Set((IntPtr)created);

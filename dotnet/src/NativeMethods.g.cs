@@ -15,26 +15,6 @@ namespace ZooLock.Native
         const string __DllName = "zoolock_ffi";
 
         /// <summary>
-        ///  An exclusive lock (kazoo's `Lock`, Curator's `InterProcessMutex`).
-        /// </summary>
-        internal const int ZL_KIND_MUTEX = 0;
-        /// <summary>
-        ///  The read side of a read/write lock: shared with other readers.
-        /// </summary>
-        internal const int ZL_KIND_READ = 1;
-        /// <summary>
-        ///  The write side of a read/write lock: excludes readers and writers.
-        /// </summary>
-        internal const int ZL_KIND_WRITE = 2;
-        /// <summary>
-        ///  kazoo's node names (`&lt;uuid hex&gt;__lock__&lt;seq&gt;`).
-        /// </summary>
-        internal const int ZL_SCHEME_KAZOO = 0;
-        /// <summary>
-        ///  Curator's node names (`_c_&lt;uuid&gt;-lock-&lt;seq&gt;`).
-        /// </summary>
-        internal const int ZL_SCHEME_CURATOR = 1;
-        /// <summary>
         ///  `zl_lock_new` option: reentrant per owner.
         /// </summary>
         internal const uint ZL_LOCK_REENTRANT = 1;
@@ -43,23 +23,8 @@ namespace ZooLock.Native
         /// </summary>
         internal const uint ZL_LOCK_LISTING = 2;
         /// <summary>
-        ///  An exclusive node: a mutex's, or a kazoo write lock's (kazoo names both alike).
-        /// </summary>
-        internal const int ZL_PARTICIPANT_LOCK = 0;
-        /// <summary>
-        ///  A read lock's node.
-        /// </summary>
-        internal const int ZL_PARTICIPANT_READ = 1;
-        /// <summary>
-        ///  A Curator write lock's node (`__WRIT__`).
-        /// </summary>
-        internal const int ZL_PARTICIPANT_WRITE = 2;
-        /// <summary>
-        ///  A semaphore lease, or a wait for one.
-        /// </summary>
-        internal const int ZL_PARTICIPANT_LEASE = 3;
-        /// <summary>
-        ///  In `zl_inspect`'s records only: a node named by neither kazoo's nor Curator's scheme.
+        ///  In `zl_inspect`'s records only: a node named by neither kazoo's nor
+        ///  Curator's scheme (the others, `ZL_SCHEME_*`, are the core's `Scheme` codes).
         /// </summary>
         internal const int ZL_SCHEME_OTHER = 2;
         /// <summary>

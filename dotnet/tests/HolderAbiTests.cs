@@ -25,7 +25,7 @@ namespace ZooLock.Tests
                     ZlHolder* semaphoreHolder;
                     fixed (byte* p = lockPath, q = poolPath)
                     {
-                        Interop.Check(NativeMethods.zl_lock_new((ZlSession*)s, p, (uint)lockPath.Length, NativeMethods.ZL_KIND_MUTEX, NativeMethods.ZL_SCHEME_KAZOO, null, 0, 0, &lockHolder));
+                        Interop.Check(NativeMethods.zl_lock_new((ZlSession*)s, p, (uint)lockPath.Length, (int)LockKind.Mutex, (int)ZooKeeperNamingScheme.Kazoo, null, 0, 0, &lockHolder));
                         Interop.Check(NativeMethods.zl_semaphore_new((ZlSession*)s, q, (uint)poolPath.Length, null, 0, 1, &semaphoreHolder));
                     }
                     try

@@ -9,7 +9,8 @@
 #include <stdint.h>
 
 /* The core's codes (core/src/codes.rs, ErrorKind in core/src/error.rs): error
- * statuses (ZL_OK and ZL_PANIC are the ABI's own), session states, lock states. */
+ * statuses (ZL_OK and ZL_PANIC are the ABI's own), session states, lock states,
+ * lock kinds, naming schemes (ZL_SCHEME_OTHER is the ABI's own), participant kinds. */
 
 /**
  * A lock path (or chroot) ZooKeeper or zoolock would refuse: empty, relative, `/`, `//`, reserved, too long, not UTF-8.
@@ -186,7 +187,6 @@
  */
 #define ZL_LOCK_LOST_NODE_DELETED 6
 
-
 /**
  * An exclusive lock (kazoo's `Lock`, Curator's `InterProcessMutex`).
  */
@@ -203,24 +203,14 @@
 #define ZL_KIND_WRITE 2
 
 /**
- * kazoo's node names (`<uuid hex>__lock__<seq>`).
+ * kazoo's node names, zoolock's default: `<uuid hex>__lock__<seq>`.
  */
 #define ZL_SCHEME_KAZOO 0
 
 /**
- * Curator's node names (`_c_<uuid>-lock-<seq>`).
+ * Curator's node names: `_c_<uuid>-lock-<seq>`.
  */
 #define ZL_SCHEME_CURATOR 1
-
-/**
- * `zl_lock_new` option: reentrant per owner.
- */
-#define ZL_LOCK_REENTRANT 1
-
-/**
- * `zl_lock_new` option: wait by listing, not on the session's mirror of the path.
- */
-#define ZL_LOCK_LISTING 2
 
 /**
  * An exclusive node: a mutex's, or a kazoo write lock's (kazoo names both alike).
@@ -242,8 +232,20 @@
  */
 #define ZL_PARTICIPANT_LEASE 3
 
+
 /**
- * In `zl_inspect`'s records only: a node named by neither kazoo's nor Curator's scheme.
+ * `zl_lock_new` option: reentrant per owner.
+ */
+#define ZL_LOCK_REENTRANT 1
+
+/**
+ * `zl_lock_new` option: wait by listing, not on the session's mirror of the path.
+ */
+#define ZL_LOCK_LISTING 2
+
+/**
+ * In `zl_inspect`'s records only: a node named by neither kazoo's nor
+ * Curator's scheme (the others, `ZL_SCHEME_*`, are the core's `Scheme` codes).
  */
 #define ZL_SCHEME_OTHER 2
 

@@ -24,17 +24,6 @@ use crate::listener::Listener;
 use crate::session::ZlSession;
 use crate::status::{guard, guard_void, Failure, FfiResult, ZL_OK};
 
-/// An exclusive lock (kazoo's `Lock`, Curator's `InterProcessMutex`).
-pub const ZL_KIND_MUTEX: i32 = 0;
-/// The read side of a read/write lock: shared with other readers.
-pub const ZL_KIND_READ: i32 = 1;
-/// The write side of a read/write lock: excludes readers and writers.
-pub const ZL_KIND_WRITE: i32 = 2;
-/// kazoo's node names (`<uuid hex>__lock__<seq>`).
-pub const ZL_SCHEME_KAZOO: i32 = 0;
-/// Curator's node names (`_c_<uuid>-lock-<seq>`).
-pub const ZL_SCHEME_CURATOR: i32 = 1;
-
 /// Called once when an asynchronous acquire ends: `status` is `ZL_OK` with
 /// `acquired` 1 (held) or 0 (taken, or the timeout ran out), or an error code
 /// with its UTF-8 message, valid only during the call. Runs on zoolock's
@@ -206,17 +195,9 @@ pub unsafe extern "C" fn zl_lock_new(
         let path = zoolock::path_from_utf8(args::bytes(path, path_len, "path")?)?;
         let identifier = args::bytes(identifier, identifier_len, "identifier")?;
         args::need(out_holder, "out_holder")?;
-        let kind = match kind {
-            ZL_KIND_MUTEX => Kind::Mutex,
-            ZL_KIND_READ => Kind::Read,
-            ZL_KIND_WRITE => Kind::Write,
-            other => return Err(Failure::invalid(format!("unknown lock kind {other}"))),
-        };
-        let scheme = match scheme {
-            ZL_SCHEME_KAZOO => Scheme::Kazoo,
-            ZL_SCHEME_CURATOR => Scheme::Curator,
-            other => return Err(Failure::invalid(format!("unknown naming scheme {other}"))),
-        };
+        let kind = Kind::from_code(kind).ok_or_else(|| Failure::invalid(format!("unknown lock kind {kind}")))?;
+        let scheme =
+            Scheme::from_code(scheme).ok_or_else(|| Failure::invalid(format!("unknown naming scheme {scheme}")))?;
         let config = LockConfig {
             identifier: identifier.to_vec(),
             scheme,

@@ -61,9 +61,7 @@ pub use holder::{
     zl_holder_set_listener, zl_holder_state, zl_lock_fencing_token, zl_lock_new, zl_lock_node, zl_semaphore_new,
     ZlAcquireCallback, ZlHolder,
 };
-pub use holder::{
-    ZL_KIND_MUTEX, ZL_KIND_READ, ZL_KIND_WRITE, ZL_LOCK_LISTING, ZL_LOCK_REENTRANT, ZL_SCHEME_CURATOR, ZL_SCHEME_KAZOO,
-};
+pub use holder::{ZL_LOCK_LISTING, ZL_LOCK_REENTRANT};
 pub use inspect::*;
 pub use listener::ZlStateCallback;
 pub use logs::*;

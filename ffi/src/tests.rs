@@ -3,7 +3,7 @@
 
 use std::ptr::{null, null_mut};
 
-use zoolock::{Error, ErrorKind};
+use zoolock::{Error, ErrorKind, Kind, Scheme};
 
 use crate::*;
 
@@ -35,13 +35,27 @@ fn bad_arguments_get_their_codes_and_messages() {
     let path = b"/a";
     let mut lock = null_mut();
     assert_eq!(
-        unsafe { zl_lock_new(null(), path.as_ptr(), 2, ZL_KIND_MUTEX, ZL_SCHEME_KAZOO, null(), 0, 0, &mut lock) },
+        unsafe {
+            zl_lock_new(null(), path.as_ptr(), 2, Kind::Mutex.code(), Scheme::Kazoo.code(), null(), 0, 0, &mut lock)
+        },
         INVALID_ARGUMENT
     );
     assert!(last_error().contains("session handle is null"));
     let unknown = ZL_LOCK_LISTING << 1;
     assert_eq!(
-        unsafe { zl_lock_new(null(), path.as_ptr(), 2, ZL_KIND_MUTEX, ZL_SCHEME_KAZOO, null(), 0, unknown, &mut lock) },
+        unsafe {
+            zl_lock_new(
+                null(),
+                path.as_ptr(),
+                2,
+                Kind::Mutex.code(),
+                Scheme::Kazoo.code(),
+                null(),
+                0,
+                unknown,
+                &mut lock,
+            )
+        },
         INVALID_ARGUMENT
     );
     assert!(last_error().contains("unknown lock options 0x4"), "{}", last_error());
