@@ -10,8 +10,8 @@ use clap::{Args, Parser, Subcommand};
 use tokio::signal::unix::{signal, Signal, SignalKind};
 use tokio::time::{sleep_until, Instant};
 use zoolock::{
-    inspect, Acquire, Error, Holder, Inspector, Kind, Lock, LockConfig, LockState, Outcome, Participant,
-    ParticipantKind, Scheme, Semaphore, Session, SessionOptions,
+    Acquire, Error, Holder, Inspector, Kind, Lock, LockConfig, LockState, Outcome, Participant, ParticipantKind,
+    Scheme, Semaphore, Session, SessionOptions,
 };
 
 /// Exit codes of `zoolock` itself; otherwise `exec` exits with CMD's own
@@ -19,6 +19,8 @@ use zoolock::{
 mod exit {
     /// Bad flags, path, identifier or connect string (sysexits' EX_USAGE).
     pub const BAD_INPUT: u8 = 64;
+    /// `status` or `watch` of a path that does not exist (EX_NOINPUT).
+    pub const NO_PATH: u8 = 66;
     /// No server answered within the connect timeout, or authentication failed (EX_UNAVAILABLE).
     pub const CONNECT: u8 = 69;
     /// Any other ZooKeeper error (EX_SOFTWARE).
@@ -325,7 +327,13 @@ async fn sleep_until_some(deadline: Option<Instant>) {
 }
 
 async fn status(session: &Session, args: &ShowArgs) -> zoolock::Result<u8> {
-    let participants = inspect(session, &args.path).await?;
+    let mut inspector = Inspector::new(session, &args.path)?;
+    let bound = session.options().session_timeout;
+    let participants =
+        tokio::time::timeout(bound, inspector.next()).await.unwrap_or(Err(zoolock::Error::ConnectionLoss(bound)))?;
+    if !inspector.exists() {
+        return Ok(missing(&args.path));
+    }
     print(&args.path, &participants, args.json);
     Ok(0)
 }
@@ -333,12 +341,25 @@ async fn status(session: &Session, args: &ShowArgs) -> zoolock::Result<u8> {
 async fn watch_path(session: &Session, args: &ShowArgs) -> zoolock::Result<u8> {
     let mut inspector = Inspector::new(session, &args.path)?;
     let mut signals = Forwarded::new();
+    let mut first = true;
     loop {
         tokio::select! {
-            participants = inspector.next() => print(&args.path, &participants?, args.json),
+            participants = inspector.next() => {
+                let participants = participants?;
+                if first && !inspector.exists() {
+                    return Ok(missing(&args.path));
+                }
+                first = false;
+                print(&args.path, &participants, args.json);
+            }
             _ = signals.next() => return Ok(0),
         }
     }
+}
+
+fn missing(path: &str) -> u8 {
+    eprintln!("zoolock: {path}: no such node");
+    exit::NO_PATH
 }
 
 fn kind_name(kind: ParticipantKind) -> &'static str {

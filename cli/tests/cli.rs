@@ -2,72 +2,17 @@
 //! never overlap, a partitioned holder's command is stopped, `status` and
 //! `watch` show the tree (kazoo and Curator nodes included), exit codes.
 
-use std::path::PathBuf;
+mod common;
+
 use std::process::Stdio;
 use std::time::{Duration, Instant, SystemTime};
 
+use common::*;
 use tokio::io::{AsyncBufReadExt, BufReader};
-use tokio::process::{Child, Command};
+use tokio::process::Child;
 use tokio::time::timeout;
 use zookeeper_client as zk;
-use zoolock::{Acquire, Holder, Inspector, Lock, LockConfig, Session, SessionOptions};
-
-const EXIT_BAD_INPUT: i32 = 64;
-const EXIT_CONNECT: i32 = 69;
-const EXIT_LOST: i32 = 74;
-const EXIT_TIMEOUT: i32 = 75;
-const EXIT_NOT_FOUND: i32 = 127;
-
-fn connect() -> String {
-    zk_harness::shared().connect_string()
-}
-
-fn path(name: &str) -> String {
-    format!("/zoolock-cli-tests{}", zk_harness::unique_path(name))
-}
-
-fn zoolock(args: &[&str]) -> Command {
-    let mut command = Command::new(env!("CARGO_BIN_EXE_zoolock"));
-    command.env("ZOOLOCK_CONNECT", connect()).args(args).kill_on_drop(true);
-    command
-}
-
-async fn exit_code(mut command: Command) -> i32 {
-    let status = timeout(Duration::from_secs(60), command.status()).await.expect("zoolock did not exit").unwrap();
-    status.code().expect("an exit code")
-}
-
-async fn wait_exit(child: &mut Child, limit: Duration) -> i32 {
-    timeout(limit, child.wait()).await.expect("zoolock did not exit in time").unwrap().code().expect("an exit code")
-}
-
-fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("zoolock-cli-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
-
-async fn session() -> Session {
-    Session::connect(SessionOptions::new(connect()).session_timeout(Duration::from_secs(4))).await.unwrap()
-}
-
-/// Waits, on watches, until the path's participants satisfy `condition`.
-async fn until_participants(
-    inspector: &mut Inspector,
-    condition: impl Fn(&[zoolock::Participant]) -> bool,
-) -> Vec<zoolock::Participant> {
-    timeout(Duration::from_secs(30), async {
-        loop {
-            let seen = inspector.next().await.unwrap();
-            if condition(&seen) {
-                return seen;
-            }
-        }
-    })
-    .await
-    .expect("the participants never matched")
-}
+use zoolock::{Acquire, Holder, Inspector, Lock, LockConfig};
 
 #[tokio::test(flavor = "multi_thread")]
 async fn commands_under_one_lock_never_overlap_and_see_increasing_tokens() {
@@ -218,18 +163,15 @@ async fn shown(lines: &mut tokio::io::Lines<BufReader<tokio::process::ChildStdou
 #[tokio::test(flavor = "multi_thread")]
 async fn watch_prints_each_change_until_interrupted() {
     let lock_path = path("watch");
+    let session = session().await;
+    // The path exists (a missing one is an error: see the status test).
+    session.ensure_path(&lock_path, None).await.unwrap();
     let mut child = zoolock(&["watch", &lock_path, "--json"]).stdout(Stdio::piped()).spawn().unwrap();
     let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
     assert_eq!(shown(&mut lines).await, 0);
-    let session = session().await;
     let lock = Lock::mutex(&session, &lock_path).unwrap();
     assert!(lock.acquire(Acquire::default()).await.unwrap());
-    // The parent's creation may show first, with nobody in it yet.
-    let mut now = shown(&mut lines).await;
-    if now == 0 {
-        now = shown(&mut lines).await;
-    }
-    assert_eq!(now, 1);
+    assert_eq!(shown(&mut lines).await, 1);
     lock.release().await.unwrap();
     assert_eq!(shown(&mut lines).await, 0);
     // SAFETY: a signal to the child we started.
@@ -272,4 +214,44 @@ async fn signals_reach_the_command_which_decides_the_exit() {
     // SAFETY: a signal to the child we started.
     unsafe { libc::kill(child.id().unwrap() as i32, libc::SIGHUP) };
     assert_eq!(wait_exit(&mut child, Duration::from_secs(10)).await, 9);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn status_counts_leases_only_of_a_real_semaphore_and_says_when_a_path_is_missing() {
+    let raw = zk::Client::connect(&connect()).await.unwrap();
+    let persistent = zk::CreateMode::Persistent.with_acls(zk::Acls::anyone_all());
+    // A plain node whose data is a number, with children that are not leases.
+    let workers = path("workers");
+    let _ = raw.create("/zoolock-cli-tests", b"", &persistent).await;
+    raw.create(&workers, b"3", &persistent).await.unwrap();
+    for child in ["alpha", "beta"] {
+        raw.create(&format!("{workers}/{child}"), b"", &persistent).await.unwrap();
+    }
+    let output = zoolock(&["status", &workers, "--json"]).output().await.unwrap();
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    let shown: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(shown["participants"].as_array().unwrap().len(), 0, "{shown}");
+
+    // A semaphore's leases are still shown.
+    let pool = path("pool");
+    let session = session().await;
+    let semaphore = zoolock::Semaphore::new(&session, &pool, "encoder-1", 2).unwrap();
+    assert!(semaphore.acquire(Acquire::default()).await.unwrap());
+    let output = zoolock(&["status", &pool, "--json"]).output().await.unwrap();
+    let shown: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    let participants = shown["participants"].as_array().unwrap();
+    assert_eq!(participants.len(), 1, "{shown}");
+    assert_eq!(
+        (participants[0]["kind"].as_str(), participants[0]["identifier"].as_str()),
+        (Some("lease"), Some("encoder-1"))
+    );
+    semaphore.release().await.unwrap();
+
+    let missing = path("no-such-lock");
+    for command in ["status", "watch"] {
+        let output = zoolock(&[command, &missing]).output().await.unwrap();
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(output.status.code(), Some(EXIT_NO_PATH), "{command}: {stderr}");
+        assert!(stderr.contains("no such node"), "{command}: {stderr}");
+    }
 }
