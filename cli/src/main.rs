@@ -3,6 +3,8 @@
 //! logic and the inspection live in the `zoolock` crate; this only parses
 //! and prints.
 
+mod duration;
+
 use std::process::ExitCode;
 use std::time::{Duration, SystemTime};
 
@@ -49,11 +51,11 @@ struct Connection {
     /// ZooKeeper servers and chroot: host:port[,host:port…][/chroot]
     #[arg(long, env = "ZOOLOCK_CONNECT", default_value = "127.0.0.1:2181", global = true)]
     connect: String,
-    /// Session timeout in seconds: how long a crashed holder keeps the lock
-    #[arg(long, value_name = "S", value_parser = seconds, global = true)]
+    /// Session timeout: how long a crashed holder keeps the lock
+    #[arg(long, value_name = "DURATION", value_parser = duration::parse, global = true)]
     session_timeout: Option<Duration>,
-    /// Seconds to wait for a server to answer the first connect
-    #[arg(long, value_name = "S", value_parser = seconds, global = true)]
+    /// How long to wait for a server to answer the first connect
+    #[arg(long, value_name = "DURATION", value_parser = duration::parse, global = true)]
     connect_timeout: Option<Duration>,
     /// Credentials to add to the session, e.g. digest:user:password (repeatable)
     #[arg(long, value_name = "SCHEME:CREDENTIAL", value_parser = auth, global = true)]
@@ -74,8 +76,8 @@ enum Command {
 struct ExecArgs {
     /// The lock path (a semaphore's path with --semaphore)
     path: String,
-    /// Give up after S seconds without the lock (exit 75); 0 tries once
-    #[arg(long, value_name = "S", value_parser = seconds)]
+    /// Give up after DURATION without the lock (exit 75); 0 tries once
+    #[arg(long, value_name = "DURATION", value_parser = duration::parse)]
     timeout: Option<Duration>,
     /// Take a read lock: shared with other readers
     #[arg(long, conflicts_with_all = ["write", "semaphore"])]
@@ -86,17 +88,17 @@ struct ExecArgs {
     /// Take one of N leases of a kazoo semaphore instead of a lock
     #[arg(long, value_name = "N")]
     semaphore: Option<u32>,
-    /// Let go of the hold by itself S seconds after acquiring it (CMD is stopped then)
-    #[arg(long, value_name = "S", value_parser = seconds)]
+    /// Let go of the hold by itself DURATION after acquiring it (CMD is stopped then)
+    #[arg(long, value_name = "DURATION", value_parser = duration::parse)]
     lease: Option<Duration>,
     /// The node's data, shown by `status` [default: HOST:PID]
     #[arg(long, value_name = "ID")]
     identifier: Option<String>,
-    /// Seconds a suspended hold (connection down) may last before CMD is stopped
-    #[arg(long, value_name = "S", value_parser = seconds, default_value = "0")]
+    /// How long a suspended hold (connection down) may last before CMD is stopped
+    #[arg(long, value_name = "DURATION", value_parser = duration::parse, default_value = "0")]
     grace: Duration,
-    /// Seconds between SIGTERM and SIGKILL when stopping CMD
-    #[arg(long, value_name = "S", value_parser = seconds, default_value = "5")]
+    /// Time between SIGTERM and SIGKILL when stopping CMD
+    #[arg(long, value_name = "DURATION", value_parser = duration::parse, default_value = "5s")]
     kill_after: Duration,
     /// The command and its arguments, after `--`
     #[arg(last = true, required = true, value_name = "CMD")]
@@ -110,11 +112,6 @@ struct ShowArgs {
     /// One JSON object per answer instead of a table
     #[arg(long)]
     json: bool,
-}
-
-fn seconds(text: &str) -> Result<Duration, String> {
-    let secs: f64 = text.parse().map_err(|_| format!("{text:?} is not a number of seconds"))?;
-    zoolock::timeout_from_secs(Some(secs)).map_err(|e| e.to_string())?.ok_or_else(|| "no duration".into())
 }
 
 fn auth(text: &str) -> Result<(String, Vec<u8>), String> {
@@ -236,7 +233,8 @@ async fn exec(session: &Session, args: ExecArgs) -> zoolock::Result<u8> {
         signal = signals.next() => return Ok(128 + signal as u8),
     };
     if outcome != Outcome::Acquired {
-        eprintln!("zoolock: {} not acquired within the timeout", args.path);
+        let within = args.timeout.map_or_else(|| "the timeout".to_owned(), duration::show);
+        eprintln!("zoolock: {} not acquired within {within}", args.path);
         return Ok(exit::TIMEOUT);
     }
     // Subscribed before CMD starts: a change from now on is seen.
@@ -273,7 +271,7 @@ async fn exec(session: &Session, args: ExecArgs) -> zoolock::Result<u8> {
                 return Ok(exit_status(status));
             }
             signal = signals.next() => send(group, signal),
-            _ = sleep_until_some(stop_at) => break format!("suspended for longer than the grace period ({:?})", args.grace),
+            _ = sleep_until_some(stop_at) => break format!("suspended for longer than the grace period ({})", duration::show(args.grace)),
             changed = states.changed() => {
                 if changed.is_err() {
                     break "its handle is gone".to_owned();

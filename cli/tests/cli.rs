@@ -204,6 +204,25 @@ async fn exit_codes_tell_timeout_lost_bad_input_connect_failure_and_the_commands
 }
 
 #[tokio::test(flavor = "multi_thread")]
+async fn durations_take_units_and_are_bounded() {
+    let lock = path("exec-durations");
+    assert_eq!(exit_code(zoolock(&["exec", &lock, "--grace", "1e300", "--", "true"])).await, EXIT_BAD_INPUT);
+    assert_eq!(exit_code(zoolock(&["exec", &lock, "--kill-after", "1000000d", "--", "true"])).await, EXIT_BAD_INPUT);
+    let observer = session().await;
+    let holder = Lock::mutex(&observer, &lock).unwrap();
+    assert!(holder.acquire(Acquire::default()).await.unwrap());
+    let output = zoolock(&["--session-timeout", "5s", "exec", &lock, "--timeout", "250ms", "--", "true"])
+        .output()
+        .await
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(EXIT_TIMEOUT), "{stderr}");
+    assert!(stderr.contains("within 250ms"), "{stderr}");
+    holder.release().await.unwrap();
+    assert_eq!(exit_code(zoolock(&["exec", &lock, "--timeout", "1m", "--kill-after", "1.5s", "--", "true"])).await, 0);
+}
+
+#[tokio::test(flavor = "multi_thread")]
 async fn signals_reach_the_command_which_decides_the_exit() {
     let lock_path = path("signals");
     let script = "trap 'exit 9' HUP; echo ready; while :; do sleep 0.05; done";
