@@ -3,6 +3,7 @@
 //! logic and the inspection live in the `zoolock` crate; this only parses
 //! and prints.
 
+mod credentials;
 mod duration;
 
 use std::process::ExitCode;
@@ -57,9 +58,8 @@ struct Connection {
     /// How long to wait for a server to answer the first connect
     #[arg(long, value_name = "DURATION", value_parser = duration::parse, global = true)]
     connect_timeout: Option<Duration>,
-    /// Credentials to add to the session, e.g. digest:user:password (repeatable)
-    #[arg(long, value_name = "SCHEME:CREDENTIAL", value_parser = auth, global = true)]
-    auth: Vec<(String, Vec<u8>)>,
+    #[command(flatten)]
+    credentials: credentials::Credentials,
 }
 
 #[derive(Subcommand)]
@@ -114,13 +114,6 @@ struct ShowArgs {
     json: bool,
 }
 
-fn auth(text: &str) -> Result<(String, Vec<u8>), String> {
-    match text.split_once(':') {
-        Some((scheme, credential)) if !scheme.is_empty() => Ok((scheme.to_owned(), credential.as_bytes().to_vec())),
-        _ => Err(format!("{text:?} is not SCHEME:CREDENTIAL")),
-    }
-}
-
 fn main() -> ExitCode {
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
@@ -169,7 +162,7 @@ async fn run(cli: Cli) -> zoolock::Result<u8> {
     if let Some(timeout) = cli.connection.connect_timeout {
         options = options.connect_timeout(timeout);
     }
-    options.auth = cli.connection.auth;
+    let options = cli.connection.credentials.apply(options).map_err(Error::InvalidArgument)?;
     let session = Session::connect(options).await?;
     let code = match cli.command {
         Command::Exec(args) => exec(&session, args).await,

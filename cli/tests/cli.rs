@@ -235,6 +235,80 @@ async fn signals_reach_the_command_which_decides_the_exit() {
     assert_eq!(wait_exit(&mut child, Duration::from_secs(10)).await, 9);
 }
 
+/// A file only its owner may read (`mode` 0o600), or others too.
+fn secret_file(dir: &std::path::Path, name: &str, text: &str, mode: u32) -> String {
+    use std::os::unix::fs::PermissionsExt;
+    let file = dir.join(name);
+    std::fs::write(&file, text).unwrap();
+    std::fs::set_permissions(&file, std::fs::Permissions::from_mode(mode)).unwrap();
+    file.display().to_string()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn digest_credentials_come_from_the_environment_or_a_private_file() {
+    let parent = path("secure");
+    let lock = format!("{parent}/lock");
+    let raw = zk::Client::connect(&connect()).await.unwrap();
+    raw.auth("digest", b"locker:secret").await.unwrap();
+    let parents = zk::CreateMode::Persistent.with_acls(zk::Acls::anyone_all());
+    let _ = raw.create("/zoolock-cli-tests", b"", &parents).await;
+    // Only `locker` may create lock nodes under it.
+    raw.create(&parent, b"", &zk::CreateMode::Persistent.with_acls(zk::Acls::creator_all())).await.unwrap();
+    let dir = scratch("credentials");
+
+    assert_eq!(exit_code(zoolock(&["exec", &lock, "--", "true"])).await, EXIT_ERROR, "no credentials, yet allowed");
+    let mut from_env = zoolock(&["exec", &lock, "--", "true"]);
+    from_env.env("ZOOLOCK_AUTH", "digest:locker:secret");
+    assert_eq!(exit_code(from_env).await, 0);
+    let private = secret_file(&dir, "private", "# the lock's user\ndigest:locker:secret\n", 0o600);
+    assert_eq!(exit_code(zoolock(&["exec", &lock, "--auth-file", &private, "--", "true"])).await, 0);
+    for mode in [0o640, 0o604] {
+        let shared = secret_file(&dir, "shared", "digest:locker:secret\n", mode);
+        let output = zoolock(&["exec", &lock, "--auth-file", &shared, "--", "true"]).output().await.unwrap();
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(output.status.code(), Some(EXIT_BAD_INPUT), "mode {mode:o}: {stderr}");
+        assert!(stderr.contains("chmod 600"), "{stderr}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn tls_and_sasl_flags_reach_a_server_that_needs_both() {
+    let options = zk_harness::Options {
+        tls: Some(zk_harness::Tls { client_auth: true }),
+        sasl: Some(zk_harness::Sasl { users: vec![("locker".into(), "pw".into())], required: true }),
+        ..zk_harness::Options::default()
+    };
+    let zk = tokio::task::spawn_blocking(move || zk_harness::Ensemble::start(1, options)).await.unwrap().unwrap();
+    let secure = zk.secure_connect_string("localhost").unwrap();
+    let files = zk.tls_files().unwrap().clone();
+    let dir = scratch("tls");
+    let key = secret_file(&dir, "client.key", &std::fs::read_to_string(&files.client_key).unwrap(), 0o600);
+    let password = secret_file(&dir, "sasl-password", "pw\n", 0o600);
+    let (ca, cert) = (files.ca.display().to_string(), files.client_cert.display().to_string());
+    let lock = path("tls");
+    let tls = ["--ca", ca.as_str(), "--certfile", cert.as_str(), "--keyfile", key.as_str()];
+    let mut args = vec!["--tls"];
+    args.extend(tls);
+    args.extend(["--sasl-username", "locker", "--sasl-password-file", &password, "exec", &lock, "--", "true"]);
+    assert_eq!(exit_code(zoolock_on(&secure, &args)).await, 0);
+    // The password from the environment; without SASL the server refuses the session.
+    let mut args = tls.to_vec();
+    args.extend(["--sasl-username", "locker", "exec", &lock, "--", "true"]);
+    let mut from_env = zoolock_on(&secure, &args);
+    from_env.env("ZOOLOCK_SASL_PASSWORD", "pw");
+    assert_eq!(exit_code(from_env).await, 0);
+    let mut args = tls.to_vec();
+    args.extend(["--connect-timeout", "3s", "exec", &lock, "--", "true"]);
+    assert_ne!(exit_code(zoolock_on(&secure, &args)).await, 0);
+    // A private key others can read is refused.
+    let mut args = vec!["--tls", "--ca", ca.as_str(), "--certfile", cert.as_str(), "--keyfile"];
+    let shared_key = files.client_key.display().to_string();
+    args.extend([shared_key.as_str(), "status", &lock]);
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&files.client_key, std::fs::Permissions::from_mode(0o644)).unwrap();
+    assert_eq!(exit_code(zoolock_on(&secure, &args)).await, EXIT_BAD_INPUT);
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn status_counts_leases_only_of_a_real_semaphore_and_says_when_a_path_is_missing() {
     let raw = zk::Client::connect(&connect()).await.unwrap();
