@@ -17,6 +17,7 @@ pub const SASL_PASSWORD_VAR: &str = "ZOOLOCK_SASL_PASSWORD";
 pub const KEYFILE_PASSWORD_VAR: &str = "ZOOLOCK_KEYFILE_PASSWORD";
 
 #[derive(Args, Debug, Default, Clone)]
+#[command(next_help_heading = "Credentials, TLS and SASL")]
 pub struct Credentials {
     /// Credentials to add to the session, e.g. digest:user:password (repeatable).
     /// Visible to every user in the process list: prefer ZOOLOCK_AUTH or --auth-file

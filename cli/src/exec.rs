@@ -2,6 +2,7 @@
 //! the supervisor every T/10 that the session lives, pass signals on, and
 //! order CMD stopped when the hold ends. CMD itself runs under the
 //! supervisor (see [`crate::supervisor`] for the lease and its timing).
+//! `zoolock hold` takes the hold the same way and keeps it until interrupted.
 
 use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 use std::sync::Arc;
@@ -12,18 +13,27 @@ use tokio::signal::unix::{signal, Signal, SignalKind};
 use tokio::time::{sleep_until, Instant};
 use zoolock::{Acquire, Holder, Kind, Lock, LockConfig, LockState, Outcome, Scheme, Semaphore, Session};
 
+use crate::args::exit;
 use crate::duration::show;
-use crate::exit;
+use crate::progress::Progress;
 use crate::supervisor::{self, End, Order, Plan, Report};
+
+/// What to hold, and how long to wait for it.
+pub struct Hold {
+    pub path: String,
+    /// `Some(0)`: try once.
+    pub timeout: Option<Duration>,
+    /// The exit code when not acquired in time.
+    pub conflict_exit_code: u8,
+    pub kind: Kind,
+    pub semaphore: Option<u32>,
+    pub identifier: Option<String>,
+}
 
 /// What `exec` was asked to do.
 pub struct Exec {
-    pub path: String,
-    pub timeout: Option<Duration>,
-    pub kind: Kind,
-    pub semaphore: Option<u32>,
+    pub hold: Hold,
     pub lease: Option<Duration>,
-    pub identifier: Option<String>,
     /// `None`: half the session timeout the server grants.
     pub grace: Option<Duration>,
     pub kill_after: Duration,
@@ -142,7 +152,14 @@ fn orphaned() -> bool {
     }
 }
 
-pub async fn exec(session: &Session, args: Exec) -> zoolock::Result<u8> {
+/// Takes the hold: the holder, or the exit code to end with (not acquired
+/// in time, or a signal while waiting).
+async fn acquire(
+    session: &Session,
+    args: &Hold,
+    signals: &mut Forwarded,
+    progress: &Progress,
+) -> zoolock::Result<Result<Box<dyn Holder>, u8>> {
     let identifier = args.identifier.clone().unwrap_or_else(default_identifier);
     // A lock or a semaphore lease: `exec` needs only what every holder does.
     let hold: Box<dyn Holder> = match args.semaphore {
@@ -153,18 +170,77 @@ pub async fn exec(session: &Session, args: Exec) -> zoolock::Result<u8> {
             Box::new(Lock::new(session, &args.path, args.kind, config)?)
         }
     };
-    let mut signals = Forwarded::new();
     let options = Acquire { timeout: args.timeout, ..Acquire::default() };
     // A signal while waiting ends the wait; the acquire, dropped, removes its node.
     let outcome = tokio::select! {
         outcome = hold.acquire_outcome(options) => outcome?,
-        signal = signals.next() => return Ok(128 + signal as u8),
+        signal = signals.next() => return Ok(Err(128 + signal as u8)),
+        () = progress.queue(session, &args.path) => unreachable!("never completes"),
     };
     if outcome != Outcome::Acquired {
-        let within = args.timeout.map_or_else(|| "the timeout".to_owned(), show);
-        eprintln!("zoolock: {} not acquired within {within}", args.path);
-        return Ok(exit::TIMEOUT);
+        let within = match args.timeout {
+            Some(Duration::ZERO) => "at once".to_owned(),
+            Some(timeout) => format!("within {}", show(timeout)),
+            None => "within the timeout".to_owned(),
+        };
+        eprintln!("zoolock: {} not acquired {within}", args.path);
+        return Ok(Err(args.conflict_exit_code));
     }
+    let token = hold.fencing_token().map_or_else(String::new, |t| t.to_string());
+    progress.say(format_args!("acquired {}: token {token}, node {}", args.path, hold.node().unwrap_or_default()));
+    Ok(Ok(hold))
+}
+
+/// `zoolock hold`: holds until SIGINT, SIGTERM or SIGHUP (exit 0) or until
+/// the hold is lost (exit 74); prints the fencing token once held.
+pub async fn hold(session: &Session, args: Hold, progress: &Progress) -> zoolock::Result<u8> {
+    let mut signals = Forwarded::new();
+    let hold = match acquire(session, &args, &mut signals, progress).await? {
+        Ok(hold) => hold,
+        Err(code) => return Ok(code),
+    };
+    {
+        use std::io::Write;
+        let mut out = std::io::stdout().lock();
+        let _ = writeln!(out, "{}", hold.fencing_token().unwrap_or_default());
+        let _ = out.flush();
+    }
+    let mut states = hold.subscribe();
+    let code = loop {
+        tokio::select! {
+            signal = signals.next() => match signal {
+                libc::SIGINT | libc::SIGTERM | libc::SIGHUP => break 0,
+                _ => {}
+            },
+            changed = states.changed() => match changed.map(|()| *states.borrow_and_update()) {
+                Ok(LockState::Lost(reason)) => {
+                    eprintln!("zoolock: the hold on {} was lost ({reason:?})", args.path);
+                    break exit::LOST;
+                }
+                Ok(state) => say_state(progress, &args.path, state),
+                Err(_) => break exit::LOST,
+            },
+        }
+    };
+    let _ = hold.release().await;
+    progress.say(format_args!("released {}", args.path));
+    Ok(code)
+}
+
+fn say_state(progress: &Progress, path: &str, state: LockState) {
+    match state {
+        LockState::Suspended => progress.say(format_args!("the connection is down: the hold on {path} is suspended")),
+        LockState::Held => progress.say(format_args!("reconnected: holding {path} again")),
+        _ => {}
+    }
+}
+
+pub async fn exec(session: &Session, args: Exec, progress: &Progress) -> zoolock::Result<u8> {
+    let mut signals = Forwarded::new();
+    let hold = match acquire(session, &args.hold, &mut signals, progress).await? {
+        Ok(hold) => hold,
+        Err(code) => return Ok(code),
+    };
     // --lease is kept here, not by the hold: CMD is stopped first, then released.
     let lease_end = args.lease.map(|lease| Instant::now() + lease);
     let mut states = hold.subscribe();
@@ -187,7 +263,7 @@ pub async fn exec(session: &Session, args: Exec) -> zoolock::Result<u8> {
             LockState::Lost(reason) => {
                 eprintln!(
                     "zoolock: the hold on {} was lost ({reason:?}) before {} started",
-                    args.path, args.command[0]
+                    args.hold.path, args.command[0]
                 );
                 return Ok(exit::LOST);
             }
@@ -223,7 +299,7 @@ pub async fn exec(session: &Session, args: Exec) -> zoolock::Result<u8> {
     let (mut group, mut suspended, mut why) = (None, false, None::<String>);
     let stop = |why: &mut Option<String>, reason: String| {
         if why.is_none() {
-            eprintln!("zoolock: the hold on {} {reason}: stopping {}", args.path, args.command[0]);
+            eprintln!("zoolock: the hold on {} {reason}: stopping {}", args.hold.path, args.command[0]);
             orders.send(Order::Stop);
             *why = Some(reason);
         }
@@ -231,7 +307,10 @@ pub async fn exec(session: &Session, args: Exec) -> zoolock::Result<u8> {
     let end = loop {
         tokio::select! {
             report = reports.recv() => match report {
-                Some(Report::Started(pid)) => group = Some(pid),
+                Some(Report::Started(pid)) => {
+                    progress.say(format_args!("started {} as process {pid}", args.command[0]));
+                    group = Some(pid);
+                }
                 // Stopped as a job: as the shell expects of a job whose command stopped.
                 Some(Report::Suspended) if !orphaned() => {
                     suspended = true;
@@ -257,7 +336,7 @@ pub async fn exec(session: &Session, args: Exec) -> zoolock::Result<u8> {
             changed = states.changed(), if why.is_none() => match changed.map(|()| *states.borrow_and_update()) {
                 Ok(LockState::Lost(reason)) => stop(&mut why, format!("was lost ({reason:?})")),
                 Ok(LockState::Released) => stop(&mut why, "was released".into()),
-                Ok(_) => {}
+                Ok(state) => say_state(progress, &args.hold.path, state),
                 Err(_) => stop(&mut why, "handle is gone".into()),
             },
         }
@@ -294,6 +373,7 @@ pub async fn exec(session: &Session, args: Exec) -> zoolock::Result<u8> {
         }
     };
     let _ = hold.release().await;
+    progress.say(format_args!("released {}", args.hold.path));
     Ok(code)
 }
 

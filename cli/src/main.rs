@@ -1,151 +1,46 @@
-//! `zoolock`: run a command while holding a ZooKeeper lock (`exec`), and
-//! show who holds or waits on a lock path (`status`, `watch`). The lock
-//! logic and the inspection live in the `zoolock` crate; this parses,
-//! prints, and keeps CMD inside the hold ([`supervisor`]).
+//! `zoolock`: run a command while holding a ZooKeeper lock (`exec`), hold
+//! one until interrupted (`hold`), and show who holds or waits on a lock
+//! path (`status`, `watch`). The lock logic and the inspection live in the
+//! `zoolock` crate; this parses, prints, and keeps CMD inside the hold
+//! ([`supervisor`]).
 
+mod args;
+mod config;
 mod credentials;
 mod duration;
 mod exec;
+mod progress;
 mod show;
 mod supervisor;
 
+use std::ffi::OsString;
 use std::process::ExitCode;
 use std::time::Duration;
 
-use clap::{Args, Parser, Subcommand};
+use args::{exit, Cli, Command, Generate};
+use clap::{CommandFactory, Parser};
+use progress::Progress;
 use zoolock::{Error, Kind, Session, SessionOptions};
-
-/// Exit codes of `zoolock` itself; otherwise `exec` exits with CMD's own
-/// status (128 + N when a signal N ended it, as shells report).
-mod exit {
-    /// Bad flags, path, identifier or connect string (sysexits' EX_USAGE).
-    pub const BAD_INPUT: u8 = 64;
-    /// `status` or `watch` of a path that does not exist (EX_NOINPUT).
-    pub const NO_PATH: u8 = 66;
-    /// No server answered within the connect timeout, or authentication failed (EX_UNAVAILABLE).
-    pub const CONNECT: u8 = 69;
-    /// Any other ZooKeeper error (EX_SOFTWARE).
-    pub const ERROR: u8 = 70;
-    /// The hold was lost, or the server did not answer for --grace: CMD was stopped (EX_IOERR).
-    pub const LOST: u8 = 74;
-    /// The lock (or a lease) was not acquired within --timeout (EX_TEMPFAIL).
-    pub const TIMEOUT: u8 = 75;
-    /// CMD could not be run: not executable (as shells report).
-    pub const NOT_EXECUTABLE: u8 = 126;
-    /// CMD was not found (as shells report).
-    pub const NOT_FOUND: u8 = 127;
-}
 
 /// The session timeout zoolock asks for unless told otherwise.
 const DEFAULT_SESSION_TIMEOUT: Duration = Duration::from_secs(10);
 
-#[derive(Parser)]
-#[command(name = "zoolock", version, about = "Run commands under a ZooKeeper lock; show who holds and who waits")]
-struct Cli {
-    #[command(flatten)]
-    connection: Connection,
-    #[command(subcommand)]
-    command: Command,
-}
-
-#[derive(Args)]
-struct Connection {
-    /// ZooKeeper servers and chroot: host:port[,host:port…][/chroot]
-    #[arg(long, env = "ZOOLOCK_CONNECT", default_value = "127.0.0.1:2181", global = true)]
-    connect: String,
-    /// How long the server keeps the session (and the lock) of a zoolock it
-    /// no longer hears from [default: 10s]
-    #[arg(long, value_name = "DURATION", value_parser = duration::parse, global = true)]
-    session_timeout: Option<Duration>,
-    /// How long to wait for a server to answer the first connect [default: 15s]
-    #[arg(long, value_name = "DURATION", value_parser = duration::parse, global = true)]
-    connect_timeout: Option<Duration>,
-    #[command(flatten)]
-    credentials: credentials::Credentials,
-}
-
-#[derive(Subcommand)]
-enum Command {
-    /// Run CMD while holding the lock at PATH; stop it if the hold is lost
-    Exec(ExecArgs),
-    /// Show the holders, then the waiters, of PATH in queue order
-    Status(ShowArgs),
-    /// Show the holders and waiters of PATH again at every change, until interrupted
-    Watch(ShowArgs),
-}
-
-#[derive(Args)]
-#[command(after_help = EXEC_SAFETY)]
-struct ExecArgs {
-    /// The lock path (a semaphore's path with --semaphore)
-    path: String,
-    /// Give up after DURATION without the lock (exit 75); 0 tries once
-    #[arg(long, value_name = "DURATION", value_parser = duration::parse)]
-    timeout: Option<Duration>,
-    /// Take a read lock: shared with other readers
-    #[arg(long, conflicts_with_all = ["write", "semaphore"])]
-    read: bool,
-    /// Take a write lock: excludes readers and writers
-    #[arg(long, conflicts_with = "semaphore")]
-    write: bool,
-    /// Take one of N leases of a kazoo semaphore instead of a lock
-    #[arg(long, value_name = "N")]
-    semaphore: Option<u32>,
-    /// Stop CMD DURATION after acquiring, then let go of the hold
-    #[arg(long, value_name = "DURATION", value_parser = duration::parse)]
-    lease: Option<Duration>,
-    /// The node's data, shown by `status` [default: HOST:PID]
-    #[arg(long, value_name = "ID")]
-    identifier: Option<String>,
-    /// How long CMD goes on while the server does not answer zoolock (a
-    /// restart shorter than that does not stop it) [default: half the session timeout]
-    #[arg(long, value_name = "DURATION", value_parser = duration::parse)]
-    grace: Option<Duration>,
-    /// Time between SIGTERM and SIGKILL when stopping CMD
-    #[arg(long, value_name = "DURATION", value_parser = duration::parse, default_value = "5s")]
-    kill_after: Duration,
-    /// The command and its arguments, after `--`
-    #[arg(last = true, required = true, value_name = "CMD")]
-    command: Vec<String>,
-}
-
-const EXEC_SAFETY: &str = "\
-CMD never outlives the hold. CMD runs in a process group of its own under a
-supervisor process. With T the session timeout and t the time zoolock last
-sent a request the server answered, CMD's group (and anything it left behind)
-gets SIGTERM at t + GRACE and SIGKILL --kill-after later, and SIGKILL at
-t + 3T/4 in any case, even if zoolock itself was killed or stopped. The
-server cannot expire the session before t + T, so no other client holds the
-lock while CMD runs. Hence GRACE is at most 3T/4 (at least T/5: two
-renewals). Lost hold, --lease or released: SIGTERM, then SIGKILL after
---kill-after. SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1 and SIGUSR2 are passed
-on to CMD; in a terminal, CMD gets the terminal (Ctrl-C, Ctrl-Z reach it).";
-
-#[derive(Args)]
-struct ShowArgs {
-    /// The lock or semaphore path
-    path: String,
-    /// One JSON object per answer instead of a table
-    #[arg(long)]
-    json: bool,
-}
-
 fn main() -> ExitCode {
-    let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
-    if args.get(1).is_some_and(|arg| arg == supervisor::ARG) {
-        return match supervisor::Plan::parse(&args[2..]) {
+    let argv: Vec<OsString> = std::env::args_os().collect();
+    if argv.get(1).is_some_and(|arg| arg == supervisor::ARG) {
+        return match supervisor::Plan::parse(&argv[2..]) {
             Some(plan) => ExitCode::from(supervisor::run(plan)),
             None => ExitCode::from(exit::BAD_INPUT),
         };
     }
-    let cli = match Cli::try_parse() {
+    let cli = match parse(argv) {
         Ok(cli) => cli,
-        Err(err) => {
-            let code = if err.use_stderr() { exit::BAD_INPUT } else { 0 };
-            let _ = err.print();
-            return ExitCode::from(code);
-        }
+        Err(code) => return ExitCode::from(code),
     };
+    if let Some(what) = cli.generate {
+        generate(what);
+        return ExitCode::SUCCESS;
+    }
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("a tokio runtime");
     let code = runtime.block_on(async {
         match run(cli).await {
@@ -157,6 +52,91 @@ fn main() -> ExitCode {
         }
     });
     ExitCode::from(code)
+}
+
+/// The command line, with the config file's settings before it (so that
+/// flags override them); an exit code once help, the version or an error
+/// has been printed.
+fn parse(argv: Vec<OsString>) -> Result<Cli, u8> {
+    let printed = |err: clap::Error| {
+        let _ = err.print();
+        if err.use_stderr() {
+            exit::BAD_INPUT
+        } else {
+            0
+        }
+    };
+    let first = Cli::try_parse_from(&argv).map_err(printed)?;
+    let Some(file) = config::find(first.connection.config.as_deref()) else { return Ok(first) };
+    let settings = config::flags(&file).map_err(|err| {
+        eprintln!("zoolock: {err}");
+        exit::BAD_INPUT
+    })?;
+    let argv = argv[..1].iter().cloned().chain(settings).chain(argv[1..].iter().cloned());
+    Cli::try_parse_from(argv).map_err(printed)
+}
+
+fn generate(what: Generate) {
+    use clap_complete::Shell;
+    let mut command = Cli::command();
+    let mut out = std::io::stdout().lock();
+    let shell = match what {
+        Generate::Man => return man(command, &mut out).expect("stdout"),
+        Generate::Bash => Shell::Bash,
+        Generate::Zsh => Shell::Zsh,
+        Generate::Fish => Shell::Fish,
+    };
+    clap_complete::generate(shell, &mut command, "zoolock", &mut out);
+}
+
+/// One page: zoolock's, then each command's synopsis, options and notes
+/// (the connection and credential flags once, in zoolock's part).
+fn man(mut command: clap::Command, out: &mut dyn std::io::Write) -> std::io::Result<()> {
+    command.build();
+    let mut text = Vec::new();
+    clap_mangen::Man::new(command.clone()).render(&mut text)?;
+    let mut page = String::from_utf8_lossy(&text).replace(".SH EXTRA", ".SH \"EXIT STATUS\"");
+    let shared: Vec<String> = command
+        .get_arguments()
+        .filter_map(|arg| arg.get_help_heading())
+        .map(|heading| format!(".SH {}", roff_heading(heading)))
+        .collect();
+    for sub in command.get_subcommands().filter(|sub| !sub.is_hide_set() && sub.get_name() != "help") {
+        let part = clap_mangen::Man::new(sub.clone());
+        let mut text = Vec::new();
+        part.render_synopsis_section(&mut text)?;
+        part.render_options_section(&mut text)?;
+        if sub.get_after_help().is_some() {
+            part.render_extra_section(&mut text)?;
+        }
+        let text = String::from_utf8_lossy(&text).into_owned();
+        let about = sub.get_about().map(|about| about.to_string()).unwrap_or_default();
+        page.push_str(&format!(".SH \"ZOOLOCK {}\"\n{about}\n", sub.get_name().to_uppercase()));
+        for section in text.split_inclusive('\n').fold(Vec::<String>::new(), |mut sections, line| {
+            if line.starts_with(".SH") || sections.is_empty() {
+                sections.push(String::new());
+            }
+            sections.last_mut().expect("one").push_str(line);
+            sections
+        }) {
+            if !shared.iter().any(|heading| section.starts_with(&format!("{heading}\n"))) {
+                let section = section.replacen(".SH SYNOPSIS", ".SS Synopsis", 1);
+                let section = section.replacen(".SH OPTIONS", ".SS Options", 1).replacen(".SH EXTRA", ".SS Notes", 1);
+                page.push_str(&section);
+            }
+        }
+    }
+    out.write_all(page.as_bytes())
+}
+
+/// A section heading as clap_mangen writes it: upper case, quoted if it has spaces.
+fn roff_heading(heading: &str) -> String {
+    let upper = heading.to_uppercase();
+    if upper.contains(' ') {
+        format!("\"{upper}\"")
+    } else {
+        upper
+    }
 }
 
 fn error_code(err: &Error) -> u8 {
@@ -172,14 +152,10 @@ fn error_code(err: &Error) -> u8 {
 }
 
 /// Checks what needs no server: the path, the flags, the credentials.
-fn options(cli: &Cli) -> zoolock::Result<SessionOptions> {
-    let path = match &cli.command {
-        Command::Exec(args) => &args.path,
-        Command::Status(args) | Command::Watch(args) => &args.path,
-    };
-    zoolock::validate_path(path)?;
-    let session_timeout = cli.connection.session_timeout.unwrap_or(DEFAULT_SESSION_TIMEOUT);
-    if let Command::Exec(ExecArgs { grace: Some(grace), .. }) = &cli.command {
+fn options(connection: &args::Connection, command: &Command) -> zoolock::Result<SessionOptions> {
+    zoolock::validate_path(command.path())?;
+    let session_timeout = connection.session_timeout.unwrap_or(DEFAULT_SESSION_TIMEOUT);
+    if let Command::Exec(args::ExecArgs { grace: Some(grace), .. }) = command {
         let most = supervisor::hard_limit(session_timeout);
         if *grace > most {
             return Err(Error::InvalidArgument(format!(
@@ -190,38 +166,36 @@ fn options(cli: &Cli) -> zoolock::Result<SessionOptions> {
             )));
         }
     }
-    let mut options = SessionOptions::new(&cli.connection.connect).session_timeout(session_timeout);
-    if let Some(timeout) = cli.connection.connect_timeout {
+    let mut options = SessionOptions::new(&connection.connect).session_timeout(session_timeout);
+    if let Some(timeout) = connection.connect_timeout {
         options = options.connect_timeout(timeout);
     }
-    cli.connection.credentials.apply(options).map_err(Error::InvalidArgument)
+    connection.credentials.apply(options).map_err(Error::InvalidArgument)
 }
 
 async fn run(cli: Cli) -> zoolock::Result<u8> {
-    let options = options(&cli)?;
+    let Some(command) = cli.command else {
+        eprintln!("zoolock: a command is needed: exec, hold, status or watch (see --help)");
+        return Ok(exit::BAD_INPUT);
+    };
+    let options = options(&cli.connection, &command)?;
+    let progress = Progress::new(cli.verbose);
+    progress.say(format_args!("connecting to {}", options.connect));
     let session = Session::connect(options).await?;
-    let code = match cli.command {
+    progress.say(format_args!("connected: session {:#x}", session.status().session_id));
+    let code = match command {
         Command::Exec(args) => {
-            let kind = if args.read {
-                Kind::Read
-            } else if args.write {
-                Kind::Write
-            } else {
-                Kind::Mutex
-            };
+            let argv = args.argv();
             let exec = exec::Exec {
-                path: args.path,
-                timeout: args.timeout,
-                kind,
-                semaphore: args.semaphore,
+                hold: hold_of(args.hold),
                 lease: args.lease,
-                identifier: args.identifier,
                 grace: args.grace,
                 kill_after: args.kill_after,
-                command: args.command,
+                command: argv,
             };
-            exec::exec(&session, exec).await
+            exec::exec(&session, exec, &progress).await
         }
+        Command::Hold(args) => exec::hold(&session, hold_of(args), &progress).await,
         Command::Status(args) => show::status(&session, &show::Show { path: args.path, json: args.json }).await,
         Command::Watch(args) => {
             show::watch(&session, &show::Show { path: args.path, json: args.json }, Box::pin(interrupted())).await
@@ -229,6 +203,24 @@ async fn run(cli: Cli) -> zoolock::Result<u8> {
     };
     session.close().await;
     code
+}
+
+fn hold_of(args: args::HoldArgs) -> exec::Hold {
+    let kind = if args.read {
+        Kind::Read
+    } else if args.write {
+        Kind::Write
+    } else {
+        Kind::Mutex
+    };
+    exec::Hold {
+        timeout: args.wait(),
+        conflict_exit_code: args.conflict_exit_code,
+        path: args.path,
+        kind,
+        semaphore: args.semaphore,
+        identifier: args.identifier,
+    }
 }
 
 /// Completes at the first SIGINT, SIGTERM or SIGHUP.
@@ -241,5 +233,23 @@ async fn interrupted() {
         _ = int.recv() => {}
         _ = term.recv() => {}
         _ = hup.recv() => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::FromArgMatches;
+
+    #[test]
+    fn the_definitions_are_consistent() {
+        Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn config_settings_come_before_the_command_line() {
+        let argv = ["zoolock", "--session-timeout", "5s", "--session-timeout", "7s", "status", "/a"];
+        let cli = Cli::from_arg_matches(&Cli::command().get_matches_from(argv)).unwrap();
+        assert_eq!(cli.connection.session_timeout, Some(Duration::from_secs(7)));
     }
 }

@@ -5,7 +5,7 @@ use std::time::{Duration, SystemTime};
 
 use zoolock::{Inspector, Participant, ParticipantKind, Scheme, Session};
 
-use crate::exit;
+use crate::args::exit;
 
 pub struct Show {
     pub path: String,
@@ -20,7 +20,7 @@ pub async fn status(session: &Session, args: &Show) -> zoolock::Result<u8> {
     if !inspector.exists() {
         return Ok(missing(&args.path));
     }
-    print(&args.path, &participants, args.json);
+    print(&args.path, &participants, args.json, None);
     Ok(0)
 }
 
@@ -39,7 +39,7 @@ pub async fn watch(
                     return Ok(missing(&args.path));
                 }
                 first = false;
-                print(&args.path, &participants, args.json);
+                print(&args.path, &participants, args.json, Some(SystemTime::now()));
             }
             _ = &mut interrupted => return Ok(0),
         }
@@ -72,9 +72,16 @@ fn age(p: &Participant) -> Duration {
     SystemTime::now().duration_since(p.created).unwrap_or_default()
 }
 
-fn print(path: &str, participants: &[Participant], json: bool) {
+/// Prints one answer; `watch` stamps each with the time it was read
+/// (RFC 3339, UTC): first on the table's first line, `time` in JSON.
+fn print(path: &str, participants: &[Participant], json: bool, time: Option<SystemTime>) {
     use std::io::Write;
     let mut out = std::io::stdout().lock();
+    let time = time.map(|time| humantime::format_rfc3339_millis(time).to_string());
+    let stamped = match &time {
+        Some(time) => format!("{time} {path}"),
+        None => path.to_owned(),
+    };
     if json {
         let list: Vec<_> = participants
             .iter()
@@ -92,9 +99,13 @@ fn print(path: &str, participants: &[Participant], json: bool) {
                 })
             })
             .collect();
-        let _ = writeln!(out, "{}", serde_json::json!({ "path": path, "participants": list }));
+        let mut answer = serde_json::json!({ "path": path, "participants": list });
+        if let Some(time) = time {
+            answer["time"] = time.into();
+        }
+        let _ = writeln!(out, "{answer}");
     } else if participants.is_empty() {
-        let _ = writeln!(out, "{path}: no holders, no waiters");
+        let _ = writeln!(out, "{stamped}: no holders, no waiters");
     } else {
         let rows: Vec<[String; 8]> = participants
             .iter()
@@ -114,7 +125,7 @@ fn print(path: &str, participants: &[Participant], json: bool) {
         let header = ["STATE", "KIND", "IDENTIFIER", "SESSION", "SCHEME", "AGE", "TOKEN", "NODE"].map(String::from);
         let widths: Vec<usize> =
             (0..8).map(|i| rows.iter().chain([&header]).map(|r| r[i].chars().count()).max().unwrap_or(0)).collect();
-        let _ = writeln!(out, "{path}");
+        let _ = writeln!(out, "{stamped}");
         for row in std::iter::once(&header).chain(&rows) {
             let cells: Vec<String> = row.iter().zip(&widths).map(|(c, w)| format!("{c:<w$}")).collect();
             let _ = writeln!(out, "{}", cells.join("  ").trim_end());
