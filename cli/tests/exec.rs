@@ -47,9 +47,9 @@ async fn a_wrapper_that_exits_on_sigterm_does_not_leave_the_group_running() {
     let probe = Probe::listen().await;
     // The wrapper exits on SIGTERM; the worker it started ignores it (and so do its sleeps).
     let worker = format!("trap '' TERM; {}; while :; do sleep 0.1; done", probe.prelude());
-    let wrapper = format!("trap 'exit 0' TERM; bash -c \"$0\" & wait");
+    let wrapper = "trap 'exit 0' TERM; bash -c \"$0\" & wait";
     let mut child =
-        zoolock(&["exec", &lock, "--lease", "1", "--kill-after", "1", "--", "bash", "-c", &wrapper, &worker])
+        zoolock(&["exec", &lock, "--lease", "1", "--kill-after", "1", "--", "bash", "-c", wrapper, &worker])
             .spawn()
             .unwrap();
     let mut cmd = probe.accept().await;
