@@ -35,7 +35,8 @@ pub fn zoolock(args: &[&str]) -> Command {
 
 pub fn zoolock_on(connect: &str, args: &[&str]) -> Command {
     let mut command = Command::new(env!("CARGO_BIN_EXE_zoolock"));
-    command.env("ZOOLOCK_CONNECT", connect).args(args).kill_on_drop(true);
+    // No config file of the machine's (~/.config/zoolock, /etc/zoolock) may feed the tests.
+    command.env("ZOOLOCK_CONNECT", connect).env("ZOOLOCK_CONFIG", "/dev/null").args(args).kill_on_drop(true);
     command
 }
 
