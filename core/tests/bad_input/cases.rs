@@ -11,7 +11,7 @@ use zk_harness::tls::TlsFiles;
 use zk_harness::{Ensemble, Options, Sasl, Tls};
 use zookeeper_client as zk;
 use zoolock::{
-    timeout_from_secs, Acquire, Error, Holder, Kind, Lock, LockConfig, Owner, SaslMechanism, SaslOptions, Semaphore,
+    timeout_from_secs, Acquire, Holder, Kind, Lock, LockConfig, Owner, SaslMechanism, SaslOptions, Semaphore,
     SessionOptions, TlsOptions, MAX_IDENTIFIER_BYTES, MAX_PATH_BYTES,
 };
 
@@ -290,7 +290,7 @@ pub fn all() -> Vec<(&'static str, Case)> {
             for check_hostname in [true, false] {
                 let options = SessionOptions::new(hosts.as_str()).tls(trusting(zk).check_hostname(check_hostname));
                 let refused = c.connect(options).await;
-                if let Err(Error::InvalidConnectString { reason, .. }) = &refused {
+                if let Err(zoolock::Error::InvalidConnectString { reason, .. }) = &refused {
                     assert!(reason.contains("\"127.1\""), "the host is not named: {reason}");
                 }
                 c.check(&format!("connect, host name check {check_hostname}"), refused);
