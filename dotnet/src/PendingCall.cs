@@ -68,7 +68,8 @@ namespace ZooLock
 
         /// <summary>
         /// Starts a call: its task completes when the native callback runs
-        /// (<see cref="Deliver"/>), or at once if it cannot start.
+        /// (<see cref="Deliver"/>), or at once if it cannot start. A null
+        /// <paramref name="target"/>: a call on no handle (a connect).
         /// </summary>
         internal static Task<T> Start(NativeHandle target, CancellationToken token, Starter start, object state = null)
         {
@@ -76,8 +77,12 @@ namespace ZooLock
             var call = new PendingCall<T>(target, token, state);
             try
             {
-                var pointer = target.Enter();
-                call.entered = true;
+                var pointer = IntPtr.Zero;
+                if (target != null)
+                {
+                    pointer = target.Enter();
+                    call.entered = true;
+                }
                 call.cancel = new NativeCancel(token);
                 call.self = GCHandle.Alloc(call);
                 int status = start(pointer, call.cancel.Pointer, (void*)GCHandle.ToIntPtr(call.self));

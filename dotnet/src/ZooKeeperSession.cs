@@ -2,6 +2,8 @@ using System;
 using System.Collections.Generic;
 using System.Collections.ObjectModel;
 using System.Runtime.InteropServices;
+using System.Threading;
+using System.Threading.Tasks;
 using ZooLock.Native;
 
 namespace ZooLock
@@ -15,6 +17,8 @@ namespace ZooLock
     public sealed unsafe partial class ZooKeeperSession : IDisposable
     {
         static readonly NativeMethods.zl_session_set_listener_callback_delegate OnState = Deliver;
+        static readonly NativeMethods.zl_session_connect_async_callback_delegate OnConnected = (user, status, session, message, length) =>
+            PendingCall<ZooKeeperSession>.Deliver(user, status, message, length, call => new ZooKeeperSession((string)call.State, (IntPtr)session));
 
         readonly SessionHandle native = new SessionHandle();
         int disposed;
@@ -40,16 +44,46 @@ namespace ZooLock
         /// <exception cref="ZooLockTlsException">TLS failed: the message says why.</exception>
         /// <exception cref="ZooLockAuthException">The servers refused the SASL credentials.</exception>
         public ZooKeeperSession(string connectString, ZooKeeperSessionOptions options)
+            : this(connectString, (IntPtr)Connect(connectString, options)) { }
+
+        /// <summary>Wraps a connected native session (freed by the finalizer if this fails).</summary>
+        ZooKeeperSession(string connectString, IntPtr pointer)
         {
-            if (connectString == null) throw new ArgumentNullException("connectString");
-            if (options == null) throw new ArgumentNullException("options");
+            native.Set(pointer);
             ConnectString = connectString;
-            ZlSession* pointer = options.Connect(connectString);
-            native.Set((IntPtr)pointer);
             // Once the native library is known to load: log events from here on.
             ZooLockLog.Install();
             native.Events = GCHandle.Alloc(new Sink(new WeakReference(this)));
-            Interop.Check(NativeMethods.zl_session_set_listener(pointer, OnState, (void*)GCHandle.ToIntPtr(native.Events)));
+            Interop.Check(NativeMethods.zl_session_set_listener((ZlSession*)pointer, OnState, (void*)GCHandle.ToIntPtr(native.Events)));
+        }
+
+        static ZlSession* Connect(string connectString, ZooKeeperSessionOptions options)
+        {
+            if (connectString == null) throw new ArgumentNullException("connectString");
+            if (options == null) throw new ArgumentNullException("options");
+            return options.Connect(connectString);
+        }
+
+        /// <summary>
+        /// Connects without blocking a thread: completes with the session once it
+        /// is up, or with the exception the constructor would throw. The token ends
+        /// the wait at any time (<see cref="OperationCanceledException"/>); a session
+        /// that comes up after that is closed at once.
+        /// </summary>
+        /// <param name="connectString"><c>host:port[,host:port…][/chroot]</c>; with TLS, the servers' <c>secureClientPort</c>s.</param>
+        /// <param name="options">Timeouts, credentials, ACL, TLS, SASL (null: the defaults); read once, here.</param>
+        /// <param name="cancellationToken">Ends the wait.</param>
+        public static Task<ZooKeeperSession> ConnectAsync(string connectString, ZooKeeperSessionOptions options = null,
+            CancellationToken cancellationToken = default(CancellationToken))
+        {
+            if (connectString == null) throw new ArgumentNullException("connectString");
+            var native = (options ?? new ZooKeeperSessionOptions()).Build(connectString);
+            try
+            {
+                return PendingCall<ZooKeeperSession>.Start(null, cancellationToken, (none, cancel, user) =>
+                    NativeMethods.zl_session_connect_async(native, cancel, OnConnected, user), connectString);
+            }
+            finally { NativeMethods.zl_session_options_free(native); }
         }
 
         /// <summary>The connect string the session was opened with.</summary>

@@ -17,6 +17,9 @@ namespace ZooLock
     /// </summary>
     public sealed unsafe class ZooKeeperTransaction : IDisposable
     {
+        static readonly NativeMethods.zl_transaction_commit_async_callback_delegate OnCommitted = (user, status, data, length, stat, message, messageLength) =>
+            PendingCall<IList<string>>.Deliver(user, status, message, messageLength, call => Interop.List(data, length));
+
         readonly TransactionHandle native = new TransactionHandle();
 
         internal ZooKeeperTransaction(IntPtr pointer)
@@ -87,10 +90,16 @@ namespace ZooLock
             finally { native.Exit(); }
         }
 
-        /// <summary><see cref="Commit"/> on the thread pool (the commit is bounded by the session timeout); the token cancels only a commit not yet started.</summary>
+        /// <summary>
+        /// <see cref="Commit"/> without blocking a thread. The token ends the wait at any
+        /// time (<see cref="OperationCanceledException"/>); a commit already sent may still
+        /// be made, all of it or none. The transaction is spent either way.
+        /// </summary>
         public Task<IList<string>> CommitAsync(CancellationToken cancellationToken = default(CancellationToken))
         {
-            return Task.Run(() => Commit(), cancellationToken);
+            if (native.IsClosed) throw new ObjectDisposedException(GetType().Name);
+            return PendingCall<IList<string>>.Start(native, cancellationToken, (t, cancel, user) =>
+                NativeMethods.zl_transaction_commit_async((ZlTransaction*)t, cancel, OnCommitted, user));
         }
 
         /// <summary>Frees the transaction. Harmless when repeated.</summary>

@@ -8,7 +8,7 @@ use tokio::sync::watch;
 
 use crate::castable::{self, Castable};
 use crate::dispatch;
-use crate::status::{guard, guard_void};
+use crate::status::{guard, guard_void, Failure, FfiResult};
 
 /// A cancel token for acquires: fire it from any thread to cancel the
 /// acquires it was passed to, even one that has not started waiting yet.
@@ -30,13 +30,13 @@ impl ZlCancel {
 /// Runs `work` until it ends or `cancel` fires (or `zl_shutdown` is
 /// called), then calls `stop`: `None` when it asked the core to end the work
 /// (an acquire or a lead, which then returns `Cancelled` and leaves no node),
-/// or the error to end with at once, dropping the work (a request already
+/// or the failure to end with at once, dropping the work (a request already
 /// sent may still take effect, as one whose reply was lost).
 pub async fn cancellable<T>(
     work: impl Future<Output = zoolock::Result<T>>,
     cancel: Option<watch::Receiver<bool>>,
-    stop: impl FnOnce() -> Option<zoolock::Error>,
-) -> zoolock::Result<T> {
+    stop: impl FnOnce() -> Option<Failure>,
+) -> FfiResult<T> {
     let mut shutdowns = dispatch::shutdowns();
     shutdowns.borrow_and_update();
     tokio::pin!(work);
@@ -56,12 +56,12 @@ pub async fn cancellable<T>(
         // The work is polled first: once polled an acquire is pending in the
         // core, so the core's cancel reaches it even if the token fired before.
         biased;
-        outcome = &mut work => return outcome,
+        outcome = &mut work => return Ok(outcome?),
         true = fired => {}
     }
     match stop() {
-        None => work.await,
-        Some(error) => Err(error),
+        None => Ok(work.await?),
+        Some(failure) => Err(failure),
     }
 }
 

@@ -72,13 +72,12 @@ pub fn post(job: Job) {
 pub fn complete_later<T, W, D>(work: W, deliver: D)
 where
     T: Send + 'static,
-    W: Future<Output = zoolock::Result<T>> + Send + 'static,
+    W: Future<Output = FfiResult<T>> + Send + 'static,
     D: FnOnce(FfiResult<T>) + Send + 'static,
 {
     runtime::spawn(async move {
         let outcome = match CatchUnwind(AssertUnwindSafe(Box::pin(work))).await {
-            Ok(Ok(value)) => Ok(value),
-            Ok(Err(error)) => Err(Failure::from(error)),
+            Ok(outcome) => outcome,
             Err(payload) => Err(Failure::panic(payload)),
         };
         post(Box::new(move || deliver(outcome)));

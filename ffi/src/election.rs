@@ -16,7 +16,7 @@ use crate::castable::{self, Castable};
 use crate::dispatch;
 use crate::listener::Listener;
 use crate::session::ZlSession;
-use crate::status::{guard, guard_void, ZL_OK};
+use crate::status::{guard, guard_void, FfiResult, ZL_OK};
 use crate::transaction::ZlTransaction;
 
 /// Called once when an asynchronous lead ends: `status` `ZL_OK` with the
@@ -87,7 +87,7 @@ async fn lead(
     election: Election,
     timeout: Option<Duration>,
     cancel: Option<watch::Receiver<bool>>,
-) -> zoolock::Result<Option<Leadership>> {
+) -> FfiResult<Option<Leadership>> {
     let attempt = async {
         match timeout {
             Some(timeout) => election.lead_within(timeout).await,

@@ -77,11 +77,7 @@ pub fn options(timeout_ms: i64, lease_ms: i64, owner: u64) -> FfiResult<Acquire>
 
 /// The core's acquire, cancelled through the core when `cancel` fires or
 /// `zl_shutdown` is called.
-async fn acquire(
-    holder: Arc<dyn Holder>,
-    options: Acquire,
-    cancel: Option<watch::Receiver<bool>>,
-) -> zoolock::Result<bool> {
+async fn acquire(holder: Arc<dyn Holder>, options: Acquire, cancel: Option<watch::Receiver<bool>>) -> FfiResult<bool> {
     let stop = holder.clone();
     cancellable(holder.acquire(options), cancel, move || {
         stop.cancel();
