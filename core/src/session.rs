@@ -139,7 +139,15 @@ pub(crate) trait HoldWatcher: Send + Sync {
 #[derive(Default)]
 struct Holds {
     next_key: u64,
-    watchers: Vec<(u64, Weak<dyn HoldWatcher>)>,
+    watchers: Vec<HoldEntry>,
+}
+
+struct HoldEntry {
+    key: u64,
+    watcher: Weak<dyn HoldWatcher>,
+    /// The same holder, kept alive while it holds: a hold that outlives its
+    /// handle ([`crate::Acquire::keep_if_dropped`]).
+    _kept: Option<Arc<dyn HoldWatcher>>,
 }
 
 /// A handle to the process's ZooKeeper session; clones share it.
@@ -402,17 +410,22 @@ impl Session {
     }
 
     /// Registers a holder for status changes until [`Session::unwatch_hold`];
-    /// one registry instead of a task per hold keeps acquire and release cheap.
-    pub(crate) fn watch_hold(&self, watcher: Weak<dyn HoldWatcher>) -> u64 {
+    /// one registry instead of a task per hold keeps acquire and release
+    /// cheap. `kept`, the holder itself, is kept alive until then.
+    pub(crate) fn watch_hold(&self, watcher: Weak<dyn HoldWatcher>, kept: Option<Arc<dyn HoldWatcher>>) -> u64 {
         let mut holds = self.shared.holds.lock().unwrap();
         holds.next_key += 1;
         let key = holds.next_key;
-        holds.watchers.push((key, watcher));
+        holds.watchers.push(HoldEntry { key, watcher, _kept: kept });
         key
     }
 
     pub(crate) fn unwatch_hold(&self, key: u64) {
-        self.shared.holds.lock().unwrap().watchers.retain(|(k, _)| *k != key);
+        let mut holds = self.shared.holds.lock().unwrap();
+        let gone = holds.watchers.iter().position(|h| h.key == key).map(|at| holds.watchers.remove(at));
+        drop(holds);
+        // A kept holder may be dropped here, outside the registry's lock.
+        drop(gone);
     }
 
     /// The mirror of `path`'s children that every handle of this session
@@ -561,7 +574,8 @@ fn publish(shared: &Shared, state: SessionState, generation: u64, session_id: i6
     if changed {
         tracing::info!(?state, generation, session_id = format_args!("{session_id:#x}"), "zoolock session");
         shared.listeners.emit(state);
-        let watchers: Vec<_> = shared.holds.lock().unwrap().watchers.iter().filter_map(|(_, w)| w.upgrade()).collect();
+        let watchers: Vec<_> =
+            shared.holds.lock().unwrap().watchers.iter().filter_map(|h| h.watcher.upgrade()).collect();
         for watcher in watchers {
             watcher.session_changed(next);
         }

@@ -205,6 +205,9 @@ impl Holder {
             ephemeral: call.ephemeral,
             lease: timeout_from_secs(call.lease).py_err()?,
             owner: self.owner(py)?,
+            // kazoo's: a collected Lock (Semaphore) keeps its node until
+            // `release()` or the session's end.
+            keep_if_dropped: true,
         };
         Ok(AcquireArgs { blocking, timeout: call.timeout, options })
     }

