@@ -16,7 +16,7 @@ use zookeeper_client as zk;
 
 use crate::cleanup::{DoubtfulPrefixes, PersistentNodes};
 use crate::error::{Error, Result};
-use crate::events::Listeners;
+use crate::events::{Listeners, WatchThread};
 use crate::metrics::Meter;
 use crate::mirror::Mirror;
 use crate::naming::Role;
@@ -90,6 +90,8 @@ struct Shared {
     /// not yet seen fire or dropped (locked after `mirrors`): a path with
     /// any is not mirrored, see [`Session::data_watch`].
     data_watched: Mutex<HashMap<String, u32>>,
+    /// Where this session's watch callbacks run (see [`WatchThread`]).
+    watch_thread: WatchThread,
 }
 
 /// A data watch this session may have on a path (see [`Session::data_watch`]).
@@ -210,6 +212,7 @@ impl Session {
                 pid: std::process::id(),
                 runtime_gone: AtomicBool::new(false),
                 data_watched: Mutex::default(),
+                watch_thread: WatchThread::default(),
             });
             let supervisor = Supervisor(Arc::downgrade(&shared));
             shared.runtime.spawn(supervise(supervisor, live));
@@ -464,6 +467,11 @@ impl Session {
             mirror.blind();
         }
         DataWatchMark { shared: Arc::downgrade(&self.shared), path: path.to_owned() }
+    }
+
+    /// Runs a watch callback on this session's watch thread, after the calls queued before it.
+    pub(crate) fn deliver_watch_call(&self, job: impl FnOnce() + Send + 'static) {
+        self.shared.watch_thread.deliver(job)
     }
 
     /// How many paths carry a data watch mark now (tests).

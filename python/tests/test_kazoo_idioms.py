@@ -169,3 +169,75 @@ def test_a_collected_lock_that_never_held_leaves_no_node(make_client, kz, path):
         worker.Lock(path).acquire(timeout=0.2)
     gc.collect()
     assert len(kz.get_children(path)) == 1
+
+
+# ---- 9. a registration waits for the server, never for another callback -----------
+
+
+def test_registering_watches_never_waits_for_a_blocked_callback(client, base):
+    """kazoo's LockingQueue registers a watch while holding a lock that its
+    own earlier watch callback waits for: the registration must return."""
+    node = client.create(f"{base}/n", b"0")
+    held = block_watch_thread(client, node)
+    first_calls = []
+    with Watchdog(held) as dog:
+        client.DataWatch(node, lambda data, stat: first_calls.append(threading.current_thread()))
+        client.ChildrenWatch(base, lambda children: first_calls.append(threading.current_thread()))
+        one_shot = []
+        client.get(node, watch=one_shot.append)
+        client.exists(node, watch=one_shot.append)
+        client.get_children(base, watch=one_shot.append)
+    assert not dog.fired, "a registration waited for the blocked callback"
+    # kazoo's: the first calls run in the constructing thread.
+    assert first_calls == [threading.current_thread()] * 2
+    held.release()
+
+
+def test_a_blocked_callback_does_not_stall_another_clients_watches(make_client, base):
+    blocked, free = make_client(), make_client()
+    node = blocked.create(f"{base}/n", b"0")
+    held = block_watch_thread(blocked, node)
+    calls = queue.Queue()
+    with Watchdog(held) as dog:
+        free.DataWatch(node, lambda data, stat: calls.put(data))
+        assert calls.get(timeout=DEADLINE) == b"block"
+        fired = threading.Event()
+        free.get(node, watch=lambda event: fired.set())
+        free.set(node, b"next")
+        assert calls.get(timeout=DEADLINE) == b"next"
+        assert fired.wait(DEADLINE)
+    assert not dog.fired, "another client's watch waited for the blocked callback"
+    held.release()
+
+
+def test_a_callback_that_registers_watches_and_reads_returns(client, base):
+    """Re-entry: a callback on the watch thread registering more watches."""
+    node = client.create(f"{base}/n", b"0")
+    nested, done = queue.Queue(), threading.Event()
+
+    def on_change(data, stat):
+        if data == b"go":
+            client.DataWatch(node, lambda d, s: nested.put(d))
+            client.get(node, watch=lambda event: nested.put(event.type))
+            client.get_children(base)
+            done.set()
+
+    client.DataWatch(node, on_change)
+    client.set(node, b"go")
+    assert done.wait(DEADLINE)
+    assert nested.get(timeout=DEADLINE) == b"go"
+    client.set(node, b"after")
+    assert {nested.get(timeout=DEADLINE), nested.get(timeout=DEADLINE)} == {b"after", "CHANGED"}
+
+
+def test_a_one_shot_watch_is_never_called_inside_the_registering_call(client, base):
+    """A change between the read and the watch's start fires the watch on the
+    watch thread, never inside get(), whose caller may hold what it takes."""
+    from zoolock._znode import _OneShot
+
+    node = client.create(f"{base}/n", b"0")
+    read_before = client.get(node)[1]
+    client.set(node, b"1")
+    fired = queue.Queue()
+    _OneShot(client, lambda event: fired.put(threading.current_thread())).on_data(node, read_before)
+    assert fired.get(timeout=DEADLINE) is not threading.current_thread()

@@ -341,55 +341,44 @@ class _OneShot:
         return False
 
     def on_data(self, path, seen):
-        """Watches a node's data, ``seen`` the stat read with it (``None``: absent)."""
-        first = [True]
+        """Watches a node's data from ``seen``, the stat read with it (``None``: absent)."""
 
         def changed(data, stat, event):
-            if self.fired:
-                return False
             if event is not None:
                 return self.fire(event[0], event[1])
-            if first[0]:
-                first[0] = False
-                if (stat is None) == (seen is None) and (stat is None or stat[1] == seen.mzxid):
-                    return True
             # A change seen by a read, not an event (before the watch began, or on a new session).
             kind = EventType.CREATED if seen is None else EventType.DELETED if stat is None else EventType.CHANGED
             return self.fire(kind, path)
 
-        self._start(_zoolock._data_watch, path, changed)
+        self._start(_zoolock._data_watch, path, changed, resume=True, seen=None if seen is None else seen.mzxid)
 
-    def on_children(self, path, seen):
-        first = [True]
+    def on_children(self, path, seen, stat):
+        """Watches a node's children from ``seen`` (listed with the node's ``stat``)."""
 
         def changed(children, event):
-            if self.fired:
-                return False
             if event is not None:
                 return self.fire(event[0], event[1])
-            if first[0]:
-                first[0] = False
-                if sorted(children) == sorted(seen):
-                    return True
             return self.fire(EventType.CHILD, path)
 
         def data(value, stat, event):
             # kazoo's child watch also fires when the node is deleted.
-            if stat is None and not self.fired:
+            if stat is None:
                 return self.fire(EventType.DELETED, path)
             return not self.fired
 
         # The deletion watch first: a node deleted since the listing makes the
         # children watch fail to start (NoNodeError) and this one fire.
-        self._start(_zoolock._data_watch, path, data)
+        self._start(_zoolock._data_watch, path, data, resume=True, seen=stat.mzxid)
         try:
-            self._start(_zoolock._children_watch, path, changed)
+            self._start(_zoolock._children_watch, path, changed, seen=list(seen))
         except NoNodeError:
             pass
 
-    def _start(self, start, path, callback):
+    def _start(self, start, path, callback, **seen):
+        """Starts a core watch from the state seen: it calls back only at a
+        change, on the session's watch thread, never in this call."""
         self.client._hear_session_events()
-        watch = start(self.client, path, callback)
+        watch = start(self.client, path, callback, **seen)
         self.watches.append(watch)
         if self.fired:
             watch.stop()
@@ -514,9 +503,10 @@ class ZnodeAPI:
         ``ZnodeStat``); ``watch(event)`` once when they change or the node goes."""
         path, watch = _path(path), _watch(watch)
         include_data = _bool(include_data, "include_data")
-        children, stat = _zoolock._children(self, path, include_data)
+        # The node's stat (the same request) tells a one-shot watch of its deletion.
+        children, stat = _zoolock._children(self, path, include_data or watch is not None)
         if watch is not None:
-            _OneShot(self, watch).on_children(path, children)
+            _OneShot(self, watch).on_children(path, children, ZnodeStat(*stat))
         return (children, ZnodeStat(*stat)) if include_data else children
 
     def create(self, path, value=b"", acl=None, ephemeral=False, sequence=False, makepath=False,
@@ -707,8 +697,10 @@ class DataWatch:
     """kazoo's ``DataWatch(client, path, func)``: ``func(data, stat)`` (or
     ``func(data, stat, event)``) now and after each change of the node,
     with ``None``s while it does not exist, until ``func`` returns
-    ``False``. On zoolock's event thread; survives reconnects and session
-    expiry (the core's ``DataWatch``)."""
+    ``False``. As in kazoo, the first call is made in the constructing
+    thread (what it raises, the constructor raises; the watch goes on), the
+    later ones on the client's watch thread, one at a time. Survives
+    reconnects and session expiry (the core's ``DataWatch``)."""
 
     def __init__(self, client, path, func=None, *args, **kwargs):
         self._client = client
@@ -727,23 +719,40 @@ class DataWatch:
         self._func = func
         with_event = _takes_event(func, 2)
 
-        def changed(data, stat, event):
+        def call(data, stat, event):
             stat = _stat(stat)
             if with_event:
                 return func(data, stat, _event(event))
             return func(data, stat)
 
-        self._start(_zoolock._data_watch, changed)
+        self._start(_zoolock._data_watch, call)
         return func
 
-    def _start(self, start, changed):
+    def _start(self, start, call):
+        """Starts the core watch, which makes the first ``call`` in this
+        thread; raises what that call raised, once the watch runs."""
         from .exceptions import ConnectionClosedError
+
+        raised = []
+
+        def changed(*args):
+            try:
+                return call(*args)
+            except BaseException as err:  # noqa: B036 - the first call's, raised by the constructor
+                if raised is None:
+                    raise  # a later call's: reported by the watch thread
+                raised.append(err)
+                return None
 
         try:
             self._watch = start(self._client, self._path, changed)
         except ConnectionClosedError:
             return  # kazoo's watches ignore a closed client
+        finally:
+            first, raised = raised, None
         self._client._keep(self)
+        if first:
+            raise first[0]
 
     def _done(self):
         return self._watch is None or self._watch.stopped
@@ -761,10 +770,11 @@ class DataWatch:
 class ChildrenWatch(DataWatch):
     """kazoo's ``ChildrenWatch(client, path, func, allow_session_lost=True,
     send_event=False)``: ``func(children)`` (``func(children, event)`` with
-    ``send_event``) now and after each change, until ``func`` returns
-    ``False`` or the node is deleted. On a node that does not exist it stops
-    at once without a call, as kazoo's. ``allow_session_lost=False`` stops
-    it when the session is lost."""
+    ``send_event``) now, in the constructing thread, and after each change,
+    on the client's watch thread, until ``func`` returns ``False`` or the
+    node is deleted. On a node that does not exist it stops at once without
+    a call, as kazoo's. ``allow_session_lost=False`` stops it when the
+    session is lost."""
 
     def __init__(self, client, path, func=None, allow_session_lost=True, send_event=False):
         self._allow_session_lost = allow_session_lost
@@ -777,11 +787,11 @@ class ChildrenWatch(DataWatch):
         self._used = True
         self._func = func
 
-        def changed(children, event):
+        def call(children, event):
             return func(children, _event(event)) if self._send_event else func(children)
 
         try:
-            self._start(_zoolock._children_watch, changed)
+            self._start(_zoolock._children_watch, call)
         except NoNodeError:
             return func  # kazoo's: a watch of a missing node ends silently
         if not self._allow_session_lost and self._watch is not None:
