@@ -241,3 +241,105 @@ def test_a_one_shot_watch_is_never_called_inside_the_registering_call(client, ba
     fired = queue.Queue()
     _OneShot(client, lambda event: fired.put(threading.current_thread())).on_data(node, read_before)
     assert fired.get(timeout=DEADLINE) is not threading.current_thread()
+
+
+# ---- 10. watches resume after stop()/start() ---------------------------------------
+
+
+@pytest.mark.parametrize("how", ["stop-start", "restart"])
+def test_watches_read_again_after_the_client_is_restarted(make_client, base, how):
+    client, writer = make_client(), make_client()
+    node = writer.create(f"{base}/n", b"before")
+    data, children = queue.Queue(), queue.Queue()
+    client.DataWatch(node, lambda value, stat: data.put(value))
+    client.ChildrenWatch(base, lambda names: children.put(sorted(names)))
+    assert data.get(timeout=DEADLINE) == b"before" and children.get(timeout=DEADLINE) == ["n"]
+
+    if how == "restart":
+        writer.set(node, b"while-away")
+        writer.create(f"{base}/m")
+        client.restart()
+    else:
+        client.stop()
+        writer.set(node, b"while-away")
+        writer.create(f"{base}/m")
+        client.start()
+    assert data.get(timeout=DEADLINE) == b"while-away"
+    assert children.get(timeout=DEADLINE) == ["m", "n"]
+    # Watching again: the next change is the next call.
+    writer.set(node, b"after")
+    assert data.get(timeout=DEADLINE) == b"after"
+    # Nothing changed across a restart: no call (the next call is the next change).
+    client.restart()
+    writer.delete(f"{base}/m")
+    assert children.get(timeout=DEADLINE) == ["n"]
+    assert data.empty()
+
+
+def test_a_watch_made_before_start_starts_with_the_client(make_client, base):
+    """kazoo's: a watch made on a client not started yet reads once it is."""
+    writer = make_client()
+    node = writer.create(f"{base}/n", b"0")
+    client = make_client(start=False)
+    data, children = queue.Queue(), queue.Queue()
+    client.DataWatch(node, lambda value, stat: data.put(value))
+    client.ChildrenWatch(base, lambda names: children.put(sorted(names)))
+    assert data.empty() and children.empty()
+    client.start()
+    assert data.get(timeout=DEADLINE) == b"0" and children.get(timeout=DEADLINE) == ["n"]
+    writer.set(node, b"1")
+    assert data.get(timeout=DEADLINE) == b"1"
+
+
+def test_a_stopped_watch_stays_stopped_after_a_restart(make_client, base):
+    client, writer = make_client(), make_client()
+    node = writer.create(f"{base}/n", b"0")
+    calls = queue.Queue()
+    watch = client.DataWatch(node, lambda value, stat: calls.put(value))
+    ended = client.DataWatch(node, lambda value, stat: (calls.put(("ended", value)), False)[1])
+    assert {calls.get(timeout=DEADLINE), calls.get(timeout=DEADLINE)} == {b"0", ("ended", b"0")}
+    watch.stop()
+    sessionless = client.ChildrenWatch(base, lambda names: calls.put(names), allow_session_lost=False)
+    assert calls.get(timeout=DEADLINE) == ["n"]
+    client.restart()
+    writer.set(node, b"1")
+    writer.create(f"{base}/m")
+    witness = queue.Queue()
+    client.DataWatch(node, lambda value, stat: witness.put(value))
+    assert witness.get(timeout=DEADLINE) == b"1"
+    writer.set(node, b"2")
+    assert witness.get(timeout=DEADLINE) == b"2"
+    assert calls.empty() and sessionless._stopped and ended._stopped
+
+
+def test_stop_and_restart_from_inside_a_watch_callback(make_client, base):
+    client, writer = make_client(), make_client()
+    node = writer.create(f"{base}/n", b"0")
+    calls, outcome = queue.Queue(), queue.Queue()
+
+    def on_change(value, stat):
+        calls.put(value)
+        try:
+            if value == b"restart":
+                client.restart()
+            elif value == b"stop":
+                client.stop()
+            else:
+                return
+            outcome.put(None)
+        except BaseException as err:  # noqa: B036 - handed to the test
+            outcome.put(err)
+
+    client.DataWatch(node, on_change)
+    assert calls.get(timeout=DEADLINE) == b"0"
+    writer.set(node, b"restart")
+    assert calls.get(timeout=DEADLINE) == b"restart"
+    assert outcome.get(timeout=DEADLINE) is None
+    assert client.connected
+    writer.set(node, b"stop")
+    assert calls.get(timeout=DEADLINE) == b"stop"
+    assert outcome.get(timeout=DEADLINE) is None
+    assert not client.connected
+    writer.set(node, b"after")
+    client.start()
+    assert calls.get(timeout=DEADLINE) == b"after"

@@ -452,14 +452,32 @@ class ZnodeAPI:
         self.add_listener(on_state)
 
     def start(self, timeout=15.0):
-        """Connects (see the class); kazoo's ``start``."""
+        """Connects (see the class); kazoo's ``start``. ``DataWatch`` and
+        ``ChildrenWatch`` objects that ran when the client stopped (or were
+        made while it was stopped) watch again, from what they last saw:
+        they call back once the node differs from it, as kazoo's do."""
         self.__dict__["_zoolock_stopped"] = False
-        return super().start(timeout)
+        super().start(timeout)
+        with _kept_lock:
+            kept = [w for w in self.__dict__.get("_zoolock_watches", ()) if isinstance(w, DataWatch)]
+        for watch in kept:
+            watch._resume()
 
     def stop(self):
-        """Ends the session (see the class); pending one-shot watches fire with ``CLOSED``."""
+        """Ends the session (see the class); pending one-shot watches fire
+        with ``CLOSED``; running ``DataWatch`` and ``ChildrenWatch`` objects
+        go on at the next ``start()``."""
         self.__dict__["_zoolock_stopped"] = True
+        with _kept_lock:
+            kept = [w for w in self.__dict__.get("_zoolock_watches", ()) if isinstance(w, DataWatch)]
+        for watch in kept:
+            watch._pause()
         return super().stop()
+
+    def restart(self):
+        """``stop()`` then ``start()``: a new session, the watches going on."""
+        self.stop()
+        self.start()
 
     def add_listener(self, listener):
         """Calls ``listener(state)`` with each new ``KazooState`` (see the
@@ -472,8 +490,7 @@ class ZnodeAPI:
 
     def close(self):
         """kazoo's ``close``: ``stop()`` in zoolock."""
-        self.__dict__["_zoolock_stopped"] = True
-        return super().close()
+        return self.stop()
 
     def _forget(self, watch):
         with _kept_lock:
@@ -693,6 +710,13 @@ def _takes_event(func, given):
         return True
 
 
+#: What a watch that never called back has seen: a state no node has (an
+#: mzxid below any zxid; a child name with a slash), so that it calls back
+#: once it runs.
+_NEVER_MZXID = -1
+_NEVER_CHILDREN = ["/"]
+
+
 class DataWatch:
     """kazoo's ``DataWatch(client, path, func)``: ``func(data, stat)`` (or
     ``func(data, stat, event)``) now and after each change of the node,
@@ -700,7 +724,10 @@ class DataWatch:
     ``False``. As in kazoo, the first call is made in the constructing
     thread (what it raises, the constructor raises; the watch goes on), the
     later ones on the client's watch thread, one at a time. Survives
-    reconnects and session expiry (the core's ``DataWatch``)."""
+    reconnects and session expiry (the core's ``DataWatch``), and the
+    client's ``stop()`` and ``start()``: it reads again and calls back if
+    the node changed meanwhile. Made on a stopped client, it starts with
+    the client."""
 
     def __init__(self, client, path, func=None, *args, **kwargs):
         self._client = client
@@ -709,6 +736,13 @@ class DataWatch:
         self._watch = None
         self._used = False
         self._run_lock = threading.Lock()
+        #: Ended for good: stop(), func returned False, an error.
+        self._ended = False
+        #: To watch again at the client's next start().
+        self._paused = False
+        #: What the last call was given (see ``_start_from``).
+        self._seen = _NEVER_MZXID
+        self._changed = None
         if func is not None:
             self(func)
 
@@ -720,6 +754,7 @@ class DataWatch:
         with_event = _takes_event(func, 2)
 
         def call(data, stat, event):
+            self._seen = None if stat is None else stat[1]  # the mzxid
             stat = _stat(stat)
             if with_event:
                 return func(data, stat, _event(event))
@@ -727,6 +762,10 @@ class DataWatch:
 
         self._start(_zoolock._data_watch, call)
         return func
+
+    def _start_from(self, changed):
+        """The core watch, from what the last call saw (the mzxid, ``None``: absent)."""
+        return _zoolock._data_watch(self._client, self._path, changed, resume=True, seen=self._seen)
 
     def _start(self, start, call):
         """Starts the core watch, which makes the first ``call`` in this
@@ -737,25 +776,62 @@ class DataWatch:
 
         def changed(*args):
             try:
-                return call(*args)
+                result = call(*args)
             except BaseException as err:  # noqa: B036 - the first call's, raised by the constructor
                 if raised is None:
                     raise  # a later call's: reported by the watch thread
                 raised.append(err)
                 return None
+            if result is False:
+                self._ended = True
+            return result
 
+        self._changed = changed
         try:
             self._watch = start(self._client, self._path, changed)
         except ConnectionClosedError:
-            return  # kazoo's watches ignore a closed client
+            # kazoo's: a watch made on a stopped client starts with it.
+            self._paused = self._resumable()
         finally:
             first, raised = raised, None
         self._client._keep(self)
         if first:
             raise first[0]
 
+    def _resumable(self):
+        return True
+
+    def _pause(self):
+        """The client stops: a running watch goes on at its next start."""
+        with self._run_lock:
+            running = self._watch is not None and not self._watch.stopped and not self._ended
+            if running and self._resumable():
+                self._paused = True
+
+    def _resume(self):
+        """The client started again: watch from what the last call saw."""
+        from .exceptions import ConnectionClosedError
+
+        with self._run_lock:
+            if not self._paused or self._ended:
+                return
+            self._paused = False
+            try:
+                self._watch = self._start_from(self._changed)
+            except ConnectionClosedError:
+                self._paused = True  # stopped again meanwhile
+            except NoNodeError:
+                self._ended = True  # a children watch's node is gone: kazoo's ends
+            except Exception:  # noqa: BLE001 - no caller to raise to
+                import logging
+
+                logging.getLogger("zoolock").exception("a watch could not start again on %s", self._path)
+                self._ended = True
+
     def _done(self):
-        return self._watch is None or self._watch.stopped
+        if self._ended:
+            return True
+        return not self._paused and (self._watch is None or self._watch.stopped)
 
     @property
     def _stopped(self):
@@ -763,6 +839,7 @@ class DataWatch:
 
     def stop(self):
         """Ends the watch (zoolock's; kazoo's way is returning ``False``)."""
+        self._ended = True
         if self._watch is not None:
             self._watch.stop()
 
@@ -774,7 +851,8 @@ class ChildrenWatch(DataWatch):
     on the client's watch thread, until ``func`` returns ``False`` or the
     node is deleted. On a node that does not exist it stops at once without
     a call, as kazoo's. ``allow_session_lost=False`` stops it when the
-    session is lost."""
+    session is lost (also by ``stop()``); otherwise it lists again at the
+    client's next ``start()`` and calls back if the children changed."""
 
     def __init__(self, client, path, func=None, allow_session_lost=True, send_event=False):
         self._allow_session_lost = allow_session_lost
@@ -786,25 +864,33 @@ class ChildrenWatch(DataWatch):
             raise KazooException("A function has already been associated with this ChildrenWatch instance.")
         self._used = True
         self._func = func
+        self._seen = _NEVER_CHILDREN
 
         def call(children, event):
+            self._seen = list(children)
             return func(children, _event(event)) if self._send_event else func(children)
 
         try:
             self._start(_zoolock._children_watch, call)
         except NoNodeError:
+            self._ended = True
             return func  # kazoo's: a watch of a missing node ends silently
         if not self._allow_session_lost and self._watch is not None:
-            watch = self._watch
 
             def on_state(state):
-                if state == "LOST" or watch.stopped:
-                    watch.stop()
+                if state == "LOST" or self._done():
+                    self.stop()
                     return True
                 return None
 
             self._client.add_listener(on_state)
         return func
+
+    def _start_from(self, changed):
+        return _zoolock._children_watch(self._client, self._path, changed, seen=self._seen)
+
+    def _resumable(self):
+        return self._allow_session_lost
 
 
 class Election:
