@@ -135,6 +135,7 @@ impl Holder {
             .map_err(|_| PyTypeError::new_err("the first argument must be a zoolock KazooClient"))?
             .clone()
             .unbind();
+        let listeners = Listeners::holder(client.get().callbacks.clone());
         Ok(Holder {
             client,
             path,
@@ -146,7 +147,7 @@ impl Holder {
                 Ok((recipe.clone(), recipe))
             }),
             current: Arc::new(Current(Mutex::new(None))),
-            listeners: Listeners::default(),
+            listeners,
         })
     }
 

@@ -343,3 +343,94 @@ def test_stop_and_restart_from_inside_a_watch_callback(make_client, base):
     writer.set(node, b"after")
     client.start()
     assert calls.get(timeout=DEADLINE) == b"after"
+
+
+# ---- 11. listeners hear CONNECTED before start() returns ----------------------------
+
+
+def test_a_listener_added_before_start_hears_connected_before_start_returns(make_client):
+    client = make_client(start=False)
+    heard = []
+    client.add_listener(heard.append)
+    client.start()
+    assert heard == ["CONNECTED"]
+    client.stop()
+    client.start()
+    assert heard == ["CONNECTED", "LOST", "CONNECTED"]
+    client.restart()
+    assert heard == ["CONNECTED", "LOST", "CONNECTED", "LOST", "CONNECTED"]
+
+
+def test_start_from_a_listener_returns(make_client):
+    client = make_client(start=False)
+    heard, outcome = queue.Queue(), queue.Queue()
+
+    def restart_once_lost(state):
+        heard.put(state)
+        if state == "LOST" and outcome.empty():
+            try:
+                client.start()
+                outcome.put(None)
+            except BaseException as err:  # noqa: B036 - handed to the test
+                outcome.put(err)
+
+    client.add_listener(restart_once_lost)
+    client.start()
+    client.stop()
+    assert outcome.get(timeout=DEADLINE) is None
+    assert [heard.get(timeout=DEADLINE) for _ in range(3)] == ["CONNECTED", "LOST", "CONNECTED"]
+    assert client.connected
+
+
+def test_a_blocked_listener_does_not_delay_another_clients_listeners(make_client, path):
+    stuck, free = make_client(), make_client()
+    held = threading.Lock()
+    held.acquire()
+    entered = threading.Event()
+
+    def blocking(state):
+        entered.set()
+        with held:
+            pass
+
+    lock = stuck.Lock(path)
+    lock.add_listener(blocking)
+    assert lock.acquire(timeout=DEADLINE)
+    assert entered.wait(DEADLINE)
+    heard = queue.Queue()
+    with Watchdog(held) as dog:
+        other = free.Lock(f"{path}-free")
+        other.add_listener(heard.put)
+        assert other.acquire(timeout=DEADLINE)
+        assert heard.get(timeout=DEADLINE) == "HELD"
+        free.stop()
+        assert heard.get(timeout=DEADLINE) == "LOST"
+    assert not dog.fired, "one client's listener waited for another's"
+    held.release()
+
+
+def test_ctrl_c_interrupts_start_waiting_for_a_blocked_listener(make_client):
+    """A listener must not block (kazoo says so too); if one does, Ctrl-C still ends start()."""
+    client = make_client(start=False)
+    held = threading.Lock()
+    held.acquire()
+    entered = threading.Event()
+
+    def blocking(state):
+        entered.set()
+        with held:
+            pass
+
+    client.add_listener(blocking)
+
+    def interrupt_once_blocked():
+        assert entered.wait(DEADLINE)
+        os.kill(os.getpid(), signal.SIGINT)
+
+    helper = run_in_thread(interrupt_once_blocked)
+    with Watchdog(held) as dog:
+        with pytest.raises(KeyboardInterrupt):
+            client.start()
+    helper.result()
+    assert not dog.fired
+    held.release()
