@@ -434,3 +434,77 @@ def test_ctrl_c_interrupts_start_waiting_for_a_blocked_listener(make_client):
     helper.result()
     assert not dog.fired
     held.release()
+
+
+# ---- 12. retry: kazoo's retryable exceptions ------------------------------------------
+
+
+def test_retry_retries_force_retry_and_operation_timeout_as_kazoos(client):
+    import kazoo.exceptions
+    import kazoo.retry
+
+    for raised in (
+        kazoo.retry.ForceRetryError,
+        kazoo.exceptions.OperationTimeoutError,
+        zoolock.ForceRetryError,
+        zoolock.OperationTimeoutError,
+    ):
+        calls = []
+
+        def flaky():
+            calls.append(1)
+            if len(calls) < 3:
+                raise raised()
+            return "done"
+
+        assert client.retry(flaky) == "done" and len(calls) == 3, raised
+
+
+def test_retry_keeps_retrying_a_forced_retry_past_five_tries_and_ctrl_c_ends_it(client):
+    """kazoo's client.retry has no limit of tries for a lost race; Ctrl-C ends its pauses."""
+    calls = []
+
+    def loses_six_races():
+        calls.append(1)
+        if len(calls) <= 6:
+            raise zoolock.ForceRetryError()
+        return len(calls)
+
+    assert client.retry(loses_six_races) == 7
+    tried = threading.Event()
+
+    def always_loses():
+        tried.set()
+        raise zoolock.ForceRetryError()
+
+    def interrupt_once_tried():
+        assert tried.wait(DEADLINE)
+        os.kill(os.getpid(), signal.SIGINT)
+
+    helper = run_in_thread(interrupt_once_tried)
+    with pytest.raises(KeyboardInterrupt):
+        client.retry(always_loses)
+    helper.result()
+
+
+def test_kazoos_counter_over_zoolock_clients_counts_every_increment(make_client, path):
+    """kazoo's Counter raises ForceRetryError on a lost compare-and-set and
+    relies on client.retry to try again."""
+    from kazoo.recipe.counter import Counter
+
+    clients = [make_client(), make_client()]
+    errors = []
+
+    def count(client):
+        counter = Counter(client, path)
+        for _ in range(30):
+            try:
+                counter += 1
+            except Exception as err:  # noqa: BLE001 - the test counts them
+                errors.append(err)
+
+    workers = [run_in_thread(count, c) for c in clients]
+    for worker in workers:
+        worker.result(timeout=DEADLINE * 4)
+    assert errors == []
+    assert Counter(clients[0], path).value == 60

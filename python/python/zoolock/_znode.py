@@ -12,12 +12,24 @@ operations, watches, transactions and retries are the core's
 
 import inspect
 import queue
+import random
 import threading
+import time
 import weakref
 from collections import namedtuple
 
 from . import _zoolock
-from .exceptions import CancelledError, KazooException, NoNodeError, RolledBackError, RuntimeInconsistency
+from .exceptions import (
+    _RETRY_AFTER_BACKOFF,
+    CancelledError,
+    KazooException,
+    NoNodeError,
+    RolledBackError,
+    RuntimeInconsistency,
+)
+
+#: kazoo's ``KazooRetry`` pauses: 0.1 s, doubling, ±40%, at most a minute.
+_BACKOFF_FIRST, _BACKOFF_MAX, _BACKOFF_JITTER = 0.1, 60.0, 0.4
 
 
 class ZnodeStat(namedtuple("ZnodeStat", "czxid mzxid ctime mtime version cversion aversion "
@@ -565,10 +577,19 @@ class ZnodeAPI:
         return path
 
     def retry(self, func, *args, **kwargs):
-        """``func(*args, **kwargs)``, again after ``ConnectionLoss`` or
-        ``SessionExpiredError`` once connected (at most 5 tries in a minute),
-        as kazoo's ``retry``."""
-        return _zoolock._retry(self, func, *args, **kwargs)
+        """``func(*args, **kwargs)`` until it returns, as kazoo's ``retry``:
+        again after ``ConnectionLoss`` or ``SessionExpiredError`` once
+        connected (at most 5 tries in a minute, then that error), and after
+        ``ForceRetryError`` or ``OperationTimeoutError`` (kazoo's or
+        zoolock's) after a pause of 0.1 s, doubling up to a minute, ±40%, for
+        as long as they come (kazoo's ``KazooRetry`` defaults)."""
+        delay = _BACKOFF_FIRST
+        while True:
+            try:
+                return _zoolock._retry(self, func, *args, **kwargs)
+            except _RETRY_AFTER_BACKOFF:
+                time.sleep(delay * random.uniform(1 - _BACKOFF_JITTER, 1 + _BACKOFF_JITTER))
+                delay = min(delay * 2, _BACKOFF_MAX)
 
     def transaction(self):
         """kazoo's ``TransactionRequest``: writes committed together or not at all."""
