@@ -69,6 +69,15 @@ impl Client {
     }
 }
 
+impl Client {
+    /// How long start() and stop() wait for the listeners to hear them: as
+    /// kazoo's stop() waits for its connection thread, the session timeout
+    /// but at least 10 s.
+    fn listener_bound(&self) -> Duration {
+        self.options.session_timeout.max(Duration::from_secs(10))
+    }
+}
+
 impl Drop for Client {
     fn drop(&mut self) {
         // In a forked child the session is the parent's: closing it from here
@@ -244,7 +253,7 @@ impl Client {
         }
         // kazoo's listeners hear LOST → CONNECTED when the client starts,
         // before start() returns.
-        self.listeners.notify_and_wait(py, CONNECTED)
+        self.listeners.notify_and_wait(py, CONNECTED, self.listener_bound())
     }
 
     /// Ends the session: the server deletes its ephemeral nodes at once,
@@ -265,7 +274,7 @@ impl Client {
         }
         let _ = uninterruptible(py, async move { session.close().await });
         // kazoo's stop() returns after its listeners heard LOST.
-        self.listeners.notify_and_wait(py, LOST)
+        self.listeners.notify_and_wait(py, LOST, self.listener_bound())
     }
 
     /// kazoo frees the connection's resources here; in zoolock it is

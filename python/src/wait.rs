@@ -287,10 +287,13 @@ impl Listeners {
     }
 
     /// Tells the listeners `state` and returns once they were called (kazoo's
-    /// `start()` returns after its listeners heard `CONNECTED`), with the GIL
-    /// released and Ctrl-C interrupting the wait. Called from a listener, it
-    /// only queues: the state comes right after that listener returns.
-    pub fn notify_and_wait(&self, py: Python<'_>, state: &'static str) -> PyResult<()> {
+    /// `start()` returns after its listeners heard `CONNECTED`, its `stop()`
+    /// after `LOST`), with the GIL released and Ctrl-C interrupting the wait.
+    /// A listener must not block (kazoo's rule too): if one still runs after
+    /// `bound` (kazoo's `stop()` waits as long for its connection thread),
+    /// this returns, with a warning, rather than hang. Called from a
+    /// listener, it only queues: the state comes right after that listener.
+    pub fn notify_and_wait(&self, py: Python<'_>, state: &'static str, bound: Duration) -> PyResult<()> {
         if self.is_empty() {
             return Ok(());
         }
@@ -305,7 +308,14 @@ impl Listeners {
             drop(called);
         });
         // Told, or the call dropped (the interpreter is shutting down): either way, done.
-        interruptible(py, told).map(drop)
+        // The timer is made inside zoolock's runtime, where `interruptible` polls.
+        if interruptible(py, async move { tokio::time::timeout(bound, told).await })?.is_err() {
+            tracing::warn!(
+                state,
+                "a listener of this client has run for {bound:?} and still blocks the others: listeners must not block"
+            );
+        }
+        Ok(())
     }
 
     fn call_all(&self, py: Python<'_>, state: &'static str) {

@@ -436,6 +436,24 @@ def test_ctrl_c_interrupts_start_waiting_for_a_blocked_listener(make_client):
     held.release()
 
 
+def test_a_listener_that_never_returns_delays_start_but_never_hangs_it(make_client):
+    """As kazoo's stop() waits for its connection thread at most the session
+    timeout (10 s at least), start() waits that long for a blocked listener,
+    then goes on (with a warning in the log)."""
+    client = make_client(start=False)
+    held = threading.Lock()
+    held.acquire()
+    client.add_listener(lambda state: held.acquire() and held.release())
+    try:
+        with Watchdog(held) as dog:
+            client.start()
+        assert not dog.fired, "start() waited for the listener until the watchdog freed it"
+        assert client.connected
+    finally:
+        if not dog.fired:
+            held.release()
+
+
 # ---- 12. retry: kazoo's retryable exceptions ------------------------------------------
 
 
