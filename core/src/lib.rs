@@ -54,6 +54,7 @@
 #![warn(missing_docs)]
 
 mod cleanup;
+mod codes;
 mod election;
 mod error;
 mod events;
@@ -72,7 +73,7 @@ mod watchers;
 mod znode;
 
 pub use election::{Election, Leadership};
-pub use error::{Error, Result};
+pub use error::{Error, ErrorKind, Result};
 pub use holder::{Acquire, BoxFuture, Holder, LockState, LostReason, Outcome, Owner};
 pub use inspect::{inspect, Inspector, Participant, ParticipantKind};
 pub use lock::{Kind, Lock, LockConfig};
@@ -85,5 +86,5 @@ pub use security::{Pem, SaslMechanism, SaslOptions, Secret, TlsOptions};
 pub use semaphore::Semaphore;
 pub use session::{Session, SessionState, Status};
 pub use watchers::{ChildrenWatch, DataWatch, WatchEvent, WatchEventKind};
-pub use znode::{Create, OpResult, Retry, Stat, Transaction};
+pub use znode::{Create, Heard, OpResult, Retry, Stat, Transaction};
 pub use zookeeper_client::{Acl, AuthId, Permission};
