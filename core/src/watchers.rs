@@ -42,6 +42,9 @@ pub struct WatchEvent {
     pub path: String,
 }
 
+/// What a [`DataWatch`] reads: the data and stat, `None` while the node does not exist.
+type DataValue = Option<(Vec<u8>, Stat)>;
+
 /// A [`DataWatch`] callback: the data and stat, or `None` while the node does
 /// not exist, and the event. Returning false ends the watch.
 pub type DataCallback = dyn Fn(Option<(Vec<u8>, Stat)>, Option<WatchEvent>) -> bool + Send + Sync;
@@ -310,7 +313,7 @@ async fn watch_data(
     flag: Arc<Flag>,
     callback: Arc<DataCallback>,
     mut last: Option<Option<i64>>,
-    started: oneshot::Sender<Started<Option<(Vec<u8>, Stat)>>>,
+    started: oneshot::Sender<Started<DataValue>>,
 ) {
     let inline = last.is_none();
     let mut started = Some(started);
@@ -354,14 +357,17 @@ async fn watch_data(
         let version = value.as_ref().map(|(_, stat)| stat.mzxid);
         let changed = last != Some(version);
         last = Some(version);
-        match started.take() {
-            Some(started) => {
-                if !begin(started, inline, changed, &session, &flag, &callback, value).await {
-                    return flag.stop();
+        let go_on = match started.take() {
+            Some(started) => begin(started, inline, changed, &session, &flag, &callback, value).await,
+            None => {
+                if changed {
+                    call(&session, &flag, &callback, value, event.take());
                 }
+                true
             }
-            None if changed => call(&session, &flag, &callback, value, event.take()),
-            None => {}
+        };
+        if !go_on {
+            return flag.stop();
         }
         let woke = watcher.changed().await;
         // Session events (an expiry) read again on the next session, as kazoo's does.
@@ -496,14 +502,17 @@ async fn watch_children(
         let now = sorted(children.clone());
         let changed = event.is_some() || last.as_ref() != Some(&now);
         last = Some(now);
-        match started.take() {
-            Some(started) => {
-                if !begin(started, inline, changed, &session, &flag, &callback, children).await {
-                    return flag.stop();
+        let go_on = match started.take() {
+            Some(started) => begin(started, inline, changed, &session, &flag, &callback, children).await,
+            None => {
+                if changed {
+                    call(&session, &flag, &callback, children, event.take());
                 }
+                true
             }
-            None if changed => call(&session, &flag, &callback, children, event.take()),
-            None => {}
+        };
+        if !go_on {
+            return flag.stop();
         }
         let woke = watcher.changed().await;
         event = event_of(&woke);

@@ -329,19 +329,16 @@ async fn stopped_data_watches_leave_no_record_behind() {
 }
 
 /// A watch of `node` on `session` whose callback, at the node's first
-/// change, waits on `held`: the session's watch thread is stuck there until
-/// the guard is dropped. Returns once it is.
-async fn block_watch_thread(
-    session: &zoolock::Session,
-    node: &str,
-    held: &std::sync::Arc<std::sync::Mutex<()>>,
-) -> DataWatch {
+/// change, waits until the returned gate is dropped: the session's watch
+/// thread is stuck there until then. Returns once it is.
+async fn block_watch_thread(session: &zoolock::Session, node: &str) -> (DataWatch, std::sync::mpsc::Sender<()>) {
     let (entered_tx, entered) = std::sync::mpsc::channel();
-    let held = held.clone();
+    let (gate, wait) = std::sync::mpsc::channel::<()>();
+    let wait = std::sync::Mutex::new(wait);
     let watch = DataWatch::start(session, node, move |_, event| {
         if event.is_some() {
             let _ = entered_tx.send(());
-            drop(held.lock().unwrap());
+            let _ = wait.lock().unwrap().recv();
         }
         true
     })
@@ -349,7 +346,7 @@ async fn block_watch_thread(
     .unwrap();
     session.set(node, b"block", None).await.unwrap();
     inject(move || entered.recv_timeout(Duration::from_secs(20))).await.expect("the callback never blocked");
-    watch
+    (watch, gate)
 }
 
 /// kazoo's LockingQueue registers a watch while it holds what its earlier
@@ -360,9 +357,7 @@ async fn registering_a_watch_never_waits_for_a_blocked_callback() {
     let session = session(&shared_server()).await;
     let node = unique_path("blocked-registration");
     session.create(&node, b"0", &Create::default().makepath()).await.unwrap();
-    let held = std::sync::Arc::new(std::sync::Mutex::new(()));
-    let guard = held.lock().unwrap();
-    let _blocked = block_watch_thread(&session, &node, &held).await;
+    let (_blocked, gate) = block_watch_thread(&session, &node).await;
 
     let registrations = async {
         let (tx, mut calls) = unbounded_channel::<DataCall>();
@@ -379,7 +374,7 @@ async fn registering_a_watch_never_waits_for_a_blocked_callback() {
     };
     let watches =
         timeout(Duration::from_secs(20), registrations).await.expect("a registration waited for the blocked callback");
-    drop(guard);
+    drop(gate);
     drop(watches);
     session.delete(&node, None, false).await.unwrap();
 }
@@ -392,9 +387,7 @@ async fn a_blocked_callback_delays_no_other_sessions_watches() {
     let free = session(&shared_server()).await;
     let node = unique_path("blocked-elsewhere");
     blocked.create(&node, b"0", &Create::default().makepath()).await.unwrap();
-    let held = std::sync::Arc::new(std::sync::Mutex::new(()));
-    let guard = held.lock().unwrap();
-    let _blocked = block_watch_thread(&blocked, &node, &held).await;
+    let (_blocked, gate) = block_watch_thread(&blocked, &node).await;
 
     let (tx, mut calls) = unbounded_channel::<DataCall>();
     let registration = DataWatch::start(&free, &node, move |value, event| tx.send((value, event)).is_ok());
@@ -402,7 +395,7 @@ async fn a_blocked_callback_delays_no_other_sessions_watches() {
     assert_eq!(data(&calls.try_recv().unwrap()), Some(&b"block"[..]));
     free.set(&node, b"next", None).await.unwrap();
     assert_eq!(data(&next(&mut calls).await), Some(&b"next"[..]));
-    drop(guard);
+    drop(gate);
     free.delete(&node, None, false).await.unwrap();
 }
 
