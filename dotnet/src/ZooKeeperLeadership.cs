@@ -59,7 +59,15 @@ namespace ZooLock
         public bool IsSuspended { get { return State == (int)LockState.Suspended; } }
 
         /// <summary>Cancelled when the term is lost without a resign: the session expired or was closed, or someone deleted the node.</summary>
-        public CancellationToken HandleLost { get { return lost.Token; } }
+        /// <exception cref="ObjectDisposedException">The leadership was disposed (resigned).</exception>
+        public CancellationToken HandleLost
+        {
+            get
+            {
+                if (disposed != 0) throw new ObjectDisposedException(GetType().Name);
+                return lost.Token;
+            }
+        }
 
         /// <summary>A transaction that commits only while this term lasts: a deposed leader writes nothing.</summary>
         /// <exception cref="ZooLockNotHeldException">The term is over.</exception>

@@ -184,15 +184,13 @@ namespace ZooLock
                     while (record.More)
                     {
                         participants.Add(new ZooKeeperParticipant(record.Text(), (ZooKeeperParticipantKind)record.I32(), record.U8() != 0,
-                            record.Text(), record.I64(), (ZooKeeperNamingScheme)record.I32(), Epoch.AddMilliseconds(record.I64()), record.I64()));
+                            record.Text(), record.I64(), (ZooKeeperNamingScheme)record.I32(), DateTimeOffset.FromUnixTimeMilliseconds(record.I64()), record.I64()));
                     }
                     return (IReadOnlyList<ZooKeeperParticipant>)participants.AsReadOnly();
                 }
                 finally { NativeMethods.zl_bytes_free(ptr, len); }
             });
         }
-
-        static readonly DateTime Epoch = new DateTime(1970, 1, 1, 0, 0, 0, DateTimeKind.Utc);
 
         /// <summary>Closes the session, releasing every lock and lease taken through it. Harmless when repeated.</summary>
         public void Dispose()

@@ -13,7 +13,8 @@ namespace ZooLock
     /// <see cref="ZooKeeperLeadership.Fenced"/>) commits only while its holder
     /// still holds. Each method adds an operation and returns the transaction;
     /// a bad operation fails the commit, which then sends nothing. Committed
-    /// once; Dispose frees it (an uncommitted one sends nothing).
+    /// once (then every method but Dispose throws <see cref="InvalidOperationException"/>);
+    /// Dispose frees it (an uncommitted one sends nothing).
     /// </summary>
     public sealed unsafe class ZooKeeperTransaction : IDisposable
     {
@@ -21,6 +22,7 @@ namespace ZooLock
             PendingCall<IList<string>>.Deliver(user, status, message, messageLength, call => Interop.List(data, length));
 
         readonly TransactionHandle native = new TransactionHandle();
+        int committed;
 
         internal ZooKeeperTransaction(IntPtr pointer)
         {
@@ -76,10 +78,11 @@ namespace ZooLock
         /// </summary>
         /// <exception cref="ZooLockNotHeldException">A fenced transaction's holder no longer holds: nothing was written.</exception>
         /// <exception cref="ZooLockException">The first failing operation's error (<see cref="ZooLockNoNodeException"/>, <see cref="ZooLockBadVersionException"/>, …): nothing was written.</exception>
-        /// <exception cref="ArgumentException">A bad operation, or a transaction committed already.</exception>
+        /// <exception cref="ArgumentException">A bad operation.</exception>
+        /// <exception cref="InvalidOperationException">The transaction was committed already.</exception>
         public IList<string> Commit()
         {
-            var pointer = Enter();
+            var pointer = Spend();
             try
             {
                 byte* list;
@@ -95,9 +98,11 @@ namespace ZooLock
         /// time (<see cref="OperationCanceledException"/>); a commit already sent may still
         /// be made, all of it or none. The transaction is spent either way.
         /// </summary>
+        /// <exception cref="InvalidOperationException">The transaction was committed already.</exception>
         public Task<IList<string>> CommitAsync(CancellationToken cancellationToken = default(CancellationToken))
         {
-            if (native.IsClosed) throw new ObjectDisposedException(GetType().Name);
+            Spend();
+            native.Exit();
             return PendingCall<IList<string>>.Start(native, cancellationToken, (t, cancel, user) =>
                 NativeMethods.zl_transaction_commit_async((ZlTransaction*)t, cancel, OnCommitted, user));
         }
@@ -119,7 +124,25 @@ namespace ZooLock
         IntPtr Enter()
         {
             if (native.IsClosed) throw new ObjectDisposedException(GetType().Name);
+            if (Volatile.Read(ref committed) != 0) throw Spent();
             return native.Enter();
+        }
+
+        /// <summary>Enters for the one commit: a second is an invalid operation.</summary>
+        IntPtr Spend()
+        {
+            var pointer = Enter();
+            if (Interlocked.Exchange(ref committed, 1) != 0)
+            {
+                native.Exit();
+                throw Spent();
+            }
+            return pointer;
+        }
+
+        static InvalidOperationException Spent()
+        {
+            return new InvalidOperationException("the transaction was committed already: make a new one");
         }
 
         sealed class TransactionHandle : NativeHandle

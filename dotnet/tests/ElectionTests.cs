@@ -23,9 +23,10 @@ namespace ZooLock.Tests
             Assert.That(b.GetContenders(), Is.EqualTo(new[] { "a", "b" }));
             Assert.IsFalse(waiting.IsCompleted);
 
+            var lost = first.HandleLost;
             first.Dispose();
             first.Dispose();
-            Assert.IsFalse(first.HandleLost.IsCancellationRequested, "a resign is not a loss");
+            Assert.IsFalse(lost.IsCancellationRequested, "a resign is not a loss");
             using (var second = Fixture.Await(waiting, "b leads after a resigned"))
             {
                 Assert.That(second.FencingToken, Is.GreaterThan(first.FencingToken));

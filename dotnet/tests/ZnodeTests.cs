@@ -107,7 +107,7 @@ namespace ZooLock.Tests
                 Assert.That(results[1], Is.EqualTo(path + "/a"));
                 StringAssert.IsMatch("/q-[0-9]{10}$", results[2]);
                 Assert.That(results[3], Is.EqualTo(path));
-                Assert.Throws<ArgumentException>(() => transaction.Commit(), "committed once");
+                Assert.Throws<InvalidOperationException>(() => transaction.Commit(), "committed once");
             }
             using (var transaction = session.Transaction())
             {
