@@ -533,7 +533,10 @@ impl HolderState {
             let (won, turn) = match outcome? {
                 Turn::Won(won, turn) => (won, turn),
                 Turn::AlreadyHeld => return Ok(Outcome::Acquired),
-                Turn::NotWon if queued.load(Ordering::Acquire) => return Ok(Outcome::Taken),
+                Turn::NotWon if queued.load(Ordering::Acquire) => {
+                    tracing::debug!(path = self.path, waited = ?started.elapsed(), "zoolock did not acquire: taken until the timeout");
+                    return Ok(Outcome::Taken);
+                }
                 Turn::NotWon => return Ok(Outcome::HandleBusy),
             };
             let waited = won.waited;
@@ -665,7 +668,7 @@ impl HolderState {
         let kept = options.keep_if_dropped.then(|| self.clone() as Arc<dyn HoldWatcher>);
         let watch_key = self.session.watch_hold(watcher, kept);
         let node_watch = won.node_watch.take();
-        let (node, generation, ephemeral) = (won.node.clone(), won.generation, won.ephemeral);
+        let (node, generation, ephemeral, won_token) = (won.node.clone(), won.generation, won.ephemeral, won.token);
         // Recorded before any task that may end it starts: a lease shorter
         // than the time to record it must still find the hold to end.
         *self.held.lock().unwrap() = Some(Box::new(Held {
@@ -679,6 +682,7 @@ impl HolderState {
             _turn: turn,
         }));
         self.set_state(LockState::Held);
+        tracing::debug!(path = self.path, node, token = won_token, "zoolock holds");
         if let Some(lease) = lease {
             let holder = Arc::downgrade(self);
             let timer = self.session.spawn(async move {
@@ -829,8 +833,18 @@ impl HolderState {
 
     fn set_state(&self, state: LockState) {
         let mut current = self.state.lock().unwrap();
-        if std::mem::replace(&mut *current, state) == state {
+        let before = std::mem::replace(&mut *current, state);
+        if before == state {
             return;
+        }
+        match state {
+            LockState::Suspended => tracing::info!(path = self.path, "zoolock hold suspended: the connection is down"),
+            LockState::Held if before == LockState::Suspended => {
+                tracing::info!(path = self.path, "zoolock hold restored")
+            }
+            LockState::Lost(reason) => tracing::warn!(path = self.path, reason = reason.name(), "zoolock hold lost"),
+            LockState::Released => tracing::debug!(path = self.path, "zoolock released"),
+            LockState::Held => {}
         }
         // Counted before the change is published: whoever it wakes reads it in the metrics.
         match (state, self.meter()) {
