@@ -51,8 +51,6 @@ namespace ZooLock
         {
             native.Set(pointer);
             ConnectString = connectString;
-            // Once the native library is known to load: log events from here on.
-            ZooLockLog.Install();
             native.Events = GCHandle.Alloc(new Sink(new WeakReference(this)));
             Interop.Check(NativeMethods.zl_session_set_listener((ZlSession*)pointer, OnState, (void*)GCHandle.ToIntPtr(native.Events)));
         }
@@ -80,6 +78,8 @@ namespace ZooLock
             var native = (options ?? new ZooKeeperSessionOptions()).Build(connectString);
             try
             {
+                // The native library loads (Build called it): log events from here on, the connect's too.
+                ZooLockLog.Install();
                 return PendingCall<ZooKeeperSession>.Start(null, cancellationToken, (none, cancel, user) =>
                     NativeMethods.zl_session_connect_async(native, cancel, OnConnected, user), connectString);
             }

@@ -146,6 +146,8 @@ namespace ZooLock
             var native = Build(connectString);
             try
             {
+                // The native library loads (Build called it): log events from here on, the connect's too.
+                ZooLockLog.Install();
                 ZlSession* session;
                 Interop.Check(NativeMethods.zl_session_connect_with(native, &session));
                 return session;
