@@ -24,9 +24,12 @@ namespace ZooLock
         GCHandle events;
 
         internal readonly string Path;
+        /// <summary>The session it was made on.</summary>
+        internal readonly ZooKeeperSession Session;
 
-        Holder(string path)
+        Holder(ZooKeeperSession session, string path)
         {
+            Session = session;
             Path = path;
         }
 
@@ -36,7 +39,7 @@ namespace ZooLock
         /// </summary>
         internal static Holder NewLock(ZooKeeperSession session, string path, int kind, string identifier, bool reentrant = false, bool mirror = true)
         {
-            var holder = new Holder(path);
+            var holder = new Holder(session, path);
             if (reentrant) holder.loss.Holds = holder.Holds;
             var pathBytes = Interop.Bytes(path);
             var id = Interop.Bytes(identifier);
@@ -57,7 +60,7 @@ namespace ZooLock
 
         internal static Holder NewSemaphore(ZooKeeperSession session, string path, string identifier, int maxLeases)
         {
-            var holder = new Holder(path);
+            var holder = new Holder(session, path);
             var pathBytes = Interop.Bytes(path);
             var id = Interop.Bytes(identifier);
             session.With(s =>

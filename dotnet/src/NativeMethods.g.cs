@@ -978,6 +978,18 @@ namespace ZooLock.Native
         [DllImport(__DllName, EntryPoint = "zl_session_children_async", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
         internal static extern int zl_session_children_async(ZlSession* session, byte* path, uint path_len, ZlCancel* cancel, zl_session_children_async_callback_delegate callback, void* user_data);
 
+        /// <summary>
+        ///  Checks `path` as the core does before any network call, without a
+        ///  session: a node path (`lock_path` 0: the rule of the znode calls) or a
+        ///  lock path (1: also neither the root nor under `/zookeeper`). `ZL_OK`, or
+        ///  `ZL_INVALID_PATH` with the reason.
+        ///
+        ///  # Safety
+        ///  The byte range must be valid.
+        /// </summary>
+        [DllImport(__DllName, EntryPoint = "zl_path_check", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern int zl_path_check(byte* path, uint path_len, byte lock_path);
+
 
     }
 

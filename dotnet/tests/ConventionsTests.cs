@@ -22,10 +22,10 @@ namespace ZooLock.Tests
             var path = Fixture.Path("disposed-term");
             var term = new ZooKeeperLeaderElection(path, session).AwaitLeadership(Fixture.Patience);
             term.Dispose();
-            Assert.Throws<ObjectDisposedException>(() => { var lost = term.HandleLost; });
+            Assert.Throws<ObjectDisposedException>(() => { var lost = term.HandleLostToken; });
             var handle = new ZooKeeperDistributedLock(path + "-lock", session).Acquire(Fixture.Patience);
             handle.Dispose();
-            Assert.Throws<ObjectDisposedException>(() => { var lost = handle.HandleLost; });
+            Assert.Throws<ObjectDisposedException>(() => { var lost = handle.HandleLostToken; });
         }
 
         [Test]

@@ -138,7 +138,7 @@ namespace ZooLock.Tests
                 using (var fenced = handle.Fenced()) fenced.SetData(path + "/state", Bytes("1")).Commit();
                 Assert.That(other.GetData(path + "/state"), Is.EqualTo(Bytes("1")));
 
-                var lost = handle.HandleLost;
+                var lost = handle.HandleLostToken;
                 using (var stale = handle.Fenced().SetData(path + "/state", Bytes("2")))
                 {
                     other.Delete(handle.Node);

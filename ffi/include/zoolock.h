@@ -1422,6 +1422,17 @@ int32_t zl_session_children_async(const struct ZlSession *session,
                                   ZlResultCallback callback,
                                   void *user_data);
 
+/**
+ * Checks `path` as the core does before any network call, without a
+ * session: a node path (`lock_path` 0: the rule of the znode calls) or a
+ * lock path (1: also neither the root nor under `/zookeeper`). `ZL_OK`, or
+ * `ZL_INVALID_PATH` with the reason.
+ *
+ * # Safety
+ * The byte range must be valid.
+ */
+int32_t zl_path_check(const uint8_t *path, uint32_t path_len, uint8_t lock_path);
+
 #ifdef __cplusplus
 }  // extern "C"
 #endif  // __cplusplus

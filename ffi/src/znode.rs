@@ -510,3 +510,19 @@ pub unsafe extern "C" fn zl_session_children_async(
         })
     })
 }
+
+/// Checks `path` as the core does before any network call, without a
+/// session: a node path (`lock_path` 0: the rule of the znode calls) or a
+/// lock path (1: also neither the root nor under `/zookeeper`). `ZL_OK`, or
+/// `ZL_INVALID_PATH` with the reason.
+///
+/// # Safety
+/// The byte range must be valid.
+#[no_mangle]
+pub unsafe extern "C" fn zl_path_check(path: *const u8, path_len: u32, lock_path: u8) -> i32 {
+    guard(|| match lock_path {
+        0 => Ok(zoolock::validate_node_path(node_path(path, path_len)?)?),
+        1 => Ok(zoolock::path_from_utf8(args::bytes(path, path_len, "path")?).map(|_| ())?),
+        other => Err(Failure::invalid(format!("lock_path must be 0 or 1, got {other}"))),
+    })
+}
