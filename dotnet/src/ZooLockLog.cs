@@ -75,8 +75,9 @@ namespace ZooLock
         ///         (LogLevel)level, 0, message, null, (text, error) => text),
         ///     ZooLockLogLevel.Debug);
         /// </code>
-        /// The delegate runs on zoolock's callback thread: it must return quickly;
-        /// what it throws is dropped.
+        /// The delegate runs on zoolock's callback thread: it must return quickly
+        /// and leave ZooLockLog's settings alone (a change waits for the callback
+        /// to return); what it throws is dropped.
         /// </summary>
         /// <param name="log">Called with each event: level, category, message.</param>
         /// <param name="minimum">The least severe events it gets (<see cref="ZooLockLogLevel.Information"/> by default).</param>

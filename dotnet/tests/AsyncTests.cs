@@ -64,6 +64,32 @@ namespace ZooLock.Tests
             }
         }
 
+        /// <summary>Calls in flight when their session is disposed end (they do not hang), and nothing is freed under them.</summary>
+        [Test]
+        public void DisposingASessionEndsItsCallsInFlight()
+        {
+            var session = Fixture.Session();
+            var path = Fixture.Path("disposed-in-flight");
+            var id = session.SessionId;
+            Setup.Zk.Partition(id);
+            Task<byte[]> reading;
+            Task<IList<string>> listing;
+            try
+            {
+                reading = session.GetDataAsync(path);
+                listing = session.GetChildrenAsync(path);
+                Assert.IsFalse(reading.IsCompleted);
+                session.Dispose();
+            }
+            finally { Setup.Zk.Heal(id); }
+            foreach (Task call in new Task[] { reading, listing })
+            {
+                var error = Fixture.Failure(call);
+                Assert.IsTrue(error is ObjectDisposedException || error is ZooLockConnectionException, error.ToString());
+            }
+            Assert.Throws<ObjectDisposedException>(() => session.ExistsAsync(path));
+        }
+
         [Test]
         public void ConnectAsyncOpensASessionAndReportsFailuresInItsTask()
         {

@@ -190,6 +190,37 @@ namespace ZooLock.Tests
             }
         }
 
+        /// <summary>
+        /// Two acquisitions wait for one shared connect to a server that never
+        /// answers: each token ends its own wait only, and once both gave up the
+        /// shared session is forgotten (closed if it ever connects).
+        /// </summary>
+        [Test]
+        public void EachTokenEndsOnlyItsOwnWaitForASharedConnect()
+        {
+            var silent = new System.Net.Sockets.TcpListener(System.Net.IPAddress.Loopback, 0);
+            silent.Start();
+            try
+            {
+                var address = "127.0.0.1:" + ((System.Net.IPEndPoint)silent.LocalEndpoint).Port;
+                Action<ZooKeeperDistributedSynchronizationOptionsBuilder> slow = o => o.ConnectTimeout(TimeSpan.FromMinutes(10));
+                using (var first = new CancellationTokenSource())
+                using (var second = new CancellationTokenSource())
+                {
+                    var a = new ZooKeeperDistributedLock("a", address, slow).AcquireAsync(null, first.Token);
+                    var b = new ZooKeeperDistributedSemaphore("b", 2, address, slow).AcquireAsync(null, second.Token);
+                    Assert.That(SharedSessions.Count, Is.EqualTo(1), "one connect for both");
+                    first.Cancel();
+                    Assert.IsTrue(Fixture.Failure(a) is OperationCanceledException);
+                    Assert.IsFalse(b.IsCompleted, "the other still waits");
+                    Assert.That(SharedSessions.Count, Is.EqualTo(1));
+                    second.Cancel();
+                    Assert.IsTrue(Fixture.Failure(b) is OperationCanceledException);
+                }
+            }
+            finally { silent.Stop(); }
+        }
+
         [Test]
         public void ADistributedLockProgramRunsWithOnlyItsUsingLineChanged()
         {
