@@ -136,7 +136,7 @@ namespace ZooLock
     }
 
     /// <summary>Continuations for the calls' tasks, outside the unsafe classes (which may not await).</summary>
-    internal static class Tasks
+    internal static class Continuations
     {
         /// <summary>The task's result passed through <paramref name="next"/>.</summary>
         internal static async Task<TResult> Then<T, TResult>(this Task<T> task, Func<T, TResult> next)

@@ -54,13 +54,10 @@ namespace ZooLock
         /// True while the connection is down: the hold may survive (and come
         /// back), but until then the guarded resource must not be used.
         /// </summary>
+        /// <exception cref="ObjectDisposedException">The handle was disposed.</exception>
         public bool IsSuspended
         {
-            get
-            {
-                var current = Volatile.Read(ref hold);
-                return current != null && current.Holder.State == (int)LockState.Suspended;
-            }
+            get { return Holder().State == (int)LockState.Suspended; }
         }
 
         /// <summary>

@@ -29,6 +29,20 @@ namespace ZooLock.Tests
         }
 
         [Test]
+        public void EveryStateOfADisposedHandleOrLeadershipThrows()
+        {
+            var path = Fixture.Path("disposed-state");
+            var term = new ZooKeeperLeaderElection(path, session).AwaitLeadership(Fixture.Patience);
+            var handle = new ZooKeeperDistributedLock(path + "-lock", session).Acquire(Fixture.Patience);
+            term.Dispose();
+            handle.Dispose();
+            Assert.Throws<ObjectDisposedException>(() => { var suspended = term.IsSuspended; });
+            Assert.Throws<ObjectDisposedException>(() => { var leads = term.IsLeader; });
+            Assert.Throws<ObjectDisposedException>(() => { var suspended = handle.IsSuspended; });
+            Assert.Throws<ObjectDisposedException>(() => { var reason = handle.LostReason; });
+        }
+
+        [Test]
         public void CommittingTwiceIsAnInvalidOperation()
         {
             var path = Fixture.Path("commit-twice");
