@@ -12,7 +12,9 @@ use tokio::sync::watch;
 use tokio::task::JoinHandle;
 use zookeeper_client as zk;
 
-use crate::session::{Live, Session, SessionState};
+use crate::error::connection_lost;
+use crate::session::{Live, Session};
+use crate::state::SessionState;
 
 /// How long a caller waits for a removal before it goes on in the background.
 /// A reachable server answers in milliseconds; an unreachable one will not
@@ -413,14 +415,6 @@ impl DoubtfulPrefixes {
             }
         }))
     }
-}
-
-/// Whether a request failed because its connection broke: it may or may not
-/// have been applied. zookeeper-client fails the requests in flight with the
-/// connection's own error — `ConnectionLoss`, or a custom one such as "no
-/// response from connection in 1600ms" — so both count.
-pub(crate) fn connection_lost(err: &zk::Error) -> bool {
-    matches!(err, zk::Error::ConnectionLoss | zk::Error::Custom(_))
 }
 
 /// Finds this session's node among `parent`'s children by its unique prefix.

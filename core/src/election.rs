@@ -7,10 +7,11 @@ use std::time::Duration;
 use tokio::sync::watch;
 
 use crate::error::{Error, Result};
-use crate::holder::{Acquire, Holder, LockState};
+use crate::holder::{Acquire, Holder};
 use crate::lock::{Kind, Lock, LockConfig};
 use crate::runtime;
 use crate::session::Session;
+use crate::state::LockState;
 use crate::znode::Transaction;
 
 /// A candidate in the election at a path (kazoo's `Election(path, identifier)`,

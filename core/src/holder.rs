@@ -13,13 +13,14 @@ use tokio::task::{AbortHandle, JoinHandle};
 use tokio::time::{sleep_until, timeout, Instant};
 use zookeeper_client as zk;
 
-use crate::cleanup::{connection_lost, parent_of, DoubtfulPrefixes, Removal, Target, FOREGROUND_WAIT};
-use crate::error::{Error, Result};
+use crate::cleanup::{parent_of, DoubtfulPrefixes, Removal, Target, FOREGROUND_WAIT};
+use crate::error::{connection_lost, Error, Result};
 use crate::events::Listeners;
 use crate::metrics::Meter;
 use crate::mirror::{Deletion, Woken};
 use crate::runtime;
-use crate::session::{HoldWatcher, Session, SessionState, Status};
+use crate::session::{HoldWatcher, Session};
+use crate::state::{LockState, LostReason, Outcome, SessionState, Status};
 
 /// How to acquire: kazoo's `acquire(blocking, timeout, ephemeral)` plus a lease.
 #[derive(Debug, Clone)]
@@ -94,57 +95,6 @@ impl Acquire {
     /// Whether to wait for the holder rather than try once.
     pub(crate) fn waits(&self) -> bool {
         self.blocking && self.timeout != Some(Duration::ZERO)
-    }
-}
-
-/// Where a handle stands; each change also reaches the handle's listeners.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum LockState {
-    /// Holds nothing.
-    Released,
-    /// Holds: the node is first in line and the session is connected.
-    Held,
-    /// The connection dropped while holding. The hold is still ours if the
-    /// session survives (back to `Held`); stop using the guarded resource.
-    Suspended,
-    /// The hold ended without a release; the reason says why.
-    Lost(LostReason),
-}
-
-/// Why a hold ended without a release.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum LostReason {
-    /// The server expired the session, and with it the node.
-    SessionExpired,
-    /// [`Session::close`] closed the session under the hold.
-    SessionClosed,
-    /// The hold's [lease](Acquire::lease) ran out.
-    LeaseExpired,
-    /// Someone else deleted the holder's node (an operator breaking a
-    /// "stuck" lock): the next contender may already hold it.
-    NodeDeleted,
-}
-
-/// How an acquire ended. `acquire` says only whether it holds; the bindings
-/// need the reason too, because kazoo answers the two ways of not getting
-/// it differently (`False` and `LockTimeout`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Outcome {
-    /// The handle holds.
-    Acquired,
-    /// Others hold it: a single try found it taken, or the timeout ran out
-    /// while queued behind them.
-    Taken,
-    /// The timeout (or a single try) ran out before this acquire could
-    /// queue, because this same handle held the lock — or another acquire
-    /// on it was under way — the whole time. kazoo returns `False` here.
-    HandleBusy,
-}
-
-impl Outcome {
-    /// Whether the handle holds: what `acquire` returns.
-    pub fn is_acquired(self) -> bool {
-        self == Outcome::Acquired
     }
 }
 

@@ -68,12 +68,13 @@ pub mod runtime;
 mod security;
 mod semaphore;
 mod session;
+mod state;
 mod watchers;
 mod znode;
 
 pub use election::{Election, Leadership};
 pub use error::{Error, Result};
-pub use holder::{Acquire, BoxFuture, Holder, LockState, LostReason, Outcome, Owner};
+pub use holder::{Acquire, BoxFuture, Holder, Owner};
 pub use inspect::{inspect, Inspector, Participant, ParticipantKind};
 pub use lock::{Kind, Lock, LockConfig};
 pub use naming::Scheme;
@@ -83,7 +84,8 @@ pub use options::{
 };
 pub use security::{Pem, SaslMechanism, SaslOptions, Secret, TlsOptions};
 pub use semaphore::Semaphore;
-pub use session::{Session, SessionState, Status};
+pub use session::Session;
+pub use state::{LockState, LostReason, Outcome, SessionState, Status};
 pub use watchers::{ChildrenWatch, DataWatch, WatchEvent, WatchEventKind};
 pub use znode::{Create, OpResult, Retry, Stat, Transaction};
 pub use zookeeper_client::{Acl, AuthId, Permission};

@@ -6,15 +6,14 @@ use std::sync::Arc;
 
 use zookeeper_client as zk;
 
-use crate::cleanup::{connection_lost, find_own, Removal, Target};
-use crate::error::{Error, Result};
-use crate::holder::{
-    sealed, Acquire, Attempt, BoxFuture, Holder, HolderState, NodeWatch, OnHeld, Outcome, Removals, Won,
-};
+use crate::cleanup::{find_own, Removal, Target};
+use crate::error::{connection_lost, Error, Result};
+use crate::holder::{sealed, Acquire, Attempt, BoxFuture, Holder, HolderState, NodeWatch, OnHeld, Removals, Won};
 use crate::mirror::{Decision, Mirror};
 use crate::naming::{self, Role, Scheme, Standing};
 use crate::options::{validate_identifier, validate_path};
-use crate::session::{Live, Session, SessionState};
+use crate::session::{Live, Session};
+use crate::state::{Outcome, SessionState};
 
 /// Which recipe a handle follows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

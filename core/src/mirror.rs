@@ -77,7 +77,7 @@ use std::time::Duration;
 
 use zookeeper_client as zk;
 
-use crate::cleanup::connection_lost;
+use crate::error::connection_lost;
 use crate::naming::{self, Role};
 use crate::session::Session;
 

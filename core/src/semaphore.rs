@@ -9,12 +9,13 @@ use std::sync::Arc;
 use uuid::Uuid;
 use zookeeper_client as zk;
 
-use crate::cleanup::{connection_lost, Removal, Target};
-use crate::error::{Error, Result};
-use crate::holder::{sealed, Acquire, Attempt, BoxFuture, Holder, HolderState, OnHeld, Outcome, Removals, Won};
+use crate::cleanup::{Removal, Target};
+use crate::error::{connection_lost, Error, Result};
+use crate::holder::{sealed, Acquire, Attempt, BoxFuture, Holder, HolderState, OnHeld, Removals, Won};
 use crate::lock::{read_identifiers, Kind, Lock, LockConfig};
 use crate::options::{validate_identifier, validate_path};
 use crate::session::{Live, Session};
+use crate::state::Outcome;
 
 /// A counting semaphore shared with kazoo clients on the same path.
 #[derive(Clone)]

@@ -23,34 +23,7 @@ use crate::naming::Role;
 use crate::options::{ConnectString, SessionOptions};
 use crate::runtime;
 use crate::security::{Probe, TlsOptions};
-
-/// kazoo's connection states, plus `Closed` once the user closed the session
-/// (bindings that mirror kazoo report it as `LOST`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum SessionState {
-    /// Connected to a server, the session alive.
-    Connected,
-    /// The connection dropped; the session, and every lock it holds, may
-    /// still live. Stop touching guarded resources until `Connected`.
-    Suspended,
-    /// The session expired: its ephemeral nodes, and so its locks, are gone.
-    /// A new session is being opened.
-    Lost,
-    /// [`Session::close`] closed it: every call fails with [`Error::Closed`](crate::Error::Closed).
-    Closed,
-}
-
-/// The state plus which session it is about: `generation` grows by one each
-/// time a lost session is replaced.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Status {
-    /// The state.
-    pub state: SessionState,
-    /// Which session of this `Session` it is: 0 for the first, one more for each replacement.
-    pub generation: u64,
-    /// ZooKeeper's id of that session (0 before the first connects).
-    pub session_id: i64,
-}
+use crate::state::{SessionState, Status};
 
 /// The ZooKeeper client of one generation, as handed to recipes.
 #[derive(Clone)]

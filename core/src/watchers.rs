@@ -12,12 +12,12 @@ use tokio::sync::oneshot;
 use tokio::task::AbortHandle;
 use zookeeper_client as zk;
 
-use crate::cleanup::connection_lost;
-use crate::error::{Error, Result};
+use crate::error::{connection_lost, Error, Result};
 use crate::events;
 use crate::options::validate_node_path;
 use crate::runtime;
-use crate::session::{Session, SessionState};
+use crate::session::Session;
+use crate::state::SessionState;
 use crate::znode::Stat;
 
 /// What happened to a watched node (kazoo's `WatchedEvent.type`).

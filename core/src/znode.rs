@@ -13,7 +13,8 @@ use crate::error::{Error, Result};
 use crate::holder::{Holder, HolderState};
 use crate::options::{validate_node_path, ConnectString, MAX_IDENTIFIER_BYTES};
 use crate::runtime;
-use crate::session::{Live, Session, SessionState, Status};
+use crate::session::{Live, Session};
+use crate::state::{SessionState, Status};
 use crate::Acl;
 
 /// A node's metadata (ZooKeeper's `Stat`, kazoo's `ZnodeStat`).
