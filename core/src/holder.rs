@@ -9,11 +9,11 @@ use std::sync::{Arc, Mutex, OnceLock, Weak};
 use std::time::Duration;
 
 use tokio::sync::{watch, Notify, OwnedMutexGuard};
-use tokio::task::{AbortHandle, JoinHandle};
-use tokio::time::{sleep_until, timeout, Instant};
+use tokio::task::AbortHandle;
+use tokio::time::{sleep_until, Instant};
 use zookeeper_client as zk;
 
-use crate::cleanup::{parent_of, DoubtfulPrefixes, Removal, Target, FOREGROUND_WAIT};
+use crate::contender::{NodeWatch, Removals, Target, Won};
 use crate::error::{connection_lost, Error, Result};
 use crate::events::Listeners;
 use crate::metrics::Meter;
@@ -263,83 +263,6 @@ pub(crate) enum OnHeld {
     /// Counts up when the acquiring owner holds; other owners wait as with
     /// [`OnHeld::Wait`] (Curator's `InterProcessMutex`, reentrant per thread).
     Reenter,
-}
-
-/// How a hold learns of its node's deletion without a request of its own.
-pub(crate) enum NodeWatch {
-    /// A data watch set by the read that confirmed the node.
-    Oneshot(zk::OneshotWatcher),
-    /// The session's mirror of the lock path (see [`crate::mirror`]).
-    Mirror(Deletion),
-}
-
-/// The node that won, before the handle records it.
-pub(crate) struct Won {
-    pub node: String,
-    pub token: i64,
-    pub generation: u64,
-    pub ephemeral: bool,
-    /// A watch on the node itself, if the recipe set one on the way: the
-    /// hold uses it to learn of the node's deletion instead of arming another.
-    pub node_watch: Option<NodeWatch>,
-    /// Whether the acquire waited for another holder to go (a handoff).
-    pub waited: bool,
-    /// The node's place in its session's line, kept while it holds.
-    _place: Option<Arc<()>>,
-    /// Until the handle records the win: a dropped acquire (between its
-    /// win and the record) removes the node, and its acquire waits for that.
-    guard: Option<(Session, Removals)>,
-}
-
-impl Won {
-    /// Marks whether the acquire waited for another holder to go (a handoff, in the metrics).
-    pub fn with_wait(mut self, waited: bool) -> Won {
-        self.waited = waited;
-        self
-    }
-
-    /// The removal of the node, when the hold ends.
-    fn removal(&self, session: &Session) -> Removal {
-        Removal {
-            session: session.clone(),
-            target: Target::Node(self.node.clone()),
-            generation: self.generation,
-            ephemeral: self.ephemeral,
-        }
-    }
-
-    /// Sweeps the session's late duplicates of nodes on this lock path,
-    /// whatever attempt gave them up: one may have landed after the last
-    /// listing (see [`DoubtfulPrefixes`]).
-    fn spawn_sweep(&self, session: &Session) -> Option<JoinHandle<()>> {
-        DoubtfulPrefixes::spawn_sweep(session, parent_of(&self.node))
-    }
-
-    /// Removes the node, and sweeps its late duplicates, in the background.
-    fn spawn_removals(&self, session: &Session) -> Vec<JoinHandle<()>> {
-        std::iter::once(self.removal(session).spawn()).chain(self.spawn_sweep(session)).collect()
-    }
-
-    /// Recorded by the handle, whose release now removes the node. A
-    /// persistent hold outlives a closed session (see [`Session::close`]).
-    fn installed(mut self) -> Won {
-        if let Some((session, _)) = self.guard.take() {
-            if !self.ephemeral {
-                session.persistent_nodes().hold(&Target::Node(self.node.clone()));
-            }
-        }
-        self
-    }
-}
-
-impl Drop for Won {
-    fn drop(&mut self) {
-        if let Some((session, removals)) = self.guard.take() {
-            for removal in self.spawn_removals(&session) {
-                removals.push(removal);
-            }
-        }
-    }
 }
 
 struct Held {
@@ -919,152 +842,6 @@ async fn session_alive(holder: &Weak<HolderState>, generation: u64) -> bool {
     }
 }
 
-/// Removals started by one acquire, which it waits for before returning so
-/// that a timed-out or cancelled acquire leaves no node behind.
-#[derive(Default, Clone)]
-pub(crate) struct Removals(Arc<Mutex<Vec<JoinHandle<()>>>>);
-
-impl Removals {
-    pub fn push(&self, removal: JoinHandle<()>) {
-        self.0.lock().unwrap().push(removal);
-    }
-
-    /// Whether any removal was started.
-    fn any(&self) -> bool {
-        !self.0.lock().unwrap().is_empty()
-    }
-
-    async fn wait(&self) {
-        let pending: Vec<_> = std::mem::take(&mut *self.0.lock().unwrap());
-        let _ = timeout(FOREGROUND_WAIT, async {
-            for removal in pending {
-                let _ = removal.await;
-            }
-        })
-        .await;
-    }
-}
-
-/// A node (maybe) queued by an acquire, removed when dropped unless it won:
-/// so every way out of an acquire — error, timeout, cancel, a dropped
-/// future — cleans up.
-pub(crate) struct Attempt {
-    removal: Option<Removal>,
-    removals: Removals,
-    place: Option<Arc<()>>,
-}
-
-impl Attempt {
-    /// A persistent node is registered with its session from now on, so
-    /// that `Session::close` removes it whoever holds the attempt.
-    pub fn new(removal: Removal, removals: &Removals) -> Attempt {
-        if let Some(persistent) = removal.persistent() {
-            persistent.own(&removal.target);
-        }
-        Attempt { removal: Some(removal), removals: removals.clone(), place: None }
-    }
-
-    /// The prefix the node is (to be) created with.
-    pub fn prefix(&self) -> &str {
-        match self.removal.as_ref().map(|r| &r.target) {
-            Some(Target::Prefix { prefix, .. }) => prefix,
-            _ => unreachable!("the prefix is only asked for before the create succeeds"),
-        }
-    }
-
-    /// A create's reply was lost and its node not found: that create may
-    /// still land late, under the old prefix. Create again under `prefix`;
-    /// the old one goes to the session's [`DoubtfulPrefixes`], which sweep
-    /// its node from the first listing of the path that shows it, by this
-    /// attempt or any later one of the session.
-    pub fn renew_prefix(&mut self, prefix: String) {
-        let removal = self.removal.as_mut().expect("attempt in use");
-        let old = removal.target.clone();
-        let Target::Prefix { parent, prefix: current } = &mut removal.target else {
-            unreachable!("a prefix is renewed only before the create succeeds")
-        };
-        let given_up = std::mem::replace(current, prefix);
-        removal.session.doubtful_prefixes().add(parent, given_up, removal.generation, removal.ephemeral);
-        if let Some(persistent) = removal.persistent() {
-            // The old prefix stays registered until its node is found, or the session closes.
-            persistent.settle(&old);
-            persistent.own(&removal.target);
-        }
-    }
-
-    /// Takes out of `children` (of the path, listed on session `generation`)
-    /// the late nodes of the session's doubtful prefixes (see
-    /// [`Attempt::renew_prefix`]): each is ours and would sit in the queue,
-    /// maybe right ahead of our own node. It is deleted in the background,
-    /// and this acquire waits for that before it returns.
-    pub fn sweep_late(&self, generation: u64, children: &mut Vec<String>) {
-        let Some(ours) = self.removal.as_ref() else { return };
-        let (session, parent) = (&ours.session, ours.target.parent());
-        for removal in session.doubtful_prefixes().sweep(session, parent, generation, children) {
-            self.removals.push(removal);
-        }
-    }
-
-    /// Keeps the node's place in its session's line for as long as it is queued or held.
-    pub fn keep_place(&mut self, place: Arc<()>) {
-        self.place = Some(place);
-    }
-
-    /// The create succeeded: from now on the node is known by name.
-    pub fn created(&mut self, node: String) {
-        if let Some(removal) = self.removal.as_mut() {
-            let node = Target::Node(node);
-            if let Some(persistent) = removal.persistent() {
-                persistent.retarget(&removal.target, &node);
-            }
-            removal.target = node;
-        }
-    }
-
-    /// Turns the attempt into the win; the attempt is spent (its drop does nothing).
-    pub fn won(&mut self, token: i64) -> Won {
-        let removal = self.removal.take().expect("an attempt wins once");
-        if let Some(persistent) = removal.persistent() {
-            persistent.settle(&removal.target);
-        }
-        let Target::Node(node) = removal.target else { unreachable!("a won node was created") };
-        Won {
-            node,
-            token,
-            generation: removal.generation,
-            ephemeral: removal.ephemeral,
-            node_watch: None,
-            waited: false,
-            _place: self.place.take(),
-            guard: Some((removal.session, self.removals.clone())),
-        }
-    }
-
-    /// [`Attempt::won`], with the watch set by the read that confirmed the node.
-    pub fn won_watched(&mut self, token: i64, node_watch: NodeWatch) -> Won {
-        let mut won = self.won(token);
-        won.node_watch = Some(node_watch);
-        won
-    }
-}
-
-impl Drop for Attempt {
-    /// Unless it won (the hold sweeps when it ends), removes the node and
-    /// sweeps the path once more: a late node may have landed since the
-    /// attempt's last listing.
-    fn drop(&mut self) {
-        let Some(removal) = self.removal.take() else { return };
-        if let Some(persistent) = removal.persistent() {
-            persistent.settle(&removal.target);
-        }
-        let sweep = DoubtfulPrefixes::spawn_sweep(&removal.session, removal.target.parent());
-        self.removals.push(removal.spawn());
-        if let Some(sweep) = sweep {
-            self.removals.push(sweep);
-        }
-    }
-}
-
 pub(crate) async fn sleep_until_some(deadline: Option<Instant>) {
     match deadline {
         // Boxed: a timer is large, and an acquire without a timeout (the
@@ -1080,7 +857,10 @@ mod tests {
 
     use zookeeper_client as zk;
 
+    use tokio::time::timeout;
+
     use super::*;
+    use crate::contender::{Attempt, Removal};
     use crate::SessionOptions;
 
     /// The window between a win and its record, while the acquire waits for

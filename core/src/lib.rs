@@ -53,7 +53,7 @@
 
 #![warn(missing_docs)]
 
-mod cleanup;
+mod contender;
 mod election;
 mod error;
 mod events;

@@ -6,9 +6,9 @@ use std::sync::Arc;
 
 use zookeeper_client as zk;
 
-use crate::cleanup::{find_own, Removal, Target};
+use crate::contender::{Attempt, NodeWatch, Recovered, Removal, Removals, Target, Won};
 use crate::error::{connection_lost, Error, Result};
-use crate::holder::{sealed, Acquire, Attempt, BoxFuture, Holder, HolderState, NodeWatch, OnHeld, Removals, Won};
+use crate::holder::{sealed, Acquire, BoxFuture, Holder, HolderState, OnHeld};
 use crate::mirror::{Decision, Mirror};
 use crate::naming::{self, Role, Scheme, Standing};
 use crate::options::{validate_identifier, validate_path};
@@ -434,42 +434,16 @@ impl Lock {
                 Ok((stat, sequence)) => {
                     (format!("{prefix_path}{sequence}"), stat.czxid, Some(sequence.into_i64() as i32))
                 }
-                Err(zk::Error::NoNode) => {
-                    // The parent is made on first use only, not paid for on every acquire.
-                    let persistent = zk::CreateMode::Persistent.with_acls(zk::Acls::new(acls));
-                    // Boxed, as the search below: rare, and large for a future
-                    // that every contender of a burst keeps at once.
-                    match Box::pin(crate::znode::make_dirs(&self.holder.session, live, parent, &persistent)).await {
-                        Ok(()) => continue,
-                        Err(err) if connection_lost(&err) => continue,
-                        Err(zk::Error::SessionExpired | zk::Error::ClientClosed) => return Ok(None),
-                        Err(err) => return Err(Error::zk(parent, "create", err)),
+                // Boxed: rare, and large for a future that every contender of a burst keeps at once.
+                Err(err) => {
+                    match Box::pin(attempt.recover(live, err, || self.spec.kind.new_prefix(self.spec.config.scheme)))
+                        .await?
+                    {
+                        Recovered::Found { node, token } => (node, token, None),
+                        Recovered::Again => continue,
+                        Recovered::SessionEnded => return Ok(None),
                     }
                 }
-                Err(err) if connection_lost(&err) => {
-                    // The create may have happened: look for our unique prefix
-                    // until the server answers, and create again only if absent.
-                    let found = loop {
-                        match Box::pin(find_own(live, parent, &prefix, options.ephemeral)).await {
-                            Err(err) if connection_lost(&err) => continue,
-                            Ok(found) => break found,
-                            Err(zk::Error::SessionExpired | zk::Error::ClientClosed) => return Ok(None),
-                            Err(err) => return Err(Error::zk(parent, "list", err)),
-                        }
-                    };
-                    match found {
-                        Some((node, stat)) => (node, stat.czxid, None),
-                        None => {
-                            // It may still land: a request sent on the lost
-                            // connection can reach the server after the
-                            // listing sent on the new one.
-                            attempt.renew_prefix(self.spec.kind.new_prefix(self.spec.config.scheme));
-                            continue;
-                        }
-                    }
-                }
-                Err(zk::Error::SessionExpired | zk::Error::ClientClosed) => return Ok(None),
-                Err(err) => return Err(Error::zk(parent, "create a lock node under", err)),
             };
             attempt.created(node.clone());
             let name = node[parent.len() + 1..].to_owned();

@@ -271,7 +271,7 @@ impl Mirror {
     /// Where node `name` (of role `role`, created on session `generation`)
     /// stands. Call after the create's reply: the mirror is drained first.
     /// `sweep`, when given, takes the session's late nodes out of the
-    /// children (deleting them, see [`crate::cleanup::DoubtfulPrefixes`]):
+    /// children (deleting them, see [`crate::contender::DoubtfulPrefixes`]):
     /// they are no contenders, though the mirror shows them until their
     /// deletion comes. Any late node ahead of ours landed before our create
     /// and is here now; one that lands later sorts behind ours.

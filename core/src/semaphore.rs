@@ -9,9 +9,9 @@ use std::sync::Arc;
 use uuid::Uuid;
 use zookeeper_client as zk;
 
-use crate::cleanup::{Removal, Target};
+use crate::contender::{Attempt, Removal, Removals, Target, Won};
 use crate::error::{connection_lost, Error, Result};
-use crate::holder::{sealed, Acquire, Attempt, BoxFuture, Holder, HolderState, OnHeld, Removals, Won};
+use crate::holder::{sealed, Acquire, BoxFuture, Holder, HolderState, OnHeld};
 use crate::lock::{read_identifiers, Kind, Lock, LockConfig};
 use crate::options::{validate_identifier, validate_path};
 use crate::session::{Live, Session};

@@ -14,7 +14,7 @@ use tokio::task::JoinHandle;
 use tokio::time::timeout;
 use zookeeper_client as zk;
 
-use crate::cleanup::{DoubtfulPrefixes, PersistentNodes};
+use crate::contender::{DoubtfulPrefixes, PersistentNodes};
 use crate::error::{Error, Result};
 use crate::events::Listeners;
 use crate::metrics::Meter;

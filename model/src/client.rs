@@ -1,5 +1,5 @@
 //! A lock handle's decision rules (`core/src/lock.rs`, `holder.rs`,
-//! `cleanup.rs`), one message at a time. Every place where the old and the new
+//! `contender/`), one message at a time. Every place where the old and the new
 //! rules differ reads a flag of [`Rules`].
 
 use std::collections::VecDeque;
