@@ -24,7 +24,7 @@ use crate::session::Session;
 ///
 /// An entry goes once its node is found and deleted, or when its session
 /// ends if ephemeral (no create of an ended session lands, and its nodes
-/// are gone). A persistent one stays, and stays with [`PersistentNodes`] so
+/// are gone). A persistent one stays, and stays with [`PersistentNodes`](super::PersistentNodes) so
 /// that [`Session::close`] removes its node.
 ///
 /// The limit: a node that lands after the session's last listing of its

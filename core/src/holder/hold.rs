@@ -1,0 +1,328 @@
+//! A hold: recorded from the win, told of the session's changes, watched
+//! for its node's deletion, ended by a release, a lease or a loss.
+
+use std::sync::atomic::Ordering;
+use std::sync::{Arc, Weak};
+use std::time::Duration;
+
+use tokio::sync::OwnedMutexGuard;
+use tokio::task::AbortHandle;
+use tokio::time::Instant;
+use zookeeper_client as zk;
+
+use super::{HolderState, OnHeld, Owner};
+use crate::contender::{NodeWatch, Target, Won};
+use crate::error::{connection_lost, Error, Result};
+use crate::mirror::{Deletion, Woken};
+use crate::session::HoldWatcher;
+use crate::state::{LockState, LostReason, SessionState, Status};
+
+pub(super) struct Held {
+    pub(super) id: u64,
+    pub(super) won: Won,
+    /// This hold's entry in the session's registry of holders.
+    pub(super) watch_key: u64,
+    /// The lease timer and the watch on the node: they end with the hold.
+    pub(super) tasks: Vec<AbortHandle>,
+    pub(super) owner: Owner,
+    pub(super) since: Instant,
+    /// Acquires by `owner` not yet released ([`OnHeld::Reenter`]; 1 otherwise).
+    /// 0 while the last release takes the hold away.
+    pub(super) depth: u64,
+    pub(super) _turn: OwnedMutexGuard<()>,
+}
+
+impl Drop for Held {
+    fn drop(&mut self) {
+        for task in self.tasks.drain(..) {
+            task.abort();
+        }
+    }
+}
+
+impl HolderState {
+    /// [`HolderState::release`] by `owner`. A reentrant lock's owner counts down,
+    /// and lets go at its last release; another owner's release is refused
+    /// with [`Error::NotOwner`] and changes nothing. Other handles let go
+    /// whoever releases (kazoo).
+    pub(crate) async fn release_by(&self, owner: Owner) -> Result<bool> {
+        if self.on_held == OnHeld::Reenter {
+            let mut held = self.held.lock().unwrap();
+            if let Some(held) = held.as_mut() {
+                if held.owner != owner {
+                    return Err(Error::NotOwner { path: self.path.clone() });
+                }
+                match held.depth {
+                    // Another release of this owner is taking the hold away.
+                    0 => return Ok(false),
+                    1 => held.depth = 0,
+                    _ => {
+                        held.depth -= 1;
+                        return Ok(true);
+                    }
+                }
+            }
+        }
+        // Depth 0 keeps re-entries out until `release` takes the hold, on
+        // this same poll (it takes the hold before its first await).
+        Ok(self.release().await)
+    }
+
+    /// Records the win as this handle's hold; false, recording nothing, if
+    /// the session the node was won on has ended since (a caller not polled
+    /// for a while, or a wake that raced the expiry): an ephemeral node of an
+    /// ended session is gone, and another contender may hold by now.
+    pub(super) fn install(
+        self: &Arc<Self>,
+        mut won: Won,
+        turn: OwnedMutexGuard<()>,
+        lease: Option<Duration>,
+        owner: Owner,
+    ) -> bool {
+        let status = self.session.status();
+        let ended = status.state == SessionState::Lost || status.generation != won.generation;
+        if status.state == SessionState::Closed || (won.ephemeral && ended) {
+            drop(won); // its guard removes the node; the acquire waits for that
+            return false;
+        }
+        let id = self.acquisitions.fetch_add(1, Ordering::Relaxed) + 1;
+        let watcher: Weak<dyn HoldWatcher> = Arc::downgrade(self) as Weak<dyn HoldWatcher>;
+        let watch_key = self.session.watch_hold(watcher);
+        let node_watch = won.node_watch.take();
+        let (node, generation, ephemeral) = (won.node.clone(), won.generation, won.ephemeral);
+        // Recorded before any task that may end it starts: a lease shorter
+        // than the time to record it must still find the hold to end.
+        *self.held.lock().unwrap() = Some(Box::new(Held {
+            id,
+            won: won.installed(),
+            watch_key,
+            tasks: Vec::new(),
+            owner,
+            since: Instant::now(),
+            depth: 1,
+            _turn: turn,
+        }));
+        self.set_state(LockState::Held);
+        if let Some(lease) = lease {
+            let holder = Arc::downgrade(self);
+            let timer = self.session.spawn(async move {
+                tokio::time::sleep(lease).await;
+                if let Some(holder) = holder.upgrade() {
+                    holder.lose(id, LostReason::LeaseExpired);
+                }
+            });
+            self.attach(id, timer.abort_handle());
+        }
+        match node_watch {
+            // The mirror calls back on the node's deletion: a hold costs no
+            // task, and its release nothing to abort. ZooKeeper sends the
+            // mirror's watch the node's deletion like any other change of the
+            // path (mirror.rs, point 2), and a mirror gone stale says so too.
+            Some(NodeWatch::Mirror(deletion)) => {
+                let holder = Arc::downgrade(self);
+                deletion.then(move |woken| {
+                    // Under the mirror's lock: only look, and hand the rest to a task.
+                    let Some(holder) = holder.upgrade() else { return };
+                    if !holder.holds(id) {
+                        return; // our own release deleted it
+                    }
+                    let node_watch = Some(NodeWatch::Mirror(Deletion::ready(woken)));
+                    let watching = watch_node(Arc::downgrade(&holder), id, node, generation, ephemeral, node_watch);
+                    let watch = holder.session.spawn(watching);
+                    holder.attach(id, watch.abort_handle());
+                });
+            }
+            node_watch => {
+                let watch =
+                    self.session.spawn(watch_node(Arc::downgrade(self), id, node, generation, ephemeral, node_watch));
+                self.attach(id, watch.abort_handle());
+            }
+        }
+        // A change between the win and the registration would go unheard.
+        self.session_changed(self.session.status());
+        true
+    }
+
+    /// Ties `task` to hold `id`: aborted when the hold ends, or now if it has.
+    fn attach(&self, id: u64, task: AbortHandle) {
+        match self.held.lock().unwrap().as_mut().filter(|h| h.id == id) {
+            Some(held) => held.tasks.push(task),
+            None => task.abort(),
+        }
+    }
+
+    /// Whether something was held. If the connection is down, the delete
+    /// goes on in the background until it succeeds or the session ends.
+    /// The delete runs in the caller's task (no spawn: a cycle wakes no
+    /// other thread); a caller that stops waiting after the first poll (a
+    /// timeout around `release`, a cancelled task) leaves it running in the
+    /// background (see [`Removal::run_bounded`](crate::contender::Removal::run_bounded)): no node outlives it.
+    pub(crate) async fn release(&self) -> bool {
+        let Some(mut held) = self.held.lock().unwrap().take() else { return false };
+        // Our own delete would fire the node's watch: stop it first.
+        for task in held.tasks.drain(..) {
+            task.abort();
+        }
+        self.session.unwatch_hold(held.watch_key);
+        self.meter().inspect(|m| m.hold_ended(held.since.elapsed()));
+        self.set_state(LockState::Released);
+        if !held.won.ephemeral {
+            self.session.persistent_nodes().release(&Target::Node(held.won.node.clone()));
+        }
+        let node = held.won.removal(&self.session).run_bounded();
+        held.won.spawn_sweep(&self.session);
+        node.await;
+        true
+    }
+
+    /// Ends acquisition `id` because of `reason`, if it still holds.
+    fn lose(&self, id: u64, reason: LostReason) {
+        let mut held = self.held.lock().unwrap();
+        if held.as_ref().is_none_or(|h| h.id != id) {
+            return;
+        }
+        let lost = held.take().expect("checked above");
+        drop(held);
+        self.session.unwatch_hold(lost.watch_key);
+        self.meter().inspect(|m| m.hold_ended(lost.since.elapsed()));
+        self.set_state(LockState::Lost(reason));
+        // The node (and any late duplicate of it) may still be there: a lease
+        // ran out, or only the node itself was deleted. Otherwise the session
+        // ended: its ephemeral nodes are gone, and a persistent hold is not
+        // lost to an expiry, nor on close, which removes its late duplicates
+        // (see `PersistentNodes`).
+        if matches!(reason, LostReason::LeaseExpired | LostReason::NodeDeleted) {
+            lost.won.spawn_removals(&self.session);
+        }
+        if reason == LostReason::SessionClosed && !lost.won.ephemeral {
+            tracing::warn!(
+                node = lost.won.node,
+                "a persistent lock stays held after its session closed: delete its node to release it"
+            );
+        }
+    }
+
+    fn mark(&self, id: u64, state: LockState) {
+        let held = self.held.lock().unwrap();
+        if held.as_ref().is_some_and(|h| h.id == id) {
+            self.set_state(state);
+        }
+    }
+}
+
+impl HoldWatcher for HolderState {
+    /// Tells the holder when its hold is suspended, restored or lost.
+    fn session_changed(&self, now: Status) {
+        let Some((id, generation, ephemeral)) =
+            self.held.lock().unwrap().as_ref().map(|h| (h.id, h.won.generation, h.won.ephemeral))
+        else {
+            return;
+        };
+        match now.state {
+            SessionState::Closed => self.lose(id, LostReason::SessionClosed),
+            _ if ephemeral && now.generation != generation => self.lose(id, LostReason::SessionExpired),
+            SessionState::Lost if ephemeral => self.lose(id, LostReason::SessionExpired),
+            SessionState::Lost | SessionState::Suspended => self.mark(id, LockState::Suspended),
+            SessionState::Connected => self.mark(id, LockState::Held),
+        }
+    }
+}
+
+impl Drop for HolderState {
+    /// Dropping a held handle releases it, in the background.
+    fn drop(&mut self) {
+        if let Some(held) = self.held.get_mut().unwrap().take() {
+            self.session.unwatch_hold(held.watch_key);
+            self.meter().inspect(|m| m.hold_ended(held.since.elapsed()));
+            held.won.spawn_removals(&self.session);
+        }
+    }
+}
+
+/// Watches hold `id`'s node and ends the hold with [`LostReason::NodeDeleted`]
+/// when someone else deletes it. Our own release deletes it too, but the hold
+/// is gone by then (and this task aborted), so that is a no-op. A watch ends
+/// early only when its session does, which the session's own logic reports;
+/// a persistent node outlives its session and is watched again on the next.
+async fn watch_node(
+    holder: Weak<HolderState>,
+    id: u64,
+    node: String,
+    generation: u64,
+    ephemeral: bool,
+    mut armed: Option<NodeWatch>,
+) {
+    let lose = |holder: &Weak<HolderState>| {
+        if let Some(holder) = holder.upgrade() {
+            holder.lose(id, LostReason::NodeDeleted);
+        }
+    };
+    loop {
+        let watcher = match armed.take() {
+            Some(watcher) => watcher,
+            None => {
+                let Some(session) = holder.upgrade().map(|h| h.session.clone()) else { return };
+                let Ok(live) = session.live().await else { return };
+                if ephemeral && live.generation != generation {
+                    return;
+                }
+                // Sent at once and not awaited by the acquirer: the hold costs no round trip more.
+                match live.client.get_and_watch_data(&node).await {
+                    Ok((_, _, watcher)) => NodeWatch::Oneshot(watcher),
+                    Err(zk::Error::NoNode) => return lose(&holder),
+                    Err(err) if connection_lost(&err) => continue,
+                    Err(zk::Error::SessionExpired | zk::Error::ClientClosed) if !ephemeral => {
+                        if !session.wait_past(live.generation).await {
+                            return;
+                        }
+                        continue;
+                    }
+                    Err(_) => return,
+                }
+            }
+        };
+        let event_type = match watcher {
+            NodeWatch::Oneshot(watcher) => watcher.changed().await.event_type,
+            // The mirror's notice of the deletion; gone stale, watch the node itself.
+            NodeWatch::Mirror(deletion) => match deletion.await {
+                Woken::Deleted => zk::EventType::NodeDeleted,
+                Woken::Stale => continue,
+            },
+        };
+        match event_type {
+            zk::EventType::NodeDeleted if ephemeral => {
+                // An expiring session's ephemeral node is deleted too, and that
+                // notice can come before the session's own end: the hold was
+                // lost to expiry, not to someone else, and says so only if a
+                // request on the session still succeeds.
+                // Our own release deleted it (the hold is gone): nothing to ask.
+                let current = holder.upgrade().is_some_and(|h| h.holds(id));
+                if current && session_alive(&holder, generation).await {
+                    lose(&holder);
+                }
+                return;
+            }
+            zk::EventType::NodeDeleted => return lose(&holder),
+            zk::EventType::Session if ephemeral => return,
+            // Data changed, or a persistent node's session ended: watch again.
+            _ => {}
+        }
+    }
+}
+
+/// Whether session `generation` still serves requests (after any reconnect);
+/// false once it ended, which the session's own logic reports.
+async fn session_alive(holder: &Weak<HolderState>, generation: u64) -> bool {
+    loop {
+        let Some(session) = holder.upgrade().map(|h| h.session.clone()) else { return false };
+        let Ok(live) = session.live().await else { return false };
+        if live.generation != generation {
+            return false;
+        }
+        match live.client.check_stat("/").await {
+            Ok(_) => return true,
+            Err(err) if connection_lost(&err) => continue,
+            Err(_) => return false,
+        }
+    }
+}
