@@ -308,10 +308,15 @@ impl Transaction {
     }
 
     /// [`Transaction::fenced_by`] the holder whose state this is.
-    pub(crate) fn fenced_on(mut self, state: &HolderState) -> Result<Transaction> {
+    pub(crate) fn fenced_on(self, state: &HolderState) -> Result<Transaction> {
         let node = state.node().ok_or_else(|| Error::NotHeld { path: state.path.clone() })?;
-        self.fence = Some((state.path.clone(), node));
-        Ok(self)
+        Ok(self.fenced_at(&state.path, node))
+    }
+
+    /// Fenced on `node`, a hold's own node on the lock `path` (a leadership's term's).
+    pub(crate) fn fenced_at(mut self, path: &str, node: String) -> Transaction {
+        self.fence = Some((path.to_owned(), node));
+        self
     }
 
     /// Sends the operations as one request: every write is made, or none.

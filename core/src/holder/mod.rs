@@ -254,6 +254,11 @@ impl HolderState {
         self.held.lock().unwrap().as_ref().map(|h| h.won.token)
     }
 
+    /// The hold's node and token, read together: of one and the same hold.
+    pub(crate) fn node_and_token(&self) -> Option<(String, i64)> {
+        self.held.lock().unwrap().as_ref().map(|h| (h.won.node.clone(), h.won.token))
+    }
+
     pub(crate) fn state(&self) -> LockState {
         *self.state.lock().unwrap()
     }
