@@ -11,9 +11,10 @@ use std::time::{Duration, SystemTime};
 use zookeeper_client as zk;
 
 use crate::error::{Error, Result};
+use crate::mirror::{DataWatchMark, Mirrors};
 use crate::naming::{self, Role, Scheme};
 use crate::options::validate_path;
-use crate::session::{DataWatchMark, Live, Session};
+use crate::session::{Live, Session};
 
 /// What a participant holds or waits for, as its node's name tells.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -206,7 +207,7 @@ async fn watched_children(session: &Session, live: &Live, path: &str) -> Result<
             Err(err) => return Err(Error::zk(path, "list", err)),
         }
         // A data watch: the session's handles on `path` stop mirroring it.
-        let mark = session.data_watch(path);
+        let mark = Mirrors::of(session).data_watch(path);
         match live.client.check_and_watch_stat(path).await {
             // Created meanwhile: list it.
             Ok((Some(_), _)) => continue,

@@ -2,17 +2,18 @@
 //! lock path; the lowest holds the lock; each other contender watches only
 //! the nearest lower node it waits for, so a release wakes one client.
 
-use std::sync::Arc;
+use std::collections::{HashMap, HashSet, VecDeque};
+use std::sync::{Arc, Mutex, Weak};
 
 use zookeeper_client as zk;
 
-use crate::contender::{Attempt, NodeWatch, Recovered, Removal, Removals, Target, Won};
+use crate::contender::{Attempt, NodeWatch, Nodes, Recovered, Removal, Removals, Target, Won};
 use crate::error::{connection_lost, Error, Result};
 use crate::holder::{sealed, Acquire, BoxFuture, Holder, HolderState, OnHeld};
-use crate::mirror::{Decision, Mirror};
+use crate::mirror::{Decision, Mirror, Mirrors};
 use crate::naming::{self, Role, Scheme, Standing};
 use crate::options::{validate_identifier, validate_path};
-use crate::session::{Live, Session};
+use crate::session::{Extension, Live, Session};
 use crate::state::{Outcome, SessionState};
 
 /// Which recipe a handle follows.
@@ -164,7 +165,7 @@ impl Lock {
             match step? {
                 Step::Won(won) => {
                     if self.spec.kind.role() == Role::Writer {
-                        self.holder.session.record_winner(&won.node);
+                        Lines::of(&self.holder.session).record_winner(&won.node);
                     }
                     return Ok(Some(won));
                 }
@@ -259,13 +260,13 @@ impl Lock {
                 // node gone; it sat below ours in the listing (our
                 // incarnation), and later nodes sort higher.
                 (Wake::Deleted | Wake::Gone, Watched::Listed { last_blocker: false }) => {
-                    self.holder.session.won_recently(&path)
+                    Lines::of(&self.holder.session).won_recently(&path)
                 }
                 // Assumes the predicted node existed when the watch was set,
                 // after our create: created before ours by this session, it
                 // shares our incarnation of the path, at the sequence right
                 // below ours; having held, it saw every lower node gone.
-                (Wake::Deleted, Watched::Neighbour) => self.holder.session.won_recently(&path),
+                (Wake::Deleted, Watched::Neighbour) => Lines::of(&self.holder.session).won_recently(&path),
                 // Not there at all: the name may be an earlier incarnation's
                 // (the path deleted and re-created between the two creates),
                 // whose holding says nothing about this one.
@@ -294,7 +295,8 @@ impl Lock {
         if !self.spec.config.mirror || !self.spec.config.extra_markers.is_empty() {
             return None;
         }
-        Some(self.spec.mirror.get_or_init(|| self.holder.session.mirror(&self.spec.path)).clone())
+        let session = &self.holder.session;
+        Some(self.spec.mirror.get_or_init(|| Mirrors::of(session).mirror(session, &self.spec.path)).clone())
     }
 
     /// Waits on the mirror until node `name` holds, is gone, or the session
@@ -316,7 +318,7 @@ impl Lock {
         loop {
             // Late nodes of this session's doubtful prefixes go, as from a listing.
             let sweep = |children: &mut Vec<String>| attempt.sweep_late(live.generation, children);
-            let doubtful = session.doubtful_prefixes().any(&self.spec.path);
+            let doubtful = Nodes::of(session).doubtful.any(&self.spec.path);
             let wake = match mirror.decide(live.generation, name, role, doubtful.then_some(&sweep)) {
                 Decision::Holds(deletion, fresh) => {
                     // Not decided on our create's own evidence (mirror.rs, point
@@ -414,7 +416,7 @@ impl Lock {
             let prefix = attempt.prefix().to_owned();
             ours.push(prefix.clone());
             let prefix_path = format!("{parent}/{prefix}");
-            let (create, place, before) = self.holder.session.join_line(parent, &prefix, role, || {
+            let (create, place, before) = Lines::of(&self.holder.session).join_line(parent, &prefix, role, || {
                 live.client.create(&prefix_path, &self.spec.config.identifier, &create_options)
             });
             attempt.keep_place(place);
@@ -518,7 +520,7 @@ impl Holder for Lock {
                 };
                 let session = &self.holder.session;
                 // Late nodes of this session's are no contenders: they go.
-                session.doubtful_prefixes().sweep(session, &self.spec.path, live.generation, &mut children);
+                Nodes::of(session).doubtful.sweep(session, &self.spec.path, live.generation, &mut children);
                 let queue = naming::queue(&children, &self.spec.config.extra_markers);
                 let nodes: Vec<String> = queue.iter().map(|c| format!("{}/{}", self.spec.path, c.name)).collect();
                 read_identifiers(&live, &nodes).await
@@ -616,6 +618,80 @@ impl<T> Own<T> {
         }
     }
 }
+
+/// The session's contenders on each lock path, as the lock's shortcuts need
+/// them: the last node queued, and the writers that held recently.
+#[derive(Default)]
+struct Lines {
+    /// Per lock path, the node this session queued last, while it is queued.
+    lines: Mutex<HashMap<String, LastInLine>>,
+    winners: Mutex<RecentWinners>,
+}
+
+impl Extension for Lines {}
+
+impl Lines {
+    /// `session`'s.
+    fn of(session: &Session) -> &Lines {
+        session.extension()
+    }
+
+    pub fn record_winner(&self, node: &str) {
+        let mut winners = self.winners.lock().unwrap();
+        if winners.order.len() == RECENT_WINNERS {
+            let oldest = winners.order.pop_front().expect("full");
+            winners.set.remove(&oldest);
+        }
+        winners.order.push_back(node.to_owned());
+        winners.set.insert(node.to_owned());
+    }
+
+    pub fn won_recently(&self, node: &str) -> bool {
+        self.winners.lock().unwrap().set.contains(node)
+    }
+
+    /// Sends a create (`send`) as this session's next node in line on `path`,
+    /// returning its result, a place token to keep while the node is queued
+    /// or held, and the prefix and role of the session's previous node on
+    /// `path` if that one is still in line. Both are decided under one lock,
+    /// so the order of the sends is the order of the sequence numbers.
+    pub fn join_line<T>(
+        &self,
+        path: &str,
+        prefix: &str,
+        role: Role,
+        send: impl FnOnce() -> T,
+    ) -> (T, Arc<()>, Option<(String, Role)>) {
+        let place = Arc::new(());
+        let mut lines = self.lines.lock().unwrap();
+        let ours = LastInLine { prefix: prefix.to_owned(), role, place: Arc::downgrade(&place) };
+        let before = lines
+            .insert(path.to_owned(), ours)
+            .filter(|last| last.place.strong_count() > 0)
+            .map(|last| (last.prefix, last.role));
+        (send(), place, before)
+    }
+}
+
+/// A node this session is queueing or holding; `place` dies when it leaves.
+struct LastInLine {
+    prefix: String,
+    role: Role,
+    place: Weak<()>,
+}
+
+/// Writer nodes of this session that held their lock, the latest few
+/// thousand. A writer holds only once every lower node is gone, and no node
+/// can appear below it later, so when such a node is deleted its successor
+/// holds the lock without listing the children again: handing over between
+/// contenders of one process costs nothing, however long the queue.
+#[derive(Default)]
+struct RecentWinners {
+    order: VecDeque<String>,
+    set: HashSet<String>,
+}
+
+const RECENT_WINNERS: usize = 4096;
 
 #[cfg(test)]
 mod tests {

@@ -14,6 +14,7 @@ use zookeeper_client as zk;
 
 use crate::error::{connection_lost, Error, Result};
 use crate::events;
+use crate::mirror::Mirrors;
 use crate::options::validate_node_path;
 use crate::runtime;
 use crate::session::Session;
@@ -243,7 +244,7 @@ async fn watch_data(
         };
         // A data watch: the session's handles on `path` stop mirroring it
         // while it may be set (the mark drops after the watcher).
-        let _mark = session.data_watch(&path);
+        let _mark = Mirrors::of(&session).data_watch(&path);
         let read = match live.client.get_and_watch_data(&path).await {
             Ok((data, stat, watcher)) => Ok((Some((data, Stat::from(&stat))), watcher)),
             // Watch for its creation instead; `exists` leaves a watch also when absent.

@@ -10,7 +10,6 @@ use tokio::time::{timeout, Instant};
 use zookeeper_client as zk;
 
 use crate::error::{Error, Result};
-use crate::holder::{Holder, HolderState};
 use crate::options::{validate_node_path, ConnectString, MAX_IDENTIFIER_BYTES};
 use crate::runtime;
 use crate::session::{Live, Session};
@@ -292,28 +291,8 @@ impl Transaction {
         self.keep(checked.map(drop), || Op::Delete { path: path.to_owned(), version })
     }
 
-    /// Makes the transaction commit only while `holder` holds: it first
-    /// checks that the holder's node exists. Fails with [`Error::NotHeld`]
-    /// if the handle holds nothing now, and the commit fails with it, writing
-    /// nothing, if the node is gone by then (deleted by an operator, its
-    /// session expired, released).
-    ///
-    /// Assumes no one but this handle creates a node of that name: the name
-    /// carries the handle's own random prefix (kazoo's and Curator's), so a
-    /// node there is this hold's node. An operator who re-creates it by hand
-    /// defeats the fence; the hold itself sees the deletion and ends as
-    /// [`LostReason::NodeDeleted`](crate::LostReason::NodeDeleted).
-    pub fn fenced_by(self, holder: &dyn Holder) -> Result<Transaction> {
-        self.fenced_on(holder.state_of())
-    }
-
-    /// [`Transaction::fenced_by`] the holder whose state this is.
-    pub(crate) fn fenced_on(self, state: &HolderState) -> Result<Transaction> {
-        let node = state.node().ok_or_else(|| Error::NotHeld { path: state.path.clone() })?;
-        Ok(self.fenced_at(&state.path, node))
-    }
-
-    /// Fenced on `node`, a hold's own node on the lock `path` (a leadership's term's).
+    /// Fenced on `node`, a hold's own node on the lock `path` (see
+    /// [`Transaction::fenced_by`], which the holder adds).
     pub(crate) fn fenced_at(mut self, path: &str, node: String) -> Transaction {
         self.fence = Some((path.to_owned(), node));
         self

@@ -7,6 +7,7 @@ use std::time::Duration;
 use tokio::task::JoinHandle;
 
 use super::removal::{Removal, Target};
+use super::Nodes;
 use crate::error::connection_lost;
 use crate::session::Session;
 
@@ -103,7 +104,7 @@ impl DoubtfulPrefixes {
                 removal.session.clone().spawn(async move {
                     let session = removal.session.clone();
                     removal.run().await;
-                    session.doubtful_prefixes().forget(&parent, &prefix);
+                    Nodes::of(&session).doubtful.forget(&parent, &prefix);
                 })
             })
             .collect()
@@ -124,7 +125,7 @@ impl DoubtfulPrefixes {
     /// prefix there. For when an attempt or a hold ends: a late node may
     /// have landed after the last listing.
     pub fn spawn_sweep(session: &Session, parent: &str) -> Option<JoinHandle<()>> {
-        if !session.doubtful_prefixes().any(parent) {
+        if !Nodes::of(session).doubtful.any(parent) {
             return None;
         }
         let (session, parent) = (session.clone(), parent.to_owned());
@@ -133,7 +134,7 @@ impl DoubtfulPrefixes {
                 let Ok(live) = session.live_for_removal().await else { return };
                 match live.client.list_children(&parent).await {
                     Ok(mut children) => {
-                        let doubtful = session.doubtful_prefixes();
+                        let doubtful = &Nodes::of(&session).doubtful;
                         for removal in doubtful.sweep(&session, &parent, live.generation, &mut children) {
                             let _ = removal.await;
                         }

@@ -17,10 +17,14 @@ mod persistent;
 mod removal;
 mod won;
 
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::{Arc, Mutex};
 
 use tokio::task::JoinHandle;
 use tokio::time::timeout;
+
+use crate::session::{Extension, Session};
 
 pub(crate) use create::Recovered;
 pub(crate) use doubtful::DoubtfulPrefixes;
@@ -28,6 +32,28 @@ pub(crate) use persistent::PersistentNodes;
 use removal::FOREGROUND_WAIT;
 pub(crate) use removal::{Removal, Target};
 pub(crate) use won::{NodeWatch, Won};
+
+/// What the session keeps of its contenders' nodes: the persistent ones,
+/// and the prefixes of creates that may land late.
+#[derive(Default)]
+pub(crate) struct Nodes {
+    pub persistent: PersistentNodes,
+    pub doubtful: DoubtfulPrefixes,
+}
+
+impl Nodes {
+    /// `session`'s.
+    pub fn of(session: &Session) -> &Nodes {
+        session.extension()
+    }
+}
+
+impl Extension for Nodes {
+    /// Persistent nodes that no hold keeps outlive the session: removed while its client is ours.
+    fn closing<'a>(&'a self, session: &'a Session) -> Pin<Box<dyn Future<Output = ()> + Send + 'a>> {
+        Box::pin(self.persistent.remove_all(session))
+    }
+}
 
 /// Removals started by one acquire, which it waits for before returning so
 /// that a timed-out or cancelled acquire leaves no node behind.
@@ -94,7 +120,7 @@ impl Attempt {
             unreachable!("a prefix is renewed only before the create succeeds")
         };
         let given_up = std::mem::replace(current, prefix);
-        removal.session.doubtful_prefixes().add(parent, given_up, removal.generation, removal.ephemeral);
+        Nodes::of(&removal.session).doubtful.add(parent, given_up, removal.generation, removal.ephemeral);
         if let Some(persistent) = removal.persistent() {
             // The old prefix stays registered until its node is found, or the session closes.
             persistent.settle(&old);
@@ -110,7 +136,7 @@ impl Attempt {
     pub fn sweep_late(&self, generation: u64, children: &mut Vec<String>) {
         let Some(ours) = self.removal.as_ref() else { return };
         let (session, parent) = (&ours.session, ours.target.parent());
-        for removal in session.doubtful_prefixes().sweep(session, parent, generation, children) {
+        for removal in Nodes::of(session).doubtful.sweep(session, parent, generation, children) {
             self.removals.push(removal);
         }
     }

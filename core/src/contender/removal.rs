@@ -11,6 +11,7 @@ use zookeeper_client as zk;
 
 use super::create::find_own;
 use super::persistent::PersistentNodes;
+use super::Nodes;
 use crate::error::connection_lost;
 use crate::session::{Live, Session};
 use crate::state::SessionState;
@@ -59,7 +60,7 @@ impl Removal {
     pub async fn run(self) -> bool {
         let gone = self.remove().await;
         if gone && !self.ephemeral {
-            self.session.persistent_nodes().disown(&self.target);
+            Nodes::of(&self.session).persistent.disown(&self.target);
         }
         gone
     }
@@ -155,7 +156,7 @@ impl Removal {
 
     /// The registry of this removal's node if it is persistent.
     pub fn persistent(&self) -> Option<&PersistentNodes> {
-        (!self.ephemeral).then(|| self.session.persistent_nodes())
+        (!self.ephemeral).then(|| &Nodes::of(&self.session).persistent)
     }
 }
 

@@ -6,7 +6,7 @@ use tokio::task::JoinHandle;
 use zookeeper_client as zk;
 
 use super::removal::{parent_of, Removal, Target};
-use super::{DoubtfulPrefixes, Removals};
+use super::{DoubtfulPrefixes, Nodes, Removals};
 use crate::mirror::Deletion;
 use crate::session::Session;
 
@@ -70,7 +70,7 @@ impl Won {
     pub fn installed(mut self) -> Won {
         if let Some((session, _)) = self.guard.take() {
             if !self.ephemeral {
-                session.persistent_nodes().hold(&Target::Node(self.node.clone()));
+                Nodes::of(&session).persistent.hold(&Target::Node(self.node.clone()));
             }
         }
         self

@@ -11,10 +11,10 @@ use tokio::time::Instant;
 use zookeeper_client as zk;
 
 use super::{HolderState, OnHeld, Owner};
-use crate::contender::{NodeWatch, Target, Won};
+use crate::contender::{NodeWatch, Nodes, Target, Won};
 use crate::error::{connection_lost, Error, Result};
 use crate::mirror::{Deletion, Woken};
-use crate::session::HoldWatcher;
+use crate::session::StatusWatcher;
 use crate::state::{LockState, LostReason, SessionState, Status};
 
 pub(super) struct Held {
@@ -86,8 +86,8 @@ impl HolderState {
             return false;
         }
         let id = self.acquisitions.fetch_add(1, Ordering::Relaxed) + 1;
-        let watcher: Weak<dyn HoldWatcher> = Arc::downgrade(self) as Weak<dyn HoldWatcher>;
-        let watch_key = self.session.watch_hold(watcher);
+        let watcher: Weak<dyn StatusWatcher> = Arc::downgrade(self) as Weak<dyn StatusWatcher>;
+        let watch_key = self.session.watch_status(watcher);
         let node_watch = won.node_watch.take();
         let (node, generation, ephemeral) = (won.node.clone(), won.generation, won.ephemeral);
         // Recorded before any task that may end it starts: a lease shorter
@@ -139,7 +139,7 @@ impl HolderState {
             }
         }
         // A change between the win and the registration would go unheard.
-        self.session_changed(self.session.status());
+        self.session_changed(self.session.status(), false);
         true
     }
 
@@ -173,11 +173,11 @@ impl HolderState {
         for task in held.tasks.drain(..) {
             task.abort();
         }
-        self.session.unwatch_hold(held.watch_key);
+        self.session.unwatch_status(held.watch_key);
         self.meter().inspect(|m| m.hold_ended(held.since.elapsed()));
         self.set_state(LockState::Released);
         if !held.won.ephemeral {
-            self.session.persistent_nodes().release(&Target::Node(held.won.node.clone()));
+            Nodes::of(&self.session).persistent.release(&Target::Node(held.won.node.clone()));
         }
         let node = held.won.removal(&self.session).run_bounded();
         held.won.spawn_sweep(&self.session);
@@ -193,7 +193,7 @@ impl HolderState {
         }
         let lost = held.take().expect("checked above");
         drop(held);
-        self.session.unwatch_hold(lost.watch_key);
+        self.session.unwatch_status(lost.watch_key);
         self.meter().inspect(|m| m.hold_ended(lost.since.elapsed()));
         self.set_state(LockState::Lost(reason));
         // The node (and any late duplicate of it) may still be there: a lease
@@ -220,9 +220,10 @@ impl HolderState {
     }
 }
 
-impl HoldWatcher for HolderState {
-    /// Tells the holder when its hold is suspended, restored or lost.
-    fn session_changed(&self, now: Status) {
+impl StatusWatcher for HolderState {
+    /// Tells the holder when its hold is suspended, restored or lost (an
+    /// ended generation is the generation's or the state's to tell).
+    fn session_changed(&self, now: Status, _ended: bool) {
         let Some((id, generation, ephemeral)) =
             self.held.lock().unwrap().as_ref().map(|h| (h.id, h.won.generation, h.won.ephemeral))
         else {
@@ -242,7 +243,7 @@ impl Drop for HolderState {
     /// Dropping a held handle releases it, in the background.
     fn drop(&mut self) {
         if let Some(held) = self.held.get_mut().unwrap().take() {
-            self.session.unwatch_hold(held.watch_key);
+            self.session.unwatch_status(held.watch_key);
             self.meter().inspect(|m| m.hold_ended(held.since.elapsed()));
             held.won.spawn_removals(&self.session);
         }

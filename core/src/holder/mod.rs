@@ -16,12 +16,13 @@ use std::sync::{Arc, Mutex, OnceLock};
 
 use tokio::sync::{watch, Notify};
 
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::events::Listeners;
 use crate::metrics::Meter;
 use crate::runtime;
 use crate::session::Session;
 use crate::state::{LockState, Outcome};
+use crate::znode::Transaction;
 pub use acquire::{Acquire, Owner};
 use hold::Held;
 
@@ -66,7 +67,7 @@ pub trait Holder: sealed::Recipe + Send + Sync {
 
     /// Releases for `owner`. A reentrant lock counts down and deletes the
     /// node at its owner's last release; a release by another owner fails
-    /// with [`Error::NotOwner`](crate::Error::NotOwner) and leaves the hold as it was. Any owner
+    /// with [`Error::NotOwner`] and leaves the hold as it was. Any owner
     /// releases a handle that is not reentrant (kazoo).
     fn release_by(&self, owner: Owner) -> BoxFuture<'_, Result<bool>> {
         Box::pin(self.state_of().release_by(owner))
@@ -78,7 +79,7 @@ pub trait Holder: sealed::Recipe + Send + Sync {
     }
 
     /// Cancels the acquires pending on this handle now; they fail with
-    /// [`Error::Cancelled`](crate::Error::Cancelled) and leave no node. Later acquires are unaffected.
+    /// [`Error::Cancelled`] and leave no node. Later acquires are unaffected.
     fn cancel(&self) {
         self.state_of().cancel()
     }
@@ -127,7 +128,7 @@ pub trait Holder: sealed::Recipe + Send + Sync {
 
     /// A transaction that commits only while this handle holds
     /// ([`Transaction::fenced_by`](crate::Transaction::fenced_by)):
-    /// [`Error::NotHeld`](crate::Error::NotHeld) if it holds nothing.
+    /// [`Error::NotHeld`] if it holds nothing.
     ///
     /// ```
     /// use zoolock::{Acquire, Create, Holder, Lock, Session, SessionOptions};
@@ -144,7 +145,7 @@ pub trait Holder: sealed::Recipe + Send + Sync {
     /// # Ok(())
     /// # }
     /// ```
-    fn fenced(&self) -> Result<crate::Transaction> {
+    fn fenced(&self) -> Result<Transaction> {
         self.session().transaction().fenced_on(self.state_of())
     }
 
@@ -293,5 +294,29 @@ impl HolderState {
 
     fn meter(&self) -> Option<&Meter> {
         self.metered.then(|| self.session.meter())
+    }
+}
+
+/// Fenced writes: a [`Transaction`] made to commit only while a handle holds.
+impl Transaction {
+    /// Makes the transaction commit only while `holder` holds: it first
+    /// checks that the holder's node exists. Fails with [`Error::NotHeld`]
+    /// if the handle holds nothing now, and the commit fails with it, writing
+    /// nothing, if the node is gone by then (deleted by an operator, its
+    /// session expired, released).
+    ///
+    /// Assumes no one but this handle creates a node of that name: the name
+    /// carries the handle's own random prefix (kazoo's and Curator's), so a
+    /// node there is this hold's node. An operator who re-creates it by hand
+    /// defeats the fence; the hold itself sees the deletion and ends as
+    /// [`LostReason::NodeDeleted`](crate::LostReason::NodeDeleted).
+    pub fn fenced_by(self, holder: &dyn Holder) -> Result<Transaction> {
+        self.fenced_on(holder.state_of())
+    }
+
+    /// [`Transaction::fenced_by`] the holder whose state this is.
+    pub(crate) fn fenced_on(self, state: &HolderState) -> Result<Transaction> {
+        let node = state.node().ok_or_else(|| Error::NotHeld { path: state.path.clone() })?;
+        Ok(self.fenced_at(&state.path, node))
     }
 }
