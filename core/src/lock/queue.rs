@@ -1,183 +1,21 @@
-//! The lock recipe: contenders create EPHEMERAL_SEQUENTIAL nodes under the
-//! lock path; the lowest holds the lock; each other contender watches only
-//! the nearest lower node it waits for, so a release wakes one client.
+//! Queueing a lock node and waiting until it comes first: by a listing and
+//! a watch on the node ahead, or on the session's mirror of the path.
 
-use std::collections::{HashMap, HashSet, VecDeque};
-use std::sync::{Arc, Mutex, Weak};
+use std::sync::Arc;
 
 use zookeeper_client as zk;
 
-use crate::contender::{Attempt, NodeWatch, Nodes, Recovered, Removal, Removals, Target, Won};
+use super::line::Lines;
+use super::{Lock, Step};
+use crate::contender::{Attempt, NodeWatch, Nodes, Recovered};
 use crate::error::{connection_lost, Error, Result};
-use crate::holder::{sealed, Acquire, BoxFuture, Holder, HolderState, OnHeld};
-use crate::mirror::{Decision, Mirror, Mirrors};
-use crate::naming::{self, Role, Scheme, Standing};
-use crate::options::{validate_identifier, validate_path};
-use crate::session::{Extension, Live, Session};
-use crate::state::{Outcome, SessionState};
-
-/// Which recipe a handle follows.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Kind {
-    /// kazoo's `Lock`, Curator's `InterProcessMutex`.
-    Mutex,
-    /// Shares the lock with other readers; waits only for earlier writers.
-    Read,
-    /// Waits for every earlier contender, readers included.
-    Write,
-}
-
-impl Kind {
-    fn role(self) -> Role {
-        if self == Kind::Read {
-            Role::Reader
-        } else {
-            Role::Writer
-        }
-    }
-
-    fn new_prefix(self, scheme: Scheme) -> String {
-        match self {
-            Kind::Mutex => naming::new_prefix(scheme, Role::Writer),
-            Kind::Read => naming::new_prefix(scheme, Role::Reader),
-            Kind::Write => naming::new_write_prefix(scheme),
-        }
-    }
-}
-
-/// What a handle writes and recognises besides its kind.
-#[derive(Debug, Clone)]
-pub struct LockConfig {
-    /// Node data, shown by `contenders()` (kazoo's `identifier`).
-    pub identifier: Vec<u8>,
-    /// Whose node names to write: kazoo's (the default) or Curator's.
-    pub scheme: Scheme,
-    /// Further node-name markers to queue behind, as writers (kazoo's `extra_lock_patterns`).
-    pub extra_markers: Vec<String>,
-    /// Reentrant per owner, like Curator's `InterProcessMutex` (zoolock's
-    /// own option: kazoo has none). An acquire by the owner that holds
-    /// ([`Acquire::owner`]: the handle in Rust, the thread in Python and C#)
-    /// returns `Ok(true)` at once on the same node, and each acquire needs
-    /// its release: the last one deletes the node. Another owner's acquire
-    /// waits for that, and its release is refused ([`Error::NotOwner`]). A
-    /// loss ends the hold whatever its depth. Off by default (kazoo's).
-    pub reentrant: bool,
-    /// Waits on the session's mirror of the path's children (one persistent
-    /// recursive watch per session and path, ZooKeeper ≥ 3.6; see
-    /// `core/src/mirror.rs`) instead of listing the children and watching
-    /// the predecessor: an acquisition costs a create and a delete, and the
-    /// server sends each of them to every session that mirrors the path.
-    /// On by default; turn it off on a path that more than about 20
-    /// processes (sessions) hold handles on at once, where those
-    /// notifications cost the server more than the listings they save
-    /// (README, "Cost"). Ignored with `extra_markers`. Falls back to listing
-    /// if the server refuses the watch.
-    pub mirror: bool,
-}
-
-impl Default for LockConfig {
-    fn default() -> Self {
-        LockConfig {
-            identifier: Vec::new(),
-            scheme: Scheme::default(),
-            extra_markers: Vec::new(),
-            reentrant: false,
-            mirror: true,
-        }
-    }
-}
-
-/// A lock handle: kazoo's `Lock`, `ReadLock` or `WriteLock`. Cheap to clone;
-/// clones are the same handle. Not reentrant unless [`LockConfig::reentrant`]:
-/// a second acquire on a held handle waits until the handle is released, as
-/// kazoo's does.
-#[derive(Clone)]
-pub struct Lock {
-    holder: Arc<HolderState>,
-    spec: Arc<Spec>,
-}
-
-struct Spec {
-    path: String,
-    kind: Kind,
-    config: LockConfig,
-    /// The session's mirror of the path, from the first mirrored acquire on.
-    mirror: std::sync::OnceLock<Arc<Mirror>>,
-}
+use crate::holder::Acquire;
+use crate::mirror::{Decision, Mirror};
+use crate::naming::{self, Standing};
+use crate::session::Live;
+use crate::state::SessionState;
 
 impl Lock {
-    /// A handle on the lock at `path`; nothing is sent to the server before
-    /// the first acquire. Bad input fails here ([`Error::InvalidPath`], …).
-    pub fn new(session: &Session, path: &str, kind: Kind, config: LockConfig) -> Result<Lock> {
-        validate_path(path)?;
-        Lock::on_checked_path(session, path, kind, config)
-    }
-
-    /// [`Lock::new`] on a path derived from one already checked (a
-    /// semaphore's admission lock: its path plus a suffix, which may take it
-    /// past [`crate::MAX_PATH_BYTES`] by those few bytes).
-    pub(crate) fn on_checked_path(session: &Session, path: &str, kind: Kind, config: LockConfig) -> Result<Lock> {
-        validate_identifier(&config.identifier)?;
-        session.check_usable()?;
-        if session.is_closed() {
-            return Err(session.closed_error());
-        }
-        let on_held = if config.reentrant { OnHeld::Reenter } else { OnHeld::Wait };
-        let spec = Spec { path: path.to_owned(), kind, config, mirror: Default::default() };
-        Ok(Lock { holder: HolderState::new(session, path, on_held), spec: Arc::new(spec) })
-    }
-
-    /// Leaves this handle's holds out of the session's metrics (a
-    /// semaphore's admission lock: the semaphore counts its own).
-    pub(crate) fn unmetered(mut self) -> Lock {
-        Arc::get_mut(&mut self.holder).expect("a handle not yet shared").metered = false;
-        self
-    }
-
-    /// An exclusive lock with kazoo's node names and no identifier.
-    pub fn mutex(session: &Session, path: &str) -> Result<Lock> {
-        Lock::new(session, path, Kind::Mutex, LockConfig::default())
-    }
-
-    /// Which recipe the handle follows.
-    pub fn kind(&self) -> Kind {
-        self.spec.kind
-    }
-
-    /// Queues a node and waits for it to come first, queueing again on a new
-    /// session if the old one ends first.
-    async fn contend(&self, options: &Acquire, removals: Removals) -> Result<Option<Won>> {
-        loop {
-            let live = self.holder.session.live().await?;
-            let prefix = self.spec.kind.new_prefix(self.spec.config.scheme);
-            let mut attempt = Attempt::new(
-                Removal {
-                    session: self.holder.session.clone(),
-                    target: Target::Prefix { parent: self.spec.path.clone(), prefix },
-                    generation: live.generation,
-                    ephemeral: options.ephemeral,
-                },
-                &removals,
-            );
-            let step = self.queue_once(&live, &mut attempt, options).await;
-            // Not won: its node goes now, before any wait for a new session.
-            drop(attempt);
-            match step? {
-                Step::Won(won) => {
-                    if self.spec.kind.role() == Role::Writer {
-                        Lines::of(&self.holder.session).record_winner(&won.node);
-                    }
-                    return Ok(Some(won));
-                }
-                Step::Taken => return Ok(None),
-                Step::SessionEnded => {
-                    Box::pin(self.holder.session.wait_past(live.generation)).await;
-                }
-                Step::NodeGone => {}
-            }
-        }
-    }
-
     /// Queues one node and waits until it holds, its session ends, or the
     /// node is gone. Never reports a hold without our node there: a hold is
     /// decided by a listing that shows our node first in line, or by a
@@ -188,7 +26,7 @@ impl Lock {
     /// Every wait but the mirror's is boxed on its own: what this future
     /// keeps while a mirrored waiter is parked (issue 16) is the attempt,
     /// the node's name and a pointer.
-    async fn queue_once(&self, live: &Live, attempt: &mut Attempt, options: &Acquire) -> Result<Step> {
+    pub(super) async fn queue_once(&self, live: &Live, attempt: &mut Attempt, options: &Acquire) -> Result<Step> {
         // Boxed: the create's state is large and not needed while waiting.
         let Some((name, token, ahead)) = Box::pin(self.enqueue(live, attempt, options)).await? else {
             return Ok(Step::SessionEnded);
@@ -288,15 +126,6 @@ impl Lock {
                 None => return Ok(Step::SessionEnded),
             };
         }
-    }
-
-    /// The session's mirror of the path, if this handle waits on one.
-    fn mirror(&self) -> Option<Arc<Mirror>> {
-        if !self.spec.config.mirror || !self.spec.config.extra_markers.is_empty() {
-            return None;
-        }
-        let session = &self.holder.session;
-        Some(self.spec.mirror.get_or_init(|| Mirrors::of(session).mirror(session, &self.spec.path)).clone())
     }
 
     /// Waits on the mirror until node `name` holds, is gone, or the session
@@ -467,7 +296,7 @@ impl Lock {
     }
 
     /// The children of the lock path; `None` when the session ended.
-    async fn list(&self, live: &Live) -> Result<Option<Vec<String>>> {
+    pub(super) async fn list(&self, live: &Live) -> Result<Option<Vec<String>>> {
         loop {
             match live.client.list_children(&self.spec.path).await {
                 Ok(children) => return Ok(Some(children)),
@@ -499,56 +328,6 @@ impl Lock {
     }
 }
 
-impl sealed::Recipe for Lock {
-    fn state_of(&self) -> &Arc<HolderState> {
-        &self.holder
-    }
-}
-
-impl Holder for Lock {
-    fn acquire_outcome(&self, options: Acquire) -> BoxFuture<'_, Result<Outcome>> {
-        Box::pin(async move { self.holder.acquire(&options, |removals| self.contend(&options, removals)).await })
-    }
-
-    /// Everyone queued on this path, holder(s) first (kazoo's `contenders()`).
-    fn queue(&self) -> BoxFuture<'_, Result<Vec<String>>> {
-        Box::pin(async move {
-            let live = self.holder.session.live().await?;
-            let read = async {
-                let Some(mut children) = self.list(&live).await? else {
-                    return Err(Error::ConnectionLoss(self.holder.session.request_bound()));
-                };
-                let session = &self.holder.session;
-                // Late nodes of this session's are no contenders: they go.
-                Nodes::of(session).doubtful.sweep(session, &self.spec.path, live.generation, &mut children);
-                let queue = naming::queue(&children, &self.spec.config.extra_markers);
-                let nodes: Vec<String> = queue.iter().map(|c| format!("{}/{}", self.spec.path, c.name)).collect();
-                read_identifiers(&live, &nodes).await
-            };
-            self.holder.session.bounded(read).await
-        })
-    }
-}
-
-/// The data of `nodes` as text, in one round trip; nodes gone meanwhile are skipped.
-pub(crate) async fn read_identifiers(live: &Live, nodes: &[String]) -> Result<Vec<String>> {
-    if nodes.is_empty() {
-        return Ok(Vec::new());
-    }
-    let mut reader = live.client.new_multi_reader();
-    for node in nodes {
-        reader.add_get_data(node).map_err(|e| Error::zk(node, "read", e))?;
-    }
-    let results = reader.commit().await.map_err(|e| Error::zk(&nodes[0], "read", e))?;
-    Ok(results
-        .into_iter()
-        .filter_map(|r| match r {
-            zk::MultiReadResult::Data { data, .. } => Some(String::from_utf8_lossy(&data).into_owned()),
-            _ => None,
-        })
-        .collect())
-}
-
 /// How a wait on the mirror ended.
 enum Mirrored {
     /// Our node is first in line; the deletion notice of our node, and whether it waited.
@@ -556,15 +335,6 @@ enum Mirrored {
     Step(Step),
     /// The server refused the watch, or the mirror is deaf: list instead.
     Refused,
-}
-
-enum Step {
-    Won(Won),
-    /// A single try found the lock taken.
-    Taken,
-    SessionEnded,
-    /// Our node vanished while the session lived (deleted by someone else).
-    NodeGone,
 }
 
 /// What a contender learned about the nodes ahead of its own when queueing.
@@ -619,85 +389,14 @@ impl<T> Own<T> {
     }
 }
 
-/// The session's contenders on each lock path, as the lock's shortcuts need
-/// them: the last node queued, and the writers that held recently.
-#[derive(Default)]
-struct Lines {
-    /// Per lock path, the node this session queued last, while it is queued.
-    lines: Mutex<HashMap<String, LastInLine>>,
-    winners: Mutex<RecentWinners>,
-}
-
-impl Extension for Lines {}
-
-impl Lines {
-    /// `session`'s.
-    fn of(session: &Session) -> &Lines {
-        session.extension()
-    }
-
-    pub fn record_winner(&self, node: &str) {
-        let mut winners = self.winners.lock().unwrap();
-        if winners.order.len() == RECENT_WINNERS {
-            let oldest = winners.order.pop_front().expect("full");
-            winners.set.remove(&oldest);
-        }
-        winners.order.push_back(node.to_owned());
-        winners.set.insert(node.to_owned());
-    }
-
-    pub fn won_recently(&self, node: &str) -> bool {
-        self.winners.lock().unwrap().set.contains(node)
-    }
-
-    /// Sends a create (`send`) as this session's next node in line on `path`,
-    /// returning its result, a place token to keep while the node is queued
-    /// or held, and the prefix and role of the session's previous node on
-    /// `path` if that one is still in line. Both are decided under one lock,
-    /// so the order of the sends is the order of the sequence numbers.
-    pub fn join_line<T>(
-        &self,
-        path: &str,
-        prefix: &str,
-        role: Role,
-        send: impl FnOnce() -> T,
-    ) -> (T, Arc<()>, Option<(String, Role)>) {
-        let place = Arc::new(());
-        let mut lines = self.lines.lock().unwrap();
-        let ours = LastInLine { prefix: prefix.to_owned(), role, place: Arc::downgrade(&place) };
-        let before = lines
-            .insert(path.to_owned(), ours)
-            .filter(|last| last.place.strong_count() > 0)
-            .map(|last| (last.prefix, last.role));
-        (send(), place, before)
-    }
-}
-
-/// A node this session is queueing or holding; `place` dies when it leaves.
-struct LastInLine {
-    prefix: String,
-    role: Role,
-    place: Weak<()>,
-}
-
-/// Writer nodes of this session that held their lock, the latest few
-/// thousand. A writer holds only once every lower node is gone, and no node
-/// can appear below it later, so when such a node is deleted its successor
-/// holds the lock without listing the children again: handing over between
-/// contenders of one process costs nothing, however long the queue.
-#[derive(Default)]
-struct RecentWinners {
-    order: VecDeque<String>,
-    set: HashSet<String>,
-}
-
-const RECENT_WINNERS: usize = 4096;
-
 #[cfg(test)]
 mod tests {
     use std::mem::size_of_val;
 
     use super::*;
+    use crate::contender::{Removal, Removals, Target};
+    use crate::holder::Holder;
+    use crate::session::Session;
     use crate::SessionOptions;
 
     /// A queued waiter keeps, besides its handle and its node's entry in
