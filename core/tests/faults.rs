@@ -10,15 +10,6 @@ use tokio::sync::mpsc;
 use zk_harness::{Ensemble, Options};
 use zoolock::{Acquire, Holder, Lock, LockState, LostReason, Session, SessionOptions, SessionState};
 
-fn harness() -> &'static Ensemble {
-    zk_harness::shared()
-}
-
-/// Runs a blocking harness call without stalling the clients under test.
-async fn inject<T: Send + 'static>(fault: impl FnOnce() -> T + Send + 'static) -> T {
-    tokio::task::spawn_blocking(fault).await.unwrap()
-}
-
 async fn wait_state(lock: &Lock, want: LockState) {
     let mut states = lock.subscribe();
     tokio::time::timeout(Duration::from_secs(20), states.wait_for(|s| *s == want))

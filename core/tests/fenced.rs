@@ -9,10 +9,6 @@ use std::time::Duration;
 use common::*;
 use zoolock::{Acquire, Create, Error, Holder, Lock, LockState, LostReason, OpResult, Retry, Semaphore};
 
-async fn inject<T: Send + 'static>(fault: impl FnOnce() -> T + Send + 'static) -> T {
-    tokio::task::spawn_blocking(fault).await.unwrap()
-}
-
 async fn until_state(lock: &Lock, want: impl Fn(&LockState) -> bool) {
     let mut states = lock.subscribe();
     tokio::time::timeout(Duration::from_secs(20), states.wait_for(want)).await.expect("lock state").unwrap();

@@ -20,14 +20,6 @@ fn mirrored(session: &Session, path: &str) -> Lock {
     Lock::new(session, path, Kind::Mutex, LockConfig { mirror: true, ..LockConfig::default() }).unwrap()
 }
 
-fn harness() -> &'static zk_harness::Ensemble {
-    zk_harness::shared()
-}
-
-async fn inject<T: Send + 'static>(fault: impl FnOnce() -> T + Send + 'static) -> T {
-    tokio::task::spawn_blocking(fault).await.unwrap()
-}
-
 /// Our session (a mirrored waiter's), theirs (a listing holder's), a raw
 /// client that looks, and a path of its own.
 struct Scene {

@@ -8,7 +8,7 @@ mod common;
 use std::time::Duration;
 
 use common::*;
-use zk_harness::{Ensemble, FaultState, Landing, Op, Select};
+use zk_harness::{FaultState, Landing, Op, Select};
 use zookeeper_client as zk;
 use zoolock::{Acquire, Holder, Kind, Lock, LockConfig, LockState, LostReason, Session};
 
@@ -22,15 +22,6 @@ fn listing(session: &Session, path: &str) -> Lock {
 /// A handle of either design: mirrored, or listing (see [`listing`]).
 fn design(mirror: bool, session: &Session, path: &str) -> zoolock::Result<Lock> {
     Lock::new(session, path, Kind::Mutex, LockConfig { mirror, ..LockConfig::default() })
-}
-
-fn harness() -> &'static Ensemble {
-    zk_harness::shared()
-}
-
-/// Runs a blocking harness call without stalling the clients under test.
-async fn inject<T: Send + 'static>(fault: impl FnOnce() -> T + Send + 'static) -> T {
-    tokio::task::spawn_blocking(fault).await.unwrap()
 }
 
 /// An operator's `deleteall` of `path`, done atomically so that every

@@ -25,10 +25,6 @@ fn kind<T>(call: &(T, Option<WatchEvent>)) -> Option<WatchEventKind> {
     call.1.as_ref().map(|e| e.kind)
 }
 
-async fn inject<T: Send + 'static>(fault: impl FnOnce() -> T + Send + 'static) -> T {
-    tokio::task::spawn_blocking(fault).await.unwrap()
-}
-
 #[tokio::test(flavor = "multi_thread")]
 async fn a_data_watch_follows_the_node_through_deletion_and_re_creation() {
     let session = session(&shared_server()).await;

@@ -13,10 +13,6 @@ use zoolock::{
     Acl, Acquire, AuthId, Create, Error, Holder, Lock, OpResult, Permission, Retry, Session, SessionOptions,
 };
 
-async fn inject<T: Send + 'static>(fault: impl FnOnce() -> T + Send + 'static) -> T {
-    tokio::task::spawn_blocking(fault).await.unwrap()
-}
-
 #[tokio::test(flavor = "multi_thread")]
 async fn each_operation_does_what_kazoo_s_does() {
     let session = session(&shared_server()).await;
