@@ -8,7 +8,7 @@ use tokio::sync::watch;
 
 use crate::error::{Error, Result};
 use crate::holder::sealed::Recipe;
-use crate::holder::{Acquire, Holder};
+use crate::holder::Acquire;
 use crate::lock::{Kind, Lock, LockConfig};
 use crate::runtime;
 use crate::session::Session;

@@ -11,7 +11,7 @@ use zookeeper_client as zk;
 
 use crate::contender::{Attempt, Removal, Removals, Target, Won};
 use crate::error::{connection_lost, Error, Result};
-use crate::holder::{sealed, Acquire, BoxFuture, Holder, HolderState, OnHeld};
+use crate::holder::{holder_methods, sealed, Acquire, BoxFuture, Holder, HolderState, OnHeld};
 use crate::lock::{read_identifiers, Kind, Lock, LockConfig};
 use crate::options::{validate_identifier, validate_path};
 use crate::session::{Live, Session};
@@ -190,6 +190,8 @@ impl Semaphore {
         Ok(())
     }
 }
+
+holder_methods!(Semaphore);
 
 impl sealed::Recipe for Semaphore {
     fn state_of(&self) -> &Arc<HolderState> {

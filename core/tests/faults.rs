@@ -8,7 +8,7 @@ use std::time::Duration;
 use common::*;
 use tokio::sync::mpsc;
 use zk_harness::{Ensemble, Options};
-use zoolock::{Acquire, Holder, Lock, LockState, LostReason, Session, SessionOptions, SessionState};
+use zoolock::{Acquire, Lock, LockState, LostReason, Session, SessionOptions, SessionState};
 
 async fn wait_state(lock: &Lock, want: LockState) {
     let mut states = lock.subscribe();

@@ -9,9 +9,7 @@ use std::time::Duration;
 
 use common::*;
 use tokio::time::timeout;
-use zoolock::{
-    Acquire, Holder, Kind, Lock, LockConfig, LockState, LostReason, Outcome, Semaphore, Session, SessionState,
-};
+use zoolock::{Acquire, Kind, Lock, LockConfig, LockState, LostReason, Outcome, Semaphore, Session, SessionState};
 
 async fn wait_state(states: &mut tokio::sync::watch::Receiver<LockState>, want: LockState) {
     timeout(Duration::from_secs(10), states.wait_for(|s| *s == want))

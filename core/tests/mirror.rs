@@ -12,7 +12,7 @@ use std::time::Duration;
 
 use common::*;
 use tokio::time::timeout;
-use zoolock::{Acquire, Holder, Kind, Lock, LockConfig, LockState, LostReason, Session, SessionState};
+use zoolock::{Acquire, Kind, Lock, LockConfig, LockState, LostReason, Session, SessionState};
 
 const SETTLE: Duration = Duration::from_secs(20);
 

@@ -10,7 +10,7 @@ use std::time::Duration;
 use common::*;
 use zk_harness::{FaultState, Landing, Op, Select};
 use zookeeper_client as zk;
-use zoolock::{Acquire, Holder, Kind, Lock, LockConfig, LockState, LostReason, Session};
+use zoolock::{Acquire, Kind, Lock, LockConfig, LockState, LostReason, Session};
 
 /// A handle that lists the children and watches its predecessor
 /// (`LockConfig::mirror` off): the faults of the tests that use it land on

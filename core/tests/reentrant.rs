@@ -9,9 +9,7 @@ use std::time::Duration;
 
 use common::*;
 use tokio::time::timeout;
-use zoolock::{
-    Acquire, Error, Holder, Kind, Lock, LockConfig, LockState, LostReason, Outcome, Owner, Session, SessionState,
-};
+use zoolock::{Acquire, Error, Kind, Lock, LockConfig, LockState, LostReason, Outcome, Owner, Session, SessionState};
 
 fn reentrant(session: &Session, path: &str) -> Lock {
     Lock::new(session, path, Kind::Mutex, LockConfig { reentrant: true, ..LockConfig::default() }).unwrap()

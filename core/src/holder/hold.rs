@@ -14,8 +14,10 @@ use super::{HolderState, OnHeld, Owner};
 use crate::contender::{NodeWatch, Nodes, Target, Won};
 use crate::error::{connection_lost, Error, Result};
 use crate::mirror::{Deletion, Woken};
+use crate::runtime;
 use crate::session::StatusWatcher;
 use crate::state::{LockState, LostReason, SessionState, Status};
+use crate::znode::Transaction;
 
 pub(super) struct Held {
     pub(super) id: u64,
@@ -41,14 +43,22 @@ impl Drop for Held {
 }
 
 impl HolderState {
-    /// [`HolderState::release`] by `owner`. A reentrant lock's owner counts down,
+    /// Releases for `owner`. A reentrant lock's owner counts down,
     /// and lets go at its last release; another owner's release is refused
     /// with [`Error::NotOwner`] and changes nothing. Other handles let go
     /// whoever releases (kazoo).
     pub(crate) async fn release_by(&self, owner: Owner) -> Result<bool> {
+        self.release_own(owner, None).await
+    }
+
+    /// [`HolderState::release_by`], of the hold won with fencing token
+    /// `term` only, when given (a [`Hold`]'s own): false if the handle holds
+    /// another or none.
+    async fn release_own(&self, owner: Owner, term: Option<i64>) -> Result<bool> {
+        let ours = |won: &Won| term.is_none_or(|t| won.token == t);
         if self.on_held == OnHeld::Reenter {
             let mut held = self.held.lock().unwrap();
-            if let Some(held) = held.as_mut() {
+            if let Some(held) = held.as_mut().filter(|h| ours(&h.won)) {
                 if held.owner != owner {
                     return Err(Error::NotOwner { path: self.path.clone() });
                 }
@@ -63,9 +73,9 @@ impl HolderState {
                 }
             }
         }
-        // Depth 0 keeps re-entries out until `release` takes the hold, on
+        // Depth 0 keeps re-entries out until `release_if` takes the hold, on
         // this same poll (it takes the hold before its first await).
-        Ok(self.release().await)
+        Ok(self.release_if(ours).await)
     }
 
     /// Records the win as this handle's hold; false, recording nothing, if
@@ -151,22 +161,19 @@ impl HolderState {
         }
     }
 
-    /// Whether something was held. If the connection is down, the delete
-    /// goes on in the background until it succeeds or the session ends.
-    /// The delete runs in the caller's task (no spawn: a cycle wakes no
-    /// other thread); a caller that stops waiting after the first poll (a
-    /// timeout around `release`, a cancelled task) leaves it running in the
-    /// background (see [`Removal::run_bounded`](crate::contender::Removal::run_bounded)): no node outlives it.
-    pub(crate) async fn release(&self) -> bool {
-        self.release_if(|_| true).await
-    }
-
     /// Releases the hold won with fencing token `token` (a leadership's own
     /// term), and no later one: false if the handle holds another or none.
     pub(crate) async fn release_term(&self, token: i64) -> bool {
         self.release_if(|won| won.token == token).await
     }
 
+    /// Releases the hold if `this` says it is the one: whether it was. If
+    /// the connection is down, the delete goes on in the background until it
+    /// succeeds or the session ends. The delete runs in the caller's task (no
+    /// spawn: a cycle wakes no other thread); a caller that stops waiting
+    /// after the first poll (a timeout around `release`, a cancelled task)
+    /// leaves it running in the background (see
+    /// [`Removal::run_bounded`](crate::contender::Removal::run_bounded)): no node outlives it.
     async fn release_if(&self, this: impl FnOnce(&Won) -> bool) -> bool {
         let Some(mut held) = self.held.lock().unwrap().take_if(|h| this(&h.won)) else { return false };
         // Our own delete would fire the node's watch: stop it first.
@@ -335,5 +342,119 @@ async fn session_alive(holder: &Weak<HolderState>, generation: u64) -> bool {
             Err(err) if connection_lost(&err) => continue,
             Err(_) => return false,
         }
+    }
+}
+
+/// One hold of a lock or semaphore handle, released when dropped (in the
+/// background, on the session's own runtime: a drop needs no runtime
+/// context, unlike zookeeper-client's `LockClient`, whose drop panics
+/// without one). What [`Holder::hold`](super::Holder::hold) returns, as
+/// tokio's `Mutex::lock` returns a `MutexGuard`.
+///
+/// It speaks for its own term only: once the hold is lost, or released and
+/// taken again by the same handle, its state is `Lost` or `Released`, its
+/// fenced writes are refused and its release or drop leaves the newer hold
+/// alone. On a reentrant lock each hold counts one acquire; on a semaphore
+/// a handle holds one lease, whatever its holds (kazoo).
+#[must_use = "dropping a Hold releases it at once"]
+pub struct Hold {
+    state: Arc<HolderState>,
+    node: String,
+    token: i64,
+    owner: Owner,
+    released: bool,
+}
+
+impl Hold {
+    /// The hold the handle has now, acquired for `owner`; [`Error::NotHeld`]
+    /// if it was lost already (between the win and here: an expiry).
+    pub(super) fn of(state: &Arc<HolderState>, owner: Owner) -> Result<Hold> {
+        match state.node_and_token() {
+            Some((node, token)) => Ok(Hold { state: state.clone(), node, token, owner, released: false }),
+            None => Err(Error::NotHeld { path: state.path.clone() }),
+        }
+    }
+
+    /// The hold's fencing token (see [`Holder::fencing_token`](super::Holder::fencing_token)).
+    pub fn fencing_token(&self) -> i64 {
+        self.token
+    }
+
+    /// The full path of the hold's node.
+    pub fn node(&self) -> &str {
+        &self.node
+    }
+
+    /// The lock path (a semaphore's pool node).
+    pub fn path(&self) -> &str {
+        &self.state.path
+    }
+
+    /// Whether this hold is the handle's hold now.
+    fn current(&self) -> bool {
+        self.state.token() == Some(self.token)
+    }
+
+    /// `Held` while it lasts, `Suspended` while the connection is down (stop
+    /// using the resource until `Held` again); `Lost(_)` or `Released` once over.
+    pub fn state(&self) -> LockState {
+        match self.state.state() {
+            state if self.current() => state,
+            lost @ LockState::Lost(_) => lost,
+            _ => LockState::Released,
+        }
+    }
+
+    /// Whether the hold lasts and is not suspended.
+    pub fn is_held(&self) -> bool {
+        self.state() == LockState::Held
+    }
+
+    /// Every change of the handle's state: `wait_for(|s| matches!(s, LockState::Lost(_)))`
+    /// learns that the hold is over.
+    pub fn subscribe(&self) -> tokio::sync::watch::Receiver<LockState> {
+        self.state.subscribe()
+    }
+
+    /// A transaction that commits only while this hold lasts
+    /// ([`Transaction::fenced_by`]): [`Error::NotHeld`] once it is over.
+    pub fn fenced(&self) -> Result<Transaction> {
+        if !self.current() {
+            return Err(Error::NotHeld { path: self.state.path.clone() });
+        }
+        Ok(self.state.session.transaction().fenced_at(&self.state.path, self.node.clone()))
+    }
+
+    /// Releases the hold, as [`Holder::release`](super::Holder::release)
+    /// does: `Ok(false)` if it was over already.
+    pub async fn release(mut self) -> Result<bool> {
+        self.released = true;
+        self.state.release_own(self.owner, Some(self.token)).await
+    }
+
+    /// [`Hold::release`] for callers without an async runtime.
+    pub fn release_blocking(self) -> Result<bool> {
+        runtime::block_on(self.release())
+    }
+}
+
+impl std::fmt::Debug for Hold {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Hold").field("node", &self.node).field("fencing_token", &self.token).finish()
+    }
+}
+
+impl Drop for Hold {
+    /// Releases in the background, on the session's runtime: no runtime
+    /// context is needed here. Not in a forked child, whose session's
+    /// threads stayed in the parent.
+    fn drop(&mut self) {
+        if self.released || !self.current() || runtime::check_process().is_err() {
+            return;
+        }
+        let (state, owner, token) = (self.state.clone(), self.owner, self.token);
+        self.state.session.spawn(async move {
+            let _ = state.release_own(owner, Some(token)).await;
+        });
     }
 }

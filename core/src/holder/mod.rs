@@ -25,6 +25,7 @@ use crate::state::{LockState, Outcome};
 use crate::znode::Transaction;
 pub use acquire::{Acquire, Owner};
 use hold::Held;
+pub use hold::Hold;
 
 /// A future a [`Holder`] returns: boxed, so that one `dyn Holder` can stand
 /// for any recipe (the C ABI's one opaque holder type, Python's base class).
@@ -55,6 +56,25 @@ pub trait Holder: sealed::Recipe + Send + Sync {
     /// [`Holder::acquire`] for code without a runtime.
     fn acquire_blocking(&self, options: Acquire) -> Result<bool> {
         runtime::block_on(self.acquire(options))
+    }
+
+    /// [`Holder::acquire`], returning the hold as a [`Hold`] that releases
+    /// when dropped; `Ok(None)` when a single try or the timeout found it
+    /// taken. [`Error::NotHeld`] if the hold was lost before this returned.
+    fn hold(&self, options: Acquire) -> BoxFuture<'_, Result<Option<Hold>>> {
+        let owner = options.owner;
+        let acquire = self.acquire(options);
+        Box::pin(async move {
+            if !acquire.await? {
+                return Ok(None);
+            }
+            Hold::of(self.state_of(), owner).map(Some)
+        })
+    }
+
+    /// [`Holder::hold`] for code without a runtime.
+    fn hold_blocking(&self, options: Acquire) -> Result<Option<Hold>> {
+        runtime::block_on(self.hold(options))
     }
 
     /// Releases: `Ok(false)` if this handle held nothing. If the connection
@@ -169,6 +189,124 @@ pub trait Holder: sealed::Recipe + Send + Sync {
         runtime::block_on(self.queue())
     }
 }
+
+/// [`Holder`]'s methods as inherent ones of a recipe handle, so that a
+/// handle's methods need no `use zoolock::Holder`; each forwards to the trait.
+macro_rules! holder_methods {
+    ($recipe:ty) => {
+        /// The [`Holder`](crate::Holder) methods, callable without importing the trait.
+        impl $recipe {
+            /// See [`Holder::acquire`](crate::Holder::acquire).
+            pub fn acquire(&self, options: crate::Acquire) -> crate::BoxFuture<'_, crate::Result<bool>> {
+                crate::Holder::acquire(self, options)
+            }
+
+            /// See [`Holder::acquire_outcome`](crate::Holder::acquire_outcome).
+            pub fn acquire_outcome(
+                &self,
+                options: crate::Acquire,
+            ) -> crate::BoxFuture<'_, crate::Result<crate::Outcome>> {
+                crate::Holder::acquire_outcome(self, options)
+            }
+
+            /// See [`Holder::acquire_blocking`](crate::Holder::acquire_blocking).
+            pub fn acquire_blocking(&self, options: crate::Acquire) -> crate::Result<bool> {
+                crate::Holder::acquire_blocking(self, options)
+            }
+
+            /// See [`Holder::hold`](crate::Holder::hold).
+            pub fn hold(&self, options: crate::Acquire) -> crate::BoxFuture<'_, crate::Result<Option<crate::Hold>>> {
+                crate::Holder::hold(self, options)
+            }
+
+            /// See [`Holder::hold_blocking`](crate::Holder::hold_blocking).
+            pub fn hold_blocking(&self, options: crate::Acquire) -> crate::Result<Option<crate::Hold>> {
+                crate::Holder::hold_blocking(self, options)
+            }
+
+            /// See [`Holder::release`](crate::Holder::release).
+            pub fn release(&self) -> crate::BoxFuture<'_, crate::Result<bool>> {
+                crate::Holder::release(self)
+            }
+
+            /// See [`Holder::release_by`](crate::Holder::release_by).
+            pub fn release_by(&self, owner: crate::Owner) -> crate::BoxFuture<'_, crate::Result<bool>> {
+                crate::Holder::release_by(self, owner)
+            }
+
+            /// See [`Holder::release_blocking`](crate::Holder::release_blocking).
+            pub fn release_blocking(&self) -> crate::Result<bool> {
+                crate::Holder::release_blocking(self)
+            }
+
+            /// See [`Holder::cancel`](crate::Holder::cancel).
+            pub fn cancel(&self) {
+                crate::Holder::cancel(self)
+            }
+
+            /// See [`Holder::is_acquired`](crate::Holder::is_acquired).
+            pub fn is_acquired(&self) -> bool {
+                crate::Holder::is_acquired(self)
+            }
+
+            /// See [`Holder::state`](crate::Holder::state).
+            pub fn state(&self) -> crate::LockState {
+                crate::Holder::state(self)
+            }
+
+            /// See [`Holder::subscribe`](crate::Holder::subscribe).
+            pub fn subscribe(&self) -> tokio::sync::watch::Receiver<crate::LockState> {
+                crate::Holder::subscribe(self)
+            }
+
+            /// See [`Holder::add_listener`](crate::Holder::add_listener).
+            pub fn add_listener(&self, callback: Box<dyn Fn(crate::LockState) + Send + Sync>) -> u64 {
+                crate::Holder::add_listener(self, callback)
+            }
+
+            /// See [`Holder::remove_listener`](crate::Holder::remove_listener).
+            pub fn remove_listener(&self, id: u64) -> bool {
+                crate::Holder::remove_listener(self, id)
+            }
+
+            /// See [`Holder::node`](crate::Holder::node).
+            pub fn node(&self) -> Option<String> {
+                crate::Holder::node(self)
+            }
+
+            /// See [`Holder::fencing_token`](crate::Holder::fencing_token).
+            pub fn fencing_token(&self) -> Option<i64> {
+                crate::Holder::fencing_token(self)
+            }
+
+            /// See [`Holder::fenced`](crate::Holder::fenced).
+            pub fn fenced(&self) -> crate::Result<crate::Transaction> {
+                crate::Holder::fenced(self)
+            }
+
+            /// See [`Holder::path`](crate::Holder::path).
+            pub fn path(&self) -> &str {
+                crate::Holder::path(self)
+            }
+
+            /// See [`Holder::session`](crate::Holder::session).
+            pub fn session(&self) -> &crate::Session {
+                crate::Holder::session(self)
+            }
+
+            /// See [`Holder::queue`](crate::Holder::queue).
+            pub fn queue(&self) -> crate::BoxFuture<'_, crate::Result<Vec<String>>> {
+                crate::Holder::queue(self)
+            }
+
+            /// See [`Holder::queue_blocking`](crate::Holder::queue_blocking).
+            pub fn queue_blocking(&self) -> crate::Result<Vec<String>> {
+                crate::Holder::queue_blocking(self)
+            }
+        }
+    };
+}
+pub(crate) use holder_methods;
 
 /// What a recipe gives [`Holder`]'s provided methods; sealed, so the
 /// machinery stays the core's.

@@ -15,7 +15,7 @@ use zookeeper_client as zk;
 
 use crate::contender::{Attempt, Nodes, Removal, Removals, Target, Won};
 use crate::error::{Error, Result};
-use crate::holder::{sealed, Acquire, BoxFuture, Holder, HolderState, OnHeld};
+use crate::holder::{holder_methods, sealed, Acquire, BoxFuture, Holder, HolderState, OnHeld};
 use crate::mirror::{Mirror, Mirrors};
 use crate::naming::{self, Role, Scheme};
 use crate::options::{validate_identifier, validate_path};
@@ -146,6 +146,13 @@ impl Lock {
         Lock::new(session, path, Kind::Mutex, LockConfig::default())
     }
 
+    /// An exclusive lock with kazoo's node names whose nodes hold
+    /// `identifier`, shown by [`Lock::queue`] and to operators (kazoo's
+    /// `Lock(path, identifier)`).
+    pub fn mutex_with_identifier(session: &Session, path: &str, identifier: impl Into<Vec<u8>>) -> Result<Lock> {
+        Lock::new(session, path, Kind::Mutex, LockConfig { identifier: identifier.into(), ..LockConfig::default() })
+    }
+
     /// Which recipe the handle follows.
     pub fn kind(&self) -> Kind {
         self.spec.kind
@@ -194,6 +201,8 @@ impl Lock {
         Some(self.spec.mirror.get_or_init(|| Mirrors::of(session).mirror(session, &self.spec.path)).clone())
     }
 }
+
+holder_methods!(Lock);
 
 impl sealed::Recipe for Lock {
     fn state_of(&self) -> &Arc<HolderState> {

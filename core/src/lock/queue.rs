@@ -395,7 +395,6 @@ mod tests {
 
     use super::*;
     use crate::contender::{Removal, Removals, Target};
-    use crate::holder::Holder;
     use crate::session::Session;
     use crate::SessionOptions;
 
