@@ -54,6 +54,7 @@
 
 #![warn(missing_docs)]
 
+mod codes;
 mod contender;
 mod election;
 mod error;
@@ -74,7 +75,7 @@ mod watchers;
 mod znode;
 
 pub use election::{Election, Leadership};
-pub use error::{Error, Result};
+pub use error::{Error, ErrorKind, Result};
 pub use holder::{Acquire, BoxFuture, Hold, Holder, Owner};
 pub use inspect::{inspect, Inspector, Participant, ParticipantKind};
 pub use lock::{Kind, Lock, LockConfig};
