@@ -16,6 +16,7 @@ use std::time::{Duration, SystemTime};
 
 use zookeeper_client as zk;
 
+use crate::codes::codes;
 use crate::error::{Error, Result};
 use crate::mirror::{DataWatchMark, Mirrors};
 use crate::naming::{self, Role, Scheme};
@@ -301,6 +302,19 @@ fn participant(node: String, kind: ParticipantKind, holds: bool, stat: zk::Stat,
         created: SystemTime::UNIX_EPOCH + Duration::from_millis(stat.ctime.max(0) as u64),
         fencing_token: stat.czxid,
         node,
+    }
+}
+
+codes! {
+    impl ParticipantKind {
+        /// An exclusive node: a mutex's, or a kazoo write lock's (kazoo names both alike).
+        Lock = 0 => "lock",
+        /// A read lock's node.
+        Read = 1 => "read",
+        /// A Curator write lock's node (`__WRIT__`).
+        Write = 2 => "write",
+        /// A semaphore lease, or a wait for one.
+        Lease = 3 => "lease",
     }
 }
 

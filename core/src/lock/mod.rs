@@ -13,6 +13,7 @@ use std::sync::Arc;
 
 use zookeeper_client as zk;
 
+use crate::codes::codes;
 use crate::contender::{Attempt, Nodes, Removal, Removals, Target, Won};
 use crate::error::{Error, Result};
 use crate::holder::{holder_methods, sealed, Acquire, BoxFuture, Holder, HolderState, OnHeld};
@@ -261,4 +262,15 @@ enum Step {
     SessionEnded,
     /// Our node vanished while the session lived (deleted by someone else).
     NodeGone,
+}
+
+codes! {
+    impl Kind {
+        /// An exclusive lock (kazoo's `Lock`, Curator's `InterProcessMutex`).
+        Mutex = 0 => "mutex",
+        /// The read side of a read/write lock: shared with other readers.
+        Read = 1 => "read",
+        /// The write side of a read/write lock: excludes readers and writers.
+        Write = 2 => "write",
+    }
 }
