@@ -30,6 +30,14 @@ pub struct Acquire {
     /// counts up and a release by another owner is refused. The handle
     /// itself ([`Owner::HANDLE`]) unless a binding names a thread or task.
     pub owner: Owner,
+    /// The hold outlives the handle: once every clone of the handle is
+    /// dropped, the hold lasts until the session ends (closed, or expired
+    /// for an ephemeral node), its lease runs out or its node is deleted,
+    /// and its listeners still hear how it ended. kazoo's: a
+    /// garbage-collected `Lock` keeps its node. Off, dropping a held handle
+    /// releases it (Rust's and .NET's way). A kept hold keeps its session
+    /// open until then, even with no other handle on it.
+    pub keep_if_dropped: bool,
 }
 
 /// Who holds a reentrant lock: the handle in Rust, a thread or task id in
@@ -44,7 +52,14 @@ impl Owner {
 
 impl Default for Acquire {
     fn default() -> Self {
-        Acquire { blocking: true, timeout: None, ephemeral: true, lease: None, owner: Owner::HANDLE }
+        Acquire {
+            blocking: true,
+            timeout: None,
+            ephemeral: true,
+            lease: None,
+            owner: Owner::HANDLE,
+            keep_if_dropped: false,
+        }
     }
 }
 
@@ -72,6 +87,11 @@ impl Acquire {
     /// Acquires for `owner` (a thread or task of a binding's reentrant lock).
     pub fn owner(self, owner: Owner) -> Self {
         Acquire { owner, ..self }
+    }
+
+    /// Keeps the hold when the handle is dropped (see [`Acquire::keep_if_dropped`](Acquire#structfield.keep_if_dropped)).
+    pub fn keep_if_dropped(self) -> Self {
+        Acquire { keep_if_dropped: true, ..self }
     }
 
     fn validate(&self) -> Result<()> {
@@ -148,7 +168,7 @@ impl HolderState {
                 Turn::NotWon => return Ok(Outcome::HandleBusy),
             };
             let waited = won.waited;
-            if self.install(won, turn, options.lease, options.owner) {
+            if self.install(won, turn, options) {
                 self.meter().inspect(|m| m.acquired(started.elapsed(), waited));
                 return Ok(Outcome::Acquired);
             }

@@ -3,14 +3,13 @@
 
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Weak};
-use std::time::Duration;
 
 use tokio::sync::OwnedMutexGuard;
 use tokio::task::AbortHandle;
 use tokio::time::Instant;
 use zookeeper_client as zk;
 
-use super::{HolderState, OnHeld, Owner};
+use super::{Acquire, HolderState, OnHeld, Owner};
 use crate::contender::{NodeWatch, Nodes, Target, Won};
 use crate::error::{connection_lost, Error, Result};
 use crate::mirror::{Deletion, Woken};
@@ -82,13 +81,8 @@ impl HolderState {
     /// the session the node was won on has ended since (a caller not polled
     /// for a while, or a wake that raced the expiry): an ephemeral node of an
     /// ended session is gone, and another contender may hold by now.
-    pub(super) fn install(
-        self: &Arc<Self>,
-        mut won: Won,
-        turn: OwnedMutexGuard<()>,
-        lease: Option<Duration>,
-        owner: Owner,
-    ) -> bool {
+    pub(super) fn install(self: &Arc<Self>, mut won: Won, turn: OwnedMutexGuard<()>, options: &Acquire) -> bool {
+        let (lease, owner) = (options.lease, options.owner);
         let status = self.session.status();
         let ended = status.state == SessionState::Lost || status.generation != won.generation;
         if status.state == SessionState::Closed || (won.ephemeral && ended) {
@@ -97,7 +91,9 @@ impl HolderState {
         }
         let id = self.acquisitions.fetch_add(1, Ordering::Relaxed) + 1;
         let watcher: Weak<dyn StatusWatcher> = Arc::downgrade(self) as Weak<dyn StatusWatcher>;
-        let watch_key = self.session.watch_status(watcher);
+        // A kept hold's session keeps its state alive until the hold ends (`unwatch_status`).
+        let kept = options.keep_if_dropped.then(|| self.clone() as Arc<dyn StatusWatcher>);
+        let watch_key = self.session.watch_status(watcher, kept);
         let node_watch = won.node_watch.take();
         let (node, generation, ephemeral) = (won.node.clone(), won.generation, won.ephemeral);
         // Recorded before any task that may end it starts: a lease shorter

@@ -14,7 +14,7 @@ use tokio::time::timeout;
 use zookeeper_client as zk;
 
 use crate::error::{Error, Result};
-use crate::events::Listeners;
+use crate::events::{Listeners, WatchThread};
 use crate::metrics::Meter;
 use crate::options::{ConnectString, SessionOptions};
 use crate::runtime;
@@ -40,6 +40,8 @@ pub(crate) struct Connection {
     /// Notified once the session is closed (after its status says so).
     pub(super) closed: Notify,
     pub(super) listeners: Listeners<SessionState>,
+    /// Where this session's watch callbacks run (see [`WatchThread`]).
+    pub(super) watch_thread: WatchThread,
     /// Told of each status change: handles holding something now, and the
     /// session's extensions.
     pub(super) watchers: Mutex<Watchers>,
@@ -64,18 +66,28 @@ pub(crate) trait StatusWatcher: Send + Sync {
 #[derive(Default)]
 pub(crate) struct Watchers {
     next_key: u64,
-    watchers: Vec<(u64, Weak<dyn StatusWatcher>)>,
+    watchers: Vec<WatcherEntry>,
+}
+
+pub(crate) struct WatcherEntry {
+    key: u64,
+    watcher: Weak<dyn StatusWatcher>,
+    /// The same watcher, kept alive while registered: a hold that outlives
+    /// its handle ([`crate::Acquire::keep_if_dropped`]).
+    _kept: Option<Arc<dyn StatusWatcher>>,
 }
 
 impl Watchers {
-    pub(super) fn add(&mut self, watcher: Weak<dyn StatusWatcher>) -> u64 {
+    pub(super) fn add(&mut self, watcher: Weak<dyn StatusWatcher>, kept: Option<Arc<dyn StatusWatcher>>) -> u64 {
         self.next_key += 1;
-        self.watchers.push((self.next_key, watcher));
+        self.watchers.push(WatcherEntry { key: self.next_key, watcher, _kept: kept });
         self.next_key
     }
 
-    pub(super) fn remove(&mut self, key: u64) {
-        self.watchers.retain(|(k, _)| *k != key);
+    /// Takes the watcher `key` out; the caller drops it outside the registry's lock.
+    pub(super) fn remove(&mut self, key: u64) -> Option<WatcherEntry> {
+        let at = self.watchers.iter().position(|w| w.key == key)?;
+        Some(self.watchers.remove(at))
     }
 }
 
@@ -108,6 +120,7 @@ impl Connection {
                 current: Mutex::new(Some(Arc::new(live.clone()))),
                 closed: Notify::new(),
                 listeners: Listeners::new(),
+                watch_thread: WatchThread::default(),
                 watchers: Mutex::default(),
                 meter: Meter::default(),
                 runtime: handle,
@@ -239,7 +252,7 @@ fn publish(shared: &Connection, state: SessionState, generation: u64, session_id
         // waiters of an ended generation learn it there, woken by their
         // mirror, rather than each from a watch of the status of its own.
         let watchers: Vec<_> =
-            shared.watchers.lock().unwrap().watchers.iter().filter_map(|(_, w)| w.upgrade()).collect();
+            shared.watchers.lock().unwrap().watchers.iter().filter_map(|w| w.watcher.upgrade()).collect();
         for watcher in watchers {
             watcher.session_changed(next, ended);
         }

@@ -62,7 +62,7 @@ impl Session {
         let connection = Connection::connect(options).await?;
         let inner = Arc::new(Inner { connection, extensions: Extensions::default() });
         let extensions: Weak<dyn StatusWatcher> = Arc::downgrade(&inner) as Weak<dyn StatusWatcher>;
-        inner.connection.watchers.lock().unwrap().add(extensions);
+        inner.connection.watchers.lock().unwrap().add(extensions, None);
         Ok(Session { inner })
     }
 
@@ -240,13 +240,21 @@ impl Session {
 
     /// Registers a watcher (a hold) for status changes until
     /// [`Session::unwatch_status`]; one registry instead of a task per hold
-    /// keeps acquire and release cheap.
-    pub(crate) fn watch_status(&self, watcher: Weak<dyn StatusWatcher>) -> u64 {
-        self.connection().watchers.lock().unwrap().add(watcher)
+    /// keeps acquire and release cheap. `kept`, the watcher itself, is kept
+    /// alive until then.
+    pub(crate) fn watch_status(&self, watcher: Weak<dyn StatusWatcher>, kept: Option<Arc<dyn StatusWatcher>>) -> u64 {
+        self.connection().watchers.lock().unwrap().add(watcher, kept)
     }
 
     pub(crate) fn unwatch_status(&self, key: u64) {
-        self.connection().watchers.lock().unwrap().remove(key);
+        let gone = self.connection().watchers.lock().unwrap().remove(key);
+        // A kept holder may be dropped here, outside the registry's lock.
+        drop(gone);
+    }
+
+    /// Runs a watch callback on this session's watch thread, after the calls queued before it.
+    pub(crate) fn deliver_watch_call(&self, job: impl FnOnce() + Send + 'static) {
+        self.connection().watch_thread.deliver(job)
     }
 
     /// This session's `T`, made on first use (see [`Extension`]).
