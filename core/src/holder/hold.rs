@@ -123,7 +123,7 @@ impl HolderState {
             // The mirror calls back on the node's deletion: a hold costs no
             // task, and its release nothing to abort. ZooKeeper sends the
             // mirror's watch the node's deletion like any other change of the
-            // path (mirror.rs, point 2), and a mirror gone stale says so too.
+            // path (mirror/mod.rs, point 2), and a mirror gone stale says so too.
             Some(NodeWatch::Mirror(deletion)) => {
                 let holder = Arc::downgrade(self);
                 deletion.then(move |woken| {

@@ -72,7 +72,7 @@ pub struct LockConfig {
     pub reentrant: bool,
     /// Waits on the session's mirror of the path's children (one persistent
     /// recursive watch per session and path, ZooKeeper ≥ 3.6; see
-    /// `core/src/mirror.rs`) instead of listing the children and watching
+    /// `core/src/mirror/mod.rs`) instead of listing the children and watching
     /// the predecessor: an acquisition costs a create and a delete, and the
     /// server sends each of them to every session that mirrors the path.
     /// On by default; turn it off on a path that more than about 20

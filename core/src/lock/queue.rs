@@ -150,7 +150,7 @@ impl Lock {
             let doubtful = Nodes::of(session).doubtful.any(&self.spec.path);
             let wake = match mirror.decide(live.generation, name, role, doubtful.then_some(&sweep)) {
                 Decision::Holds(deletion, fresh) => {
-                    // Not decided on our create's own evidence (mirror.rs, point
+                    // Not decided on our create's own evidence (mirror/mod.rs, point
                     // 8): the transaction that deleted the last node ahead may
                     // have deleted ours too (a multi, such as the CLI's
                     // `deleteall`), its notice not read yet. The read's reply
@@ -167,7 +167,7 @@ impl Lock {
                     return Ok(Mirrored::Holds(deletion, waited));
                 }
                 // Our create's reply came and the mirror lacks our node: gone,
-                // or the mirror is deaf to creates (mirror.rs, point 6). A read tells.
+                // or the mirror is deaf to creates (mirror/mod.rs, point 6). A read tells.
                 Decision::Missing => match Box::pin(self.presence(live, name)).await? {
                     Own::Gone => return Ok(Mirrored::Step(Step::NodeGone)),
                     Own::There(()) => {

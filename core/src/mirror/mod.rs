@@ -67,7 +67,10 @@
 //!    create's reply is the evidence. The read's reply comes after every
 //!    notice of the transaction that deleted the last node ahead (2.).
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+mod mirrors;
+mod notice;
+
+use std::collections::{BTreeMap, HashSet};
 use std::future::Future;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::pin::pin;
@@ -79,110 +82,10 @@ use zookeeper_client as zk;
 
 use crate::error::connection_lost;
 use crate::naming::{self, Role};
-use crate::session::{Extension, Session};
-use crate::state::Status;
-
-/// Why a waiter on the mirror was woken.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Woken {
-    /// The awaited node was deleted.
-    Deleted,
-    /// The mirror went stale (disconnect, expiry) or was rebuilt: look again.
-    Stale,
-}
-
-/// A wake-up from the mirror: the deletion of one node, or the mirror gone
-/// stale. Awaited by a waiter; a hold instead leaves a callback with it
-/// ([`Deletion::then`]), so that it costs no task of its own.
-pub(crate) struct Deletion(Arc<Mutex<Notice>>);
-
-/// The mirror's end of a [`Deletion`]. Dropped unsent, it wakes the
-/// waiter as [`Woken::Stale`] (the mirror is gone: look again).
-pub(crate) struct Notifier(Option<Arc<Mutex<Notice>>>);
-
-enum Notice {
-    Waiting(Option<Waker>),
-    Then(Box<dyn FnOnce(Woken) + Send>),
-    Woken(Woken),
-    Taken,
-}
-
-/// A notifier and the deletion it wakes.
-pub(crate) fn notice() -> (Notifier, Deletion) {
-    let notice = Arc::new(Mutex::new(Notice::Waiting(None)));
-    (Notifier(Some(notice.clone())), Deletion(notice))
-}
-
-impl Notifier {
-    /// Wakes the waiter, or calls its callback here: the mirror calls this
-    /// under its state's lock, so a callback must only look and hand off.
-    pub fn send(mut self, woken: Woken) {
-        let Some(notice) = self.0.take() else { return };
-        let mut slot = notice.lock().unwrap();
-        match std::mem::replace(&mut *slot, Notice::Woken(woken)) {
-            Notice::Waiting(waker) => {
-                drop(slot);
-                if let Some(waker) = waker {
-                    waker.wake();
-                }
-            }
-            Notice::Then(then) => {
-                *slot = Notice::Taken;
-                drop(slot);
-                then(woken);
-            }
-            already => *slot = already,
-        }
-    }
-}
-
-impl Drop for Notifier {
-    fn drop(&mut self) {
-        if self.0.is_some() {
-            Notifier(self.0.take()).send(Woken::Stale);
-        }
-    }
-}
-
-impl Deletion {
-    /// Calls `then` with the wake-up instead of waiting for it: now if it
-    /// has come, else wherever the mirror sends it (under the mirror's
-    /// lock: `then` must only look and hand off).
-    pub fn then(self, then: impl FnOnce(Woken) + Send + 'static) {
-        let mut slot = self.0.lock().unwrap();
-        match std::mem::replace(&mut *slot, Notice::Taken) {
-            Notice::Woken(woken) => {
-                drop(slot);
-                then(woken);
-            }
-            _ => *slot = Notice::Then(Box::new(then)),
-        }
-    }
-
-    /// A wake-up that has already come.
-    pub fn ready(woken: Woken) -> Deletion {
-        Deletion(Arc::new(Mutex::new(Notice::Woken(woken))))
-    }
-}
-
-impl Future for Deletion {
-    type Output = Woken;
-
-    fn poll(self: std::pin::Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Woken> {
-        let mut slot = self.0.lock().unwrap();
-        match &mut *slot {
-            Notice::Woken(woken) => Poll::Ready(*woken),
-            Notice::Waiting(waker) => {
-                if !waker.as_ref().is_some_and(|w| w.will_wake(cx.waker())) {
-                    *waker = Some(cx.waker().clone());
-                }
-                Poll::Pending
-            }
-            // `then` consumed the deletion: it cannot be polled after.
-            Notice::Then(_) | Notice::Taken => Poll::Pending,
-        }
-    }
-}
+use crate::session::Session;
+pub(crate) use mirrors::{DataWatchMark, Mirrors};
+use notice::{notice, Notifier};
+pub(crate) use notice::{Deletion, Woken};
 
 /// What the mirror says of one contender's node.
 pub(crate) enum Decision {
@@ -559,102 +462,6 @@ struct NoPump;
 
 impl std::task::Wake for NoPump {
     fn wake(self: Arc<Self>) {}
-}
-
-/// The session's mirrors, one per lock path, and the data watches that
-/// would deafen them (point 6).
-#[derive(Default)]
-pub(crate) struct Mirrors {
-    /// Per lock path, the mirror its handles share while any exists.
-    paths: Mutex<HashMap<String, Weak<Mirror>>>,
-    /// Per path, how many data watches this session may have set there and
-    /// not yet seen fire or dropped (locked after `paths`): a path with
-    /// any is not mirrored, see [`Mirrors::data_watch`].
-    data_watched: Arc<Mutex<HashMap<String, u32>>>,
-}
-
-impl Extension for Mirrors {
-    /// An ended generation (lost, replaced or closed): every waiter looks at the status again.
-    fn session_changed(&self, _now: Status, ended: bool) {
-        if ended {
-            let mirrors: Vec<_> = self.paths.lock().unwrap().values().filter_map(Weak::upgrade).collect();
-            for mirror in mirrors {
-                mirror.wake_waiters();
-            }
-        }
-    }
-}
-
-impl Mirrors {
-    /// `session`'s.
-    pub fn of(session: &Session) -> &Mirrors {
-        session.extension()
-    }
-
-    /// The mirror of `path`'s children that every handle of this session
-    /// on `path` shares (see [`crate::mirror`]).
-    pub fn mirror(&self, session: &Session, path: &str) -> Arc<Mirror> {
-        let mut mirrors = self.paths.lock().unwrap();
-        if let Some(mirror) = mirrors.get(path).and_then(Weak::upgrade) {
-            return mirror;
-        }
-        mirrors.retain(|_, m| m.strong_count() > 0);
-        let deaf = self.data_watched.lock().unwrap().contains_key(path);
-        let mirror = Mirror::new(session, path, deaf);
-        mirrors.insert(path.to_owned(), Arc::downgrade(&mirror));
-        mirror
-    }
-
-    /// Called before this session sets a data watch (`get`, `exists`) on
-    /// `path`. ZooKeeper 3.8 keeps one watch mode per connection and path
-    /// (ZOOKEEPER-4466, fixed in 3.9): that watch turns a mirror's
-    /// persistent recursive watch on `path` into a one-shot one, and the
-    /// mirror hears neither creates nor deletes under it. Handles of this
-    /// session on `path` list instead, from now on, and a mirror made while
-    /// the returned mark lives starts blind. Keep the mark until the watch
-    /// fired or its watcher was dropped: assumes zookeeper-client removes a
-    /// dropped one-shot watcher's watch from the server (`RemoveWatches`,
-    /// sent before any later request of the session, such as a new
-    /// mirror's `addWatch`). Without the marks ending, the record of every
-    /// path ever watched would grow for the session's whole life.
-    pub fn data_watch(&self, path: &str) -> DataWatchMark {
-        let mirror = {
-            let mirrors = self.paths.lock().unwrap();
-            *self.data_watched.lock().unwrap().entry(path.to_owned()).or_default() += 1;
-            mirrors.get(path).and_then(Weak::upgrade)
-        };
-        if let Some(mirror) = mirror {
-            mirror.blind();
-        }
-        DataWatchMark { watched: Arc::downgrade(&self.data_watched), path: path.to_owned() }
-    }
-}
-
-/// A data watch this session may have on a path (see [`Mirrors::data_watch`]).
-pub(crate) struct DataWatchMark {
-    watched: Weak<Mutex<HashMap<String, u32>>>,
-    path: String,
-}
-
-impl Drop for DataWatchMark {
-    fn drop(&mut self) {
-        let Some(watched) = self.watched.upgrade() else { return };
-        let mut watched = watched.lock().unwrap();
-        if let Some(count) = watched.get_mut(&self.path) {
-            *count -= 1;
-            if *count == 0 {
-                watched.remove(&self.path);
-            }
-        }
-    }
-}
-
-impl Session {
-    /// How many paths carry a data watch mark now (tests).
-    #[doc(hidden)]
-    pub fn data_watched_paths(&self) -> usize {
-        Mirrors::of(self).data_watched.lock().unwrap().len()
-    }
 }
 
 /// Applies events as they come, for as long as the mirror exists.
