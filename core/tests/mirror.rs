@@ -1,5 +1,5 @@
 //! Locks that wait on the session's mirror of the path (`LockConfig::mirror`):
-//! each assumption of core/src/mirror.rs, and the case where it fails —
+//! each assumption of core/src/mirror/mod.rs, and the case where it fails —
 //! events lost while disconnected, a watch zookeeper-client does not set
 //! again on reconnect, expiry, nodes of unmirrored contenders, an operator's
 //! deletion of the holder's node.

@@ -299,7 +299,7 @@ async fn a_data_watch_survives_a_reconnect_of_the_same_session() {
 }
 
 /// A session remembers the paths it may hold a data watch on (so that no
-/// lock mirrors them: mirror.rs, point 6) only while it may: a watch that
+/// lock mirrors them: mirror/mod.rs, point 6) only while it may: a watch that
 /// fired or was stopped leaves no record, however many paths were watched.
 #[tokio::test(flavor = "multi_thread")]
 async fn stopped_data_watches_leave_no_record_behind() {

@@ -316,7 +316,7 @@ impl Ctx<'_> {
             }
             (Pc::Holding { watch: OwnWatch::Armed }, Body::Deleted(n)) if n == self.own() => self.lost(),
             (Pc::AwaitCheck, Body::Stat(n, true)) if n == self.own() => {
-                // The mirror is deaf to creates (mirror.rs, point 6): list from now on.
+                // The mirror is deaf to creates (mirror/mod.rs, point 6): list from now on.
                 let (m, s) = (self.m, self.session() as u8);
                 m.blind(self.st, s);
                 self.relist()
