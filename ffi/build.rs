@@ -33,6 +33,12 @@ fn main() {
     }
     c_header();
     csharp();
+    // A soname, so that the C# binding can load the library by its full
+    // path and its DllImports ("zoolock_ffi", looked up as libzoolock_ffi.so)
+    // bind to that copy (dotnet/src/NativeLoader.cs).
+    if std::env::var("CARGO_CFG_TARGET_OS").as_deref() == Ok("linux") {
+        println!("cargo:rustc-cdylib-link-arg=-Wl,-soname,libzoolock_ffi.so");
+    }
 }
 
 fn c_header() {

@@ -76,9 +76,12 @@ static class Program
         return 0;
     }
 
+    /// <summary>The process's architecture, by reflection: .NET Framework 4.6.2's mscorlib has no RuntimeInformation.</summary>
     static string RuntimeInfo()
     {
-        return System.Runtime.InteropServices.RuntimeInformation.ProcessArchitecture.ToString();
+        var type = Type.GetType("System.Runtime.InteropServices.RuntimeInformation");
+        var property = type == null ? null : type.GetProperty("ProcessArchitecture");
+        return property == null ? "an unknown architecture" : property.GetValue(null, null).ToString();
     }
 
     static int Fail(string what)

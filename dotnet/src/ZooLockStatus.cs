@@ -56,5 +56,10 @@ namespace ZooLock
         NoChildrenForEphemerals = NativeMethods.ZL_NO_CHILDREN_FOR_EPHEMERALS,
         /// <summary>ZooKeeper refused an ACL (empty, an unknown scheme, a malformed id).</summary>
         InvalidAcl = NativeMethods.ZL_INVALID_ACL,
+        /// <summary>
+        /// Not a status of the C ABI, which never ran: its library could not be found or loaded
+        /// (<see cref="ZooLockNativeLibraryException"/>).
+        /// </summary>
+        NativeLibraryUnavailable = -1,
     }
 }

@@ -151,7 +151,8 @@ expect "$alone" "$rid" mono -- "libzoolock_ffi.so" "runtime $rid" "Tried: $alone
 broken="$work/broken"
 mkdir -p "$broken"
 cp "$installed/lib/net462/ZooLock.dll" "$consumer/Program.exe" "$broken/"
-echo "not a shared library" >"$broken/libzoolock_ffi.so"
+# Longer than an ELF header, so that the loader reads it and says what is wrong.
+head -c 4096 /dev/zero | tr '\0' 'x' >"$broken/libzoolock_ffi.so"
 expect "$broken" "$rid" mono -- "$broken/libzoolock_ffi.so: " "cannot be loaded" "invalid ELF header"
 if [ -n "$aarch64_root" ]; then
   # The x86-64 library where arm64 Mono looks first: loaded by no one, and said why.
