@@ -23,7 +23,8 @@ if [ ! -f dist/SOURCE ] || [ "$(cat dist/SOURCE)" != "$here" ]; then
 fi
 version=$(sed -n 's/^version = "\(.*\)"/\1/p' Cargo.toml | head -1)
 root=$(scripts/lib/setup-aarch64-root.sh | tail -1)
-arm() { qemu-aarch64 -L "$root" "$@"; }
+qemu=$(command -v qemu-aarch64)
+arm() { "$qemu" -L "$root" "$@"; }
 passed=0
 section=$SECONDS
 done_() { passed=$((passed + 1)); echo "-- passed: $1 ($((SECONDS - section)) s)"; section=$SECONDS; }
@@ -54,12 +55,18 @@ connect=$(sed -n 's/.*"connect":"\([^"]*\)".*/\1/p' <<<"$started")
 [ -n "$connect" ] || fail "zkh did not start a server: $started"
 
 echo "== the x86_64 wheel, in a fresh venv without Rust"
-# The system's directories, less any that holds cargo or rustc.
+# The system's directories, less any that holds cargo or rustc (Debian's
+# Rust, which scripts/package.sh installs, is in /usr/bin): then a folder
+# with the system's python3 and sh alone.
 path=""
 for dir in /usr/local/sbin /usr/local/bin /usr/sbin /usr/bin /sbin /bin; do
   if [ -e "$dir/cargo" ] || [ -e "$dir/rustc" ]; then continue; fi
   path="${path:+$path:}$dir"
 done
+mkdir -p "$work/bin"
+ln -s "$(PATH=/usr/bin:/bin command -v python3)" "$work/bin/python3"
+ln -s /bin/sh "$work/bin/sh"
+path="$work/bin${path:+:$path}"
 user() { env -i HOME="$work" LANG=C.UTF-8 PATH="$1/bin:$path" "${@:2}"; }
 user "$work/venv" python3 -m venv "$work/venv"
 if user "$work/venv" sh -c 'command -v cargo || command -v rustc'; then
@@ -74,11 +81,11 @@ echo "== the aarch64 wheel, under qemu: the aarch64 CPython's venv and pip"
 mkdir -p "$work/pip"
 ln -s "$(.venv/bin/python -c 'import os, pip; print(os.path.dirname(pip.__file__))')" "$work/pip/pip"
 arm "$root/usr/bin/python3.11" -m venv --without-pip "$work/arm-venv"
-env -i HOME="$work" LANG=C.UTF-8 PATH="$path" PYTHONPATH="$work/pip" qemu-aarch64 -L "$root" "$work/arm-venv/bin/python" \
+env -i HOME="$work" LANG=C.UTF-8 PATH="$path" PYTHONPATH="$work/pip" "$qemu" -L "$root" "$work/arm-venv/bin/python" \
   -m pip install --quiet --disable-pip-version-check --no-index "$PWD"/dist/zoolock-"$version"-cp39-abi3-*_aarch64.whl
-(cd "$work" && env -i HOME="$work" LANG=C.UTF-8 PATH="$path" qemu-aarch64 -L "$root" "$work/arm-venv/bin/python" \
+(cd "$work" && env -i HOME="$work" LANG=C.UTF-8 PATH="$path" "$qemu" -L "$root" "$work/arm-venv/bin/python" \
   -c 'import platform; print("aarch64 venv:", platform.machine())')
-(cd "$work" && env -i HOME="$work" LANG=C.UTF-8 PATH="$path" qemu-aarch64 -L "$root" "$work/arm-venv/bin/python" \
+(cd "$work" && env -i HOME="$work" LANG=C.UTF-8 PATH="$path" "$qemu" -L "$root" "$work/arm-venv/bin/python" \
   "$OLDPWD/tests/packages/take_a_lock.py" "$connect")
 done_ "aarch64 wheel"
 
