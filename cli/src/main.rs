@@ -1,136 +1,46 @@
-//! `zoolock`: run a command while holding a ZooKeeper lock (`exec`), and
-//! show who holds or waits on a lock path (`status`, `watch`). The lock
-//! logic and the inspection live in the `zoolock` crate; this only parses
-//! and prints.
+//! `zoolock`: run a command while holding a ZooKeeper lock (`exec`), hold
+//! one until interrupted (`hold`), and show who holds or waits on a lock
+//! path (`status`, `watch`). The lock logic and the inspection live in the
+//! `zoolock` crate; this parses, prints, and keeps CMD inside the hold
+//! ([`supervisor`]).
 
+mod args;
+mod config;
+mod credentials;
+mod duration;
+mod exec;
+mod progress;
+mod show;
+mod supervisor;
+
+use std::ffi::OsString;
 use std::process::ExitCode;
-use std::time::{Duration, SystemTime};
+use std::time::Duration;
 
-use clap::{Args, Parser, Subcommand};
-use tokio::signal::unix::{signal, Signal, SignalKind};
-use tokio::time::{sleep_until, Instant};
-use zoolock::{
-    inspect, Acquire, Error, Holder, Inspector, Kind, Lock, LockConfig, LockState, Outcome, Participant,
-    ParticipantKind, Scheme, Semaphore, Session, SessionOptions,
-};
+use args::{exit, Cli, Command, Generate};
+use clap::{CommandFactory, Parser};
+use progress::Progress;
+use zoolock::{Error, Kind, Session, SessionOptions};
 
-/// Exit codes of `zoolock` itself; otherwise `exec` exits with CMD's own
-/// status (128 + N when a signal N ended it, as shells report).
-mod exit {
-    /// Bad flags, path, identifier or connect string (sysexits' EX_USAGE).
-    pub const BAD_INPUT: u8 = 64;
-    /// No server answered within the connect timeout, or authentication failed (EX_UNAVAILABLE).
-    pub const CONNECT: u8 = 69;
-    /// Any other ZooKeeper error (EX_SOFTWARE).
-    pub const ERROR: u8 = 70;
-    /// The hold was lost, or suspended past the grace period: CMD was stopped (EX_IOERR).
-    pub const LOST: u8 = 74;
-    /// The lock (or a lease) was not acquired within --timeout (EX_TEMPFAIL).
-    pub const TIMEOUT: u8 = 75;
-    /// CMD could not be run: not executable (as shells report).
-    pub const NOT_EXECUTABLE: u8 = 126;
-    /// CMD was not found (as shells report).
-    pub const NOT_FOUND: u8 = 127;
-}
-
-#[derive(Parser)]
-#[command(name = "zoolock", version, about = "Run commands under a ZooKeeper lock; show who holds and who waits")]
-struct Cli {
-    #[command(flatten)]
-    connection: Connection,
-    #[command(subcommand)]
-    command: Command,
-}
-
-#[derive(Args)]
-struct Connection {
-    /// ZooKeeper servers and chroot: host:port[,host:port…][/chroot]
-    #[arg(long, env = "ZOOLOCK_CONNECT", default_value = "127.0.0.1:2181", global = true)]
-    connect: String,
-    /// Session timeout in seconds: how long a crashed holder keeps the lock
-    #[arg(long, value_name = "S", value_parser = seconds, global = true)]
-    session_timeout: Option<Duration>,
-    /// Seconds to wait for a server to answer the first connect
-    #[arg(long, value_name = "S", value_parser = seconds, global = true)]
-    connect_timeout: Option<Duration>,
-    /// Credentials to add to the session, e.g. digest:user:password (repeatable)
-    #[arg(long, value_name = "SCHEME:CREDENTIAL", value_parser = auth, global = true)]
-    auth: Vec<(String, Vec<u8>)>,
-}
-
-#[derive(Subcommand)]
-enum Command {
-    /// Run CMD while holding the lock at PATH; stop it if the hold is lost
-    Exec(ExecArgs),
-    /// Show the holders, then the waiters, of PATH in queue order
-    Status(ShowArgs),
-    /// Show the holders and waiters of PATH again at every change, until interrupted
-    Watch(ShowArgs),
-}
-
-#[derive(Args)]
-struct ExecArgs {
-    /// The lock path (a semaphore's path with --semaphore)
-    path: String,
-    /// Give up after S seconds without the lock (exit 75); 0 tries once
-    #[arg(long, value_name = "S", value_parser = seconds)]
-    timeout: Option<Duration>,
-    /// Take a read lock: shared with other readers
-    #[arg(long, conflicts_with_all = ["write", "semaphore"])]
-    read: bool,
-    /// Take a write lock: excludes readers and writers
-    #[arg(long, conflicts_with = "semaphore")]
-    write: bool,
-    /// Take one of N leases of a kazoo semaphore instead of a lock
-    #[arg(long, value_name = "N")]
-    semaphore: Option<u32>,
-    /// Let go of the hold by itself S seconds after acquiring it (CMD is stopped then)
-    #[arg(long, value_name = "S", value_parser = seconds)]
-    lease: Option<Duration>,
-    /// The node's data, shown by `status` [default: HOST:PID]
-    #[arg(long, value_name = "ID")]
-    identifier: Option<String>,
-    /// Seconds a suspended hold (connection down) may last before CMD is stopped
-    #[arg(long, value_name = "S", value_parser = seconds, default_value = "0")]
-    grace: Duration,
-    /// Seconds between SIGTERM and SIGKILL when stopping CMD
-    #[arg(long, value_name = "S", value_parser = seconds, default_value = "5")]
-    kill_after: Duration,
-    /// The command and its arguments, after `--`
-    #[arg(last = true, required = true, value_name = "CMD")]
-    command: Vec<String>,
-}
-
-#[derive(Args)]
-struct ShowArgs {
-    /// The lock or semaphore path
-    path: String,
-    /// One JSON object per answer instead of a table
-    #[arg(long)]
-    json: bool,
-}
-
-fn seconds(text: &str) -> Result<Duration, String> {
-    let secs: f64 = text.parse().map_err(|_| format!("{text:?} is not a number of seconds"))?;
-    zoolock::timeout_from_secs(Some(secs)).map_err(|e| e.to_string())?.ok_or_else(|| "no duration".into())
-}
-
-fn auth(text: &str) -> Result<(String, Vec<u8>), String> {
-    match text.split_once(':') {
-        Some((scheme, credential)) if !scheme.is_empty() => Ok((scheme.to_owned(), credential.as_bytes().to_vec())),
-        _ => Err(format!("{text:?} is not SCHEME:CREDENTIAL")),
-    }
-}
+/// The session timeout zoolock asks for unless told otherwise.
+const DEFAULT_SESSION_TIMEOUT: Duration = Duration::from_secs(10);
 
 fn main() -> ExitCode {
-    let cli = match Cli::try_parse() {
+    let argv: Vec<OsString> = std::env::args_os().collect();
+    if argv.get(1).is_some_and(|arg| arg == supervisor::ARG) {
+        return match supervisor::Plan::parse(&argv[2..]) {
+            Some(plan) => ExitCode::from(supervisor::run(plan)),
+            None => ExitCode::from(exit::BAD_INPUT),
+        };
+    }
+    let cli = match parse(argv) {
         Ok(cli) => cli,
-        Err(err) => {
-            let code = if err.use_stderr() { exit::BAD_INPUT } else { 0 };
-            let _ = err.print();
-            return ExitCode::from(code);
-        }
+        Err(code) => return ExitCode::from(code),
     };
+    if let Some(what) = cli.generate {
+        generate(what);
+        return ExitCode::SUCCESS;
+    }
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("a tokio runtime");
     let code = runtime.block_on(async {
         match run(cli).await {
@@ -142,6 +52,91 @@ fn main() -> ExitCode {
         }
     });
     ExitCode::from(code)
+}
+
+/// The command line, with the config file's settings before it (so that
+/// flags override them); an exit code once help, the version or an error
+/// has been printed.
+fn parse(argv: Vec<OsString>) -> Result<Cli, u8> {
+    let printed = |err: clap::Error| {
+        let _ = err.print();
+        if err.use_stderr() {
+            exit::BAD_INPUT
+        } else {
+            0
+        }
+    };
+    let first = Cli::try_parse_from(&argv).map_err(printed)?;
+    let Some(file) = config::find(first.connection.config.as_deref()) else { return Ok(first) };
+    let settings = config::flags(&file).map_err(|err| {
+        eprintln!("zoolock: {err}");
+        exit::BAD_INPUT
+    })?;
+    let argv = argv[..1].iter().cloned().chain(settings).chain(argv[1..].iter().cloned());
+    Cli::try_parse_from(argv).map_err(printed)
+}
+
+fn generate(what: Generate) {
+    use clap_complete::Shell;
+    let mut command = Cli::command();
+    let mut out = std::io::stdout().lock();
+    let shell = match what {
+        Generate::Man => return man(command, &mut out).expect("stdout"),
+        Generate::Bash => Shell::Bash,
+        Generate::Zsh => Shell::Zsh,
+        Generate::Fish => Shell::Fish,
+    };
+    clap_complete::generate(shell, &mut command, "zoolock", &mut out);
+}
+
+/// One page: zoolock's, then each command's synopsis, options and notes
+/// (the connection and credential flags once, in zoolock's part).
+fn man(mut command: clap::Command, out: &mut dyn std::io::Write) -> std::io::Result<()> {
+    command.build();
+    let mut text = Vec::new();
+    clap_mangen::Man::new(command.clone()).render(&mut text)?;
+    let mut page = String::from_utf8_lossy(&text).replace(".SH EXTRA", ".SH \"EXIT STATUS\"");
+    let shared: Vec<String> = command
+        .get_arguments()
+        .filter_map(|arg| arg.get_help_heading())
+        .map(|heading| format!(".SH {}", roff_heading(heading)))
+        .collect();
+    for sub in command.get_subcommands().filter(|sub| !sub.is_hide_set() && sub.get_name() != "help") {
+        let part = clap_mangen::Man::new(sub.clone());
+        let mut text = Vec::new();
+        part.render_synopsis_section(&mut text)?;
+        part.render_options_section(&mut text)?;
+        if sub.get_after_help().is_some() {
+            part.render_extra_section(&mut text)?;
+        }
+        let text = String::from_utf8_lossy(&text).into_owned();
+        let about = sub.get_about().map(|about| about.to_string()).unwrap_or_default();
+        page.push_str(&format!(".SH \"ZOOLOCK {}\"\n{about}\n", sub.get_name().to_uppercase()));
+        for section in text.split_inclusive('\n').fold(Vec::<String>::new(), |mut sections, line| {
+            if line.starts_with(".SH") || sections.is_empty() {
+                sections.push(String::new());
+            }
+            sections.last_mut().expect("one").push_str(line);
+            sections
+        }) {
+            if !shared.iter().any(|heading| section.starts_with(&format!("{heading}\n"))) {
+                let section = section.replacen(".SH SYNOPSIS", ".SS Synopsis", 1);
+                let section = section.replacen(".SH OPTIONS", ".SS Options", 1).replacen(".SH EXTRA", ".SS Notes", 1);
+                page.push_str(&section);
+            }
+        }
+    }
+    out.write_all(page.as_bytes())
+}
+
+/// A section heading as clap_mangen writes it: upper case, quoted if it has spaces.
+fn roff_heading(heading: &str) -> String {
+    let upper = heading.to_uppercase();
+    if upper.contains(' ') {
+        format!("\"{upper}\"")
+    } else {
+        upper
+    }
 }
 
 fn error_code(err: &Error) -> u8 {
@@ -156,259 +151,105 @@ fn error_code(err: &Error) -> u8 {
     }
 }
 
-async fn run(cli: Cli) -> zoolock::Result<u8> {
-    // Bad paths fail before connecting.
-    let path = match &cli.command {
-        Command::Exec(args) => &args.path,
-        Command::Status(args) | Command::Watch(args) => &args.path,
-    };
-    zoolock::validate_path(path)?;
-    let mut options = SessionOptions::new(&cli.connection.connect);
-    if let Some(timeout) = cli.connection.session_timeout {
-        options = options.session_timeout(timeout);
+/// Checks what needs no server: the path, the flags, the credentials.
+fn options(connection: &args::Connection, command: &Command) -> zoolock::Result<SessionOptions> {
+    zoolock::validate_path(command.path())?;
+    let session_timeout = connection.session_timeout.unwrap_or(DEFAULT_SESSION_TIMEOUT);
+    if let Command::Exec(args::ExecArgs { grace: Some(grace), .. }) = command {
+        let most = supervisor::hard_limit(session_timeout);
+        if *grace > most {
+            return Err(Error::InvalidArgument(format!(
+                "--grace {} is longer than 3/4 of the session timeout ({}): CMD is killed by then anyway, \
+                 before the server may expire the session",
+                duration::show(*grace),
+                duration::show(most)
+            )));
+        }
     }
-    if let Some(timeout) = cli.connection.connect_timeout {
+    let mut options = SessionOptions::new(&connection.connect).session_timeout(session_timeout);
+    if let Some(timeout) = connection.connect_timeout {
         options = options.connect_timeout(timeout);
     }
-    options.auth = cli.connection.auth;
+    connection.credentials.apply(options).map_err(Error::InvalidArgument)
+}
+
+async fn run(cli: Cli) -> zoolock::Result<u8> {
+    let Some(command) = cli.command else {
+        eprintln!("zoolock: a command is needed: exec, hold, status or watch (see --help)");
+        return Ok(exit::BAD_INPUT);
+    };
+    let options = options(&cli.connection, &command)?;
+    let progress = Progress::new(cli.verbose);
+    progress.say(format_args!("connecting to {}", options.connect));
     let session = Session::connect(options).await?;
-    let code = match cli.command {
-        Command::Exec(args) => exec(&session, args).await,
-        Command::Status(args) => status(&session, &args).await,
-        Command::Watch(args) => watch_path(&session, &args).await,
+    progress.say(format_args!("connected: session {:#x}", session.status().session_id));
+    let code = match command {
+        Command::Exec(args) => {
+            let argv = args.argv();
+            let exec = exec::Exec {
+                hold: hold_of(args.hold),
+                lease: args.lease,
+                grace: args.grace,
+                kill_after: args.kill_after,
+                command: argv,
+            };
+            exec::exec(&session, exec, &progress).await
+        }
+        Command::Hold(args) => exec::hold(&session, hold_of(args), &progress).await,
+        Command::Status(args) => show::status(&session, &show::Show { path: args.path, json: args.json }).await,
+        Command::Watch(args) => {
+            show::watch(&session, &show::Show { path: args.path, json: args.json }, Box::pin(interrupted())).await
+        }
     };
     session.close().await;
     code
 }
 
-fn default_identifier() -> String {
-    let host = std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap_or_default();
-    format!("{}:{}", host.trim(), std::process::id())
-}
-
-/// The signals `exec` passes on to CMD.
-struct Forwarded {
-    int: Signal,
-    term: Signal,
-    hup: Signal,
-}
-
-impl Forwarded {
-    fn new() -> Forwarded {
-        let on = |kind| signal(kind).expect("a signal handler");
-        Forwarded { int: on(SignalKind::interrupt()), term: on(SignalKind::terminate()), hup: on(SignalKind::hangup()) }
-    }
-
-    async fn next(&mut self) -> i32 {
-        tokio::select! {
-            _ = self.int.recv() => libc::SIGINT,
-            _ = self.term.recv() => libc::SIGTERM,
-            _ = self.hup.recv() => libc::SIGHUP,
-        }
-    }
-}
-
-async fn exec(session: &Session, args: ExecArgs) -> zoolock::Result<u8> {
-    let identifier = args.identifier.unwrap_or_else(default_identifier);
-    // A lock or a semaphore lease: `exec` needs only what every holder does.
-    let hold: Box<dyn Holder> = match args.semaphore {
-        Some(leases) => Box::new(Semaphore::new(session, &args.path, identifier, leases)?),
-        None => {
-            let kind = if args.read {
-                Kind::Read
-            } else if args.write {
-                Kind::Write
-            } else {
-                Kind::Mutex
-            };
-            let config =
-                LockConfig { identifier: identifier.into_bytes(), scheme: Scheme::Kazoo, ..LockConfig::default() };
-            Box::new(Lock::new(session, &args.path, kind, config)?)
-        }
-    };
-    let mut signals = Forwarded::new();
-    let options = Acquire { timeout: args.timeout, lease: args.lease, ..Acquire::default() };
-    // A signal while waiting ends the wait; the acquire, dropped, removes its node.
-    let outcome = tokio::select! {
-        outcome = hold.acquire_outcome(options) => outcome?,
-        signal = signals.next() => return Ok(128 + signal as u8),
-    };
-    if outcome != Outcome::Acquired {
-        eprintln!("zoolock: {} not acquired within the timeout", args.path);
-        return Ok(exit::TIMEOUT);
-    }
-    // Subscribed before CMD starts: a change from now on is seen.
-    let mut states = hold.subscribe();
-    if let LockState::Lost(reason) = *states.borrow_and_update() {
-        eprintln!("zoolock: the hold on {} was lost ({reason:?}) before {} started", args.path, args.command[0]);
-        return Ok(exit::LOST);
-    }
-    let (node, token) = (hold.node(), hold.fencing_token());
-    let mut command = tokio::process::Command::new(&args.command[0]);
-    command.args(&args.command[1..]);
-    command.env("ZOOLOCK_NODE", node.unwrap_or_default());
-    command.env("ZOOLOCK_FENCING_TOKEN", token.map(|t| t.to_string()).unwrap_or_default());
-    // Its own process group: signals reach CMD and everything it started,
-    // once each (a terminal's Ctrl-C reaches zoolock, which passes it on).
-    command.process_group(0);
-    let mut child = match command.spawn() {
-        Ok(child) => child,
-        Err(err) => {
-            eprintln!("zoolock: cannot run {}: {err}", args.command[0]);
-            let _ = hold.release().await;
-            let missing = err.kind() == std::io::ErrorKind::NotFound;
-            return Ok(if missing { exit::NOT_FOUND } else { exit::NOT_EXECUTABLE });
-        }
-    };
-    let group = child.id().expect("a running child has an id") as i32;
-    let suspended_at = |now: Instant| now + args.grace;
-    let mut stop_at = (*states.borrow() == LockState::Suspended).then(|| suspended_at(Instant::now()));
-    let why = loop {
-        tokio::select! {
-            status = child.wait() => {
-                let _ = hold.release().await;
-                let status = status.expect("waiting for CMD");
-                return Ok(exit_status(status));
-            }
-            signal = signals.next() => send(group, signal),
-            _ = sleep_until_some(stop_at) => break format!("suspended for longer than the grace period ({:?})", args.grace),
-            changed = states.changed() => {
-                if changed.is_err() {
-                    break "its handle is gone".to_owned();
-                }
-                let state = *states.borrow_and_update();
-                match state {
-                    LockState::Held => stop_at = None,
-                    LockState::Suspended => {
-                        stop_at.get_or_insert_with(|| suspended_at(Instant::now()));
-                    }
-                    LockState::Lost(reason) => break format!("lost ({reason:?})"),
-                    LockState::Released => break "released".to_owned(),
-                }
-            }
-        }
-    };
-    eprintln!("zoolock: the hold on {} was {why}: stopping {}", args.path, args.command[0]);
-    send(group, libc::SIGTERM);
-    tokio::select! {
-        _ = child.wait() => {}
-        _ = tokio::time::sleep(args.kill_after) => {
-            send(group, libc::SIGKILL);
-            let _ = child.wait().await;
-        }
-    }
-    let _ = hold.release().await;
-    Ok(exit::LOST)
-}
-
-fn send(group: i32, signal: i32) {
-    // SAFETY: killpg only sends a signal; the group is CMD's, which we started.
-    unsafe {
-        libc::killpg(group, signal);
-    }
-}
-
-fn exit_status(status: std::process::ExitStatus) -> u8 {
-    use std::os::unix::process::ExitStatusExt;
-    match (status.code(), status.signal()) {
-        (Some(code), _) => code as u8,
-        (None, Some(signal)) => 128u8.wrapping_add(signal as u8),
-        (None, None) => exit::ERROR,
-    }
-}
-
-async fn sleep_until_some(deadline: Option<Instant>) {
-    match deadline {
-        Some(deadline) => sleep_until(deadline).await,
-        None => std::future::pending().await,
-    }
-}
-
-async fn status(session: &Session, args: &ShowArgs) -> zoolock::Result<u8> {
-    let participants = inspect(session, &args.path).await?;
-    print(&args.path, &participants, args.json);
-    Ok(0)
-}
-
-async fn watch_path(session: &Session, args: &ShowArgs) -> zoolock::Result<u8> {
-    let mut inspector = Inspector::new(session, &args.path)?;
-    let mut signals = Forwarded::new();
-    loop {
-        tokio::select! {
-            participants = inspector.next() => print(&args.path, &participants?, args.json),
-            _ = signals.next() => return Ok(0),
-        }
-    }
-}
-
-fn kind_name(kind: ParticipantKind) -> &'static str {
-    match kind {
-        ParticipantKind::Lock => "lock",
-        ParticipantKind::Read => "read",
-        ParticipantKind::Write => "write",
-        ParticipantKind::Lease => "lease",
-    }
-}
-
-fn scheme_name(scheme: Option<Scheme>) -> &'static str {
-    match scheme {
-        Some(Scheme::Kazoo) => "kazoo",
-        Some(Scheme::Curator) => "curator",
-        None => "other",
-    }
-}
-
-fn age(p: &Participant) -> Duration {
-    SystemTime::now().duration_since(p.created).unwrap_or_default()
-}
-
-fn print(path: &str, participants: &[Participant], json: bool) {
-    use std::io::Write;
-    let mut out = std::io::stdout().lock();
-    if json {
-        let list: Vec<_> = participants
-            .iter()
-            .map(|p| {
-                serde_json::json!({
-                    "node": p.node,
-                    "state": if p.holds { "holds" } else { "waits" },
-                    "kind": kind_name(p.kind),
-                    "identifier": p.identifier,
-                    "session_id": format!("{:#x}", p.session_id),
-                    "scheme": scheme_name(p.scheme),
-                    "created_ms": p.created.duration_since(SystemTime::UNIX_EPOCH).map_or(0, |d| d.as_millis() as u64),
-                    "age_seconds": age(p).as_secs_f64(),
-                    "fencing_token": p.fencing_token,
-                })
-            })
-            .collect();
-        let _ = writeln!(out, "{}", serde_json::json!({ "path": path, "participants": list }));
-    } else if participants.is_empty() {
-        let _ = writeln!(out, "{path}: no holders, no waiters");
+fn hold_of(args: args::HoldArgs) -> exec::Hold {
+    let kind = if args.read {
+        Kind::Read
+    } else if args.write {
+        Kind::Write
     } else {
-        let rows: Vec<[String; 8]> = participants
-            .iter()
-            .map(|p| {
-                [
-                    if p.holds { "holds" } else { "waits" }.to_owned(),
-                    kind_name(p.kind).to_owned(),
-                    p.identifier.clone(),
-                    format!("{:#x}", p.session_id),
-                    scheme_name(p.scheme).to_owned(),
-                    format!("{:.1}s", age(p).as_secs_f64()),
-                    p.fencing_token.to_string(),
-                    p.node[p.node.rfind('/').map_or(0, |i| i + 1)..].to_owned(),
-                ]
-            })
-            .collect();
-        let header = ["STATE", "KIND", "IDENTIFIER", "SESSION", "SCHEME", "AGE", "TOKEN", "NODE"].map(String::from);
-        let widths: Vec<usize> =
-            (0..8).map(|i| rows.iter().chain([&header]).map(|r| r[i].chars().count()).max().unwrap_or(0)).collect();
-        let _ = writeln!(out, "{path}");
-        for row in std::iter::once(&header).chain(&rows) {
-            let cells: Vec<String> = row.iter().zip(&widths).map(|(c, w)| format!("{c:<w$}")).collect();
-            let _ = writeln!(out, "{}", cells.join("  ").trim_end());
-        }
+        Kind::Mutex
+    };
+    exec::Hold {
+        timeout: args.wait(),
+        conflict_exit_code: args.conflict_exit_code,
+        path: args.path,
+        kind,
+        semaphore: args.semaphore,
+        identifier: args.identifier,
     }
-    let _ = out.flush();
+}
+
+/// Completes at the first SIGINT, SIGTERM or SIGHUP.
+async fn interrupted() {
+    use tokio::signal::unix::{signal, SignalKind};
+    let on = |kind| signal(kind).expect("a signal handler");
+    let (mut int, mut term, mut hup) =
+        (on(SignalKind::interrupt()), on(SignalKind::terminate()), on(SignalKind::hangup()));
+    tokio::select! {
+        _ = int.recv() => {}
+        _ = term.recv() => {}
+        _ = hup.recv() => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::FromArgMatches;
+
+    #[test]
+    fn the_definitions_are_consistent() {
+        Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn config_settings_come_before_the_command_line() {
+        let argv = ["zoolock", "--session-timeout", "5s", "--session-timeout", "7s", "status", "/a"];
+        let cli = Cli::from_arg_matches(&Cli::command().get_matches_from(argv)).unwrap();
+        assert_eq!(cli.connection.session_timeout, Some(Duration::from_secs(7)));
+    }
 }

@@ -2,72 +2,17 @@
 //! never overlap, a partitioned holder's command is stopped, `status` and
 //! `watch` show the tree (kazoo and Curator nodes included), exit codes.
 
-use std::path::PathBuf;
+mod common;
+
 use std::process::Stdio;
 use std::time::{Duration, Instant, SystemTime};
 
+use common::*;
 use tokio::io::{AsyncBufReadExt, BufReader};
-use tokio::process::{Child, Command};
+use tokio::process::Child;
 use tokio::time::timeout;
 use zookeeper_client as zk;
-use zoolock::{Acquire, Holder, Inspector, Lock, LockConfig, Session, SessionOptions};
-
-const EXIT_BAD_INPUT: i32 = 64;
-const EXIT_CONNECT: i32 = 69;
-const EXIT_LOST: i32 = 74;
-const EXIT_TIMEOUT: i32 = 75;
-const EXIT_NOT_FOUND: i32 = 127;
-
-fn connect() -> String {
-    zk_harness::shared().connect_string()
-}
-
-fn path(name: &str) -> String {
-    format!("/zoolock-cli-tests{}", zk_harness::unique_path(name))
-}
-
-fn zoolock(args: &[&str]) -> Command {
-    let mut command = Command::new(env!("CARGO_BIN_EXE_zoolock"));
-    command.env("ZOOLOCK_CONNECT", connect()).args(args).kill_on_drop(true);
-    command
-}
-
-async fn exit_code(mut command: Command) -> i32 {
-    let status = timeout(Duration::from_secs(60), command.status()).await.expect("zoolock did not exit").unwrap();
-    status.code().expect("an exit code")
-}
-
-async fn wait_exit(child: &mut Child, limit: Duration) -> i32 {
-    timeout(limit, child.wait()).await.expect("zoolock did not exit in time").unwrap().code().expect("an exit code")
-}
-
-fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("zoolock-cli-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
-
-async fn session() -> Session {
-    Session::connect(SessionOptions::new(connect()).session_timeout(Duration::from_secs(4))).await.unwrap()
-}
-
-/// Waits, on watches, until the path's participants satisfy `condition`.
-async fn until_participants(
-    inspector: &mut Inspector,
-    condition: impl Fn(&[zoolock::Participant]) -> bool,
-) -> Vec<zoolock::Participant> {
-    timeout(Duration::from_secs(30), async {
-        loop {
-            let seen = inspector.next().await.unwrap();
-            if condition(&seen) {
-                return seen;
-            }
-        }
-    })
-    .await
-    .expect("the participants never matched")
-}
+use zoolock::{Acquire, Holder, Inspector, Lock, LockConfig};
 
 #[tokio::test(flavor = "multi_thread")]
 async fn commands_under_one_lock_never_overlap_and_see_increasing_tokens() {
@@ -218,18 +163,15 @@ async fn shown(lines: &mut tokio::io::Lines<BufReader<tokio::process::ChildStdou
 #[tokio::test(flavor = "multi_thread")]
 async fn watch_prints_each_change_until_interrupted() {
     let lock_path = path("watch");
+    let session = session().await;
+    // The path exists (a missing one is an error: see the status test).
+    session.ensure_path(&lock_path, None).await.unwrap();
     let mut child = zoolock(&["watch", &lock_path, "--json"]).stdout(Stdio::piped()).spawn().unwrap();
     let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
     assert_eq!(shown(&mut lines).await, 0);
-    let session = session().await;
     let lock = Lock::mutex(&session, &lock_path).unwrap();
     assert!(lock.acquire(Acquire::default()).await.unwrap());
-    // The parent's creation may show first, with nobody in it yet.
-    let mut now = shown(&mut lines).await;
-    if now == 0 {
-        now = shown(&mut lines).await;
-    }
-    assert_eq!(now, 1);
+    assert_eq!(shown(&mut lines).await, 1);
     lock.release().await.unwrap();
     assert_eq!(shown(&mut lines).await, 0);
     // SAFETY: a signal to the child we started.
@@ -262,6 +204,25 @@ async fn exit_codes_tell_timeout_lost_bad_input_connect_failure_and_the_commands
 }
 
 #[tokio::test(flavor = "multi_thread")]
+async fn durations_take_units_and_are_bounded() {
+    let lock = path("exec-durations");
+    assert_eq!(exit_code(zoolock(&["exec", &lock, "--grace", "1e300", "--", "true"])).await, EXIT_BAD_INPUT);
+    assert_eq!(exit_code(zoolock(&["exec", &lock, "--kill-after", "1000000d", "--", "true"])).await, EXIT_BAD_INPUT);
+    let observer = session().await;
+    let holder = Lock::mutex(&observer, &lock).unwrap();
+    assert!(holder.acquire(Acquire::default()).await.unwrap());
+    let output = zoolock(&["--session-timeout", "5s", "exec", &lock, "--timeout", "250ms", "--", "true"])
+        .output()
+        .await
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(EXIT_TIMEOUT), "{stderr}");
+    assert!(stderr.contains("within 250ms"), "{stderr}");
+    holder.release().await.unwrap();
+    assert_eq!(exit_code(zoolock(&["exec", &lock, "--timeout", "1m", "--kill-after", "1.5s", "--", "true"])).await, 0);
+}
+
+#[tokio::test(flavor = "multi_thread")]
 async fn signals_reach_the_command_which_decides_the_exit() {
     let lock_path = path("signals");
     let script = "trap 'exit 9' HUP; echo ready; while :; do sleep 0.05; done";
@@ -272,4 +233,118 @@ async fn signals_reach_the_command_which_decides_the_exit() {
     // SAFETY: a signal to the child we started.
     unsafe { libc::kill(child.id().unwrap() as i32, libc::SIGHUP) };
     assert_eq!(wait_exit(&mut child, Duration::from_secs(10)).await, 9);
+}
+
+/// A file only its owner may read (`mode` 0o600), or others too.
+fn secret_file(dir: &std::path::Path, name: &str, text: &str, mode: u32) -> String {
+    use std::os::unix::fs::PermissionsExt;
+    let file = dir.join(name);
+    std::fs::write(&file, text).unwrap();
+    std::fs::set_permissions(&file, std::fs::Permissions::from_mode(mode)).unwrap();
+    file.display().to_string()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn digest_credentials_come_from_the_environment_or_a_private_file() {
+    let parent = path("secure");
+    let lock = format!("{parent}/lock");
+    let raw = zk::Client::connect(&connect()).await.unwrap();
+    raw.auth("digest", b"locker:secret").await.unwrap();
+    let parents = zk::CreateMode::Persistent.with_acls(zk::Acls::anyone_all());
+    let _ = raw.create("/zoolock-cli-tests", b"", &parents).await;
+    // Only `locker` may create lock nodes under it.
+    raw.create(&parent, b"", &zk::CreateMode::Persistent.with_acls(zk::Acls::creator_all())).await.unwrap();
+    let dir = scratch("credentials");
+
+    assert_eq!(exit_code(zoolock(&["exec", &lock, "--", "true"])).await, EXIT_ERROR, "no credentials, yet allowed");
+    let mut from_env = zoolock(&["exec", &lock, "--", "true"]);
+    from_env.env("ZOOLOCK_AUTH", "digest:locker:secret");
+    assert_eq!(exit_code(from_env).await, 0);
+    let private = secret_file(&dir, "private", "# the lock's user\ndigest:locker:secret\n", 0o600);
+    assert_eq!(exit_code(zoolock(&["exec", &lock, "--auth-file", &private, "--", "true"])).await, 0);
+    for mode in [0o640, 0o604] {
+        let shared = secret_file(&dir, "shared", "digest:locker:secret\n", mode);
+        let output = zoolock(&["exec", &lock, "--auth-file", &shared, "--", "true"]).output().await.unwrap();
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(output.status.code(), Some(EXIT_BAD_INPUT), "mode {mode:o}: {stderr}");
+        assert!(stderr.contains("chmod 600"), "{stderr}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn tls_and_sasl_flags_reach_a_server_that_needs_both() {
+    let options = zk_harness::Options {
+        tls: Some(zk_harness::Tls { client_auth: true }),
+        sasl: Some(zk_harness::Sasl { users: vec![("locker".into(), "pw".into())], required: true }),
+        ..zk_harness::Options::default()
+    };
+    let zk = tokio::task::spawn_blocking(move || zk_harness::Ensemble::start(1, options)).await.unwrap().unwrap();
+    let secure = zk.secure_connect_string("localhost").unwrap();
+    let files = zk.tls_files().unwrap().clone();
+    let dir = scratch("tls");
+    let key = secret_file(&dir, "client.key", &std::fs::read_to_string(&files.client_key).unwrap(), 0o600);
+    let password = secret_file(&dir, "sasl-password", "pw\n", 0o600);
+    let (ca, cert) = (files.ca.display().to_string(), files.client_cert.display().to_string());
+    let lock = path("tls");
+    let tls = ["--ca", ca.as_str(), "--certfile", cert.as_str(), "--keyfile", key.as_str()];
+    let mut args = vec!["--tls"];
+    args.extend(tls);
+    args.extend(["--sasl-username", "locker", "--sasl-password-file", &password, "exec", &lock, "--", "true"]);
+    assert_eq!(exit_code(zoolock_on(&secure, &args)).await, 0);
+    // The password from the environment; without SASL the server refuses the session.
+    let mut args = tls.to_vec();
+    args.extend(["--sasl-username", "locker", "exec", &lock, "--", "true"]);
+    let mut from_env = zoolock_on(&secure, &args);
+    from_env.env("ZOOLOCK_SASL_PASSWORD", "pw");
+    assert_eq!(exit_code(from_env).await, 0);
+    let mut args = tls.to_vec();
+    args.extend(["--connect-timeout", "3s", "exec", &lock, "--", "true"]);
+    assert_ne!(exit_code(zoolock_on(&secure, &args)).await, 0);
+    // A private key others can read is refused.
+    let mut args = vec!["--tls", "--ca", ca.as_str(), "--certfile", cert.as_str(), "--keyfile"];
+    let shared_key = files.client_key.display().to_string();
+    args.extend([shared_key.as_str(), "status", &lock]);
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&files.client_key, std::fs::Permissions::from_mode(0o644)).unwrap();
+    assert_eq!(exit_code(zoolock_on(&secure, &args)).await, EXIT_BAD_INPUT);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn status_counts_leases_only_of_a_real_semaphore_and_says_when_a_path_is_missing() {
+    let raw = zk::Client::connect(&connect()).await.unwrap();
+    let persistent = zk::CreateMode::Persistent.with_acls(zk::Acls::anyone_all());
+    // A plain node whose data is a number, with children that are not leases.
+    let workers = path("workers");
+    let _ = raw.create("/zoolock-cli-tests", b"", &persistent).await;
+    raw.create(&workers, b"3", &persistent).await.unwrap();
+    for child in ["alpha", "beta"] {
+        raw.create(&format!("{workers}/{child}"), b"", &persistent).await.unwrap();
+    }
+    let output = zoolock(&["status", &workers, "--json"]).output().await.unwrap();
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    let shown: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(shown["participants"].as_array().unwrap().len(), 0, "{shown}");
+
+    // A semaphore's leases are still shown.
+    let pool = path("pool");
+    let session = session().await;
+    let semaphore = zoolock::Semaphore::new(&session, &pool, "encoder-1", 2).unwrap();
+    assert!(semaphore.acquire(Acquire::default()).await.unwrap());
+    let output = zoolock(&["status", &pool, "--json"]).output().await.unwrap();
+    let shown: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    let participants = shown["participants"].as_array().unwrap();
+    assert_eq!(participants.len(), 1, "{shown}");
+    assert_eq!(
+        (participants[0]["kind"].as_str(), participants[0]["identifier"].as_str()),
+        (Some("lease"), Some("encoder-1"))
+    );
+    semaphore.release().await.unwrap();
+
+    let missing = path("no-such-lock");
+    for command in ["status", "watch"] {
+        let output = zoolock(&[command, &missing]).output().await.unwrap();
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(output.status.code(), Some(EXIT_NO_PATH), "{command}: {stderr}");
+        assert!(stderr.contains("no such node"), "{command}: {stderr}");
+    }
 }

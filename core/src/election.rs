@@ -7,6 +7,7 @@ use std::time::Duration;
 use tokio::sync::watch;
 
 use crate::error::{Error, Result};
+use crate::holder::sealed::Recipe;
 use crate::holder::{Acquire, Holder, LockState};
 use crate::lock::{Kind, Lock, LockConfig};
 use crate::runtime;
@@ -62,12 +63,11 @@ impl Election {
         self.term().map(Some)
     }
 
-    /// The term the lock just won.
+    /// The term the lock just won: its node and token read together, of one hold.
     fn term(&self) -> Result<Leadership> {
-        let (node, token) = match (self.lock.node(), self.lock.fencing_token()) {
-            (Some(node), Some(token)) => (node, token),
+        let Some((node, token)) = self.lock.state_of().node_and_token() else {
             // Lost between the win and here (an expiry): a term that is over.
-            _ => return Err(Error::NotHeld { path: self.lock.path().to_owned() }),
+            return Err(Error::NotHeld { path: self.lock.path().to_owned() });
         };
         Ok(Leadership { lock: self.lock.clone(), node, token, resigned: false })
     }
@@ -122,7 +122,8 @@ impl Election {
 /// lost: watch [`Leadership::state`] — `Suspended` while the connection is
 /// down (stop acting as leader until it is `Held` again), `Lost` when the
 /// session expired or the node was deleted (the term is over; another
-/// candidate may lead already).
+/// candidate may lead already). Everything it does is about its own term,
+/// never a later one the same candidate won: a term is known by its token.
 pub struct Leadership {
     lock: Lock,
     node: String,
@@ -142,9 +143,11 @@ impl Leadership {
         &self.node
     }
 
-    /// Whether this term is still on: `Held` or `Suspended`.
+    /// Whether this term is still on: `Held` or `Suspended`. The token,
+    /// a zxid, is the term's alone (a node name could come back, e.g. after
+    /// the lock path was re-created).
     fn current(&self) -> bool {
-        self.lock.node().as_deref() == Some(self.node.as_str())
+        self.lock.fencing_token() == Some(self.token)
     }
 
     /// `Held` while leading; `Suspended`, `Lost(_)` or `Released` otherwise.
@@ -176,16 +179,16 @@ impl Leadership {
         if !self.current() {
             return Err(Error::NotHeld { path: self.lock.path().to_owned() });
         }
-        self.lock.session().transaction().fenced_by(&self.lock)
+        #[cfg(test)]
+        tests::after_term_check();
+        // On the term's own node: the lock may hold a later term by now.
+        Ok(self.lock.session().transaction().fenced_at(self.lock.path(), self.node.clone()))
     }
 
     /// Ends the term: the next candidate leads. `Ok(false)` if it was over already.
     pub async fn resign(mut self) -> Result<bool> {
         self.resigned = true;
-        if !self.current() {
-            return Ok(false);
-        }
-        self.lock.release().await
+        Ok(self.lock.state_of().release_term(self.token).await)
     }
 
     /// [`Leadership::resign`] for callers without an async runtime.
@@ -197,10 +200,65 @@ impl Leadership {
 impl Drop for Leadership {
     fn drop(&mut self) {
         if !self.resigned && self.current() && runtime::check_process().is_ok() {
-            let lock = self.lock.clone();
-            lock.session().clone().spawn(async move {
-                let _ = lock.release().await;
-            });
+            let (lock, token) = (self.lock.clone(), self.token);
+            // Only this term: by the time the task runs, the lock may hold a later one.
+            lock.session().clone().spawn(async move { lock.state_of().release_term(token).await });
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::cell::RefCell;
+    use std::sync::{Arc, Mutex};
+
+    use super::*;
+    use crate::znode::Create;
+    use crate::SessionOptions;
+
+    thread_local! {
+        /// Run once where a leadership has checked its term and goes on to use it.
+        static AFTER_TERM_CHECK: RefCell<Option<Box<dyn FnOnce()>>> = RefCell::new(None);
+    }
+
+    pub(super) fn after_term_check() {
+        if let Some(interleave) = AFTER_TERM_CHECK.with(|hook| hook.borrow_mut().take()) {
+            interleave();
+        }
+    }
+
+    /// The term is lost (an operator deletes its node) and the same
+    /// candidate wins the next one, between the old leadership's check of its
+    /// term and its fence: the old object must not write under the new term.
+    #[test]
+    fn an_old_term_cannot_write_under_the_next_one_won_between_its_check_and_its_fence() {
+        let connect = zk_harness::shared().connect_string();
+        let session = Session::connect_blocking(SessionOptions::new(&connect)).unwrap();
+        let operator = Session::connect_blocking(SessionOptions::new(&connect)).unwrap();
+        let path = format!("/zoolock-tests{}", zk_harness::unique_path("term-fence"));
+        let state = format!("{path}-state");
+        operator.create_blocking(&state, b"", &Create::default().makepath()).unwrap();
+        let election = Election::new(&session, &path, "a").unwrap();
+        let old = election.lead_blocking().unwrap();
+        let next = Arc::new(Mutex::new(None));
+        let (won, old_node) = (next.clone(), old.node().to_owned());
+        let ops = operator.clone();
+        AFTER_TERM_CHECK.with(|hook| {
+            *hook.borrow_mut() = Some(Box::new(move || {
+                let mut states = election.lock().subscribe();
+                ops.delete_blocking(&old_node, None, false).unwrap();
+                runtime::block_on(states.wait_for(|s| matches!(s, LockState::Lost(_)))).unwrap();
+                *won.lock().unwrap() = Some(election.lead_blocking().unwrap());
+            }))
+        });
+        let write = old.fenced().and_then(|t| t.set(&state, b"old term", None).commit_blocking());
+        let next = next.lock().unwrap().take().expect("the next term was won in between");
+        assert_ne!(next.node(), old.node());
+        assert!(matches!(write, Err(Error::NotHeld { .. })), "the old term wrote under the next: {write:?}");
+        assert_eq!(operator.get_blocking(&state).unwrap().0, b"");
+        next.fenced().unwrap().set(&state, b"next term", None).commit_blocking().unwrap();
+        assert!(next.resign_blocking().unwrap());
+        session.close_blocking();
+        operator.close_blocking();
     }
 }

@@ -62,7 +62,8 @@ pub enum Error {
     ConnectTimeout {
         /// The hosts tried.
         hosts: String,
-        /// The connect timeout ([`SessionOptions::connect_timeout`](crate::SessionOptions::connect_timeout)).
+        /// How long it tried, to the millisecond: the connect timeout
+        /// ([`SessionOptions::connect_timeout`](crate::SessionOptions::connect_timeout)) or a little more.
         timeout: Duration,
     },
 

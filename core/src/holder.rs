@@ -717,7 +717,17 @@ impl HolderState {
     /// timeout around `release`, a cancelled task) leaves it running in the
     /// background (see [`Removal::run_bounded`]): no node outlives it.
     pub(crate) async fn release(&self) -> bool {
-        let Some(mut held) = self.held.lock().unwrap().take() else { return false };
+        self.release_if(|_| true).await
+    }
+
+    /// Releases the hold won with fencing token `token` (a leadership's own
+    /// term), and no later one: false if the handle holds another or none.
+    pub(crate) async fn release_term(&self, token: i64) -> bool {
+        self.release_if(|won| won.token == token).await
+    }
+
+    async fn release_if(&self, this: impl FnOnce(&Won) -> bool) -> bool {
+        let Some(mut held) = self.held.lock().unwrap().take_if(|h| this(&h.won)) else { return false };
         // Our own delete would fire the node's watch: stop it first.
         for task in held.tasks.drain(..) {
             task.abort();
@@ -779,6 +789,11 @@ impl HolderState {
 
     pub(crate) fn token(&self) -> Option<i64> {
         self.held.lock().unwrap().as_ref().map(|h| h.won.token)
+    }
+
+    /// The hold's node and token, read together: of one and the same hold.
+    pub(crate) fn node_and_token(&self) -> Option<(String, i64)> {
+        self.held.lock().unwrap().as_ref().map(|h| (h.won.node.clone(), h.won.token))
     }
 
     pub(crate) fn state(&self) -> LockState {

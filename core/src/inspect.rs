@@ -5,6 +5,12 @@
 //! [`naming`]); a kazoo semaphore's path holds its size as data, its leases
 //! as children, and its waiters queue on the admission lock at
 //! `path + "-__lock__"`.
+//!
+//! A path is read as a semaphore only when it has no lock contenders, its
+//! admission lock exists (kazoo and zoolock create it before the first
+//! lease), and every child is named as a lease is (`uuid4().hex`: 32
+//! lowercase hex digits). The data is no sign: kazoo accepts a pool node
+//! whose data is not a number, and a plain node may hold a number.
 
 use std::time::{Duration, SystemTime};
 
@@ -71,8 +77,8 @@ pub struct Participant {
 /// ```
 pub async fn inspect(session: &Session, path: &str) -> Result<Vec<Participant>> {
     validate_path(path)?;
-    let (participants, _) = session.bounded(read_again(session, path, false)).await?;
-    Ok(participants)
+    let reading = session.bounded(read_again(session, path, false)).await?;
+    Ok(reading.participants)
 }
 
 /// [`inspect`] again each time the participants may have changed, on
@@ -82,13 +88,14 @@ pub struct Inspector {
     session: Session,
     path: String,
     watches: Option<[Watch; 2]>,
+    exists: bool,
 }
 
 impl Inspector {
     /// An inspector of `path`; nothing is read before [`Inspector::next`].
     pub fn new(session: &Session, path: &str) -> Result<Inspector> {
         validate_path(path)?;
-        Ok(Inspector { session: session.clone(), path: path.to_owned(), watches: None })
+        Ok(Inspector { session: session.clone(), path: path.to_owned(), watches: None, exists: false })
     }
 
     /// The participants now at the first call; at each later one, once
@@ -101,14 +108,28 @@ impl Inspector {
                 _ = b.0.changed() => {}
             }
         }
-        let (participants, watches) = read_again(&self.session, &self.path, true).await?;
-        self.watches = watches;
-        Ok(participants)
+        let reading = read_again(&self.session, &self.path, true).await?;
+        self.watches = reading.watches;
+        self.exists = reading.exists;
+        Ok(reading.participants)
+    }
+
+    /// Whether the path existed at the last answer of [`Inspector::next`]
+    /// (a mistyped path is empty too; operators' tools tell them apart).
+    pub fn exists(&self) -> bool {
+        self.exists
     }
 }
 
+/// One reading of a path.
+struct Reading {
+    participants: Vec<Participant>,
+    exists: bool,
+    watches: Option<[Watch; 2]>,
+}
+
 /// [`read`], again after a connection loss or on the next session.
-async fn read_again(session: &Session, path: &str, watch: bool) -> Result<(Vec<Participant>, Option<[Watch; 2]>)> {
+async fn read_again(session: &Session, path: &str, watch: bool) -> Result<Reading> {
     loop {
         let live = session.live().await?;
         match read(session, &live, path, watch).await {
@@ -130,12 +151,7 @@ fn admission_path(path: &str) -> String {
 /// Reads the participants at `path` (and the watches, if asked): the
 /// listings and the path's data are pipelined, then every node is read in
 /// one multi-read.
-async fn read(
-    session: &Session,
-    live: &Live,
-    path: &str,
-    watch: bool,
-) -> Result<(Vec<Participant>, Option<[Watch; 2]>)> {
+async fn read(session: &Session, live: &Live, path: &str, watch: bool) -> Result<Reading> {
     let admission = admission_path(path);
     let data = live.client.get_data(path);
     let (children, waiting, watches) = if watch {
@@ -144,16 +160,17 @@ async fn read(
         (children, waiting, Some([a, b]))
     } else {
         let (children, waiting) = (live.client.list_children(path), live.client.list_children(&admission));
-        (absent_is_empty(path, children.await)?, absent_is_empty(&admission, waiting.await)?, None)
+        (absent(path, children.await)?, absent(&admission, waiting.await)?, None)
     };
-    let data = match data.await {
-        Ok((data, _)) => data,
-        Err(zk::Error::NoNode) => Vec::new(),
+    let exists = match data.await {
+        Ok(_) => true,
+        Err(zk::Error::NoNode) => false,
         Err(err) => return Err(Error::zk(path, "read", err)),
     };
+    let children = children.unwrap_or_default();
     let queue = naming::queue(&children, &[]);
-    let is_semaphore =
-        queue.is_empty() && (String::from_utf8_lossy(&data).trim().parse::<u32>().is_ok() || !waiting.is_empty());
+    let is_semaphore = queue.is_empty() && waiting.is_some() && children.iter().all(|c| is_lease_name(c));
+    let waiting = waiting.unwrap_or_default();
     let participants = if is_semaphore {
         let leases: Vec<String> = children.iter().map(|c| format!("{path}/{c}")).collect();
         let mut holders = read_nodes(live, &leases).await?;
@@ -194,14 +211,19 @@ async fn read(
         }
         participants
     };
-    Ok((participants, watches))
+    Ok(Reading { participants, exists, watches })
 }
 
-/// The children of `path` with a watch on them, or a watch on its creation.
-async fn watched_children(session: &Session, live: &Live, path: &str) -> Result<(Vec<String>, Watch)> {
+/// A kazoo (and zoolock) semaphore lease's name: `uuid4().hex`.
+fn is_lease_name(name: &str) -> bool {
+    name.len() == 32 && name.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+}
+
+/// The children of `path` with a watch on them, or (`None`) a watch on its creation.
+async fn watched_children(session: &Session, live: &Live, path: &str) -> Result<(Option<Vec<String>>, Watch)> {
     loop {
         match live.client.list_and_watch_children(path).await {
-            Ok((children, watch)) => return Ok((children, (watch, None))),
+            Ok((children, watch)) => return Ok((Some(children), (watch, None))),
             Err(zk::Error::NoNode) => {}
             Err(err) => return Err(Error::zk(path, "list", err)),
         }
@@ -210,16 +232,17 @@ async fn watched_children(session: &Session, live: &Live, path: &str) -> Result<
         match live.client.check_and_watch_stat(path).await {
             // Created meanwhile: list it.
             Ok((Some(_), _)) => continue,
-            Ok((None, watch)) => return Ok((Vec::new(), (watch, Some(mark)))),
+            Ok((None, watch)) => return Ok((None, (watch, Some(mark)))),
             Err(err) => return Err(Error::zk(path, "watch", err)),
         }
     }
 }
 
-fn absent_is_empty(path: &str, listed: std::result::Result<Vec<String>, zk::Error>) -> Result<Vec<String>> {
+/// A listing; `None` if the node does not exist.
+fn absent(path: &str, listed: std::result::Result<Vec<String>, zk::Error>) -> Result<Option<Vec<String>>> {
     match listed {
-        Ok(children) => Ok(children),
-        Err(zk::Error::NoNode) => Ok(Vec::new()),
+        Ok(children) => Ok(Some(children)),
+        Err(zk::Error::NoNode) => Ok(None),
         Err(err) => Err(Error::zk(path, "list", err)),
     }
 }
@@ -294,5 +317,10 @@ mod tests {
         assert_eq!(scheme_of("x__mylock__0000000001"), None);
         assert_eq!(kind_of("_c_x-__WRIT__0000000001", Role::Writer), ParticipantKind::Write);
         assert_eq!(kind_of("x__lock__0000000001", Role::Writer), ParticipantKind::Lock);
+        assert!(is_lease_name(hex));
+        for not in ["alpha", "0123456789ABCDEF0123456789ABCDEF", "0123456789abcdef0123456789abcde", &format!("{hex}0")]
+        {
+            assert!(!is_lease_name(not), "{not}");
+        }
     }
 }

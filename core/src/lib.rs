@@ -85,5 +85,5 @@ pub use security::{Pem, SaslMechanism, SaslOptions, Secret, TlsOptions};
 pub use semaphore::Semaphore;
 pub use session::{Session, SessionState, Status};
 pub use watchers::{ChildrenWatch, DataWatch, WatchEvent, WatchEventKind};
-pub use znode::{Create, OpResult, Retry, Stat, Transaction};
+pub use znode::{Create, Heard, OpResult, Retry, Stat, Transaction};
 pub use zookeeper_client::{Acl, AuthId, Permission};

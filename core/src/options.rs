@@ -5,7 +5,7 @@ use std::time::Duration;
 use zookeeper_client::{Acl, AuthId, Permission};
 
 use crate::error::{Error, Result};
-use crate::security::{SaslOptions, TlsOptions};
+use crate::security::{check_tls_hosts, SaslOptions, TlsOptions};
 
 /// The most node data zoolock writes: ZooKeeper refuses packets over
 /// `jute.maxbuffer` (1 MiB by default), and the request needs some room.
@@ -56,7 +56,7 @@ pub struct SessionOptions {
     /// Whether a missing chroot is created on first need (see [`SessionOptions::create_chroot`]).
     pub create_chroot: bool,
     /// TLS to every host (kazoo's `use_ssl=True`): the hosts' ports must be
-    /// their `secureClientPort`s. `None`: plaintext.
+    /// their `secureClientPort`s. `None`, or [`TlsOptions::enabled`] off: plaintext.
     pub tls: Option<TlsOptions>,
     /// SASL authentication on every connection (kazoo's `sasl_options`).
     pub sasl: Option<SaslOptions>,
@@ -190,8 +190,16 @@ impl SessionOptions {
         }
         if let Some(tls) = &self.tls {
             tls.validate()?;
+            if tls.enabled {
+                check_tls_hosts(&self.connect, &parsed.endpoints())?;
+            }
         }
         Ok(parsed)
+    }
+
+    /// The TLS options when TLS is on.
+    pub(crate) fn tls_on(&self) -> Option<&TlsOptions> {
+        self.tls.as_ref().filter(|tls| tls.enabled)
     }
 }
 

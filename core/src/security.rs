@@ -110,6 +110,10 @@ impl fmt::Debug for Pem {
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TlsOptions {
+    /// Whether TLS is on (kazoo's `use_ssl`); on from [`TlsOptions::new`].
+    /// For bindings that take the switch apart from the options: off with
+    /// any option given is refused, never a plaintext connect that drops it.
+    pub enabled: bool,
     /// CA certificates (and CRLs) the server's certificate must chain to;
     /// `None` trusts the system's bundle (`/etc/ssl/certs/ca-certificates.crt`).
     pub ca: Option<Pem>,
@@ -139,6 +143,7 @@ impl TlsOptions {
     /// Verifies the server against the system's CAs and its host name; no client certificate.
     pub fn new() -> TlsOptions {
         TlsOptions {
+            enabled: true,
             ca: None,
             certfile: None,
             keyfile: None,
@@ -184,8 +189,35 @@ impl TlsOptions {
         self
     }
 
-    /// The checks that need no file: kazoo's ValueError, and what zookeeper-client cannot do.
-    pub(crate) fn validate(&self) -> Result<()> {
+    /// Turns TLS on or off (kazoo's `use_ssl`), keeping the options given.
+    pub fn enabled(mut self, enabled: bool) -> Self {
+        self.enabled = enabled;
+        self
+    }
+
+    /// The checks that need no file, run when a session connects; bindings
+    /// call it where their options are built. TLS off with an option given
+    /// (a CA, a client certificate or key, a key password, `verify_certs`
+    /// off) is [`Error::InvalidArgument`]: the option would be dropped and
+    /// the session connect in plaintext. `check_hostname` is not counted:
+    /// bindings' defaults for it differ. TLS on: kazoo's ValueError, and what
+    /// zookeeper-client cannot do.
+    pub fn validate(&self) -> Result<()> {
+        if !self.enabled {
+            let given = [
+                ("ca", self.ca.is_some()),
+                ("certfile", self.certfile.is_some()),
+                ("keyfile", self.keyfile.is_some()),
+                ("keyfile_password", self.keyfile_password.is_some()),
+                ("verify_certs=false", !self.verify_certs),
+            ];
+            return match given.iter().find(|(_, given)| *given) {
+                Some((name, _)) => Err(Error::InvalidArgument(format!(
+                    "{name} needs TLS on (kazoo's use_ssl=True): with TLS off the session would connect in plaintext"
+                ))),
+                None => Ok(()),
+            };
+        }
         if !self.verify_certs {
             if self.check_hostname {
                 return Err(Error::InvalidArgument("check_hostname needs verify_certs".into()));
@@ -300,6 +332,22 @@ impl SaslOptions {
                 zk::SaslOptions::digest_md5(self.username.clone(), self.password.expose().to_owned()).into()
             }
         }
+    }
+}
+
+/// Refuses a TLS host rustls cannot name: zookeeper-client checks the
+/// certificate against each host as a rustls `ServerName` and panics on one
+/// that resolves but is neither a DNS name nor an IP address in full (`127.1`).
+pub(crate) fn check_tls_hosts(connect: &str, hosts: &[(String, u16)]) -> Result<()> {
+    match hosts.iter().find(|(host, _)| ServerName::try_from(host.as_str()).is_err()) {
+        Some((host, _)) => Err(Error::InvalidConnectString {
+            connect: connect.to_owned(),
+            reason: format!(
+                "with TLS, each host must be a DNS name or a full IP address to check the certificate against: \
+                 {host:?} is neither (write 127.0.0.1, not 127.1)"
+            ),
+        }),
+        None => Ok(()),
     }
 }
 

@@ -5,7 +5,7 @@ use std::collections::{HashMap, HashSet, VecDeque};
 use std::future::Future;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, Weak};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use tokio::runtime::{Handle, RuntimeFlavor};
 use tokio::sync::futures::Notified;
@@ -171,6 +171,7 @@ impl Session {
         runtime::check_process()?;
         let handle = session_runtime();
         let on = handle.clone();
+        let hosts = options.connect.clone();
         // Spawned on the chosen runtime: `zookeeper-client` starts the
         // connection's task on the runtime its connect runs on.
         on.spawn(async move {
@@ -208,8 +209,7 @@ impl Session {
             Ok(Session { shared })
         })
         .await
-        // Cancelled: the runtime shut down while connecting.
-        .unwrap_or(Err(Error::RuntimeGone))
+        .unwrap_or_else(|ended| Err(connect_ended(ended, hosts)))
     }
 
     /// [`Session::connect`] for callers without an async runtime.
@@ -509,20 +509,48 @@ impl Session {
     }
 }
 
+/// Why the connecting task ended without an answer: the runtime shut down
+/// (it was cancelled), or zookeeper-client panicked, which must reach the
+/// caller as an error and not as a panic (nor as a runtime that is gone).
+fn connect_ended(ended: tokio::task::JoinError, hosts: String) -> Error {
+    if !ended.is_panic() {
+        return Error::RuntimeGone;
+    }
+    let panic = ended.into_panic();
+    let said = panic.downcast_ref::<&str>().copied().or(panic.downcast_ref::<String>().map(String::as_str));
+    Error::ZooKeeper {
+        action: "connect to",
+        path: hosts,
+        message: format!("the client panicked: {}", said.unwrap_or("?")),
+    }
+}
+
 async fn open(options: &SessionOptions, generation: u64) -> Result<Live> {
-    let mut connector = zk::Client::connector().with_session_timeout(options.session_timeout);
-    for (scheme, auth) in &options.auth {
-        connector = connector.with_auth(scheme, auth);
-    }
-    let tls = options.tls.as_ref().map(TlsOptions::prepare).transpose()?;
+    let tls = options.tls_on().map(TlsOptions::prepare).transpose()?;
     let probe = Probe::new(ConnectString::parse(&options.connect)?.endpoints(), tls.as_ref().map(|t| t.probe.clone()));
-    if let Some(sasl) = &options.sasl {
-        connector = connector.with_sasl(sasl.to_zk());
-    }
+    let started = Instant::now();
+    // zookeeper-client gives up after about the session timeout when no
+    // server answers: a longer connect timeout is the caller's, so start
+    // again until it runs out.
     let connect = async {
-        match tls {
-            Some(tls) => connector.with_tls(tls.zk).secure_connect(&options.connect).await,
-            None => connector.connect(&options.connect).await,
+        loop {
+            let mut connector = zk::Client::connector().with_session_timeout(options.session_timeout);
+            for (scheme, auth) in &options.auth {
+                connector = connector.with_auth(scheme, auth);
+            }
+            if let Some(sasl) = &options.sasl {
+                connector = connector.with_sasl(sasl.to_zk());
+            }
+            let attempt = match &tls {
+                Some(tls) => connector.with_tls(tls.zk.clone()).secure_connect(&options.connect).await,
+                None => connector.connect(&options.connect).await,
+            };
+            match attempt {
+                Err(zk::Error::Timeout | zk::Error::NoHosts | zk::Error::ConnectionLoss) => {
+                    tokio::time::sleep(RECONNECT_PAUSE).await
+                }
+                other => return other,
+            }
         }
     };
     let attempt = tokio::select! {
@@ -530,11 +558,15 @@ async fn open(options: &SessionOptions, generation: u64) -> Result<Live> {
         reason = probe.every_host_refuses(options.connect_timeout) => return Err(Error::Tls { reason }),
     };
     let client = match attempt {
-        Err(_) | Ok(Err(zk::Error::Timeout | zk::Error::NoHosts | zk::Error::ConnectionLoss)) => {
+        Err(_) => {
             return Err(match probe.finding() {
                 Some(reason) => Error::Tls { reason },
-                None => Error::ConnectTimeout { hosts: options.connect.clone(), timeout: options.connect_timeout },
-            })
+                // What was waited, to the millisecond: not more than it was.
+                None => Error::ConnectTimeout {
+                    hosts: options.connect.clone(),
+                    timeout: Duration::from_millis(started.elapsed().as_millis() as u64),
+                },
+            });
         }
         Ok(Err(zk::Error::AuthFailed)) => return Err(Error::AuthFailed),
         Ok(Err(e)) => return Err(Error::zk(&options.connect, "connect to", e)),
@@ -543,6 +575,9 @@ async fn open(options: &SessionOptions, generation: u64) -> Result<Live> {
     let session_id = client.session_id().0;
     Ok(Live { client, generation, session_id })
 }
+
+/// Between two connect attempts that each tried every host until the session timeout.
+const RECONNECT_PAUSE: Duration = Duration::from_millis(50);
 
 fn publish(shared: &Shared, state: SessionState, generation: u64, session_id: i64) {
     let next = Status { state, generation, session_id };
@@ -695,5 +730,19 @@ impl Drop for Supervisor {
         shared.current.lock().unwrap().take();
         let status = *shared.status.borrow();
         publish(&shared, SessionState::Closed, status.generation, status.session_id);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A panic of zookeeper-client while connecting (it had one for TLS
+    /// hosts rustls cannot name) reaches the caller as an error that says so.
+    #[tokio::test]
+    async fn a_panic_while_connecting_is_an_error_not_a_runtime_gone() {
+        let ended = tokio::spawn(async { panic!("cannot name 127.1") }).await.unwrap_err();
+        let err = connect_ended(ended, "127.1:2281".into());
+        assert!(matches!(&err, Error::ZooKeeper { message, .. } if message.contains("cannot name 127.1")), "{err:?}");
     }
 }

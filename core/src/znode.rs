@@ -307,10 +307,15 @@ impl Transaction {
     }
 
     /// [`Transaction::fenced_by`] the holder whose state this is.
-    pub(crate) fn fenced_on(mut self, state: &HolderState) -> Result<Transaction> {
+    pub(crate) fn fenced_on(self, state: &HolderState) -> Result<Transaction> {
         let node = state.node().ok_or_else(|| Error::NotHeld { path: state.path.clone() })?;
-        self.fence = Some((state.path.clone(), node));
-        Ok(self)
+        Ok(self.fenced_at(&state.path, node))
+    }
+
+    /// Fenced on `node`, a hold's own node on the lock `path` (a leadership's term's).
+    pub(crate) fn fenced_at(mut self, path: &str, node: String) -> Transaction {
+        self.fence = Some((path.to_owned(), node));
+        self
     }
 
     /// Sends the operations as one request: every write is made, or none.
@@ -423,6 +428,18 @@ async fn commit_on(
         .collect())
 }
 
+/// The answer to [`Session::exists_heard`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Heard {
+    /// ZooKeeper's id of the session the request went out on.
+    pub session_id: i64,
+    /// The session timeout the server granted that session (it clamps the
+    /// one asked for to its own `minSessionTimeout`..`maxSessionTimeout`).
+    pub session_timeout: Duration,
+    /// The node's stat; `None` if there is no such node.
+    pub stat: Option<Stat>,
+}
+
 /// How [`Session::retry`] retries: kazoo's `KazooRetry` semantics. An
 /// attempt that failed with [`Error::ConnectionLoss`] or
 /// [`Error::SessionExpired`] (the session reopens itself) is tried again
@@ -474,6 +491,25 @@ impl Session {
             let live = self.live().await?;
             let stat = live.client.check_stat(path).await.map_err(|e| Error::zk(path, "check", e))?;
             Ok(stat.as_ref().map(Stat::from))
+        })
+        .await
+    }
+
+    /// [`Session::exists`], also telling which ZooKeeper session the request
+    /// went out on and the timeout the server granted that session. An
+    /// answer proves the server heard from that session after this call
+    /// began, so it cannot expire the session sooner than that timeout
+    /// after the call began: `zoolock exec` keeps CMD alive on such proofs.
+    pub async fn exists_heard(&self, path: &str) -> Result<Heard> {
+        validate_node_path(path)?;
+        self.bounded(async {
+            let live = self.live().await?;
+            let stat = live.client.check_stat(path).await.map_err(|e| Error::zk(path, "check", e))?;
+            Ok(Heard {
+                session_id: live.session_id,
+                session_timeout: live.client.session_timeout(),
+                stat: stat.as_ref().map(Stat::from),
+            })
         })
         .await
     }

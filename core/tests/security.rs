@@ -217,6 +217,22 @@ async fn check_hostname() {
     connect_and_lock(options(&by_ip).tls(trusting_ca(zk).check_hostname(false))).await;
 }
 
+/// A host that resolves but that rustls can check no certificate against
+/// (`127.1` is neither a DNS name nor an IP address in full): refused by
+/// name before connecting; zookeeper-client would panic on it.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_tls_host_rustls_cannot_name_is_refused_before_connecting() {
+    let zk = tls_server();
+    for check_hostname in [true, false] {
+        let tls = trusting_ca(zk).check_hostname(check_hostname);
+        let err = connect_error(options(&zk.secure_connect_string("127.1").unwrap()).tls(tls), "127.1").await;
+        assert!(
+            matches!(&err, Error::InvalidConnectString { reason, .. } if reason.contains("127.1") && reason.contains("127.0.0.1")),
+            "{err:?}"
+        );
+    }
+}
+
 #[test]
 fn verify_certs_off_is_refused_before_connecting() {
     // zookeeper-client cannot skip verification: say so rather than verify anyway.
@@ -230,6 +246,31 @@ fn verify_certs_off_is_refused_before_connecting() {
     let err =
         Session::connect_blocking(options("127.0.0.1:1").tls(TlsOptions::new().ca("/nonexistent/ca.pem"))).unwrap_err();
     assert!(matches!(&err, Error::Tls { reason } if reason.contains("/nonexistent/ca.pem")), "{err:?}");
+}
+
+/// TLS options given with TLS switched off (a binding's `use_ssl=False`,
+/// `UseTls = false`, `zl_session_options_set_tls(o, 0)`): refused, never
+/// dropped for a plaintext connect. Off with nothing given is plaintext.
+#[test]
+fn tls_options_with_tls_off_are_refused() {
+    let off = TlsOptions::new().enabled(false);
+    let given = [
+        ("ca", off.clone().ca("/etc/zk/ca.pem")),
+        ("certfile", off.clone().certfile("/etc/zk/c.pem")),
+        ("keyfile", off.clone().keyfile("/etc/zk/c.key")),
+        ("keyfile_password", off.clone().keyfile_password("kp")),
+        ("verify_certs=false", off.clone().verify_certs(false)),
+    ];
+    for (name, tls) in given {
+        let err = Session::connect_blocking(options("127.0.0.1:1").tls(tls)).unwrap_err();
+        let said =
+            format!("{name} needs TLS on (kazoo's use_ssl=True): with TLS off the session would connect in plaintext");
+        assert_eq!(err, Error::InvalidArgument(said));
+    }
+    let plain =
+        SessionOptions::new("127.0.0.1:1").connect_timeout(Duration::from_millis(300)).tls(off.check_hostname(false));
+    let err = Session::connect_blocking(plain).unwrap_err();
+    assert!(matches!(err, Error::ConnectTimeout { .. }), "{err:?}");
 }
 
 #[tokio::test(flavor = "multi_thread")]

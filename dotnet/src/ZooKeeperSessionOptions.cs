@@ -145,13 +145,6 @@ namespace ZooLock
         {
             uint sessionMillis = ZooKeeperSession.ToMillis(SessionTimeout, "SessionTimeout");
             uint connectMillis = ZooKeeperSession.ToMillis(ConnectTimeout, "ConnectTimeout");
-            if (!UseTls)
-            {
-                var given = new[] { Tuple.Create("Ca", Ca != null), Tuple.Create("CertFile", CertFile != null), Tuple.Create("KeyFile", KeyFile != null),
-                    Tuple.Create("KeyFilePassword", KeyFilePassword != null), Tuple.Create("VerifyCerts = false", !VerifyCerts) };
-                var first = given.FirstOrDefault(g => g.Item2);
-                if (first != null) throw new ArgumentException(first.Item1 + " needs UseTls = true", "options");
-            }
             if (SaslMechanism == null && (SaslUsername != null || SaslPassword != null))
                 throw new ArgumentException("SaslUsername and SaslPassword need a SaslMechanism (\"DIGEST-MD5\")", "options");
             ZlSessionOptions* native;
@@ -170,19 +163,17 @@ namespace ZooLock
                     var permissions = (uint)entry.Item1;
                     Set(native, entry.Item2, Interop.Bytes(entry.Item3), (o, s, sl, i, il) => NativeMethods.zl_session_options_add_acl(o, permissions, s, sl, i, il));
                 }
-                if (UseTls)
+                SetPem(native, NativeMethods.ZL_PEM_CA, Ca);
+                SetPem(native, NativeMethods.ZL_PEM_CERTFILE, CertFile);
+                SetPem(native, NativeMethods.ZL_PEM_KEYFILE, KeyFile);
+                if (KeyFilePassword != null)
                 {
-                    Interop.Check(NativeMethods.zl_session_options_set_tls(native, 1));
-                    SetPem(native, NativeMethods.ZL_PEM_CA, Ca);
-                    SetPem(native, NativeMethods.ZL_PEM_CERTFILE, CertFile);
-                    SetPem(native, NativeMethods.ZL_PEM_KEYFILE, KeyFile);
-                    if (KeyFilePassword != null)
-                    {
-                        var password = Interop.Bytes(KeyFilePassword);
-                        fixed (byte* p = password) Interop.Check(NativeMethods.zl_session_options_set_tls_keyfile_password(native, p, (uint)password.Length));
-                    }
-                    Interop.Check(NativeMethods.zl_session_options_set_tls_checks(native, VerifyCerts ? 1 : 0, CheckHostname ? 1 : 0));
+                    var password = Interop.Bytes(KeyFilePassword);
+                    fixed (byte* p = password) Interop.Check(NativeMethods.zl_session_options_set_tls_keyfile_password(native, p, (uint)password.Length));
                 }
+                Interop.Check(NativeMethods.zl_session_options_set_tls_checks(native, VerifyCerts ? 1 : 0, CheckHostname ? 1 : 0));
+                // Last, as the setters above turn TLS on: off with any of them given is the core's ArgumentException at the connect.
+                Interop.Check(NativeMethods.zl_session_options_set_tls(native, UseTls ? 1 : 0));
                 if (SaslMechanism != null)
                 {
                     byte[] mechanism = Interop.Bytes(SaslMechanism), user = Interop.Bytes(SaslUsername), password = Interop.Bytes(SaslPassword);

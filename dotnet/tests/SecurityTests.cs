@@ -147,7 +147,9 @@ namespace ZooLock.Tests
         {
             var options = SecureServers.Options();
             options.Ca = "/etc/zk/ca.pem";
-            Assert.Throws<ArgumentException>(() => new ZooKeeperSession("127.0.0.1:1", options));
+            var refused = Assert.Throws<ArgumentException>(() => new ZooKeeperSession("127.0.0.1:1", options));
+            // The core's check, word for word as in every language.
+            Assert.AreEqual("invalid argument: ca needs TLS on (kazoo's use_ssl=True): with TLS off the session would connect in plaintext", refused.Message);
             var sasl = SecureServers.Options();
             sasl.SaslUsername = "locker";
             Assert.Throws<ArgumentException>(() => new ZooKeeperSession("127.0.0.1:1", sasl));

@@ -99,6 +99,20 @@ namespace ZooLock.Tests
         }
 
         [Test]
+        public void AConnectTimeoutLongerThanTheSessionTimeoutIsWaitedOut()
+        {
+            // zookeeper-client stops connecting after about the session timeout; the connect timeout is the caller's.
+            var connectTimeout = TimeSpan.FromSeconds(3);
+            var watch = System.Diagnostics.Stopwatch.StartNew();
+            var error = Assert.Throws<ZooLockConnectionException>(() => new ZooKeeperSession("127.0.0.1:1", TimeSpan.FromSeconds(1), connectTimeout));
+            var waited = watch.Elapsed;
+            Assert.That(waited, Is.GreaterThanOrEqualTo(connectTimeout), error.Message);
+            var stated = TimeSpan.FromSeconds(double.Parse(System.Text.RegularExpressions.Regex.Match(error.Message, @"within ([\d.]+)s").Groups[1].Value,
+                System.Globalization.CultureInfo.InvariantCulture));
+            Assert.That(stated, Is.InRange(connectTimeout, waited), error.Message);
+        }
+
+        [Test]
         public void SessionReportsItsIdAndState()
         {
             using (var session = Fixture.Session())

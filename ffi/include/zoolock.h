@@ -881,7 +881,9 @@ int32_t zl_session_options_add_acl(const struct ZlSessionOptions *options,
 
 /**
  * Turns TLS on (non-zero) or off. Any `tls_*` setter turns it on too; on
- * alone verifies the servers against the system's CAs.
+ * alone verifies the servers against the system's CAs. Off keeps what the
+ * `tls_*` setters set, and the connect refuses it (`ZL_INVALID_ARGUMENT`)
+ * rather than drop it and connect in plaintext.
  *
  * # Safety
  * `options` must be a live handle.

@@ -40,9 +40,11 @@ unsafe fn change(options: *const ZlSessionOptions, change: impl FnOnce(&mut Pend
     guard(|| change(&mut castable::borrow(options)?.options.lock().unwrap()))
 }
 
-/// The TLS options, turning TLS on with its defaults if it was off.
+/// The TLS options, turning TLS on (with its defaults if none were set).
 fn tls(pending: &mut Pending) -> &mut TlsOptions {
-    pending.options.tls.get_or_insert_with(TlsOptions::new)
+    let tls = pending.options.tls.get_or_insert_with(TlsOptions::new);
+    tls.enabled = true;
+    tls
 }
 
 /// Options for `connect` (`host:port[,host:port…][/chroot]`) with the core's
@@ -158,7 +160,9 @@ fn permission(bits: u32) -> FfiResult<Permission> {
 }
 
 /// Turns TLS on (non-zero) or off. Any `tls_*` setter turns it on too; on
-/// alone verifies the servers against the system's CAs.
+/// alone verifies the servers against the system's CAs. Off keeps what the
+/// `tls_*` setters set, and the connect refuses it (`ZL_INVALID_ARGUMENT`)
+/// rather than drop it and connect in plaintext.
 ///
 /// # Safety
 /// `options` must be a live handle.
@@ -167,8 +171,8 @@ pub unsafe extern "C" fn zl_session_options_set_tls(options: *const ZlSessionOpt
     change(options, |p| {
         if enabled != 0 {
             tls(p);
-        } else {
-            p.options.tls = None;
+        } else if let Some(tls) = p.options.tls.as_mut() {
+            tls.enabled = false;
         }
         Ok(())
     })
@@ -357,6 +361,26 @@ mod tests {
             assert!(!shown.contains(secret), "{secret} in {shown}");
         }
         unsafe { zl_session_options_free(options) };
+    }
+
+    /// TLS turned off after a PEM was set must not drop the PEM and connect
+    /// in plaintext: refused, as Python and C# refuse it, by the core.
+    #[test]
+    fn tls_options_with_tls_turned_off_are_refused() {
+        let options = new_options("127.0.0.1:1");
+        let ca = "/etc/zk/ca.pem";
+        let mut session = null_mut();
+        unsafe {
+            assert_eq!(zl_session_options_set_connect_timeout(options, 500), ZL_OK);
+            assert_eq!(zl_session_options_set_tls_pem(options, ZL_PEM_CA, ca.as_ptr(), ca.len() as u32), ZL_OK);
+            assert_eq!(zl_session_options_set_tls(options, 0), ZL_OK);
+            let status = zl_session_connect_with(options, &mut session);
+            let message = crate::tests::last_error();
+            assert_eq!(status, ZL_INVALID_ARGUMENT, "{message}");
+            assert!(message.contains("ca needs TLS on"), "{message}");
+            assert!(session.is_null());
+            zl_session_options_free(options);
+        }
     }
 
     #[test]

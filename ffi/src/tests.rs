@@ -5,7 +5,7 @@ use std::ptr::{null, null_mut};
 
 use crate::*;
 
-fn last_error() -> String {
+pub(crate) fn last_error() -> String {
     let (mut ptr, mut len) = (null(), 0u32);
     assert_eq!(unsafe { zl_last_error(&mut ptr, &mut len) }, ZL_OK);
     let bytes = unsafe { std::slice::from_raw_parts(ptr, len as usize) };

@@ -96,8 +96,13 @@ def test_sasl_wrong_password_is_auth_failed():
 def test_tls_arguments_need_use_ssl():
     for arguments in ({"ca": "/etc/zk/ca.pem"}, {"certfile": "c.pem"}, {"keyfile_password": "x"},
                       {"verify_certs": False}, {"check_hostname": True}):
-        with pytest.raises(ValueError, match="needs use_ssl=True"):
+        with pytest.raises(ValueError, match="needs TLS on"):
             zoolock.KazooClient(**arguments)
+    # The core's check, word for word as in every language.
+    with pytest.raises(ValueError) as refused:
+        zoolock.KazooClient(ca="/etc/zk/ca.pem")
+    assert str(refused.value) == ("invalid argument: ca needs TLS on (kazoo's use_ssl=True): "
+                                  "with TLS off the session would connect in plaintext")
     with pytest.raises(TypeError):
         zoolock.KazooClient(use_ssl=True, ca=42)
 

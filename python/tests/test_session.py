@@ -3,6 +3,7 @@
 import logging
 import multiprocessing
 import os
+import re
 import signal
 import threading
 import time
@@ -115,6 +116,18 @@ def test_start_fails_clearly_when_nobody_listens():
         client.start(timeout=0.5)
     assert time.monotonic() - started < 5
     assert not issubclass(zoolock.KazooTimeoutError, zoolock.KazooException)  # as kazoo's
+
+
+def test_start_waits_out_a_timeout_longer_than_the_session_timeout():
+    # zookeeper-client stops connecting after about the session timeout; start(timeout) is the caller's.
+    client = zoolock.KazooClient(hosts="127.0.0.1:1", timeout=1.0)
+    started = time.monotonic()
+    with pytest.raises(zoolock.KazooTimeoutError) as raised:
+        client.start(timeout=3)
+    waited = time.monotonic() - started
+    assert waited >= 3, f"gave up after {waited:.2f}s: {raised.value}"
+    stated = float(re.search(r"within ([\d.]+)s", str(raised.value)).group(1))
+    assert 3 <= stated <= waited, f"states {stated}s, waited {waited:.2f}s: {raised.value}"
 
 
 def test_expiry_while_holding_is_reported(make_client, make_kazoo, harness, path):

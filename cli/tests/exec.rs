@@ -1,0 +1,180 @@
+//! `zoolock exec` keeps CMD inside the hold: whatever happens to zoolock's
+//! main process, CMD's processes are gone before the session can expire.
+
+mod common;
+
+use std::time::Duration;
+
+use common::*;
+use zoolock::Inspector;
+
+/// A killed or stopped zoolock: CMD's processes must be gone while the
+/// holder's node still exists (before the session can expire).
+async fn cmd_dies_before_the_session_can_expire(name: &str, fault: i32) {
+    let lock = path(name);
+    let probe = Probe::listen().await;
+    let script = format!("{}; while :; do sleep 0.1; done", probe.prelude());
+    let mut child = zoolock(&["--session-timeout", "4", "exec", &lock, "--", "bash", "-c", &script]).spawn().unwrap();
+    let mut cmd = probe.accept().await;
+    let observer = session().await;
+    let mut inspector = Inspector::new(&observer, &lock).unwrap();
+    let holder = until_participants(&mut inspector, |seen| seen.len() == 1).await.remove(0);
+    let keeper = child.id().unwrap() as i32;
+    assert_eq!(pid_of(&holder), keeper);
+    signal(keeper, fault);
+    assert!(cmd.gone_within(Duration::from_secs(30)).await, "CMD outlived zoolock's signal {fault} by 30 s");
+    let node = observer.exists(&holder.node).await.unwrap();
+    assert!(node.is_some(), "CMD ran until the session expired (its node is gone)");
+    if fault == libc::SIGSTOP {
+        signal(keeper, libc::SIGCONT);
+        assert_eq!(wait_exit(&mut child, Duration::from_secs(30)).await, EXIT_LOST);
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_killed_zoolock_takes_its_command_with_it() {
+    cmd_dies_before_the_session_can_expire("exec-sigkill", libc::SIGKILL).await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_stopped_zoolock_stops_its_command_before_the_session_can_expire() {
+    cmd_dies_before_the_session_can_expire("exec-sigstop", libc::SIGSTOP).await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_wrapper_that_exits_on_sigterm_does_not_leave_the_group_running() {
+    let lock = path("exec-wrapper");
+    let probe = Probe::listen().await;
+    // The wrapper exits on SIGTERM; the worker it started ignores it (and so do its sleeps).
+    let worker = format!("trap '' TERM; {}; while :; do sleep 0.1; done", probe.prelude());
+    let wrapper = "trap 'exit 0' TERM; bash -c \"$0\" & wait";
+    let mut child =
+        zoolock(&["exec", &lock, "--lease", "1", "--kill-after", "1", "--", "bash", "-c", wrapper, &worker])
+            .spawn()
+            .unwrap();
+    let mut cmd = probe.accept().await;
+    assert_eq!(wait_exit(&mut child, Duration::from_secs(30)).await, EXIT_LOST);
+    assert!(cmd.gone_within(Duration::from_secs(10)).await, "the worker still ran 10 s after zoolock exited");
+}
+
+/// A pseudo-terminal zoolock runs in, as a session leader in its
+/// foreground (as a shell's job would be); the test types on the master side.
+struct Terminal {
+    master: std::fs::File,
+    seen: std::sync::mpsc::Receiver<u8>,
+    text: String,
+}
+
+impl Terminal {
+    /// Spawns `command` with the terminal as its controlling terminal and stdio.
+    fn spawn(command: &mut tokio::process::Command) -> (Terminal, tokio::process::Child) {
+        use std::os::fd::FromRawFd;
+        let (mut master, mut slave) = (0, 0);
+        // SAFETY: openpty writes the two descriptors it opens.
+        let opened =
+            unsafe { libc::openpty(&mut master, &mut slave, std::ptr::null_mut(), std::ptr::null(), std::ptr::null()) };
+        assert_eq!(opened, 0, "openpty");
+        // SAFETY: both descriptors were just opened and are ours.
+        let (master, slave) = unsafe { (std::fs::File::from_raw_fd(master), std::fs::File::from_raw_fd(slave)) };
+        command.stdin(slave.try_clone().unwrap()).stdout(slave.try_clone().unwrap()).stderr(slave.try_clone().unwrap());
+        // SAFETY: setsid and ioctl between fork and exec.
+        unsafe {
+            command.pre_exec(|| {
+                if libc::setsid() < 0 || libc::ioctl(0, libc::TIOCSCTTY, 0) < 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                Ok(())
+            });
+        }
+        let child = command.spawn().unwrap();
+        drop(slave);
+        let reader = master.try_clone().unwrap();
+        let (tx, seen) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            use std::io::Read;
+            let mut byte = [0u8];
+            while let Ok(1) = (&reader).read(&mut byte) {
+                if tx.send(byte[0]).is_err() {
+                    return;
+                }
+            }
+        });
+        (Terminal { master, seen, text: String::new() }, child)
+    }
+
+    fn type_in(&mut self, keys: &str) {
+        use std::io::Write;
+        self.master.write_all(keys.as_bytes()).unwrap();
+    }
+
+    /// Waits until the terminal showed `text` (after what was waited for before).
+    async fn shows(&mut self, text: &str) {
+        let deadline = std::time::Instant::now() + Duration::from_secs(30);
+        while !self.text.contains(text) {
+            let left = deadline.saturating_duration_since(std::time::Instant::now());
+            let byte = tokio::task::block_in_place(|| self.seen.recv_timeout(left));
+            match byte {
+                Ok(byte) => self.text.push(byte as char),
+                Err(_) => panic!("the terminal never showed {text:?}; it showed:\n{}", self.text),
+            }
+        }
+        let end = self.text.find(text).unwrap() + text.len();
+        self.text.drain(..end);
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_command_reads_the_terminal_and_ctrl_c_reaches_it() {
+    let lock = path("exec-tty");
+    let script = "echo ready; read line; echo \"got $line\"; while :; do sleep 0.1; done";
+    let (mut terminal, mut child) = Terminal::spawn(&mut zoolock(&["exec", &lock, "--", "sh", "-c", script]));
+    terminal.shows("ready").await;
+    terminal.type_in("hello\n");
+    terminal.shows("got hello").await;
+    terminal.type_in("\x03");
+    assert_eq!(wait_exit(&mut child, Duration::from_secs(30)).await, 128 + libc::SIGINT);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn ctrl_z_stops_the_job_and_fg_gives_the_terminal_back_to_the_command() {
+    let lock = path("exec-ctrl-z");
+    let script = "echo ready; read a; echo \"got $a\"; read b; echo \"then $b\"";
+    // A shell with job control runs zoolock as its foreground job; once the
+    // job stops, it waits for a line, then brings the job back with `fg`.
+    let shell = "\"$0\" exec \"$1\" -- sh -c \"$2\"; read _; fg; echo \"zoolock exited $?\"";
+    let mut command = tokio::process::Command::new("bash");
+    command.args(["-m", "-c", shell, env!("CARGO_BIN_EXE_zoolock"), &lock, script]).env("ZOOLOCK_CONNECT", connect());
+    let (mut terminal, mut child) = Terminal::spawn(command.kill_on_drop(true));
+    terminal.shows("ready").await;
+    terminal.type_in("one\n");
+    terminal.shows("got one").await;
+    terminal.type_in("\x1a");
+    terminal.shows("Stopped").await;
+    terminal.type_in("\n");
+    terminal.type_in("two\n");
+    terminal.shows("then two").await;
+    terminal.shows("zoolock exited 0").await;
+    assert_eq!(wait_exit(&mut child, Duration::from_secs(30)).await, 0);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_server_restart_the_session_survives_does_not_stop_the_command() {
+    let zk = tokio::task::spawn_blocking(|| zk_harness::Ensemble::start(1, zk_harness::Options::default()))
+        .await
+        .unwrap()
+        .unwrap();
+    let lock = path("exec-restart");
+    let probe = Probe::listen().await;
+    // Told `finish` on the probe, CMD ends well; SIGTERM would say so first.
+    let script = format!("{}; trap 'echo term >&9; exit 143' TERM; read word <&9; echo \"$word\" >&9", probe.prelude());
+    let mut child =
+        zoolock_on(&zk.connect_string(), &["--session-timeout", "20", "exec", &lock, "--", "bash", "-c", &script])
+            .spawn()
+            .unwrap();
+    let mut cmd = probe.accept().await;
+    let zk = tokio::task::spawn_blocking(move || zk.restart(0).map(|()| zk)).await.unwrap().unwrap();
+    let _ = cmd.write("finish\n").await;
+    assert_eq!(cmd.line().await, "finish\n", "CMD was stopped by the restart");
+    assert_eq!(wait_exit(&mut child, Duration::from_secs(60)).await, 0);
+    drop(zk);
+}
