@@ -212,6 +212,11 @@ namespace ZooLock
         /// <summary>Loads the file by its full path: null, or the loader's error.</summary>
         static string Open(string path)
         {
+            // glibc says "cannot open shared object file" of a library built for another machine.
+            string machine = ElfMachine(path);
+            string expected = ElfMachineOf(Architecture());
+            if (machine != null && expected != null && machine != expected)
+                return string.Format("built for {0}, not for this {1} process", machine, expected);
             try
             {
                 switch (Os())
@@ -230,6 +235,42 @@ namespace ZooLock
             catch (Exception e) when (e is DllNotFoundException || e is EntryPointNotFoundException)
             {
                 return "the system's loader could not be called: " + e.Message;
+            }
+        }
+
+        /// <summary>The machine an ELF file is built for (e_machine), or null if it is not ELF or cannot be read.</summary>
+        static string ElfMachine(string path)
+        {
+            try
+            {
+                var header = new byte[20];
+                using (var stream = File.OpenRead(path))
+                {
+                    if (stream.Read(header, 0, header.Length) < header.Length) return null;
+                }
+                if (header[0] != 0x7f || header[1] != (byte)'E' || header[2] != (byte)'L' || header[3] != (byte)'F') return null;
+                int machine = header[5] == 2 ? header[18] << 8 | header[19] : header[18] | header[19] << 8;
+                switch (machine)
+                {
+                    case 3: return "x86";
+                    case 40: return "arm";
+                    case 62: return "x86-64";
+                    case 183: return "arm64";
+                    default: return "ELF machine " + machine;
+                }
+            }
+            catch (Exception) { return null; }
+        }
+
+        static string ElfMachineOf(string architecture)
+        {
+            switch (architecture)
+            {
+                case "x64": return "x86-64";
+                case "x86": return "x86";
+                case "arm64": return "arm64";
+                case "arm": return "arm";
+                default: return null;
             }
         }
 

@@ -158,6 +158,6 @@ if [ -n "$aarch64_root" ]; then
   # The x86-64 library where arm64 Mono looks first: loaded by no one, and said why.
   cp "$installed/runtimes/linux-x64/native/libzoolock_ffi.so" "$broken/libzoolock_ffi.so"
   expect "$broken" linux-arm64 qemu-aarch64 -L "$aarch64_root" "$aarch64_root/usr/bin/mono-sgen" -- \
-    "runtime linux-arm64" "$broken/libzoolock_ffi.so: " "cannot be loaded"
+    "runtime linux-arm64" "$broken/libzoolock_ffi.so: built for x86-64, not for this arm64 process" "cannot be loaded"
 fi
 echo "package $package installs and runs"
