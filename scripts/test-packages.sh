@@ -94,6 +94,15 @@ x86="$work/unpacked/cli/zoolock-$version-x86_64-linux-gnu/zoolock"
 aarch64="$work/unpacked/cli/zoolock-$version-aarch64-linux-gnu/zoolock"
 "$x86" --version
 arm "$aarch64" --version
+for arch in x86_64 aarch64; do
+  dir="$work/unpacked/cli/zoolock-$version-$arch-linux-gnu"
+  for f in man/man1/zoolock.1 completions/zoolock.bash completions/_zoolock completions/zoolock.fish; do
+    [ -s "$dir/$f" ] || fail "the $arch archive lacks $f"
+  done
+  bash -n "$dir/completions/zoolock.bash" || fail "the $arch archive's bash completion does not parse"
+done
+# No config file of this machine's may feed the zoolocks below.
+export ZOOLOCK_CONFIG=/dev/null
 # cli_pair FIRST SECOND LABEL: FIRST holds (its CMD says so through a fifo,
 # then waits for a line), SECOND queues behind it (seen by `zoolock watch`),
 # FIRST's CMD is let go, and SECOND gets the lock and runs its CMD.
