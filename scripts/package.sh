@@ -102,11 +102,15 @@ cargo package --locked --allow-dirty -q -p zk-harness -p zoolock
 cp target/package/zk-harness-"$version".crate target/package/zoolock-"$version".crate dist/
 # The packaged crate's tests build against the packaged harness, as they
 # would against the published one. Unpacked outside the workspace (whose
-# manifest would otherwise claim them), built in its target dir.
+# manifest would otherwise claim them), built in its target dir. Unpacked
+# with the time of unpacking (-m): cargo package dates every file
+# 2006-07-24, and cargo, which finds a unit by the package's name and
+# version and checks it by mtime, would take the previous run's build of
+# older sources as fresh.
 check=$(mktemp -d "${TMPDIR:-/tmp}/zoolock-crates.XXXXXX")
 trap 'rm -rf "$check"' EXIT
-tar -xzf dist/zoolock-"$version".crate -C "$check"
-tar -xzf dist/zk-harness-"$version".crate -C "$check"
+tar -m -xzf dist/zoolock-"$version".crate -C "$check"
+tar -m -xzf dist/zk-harness-"$version".crate -C "$check"
 CARGO_TARGET_DIR="$PWD/target" cargo test -q --no-run --manifest-path "$check/zoolock-$version/Cargo.toml" \
   --config "patch.crates-io.zk-harness.path=\"$check/zk-harness-$version\""
 ls dist/*.crate
