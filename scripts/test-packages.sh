@@ -10,8 +10,9 @@
 #   (tests/packages/take_a_lock.py);
 # - the NuGet package, into a fresh consumer from a folder feed
 #   (scripts/lib/test-nuget-consumer.sh), run by Mono on x86-64 and arm64;
-# - each CLI archive: the x86-64 and the aarch64 `zoolock exec` hand one
-#   lock to each other;
+# - each CLI archive (man page and completions too): the x86-64
+#   `zoolock exec` and the aarch64 `zoolock hold` hand one lock to each
+#   other, both ways;
 # - the crates: `cargo package` verified them and built the crate's tests
 #   against the packaged harness; here only their presence is checked.
 set -euo pipefail
@@ -103,39 +104,59 @@ for arch in x86_64 aarch64; do
 done
 # No config file of this machine's may feed the zoolocks below.
 export ZOOLOCK_CONFIG=/dev/null
-# cli_pair FIRST SECOND LABEL: FIRST holds (its CMD says so through a fifo,
-# then waits for a line), SECOND queues behind it (seen by `zoolock watch`),
-# FIRST's CMD is let go, and SECOND gets the lock and runs its CMD.
-wait_line() { local line; read -r line <"$1"; [ "$line" = "$2" ] || fail "read '$line' from $1, expected '$2'"; }
-cli_pair() {
-  local first=$1 second_bin=$2 label=$3
-  local lock="/zoolock-packages/cli" fifo="$work/fifo" go="$work/go" events="$work/watch" out="$work/second.out"
-  rm -f "$fifo" "$go" "$events" "$out"
-  mkfifo "$fifo" "$go"
-  $first --connect "$connect" exec --identifier first "$lock" -- sh -c "echo held >'$fifo'; read x <'$go'" &
-  local first_pid=$!
-  wait_line "$fifo" held
-  $second_bin --connect "$connect" exec --identifier second --timeout 120 "$lock" -- sh -c "echo second ran" >"$out" &
-  local second_pid=$!
-  # Queued: `zoolock watch` prints the participants at every change.
+# The aarch64 zoolock takes part through `hold` (held until SIGTERM, the
+# token printed when held): `exec` starts CMD's supervisor by running
+# /proc/self/exe, and qemu-user without binfmt_misc cannot run that again.
+# A fifo says when each side holds; `zoolock watch` when the other queues.
+lock="/zoolock-packages/cli"
+wait_line() { local line=""; read -r -t 120 line <"$1"; [[ "$line" =~ $2 ]] || fail "read '$line' from $1, expected $2"; }
+# The token fifo stays open here, so that `hold` can open it before anyone reads.
+wait_token() { local line=""; read -r -t 120 -u "$token" line; [[ "$line" =~ ^[0-9]+$ ]] || fail "zoolock hold printed '$line', not a token"; }
+queued() {
+  local identifier=$1 events="$work/watch" line="" fd
+  rm -f "$events"
   mkfifo "$events"
   "$x86" --connect "$connect" watch --json "$lock" >"$events" &
-  local watch_pid=$! line="" fd
+  local watch_pid=$!
   exec {fd}<"$events"
-  while read -r -t 120 -u "$fd" line && [[ "$line" != *'"identifier":"second"'* ]]; do :; done
+  while read -r -t 120 -u "$fd" line && [[ "$line" != *"\"identifier\":\"$identifier\""* ]]; do :; done
   kill "$watch_pid"
   wait "$watch_pid" 2>/dev/null || true
   exec {fd}<&-
-  [[ "$line" == *'"identifier":"second"'* ]] || fail "$label: the second contender never queued"
-  [ ! -s "$out" ] || fail "$label: the second contender ran while the first held"
-  echo go >"$go"
-  wait "$first_pid" || fail "$label: the first holder's zoolock failed"
-  wait "$second_pid" || fail "$label: the second contender's zoolock failed"
-  [ "$(cat "$out")" = "second ran" ] || fail "$label: the second contender did not run"
-  echo "$label: handed over"
+  [[ "$line" == *"\"identifier\":\"$identifier\""* ]] || fail "$identifier never queued on $lock"
 }
-cli_pair "$x86" "arm $aarch64" "x86_64 -> aarch64"
-cli_pair "arm $aarch64" "$x86" "aarch64 -> x86_64"
+rm -f "$work/held" "$work/go" "$work/token" "$work/ran"
+mkfifo "$work/held" "$work/go" "$work/token"
+exec {token}<>"$work/token"
+
+# x86_64 exec holds; aarch64 hold queues, and holds once exec's CMD ends.
+"$x86" --connect "$connect" exec --identifier x86-exec "$lock" -- sh -c "echo held >'$work/held'; read x <'$work/go'" &
+exec_pid=$!
+wait_line "$work/held" '^held$'
+"$qemu" -L "$root" "$aarch64" --connect "$connect" hold --identifier arm-hold --timeout 120 "$lock" >"$work/token" &
+hold_pid=$!
+queued arm-hold
+echo go >"$work/go"
+wait "$exec_pid" || fail "the x86_64 zoolock exec failed"
+wait_token
+kill -TERM "$hold_pid"
+wait "$hold_pid" || fail "the aarch64 zoolock hold did not end cleanly on SIGTERM"
+echo "x86_64 exec -> aarch64 hold: handed over"
+
+# aarch64 hold holds; x86_64 exec queues, and runs CMD once hold lets go.
+"$qemu" -L "$root" "$aarch64" --connect "$connect" hold --identifier arm-hold "$lock" >"$work/token" &
+hold_pid=$!
+wait_token
+"$x86" --connect "$connect" exec --identifier x86-exec --timeout 120 "$lock" -- sh -c "echo ran" >"$work/ran" &
+exec_pid=$!
+queued x86-exec
+[ ! -s "$work/ran" ] || fail "the x86_64 zoolock exec ran CMD while the aarch64 zoolock held"
+kill -TERM "$hold_pid"
+wait "$hold_pid" || fail "the aarch64 zoolock hold did not end cleanly on SIGTERM"
+wait "$exec_pid" || fail "the x86_64 zoolock exec failed"
+[ "$(cat "$work/ran")" = ran ] || fail "the x86_64 zoolock exec did not run CMD"
+echo "aarch64 hold -> x86_64 exec: handed over"
+exec {token}>&-
 done_ "CLI archives"
 
 echo '{"cmd":"shutdown"}' >&"${ZKH[1]}"
