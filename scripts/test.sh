@@ -10,6 +10,8 @@ cd "$(dirname "$0")/.."
 scripts/lib/setup.sh
 # One formatting for every crate (rustfmt.toml).
 cargo fmt --all --check
+# The C header and C# files generated from ffi/ and the core's codes are committed: they must be current.
+scripts/codegen.sh --check
 cargo test --workspace --locked
 scripts/test-python.sh
 scripts/test-dotnet.sh

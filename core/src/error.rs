@@ -1,5 +1,7 @@
 use std::time::Duration;
 
+use crate::codes::codes;
+
 /// Everything that can go wrong in zoolock. Each binding maps this enum once,
 /// and nothing else: Python to kazoo's exception names, C to status codes, C#
 /// to exceptions (README, "Errors", has the table). A ZooKeeper reply is one
@@ -138,8 +140,8 @@ pub enum Error {
         reason: String,
     },
 
-    /// kazoo's `ValueError("Inconsistent max leases …")`.
-    #[error("semaphore {path} is set up for {existing} leases, not {requested}")]
+    /// kazoo's `ValueError("Inconsistent max leases …")`, whose words the message starts with.
+    #[error("Inconsistent max leases: {existing}, expected: {requested}: semaphore {path} is set up for {existing} leases, not {requested}")]
     InconsistentLeases {
         /// The semaphore's path.
         path: String,
@@ -259,6 +261,140 @@ fn connection_loss(waited: &Duration) -> String {
     }
 }
 
+codes! {
+    /// Which kind of failure an [`Error`] is ([`Error::kind`]): what a program
+    /// acts on, with the stable number the C ABI returns for it and a name.
+    /// Each binding maps the kinds once (README, "Errors"); the C header and
+    /// the C# `ZooLockStatus` are generated from this list.
+    ///
+    /// Exhaustive on purpose, unlike [`Error`]: each binding matches it with no
+    /// wildcard, so a kind added here fails to compile until every binding
+    /// maps it. For a Rust caller that matches it exhaustively, a new kind is
+    /// a breaking change and ships as one; [`Error`] stays `#[non_exhaustive]`,
+    /// so a new variant of an existing kind is not.
+    pub enum ErrorKind {
+        /// A lock path (or chroot) ZooKeeper or zoolock would refuse: empty, relative, `/`, `//`, reserved, too long, not UTF-8.
+        InvalidPath = 1 => "invalid_path",
+        /// A connect string with no host, a bad port or a bad chroot.
+        InvalidConnectString = 2 => "invalid_connect_string",
+        /// Any other bad argument: a negative or NaN timeout, an identifier not UTF-8 or too long, zero leases, an unknown kind, a null handle.
+        InvalidArgument = 3 => "invalid_argument",
+        /// No server answered within the connect timeout.
+        ConnectTimeout = 4 => "connect_timeout",
+        /// The chroot of the connect string does not exist on the server.
+        NoChroot = 5 => "no_chroot",
+        /// The connection stayed down longer than a request may wait, or dropped under it.
+        ConnectionLoss = 6 => "connection_loss",
+        /// The acquire was cancelled; it left no node.
+        Cancelled = 7 => "cancelled",
+        /// The session was closed.
+        Closed = 8 => "closed",
+        /// This process was forked after zoolock started in its parent.
+        Forked = 9 => "forked",
+        /// The session's credentials do not allow the operation.
+        NoAuth = 10 => "no_auth",
+        /// ZooKeeper refused the session's credentials.
+        AuthFailed = 11 => "auth_failed",
+        /// The semaphore's pool node was set up for another number of leases.
+        InconsistentLeases = 12 => "inconsistent_leases",
+        /// Another failure of a ZooKeeper request, with no kind of its own (a quota, …): the message says which.
+        ZooKeeper = 13 => "zookeeper",
+        // 14 is the C ABI's ZL_PANIC: a panic caught at the boundary, no kind of the core's.
+        /// A release of a reentrant lock by another owner than the one holding it; the hold is untouched.
+        NotOwner = 15 => "not_owner",
+        /// A node a request needed is not there.
+        NoNode = 16 => "no_node",
+        /// A node to be created exists already.
+        NodeExists = 17 => "node_exists",
+        /// A write conditional on a node's version found another version.
+        BadVersion = 18 => "bad_version",
+        /// A delete of a node that has children.
+        NotEmpty = 19 => "not_empty",
+        /// The session expired before the request was answered; a new session is being opened.
+        SessionExpired = 20 => "session_expired",
+        /// A fenced write by a handle or leadership that no longer holds: nothing of it was made.
+        NotHeld = 21 => "not_held",
+        /// A TLS connect failed (an untrusted or misnamed server certificate, a refused or unreadable client certificate or key, a wrong key password, TLS against a plaintext port or the reverse): the message says why.
+        Tls = 22 => "tls",
+        /// A create below an ephemeral node: ephemeral nodes cannot have children.
+        NoChildrenForEphemerals = 23 => "no_children_for_ephemerals",
+        /// ZooKeeper refused an ACL (empty, an unknown scheme, a malformed id).
+        InvalidAcl = 24 => "invalid_acl",
+        /// The tokio runtime the session ran on shut down: connect a new session.
+        RuntimeGone = 25 => "runtime_gone",
+    }
+}
+
+impl Error {
+    /// The kind of this failure: what to act on, and its code in the C ABI.
+    pub fn kind(&self) -> ErrorKind {
+        match self {
+            Error::InvalidPath { .. } => ErrorKind::InvalidPath,
+            Error::InvalidConnectString { .. } => ErrorKind::InvalidConnectString,
+            Error::InvalidArgument(_) => ErrorKind::InvalidArgument,
+            Error::ConnectTimeout { .. } => ErrorKind::ConnectTimeout,
+            Error::NoChroot(_) => ErrorKind::NoChroot,
+            Error::ConnectionLoss(_) => ErrorKind::ConnectionLoss,
+            Error::Cancelled { .. } => ErrorKind::Cancelled,
+            Error::Closed => ErrorKind::Closed,
+            Error::RuntimeGone => ErrorKind::RuntimeGone,
+            Error::NotOwner { .. } => ErrorKind::NotOwner,
+            Error::Forked { .. } => ErrorKind::Forked,
+            Error::NoAuth { .. } => ErrorKind::NoAuth,
+            Error::AuthFailed => ErrorKind::AuthFailed,
+            Error::Tls { .. } => ErrorKind::Tls,
+            Error::InconsistentLeases { .. } => ErrorKind::InconsistentLeases,
+            Error::NoNode { .. } => ErrorKind::NoNode,
+            Error::NodeExists { .. } => ErrorKind::NodeExists,
+            Error::BadVersion { .. } => ErrorKind::BadVersion,
+            Error::NotEmpty { .. } => ErrorKind::NotEmpty,
+            Error::SessionExpired { .. } => ErrorKind::SessionExpired,
+            Error::NotHeld { .. } => ErrorKind::NotHeld,
+            Error::NoChildrenForEphemerals { .. } => ErrorKind::NoChildrenForEphemerals,
+            Error::InvalidAcl { .. } => ErrorKind::InvalidAcl,
+            Error::ZooKeeper { .. } => ErrorKind::ZooKeeper,
+        }
+    }
+
+    /// An error of `kind`, with made-up details: for the bindings' tests,
+    /// which walk every kind through their mapping.
+    #[doc(hidden)]
+    pub fn example(kind: ErrorKind) -> Error {
+        let path = "/locks/example".to_owned();
+        let action = "create";
+        match kind {
+            ErrorKind::InvalidPath => Error::InvalidPath { path, reason: "it must be absolute" },
+            ErrorKind::InvalidConnectString => {
+                Error::InvalidConnectString { connect: "zk1:".to_owned(), reason: "no port".to_owned() }
+            }
+            ErrorKind::InvalidArgument => Error::InvalidArgument("a timeout of -1 s".to_owned()),
+            ErrorKind::ConnectTimeout => {
+                Error::ConnectTimeout { hosts: "zk1:2181".to_owned(), timeout: Duration::from_secs(1) }
+            }
+            ErrorKind::NoChroot => Error::NoChroot("/app".to_owned()),
+            ErrorKind::ConnectionLoss => Error::ConnectionLoss(Duration::from_secs(2)),
+            ErrorKind::Cancelled => Error::Cancelled { path },
+            ErrorKind::Closed => Error::Closed,
+            ErrorKind::Forked => Error::Forked { parent: 1 },
+            ErrorKind::NoAuth => Error::NoAuth { action, path },
+            ErrorKind::AuthFailed => Error::AuthFailed,
+            ErrorKind::InconsistentLeases => Error::InconsistentLeases { path, existing: "3".to_owned(), requested: 2 },
+            ErrorKind::ZooKeeper => Error::ZooKeeper { action, path, message: "quota exceeded".to_owned() },
+            ErrorKind::NotOwner => Error::NotOwner { path },
+            ErrorKind::NoNode => Error::NoNode { action, path },
+            ErrorKind::NodeExists => Error::NodeExists { action, path },
+            ErrorKind::BadVersion => Error::BadVersion { action, path },
+            ErrorKind::NotEmpty => Error::NotEmpty { action, path },
+            ErrorKind::SessionExpired => Error::SessionExpired { action, path },
+            ErrorKind::NotHeld => Error::NotHeld { path },
+            ErrorKind::Tls => Error::Tls { reason: "unknown issuer".to_owned() },
+            ErrorKind::NoChildrenForEphemerals => Error::NoChildrenForEphemerals { action, path },
+            ErrorKind::InvalidAcl => Error::InvalidAcl { action, path },
+            ErrorKind::RuntimeGone => Error::RuntimeGone,
+        }
+    }
+}
+
 /// zoolock's result: [`Error`] unless said otherwise.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
@@ -317,6 +453,13 @@ mod tests {
         let other = kind(Zk::QuotaExceeded);
         assert_eq!(other, Error::ZooKeeper { action, path: path(), message: Zk::QuotaExceeded.to_string() });
         assert_eq!(other.to_string(), format!("could not create /locks/x: {}", Zk::QuotaExceeded));
+    }
+
+    #[test]
+    fn each_kind_has_an_error_of_that_kind() {
+        for kind in ErrorKind::ALL {
+            assert_eq!(Error::example(kind).kind(), kind);
+        }
     }
 
     #[test]

@@ -54,6 +54,7 @@
 #![warn(missing_docs)]
 
 mod cleanup;
+mod codes;
 mod election;
 mod error;
 mod events;
@@ -72,7 +73,7 @@ mod watchers;
 mod znode;
 
 pub use election::{Election, Leadership};
-pub use error::{Error, Result};
+pub use error::{Error, ErrorKind, Result};
 pub use holder::{Acquire, BoxFuture, Holder, LockState, LostReason, Outcome, Owner};
 pub use inspect::{inspect, Inspector, Participant, ParticipantKind};
 pub use lock::{Kind, Lock, LockConfig};

@@ -34,29 +34,6 @@ pub const CLEANUP_RETRIES: &str = "zoolock_cleanup_retries_total";
 /// Session state changes, by `state`: `connected`, `suspended`, `lost`, `closed`.
 pub const SESSION_STATE_CHANGES: &str = "zoolock_session_state_changes_total";
 
-const REASONS: [LostReason; 4] =
-    [LostReason::SessionExpired, LostReason::SessionClosed, LostReason::LeaseExpired, LostReason::NodeDeleted];
-const STATES: [SessionState; 4] =
-    [SessionState::Connected, SessionState::Suspended, SessionState::Lost, SessionState::Closed];
-
-fn reason_label(reason: LostReason) -> &'static str {
-    match reason {
-        LostReason::SessionExpired => "session_expired",
-        LostReason::SessionClosed => "session_closed",
-        LostReason::LeaseExpired => "lease_expired",
-        LostReason::NodeDeleted => "node_deleted",
-    }
-}
-
-fn state_label(state: SessionState) -> &'static str {
-    match state {
-        SessionState::Connected => "connected",
-        SessionState::Suspended => "suspended",
-        SessionState::Lost => "lost",
-        SessionState::Closed => "closed",
-    }
-}
-
 #[derive(Default)]
 struct Histogram {
     count: AtomicU64,
@@ -83,9 +60,9 @@ pub(crate) struct Meter {
     hold_time: Histogram,
     handoffs: AtomicU64,
     suspensions: AtomicU64,
-    losses: [AtomicU64; 4],
+    losses: [AtomicU64; LostReason::ALL.len()],
     cleanup_retries: AtomicU64,
-    session_states: [AtomicU64; 4],
+    session_states: [AtomicU64; SessionState::ALL.len()],
 }
 
 impl Meter {
@@ -107,9 +84,9 @@ impl Meter {
     }
 
     pub fn lost(&self, reason: LostReason) {
-        let i = REASONS.iter().position(|r| *r == reason).expect("every reason is listed");
+        let i = LostReason::ALL.iter().position(|r| *r == reason).expect("ALL lists every reason");
         self.losses[i].fetch_add(1, Relaxed);
-        ::metrics::counter!(LOSSES, "reason" => reason_label(reason)).increment(1);
+        ::metrics::counter!(LOSSES, "reason" => reason.name()).increment(1);
     }
 
     pub fn cleanup_retry(&self) {
@@ -118,9 +95,9 @@ impl Meter {
     }
 
     pub fn session_state(&self, state: SessionState) {
-        let i = STATES.iter().position(|s| *s == state).expect("every state is listed");
+        let i = SessionState::ALL.iter().position(|s| *s == state).expect("ALL lists every state");
         self.session_states[i].fetch_add(1, Relaxed);
-        ::metrics::counter!(SESSION_STATE_CHANGES, "state" => state_label(state)).increment(1);
+        ::metrics::counter!(SESSION_STATE_CHANGES, "state" => state.name()).increment(1);
     }
 
     pub fn snapshot(&self) -> BTreeMap<String, f64> {
@@ -129,12 +106,12 @@ impl Meter {
         self.hold_time.snapshot(HOLD_TIME, &mut out);
         out.insert(HANDOFFS.to_owned(), self.handoffs.load(Relaxed) as f64);
         out.insert(SUSPENSIONS.to_owned(), self.suspensions.load(Relaxed) as f64);
-        for (reason, n) in REASONS.iter().zip(&self.losses) {
-            out.insert(format!("{LOSSES}{{reason=\"{}\"}}", reason_label(*reason)), n.load(Relaxed) as f64);
+        for (reason, n) in LostReason::ALL.iter().zip(&self.losses) {
+            out.insert(format!("{LOSSES}{{reason=\"{}\"}}", reason.name()), n.load(Relaxed) as f64);
         }
         out.insert(CLEANUP_RETRIES.to_owned(), self.cleanup_retries.load(Relaxed) as f64);
-        for (state, n) in STATES.iter().zip(&self.session_states) {
-            out.insert(format!("{SESSION_STATE_CHANGES}{{state=\"{}\"}}", state_label(*state)), n.load(Relaxed) as f64);
+        for (state, n) in SessionState::ALL.iter().zip(&self.session_states) {
+            out.insert(format!("{SESSION_STATE_CHANGES}{{state=\"{}\"}}", state.name()), n.load(Relaxed) as f64);
         }
         out
     }

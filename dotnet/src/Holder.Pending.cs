@@ -71,7 +71,7 @@ namespace ZooLock
             {
                 Cleanup();
                 if (status == NativeMethods.ZL_OK) completion.TrySetResult(acquired);
-                else if (status == NativeMethods.ZL_CANCELLED) completion.TrySetCanceled(token);
+                else if (status == (int)ZooLockStatus.Cancelled) completion.TrySetCanceled(token);
                 else completion.TrySetException(Errors.FromStatus(status, message, token));
             }
 

@@ -46,7 +46,7 @@ namespace ZooLock
                 fixed (byte* p = pathBytes, i = id)
                 {
                     Interop.Check(NativeMethods.zl_lock_new((ZlSession*)s, p, (uint)pathBytes.Length, kind,
-                        NativeMethods.ZL_SCHEME_KAZOO, i, (uint)id.Length,
+                        (int)ZooKeeperNamingScheme.Kazoo, i, (uint)id.Length,
                         (reentrant ? NativeMethods.ZL_LOCK_REENTRANT : 0) | (mirror ? 0 : NativeMethods.ZL_LOCK_LISTING), &created));
                 }
                 holder.Set((IntPtr)created);
@@ -121,7 +121,7 @@ namespace ZooLock
             finally { Exit(); }
         }
 
-        /// <summary>A <c>ZL_LOCK_*</c> code.</summary>
+        /// <summary>A <c>ZL_LOCK_*</c> code (<see cref="LockState"/>).</summary>
         internal int State
         {
             get
@@ -285,7 +285,7 @@ namespace ZooLock
 
             internal void Observe(int state)
             {
-                if (state < NativeMethods.ZL_LOCK_LOST_SESSION_EXPIRED) return;
+                if (LockStates.LostReasonOf(state) == LostReason.None) return;
                 lock (gate) Cancel(source, key);
             }
 

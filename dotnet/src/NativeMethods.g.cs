@@ -15,183 +15,6 @@ namespace ZooLock.Native
         const string __DllName = "zoolock_ffi";
 
         /// <summary>
-        ///  The call succeeded.
-        /// </summary>
-        internal const int ZL_OK = 0;
-        /// <summary>
-        ///  A lock or semaphore path ZooKeeper would refuse (empty, relative, `/`, `//`, reserved, too long, not UTF-8).
-        /// </summary>
-        internal const int ZL_INVALID_PATH = 1;
-        /// <summary>
-        ///  A connect string with no host, a bad port or a bad chroot.
-        /// </summary>
-        internal const int ZL_INVALID_CONNECT_STRING = 2;
-        /// <summary>
-        ///  Any other bad argument: a null handle or out-pointer, a connect string or identifier not UTF-8, a negative timeout, an unknown kind.
-        /// </summary>
-        internal const int ZL_INVALID_ARGUMENT = 3;
-        /// <summary>
-        ///  No server answered within the connect timeout.
-        /// </summary>
-        internal const int ZL_CONNECT_TIMEOUT = 4;
-        /// <summary>
-        ///  The chroot of the connect string does not exist on the server.
-        /// </summary>
-        internal const int ZL_NO_CHROOT = 5;
-        /// <summary>
-        ///  The connection stayed down longer than a request may wait.
-        /// </summary>
-        internal const int ZL_CONNECTION_LOSS = 6;
-        /// <summary>
-        ///  The acquire was cancelled (`zl_cancel_fire`, `zl_holder_cancel`); it left no node.
-        /// </summary>
-        internal const int ZL_CANCELLED = 7;
-        /// <summary>
-        ///  The session was closed.
-        /// </summary>
-        internal const int ZL_CLOSED = 8;
-        /// <summary>
-        ///  This process was forked after zoolock started in its parent.
-        /// </summary>
-        internal const int ZL_FORKED = 9;
-        /// <summary>
-        ///  The session's credentials do not allow the operation.
-        /// </summary>
-        internal const int ZL_NO_AUTH = 10;
-        /// <summary>
-        ///  ZooKeeper refused the session's credentials.
-        /// </summary>
-        internal const int ZL_AUTH_FAILED = 11;
-        /// <summary>
-        ///  The semaphore's pool node was set up for another number of leases.
-        /// </summary>
-        internal const int ZL_INCONSISTENT_LEASES = 12;
-        /// <summary>
-        ///  Another failure of a ZooKeeper request, with no code of its own (a quota, …): the message says which.
-        /// </summary>
-        internal const int ZL_ZOOKEEPER = 13;
-        /// <summary>
-        ///  zoolock panicked; the panic was caught and the process is unharmed.
-        /// </summary>
-        internal const int ZL_PANIC = 14;
-        /// <summary>
-        ///  A release of a reentrant lock by another owner than the one holding it; the hold is untouched.
-        /// </summary>
-        internal const int ZL_NOT_OWNER = 15;
-        /// <summary>
-        ///  A node a request needed is not there (a lock path's ancestor or the chroot, deleted after the session connected).
-        /// </summary>
-        internal const int ZL_NO_NODE = 16;
-        /// <summary>
-        ///  A node zoolock meant to create exists already.
-        /// </summary>
-        internal const int ZL_NODE_EXISTS = 17;
-        /// <summary>
-        ///  A write conditional on a node's version found another version.
-        /// </summary>
-        internal const int ZL_BAD_VERSION = 18;
-        /// <summary>
-        ///  A delete of a node that has children.
-        /// </summary>
-        internal const int ZL_NOT_EMPTY = 19;
-        /// <summary>
-        ///  The session expired before the request was answered; the session connects a new one by itself.
-        /// </summary>
-        internal const int ZL_SESSION_EXPIRED = 20;
-        /// <summary>
-        ///  A fenced write by a holder or leadership that no longer holds: nothing of it was made.
-        /// </summary>
-        internal const int ZL_NOT_HELD = 21;
-        /// <summary>
-        ///  A TLS connect failed (an untrusted or misnamed server certificate, a refused or unreadable client certificate or key, a wrong key password, TLS against a plaintext port or the reverse, `verify_certs` off): the message says why.
-        ///  (22, not 21: main took 21 for `ZL_NOT_HELD` while this was written; codes are only appended.)
-        /// </summary>
-        internal const int ZL_TLS = 22;
-        /// <summary>
-        ///  A create below an ephemeral node: ephemeral nodes cannot have children.
-        /// </summary>
-        internal const int ZL_NO_CHILDREN_FOR_EPHEMERALS = 23;
-        /// <summary>
-        ///  ZooKeeper refused an ACL (empty, an unknown scheme, a malformed id).
-        /// </summary>
-        internal const int ZL_INVALID_ACL = 24;
-        /// <summary>
-        ///  Connected to a server.
-        /// </summary>
-        internal const int ZL_SESSION_CONNECTED = 0;
-        /// <summary>
-        ///  The connection dropped; the session and its locks may still live.
-        /// </summary>
-        internal const int ZL_SESSION_SUSPENDED = 1;
-        /// <summary>
-        ///  The session expired and its locks are gone; a new session is being opened.
-        /// </summary>
-        internal const int ZL_SESSION_LOST = 2;
-        /// <summary>
-        ///  The session was closed by its owner.
-        /// </summary>
-        internal const int ZL_SESSION_CLOSED = 3;
-        /// <summary>
-        ///  Which TLS PEM a `zl_session_options_set_tls_pem` call sets.
-        /// </summary>
-        internal const int ZL_PEM_CA = 0;
-        /// <summary>
-        ///  The client's certificate chain (`certfile`).
-        /// </summary>
-        internal const int ZL_PEM_CERTFILE = 1;
-        /// <summary>
-        ///  The client's private key (`keyfile`).
-        /// </summary>
-        internal const int ZL_PEM_KEYFILE = 2;
-        /// <summary>
-        ///  The holder holds nothing.
-        /// </summary>
-        internal const int ZL_LOCK_RELEASED = 0;
-        /// <summary>
-        ///  The holder holds the lock (or lease).
-        /// </summary>
-        internal const int ZL_LOCK_HELD = 1;
-        /// <summary>
-        ///  The connection dropped while holding: stop using the guarded resource until `ZL_LOCK_HELD` again.
-        /// </summary>
-        internal const int ZL_LOCK_SUSPENDED = 2;
-        /// <summary>
-        ///  The hold ended because the session expired.
-        /// </summary>
-        internal const int ZL_LOCK_LOST_SESSION_EXPIRED = 3;
-        /// <summary>
-        ///  The hold ended because the session was closed.
-        /// </summary>
-        internal const int ZL_LOCK_LOST_SESSION_CLOSED = 4;
-        /// <summary>
-        ///  The hold ended because its lease ran out.
-        /// </summary>
-        internal const int ZL_LOCK_LOST_LEASE_EXPIRED = 5;
-        /// <summary>
-        ///  The hold ended because someone else deleted its node (an operator breaking a lock).
-        /// </summary>
-        internal const int ZL_LOCK_LOST_NODE_DELETED = 6;
-        /// <summary>
-        ///  An exclusive lock (kazoo's `Lock`, Curator's `InterProcessMutex`).
-        /// </summary>
-        internal const int ZL_KIND_MUTEX = 0;
-        /// <summary>
-        ///  The read side of a read/write lock: shared with other readers.
-        /// </summary>
-        internal const int ZL_KIND_READ = 1;
-        /// <summary>
-        ///  The write side of a read/write lock: excludes readers and writers.
-        /// </summary>
-        internal const int ZL_KIND_WRITE = 2;
-        /// <summary>
-        ///  kazoo's node names (`&lt;uuid hex&gt;__lock__&lt;seq&gt;`).
-        /// </summary>
-        internal const int ZL_SCHEME_KAZOO = 0;
-        /// <summary>
-        ///  Curator's node names (`_c_&lt;uuid&gt;-lock-&lt;seq&gt;`).
-        /// </summary>
-        internal const int ZL_SCHEME_CURATOR = 1;
-        /// <summary>
         ///  `zl_lock_new` option: reentrant per owner.
         /// </summary>
         internal const uint ZL_LOCK_REENTRANT = 1;
@@ -200,23 +23,8 @@ namespace ZooLock.Native
         /// </summary>
         internal const uint ZL_LOCK_LISTING = 2;
         /// <summary>
-        ///  An exclusive node: a mutex's, or a kazoo write lock's (kazoo names both alike).
-        /// </summary>
-        internal const int ZL_PARTICIPANT_LOCK = 0;
-        /// <summary>
-        ///  A read lock's node.
-        /// </summary>
-        internal const int ZL_PARTICIPANT_READ = 1;
-        /// <summary>
-        ///  A Curator write lock's node (`__WRIT__`).
-        /// </summary>
-        internal const int ZL_PARTICIPANT_WRITE = 2;
-        /// <summary>
-        ///  A semaphore lease, or a wait for one.
-        /// </summary>
-        internal const int ZL_PARTICIPANT_LEASE = 3;
-        /// <summary>
-        ///  In `zl_inspect`'s records only: a node named by neither kazoo's nor Curator's scheme.
+        ///  In `zl_inspect`'s records only: a node named by neither kazoo's nor
+        ///  Curator's scheme (the others, `ZL_SCHEME_*`, are the core's `Scheme` codes).
         /// </summary>
         internal const int ZL_SCHEME_OTHER = 2;
         /// <summary>
@@ -243,6 +51,26 @@ namespace ZooLock.Native
         ///  Everything.
         /// </summary>
         internal const int ZL_LOG_TRACE = 5;
+        /// <summary>
+        ///  Which TLS PEM a `zl_session_options_set_tls_pem` call sets.
+        /// </summary>
+        internal const int ZL_PEM_CA = 0;
+        /// <summary>
+        ///  The client's certificate chain (`certfile`).
+        /// </summary>
+        internal const int ZL_PEM_CERTFILE = 1;
+        /// <summary>
+        ///  The client's private key (`keyfile`).
+        /// </summary>
+        internal const int ZL_PEM_KEYFILE = 2;
+        /// <summary>
+        ///  The call succeeded.
+        /// </summary>
+        internal const int ZL_OK = 0;
+        /// <summary>
+        ///  zoolock panicked; the panic was caught and the process is unharmed.
+        /// </summary>
+        internal const int ZL_PANIC = 14;
         /// <summary>
         ///  The node is deleted when the session that created it ends.
         /// </summary>
@@ -279,17 +107,6 @@ namespace ZooLock.Native
         internal delegate void zl_set_log_callback_callback_delegate(void* user_data, int level, byte* target, uint target_len, byte* message, uint message_len);
 
 
-
-        /// <summary>
-        ///  The message of the calling thread's last failed call, as UTF-8: `*out_ptr`
-        ///  points into storage owned by zoolock, valid on this thread until its next
-        ///  failing call. Empty if no call failed yet.
-        ///
-        ///  # Safety
-        ///  `out_ptr` and `out_len` must be valid for writes.
-        /// </summary>
-        [DllImport(__DllName, EntryPoint = "zl_last_error", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
-        internal static extern int zl_last_error(byte** out_ptr, uint* out_len);
 
         /// <summary>
         ///  Frees a buffer zoolock handed out (`zl_holder_queue`, `zl_lock_node`).
@@ -340,204 +157,141 @@ namespace ZooLock.Native
         internal static extern int zl_shutdown();
 
         /// <summary>
-        ///  Connects to ZooKeeper (`host:port[,host:port…][/chroot]`), blocking until
-        ///  the session is up or `connect_timeout_ms` has passed (`ZL_CONNECT_TIMEOUT`).
-        ///  A timeout of 0 takes the default (10 s session, 15 s connect).
+        ///  A candidate for the election at `path`; `identifier` is its node's data,
+        ///  shown by `zl_election_contenders`. Nothing is sent before a lead. Its
+        ///  nodes are kazoo `Lock` nodes: kazoo's `Election` on the path takes part.
         ///
         ///  # Safety
-        ///  `connect` must be valid for `connect_len` bytes; `out_session` for writes.
+        ///  `session` must be a live handle; the byte ranges valid; `out_election` valid for writes.
         /// </summary>
-        [DllImport(__DllName, EntryPoint = "zl_session_connect", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
-        internal static extern int zl_session_connect(byte* connect, uint connect_len, uint session_timeout_ms, uint connect_timeout_ms, ZlSession** out_session);
+        [DllImport(__DllName, EntryPoint = "zl_election_new", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern int zl_election_new(ZlSession* session, byte* path, uint path_len, byte* identifier, uint identifier_len, ZlElection** out_election);
 
         /// <summary>
-        ///  The session's state (`ZL_SESSION_*`), its ZooKeeper session id, and its
-        ///  generation (1, then one more each time an expired session is replaced).
-        ///  Any out-pointer may be null.
+        ///  Waits until this candidate leads, blocking the calling thread, for
+        ///  `timeout_ms` (0 tries once, -1 waits forever): `*out_leadership` is the
+        ///  term won (free it with `zl_leadership_free`, which resigns), or null when
+        ///  others led the whole time. `cancel` (may be null) cancels from another
+        ///  thread: `ZL_CANCELLED`. Giving up leaves no candidacy behind. One term at
+        ///  a time: while a term of this candidate lasts, another lead waits for it.
         ///
         ///  # Safety
-        ///  `session` must be a live handle; non-null out-pointers valid for writes.
+        ///  `election` must be a live handle; `cancel` null or live; `out_leadership` valid for writes.
         /// </summary>
-        [DllImport(__DllName, EntryPoint = "zl_session_status", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
-        internal static extern int zl_session_status(ZlSession* session, int* out_state, long* out_session_id, ulong* out_generation);
+        [DllImport(__DllName, EntryPoint = "zl_election_lead", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern int zl_election_lead(ZlElection* election, long timeout_ms, ZlCancel* cancel, ZlLeadership** out_leadership);
 
         /// <summary>
-        ///  Sets the callback told of each session state change (`ZL_SESSION_*`),
-        ///  replacing any earlier one; a null callback removes it. When this returns,
-        ///  the earlier callback is not running and will not run again.
+        ///  Starts a lead and returns at once; `callback` is called exactly once with
+        ///  the outcome, on one of zoolock's threads, if and only if this returns
+        ///  `ZL_OK`. Arguments as for `zl_election_lead`; the election and `cancel`
+        ///  must stay alive until the callback has run.
         ///
         ///  # Safety
-        ///  `session` must be a live handle; `user_data` must stay valid for the callback.
+        ///  As for `zl_election_lead`; `user_data` must stay valid until the callback.
         /// </summary>
-        [DllImport(__DllName, EntryPoint = "zl_session_set_listener", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
-        internal static extern int zl_session_set_listener(ZlSession* session, zl_session_set_listener_callback_delegate callback, void* user_data);
+        [DllImport(__DllName, EntryPoint = "zl_election_lead_async", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern int zl_election_lead_async(ZlElection* election, long timeout_ms, ZlCancel* cancel, zl_election_lead_async_callback_delegate callback, void* user_data);
 
         /// <summary>
-        ///  The session's metrics (`zoolock::Session::metrics`: acquire waits, hold
-        ///  times, handoffs, suspensions, losses, cleanup retries, state changes) as
-        ///  a buffer to free with `zl_bytes_free`: per metric, its name (a
-        ///  little-endian u32 byte length, then UTF-8, e.g.
-        ///  `zoolock_losses_total{reason="node_deleted"}`) and its value (a
-        ///  little-endian f64), in name order.
+        ///  Withdraws this candidate's pending leads now (`ZL_CANCELLED`, no node
+        ///  left; kazoo's `cancel()`). A term already won is not affected.
         ///
         ///  # Safety
-        ///  `session` must be a live handle; out-pointers valid for writes.
+        ///  `election` must be a live handle.
         /// </summary>
-        [DllImport(__DllName, EntryPoint = "zl_session_metrics", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
-        internal static extern int zl_session_metrics(ZlSession* session, byte** out_ptr, uint* out_len);
+        [DllImport(__DllName, EntryPoint = "zl_election_cancel", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern int zl_election_cancel(ZlElection* election);
 
         /// <summary>
-        ///  Closes the session: the server deletes its nodes at once, releasing every
-        ///  lock and lease taken through it; pending acquires fail with `ZL_CLOSED`.
-        ///  The handle must still be freed.
+        ///  The identifiers of the candidates, the leader first, as a list (each a
+        ///  little-endian u32 length, then UTF-8) to free with `zl_bytes_free`.
         ///
         ///  # Safety
-        ///  `session` must be a live handle.
+        ///  `election` must be a live handle; out-pointers valid for writes.
         /// </summary>
-        [DllImport(__DllName, EntryPoint = "zl_session_close", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
-        internal static extern int zl_session_close(ZlSession* session);
+        [DllImport(__DllName, EntryPoint = "zl_election_contenders", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern int zl_election_contenders(ZlElection* election, byte** out_ptr, uint* out_len);
 
         /// <summary>
-        ///  Frees the handle and its callback. The session itself lives on while
-        ///  holders made from it do, and ends when the last of them is freed. Null is ignored.
+        ///  Frees the candidate; its terms live on until freed themselves. Null is ignored.
         ///
         ///  # Safety
-        ///  `session` must come from `zl_session_connect`, freed once, with no call on it in flight.
+        ///  `election` must come from `zl_election_new`, freed once, with no call on it in flight.
         /// </summary>
-        [DllImport(__DllName, EntryPoint = "zl_session_free", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
-        internal static extern void zl_session_free(ZlSession* session);
+        [DllImport(__DllName, EntryPoint = "zl_election_free", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern void zl_election_free(ZlElection* election);
 
         /// <summary>
-        ///  Options for `connect` (`host:port[,host:port…][/chroot]`) with the core's
-        ///  defaults: 10 s session and 15 s connect timeouts, no credentials, nodes
-        ///  created world-readable and writable, plaintext, no SASL.
+        ///  The term's state, a `ZL_LOCK_*` code: `ZL_LOCK_HELD` while leading,
+        ///  `ZL_LOCK_SUSPENDED` while the connection is down (stop acting as leader
+        ///  until held again), `ZL_LOCK_LOST_*` once lost, `ZL_LOCK_RELEASED` once resigned.
         ///
         ///  # Safety
-        ///  `connect` must be valid for `connect_len` bytes; `out_options` for writes.
+        ///  `leadership` must be a live handle; `out_state` valid for writes.
         /// </summary>
-        [DllImport(__DllName, EntryPoint = "zl_session_options_new", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
-        internal static extern int zl_session_options_new(byte* connect, uint connect_len, ZlSessionOptions** out_options);
+        [DllImport(__DllName, EntryPoint = "zl_leadership_state", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern int zl_leadership_state(ZlLeadership* leadership, int* out_state);
 
         /// <summary>
-        ///  Frees the options (a session connected with them keeps its own copy). Null is ignored.
+        ///  The term's fencing token: strictly greater than every earlier term's on the path.
         ///
         ///  # Safety
-        ///  `options` must come from `zl_session_options_new`, freed once, with no call on it in flight.
+        ///  `leadership` must be a live handle; `out_token` valid for writes.
         /// </summary>
-        [DllImport(__DllName, EntryPoint = "zl_session_options_free", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
-        internal static extern void zl_session_options_free(ZlSessionOptions* options);
+        [DllImport(__DllName, EntryPoint = "zl_leadership_fencing_token", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern int zl_leadership_fencing_token(ZlLeadership* leadership, long* out_token);
 
         /// <summary>
-        ///  The session timeout asked of the server, in milliseconds (at least 1).
+        ///  The leader's node (full path), as UTF-8 to free with `zl_bytes_free`.
         ///
         ///  # Safety
-        ///  `options` must be a live handle.
+        ///  `leadership` must be a live handle; out-pointers valid for writes.
         /// </summary>
-        [DllImport(__DllName, EntryPoint = "zl_session_options_set_session_timeout", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
-        internal static extern int zl_session_options_set_session_timeout(ZlSessionOptions* options, uint ms);
+        [DllImport(__DllName, EntryPoint = "zl_leadership_node", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern int zl_leadership_node(ZlLeadership* leadership, byte** out_ptr, uint* out_len);
 
         /// <summary>
-        ///  How long the connect tries before `ZL_CONNECT_TIMEOUT`, in milliseconds (at least 1).
+        ///  Sets the callback told of each change of the term's state (`ZL_LOCK_*`,
+        ///  as `zl_leadership_state` gives it), replacing any earlier one; null
+        ///  removes it. When this returns, the earlier callback is not running and
+        ///  will not run again.
         ///
         ///  # Safety
-        ///  `options` must be a live handle.
+        ///  `leadership` must be a live handle; `user_data` must stay valid for the callback.
         /// </summary>
-        [DllImport(__DllName, EntryPoint = "zl_session_options_set_connect_timeout", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
-        internal static extern int zl_session_options_set_connect_timeout(ZlSessionOptions* options, uint ms);
+        [DllImport(__DllName, EntryPoint = "zl_leadership_set_listener", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern int zl_leadership_set_listener(ZlLeadership* leadership, zl_leadership_set_listener_callback_delegate callback, void* user_data);
 
         /// <summary>
-        ///  Adds credentials sent when the session connects (`addauth`): scheme
-        ///  `digest` with `user:password`, as kazoo's `auth_data` and DistributedLock's `AddAuthInfo`.
+        ///  A transaction that commits only while this term lasts (the core's
+        ///  `Leadership::fenced`); `ZL_NOT_HELD` if it is over.
         ///
         ///  # Safety
-        ///  Each pointer must be valid for its length.
+        ///  `leadership` must be a live handle; `out_transaction` valid for writes.
         /// </summary>
-        [DllImport(__DllName, EntryPoint = "zl_session_options_add_auth", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
-        internal static extern int zl_session_options_add_auth(ZlSessionOptions* options, byte* scheme, uint scheme_len, byte* credentials, uint credentials_len);
+        [DllImport(__DllName, EntryPoint = "zl_leadership_fenced", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern int zl_leadership_fenced(ZlLeadership* leadership, ZlTransaction** out_transaction);
 
         /// <summary>
-        ///  Adds an entry to the ACL of every node the session creates: ZooKeeper's
-        ///  permission bits (read 1, write 2, create 4, delete 8, admin 16) for
-        ///  `scheme:id` (`world:anyone`, `digest:user:hash`, `auth:`). The first
-        ///  entry replaces the default (world:anyone, all).
+        ///  Ends the term: the next candidate leads. `*out_resigned` (may be null)
+        ///  is 0 if the term was over already (lost, or resigned before).
         ///
         ///  # Safety
-        ///  Each pointer must be valid for its length.
+        ///  `leadership` must be a live handle; `out_resigned` null or valid for writes.
         /// </summary>
-        [DllImport(__DllName, EntryPoint = "zl_session_options_add_acl", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
-        internal static extern int zl_session_options_add_acl(ZlSessionOptions* options, uint permissions, byte* scheme, uint scheme_len, byte* id, uint id_len);
+        [DllImport(__DllName, EntryPoint = "zl_leadership_resign", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern int zl_leadership_resign(ZlLeadership* leadership, byte* out_resigned);
 
         /// <summary>
-        ///  Turns TLS on (non-zero) or off. Any `tls_*` setter turns it on too; on
-        ///  alone verifies the servers against the system's CAs. Off keeps what the
-        ///  `tls_*` setters set, and the connect refuses it (`ZL_INVALID_ARGUMENT`)
-        ///  rather than drop it and connect in plaintext.
+        ///  Frees the term, resigning it in the background if it lasts. Its callback
+        ///  is not running and will not run once this returns. Null is ignored.
         ///
         ///  # Safety
-        ///  `options` must be a live handle.
+        ///  `leadership` must come from a lead, freed once, with no call on it in flight.
         /// </summary>
-        [DllImport(__DllName, EntryPoint = "zl_session_options_set_tls", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
-        internal static extern int zl_session_options_set_tls(ZlSessionOptions* options, int enabled);
-
-        /// <summary>
-        ///  Sets a TLS PEM (`ZL_PEM_CA`, `ZL_PEM_CERTFILE`, `ZL_PEM_KEYFILE`) and turns
-        ///  TLS on: a file name, or the PEM itself if it holds a `-----BEGIN ` line.
-        ///
-        ///  # Safety
-        ///  `pem` must be valid for `pem_len` bytes.
-        /// </summary>
-        [DllImport(__DllName, EntryPoint = "zl_session_options_set_tls_pem", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
-        internal static extern int zl_session_options_set_tls_pem(ZlSessionOptions* options, int which, byte* pem, uint pem_len);
-
-        /// <summary>
-        ///  The password of an encrypted PKCS#8 `keyfile`; turns TLS on.
-        ///
-        ///  # Safety
-        ///  `password` must be valid for `password_len` bytes.
-        /// </summary>
-        [DllImport(__DllName, EntryPoint = "zl_session_options_set_tls_keyfile_password", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
-        internal static extern int zl_session_options_set_tls_keyfile_password(ZlSessionOptions* options, byte* password, uint password_len);
-
-        /// <summary>
-        ///  `verify_certs` and `check_hostname` (each non-zero for on; both on by
-        ///  default); turns TLS on. `verify_certs` off fails the connect with `ZL_TLS`.
-        ///
-        ///  # Safety
-        ///  `options` must be a live handle.
-        /// </summary>
-        [DllImport(__DllName, EntryPoint = "zl_session_options_set_tls_checks", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
-        internal static extern int zl_session_options_set_tls_checks(ZlSessionOptions* options, int verify_certs, int check_hostname);
-
-        /// <summary>
-        ///  SASL on every connection: `mechanism` ("DIGEST-MD5"; another is
-        ///  `ZL_INVALID_ARGUMENT` here), `username` and `password`.
-        ///
-        ///  # Safety
-        ///  Each pointer must be valid for its length.
-        /// </summary>
-        [DllImport(__DllName, EntryPoint = "zl_session_options_set_sasl", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
-        internal static extern int zl_session_options_set_sasl(ZlSessionOptions* options, byte* mechanism, uint mechanism_len, byte* username, uint username_len, byte* password, uint password_len);
-
-        /// <summary>
-        ///  Connects with `options` (which stay the caller's), blocking until the
-        ///  session is up, or fails within the connect timeout: `ZL_CONNECT_TIMEOUT`,
-        ///  `ZL_TLS` (the message says why), `ZL_AUTH_FAILED` (SASL refused).
-        ///
-        ///  # Safety
-        ///  `options` must be a live handle; `out_session` valid for writes.
-        /// </summary>
-        [DllImport(__DllName, EntryPoint = "zl_session_connect_with", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
-        internal static extern int zl_session_connect_with(ZlSessionOptions* options, ZlSession** out_session);
-
-        /// <summary>
-        ///  The options as text for logs, with every secret (passwords, credentials,
-        ///  inline PEM) redacted. Freed with `zl_bytes_free`.
-        ///
-        ///  # Safety
-        ///  `options` must be a live handle; out-pointers valid for writes.
-        /// </summary>
-        [DllImport(__DllName, EntryPoint = "zl_session_options_describe", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
-        internal static extern int zl_session_options_describe(ZlSessionOptions* options, byte** out_ptr, uint* out_len);
+        [DllImport(__DllName, EntryPoint = "zl_leadership_free", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern void zl_leadership_free(ZlLeadership* leadership);
 
         /// <summary>
         ///  Creates a lock holder on `path` (kazoo's `Lock`, `ReadLock` or
@@ -719,6 +473,138 @@ namespace ZooLock.Native
         internal static extern int zl_set_log_callback(int level, zl_set_log_callback_callback_delegate callback, void* user_data);
 
         /// <summary>
+        ///  Options for `connect` (`host:port[,host:port…][/chroot]`) with the core's
+        ///  defaults: 10 s session and 15 s connect timeouts, no credentials, nodes
+        ///  created world-readable and writable, plaintext, no SASL.
+        ///
+        ///  # Safety
+        ///  `connect` must be valid for `connect_len` bytes; `out_options` for writes.
+        /// </summary>
+        [DllImport(__DllName, EntryPoint = "zl_session_options_new", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern int zl_session_options_new(byte* connect, uint connect_len, ZlSessionOptions** out_options);
+
+        /// <summary>
+        ///  Frees the options (a session connected with them keeps its own copy). Null is ignored.
+        ///
+        ///  # Safety
+        ///  `options` must come from `zl_session_options_new`, freed once, with no call on it in flight.
+        /// </summary>
+        [DllImport(__DllName, EntryPoint = "zl_session_options_free", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern void zl_session_options_free(ZlSessionOptions* options);
+
+        /// <summary>
+        ///  The session timeout asked of the server, in milliseconds (at least 1).
+        ///
+        ///  # Safety
+        ///  `options` must be a live handle.
+        /// </summary>
+        [DllImport(__DllName, EntryPoint = "zl_session_options_set_session_timeout", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern int zl_session_options_set_session_timeout(ZlSessionOptions* options, uint ms);
+
+        /// <summary>
+        ///  How long the connect tries before `ZL_CONNECT_TIMEOUT`, in milliseconds (at least 1).
+        ///
+        ///  # Safety
+        ///  `options` must be a live handle.
+        /// </summary>
+        [DllImport(__DllName, EntryPoint = "zl_session_options_set_connect_timeout", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern int zl_session_options_set_connect_timeout(ZlSessionOptions* options, uint ms);
+
+        /// <summary>
+        ///  Adds credentials sent when the session connects (`addauth`): scheme
+        ///  `digest` with `user:password`, as kazoo's `auth_data` and DistributedLock's `AddAuthInfo`.
+        ///
+        ///  # Safety
+        ///  Each pointer must be valid for its length.
+        /// </summary>
+        [DllImport(__DllName, EntryPoint = "zl_session_options_add_auth", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern int zl_session_options_add_auth(ZlSessionOptions* options, byte* scheme, uint scheme_len, byte* credentials, uint credentials_len);
+
+        /// <summary>
+        ///  Adds an entry to the ACL of every node the session creates: ZooKeeper's
+        ///  permission bits (read 1, write 2, create 4, delete 8, admin 16) for
+        ///  `scheme:id` (`world:anyone`, `digest:user:hash`, `auth:`). The first
+        ///  entry replaces the default (world:anyone, all).
+        ///
+        ///  # Safety
+        ///  Each pointer must be valid for its length.
+        /// </summary>
+        [DllImport(__DllName, EntryPoint = "zl_session_options_add_acl", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern int zl_session_options_add_acl(ZlSessionOptions* options, uint permissions, byte* scheme, uint scheme_len, byte* id, uint id_len);
+
+        /// <summary>
+        ///  Turns TLS on (non-zero) or off. Any `tls_*` setter turns it on too; on
+        ///  alone verifies the servers against the system's CAs. Off keeps what the
+        ///  `tls_*` setters set, and the connect refuses it (`ZL_INVALID_ARGUMENT`)
+        ///  rather than drop it and connect in plaintext.
+        ///
+        ///  # Safety
+        ///  `options` must be a live handle.
+        /// </summary>
+        [DllImport(__DllName, EntryPoint = "zl_session_options_set_tls", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern int zl_session_options_set_tls(ZlSessionOptions* options, int enabled);
+
+        /// <summary>
+        ///  Sets a TLS PEM (`ZL_PEM_CA`, `ZL_PEM_CERTFILE`, `ZL_PEM_KEYFILE`) and turns
+        ///  TLS on: a file name, or the PEM itself if it holds a `-----BEGIN ` line.
+        ///
+        ///  # Safety
+        ///  `pem` must be valid for `pem_len` bytes.
+        /// </summary>
+        [DllImport(__DllName, EntryPoint = "zl_session_options_set_tls_pem", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern int zl_session_options_set_tls_pem(ZlSessionOptions* options, int which, byte* pem, uint pem_len);
+
+        /// <summary>
+        ///  The password of an encrypted PKCS#8 `keyfile`; turns TLS on.
+        ///
+        ///  # Safety
+        ///  `password` must be valid for `password_len` bytes.
+        /// </summary>
+        [DllImport(__DllName, EntryPoint = "zl_session_options_set_tls_keyfile_password", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern int zl_session_options_set_tls_keyfile_password(ZlSessionOptions* options, byte* password, uint password_len);
+
+        /// <summary>
+        ///  `verify_certs` and `check_hostname` (each non-zero for on; both on by
+        ///  default); turns TLS on. `verify_certs` off fails the connect with `ZL_TLS`.
+        ///
+        ///  # Safety
+        ///  `options` must be a live handle.
+        /// </summary>
+        [DllImport(__DllName, EntryPoint = "zl_session_options_set_tls_checks", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern int zl_session_options_set_tls_checks(ZlSessionOptions* options, int verify_certs, int check_hostname);
+
+        /// <summary>
+        ///  SASL on every connection: `mechanism` ("DIGEST-MD5"; another is
+        ///  `ZL_INVALID_ARGUMENT` here), `username` and `password`.
+        ///
+        ///  # Safety
+        ///  Each pointer must be valid for its length.
+        /// </summary>
+        [DllImport(__DllName, EntryPoint = "zl_session_options_set_sasl", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern int zl_session_options_set_sasl(ZlSessionOptions* options, byte* mechanism, uint mechanism_len, byte* username, uint username_len, byte* password, uint password_len);
+
+        /// <summary>
+        ///  Connects with `options` (which stay the caller's), blocking until the
+        ///  session is up, or fails within the connect timeout: `ZL_CONNECT_TIMEOUT`,
+        ///  `ZL_TLS` (the message says why), `ZL_AUTH_FAILED` (SASL refused).
+        ///
+        ///  # Safety
+        ///  `options` must be a live handle; `out_session` valid for writes.
+        /// </summary>
+        [DllImport(__DllName, EntryPoint = "zl_session_connect_with", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern int zl_session_connect_with(ZlSessionOptions* options, ZlSession** out_session);
+
+        /// <summary>
+        ///  The options as text for logs, with every secret (passwords, credentials,
+        ///  inline PEM) redacted. Freed with `zl_bytes_free`.
+        ///
+        ///  # Safety
+        ///  `options` must be a live handle; out-pointers valid for writes.
+        /// </summary>
+        [DllImport(__DllName, EntryPoint = "zl_session_options_describe", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern int zl_session_options_describe(ZlSessionOptions* options, byte** out_ptr, uint* out_len);
+
+        /// <summary>
         ///  zoolock's version as UTF-8 (static storage: do not free).
         ///
         ///  # Safety
@@ -740,73 +626,83 @@ namespace ZooLock.Native
         internal static extern int zl_selftest_panic(byte in_task, zl_selftest_panic_callback_delegate callback, void* user_data);
 
         /// <summary>
-        ///  Whether the node exists: `*out_found` 1 and its stat in `*out_stat`
-        ///  (may be null), or 0 and the stat untouched.
+        ///  Connects to ZooKeeper (`host:port[,host:port…][/chroot]`), blocking until
+        ///  the session is up or `connect_timeout_ms` has passed (`ZL_CONNECT_TIMEOUT`).
+        ///  A timeout of 0 takes the default (10 s session, 15 s connect).
         ///
         ///  # Safety
-        ///  `session` must be a live handle; the byte range valid; `out_found` valid
-        ///  for writes, `out_stat` null or valid for writes.
+        ///  `connect` must be valid for `connect_len` bytes; `out_session` for writes.
         /// </summary>
-        [DllImport(__DllName, EntryPoint = "zl_session_exists", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
-        internal static extern int zl_session_exists(ZlSession* session, byte* path, uint path_len, byte* out_found, ZlStat* out_stat);
+        [DllImport(__DllName, EntryPoint = "zl_session_connect", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern int zl_session_connect(byte* connect, uint connect_len, uint session_timeout_ms, uint connect_timeout_ms, ZlSession** out_session);
 
         /// <summary>
-        ///  The node's data, to free with `zl_bytes_free`, and its stat (`out_stat`
-        ///  may be null). `ZL_NO_NODE` if there is no such node.
+        ///  The session's state (`ZL_SESSION_*`), its ZooKeeper session id, and its
+        ///  generation (1, then one more each time an expired session is replaced).
+        ///  Any out-pointer may be null.
         ///
         ///  # Safety
-        ///  `session` must be a live handle; the byte range valid; out-pointers valid
-        ///  for writes (`out_stat` may be null).
+        ///  `session` must be a live handle; non-null out-pointers valid for writes.
         /// </summary>
-        [DllImport(__DllName, EntryPoint = "zl_session_get", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
-        internal static extern int zl_session_get(ZlSession* session, byte* path, uint path_len, byte** out_ptr, uint* out_len, ZlStat* out_stat);
+        [DllImport(__DllName, EntryPoint = "zl_session_status", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern int zl_session_status(ZlSession* session, int* out_state, long* out_session_id, ulong* out_generation);
 
         /// <summary>
-        ///  Replaces the node's data if it is at `version` (-1: any version); its new
-        ///  stat in `*out_stat` (may be null). `ZL_BAD_VERSION`, `ZL_NO_NODE`.
+        ///  Sets the callback told of each session state change (`ZL_SESSION_*`),
+        ///  replacing any earlier one; a null callback removes it. When this returns,
+        ///  the earlier callback is not running and will not run again.
         ///
         ///  # Safety
-        ///  `session` must be a live handle; the byte ranges valid; `out_stat` null or valid for writes.
+        ///  `session` must be a live handle; `user_data` must stay valid for the callback.
         /// </summary>
-        [DllImport(__DllName, EntryPoint = "zl_session_set", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
-        internal static extern int zl_session_set(ZlSession* session, byte* path, uint path_len, byte* data, uint data_len, int version, ZlStat* out_stat);
+        [DllImport(__DllName, EntryPoint = "zl_session_set_listener", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern int zl_session_set_listener(ZlSession* session, zl_session_set_listener_callback_delegate callback, void* user_data);
 
         /// <summary>
-        ///  Creates a node (`flags`: `ZL_CREATE_*`, 0 for a persistent node whose
-        ///  parent exists) with the session's ACL. The path created (with its
-        ///  sequence number, if sequential) as UTF-8 to free with `zl_bytes_free`,
-        ///  its stat in `*out_stat` (may be null). `ZL_NODE_EXISTS`; `ZL_NO_NODE`
-        ///  when the parent is missing without `ZL_CREATE_MAKEPATH`.
+        ///  The session's metrics (`zoolock::Session::metrics`: acquire waits, hold
+        ///  times, handoffs, suspensions, losses, cleanup retries, state changes) as
+        ///  a buffer to free with `zl_bytes_free`: per metric, its name (a
+        ///  little-endian u32 byte length, then UTF-8, e.g.
+        ///  `zoolock_losses_total{reason="node_deleted"}`) and its value (a
+        ///  little-endian f64), in name order.
         ///
         ///  # Safety
-        ///  `session` must be a live handle; the byte ranges valid; out-pointers valid
-        ///  for writes (`out_stat` may be null).
+        ///  `session` must be a live handle; out-pointers valid for writes.
         /// </summary>
-        [DllImport(__DllName, EntryPoint = "zl_session_create", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
-        internal static extern int zl_session_create(ZlSession* session, byte* path, uint path_len, byte* data, uint data_len, uint flags, byte** out_path_ptr, uint* out_path_len, ZlStat* out_stat);
+        [DllImport(__DllName, EntryPoint = "zl_session_metrics", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern int zl_session_metrics(ZlSession* session, byte** out_ptr, uint* out_len);
 
         /// <summary>
-        ///  Deletes the node if it is at `version` (-1: any version). `recursive` 1
-        ///  deletes its descendants first, as kazoo does: not atomically, and a node
-        ///  already gone is no error. `ZL_NO_NODE`, `ZL_BAD_VERSION`, `ZL_NOT_EMPTY`.
+        ///  Closes the session: the server deletes its nodes at once, releasing every
+        ///  lock and lease taken through it; pending acquires fail with `ZL_CLOSED`.
+        ///  The handle must still be freed.
         ///
         ///  # Safety
-        ///  `session` must be a live handle; the byte range valid.
+        ///  `session` must be a live handle.
         /// </summary>
-        [DllImport(__DllName, EntryPoint = "zl_session_delete", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
-        internal static extern int zl_session_delete(ZlSession* session, byte* path, uint path_len, int version, byte recursive);
+        [DllImport(__DllName, EntryPoint = "zl_session_close", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern int zl_session_close(ZlSession* session);
 
         /// <summary>
-        ///  The names of the node's children, unsorted, as a list (each a
-        ///  little-endian u32 length, then UTF-8; `zl_holder_queue`'s encoding) to
-        ///  free with `zl_bytes_free`; the node's stat in `*out_stat` (may be null).
+        ///  Frees the handle and its callback. The session itself lives on while
+        ///  holders made from it do, and ends when the last of them is freed. Null is ignored.
         ///
         ///  # Safety
-        ///  `session` must be a live handle; the byte range valid; out-pointers valid
-        ///  for writes (`out_stat` may be null).
+        ///  `session` must come from `zl_session_connect`, freed once, with no call on it in flight.
         /// </summary>
-        [DllImport(__DllName, EntryPoint = "zl_session_children", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
-        internal static extern int zl_session_children(ZlSession* session, byte* path, uint path_len, byte** out_ptr, uint* out_len, ZlStat* out_stat);
+        [DllImport(__DllName, EntryPoint = "zl_session_free", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern void zl_session_free(ZlSession* session);
+
+        /// <summary>
+        ///  The message of the calling thread's last failed call, as UTF-8: `*out_ptr`
+        ///  points into storage owned by zoolock, valid on this thread until its next
+        ///  failing call. Empty if no call failed yet.
+        ///
+        ///  # Safety
+        ///  `out_ptr` and `out_len` must be valid for writes.
+        /// </summary>
+        [DllImport(__DllName, EntryPoint = "zl_last_error", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern int zl_last_error(byte** out_ptr, uint* out_len);
 
         /// <summary>
         ///  A new, empty transaction on the session; free it with `zl_transaction_free`.
@@ -891,141 +787,73 @@ namespace ZooLock.Native
         internal static extern void zl_transaction_free(ZlTransaction* transaction);
 
         /// <summary>
-        ///  A candidate for the election at `path`; `identifier` is its node's data,
-        ///  shown by `zl_election_contenders`. Nothing is sent before a lead. Its
-        ///  nodes are kazoo `Lock` nodes: kazoo's `Election` on the path takes part.
+        ///  Whether the node exists: `*out_found` 1 and its stat in `*out_stat`
+        ///  (may be null), or 0 and the stat untouched.
         ///
         ///  # Safety
-        ///  `session` must be a live handle; the byte ranges valid; `out_election` valid for writes.
+        ///  `session` must be a live handle; the byte range valid; `out_found` valid
+        ///  for writes, `out_stat` null or valid for writes.
         /// </summary>
-        [DllImport(__DllName, EntryPoint = "zl_election_new", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
-        internal static extern int zl_election_new(ZlSession* session, byte* path, uint path_len, byte* identifier, uint identifier_len, ZlElection** out_election);
+        [DllImport(__DllName, EntryPoint = "zl_session_exists", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern int zl_session_exists(ZlSession* session, byte* path, uint path_len, byte* out_found, ZlStat* out_stat);
 
         /// <summary>
-        ///  Waits until this candidate leads, blocking the calling thread, for
-        ///  `timeout_ms` (0 tries once, -1 waits forever): `*out_leadership` is the
-        ///  term won (free it with `zl_leadership_free`, which resigns), or null when
-        ///  others led the whole time. `cancel` (may be null) cancels from another
-        ///  thread: `ZL_CANCELLED`. Giving up leaves no candidacy behind. One term at
-        ///  a time: while a term of this candidate lasts, another lead waits for it.
+        ///  The node's data, to free with `zl_bytes_free`, and its stat (`out_stat`
+        ///  may be null). `ZL_NO_NODE` if there is no such node.
         ///
         ///  # Safety
-        ///  `election` must be a live handle; `cancel` null or live; `out_leadership` valid for writes.
+        ///  `session` must be a live handle; the byte range valid; out-pointers valid
+        ///  for writes (`out_stat` may be null).
         /// </summary>
-        [DllImport(__DllName, EntryPoint = "zl_election_lead", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
-        internal static extern int zl_election_lead(ZlElection* election, long timeout_ms, ZlCancel* cancel, ZlLeadership** out_leadership);
+        [DllImport(__DllName, EntryPoint = "zl_session_get", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern int zl_session_get(ZlSession* session, byte* path, uint path_len, byte** out_ptr, uint* out_len, ZlStat* out_stat);
 
         /// <summary>
-        ///  Starts a lead and returns at once; `callback` is called exactly once with
-        ///  the outcome, on one of zoolock's threads, if and only if this returns
-        ///  `ZL_OK`. Arguments as for `zl_election_lead`; the election and `cancel`
-        ///  must stay alive until the callback has run.
+        ///  Replaces the node's data if it is at `version` (-1: any version); its new
+        ///  stat in `*out_stat` (may be null). `ZL_BAD_VERSION`, `ZL_NO_NODE`.
         ///
         ///  # Safety
-        ///  As for `zl_election_lead`; `user_data` must stay valid until the callback.
+        ///  `session` must be a live handle; the byte ranges valid; `out_stat` null or valid for writes.
         /// </summary>
-        [DllImport(__DllName, EntryPoint = "zl_election_lead_async", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
-        internal static extern int zl_election_lead_async(ZlElection* election, long timeout_ms, ZlCancel* cancel, zl_election_lead_async_callback_delegate callback, void* user_data);
+        [DllImport(__DllName, EntryPoint = "zl_session_set", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern int zl_session_set(ZlSession* session, byte* path, uint path_len, byte* data, uint data_len, int version, ZlStat* out_stat);
 
         /// <summary>
-        ///  Withdraws this candidate's pending leads now (`ZL_CANCELLED`, no node
-        ///  left; kazoo's `cancel()`). A term already won is not affected.
+        ///  Creates a node (`flags`: `ZL_CREATE_*`, 0 for a persistent node whose
+        ///  parent exists) with the session's ACL. The path created (with its
+        ///  sequence number, if sequential) as UTF-8 to free with `zl_bytes_free`,
+        ///  its stat in `*out_stat` (may be null). `ZL_NODE_EXISTS`; `ZL_NO_NODE`
+        ///  when the parent is missing without `ZL_CREATE_MAKEPATH`.
         ///
         ///  # Safety
-        ///  `election` must be a live handle.
+        ///  `session` must be a live handle; the byte ranges valid; out-pointers valid
+        ///  for writes (`out_stat` may be null).
         /// </summary>
-        [DllImport(__DllName, EntryPoint = "zl_election_cancel", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
-        internal static extern int zl_election_cancel(ZlElection* election);
+        [DllImport(__DllName, EntryPoint = "zl_session_create", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern int zl_session_create(ZlSession* session, byte* path, uint path_len, byte* data, uint data_len, uint flags, byte** out_path_ptr, uint* out_path_len, ZlStat* out_stat);
 
         /// <summary>
-        ///  The identifiers of the candidates, the leader first, as a list (each a
-        ///  little-endian u32 length, then UTF-8) to free with `zl_bytes_free`.
+        ///  Deletes the node if it is at `version` (-1: any version). `recursive` 1
+        ///  deletes its descendants first, as kazoo does: not atomically, and a node
+        ///  already gone is no error. `ZL_NO_NODE`, `ZL_BAD_VERSION`, `ZL_NOT_EMPTY`.
         ///
         ///  # Safety
-        ///  `election` must be a live handle; out-pointers valid for writes.
+        ///  `session` must be a live handle; the byte range valid.
         /// </summary>
-        [DllImport(__DllName, EntryPoint = "zl_election_contenders", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
-        internal static extern int zl_election_contenders(ZlElection* election, byte** out_ptr, uint* out_len);
+        [DllImport(__DllName, EntryPoint = "zl_session_delete", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern int zl_session_delete(ZlSession* session, byte* path, uint path_len, int version, byte recursive);
 
         /// <summary>
-        ///  Frees the candidate; its terms live on until freed themselves. Null is ignored.
+        ///  The names of the node's children, unsorted, as a list (each a
+        ///  little-endian u32 length, then UTF-8; `zl_holder_queue`'s encoding) to
+        ///  free with `zl_bytes_free`; the node's stat in `*out_stat` (may be null).
         ///
         ///  # Safety
-        ///  `election` must come from `zl_election_new`, freed once, with no call on it in flight.
+        ///  `session` must be a live handle; the byte range valid; out-pointers valid
+        ///  for writes (`out_stat` may be null).
         /// </summary>
-        [DllImport(__DllName, EntryPoint = "zl_election_free", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
-        internal static extern void zl_election_free(ZlElection* election);
-
-        /// <summary>
-        ///  The term's state, a `ZL_LOCK_*` code: `ZL_LOCK_HELD` while leading,
-        ///  `ZL_LOCK_SUSPENDED` while the connection is down (stop acting as leader
-        ///  until held again), `ZL_LOCK_LOST_*` once lost, `ZL_LOCK_RELEASED` once resigned.
-        ///
-        ///  # Safety
-        ///  `leadership` must be a live handle; `out_state` valid for writes.
-        /// </summary>
-        [DllImport(__DllName, EntryPoint = "zl_leadership_state", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
-        internal static extern int zl_leadership_state(ZlLeadership* leadership, int* out_state);
-
-        /// <summary>
-        ///  The term's fencing token: strictly greater than every earlier term's on the path.
-        ///
-        ///  # Safety
-        ///  `leadership` must be a live handle; `out_token` valid for writes.
-        /// </summary>
-        [DllImport(__DllName, EntryPoint = "zl_leadership_fencing_token", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
-        internal static extern int zl_leadership_fencing_token(ZlLeadership* leadership, long* out_token);
-
-        /// <summary>
-        ///  The leader's node (full path), as UTF-8 to free with `zl_bytes_free`.
-        ///
-        ///  # Safety
-        ///  `leadership` must be a live handle; out-pointers valid for writes.
-        /// </summary>
-        [DllImport(__DllName, EntryPoint = "zl_leadership_node", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
-        internal static extern int zl_leadership_node(ZlLeadership* leadership, byte** out_ptr, uint* out_len);
-
-        /// <summary>
-        ///  Sets the callback told of each change of the term's state (`ZL_LOCK_*`,
-        ///  as `zl_leadership_state` gives it), replacing any earlier one; null
-        ///  removes it. When this returns, the earlier callback is not running and
-        ///  will not run again.
-        ///
-        ///  # Safety
-        ///  `leadership` must be a live handle; `user_data` must stay valid for the callback.
-        /// </summary>
-        [DllImport(__DllName, EntryPoint = "zl_leadership_set_listener", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
-        internal static extern int zl_leadership_set_listener(ZlLeadership* leadership, zl_leadership_set_listener_callback_delegate callback, void* user_data);
-
-        /// <summary>
-        ///  A transaction that commits only while this term lasts (the core's
-        ///  `Leadership::fenced`); `ZL_NOT_HELD` if it is over.
-        ///
-        ///  # Safety
-        ///  `leadership` must be a live handle; `out_transaction` valid for writes.
-        /// </summary>
-        [DllImport(__DllName, EntryPoint = "zl_leadership_fenced", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
-        internal static extern int zl_leadership_fenced(ZlLeadership* leadership, ZlTransaction** out_transaction);
-
-        /// <summary>
-        ///  Ends the term: the next candidate leads. `*out_resigned` (may be null)
-        ///  is 0 if the term was over already (lost, or resigned before).
-        ///
-        ///  # Safety
-        ///  `leadership` must be a live handle; `out_resigned` null or valid for writes.
-        /// </summary>
-        [DllImport(__DllName, EntryPoint = "zl_leadership_resign", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
-        internal static extern int zl_leadership_resign(ZlLeadership* leadership, byte* out_resigned);
-
-        /// <summary>
-        ///  Frees the term, resigning it in the background if it lasts. Its callback
-        ///  is not running and will not run once this returns. Null is ignored.
-        ///
-        ///  # Safety
-        ///  `leadership` must come from a lead, freed once, with no call on it in flight.
-        /// </summary>
-        [DllImport(__DllName, EntryPoint = "zl_leadership_free", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
-        internal static extern void zl_leadership_free(ZlLeadership* leadership);
+        [DllImport(__DllName, EntryPoint = "zl_session_children", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern int zl_session_children(ZlSession* session, byte* path, uint path_len, byte** out_ptr, uint* out_len, ZlStat* out_stat);
 
 
     }
@@ -1040,10 +868,29 @@ namespace ZooLock.Native
     }
 
     /// <summary>
-    ///  One ZooKeeper session, shared by the holders made from it.
+    ///  A candidate in the election at a path (kazoo's `Election`, Curator's `LeaderLatch`).
     /// </summary>
     [StructLayout(LayoutKind.Sequential)]
-    internal unsafe partial struct ZlSession
+    internal unsafe partial struct ZlElection
+    {
+    }
+
+    /// <summary>
+    ///  One term of leadership, the core's `Leadership`.
+    /// </summary>
+    [StructLayout(LayoutKind.Sequential)]
+    internal unsafe partial struct ZlLeadership
+    {
+    }
+
+    /// <summary>
+    ///  One holder (a lock of any kind, or a semaphore): one acquisition at a
+    ///  time (a second acquire waits for the first hold's release, unless the lock
+    ///  is reentrant and the same owner acquires; a semaphore that holds succeeds
+    ///  at once). Make one holder per concurrent acquisition.
+    /// </summary>
+    [StructLayout(LayoutKind.Sequential)]
+    internal unsafe partial struct ZlHolder
     {
     }
 
@@ -1056,13 +903,19 @@ namespace ZooLock.Native
     }
 
     /// <summary>
-    ///  One holder (a lock of any kind, or a semaphore): one acquisition at a
-    ///  time (a second acquire waits for the first hold's release, unless the lock
-    ///  is reentrant and the same owner acquires; a semaphore that holds succeeds
-    ///  at once). Make one holder per concurrent acquisition.
+    ///  One ZooKeeper session, shared by the holders made from it.
     /// </summary>
     [StructLayout(LayoutKind.Sequential)]
-    internal unsafe partial struct ZlHolder
+    internal unsafe partial struct ZlSession
+    {
+    }
+
+    /// <summary>
+    ///  Operations to commit as one: built by `zl_transaction_*`, sent by
+    ///  `zl_transaction_commit`, after which it takes no more operations.
+    /// </summary>
+    [StructLayout(LayoutKind.Sequential)]
+    internal unsafe partial struct ZlTransaction
     {
     }
 
@@ -1116,31 +969,6 @@ namespace ZooLock.Native
         ///  How many children it has.
         /// </summary>
         public int num_children;
-    }
-
-    /// <summary>
-    ///  Operations to commit as one: built by `zl_transaction_*`, sent by
-    ///  `zl_transaction_commit`, after which it takes no more operations.
-    /// </summary>
-    [StructLayout(LayoutKind.Sequential)]
-    internal unsafe partial struct ZlTransaction
-    {
-    }
-
-    /// <summary>
-    ///  A candidate in the election at a path (kazoo's `Election`, Curator's `LeaderLatch`).
-    /// </summary>
-    [StructLayout(LayoutKind.Sequential)]
-    internal unsafe partial struct ZlElection
-    {
-    }
-
-    /// <summary>
-    ///  One term of leadership, the core's `Leadership`.
-    /// </summary>
-    [StructLayout(LayoutKind.Sequential)]
-    internal unsafe partial struct ZlLeadership
-    {
     }
 
 

@@ -2,7 +2,6 @@ using System;
 using System.Collections.Generic;
 using System.Threading;
 using System.Threading.Tasks;
-using ZooLock.Native;
 
 namespace ZooLock
 {
@@ -44,7 +43,7 @@ namespace ZooLock
         {
             if (path == null) throw new ArgumentNullException("path");
             if (session == null) throw new ArgumentNullException("session");
-            pool = new HolderPool(() => Holder.NewLock(session, path, NativeMethods.ZL_KIND_MUTEX, identifier, reentrant, mirror), reentrant);
+            pool = new HolderPool(() => Holder.NewLock(session, path, (int)LockKind.Mutex, identifier, reentrant, mirror), reentrant);
         }
 
         /// <summary>The lock path.</summary>

@@ -1,7 +1,6 @@
 using System;
 using System.Threading;
 using System.Threading.Tasks;
-using ZooLock.Native;
 
 namespace ZooLock
 {
@@ -26,8 +25,8 @@ namespace ZooLock
         {
             if (path == null) throw new ArgumentNullException("path");
             if (session == null) throw new ArgumentNullException("session");
-            readers = new HolderPool(() => Holder.NewLock(session, path, NativeMethods.ZL_KIND_READ, identifier, mirror: mirror));
-            writers = new HolderPool(() => Holder.NewLock(session, path, NativeMethods.ZL_KIND_WRITE, identifier, mirror: mirror));
+            readers = new HolderPool(() => Holder.NewLock(session, path, (int)LockKind.Read, identifier, mirror: mirror));
+            writers = new HolderPool(() => Holder.NewLock(session, path, (int)LockKind.Write, identifier, mirror: mirror));
         }
 
         /// <summary>The lock path.</summary>

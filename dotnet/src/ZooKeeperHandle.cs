@@ -41,17 +41,7 @@ namespace ZooLock
         /// <exception cref="ObjectDisposedException">The handle was disposed.</exception>
         public LostReason LostReason
         {
-            get
-            {
-                switch (Holder().State)
-                {
-                    case Native.NativeMethods.ZL_LOCK_LOST_SESSION_EXPIRED: return LostReason.SessionExpired;
-                    case Native.NativeMethods.ZL_LOCK_LOST_SESSION_CLOSED: return LostReason.SessionClosed;
-                    case Native.NativeMethods.ZL_LOCK_LOST_LEASE_EXPIRED: return LostReason.LeaseExpired;
-                    case Native.NativeMethods.ZL_LOCK_LOST_NODE_DELETED: return LostReason.NodeDeleted;
-                    default: return LostReason.None;
-                }
-            }
+            get { return LockStates.LostReasonOf(Holder().State); }
         }
 
         /// <summary>
@@ -63,7 +53,7 @@ namespace ZooLock
             get
             {
                 var current = Volatile.Read(ref hold);
-                return current != null && current.Holder.State == Native.NativeMethods.ZL_LOCK_SUSPENDED;
+                return current != null && current.Holder.State == (int)LockState.Suspended;
             }
         }
 

@@ -208,7 +208,7 @@ namespace ZooLock
                     try { completion.TrySetResult(new ZooKeeperLeadership(election.Path, leadership)); }
                     catch (Exception error) { completion.TrySetException(error); }
                 }
-                else if (status == NativeMethods.ZL_CANCELLED) completion.TrySetCanceled(token);
+                else if (status == (int)ZooLockStatus.Cancelled) completion.TrySetCanceled(token);
                 else completion.TrySetException(Errors.FromStatus(status, message, token));
             }
 

@@ -53,10 +53,10 @@ namespace ZooLock
         public string Node { get; private set; }
 
         /// <summary>True while this term lasts: held, not suspended, lost or resigned.</summary>
-        public bool IsLeader { get { return State == NativeMethods.ZL_LOCK_HELD; } }
+        public bool IsLeader { get { return State == (int)LockState.Held; } }
 
         /// <summary>True while the connection is down: the term may survive, but until then the leader must not act.</summary>
-        public bool IsSuspended { get { return State == NativeMethods.ZL_LOCK_SUSPENDED; } }
+        public bool IsSuspended { get { return State == (int)LockState.Suspended; } }
 
         /// <summary>Cancelled when the term is lost without a resign: the session expired or was closed, or someone deleted the node.</summary>
         public CancellationToken HandleLost { get { return lost.Token; } }
@@ -123,7 +123,7 @@ namespace ZooLock
 
         static void Observe(CancellationTokenSource lost, int state)
         {
-            if (state < NativeMethods.ZL_LOCK_LOST_SESSION_EXPIRED || lost.IsCancellationRequested) return;
+            if (LockStates.LostReasonOf(state) == LostReason.None || lost.IsCancellationRequested) return;
             // The token's registrations are user code: on the thread pool, not the native callback thread.
             ThreadPool.QueueUserWorkItem(_ =>
             {

@@ -2,7 +2,7 @@ using System;
 
 namespace ZooLock
 {
-    /// <summary>A failure inside zoolock's native code (a caught panic); the process is unharmed.</summary>
+    /// <summary>A failure inside zoolock's native code (a caught panic, its runtime gone); the process is unharmed.</summary>
     [Serializable]
     public class ZooLockInternalException : ZooLockException
     {

@@ -2,7 +2,6 @@ using System;
 using System.Collections.Generic;
 using System.Threading;
 using System.Threading.Tasks;
-using ZooLock.Native;
 
 namespace ZooLock
 {
@@ -43,7 +42,7 @@ namespace ZooLock
             }
             LockerPath = lockerPath;
             session = new ZooKeeperSession(string.Join(",", address), TimeSpan.FromMilliseconds(sessionTimeout), TimeSpan.Zero);
-            try { Holder.NewLock(session, lockerPath, NativeMethods.ZL_KIND_MUTEX, null).Dispose(); }
+            try { Holder.NewLock(session, lockerPath, (int)LockKind.Mutex, null).Dispose(); }
             catch (Exception)
             {
                 session.Dispose();
@@ -70,7 +69,7 @@ namespace ZooLock
         {
             if (name == null) throw new ArgumentNullException("name");
             if (name.Length == 0 || name.Contains("/")) throw new ArgumentException("a lock name must be non-empty, without '/'", "name");
-            var holder = Holder.NewLock(Live(), LockerPath, NativeMethods.ZL_KIND_MUTEX, name);
+            var holder = Holder.NewLock(Live(), LockerPath, (int)LockKind.Mutex, name);
             lock (contenders)
             {
                 if (!contenders.ContainsKey(name))

@@ -41,14 +41,14 @@ namespace ZooLock.Tests
                 {
                     BadPath("/locks/\ud800")(c);
                     var bytes = Encoding.ASCII.GetBytes("/locks/").Concat(new byte[] { 0xff }).ToArray();
-                    NativeNew(c, bytes, new byte[0], NativeMethods.ZL_SCHEME_KAZOO);
+                    NativeNew(c, bytes, new byte[0], (int)ZooKeeperNamingScheme.Kazoo);
                 } },
             { "path-too-long", BadPath("/" + new string('p', MaxPathBytes)) },
             { "limits-fit-one-request", LimitsFit },
             { "identifier-not-utf8", c =>
                 {
                     BadIdentifier("\ud800")(c);
-                    NativeNew(c, Encoding.ASCII.GetBytes(c.Path("lock")), new byte[] { 0xff, 0xfe }, NativeMethods.ZL_SCHEME_KAZOO);
+                    NativeNew(c, Encoding.ASCII.GetBytes(c.Path("lock")), new byte[] { 0xff, 0xfe }, (int)ZooKeeperNamingScheme.Kazoo);
                 } },
             { "identifier-too-large", BadIdentifier(new string('x', MaxIdentifierBytes + 1)) },
             { "scheme-unknown", c =>
@@ -59,7 +59,7 @@ namespace ZooLock.Tests
                         var path = Encoding.ASCII.GetBytes(c.Path("lock"));
                         ZlHolder* created = null;
                         int status;
-                        fixed (byte* p = path) status = NativeMethods.zl_lock_new((ZlSession*)s, p, (uint)path.Length, NativeMethods.ZL_KIND_MUTEX, 7, null, 0, 0, &created);
+                        fixed (byte* p = path) status = NativeMethods.zl_lock_new((ZlSession*)s, p, (uint)path.Length, (int)LockKind.Mutex, 7, null, 0, 0, &created);
                         if (created != null) NativeMethods.zl_holder_free(created);
                         c.CheckStatus("zl_lock_new, scheme 7", status);
                         return 0;
@@ -309,6 +309,23 @@ namespace ZooLock.Tests
                     return o;
                 }) },
             { "tls-check-hostname-without-verify", c => Secure(c, SecureServers.Tls, zk => zk.Secure, zk => { var o = SecureServers.Trusting(zk); o.VerifyCerts = false; return o; }) },
+            { "tls-host-rustls-cannot-name", c =>
+                {
+                    var zk = SecureServers.Tls;
+                    var hosts = zk.SecureByIp.Replace("127.0.0.1", "127.1");
+                    foreach (var checkHostname in new[] { true, false })
+                        c.Check("connect, CheckHostname " + checkHostname, () =>
+                        {
+                            var options = SecureServers.Trusting(zk);
+                            options.CheckHostname = checkHostname;
+                            try { return new ZooKeeperSession(hosts, options); }
+                            catch (ArgumentException error)
+                            {
+                                StringAssert.Contains("\"127.1\"", error.Message, "the host is named");
+                                throw;
+                            }
+                        });
+                } },
             { "sasl-wrong-password", c => Secure(c, SecureServers.Sasl, zk => zk.Connect, zk => SecureServers.Options().Sasl("DIGEST-MD5", SecureServers.SaslUser, "wrong-pw")) },
             { "sasl-missing-where-required", c => Secure(c, SecureServers.Sasl, zk => zk.Connect, zk => SecureServers.Options()) },
             { "sasl-unknown-mechanism", c =>
@@ -352,7 +369,7 @@ namespace ZooLock.Tests
                 int lockStatus, semaphoreStatus;
                 fixed (byte* p = path, i = identifier)
                 {
-                    lockStatus = NativeMethods.zl_lock_new((ZlSession*)s, p, (uint)path.Length, NativeMethods.ZL_KIND_MUTEX, scheme, i, (uint)identifier.Length, 0, &lockHandle);
+                    lockStatus = NativeMethods.zl_lock_new((ZlSession*)s, p, (uint)path.Length, (int)LockKind.Mutex, scheme, i, (uint)identifier.Length, 0, &lockHandle);
                     semaphoreStatus = NativeMethods.zl_semaphore_new((ZlSession*)s, p, (uint)path.Length, i, (uint)identifier.Length, 1, &semaphoreHandle);
                 }
                 if (lockHandle != null) NativeMethods.zl_holder_free(lockHandle);
@@ -372,7 +389,7 @@ namespace ZooLock.Tests
                 ZlHolder* lockHandle;
                 fixed (byte* p = path)
                 {
-                    Interop.Check(NativeMethods.zl_lock_new((ZlSession*)s, p, (uint)path.Length, NativeMethods.ZL_KIND_MUTEX, NativeMethods.ZL_SCHEME_KAZOO, null, 0, 1, &lockHandle));
+                    Interop.Check(NativeMethods.zl_lock_new((ZlSession*)s, p, (uint)path.Length, (int)LockKind.Mutex, (int)ZooKeeperNamingScheme.Kazoo, null, 0, 1, &lockHandle));
                 }
                 try
                 {
@@ -389,7 +406,7 @@ namespace ZooLock.Tests
                     for (int depth = 2; depth > 0; depth--)
                     {
                         Interop.Check(NativeMethods.zl_holder_state(lockHandle, &state));
-                        Assert.That(state, Is.EqualTo(NativeMethods.ZL_LOCK_HELD), "held at depth {0}", depth);
+                        Assert.That(state, Is.EqualTo((int)LockState.Held), "held at depth {0}", depth);
                         Interop.Check(NativeMethods.zl_holder_release(lockHandle, owner, &released));
                         Assert.That(released, Is.EqualTo(1));
                     }
@@ -412,7 +429,7 @@ namespace ZooLock.Tests
                 ZlHolder* semaphoreHandle;
                 fixed (byte* p = path, q = pool)
                 {
-                    Interop.Check(NativeMethods.zl_lock_new((ZlSession*)s, p, (uint)path.Length, NativeMethods.ZL_KIND_MUTEX, NativeMethods.ZL_SCHEME_KAZOO, null, 0, 0, &lockHandle));
+                    Interop.Check(NativeMethods.zl_lock_new((ZlSession*)s, p, (uint)path.Length, (int)LockKind.Mutex, (int)ZooKeeperNamingScheme.Kazoo, null, 0, 0, &lockHandle));
                     Interop.Check(NativeMethods.zl_semaphore_new((ZlSession*)s, q, (uint)pool.Length, null, 0, 1, &semaphoreHandle));
                 }
                 byte acquired;

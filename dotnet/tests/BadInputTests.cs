@@ -216,40 +216,14 @@ namespace ZooLock.Tests
             Assert.That(((ZooLockStatus)status).ToString(), Is.EqualTo(Entry.Expect), what);
         }
 
-        /// <summary>Whether an exception is what Errors.cs makes of the expected core error.</summary>
+        /// <summary>Whether an exception is what Errors.cs makes of the expected core error (ErrorsTests.Expected).</summary>
         bool Fits(Exception error)
         {
-            var status = error is ZooLockException ? ((ZooLockException)error).Status.ToString() : null;
-            switch (Entry.Expect)
-            {
-                case "InvalidPath":
-                case "InvalidConnectString":
-                case "InvalidArgument":
-                    return error is ArgumentException;
-                case "Cancelled": return error is OperationCanceledException;
-                case "Closed": return error is ObjectDisposedException;
-                case "timed-out": return error is TimeoutException;
-                case "NotOwner": return error is SynchronizationLockException;
-                case "ConnectTimeout":
-                case "ConnectionLoss":
-                    return error.GetType() == typeof(ZooLockConnectionException) && status == Entry.Expect;
-                case "NoAuth":
-                case "AuthFailed":
-                    return error.GetType() == typeof(ZooLockAuthException) && status == Entry.Expect;
-                case "NoChroot":
-                case "InconsistentLeases":
-                    return error.GetType() == typeof(ZooLockConfigurationException) && status == Entry.Expect;
-                case "NoNode": return error.GetType() == typeof(ZooLockNoNodeException) && status == Entry.Expect;
-                case "NodeExists": return error.GetType() == typeof(ZooLockNodeExistsException) && status == Entry.Expect;
-                case "BadVersion": return error.GetType() == typeof(ZooLockBadVersionException) && status == Entry.Expect;
-                case "NotEmpty": return error.GetType() == typeof(ZooLockNotEmptyException) && status == Entry.Expect;
-                case "SessionExpired": return error.GetType() == typeof(ZooLockSessionExpiredException) && status == Entry.Expect;
-                case "NoChildrenForEphemerals": return error.GetType() == typeof(ZooLockNoChildrenForEphemeralsException) && status == Entry.Expect;
-                case "InvalidAcl": return error.GetType() == typeof(ZooLockInvalidAclException) && status == Entry.Expect;
-                case "Tls": return error.GetType() == typeof(ZooLockTlsException) && ((ZooLockTlsException)error).Status == ZooLockStatus.Tls;
-                default:
-                    return error.GetType() == typeof(ZooLockException) && status == Entry.Expect;
-            }
+            if (Entry.Expect == "timed-out") return error is TimeoutException;
+            ZooLockStatus status;
+            if (!Enum.TryParse(Entry.Expect, out status) || status == ZooLockStatus.Ok) return false;
+            var zooLock = error as ZooLockException;
+            return ErrorsTests.Expected[status].IsInstanceOfType(error) && (zooLock == null || zooLock.Status == status);
         }
 
         /// <summary>The nodes below <paramref name="path"/> and their ephemeral owners ("0": persistent), from zkh.</summary>

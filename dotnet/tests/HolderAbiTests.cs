@@ -25,7 +25,7 @@ namespace ZooLock.Tests
                     ZlHolder* semaphoreHolder;
                     fixed (byte* p = lockPath, q = poolPath)
                     {
-                        Interop.Check(NativeMethods.zl_lock_new((ZlSession*)s, p, (uint)lockPath.Length, NativeMethods.ZL_KIND_MUTEX, NativeMethods.ZL_SCHEME_KAZOO, null, 0, 0, &lockHolder));
+                        Interop.Check(NativeMethods.zl_lock_new((ZlSession*)s, p, (uint)lockPath.Length, (int)LockKind.Mutex, (int)ZooKeeperNamingScheme.Kazoo, null, 0, 0, &lockHolder));
                         Interop.Check(NativeMethods.zl_semaphore_new((ZlSession*)s, q, (uint)poolPath.Length, null, 0, 1, &semaphoreHolder));
                     }
                     try
@@ -38,9 +38,9 @@ namespace ZooLock.Tests
                         Assert.That(NativeMethods.zl_lock_node(lockHolder, &text, &length), Is.EqualTo(NativeMethods.ZL_OK));
                         NativeMethods.zl_bytes_free(text, length);
 
-                        Assert.That(NativeMethods.zl_lock_fencing_token(semaphoreHolder, &token, &held), Is.EqualTo(NativeMethods.ZL_INVALID_ARGUMENT));
+                        Assert.That(NativeMethods.zl_lock_fencing_token(semaphoreHolder, &token, &held), Is.EqualTo((int)ZooLockStatus.InvalidArgument));
                         StringAssert.Contains("semaphore, not a lock", Interop.LastError());
-                        Assert.That(NativeMethods.zl_lock_node(semaphoreHolder, &text, &length), Is.EqualTo(NativeMethods.ZL_INVALID_ARGUMENT));
+                        Assert.That(NativeMethods.zl_lock_node(semaphoreHolder, &text, &length), Is.EqualTo((int)ZooLockStatus.InvalidArgument));
                         StringAssert.Contains("semaphore, not a lock", Interop.LastError());
                     }
                     finally

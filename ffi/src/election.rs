@@ -15,7 +15,7 @@ use crate::args::{self, UserData};
 use crate::cancel::ZlCancel;
 use crate::castable::{self, Castable};
 use crate::dispatch;
-use crate::holder::{state_code, CatchUnwind};
+use crate::holder::CatchUnwind;
 use crate::listener::Listener;
 use crate::session::ZlSession;
 use crate::status::{guard, guard_void, Failure, FfiResult, ZL_OK};
@@ -80,7 +80,7 @@ impl Drop for ZlLeadership {
 
 /// The term's state as a `ZL_LOCK_*` code: `ZL_LOCK_RELEASED` once resigned.
 fn term_code(term: Option<&Leadership>) -> i32 {
-    term.map_or(state_code(LockState::Released), |t| state_code(t.state()))
+    term.map_or(LockState::Released.code(), |t| t.state().code())
 }
 
 /// Waits to lead: forever (`timeout` `None`) or within it; cancelled through
@@ -328,7 +328,7 @@ pub unsafe extern "C" fn zl_leadership_set_listener(
             |sink| {
                 lock.add_listener(Box::new(move |state| {
                     let code = match state {
-                        LockState::Lost(_) => state_code(state),
+                        LockState::Lost(_) => state.code(),
                         _ => term_code(term.lock().unwrap_or_else(|e| e.into_inner()).as_ref()),
                     };
                     sink(code)

@@ -14,7 +14,7 @@ use std::task::{Context, Poll};
 use std::time::Duration;
 
 use tokio::sync::watch;
-use zoolock::{runtime, Acquire, Holder, Kind, Lock, LockConfig, LockState, LostReason, Owner, Scheme, Semaphore};
+use zoolock::{runtime, Acquire, Holder, Kind, Lock, LockConfig, Owner, Scheme, Semaphore};
 
 use crate::args::{self, UserData};
 use crate::cancel::ZlCancel;
@@ -23,44 +23,6 @@ use crate::dispatch;
 use crate::listener::Listener;
 use crate::session::ZlSession;
 use crate::status::{guard, guard_void, Failure, FfiResult, ZL_OK};
-
-/// The holder holds nothing.
-pub const ZL_LOCK_RELEASED: i32 = 0;
-/// The holder holds the lock (or lease).
-pub const ZL_LOCK_HELD: i32 = 1;
-/// The connection dropped while holding: stop using the guarded resource until `ZL_LOCK_HELD` again.
-pub const ZL_LOCK_SUSPENDED: i32 = 2;
-/// The hold ended because the session expired.
-pub const ZL_LOCK_LOST_SESSION_EXPIRED: i32 = 3;
-/// The hold ended because the session was closed.
-pub const ZL_LOCK_LOST_SESSION_CLOSED: i32 = 4;
-/// The hold ended because its lease ran out.
-pub const ZL_LOCK_LOST_LEASE_EXPIRED: i32 = 5;
-/// The hold ended because someone else deleted its node (an operator breaking a lock).
-pub const ZL_LOCK_LOST_NODE_DELETED: i32 = 6;
-
-/// An exclusive lock (kazoo's `Lock`, Curator's `InterProcessMutex`).
-pub const ZL_KIND_MUTEX: i32 = 0;
-/// The read side of a read/write lock: shared with other readers.
-pub const ZL_KIND_READ: i32 = 1;
-/// The write side of a read/write lock: excludes readers and writers.
-pub const ZL_KIND_WRITE: i32 = 2;
-/// kazoo's node names (`<uuid hex>__lock__<seq>`).
-pub const ZL_SCHEME_KAZOO: i32 = 0;
-/// Curator's node names (`_c_<uuid>-lock-<seq>`).
-pub const ZL_SCHEME_CURATOR: i32 = 1;
-
-pub(crate) fn state_code(state: LockState) -> i32 {
-    match state {
-        LockState::Released => ZL_LOCK_RELEASED,
-        LockState::Held => ZL_LOCK_HELD,
-        LockState::Suspended => ZL_LOCK_SUSPENDED,
-        LockState::Lost(LostReason::SessionExpired) => ZL_LOCK_LOST_SESSION_EXPIRED,
-        LockState::Lost(LostReason::SessionClosed) => ZL_LOCK_LOST_SESSION_CLOSED,
-        LockState::Lost(LostReason::LeaseExpired) => ZL_LOCK_LOST_LEASE_EXPIRED,
-        LockState::Lost(LostReason::NodeDeleted) => ZL_LOCK_LOST_NODE_DELETED,
-    }
-}
 
 /// Called once when an asynchronous acquire ends: `status` is `ZL_OK` with
 /// `acquired` 1 (held) or 0 (taken, or the timeout ran out), or an error code
@@ -233,17 +195,9 @@ pub unsafe extern "C" fn zl_lock_new(
         let path = zoolock::path_from_utf8(args::bytes(path, path_len, "path")?)?;
         let identifier = args::bytes(identifier, identifier_len, "identifier")?;
         args::need(out_holder, "out_holder")?;
-        let kind = match kind {
-            ZL_KIND_MUTEX => Kind::Mutex,
-            ZL_KIND_READ => Kind::Read,
-            ZL_KIND_WRITE => Kind::Write,
-            other => return Err(Failure::invalid(format!("unknown lock kind {other}"))),
-        };
-        let scheme = match scheme {
-            ZL_SCHEME_KAZOO => Scheme::Kazoo,
-            ZL_SCHEME_CURATOR => Scheme::Curator,
-            other => return Err(Failure::invalid(format!("unknown naming scheme {other}"))),
-        };
+        let kind = Kind::from_code(kind).ok_or_else(|| Failure::invalid(format!("unknown lock kind {kind}")))?;
+        let scheme =
+            Scheme::from_code(scheme).ok_or_else(|| Failure::invalid(format!("unknown naming scheme {scheme}")))?;
         let config = LockConfig {
             identifier: identifier.to_vec(),
             scheme,
@@ -380,7 +334,7 @@ pub unsafe extern "C" fn zl_holder_cancel(holder: *const ZlHolder) -> i32 {
 pub unsafe extern "C" fn zl_holder_state(holder: *const ZlHolder, out_state: *mut i32) -> i32 {
     guard(|| {
         let state = castable::borrow(holder)?.holder.state();
-        args::put(out_state, state_code(state), "out_state")
+        args::put(out_state, state.code(), "out_state")
     })
 }
 
@@ -418,7 +372,7 @@ pub unsafe extern "C" fn zl_holder_set_listener(
         this.listener.set(
             callback,
             user_data,
-            |sink| holder.add_listener(Box::new(move |state| sink(state_code(state)))),
+            |sink| holder.add_listener(Box::new(move |state| sink(state.code()))),
             |id| {
                 holder.remove_listener(id);
             },

@@ -3,41 +3,18 @@
 
 use std::time::UNIX_EPOCH;
 
-use zoolock::{runtime, ParticipantKind, Scheme};
+use zoolock::{runtime, Scheme};
 
 use crate::args;
 use crate::castable;
-use crate::holder::{ZL_SCHEME_CURATOR, ZL_SCHEME_KAZOO};
 use crate::session::ZlSession;
 use crate::status::guard;
 
-/// An exclusive node: a mutex's, or a kazoo write lock's (kazoo names both alike).
-pub const ZL_PARTICIPANT_LOCK: i32 = 0;
-/// A read lock's node.
-pub const ZL_PARTICIPANT_READ: i32 = 1;
-/// A Curator write lock's node (`__WRIT__`).
-pub const ZL_PARTICIPANT_WRITE: i32 = 2;
-/// A semaphore lease, or a wait for one.
-pub const ZL_PARTICIPANT_LEASE: i32 = 3;
-/// In `zl_inspect`'s records only: a node named by neither kazoo's nor Curator's scheme.
+/// In `zl_inspect`'s records only: a node named by neither kazoo's nor
+/// Curator's scheme (the others, `ZL_SCHEME_*`, are the core's `Scheme` codes).
 pub const ZL_SCHEME_OTHER: i32 = 2;
 
-fn kind_code(kind: ParticipantKind) -> i32 {
-    match kind {
-        ParticipantKind::Lock => ZL_PARTICIPANT_LOCK,
-        ParticipantKind::Read => ZL_PARTICIPANT_READ,
-        ParticipantKind::Write => ZL_PARTICIPANT_WRITE,
-        ParticipantKind::Lease => ZL_PARTICIPANT_LEASE,
-    }
-}
-
-fn scheme_code(scheme: Option<Scheme>) -> i32 {
-    match scheme {
-        Some(Scheme::Kazoo) => ZL_SCHEME_KAZOO,
-        Some(Scheme::Curator) => ZL_SCHEME_CURATOR,
-        _ => ZL_SCHEME_OTHER,
-    }
-}
+const _: () = assert!(Scheme::from_code(ZL_SCHEME_OTHER).is_none(), "a Scheme has the code of ZL_SCHEME_OTHER");
 
 /// The holders, then the waiters, of the lock or semaphore at `path`, in
 /// queue order (empty if nothing is there), as a buffer to free with
@@ -70,11 +47,11 @@ pub unsafe extern "C" fn zl_inspect(
             let created = p.created.duration_since(UNIX_EPOCH).map_or(0, |d| d.as_millis() as i64);
             record
                 .text(&p.node)
-                .i32(kind_code(p.kind))
+                .i32(p.kind.code())
                 .u8(p.holds as u8)
                 .text(&p.identifier)
                 .i64(p.session_id)
-                .i32(scheme_code(p.scheme))
+                .i32(p.scheme.map_or(ZL_SCHEME_OTHER, Scheme::code))
                 .i64(created)
                 .i64(p.fencing_token);
         }

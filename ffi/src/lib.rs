@@ -1,6 +1,6 @@
-//! zoolock's C ABI, for .NET (through the P/Invoke file `build.rs` generates
-//! into `dotnet/`) and any other C caller (through `include/zoolock.h`, which
-//! `build.rs` generates too).
+//! zoolock's C ABI, for .NET (through the P/Invoke file `scripts/codegen.sh`
+//! generates into `dotnet/`) and any other C caller (through
+//! `include/zoolock.h`, which it generates too).
 //!
 //! - **Handles** are opaque pointers made by `zl_session_connect` (or `zl_session_connect_with` a
 //!   `ZlSessionOptions` from `zl_session_options_new`),
@@ -16,8 +16,9 @@
 //! - **Holders**: a lock or semaphore is one `ZlHolder` with one set of
 //!   entry points, `zl_holder_*`; the lock-only queries, `zl_lock_*`,
 //!   refuse a semaphore holder with `ZL_INVALID_ARGUMENT`.
-//! - **Every call returns a status** (`ZL_OK` or a `ZL_*` error code, see
-//!   `status.rs`); `zl_last_error` gives the calling thread's last message.
+//! - **Every call returns a status** (`ZL_OK` or a `ZL_*` error code: the
+//!   code of the failure's `zoolock::ErrorKind`, see `status.rs`);
+//!   `zl_last_error` gives the calling thread's last message.
 //!   A panic never crosses the boundary: it becomes `ZL_PANIC`.
 //! - **Strings** are UTF-8 as pointer + `u32` length; results that zoolock
 //!   allocates are freed with `zl_bytes_free`. No `usize`/`isize` anywhere.
@@ -60,11 +61,7 @@ pub use holder::{
     zl_holder_set_listener, zl_holder_state, zl_lock_fencing_token, zl_lock_new, zl_lock_node, zl_semaphore_new,
     ZlAcquireCallback, ZlHolder,
 };
-pub use holder::{
-    ZL_KIND_MUTEX, ZL_KIND_READ, ZL_KIND_WRITE, ZL_LOCK_HELD, ZL_LOCK_LISTING, ZL_LOCK_LOST_LEASE_EXPIRED,
-    ZL_LOCK_LOST_NODE_DELETED, ZL_LOCK_LOST_SESSION_CLOSED, ZL_LOCK_LOST_SESSION_EXPIRED, ZL_LOCK_REENTRANT,
-    ZL_LOCK_RELEASED, ZL_LOCK_SUSPENDED, ZL_SCHEME_CURATOR, ZL_SCHEME_KAZOO,
-};
+pub use holder::{ZL_LOCK_LISTING, ZL_LOCK_REENTRANT};
 pub use inspect::*;
 pub use listener::ZlStateCallback;
 pub use logs::*;

@@ -315,7 +315,10 @@ mod tests {
     use std::ptr::{null, null_mut};
 
     use super::*;
-    use crate::status::{ZL_INVALID_ARGUMENT, ZL_OK, ZL_TLS};
+    use crate::status::ZL_OK;
+    use zoolock::ErrorKind;
+
+    const INVALID_ARGUMENT: i32 = ErrorKind::InvalidArgument.code();
 
     fn new_options(connect: &str) -> *mut ZlSessionOptions {
         let mut options = null_mut();
@@ -340,16 +343,16 @@ mod tests {
             assert_eq!(zl_session_options_add_auth(options, scheme, sl, cred, cl), ZL_OK);
             let (id, il) = text("locker:hash");
             assert_eq!(zl_session_options_add_acl(options, 31, scheme, sl, id, il), ZL_OK);
-            assert_eq!(zl_session_options_add_acl(options, 32, scheme, sl, id, il), ZL_INVALID_ARGUMENT);
+            assert_eq!(zl_session_options_add_acl(options, 32, scheme, sl, id, il), INVALID_ARGUMENT);
             let (pw, pl) = text("kp-1234");
             assert_eq!(zl_session_options_set_tls_keyfile_password(options, pw, pl), ZL_OK);
             let (key, kl) = text("-----BEGIN PRIVATE KEY-----\nS3CRETKEY\n-----END PRIVATE KEY-----\n");
             assert_eq!(zl_session_options_set_tls_pem(options, ZL_PEM_KEYFILE, key, kl), ZL_OK);
-            assert_eq!(zl_session_options_set_tls_pem(options, 7, key, kl), ZL_INVALID_ARGUMENT);
+            assert_eq!(zl_session_options_set_tls_pem(options, 7, key, kl), INVALID_ARGUMENT);
             let ((m, ml), (u, ul), (p, pl)) = (text("DIGEST-MD5"), text("locker"), text("sasl-pw-99"));
             assert_eq!(zl_session_options_set_sasl(options, m, ml, u, ul, p, pl), ZL_OK);
             let (gss, gl) = text("GSSAPI");
-            assert_eq!(zl_session_options_set_sasl(options, gss, gl, u, ul, p, pl), ZL_INVALID_ARGUMENT);
+            assert_eq!(zl_session_options_set_sasl(options, gss, gl, u, ul, p, pl), INVALID_ARGUMENT);
         }
         let pending = unsafe { &*options }.options.lock().unwrap();
         assert_eq!(pending.options.acls.len(), 1, "the first ACL replaces the default");
@@ -376,7 +379,7 @@ mod tests {
             assert_eq!(zl_session_options_set_tls(options, 0), ZL_OK);
             let status = zl_session_connect_with(options, &mut session);
             let message = crate::tests::last_error();
-            assert_eq!(status, ZL_INVALID_ARGUMENT, "{message}");
+            assert_eq!(status, INVALID_ARGUMENT, "{message}");
             assert!(message.contains("ca needs TLS on"), "{message}");
             assert!(session.is_null());
             zl_session_options_free(options);
@@ -389,9 +392,9 @@ mod tests {
         let mut session = null_mut();
         unsafe {
             assert_eq!(zl_session_options_set_tls_checks(options, 0, 0), ZL_OK);
-            assert_eq!(zl_session_connect_with(options, &mut session), ZL_TLS);
+            assert_eq!(zl_session_connect_with(options, &mut session), ErrorKind::Tls.code());
             assert!(session.is_null());
-            assert_eq!(zl_session_connect_with(null(), &mut session), ZL_INVALID_ARGUMENT);
+            assert_eq!(zl_session_connect_with(null(), &mut session), INVALID_ARGUMENT);
             zl_session_options_free(options);
             zl_session_options_free(null_mut());
         }

@@ -3,30 +3,12 @@
 use std::ffi::c_void;
 use std::time::Duration;
 
-use zoolock::{Session, SessionOptions, SessionState};
+use zoolock::{Session, SessionOptions};
 
 use crate::args;
 use crate::castable::{self, Castable};
 use crate::listener::Listener;
 use crate::status::{guard, guard_void};
-
-/// Connected to a server.
-pub const ZL_SESSION_CONNECTED: i32 = 0;
-/// The connection dropped; the session and its locks may still live.
-pub const ZL_SESSION_SUSPENDED: i32 = 1;
-/// The session expired and its locks are gone; a new session is being opened.
-pub const ZL_SESSION_LOST: i32 = 2;
-/// The session was closed by its owner.
-pub const ZL_SESSION_CLOSED: i32 = 3;
-
-fn state_code(state: SessionState) -> i32 {
-    match state {
-        SessionState::Connected => ZL_SESSION_CONNECTED,
-        SessionState::Suspended => ZL_SESSION_SUSPENDED,
-        SessionState::Lost => ZL_SESSION_LOST,
-        SessionState::Closed => ZL_SESSION_CLOSED,
-    }
-}
 
 /// One ZooKeeper session, shared by the holders made from it.
 pub struct ZlSession {
@@ -93,7 +75,7 @@ pub unsafe extern "C" fn zl_session_status(
     guard(|| {
         let status = castable::borrow(session)?.session.status();
         if !out_state.is_null() {
-            out_state.write(state_code(status.state));
+            out_state.write(status.state.code());
         }
         if !out_session_id.is_null() {
             out_session_id.write(status.session_id);
@@ -123,7 +105,7 @@ pub unsafe extern "C" fn zl_session_set_listener(
         handle.listener.set(
             callback,
             user_data,
-            |sink| session.add_listener(move |state| sink(state_code(state))),
+            |sink| session.add_listener(move |state| sink(state.code())),
             |id| {
                 session.remove_listener(id);
             },

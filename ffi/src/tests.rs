@@ -3,7 +3,11 @@
 
 use std::ptr::{null, null_mut};
 
+use zoolock::{Error, ErrorKind, Kind, Scheme};
+
 use crate::*;
+
+const INVALID_ARGUMENT: i32 = ErrorKind::InvalidArgument.code();
 
 pub(crate) fn last_error() -> String {
     let (mut ptr, mut len) = (null(), 0u32);
@@ -18,32 +22,46 @@ fn bad_arguments_get_their_codes_and_messages() {
     let bad = b"host:99999";
     assert_eq!(
         unsafe { zl_session_connect(bad.as_ptr(), bad.len() as u32, 0, 0, &mut session) },
-        ZL_INVALID_CONNECT_STRING
+        ErrorKind::InvalidConnectString.code()
     );
     assert!(last_error().contains("host:99999"), "{}", last_error());
     assert!(session.is_null());
 
     let not_utf8 = [0xff, 0xfe];
-    assert_eq!(unsafe { zl_session_connect(not_utf8.as_ptr(), 2, 0, 0, &mut session) }, ZL_INVALID_ARGUMENT);
+    assert_eq!(unsafe { zl_session_connect(not_utf8.as_ptr(), 2, 0, 0, &mut session) }, INVALID_ARGUMENT);
     assert!(last_error().contains("UTF-8"));
-    assert_eq!(unsafe { zl_session_connect(null(), 3, 0, 0, &mut session) }, ZL_INVALID_ARGUMENT);
+    assert_eq!(unsafe { zl_session_connect(null(), 3, 0, 0, &mut session) }, INVALID_ARGUMENT);
 
     let path = b"/a";
     let mut lock = null_mut();
     assert_eq!(
-        unsafe { zl_lock_new(null(), path.as_ptr(), 2, ZL_KIND_MUTEX, ZL_SCHEME_KAZOO, null(), 0, 0, &mut lock) },
-        ZL_INVALID_ARGUMENT
+        unsafe {
+            zl_lock_new(null(), path.as_ptr(), 2, Kind::Mutex.code(), Scheme::Kazoo.code(), null(), 0, 0, &mut lock)
+        },
+        INVALID_ARGUMENT
     );
     assert!(last_error().contains("session handle is null"));
     let unknown = ZL_LOCK_LISTING << 1;
     assert_eq!(
-        unsafe { zl_lock_new(null(), path.as_ptr(), 2, ZL_KIND_MUTEX, ZL_SCHEME_KAZOO, null(), 0, unknown, &mut lock) },
-        ZL_INVALID_ARGUMENT
+        unsafe {
+            zl_lock_new(
+                null(),
+                path.as_ptr(),
+                2,
+                Kind::Mutex.code(),
+                Scheme::Kazoo.code(),
+                null(),
+                0,
+                unknown,
+                &mut lock,
+            )
+        },
+        INVALID_ARGUMENT
     );
     assert!(last_error().contains("unknown lock options 0x4"), "{}", last_error());
     let mut acquired = 0u8;
-    assert_eq!(unsafe { zl_holder_acquire(null(), -1, -1, 0, null(), &mut acquired) }, ZL_INVALID_ARGUMENT);
-    assert_eq!(unsafe { zl_holder_release(null(), 0, null_mut()) }, ZL_INVALID_ARGUMENT);
+    assert_eq!(unsafe { zl_holder_acquire(null(), -1, -1, 0, null(), &mut acquired) }, INVALID_ARGUMENT);
+    assert_eq!(unsafe { zl_holder_release(null(), 0, null_mut()) }, INVALID_ARGUMENT);
     // Freeing null is allowed.
     unsafe {
         zl_holder_free(null_mut());
@@ -57,19 +75,19 @@ fn bad_arguments_get_their_codes_and_messages() {
 fn znode_transaction_and_election_calls_check_their_arguments() {
     let path = b"/a";
     let (mut found, mut stat) = (0u8, ZlStat::default());
-    assert_eq!(unsafe { zl_session_exists(null(), path.as_ptr(), 2, &mut found, &mut stat) }, ZL_INVALID_ARGUMENT);
+    assert_eq!(unsafe { zl_session_exists(null(), path.as_ptr(), 2, &mut found, &mut stat) }, INVALID_ARGUMENT);
     assert!(last_error().contains("session handle is null"));
-    assert_eq!(znode::create_options(8).unwrap_err().code, ZL_INVALID_ARGUMENT);
+    assert_eq!(znode::create_options(8).unwrap_err().code, INVALID_ARGUMENT);
     let options = znode::create_options(ZL_CREATE_EPHEMERAL | ZL_CREATE_SEQUENCE | ZL_CREATE_MAKEPATH).unwrap();
     assert!(options.ephemeral && options.sequence && options.makepath);
-    assert_eq!(unsafe { zl_transaction_check(null(), path.as_ptr(), 2, -1) }, ZL_INVALID_ARGUMENT);
+    assert_eq!(unsafe { zl_transaction_check(null(), path.as_ptr(), 2, -1) }, INVALID_ARGUMENT);
     assert!(last_error().contains("transaction handle is null"));
     let mut transaction = null_mut();
-    assert_eq!(unsafe { zl_holder_fenced(null(), &mut transaction) }, ZL_INVALID_ARGUMENT);
+    assert_eq!(unsafe { zl_holder_fenced(null(), &mut transaction) }, INVALID_ARGUMENT);
     let mut leadership = null_mut();
-    assert_eq!(unsafe { zl_election_lead(null(), -1, null(), &mut leadership) }, ZL_INVALID_ARGUMENT);
+    assert_eq!(unsafe { zl_election_lead(null(), -1, null(), &mut leadership) }, INVALID_ARGUMENT);
     assert!(last_error().contains("election handle is null"));
-    assert_eq!(unsafe { zl_leadership_resign(null(), null_mut()) }, ZL_INVALID_ARGUMENT);
+    assert_eq!(unsafe { zl_leadership_resign(null(), null_mut()) }, INVALID_ARGUMENT);
     unsafe {
         zl_transaction_free(null_mut());
         zl_election_free(null_mut());
@@ -81,8 +99,8 @@ fn znode_transaction_and_election_calls_check_their_arguments() {
 fn timeouts_and_leases_are_checked() {
     assert!(holder::options(-1, -1, 0).is_ok());
     assert!(holder::options(0, 5, 0).is_ok());
-    assert_eq!(holder::options(-2, -1, 0).unwrap_err().code, ZL_INVALID_ARGUMENT);
-    assert_eq!(holder::options(10, 0, 0).unwrap_err().code, ZL_INVALID_ARGUMENT);
+    assert_eq!(holder::options(-2, -1, 0).unwrap_err().code, INVALID_ARGUMENT);
+    assert_eq!(holder::options(10, 0, 0).unwrap_err().code, INVALID_ARGUMENT);
 }
 
 #[test]
@@ -108,51 +126,23 @@ fn cancel_tokens_and_buffers_round_trip() {
 }
 
 #[test]
-fn each_error_kind_has_a_code_of_its_own() {
-    use std::time::Duration;
-    use zoolock::Error;
-    let (action, path) = ("create", || "/locks/x".to_owned());
-    let kinds = [
-        Error::InvalidPath { path: path(), reason: "" },
-        Error::InvalidConnectString { connect: path(), reason: String::new() },
-        Error::InvalidArgument(String::new()),
-        Error::ConnectTimeout { hosts: path(), timeout: Duration::ZERO },
-        Error::NoChroot(path()),
-        Error::ConnectionLoss(Duration::ZERO),
-        Error::Cancelled { path: path() },
-        Error::Closed,
-        Error::NotOwner { path: path() },
-        Error::Forked { parent: 1 },
-        Error::NoAuth { action, path: path() },
-        Error::AuthFailed,
-        Error::InconsistentLeases { path: path(), existing: String::new(), requested: 1 },
-        Error::NoNode { action, path: path() },
-        Error::NodeExists { action, path: path() },
-        Error::BadVersion { action, path: path() },
-        Error::NotEmpty { action, path: path() },
-        Error::SessionExpired { action, path: path() },
-        Error::NotHeld { path: path() },
-        Error::Tls { reason: String::new() },
-        Error::NoChildrenForEphemerals { action, path: path() },
-        Error::InvalidAcl { action, path: path() },
-        Error::ZooKeeper { action, path: path(), message: String::new() },
-    ];
-    let mut codes: Vec<i32> = kinds.iter().map(code).collect();
-    assert!(!codes.contains(&ZL_OK) && !codes.contains(&ZL_PANIC));
-    codes.sort();
-    codes.dedup();
-    assert_eq!(codes.len(), kinds.len(), "two kinds share a code: {codes:?}");
-    let failure = Failure::from(Error::NoNode { action, path: path() });
-    assert_eq!((failure.code, failure.message.as_str()), (ZL_NO_NODE, "could not create /locks/x: no such node"));
+fn a_failure_carries_its_kinds_code_and_the_cores_message() {
+    for kind in ErrorKind::ALL {
+        let error = Error::example(kind);
+        let failure = Failure::from(error.clone());
+        assert_eq!((failure.code, failure.message), (kind.code(), error.to_string()), "{kind:?}");
+    }
+    let failure = Failure::from(Error::NoNode { action: "create", path: "/locks/x".to_owned() });
+    assert_eq!((failure.code, failure.message.as_str()), (16, "could not create /locks/x: no such node"));
 }
 
 #[test]
 fn metrics_and_inspect_refuse_a_null_session_or_out_pointer() {
     let (mut ptr, mut len) = (null_mut(), 0u32);
-    assert_eq!(unsafe { zl_session_metrics(null(), &mut ptr, &mut len) }, ZL_INVALID_ARGUMENT);
+    assert_eq!(unsafe { zl_session_metrics(null(), &mut ptr, &mut len) }, INVALID_ARGUMENT);
     assert!(last_error().contains("session handle is null"));
     let path = b"/a";
-    assert_eq!(unsafe { zl_inspect(null(), path.as_ptr(), 2, &mut ptr, &mut len) }, ZL_INVALID_ARGUMENT);
+    assert_eq!(unsafe { zl_inspect(null(), path.as_ptr(), 2, &mut ptr, &mut len) }, INVALID_ARGUMENT);
     assert!(ptr.is_null() && len == 0);
 }
 
@@ -173,7 +163,7 @@ fn log_events_reach_the_callback_up_to_its_level_and_stop_when_removed() {
     }
     let (events, seen) = sync_channel::<(i32, String, String)>(64);
     let user_data = &events as *const _ as *mut std::ffi::c_void;
-    assert_eq!(unsafe { zl_set_log_callback(9, Some(sink), user_data) }, ZL_INVALID_ARGUMENT);
+    assert_eq!(unsafe { zl_set_log_callback(9, Some(sink), user_data) }, INVALID_ARGUMENT);
     assert!(last_error().contains("unknown log level 9"));
     assert_eq!(unsafe { zl_set_log_callback(ZL_LOG_INFO, Some(sink), user_data) }, ZL_OK);
     tracing::debug!(target: "zoolock::tests", "below the level");

@@ -11,7 +11,7 @@ use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyBytes, PyString, PyTuple};
 use tokio::sync::watch;
-use zoolock::{runtime, timeout_from_secs, Acquire, LockState, LostReason, Outcome, Owner, Session};
+use zoolock::{runtime, timeout_from_secs, Acquire, LockState, Outcome, Owner, Session};
 
 use crate::asyncio::{to_asyncio, weak_keys};
 use crate::client::Client;
@@ -32,13 +32,11 @@ pub fn state_name(state: LockState) -> &'static str {
     }
 }
 
-pub fn lost_reason(state: LockState) -> Option<&'static str> {
+/// The core's name of the reason, upper case (`SESSION_EXPIRED`).
+pub fn lost_reason(state: LockState) -> Option<String> {
     match state {
-        LockState::Lost(LostReason::SessionExpired) => Some("SESSION_EXPIRED"),
-        LockState::Lost(LostReason::SessionClosed) => Some("SESSION_CLOSED"),
-        LockState::Lost(LostReason::LeaseExpired) => Some("LEASE_EXPIRED"),
-        LockState::Lost(LostReason::NodeDeleted) => Some("NODE_DELETED"),
-        _ => None,
+        LockState::Lost(reason) => Some(reason.name().to_ascii_uppercase()),
+        LockState::Released | LockState::Held | LockState::Suspended => None,
     }
 }
 
@@ -304,7 +302,7 @@ impl Holder {
     /// ``"LEASE_EXPIRED"`` or ``"NODE_DELETED"`` (someone else deleted the
     /// holder's node); ``None`` unless ``state`` is ``"LOST"``.
     #[getter]
-    fn lost_reason(&self) -> Option<&'static str> {
+    fn lost_reason(&self) -> Option<String> {
         lost_reason(self.state_now())
     }
 

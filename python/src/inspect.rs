@@ -4,7 +4,7 @@
 use std::time::UNIX_EPOCH;
 
 use pyo3::prelude::*;
-use zoolock::{ParticipantKind, Scheme};
+use zoolock::Scheme;
 
 /// One holder or waiter on a path, as ``KazooClient.inspect(path)`` lists
 /// them (holders first, then waiters in queue order).
@@ -46,17 +46,8 @@ pub struct Participant {
 impl From<zoolock::Participant> for Participant {
     fn from(p: zoolock::Participant) -> Participant {
         Participant {
-            kind: match p.kind {
-                ParticipantKind::Lock => "lock",
-                ParticipantKind::Read => "read",
-                ParticipantKind::Write => "write",
-                ParticipantKind::Lease => "lease",
-            },
-            scheme: match p.scheme {
-                Some(Scheme::Kazoo) => "kazoo",
-                Some(Scheme::Curator) => "curator",
-                None => "other",
-            },
+            kind: p.kind.name(),
+            scheme: p.scheme.map_or("other", Scheme::name),
             created_ms: p.created.duration_since(UNIX_EPOCH).map_or(0, |d| d.as_millis() as i64),
             holds: p.holds,
             identifier: p.identifier,

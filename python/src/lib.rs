@@ -28,6 +28,7 @@ fn _zoolock(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<lock::WriteLock>()?;
     m.add_class::<semaphore::Semaphore>()?;
     znode::register(m)?;
+    errors::register(m)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     let close_for_exit = wrap_pyfunction!(wait::_close_for_exit, m)?;
     m.py().import("atexit")?.call_method1("register", (close_for_exit,))?;

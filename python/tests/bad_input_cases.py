@@ -330,6 +330,25 @@ def ca(files):
     return files["ca"]
 
 
+def host_rustls_cannot_name(ctx):
+    zk = secure_servers.server("tls")
+    hosts = zk.secure_by_ip.replace("127.0.0.1", "127.1")
+    for check_hostname in (True, False):
+        def start(check_hostname=check_hostname):
+            client = ctx.client(start=False, hosts=hosts, use_ssl=True, ca=zk.tls_files["ca"],
+                                check_hostname=check_hostname)
+            try:
+                client.start(timeout=SECURE_CONNECT_TIMEOUT)
+            except ValueError as error:
+                assert '"127.1"' in str(error), f"the host is not named: {error}"
+                raise
+
+        ctx.check(f"start, check_hostname={check_hostname}", start)
+
+
+host_rustls_cannot_name.prepare = lambda: secure_servers.server("tls")
+
+
 def sasl_options(mechanism="DIGEST-MD5", password=secure_servers.SASL_PASSWORD):
     return {"mechanism": mechanism, "username": secure_servers.SASL_USER, "password": password}
 
@@ -354,6 +373,7 @@ SECURE_CASES = {
     "tls-verify-certs-off": secure("tls", "secure", use_ssl=True, ca=ca, verify_certs=False),
     "tls-check-hostname-without-verify": secure("tls", "secure", use_ssl=True, ca=ca, verify_certs=False,
                                                 check_hostname=True),
+    "tls-host-rustls-cannot-name": host_rustls_cannot_name,
     "sasl-wrong-password": secure("sasl", "connect", sasl_options=sasl_options(password="wrong-pw")),
     "sasl-missing-where-required": secure("sasl", "connect"),
     "sasl-unknown-mechanism": unknown_mechanism,

@@ -73,8 +73,7 @@ build_csharp() {
   local tmp="$out/.build"   # compiled here, then moved: a failed build leaves nothing half-written
   mkdir -p "$out" "$tmp"
 
-  # Cargo is quick when nothing changed. (Its build script also regenerates
-  # dotnet/src/NativeMethods.g.cs and ffi/include/zoolock.h, which scripts/lib/pack-dotnet.sh checks.)
+  # Cargo is quick when nothing changed. (The generated C# files are scripts/codegen.sh's, committed.)
   cargo build --locked --release -q -p zoolock-ffi --lib
   if ! cmp -s target/release/libzoolock_ffi.so "$out/libzoolock_ffi.so"; then
     cp target/release/libzoolock_ffi.so "$tmp/libzoolock_ffi.so"

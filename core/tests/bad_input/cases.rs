@@ -284,6 +284,18 @@ pub fn all() -> Vec<(&'static str, Case)> {
         "tls-hostname-mismatch" => |c| secure(c, Mode::Tls, |zk| by_ip(zk).tls(trusting(zk))),
         "tls-verify-certs-off" => |c| secure(c, Mode::Tls, |zk| by_name(zk).tls(trusting(zk).verify_certs(false).check_hostname(false))),
         "tls-check-hostname-without-verify" => |c| secure(c, Mode::Tls, |zk| by_name(zk).tls(trusting(zk).verify_certs(false))),
+        "tls-host-rustls-cannot-name" => |c| async move {
+            let zk = server(Mode::Tls);
+            let hosts = zk.secure_connect_string("127.1").unwrap();
+            for check_hostname in [true, false] {
+                let options = SessionOptions::new(hosts.as_str()).tls(trusting(zk).check_hostname(check_hostname));
+                let refused = c.connect(options).await;
+                if let Err(zoolock::Error::InvalidConnectString { reason, .. }) = &refused {
+                    assert!(reason.contains("\"127.1\""), "the host is not named: {reason}");
+                }
+                c.check(&format!("connect, host name check {check_hostname}"), refused);
+            }
+        },
         "sasl-wrong-password" => |c| secure(c, Mode::Sasl, |zk| {
             SessionOptions::new(zk.connect_string()).sasl(SaslOptions::digest_md5(SASL_USER, "wrong-pw"))
         }),
