@@ -1,5 +1,6 @@
-//! Delivers state changes to user callbacks on a thread of their own, so a
-//! slow or blocking callback never stalls I/O or the watcher that noticed.
+//! Delivers state changes and watch calls to user callbacks on threads of
+//! their own, so a slow or blocking callback never stalls I/O or the
+//! watcher that noticed.
 
 use std::sync::mpsc::{channel, Sender};
 use std::sync::{Arc, Mutex, OnceLock};
@@ -23,18 +24,48 @@ fn dispatcher() -> &'static Mutex<Sender<Job>> {
     })
 }
 
-/// Runs `job` on the event thread, after every callback queued before it.
-pub(crate) fn deliver(job: impl FnOnce() + Send + 'static) {
-    let _ = dispatcher().lock().unwrap().send(Box::new(job));
-}
-
-/// Whether the caller is the event thread itself (a callback): it must not
-/// wait there for a job it queues, which would run only after it returns.
-pub(crate) fn on_event_thread() -> bool {
-    std::thread::current().name() == Some(EVENT_THREAD)
-}
-
 const EVENT_THREAD: &str = "zoolock-events";
+
+/// One session's watch callbacks, on a thread of that session's own
+/// ("zoolock-watches"), started at the first call and ended once the
+/// session and its watches are gone: a callback that blocks delays the
+/// later calls of its own session's watches only, as in kazoo, where each
+/// client's handler has its own callback thread. Never waited for by a
+/// registration (see `watchers.rs`), so a callback may block on whatever
+/// the registering thread holds.
+#[derive(Default)]
+pub(crate) struct WatchThread(Mutex<Option<Sender<Job>>>);
+
+const WATCH_THREAD: &str = "zoolock-watches";
+
+impl WatchThread {
+    /// Runs `job` on the session's watch thread, after every call queued before it.
+    pub fn deliver(&self, job: impl FnOnce() + Send + 'static) {
+        let mut sender = self.0.lock().unwrap();
+        let mut job: Job = Box::new(job);
+        if let Some(running) = sender.as_ref() {
+            match running.send(job) {
+                Ok(()) => return,
+                // Its thread is gone: start another.
+                Err(unsent) => job = unsent.0,
+            }
+        }
+        let (jobs, queue) = channel::<Job>();
+        let spawned = std::thread::Builder::new().name(WATCH_THREAD.into()).spawn(move || {
+            for job in queue {
+                // A panicking callback must not end delivery for the session's other watches.
+                let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(job));
+            }
+        });
+        match spawned {
+            Ok(_) => {
+                let _ = jobs.send(job);
+                *sender = Some(jobs);
+            }
+            Err(err) => tracing::error!(%err, "zoolock cannot start a watch thread; a watch call is lost"),
+        }
+    }
+}
 
 /// Callbacks registered for one source of events, in registration order.
 pub struct Listeners<T> {

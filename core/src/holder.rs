@@ -37,6 +37,14 @@ pub struct Acquire {
     /// counts up and a release by another owner is refused. The handle
     /// itself ([`Owner::HANDLE`]) unless a binding names a thread or task.
     pub owner: Owner,
+    /// The hold outlives the handle: once every clone of the handle is
+    /// dropped, the hold lasts until the session ends (closed, or expired
+    /// for an ephemeral node), its lease runs out or its node is deleted,
+    /// and its listeners still hear how it ended. kazoo's: a
+    /// garbage-collected `Lock` keeps its node. Off, dropping a held handle
+    /// releases it (Rust's and .NET's way). A kept hold keeps its session
+    /// open until then, even with no other handle on it.
+    pub keep_if_dropped: bool,
 }
 
 /// Who holds a reentrant lock: the handle in Rust, a thread or task id in
@@ -51,7 +59,14 @@ impl Owner {
 
 impl Default for Acquire {
     fn default() -> Self {
-        Acquire { blocking: true, timeout: None, ephemeral: true, lease: None, owner: Owner::HANDLE }
+        Acquire {
+            blocking: true,
+            timeout: None,
+            ephemeral: true,
+            lease: None,
+            owner: Owner::HANDLE,
+            keep_if_dropped: false,
+        }
     }
 }
 
@@ -79,6 +94,11 @@ impl Acquire {
     /// Acquires for `owner` (a thread or task of a binding's reentrant lock).
     pub fn owner(self, owner: Owner) -> Self {
         Acquire { owner, ..self }
+    }
+
+    /// Keeps the hold when the handle is dropped (see [`Acquire::keep_if_dropped`](Acquire#structfield.keep_if_dropped)).
+    pub fn keep_if_dropped(self) -> Self {
+        Acquire { keep_if_dropped: true, ..self }
     }
 
     fn validate(&self) -> Result<()> {
@@ -517,7 +537,7 @@ impl HolderState {
                 Turn::NotWon => return Ok(Outcome::HandleBusy),
             };
             let waited = won.waited;
-            if self.install(won, turn, options.lease, options.owner) {
+            if self.install(won, turn, options) {
                 self.meter().inspect(|m| m.acquired(started.elapsed(), waited));
                 return Ok(Outcome::Acquired);
             }
@@ -631,13 +651,8 @@ impl HolderState {
     /// the session the node was won on has ended since (a caller not polled
     /// for a while, or a wake that raced the expiry): an ephemeral node of an
     /// ended session is gone, and another contender may hold by now.
-    fn install(
-        self: &Arc<Self>,
-        mut won: Won,
-        turn: OwnedMutexGuard<()>,
-        lease: Option<Duration>,
-        owner: Owner,
-    ) -> bool {
+    fn install(self: &Arc<Self>, mut won: Won, turn: OwnedMutexGuard<()>, options: &Acquire) -> bool {
+        let (lease, owner) = (options.lease, options.owner);
         let status = self.session.status();
         let ended = status.state == SessionState::Lost || status.generation != won.generation;
         if status.state == SessionState::Closed || (won.ephemeral && ended) {
@@ -646,7 +661,9 @@ impl HolderState {
         }
         let id = self.acquisitions.fetch_add(1, Ordering::Relaxed) + 1;
         let watcher: Weak<dyn HoldWatcher> = Arc::downgrade(self) as Weak<dyn HoldWatcher>;
-        let watch_key = self.session.watch_hold(watcher);
+        // A kept hold's session keeps its state alive until the hold ends (`unwatch_hold`).
+        let kept = options.keep_if_dropped.then(|| self.clone() as Arc<dyn HoldWatcher>);
+        let watch_key = self.session.watch_hold(watcher, kept);
         let node_watch = won.node_watch.take();
         let (node, generation, ephemeral) = (won.node.clone(), won.generation, won.ephemeral);
         // Recorded before any task that may end it starts: a lease shorter

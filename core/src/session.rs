@@ -16,7 +16,7 @@ use zookeeper_client as zk;
 
 use crate::cleanup::{DoubtfulPrefixes, PersistentNodes};
 use crate::error::{Error, Result};
-use crate::events::Listeners;
+use crate::events::{Listeners, WatchThread};
 use crate::metrics::Meter;
 use crate::mirror::Mirror;
 use crate::naming::Role;
@@ -90,6 +90,8 @@ struct Shared {
     /// not yet seen fire or dropped (locked after `mirrors`): a path with
     /// any is not mirrored, see [`Session::data_watch`].
     data_watched: Mutex<HashMap<String, u32>>,
+    /// Where this session's watch callbacks run (see [`WatchThread`]).
+    watch_thread: WatchThread,
 }
 
 /// A data watch this session may have on a path (see [`Session::data_watch`]).
@@ -139,7 +141,15 @@ pub(crate) trait HoldWatcher: Send + Sync {
 #[derive(Default)]
 struct Holds {
     next_key: u64,
-    watchers: Vec<(u64, Weak<dyn HoldWatcher>)>,
+    watchers: Vec<HoldEntry>,
+}
+
+struct HoldEntry {
+    key: u64,
+    watcher: Weak<dyn HoldWatcher>,
+    /// The same holder, kept alive while it holds: a hold that outlives its
+    /// handle ([`crate::Acquire::keep_if_dropped`]).
+    _kept: Option<Arc<dyn HoldWatcher>>,
 }
 
 /// A handle to the process's ZooKeeper session; clones share it.
@@ -203,6 +213,7 @@ impl Session {
                 pid: std::process::id(),
                 runtime_gone: AtomicBool::new(false),
                 data_watched: Mutex::default(),
+                watch_thread: WatchThread::default(),
             });
             let supervisor = Supervisor(Arc::downgrade(&shared));
             shared.runtime.spawn(supervise(supervisor, live));
@@ -402,17 +413,22 @@ impl Session {
     }
 
     /// Registers a holder for status changes until [`Session::unwatch_hold`];
-    /// one registry instead of a task per hold keeps acquire and release cheap.
-    pub(crate) fn watch_hold(&self, watcher: Weak<dyn HoldWatcher>) -> u64 {
+    /// one registry instead of a task per hold keeps acquire and release
+    /// cheap. `kept`, the holder itself, is kept alive until then.
+    pub(crate) fn watch_hold(&self, watcher: Weak<dyn HoldWatcher>, kept: Option<Arc<dyn HoldWatcher>>) -> u64 {
         let mut holds = self.shared.holds.lock().unwrap();
         holds.next_key += 1;
         let key = holds.next_key;
-        holds.watchers.push((key, watcher));
+        holds.watchers.push(HoldEntry { key, watcher, _kept: kept });
         key
     }
 
     pub(crate) fn unwatch_hold(&self, key: u64) {
-        self.shared.holds.lock().unwrap().watchers.retain(|(k, _)| *k != key);
+        let mut holds = self.shared.holds.lock().unwrap();
+        let gone = holds.watchers.iter().position(|h| h.key == key).map(|at| holds.watchers.remove(at));
+        drop(holds);
+        // A kept holder may be dropped here, outside the registry's lock.
+        drop(gone);
     }
 
     /// The mirror of `path`'s children that every handle of this session
@@ -451,6 +467,11 @@ impl Session {
             mirror.blind();
         }
         DataWatchMark { shared: Arc::downgrade(&self.shared), path: path.to_owned() }
+    }
+
+    /// Runs a watch callback on this session's watch thread, after the calls queued before it.
+    pub(crate) fn deliver_watch_call(&self, job: impl FnOnce() + Send + 'static) {
+        self.shared.watch_thread.deliver(job)
     }
 
     /// How many paths carry a data watch mark now (tests).
@@ -596,7 +617,8 @@ fn publish(shared: &Shared, state: SessionState, generation: u64, session_id: i6
     if changed {
         tracing::info!(?state, generation, session_id = format_args!("{session_id:#x}"), "zoolock session");
         shared.listeners.emit(state);
-        let watchers: Vec<_> = shared.holds.lock().unwrap().watchers.iter().filter_map(|(_, w)| w.upgrade()).collect();
+        let watchers: Vec<_> =
+            shared.holds.lock().unwrap().watchers.iter().filter_map(|h| h.watcher.upgrade()).collect();
         for watcher in watchers {
             watcher.session_changed(next);
         }

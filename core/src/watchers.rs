@@ -1,6 +1,6 @@
 //! kazoo's `DataWatch` and `ChildrenWatch`, once for every binding: a
 //! callback called with a node's current data (or children) at once and
-//! again after each change, on zoolock's event thread, until it returns
+//! again after each change, on its session's watch thread, until it returns
 //! false or the watch is stopped or dropped. A watch survives reconnects and
 //! session expiry: on a new session it reads again and calls back only if
 //! something changed meanwhile.
@@ -14,7 +14,6 @@ use zookeeper_client as zk;
 
 use crate::cleanup::connection_lost;
 use crate::error::{Error, Result};
-use crate::events;
 use crate::options::validate_node_path;
 use crate::runtime;
 use crate::session::{Session, SessionState};
@@ -42,6 +41,9 @@ pub struct WatchEvent {
     /// The node it happened to.
     pub path: String,
 }
+
+/// What a [`DataWatch`] reads: the data and stat, `None` while the node does not exist.
+type DataValue = Option<(Vec<u8>, Stat)>;
 
 /// A [`DataWatch`] callback: the data and stat, or `None` while the node does
 /// not exist, and the event. Returning false ends the watch.
@@ -74,49 +76,107 @@ impl Flag {
     }
 }
 
-/// Queues one call on the event thread; a call after the callback returned
-/// false (or after `stop`) is skipped. `done` is told once it ran.
+/// Queues one call on the session's watch thread; a call after the
+/// callback returned false (or after `stop`) is skipped.
 fn call<T: Send + 'static>(
+    session: &Session,
     flag: &Arc<Flag>,
     callback: &Arc<dyn Fn(T, Option<WatchEvent>) -> bool + Send + Sync>,
     value: T,
     event: Option<WatchEvent>,
-    done: Option<oneshot::Sender<()>>,
 ) {
     let (flag, callback) = (flag.clone(), callback.clone());
-    events::deliver(move || {
+    session.deliver_watch_call(move || {
         if !flag.is_stopped() && !callback(value, event) {
             flag.stop();
         }
-        drop(done);
     });
 }
 
-/// Starts `task` for a watch and waits until its first call has run (unless
-/// the caller is the event thread, where that call can run only later).
-async fn start(
+/// The first read of a watch that `start` calls back with itself; the
+/// task queues no later call before `go_on` says the first one returned
+/// (true: watch on), so calls stay in order.
+struct First<T> {
+    value: T,
+    go_on: oneshot::Sender<bool>,
+}
+
+/// What the task tells `start` once its first read is in: an error, the
+/// first call for the caller to make, or that the watch is set (with its
+/// call, if the read differed from what the caller had seen, queued).
+type Started<T> = Result<Option<First<T>>>;
+
+/// Stops a watch whose start was given up (its future dropped, e.g. by a
+/// timeout or Ctrl-C around it) before its handle was returned.
+struct StopUnlessStarted(Option<Arc<Flag>>);
+
+impl Drop for StopUnlessStarted {
+    fn drop(&mut self) {
+        if let Some(flag) = self.0.take() {
+            flag.stop();
+        }
+    }
+}
+
+/// Starts `task` for a watch and waits for its first read. Waits only for
+/// the server's reply, never for the watch thread, where another callback
+/// may be waiting for something the caller holds. The first call of
+/// [`DataWatch::start`] and [`ChildrenWatch::start`] is made here, in the
+/// caller's thread (or task), as kazoo's recipes make it in the
+/// constructing thread; later calls go to the session's watch thread.
+async fn start<T: Send + 'static>(
     session: &Session,
     flag: &Arc<Flag>,
     task: impl std::future::Future<Output = ()> + Send + 'static,
-    started: oneshot::Receiver<Result<oneshot::Receiver<()>>>,
+    started: oneshot::Receiver<Started<T>>,
+    callback: &Arc<dyn Fn(T, Option<WatchEvent>) -> bool + Send + Sync>,
 ) -> Result<()> {
     session.check_usable()?;
+    let mut given_up = StopUnlessStarted(Some(flag.clone()));
     let handle = session.spawn(task);
     *flag.task.lock().unwrap() = Some(handle.abort_handle());
-    // Stopped before the handle was stored (a first call that returned false): end the task too.
-    if flag.is_stopped() {
-        flag.stop();
-    }
     let first = match started.await {
         Ok(Ok(first)) => first,
         Ok(Err(err)) => return Err(err),
         // The task ended without a word: the session closed (or its runtime is gone).
         Err(_) => return Err(session.closed_error()),
     };
-    if !events::on_event_thread() {
-        let _ = first.await;
+    if let Some(First { value, go_on }) = first {
+        let more = callback(value, None);
+        if !more {
+            flag.stop();
+        }
+        let _ = go_on.send(more);
     }
+    given_up.0 = None;
     Ok(())
+}
+
+/// Hands the first read to `start` (`Some` of `started`, taken): to call
+/// back with itself (`inline`), or queued on the watch thread if `changed`.
+/// False if the watch must end: `start` was given up, or its first call
+/// returned false.
+async fn begin<T: Send + 'static>(
+    started: oneshot::Sender<Started<T>>,
+    inline: bool,
+    changed: bool,
+    session: &Session,
+    flag: &Arc<Flag>,
+    callback: &Arc<dyn Fn(T, Option<WatchEvent>) -> bool + Send + Sync>,
+    value: T,
+) -> bool {
+    if inline {
+        let (go_on, answer) = oneshot::channel();
+        if started.send(Ok(Some(First { value, go_on }))).is_err() {
+            return false;
+        }
+        // Unanswered (dropped): `start` was given up.
+        return answer.await.unwrap_or(false);
+    }
+    if changed {
+        call(session, flag, callback, value, None);
+    }
+    started.send(Ok(None)).is_ok()
 }
 
 fn event_of(event: &zk::WatchedEvent) -> Option<WatchEvent> {
@@ -155,10 +215,13 @@ async fn recover(session: &Session, generation: u64, err: zk::Error, path: &str)
 /// kazoo's `DataWatch`: calls back with the node's data and stat at once,
 /// then after each change; with `None` while the node does not exist (it
 /// need not exist at the start) and keeps watching through its deletion and
-/// re-creation. Calls come in order on zoolock's event thread, so a slow
-/// callback delays later calls, never I/O. A call is made only when the
-/// node's `mzxid` changed (or it came or went) since the last one, so a new
-/// session's read calls back only if the node changed meanwhile.
+/// re-creation. The first call is made by [`DataWatch::start`] itself, in
+/// the caller's thread (kazoo's: in the constructing thread); the later ones
+/// come in order on the session's watch thread, so a slow callback delays
+/// its session's later calls, never I/O, another session's watches or a
+/// registration. A call is made only when the node's `mzxid` changed (or it
+/// came or went) since the last one, so a new session's read calls back
+/// only if the node changed meanwhile.
 ///
 /// The watch ends when the callback returns false, on [`DataWatch::stop`],
 /// when the handle is dropped, or when the session is closed.
@@ -168,19 +231,44 @@ pub struct DataWatch {
 }
 
 impl DataWatch {
-    /// Reads the node, and returns once the first call has run. Fails on a
-    /// bad path, or when the first read does (e.g. [`Error::NoAuth`]).
+    /// Reads the node and calls back with it before returning, in the
+    /// caller's thread (or task). Fails on a bad path, or when the first
+    /// read does (e.g. [`Error::NoAuth`]).
     pub async fn start(
         session: &Session,
         path: &str,
+        callback: impl Fn(Option<(Vec<u8>, Stat)>, Option<WatchEvent>) -> bool + Send + Sync + 'static,
+    ) -> Result<DataWatch> {
+        DataWatch::begin(session, path, None, callback).await
+    }
+
+    /// Watches from a state the caller has seen: `seen` is the node's
+    /// `mzxid` as last seen, `None` if it did not exist. Returns once the
+    /// watch is set, without a call; calls back (on the watch thread) at the
+    /// first change after that state, at once if the first read already
+    /// differs from it. What a one-shot `get(watch=)` and a watch resumed on a
+    /// new session need.
+    pub async fn start_from(
+        session: &Session,
+        path: &str,
+        seen: Option<i64>,
+        callback: impl Fn(Option<(Vec<u8>, Stat)>, Option<WatchEvent>) -> bool + Send + Sync + 'static,
+    ) -> Result<DataWatch> {
+        DataWatch::begin(session, path, Some(seen), callback).await
+    }
+
+    async fn begin(
+        session: &Session,
+        path: &str,
+        seen: Option<Option<i64>>,
         callback: impl Fn(Option<(Vec<u8>, Stat)>, Option<WatchEvent>) -> bool + Send + Sync + 'static,
     ) -> Result<DataWatch> {
         validate_node_path(path)?;
         let flag = Flag::new();
         let (started, first) = oneshot::channel();
         let callback: Arc<DataCallback> = Arc::new(callback);
-        let task = watch_data(session.clone(), path.to_owned(), flag.clone(), callback, started);
-        start(session, &flag, task, first).await?;
+        let task = watch_data(session.clone(), path.to_owned(), flag.clone(), callback.clone(), seen, started);
+        start(session, &flag, task, first, &callback).await?;
         Ok(DataWatch { flag, path: path.to_owned() })
     }
 
@@ -216,13 +304,18 @@ impl Drop for DataWatch {
     }
 }
 
+/// The data watch's task. `last`: the mzxid the caller has seen (`Some`,
+/// [`DataWatch::start_from`]) or `None` ([`DataWatch::start`], whose first
+/// read `start` calls back with).
 async fn watch_data(
     session: Session,
     path: String,
     flag: Arc<Flag>,
     callback: Arc<DataCallback>,
-    started: oneshot::Sender<Result<oneshot::Receiver<()>>>,
+    mut last: Option<Option<i64>>,
+    started: oneshot::Sender<Started<DataValue>>,
 ) {
+    let inline = last.is_none();
     let mut started = Some(started);
     let fail = |started: &mut Option<oneshot::Sender<_>>, err: Error| {
         match started.take() {
@@ -233,8 +326,6 @@ async fn watch_data(
         }
         flag.stop();
     };
-    // The mzxid of the last call's node (`Some(None)`: called with no node).
-    let mut last: Option<Option<i64>> = None;
     let mut event = None;
     while !flag.is_stopped() {
         let live = match session.live().await {
@@ -264,13 +355,19 @@ async fn watch_data(
         };
         drop(live);
         let version = value.as_ref().map(|(_, stat)| stat.mzxid);
-        let (done, first) = oneshot::channel();
-        if last != Some(version) {
-            last = Some(version);
-            call(&flag, &callback, value, event.take(), Some(done));
-        }
-        if let Some(started) = started.take() {
-            let _ = started.send(Ok(first));
+        let changed = last != Some(version);
+        last = Some(version);
+        let go_on = match started.take() {
+            Some(started) => begin(started, inline, changed, &session, &flag, &callback, value).await,
+            None => {
+                if changed {
+                    call(&session, &flag, &callback, value, event.take());
+                }
+                true
+            }
+        };
+        if !go_on {
+            return flag.stop();
         }
         let woke = watcher.changed().await;
         // Session events (an expiry) read again on the next session, as kazoo's does.
@@ -279,9 +376,11 @@ async fn watch_data(
 }
 
 /// kazoo's `ChildrenWatch`: calls back with the node's children at once,
-/// then after each change of them, on zoolock's event thread. The node must
-/// exist at the start ([`Error::NoNode`] otherwise); the watch ends when it
-/// is deleted, when the callback returns false, on [`ChildrenWatch::stop`],
+/// then after each change of them. The first call is made by
+/// [`ChildrenWatch::start`] itself, in the caller's thread; the later ones
+/// on the session's watch thread (as [`DataWatch`]'s). The node must exist
+/// at the start ([`Error::NoNode`] otherwise); the watch ends when it is
+/// deleted, when the callback returns false, on [`ChildrenWatch::stop`],
 /// when the handle is dropped, or when the session is closed. On a new
 /// session it lists again and calls back only if the children differ.
 pub struct ChildrenWatch {
@@ -290,18 +389,43 @@ pub struct ChildrenWatch {
 }
 
 impl ChildrenWatch {
-    /// Starts watching the children of `path`: `callback` gets the list at once, then after each change, until it returns false or the watch is stopped or dropped. A missing node is [`Error::NoNode`](crate::Error::NoNode).
+    /// Starts watching the children of `path`: `callback` gets the list at
+    /// once (before this returns, in the caller's thread), then after each
+    /// change, until it returns false or the watch is stopped or dropped. A
+    /// missing node is [`Error::NoNode`](crate::Error::NoNode).
     pub async fn start(
         session: &Session,
         path: &str,
+        callback: impl Fn(Vec<String>, Option<WatchEvent>) -> bool + Send + Sync + 'static,
+    ) -> Result<ChildrenWatch> {
+        ChildrenWatch::begin(session, path, None, callback).await
+    }
+
+    /// Watches from children the caller has seen (`seen`, in any order):
+    /// returns once the watch is set, without a call; calls back (on the
+    /// watch thread) at the first change after that, at once if the first
+    /// listing already differs. As [`DataWatch::start_from`].
+    pub async fn start_from(
+        session: &Session,
+        path: &str,
+        seen: Vec<String>,
+        callback: impl Fn(Vec<String>, Option<WatchEvent>) -> bool + Send + Sync + 'static,
+    ) -> Result<ChildrenWatch> {
+        ChildrenWatch::begin(session, path, Some(seen), callback).await
+    }
+
+    async fn begin(
+        session: &Session,
+        path: &str,
+        seen: Option<Vec<String>>,
         callback: impl Fn(Vec<String>, Option<WatchEvent>) -> bool + Send + Sync + 'static,
     ) -> Result<ChildrenWatch> {
         validate_node_path(path)?;
         let flag = Flag::new();
         let (started, first) = oneshot::channel();
         let callback: Arc<ChildrenCallback> = Arc::new(callback);
-        let task = watch_children(session.clone(), path.to_owned(), flag.clone(), callback, started);
-        start(session, &flag, task, first).await?;
+        let task = watch_children(session.clone(), path.to_owned(), flag.clone(), callback.clone(), seen, started);
+        start(session, &flag, task, first, &callback).await?;
         Ok(ChildrenWatch { flag, path: path.to_owned() })
     }
 
@@ -336,13 +460,17 @@ impl Drop for ChildrenWatch {
     }
 }
 
+/// The children watch's task; `last` as in [`watch_data`], sorted.
 async fn watch_children(
     session: Session,
     path: String,
     flag: Arc<Flag>,
     callback: Arc<ChildrenCallback>,
-    started: oneshot::Sender<Result<oneshot::Receiver<()>>>,
+    last: Option<Vec<String>>,
+    started: oneshot::Sender<Started<Vec<String>>>,
 ) {
+    let inline = last.is_none();
+    let mut last = last.map(sorted);
     let mut started = Some(started);
     let fail = |started: &mut Option<oneshot::Sender<_>>, err: Option<Error>| {
         match (started.take(), err) {
@@ -354,7 +482,6 @@ async fn watch_children(
         }
         flag.stop();
     };
-    let mut last: Option<Vec<String>> = None;
     // Set after a wake by a change (always called back), not after a new session.
     let mut event = None;
     while !flag.is_stopped() {
@@ -362,18 +489,8 @@ async fn watch_children(
             Ok(live) => live,
             Err(err) => return fail(&mut started, Some(err)),
         };
-        let watcher = match live.client.list_and_watch_children(&path).await {
-            Ok((children, watcher)) => {
-                let (done, first) = oneshot::channel();
-                if event.is_some() || last.as_ref() != Some(&children) {
-                    last = Some(children.clone());
-                    call(&flag, &callback, children, event.take(), Some(done));
-                }
-                if let Some(started) = started.take() {
-                    let _ = started.send(Ok(first));
-                }
-                watcher
-            }
+        let (children, watcher) = match live.client.list_and_watch_children(&path).await {
+            Ok(listed) => listed,
             // Deleted: the watch ends (kazoo's), without a call.
             Err(zk::Error::NoNode) if started.is_none() => return fail(&mut started, None),
             Err(err) => match recover(&session, live.generation, err, &path).await {
@@ -382,7 +499,27 @@ async fn watch_children(
             },
         };
         drop(live);
+        let now = sorted(children.clone());
+        let changed = event.is_some() || last.as_ref() != Some(&now);
+        last = Some(now);
+        let go_on = match started.take() {
+            Some(started) => begin(started, inline, changed, &session, &flag, &callback, children).await,
+            None => {
+                if changed {
+                    call(&session, &flag, &callback, children, event.take());
+                }
+                true
+            }
+        };
+        if !go_on {
+            return flag.stop();
+        }
         let woke = watcher.changed().await;
         event = event_of(&woke);
     }
+}
+
+fn sorted(mut names: Vec<String>) -> Vec<String> {
+    names.sort_unstable();
+    names
 }

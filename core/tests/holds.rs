@@ -258,3 +258,113 @@ async fn deleting_a_lease_node_tells_its_holder() {
     assert!(other.acquire(Acquire::no_wait()).await.unwrap(), "the lease is free");
     other.release().await.unwrap();
 }
+
+/// Tells when it is dropped: a listener that owns one is dropped with its handle's state.
+struct SaysDropped(std::sync::mpsc::Sender<()>);
+
+impl Drop for SaysDropped {
+    fn drop(&mut self) {
+        let _ = self.0.send(());
+    }
+}
+
+/// Waits until `dropped` says so; fails after ten seconds.
+async fn until_dropped(dropped: std::sync::mpsc::Receiver<()>, what: &str) {
+    let said = inject(move || dropped.recv_timeout(Duration::from_secs(10))).await;
+    assert!(said.is_ok(), "{what} was never dropped");
+}
+
+/// kazoo's: a handle dropped while it holds ([`Acquire::keep_if_dropped`],
+/// what the Python binding asks for) keeps the hold until its session ends,
+/// and its state (with its listeners) is freed once the hold ended.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_kept_hold_outlives_its_handle_until_the_session_is_closed() {
+    let connect = shared_server();
+    let raw = raw(&connect).await;
+    let worker = session(&connect).await;
+    let path = unique_path("kept");
+    let lock = Lock::mutex(&worker, &path).unwrap();
+    let (dropped_tx, dropped) = std::sync::mpsc::channel();
+    let says = SaysDropped(dropped_tx);
+    lock.add_listener(Box::new(move |_| {
+        let _ = &says;
+    }));
+    assert!(lock.acquire(Acquire::no_wait().keep_if_dropped()).await.unwrap());
+    let node = lock.node().unwrap();
+    drop(lock);
+
+    let other = session(&connect).await;
+    let contender = Lock::mutex(&other, &path).unwrap();
+    // A dropped hold would be gone within milliseconds; a kept one stays.
+    assert!(!contender.acquire(Acquire::timeout(Duration::from_millis(1500))).await.unwrap());
+    assert_eq!(children(&raw, &path).await, [node.rsplit('/').next().unwrap()]);
+    worker.close().await;
+    assert!(contender.acquire(Acquire::timeout(Duration::from_secs(10))).await.unwrap());
+    until_dropped(dropped, "the kept hold's state").await;
+    contender.release().await.unwrap();
+}
+
+/// A kept hold still ends as any hold does, and its listeners hear how:
+/// its node deleted, its lease over, its session expired; a lease (a
+/// semaphore's) kept the same way.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_kept_hold_ends_and_says_so_like_any_hold() {
+    let connect = shared_server();
+    let raw = raw(&connect).await;
+    let worker = session(&connect).await;
+    let path = unique_path("kept-ends");
+
+    let lock = Lock::mutex(&worker, &path).unwrap();
+    let (heard_tx, heard) = std::sync::mpsc::channel();
+    let (dropped_tx, dropped) = std::sync::mpsc::channel();
+    let says = SaysDropped(dropped_tx);
+    lock.add_listener(Box::new(move |state| {
+        let _ = &says;
+        let _ = heard_tx.send(state);
+    }));
+    assert!(lock.acquire(Acquire::default().keep_if_dropped()).await.unwrap());
+    let node = lock.node().unwrap();
+    drop(lock);
+    raw.delete(&node, None).await.unwrap();
+    let lost = inject(move || {
+        let mut states = Vec::new();
+        while !matches!(states.last(), Some(LockState::Lost(_))) {
+            states.push(heard.recv_timeout(Duration::from_secs(10)).expect("a state"));
+        }
+        states
+    })
+    .await;
+    assert_eq!(lost.last(), Some(&LockState::Lost(LostReason::NodeDeleted)), "{lost:?}");
+    until_dropped(dropped, "the state of a kept hold whose node was deleted").await;
+
+    let leased = Lock::mutex(&worker, &path).unwrap();
+    assert!(leased.acquire(Acquire::default().lease(Duration::from_millis(300)).keep_if_dropped()).await.unwrap());
+    drop(leased);
+    let next = Lock::mutex(&session(&connect).await, &path).unwrap();
+    assert!(next.acquire(Acquire::timeout(Duration::from_secs(10))).await.unwrap(), "the lease ended the kept hold");
+    next.release().await.unwrap();
+
+    let semaphore = Semaphore::new(&worker, &format!("{path}-sem"), "worker", 1).unwrap();
+    assert!(semaphore.acquire(Acquire::no_wait().keep_if_dropped()).await.unwrap());
+    drop(semaphore);
+    let other = Semaphore::new(&session(&connect).await, &format!("{path}-sem"), "other", 1).unwrap();
+    assert!(!other.acquire(Acquire::timeout(Duration::from_millis(1500))).await.unwrap());
+    let id = worker.status().session_id;
+    inject(move || harness().expire(id).unwrap()).await;
+    assert!(other.acquire(Acquire::timeout(Duration::from_secs(10))).await.unwrap(), "the expiry ended the kept lease");
+    other.release().await.unwrap();
+}
+
+/// Without `keep_if_dropped` (Rust's default), dropping a held handle releases it.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_dropped_handle_releases_unless_kept() {
+    let connect = shared_server();
+    let worker = session(&connect).await;
+    let path = unique_path("dropped");
+    let lock = Lock::mutex(&worker, &path).unwrap();
+    assert!(lock.acquire(Acquire::no_wait()).await.unwrap());
+    drop(lock);
+    let other = Lock::mutex(&session(&connect).await, &path).unwrap();
+    assert!(other.acquire(Acquire::timeout(Duration::from_secs(10))).await.unwrap());
+    other.release().await.unwrap();
+}

@@ -35,8 +35,15 @@ async fn a_data_watch_follows_the_node_through_deletion_and_re_creation() {
     let writer = common::session(&shared_server()).await;
     let node = unique_path("data-watch");
     let (tx, mut calls) = unbounded_channel::<DataCall>();
+    let caller = std::thread::current().id();
+    let first_call = std::sync::atomic::AtomicBool::new(true);
     let watch = DataWatch::start(&session, &node, move |value, event| {
-        assert_eq!(std::thread::current().name(), Some("zoolock-events"));
+        // kazoo's: the first call in the constructing thread, the rest on the session's watch thread.
+        if first_call.swap(false, std::sync::atomic::Ordering::Relaxed) {
+            assert_eq!(std::thread::current().id(), caller);
+        } else {
+            assert_eq!(std::thread::current().name(), Some("zoolock-watches"));
+        }
         tx.send((value, event)).is_ok()
     })
     .await
@@ -212,7 +219,7 @@ async fn a_children_watch_stops_on_false_and_when_its_node_is_deleted() {
     assert_eq!(sorted(&next(&mut witness).await), ["one"]);
     session.create(&format!("{parent}/two"), b"", &Create::default()).await.unwrap();
     assert_eq!(sorted(&next(&mut witness).await), ["one", "two"]);
-    // Callbacks run one at a time on the event thread, and this one was queued
+    // Callbacks run one at a time on the watch thread, and this one was queued
     // after "one"'s call had sent (and so started): that call has returned.
     // (Just after its send, it may not have: the flag is set when it returns.)
     assert!(stopping.is_stopped(), "the callback returned false");
@@ -319,4 +326,193 @@ async fn stopped_data_watches_leave_no_record_behind() {
     });
     emptied.await.unwrap_or_else(|_| panic!("{} paths still recorded", session.data_watched_paths()));
     session.delete(&base, None, true).await.unwrap();
+}
+
+/// A watch of `node` on `session` whose callback, at the node's first
+/// change, waits until the returned gate is dropped: the session's watch
+/// thread is stuck there until then. Returns once it is.
+async fn block_watch_thread(session: &zoolock::Session, node: &str) -> (DataWatch, std::sync::mpsc::Sender<()>) {
+    let (entered_tx, entered) = std::sync::mpsc::channel();
+    let (gate, wait) = std::sync::mpsc::channel::<()>();
+    let wait = std::sync::Mutex::new(wait);
+    let watch = DataWatch::start(session, node, move |_, event| {
+        if event.is_some() {
+            let _ = entered_tx.send(());
+            let _ = wait.lock().unwrap().recv();
+        }
+        true
+    })
+    .await
+    .unwrap();
+    session.set(node, b"block", None).await.unwrap();
+    inject(move || entered.recv_timeout(Duration::from_secs(20))).await.expect("the callback never blocked");
+    (watch, gate)
+}
+
+/// kazoo's LockingQueue registers a watch while it holds what its earlier
+/// watch callback waits for: a registration waits for the server's reply,
+/// never for the watch thread.
+#[tokio::test(flavor = "multi_thread")]
+async fn registering_a_watch_never_waits_for_a_blocked_callback() {
+    let session = session(&shared_server()).await;
+    let node = unique_path("blocked-registration");
+    session.create(&node, b"0", &Create::default().makepath()).await.unwrap();
+    let (_blocked, gate) = block_watch_thread(&session, &node).await;
+
+    let registrations = async {
+        let (tx, mut calls) = unbounded_channel::<DataCall>();
+        let watch =
+            DataWatch::start(&session, &node, move |value, event| tx.send((value, event)).is_ok()).await.unwrap();
+        assert_eq!(data(&calls.try_recv().expect("the first call, made by start")), Some(&b"block"[..]));
+        let (tx, mut calls) = unbounded_channel::<ChildrenCall>();
+        let parent = node.rsplit_once('/').unwrap().0.to_owned();
+        let children =
+            ChildrenWatch::start(&session, &parent, move |names, event| tx.send((names, event)).is_ok()).await.unwrap();
+        assert!(calls.try_recv().is_ok(), "the first call, made by start");
+        let from = DataWatch::start_from(&session, &node, None, |_, _| true).await.unwrap();
+        (watch, children, from)
+    };
+    let watches =
+        timeout(Duration::from_secs(20), registrations).await.expect("a registration waited for the blocked callback");
+    drop(gate);
+    drop(watches);
+    session.delete(&node, None, false).await.unwrap();
+}
+
+/// Each session's watch calls run on a thread of its own (kazoo: a callback
+/// thread per client): one session's blocked callback delays no other's.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_blocked_callback_delays_no_other_sessions_watches() {
+    let blocked = session(&shared_server()).await;
+    let free = session(&shared_server()).await;
+    let node = unique_path("blocked-elsewhere");
+    blocked.create(&node, b"0", &Create::default().makepath()).await.unwrap();
+    let (_blocked, gate) = block_watch_thread(&blocked, &node).await;
+
+    let (tx, mut calls) = unbounded_channel::<DataCall>();
+    let registration = DataWatch::start(&free, &node, move |value, event| tx.send((value, event)).is_ok());
+    let _watch = timeout(Duration::from_secs(20), registration).await.expect("waited for the other session's callback");
+    assert_eq!(data(&calls.try_recv().unwrap()), Some(&b"block"[..]));
+    free.set(&node, b"next", None).await.unwrap();
+    assert_eq!(data(&next(&mut calls).await), Some(&b"next"[..]));
+    drop(gate);
+    free.delete(&node, None, false).await.unwrap();
+}
+
+/// The first call, made by `start` in the caller's thread, comes before every
+/// later call: a change during it is called back only once it returned.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_change_during_the_first_call_is_called_back_after_it() {
+    let session = session(&shared_server()).await;
+    let node = unique_path("first-then-next");
+    session.create(&node, b"0", &Create::default().makepath()).await.unwrap();
+    let connect = shared_server();
+    let (tx, mut calls) = unbounded_channel::<(Vec<u8>, bool)>();
+    let first_done = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let done = first_done.clone();
+    let changer = node.clone();
+    let _watch = DataWatch::start(&session, &node, move |value, _| {
+        let value = value.map(|(data, _)| data).unwrap_or_default();
+        let after_first = done.load(std::sync::atomic::Ordering::Acquire);
+        if !after_first {
+            // Changed (and the change's notice sent) while this first call runs.
+            let (connect, node) = (connect.clone(), changer.clone());
+            std::thread::spawn(move || {
+                let writer = zoolock::Session::connect_blocking(zoolock::SessionOptions::new(connect)).unwrap();
+                writer.set_blocking(&node, b"1", None).unwrap();
+                writer.close_blocking();
+            })
+            .join()
+            .unwrap();
+            std::thread::sleep(Duration::from_millis(200)); // room for an early call to show
+        }
+        let _ = tx.send((value, after_first));
+        done.store(true, std::sync::atomic::Ordering::Release);
+        true
+    })
+    .await
+    .unwrap();
+    assert_eq!(calls.try_recv().unwrap(), (b"0".to_vec(), false));
+    assert_eq!(next(&mut calls).await, (b"1".to_vec(), true), "a later call ran before the first returned");
+    session.delete(&node, None, false).await.unwrap();
+}
+
+/// `start_from` calls back only at a change after the state given, on the
+/// watch thread, never in the registering call: kazoo's one-shot `watch=`
+/// and a watch resumed on a new session.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_watch_started_from_a_seen_state_calls_only_at_a_change() {
+    let session = session(&shared_server()).await;
+    let base = unique_path("start-from");
+    let node = format!("{base}/n");
+    let (_, stat) = session.create(&node, b"0", &Create::default().makepath()).await.unwrap();
+    let caller = std::thread::current().id();
+    let (tx, mut calls) = unbounded_channel::<DataCall>();
+    let _same = DataWatch::start_from(&session, &node, Some(stat.mzxid), move |value, event| {
+        assert_ne!(std::thread::current().id(), caller);
+        tx.send((value, event)).is_ok()
+    })
+    .await
+    .unwrap();
+    let (tx, mut children) = unbounded_channel::<ChildrenCall>();
+    let _listed = ChildrenWatch::start_from(&session, &base, vec!["n".into()], move |names, event| {
+        tx.send((names, event)).is_ok()
+    })
+    .await
+    .unwrap();
+    // Seen as absent, but there: called at once (with no event), on the watch thread.
+    let (tx, mut stale) = unbounded_channel::<DataCall>();
+    let _stale = DataWatch::start_from(&session, &node, None, move |value, event| {
+        assert_ne!(std::thread::current().id(), caller);
+        tx.send((value, event)).is_ok()
+    })
+    .await
+    .unwrap();
+    let call = next(&mut stale).await;
+    assert_eq!((data(&call), kind(&call)), (Some(&b"0"[..]), None));
+    assert!(calls.try_recv().is_err() && children.try_recv().is_err(), "called without a change");
+
+    session.set(&node, b"1", None).await.unwrap();
+    let call = next(&mut calls).await;
+    assert_eq!((data(&call), kind(&call)), (Some(&b"1"[..]), Some(WatchEventKind::Changed)));
+    session.create(&format!("{base}/m"), b"", &Create::default()).await.unwrap();
+    assert_eq!(sorted(&next(&mut children).await), ["m", "n"]);
+    assert!(matches!(
+        ChildrenWatch::start_from(&session, &format!("{base}/none"), Vec::new(), |_, _| true).await,
+        Err(Error::NoNode { .. })
+    ));
+    session.delete(&base, None, true).await.unwrap();
+}
+
+/// Polls `future` once, as a timeout or a select around it may before giving it up, and drops it.
+async fn poll_once_and_drop<T>(future: impl std::future::Future<Output = T>) {
+    let mut future = std::pin::pin!(future);
+    let pending = std::future::poll_fn(|cx| std::task::Poll::Ready(future.as_mut().poll(cx).is_pending())).await;
+    assert!(pending, "the first read answered within the first poll");
+}
+
+/// A start given up after its first poll (a timeout around it, Ctrl-C in a
+/// binding) leaves no watch behind: nothing is called later.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_start_given_up_leaves_no_watch_running() {
+    let session = session(&shared_server()).await;
+    let node = unique_path("given-up");
+    session.create(&node, b"0", &Create::default().makepath()).await.unwrap();
+    let (tx, mut calls) = unbounded_channel::<DataCall>();
+    let tx2 = tx.clone();
+    // Each polled once (its task is spawned, its first read sent), then dropped.
+    poll_once_and_drop(DataWatch::start(&session, &node, move |value, event| tx.send((value, event)).is_ok())).await;
+    let from = DataWatch::start_from(&session, &node, Some(0), move |value, event| tx2.send((value, event)).is_ok());
+    poll_once_and_drop(from).await;
+    // A witness registered after them: its call for the change comes after theirs would have.
+    let (tx, mut witness) = unbounded_channel::<DataCall>();
+    let _witness =
+        DataWatch::start(&session, &node, move |value, event| tx.send((value, event)).is_ok()).await.unwrap();
+    assert_eq!(data(&witness.try_recv().unwrap()), Some(&b"0"[..]));
+    session.set(&node, b"1", None).await.unwrap();
+    assert_eq!(data(&next(&mut witness).await), Some(&b"1"[..]));
+    session.set(&node, b"2", None).await.unwrap();
+    assert_eq!(data(&next(&mut witness).await), Some(&b"2"[..]));
+    assert!(calls.try_recv().is_err(), "an abandoned start's watch was called");
+    session.delete(&node, None, false).await.unwrap();
 }

@@ -1,7 +1,8 @@
 //! `KazooClient`: kazoo's client, as far as locks need it, over one core
 //! `Session` per `start()`.
 
-use std::sync::Mutex;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use pyo3::exceptions::{PyTypeError, PyValueError};
@@ -12,7 +13,7 @@ use zoolock::{timeout_from_secs, Acl, AuthId, Permission, Session, SessionOption
 use crate::errors::IntoPy;
 use crate::inspect::Participant;
 use crate::security;
-use crate::wait::{interruptible, uninterruptible, Listeners};
+use crate::wait::{interruptible, uninterruptible, CallbackThread, Listeners};
 
 /// kazoo's `KazooState` strings.
 pub const CONNECTED: &str = "CONNECTED";
@@ -42,6 +43,12 @@ pub struct Client {
     options: SessionOptions,
     now: Mutex<Current>,
     listeners: Listeners,
+    /// Where this client's listeners and its locks' run.
+    pub(crate) callbacks: Arc<CallbackThread>,
+    /// The epoch whose session may still tell the listeners its states; 0
+    /// once stopped: what a closed session says comes too late (stop() has
+    /// said LOST itself, in order before a new session's CONNECTED).
+    telling: Arc<AtomicU64>,
 }
 
 struct Current {
@@ -59,6 +66,15 @@ impl Client {
             Some(session) if !session.is_closed() => Ok((now.epoch, session.clone())),
             _ => Err(zoolock::Error::Closed).py_err(),
         }
+    }
+}
+
+impl Client {
+    /// How long start() and stop() wait for the listeners to hear them: as
+    /// kazoo's stop() waits for its connection thread, the session timeout
+    /// but at least 10 s.
+    fn listener_bound(&self) -> Duration {
+        self.options.session_timeout.max(Duration::from_secs(10))
     }
 }
 
@@ -193,7 +209,14 @@ impl Client {
             }
             options = options.acls(acls);
         }
-        Ok(Client { options, now: Mutex::new(Current { session: None, epoch: 0 }), listeners: Listeners::until_true() })
+        let callbacks = CallbackThread::new();
+        Ok(Client {
+            options,
+            now: Mutex::new(Current { session: None, epoch: 0 }),
+            listeners: Listeners::client(callbacks.clone()),
+            callbacks,
+            telling: Arc::default(),
+        })
     }
 
     /// Connects, waiting up to ``timeout`` seconds; raises
@@ -219,40 +242,50 @@ impl Client {
                 drop(now);
                 return uninterruptible(py, async move { session.close().await });
             }
-            let listeners = self.listeners.clone();
-            session.add_listener(move |state| listeners.notify(state_name(state)));
-            now.session = Some(session);
             now.epoch += 1;
+            let (listeners, telling, epoch) = (self.listeners.clone(), self.telling.clone(), now.epoch);
+            session.add_listener(move |state| {
+                let telling = telling.clone();
+                listeners.notify_if(state_name(state), move || telling.load(Ordering::Acquire) == epoch)
+            });
+            self.telling.store(epoch, Ordering::Release);
+            now.session = Some(session);
         }
-        // kazoo's listeners hear LOST → CONNECTED when the client starts.
-        self.listeners.notify(CONNECTED);
-        Ok(())
+        // kazoo's listeners hear LOST → CONNECTED when the client starts,
+        // before start() returns.
+        self.listeners.notify_and_wait(py, CONNECTED, self.listener_bound())
     }
 
     /// Ends the session: the server deletes its ephemeral nodes at once,
     /// releasing every lock it held, and listeners hear ``LOST``. Pending
     /// acquires fail with ``ConnectionClosedError``. A stopped client can be
     /// started again.
-    fn stop(&self, py: Python<'_>) {
-        let session = self.now.lock().unwrap().session.take();
-        if let Some(session) = session {
-            if zoolock::runtime::check_process().is_err() {
-                // A forked child: the session is the parent's; leave it be.
-                return std::mem::forget(session);
-            }
-            let _ = uninterruptible(py, async move { session.close().await });
+    fn stop(&self, py: Python<'_>) -> PyResult<()> {
+        let session = {
+            let mut now = self.now.lock().unwrap();
+            self.telling.store(0, Ordering::Release);
+            now.session.take()
+        };
+        let Some(session) = session else { return Ok(()) };
+        if zoolock::runtime::check_process().is_err() {
+            // A forked child: the session is the parent's; leave it be.
+            std::mem::forget(session);
+            return Ok(());
         }
+        let _ = uninterruptible(py, async move { session.close().await });
+        // kazoo's stop() returns after its listeners heard LOST.
+        self.listeners.notify_and_wait(py, LOST, self.listener_bound())
     }
 
     /// kazoo frees the connection's resources here; in zoolock it is
     /// ``stop()`` (idempotent). The client can still be started again.
-    fn close(&self, py: Python<'_>) {
+    fn close(&self, py: Python<'_>) -> PyResult<()> {
         self.stop(py)
     }
 
     /// ``stop()`` then ``start()``: a new session.
     fn restart(&self, py: Python<'_>) -> PyResult<()> {
-        self.stop(py);
+        self.stop(py)?;
         self.start(py, 15.0)
     }
 

@@ -133,6 +133,7 @@ impl Holder {
             .map_err(|_| PyTypeError::new_err("the first argument must be a zoolock KazooClient"))?
             .clone()
             .unbind();
+        let listeners = Listeners::holder(client.get().callbacks.clone());
         Ok(Holder {
             client,
             path,
@@ -144,7 +145,7 @@ impl Holder {
                 Ok((recipe.clone(), recipe))
             }),
             current: Arc::new(Current(Mutex::new(None))),
-            listeners: Listeners::default(),
+            listeners,
         })
     }
 
@@ -203,6 +204,9 @@ impl Holder {
             ephemeral: call.ephemeral,
             lease: timeout_from_secs(call.lease).py_err()?,
             owner: self.owner(py)?,
+            // kazoo's: a collected Lock (Semaphore) keeps its node until
+            // `release()` or the session's end.
+            keep_if_dropped: true,
         };
         Ok(AcquireArgs { blocking, timeout: call.timeout, options })
     }

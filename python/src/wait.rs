@@ -1,5 +1,6 @@
 //! How Python waits for the core: blocking calls release the GIL and stay
-//! interruptible by Ctrl-C; callbacks run on one thread that takes the GIL.
+//! interruptible by Ctrl-C; listeners run on their client's own thread,
+//! which takes the GIL.
 //! (asyncio's waits are in asyncio.rs.)
 
 use std::cell::Cell;
@@ -152,15 +153,28 @@ impl<T: Send + 'static> ProcessThread<T> {
     }
 }
 
-/// Runs `job` with the GIL on zoolock's Python thread ("zoolock-python"):
-/// listener callbacks, in the order they were queued, never on an I/O
-/// thread. Dropped if the interpreter is shutting down.
-pub fn run_with_gil(job: impl FnOnce(Python<'_>) + Send + 'static) {
-    static THREAD: ProcessThread<Job> = ProcessThread::new();
-    THREAD.send(Box::new(job), |receiver| {
-        std::thread::Builder::new()
-            .name("zoolock-python".into())
-            .spawn(move || {
+/// One client's listener calls — its own listeners' and its locks' — in
+/// the order queued, on a thread of the client's own ("zoolock-listeners"),
+/// started at the first call. kazoo calls a client's listeners on that
+/// client's connection thread: a listener that blocks (kazoo forbids it)
+/// holds up its own client's listeners only, never another client's, nor
+/// watches or I/O.
+pub struct CallbackThread {
+    jobs: ProcessThread<Job>,
+    /// The thread, once started: a caller on it must not wait for a job it queues.
+    thread: Mutex<Option<std::thread::ThreadId>>,
+}
+
+impl CallbackThread {
+    pub fn new() -> Arc<CallbackThread> {
+        Arc::new(CallbackThread { jobs: ProcessThread::new(), thread: Mutex::new(None) })
+    }
+
+    /// Runs `job` with the GIL on the thread, after the jobs queued before
+    /// it. Dropped if the interpreter is shutting down.
+    pub fn run(&self, job: impl FnOnce(Python<'_>) + Send + 'static) {
+        self.jobs.send(Box::new(job), |receiver| {
+            let started = std::thread::Builder::new().name("zoolock-listeners".into()).spawn(move || {
                 while let Ok(first) = receiver.recv() {
                     // One attach for everything queued meanwhile: taking the
                     // GIL costs more than most jobs.
@@ -174,9 +188,16 @@ pub fn run_with_gil(job: impl FnOnce(Python<'_>) + Send + 'static) {
                         return;
                     }
                 }
-            })
-            .expect("zoolock cannot start its Python callback thread");
-    });
+            });
+            let started = started.expect("zoolock cannot start a listener thread");
+            *self.thread.lock().unwrap() = Some(started.thread().id());
+        });
+    }
+
+    /// Whether the caller is this thread (a listener).
+    fn is_current(&self) -> bool {
+        *self.thread.lock().unwrap() == Some(std::thread::current().id())
+    }
 }
 
 /// Calls `callback(arg)`, reporting (not raising) what it raises, as a
@@ -193,18 +214,24 @@ fn call_reporting<'py>(callback: &Bound<'py, PyAny>, arg: &str) -> Option<Bound<
 
 /// Listeners as kazoo keeps them, in a set: adding one twice keeps one, and
 /// removal goes by equality (a bound method is a new object at each access).
-/// Clones are the same set.
-#[derive(Clone, Default)]
+/// Clones are the same set. Called on their client's [`CallbackThread`].
+#[derive(Clone)]
 pub struct Listeners {
     set: Arc<Mutex<Vec<Py<PyAny>>>>,
     /// A listener that returns ``True`` is removed (kazoo's client listeners).
     until_true: bool,
+    thread: Arc<CallbackThread>,
 }
 
 impl Listeners {
     /// kazoo's client listeners: one that returns ``True`` is removed.
-    pub fn until_true() -> Self {
-        Listeners { until_true: true, ..Listeners::default() }
+    pub fn client(thread: Arc<CallbackThread>) -> Self {
+        Listeners { set: Arc::default(), until_true: true, thread }
+    }
+
+    /// A lock's or semaphore's listeners, on its client's thread.
+    pub fn holder(thread: Arc<CallbackThread>) -> Self {
+        Listeners { set: Arc::default(), until_true: false, thread }
     }
 
     pub fn is_empty(&self) -> bool {
@@ -243,19 +270,62 @@ impl Listeners {
         Ok(())
     }
 
-    /// Queues `state` for every listener registered now, on zoolock's
-    /// callback thread.
+    /// Queues `state` for every listener registered when it is delivered.
     pub fn notify(&self, state: &'static str) {
+        self.notify_if(state, || true)
+    }
+
+    /// [`Listeners::notify`], unless `current()` says, at delivery, that
+    /// `state` is out of date (a session stopped since).
+    pub fn notify_if(&self, state: &'static str, current: impl FnOnce() -> bool + Send + 'static) {
         let listeners = self.clone();
-        run_with_gil(move |py| {
-            for listener in listeners.snapshot(py) {
-                let result = call_reporting(listener.bind(py), state);
-                // kazoo removes a listener that returns True itself, not any truthy value.
-                let done = result.is_some_and(|r| r.is(&*PyBool::new(py, true)));
-                if listeners.until_true && done {
-                    listeners.set.lock().unwrap().retain(|l| !l.is(&listener));
-                }
+        self.thread.run(move |py| {
+            if current() {
+                listeners.call_all(py, state);
             }
         });
+    }
+
+    /// Tells the listeners `state` and returns once they were called (kazoo's
+    /// `start()` returns after its listeners heard `CONNECTED`, its `stop()`
+    /// after `LOST`), with the GIL released and Ctrl-C interrupting the wait.
+    /// A listener must not block (kazoo's rule too): if one still runs after
+    /// `bound` (kazoo's `stop()` waits as long for its connection thread),
+    /// this returns, with a warning, rather than hang. Called from a
+    /// listener, it only queues: the state comes right after that listener.
+    pub fn notify_and_wait(&self, py: Python<'_>, state: &'static str, bound: Duration) -> PyResult<()> {
+        if self.is_empty() {
+            return Ok(());
+        }
+        if self.thread.is_current() {
+            self.notify(state);
+            return Ok(());
+        }
+        let (called, told) = tokio::sync::oneshot::channel::<()>();
+        let listeners = self.clone();
+        self.thread.run(move |py| {
+            listeners.call_all(py, state);
+            drop(called);
+        });
+        // Told, or the call dropped (the interpreter is shutting down): either way, done.
+        // The timer is made inside zoolock's runtime, where `interruptible` polls.
+        if interruptible(py, async move { tokio::time::timeout(bound, told).await })?.is_err() {
+            tracing::warn!(
+                state,
+                "a listener of this client has run for {bound:?} and still blocks the others: listeners must not block"
+            );
+        }
+        Ok(())
+    }
+
+    fn call_all(&self, py: Python<'_>, state: &'static str) {
+        for listener in self.snapshot(py) {
+            let result = call_reporting(listener.bind(py), state);
+            // kazoo removes a listener that returns True itself, not any truthy value.
+            let done = result.is_some_and(|r| r.is(&*PyBool::new(py, true)));
+            if self.until_true && done {
+                self.set.lock().unwrap().retain(|l| !l.is(&listener));
+            }
+        }
     }
 }

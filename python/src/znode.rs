@@ -349,9 +349,20 @@ impl Watch {
 }
 
 /// Starts the core's data watch: `callback(data, stat, event)` with bytes
-/// or None, a stat tuple or None, `(type, path)` or None.
+/// or None, a stat tuple or None, `(type, path)` or None. Its first call is
+/// made here, in the calling thread (kazoo's `DataWatch`); with `resume`,
+/// none: it calls back at the first change from `seen`, the mzxid last seen
+/// (None: the node was absent), on the session's watch thread.
 #[pyfunction]
-fn _data_watch(py: Python<'_>, client: &Bound<'_, PyAny>, path: String, callback: Py<PyAny>) -> PyResult<Watch> {
+#[pyo3(signature = (client, path, callback, resume=false, seen=None))]
+fn _data_watch(
+    py: Python<'_>,
+    client: &Bound<'_, PyAny>,
+    path: String,
+    callback: Py<PyAny>,
+    resume: bool,
+    seen: Option<i64>,
+) -> PyResult<Watch> {
     let s = session_of(client)?;
     let on_change = move |value: Option<(Vec<u8>, Stat)>, event: Option<WatchEvent>| {
         call_back(&callback, |py| {
@@ -362,18 +373,37 @@ fn _data_watch(py: Python<'_>, client: &Bound<'_, PyAny>, path: String, callback
             PyTuple::new(py, [data, stat, event_tuple(py, event)?])
         })
     };
-    let watch = call(py, async move { DataWatch::start(&s, &path, on_change).await })?;
+    let watch = call(py, async move {
+        match resume {
+            true => DataWatch::start_from(&s, &path, seen, on_change).await,
+            false => DataWatch::start(&s, &path, on_change).await,
+        }
+    })?;
     Ok(Watch { inner: WatchKind::Data(watch) })
 }
 
-/// Starts the core's children watch: `callback(children, event)`.
+/// Starts the core's children watch: `callback(children, event)`, the first
+/// call made here; with `seen` (the children last seen), none: it calls
+/// back at the first change from them, on the session's watch thread.
 #[pyfunction]
-fn _children_watch(py: Python<'_>, client: &Bound<'_, PyAny>, path: String, callback: Py<PyAny>) -> PyResult<Watch> {
+#[pyo3(signature = (client, path, callback, seen=None))]
+fn _children_watch(
+    py: Python<'_>,
+    client: &Bound<'_, PyAny>,
+    path: String,
+    callback: Py<PyAny>,
+    seen: Option<Vec<String>>,
+) -> PyResult<Watch> {
     let s = session_of(client)?;
     let on_change = move |children: Vec<String>, event: Option<WatchEvent>| {
         call_back(&callback, |py| PyTuple::new(py, [PyList::new(py, children)?.into_any(), event_tuple(py, event)?]))
     };
-    let watch = call(py, async move { ChildrenWatch::start(&s, &path, on_change).await })?;
+    let watch = call(py, async move {
+        match seen {
+            Some(seen) => ChildrenWatch::start_from(&s, &path, seen, on_change).await,
+            None => ChildrenWatch::start(&s, &path, on_change).await,
+        }
+    })?;
     Ok(Watch { inner: WatchKind::Children(watch) })
 }
 

@@ -11,15 +11,19 @@ import textwrap
 
 import kazoo.exceptions
 import kazoo.handlers.threading
+import kazoo.retry
 import pytest
 import zoolock
 from conftest import run_in_thread, until_children
 
 
 def kazoos(name):
-    """kazoo's class of that name (``KazooTimeoutError`` lives in kazoo's threading handler)."""
+    """kazoo's class of that name (``KazooTimeoutError`` lives in kazoo's
+    threading handler, ``ForceRetryError`` in ``kazoo.retry``)."""
     if name == "KazooTimeoutError":
         return kazoo.handlers.threading.KazooTimeoutError
+    if name == "ForceRetryError":
+        return kazoo.retry.ForceRetryError
     return getattr(kazoo.exceptions, name)
 
 

@@ -211,25 +211,29 @@ def test_pending_one_shot_watches_fire_with_the_session_event_as_kazoos(make_cli
 
 def test_a_change_between_the_read_and_the_watch_fires_it_at_once(client, base):
     """A one-shot watch starts after its read (the core's watches do their own
-    first read): what changed in between fires it at once. Driven through the
-    private _OneShot with a read made before the change, as the race would."""
+    first read): what changed in between fires it at once, on the watch
+    thread. Driven through the private _OneShot with a read made before the
+    change, as the race would."""
+    import queue
+
     from zoolock._znode import _OneShot
 
     node = client.create(f"{base}/n", b"0")
     read_before = client.get(node)[1]
     client.set(node, b"1")
-    events = []
-    _OneShot(client, events.append).on_data(node, read_before)
-    assert events == [zoolock.WatchedEvent(zoolock.EventType.CHANGED, "CONNECTED", node)]
+    events = queue.Queue()
+    _OneShot(client, events.put).on_data(node, read_before)
+    assert events.get(timeout=DEADLINE) == zoolock.WatchedEvent(zoolock.EventType.CHANGED, "CONNECTED", node)
 
-    listed_before = client.get_children(base)
+    listed_before, stat = client.get_children(base, include_data=True)
     client.create(f"{base}/child")
-    _OneShot(client, events.append).on_children(base, listed_before)
-    assert events[1] == zoolock.WatchedEvent(zoolock.EventType.CHILD, "CONNECTED", base)
+    _OneShot(client, events.put).on_children(base, listed_before, stat)
+    assert events.get(timeout=DEADLINE) == zoolock.WatchedEvent(zoolock.EventType.CHILD, "CONNECTED", base)
 
+    stat = client.exists(node)
     client.delete(node)  # listed, then deleted before the children watch could start
-    _OneShot(client, events.append).on_children(node, [])
-    assert events[2] == zoolock.WatchedEvent(zoolock.EventType.DELETED, "CONNECTED", node)
+    _OneShot(client, events.put).on_children(node, [], stat)
+    assert events.get(timeout=DEADLINE) == zoolock.WatchedEvent(zoolock.EventType.DELETED, "CONNECTED", node)
 
 
 def test_a_children_watch_fires_when_the_node_is_deleted(client, base):

@@ -12,12 +12,24 @@ operations, watches, transactions and retries are the core's
 
 import inspect
 import queue
+import random
 import threading
+import time
 import weakref
 from collections import namedtuple
 
 from . import _zoolock
-from .exceptions import CancelledError, KazooException, NoNodeError, RolledBackError, RuntimeInconsistency
+from .exceptions import (
+    _RETRY_AFTER_BACKOFF,
+    CancelledError,
+    KazooException,
+    NoNodeError,
+    RolledBackError,
+    RuntimeInconsistency,
+)
+
+#: kazoo's ``KazooRetry`` pauses: 0.1 s, doubling, ±40%, at most a minute.
+_BACKOFF_FIRST, _BACKOFF_MAX, _BACKOFF_JITTER = 0.1, 60.0, 0.4
 
 
 class ZnodeStat(namedtuple("ZnodeStat", "czxid mzxid ctime mtime version cversion aversion "
@@ -341,55 +353,44 @@ class _OneShot:
         return False
 
     def on_data(self, path, seen):
-        """Watches a node's data, ``seen`` the stat read with it (``None``: absent)."""
-        first = [True]
+        """Watches a node's data from ``seen``, the stat read with it (``None``: absent)."""
 
         def changed(data, stat, event):
-            if self.fired:
-                return False
             if event is not None:
                 return self.fire(event[0], event[1])
-            if first[0]:
-                first[0] = False
-                if (stat is None) == (seen is None) and (stat is None or stat[1] == seen.mzxid):
-                    return True
             # A change seen by a read, not an event (before the watch began, or on a new session).
             kind = EventType.CREATED if seen is None else EventType.DELETED if stat is None else EventType.CHANGED
             return self.fire(kind, path)
 
-        self._start(_zoolock._data_watch, path, changed)
+        self._start(_zoolock._data_watch, path, changed, resume=True, seen=None if seen is None else seen.mzxid)
 
-    def on_children(self, path, seen):
-        first = [True]
+    def on_children(self, path, seen, stat):
+        """Watches a node's children from ``seen`` (listed with the node's ``stat``)."""
 
         def changed(children, event):
-            if self.fired:
-                return False
             if event is not None:
                 return self.fire(event[0], event[1])
-            if first[0]:
-                first[0] = False
-                if sorted(children) == sorted(seen):
-                    return True
             return self.fire(EventType.CHILD, path)
 
         def data(value, stat, event):
             # kazoo's child watch also fires when the node is deleted.
-            if stat is None and not self.fired:
+            if stat is None:
                 return self.fire(EventType.DELETED, path)
             return not self.fired
 
         # The deletion watch first: a node deleted since the listing makes the
         # children watch fail to start (NoNodeError) and this one fire.
-        self._start(_zoolock._data_watch, path, data)
+        self._start(_zoolock._data_watch, path, data, resume=True, seen=stat.mzxid)
         try:
-            self._start(_zoolock._children_watch, path, changed)
+            self._start(_zoolock._children_watch, path, changed, seen=list(seen))
         except NoNodeError:
             pass
 
-    def _start(self, start, path, callback):
+    def _start(self, start, path, callback, **seen):
+        """Starts a core watch from the state seen: it calls back only at a
+        change, on the session's watch thread, never in this call."""
         self.client._hear_session_events()
-        watch = start(self.client, path, callback)
+        watch = start(self.client, path, callback, **seen)
         self.watches.append(watch)
         if self.fired:
             watch.stop()
@@ -463,14 +464,32 @@ class ZnodeAPI:
         self.add_listener(on_state)
 
     def start(self, timeout=15.0):
-        """Connects (see the class); kazoo's ``start``."""
+        """Connects (see the class); kazoo's ``start``. ``DataWatch`` and
+        ``ChildrenWatch`` objects that ran when the client stopped (or were
+        made while it was stopped) watch again, from what they last saw:
+        they call back once the node differs from it, as kazoo's do."""
         self.__dict__["_zoolock_stopped"] = False
-        return super().start(timeout)
+        super().start(timeout)
+        with _kept_lock:
+            kept = [w for w in self.__dict__.get("_zoolock_watches", ()) if isinstance(w, DataWatch)]
+        for watch in kept:
+            watch._resume()
 
     def stop(self):
-        """Ends the session (see the class); pending one-shot watches fire with ``CLOSED``."""
+        """Ends the session (see the class); pending one-shot watches fire
+        with ``CLOSED``; running ``DataWatch`` and ``ChildrenWatch`` objects
+        go on at the next ``start()``."""
         self.__dict__["_zoolock_stopped"] = True
+        with _kept_lock:
+            kept = [w for w in self.__dict__.get("_zoolock_watches", ()) if isinstance(w, DataWatch)]
+        for watch in kept:
+            watch._pause()
         return super().stop()
+
+    def restart(self):
+        """``stop()`` then ``start()``: a new session, the watches going on."""
+        self.stop()
+        self.start()
 
     def add_listener(self, listener):
         """Calls ``listener(state)`` with each new ``KazooState`` (see the
@@ -483,8 +502,7 @@ class ZnodeAPI:
 
     def close(self):
         """kazoo's ``close``: ``stop()`` in zoolock."""
-        self.__dict__["_zoolock_stopped"] = True
-        return super().close()
+        return self.stop()
 
     def _forget(self, watch):
         with _kept_lock:
@@ -514,9 +532,10 @@ class ZnodeAPI:
         ``ZnodeStat``); ``watch(event)`` once when they change or the node goes."""
         path, watch = _path(path), _watch(watch)
         include_data = _bool(include_data, "include_data")
-        children, stat = _zoolock._children(self, path, include_data)
+        # The node's stat (the same request) tells a one-shot watch of its deletion.
+        children, stat = _zoolock._children(self, path, include_data or watch is not None)
         if watch is not None:
-            _OneShot(self, watch).on_children(path, children)
+            _OneShot(self, watch).on_children(path, children, ZnodeStat(*stat))
         return (children, ZnodeStat(*stat)) if include_data else children
 
     def create(self, path, value=b"", acl=None, ephemeral=False, sequence=False, makepath=False,
@@ -558,10 +577,19 @@ class ZnodeAPI:
         return path
 
     def retry(self, func, *args, **kwargs):
-        """``func(*args, **kwargs)``, again after ``ConnectionLoss`` or
-        ``SessionExpiredError`` once connected (at most 5 tries in a minute),
-        as kazoo's ``retry``."""
-        return _zoolock._retry(self, func, *args, **kwargs)
+        """``func(*args, **kwargs)`` until it returns, as kazoo's ``retry``:
+        again after ``ConnectionLoss`` or ``SessionExpiredError`` once
+        connected (at most 5 tries in a minute, then that error), and after
+        ``ForceRetryError`` or ``OperationTimeoutError`` (kazoo's or
+        zoolock's) after a pause of 0.1 s, doubling up to a minute, ±40%, for
+        as long as they come (kazoo's ``KazooRetry`` defaults)."""
+        delay = _BACKOFF_FIRST
+        while True:
+            try:
+                return _zoolock._retry(self, func, *args, **kwargs)
+            except _RETRY_AFTER_BACKOFF:
+                time.sleep(delay * random.uniform(1 - _BACKOFF_JITTER, 1 + _BACKOFF_JITTER))
+                delay = min(delay * 2, _BACKOFF_MAX)
 
     def transaction(self):
         """kazoo's ``TransactionRequest``: writes committed together or not at all."""
@@ -703,12 +731,24 @@ def _takes_event(func, given):
         return True
 
 
+#: What a watch that never called back has seen: a state no node has (an
+#: mzxid below any zxid; a child name with a slash), so that it calls back
+#: once it runs.
+_NEVER_MZXID = -1
+_NEVER_CHILDREN = ["/"]
+
+
 class DataWatch:
     """kazoo's ``DataWatch(client, path, func)``: ``func(data, stat)`` (or
     ``func(data, stat, event)``) now and after each change of the node,
     with ``None``s while it does not exist, until ``func`` returns
-    ``False``. On zoolock's event thread; survives reconnects and session
-    expiry (the core's ``DataWatch``)."""
+    ``False``. As in kazoo, the first call is made in the constructing
+    thread (what it raises, the constructor raises; the watch goes on), the
+    later ones on the client's watch thread, one at a time. Survives
+    reconnects and session expiry (the core's ``DataWatch``), and the
+    client's ``stop()`` and ``start()``: it reads again and calls back if
+    the node changed meanwhile. Made on a stopped client, it starts with
+    the client."""
 
     def __init__(self, client, path, func=None, *args, **kwargs):
         self._client = client
@@ -717,6 +757,13 @@ class DataWatch:
         self._watch = None
         self._used = False
         self._run_lock = threading.Lock()
+        #: Ended for good: stop(), func returned False, an error.
+        self._ended = False
+        #: To watch again at the client's next start().
+        self._paused = False
+        #: What the last call was given (see ``_start_from``).
+        self._seen = _NEVER_MZXID
+        self._changed = None
         if func is not None:
             self(func)
 
@@ -727,26 +774,85 @@ class DataWatch:
         self._func = func
         with_event = _takes_event(func, 2)
 
-        def changed(data, stat, event):
+        def call(data, stat, event):
+            self._seen = None if stat is None else stat[1]  # the mzxid
             stat = _stat(stat)
             if with_event:
                 return func(data, stat, _event(event))
             return func(data, stat)
 
-        self._start(_zoolock._data_watch, changed)
+        self._start(_zoolock._data_watch, call)
         return func
 
-    def _start(self, start, changed):
+    def _start_from(self, changed):
+        """The core watch, from what the last call saw (the mzxid, ``None``: absent)."""
+        return _zoolock._data_watch(self._client, self._path, changed, resume=True, seen=self._seen)
+
+    def _start(self, start, call):
+        """Starts the core watch, which makes the first ``call`` in this
+        thread; raises what that call raised, once the watch runs."""
         from .exceptions import ConnectionClosedError
 
+        raised = []
+
+        def changed(*args):
+            try:
+                result = call(*args)
+            except BaseException as err:  # noqa: B036 - the first call's, raised by the constructor
+                if raised is None:
+                    raise  # a later call's: reported by the watch thread
+                raised.append(err)
+                return None
+            if result is False:
+                self._ended = True
+            return result
+
+        self._changed = changed
         try:
             self._watch = start(self._client, self._path, changed)
         except ConnectionClosedError:
-            return  # kazoo's watches ignore a closed client
+            # kazoo's: a watch made on a stopped client starts with it.
+            self._paused = self._resumable()
+        finally:
+            first, raised = raised, None
         self._client._keep(self)
+        if first:
+            raise first[0]
+
+    def _resumable(self):
+        return True
+
+    def _pause(self):
+        """The client stops: a running watch goes on at its next start."""
+        with self._run_lock:
+            running = self._watch is not None and not self._watch.stopped and not self._ended
+            if running and self._resumable():
+                self._paused = True
+
+    def _resume(self):
+        """The client started again: watch from what the last call saw."""
+        from .exceptions import ConnectionClosedError
+
+        with self._run_lock:
+            if not self._paused or self._ended:
+                return
+            self._paused = False
+            try:
+                self._watch = self._start_from(self._changed)
+            except ConnectionClosedError:
+                self._paused = True  # stopped again meanwhile
+            except NoNodeError:
+                self._ended = True  # a children watch's node is gone: kazoo's ends
+            except Exception:  # noqa: BLE001 - no caller to raise to
+                import logging
+
+                logging.getLogger("zoolock").exception("a watch could not start again on %s", self._path)
+                self._ended = True
 
     def _done(self):
-        return self._watch is None or self._watch.stopped
+        if self._ended:
+            return True
+        return not self._paused and (self._watch is None or self._watch.stopped)
 
     @property
     def _stopped(self):
@@ -754,6 +860,7 @@ class DataWatch:
 
     def stop(self):
         """Ends the watch (zoolock's; kazoo's way is returning ``False``)."""
+        self._ended = True
         if self._watch is not None:
             self._watch.stop()
 
@@ -761,10 +868,12 @@ class DataWatch:
 class ChildrenWatch(DataWatch):
     """kazoo's ``ChildrenWatch(client, path, func, allow_session_lost=True,
     send_event=False)``: ``func(children)`` (``func(children, event)`` with
-    ``send_event``) now and after each change, until ``func`` returns
-    ``False`` or the node is deleted. On a node that does not exist it stops
-    at once without a call, as kazoo's. ``allow_session_lost=False`` stops
-    it when the session is lost."""
+    ``send_event``) now, in the constructing thread, and after each change,
+    on the client's watch thread, until ``func`` returns ``False`` or the
+    node is deleted. On a node that does not exist it stops at once without
+    a call, as kazoo's. ``allow_session_lost=False`` stops it when the
+    session is lost (also by ``stop()``); otherwise it lists again at the
+    client's next ``start()`` and calls back if the children changed."""
 
     def __init__(self, client, path, func=None, allow_session_lost=True, send_event=False):
         self._allow_session_lost = allow_session_lost
@@ -776,25 +885,33 @@ class ChildrenWatch(DataWatch):
             raise KazooException("A function has already been associated with this ChildrenWatch instance.")
         self._used = True
         self._func = func
+        self._seen = _NEVER_CHILDREN
 
-        def changed(children, event):
+        def call(children, event):
+            self._seen = list(children)
             return func(children, _event(event)) if self._send_event else func(children)
 
         try:
-            self._start(_zoolock._children_watch, changed)
+            self._start(_zoolock._children_watch, call)
         except NoNodeError:
+            self._ended = True
             return func  # kazoo's: a watch of a missing node ends silently
         if not self._allow_session_lost and self._watch is not None:
-            watch = self._watch
 
             def on_state(state):
-                if state == "LOST" or watch.stopped:
-                    watch.stop()
+                if state == "LOST" or self._done():
+                    self.stop()
                     return True
                 return None
 
             self._client.add_listener(on_state)
         return func
+
+    def _start_from(self, changed):
+        return _zoolock._children_watch(self._client, self._path, changed, seen=self._seen)
+
+    def _resumable(self):
+        return self._allow_session_lost
 
 
 class Election:

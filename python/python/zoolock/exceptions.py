@@ -10,9 +10,10 @@ zoolock does not depend on kazoo: without it the hierarchy is zoolock's alone.
 
 try:
     from kazoo import exceptions as _kazoo_exceptions
+    from kazoo import retry as _kazoo_retry
     from kazoo.handlers import threading as _kazoo_threading
 except ImportError:
-    _kazoo_exceptions = _kazoo_threading = None
+    _kazoo_exceptions = _kazoo_retry = _kazoo_threading = None
 
 
 def _kazoos(name, module=_kazoo_exceptions):
@@ -94,6 +95,17 @@ class ConnectionClosedError(*_kazoos("ConnectionClosedError"), SessionExpiredErr
     """The client was never started, or was stopped or closed."""
 
 
+class OperationTimeoutError(*_kazoos("OperationTimeoutError"), ZookeeperError):
+    """An operation ran out of time; ``retry()`` calls again, as kazoo's."""
+
+
+class ForceRetryError(*_kazoos("ForceRetryError", _kazoo_retry), Exception):
+    """Raised by a function given to ``retry()`` to be called again (kazoo's
+    ``kazoo.retry.ForceRetryError``, which kazoo's recipes raise after losing
+    a race, e.g. ``Counter``'s compare-and-set): not a ``KazooException``, as
+    kazoo's is not."""
+
+
 class CancelledError(*_kazoos("CancelledError"), KazooException):
     """The acquire was cancelled by cancel()."""
 
@@ -132,6 +144,15 @@ class TlsError(KazooTimeoutError):
     in its place."""
 
 
+#: What ``retry()`` calls again after, at growing intervals as kazoo's
+#: ``KazooRetry`` does: zoolock's classes and kazoo's, which they derive from.
+_RETRY_AFTER_BACKOFF = (
+    ForceRetryError,
+    OperationTimeoutError,
+    *_kazoos("ForceRetryError", _kazoo_retry),
+    *_kazoos("OperationTimeoutError"),
+)
+
 __all__ = [
     "InvalidACLError",
     "RuntimeInconsistency",
@@ -145,6 +166,7 @@ __all__ = [
     "ConfigurationError",
     "ConnectionClosedError",
     "ConnectionLoss",
+    "ForceRetryError",
     "ForkedError",
     "KazooException",
     "KazooTimeoutError",
@@ -153,6 +175,7 @@ __all__ = [
     "NodeExistsError",
     "NoNodeError",
     "NotEmptyError",
+    "OperationTimeoutError",
     "SessionExpiredError",
     "TlsError",
     "ZookeeperError",
