@@ -1,6 +1,7 @@
 using System;
 using System.Collections.Generic;
 using System.Collections.ObjectModel;
+using System.Runtime.CompilerServices;
 using System.Runtime.InteropServices;
 using ZooLock.Native;
 
@@ -39,7 +40,18 @@ namespace ZooLock
         /// <exception cref="ZooLockConnectionException">No server answered in time.</exception>
         /// <exception cref="ZooLockTlsException">TLS failed: the message says why.</exception>
         /// <exception cref="ZooLockAuthException">The servers refused the SASL credentials.</exception>
+        /// <exception cref="ZooLockNativeLibraryException">zoolock's native library cannot be found or loaded on this platform.</exception>
         public ZooKeeperSession(string connectString, ZooKeeperSessionOptions options)
+            : this(connectString, options, NativeLoader.Ready())
+        {
+        }
+
+        // The body apart from the public constructor, which loads the native
+        // library first: Mono binds a method's DllImports when it compiles the
+        // method, so no method that calls native code may be compiled before
+        // the library is loaded.
+        [MethodImpl(MethodImplOptions.NoInlining)]
+        ZooKeeperSession(string connectString, ZooKeeperSessionOptions options, bool loaded)
         {
             if (connectString == null) throw new ArgumentNullException("connectString");
             if (options == null) throw new ArgumentNullException("options");

@@ -3,6 +3,7 @@
 
 using System;
 using System.Diagnostics;
+using System.Runtime.CompilerServices;
 using System.Threading;
 using ZooLock.Native;
 
@@ -20,6 +21,7 @@ namespace ZooLock
         static readonly NativeMethods.zl_set_log_callback_callback_delegate OnEvent = Deliver;
         static readonly object Gate = new object();
         static SourceLevels level;
+        static bool installed;
 
         /// <summary>The trace source every event is written to (its switch filters what its listeners see).</summary>
         public static readonly TraceSource TraceSource = new TraceSource("ZooLock");
@@ -30,8 +32,10 @@ namespace ZooLock
         static ZooLockLog()
         {
             // At least warnings, more if the trace source's switch asks for more.
+            // No native call here: a failure to load the library must not
+            // become a TypeInitializationException; Install applies it.
             var configured = TraceSource.Switch.Level;
-            Level = (configured & ~SourceLevels.ActivityTracing) > SourceLevels.Warning ? configured : SourceLevels.Warning;
+            level = (configured & ~SourceLevels.ActivityTracing) > SourceLevels.Warning ? configured : SourceLevels.Warning;
         }
 
         /// <summary>
@@ -39,21 +43,37 @@ namespace ZooLock
         /// by default (errors and warnings); <c>Information</c> adds session
         /// state changes; <c>Verbose</c> every step; <c>Off</c> none, at no cost.
         /// </summary>
+        /// <exception cref="ZooLockNativeLibraryException">Set, while zoolock's native library cannot be loaded.</exception>
         public static SourceLevels Level
         {
             get { lock (Gate) return level; }
             set
             {
+                NativeLoader.EnsureLoaded();
                 lock (Gate)
                 {
                     level = value;
-                    Interop.Check(NativeMethods.zl_set_log_callback(NativeLevel(value), OnEvent, null));
+                    Apply();
                 }
             }
         }
 
-        /// <summary>Registers the callback (the static constructor does): every session calls this first.</summary>
-        internal static void Install() { }
+        /// <summary>Registers the callback at the current level, once the native library is loaded: every session calls this first.</summary>
+        internal static void Install()
+        {
+            lock (Gate)
+            {
+                if (!installed) Apply();
+            }
+        }
+
+        /// <summary>Hands the level and callback to the native library (under <see cref="Gate"/>); never inlined into the setter, which loads the library first.</summary>
+        [MethodImpl(MethodImplOptions.NoInlining)]
+        static void Apply()
+        {
+            Interop.Check(NativeMethods.zl_set_log_callback(NativeLevel(level), OnEvent, null));
+            installed = true;
+        }
 
         static int NativeLevel(SourceLevels levels)
         {
