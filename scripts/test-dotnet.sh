@@ -44,5 +44,5 @@ if [ "$status" -ne 0 ] || [ "$failed" -ne 0 ] || [ "$total" -eq 0 ]; then
 fi
 
 echo "== consumer: install $package from a folder feed, compile, run against a real server"
-scripts/lib/test-nuget-consumer.sh "$package"
+scripts/lib/test-nuget-consumer.sh "$package" linux-x64
 echo "$summary"

@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::json;
 use zookeeper_client as zk;
-use zoolock::{Acquire, Holder, Kind, Lock, LockConfig, Session, SessionOptions};
+use zoolock::{Acquire, Kind, Lock, LockConfig, Session, SessionOptions};
 
 use crate::args::Args;
 

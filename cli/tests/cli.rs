@@ -12,7 +12,7 @@ use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::process::Child;
 use tokio::time::timeout;
 use zookeeper_client as zk;
-use zoolock::{Acquire, Holder, Inspector, Lock, LockConfig};
+use zoolock::{Acquire, Inspector, Lock, LockConfig};
 
 #[tokio::test(flavor = "multi_thread")]
 async fn commands_under_one_lock_never_overlap_and_see_increasing_tokens() {

@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use common::*;
 use tokio::io::{AsyncBufReadExt, BufReader};
-use zoolock::{Acquire, Holder, Inspector, Lock, LockConfig};
+use zoolock::{Acquire, Inspector, Lock, LockConfig};
 
 /// A lock held by another session, with `identifier` as its data.
 async fn held(path: &str, identifier: &str) -> (zoolock::Session, Lock) {

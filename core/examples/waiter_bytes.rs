@@ -4,7 +4,7 @@
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicI64, Ordering};
 use std::time::Duration;
-use zoolock::{Acquire, Holder, Kind, Lock, LockConfig, Session, SessionOptions};
+use zoolock::{Acquire, Kind, Lock, LockConfig, Session, SessionOptions};
 
 const MAXS: usize = 16384;
 static LIVE: [AtomicI64; MAXS + 1] = [const { AtomicI64::new(0) }; MAXS + 1];

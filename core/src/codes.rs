@@ -7,8 +7,12 @@
 //! wildcard, so a new variant fails to compile until every table and
 //! binding handles it. Codes are only ever appended: a caller built against
 //! an older list keeps working.
-
-use crate::{Kind, LockState, LostReason, ParticipantKind, Scheme, SessionState};
+//!
+//! This module is the [`codes!`] macro that gives an enum its table; each
+//! table stands beside its enum: `ErrorKind` in `error.rs`, the session and
+//! lock states and lost reasons in `state.rs`, `Scheme` in `naming.rs`,
+//! `Kind` in `lock/mod.rs`, `ParticipantKind` in `inspect.rs`. So the
+//! leaves that use it (`error.rs`, `state.rs`) import nothing above them.
 
 /// Gives a fieldless enum its codes: `ALL` (every value, in code order),
 /// `code()` and `from_code()`, `name()` (snake_case, stable: metrics labels
@@ -68,120 +72,11 @@ macro_rules! codes {
 }
 pub(crate) use codes;
 
-codes! {
-    impl SessionState {
-        /// Connected to a server, the session alive.
-        Connected = 0 => "connected",
-        /// The connection dropped; the session, and every lock it holds, may still live. Stop touching guarded resources until connected again.
-        Suspended = 1 => "suspended",
-        /// The session expired and its locks are gone; a new session is being opened.
-        Lost = 2 => "lost",
-        /// The session was closed by its owner.
-        Closed = 3 => "closed",
-    }
-}
-
-codes! {
-    // 0 is no reason: C#'s `LostReason.None`, a hold that is not lost.
-    impl LostReason {
-        /// The session expired: its ephemeral nodes, the hold's among them, are gone.
-        SessionExpired = 1 => "session_expired",
-        /// The session was closed under the hold.
-        SessionClosed = 2 => "session_closed",
-        /// The lease given at acquire ran out.
-        LeaseExpired = 3 => "lease_expired",
-        /// Someone else deleted the holder's node (an operator breaking the lock): the next contender may already hold it.
-        NodeDeleted = 4 => "node_deleted",
-    }
-}
-
-codes! {
-    impl Kind {
-        /// An exclusive lock (kazoo's `Lock`, Curator's `InterProcessMutex`).
-        Mutex = 0 => "mutex",
-        /// The read side of a read/write lock: shared with other readers.
-        Read = 1 => "read",
-        /// The write side of a read/write lock: excludes readers and writers.
-        Write = 2 => "write",
-    }
-}
-
-codes! {
-    // 2 is neither, in `inspect`'s records: the C ABI's `ZL_SCHEME_OTHER`.
-    impl Scheme {
-        /// kazoo's node names, zoolock's default: `<uuid hex>__lock__<seq>`.
-        Kazoo = 0 => "kazoo",
-        /// Curator's node names: `_c_<uuid>-lock-<seq>`.
-        Curator = 1 => "curator",
-    }
-}
-
-codes! {
-    impl ParticipantKind {
-        /// An exclusive node: a mutex's, or a kazoo write lock's (kazoo names both alike).
-        Lock = 0 => "lock",
-        /// A read lock's node.
-        Read = 1 => "read",
-        /// A Curator write lock's node (`__WRIT__`).
-        Write = 2 => "write",
-        /// A semaphore lease, or a wait for one.
-        Lease = 3 => "lease",
-    }
-}
-
-impl LockState {
-    /// Every state, in code order: `Lost` once for each [`LostReason`].
-    pub const ALL: [LockState; 3 + LostReason::ALL.len()] = {
-        let mut all = [LockState::Released; 3 + LostReason::ALL.len()];
-        all[1] = LockState::Held;
-        all[2] = LockState::Suspended;
-        let mut i = 0;
-        while i < LostReason::ALL.len() {
-            all[3 + i] = LockState::Lost(LostReason::ALL[i]);
-            i += 1;
-        }
-        all
-    };
-
-    /// The stable number the C ABI and C# carry: a lost state's is 2 plus its reason's.
-    pub const fn code(self) -> i32 {
-        match self {
-            LockState::Released => 0,
-            LockState::Held => 1,
-            LockState::Suspended => 2,
-            LockState::Lost(reason) => 2 + reason.code(),
-        }
-    }
-
-    /// The stable snake_case name, the same for every reason of `Lost`.
-    pub const fn name(self) -> &'static str {
-        match self {
-            LockState::Released => "released",
-            LockState::Held => "held",
-            LockState::Suspended => "suspended",
-            LockState::Lost(_) => "lost",
-        }
-    }
-
-    /// What it means, in a line (a lost state's is its reason's).
-    pub const fn doc(self) -> &'static str {
-        match self {
-            LockState::Released => "Holds nothing.",
-            LockState::Held => "Holds: the node is first in line and the session is connected.",
-            LockState::Suspended => {
-                "The connection dropped while holding: stop using the guarded resource until held again."
-            }
-            LockState::Lost(reason) => reason.doc(),
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use std::collections::HashSet;
 
-    use super::*;
-    use crate::ErrorKind;
+    use crate::{ErrorKind, Kind, LockState, LostReason, ParticipantKind, Scheme, SessionState};
 
     /// Codes ascend (so `ALL` is in code order and none repeats); names are
     /// distinct snake_case; every doc says something.

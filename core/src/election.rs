@@ -8,10 +8,11 @@ use tokio::sync::watch;
 
 use crate::error::{Error, Result};
 use crate::holder::sealed::Recipe;
-use crate::holder::{Acquire, Holder, LockState};
+use crate::holder::Acquire;
 use crate::lock::{Kind, Lock, LockConfig};
 use crate::runtime;
 use crate::session::Session;
+use crate::state::LockState;
 use crate::znode::Transaction;
 
 /// A candidate in the election at a path (kazoo's `Election(path, identifier)`,

@@ -421,7 +421,7 @@ impl Error {
             Zk::ConnectionLoss => Error::ConnectionLoss(Duration::ZERO),
             // zookeeper-client fails a request whose connection broke under it
             // (a broken pipe, a reset) with the I/O error: the same loss to
-            // the caller, who may retry (as `cleanup::connection_lost` says).
+            // the caller, who may retry (as `connection_lost` says).
             Zk::Custom(_) => Error::ConnectionLoss(Duration::ZERO),
             // The server refused the request, unapplied, because the session
             // moved to another server; the client reconnects. kazoo retries
@@ -430,6 +430,15 @@ impl Error {
             other => Error::ZooKeeper { action, path, message: other.to_string() },
         }
     }
+}
+
+/// Whether a request failed because its connection broke: it may or may not
+/// have been applied. zookeeper-client fails the requests in flight with the
+/// connection's own error — `ConnectionLoss`, or a custom one such as "no
+/// response from connection in 1600ms" — so both count.
+pub(crate) fn connection_lost(err: &zookeeper_client::Error) -> bool {
+    use zookeeper_client::Error as Zk;
+    matches!(err, Zk::ConnectionLoss | Zk::Custom(_))
 }
 
 #[cfg(test)]

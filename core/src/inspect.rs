@@ -16,10 +16,12 @@ use std::time::{Duration, SystemTime};
 
 use zookeeper_client as zk;
 
+use crate::codes::codes;
 use crate::error::{Error, Result};
+use crate::mirror::{DataWatchMark, Mirrors};
 use crate::naming::{self, Role, Scheme};
 use crate::options::validate_path;
-use crate::session::{DataWatchMark, Live, Session};
+use crate::session::{Live, Session};
 
 /// What a participant holds or waits for, as its node's name tells.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -228,7 +230,7 @@ async fn watched_children(session: &Session, live: &Live, path: &str) -> Result<
             Err(err) => return Err(Error::zk(path, "list", err)),
         }
         // A data watch: the session's handles on `path` stop mirroring it.
-        let mark = session.data_watch(path);
+        let mark = Mirrors::of(session).data_watch(path);
         match live.client.check_and_watch_stat(path).await {
             // Created meanwhile: list it.
             Ok((Some(_), _)) => continue,
@@ -300,6 +302,19 @@ fn participant(node: String, kind: ParticipantKind, holds: bool, stat: zk::Stat,
         created: SystemTime::UNIX_EPOCH + Duration::from_millis(stat.ctime.max(0) as u64),
         fencing_token: stat.czxid,
         node,
+    }
+}
+
+codes! {
+    impl ParticipantKind {
+        /// An exclusive node: a mutex's, or a kazoo write lock's (kazoo names both alike).
+        Lock = 0 => "lock",
+        /// A read lock's node.
+        Read = 1 => "read",
+        /// A Curator write lock's node (`__WRIT__`).
+        Write = 2 => "write",
+        /// A semaphore lease, or a wait for one.
+        Lease = 3 => "lease",
     }
 }
 

@@ -3,20 +3,21 @@
 //! A [`Session`] is one ZooKeeper session shared by every lock of a process;
 //! it reopens itself after expiry. A [`Lock`] is kazoo's `Lock`, `ReadLock`
 //! or `WriteLock` (and can name its nodes Curator's way), a [`Semaphore`] is
-//! kazoo's `Semaphore`. Every call has an async form and a `_blocking` one.
+//! kazoo's `Semaphore`. Every call has an async form and a `_blocking` one;
+//! [`Lock::hold`] returns a [`Hold`] that releases when dropped.
 //!
 //! ```
-//! use zoolock::{Acquire, Holder, Lock, Session, SessionOptions};
+//! use zoolock::{Acquire, Lock, Session, SessionOptions};
 //! # fn main() -> zoolock::Result<()> {
 //! # // A real server for the example (Debian's ZooKeeper, started by the harness).
 //! # let connect = zk_harness::shared().connect_string();
 //! # tokio::runtime::Runtime::new().unwrap().block_on(async {
 //! let session = Session::connect(SessionOptions::new(connect)).await?; // "zk1:2181,zk2:2181/app"
-//! let lock = Lock::mutex(&session, "/locks/ledger")?;
-//! if lock.acquire(Acquire::default()).await? {
-//!     let token = lock.fencing_token().unwrap();
+//! let lock = Lock::mutex_with_identifier(&session, "/locks/ledger", "worker-1")?;
+//! if let Some(hold) = lock.hold(Acquire::default()).await? {
+//!     let token = hold.fencing_token();
 //!     // … write to the guarded resource, passing `token` along …
-//!     lock.release().await?;
+//!     hold.release().await?; // or drop it: released in the background
 //! }
 //! session.close().await;
 //! # Ok(()) })
@@ -27,7 +28,7 @@
 //!
 //! ```
 //! use std::time::Duration;
-//! use zoolock::{Acquire, Holder, Lock, Session, SessionOptions};
+//! use zoolock::{Acquire, Lock, Session, SessionOptions};
 //! # fn main() -> zoolock::Result<()> {
 //! # let connect = zk_harness::shared().connect_string();
 //! let session = Session::connect_blocking(SessionOptions::new(connect))?;
@@ -53,8 +54,8 @@
 
 #![warn(missing_docs)]
 
-mod cleanup;
 mod codes;
+mod contender;
 mod election;
 mod error;
 mod events;
@@ -69,12 +70,13 @@ pub mod runtime;
 mod security;
 mod semaphore;
 mod session;
+mod state;
 mod watchers;
 mod znode;
 
 pub use election::{Election, Leadership};
 pub use error::{Error, ErrorKind, Result};
-pub use holder::{Acquire, BoxFuture, Holder, LockState, LostReason, Outcome, Owner};
+pub use holder::{Acquire, BoxFuture, Hold, Holder, Owner};
 pub use inspect::{inspect, Inspector, Participant, ParticipantKind};
 pub use lock::{Kind, Lock, LockConfig};
 pub use naming::Scheme;
@@ -84,7 +86,8 @@ pub use options::{
 };
 pub use security::{Pem, SaslMechanism, SaslOptions, Secret, TlsOptions};
 pub use semaphore::Semaphore;
-pub use session::{Session, SessionState, Status};
+pub use session::Session;
+pub use state::{LockState, LostReason, Outcome, SessionState, Status};
 pub use watchers::{ChildrenWatch, DataWatch, WatchEvent, WatchEventKind};
 pub use znode::{Create, Heard, OpResult, Retry, Stat, Transaction};
 pub use zookeeper_client::{Acl, AuthId, Permission};

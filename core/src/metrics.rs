@@ -16,8 +16,7 @@ use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::time::Duration;
 
-use crate::holder::LostReason;
-use crate::session::SessionState;
+use crate::state::{LostReason, SessionState};
 
 /// Time from an acquire's call to its hold (acquisitions that got the lock or a lease).
 pub const ACQUIRE_WAIT: &str = "zoolock_acquire_wait_seconds";

@@ -23,6 +23,8 @@
 
 use uuid::Uuid;
 
+use crate::codes::codes;
+
 /// How zoolock names its own nodes, so that a peer sharing the path sees them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Scheme {
@@ -249,6 +251,16 @@ pub fn standing(children: &[String], mine: &str, role: Role, extra_markers: &[St
     match blockers.next_back() {
         None => Standing::Holds,
         Some(nearest) => Standing::Waits { predecessor: nearest.name.clone(), last_blocker: blockers.next().is_none() },
+    }
+}
+
+codes! {
+    // 2 is neither, in `inspect`'s records: the C ABI's `ZL_SCHEME_OTHER`.
+    impl Scheme {
+        /// kazoo's node names, zoolock's default: `<uuid hex>__lock__<seq>`.
+        Kazoo = 0 => "kazoo",
+        /// Curator's node names: `_c_<uuid>-lock-<seq>`.
+        Curator = 1 => "curator",
     }
 }
 

@@ -9,12 +9,13 @@ use std::sync::Arc;
 use uuid::Uuid;
 use zookeeper_client as zk;
 
-use crate::cleanup::{connection_lost, Removal, Target};
-use crate::error::{Error, Result};
-use crate::holder::{sealed, Acquire, Attempt, BoxFuture, Holder, HolderState, OnHeld, Outcome, Removals, Won};
+use crate::contender::{Attempt, Removal, Removals, Target, Won};
+use crate::error::{connection_lost, Error, Result};
+use crate::holder::{holder_methods, sealed, Acquire, BoxFuture, Holder, HolderState, OnHeld};
 use crate::lock::{read_identifiers, Kind, Lock, LockConfig};
 use crate::options::{validate_identifier, validate_path};
 use crate::session::{Live, Session};
+use crate::state::Outcome;
 
 /// A counting semaphore shared with kazoo clients on the same path.
 #[derive(Clone)]
@@ -189,6 +190,8 @@ impl Semaphore {
         Ok(())
     }
 }
+
+holder_methods!(Semaphore);
 
 impl sealed::Recipe for Semaphore {
     fn state_of(&self) -> &Arc<HolderState> {

@@ -12,11 +12,12 @@ use tokio::sync::oneshot;
 use tokio::task::AbortHandle;
 use zookeeper_client as zk;
 
-use crate::cleanup::connection_lost;
-use crate::error::{Error, Result};
+use crate::error::{connection_lost, Error, Result};
+use crate::mirror::Mirrors;
 use crate::options::validate_node_path;
 use crate::runtime;
-use crate::session::{Session, SessionState};
+use crate::session::Session;
+use crate::state::SessionState;
 use crate::znode::Stat;
 
 /// What happened to a watched node (kazoo's `WatchedEvent.type`).
@@ -334,7 +335,7 @@ async fn watch_data(
         };
         // A data watch: the session's handles on `path` stop mirroring it
         // while it may be set (the mark drops after the watcher).
-        let _mark = session.data_watch(&path);
+        let _mark = Mirrors::of(&session).data_watch(&path);
         let read = match live.client.get_and_watch_data(&path).await {
             Ok((data, stat, watcher)) => Ok((Some((data, Stat::from(&stat))), watcher)),
             // Watch for its creation instead; `exists` leaves a watch also when absent.

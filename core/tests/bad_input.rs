@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 
 use common::*;
 use zookeeper_client as zk;
-use zoolock::{Acquire, Error, Holder, Lock, Result, Semaphore, Session, SessionOptions};
+use zoolock::{Acquire, Error, Lock, Result, Semaphore, Session, SessionOptions};
 
 const LANGUAGE: &str = "rust";
 

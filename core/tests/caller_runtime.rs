@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use common::*;
 use tokio::runtime::{Builder, Runtime};
-use zoolock::{Acquire, Error, Holder, Lock, SessionState};
+use zoolock::{Acquire, Error, Lock, SessionState};
 
 fn multi_thread() -> Runtime {
     Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap()

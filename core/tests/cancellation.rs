@@ -72,14 +72,6 @@ enum Fault {
     DropReply,
 }
 
-fn harness() -> &'static zk_harness::Ensemble {
-    zk_harness::shared()
-}
-
-async fn inject<T: Send + 'static>(fault: impl FnOnce() -> T + Send + 'static) -> T {
-    tokio::task::spawn_blocking(fault).await.unwrap()
-}
-
 /// A fault under way; [`Injected::settle`] ends it.
 #[derive(Default)]
 struct Injected {

@@ -8,10 +8,6 @@ use std::time::Duration;
 use common::*;
 use zoolock::{Create, Election, Error, LockState, LostReason};
 
-async fn inject<T: Send + 'static>(fault: impl FnOnce() -> T + Send + 'static) -> T {
-    tokio::task::spawn_blocking(fault).await.unwrap()
-}
-
 fn spawn_lead(election: &Election) -> tokio::task::JoinHandle<zoolock::Result<zoolock::Leadership>> {
     let election = election.clone();
     tokio::spawn(async move { election.lead().await })

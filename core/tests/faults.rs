@@ -8,16 +8,7 @@ use std::time::Duration;
 use common::*;
 use tokio::sync::mpsc;
 use zk_harness::{Ensemble, Options};
-use zoolock::{Acquire, Holder, Lock, LockState, LostReason, Session, SessionOptions, SessionState};
-
-fn harness() -> &'static Ensemble {
-    zk_harness::shared()
-}
-
-/// Runs a blocking harness call without stalling the clients under test.
-async fn inject<T: Send + 'static>(fault: impl FnOnce() -> T + Send + 'static) -> T {
-    tokio::task::spawn_blocking(fault).await.unwrap()
-}
+use zoolock::{Acquire, Lock, LockState, LostReason, Session, SessionOptions, SessionState};
 
 async fn wait_state(lock: &Lock, want: LockState) {
     let mut states = lock.subscribe();

@@ -7,11 +7,7 @@ mod common;
 use std::time::Duration;
 
 use common::*;
-use zoolock::{Acquire, Create, Error, Holder, Lock, LockState, LostReason, OpResult, Retry, Semaphore};
-
-async fn inject<T: Send + 'static>(fault: impl FnOnce() -> T + Send + 'static) -> T {
-    tokio::task::spawn_blocking(fault).await.unwrap()
-}
+use zoolock::{Acquire, Create, Error, Lock, LockState, LostReason, OpResult, Retry, Semaphore};
 
 async fn until_state(lock: &Lock, want: impl Fn(&LockState) -> bool) {
     let mut states = lock.subscribe();

@@ -6,7 +6,7 @@ mod common;
 use std::time::{Duration, Instant};
 
 use common::*;
-use zoolock::{Acquire, Error, Holder, Lock, Session, SessionOptions};
+use zoolock::{Acquire, Error, Lock, Session, SessionOptions};
 
 #[test]
 fn a_forked_child_is_refused_at_once_and_the_parent_goes_on() {

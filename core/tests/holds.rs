@@ -9,19 +9,7 @@ use std::time::Duration;
 
 use common::*;
 use tokio::time::timeout;
-use zk_harness::Ensemble;
-use zoolock::{
-    Acquire, Holder, Kind, Lock, LockConfig, LockState, LostReason, Outcome, Semaphore, Session, SessionState,
-};
-
-fn harness() -> &'static Ensemble {
-    zk_harness::shared()
-}
-
-/// Runs a blocking harness call without stalling the clients under test.
-async fn inject<T: Send + 'static>(fault: impl FnOnce() -> T + Send + 'static) -> T {
-    tokio::task::spawn_blocking(fault).await.unwrap()
-}
+use zoolock::{Acquire, Kind, Lock, LockConfig, LockState, LostReason, Outcome, Semaphore, Session, SessionState};
 
 async fn wait_state(states: &mut tokio::sync::watch::Receiver<LockState>, want: LockState) {
     timeout(Duration::from_secs(10), states.wait_for(|s| *s == want))

@@ -9,7 +9,7 @@ use std::time::{Duration, SystemTime};
 use common::*;
 use tokio::time::timeout;
 use zookeeper_client as zk;
-use zoolock::{inspect, Acquire, Holder, Inspector, Kind, Lock, LockConfig, ParticipantKind, Scheme, Semaphore};
+use zoolock::{inspect, Acquire, Inspector, Kind, Lock, LockConfig, ParticipantKind, Scheme, Semaphore};
 
 fn config(identifier: &str, scheme: Scheme) -> LockConfig {
     LockConfig { identifier: identifier.as_bytes().to_vec(), scheme, ..LockConfig::default() }

@@ -49,10 +49,11 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use common::{harness, inject};
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
 use tokio::time::{timeout, timeout_at, Instant};
-use zk_harness::{Ensemble, FaultId};
+use zk_harness::FaultId;
 use zookeeper_client as zk;
 use zoolock::naming;
 use zoolock::{Acquire, Holder, Kind, Lock, LockConfig, Semaphore, Session, SessionOptions, SessionState};
@@ -83,15 +84,6 @@ const CALL_BOUND: Duration = Duration::from_secs(5);
 
 const KINDS: [&str; 4] = ["mutex", "read", "write", "sem"];
 const SEM: usize = 3;
-
-fn harness() -> &'static Ensemble {
-    zk_harness::shared()
-}
-
-/// Runs a blocking harness call without stalling the clients under test.
-async fn inject<T: Send + 'static>(fault: impl FnOnce() -> T + Send + 'static) -> T {
-    tokio::task::spawn_blocking(fault).await.unwrap()
-}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn random_steps_under_faults_keep_every_invariant() {

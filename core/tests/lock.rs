@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use common::*;
 use tokio::sync::mpsc;
-use zoolock::{Acquire, Error, Holder, Kind, Lock, LockConfig, LockState, Scheme};
+use zoolock::{Acquire, Error, Kind, Lock, LockConfig, LockState, Scheme};
 
 fn config(identifier: &str) -> LockConfig {
     LockConfig { identifier: identifier.as_bytes().to_vec(), ..LockConfig::default() }

@@ -11,7 +11,7 @@ use common::*;
 use tokio::time::timeout;
 use zk_harness::{FaultState, Op, Select};
 use zoolock::metrics::*;
-use zoolock::{Acquire, Holder, Lock, LockState, LostReason, Semaphore, Session, SessionState};
+use zoolock::{Acquire, Lock, LockState, LostReason, Semaphore, Session, SessionState};
 
 fn value(snapshot: &BTreeMap<String, f64>, name: &str) -> f64 {
     *snapshot.get(name).unwrap_or_else(|| panic!("no {name} in {snapshot:?}"))

@@ -1,5 +1,5 @@
 //! Locks that wait on the session's mirror of the path (`LockConfig::mirror`):
-//! each assumption of core/src/mirror.rs, and the case where it fails —
+//! each assumption of core/src/mirror/mod.rs, and the case where it fails —
 //! events lost while disconnected, a watch zookeeper-client does not set
 //! again on reconnect, expiry, nodes of unmirrored contenders, an operator's
 //! deletion of the holder's node.
@@ -12,20 +12,12 @@ use std::time::Duration;
 
 use common::*;
 use tokio::time::timeout;
-use zoolock::{Acquire, Holder, Kind, Lock, LockConfig, LockState, LostReason, Session, SessionState};
+use zoolock::{Acquire, Kind, Lock, LockConfig, LockState, LostReason, Session, SessionState};
 
 const SETTLE: Duration = Duration::from_secs(20);
 
 fn mirrored(session: &Session, path: &str) -> Lock {
     Lock::new(session, path, Kind::Mutex, LockConfig { mirror: true, ..LockConfig::default() }).unwrap()
-}
-
-fn harness() -> &'static zk_harness::Ensemble {
-    zk_harness::shared()
-}
-
-async fn inject<T: Send + 'static>(fault: impl FnOnce() -> T + Send + 'static) -> T {
-    tokio::task::spawn_blocking(fault).await.unwrap()
 }
 
 /// Our session (a mirrored waiter's), theirs (a listing holder's), a raw

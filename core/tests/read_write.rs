@@ -6,7 +6,7 @@ mod common;
 use std::time::Duration;
 
 use common::*;
-use zoolock::{Acquire, Holder, Kind, Lock, LockConfig, Session};
+use zoolock::{Acquire, Kind, Lock, LockConfig, Session};
 
 fn lock(session: &Session, path: &str, kind: Kind, id: &str) -> Lock {
     Lock::new(session, path, kind, LockConfig { identifier: id.into(), ..LockConfig::default() }).unwrap()

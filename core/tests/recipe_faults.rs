@@ -1,16 +1,16 @@
 //! The recipe's shortcuts where the ZooKeeper behaviour they assume fails:
 //! the lock path deleted and re-created (its sequence counter restarts), an
 //! operator deleting nodes under waiters. Each test stands for one shortcut
-//! or one reported two-holder case; see `core/src/lock.rs`.
+//! or one reported two-holder case; see `core/src/lock/queue.rs`.
 
 mod common;
 
 use std::time::Duration;
 
 use common::*;
-use zk_harness::{Ensemble, FaultState, Landing, Op, Select};
+use zk_harness::{FaultState, Landing, Op, Select};
 use zookeeper_client as zk;
-use zoolock::{Acquire, Holder, Kind, Lock, LockConfig, LockState, LostReason, Session};
+use zoolock::{Acquire, Kind, Lock, LockConfig, LockState, LostReason, Session};
 
 /// A handle that lists the children and watches its predecessor
 /// (`LockConfig::mirror` off): the faults of the tests that use it land on
@@ -22,15 +22,6 @@ fn listing(session: &Session, path: &str) -> Lock {
 /// A handle of either design: mirrored, or listing (see [`listing`]).
 fn design(mirror: bool, session: &Session, path: &str) -> zoolock::Result<Lock> {
     Lock::new(session, path, Kind::Mutex, LockConfig { mirror, ..LockConfig::default() })
-}
-
-fn harness() -> &'static Ensemble {
-    zk_harness::shared()
-}
-
-/// Runs a blocking harness call without stalling the clients under test.
-async fn inject<T: Send + 'static>(fault: impl FnOnce() -> T + Send + 'static) -> T {
-    tokio::task::spawn_blocking(fault).await.unwrap()
 }
 
 /// An operator's `deleteall` of `path`, done atomically so that every

@@ -9,14 +9,7 @@ use std::time::Duration;
 
 use common::*;
 use tokio::time::timeout;
-use zk_harness::Ensemble;
-use zoolock::{
-    Acquire, Error, Holder, Kind, Lock, LockConfig, LockState, LostReason, Outcome, Owner, Session, SessionState,
-};
-
-fn harness() -> &'static Ensemble {
-    zk_harness::shared()
-}
+use zoolock::{Acquire, Error, Kind, Lock, LockConfig, LockState, LostReason, Outcome, Owner, Session, SessionState};
 
 fn reentrant(session: &Session, path: &str) -> Lock {
     Lock::new(session, path, Kind::Mutex, LockConfig { reentrant: true, ..LockConfig::default() }).unwrap()

@@ -10,9 +10,7 @@ use std::time::{Duration, Instant};
 
 use common::unique_path;
 use zk_harness::{Ensemble, Options, Sasl, Tls};
-use zoolock::{
-    Acquire, Error, Holder, Lock, LockState, Pem, SaslOptions, Session, SessionOptions, SessionState, TlsOptions,
-};
+use zoolock::{Acquire, Error, Lock, LockState, Pem, SaslOptions, Session, SessionOptions, SessionState, TlsOptions};
 
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
 /// Scheduling slack on a loaded machine past the connect timeout.

@@ -6,7 +6,7 @@ mod common;
 use std::time::Duration;
 
 use common::*;
-use zoolock::{Acquire, Error, Holder, LockState, LostReason, Semaphore};
+use zoolock::{Acquire, Error, LockState, LostReason, Semaphore};
 
 #[tokio::test(flavor = "multi_thread")]
 async fn leases_are_counted_and_handed_on_when_freed() {

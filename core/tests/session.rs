@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 use common::*;
 use zookeeper_client as zk;
-use zoolock::{Acl, Acquire, AuthId, Error, Holder, Lock, Permission, Session, SessionOptions};
+use zoolock::{Acl, Acquire, AuthId, Error, Lock, Permission, Session, SessionOptions};
 
 #[tokio::test(flavor = "multi_thread")]
 async fn digest_auth_and_acls_protect_the_lock_nodes() {

@@ -25,10 +25,6 @@ fn kind<T>(call: &(T, Option<WatchEvent>)) -> Option<WatchEventKind> {
     call.1.as_ref().map(|e| e.kind)
 }
 
-async fn inject<T: Send + 'static>(fault: impl FnOnce() -> T + Send + 'static) -> T {
-    tokio::task::spawn_blocking(fault).await.unwrap()
-}
-
 #[tokio::test(flavor = "multi_thread")]
 async fn a_data_watch_follows_the_node_through_deletion_and_re_creation() {
     let session = session(&shared_server()).await;
@@ -303,7 +299,7 @@ async fn a_data_watch_survives_a_reconnect_of_the_same_session() {
 }
 
 /// A session remembers the paths it may hold a data watch on (so that no
-/// lock mirrors them: mirror.rs, point 6) only while it may: a watch that
+/// lock mirrors them: mirror/mod.rs, point 6) only while it may: a watch that
 /// fired or was stopped leaves no record, however many paths were watched.
 #[tokio::test(flavor = "multi_thread")]
 async fn stopped_data_watches_leave_no_record_behind() {

@@ -9,13 +9,7 @@ use std::sync::Arc;
 
 use common::*;
 use zk_harness::{Op, Select};
-use zoolock::{
-    Acl, Acquire, AuthId, Create, Error, Holder, Lock, OpResult, Permission, Retry, Session, SessionOptions,
-};
-
-async fn inject<T: Send + 'static>(fault: impl FnOnce() -> T + Send + 'static) -> T {
-    tokio::task::spawn_blocking(fault).await.unwrap()
-}
+use zoolock::{Acl, Acquire, AuthId, Create, Error, Lock, OpResult, Permission, Retry, Session, SessionOptions};
 
 #[tokio::test(flavor = "multi_thread")]
 async fn each_operation_does_what_kazoo_s_does() {

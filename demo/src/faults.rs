@@ -15,7 +15,7 @@ use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
 use zk_harness::{Ensemble, FaultId, FaultState, Landing, Op, Options, Select};
-use zoolock::{Holder, Lock, Session, SessionOptions};
+use zoolock::{Lock, Session, SessionOptions};
 
 use crate::logs::Log;
 use crate::operator::Operator;

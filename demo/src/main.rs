@@ -52,7 +52,7 @@ use std::time::{Duration, Instant};
 use languages::Language;
 use logs::Log;
 use resource::Resource;
-use zoolock::{Holder, Lock, Scheme, Session, SessionOptions, TlsOptions};
+use zoolock::{Lock, Scheme, Session, SessionOptions, TlsOptions};
 
 pub struct Args {
     pub workers: usize,

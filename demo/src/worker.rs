@@ -20,8 +20,7 @@ use std::time::{Duration, Instant};
 
 use crate::resource::now_ns;
 use zoolock::{
-    Acquire, Error, Holder, Kind, Lock, LockConfig, LockState, Scheme, Session, SessionOptions, SessionState,
-    TlsOptions,
+    Acquire, Error, Kind, Lock, LockConfig, LockState, Scheme, Session, SessionOptions, SessionState, TlsOptions,
 };
 
 struct Args {

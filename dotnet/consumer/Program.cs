@@ -1,15 +1,23 @@
 using System;
+using System.Diagnostics;
 using ZooLock;
 
 /// <summary>
-/// A consumer of the ZooLock NuGet package, compiled against the installed
-/// package by scripts/test-dotnet.sh: both APIs against a real server.
-/// Usage: Program.exe host:port[,host:port…]
+/// A consumer of the ZooLock NuGet package, compiled with mcs against the
+/// installed package by scripts/lib/test-nuget-consumer.sh.
+///   Program.exe HOSTS               both APIs against a real server
+///   Program.exe --contend HOSTS     one lock taken, contended and handed over (fencing tokens increase)
+///   Program.exe --no-native RID     where the native library cannot be loaded: every first touch
+///                                   (ZooLockLog first, then a session, a locker, an async connect,
+///                                   a ZooKeeperPath, a lock from a connection string, a log forward) throws
+///                                   ZooLockNativeLibraryException naming RID; prints its message
 /// </summary>
 static class Program
 {
     static int Main(string[] args)
     {
+        if (args.Length == 2 && args[0] == "--no-native") return NoNative(args[1]);
+        if (args.Length == 2 && args[0] == "--contend") return Contend(args[1]);
         var connect = args[0];
         using (var locker = new ZookeeperLocker("/consumer/classic", connect.Split(',')))
         {
@@ -17,23 +25,68 @@ static class Program
             if (!locker.Lock(name, 5000)) return Fail("the classic locker did not lock");
             if (!locker.Release(name)) return Fail("the classic locker did not release");
         }
-        using (var session = new ZooKeeperSession(connect))
+        int status = Contend(connect);
+        if (status == 0) Console.WriteLine("consumer: ok");
+        return status;
+    }
+
+    static int Contend(string connect)
+    {
+        using (var session = new ZooKeeperSession(connect, TimeSpan.FromSeconds(20), TimeSpan.FromSeconds(30)))
         {
             var mutex = new ZooKeeperDistributedLock("/consumer/modern", session, "consumer");
+            var waiter = new ZooKeeperDistributedLock("/consumer/modern", session, "waiter");
             long first;
-            using (var handle = mutex.Acquire(TimeSpan.FromSeconds(5)))
+            var handle = mutex.Acquire(TimeSpan.FromSeconds(30));
+            first = handle.FencingToken;
+            if (mutex.TryAcquire() != null) return Fail("a second holder got in");
+            var waiting = waiter.AcquireAsync(TimeSpan.FromSeconds(60));
+            if (waiting.IsCompleted) return Fail("the waiter got the lock while it was held");
+            handle.Dispose();
+            using (var next = waiting.Result)
             {
-                first = handle.FencingToken;
-                if (mutex.TryAcquire() != null) return Fail("a second holder got in");
-            }
-            using (var handle = mutex.AcquireAsync().Result)
-            {
-                if (handle.FencingToken <= first) return Fail("fencing tokens did not increase");
-                Console.WriteLine("consumer: locked twice, fencing tokens {0} < {1}", first, handle.FencingToken);
+                if (next.FencingToken <= first) return Fail("fencing tokens did not increase");
+                Console.WriteLine("consumer: lock held, contended and handed over on {0}, fencing tokens {1} < {2}",
+                    RuntimeInfo(), first, next.FencingToken);
             }
         }
-        Console.WriteLine("consumer: ok");
         return 0;
+    }
+
+    static int NoNative(string rid)
+    {
+        var seen = 0;
+        foreach (var touch in new Action[] {
+            () => ZooLockLog.Level = SourceLevels.Verbose,
+            () => new ZooKeeperSession("127.0.0.1:1").Dispose(),
+            () => new ZookeeperLocker("/consumer/none", "127.0.0.1:1").Dispose(),
+            () => ZooKeeperSession.ConnectAsync("127.0.0.1:1"),
+            () => new ZooKeeperPath("/consumer/none"),
+            () => new ZooKeeperDistributedLock("none", "127.0.0.1:1"),
+            () => ZooLockLog.Forward((level, category, message) => { }).Dispose(),
+        })
+        {
+            try
+            {
+                touch();
+                return Fail("a first touch succeeded without the native library");
+            }
+            catch (ZooLockNativeLibraryException e)
+            {
+                if (e.RuntimeIdentifier != rid) return Fail("RuntimeIdentifier " + e.RuntimeIdentifier + ", expected " + rid);
+                if (e.Status != ZooLockNativeLibraryException.NoStatus) return Fail("Status " + e.Status);
+                if (seen++ == 0) Console.WriteLine(e.Message);
+            }
+        }
+        return 0;
+    }
+
+    /// <summary>The process's architecture, by reflection: .NET Framework 4.6.2's mscorlib has no RuntimeInformation.</summary>
+    static string RuntimeInfo()
+    {
+        var type = Type.GetType("System.Runtime.InteropServices.RuntimeInformation");
+        var property = type == null ? null : type.GetProperty("ProcessArchitecture");
+        return property == null ? "an unknown architecture" : property.GetValue(null, null).ToString();
     }
 
     static int Fail(string what)

@@ -30,6 +30,7 @@ namespace ZooLock
         /// <summary>Stops log events first (a later one would start the callback thread again), then the rest.</summary>
         static void Shutdown()
         {
+            if (!NativeLoader.Loaded) return;
             NativeMethods.zl_set_log_callback(NativeMethods.ZL_LOG_OFF, null, null);
             NativeMethods.zl_shutdown();
         }

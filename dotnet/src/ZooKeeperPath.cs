@@ -1,4 +1,5 @@
 using System;
+using System.Runtime.CompilerServices;
 using System.Security.Cryptography;
 using System.Text;
 using ZooLock.Native;
@@ -19,6 +20,7 @@ namespace ZooLock
 
         /// <summary>The path <paramref name="path"/>, checked as ZooKeeper would.</summary>
         /// <exception cref="ArgumentException">Not a valid node path (relative, empty segments, a trailing '/', refused characters).</exception>
+        /// <exception cref="ZooLockNativeLibraryException">zoolock's native library (which checks it) cannot be loaded.</exception>
         public ZooKeeperPath(string path) : this(path, true) { }
 
         ZooKeeperPath(string path, bool check)
@@ -97,7 +99,16 @@ namespace ZooLock
         }
 
         /// <summary>The core's check of a node path or, with <paramref name="lockPath"/>, a lock path: ArgumentException if refused.</summary>
-        internal static unsafe void Check(string path, bool lockPath)
+        /// <exception cref="ZooLockNativeLibraryException">zoolock's native library cannot be loaded.</exception>
+        internal static void Check(string path, bool lockPath)
+        {
+            NativeLoader.EnsureLoaded();
+            CheckLoaded(path, lockPath);
+        }
+
+        /// <summary>The check itself, never compiled before the library is loaded (see <see cref="NativeLoader"/>).</summary>
+        [MethodImpl(MethodImplOptions.NoInlining)]
+        static unsafe void CheckLoaded(string path, bool lockPath)
         {
             var bytes = Interop.Bytes(path);
             fixed (byte* p = bytes) Interop.Check(NativeMethods.zl_path_check(p, (uint)bytes.Length, (byte)(lockPath ? 1 : 0)));

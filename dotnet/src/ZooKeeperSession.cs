@@ -1,6 +1,7 @@
 using System;
 using System.Collections.Generic;
 using System.Collections.ObjectModel;
+using System.Runtime.CompilerServices;
 using System.Runtime.InteropServices;
 using System.Threading;
 using System.Threading.Tasks;
@@ -43,7 +44,16 @@ namespace ZooLock
         /// <exception cref="ZooLockConnectionException">No server answered in time.</exception>
         /// <exception cref="ZooLockTlsException">TLS failed: the message says why.</exception>
         /// <exception cref="ZooLockAuthException">The servers refused the SASL credentials.</exception>
+        /// <exception cref="ZooLockNativeLibraryException">zoolock's native library cannot be found or loaded on this platform.</exception>
         public ZooKeeperSession(string connectString, ZooKeeperSessionOptions options)
+            : this(connectString, options, NativeLoader.Ready()) { }
+
+        // The body apart from the public constructor, which loads the native
+        // library first: Mono binds a method's DllImports when it compiles the
+        // method, so no method that calls native code may be compiled before
+        // the library is loaded.
+        [MethodImpl(MethodImplOptions.NoInlining)]
+        ZooKeeperSession(string connectString, ZooKeeperSessionOptions options, bool loaded)
             : this(connectString, (IntPtr)Connect(connectString, options)) { }
 
         /// <summary>Wraps a connected native session (freed by the finalizer if this fails).</summary>
@@ -71,11 +81,20 @@ namespace ZooLock
         /// <param name="connectString"><c>host:port[,host:port…][/chroot]</c>; with TLS, the servers' <c>secureClientPort</c>s.</param>
         /// <param name="options">Timeouts, credentials, ACL, TLS, SASL (null: the defaults); read once, here.</param>
         /// <param name="cancellationToken">Ends the wait.</param>
+        /// <exception cref="ZooLockNativeLibraryException">zoolock's native library cannot be found or loaded on this platform.</exception>
         public static Task<ZooKeeperSession> ConnectAsync(string connectString, ZooKeeperSessionOptions options = null,
             CancellationToken cancellationToken = default(CancellationToken))
         {
             if (connectString == null) throw new ArgumentNullException("connectString");
-            var native = (options ?? new ZooKeeperSessionOptions()).Build(connectString);
+            NativeLoader.EnsureLoaded();
+            return StartConnect(connectString, options ?? new ZooKeeperSessionOptions(), cancellationToken);
+        }
+
+        /// <summary><see cref="ConnectAsync"/> once the native library is loaded (see the constructors).</summary>
+        [MethodImpl(MethodImplOptions.NoInlining)]
+        static Task<ZooKeeperSession> StartConnect(string connectString, ZooKeeperSessionOptions options, CancellationToken cancellationToken)
+        {
+            var native = options.Build(connectString);
             try
             {
                 // The native library loads (Build called it): log events from here on, the connect's too.

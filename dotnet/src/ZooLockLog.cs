@@ -3,6 +3,7 @@
 
 using System;
 using System.Diagnostics;
+using System.Runtime.CompilerServices;
 using System.Threading;
 using ZooLock.Native;
 
@@ -27,6 +28,7 @@ namespace ZooLock
         /// <summary><see cref="Level"/> as a <c>ZL_LOG_*</c> code, read without the gate by the callback.</summary>
         static int traced;
         static Forwarding[] forwards = new Forwarding[0];
+        static bool installed;
 
         /// <summary>The trace source every event is written to (its switch filters what its listeners see).</summary>
         public static readonly TraceSource TraceSource = new TraceSource("ZooLock");
@@ -37,8 +39,10 @@ namespace ZooLock
         static ZooLockLog()
         {
             // At least warnings, more if the trace source's switch asks for more.
+            // No native call here: a failure to load the library must not
+            // become a TypeInitializationException; Install applies it.
             var configured = TraceSource.Switch.Level;
-            Level = (configured & ~SourceLevels.ActivityTracing) > SourceLevels.Warning ? configured : SourceLevels.Warning;
+            level = (configured & ~SourceLevels.ActivityTracing) > SourceLevels.Warning ? configured : SourceLevels.Warning;
         }
 
         /// <summary>
@@ -49,11 +53,13 @@ namespace ZooLock
         /// holds; <c>Verbose</c> every step (waits, holds with their tokens,
         /// timeouts, releases, retries); <c>Off</c> none, at no cost.
         /// </summary>
+        /// <exception cref="ZooLockNativeLibraryException">Set, while zoolock's native library cannot be loaded.</exception>
         public static SourceLevels Level
         {
             get { return level; }
             set
             {
+                NativeLoader.EnsureLoaded();
                 lock (Gate)
                 {
                     level = value;
@@ -81,11 +87,13 @@ namespace ZooLock
         /// </summary>
         /// <param name="log">Called with each event: level, category, message.</param>
         /// <param name="minimum">The least severe events it gets (<see cref="ZooLockLogLevel.Information"/> by default).</param>
+        /// <exception cref="ZooLockNativeLibraryException">zoolock's native library cannot be loaded.</exception>
         public static IDisposable Forward(Action<ZooLockLogLevel, string, string> log, ZooLockLogLevel minimum = ZooLockLogLevel.Information)
         {
             if (log == null) throw new ArgumentNullException("log");
             if (minimum < ZooLockLogLevel.Trace || minimum > ZooLockLogLevel.Error)
                 throw new ArgumentOutOfRangeException("minimum", minimum, "a ZooLockLogLevel from Trace to Error");
+            NativeLoader.EnsureLoaded();
             var forwarding = new Forwarding(log, minimum);
             lock (Gate)
             {
@@ -98,16 +106,27 @@ namespace ZooLock
             return forwarding;
         }
 
-        /// <summary>Registers the callback (the static constructor does): every session calls this first.</summary>
-        internal static void Install() { }
+        /// <summary>Registers the callback at the current level, once the native library is loaded: every session calls this first.</summary>
+        internal static void Install()
+        {
+            lock (Gate)
+            {
+                if (!installed) Apply();
+            }
+        }
 
-        /// <summary>Asks the core for the most verbose events any sink wants (called under the gate).</summary>
+        /// <summary>
+        /// Asks the core for the most verbose events any sink wants (under <see cref="Gate"/>);
+        /// never inlined into a caller that loads the library first.
+        /// </summary>
+        [MethodImpl(MethodImplOptions.NoInlining)]
         static void Apply()
         {
             Volatile.Write(ref traced, NativeLevel(level));
             int native = traced;
             foreach (var forwarding in forwards) native = Math.Max(native, NativeLevel(forwarding.Minimum));
             Interop.Check(NativeMethods.zl_set_log_callback(native, OnEvent, null));
+            installed = true;
         }
 
         static int NativeLevel(SourceLevels levels)

@@ -8,7 +8,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use tokio::sync::watch;
-use zoolock::{runtime, Election, Holder, Leadership, LockState};
+use zoolock::{runtime, Election, Leadership, LockState};
 
 use crate::args::{self, UserData};
 use crate::cancel::{cancellable, ZlCancel};

@@ -1,5 +1,5 @@
-//! A lock handle's decision rules (`core/src/lock.rs`, `holder.rs`,
-//! `cleanup.rs`), one message at a time. Every place where the old and the new
+//! A lock handle's decision rules (`core/src/lock/`, `holder/`,
+//! `contender/`), one message at a time. Every place where the old and the new
 //! rules differ reads a flag of [`Rules`].
 
 use std::collections::VecDeque;
@@ -316,7 +316,7 @@ impl Ctx<'_> {
             }
             (Pc::Holding { watch: OwnWatch::Armed }, Body::Deleted(n)) if n == self.own() => self.lost(),
             (Pc::AwaitCheck, Body::Stat(n, true)) if n == self.own() => {
-                // The mirror is deaf to creates (mirror.rs, point 6): list from now on.
+                // The mirror is deaf to creates (mirror/mod.rs, point 6): list from now on.
                 let (m, s) = (self.m, self.session() as u8);
                 m.blind(self.st, s);
                 self.relist()

@@ -25,7 +25,7 @@
 //! - `never waits on its own node`: a watch set on a node of its own (a
 //!   late create, issue 10 item 6) would wait until the session ends;
 //! - `mirror exact`: after each transaction it read, a session's mirror is the
-//!   set of children then (`core/src/mirror.rs`'s proof);
+//!   set of children then (`core/src/mirror/mod.rs`'s proof);
 //! - `gives up only a gone node`: a handle queues again (NodeGone) only once
 //!   its node is gone, else the node stays until its session ends;
 //! - `nobody stuck`, `no orphan`: when nothing but a fault could happen next,
@@ -76,7 +76,7 @@ pub struct Rules {
     /// predecessor; the listing rules remain its fallback.
     pub mirror: bool,
     /// Mirror: a `Disconnected` makes the mirror stale until a new watch and
-    /// listing (mirror.rs, point 3). Else it is trusted as it was.
+    /// listing (mirror/mod.rs, point 3). Else it is trusted as it was.
     pub mirror_resync: bool,
     /// Mirror: `addWatch` is sent before the listing (point 1). Else after.
     pub mirror_watch_first: bool,
@@ -121,7 +121,7 @@ impl Rules {
         mirror_missing_reads: true,
         mirror_wake_reads_own: true,
     };
-    /// The mirror design (`core/src/mirror.rs`), on the new rules.
+    /// The mirror design (`core/src/mirror/mod.rs`), on the new rules.
     pub const MIRROR: Rules = Rules { mirror: true, ..Rules::NEW };
 }
 
@@ -556,7 +556,7 @@ impl Model for Recipe {
             Action::Acquire(c) => Ctx { m: self, st: &mut st, c, own_present: false }.start(),
             Action::Release(c) => Ctx { m: self, st: &mut st, c, own_present: false }.release(),
             Action::Deliver(c) => {
-                // Every event produced before the message is read first (mirror.rs, point 2).
+                // Every event produced before the message is read first (mirror/mod.rs, point 2).
                 let s = self.session_of(c);
                 while st.clients[c as usize].inbox.front()?.after > 0 {
                     self.read_event(&mut st, s);

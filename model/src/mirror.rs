@@ -1,4 +1,4 @@
-//! The mirror design (`core/src/mirror.rs`, issue 16): one persistent
+//! The mirror design (`core/src/mirror/mod.rs`, issue 16): one persistent
 //! recursive watch per session on the lock path keeps a mirror of its
 //! children, shared by the session's handles; a waiter decides on the mirror
 //! alone. Here: the session's side of it — reading the watch's events,

@@ -180,7 +180,7 @@ pub enum PathWatch {
     Deaf,
 }
 
-/// The session's mirror (`mirror.rs`'s `State`), shared by its handles.
+/// The session's mirror (`core/src/mirror/mod.rs`'s `State`), shared by its handles.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Default)]
 pub struct Mirror {
     pub synced: bool,

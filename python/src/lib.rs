@@ -4,6 +4,7 @@
 
 mod asyncio;
 mod client;
+mod election;
 mod errors;
 mod holder;
 mod inspect;
@@ -20,6 +21,8 @@ use pyo3::prelude::*;
 fn _zoolock(m: &Bound<'_, PyModule>) -> PyResult<()> {
     logging::install();
     m.add_class::<client::Client>()?;
+    m.add_class::<election::Election>()?;
+    m.add_class::<election::TermFence>()?;
     m.add_class::<holder::Holder>()?;
     m.add_class::<holder::LostEvent>()?;
     m.add_class::<inspect::Participant>()?;

@@ -4,7 +4,7 @@ use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::PyString;
 use pyo3::PyClassInitializer;
-use zoolock::{Holder as _, Kind, LockConfig, Scheme};
+use zoolock::{Kind, LockConfig, Scheme};
 
 use crate::holder::{self, AcquireCall, Holder};
 

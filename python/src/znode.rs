@@ -13,6 +13,7 @@ use zoolock::{
 };
 
 use crate::client::{permission, Client};
+use crate::election::TermFence;
 use crate::errors::{to_py, ConnectionClosedError, ConnectionLoss, IntoPy, SessionExpiredError};
 use crate::holder::Holder;
 use crate::wait::{attach_from_thread, interruptible, is_main_thread};
@@ -155,7 +156,7 @@ fn _sync(py: Python<'_>, client: &Bound<'_, PyAny>, path: String) -> PyResult<()
 /// Commits kazoo `TransactionRequest` operations, given as tuples
 /// `("check", path, version)`, `("create", path, data, acl, ephemeral, sequence)`,
 /// `("set", path, data, version)`, `("delete", path, version)`; `fence`, a
-/// holder whose hold the commit requires. Returns `(None, results)`, or
+/// holder whose hold the commit requires (or an election's term). Returns `(None, results)`, or
 /// `(index, exception)` when the server refused operation `index` (kazoo
 /// reports that per operation). Bad arguments, a failed fence (`NotHeldError`)
 /// and a failed request raise.
@@ -168,7 +169,9 @@ fn _commit<'py>(
     fence: Option<&Bound<'py, PyAny>>,
 ) -> PyResult<(Option<usize>, Bound<'py, PyAny>)> {
     let mut transaction = session_of(client)?.transaction();
-    if let Some(fence) = fence {
+    if let Some(term) = fence.and_then(|f| f.cast::<TermFence>().ok()) {
+        transaction = term.get().transaction(py, client)?;
+    } else if let Some(fence) = fence {
         let holder = fence.cast::<Holder>().map_err(|_| PyTypeError::new_err("fence must be a zoolock lock"))?;
         if !holder.get().client.bind(py).is(client) {
             return Err(PyTypeError::new_err("a fenced transaction goes on its lock's client"));

@@ -113,6 +113,30 @@ def test_a_semaphore_lease_and_a_leader_fence_too(client, base):
         election.fenced().commit()
 
 
+def test_a_leaders_fence_holds_for_its_own_term_only(client, base):
+    election = client.Election(f"{base}/election", "leader-1")
+    first, tokens = [], []
+
+    def first_term():
+        tokens.append(election.lock.fencing_token)
+        first.append(election.fenced())
+
+    def second_term():
+        tokens.append(election.lock.fencing_token)
+        first[0].create(f"{base}/by-first-term")
+        with pytest.raises(zoolock.NotHeldError):
+            first[0].commit()
+        t = election.fenced()
+        t.create(f"{base}/by-second-term")
+        assert t.commit() == [f"{base}/by-second-term"]
+
+    election.run(first_term)
+    election.run(second_term)
+    assert client.exists(f"{base}/by-first-term") is None
+    assert None not in tokens and tokens[0] < tokens[1]
+    assert election.lock.fencing_token is None
+
+
 def test_a_fence_goes_on_its_locks_client(make_client, base):
     one, other = make_client(), make_client()
     lock = one.Lock(f"{base}/lock")

@@ -11,8 +11,8 @@ use zk_harness::tls::TlsFiles;
 use zk_harness::{Ensemble, Options, Sasl, Tls};
 use zookeeper_client as zk;
 use zoolock::{
-    timeout_from_secs, Acquire, Holder, Kind, Lock, LockConfig, Owner, SaslMechanism, SaslOptions, Semaphore,
-    SessionOptions, TlsOptions, MAX_IDENTIFIER_BYTES, MAX_PATH_BYTES,
+    timeout_from_secs, Acquire, Kind, Lock, LockConfig, Owner, SaslMechanism, SaslOptions, Semaphore, SessionOptions,
+    TlsOptions, MAX_IDENTIFIER_BYTES, MAX_PATH_BYTES,
 };
 
 use super::common::{raw, until_children};

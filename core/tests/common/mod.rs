@@ -13,7 +13,18 @@ pub const SESSION_TIMEOUT: Duration = Duration::from_secs(4);
 
 /// The connect string of the server shared by this test binary.
 pub fn shared_server() -> String {
-    zk_harness::shared().connect_string()
+    harness().connect_string()
+}
+
+/// The servers shared by this test binary, for the faults a test injects.
+pub fn harness() -> &'static zk_harness::Ensemble {
+    zk_harness::shared()
+}
+
+/// Runs a blocking harness call (a fault, a restart) without stalling the
+/// clients under test.
+pub async fn inject<T: Send + 'static>(fault: impl FnOnce() -> T + Send + 'static) -> T {
+    tokio::task::spawn_blocking(fault).await.unwrap()
 }
 
 pub async fn session(connect: &str) -> Session {

@@ -12,7 +12,7 @@
 
 use std::io::{BufRead, Write};
 
-use zoolock::{runtime, Acquire, Holder, Kind, Lock, LockConfig, Session, SessionOptions};
+use zoolock::{runtime, Acquire, Kind, Lock, LockConfig, Session, SessionOptions};
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();

@@ -915,40 +915,39 @@ class ChildrenWatch(DataWatch):
 
 
 class Election:
-    """kazoo's ``Election(client, path, identifier=None)``: ``run(func, *args,
-    **kwargs)`` waits until this candidate leads (holds the ``Lock`` at
-    ``path``, whose candidates kazoo's ``Election`` shares), calls ``func``,
-    and resigns when it returns or raises. ``cancel()`` withdraws a waiting
-    ``run`` (it returns ``None``); ``contenders()`` lists the identifiers,
-    the leader first. zoolock's own: ``fenced()`` during ``func``, a
-    transaction that commits only while this candidate leads, and ``lock``
-    for the term's ``fencing_token`` and ``lost`` event."""
+    """kazoo's ``Election(client, path, identifier=None)``, the core's
+    election: ``run(func, *args, **kwargs)`` waits until this candidate leads
+    (holds the ``Lock`` at ``path``, whose candidates kazoo's ``Election``
+    shares), calls ``func``, and resigns when it returns or raises.
+    ``cancel()`` withdraws a waiting ``run`` (it returns ``None``);
+    ``contenders()`` lists the identifiers, the leader first. zoolock's own:
+    ``fenced()`` during ``func``, a transaction that commits only while this
+    term lasts, and ``lock`` for the term's ``fencing_token`` and ``lost``
+    event."""
 
     def __init__(self, client, path, identifier=None):
-        self.lock = client.Lock(path, identifier)
+        self._election = _zoolock.Election(client, path, identifier)
+        self._client = client
+        self.lock = self._election.lock
 
     def run(self, func, *args, **kwargs):
         """Waits to lead, calls ``func(*args, **kwargs)``, then resigns; returns
         ``None`` (also when cancelled); ``ValueError`` if ``func`` is not callable."""
-        if not callable(func):
-            raise ValueError("leader function is not callable")
-        try:
-            with self.lock:
-                func(*args, **kwargs)
-        except CancelledError:
-            pass
+        self._election.run(func, *args, **kwargs)
 
     def cancel(self):
         """Withdraws this candidate: a waiting ``run`` returns."""
-        self.lock.cancel()
+        self._election.cancel()
 
     def contenders(self):
         """The candidates' identifiers, the leader first."""
-        return self.lock.contenders()
+        return self._election.contenders()
 
     def fenced(self):
-        """A transaction that commits only while this candidate leads."""
-        return self.lock.fenced()
+        """A transaction that commits only while the term this candidate
+        leads now (in ``run``'s ``func``) lasts; else, and in a later term,
+        its commit raises ``NotHeldError``."""
+        return TransactionRequest(self._client, fence=self._election.term_fence())
 
 
 def fenced(holder):

@@ -206,6 +206,23 @@ class WriteLock(Lock):
         self, client: KazooClient, path: str, identifier: Any = None, extra_lock_patterns: Sequence[str] = (), *, scheme: str = "kazoo", mirror: bool = True
     ) -> None: ...
 
+class Election:
+    """The core's election, under zoolock.Election's kazoo signatures."""
+
+    def __init__(self, client: KazooClient, path: str, identifier: Any = None) -> None: ...
+    def run(self, func: Callable[..., Any], *args: Any, **kwargs: Any) -> None:
+        """Waits to lead, calls func, resigns; None also when cancelled."""
+    def cancel(self) -> None: ...
+    def contenders(self) -> List[str]: ...
+    def term_fence(self) -> TermFence:
+        """The fence of the term run leads now (for TransactionRequest)."""
+    @property
+    def lock(self) -> Lock:
+        """The Lock the candidacy holds while it leads."""
+
+class TermFence:
+    """One term's fence: a transaction's commit requires that term."""
+
 class Semaphore(Holder):
     """A counting semaphore in kazoo's layout."""
 

@@ -43,7 +43,7 @@
 //!    path itself (a `DataWatch`, an `exists`) turns the persistent
 //!    recursive watch into a one-shot one, deaf to changes under the path.
 //!    zoolock sets every watch of the session, and says so first
-//!    ([`Session::data_watch`]): the mirror gives way to listing for good
+//!    ([`Mirrors::data_watch`]): the mirror gives way to listing for good
 //!    ([`Mirror::blind`]). As a backstop, a mirror that lacks our node after
 //!    our create's reply is not believed: the waiter reads its node, and if
 //!    it is there the mirror gives way the same.
@@ -67,6 +67,9 @@
 //!    create's reply is the evidence. The read's reply comes after every
 //!    notice of the transaction that deleted the last node ahead (2.).
 
+mod mirrors;
+mod notice;
+
 use std::collections::{BTreeMap, HashSet};
 use std::future::Future;
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -77,111 +80,12 @@ use std::time::Duration;
 
 use zookeeper_client as zk;
 
-use crate::cleanup::connection_lost;
+use crate::error::connection_lost;
 use crate::naming::{self, Role};
 use crate::session::Session;
-
-/// Why a waiter on the mirror was woken.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Woken {
-    /// The awaited node was deleted.
-    Deleted,
-    /// The mirror went stale (disconnect, expiry) or was rebuilt: look again.
-    Stale,
-}
-
-/// A wake-up from the mirror: the deletion of one node, or the mirror gone
-/// stale. Awaited by a waiter; a hold instead leaves a callback with it
-/// ([`Deletion::then`]), so that it costs no task of its own.
-pub(crate) struct Deletion(Arc<Mutex<Notice>>);
-
-/// The mirror's end of a [`Deletion`]. Dropped unsent, it wakes the
-/// waiter as [`Woken::Stale`] (the mirror is gone: look again).
-pub(crate) struct Notifier(Option<Arc<Mutex<Notice>>>);
-
-enum Notice {
-    Waiting(Option<Waker>),
-    Then(Box<dyn FnOnce(Woken) + Send>),
-    Woken(Woken),
-    Taken,
-}
-
-/// A notifier and the deletion it wakes.
-pub(crate) fn notice() -> (Notifier, Deletion) {
-    let notice = Arc::new(Mutex::new(Notice::Waiting(None)));
-    (Notifier(Some(notice.clone())), Deletion(notice))
-}
-
-impl Notifier {
-    /// Wakes the waiter, or calls its callback here: the mirror calls this
-    /// under its state's lock, so a callback must only look and hand off.
-    pub fn send(mut self, woken: Woken) {
-        let Some(notice) = self.0.take() else { return };
-        let mut slot = notice.lock().unwrap();
-        match std::mem::replace(&mut *slot, Notice::Woken(woken)) {
-            Notice::Waiting(waker) => {
-                drop(slot);
-                if let Some(waker) = waker {
-                    waker.wake();
-                }
-            }
-            Notice::Then(then) => {
-                *slot = Notice::Taken;
-                drop(slot);
-                then(woken);
-            }
-            already => *slot = already,
-        }
-    }
-}
-
-impl Drop for Notifier {
-    fn drop(&mut self) {
-        if self.0.is_some() {
-            Notifier(self.0.take()).send(Woken::Stale);
-        }
-    }
-}
-
-impl Deletion {
-    /// Calls `then` with the wake-up instead of waiting for it: now if it
-    /// has come, else wherever the mirror sends it (under the mirror's
-    /// lock: `then` must only look and hand off).
-    pub fn then(self, then: impl FnOnce(Woken) + Send + 'static) {
-        let mut slot = self.0.lock().unwrap();
-        match std::mem::replace(&mut *slot, Notice::Taken) {
-            Notice::Woken(woken) => {
-                drop(slot);
-                then(woken);
-            }
-            _ => *slot = Notice::Then(Box::new(then)),
-        }
-    }
-
-    /// A wake-up that has already come.
-    pub fn ready(woken: Woken) -> Deletion {
-        Deletion(Arc::new(Mutex::new(Notice::Woken(woken))))
-    }
-}
-
-impl Future for Deletion {
-    type Output = Woken;
-
-    fn poll(self: std::pin::Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Woken> {
-        let mut slot = self.0.lock().unwrap();
-        match &mut *slot {
-            Notice::Woken(woken) => Poll::Ready(*woken),
-            Notice::Waiting(waker) => {
-                if !waker.as_ref().is_some_and(|w| w.will_wake(cx.waker())) {
-                    *waker = Some(cx.waker().clone());
-                }
-                Poll::Pending
-            }
-            // `then` consumed the deletion: it cannot be polled after.
-            Notice::Then(_) | Notice::Taken => Poll::Pending,
-        }
-    }
-}
+pub(crate) use mirrors::{DataWatchMark, Mirrors};
+use notice::{notice, Notifier};
+pub(crate) use notice::{Deletion, Woken};
 
 /// What the mirror says of one contender's node.
 pub(crate) enum Decision {
@@ -271,7 +175,7 @@ impl Mirror {
     /// Where node `name` (of role `role`, created on session `generation`)
     /// stands. Call after the create's reply: the mirror is drained first.
     /// `sweep`, when given, takes the session's late nodes out of the
-    /// children (deleting them, see [`crate::cleanup::DoubtfulPrefixes`]):
+    /// children (deleting them, see [`crate::contender::DoubtfulPrefixes`]):
     /// they are no contenders, though the mirror shows them until their
     /// deletion comes. Any late node ahead of ours landed before our create
     /// and is here now; one that lands later sorts behind ours.

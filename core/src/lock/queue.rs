@@ -1,183 +1,21 @@
-//! The lock recipe: contenders create EPHEMERAL_SEQUENTIAL nodes under the
-//! lock path; the lowest holds the lock; each other contender watches only
-//! the nearest lower node it waits for, so a release wakes one client.
+//! Queueing a lock node and waiting until it comes first: by a listing and
+//! a watch on the node ahead, or on the session's mirror of the path.
 
 use std::sync::Arc;
 
 use zookeeper_client as zk;
 
-use crate::cleanup::{connection_lost, find_own, Removal, Target};
-use crate::error::{Error, Result};
-use crate::holder::{
-    sealed, Acquire, Attempt, BoxFuture, Holder, HolderState, NodeWatch, OnHeld, Outcome, Removals, Won,
-};
+use super::line::Lines;
+use super::{Lock, Step};
+use crate::contender::{Attempt, NodeWatch, Nodes, Recovered};
+use crate::error::{connection_lost, Error, Result};
+use crate::holder::Acquire;
 use crate::mirror::{Decision, Mirror};
-use crate::naming::{self, Role, Scheme, Standing};
-use crate::options::{validate_identifier, validate_path};
-use crate::session::{Live, Session, SessionState};
-
-/// Which recipe a handle follows.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Kind {
-    /// kazoo's `Lock`, Curator's `InterProcessMutex`.
-    Mutex,
-    /// Shares the lock with other readers; waits only for earlier writers.
-    Read,
-    /// Waits for every earlier contender, readers included.
-    Write,
-}
-
-impl Kind {
-    fn role(self) -> Role {
-        if self == Kind::Read {
-            Role::Reader
-        } else {
-            Role::Writer
-        }
-    }
-
-    fn new_prefix(self, scheme: Scheme) -> String {
-        match self {
-            Kind::Mutex => naming::new_prefix(scheme, Role::Writer),
-            Kind::Read => naming::new_prefix(scheme, Role::Reader),
-            Kind::Write => naming::new_write_prefix(scheme),
-        }
-    }
-}
-
-/// What a handle writes and recognises besides its kind.
-#[derive(Debug, Clone)]
-pub struct LockConfig {
-    /// Node data, shown by `contenders()` (kazoo's `identifier`).
-    pub identifier: Vec<u8>,
-    /// Whose node names to write: kazoo's (the default) or Curator's.
-    pub scheme: Scheme,
-    /// Further node-name markers to queue behind, as writers (kazoo's `extra_lock_patterns`).
-    pub extra_markers: Vec<String>,
-    /// Reentrant per owner, like Curator's `InterProcessMutex` (zoolock's
-    /// own option: kazoo has none). An acquire by the owner that holds
-    /// ([`Acquire::owner`]: the handle in Rust, the thread in Python and C#)
-    /// returns `Ok(true)` at once on the same node, and each acquire needs
-    /// its release: the last one deletes the node. Another owner's acquire
-    /// waits for that, and its release is refused ([`Error::NotOwner`]). A
-    /// loss ends the hold whatever its depth. Off by default (kazoo's).
-    pub reentrant: bool,
-    /// Waits on the session's mirror of the path's children (one persistent
-    /// recursive watch per session and path, ZooKeeper ≥ 3.6; see
-    /// `core/src/mirror.rs`) instead of listing the children and watching
-    /// the predecessor: an acquisition costs a create and a delete, and the
-    /// server sends each of them to every session that mirrors the path.
-    /// On by default; turn it off on a path that more than about 20
-    /// processes (sessions) hold handles on at once, where those
-    /// notifications cost the server more than the listings they save
-    /// (README, "Cost"). Ignored with `extra_markers`. Falls back to listing
-    /// if the server refuses the watch.
-    pub mirror: bool,
-}
-
-impl Default for LockConfig {
-    fn default() -> Self {
-        LockConfig {
-            identifier: Vec::new(),
-            scheme: Scheme::default(),
-            extra_markers: Vec::new(),
-            reentrant: false,
-            mirror: true,
-        }
-    }
-}
-
-/// A lock handle: kazoo's `Lock`, `ReadLock` or `WriteLock`. Cheap to clone;
-/// clones are the same handle. Not reentrant unless [`LockConfig::reentrant`]:
-/// a second acquire on a held handle waits until the handle is released, as
-/// kazoo's does.
-#[derive(Clone)]
-pub struct Lock {
-    holder: Arc<HolderState>,
-    spec: Arc<Spec>,
-}
-
-struct Spec {
-    path: String,
-    kind: Kind,
-    config: LockConfig,
-    /// The session's mirror of the path, from the first mirrored acquire on.
-    mirror: std::sync::OnceLock<Arc<Mirror>>,
-}
+use crate::naming::{self, Standing};
+use crate::session::Live;
+use crate::state::SessionState;
 
 impl Lock {
-    /// A handle on the lock at `path`; nothing is sent to the server before
-    /// the first acquire. Bad input fails here ([`Error::InvalidPath`], …).
-    pub fn new(session: &Session, path: &str, kind: Kind, config: LockConfig) -> Result<Lock> {
-        validate_path(path)?;
-        Lock::on_checked_path(session, path, kind, config)
-    }
-
-    /// [`Lock::new`] on a path derived from one already checked (a
-    /// semaphore's admission lock: its path plus a suffix, which may take it
-    /// past [`crate::MAX_PATH_BYTES`] by those few bytes).
-    pub(crate) fn on_checked_path(session: &Session, path: &str, kind: Kind, config: LockConfig) -> Result<Lock> {
-        validate_identifier(&config.identifier)?;
-        session.check_usable()?;
-        if session.is_closed() {
-            return Err(session.closed_error());
-        }
-        let on_held = if config.reentrant { OnHeld::Reenter } else { OnHeld::Wait };
-        let spec = Spec { path: path.to_owned(), kind, config, mirror: Default::default() };
-        Ok(Lock { holder: HolderState::new(session, path, on_held), spec: Arc::new(spec) })
-    }
-
-    /// Leaves this handle's holds out of the session's metrics (a
-    /// semaphore's admission lock: the semaphore counts its own).
-    pub(crate) fn unmetered(mut self) -> Lock {
-        Arc::get_mut(&mut self.holder).expect("a handle not yet shared").metered = false;
-        self
-    }
-
-    /// An exclusive lock with kazoo's node names and no identifier.
-    pub fn mutex(session: &Session, path: &str) -> Result<Lock> {
-        Lock::new(session, path, Kind::Mutex, LockConfig::default())
-    }
-
-    /// Which recipe the handle follows.
-    pub fn kind(&self) -> Kind {
-        self.spec.kind
-    }
-
-    /// Queues a node and waits for it to come first, queueing again on a new
-    /// session if the old one ends first.
-    async fn contend(&self, options: &Acquire, removals: Removals) -> Result<Option<Won>> {
-        loop {
-            let live = self.holder.session.live().await?;
-            let prefix = self.spec.kind.new_prefix(self.spec.config.scheme);
-            let mut attempt = Attempt::new(
-                Removal {
-                    session: self.holder.session.clone(),
-                    target: Target::Prefix { parent: self.spec.path.clone(), prefix },
-                    generation: live.generation,
-                    ephemeral: options.ephemeral,
-                },
-                &removals,
-            );
-            let step = self.queue_once(&live, &mut attempt, options).await;
-            // Not won: its node goes now, before any wait for a new session.
-            drop(attempt);
-            match step? {
-                Step::Won(won) => {
-                    if self.spec.kind.role() == Role::Writer {
-                        self.holder.session.record_winner(&won.node);
-                    }
-                    return Ok(Some(won));
-                }
-                Step::Taken => return Ok(None),
-                Step::SessionEnded => {
-                    Box::pin(self.holder.session.wait_past(live.generation)).await;
-                }
-                Step::NodeGone => {}
-            }
-        }
-    }
-
     /// Queues one node and waits until it holds, its session ends, or the
     /// node is gone. Never reports a hold without our node there: a hold is
     /// decided by a listing that shows our node first in line, or by a
@@ -188,7 +26,7 @@ impl Lock {
     /// Every wait but the mirror's is boxed on its own: what this future
     /// keeps while a mirrored waiter is parked (issue 16) is the attempt,
     /// the node's name and a pointer.
-    async fn queue_once(&self, live: &Live, attempt: &mut Attempt, options: &Acquire) -> Result<Step> {
+    pub(super) async fn queue_once(&self, live: &Live, attempt: &mut Attempt, options: &Acquire) -> Result<Step> {
         // Boxed: the create's state is large and not needed while waiting.
         let Some((name, token, ahead)) = Box::pin(self.enqueue(live, attempt, options)).await? else {
             return Ok(Step::SessionEnded);
@@ -269,13 +107,13 @@ impl Lock {
                 // node gone; it sat below ours in the listing (our
                 // incarnation), and later nodes sort higher.
                 (Wake::Deleted | Wake::Gone, Watched::Listed { last_blocker: false }) => {
-                    self.holder.session.won_recently(&path)
+                    Lines::of(&self.holder.session).won_recently(&path)
                 }
                 // Assumes the predicted node existed when the watch was set,
                 // after our create: created before ours by this session, it
                 // shares our incarnation of the path, at the sequence right
                 // below ours; having held, it saw every lower node gone.
-                (Wake::Deleted, Watched::Neighbour) => self.holder.session.won_recently(&path),
+                (Wake::Deleted, Watched::Neighbour) => Lines::of(&self.holder.session).won_recently(&path),
                 // Not there at all: the name may be an earlier incarnation's
                 // (the path deleted and re-created between the two creates),
                 // whose holding says nothing about this one.
@@ -299,14 +137,6 @@ impl Lock {
         }
     }
 
-    /// The session's mirror of the path, if this handle waits on one.
-    fn mirror(&self) -> Option<Arc<Mirror>> {
-        if !self.spec.config.mirror || !self.spec.config.extra_markers.is_empty() {
-            return None;
-        }
-        Some(self.spec.mirror.get_or_init(|| self.holder.session.mirror(&self.spec.path)).clone())
-    }
-
     /// Waits on the mirror until node `name` holds, is gone, or the session
     /// ends: decided on deletion notices alone (see [`crate::mirror`] for why
     /// that is exact). [`Mirrored::Refused`] if the server refused the watch
@@ -326,10 +156,10 @@ impl Lock {
         loop {
             // Late nodes of this session's doubtful prefixes go, as from a listing.
             let sweep = |children: &mut Vec<String>| attempt.sweep_late(live.generation, children);
-            let doubtful = session.doubtful_prefixes().any(&self.spec.path);
+            let doubtful = Nodes::of(session).doubtful.any(&self.spec.path);
             let wake = match mirror.decide(live.generation, name, role, doubtful.then_some(&sweep)) {
                 Decision::Holds(deletion, fresh) => {
-                    // Not decided on our create's own evidence (mirror.rs, point
+                    // Not decided on our create's own evidence (mirror/mod.rs, point
                     // 8): the transaction that deleted the last node ahead may
                     // have deleted ours too (a multi, such as the CLI's
                     // `deleteall`), its notice not read yet. The read's reply
@@ -346,7 +176,7 @@ impl Lock {
                     return Ok(Mirrored::Holds(deletion, waited));
                 }
                 // Our create's reply came and the mirror lacks our node: gone,
-                // or the mirror is deaf to creates (mirror.rs, point 6). A read tells.
+                // or the mirror is deaf to creates (mirror/mod.rs, point 6). A read tells.
                 Decision::Missing => match Box::pin(self.presence(live, name)).await? {
                     Own::Gone => return Ok(Mirrored::Step(Step::NodeGone)),
                     Own::There(()) => {
@@ -424,7 +254,7 @@ impl Lock {
             let prefix = attempt.prefix().to_owned();
             ours.push(prefix.clone());
             let prefix_path = format!("{parent}/{prefix}");
-            let (create, place, before) = self.holder.session.join_line(parent, &prefix, role, || {
+            let (create, place, before) = Lines::of(&self.holder.session).join_line(parent, &prefix, role, || {
                 live.client.create(&prefix_path, &self.spec.config.identifier, &create_options)
             });
             attempt.keep_place(place);
@@ -444,42 +274,16 @@ impl Lock {
                 Ok((stat, sequence)) => {
                     (format!("{prefix_path}{sequence}"), stat.czxid, Some(sequence.into_i64() as i32))
                 }
-                Err(zk::Error::NoNode) => {
-                    // The parent is made on first use only, not paid for on every acquire.
-                    let persistent = zk::CreateMode::Persistent.with_acls(zk::Acls::new(acls));
-                    // Boxed, as the search below: rare, and large for a future
-                    // that every contender of a burst keeps at once.
-                    match Box::pin(crate::znode::make_dirs(&self.holder.session, live, parent, &persistent)).await {
-                        Ok(()) => continue,
-                        Err(err) if connection_lost(&err) => continue,
-                        Err(zk::Error::SessionExpired | zk::Error::ClientClosed) => return Ok(None),
-                        Err(err) => return Err(Error::zk(parent, "create", err)),
+                // Boxed: rare, and large for a future that every contender of a burst keeps at once.
+                Err(err) => {
+                    match Box::pin(attempt.recover(live, err, || self.spec.kind.new_prefix(self.spec.config.scheme)))
+                        .await?
+                    {
+                        Recovered::Found { node, token } => (node, token, None),
+                        Recovered::Again => continue,
+                        Recovered::SessionEnded => return Ok(None),
                     }
                 }
-                Err(err) if connection_lost(&err) => {
-                    // The create may have happened: look for our unique prefix
-                    // until the server answers, and create again only if absent.
-                    let found = loop {
-                        match Box::pin(find_own(live, parent, &prefix, options.ephemeral)).await {
-                            Err(err) if connection_lost(&err) => continue,
-                            Ok(found) => break found,
-                            Err(zk::Error::SessionExpired | zk::Error::ClientClosed) => return Ok(None),
-                            Err(err) => return Err(Error::zk(parent, "list", err)),
-                        }
-                    };
-                    match found {
-                        Some((node, stat)) => (node, stat.czxid, None),
-                        None => {
-                            // It may still land: a request sent on the lost
-                            // connection can reach the server after the
-                            // listing sent on the new one.
-                            attempt.renew_prefix(self.spec.kind.new_prefix(self.spec.config.scheme));
-                            continue;
-                        }
-                    }
-                }
-                Err(zk::Error::SessionExpired | zk::Error::ClientClosed) => return Ok(None),
-                Err(err) => return Err(Error::zk(parent, "create a lock node under", err)),
             };
             attempt.created(node.clone());
             let name = node[parent.len() + 1..].to_owned();
@@ -501,7 +305,7 @@ impl Lock {
     }
 
     /// The children of the lock path; `None` when the session ended.
-    async fn list(&self, live: &Live) -> Result<Option<Vec<String>>> {
+    pub(super) async fn list(&self, live: &Live) -> Result<Option<Vec<String>>> {
         loop {
             match live.client.list_children(&self.spec.path).await {
                 Ok(children) => return Ok(Some(children)),
@@ -533,56 +337,6 @@ impl Lock {
     }
 }
 
-impl sealed::Recipe for Lock {
-    fn state_of(&self) -> &Arc<HolderState> {
-        &self.holder
-    }
-}
-
-impl Holder for Lock {
-    fn acquire_outcome(&self, options: Acquire) -> BoxFuture<'_, Result<Outcome>> {
-        Box::pin(async move { self.holder.acquire(&options, |removals| self.contend(&options, removals)).await })
-    }
-
-    /// Everyone queued on this path, holder(s) first (kazoo's `contenders()`).
-    fn queue(&self) -> BoxFuture<'_, Result<Vec<String>>> {
-        Box::pin(async move {
-            let live = self.holder.session.live().await?;
-            let read = async {
-                let Some(mut children) = self.list(&live).await? else {
-                    return Err(Error::ConnectionLoss(self.holder.session.request_bound()));
-                };
-                let session = &self.holder.session;
-                // Late nodes of this session's are no contenders: they go.
-                session.doubtful_prefixes().sweep(session, &self.spec.path, live.generation, &mut children);
-                let queue = naming::queue(&children, &self.spec.config.extra_markers);
-                let nodes: Vec<String> = queue.iter().map(|c| format!("{}/{}", self.spec.path, c.name)).collect();
-                read_identifiers(&live, &nodes).await
-            };
-            self.holder.session.bounded(read).await
-        })
-    }
-}
-
-/// The data of `nodes` as text, in one round trip; nodes gone meanwhile are skipped.
-pub(crate) async fn read_identifiers(live: &Live, nodes: &[String]) -> Result<Vec<String>> {
-    if nodes.is_empty() {
-        return Ok(Vec::new());
-    }
-    let mut reader = live.client.new_multi_reader();
-    for node in nodes {
-        reader.add_get_data(node).map_err(|e| Error::zk(node, "read", e))?;
-    }
-    let results = reader.commit().await.map_err(|e| Error::zk(&nodes[0], "read", e))?;
-    Ok(results
-        .into_iter()
-        .filter_map(|r| match r {
-            zk::MultiReadResult::Data { data, .. } => Some(String::from_utf8_lossy(&data).into_owned()),
-            _ => None,
-        })
-        .collect())
-}
-
 /// How a wait on the mirror ended.
 enum Mirrored {
     /// Our node is first in line; the deletion notice of our node, and whether it waited.
@@ -590,15 +344,6 @@ enum Mirrored {
     Step(Step),
     /// The server refused the watch, or the mirror is deaf: list instead.
     Refused,
-}
-
-enum Step {
-    Won(Won),
-    /// A single try found the lock taken.
-    Taken,
-    SessionEnded,
-    /// Our node vanished while the session lived (deleted by someone else).
-    NodeGone,
 }
 
 /// What a contender learned about the nodes ahead of its own when queueing.
@@ -658,6 +403,8 @@ mod tests {
     use std::mem::size_of_val;
 
     use super::*;
+    use crate::contender::{Removal, Removals, Target};
+    use crate::session::Session;
     use crate::SessionOptions;
 
     /// A queued waiter keeps, besides its handle and its node's entry in

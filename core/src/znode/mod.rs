@@ -2,19 +2,22 @@
 //! `KazooClient.get`, `set`, `create`, …): locks and plain znodes share it,
 //! and each call uses the client of the session's current generation, so
 //! the calls go on working after an expiry, as the recipes do.
+//! [`transaction`] is kazoo's `TransactionRequest`, [`retry`] its `KazooRetry`.
 
-use std::future::Future;
+mod retry;
+mod transaction;
+
 use std::time::Duration;
 
-use tokio::time::{timeout, Instant};
 use zookeeper_client as zk;
 
 use crate::error::{Error, Result};
-use crate::holder::{Holder, HolderState};
 use crate::options::{validate_node_path, ConnectString, MAX_IDENTIFIER_BYTES};
 use crate::runtime;
-use crate::session::{Live, Session, SessionState, Status};
+use crate::session::{Live, Session};
 use crate::Acl;
+pub use retry::Retry;
+pub use transaction::{OpResult, Transaction};
 
 /// A node's metadata (ZooKeeper's `Stat`, kazoo's `ZnodeStat`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -108,7 +111,7 @@ impl Create {
 
 /// Checks a path and, for a sequential create, allows the trailing '/'
 /// ZooKeeper allows there (`/queue/` creates `/queue/0000000007`).
-fn check_create_path(path: &str, sequence: bool) -> Result<()> {
+pub(super) fn check_create_path(path: &str, sequence: bool) -> Result<()> {
     match path.strip_suffix('/') {
         Some(parent) if sequence && !parent.is_empty() => {
             validate_node_path(&format!("{parent}/x")).map_err(|_| invalid_path(path))
@@ -130,7 +133,7 @@ fn invalid_path(path: &str) -> Error {
 /// Node data: at most [`MAX_IDENTIFIER_BYTES`]. A bigger packet than the
 /// server's `jute.maxbuffer` makes it drop the connection, and a request
 /// sent again after every reconnect would never end.
-fn check_data(data: &[u8]) -> Result<()> {
+pub(super) fn check_data(data: &[u8]) -> Result<()> {
     if data.len() > MAX_IDENTIFIER_BYTES {
         return Err(Error::InvalidArgument(format!(
             "node data is {} bytes; at most {MAX_IDENTIFIER_BYTES} fit in a znode",
@@ -141,7 +144,7 @@ fn check_data(data: &[u8]) -> Result<()> {
 }
 
 /// A version a conditional write may name: `None` or -1 is any version.
-fn check_version(version: Option<i32>) -> Result<Option<i32>> {
+pub(super) fn check_version(version: Option<i32>) -> Result<Option<i32>> {
     match version {
         Some(v) if v < -1 => Err(Error::InvalidArgument(format!("version must be -1 (any) or at least 0, got {v}"))),
         Some(-1) | None => Ok(None),
@@ -192,242 +195,6 @@ pub(crate) async fn make_dirs(
     }
 }
 
-/// What one operation of a [`Transaction`] did.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum OpResult {
-    /// A check held.
-    Checked,
-    /// The path created (with its sequence number, if sequential) and its stat.
-    Created {
-        /// The path created.
-        path: String,
-        /// Its stat.
-        stat: Stat,
-    },
-    /// The data was set; the new stat.
-    Set(Stat),
-    /// The node was deleted.
-    Deleted,
-}
-
-#[derive(Debug, Clone)]
-enum Op {
-    Check { path: String, version: Option<i32> },
-    Create { path: String, data: Vec<u8>, options: Create },
-    Set { path: String, data: Vec<u8>, version: Option<i32> },
-    Delete { path: String, version: Option<i32> },
-}
-
-impl Op {
-    fn target(&self) -> (&str, &'static str) {
-        match self {
-            Op::Check { path, .. } => (path, "check"),
-            Op::Create { path, .. } => (path, "create"),
-            Op::Set { path, .. } => (path, "set"),
-            Op::Delete { path, .. } => (path, "delete"),
-        }
-    }
-}
-
-/// Writes that commit together or not at all (ZooKeeper's `multi`, kazoo's
-/// `transaction()`). Each add checks its arguments at once; the first bad
-/// one is returned by [`Transaction::commit`], which then sends nothing.
-///
-/// A fenced transaction ([`Transaction::fenced_by`]) commits only while a
-/// given lock or semaphore handle still holds.
-#[derive(Debug, Clone)]
-pub struct Transaction {
-    session: Session,
-    ops: Vec<Op>,
-    /// The lock path and the holder's node, checked first.
-    fence: Option<(String, String)>,
-    /// The first bad operation: its index among those added, and why.
-    invalid: Option<(usize, Error)>,
-    /// Operations added, bad ones included.
-    added: usize,
-}
-
-impl Transaction {
-    fn keep(mut self, checked: Result<()>, op: impl FnOnce() -> Op) -> Transaction {
-        match checked {
-            Ok(()) => self.ops.push(op()),
-            Err(err) => {
-                self.invalid.get_or_insert((self.added, err));
-            }
-        }
-        self.added += 1;
-        self
-    }
-
-    /// Fails the transaction unless `path` is at `version` (`None`: exists).
-    pub fn check(self, path: &str, version: Option<i32>) -> Transaction {
-        let checked = validate_node_path(path).and(check_version(version));
-        let version = checked.as_ref().ok().copied().flatten();
-        self.keep(checked.map(drop), || Op::Check { path: path.to_owned(), version })
-    }
-
-    /// Creates a node; `makepath` is not available in a transaction (its
-    /// parents would be created outside it): refused at commit.
-    pub fn create(self, path: &str, data: &[u8], options: Create) -> Transaction {
-        let checked = check_create_path(path, options.sequence).and(check_data(data)).and(if options.makepath {
-            Err(Error::InvalidArgument("makepath is not available in a transaction".into()))
-        } else {
-            Ok(())
-        });
-        self.keep(checked, || Op::Create { path: path.to_owned(), data: data.to_vec(), options })
-    }
-
-    /// Sets a node's data, if at `version` when given.
-    pub fn set(self, path: &str, data: &[u8], version: Option<i32>) -> Transaction {
-        let checked = validate_node_path(path).and(check_data(data)).and(check_version(version));
-        let version = checked.as_ref().ok().copied().flatten();
-        self.keep(checked.map(drop), || Op::Set { path: path.to_owned(), data: data.to_vec(), version })
-    }
-
-    /// Deletes a node, if at `version` when given.
-    pub fn delete(self, path: &str, version: Option<i32>) -> Transaction {
-        let checked = validate_node_path(path).and(check_version(version));
-        let version = checked.as_ref().ok().copied().flatten();
-        self.keep(checked.map(drop), || Op::Delete { path: path.to_owned(), version })
-    }
-
-    /// Makes the transaction commit only while `holder` holds: it first
-    /// checks that the holder's node exists. Fails with [`Error::NotHeld`]
-    /// if the handle holds nothing now, and the commit fails with it, writing
-    /// nothing, if the node is gone by then (deleted by an operator, its
-    /// session expired, released).
-    ///
-    /// Assumes no one but this handle creates a node of that name: the name
-    /// carries the handle's own random prefix (kazoo's and Curator's), so a
-    /// node there is this hold's node. An operator who re-creates it by hand
-    /// defeats the fence; the hold itself sees the deletion and ends as
-    /// [`LostReason::NodeDeleted`](crate::LostReason::NodeDeleted).
-    pub fn fenced_by(self, holder: &dyn Holder) -> Result<Transaction> {
-        self.fenced_on(holder.state_of())
-    }
-
-    /// [`Transaction::fenced_by`] the holder whose state this is.
-    pub(crate) fn fenced_on(self, state: &HolderState) -> Result<Transaction> {
-        let node = state.node().ok_or_else(|| Error::NotHeld { path: state.path.clone() })?;
-        Ok(self.fenced_at(&state.path, node))
-    }
-
-    /// Fenced on `node`, a hold's own node on the lock `path` (a leadership's term's).
-    pub(crate) fn fenced_at(mut self, path: &str, node: String) -> Transaction {
-        self.fence = Some((path.to_owned(), node));
-        self
-    }
-
-    /// Sends the operations as one request: every write is made, or none.
-    /// On success, one [`OpResult`] per operation (the fence's check not
-    /// included). On failure, the error of the first operation that failed,
-    /// naming its path and what it was (`action` "check", "create", "set",
-    /// "delete"); [`Error::NotHeld`] when the fence failed. An empty
-    /// transaction commits nothing and succeeds.
-    ///
-    /// After [`Error::ConnectionLoss`] or [`Error::SessionExpired`] it is not
-    /// known whether it was made: [`Session::retry`] sends it again, as
-    /// kazoo's `retry` does. A fenced one sent again on a new session fails
-    /// with [`Error::NotHeld`] unless the hold outlived the old session (a
-    /// persistent one).
-    pub async fn commit(self) -> Result<Vec<OpResult>> {
-        self.commit_indexed().await.map_err(|(_, err)| err)
-    }
-
-    /// [`Transaction::commit`], saying which operation failed: its index
-    /// (from 0, in the order added; `None` when the request as a whole or
-    /// the fence failed). For bindings that report one result per operation,
-    /// as kazoo's `commit()` does.
-    pub async fn commit_indexed(self) -> Result<Vec<OpResult>, (Option<usize>, Error)> {
-        if let Some((index, err)) = self.invalid {
-            return Err((Some(index), err));
-        }
-        let session = self.session.clone();
-        let (ops, fence) = (self.ops, self.fence);
-        let bound = session.request_bound();
-        let commit = async {
-            let live = session.live().await.map_err(|err| (None, err))?;
-            commit_on(&session, &live, &ops, &fence).await
-        };
-        timeout(bound, commit).await.unwrap_or(Err((None, Error::ConnectionLoss(bound))))
-    }
-
-    /// [`Transaction::commit`] for callers without an async runtime.
-    pub fn commit_blocking(self) -> Result<Vec<OpResult>> {
-        runtime::block_on(self.commit())
-    }
-
-    /// [`Transaction::commit_indexed`] for callers without an async runtime.
-    pub fn commit_indexed_blocking(self) -> Result<Vec<OpResult>, (Option<usize>, Error)> {
-        runtime::block_on(self.commit_indexed())
-    }
-}
-
-/// Sends a transaction's operations, after the fence's check if any, as one multi.
-async fn commit_on(
-    session: &Session,
-    live: &Live,
-    ops: &[Op],
-    fence: &Option<(String, String)>,
-) -> Result<Vec<OpResult>, (Option<usize>, Error)> {
-    let session_acls = &session.options().acls;
-    let mut writer = live.client.new_multi_writer();
-    let fenced = fence.is_some();
-    let not_held = |lock_path: &str| Error::NotHeld { path: lock_path.to_owned() };
-    if let Some((lock_path, node)) = fence {
-        // -1: any version; the check is of existence.
-        writer.add_check_version(node, -1).map_err(|_| (None, not_held(lock_path)))?;
-    }
-    for (i, op) in ops.iter().enumerate() {
-        let (path, action) = op.target();
-        let added = match op {
-            Op::Check { path, version } => writer.add_check_version(path, version.unwrap_or(-1)),
-            Op::Create { path, data, options } => {
-                let acls = options.acls.as_deref().unwrap_or(session_acls);
-                writer.add_create(path, data, &options.mode().with_acls(zk::Acls::new(acls)))
-            }
-            Op::Set { path, data, version } => writer.add_set_data(path, data, *version),
-            Op::Delete { path, version } => writer.add_delete(path, *version),
-        };
-        added.map_err(|e| (Some(i), Error::zk(path, action, e)))?;
-    }
-    if ops.is_empty() && !fenced {
-        return Ok(Vec::new());
-    }
-    let results = match writer.commit().await {
-        Ok(results) => results,
-        Err(zk::MultiWriteError::OperationFailed { index, source }) => {
-            let err = match (index.checked_sub(fenced as usize), fence) {
-                (None, Some((lock_path, _))) => match source {
-                    zk::Error::NoNode | zk::Error::BadVersion => (None, not_held(lock_path)),
-                    other => (None, Error::zk(lock_path, "check the hold on", other)),
-                },
-                (Some(i), _) if i < ops.len() => {
-                    let (path, action) = ops[i].target();
-                    (Some(i), Error::zk(path, action, source))
-                }
-                _ => (None, Error::zk("/", "commit", source)),
-            };
-            return Err(err);
-        }
-        Err(zk::MultiWriteError::RequestFailed { source }) => {
-            let path = ops.first().map_or("/", |op| op.target().0);
-            return Err((None, Error::zk(path, "commit", source)));
-        }
-    };
-    Ok(results
-        .into_iter()
-        .skip(fenced as usize)
-        .map(|r| match r {
-            zk::MultiWriteResult::Delete => OpResult::Deleted,
-            zk::MultiWriteResult::Create { path, stat } => OpResult::Created { path, stat: (&stat).into() },
-            zk::MultiWriteResult::SetData { stat } => OpResult::Set((&stat).into()),
-            // `Check`, and whatever a later client version adds.
-            _ => OpResult::Checked,
-        })
-        .collect())
-}
-
 /// The answer to [`Session::exists_heard`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Heard {
@@ -438,43 +205,6 @@ pub struct Heard {
     pub session_timeout: Duration,
     /// The node's stat; `None` if there is no such node.
     pub stat: Option<Stat>,
-}
-
-/// How [`Session::retry`] retries: kazoo's `KazooRetry` semantics. An
-/// attempt that failed with [`Error::ConnectionLoss`] or
-/// [`Error::SessionExpired`] (the session reopens itself) is tried again
-/// once the session is connected, at most `max_tries` times in all and
-/// within `deadline`; any other error, and the last one, is returned.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Retry {
-    /// Attempts in all, the first included; at least 1.
-    pub max_tries: u32,
-    /// For all attempts and the waits between them; `None`: no bound but `max_tries`.
-    pub deadline: Option<Duration>,
-}
-
-impl Default for Retry {
-    /// Five attempts within a minute.
-    fn default() -> Retry {
-        Retry { max_tries: 5, deadline: Some(Duration::from_secs(60)) }
-    }
-}
-
-impl Error {
-    /// Whether [`Session::retry`] tries again after this error: the request
-    /// may not have been made (a connection loss, a moved or expired session).
-    pub fn is_retryable(&self) -> bool {
-        matches!(self, Error::ConnectionLoss(_) | Error::SessionExpired { .. })
-    }
-}
-
-impl Retry {
-    fn check(&self) -> Result<()> {
-        if self.max_tries == 0 {
-            return Err(Error::InvalidArgument("a retry needs at least one try".into()));
-        }
-        Ok(())
-    }
 }
 
 /// The znode API: kazoo's `KazooClient` operations, on this session.
@@ -687,74 +417,7 @@ impl Session {
 
     /// A transaction on this session ([`Transaction`]).
     pub fn transaction(&self) -> Transaction {
-        Transaction { session: self.clone(), ops: Vec::new(), fence: None, invalid: None, added: 0 }
-    }
-
-    /// Calls `attempt` until it succeeds, fails with an error that is not
-    /// [retryable](Error::is_retryable), or `policy` runs out (see
-    /// [`Retry`]). Between attempts it waits for the session to be
-    /// connected: an event, not a sleep.
-    pub async fn retry<T, F, Fut>(&self, policy: Retry, mut attempt: F) -> Result<T>
-    where
-        F: FnMut() -> Fut,
-        Fut: Future<Output = Result<T>>,
-    {
-        policy.check()?;
-        let deadline = policy.deadline.and_then(|d| Instant::now().checked_add(d));
-        let mut tries = 0;
-        loop {
-            tries += 1;
-            let before = self.status();
-            let err = match attempt().await {
-                Err(err) if err.is_retryable() => err,
-                other => return other,
-            };
-            if tries >= policy.max_tries {
-                return Err(err);
-            }
-            self.wait_to_retry(err, before, deadline).await?;
-        }
-    }
-
-    /// Waits until a retry may succeed: the session connected, and after an
-    /// expiry a newer one. Returns `err` if the deadline comes first.
-    async fn wait_to_retry(&self, err: Error, before: Status, deadline: Option<Instant>) -> Result<()> {
-        tracing::debug!(%err, "zoolock retries once the session is connected");
-        let expired = matches!(err, Error::SessionExpired { .. });
-        let mut status = self.subscribe();
-        let ready = status.wait_for(|s| {
-            s.state == SessionState::Closed
-                || (s.state == SessionState::Connected && (!expired || s.generation > before.generation))
-        });
-        let waited = match deadline {
-            Some(deadline) => tokio::time::timeout_at(deadline, ready).await.ok().map(|s| s.map(|s| *s)),
-            None => Some(ready.await.map(|s| *s)),
-        };
-        match waited {
-            Some(Ok(s)) if s.state == SessionState::Connected => Ok(()),
-            Some(_) => Err(self.closed_error()),
-            None => Err(err),
-        }
-    }
-
-    /// [`Session::retry`] for a blocking `attempt` (the bindings' calls):
-    /// the waits between attempts block the calling thread.
-    pub fn retry_blocking<T>(&self, policy: Retry, mut attempt: impl FnMut() -> Result<T>) -> Result<T> {
-        policy.check()?;
-        let deadline = policy.deadline.and_then(|d| Instant::now().checked_add(d));
-        let mut tries = 0;
-        loop {
-            tries += 1;
-            let before = self.status();
-            let err = match attempt() {
-                Err(err) if err.is_retryable() => err,
-                other => return other,
-            };
-            if tries >= policy.max_tries {
-                return Err(err);
-            }
-            runtime::block_on(self.wait_to_retry(err, before, deadline))?;
-        }
+        Transaction::new(self)
     }
 
     /// [`Session::exists`] for callers without an async runtime.

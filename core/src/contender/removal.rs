@@ -1,0 +1,188 @@
+//! Guaranteed removal of a contender's node: retried until it succeeds or
+//! the node is certainly gone, so no path through zoolock leaves an orphan.
+
+use std::future::Future;
+use std::pin::Pin;
+use std::task::{ready, Context, Poll};
+use std::time::Duration;
+
+use tokio::task::JoinHandle;
+use zookeeper_client as zk;
+
+use super::create::find_own;
+use super::persistent::PersistentNodes;
+use super::Nodes;
+use crate::error::connection_lost;
+use crate::session::{Live, Session};
+use crate::state::SessionState;
+
+/// How long a caller waits for a removal before it goes on in the background.
+/// A reachable server answers in milliseconds; an unreachable one will not
+/// answer sooner for waiting.
+pub(crate) const FOREGROUND_WAIT: Duration = Duration::from_secs(2);
+
+/// The node to remove: by name, or — when a create's reply was lost — by the
+/// unique prefix it was created with.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Target {
+    Node(String),
+    Prefix { parent: String, prefix: String },
+}
+
+impl Target {
+    /// The lock path (or semaphore pool) the node is under.
+    pub fn parent(&self) -> &str {
+        match self {
+            Target::Node(node) => parent_of(node),
+            Target::Prefix { parent, .. } => parent,
+        }
+    }
+}
+
+pub(crate) fn parent_of(node: &str) -> &str {
+    node.rsplit_once('/').map_or("", |(parent, _)| parent)
+}
+
+/// One node that must go: created (or maybe created) on `generation`.
+#[derive(Debug, Clone)]
+pub(crate) struct Removal {
+    pub session: Session,
+    pub target: Target,
+    pub generation: u64,
+    pub ephemeral: bool,
+}
+
+impl Removal {
+    /// Removes the node, retrying across connection loss; true once the
+    /// node is certainly gone. An ephemeral node is gone once its session is;
+    /// a persistent one is retried on the next session, and is struck off
+    /// the session's [`PersistentNodes`] once gone.
+    pub async fn run(self) -> bool {
+        let gone = self.remove().await;
+        if gone && !self.ephemeral {
+            Nodes::of(&self.session).persistent.disown(&self.target);
+        }
+        gone
+    }
+
+    async fn remove(&self) -> bool {
+        loop {
+            // Closing ends the session, and its ephemeral nodes with it.
+            if self.ephemeral && self.session.is_closed() {
+                return true;
+            }
+            let Ok(live) = self.session.live_for_removal().await else { return false };
+            if self.ephemeral && live.generation != self.generation {
+                return true;
+            }
+            let node = match &self.target {
+                Target::Node(node) => node.clone(),
+                Target::Prefix { parent, prefix } => match find_own(&live, parent, prefix, self.ephemeral).await {
+                    Ok(Some((node, _))) => node,
+                    Ok(None) => return true,
+                    Err(err) if self.retry_after(&live, &err).await => continue,
+                    Err(_) => return false,
+                },
+            };
+            match live.client.delete(&node, None).await {
+                Ok(()) | Err(zk::Error::NoNode) => return true,
+                // An ephemeral node ends with its session.
+                Err(zk::Error::SessionExpired | zk::Error::ClientClosed) if self.ephemeral => return true,
+                Err(err) if self.retry_after(&live, &err).await => continue,
+                Err(err) => {
+                    tracing::error!(%err, node, "zoolock could not delete a lock node");
+                    return false;
+                }
+            }
+        }
+    }
+
+    /// Whether `err` is worth another try, after waiting out what caused it.
+    async fn retry_after(&self, live: &Live, err: &zk::Error) -> bool {
+        tracing::debug!(%err, target = ?self.target, "zoolock retries the removal of a node");
+        match err {
+            err if connection_lost(err) => {
+                // The retry queues until the client reconnects; the pause only
+                // keeps a flapping connection from spinning.
+                tokio::time::sleep(Duration::from_millis(20)).await;
+                self.session.meter().cleanup_retry();
+                true
+            }
+            zk::Error::SessionExpired | zk::Error::ClientClosed => {
+                let retry = !self.ephemeral && self.session.wait_past(live.generation).await;
+                if retry {
+                    self.session.meter().cleanup_retry();
+                }
+                retry
+            }
+            _ => false,
+        }
+    }
+
+    /// Removes the node in the background; returns at once.
+    pub fn spawn(self) -> JoinHandle<()> {
+        self.session.clone().spawn(async move {
+            self.run().await;
+        })
+    }
+
+    /// Runs the removal in the caller's task — no task of its own, no wake
+    /// of another thread — and returns true if the node is certainly gone.
+    /// The wait is bounded: once the session is not connected, at most
+    /// [`FOREGROUND_WAIT`] more; the removal then goes on in the background,
+    /// as it does if the wait is dropped (a caller's timeout, a cancelled
+    /// task): a removal once started is never stopped.
+    ///
+    /// The bound starts at the disconnect, not at the call, so that a
+    /// release on a healthy connection arms no timer. It assumes that a
+    /// connected session answers the delete, or that zookeeper-client fails
+    /// the connection after its own read timeout (a fraction of the session
+    /// timeout) and the session leaves `Connected`; a partition under a
+    /// release (`a_release_cut_off_midway_returns_within_its_bound`) is the case.
+    pub fn run_bounded(self) -> impl Future<Output = bool> + Send {
+        let mut status = self.session.subscribe();
+        let work = Foreground { session: self.session.clone(), work: Some(Box::pin(self.run())) };
+        async move {
+            let disconnected = async {
+                let _ = status.wait_for(|s| s.state != SessionState::Connected).await;
+                tokio::time::sleep(FOREGROUND_WAIT).await;
+            };
+            tokio::select! {
+                biased;
+                gone = work => gone,
+                _ = disconnected => false,
+            }
+        }
+    }
+
+    /// The registry of this removal's node if it is persistent.
+    pub fn persistent(&self) -> Option<&PersistentNodes> {
+        (!self.ephemeral).then(|| &Nodes::of(&self.session).persistent)
+    }
+}
+
+/// A removal polled by its caller; dropped before it ends, it finishes in the background.
+struct Foreground {
+    session: Session,
+    work: Option<Pin<Box<dyn Future<Output = bool> + Send>>>,
+}
+
+impl Future for Foreground {
+    type Output = bool;
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<bool> {
+        let gone = ready!(self.work.as_mut().expect("polled after it ended").as_mut().poll(cx));
+        self.work = None;
+        Poll::Ready(gone)
+    }
+}
+
+impl Drop for Foreground {
+    fn drop(&mut self) {
+        if let Some(work) = self.work.take() {
+            self.session.spawn(async move {
+                work.await;
+            });
+        }
+    }
+}

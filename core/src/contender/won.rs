@@ -1,0 +1,88 @@
+//! The node that won, from the attempt's end until the handle records it.
+
+use std::sync::Arc;
+
+use tokio::task::JoinHandle;
+use zookeeper_client as zk;
+
+use super::removal::{parent_of, Removal, Target};
+use super::{DoubtfulPrefixes, Nodes, Removals};
+use crate::mirror::Deletion;
+use crate::session::Session;
+
+/// How a hold learns of its node's deletion without a request of its own.
+pub(crate) enum NodeWatch {
+    /// A data watch set by the read that confirmed the node.
+    Oneshot(zk::OneshotWatcher),
+    /// The session's mirror of the lock path (see [`crate::mirror`]).
+    Mirror(Deletion),
+}
+
+/// The node that won, before the handle records it.
+pub(crate) struct Won {
+    pub node: String,
+    pub token: i64,
+    pub generation: u64,
+    pub ephemeral: bool,
+    /// A watch on the node itself, if the recipe set one on the way: the
+    /// hold uses it to learn of the node's deletion instead of arming another.
+    pub node_watch: Option<NodeWatch>,
+    /// Whether the acquire waited for another holder to go (a handoff).
+    pub waited: bool,
+    /// The node's place in its session's line, kept while it holds.
+    pub(super) _place: Option<Arc<()>>,
+    /// Until the handle records the win: a dropped acquire (between its
+    /// win and the record) removes the node, and its acquire waits for that.
+    pub(super) guard: Option<(Session, Removals)>,
+}
+
+impl Won {
+    /// Marks whether the acquire waited for another holder to go (a handoff, in the metrics).
+    pub fn with_wait(mut self, waited: bool) -> Won {
+        self.waited = waited;
+        self
+    }
+
+    /// The removal of the node, when the hold ends.
+    pub fn removal(&self, session: &Session) -> Removal {
+        Removal {
+            session: session.clone(),
+            target: Target::Node(self.node.clone()),
+            generation: self.generation,
+            ephemeral: self.ephemeral,
+        }
+    }
+
+    /// Sweeps the session's late duplicates of nodes on this lock path,
+    /// whatever attempt gave them up: one may have landed after the last
+    /// listing (see [`DoubtfulPrefixes`]).
+    pub fn spawn_sweep(&self, session: &Session) -> Option<JoinHandle<()>> {
+        DoubtfulPrefixes::spawn_sweep(session, parent_of(&self.node))
+    }
+
+    /// Removes the node, and sweeps its late duplicates, in the background.
+    pub fn spawn_removals(&self, session: &Session) -> Vec<JoinHandle<()>> {
+        std::iter::once(self.removal(session).spawn()).chain(self.spawn_sweep(session)).collect()
+    }
+
+    /// Recorded by the handle, whose release now removes the node. A
+    /// persistent hold outlives a closed session (see [`Session::close`]).
+    pub fn installed(mut self) -> Won {
+        if let Some((session, _)) = self.guard.take() {
+            if !self.ephemeral {
+                Nodes::of(&session).persistent.hold(&Target::Node(self.node.clone()));
+            }
+        }
+        self
+    }
+}
+
+impl Drop for Won {
+    fn drop(&mut self) {
+        if let Some((session, removals)) = self.guard.take() {
+            for removal in self.spawn_removals(&session) {
+                removals.push(removal);
+            }
+        }
+    }
+}

@@ -1,0 +1,358 @@
+//! An acquire: its options, the handle's turn, the timeout and cancellation
+//! around the recipe's contention.
+
+use std::future::Future;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio::sync::OwnedMutexGuard;
+use tokio::time::{sleep_until, Instant};
+
+use super::{HolderState, OnHeld};
+use crate::contender::{Removals, Won};
+use crate::error::{Error, Result};
+use crate::state::Outcome;
+
+/// How to acquire: kazoo's `acquire(blocking, timeout, ephemeral)` plus a lease.
+#[derive(Debug, Clone)]
+pub struct Acquire {
+    /// Waits for the holder; `false` tries once (kazoo's `blocking`).
+    pub blocking: bool,
+    /// `None` waits forever; `Some(ZERO)` tries once, like `blocking: false`.
+    /// A deadline for the whole acquire, reconnections included.
+    pub timeout: Option<Duration>,
+    /// A persistent node survives the session: the lock stays held until released.
+    pub ephemeral: bool,
+    /// Releases the hold by itself this long after it was acquired (Redisson's leaseTime).
+    pub lease: Option<Duration>,
+    /// Who acquires: on a reentrant lock, an acquire by the owner that holds
+    /// counts up and a release by another owner is refused. The handle
+    /// itself ([`Owner::HANDLE`]) unless a binding names a thread or task.
+    pub owner: Owner,
+    /// The hold outlives the handle: once every clone of the handle is
+    /// dropped, the hold lasts until the session ends (closed, or expired
+    /// for an ephemeral node), its lease runs out or its node is deleted,
+    /// and its listeners still hear how it ended. kazoo's: a
+    /// garbage-collected `Lock` keeps its node. Off, dropping a held handle
+    /// releases it (Rust's and .NET's way). A kept hold keeps its session
+    /// open until then, even with no other handle on it.
+    pub keep_if_dropped: bool,
+}
+
+/// Who holds a reentrant lock: the handle in Rust, a thread or task id in
+/// the bindings (never 0, which is the handle's).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Owner(pub u64);
+
+impl Owner {
+    /// The handle itself: Rust's owner, and any acquire that names none.
+    pub const HANDLE: Owner = Owner(0);
+}
+
+impl Default for Acquire {
+    fn default() -> Self {
+        Acquire {
+            blocking: true,
+            timeout: None,
+            ephemeral: true,
+            lease: None,
+            owner: Owner::HANDLE,
+            keep_if_dropped: false,
+        }
+    }
+}
+
+impl Acquire {
+    /// A single try: `Ok(false)` at once if others hold.
+    pub fn no_wait() -> Self {
+        Acquire { blocking: false, ..Acquire::default() }
+    }
+
+    /// Waits at most `timeout` for the whole acquire, reconnections included.
+    pub fn timeout(timeout: Duration) -> Self {
+        Acquire { timeout: Some(timeout), ..Acquire::default() }
+    }
+
+    /// A node that outlives the session (kazoo's `ephemeral=False`).
+    pub fn persistent(self) -> Self {
+        Acquire { ephemeral: false, ..self }
+    }
+
+    /// Lets go by itself `lease` after the acquire (see [`Acquire::lease`](Acquire#structfield.lease)).
+    pub fn lease(self, lease: Duration) -> Self {
+        Acquire { lease: Some(lease), ..self }
+    }
+
+    /// Acquires for `owner` (a thread or task of a binding's reentrant lock).
+    pub fn owner(self, owner: Owner) -> Self {
+        Acquire { owner, ..self }
+    }
+
+    /// Keeps the hold when the handle is dropped (see [`Acquire::keep_if_dropped`](Acquire#structfield.keep_if_dropped)).
+    pub fn keep_if_dropped(self) -> Self {
+        Acquire { keep_if_dropped: true, ..self }
+    }
+
+    fn validate(&self) -> Result<()> {
+        if !self.blocking && self.timeout.is_some() {
+            return Err(Error::InvalidArgument("a timeout needs a blocking acquire".into()));
+        }
+        if self.lease.is_some_and(|l| l.is_zero()) {
+            return Err(Error::InvalidArgument("a lease must be longer than zero".into()));
+        }
+        Ok(())
+    }
+
+    /// Whether to wait for the holder rather than try once.
+    pub(crate) fn waits(&self) -> bool {
+        self.blocking && self.timeout != Some(Duration::ZERO)
+    }
+}
+
+/// What waiting for the handle's turn and contending came to.
+enum Turn {
+    Won(Won, OwnedMutexGuard<()>),
+    /// The handle held already ([`OnHeld::Succeed`]).
+    AlreadyHeld,
+    NotWon,
+}
+
+impl HolderState {
+    /// Runs `contend` under the handle's turn, bounded by the timeout and
+    /// cancellable; records the win. Nodes that `contend` queued and did not
+    /// win with are removed (see [`Attempt`](crate::contender::Attempt)) before this returns.
+    pub(crate) async fn acquire<F, Fut>(self: &Arc<Self>, options: &Acquire, contend: F) -> Result<Outcome>
+    where
+        F: Fn(Removals) -> Fut,
+        Fut: Future<Output = Result<Option<Won>>>,
+    {
+        options.validate()?;
+        self.session.check_usable()?;
+        if self.session.is_closed() {
+            return Err(self.session.closed_error());
+        }
+        let started = Instant::now();
+        if self.enter(options.owner) {
+            return Ok(Outcome::Acquired);
+        }
+        // A single try (a zero timeout included) is bounded by the request
+        // bound in `take_turn_and`: a deadline of now would end it unanswered.
+        // A timeout too large for a deadline (`Duration::MAX`) waits forever.
+        let deadline = options.timeout.filter(|_| options.waits()).and_then(|t| Instant::now().checked_add(t));
+        let cancels = self.cancels.load(Ordering::Acquire);
+        loop {
+            let removals = Removals::default();
+            // Set once this acquire has the handle's turn: before that, it waits
+            // for the handle itself, not for other contenders.
+            let queued = AtomicBool::new(false);
+            // Boxed once: moved through the select and the timeout, it would be
+            // stored inline several times over (a waiter pays this for as long as it waits).
+            let work = self.take_turn_and(options, &queued, Box::pin(contend(removals.clone())));
+            let outcome = tokio::select! {
+                biased;
+                won = work => won,
+                // A pending acquire holds a clone of the client, which would keep a
+                // closed session open (and its locks held): it ends on close too.
+                ended = self.cancelled_or_closed(cancels) => Err(ended),
+                _ = sleep_until_some(deadline) => Ok(Turn::NotWon),
+            };
+            // Boxed, and only when there is something to wait for: its timer is large.
+            if removals.any() {
+                Box::pin(removals.wait()).await;
+            }
+            let (won, turn) = match outcome? {
+                Turn::Won(won, turn) => (won, turn),
+                Turn::AlreadyHeld => return Ok(Outcome::Acquired),
+                Turn::NotWon if queued.load(Ordering::Acquire) => {
+                    let waited = started.elapsed();
+                    tracing::debug!(path = self.path, ?waited, "zoolock did not acquire: taken until the timeout");
+                    return Ok(Outcome::Taken);
+                }
+                Turn::NotWon => return Ok(Outcome::HandleBusy),
+            };
+            let waited = won.waited;
+            if self.install(won, turn, options) {
+                self.meter().inspect(|m| m.acquired(started.elapsed(), waited));
+                return Ok(Outcome::Acquired);
+            }
+            // The win belonged to a session that has ended since: queue again
+            // on the new one, as a waiter whose session expired does.
+            if self.session.is_closed() {
+                return Err(self.session.closed_error());
+            }
+            if deadline.is_some_and(|d| Instant::now() >= d) {
+                return Ok(Outcome::Taken);
+            }
+        }
+    }
+
+    async fn take_turn_and(
+        &self,
+        options: &Acquire,
+        queued: &AtomicBool,
+        contend: impl Future<Output = Result<Option<Won>>>,
+    ) -> Result<Turn> {
+        let turn = self.turn.clone();
+        if !options.waits() {
+            let Ok(turn) = turn.try_lock_owned() else {
+                return Ok(if self.enter(options.owner) { Turn::AlreadyHeld } else { Turn::NotWon });
+            };
+            queued.store(true, Ordering::Release);
+            // Even a single try must not hang on a dead connection.
+            // Boxed: a timer is large, and waiters (who wait for a turn) never need it.
+            let won = Box::pin(self.session.bounded(contend)).await?;
+            return Ok(won.map_or(Turn::NotWon, |w| Turn::Won(w, turn)));
+        }
+        // A free turn means nothing is held (a hold keeps the turn): no
+        // hold to wait for or enter. Waiting for a busy one is boxed, so
+        // that what a queued waiter keeps is small (issue 16).
+        let turn = match (turn.clone().try_lock_owned(), self.on_held) {
+            (Ok(turn), _) => turn,
+            (Err(_), OnHeld::Wait) => Box::pin(turn.lock_owned()).await,
+            (Err(_), OnHeld::Succeed | OnHeld::Reenter) => {
+                match Box::pin(self.turn_or_enter(turn, options.owner)).await {
+                    Some(turn) => turn,
+                    None => return Ok(Turn::AlreadyHeld),
+                }
+            }
+        };
+        queued.store(true, Ordering::Release);
+        Ok(contend.await?.map_or(Turn::NotWon, |w| Turn::Won(w, turn)))
+    }
+
+    /// Waits for the handle's turn, or until a hold that `owner` may enter
+    /// (see [`HolderState::enter`]) — one another acquire on this handle wins —
+    /// and enters it (`None`). Every hold recorded or ended changes the
+    /// state, so each change is a moment to ask again; the check runs
+    /// outside the state's lock, which [`HolderState::mark`] takes under `held`.
+    async fn turn_or_enter(&self, turn: Arc<tokio::sync::Mutex<()>>, owner: Owner) -> Option<OwnedMutexGuard<()>> {
+        let mut states = self.subscribe();
+        let turn = turn.lock_owned();
+        tokio::pin!(turn);
+        loop {
+            if self.enter(owner) {
+                return None;
+            }
+            tokio::select! {
+                turn = &mut turn => return Some(turn),
+                _ = states.changed() => {}
+            }
+        }
+    }
+
+    /// Whether an acquire by `owner` succeeds at once, without a second hold:
+    /// on a semaphore that holds; on a reentrant lock that `owner` holds,
+    /// counting one acquire more.
+    fn enter(&self, owner: Owner) -> bool {
+        match (self.on_held, self.held.lock().unwrap().as_mut()) {
+            (OnHeld::Succeed, Some(_)) => true,
+            (OnHeld::Reenter, Some(held)) if held.owner == owner && held.depth > 0 => {
+                held.depth += 1;
+                true
+            }
+            _ => false,
+        }
+    }
+
+    pub(crate) fn cancel(&self) {
+        self.cancels.fetch_add(1, Ordering::AcqRel);
+        self.cancelled.notify_waiters();
+    }
+
+    /// Returns once [`HolderState::cancel`] was called after the count was
+    /// `seen`, or the session closed: the error to end the acquire with. Two
+    /// notifications rather than a watch of the session's status, which is
+    /// larger, for as long as a waiter waits (issue 16).
+    async fn cancelled_or_closed(&self, seen: u64) -> Error {
+        loop {
+            let cancelled = self.cancelled.notified();
+            let closed = self.session.closing();
+            tokio::pin!(cancelled, closed);
+            // Registered before the checks: a cancel or close between them still wakes it.
+            cancelled.as_mut().enable();
+            closed.as_mut().enable();
+            if self.cancels.load(Ordering::Acquire) != seen {
+                return Error::Cancelled { path: self.path.clone() };
+            }
+            if self.session.is_closed() {
+                return self.session.closed_error();
+            }
+            tokio::select! {
+                _ = cancelled => {}
+                _ = closed => {}
+            }
+        }
+    }
+}
+
+pub(crate) async fn sleep_until_some(deadline: Option<Instant>) {
+    match deadline {
+        // Boxed: a timer is large, and an acquire without a timeout (the
+        // common waiter) would carry one for as long as it waits.
+        Some(deadline) => Box::pin(sleep_until(deadline)).await,
+        None => std::future::pending().await,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use zookeeper_client as zk;
+
+    use tokio::time::timeout;
+
+    use super::*;
+    use crate::contender::{Attempt, Removal, Target};
+    use crate::session::Session;
+    use crate::SessionOptions;
+
+    /// The window between a win and its record, while the acquire waits for
+    /// earlier removals: an acquire dropped there removes the node it won.
+    #[tokio::test(flavor = "multi_thread")]
+    async fn an_acquire_dropped_between_its_win_and_its_record_removes_the_node() {
+        let connect = zk_harness::shared().connect_string();
+        let session = Session::connect(SessionOptions::new(&connect)).await.unwrap();
+        let raw = zk::Client::connect(&connect).await.unwrap();
+        let parent = format!("/zoolock-tests{}", zk_harness::unique_path("won-dropped"));
+        let open = zk::Acls::anyone_all();
+        raw.mkdir(&parent, &zk::CreateMode::Persistent.with_acls(open)).await.unwrap();
+        let node = format!("{parent}/node");
+        let holder = HolderState::new(&session, &parent, OnHeld::Wait);
+        let won = Arc::new(tokio::sync::Notify::new());
+        let contend = |removals: Removals| {
+            let (session, node, won) = (session.clone(), node.clone(), won.clone());
+            async move {
+                // An earlier attempt's removal, still running when this one wins.
+                removals.push(tokio::spawn(std::future::pending::<()>()));
+                let live = session.live().await?;
+                let ephemeral = zk::CreateMode::Ephemeral.with_acls(open);
+                let (stat, _) = live.client.create(&node, b"", &ephemeral).await.unwrap();
+                let target = Target::Node(node.clone());
+                let removal = Removal { session, target, generation: live.generation, ephemeral: true };
+                let mut attempt = Attempt::new(removal, &removals);
+                won.notify_one();
+                Ok(Some(attempt.won(stat.czxid)))
+            }
+        };
+        let options = Acquire::default();
+        let mut acquire = Box::pin(holder.acquire(&options, contend));
+        tokio::select! {
+            _ = &mut acquire => panic!("the acquire did not wait for the earlier removal"),
+            _ = won.notified() => {}
+        }
+        drop(acquire);
+        assert!(!holder.is_held());
+        let gone = async {
+            loop {
+                let (stat, watcher) = raw.check_and_watch_stat(&node).await.unwrap();
+                if stat.is_none() {
+                    return;
+                }
+                watcher.changed().await;
+            }
+        };
+        timeout(Duration::from_secs(10), gone).await.expect("the won node outlived the dropped acquire");
+    }
+}

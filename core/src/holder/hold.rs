@@ -1,0 +1,457 @@
+//! A hold: recorded from the win, told of the session's changes, watched
+//! for its node's deletion, ended by a release, a lease or a loss.
+
+use std::sync::atomic::Ordering;
+use std::sync::{Arc, Weak};
+
+use tokio::sync::OwnedMutexGuard;
+use tokio::task::AbortHandle;
+use tokio::time::Instant;
+use zookeeper_client as zk;
+
+use super::{Acquire, HolderState, OnHeld, Owner};
+use crate::contender::{NodeWatch, Nodes, Target, Won};
+use crate::error::{connection_lost, Error, Result};
+use crate::mirror::{Deletion, Woken};
+use crate::runtime;
+use crate::session::StatusWatcher;
+use crate::state::{LockState, LostReason, SessionState, Status};
+use crate::znode::Transaction;
+
+pub(super) struct Held {
+    pub(super) id: u64,
+    pub(super) won: Won,
+    /// This hold's entry in the session's registry of holders.
+    pub(super) watch_key: u64,
+    /// The lease timer and the watch on the node: they end with the hold.
+    pub(super) tasks: Vec<AbortHandle>,
+    pub(super) owner: Owner,
+    pub(super) since: Instant,
+    /// Acquires by `owner` not yet released ([`OnHeld::Reenter`]; 1 otherwise).
+    /// 0 while the last release takes the hold away.
+    pub(super) depth: u64,
+    pub(super) _turn: OwnedMutexGuard<()>,
+}
+
+impl Drop for Held {
+    fn drop(&mut self) {
+        for task in self.tasks.drain(..) {
+            task.abort();
+        }
+    }
+}
+
+impl HolderState {
+    /// Releases for `owner`. A reentrant lock's owner counts down,
+    /// and lets go at its last release; another owner's release is refused
+    /// with [`Error::NotOwner`] and changes nothing. Other handles let go
+    /// whoever releases (kazoo).
+    pub(crate) async fn release_by(&self, owner: Owner) -> Result<bool> {
+        self.release_own(owner, None).await
+    }
+
+    /// [`HolderState::release_by`], of the hold won with fencing token
+    /// `term` only, when given (a [`Hold`]'s own): false if the handle holds
+    /// another or none.
+    async fn release_own(&self, owner: Owner, term: Option<i64>) -> Result<bool> {
+        let ours = |won: &Won| term.is_none_or(|t| won.token == t);
+        if self.on_held == OnHeld::Reenter {
+            let mut held = self.held.lock().unwrap();
+            if let Some(held) = held.as_mut().filter(|h| ours(&h.won)) {
+                if held.owner != owner {
+                    return Err(Error::NotOwner { path: self.path.clone() });
+                }
+                match held.depth {
+                    // Another release of this owner is taking the hold away.
+                    0 => return Ok(false),
+                    1 => held.depth = 0,
+                    _ => {
+                        held.depth -= 1;
+                        return Ok(true);
+                    }
+                }
+            }
+        }
+        // Depth 0 keeps re-entries out until `release_if` takes the hold, on
+        // this same poll (it takes the hold before its first await).
+        Ok(self.release_if(ours).await)
+    }
+
+    /// Records the win as this handle's hold; false, recording nothing, if
+    /// the session the node was won on has ended since (a caller not polled
+    /// for a while, or a wake that raced the expiry): an ephemeral node of an
+    /// ended session is gone, and another contender may hold by now.
+    pub(super) fn install(self: &Arc<Self>, mut won: Won, turn: OwnedMutexGuard<()>, options: &Acquire) -> bool {
+        let (lease, owner) = (options.lease, options.owner);
+        let status = self.session.status();
+        let ended = status.state == SessionState::Lost || status.generation != won.generation;
+        if status.state == SessionState::Closed || (won.ephemeral && ended) {
+            drop(won); // its guard removes the node; the acquire waits for that
+            return false;
+        }
+        let id = self.acquisitions.fetch_add(1, Ordering::Relaxed) + 1;
+        let watcher: Weak<dyn StatusWatcher> = Arc::downgrade(self) as Weak<dyn StatusWatcher>;
+        // A kept hold's session keeps its state alive until the hold ends (`unwatch_status`).
+        let kept = options.keep_if_dropped.then(|| self.clone() as Arc<dyn StatusWatcher>);
+        let watch_key = self.session.watch_status(watcher, kept);
+        let node_watch = won.node_watch.take();
+        let (node, generation, ephemeral, token) = (won.node.clone(), won.generation, won.ephemeral, won.token);
+        // Recorded before any task that may end it starts: a lease shorter
+        // than the time to record it must still find the hold to end.
+        *self.held.lock().unwrap() = Some(Box::new(Held {
+            id,
+            won: won.installed(),
+            watch_key,
+            tasks: Vec::new(),
+            owner,
+            since: Instant::now(),
+            depth: 1,
+            _turn: turn,
+        }));
+        self.set_state(LockState::Held);
+        tracing::debug!(path = self.path, node, token, "zoolock holds");
+        if let Some(lease) = lease {
+            let holder = Arc::downgrade(self);
+            let timer = self.session.spawn(async move {
+                tokio::time::sleep(lease).await;
+                if let Some(holder) = holder.upgrade() {
+                    holder.lose(id, LostReason::LeaseExpired);
+                }
+            });
+            self.attach(id, timer.abort_handle());
+        }
+        match node_watch {
+            // The mirror calls back on the node's deletion: a hold costs no
+            // task, and its release nothing to abort. ZooKeeper sends the
+            // mirror's watch the node's deletion like any other change of the
+            // path (mirror/mod.rs, point 2), and a mirror gone stale says so too.
+            Some(NodeWatch::Mirror(deletion)) => {
+                let holder = Arc::downgrade(self);
+                deletion.then(move |woken| {
+                    // Under the mirror's lock: only look, and hand the rest to a task.
+                    let Some(holder) = holder.upgrade() else { return };
+                    if !holder.holds(id) {
+                        return; // our own release deleted it
+                    }
+                    let node_watch = Some(NodeWatch::Mirror(Deletion::ready(woken)));
+                    let watching = watch_node(Arc::downgrade(&holder), id, node, generation, ephemeral, node_watch);
+                    let watch = holder.session.spawn(watching);
+                    holder.attach(id, watch.abort_handle());
+                });
+            }
+            node_watch => {
+                let watch =
+                    self.session.spawn(watch_node(Arc::downgrade(self), id, node, generation, ephemeral, node_watch));
+                self.attach(id, watch.abort_handle());
+            }
+        }
+        // A change between the win and the registration would go unheard.
+        self.session_changed(self.session.status(), false);
+        true
+    }
+
+    /// Ties `task` to hold `id`: aborted when the hold ends, or now if it has.
+    fn attach(&self, id: u64, task: AbortHandle) {
+        match self.held.lock().unwrap().as_mut().filter(|h| h.id == id) {
+            Some(held) => held.tasks.push(task),
+            None => task.abort(),
+        }
+    }
+
+    /// Releases the hold won with fencing token `token` (a leadership's own
+    /// term), and no later one: false if the handle holds another or none.
+    pub(crate) async fn release_term(&self, token: i64) -> bool {
+        self.release_if(|won| won.token == token).await
+    }
+
+    /// Releases the hold if `this` says it is the one: whether it was. If
+    /// the connection is down, the delete goes on in the background until it
+    /// succeeds or the session ends. The delete runs in the caller's task (no
+    /// spawn: a cycle wakes no other thread); a caller that stops waiting
+    /// after the first poll (a timeout around `release`, a cancelled task)
+    /// leaves it running in the background (see
+    /// [`Removal::run_bounded`](crate::contender::Removal::run_bounded)): no node outlives it.
+    async fn release_if(&self, this: impl FnOnce(&Won) -> bool) -> bool {
+        let Some(mut held) = self.held.lock().unwrap().take_if(|h| this(&h.won)) else { return false };
+        // Our own delete would fire the node's watch: stop it first.
+        for task in held.tasks.drain(..) {
+            task.abort();
+        }
+        self.session.unwatch_status(held.watch_key);
+        self.meter().inspect(|m| m.hold_ended(held.since.elapsed()));
+        self.set_state(LockState::Released);
+        if !held.won.ephemeral {
+            Nodes::of(&self.session).persistent.release(&Target::Node(held.won.node.clone()));
+        }
+        let node = held.won.removal(&self.session).run_bounded();
+        held.won.spawn_sweep(&self.session);
+        node.await;
+        true
+    }
+
+    /// Ends acquisition `id` because of `reason`, if it still holds.
+    fn lose(&self, id: u64, reason: LostReason) {
+        let mut held = self.held.lock().unwrap();
+        if held.as_ref().is_none_or(|h| h.id != id) {
+            return;
+        }
+        let lost = held.take().expect("checked above");
+        drop(held);
+        self.session.unwatch_status(lost.watch_key);
+        self.meter().inspect(|m| m.hold_ended(lost.since.elapsed()));
+        self.set_state(LockState::Lost(reason));
+        // The node (and any late duplicate of it) may still be there: a lease
+        // ran out, or only the node itself was deleted. Otherwise the session
+        // ended: its ephemeral nodes are gone, and a persistent hold is not
+        // lost to an expiry, nor on close, which removes its late duplicates
+        // (see `PersistentNodes`).
+        if matches!(reason, LostReason::LeaseExpired | LostReason::NodeDeleted) {
+            lost.won.spawn_removals(&self.session);
+        }
+        if reason == LostReason::SessionClosed && !lost.won.ephemeral {
+            tracing::warn!(
+                node = lost.won.node,
+                "a persistent lock stays held after its session closed: delete its node to release it"
+            );
+        }
+    }
+
+    fn mark(&self, id: u64, state: LockState) {
+        let held = self.held.lock().unwrap();
+        if held.as_ref().is_some_and(|h| h.id == id) {
+            self.set_state(state);
+        }
+    }
+}
+
+impl StatusWatcher for HolderState {
+    /// Tells the holder when its hold is suspended, restored or lost (an
+    /// ended generation is the generation's or the state's to tell).
+    fn session_changed(&self, now: Status, _ended: bool) {
+        let Some((id, generation, ephemeral)) =
+            self.held.lock().unwrap().as_ref().map(|h| (h.id, h.won.generation, h.won.ephemeral))
+        else {
+            return;
+        };
+        match now.state {
+            SessionState::Closed => self.lose(id, LostReason::SessionClosed),
+            _ if ephemeral && now.generation != generation => self.lose(id, LostReason::SessionExpired),
+            SessionState::Lost if ephemeral => self.lose(id, LostReason::SessionExpired),
+            SessionState::Lost | SessionState::Suspended => self.mark(id, LockState::Suspended),
+            SessionState::Connected => self.mark(id, LockState::Held),
+        }
+    }
+}
+
+impl Drop for HolderState {
+    /// Dropping a held handle releases it, in the background.
+    fn drop(&mut self) {
+        if let Some(held) = self.held.get_mut().unwrap().take() {
+            self.session.unwatch_status(held.watch_key);
+            self.meter().inspect(|m| m.hold_ended(held.since.elapsed()));
+            held.won.spawn_removals(&self.session);
+        }
+    }
+}
+
+/// Watches hold `id`'s node and ends the hold with [`LostReason::NodeDeleted`]
+/// when someone else deletes it. Our own release deletes it too, but the hold
+/// is gone by then (and this task aborted), so that is a no-op. A watch ends
+/// early only when its session does, which the session's own logic reports;
+/// a persistent node outlives its session and is watched again on the next.
+async fn watch_node(
+    holder: Weak<HolderState>,
+    id: u64,
+    node: String,
+    generation: u64,
+    ephemeral: bool,
+    mut armed: Option<NodeWatch>,
+) {
+    let lose = |holder: &Weak<HolderState>| {
+        if let Some(holder) = holder.upgrade() {
+            holder.lose(id, LostReason::NodeDeleted);
+        }
+    };
+    loop {
+        let watcher = match armed.take() {
+            Some(watcher) => watcher,
+            None => {
+                let Some(session) = holder.upgrade().map(|h| h.session.clone()) else { return };
+                let Ok(live) = session.live().await else { return };
+                if ephemeral && live.generation != generation {
+                    return;
+                }
+                // Sent at once and not awaited by the acquirer: the hold costs no round trip more.
+                match live.client.get_and_watch_data(&node).await {
+                    Ok((_, _, watcher)) => NodeWatch::Oneshot(watcher),
+                    Err(zk::Error::NoNode) => return lose(&holder),
+                    Err(err) if connection_lost(&err) => continue,
+                    Err(zk::Error::SessionExpired | zk::Error::ClientClosed) if !ephemeral => {
+                        if !session.wait_past(live.generation).await {
+                            return;
+                        }
+                        continue;
+                    }
+                    Err(_) => return,
+                }
+            }
+        };
+        let event_type = match watcher {
+            NodeWatch::Oneshot(watcher) => watcher.changed().await.event_type,
+            // The mirror's notice of the deletion; gone stale, watch the node itself.
+            NodeWatch::Mirror(deletion) => match deletion.await {
+                Woken::Deleted => zk::EventType::NodeDeleted,
+                Woken::Stale => continue,
+            },
+        };
+        match event_type {
+            zk::EventType::NodeDeleted if ephemeral => {
+                // An expiring session's ephemeral node is deleted too, and that
+                // notice can come before the session's own end: the hold was
+                // lost to expiry, not to someone else, and says so only if a
+                // request on the session still succeeds.
+                // Our own release deleted it (the hold is gone): nothing to ask.
+                let current = holder.upgrade().is_some_and(|h| h.holds(id));
+                if current && session_alive(&holder, generation).await {
+                    lose(&holder);
+                }
+                return;
+            }
+            zk::EventType::NodeDeleted => return lose(&holder),
+            zk::EventType::Session if ephemeral => return,
+            // Data changed, or a persistent node's session ended: watch again.
+            _ => {}
+        }
+    }
+}
+
+/// Whether session `generation` still serves requests (after any reconnect);
+/// false once it ended, which the session's own logic reports.
+async fn session_alive(holder: &Weak<HolderState>, generation: u64) -> bool {
+    loop {
+        let Some(session) = holder.upgrade().map(|h| h.session.clone()) else { return false };
+        let Ok(live) = session.live().await else { return false };
+        if live.generation != generation {
+            return false;
+        }
+        match live.client.check_stat("/").await {
+            Ok(_) => return true,
+            Err(err) if connection_lost(&err) => continue,
+            Err(_) => return false,
+        }
+    }
+}
+
+/// One hold of a lock or semaphore handle, released when dropped (in the
+/// background, on the session's own runtime: a drop needs no runtime
+/// context, unlike zookeeper-client's `LockClient`, whose drop panics
+/// without one). What [`Holder::hold`](super::Holder::hold) returns, as
+/// tokio's `Mutex::lock` returns a `MutexGuard`.
+///
+/// It speaks for its own term only: once the hold is lost, or released and
+/// taken again by the same handle, its state is `Lost` or `Released`, its
+/// fenced writes are refused and its release or drop leaves the newer hold
+/// alone. On a reentrant lock each hold counts one acquire; on a semaphore
+/// a handle holds one lease, whatever its holds (kazoo).
+#[must_use = "dropping a Hold releases it at once"]
+pub struct Hold {
+    state: Arc<HolderState>,
+    node: String,
+    token: i64,
+    owner: Owner,
+    released: bool,
+}
+
+impl Hold {
+    /// The hold the handle has now, acquired for `owner`; [`Error::NotHeld`]
+    /// if it was lost already (between the win and here: an expiry).
+    pub(super) fn of(state: &Arc<HolderState>, owner: Owner) -> Result<Hold> {
+        match state.node_and_token() {
+            Some((node, token)) => Ok(Hold { state: state.clone(), node, token, owner, released: false }),
+            None => Err(Error::NotHeld { path: state.path.clone() }),
+        }
+    }
+
+    /// The hold's fencing token (see [`Holder::fencing_token`](super::Holder::fencing_token)).
+    pub fn fencing_token(&self) -> i64 {
+        self.token
+    }
+
+    /// The full path of the hold's node.
+    pub fn node(&self) -> &str {
+        &self.node
+    }
+
+    /// The lock path (a semaphore's pool node).
+    pub fn path(&self) -> &str {
+        &self.state.path
+    }
+
+    /// Whether this hold is the handle's hold now.
+    fn current(&self) -> bool {
+        self.state.token() == Some(self.token)
+    }
+
+    /// `Held` while it lasts, `Suspended` while the connection is down (stop
+    /// using the resource until `Held` again); `Lost(_)` or `Released` once over.
+    pub fn state(&self) -> LockState {
+        match self.state.state() {
+            state if self.current() => state,
+            lost @ LockState::Lost(_) => lost,
+            _ => LockState::Released,
+        }
+    }
+
+    /// Whether the hold lasts and is not suspended.
+    pub fn is_held(&self) -> bool {
+        self.state() == LockState::Held
+    }
+
+    /// Every change of the handle's state: `wait_for(|s| matches!(s, LockState::Lost(_)))`
+    /// learns that the hold is over.
+    pub fn subscribe(&self) -> tokio::sync::watch::Receiver<LockState> {
+        self.state.subscribe()
+    }
+
+    /// A transaction that commits only while this hold lasts
+    /// ([`Transaction::fenced_by`]): [`Error::NotHeld`] once it is over.
+    pub fn fenced(&self) -> Result<Transaction> {
+        if !self.current() {
+            return Err(Error::NotHeld { path: self.state.path.clone() });
+        }
+        Ok(self.state.session.transaction().fenced_at(&self.state.path, self.node.clone()))
+    }
+
+    /// Releases the hold, as [`Holder::release`](super::Holder::release)
+    /// does: `Ok(false)` if it was over already.
+    pub async fn release(mut self) -> Result<bool> {
+        self.released = true;
+        self.state.release_own(self.owner, Some(self.token)).await
+    }
+
+    /// [`Hold::release`] for callers without an async runtime.
+    pub fn release_blocking(self) -> Result<bool> {
+        runtime::block_on(self.release())
+    }
+}
+
+impl std::fmt::Debug for Hold {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Hold").field("node", &self.node).field("fencing_token", &self.token).finish()
+    }
+}
+
+impl Drop for Hold {
+    /// Releases in the background, on the session's runtime: no runtime
+    /// context is needed here. Not in a forked child, whose session's
+    /// threads stayed in the parent.
+    fn drop(&mut self) {
+        if self.released || !self.current() || runtime::check_process().is_err() {
+            return;
+        }
+        let (state, owner, token) = (self.state.clone(), self.owner, self.token);
+        self.state.session.spawn(async move {
+            let _ = state.release_own(owner, Some(token)).await;
+        });
+    }
+}

@@ -1,0 +1,276 @@
+//! The lock recipe: contenders create EPHEMERAL_SEQUENTIAL nodes under the
+//! lock path; the lowest holds the lock; each other contender watches only
+//! the nearest lower node it waits for, so a release wakes one client.
+//!
+//! [`Lock`] is the handle; [`queue`] queues its node and waits until the
+//! node comes first, by listings or on the session's mirror; [`line`](mod@line) keeps
+//! what the session knows of its own contenders on each path.
+
+mod line;
+mod queue;
+
+use std::sync::Arc;
+
+use zookeeper_client as zk;
+
+use crate::codes::codes;
+use crate::contender::{Attempt, Nodes, Removal, Removals, Target, Won};
+use crate::error::{Error, Result};
+use crate::holder::{holder_methods, sealed, Acquire, BoxFuture, Holder, HolderState, OnHeld};
+use crate::mirror::{Mirror, Mirrors};
+use crate::naming::{self, Role, Scheme};
+use crate::options::{validate_identifier, validate_path};
+use crate::session::{Live, Session};
+use crate::state::Outcome;
+use line::Lines;
+
+/// Which recipe a handle follows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    /// kazoo's `Lock`, Curator's `InterProcessMutex`.
+    Mutex,
+    /// Shares the lock with other readers; waits only for earlier writers.
+    Read,
+    /// Waits for every earlier contender, readers included.
+    Write,
+}
+
+impl Kind {
+    fn role(self) -> Role {
+        if self == Kind::Read {
+            Role::Reader
+        } else {
+            Role::Writer
+        }
+    }
+
+    fn new_prefix(self, scheme: Scheme) -> String {
+        match self {
+            Kind::Mutex => naming::new_prefix(scheme, Role::Writer),
+            Kind::Read => naming::new_prefix(scheme, Role::Reader),
+            Kind::Write => naming::new_write_prefix(scheme),
+        }
+    }
+}
+
+/// What a handle writes and recognises besides its kind.
+#[derive(Debug, Clone)]
+pub struct LockConfig {
+    /// Node data, shown by `contenders()` (kazoo's `identifier`).
+    pub identifier: Vec<u8>,
+    /// Whose node names to write: kazoo's (the default) or Curator's.
+    pub scheme: Scheme,
+    /// Further node-name markers to queue behind, as writers (kazoo's `extra_lock_patterns`).
+    pub extra_markers: Vec<String>,
+    /// Reentrant per owner, like Curator's `InterProcessMutex` (zoolock's
+    /// own option: kazoo has none). An acquire by the owner that holds
+    /// ([`Acquire::owner`]: the handle in Rust, the thread in Python and C#)
+    /// returns `Ok(true)` at once on the same node, and each acquire needs
+    /// its release: the last one deletes the node. Another owner's acquire
+    /// waits for that, and its release is refused ([`Error::NotOwner`]). A
+    /// loss ends the hold whatever its depth. Off by default (kazoo's).
+    pub reentrant: bool,
+    /// Waits on the session's mirror of the path's children (one persistent
+    /// recursive watch per session and path, ZooKeeper ≥ 3.6; see
+    /// `core/src/mirror/mod.rs`) instead of listing the children and watching
+    /// the predecessor: an acquisition costs a create and a delete, and the
+    /// server sends each of them to every session that mirrors the path.
+    /// On by default; turn it off on a path that more than about 20
+    /// processes (sessions) hold handles on at once, where those
+    /// notifications cost the server more than the listings they save
+    /// (README, "Cost"). Ignored with `extra_markers`. Falls back to listing
+    /// if the server refuses the watch.
+    pub mirror: bool,
+}
+
+impl Default for LockConfig {
+    fn default() -> Self {
+        LockConfig {
+            identifier: Vec::new(),
+            scheme: Scheme::default(),
+            extra_markers: Vec::new(),
+            reentrant: false,
+            mirror: true,
+        }
+    }
+}
+
+/// A lock handle: kazoo's `Lock`, `ReadLock` or `WriteLock`. Cheap to clone;
+/// clones are the same handle. Not reentrant unless [`LockConfig::reentrant`]:
+/// a second acquire on a held handle waits until the handle is released, as
+/// kazoo's does.
+#[derive(Clone)]
+pub struct Lock {
+    holder: Arc<HolderState>,
+    spec: Arc<Spec>,
+}
+
+struct Spec {
+    path: String,
+    kind: Kind,
+    config: LockConfig,
+    /// The session's mirror of the path, from the first mirrored acquire on.
+    mirror: std::sync::OnceLock<Arc<Mirror>>,
+}
+
+impl Lock {
+    /// A handle on the lock at `path`; nothing is sent to the server before
+    /// the first acquire. Bad input fails here ([`Error::InvalidPath`], …).
+    pub fn new(session: &Session, path: &str, kind: Kind, config: LockConfig) -> Result<Lock> {
+        validate_path(path)?;
+        Lock::on_checked_path(session, path, kind, config)
+    }
+
+    /// [`Lock::new`] on a path derived from one already checked (a
+    /// semaphore's admission lock: its path plus a suffix, which may take it
+    /// past [`crate::MAX_PATH_BYTES`] by those few bytes).
+    pub(crate) fn on_checked_path(session: &Session, path: &str, kind: Kind, config: LockConfig) -> Result<Lock> {
+        validate_identifier(&config.identifier)?;
+        session.check_usable()?;
+        if session.is_closed() {
+            return Err(session.closed_error());
+        }
+        let on_held = if config.reentrant { OnHeld::Reenter } else { OnHeld::Wait };
+        let spec = Spec { path: path.to_owned(), kind, config, mirror: Default::default() };
+        Ok(Lock { holder: HolderState::new(session, path, on_held), spec: Arc::new(spec) })
+    }
+
+    /// Leaves this handle's holds out of the session's metrics (a
+    /// semaphore's admission lock: the semaphore counts its own).
+    pub(crate) fn unmetered(mut self) -> Lock {
+        Arc::get_mut(&mut self.holder).expect("a handle not yet shared").metered = false;
+        self
+    }
+
+    /// An exclusive lock with kazoo's node names and no identifier.
+    pub fn mutex(session: &Session, path: &str) -> Result<Lock> {
+        Lock::new(session, path, Kind::Mutex, LockConfig::default())
+    }
+
+    /// An exclusive lock with kazoo's node names whose nodes hold
+    /// `identifier`, shown by [`Lock::queue`] and to operators (kazoo's
+    /// `Lock(path, identifier)`).
+    pub fn mutex_with_identifier(session: &Session, path: &str, identifier: impl Into<Vec<u8>>) -> Result<Lock> {
+        Lock::new(session, path, Kind::Mutex, LockConfig { identifier: identifier.into(), ..LockConfig::default() })
+    }
+
+    /// Which recipe the handle follows.
+    pub fn kind(&self) -> Kind {
+        self.spec.kind
+    }
+
+    /// Queues a node and waits for it to come first, queueing again on a new
+    /// session if the old one ends first.
+    async fn contend(&self, options: &Acquire, removals: Removals) -> Result<Option<Won>> {
+        loop {
+            let live = self.holder.session.live().await?;
+            let prefix = self.spec.kind.new_prefix(self.spec.config.scheme);
+            let mut attempt = Attempt::new(
+                Removal {
+                    session: self.holder.session.clone(),
+                    target: Target::Prefix { parent: self.spec.path.clone(), prefix },
+                    generation: live.generation,
+                    ephemeral: options.ephemeral,
+                },
+                &removals,
+            );
+            let step = self.queue_once(&live, &mut attempt, options).await;
+            // Not won: its node goes now, before any wait for a new session.
+            drop(attempt);
+            match step? {
+                Step::Won(won) => {
+                    if self.spec.kind.role() == Role::Writer {
+                        Lines::of(&self.holder.session).record_winner(&won.node);
+                    }
+                    return Ok(Some(won));
+                }
+                Step::Taken => return Ok(None),
+                Step::SessionEnded => {
+                    Box::pin(self.holder.session.wait_past(live.generation)).await;
+                }
+                Step::NodeGone => {}
+            }
+        }
+    }
+
+    /// The session's mirror of the path, if this handle waits on one.
+    fn mirror(&self) -> Option<Arc<Mirror>> {
+        if !self.spec.config.mirror || !self.spec.config.extra_markers.is_empty() {
+            return None;
+        }
+        let session = &self.holder.session;
+        Some(self.spec.mirror.get_or_init(|| Mirrors::of(session).mirror(session, &self.spec.path)).clone())
+    }
+}
+
+holder_methods!(Lock);
+
+impl sealed::Recipe for Lock {
+    fn state_of(&self) -> &Arc<HolderState> {
+        &self.holder
+    }
+}
+
+impl Holder for Lock {
+    fn acquire_outcome(&self, options: Acquire) -> BoxFuture<'_, Result<Outcome>> {
+        Box::pin(async move { self.holder.acquire(&options, |removals| self.contend(&options, removals)).await })
+    }
+
+    /// Everyone queued on this path, holder(s) first (kazoo's `contenders()`).
+    fn queue(&self) -> BoxFuture<'_, Result<Vec<String>>> {
+        Box::pin(async move {
+            let live = self.holder.session.live().await?;
+            let read = async {
+                let Some(mut children) = self.list(&live).await? else {
+                    return Err(Error::ConnectionLoss(self.holder.session.request_bound()));
+                };
+                let session = &self.holder.session;
+                // Late nodes of this session's are no contenders: they go.
+                Nodes::of(session).doubtful.sweep(session, &self.spec.path, live.generation, &mut children);
+                let queue = naming::queue(&children, &self.spec.config.extra_markers);
+                let nodes: Vec<String> = queue.iter().map(|c| format!("{}/{}", self.spec.path, c.name)).collect();
+                read_identifiers(&live, &nodes).await
+            };
+            self.holder.session.bounded(read).await
+        })
+    }
+}
+
+/// The data of `nodes` as text, in one round trip; nodes gone meanwhile are skipped.
+pub(crate) async fn read_identifiers(live: &Live, nodes: &[String]) -> Result<Vec<String>> {
+    if nodes.is_empty() {
+        return Ok(Vec::new());
+    }
+    let mut reader = live.client.new_multi_reader();
+    for node in nodes {
+        reader.add_get_data(node).map_err(|e| Error::zk(node, "read", e))?;
+    }
+    let results = reader.commit().await.map_err(|e| Error::zk(&nodes[0], "read", e))?;
+    Ok(results
+        .into_iter()
+        .filter_map(|r| match r {
+            zk::MultiReadResult::Data { data, .. } => Some(String::from_utf8_lossy(&data).into_owned()),
+            _ => None,
+        })
+        .collect())
+}
+
+enum Step {
+    Won(Won),
+    /// A single try found the lock taken.
+    Taken,
+    SessionEnded,
+    /// Our node vanished while the session lived (deleted by someone else).
+    NodeGone,
+}
+
+codes! {
+    impl Kind {
+        /// An exclusive lock (kazoo's `Lock`, Curator's `InterProcessMutex`).
+        Mutex = 0 => "mutex",
+        /// The read side of a read/write lock: shared with other readers.
+        Read = 1 => "read",
+        /// The write side of a read/write lock: excludes readers and writers.
+        Write = 2 => "write",
+    }
+}

@@ -1,0 +1,398 @@
+//! The session's connection: opening a ZooKeeper session (TLS, SASL, the
+//! connect timeout), following its state, replacing it after expiry, and
+//! publishing each change to the status channel, the listeners and the
+//! status watchers. Below the [`Session`](super::Session) facade, which reads
+//! what this keeps.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, Weak};
+use std::time::{Duration, Instant};
+
+use tokio::runtime::{Handle, RuntimeFlavor};
+use tokio::sync::{watch, Notify};
+use tokio::time::timeout;
+use zookeeper_client as zk;
+
+use crate::error::{Error, Result};
+use crate::events::{Listeners, WatchThread};
+use crate::metrics::Meter;
+use crate::options::{ConnectString, SessionOptions};
+use crate::runtime;
+use crate::security::{Probe, TlsOptions};
+use crate::state::{SessionState, Status};
+
+/// The ZooKeeper client of one generation, as handed to recipes.
+#[derive(Clone)]
+pub(crate) struct Live {
+    pub client: zk::Client,
+    pub generation: u64,
+    pub session_id: i64,
+}
+
+/// What every generation of one session shares: its options, its status,
+/// the current generation's client, and who hears of changes.
+pub(crate) struct Connection {
+    pub(super) options: SessionOptions,
+    pub(super) status: watch::Sender<Status>,
+    /// Shared, not cloned, with every request: a `Live` is large, and
+    /// cloning a client allocates (a queued waiter keeps one, issue 16).
+    pub(super) current: Mutex<Option<Arc<Live>>>,
+    /// Notified once the session is closed (after its status says so).
+    pub(super) closed: Notify,
+    pub(super) listeners: Listeners<SessionState>,
+    /// Where this session's watch callbacks run (see [`WatchThread`]).
+    pub(super) watch_thread: WatchThread,
+    /// Told of each status change: handles holding something now, and the
+    /// session's extensions.
+    pub(super) watchers: Mutex<Watchers>,
+    pub(super) meter: Meter,
+    /// The runtime that runs this session's connection and every task of
+    /// its own (see [`session_runtime`]).
+    pub(super) runtime: Handle,
+    /// The process that connected it: its tasks' threads exist only there.
+    pub(super) pid: u32,
+    /// Set when `runtime` shut down under the session (see [`Supervisor`]).
+    pub(super) runtime_gone: AtomicBool,
+}
+
+/// Told of every status change while registered ([`Watchers`]); `ended`:
+/// a generation ended (lost, replaced or closed).
+pub(crate) trait StatusWatcher: Send + Sync {
+    fn session_changed(&self, now: Status, ended: bool);
+}
+
+/// The status watchers of one session: one registry instead of a task per
+/// hold keeps acquire and release cheap.
+#[derive(Default)]
+pub(crate) struct Watchers {
+    next_key: u64,
+    watchers: Vec<WatcherEntry>,
+}
+
+pub(crate) struct WatcherEntry {
+    key: u64,
+    watcher: Weak<dyn StatusWatcher>,
+    /// The same watcher, kept alive while registered: a hold that outlives
+    /// its handle ([`crate::Acquire::keep_if_dropped`]).
+    _kept: Option<Arc<dyn StatusWatcher>>,
+}
+
+impl Watchers {
+    pub(super) fn add(&mut self, watcher: Weak<dyn StatusWatcher>, kept: Option<Arc<dyn StatusWatcher>>) -> u64 {
+        self.next_key += 1;
+        self.watchers.push(WatcherEntry { key: self.next_key, watcher, _kept: kept });
+        self.next_key
+    }
+
+    /// Takes the watcher `key` out; the caller drops it outside the registry's lock.
+    pub(super) fn remove(&mut self, key: u64) -> Option<WatcherEntry> {
+        let at = self.watchers.iter().position(|w| w.key == key)?;
+        Some(self.watchers.remove(at))
+    }
+}
+
+impl Connection {
+    /// Connects (see [`Session::connect`](super::Session::connect)) and
+    /// starts following the session.
+    pub(super) async fn connect(options: SessionOptions) -> Result<Arc<Connection>> {
+        let parsed = options.validate()?;
+        runtime::check_process()?;
+        let handle = session_runtime();
+        let on = handle.clone();
+        let hosts = options.connect.clone();
+        // Spawned on the chosen runtime: `zookeeper-client` starts the
+        // connection's task on the runtime its connect runs on.
+        on.spawn(async move {
+            let live = open(&options, 1).await?;
+            if let Some(chroot) = parsed.chroot {
+                match live.client.check_stat("/").await {
+                    Ok(Some(_)) => {}
+                    // Created on first need instead (`SessionOptions::create_chroot`).
+                    Ok(None) if options.create_chroot => {}
+                    Ok(None) => return Err(Error::NoChroot(chroot)),
+                    Err(e) => return Err(Error::zk(&chroot, "check", e)),
+                }
+            }
+            let status = Status { state: SessionState::Connected, generation: 1, session_id: live.session_id };
+            let session_id = format!("{:#x}", live.session_id);
+            tracing::info!(state = ?status.state, generation = 1, session_id, hosts = options.connect, "zoolock session");
+            let connection = Arc::new(Connection {
+                options,
+                status: watch::Sender::new(status),
+                current: Mutex::new(Some(Arc::new(live.clone()))),
+                closed: Notify::new(),
+                listeners: Listeners::new(),
+                watch_thread: WatchThread::default(),
+                watchers: Mutex::default(),
+                meter: Meter::default(),
+                runtime: handle,
+                pid: std::process::id(),
+                runtime_gone: AtomicBool::new(false),
+            });
+            let supervisor = Supervisor(Arc::downgrade(&connection));
+            connection.runtime.spawn(supervise(supervisor, live));
+            Ok(connection)
+        })
+        .await
+        .unwrap_or_else(|ended| Err(connect_ended(ended, hosts)))
+    }
+
+    /// Publishes `Closed`, under the lock of the current client: no new
+    /// generation is installed after it.
+    pub(super) fn publish_closed(&self) {
+        let _current = self.current.lock().unwrap();
+        let status = *self.status.borrow();
+        publish(self, SessionState::Closed, status.generation, status.session_id);
+    }
+
+    /// Lets go of the current client and waits, at most the session
+    /// timeout, until its session has ended.
+    pub(super) async fn end(&self) {
+        let live = self.current.lock().unwrap().take();
+        let Some(live) = live else { return };
+        let mut states = live.client.state_watcher();
+        drop(live);
+        // The session closes when the last clone of its client is gone; tasks
+        // holding one see `Closed` through the status and let go.
+        let _ = timeout(self.options.session_timeout, async {
+            while !states.state().is_terminated() {
+                states.changed().await;
+            }
+        })
+        .await;
+    }
+}
+
+/// Why the connecting task ended without an answer: the runtime shut down
+/// (it was cancelled), or zookeeper-client panicked, which must reach the
+/// caller as an error and not as a panic (nor as a runtime that is gone).
+fn connect_ended(ended: tokio::task::JoinError, hosts: String) -> Error {
+    if !ended.is_panic() {
+        return Error::RuntimeGone;
+    }
+    let panic = ended.into_panic();
+    let said = panic.downcast_ref::<&str>().copied().or(panic.downcast_ref::<String>().map(String::as_str));
+    Error::ZooKeeper {
+        action: "connect to",
+        path: hosts,
+        message: format!("the client panicked: {}", said.unwrap_or("?")),
+    }
+}
+
+async fn open(options: &SessionOptions, generation: u64) -> Result<Live> {
+    let tls = options.tls_on().map(TlsOptions::prepare).transpose()?;
+    let probe = Probe::new(ConnectString::parse(&options.connect)?.endpoints(), tls.as_ref().map(|t| t.probe.clone()));
+    let started = Instant::now();
+    // zookeeper-client gives up after about the session timeout when no
+    // server answers: a longer connect timeout is the caller's, so start
+    // again until it runs out.
+    let connect = async {
+        loop {
+            let mut connector = zk::Client::connector().with_session_timeout(options.session_timeout);
+            for (scheme, auth) in &options.auth {
+                connector = connector.with_auth(scheme, auth);
+            }
+            if let Some(sasl) = &options.sasl {
+                connector = connector.with_sasl(sasl.to_zk());
+            }
+            let attempt = match &tls {
+                Some(tls) => connector.with_tls(tls.zk.clone()).secure_connect(&options.connect).await,
+                None => connector.connect(&options.connect).await,
+            };
+            match attempt {
+                Err(zk::Error::Timeout | zk::Error::NoHosts | zk::Error::ConnectionLoss) => {
+                    tokio::time::sleep(RECONNECT_PAUSE).await
+                }
+                other => return other,
+            }
+        }
+    };
+    let attempt = tokio::select! {
+        attempt = timeout(options.connect_timeout, connect) => attempt,
+        reason = probe.every_host_refuses(options.connect_timeout) => return Err(Error::Tls { reason }),
+    };
+    let client = match attempt {
+        Err(_) => {
+            return Err(match probe.finding() {
+                Some(reason) => Error::Tls { reason },
+                // What was waited, to the millisecond: not more than it was.
+                None => Error::ConnectTimeout {
+                    hosts: options.connect.clone(),
+                    timeout: Duration::from_millis(started.elapsed().as_millis() as u64),
+                },
+            });
+        }
+        Ok(Err(zk::Error::AuthFailed)) => return Err(Error::AuthFailed),
+        Ok(Err(e)) => return Err(Error::zk(&options.connect, "connect to", e)),
+        Ok(Ok(client)) => client,
+    };
+    let session_id = client.session_id().0;
+    Ok(Live { client, generation, session_id })
+}
+
+/// Between two connect attempts that each tried every host until the session timeout.
+const RECONNECT_PAUSE: Duration = Duration::from_millis(50);
+
+fn publish(shared: &Connection, state: SessionState, generation: u64, session_id: i64) {
+    let next = Status { state, generation, session_id };
+    let mut ended = false;
+    let changed = shared.status.send_if_modified(|current| {
+        // Nothing reopens a closed session, and an old generation cannot speak for a newer one.
+        if current.state == SessionState::Closed || generation < current.generation || *current == next {
+            return false;
+        }
+        ended = generation != current.generation || matches!(state, SessionState::Lost | SessionState::Closed);
+        *current = next;
+        // Counted before the change is published: whoever it wakes reads it in the metrics.
+        shared.meter.session_state(state);
+        true
+    });
+    if changed {
+        tracing::info!(?state, generation, session_id = format_args!("{session_id:#x}"), "zoolock session");
+        shared.listeners.emit(state);
+        // The watchers are the holds and the session's extensions: mirrored
+        // waiters of an ended generation learn it there, woken by their
+        // mirror, rather than each from a watch of the status of its own.
+        let watchers: Vec<_> =
+            shared.watchers.lock().unwrap().watchers.iter().filter_map(|w| w.watcher.upgrade()).collect();
+        for watcher in watchers {
+            watcher.session_changed(next, ended);
+        }
+        if state == SessionState::Closed {
+            shared.closed.notify_waiters();
+        }
+    }
+}
+
+/// Follows each generation's client and replaces it when its session ends.
+async fn supervise(supervisor: Supervisor, mut live: Live) {
+    let shared = &supervisor.0;
+    loop {
+        let mut states = live.client.state_watcher();
+        let (generation, session_id) = (live.generation, live.session_id);
+        // Holding the client here would keep the session open after close().
+        drop(live);
+        loop {
+            let state = states.changed().await;
+            let Some(shared) = shared.upgrade() else { return };
+            match state {
+                zk::SessionState::Disconnected => publish(&shared, SessionState::Suspended, generation, session_id),
+                zk::SessionState::SyncConnected | zk::SessionState::ConnectedReadOnly => {
+                    publish(&shared, SessionState::Connected, generation, session_id)
+                }
+                _ => {
+                    if shared.status.borrow().state == SessionState::Closed {
+                        return;
+                    }
+                    tracing::warn!(
+                        ?state,
+                        session_id = format_args!("{session_id:#x}"),
+                        "zoolock session ended; opening a new one"
+                    );
+                    shared.current.lock().unwrap().take();
+                    publish(&shared, SessionState::Lost, generation, session_id);
+                    break;
+                }
+            }
+        }
+        live = match reopen(shared, generation + 1).await {
+            Some(live) => live,
+            None => return,
+        };
+    }
+}
+
+/// Opens the next generation's session, retrying with backoff until it
+/// succeeds or the user closes (or drops) the session.
+async fn reopen(weak: &Weak<Connection>, generation: u64) -> Option<Live> {
+    let mut backoff = Duration::from_millis(50);
+    loop {
+        let shared = weak.upgrade()?;
+        let options = shared.options.clone();
+        let mut status = shared.status.subscribe();
+        drop(shared);
+        match open(&options, generation).await {
+            Ok(live) => {
+                let shared = weak.upgrade()?;
+                {
+                    let mut current = shared.current.lock().unwrap();
+                    if shared.status.borrow().state == SessionState::Closed {
+                        return None;
+                    }
+                    *current = Some(Arc::new(live.clone()));
+                }
+                publish(&shared, SessionState::Connected, generation, live.session_id);
+                return Some(live);
+            }
+            Err(err) => {
+                tracing::warn!(%err, "zoolock could not open a new session; retrying");
+                let closed = status.wait_for(|s| s.state == SessionState::Closed);
+                if timeout(backoff, closed).await.is_ok() {
+                    return None;
+                }
+                backoff = (backoff * 2).min(Duration::from_secs(2));
+            }
+        }
+    }
+}
+
+/// The runtime a new session runs on: the caller's when it is a
+/// multi-thread tokio runtime, else zoolock's own ([`runtime`]).
+///
+/// On the caller's runtime each request is sent and answered without
+/// crossing to another thread pool and back (issue 16: 0.78–0.90× the raw
+/// create+delete floor with the crossing, 0.88–1.09× without). Only a
+/// multi-thread runtime drives its tasks by itself: a current_thread runtime
+/// runs them only inside its own `block_on`, so a session there would stall
+/// whenever its owner blocks, e.g. in a `_blocking` call from another
+/// thread. Callers without a runtime (`connect_blocking`, the bindings) get
+/// zoolock's, which is multi-thread and is what `runtime::block_on` enters,
+/// so for them nothing changes.
+///
+/// A caller's runtime may shut down while the session lives: its tasks,
+/// the connection's among them, are dropped. [`Supervisor`] notices and
+/// closes the session, so every call then fails with [`Error::RuntimeGone`]
+/// instead of waiting on a task that is gone; the server ends the session,
+/// and its ephemeral nodes with it, when the dropped connection's session
+/// timeout runs out.
+fn session_runtime() -> Handle {
+    match Handle::try_current() {
+        Ok(caller) if caller.runtime_flavor() == RuntimeFlavor::MultiThread => caller,
+        _ => runtime::handle().clone(),
+    }
+}
+
+/// Owned by the supervising task, which returns only once the session is
+/// closed or dropped. Dropped before that, the task was dropped unfinished:
+/// its runtime shut down, and with it the session's connection. Then it
+/// closes the session, which wakes every waiter (they watch the status)
+/// with [`Error::RuntimeGone`].
+struct Supervisor(Weak<Connection>);
+
+impl Drop for Supervisor {
+    fn drop(&mut self) {
+        let Some(shared) = self.0.upgrade() else { return };
+        // Closed (by the user, or past its last owner): it finished.
+        if shared.status.borrow().state == SessionState::Closed {
+            return;
+        }
+        shared.runtime_gone.store(true, Ordering::Release);
+        shared.current.lock().unwrap().take();
+        let status = *shared.status.borrow();
+        publish(&shared, SessionState::Closed, status.generation, status.session_id);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A panic of zookeeper-client while connecting (it had one for TLS
+    /// hosts rustls cannot name) reaches the caller as an error that says so.
+    #[tokio::test]
+    async fn a_panic_while_connecting_is_an_error_not_a_runtime_gone() {
+        let ended = tokio::spawn(async { panic!("cannot name 127.1") }).await.unwrap_err();
+        let err = connect_ended(ended, "127.1:2281".into());
+        assert!(matches!(&err, Error::ZooKeeper { message, .. } if message.contains("cannot name 127.1")), "{err:?}");
+    }
+}

@@ -1,0 +1,354 @@
+//! One ZooKeeper session shared by every lock of a process, reopened by
+//! itself after expiry so users never rebuild anything.
+//!
+//! [`connection`] opens and follows it; [`Session`] is the facade that
+//! everything above uses. What a layer above keeps once per session (the
+//! contender's doubtful prefixes, the lock's lines, the mirrors) is an
+//! [`Extension`] of it, so the session names none of them.
+
+mod connection;
+
+use std::any::{Any, TypeId};
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::atomic::Ordering;
+use std::sync::{Arc, OnceLock, Weak};
+use std::time::Duration;
+
+use tokio::sync::futures::Notified;
+use tokio::sync::watch;
+use tokio::task::JoinHandle;
+use tokio::time::timeout;
+
+use crate::error::{Error, Result};
+use crate::metrics::Meter;
+use crate::options::SessionOptions;
+use crate::runtime;
+use crate::state::{SessionState, Status};
+use connection::Connection;
+pub(crate) use connection::{Live, StatusWatcher};
+
+/// A handle to the process's ZooKeeper session; clones share it.
+#[derive(Clone)]
+pub struct Session {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    /// Held by this alone: the connection's supervisor ends once it is dropped.
+    connection: Arc<Connection>,
+    extensions: Extensions,
+}
+
+impl std::fmt::Debug for Session {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Session")
+            .field("connect", &self.connection().options.connect)
+            .field("status", &self.status())
+            .finish()
+    }
+}
+
+impl Session {
+    /// Connects, failing with [`Error::ConnectTimeout`] if no server answers
+    /// within the connect timeout, and with [`Error::NoChroot`] if the
+    /// connect string's chroot does not exist (unless
+    /// [`SessionOptions::create_chroot`]).
+    ///
+    /// Awaited on a multi-thread tokio runtime, the session's connection and
+    /// tasks run on that runtime; its calls fail with [`Error::RuntimeGone`]
+    /// once that runtime shuts down. Elsewhere they run on zoolock's own.
+    pub async fn connect(options: SessionOptions) -> Result<Session> {
+        let connection = Connection::connect(options).await?;
+        let inner = Arc::new(Inner { connection, extensions: Extensions::default() });
+        let extensions: Weak<dyn StatusWatcher> = Arc::downgrade(&inner) as Weak<dyn StatusWatcher>;
+        inner.connection.watchers.lock().unwrap().add(extensions, None);
+        Ok(Session { inner })
+    }
+
+    /// [`Session::connect`] for callers without an async runtime.
+    pub fn connect_blocking(options: SessionOptions) -> Result<Session> {
+        runtime::check_process()?;
+        runtime::block_on(Session::connect(options))
+    }
+
+    /// The options it was connected with.
+    pub fn options(&self) -> &SessionOptions {
+        &self.connection().options
+    }
+
+    /// The state now, and which session it is about.
+    pub fn status(&self) -> Status {
+        *self.connection().status.borrow()
+    }
+
+    /// The state now.
+    pub fn state(&self) -> SessionState {
+        self.status().state
+    }
+
+    /// Watches every status change; the receiver always holds the latest.
+    pub fn subscribe(&self) -> watch::Receiver<Status> {
+        self.connection().status.subscribe()
+    }
+
+    /// Calls `callback` with each new state, on zoolock's event thread.
+    pub fn add_listener(&self, callback: impl Fn(SessionState) + Send + Sync + 'static) -> u64 {
+        self.connection().listeners.add(Arc::new(callback))
+    }
+
+    /// Stops the listener `add_listener` returned `id` for; false if it was gone.
+    pub fn remove_listener(&self, id: u64) -> bool {
+        self.connection().listeners.remove(id)
+    }
+
+    /// Ends the session: pending acquires fail with [`Error::Closed`] and
+    /// holds end as `Lost(SessionClosed)`. The persistent nodes of pending
+    /// acquires, of late duplicates and of releases under way are deleted
+    /// first (waiting at most the session timeout), then the session ends and
+    /// the server deletes its ephemeral nodes at once, releasing those locks.
+    /// A persistent hold stays held, as kazoo's `ephemeral=False` lock does:
+    /// it was asked to outlive its session; delete its node (`Lock::node`) to
+    /// release it. The close goes on in the background if the caller stops
+    /// waiting for it.
+    pub async fn close(&self) {
+        if runtime::check_process().is_err() {
+            return;
+        }
+        let session = self.clone();
+        let _ = self.spawn(async move { session.close_now().await }).await;
+    }
+
+    async fn close_now(&self) {
+        self.connection().publish_closed();
+        // What the extensions must finish while the client is ours: the
+        // contender's persistent nodes that no hold keeps outlive the session.
+        let closing = async {
+            for hooks in self.inner.extensions.iter() {
+                hooks.closing(self).await;
+            }
+        };
+        let _ = timeout(self.connection().options.session_timeout, closing).await;
+        self.connection().end().await;
+    }
+
+    /// [`Session::close`] for callers without an async runtime.
+    pub fn close_blocking(&self) {
+        runtime::block_on(self.close())
+    }
+
+    /// Whether [`Session::close`] was called.
+    pub fn is_closed(&self) -> bool {
+        self.state() == SessionState::Closed
+    }
+
+    /// Completes once the session is closed, if enabled or polled before:
+    /// check [`Session::is_closed`] after enabling it.
+    pub(crate) fn closing(&self) -> Notified<'_> {
+        self.connection().closed.notified()
+    }
+
+    /// Runs `future` on the session's runtime (see `session_runtime` in connection.rs).
+    /// Once that runtime has shut down, the task is dropped at once and its
+    /// handle reports it cancelled.
+    pub(crate) fn spawn<F>(&self, future: F) -> JoinHandle<F::Output>
+    where
+        F: Future + Send + 'static,
+        F::Output: Send + 'static,
+    {
+        self.connection().runtime.spawn(future)
+    }
+
+    /// Fails in a forked child (none of the threads that run the session
+    /// exist there) and once the session's runtime is gone.
+    pub(crate) fn check_usable(&self) -> Result<()> {
+        runtime::check_process()?;
+        if self.connection().pid != std::process::id() {
+            return Err(Error::Forked { parent: self.connection().pid });
+        }
+        if self.connection().runtime_gone.load(Ordering::Acquire) {
+            return Err(Error::RuntimeGone);
+        }
+        Ok(())
+    }
+
+    /// [`Error::Closed`], or [`Error::RuntimeGone`] if that is why it closed.
+    pub(crate) fn closed_error(&self) -> Error {
+        if self.connection().runtime_gone.load(Ordering::Acquire) {
+            Error::RuntimeGone
+        } else {
+            Error::Closed
+        }
+    }
+
+    /// The client to use now, waiting while a lost session is being replaced.
+    pub(crate) async fn live(&self) -> Result<Arc<Live>> {
+        self.check_usable()?;
+        let mut status = self.subscribe();
+        loop {
+            match status.borrow_and_update().state {
+                SessionState::Closed => return Err(self.closed_error()),
+                SessionState::Lost => {}
+                SessionState::Connected | SessionState::Suspended => {
+                    if let Some(live) = self.connection().current.lock().unwrap().clone() {
+                        return Ok(live);
+                    }
+                }
+            }
+            if status.changed().await.is_err() {
+                return Err(self.closed_error());
+            }
+        }
+    }
+
+    /// The client to remove nodes with: as [`Session::live`], and also while
+    /// [`Session::close`] removes the session's persistent nodes.
+    pub(crate) async fn live_for_removal(&self) -> Result<Arc<Live>> {
+        self.check_usable()?;
+        let mut status = self.subscribe();
+        loop {
+            let state = status.borrow_and_update().state;
+            if state != SessionState::Lost {
+                match self.connection().current.lock().unwrap().clone() {
+                    Some(live) => return Ok(live),
+                    None if state == SessionState::Closed => return Err(self.closed_error()),
+                    None => {}
+                }
+            }
+            if status.changed().await.is_err() {
+                return Err(self.closed_error());
+            }
+        }
+    }
+
+    /// This session's counters, by the names of [`crate::metrics`]: every
+    /// generation of it, since [`Session::connect`].
+    pub fn metrics(&self) -> std::collections::BTreeMap<String, f64> {
+        self.connection().meter.snapshot()
+    }
+
+    pub(crate) fn meter(&self) -> &Meter {
+        &self.connection().meter
+    }
+
+    /// Waits until a session newer than `generation` is up; false once closed.
+    pub(crate) async fn wait_past(&self, generation: u64) -> bool {
+        let mut status = self.subscribe();
+        let newer = status.wait_for(|s| s.state == SessionState::Closed || s.generation > generation).await;
+        matches!(newer, Ok(s) if s.state != SessionState::Closed)
+    }
+
+    /// Registers a watcher (a hold) for status changes until
+    /// [`Session::unwatch_status`]; one registry instead of a task per hold
+    /// keeps acquire and release cheap. `kept`, the watcher itself, is kept
+    /// alive until then.
+    pub(crate) fn watch_status(&self, watcher: Weak<dyn StatusWatcher>, kept: Option<Arc<dyn StatusWatcher>>) -> u64 {
+        self.connection().watchers.lock().unwrap().add(watcher, kept)
+    }
+
+    pub(crate) fn unwatch_status(&self, key: u64) {
+        let gone = self.connection().watchers.lock().unwrap().remove(key);
+        // A kept holder may be dropped here, outside the registry's lock.
+        drop(gone);
+    }
+
+    /// Runs a watch callback on this session's watch thread, after the calls queued before it.
+    pub(crate) fn deliver_watch_call(&self, job: impl FnOnce() + Send + 'static) {
+        self.connection().watch_thread.deliver(job)
+    }
+
+    /// This session's `T`, made on first use (see [`Extension`]).
+    pub(crate) fn extension<T: Extension>(&self) -> &T {
+        self.inner.extensions.get_or_make::<T>()
+    }
+
+    /// How long a single request may wait on a down connection before the
+    /// caller is told [`Error::ConnectionLoss`].
+    pub(crate) fn request_bound(&self) -> Duration {
+        self.connection().options.session_timeout
+    }
+
+    /// Runs `work` (requests and the waits for a connection between them)
+    /// within the request bound: past it, [`Error::ConnectionLoss`].
+    pub(crate) async fn bounded<T>(&self, work: impl Future<Output = Result<T>>) -> Result<T> {
+        let bound = self.request_bound();
+        timeout(bound, work).await.unwrap_or(Err(Error::ConnectionLoss(bound)))
+    }
+
+    fn connection(&self) -> &Connection {
+        &self.inner.connection
+    }
+}
+
+/// State that a layer above the session keeps once per session — the
+/// contender's doubtful prefixes and persistent nodes, the lock's lines, the
+/// mirrors — made on first use and kept for the session's life.
+pub(crate) trait Extension: Default + Send + Sync + 'static {
+    /// Told of each status change; `ended`: a generation ended (lost,
+    /// replaced or closed).
+    fn session_changed(&self, _now: Status, _ended: bool) {}
+
+    /// What must be done before the session ends: [`Session::close`] waits
+    /// for it, at most the session timeout.
+    fn closing<'a>(&'a self, _session: &'a Session) -> Pin<Box<dyn Future<Output = ()> + Send + 'a>> {
+        Box::pin(async {})
+    }
+}
+
+/// An [`Extension`] of any type, as the session keeps it.
+trait Hooks: Send + Sync {
+    fn as_any(&self) -> &dyn Any;
+    fn session_changed(&self, now: Status, ended: bool);
+    fn closing<'a>(&'a self, session: &'a Session) -> Pin<Box<dyn Future<Output = ()> + Send + 'a>>;
+}
+
+impl<T: Extension> Hooks for T {
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+
+    fn session_changed(&self, now: Status, ended: bool) {
+        Extension::session_changed(self, now, ended)
+    }
+
+    fn closing<'a>(&'a self, session: &'a Session) -> Pin<Box<dyn Future<Output = ()> + Send + 'a>> {
+        Extension::closing(self, session)
+    }
+}
+
+/// The extensions of one session, at most one of each type: a few slots set
+/// once each, so that a lookup takes no lock (acquires look some up on
+/// every attempt).
+#[derive(Default)]
+struct Extensions([OnceLock<(TypeId, Box<dyn Hooks>)>; EXTENSIONS]);
+
+/// How many extension types there are at most: one slot each.
+const EXTENSIONS: usize = 4;
+
+impl Extensions {
+    /// The `T`, made in the first free slot if none has it yet. A slot's
+    /// type is set once, so every caller that wants `T` stops at the same slot.
+    fn get_or_make<T: Extension>(&self) -> &T {
+        let wanted = TypeId::of::<T>();
+        for slot in &self.0 {
+            let (id, hooks) = slot.get_or_init(|| (wanted, Box::new(T::default())));
+            if *id == wanted {
+                return hooks.as_any().downcast_ref().expect("the slot holds a T");
+            }
+        }
+        panic!("more session extensions than EXTENSIONS slots");
+    }
+
+    fn iter(&self) -> impl Iterator<Item = &dyn Hooks> {
+        self.0.iter().filter_map(|slot| slot.get()).map(|(_, hooks)| hooks.as_ref())
+    }
+}
+
+impl StatusWatcher for Inner {
+    /// Tells every extension made so far.
+    fn session_changed(&self, now: Status, ended: bool) {
+        for hooks in self.extensions.iter() {
+            hooks.session_changed(now, ended);
+        }
+    }
+}
