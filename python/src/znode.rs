@@ -12,7 +12,7 @@ use zoolock::{
     Acl, AuthId, ChildrenWatch, Create, DataWatch, Error, OpResult, Retry, Session, Stat, WatchEvent, WatchEventKind,
 };
 
-use crate::client::{permission, Client};
+use crate::client::{permission, permission_bits, Client};
 use crate::election::TermFence;
 use crate::errors::{to_py, ConnectionClosedError, ConnectionLoss, IntoPy, SessionExpiredError};
 use crate::holder::Holder;
@@ -151,6 +151,53 @@ fn _ensure_path(
 fn _sync(py: Python<'_>, client: &Bound<'_, PyAny>, path: String) -> PyResult<()> {
     let s = session_of(client)?;
     call(py, async move { s.sync(&path).await })
+}
+
+/// The node's ACL as `(perms, scheme, id)` triples (the package makes
+/// kazoo's `ACL` of them) and its stat.
+#[pyfunction]
+fn _get_acls<'py>(
+    py: Python<'py>,
+    client: &Bound<'py, PyAny>,
+    path: String,
+) -> PyResult<(Vec<(u32, String, String)>, Bound<'py, PyTuple>)> {
+    let s = session_of(client)?;
+    let (acls, stat) = call(py, async move { s.get_acls(&path).await })?;
+    let triples =
+        acls.iter().map(|a| (permission_bits(a.permission()), a.scheme().to_owned(), a.id().to_owned())).collect();
+    Ok((triples, stat_tuple(py, &stat)?))
+}
+
+#[pyfunction]
+fn _set_acls<'py>(
+    py: Python<'py>,
+    client: &Bound<'py, PyAny>,
+    path: String,
+    acl: Vec<(u32, String, String)>,
+    version: i32,
+) -> PyResult<Bound<'py, PyTuple>> {
+    let (s, acls) = (session_of(client)?, acls(Some(acl))?.unwrap_or_default());
+    let stat = call(py, async move { s.set_acls(&path, &acls, Some(version)).await })?;
+    stat_tuple(py, &stat)
+}
+
+#[pyfunction]
+fn _add_auth(py: Python<'_>, client: &Bound<'_, PyAny>, scheme: String, credential: String) -> PyResult<()> {
+    let s = session_of(client)?;
+    call(py, async move { s.add_auth(&scheme, credential.as_bytes()).await })
+}
+
+/// A four-letter word's answer (`Session::command`).
+#[pyfunction]
+fn _command(py: Python<'_>, client: &Bound<'_, PyAny>, word: String) -> PyResult<String> {
+    let s = session_of(client)?;
+    call(py, async move { s.command(&word).await })
+}
+
+/// The version in an `envi` answer (`zoolock::parse_version`); `None` if cut off.
+#[pyfunction]
+fn _parse_version(envi: &str) -> Option<Vec<u32>> {
+    zoolock::parse_version(envi)
 }
 
 /// Commits kazoo `TransactionRequest` operations, given as tuples
@@ -426,6 +473,11 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(_children, m)?)?;
     m.add_function(wrap_pyfunction!(_ensure_path, m)?)?;
     m.add_function(wrap_pyfunction!(_sync, m)?)?;
+    m.add_function(wrap_pyfunction!(_get_acls, m)?)?;
+    m.add_function(wrap_pyfunction!(_set_acls, m)?)?;
+    m.add_function(wrap_pyfunction!(_add_auth, m)?)?;
+    m.add_function(wrap_pyfunction!(_command, m)?)?;
+    m.add_function(wrap_pyfunction!(_parse_version, m)?)?;
     m.add_function(wrap_pyfunction!(_commit, m)?)?;
     m.add_function(wrap_pyfunction!(_retry, m)?)?;
     m.add_function(wrap_pyfunction!(_holder_client, m)?)?;
