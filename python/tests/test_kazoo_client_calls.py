@@ -7,10 +7,12 @@ with kazoo's own ``kazoo.security`` types, the four-letter words
 import logging
 import pathlib
 import re
+import threading
 import uuid
 
 import pytest
 import zoolock
+from conftest import DEADLINE
 from kazoo import exceptions as kazoo_exceptions
 from kazoo import security as kazoo_security
 
@@ -115,3 +117,47 @@ def test_the_docs_example_runs(connect, capsys):
     example = re.search(r"```python\n(.*?)```", docs.read_text(), re.S).group(1)
     exec(compile(example.replace("127.0.0.1:2181", connect), str(docs), "exec"), {})
     assert capsys.readouterr().out.startswith("imok (3, 8")
+
+
+def test_state_changes_are_logged_once_each_in_kazoos_words(make_client, harness):
+    """kazoo's lines ("Zookeeper connection established, state: CONNECTED", …)
+    with the session id, one per state change, and none of zoolock's
+    client library's per-attempt lines."""
+    lines, closed = [], threading.Event()
+
+    class Catch(logging.Handler):
+        def emit(self, record):
+            lines.append((record.levelname, record.getMessage()))
+            if "state: CLOSED" in record.getMessage():
+                closed.set()
+
+    logger, handler = logging.getLogger("zoolock"), Catch(level=logging.INFO)
+    previous = logger.level
+    logger.setLevel(logging.INFO)
+    logger.addHandler(handler)
+    try:
+        client = make_client()
+        first = client.client_id[0]
+        lost = threading.Event()
+        client.add_listener(lambda state: lost.set() if state == "LOST" else None)
+        harness.expire(first)
+        assert lost.wait(DEADLINE)
+        client.retry(client.exists, "/")
+        second = client.client_id[0]
+        client.stop()
+        assert closed.wait(DEADLINE)
+    finally:
+        logger.removeHandler(handler)
+        logger.setLevel(previous)
+    said = [text for _, text in lines]
+    assert not [text for text in said if "zookeeper_client" in text or "zoolock session" in text], said
+    expected = [
+        ("INFO", f"Zookeeper connection established, state: CONNECTED, session {first:#x}"),
+        ("INFO", f"Zookeeper session closed, state: EXPIRED_SESSION, session {first:#x}"),
+        ("INFO", f"Zookeeper connection established, state: CONNECTED, session {second:#x}"),
+        ("INFO", f"Zookeeper session closed, state: CLOSED, session {second:#x}"),
+    ]
+    # A drop of the connection before the expiry shows may come between, once.
+    dropped = ("WARNING", f"Connection dropped, state: CONNECTING, session {first:#x}")
+    assert [line for line in lines if line != dropped] == expected, lines
+    assert lines.count(dropped) <= 1
