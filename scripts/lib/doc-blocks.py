@@ -71,11 +71,19 @@ class Block:
 
     @property
     def where(self) -> str:
-        return f"{self.path.relative_to(ROOT)}:{self.line}"
+        return f"{_shown_path(self.path)}:{self.line}"
 
     @property
     def slug(self) -> str:
-        return re.sub(r"[^A-Za-z0-9.]+", "-", f"{self.path.relative_to(ROOT)}-{self.line}")
+        return re.sub(r"[^A-Za-z0-9.]+", "-", f"{_shown_path(self.path)}-{self.line}")
+
+
+def _shown_path(path: Path) -> str:
+    """The path from the repository's root, or whole when outside it (the self-test's page)."""
+    try:
+        return str(path.relative_to(ROOT))
+    except ValueError:
+        return str(path)
 
 
 def doc_files() -> list:
@@ -264,14 +272,81 @@ def check_shown(block: Block) -> str:
     return ""
 
 
+def unrun(blocks: list) -> list:
+    """The blocks that would be neither run nor shown: one message each."""
+    messages = []
+    for b in blocks:
+        if b.lang not in RUN + SHOWN:
+            shown = f"```{b.info}" if b.info else "``` without an info string"
+            messages.append(f"{b.where}: {shown}: say what the block is"
+                            f" ({', '.join(RUN)} run; {', '.join(SHOWN)} are shown)")
+    return messages
+
+
+SELF_TEST = """\
+# A page
+
+```python
+print("a")
+```
+
+1. In a list:
+
+   ```sh
+   echo b
+   ```
+
+~~~csharp
+class C {}
+~~~
+
+````text
+```rust
+not a block of its own
+```
+````
+
+Inline ```code``` is no fence.
+
+```
+untagged
+```
+
+```bash
+another language
+```
+"""
+
+
+def self_test() -> None:
+    """The extractor finds every kind of fence in a page, and a block
+    without a tag the runner knows is refused: if either breaks, a block
+    could be skipped unseen."""
+    page = WORK / "self-test" / "page.md"
+    page.parent.mkdir(parents=True, exist_ok=True)
+    page.write_text(SELF_TEST, encoding="utf-8")
+    found = [(b.line, b.lang, b.text) for b in blocks_of(page)]
+    expected = [
+        (3, "python", 'print("a")\n'),
+        (9, "sh", "echo b\n"),
+        (13, "csharp", "class C {}\n"),
+        (17, "text", "```rust\nnot a block of its own\n```\n"),
+        (25, "", "untagged\n"),
+        (29, "bash", "another language\n"),
+    ]
+    assert found == expected, f"the extractor found {found}, not {expected}"
+    refused = unrun(blocks_of(page))
+    assert len(refused) == 2 and ":25:" in refused[0] and ":29:" in refused[1], refused
+
+
 def main(argv) -> int:
     started = time.monotonic()
+    self_test()
     files = [Path(a).resolve() for a in argv] or doc_files()
     blocks = [b for f in files for b in blocks_of(f)]
-    bad = [b for b in blocks if b.lang not in RUN + SHOWN]
-    for b in bad:
-        shown = f"```{b.info}" if b.info else "``` without an info string"
-        fail(f"{b.where}: {shown}: say what the block is ({', '.join(RUN)} run; {', '.join(SHOWN)} are shown)")
+    bad = unrun(blocks)
+    for message in bad:
+        fail(message)
     failed = len(bad)
     for b in blocks:
         if b.lang in SHOWN and (problem := check_shown(b)):
