@@ -11,9 +11,8 @@ async fn main() -> zoolock::Result<()> {
         .keyfile("client.key")
         .keyfile_password(secret("ZOOLOCK_KEYFILE_PASSWORD")) // keyfile_password: encrypted PKCS#8 keys
         .check_hostname(true); // check_hostname (on by default; kazoo's is off)
-    let options = SessionOptions::new(connect)
-        .tls(tls)
-        .sasl(SaslOptions::digest_md5("locker", secret("ZOOLOCK_SASL_PASSWORD"))); // sasl_options
+    let options =
+        SessionOptions::new(connect).tls(tls).sasl(SaslOptions::digest_md5("locker", secret("ZOOLOCK_SASL_PASSWORD"))); // sasl_options
     let session = Session::connect(options).await?;
     println!("session {:#x}: TLS, SASL user locker", session.status().session_id);
     session.close().await;

@@ -11,7 +11,8 @@ async fn main() -> zoolock::Result<()> {
     session.set("/app/config", b"v2", Some(stat.version)).await?; // Error::BadVersion if it changed
     println!("made {job}; jobs: {:?}", session.children("/app/jobs").await?);
     session.delete("/app/jobs", None, true).await?; // recursive, as kazoo's
-    let all_or_nothing = session.transaction().check("/app/config", Some(1)).create("/app/flag", b"", Create::default());
+    let all_or_nothing =
+        session.transaction().check("/app/config", Some(1)).create("/app/flag", b"", Create::default());
     all_or_nothing.commit().await?;
     let (data, _) = session.retry(Retry::default(), || session.get("/app/config")).await?; // kazoo's retry
     println!("config: {}", String::from_utf8_lossy(&data));
