@@ -339,12 +339,34 @@ def self_test() -> None:
     assert len(refused) == 2 and ":25:" in refused[0] and ":29:" in refused[1], refused
 
 
+LINK = re.compile(r"\]\(([^)\s]+)\)")
+
+
+def dead_links(path: Path, blocks: list) -> list:
+    """Relative links of a page (outside its code blocks) to files that do not exist."""
+    inside = set()
+    for b in blocks:
+        inside.update(range(b.line, b.line + b.text.count("\n") + 2))
+    messages = []
+    for number, line in enumerate(path.read_text(encoding="utf-8").split("\n"), 1):
+        if number in inside:
+            continue
+        for target in LINK.findall(line):
+            if re.match(r"^[a-z]+:", target) or target.startswith("#"):
+                continue
+            if not (path.parent / target.split("#")[0]).exists():
+                messages.append(f"{_shown_path(path)}:{number}: a link to {target}, which does not exist")
+    return messages
+
+
 def main(argv) -> int:
     started = time.monotonic()
     self_test()
     files = [Path(a).resolve() for a in argv] or doc_files()
     blocks = [b for f in files for b in blocks_of(f)]
     bad = unrun(blocks)
+    for f in files:
+        bad += dead_links(f, [b for b in blocks if b.path == f])
     for message in bad:
         fail(message)
     failed = len(bad)
