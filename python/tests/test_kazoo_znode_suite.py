@@ -12,7 +12,7 @@ the harness around them:
   proxies so that ``expire_session()`` expires a zoolock session on the
   server (kazoo's own trick reaches into kazoo's connection);
 
-The tests not run, and why, are in ``NOT_RUN`` (the README lists them too);
+The tests not run, and why, are in ``NOT_RUN`` (docs/python.md lists them too);
 ``TestAdapter`` checks what part of them zoolock does support.
 """
 
@@ -41,7 +41,7 @@ _PRIVATE = "sets or reads kazoo's private connection state (client._state, _conn
 #: Tests of the shipped classes that are not run against zoolock, by "class.test", with the reason.
 NOT_RUN = {
     "TestClient.test_client_id": "asserts the 16-byte session password, which zoolock never exposes "
-                                 "(client_id is (session_id, None); README)",
+                                 "(client_id is (session_id, None); docs/python.md)",
     "TestClient.test_create_on_broken_connection": _PRIVATE,
     "TestClient.test_invalid_auth": _PRIVATE,
     "TestClient.test_request_queuing_session_recovered": _PRIVATE + " with kazoo's handler and retry options",
