@@ -5,8 +5,6 @@ with kazoo's own ``kazoo.security`` types, the four-letter words
 ``set_hosts``, each checked against a kazoo client on the same server."""
 
 import logging
-import pathlib
-import re
 import threading
 import uuid
 
@@ -109,14 +107,6 @@ def test_set_hosts(make_client, connect, harness):
 def test_reconfig_says_it_is_not_there(client):
     with pytest.raises(NotImplementedError, match="update_ensemble"):
         client.reconfig(joining=None, leaving=None, new_members="server.1=127.0.0.1:2888:3888;2181")
-
-
-def test_the_docs_example_runs(connect, capsys):
-    """docs/kazoo.md's example, on the suite's server."""
-    docs = pathlib.Path(__file__).resolve().parents[2] / "docs" / "kazoo.md"
-    example = re.search(r"```python\n(.*?)```", docs.read_text(), re.S).group(1)
-    exec(compile(example.replace("127.0.0.1:2181", connect), str(docs), "exec"), {})
-    assert capsys.readouterr().out.startswith("imok (3, 8")
 
 
 def test_state_changes_are_logged_once_each_in_kazoos_words(make_client, harness):
