@@ -403,3 +403,20 @@ async fn set_hosts_serves_the_next_session() {
     assert!(!harness().sessions().contains(&second), "the new session went through a proxy");
     session.close().await;
 }
+
+/// kazoo's `reconfig`: sent to the server, whose refusal (reconfig is off
+/// on the test server, as by default) comes back as its error; and a call
+/// that names no change, or both kinds, is refused before sending.
+#[tokio::test(flavor = "multi_thread")]
+async fn reconfig_reaches_the_server() {
+    let session = session(&shared_server()).await;
+    let refused = session.reconfig(None, Some("9"), None, None).await.unwrap_err();
+    assert!(
+        matches!(&refused, Error::ZooKeeper { message, .. } if message.contains("reconfiguration disabled")),
+        "{refused:?}"
+    );
+    assert!(matches!(session.reconfig(None, None, None, None).await, Err(Error::InvalidArgument(_))));
+    let both = session.reconfig(Some("server.4=127.0.0.1:2888:3888;2181"), None, Some("x"), None).await;
+    assert!(matches!(both, Err(Error::InvalidArgument(_))));
+    session.close().await;
+}

@@ -194,6 +194,23 @@ fn _command(py: Python<'_>, client: &Bound<'_, PyAny>, word: String) -> PyResult
     call(py, async move { s.command(&word).await })
 }
 
+/// kazoo's `reconfig`: the new config and the stat of `/zookeeper/config`.
+#[pyfunction]
+fn _reconfig<'py>(
+    py: Python<'py>,
+    client: &Bound<'py, PyAny>,
+    joining: Option<String>,
+    leaving: Option<String>,
+    new_members: Option<String>,
+    from_config: i64,
+) -> PyResult<(Bound<'py, PyBytes>, Bound<'py, PyTuple>)> {
+    let s = session_of(client)?;
+    let (config, stat) = call(py, async move {
+        s.reconfig(joining.as_deref(), leaving.as_deref(), new_members.as_deref(), Some(from_config)).await
+    })?;
+    Ok((PyBytes::new(py, &config), stat_tuple(py, &stat)?))
+}
+
 /// The version in an `envi` answer (`zoolock::parse_version`); `None` if cut off.
 #[pyfunction]
 fn _parse_version(envi: &str) -> Option<Vec<u32>> {
@@ -478,6 +495,7 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(_add_auth, m)?)?;
     m.add_function(wrap_pyfunction!(_command, m)?)?;
     m.add_function(wrap_pyfunction!(_parse_version, m)?)?;
+    m.add_function(wrap_pyfunction!(_reconfig, m)?)?;
     m.add_function(wrap_pyfunction!(_commit, m)?)?;
     m.add_function(wrap_pyfunction!(_retry, m)?)?;
     m.add_function(wrap_pyfunction!(_holder_client, m)?)?;

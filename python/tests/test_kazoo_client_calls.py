@@ -104,9 +104,14 @@ def test_set_hosts(make_client, connect, harness):
     assert client.connected and client.hosts == connect.split(",")[0]
 
 
-def test_reconfig_says_it_is_not_there(client):
-    with pytest.raises(NotImplementedError, match="update_ensemble"):
-        client.reconfig(joining=None, leaving=None, new_members="server.1=127.0.0.1:2888:3888;2181")
+def test_reconfig_reaches_the_server(client):
+    """The test server has reconfig off (ZooKeeper's default): its refusal comes back."""
+    with pytest.raises(zoolock.ZookeeperError, match="reconfiguration disabled"):
+        client.reconfig(joining=None, leaving="9", new_members=None)
+    with pytest.raises(ValueError):
+        client.reconfig(joining=None, leaving=None, new_members=None)
+    with pytest.raises(TypeError):
+        client.reconfig(joining=None, leaving=9, new_members=None)
 
 
 def test_state_changes_are_logged_once_each_in_kazoos_words(make_client, harness):

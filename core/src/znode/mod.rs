@@ -6,6 +6,7 @@
 
 mod acl;
 mod four_letter;
+mod reconfig;
 mod retry;
 mod transaction;
 

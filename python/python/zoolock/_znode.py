@@ -712,9 +712,18 @@ class ZnodeAPI:
         return logging.getLogger("zoolock")
 
     def reconfig(self, joining, leaving, new_members, from_config=-1):
-        """kazoo's ``reconfig``: not in zoolock yet (``NotImplementedError``)."""
-        raise NotImplementedError(
-            "reconfig: zoolock has not wired zookeeper-client's update_ensemble to its session yet")
+        """Changes the ensemble (kazoo's ``reconfig``): ``joining`` server
+        specs and ``leaving`` server ids (comma-separated), or
+        ``new_members``; only if the config is at ``from_config`` (-1:
+        any). Returns ``(config bytes, ZnodeStat)``. The servers must have
+        ``reconfigEnabled=true`` (else ``ZookeeperError``, "ZooKeeper
+        reconfiguration disabled") and the session be allowed to write
+        ``/zookeeper/config``."""
+        for name, value in (("joining", joining), ("leaving", leaving), ("new_members", new_members)):
+            if value is not None and not isinstance(value, str):
+                raise TypeError(f"Invalid type for '{name}' (string expected)")
+        data, stat = _zoolock._reconfig(self, joining, leaving, new_members, _int(from_config, "from_config"))
+        return data, ZnodeStat(*stat)
 
     def get_acls_async(self, path):
         """``get_acls`` as an ``AsyncResult``."""
