@@ -101,6 +101,20 @@ pub fn encode_list(items: &[String]) -> Vec<u8> {
     buffer
 }
 
+/// A list in [`encode_list`]'s encoding, each item UTF-8.
+pub fn decode_list(mut buffer: &[u8], what: &str) -> FfiResult<Vec<String>> {
+    let mut items = Vec::new();
+    while !buffer.is_empty() {
+        let bad = || Failure::invalid(format!("{what}: not a list of length-prefixed UTF-8 items"));
+        let (len, rest) = buffer.split_first_chunk::<4>().ok_or_else(bad)?;
+        let len = u32::from_le_bytes(*len) as usize;
+        let item = rest.get(..len).ok_or_else(bad)?;
+        items.push(std::str::from_utf8(item).map_err(|_| bad())?.to_owned());
+        buffer = &rest[len..];
+    }
+    Ok(items)
+}
+
 /// Frees a buffer zoolock handed out (`zl_holder_queue`, `zl_lock_node`).
 /// Null is ignored.
 ///

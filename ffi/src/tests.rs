@@ -221,3 +221,12 @@ fn a_callback_completed_connect_ends_when_its_token_fires() {
     assert_eq!(status, ErrorKind::Cancelled.code());
     unsafe { zl_cancel_free(cancel) };
 }
+
+#[test]
+fn a_list_decodes_as_it_was_encoded_and_a_cut_one_is_refused() {
+    let items = vec!["31".to_owned(), "digest".to_owned(), "user:h=".to_owned(), String::new()];
+    let encoded = crate::args::encode_list(&items);
+    assert_eq!(crate::args::decode_list(&encoded, "acls").unwrap(), items);
+    assert!(crate::args::decode_list(&encoded[..encoded.len() - 2], "acls").is_err());
+    assert!(crate::args::decode_list(&[1, 0, 0, 0, 0xff], "acls").is_err());
+}
