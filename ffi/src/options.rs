@@ -153,19 +153,12 @@ pub unsafe extern "C" fn zl_session_options_add_acl(
     })
 }
 
-/// The permission bits of the core's `Permission` (`permission`'s inverse).
-pub(crate) fn permission_bits(permission: Permission) -> u32 {
-    let all = [Permission::READ, Permission::WRITE, Permission::CREATE, Permission::DELETE, Permission::ADMIN];
-    all.into_iter().enumerate().filter(|(_, p)| permission.has(*p)).map(|(i, _)| 1 << i).sum()
-}
-
 /// ZooKeeper's permission bits as the core's `Permission`.
 pub(crate) fn permission(bits: u32) -> FfiResult<Permission> {
-    let all = [Permission::READ, Permission::WRITE, Permission::CREATE, Permission::DELETE, Permission::ADMIN];
     if bits == 0 || bits > 31 {
         return Err(Failure::invalid(format!("ACL permissions {bits} are not a combination of 1, 2, 4, 8 and 16")));
     }
-    Ok(all.into_iter().enumerate().filter(|(i, _)| bits & (1 << i) != 0).fold(Permission::NONE, |p, (_, q)| p | q))
+    Ok(zoolock::permission_from_bits(bits)?)
 }
 
 /// Turns TLS on (non-zero) or off. Any `tls_*` setter turns it on too; on

@@ -574,9 +574,7 @@ pub unsafe extern "C" fn zl_session_get_acls(
         let (acls, stat) = runtime::block_on(session.get_acls(path))?;
         let items: Vec<String> = acls
             .iter()
-            .flat_map(|a| {
-                [crate::options::permission_bits(a.permission()).to_string(), a.scheme().into(), a.id().into()]
-            })
+            .flat_map(|a| [zoolock::permission_bits(a.permission()).to_string(), a.scheme().into(), a.id().into()])
             .collect();
         args::give(args::encode_list(&items), out_ptr, out_len, "acls")?;
         put_stat(out_stat, stat);

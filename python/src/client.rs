@@ -110,20 +110,9 @@ fn hosts_string(hosts: &Bound<'_, PyAny>) -> PyResult<String> {
     Ok(list.join(",") + chroot.as_deref().unwrap_or(""))
 }
 
+/// kazoo's `Permissions` bits as the core's `Permission` (`ValueError` for others).
 pub(crate) fn permission(bits: u32) -> PyResult<Permission> {
-    if bits > 31 {
-        return Err(PyValueError::new_err(format!(
-            "ACL permissions {bits} are not a combination of kazoo's Permissions"
-        )));
-    }
-    let all = [Permission::READ, Permission::WRITE, Permission::CREATE, Permission::DELETE, Permission::ADMIN];
-    Ok(all.into_iter().enumerate().filter(|(i, _)| bits & (1 << i) != 0).fold(Permission::NONE, |p, (_, q)| p | q))
-}
-
-/// kazoo's `Permissions` bits of a permission (`permission`'s inverse).
-pub(crate) fn permission_bits(permission: Permission) -> u32 {
-    let all = [Permission::READ, Permission::WRITE, Permission::CREATE, Permission::DELETE, Permission::ADMIN];
-    all.into_iter().enumerate().filter(|(_, p)| permission.has(*p)).map(|(i, _)| 1 << i).sum()
+    zoolock::permission_from_bits(bits).py_err()
 }
 
 #[pymethods]

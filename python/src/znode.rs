@@ -12,7 +12,7 @@ use zoolock::{
     Acl, AuthId, ChildrenWatch, Create, DataWatch, Error, OpResult, Retry, Session, Stat, WatchEvent, WatchEventKind,
 };
 
-use crate::client::{permission, permission_bits, Client};
+use crate::client::{permission, Client};
 use crate::election::TermFence;
 use crate::errors::{to_py, ConnectionClosedError, ConnectionLoss, IntoPy, SessionExpiredError};
 use crate::holder::Holder;
@@ -163,8 +163,10 @@ fn _get_acls<'py>(
 ) -> PyResult<(Vec<(u32, String, String)>, Bound<'py, PyTuple>)> {
     let s = session_of(client)?;
     let (acls, stat) = call(py, async move { s.get_acls(&path).await })?;
-    let triples =
-        acls.iter().map(|a| (permission_bits(a.permission()), a.scheme().to_owned(), a.id().to_owned())).collect();
+    let triples = acls
+        .iter()
+        .map(|a| (zoolock::permission_bits(a.permission()), a.scheme().to_owned(), a.id().to_owned()))
+        .collect();
     Ok((triples, stat_tuple(py, &stat)?))
 }
 

@@ -6,7 +6,7 @@ use crate::options::validate_node_path;
 use crate::runtime;
 use crate::session::Session;
 use crate::znode::{check_version, Stat};
-use crate::Acl;
+use crate::{Acl, Permission};
 
 impl Session {
     /// The node's ACL and stat; [`Error::NoNode`] if there is none.
@@ -74,5 +74,44 @@ impl Session {
     /// [`Session::add_auth`] for callers without an async runtime.
     pub fn add_auth_blocking(&self, scheme: &str, credential: &[u8]) -> Result<()> {
         runtime::block_on(self.add_auth(scheme, credential))
+    }
+}
+
+/// The permission bits every language gives (read 1, write 2, create 4,
+/// delete 8, admin 16; kazoo's `Permissions`) as a [`Permission`];
+/// [`Error::InvalidArgument`] for other bits.
+pub fn permission_from_bits(bits: u32) -> Result<Permission> {
+    if bits > 31 {
+        return Err(Error::InvalidArgument(format!(
+            "ACL permissions {bits} are not a combination of 1, 2, 4, 8 and 16 (read, write, create, delete, admin)"
+        )));
+    }
+    Ok(PERMISSIONS
+        .into_iter()
+        .enumerate()
+        .filter(|(i, _)| bits & (1 << i) != 0)
+        .fold(Permission::NONE, |p, (_, q)| p | q))
+}
+
+/// The bits of a [`Permission`] ([`permission_from_bits`]' inverse).
+pub fn permission_bits(permission: Permission) -> u32 {
+    PERMISSIONS.into_iter().enumerate().filter(|(_, p)| permission.has(*p)).map(|(i, _)| 1 << i).sum()
+}
+
+/// Bit `i` of the permission bits is `PERMISSIONS[i]`.
+const PERMISSIONS: [Permission; 5] =
+    [Permission::READ, Permission::WRITE, Permission::CREATE, Permission::DELETE, Permission::ADMIN];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn permission_bits_round_trip() {
+        for bits in 0..=31 {
+            assert_eq!(permission_bits(permission_from_bits(bits).unwrap()), bits);
+        }
+        assert_eq!(permission_from_bits(31).unwrap(), Permission::ALL);
+        assert!(matches!(permission_from_bits(32), Err(Error::InvalidArgument(_))));
     }
 }

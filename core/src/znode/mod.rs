@@ -19,6 +19,7 @@ use crate::options::{validate_node_path, ConnectString, MAX_IDENTIFIER_BYTES};
 use crate::runtime;
 use crate::session::{Live, Session};
 use crate::Acl;
+pub use acl::{permission_bits, permission_from_bits};
 pub use four_letter::parse_version;
 pub use retry::Retry;
 pub use transaction::{OpResult, Transaction};
