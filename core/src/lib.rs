@@ -64,6 +64,7 @@ mod inspect;
 mod lock;
 pub mod metrics;
 mod mirror;
+mod multi_lock;
 pub mod naming;
 mod options;
 pub mod runtime;
@@ -79,6 +80,7 @@ pub use error::{Error, ErrorKind, Result};
 pub use holder::{Acquire, BoxFuture, Hold, Holder, Owner};
 pub use inspect::{inspect, Inspector, Participant, ParticipantKind};
 pub use lock::{Kind, Lock, LockConfig};
+pub use multi_lock::MultiLock;
 pub use naming::Scheme;
 pub use options::{
     path_from_utf8, timeout_from_secs, validate_identifier, validate_node_path, validate_path, SessionOptions,
