@@ -95,7 +95,7 @@ impl HolderState {
         let kept = options.keep_if_dropped.then(|| self.clone() as Arc<dyn StatusWatcher>);
         let watch_key = self.session.watch_status(watcher, kept);
         let node_watch = won.node_watch.take();
-        let (node, generation, ephemeral) = (won.node.clone(), won.generation, won.ephemeral);
+        let (node, generation, ephemeral, token) = (won.node.clone(), won.generation, won.ephemeral, won.token);
         // A multi-lock's other nodes, each watched by a task of its own.
         let parts: Vec<_> = won.parts.iter_mut().map(|part| (part.node.clone(), part.node_watch.take())).collect();
         // Recorded before any task that may end it starts: a lease shorter
@@ -111,6 +111,7 @@ impl HolderState {
             _turn: turn,
         }));
         self.set_state(LockState::Held);
+        tracing::debug!(path = self.path, node, token, "zoolock holds");
         if let Some(lease) = lease {
             let holder = Arc::downgrade(self);
             let timer = self.session.spawn(async move {
