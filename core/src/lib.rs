@@ -56,6 +56,7 @@
 
 mod codes;
 mod contender;
+mod counter;
 mod election;
 mod error;
 mod events;
@@ -75,6 +76,7 @@ mod state;
 mod watchers;
 mod znode;
 
+pub use counter::{Counter, CounterChange, CounterFormat, CounterValue};
 pub use election::{Election, Leadership};
 pub use error::{Error, ErrorKind, Result};
 pub use holder::{Acquire, BoxFuture, Hold, Holder, Owner};

@@ -133,6 +133,11 @@
 #define ZL_RUNTIME_GONE 25
 
 /**
+ * A recipe's node holds data the recipe cannot read (a counter's value, a lease record).
+ */
+#define ZL_BAD_DATA 26
+
+/**
  * Connected to a server, the session alive.
  */
 #define ZL_SESSION_CONNECTED 0
