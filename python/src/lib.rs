@@ -4,12 +4,14 @@
 
 mod asyncio;
 mod client;
+mod counter;
 mod election;
 mod errors;
 mod holder;
 mod inspect;
 mod lock;
 mod logging;
+mod multi_lock;
 mod security;
 mod semaphore;
 mod wait;
@@ -21,6 +23,7 @@ use pyo3::prelude::*;
 fn _zoolock(m: &Bound<'_, PyModule>) -> PyResult<()> {
     logging::install();
     m.add_class::<client::Client>()?;
+    m.add_class::<counter::Counter>()?;
     m.add_class::<election::Election>()?;
     m.add_class::<election::TermFence>()?;
     m.add_class::<holder::Holder>()?;
@@ -29,6 +32,7 @@ fn _zoolock(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<lock::Lock>()?;
     m.add_class::<lock::ReadLock>()?;
     m.add_class::<lock::WriteLock>()?;
+    m.add_class::<multi_lock::MultiLock>()?;
     m.add_class::<semaphore::Semaphore>()?;
     znode::register(m)?;
     errors::register(m)?;

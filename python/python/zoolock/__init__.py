@@ -36,9 +36,11 @@ from ._znode import (
     fenced,
 )
 from ._zoolock import (
+    Counter,
     Holder,
     Lock,
     LostEvent,
+    MultiLock,
     Participant,
     ReadLock,
     Semaphore,
@@ -113,7 +115,7 @@ class _BoundToClient:
         return bound
 
 
-for _recipe in (Lock, ReadLock, WriteLock, Semaphore):
+for _recipe in (Lock, ReadLock, WriteLock, Semaphore, MultiLock, Counter):
     setattr(KazooClient, _recipe.__name__, _BoundToClient(_recipe))
 del _recipe
 
@@ -150,6 +152,7 @@ __all__ = [
     "ConfigurationError",
     "ConnectionClosedError",
     "ConnectionLoss",
+    "Counter",
     "DataWatch",
     "Election",
     "EventType",
@@ -165,6 +168,7 @@ __all__ = [
     "LockState",
     "LockTimeout",
     "LostEvent",
+    "MultiLock",
     "NoAuthError",
     "NoChildrenForEphemeralsError",
     "NodeExistsError",
