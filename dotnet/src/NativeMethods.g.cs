@@ -352,6 +352,20 @@ namespace ZooLock.Native
         internal static extern int zl_semaphore_new(ZlSession* session, byte* path, uint path_len, byte* identifier, uint identifier_len, uint max_leases, ZlHolder** out_holder);
 
         /// <summary>
+        ///  Creates a multi-lock holder over the paths in `paths` (a list: each a
+        ///  little-endian u32 byte length, then UTF-8): all of them or none, each a
+        ///  kazoo `Lock` whose node holds `identifier`, taken in one order (sorted by
+        ///  bytes, each path once) so that two multi-locks never deadlock. Acquire,
+        ///  release, cancel and listen with `zl_holder_*`; each path's fencing token
+        ///  with `zl_holder_fencing_tokens`. Nothing is sent to the server yet.
+        ///
+        ///  # Safety
+        ///  `session` must be a live handle; the byte ranges valid; `out_holder` valid for writes.
+        /// </summary>
+        [DllImport(__DllName, EntryPoint = "zl_multi_lock_new", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern int zl_multi_lock_new(ZlSession* session, byte* paths, uint paths_len, byte* identifier, uint identifier_len, ZlHolder** out_holder);
+
+        /// <summary>
         ///  Acquires, blocking the calling thread: `*out_acquired` is 1 once held, 0
         ///  when the lock (or every lease) stayed taken for `timeout_ms` (0 tries
         ///  once, -1 waits forever). `lease_ms` &gt; 0 releases the hold by itself after
@@ -441,6 +455,19 @@ namespace ZooLock.Native
         /// </summary>
         [DllImport(__DllName, EntryPoint = "zl_holder_free", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
         internal static extern void zl_holder_free(ZlHolder* holder);
+
+        /// <summary>
+        ///  The lock path and fencing token of each node the holder holds with, in
+        ///  the order taken (one for a lock, one per path for a multi-lock; none
+        ///  when it holds nothing), as a record to free with `zl_bytes_free`: for
+        ///  each, the path (a little-endian u32 length, then UTF-8), then the token
+        ///  (a little-endian i64).
+        ///
+        ///  # Safety
+        ///  `holder` must be a live handle; out-pointers valid for writes.
+        /// </summary>
+        [DllImport(__DllName, EntryPoint = "zl_holder_fencing_tokens", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern int zl_holder_fencing_tokens(ZlHolder* holder, byte** out_ptr, uint* out_len);
 
         /// <summary>
         ///  The fencing token of a lock holder's current hold (the czxid of its

@@ -705,6 +705,24 @@ int32_t zl_semaphore_new(const struct ZlSession *session,
                          struct ZlHolder **out_holder);
 
 /**
+ * Creates a multi-lock holder over the paths in `paths` (a list: each a
+ * little-endian u32 byte length, then UTF-8): all of them or none, each a
+ * kazoo `Lock` whose node holds `identifier`, taken in one order (sorted by
+ * bytes, each path once) so that two multi-locks never deadlock. Acquire,
+ * release, cancel and listen with `zl_holder_*`; each path's fencing token
+ * with `zl_holder_fencing_tokens`. Nothing is sent to the server yet.
+ *
+ * # Safety
+ * `session` must be a live handle; the byte ranges valid; `out_holder` valid for writes.
+ */
+int32_t zl_multi_lock_new(const struct ZlSession *session,
+                          const uint8_t *paths,
+                          uint32_t paths_len,
+                          const uint8_t *identifier,
+                          uint32_t identifier_len,
+                          struct ZlHolder **out_holder);
+
+/**
  * Acquires, blocking the calling thread: `*out_acquired` is 1 once held, 0
  * when the lock (or every lease) stayed taken for `timeout_ms` (0 tries
  * once, -1 waits forever). `lease_ms` > 0 releases the hold by itself after
@@ -799,6 +817,20 @@ int32_t zl_holder_set_listener(const struct ZlHolder *holder,
  * `holder` must come from `zl_lock_new` or `zl_semaphore_new`, freed once, with no call on it in flight.
  */
 void zl_holder_free(struct ZlHolder *holder);
+
+/**
+ * The lock path and fencing token of each node the holder holds with, in
+ * the order taken (one for a lock, one per path for a multi-lock; none
+ * when it holds nothing), as a record to free with `zl_bytes_free`: for
+ * each, the path (a little-endian u32 length, then UTF-8), then the token
+ * (a little-endian i64).
+ *
+ * # Safety
+ * `holder` must be a live handle; out-pointers valid for writes.
+ */
+int32_t zl_holder_fencing_tokens(const struct ZlHolder *holder,
+                                 uint8_t **out_ptr,
+                                 uint32_t *out_len);
 
 /**
  * The fencing token of a lock holder's current hold (the czxid of its

@@ -4,7 +4,7 @@
 //!
 //! - **Handles** are opaque pointers made by `zl_session_connect` (or `zl_session_connect_with` a
 //!   `ZlSessionOptions` from `zl_session_options_new`),
-//!   `zl_cancel_new`, and `zl_lock_new` or `zl_semaphore_new` (both make a
+//!   `zl_cancel_new`, and `zl_lock_new`, `zl_multi_lock_new` or `zl_semaphore_new` (each makes a
 //!   `ZlHolder`), freed by the matching `_free` (null is ignored);
 //!   `castable.rs` says once how every handle crosses the boundary.
 //! - **Znodes** on a session, `zl_session_exists`/`get`/`set`/`create`/
@@ -60,9 +60,9 @@ pub use cancel::*;
 pub use dispatch::zl_shutdown;
 pub use election::*;
 pub use holder::{
-    zl_holder_acquire, zl_holder_acquire_async, zl_holder_cancel, zl_holder_free, zl_holder_queue, zl_holder_release,
-    zl_holder_set_listener, zl_holder_state, zl_lock_fencing_token, zl_lock_new, zl_lock_node, zl_semaphore_new,
-    ZlAcquireCallback, ZlHolder,
+    zl_holder_acquire, zl_holder_acquire_async, zl_holder_cancel, zl_holder_fencing_tokens, zl_holder_free,
+    zl_holder_queue, zl_holder_release, zl_holder_set_listener, zl_holder_state, zl_lock_fencing_token, zl_lock_new,
+    zl_lock_node, zl_multi_lock_new, zl_semaphore_new, ZlAcquireCallback, ZlHolder,
 };
 pub use holder::{ZL_LOCK_LISTING, ZL_LOCK_REENTRANT};
 pub use inspect::*;
