@@ -9,6 +9,7 @@ mod election;
 mod errors;
 mod holder;
 mod inspect;
+mod lease;
 mod lock;
 mod logging;
 mod multi_lock;
@@ -37,6 +38,7 @@ fn _zoolock(m: &Bound<'_, PyModule>) -> PyResult<()> {
     znode::register(m)?;
     errors::register(m)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    m.add_function(wrap_pyfunction!(lease::try_lease, m)?)?;
     let close_for_exit = wrap_pyfunction!(wait::_close_for_exit, m)?;
     m.py().import("atexit")?.call_method1("register", (close_for_exit,))?;
     Ok(())

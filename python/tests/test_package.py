@@ -56,6 +56,8 @@ def test_kazoo_names_and_hierarchy():
 def test_kazoo_argument_names_and_defaults():
     from kazoo.client import KazooClient as KazooKazooClient
     from kazoo.recipe.counter import Counter as KazooCounter
+    from kazoo.recipe.lease import MultiNonBlockingLease as KazooMultiLease
+    from kazoo.recipe.lease import NonBlockingLease as KazooLease
     from kazoo.recipe.lock import Lock as KazooLock
     from kazoo.recipe.lock import Semaphore as KazooSemaphore
 
@@ -70,6 +72,8 @@ def test_kazoo_argument_names_and_defaults():
         (zoolock.Semaphore, KazooSemaphore.__init__),
         (zoolock.Semaphore.acquire, KazooSemaphore.acquire),
         (zoolock.Counter, KazooCounter.__init__),
+        (zoolock.NonBlockingLease, KazooLease.__init__),
+        (zoolock.MultiNonBlockingLease, KazooMultiLease.__init__),
     ]
     for ours, theirs in pairs:
         kazoo_params = params(theirs)

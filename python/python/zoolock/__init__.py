@@ -23,6 +23,7 @@ holds and waits on a path, as ``Participant`` objects).
 import functools
 
 from . import _zoolock
+from ._lease import MultiNonBlockingLease, NonBlockingLease
 from ._znode import (
     AsyncResult,
     ChildrenWatch,
@@ -115,7 +116,7 @@ class _BoundToClient:
         return bound
 
 
-for _recipe in (Lock, ReadLock, WriteLock, Semaphore, MultiLock, Counter):
+for _recipe in (Lock, ReadLock, WriteLock, Semaphore, MultiLock, Counter, NonBlockingLease, MultiNonBlockingLease):
     setattr(KazooClient, _recipe.__name__, _BoundToClient(_recipe))
 del _recipe
 
@@ -169,8 +170,10 @@ __all__ = [
     "LockTimeout",
     "LostEvent",
     "MultiLock",
+    "MultiNonBlockingLease",
     "NoAuthError",
     "NoChildrenForEphemeralsError",
+    "NonBlockingLease",
     "NodeExistsError",
     "NoNodeError",
     "NotEmptyError",

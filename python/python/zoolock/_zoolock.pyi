@@ -85,6 +85,12 @@ class KazooClient:
         """A MultiLock bound to this client."""
     def Counter(self, path: str, default: Union[int, float] = 0, support_curator: bool = False) -> Counter:
         """A Counter bound to this client."""
+    def NonBlockingLease(self, path: str, duration: datetime.timedelta, identifier: Any = None,
+                         utcnow: Callable[[], datetime.datetime] = ...) -> Any:
+        """A zoolock.NonBlockingLease (one try, made now) bound to this client."""
+    def MultiNonBlockingLease(self, count: int, path: str, duration: datetime.timedelta, identifier: Any = None,
+                              utcnow: Callable[[], datetime.datetime] = ...) -> Any:
+        """A zoolock.MultiNonBlockingLease (one try, made now) bound to this client."""
 
 class Participant:
     """One holder or waiter on a path, as KazooClient.inspect(path) lists them."""
@@ -285,3 +291,6 @@ class Counter:
     def default_type(self) -> type: ...
     @property
     def support_curator(self) -> bool: ...
+
+def _try_lease(client: KazooClient, path: str, duration: float, identifier: str, now: float, count: Optional[int] = None) -> bool:
+    """The core's lease try behind zoolock.NonBlockingLease (seconds; now since the epoch, UTC)."""
