@@ -239,6 +239,16 @@
 
 
 /**
+ * `zl_counter_new` format: kazoo's text (Python's `repr` of the value).
+ */
+#define ZL_COUNTER_KAZOO 0
+
+/**
+ * `zl_counter_new` format: Curator's `SharedCount` (4 big-endian bytes, whole numbers of 32 bits).
+ */
+#define ZL_COUNTER_CURATOR 1
+
+/**
  * `zl_lock_new` option: reentrant per owner.
  */
 #define ZL_LOCK_REENTRANT 1
@@ -331,6 +341,11 @@
 typedef struct ZlCancel ZlCancel;
 
 /**
+ * A counter on one node (kazoo's `Counter`).
+ */
+typedef struct ZlCounter ZlCounter;
+
+/**
  * A candidate in the election at a path (kazoo's `Election`, Curator's `LeaderLatch`).
  */
 typedef struct ZlElection ZlElection;
@@ -363,6 +378,16 @@ typedef struct ZlSessionOptions ZlSessionOptions;
  * `zl_transaction_commit`, after which it takes no more operations.
  */
 typedef struct ZlTransaction ZlTransaction;
+
+/**
+ * A counter's value: a whole number (`is_float` 0, `int_value`) or a
+ * floating-point one (`is_float` 1, `float_value`), kazoo's `int` or `float`.
+ */
+typedef struct ZlCounterValue {
+  uint8_t is_float;
+  int64_t int_value;
+  double float_value;
+} ZlCounterValue;
 
 /**
  * Called once when an asynchronous lead ends: `status` `ZL_OK` with the
@@ -507,6 +532,77 @@ int32_t zl_cancel_fire(const struct ZlCancel *cancel);
  * `cancel` must come from `zl_cancel_new`, freed once.
  */
 void zl_cancel_free(struct ZlCancel *cancel);
+
+/**
+ * Creates a counter on `path` whose empty node reads as `*default`; its
+ * type (whole or floating) is the counter's, and every change must be of
+ * it. `format` is `ZL_COUNTER_KAZOO` or `ZL_COUNTER_CURATOR`. Nothing is sent yet.
+ *
+ * # Safety
+ * `session` must be a live handle; the byte range and `default` valid; `out_counter` valid for writes.
+ */
+int32_t zl_counter_new(const struct ZlSession *session,
+                       const uint8_t *path,
+                       uint32_t path_len,
+                       const struct ZlCounterValue *default_,
+                       int32_t format,
+                       struct ZlCounter **out_counter);
+
+/**
+ * The value now, creating the node (empty: the default) if missing.
+ *
+ * # Safety
+ * `counter` must be a live handle; `cancel` null or live; `out_value` valid for writes.
+ */
+int32_t zl_counter_value(const struct ZlCounter *counter,
+                         const struct ZlCancel *cancel,
+                         struct ZlCounterValue *out_value);
+
+/**
+ * Adds `*delta` (of the counter's type): `*out_pre` and `*out_post` (each
+ * may be null) are the values before and after (kazoo's `pre_value`,
+ * `post_value`). `ZL_INVALID_ARGUMENT` for another type or a result out of
+ * range, `ZL_BAD_DATA` if the node holds something else; `ZL_CONNECTION_LOSS`
+ * when a write whose reply was lost may or may not have been made (never
+ * made twice).
+ *
+ * # Safety
+ * `counter` must be a live handle; `delta` valid; `cancel` null or live; out-pointers null or valid for writes.
+ */
+int32_t zl_counter_add(const struct ZlCounter *counter,
+                       const struct ZlCounterValue *delta,
+                       const struct ZlCancel *cancel,
+                       struct ZlCounterValue *out_pre,
+                       struct ZlCounterValue *out_post);
+
+/**
+ * Frees the counter. Null is ignored.
+ *
+ * # Safety
+ * `counter` must come from `zl_counter_new`, freed once, with no call on it in flight.
+ */
+void zl_counter_free(struct ZlCounter *counter);
+
+/**
+ * One try at kazoo's `NonBlockingLease` on `path` (with `count` > 0, kazoo's
+ * `MultiNonBlockingLease` over `path/0` … `path/<count - 1>`) for
+ * `duration_ms` from `now_ms` (milliseconds since 1970, UTC: the caller's
+ * clock): `*out_obtained` is 1 if obtained or renewed (the same
+ * `identifier` holds it), 0 if another holds it until later.
+ *
+ * # Safety
+ * `session` must be a live handle; the byte ranges valid; `cancel` null or live; `out_obtained` valid for writes.
+ */
+int32_t zl_lease_try(const struct ZlSession *session,
+                     const uint8_t *path,
+                     uint32_t path_len,
+                     const uint8_t *identifier,
+                     uint32_t identifier_len,
+                     int64_t duration_ms,
+                     int64_t now_ms,
+                     uint32_t count,
+                     const struct ZlCancel *cancel,
+                     uint8_t *out_obtained);
 
 /**
  * For the process's exit: cancels every acquire in progress (each fails

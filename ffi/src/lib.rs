@@ -40,6 +40,7 @@
 mod args;
 mod cancel;
 mod castable;
+mod counter;
 mod dispatch;
 mod election;
 mod holder;
@@ -57,6 +58,7 @@ mod znode;
 
 pub use args::zl_bytes_free;
 pub use cancel::*;
+pub use counter::*;
 pub use dispatch::zl_shutdown;
 pub use election::*;
 pub use holder::{
