@@ -59,3 +59,24 @@ def test_kazoos_type_errors_and_unreadable_data(client, kz, path):
     with pytest.raises(ValueError, match="seven"):
         counter += 1
     assert counter.post_value is None and kz.get(path)[0] == b"seven"
+
+
+def test_a_change_waits_out_a_partition_and_counts_once_across_an_expiry(client, kz, harness, path):
+    from conftest import DEADLINE, run_in_thread
+
+    counter = client.Counter(path)
+    counter += 1
+    suspended = threading.Event()
+    client.add_listener(lambda state: suspended.set() if state == "SUSPENDED" else None)
+    session_id = client.client_id[0]
+    harness.partition(session_id)
+    try:
+        assert suspended.wait(DEADLINE), "the client saw the partition"
+        pending = run_in_thread(lambda: counter + 1)  # sent while the connection is down
+    finally:
+        harness.heal(session_id)
+    pending.result(DEADLINE)
+    assert counter.post_value == 2
+    harness.expire(client.client_id[0])
+    counter += 1  # on the client's next session, as kazoo's retry would
+    assert counter.post_value == 3 and kz.get(path)[0] == b"3"

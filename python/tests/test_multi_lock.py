@@ -64,3 +64,15 @@ def test_bad_input(client):
         client.MultiLock(["/a", "relative"])
     with pytest.raises(ValueError):
         client.MultiLock(["/a"]).acquire(blocking=False, timeout=1)
+
+
+def test_an_expiry_loses_every_path_and_the_next_session_holds_again(client, kz, harness, path):
+    a, b = f"{path}/a", f"{path}/b"
+    multi = client.MultiLock([a, b])
+    assert multi.acquire()
+    harness.expire(client.client_id[0])
+    assert multi.lost.wait(15) and multi.lost_reason == "SESSION_EXPIRED" and multi.fencing_tokens == {}
+    until_children(kz, a, lambda c: c == [], "a's node to go with the session")
+    until_children(kz, b, lambda c: c == [], "b's node to go with the session")
+    assert multi.acquire(timeout=DEADLINE) and list(multi.fencing_tokens) == [a, b]
+    multi.release()
