@@ -47,3 +47,26 @@ def test_default_identifier_and_bad_input(client, kz, path):
     kz.set(path + "/lease_holder", b"not json")
     with pytest.raises(ValueError, match="not JSON"):
         client.NonBlockingLease(path, HOUR, utcnow=clock(0))
+
+
+def test_a_lease_outlives_its_session_and_a_partitioned_try_completes_once_healed(client, kz, harness, path):
+    import threading
+
+    from conftest import DEADLINE, run_in_thread
+
+    assert client.NonBlockingLease(path, HOUR, identifier="zoolock", utcnow=clock(0))
+    harness.expire(client.client_id[0])
+    # The record is persistent: the lease ends at its time, not with the session (kazoo's too).
+    assert not KazooLease(kz, path, HOUR, identifier="kazoo", utcnow=clock(30))
+    assert client.NonBlockingLease(path, HOUR, identifier="zoolock", utcnow=clock(30)), "renewed on the next session"
+    suspended = threading.Event()
+    client.add_listener(lambda state: suspended.set() if state == "SUSPENDED" else None)
+    session_id = client.client_id[0]
+    harness.partition(session_id)
+    try:
+        assert suspended.wait(DEADLINE)
+        trying = run_in_thread(lambda: bool(client.NonBlockingLease(path, HOUR, identifier="zoolock", utcnow=clock(45))))
+    finally:
+        harness.heal(session_id)
+    assert trying.result() is True
+    assert kz.get_children(path) == ["lease_holder"], "no lock node left by the try"
