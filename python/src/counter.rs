@@ -94,11 +94,7 @@ impl Counter {
         default: Option<&Bound<'_, PyAny>>,
         support_curator: bool,
     ) -> PyResult<Self> {
-        let client = client
-            .cast::<Client>()
-            .map_err(|_| PyTypeError::new_err("the first argument must be a zoolock KazooClient"))?
-            .clone()
-            .unbind();
+        let client = holder::recipe_client(client)?.clone().unbind();
         let path = holder::path(path)?;
         let default = default.map_or_else(|| 0i64.into_pyobject(py).map(|d| d.into_any()), |d| Ok(d.clone()))?;
         let default_value = if default.is_instance_of::<PyBool>() {

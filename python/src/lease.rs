@@ -4,10 +4,9 @@
 
 use std::time::{Duration, UNIX_EPOCH};
 
-use pyo3::exceptions::{PyTypeError, PyValueError};
+use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 
-use crate::client::Client;
 use crate::errors::IntoPy;
 use crate::holder;
 use crate::wait::interruptible;
@@ -26,9 +25,7 @@ pub fn try_lease(
     now: f64,
     count: Option<u32>,
 ) -> PyResult<bool> {
-    let client = client
-        .cast::<Client>()
-        .map_err(|_| PyTypeError::new_err("the first argument must be a zoolock KazooClient"))?;
+    let client = holder::recipe_client(client)?;
     let (_, session) = client.get().session()?;
     let path = holder::path(path)?;
     let duration = Duration::try_from_secs_f64(duration).map_err(|_| {
