@@ -71,6 +71,25 @@ namespace ZooLock.Tests
         }
 
         [Test]
+        public void AnExpiryLosesEveryPathAndTheNextSessionHoldsAgain()
+        {
+            var path = Fixture.Path("multi-expiry");
+            string a = path + "/a", b = path + "/b";
+            var multi = new ZooKeeperDistributedMultiLock(new[] { a, b }, session);
+            using (var handle = multi.Acquire(Fixture.Patience))
+            {
+                Setup.Zk.Expire(session.SessionId);
+                Assert.IsTrue(handle.HandleLostToken.WaitHandle.WaitOne(Fixture.Patience), "lost with the session");
+                Assert.That(handle.LostReason, Is.EqualTo(LostReason.SessionExpired));
+                Fixture.Eventually(() => other.GetChildren(a).Count == 0 && other.GetChildren(b).Count == 0, "both nodes gone with the session");
+            }
+            using (var again = multi.Acquire(Fixture.Patience))
+            {
+                Assert.That(again.FencingTokens.Keys, Is.EqualTo(new[] { a, b }), "held again once the session has a new ZooKeeper session");
+            }
+        }
+
+        [Test]
         public void BadInputIsRefused()
         {
             Assert.Throws<ArgumentException>(() => new ZooKeeperDistributedMultiLock(new string[0], session));
