@@ -224,19 +224,6 @@ namespace ZooLock.Native
         internal static extern void zl_counter_free(ZlCounter* counter);
 
         /// <summary>
-        ///  One try at kazoo's `NonBlockingLease` on `path` (with `count` &gt; 0, kazoo's
-        ///  `MultiNonBlockingLease` over `path/0` … `path/&lt;count - 1&gt;`) for
-        ///  `duration_ms` from `now_ms` (milliseconds since 1970, UTC: the caller's
-        ///  clock): `*out_obtained` is 1 if obtained or renewed (the same
-        ///  `identifier` holds it), 0 if another holds it until later.
-        ///
-        ///  # Safety
-        ///  `session` must be a live handle; the byte ranges valid; `cancel` null or live; `out_obtained` valid for writes.
-        /// </summary>
-        [DllImport(__DllName, EntryPoint = "zl_lease_try", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
-        internal static extern int zl_lease_try(ZlSession* session, byte* path, uint path_len, byte* identifier, uint identifier_len, long duration_ms, long now_ms, uint count, ZlCancel* cancel, byte* out_obtained);
-
-        /// <summary>
         ///  For the process's exit: cancels every acquire in progress (each fails
         ///  with `ZL_CANCELLED` and leaves no node), then stops the callback thread,
         ///  waiting up to two seconds for a callback in progress to return. zoolock
@@ -572,6 +559,19 @@ namespace ZooLock.Native
         /// </summary>
         [DllImport(__DllName, EntryPoint = "zl_inspect", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
         internal static extern int zl_inspect(ZlSession* session, byte* path, uint path_len, byte** out_ptr, uint* out_len);
+
+        /// <summary>
+        ///  One try at kazoo's `NonBlockingLease` on `path` (with `count` &gt; 0, kazoo's
+        ///  `MultiNonBlockingLease` over `path/0` … `path/&lt;count - 1&gt;`) for
+        ///  `duration_ms` from `now_ms` (milliseconds since 1970, UTC: the caller's
+        ///  clock): `*out_obtained` is 1 if obtained or renewed (the same
+        ///  `identifier` holds it), 0 if another holds it until later.
+        ///
+        ///  # Safety
+        ///  `session` must be a live handle; the byte ranges valid; `cancel` null or live; `out_obtained` valid for writes.
+        /// </summary>
+        [DllImport(__DllName, EntryPoint = "zl_lease_try", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern int zl_lease_try(ZlSession* session, byte* path, uint path_len, byte* identifier, uint identifier_len, long duration_ms, long now_ms, uint count, ZlCancel* cancel, byte* out_obtained);
 
         /// <summary>
         ///  Sets the callback told of zoolock's log events up to `level` (`ZL_LOG_*`:

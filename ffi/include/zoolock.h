@@ -584,27 +584,6 @@ int32_t zl_counter_add(const struct ZlCounter *counter,
 void zl_counter_free(struct ZlCounter *counter);
 
 /**
- * One try at kazoo's `NonBlockingLease` on `path` (with `count` > 0, kazoo's
- * `MultiNonBlockingLease` over `path/0` … `path/<count - 1>`) for
- * `duration_ms` from `now_ms` (milliseconds since 1970, UTC: the caller's
- * clock): `*out_obtained` is 1 if obtained or renewed (the same
- * `identifier` holds it), 0 if another holds it until later.
- *
- * # Safety
- * `session` must be a live handle; the byte ranges valid; `cancel` null or live; `out_obtained` valid for writes.
- */
-int32_t zl_lease_try(const struct ZlSession *session,
-                     const uint8_t *path,
-                     uint32_t path_len,
-                     const uint8_t *identifier,
-                     uint32_t identifier_len,
-                     int64_t duration_ms,
-                     int64_t now_ms,
-                     uint32_t count,
-                     const struct ZlCancel *cancel,
-                     uint8_t *out_obtained);
-
-/**
  * For the process's exit: cancels every acquire in progress (each fails
  * with `ZL_CANCELLED` and leaves no node), then stops the callback thread,
  * waiting up to two seconds for a callback in progress to return. zoolock
@@ -968,6 +947,27 @@ int32_t zl_inspect(const struct ZlSession *session,
                    uint32_t path_len,
                    uint8_t **out_ptr,
                    uint32_t *out_len);
+
+/**
+ * One try at kazoo's `NonBlockingLease` on `path` (with `count` > 0, kazoo's
+ * `MultiNonBlockingLease` over `path/0` … `path/<count - 1>`) for
+ * `duration_ms` from `now_ms` (milliseconds since 1970, UTC: the caller's
+ * clock): `*out_obtained` is 1 if obtained or renewed (the same
+ * `identifier` holds it), 0 if another holds it until later.
+ *
+ * # Safety
+ * `session` must be a live handle; the byte ranges valid; `cancel` null or live; `out_obtained` valid for writes.
+ */
+int32_t zl_lease_try(const struct ZlSession *session,
+                     const uint8_t *path,
+                     uint32_t path_len,
+                     const uint8_t *identifier,
+                     uint32_t identifier_len,
+                     int64_t duration_ms,
+                     int64_t now_ms,
+                     uint32_t count,
+                     const struct ZlCancel *cancel,
+                     uint8_t *out_obtained);
 
 /**
  * Sets the callback told of zoolock's log events up to `level` (`ZL_LOG_*`:

@@ -45,6 +45,7 @@ mod dispatch;
 mod election;
 mod holder;
 mod inspect;
+mod lease;
 mod listener;
 mod logs;
 mod options;
@@ -68,6 +69,7 @@ pub use holder::{
 };
 pub use holder::{ZL_LOCK_LISTING, ZL_LOCK_REENTRANT};
 pub use inspect::*;
+pub use lease::*;
 pub use listener::ZlStateCallback;
 pub use logs::*;
 pub use options::*;
