@@ -15,6 +15,14 @@ namespace ZooLock.Native
         const string __DllName = "zoolock_ffi";
 
         /// <summary>
+        ///  `zl_counter_new` format: kazoo's text (Python's `repr` of the value).
+        /// </summary>
+        internal const int ZL_COUNTER_KAZOO = 0;
+        /// <summary>
+        ///  `zl_counter_new` format: Curator's `SharedCount` (4 big-endian bytes, whole numbers of 32 bits).
+        /// </summary>
+        internal const int ZL_COUNTER_CURATOR = 1;
+        /// <summary>
         ///  `zl_lock_new` option: reentrant per owner.
         /// </summary>
         internal const uint ZL_LOCK_REENTRANT = 1;
@@ -171,6 +179,49 @@ namespace ZooLock.Native
         /// </summary>
         [DllImport(__DllName, EntryPoint = "zl_cancel_free", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
         internal static extern void zl_cancel_free(ZlCancel* cancel);
+
+        /// <summary>
+        ///  Creates a counter on `path` whose empty node reads as `*default`; its
+        ///  type (whole or floating) is the counter's, and every change must be of
+        ///  it. `format` is `ZL_COUNTER_KAZOO` or `ZL_COUNTER_CURATOR`. Nothing is sent yet.
+        ///
+        ///  # Safety
+        ///  `session` must be a live handle; the byte range and `default` valid; `out_counter` valid for writes.
+        /// </summary>
+        [DllImport(__DllName, EntryPoint = "zl_counter_new", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern int zl_counter_new(ZlSession* session, byte* path, uint path_len, ZlCounterValue* @default, int format, ZlCounter** out_counter);
+
+        /// <summary>
+        ///  The value now, creating the node (empty: the default) if missing.
+        ///
+        ///  # Safety
+        ///  `counter` must be a live handle; `cancel` null or live; `out_value` valid for writes.
+        /// </summary>
+        [DllImport(__DllName, EntryPoint = "zl_counter_value", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern int zl_counter_value(ZlCounter* counter, ZlCancel* cancel, ZlCounterValue* out_value);
+
+        /// <summary>
+        ///  Adds `*delta` (of the counter's type): `*out_pre` and `*out_post` (each
+        ///  may be null) are the values before and after (kazoo's `pre_value`,
+        ///  `post_value`). `ZL_INVALID_ARGUMENT` for another type or a result out of
+        ///  range, `ZL_BAD_DATA` if the node holds something else; `ZL_CONNECTION_LOSS`
+        ///  when a write whose reply was lost may or may not have been made (never
+        ///  made twice).
+        ///
+        ///  # Safety
+        ///  `counter` must be a live handle; `delta` valid; `cancel` null or live; out-pointers null or valid for writes.
+        /// </summary>
+        [DllImport(__DllName, EntryPoint = "zl_counter_add", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern int zl_counter_add(ZlCounter* counter, ZlCounterValue* delta, ZlCancel* cancel, ZlCounterValue* out_pre, ZlCounterValue* out_post);
+
+        /// <summary>
+        ///  Frees the counter. Null is ignored.
+        ///
+        ///  # Safety
+        ///  `counter` must come from `zl_counter_new`, freed once, with no call on it in flight.
+        /// </summary>
+        [DllImport(__DllName, EntryPoint = "zl_counter_free", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern void zl_counter_free(ZlCounter* counter);
 
         /// <summary>
         ///  For the process's exit: cancels every acquire in progress (each fails
@@ -352,6 +403,20 @@ namespace ZooLock.Native
         internal static extern int zl_semaphore_new(ZlSession* session, byte* path, uint path_len, byte* identifier, uint identifier_len, uint max_leases, ZlHolder** out_holder);
 
         /// <summary>
+        ///  Creates a multi-lock holder over the paths in `paths` (a list: each a
+        ///  little-endian u32 byte length, then UTF-8): all of them or none, each a
+        ///  kazoo `Lock` whose node holds `identifier`, taken in one order (sorted by
+        ///  bytes, each path once) so that two multi-locks never deadlock. Acquire,
+        ///  release, cancel and listen with `zl_holder_*`; each path's fencing token
+        ///  with `zl_holder_fencing_tokens`. Nothing is sent to the server yet.
+        ///
+        ///  # Safety
+        ///  `session` must be a live handle; the byte ranges valid; `out_holder` valid for writes.
+        /// </summary>
+        [DllImport(__DllName, EntryPoint = "zl_multi_lock_new", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern int zl_multi_lock_new(ZlSession* session, byte* paths, uint paths_len, byte* identifier, uint identifier_len, ZlHolder** out_holder);
+
+        /// <summary>
         ///  Acquires, blocking the calling thread: `*out_acquired` is 1 once held, 0
         ///  when the lock (or every lease) stayed taken for `timeout_ms` (0 tries
         ///  once, -1 waits forever). `lease_ms` &gt; 0 releases the hold by itself after
@@ -443,6 +508,19 @@ namespace ZooLock.Native
         internal static extern void zl_holder_free(ZlHolder* holder);
 
         /// <summary>
+        ///  The lock path and fencing token of each node the holder holds with, in
+        ///  the order taken (one for a lock, one per path for a multi-lock; none
+        ///  when it holds nothing), as a record to free with `zl_bytes_free`: for
+        ///  each, the path (a little-endian u32 length, then UTF-8), then the token
+        ///  (a little-endian i64).
+        ///
+        ///  # Safety
+        ///  `holder` must be a live handle; out-pointers valid for writes.
+        /// </summary>
+        [DllImport(__DllName, EntryPoint = "zl_holder_fencing_tokens", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern int zl_holder_fencing_tokens(ZlHolder* holder, byte** out_ptr, uint* out_len);
+
+        /// <summary>
         ///  The fencing token of a lock holder's current hold (the czxid of its
         ///  node, strictly increasing from one holder of the path to the next);
         ///  `*out_held` is 0 and the token 0 when it holds nothing. On a semaphore
@@ -481,6 +559,19 @@ namespace ZooLock.Native
         /// </summary>
         [DllImport(__DllName, EntryPoint = "zl_inspect", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
         internal static extern int zl_inspect(ZlSession* session, byte* path, uint path_len, byte** out_ptr, uint* out_len);
+
+        /// <summary>
+        ///  One try at kazoo's `NonBlockingLease` on `path` (with `count` &gt; 0, kazoo's
+        ///  `MultiNonBlockingLease` over `path/0` … `path/&lt;count - 1&gt;`) for
+        ///  `duration_ms` from `now_ms` (milliseconds since 1970, UTC: the caller's
+        ///  clock): `*out_obtained` is 1 if obtained or renewed (the same
+        ///  `identifier` holds it), 0 if another holds it until later.
+        ///
+        ///  # Safety
+        ///  `session` must be a live handle; the byte ranges valid; `cancel` null or live; `out_obtained` valid for writes.
+        /// </summary>
+        [DllImport(__DllName, EntryPoint = "zl_lease_try", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern int zl_lease_try(ZlSession* session, byte* path, uint path_len, byte* identifier, uint identifier_len, long duration_ms, long now_ms, uint count, ZlCancel* cancel, byte* out_obtained);
 
         /// <summary>
         ///  Sets the callback told of zoolock's log events up to `level` (`ZL_LOG_*`:
@@ -999,6 +1090,26 @@ namespace ZooLock.Native
     /// </summary>
     [StructLayout(LayoutKind.Sequential)]
     internal unsafe partial struct ZlCancel
+    {
+    }
+
+    /// <summary>
+    ///  A counter's value: a whole number (`is_float` 0, `int_value`) or a
+    ///  floating-point one (`is_float` 1, `float_value`), kazoo's `int` or `float`.
+    /// </summary>
+    [StructLayout(LayoutKind.Sequential)]
+    internal unsafe partial struct ZlCounterValue
+    {
+        public byte is_float;
+        public long int_value;
+        public double float_value;
+    }
+
+    /// <summary>
+    ///  A counter on one node (kazoo's `Counter`).
+    /// </summary>
+    [StructLayout(LayoutKind.Sequential)]
+    internal unsafe partial struct ZlCounter
     {
     }
 

@@ -133,6 +133,11 @@
 #define ZL_RUNTIME_GONE 25
 
 /**
+ * A recipe's node holds data the recipe cannot read (a counter's value, a lease record).
+ */
+#define ZL_BAD_DATA 26
+
+/**
  * Connected to a server, the session alive.
  */
 #define ZL_SESSION_CONNECTED 0
@@ -234,6 +239,16 @@
 
 
 /**
+ * `zl_counter_new` format: kazoo's text (Python's `repr` of the value).
+ */
+#define ZL_COUNTER_KAZOO 0
+
+/**
+ * `zl_counter_new` format: Curator's `SharedCount` (4 big-endian bytes, whole numbers of 32 bits).
+ */
+#define ZL_COUNTER_CURATOR 1
+
+/**
  * `zl_lock_new` option: reentrant per owner.
  */
 #define ZL_LOCK_REENTRANT 1
@@ -326,6 +341,11 @@
 typedef struct ZlCancel ZlCancel;
 
 /**
+ * A counter on one node (kazoo's `Counter`).
+ */
+typedef struct ZlCounter ZlCounter;
+
+/**
  * A candidate in the election at a path (kazoo's `Election`, Curator's `LeaderLatch`).
  */
 typedef struct ZlElection ZlElection;
@@ -358,6 +378,16 @@ typedef struct ZlSessionOptions ZlSessionOptions;
  * `zl_transaction_commit`, after which it takes no more operations.
  */
 typedef struct ZlTransaction ZlTransaction;
+
+/**
+ * A counter's value: a whole number (`is_float` 0, `int_value`) or a
+ * floating-point one (`is_float` 1, `float_value`), kazoo's `int` or `float`.
+ */
+typedef struct ZlCounterValue {
+  uint8_t is_float;
+  int64_t int_value;
+  double float_value;
+} ZlCounterValue;
 
 /**
  * Called once when an asynchronous lead ends: `status` `ZL_OK` with the
@@ -502,6 +532,56 @@ int32_t zl_cancel_fire(const struct ZlCancel *cancel);
  * `cancel` must come from `zl_cancel_new`, freed once.
  */
 void zl_cancel_free(struct ZlCancel *cancel);
+
+/**
+ * Creates a counter on `path` whose empty node reads as `*default`; its
+ * type (whole or floating) is the counter's, and every change must be of
+ * it. `format` is `ZL_COUNTER_KAZOO` or `ZL_COUNTER_CURATOR`. Nothing is sent yet.
+ *
+ * # Safety
+ * `session` must be a live handle; the byte range and `default` valid; `out_counter` valid for writes.
+ */
+int32_t zl_counter_new(const struct ZlSession *session,
+                       const uint8_t *path,
+                       uint32_t path_len,
+                       const struct ZlCounterValue *default_,
+                       int32_t format,
+                       struct ZlCounter **out_counter);
+
+/**
+ * The value now, creating the node (empty: the default) if missing.
+ *
+ * # Safety
+ * `counter` must be a live handle; `cancel` null or live; `out_value` valid for writes.
+ */
+int32_t zl_counter_value(const struct ZlCounter *counter,
+                         const struct ZlCancel *cancel,
+                         struct ZlCounterValue *out_value);
+
+/**
+ * Adds `*delta` (of the counter's type): `*out_pre` and `*out_post` (each
+ * may be null) are the values before and after (kazoo's `pre_value`,
+ * `post_value`). `ZL_INVALID_ARGUMENT` for another type or a result out of
+ * range, `ZL_BAD_DATA` if the node holds something else; `ZL_CONNECTION_LOSS`
+ * when a write whose reply was lost may or may not have been made (never
+ * made twice).
+ *
+ * # Safety
+ * `counter` must be a live handle; `delta` valid; `cancel` null or live; out-pointers null or valid for writes.
+ */
+int32_t zl_counter_add(const struct ZlCounter *counter,
+                       const struct ZlCounterValue *delta,
+                       const struct ZlCancel *cancel,
+                       struct ZlCounterValue *out_pre,
+                       struct ZlCounterValue *out_post);
+
+/**
+ * Frees the counter. Null is ignored.
+ *
+ * # Safety
+ * `counter` must come from `zl_counter_new`, freed once, with no call on it in flight.
+ */
+void zl_counter_free(struct ZlCounter *counter);
 
 /**
  * For the process's exit: cancels every acquire in progress (each fails
@@ -700,6 +780,24 @@ int32_t zl_semaphore_new(const struct ZlSession *session,
                          struct ZlHolder **out_holder);
 
 /**
+ * Creates a multi-lock holder over the paths in `paths` (a list: each a
+ * little-endian u32 byte length, then UTF-8): all of them or none, each a
+ * kazoo `Lock` whose node holds `identifier`, taken in one order (sorted by
+ * bytes, each path once) so that two multi-locks never deadlock. Acquire,
+ * release, cancel and listen with `zl_holder_*`; each path's fencing token
+ * with `zl_holder_fencing_tokens`. Nothing is sent to the server yet.
+ *
+ * # Safety
+ * `session` must be a live handle; the byte ranges valid; `out_holder` valid for writes.
+ */
+int32_t zl_multi_lock_new(const struct ZlSession *session,
+                          const uint8_t *paths,
+                          uint32_t paths_len,
+                          const uint8_t *identifier,
+                          uint32_t identifier_len,
+                          struct ZlHolder **out_holder);
+
+/**
  * Acquires, blocking the calling thread: `*out_acquired` is 1 once held, 0
  * when the lock (or every lease) stayed taken for `timeout_ms` (0 tries
  * once, -1 waits forever). `lease_ms` > 0 releases the hold by itself after
@@ -796,6 +894,20 @@ int32_t zl_holder_set_listener(const struct ZlHolder *holder,
 void zl_holder_free(struct ZlHolder *holder);
 
 /**
+ * The lock path and fencing token of each node the holder holds with, in
+ * the order taken (one for a lock, one per path for a multi-lock; none
+ * when it holds nothing), as a record to free with `zl_bytes_free`: for
+ * each, the path (a little-endian u32 length, then UTF-8), then the token
+ * (a little-endian i64).
+ *
+ * # Safety
+ * `holder` must be a live handle; out-pointers valid for writes.
+ */
+int32_t zl_holder_fencing_tokens(const struct ZlHolder *holder,
+                                 uint8_t **out_ptr,
+                                 uint32_t *out_len);
+
+/**
  * The fencing token of a lock holder's current hold (the czxid of its
  * node, strictly increasing from one holder of the path to the next);
  * `*out_held` is 0 and the token 0 when it holds nothing. On a semaphore
@@ -835,6 +947,27 @@ int32_t zl_inspect(const struct ZlSession *session,
                    uint32_t path_len,
                    uint8_t **out_ptr,
                    uint32_t *out_len);
+
+/**
+ * One try at kazoo's `NonBlockingLease` on `path` (with `count` > 0, kazoo's
+ * `MultiNonBlockingLease` over `path/0` … `path/<count - 1>`) for
+ * `duration_ms` from `now_ms` (milliseconds since 1970, UTC: the caller's
+ * clock): `*out_obtained` is 1 if obtained or renewed (the same
+ * `identifier` holds it), 0 if another holds it until later.
+ *
+ * # Safety
+ * `session` must be a live handle; the byte ranges valid; `cancel` null or live; `out_obtained` valid for writes.
+ */
+int32_t zl_lease_try(const struct ZlSession *session,
+                     const uint8_t *path,
+                     uint32_t path_len,
+                     const uint8_t *identifier,
+                     uint32_t identifier_len,
+                     int64_t duration_ms,
+                     int64_t now_ms,
+                     uint32_t count,
+                     const struct ZlCancel *cancel,
+                     uint8_t *out_obtained);
 
 /**
  * Sets the callback told of zoolock's log events up to `level` (`ZL_LOG_*`:

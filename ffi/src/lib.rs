@@ -4,7 +4,7 @@
 //!
 //! - **Handles** are opaque pointers made by `zl_session_connect` (or `zl_session_connect_with` a
 //!   `ZlSessionOptions` from `zl_session_options_new`),
-//!   `zl_cancel_new`, and `zl_lock_new` or `zl_semaphore_new` (both make a
+//!   `zl_cancel_new`, and `zl_lock_new`, `zl_multi_lock_new` or `zl_semaphore_new` (each makes a
 //!   `ZlHolder`), freed by the matching `_free` (null is ignored);
 //!   `castable.rs` says once how every handle crosses the boundary.
 //! - **Znodes** on a session, `zl_session_exists`/`get`/`set`/`create`/
@@ -40,10 +40,12 @@
 mod args;
 mod cancel;
 mod castable;
+mod counter;
 mod dispatch;
 mod election;
 mod holder;
 mod inspect;
+mod lease;
 mod listener;
 mod logs;
 mod options;
@@ -57,15 +59,17 @@ mod znode;
 
 pub use args::zl_bytes_free;
 pub use cancel::*;
+pub use counter::*;
 pub use dispatch::zl_shutdown;
 pub use election::*;
 pub use holder::{
-    zl_holder_acquire, zl_holder_acquire_async, zl_holder_cancel, zl_holder_free, zl_holder_queue, zl_holder_release,
-    zl_holder_set_listener, zl_holder_state, zl_lock_fencing_token, zl_lock_new, zl_lock_node, zl_semaphore_new,
-    ZlAcquireCallback, ZlHolder,
+    zl_holder_acquire, zl_holder_acquire_async, zl_holder_cancel, zl_holder_fencing_tokens, zl_holder_free,
+    zl_holder_queue, zl_holder_release, zl_holder_set_listener, zl_holder_state, zl_lock_fencing_token, zl_lock_new,
+    zl_lock_node, zl_multi_lock_new, zl_semaphore_new, ZlAcquireCallback, ZlHolder,
 };
 pub use holder::{ZL_LOCK_LISTING, ZL_LOCK_REENTRANT};
 pub use inspect::*;
+pub use lease::*;
 pub use listener::ZlStateCallback;
 pub use logs::*;
 pub use options::*;

@@ -221,3 +221,16 @@ fn a_callback_completed_connect_ends_when_its_token_fires() {
     assert_eq!(status, ErrorKind::Cancelled.code());
     unsafe { zl_cancel_free(cancel) };
 }
+
+#[test]
+fn a_list_argument_is_checked_item_by_item() {
+    let list = crate::args::encode_list(&["/a".to_owned(), "/é".to_owned(), String::new()]);
+    assert_eq!(crate::args::decode_list(&list, "paths").unwrap(), ["/a", "/é", ""]);
+    assert_eq!(crate::args::decode_list(&[], "paths").unwrap(), Vec::<&str>::new());
+    let cut = crate::args::decode_list(&list[..list.len() - 5], "paths").unwrap_err();
+    assert!(cut.message.contains("paths: a list cut short"), "{}", cut.message);
+    let header_cut = crate::args::decode_list(&[1, 0], "paths").unwrap_err();
+    assert!(header_cut.message.contains("cut short"), "{}", header_cut.message);
+    let not_utf8 = crate::args::decode_list(&[1, 0, 0, 0, 0xff], "paths").unwrap_err();
+    assert!(not_utf8.message.contains("not UTF-8"), "{}", not_utf8.message);
+}

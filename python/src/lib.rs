@@ -4,12 +4,15 @@
 
 mod asyncio;
 mod client;
+mod counter;
 mod election;
 mod errors;
 mod holder;
 mod inspect;
+mod lease;
 mod lock;
 mod logging;
+mod multi_lock;
 mod security;
 mod semaphore;
 mod wait;
@@ -21,6 +24,7 @@ use pyo3::prelude::*;
 fn _zoolock(m: &Bound<'_, PyModule>) -> PyResult<()> {
     logging::install();
     m.add_class::<client::Client>()?;
+    m.add_class::<counter::Counter>()?;
     m.add_class::<election::Election>()?;
     m.add_class::<election::TermFence>()?;
     m.add_class::<holder::Holder>()?;
@@ -29,10 +33,12 @@ fn _zoolock(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<lock::Lock>()?;
     m.add_class::<lock::ReadLock>()?;
     m.add_class::<lock::WriteLock>()?;
+    m.add_class::<multi_lock::MultiLock>()?;
     m.add_class::<semaphore::Semaphore>()?;
     znode::register(m)?;
     errors::register(m)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    m.add_function(wrap_pyfunction!(lease::try_lease, m)?)?;
     let close_for_exit = wrap_pyfunction!(wait::_close_for_exit, m)?;
     m.py().import("atexit")?.call_method1("register", (close_for_exit,))?;
     Ok(())

@@ -23,6 +23,7 @@ holds and waits on a path, as ``Participant`` objects).
 import functools
 
 from . import _zoolock
+from ._lease import MultiNonBlockingLease, NonBlockingLease
 from ._znode import (
     AsyncResult,
     ChildrenWatch,
@@ -36,9 +37,11 @@ from ._znode import (
     fenced,
 )
 from ._zoolock import (
+    Counter,
     Holder,
     Lock,
     LostEvent,
+    MultiLock,
     Participant,
     ReadLock,
     Semaphore,
@@ -113,7 +116,7 @@ class _BoundToClient:
         return bound
 
 
-for _recipe in (Lock, ReadLock, WriteLock, Semaphore):
+for _recipe in (Lock, ReadLock, WriteLock, Semaphore, MultiLock, Counter, NonBlockingLease, MultiNonBlockingLease):
     setattr(KazooClient, _recipe.__name__, _BoundToClient(_recipe))
 del _recipe
 
@@ -150,6 +153,7 @@ __all__ = [
     "ConfigurationError",
     "ConnectionClosedError",
     "ConnectionLoss",
+    "Counter",
     "DataWatch",
     "Election",
     "EventType",
@@ -165,8 +169,11 @@ __all__ = [
     "LockState",
     "LockTimeout",
     "LostEvent",
+    "MultiLock",
+    "MultiNonBlockingLease",
     "NoAuthError",
     "NoChildrenForEphemeralsError",
+    "NonBlockingLease",
     "NodeExistsError",
     "NoNodeError",
     "NotEmptyError",

@@ -81,6 +81,16 @@ class KazooClient:
         """A WriteLock bound to this client."""
     def Semaphore(self, path: str, identifier: Any = None, max_leases: int = 1) -> Semaphore:
         """A Semaphore bound to this client."""
+    def MultiLock(self, paths: Iterable[str], identifier: Any = None) -> MultiLock:
+        """A MultiLock bound to this client."""
+    def Counter(self, path: str, default: Union[int, float] = 0, support_curator: bool = False) -> Counter:
+        """A Counter bound to this client."""
+    def NonBlockingLease(self, path: str, duration: datetime.timedelta, identifier: Any = None,
+                         utcnow: Callable[[], datetime.datetime] = ...) -> Any:
+        """A zoolock.NonBlockingLease (one try, made now) bound to this client."""
+    def MultiNonBlockingLease(self, count: int, path: str, duration: datetime.timedelta, identifier: Any = None,
+                              utcnow: Callable[[], datetime.datetime] = ...) -> Any:
+        """A zoolock.MultiNonBlockingLease (one try, made now) bound to this client."""
 
 class Participant:
     """One holder or waiter on a path, as KazooClient.inspect(path) lists them."""
@@ -237,3 +247,50 @@ class Semaphore(Holder):
     @property
     def max_leases(self) -> int:
         """How many holders at once."""
+
+class MultiLock(Holder):
+    """All of several kazoo Locks or none (zoolock's; kazoo has none): taken in sorted order, so two
+    multi-locks never deadlock; released together; lost when any path's node is."""
+
+    def __init__(self, client: KazooClient, paths: Iterable[str], identifier: Any = None) -> None: ...
+    def acquire(self, blocking: bool = True, timeout: Optional[float] = None, *, lease: Optional[float] = None) -> bool:
+        """True once every path is held; False for a failed non-blocking try; LockTimeout on timeout.
+        Whatever ends it early leaves no node on any path."""
+    def acquire_async(self, blocking: bool = True, timeout: Optional[float] = None, *, lease: Optional[float] = None) -> Awaitable[bool]:
+        """acquire() for asyncio."""
+    @property
+    def paths(self) -> List[str]:
+        """The paths in the order taken (sorted, each once)."""
+    @property
+    def fencing_tokens(self) -> Dict[str, int]:
+        """{path: fencing token} while held, in the order taken; {} when not."""
+
+class Counter:
+    """kazoo's Counter: a number kept as one node's data, shared with kazoo's Counter on the path.
+    A change whose reply was lost is never made twice: if it cannot tell, ConnectionLoss."""
+
+    def __init__(self, client: KazooClient, path: str, default: Union[int, float] = 0, support_curator: bool = False) -> None: ...
+    @property
+    def value(self) -> Union[int, float]:
+        """The value now (creates the node, empty = default, if missing)."""
+    def __add__(self, value: Union[int, float]) -> Counter:
+        """Adds value (of default's type, else TypeError); sets pre_value and post_value."""
+    def __sub__(self, value: Union[int, float]) -> Counter:
+        """Subtracts value, as __add__."""
+    @property
+    def pre_value(self) -> Optional[Union[int, float]]:
+        """The value the last change read."""
+    @property
+    def post_value(self) -> Optional[Union[int, float]]:
+        """The value the last change wrote."""
+    @property
+    def path(self) -> str: ...
+    @property
+    def default(self) -> Union[int, float]: ...
+    @property
+    def default_type(self) -> type: ...
+    @property
+    def support_curator(self) -> bool: ...
+
+def _try_lease(client: KazooClient, path: str, duration: float, identifier: str, now: float, count: Optional[int] = None) -> bool:
+    """The core's lease try behind zoolock.NonBlockingLease (seconds; now since the epoch, UTC)."""
