@@ -35,8 +35,11 @@ use crate::codes::codes;
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum Error {
-    /// A lock path (or chroot) ZooKeeper or zoolock would refuse: see [`validate_path`](crate::validate_path).
-    #[error("invalid lock path {path:?}: {reason}")]
+    /// A path ZooKeeper or zoolock would refuse: a node path (see
+    /// [`validate_node_path`](crate::validate_node_path)), a lock path or
+    /// chroot (see [`validate_path`](crate::validate_path)); `reason` says
+    /// which rule, and whether it is a lock path's.
+    #[error("invalid path {path:?}: {reason}")]
     InvalidPath {
         /// The path as given (lossily decoded if it was not UTF-8).
         path: String,

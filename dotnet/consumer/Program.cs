@@ -8,7 +8,8 @@ using ZooLock;
 ///   Program.exe HOSTS               both APIs against a real server
 ///   Program.exe --contend HOSTS     one lock taken, contended and handed over (fencing tokens increase)
 ///   Program.exe --no-native RID     where the native library cannot be loaded: every first touch
-///                                   (ZooLockLog first, then a session and a locker) throws
+///                                   (ZooLockLog first, then a session, a locker, an async connect,
+///                                   a ZooKeeperPath, a lock from a connection string, a log forward) throws
 ///                                   ZooLockNativeLibraryException naming RID; prints its message
 /// </summary>
 static class Program
@@ -59,6 +60,10 @@ static class Program
             () => ZooLockLog.Level = SourceLevels.Verbose,
             () => new ZooKeeperSession("127.0.0.1:1").Dispose(),
             () => new ZookeeperLocker("/consumer/none", "127.0.0.1:1").Dispose(),
+            () => ZooKeeperSession.ConnectAsync("127.0.0.1:1"),
+            () => new ZooKeeperPath("/consumer/none"),
+            () => new ZooKeeperDistributedLock("none", "127.0.0.1:1"),
+            () => ZooLockLog.Forward((level, category, message) => { }).Dispose(),
         })
         {
             try

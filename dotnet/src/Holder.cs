@@ -14,19 +14,22 @@ namespace ZooLock
     /// Freed by Dispose or, if forgotten, by the finalizer: the native side
     /// then gives a held lock or lease back in the background.
     /// </summary>
-    internal sealed unsafe partial class Holder : NativeHandle
+    internal sealed unsafe class Holder : NativeHandle
     {
         static readonly NativeMethods.zl_holder_set_listener_callback_delegate OnState = DeliverState;
-        static readonly NativeMethods.zl_holder_acquire_async_callback_delegate OnAcquired = PendingAcquire.Deliver;
-        static readonly Action<object> FireCancel = state => NativeMethods.zl_cancel_fire((ZlCancel*)(IntPtr)state);
+        static readonly NativeMethods.zl_holder_acquire_async_callback_delegate OnAcquired =
+            (userData, status, acquired, message, length) => PendingCall<bool>.Deliver(userData, status, message, length, call => acquired != 0);
 
         readonly LossWatch loss = new LossWatch();
         GCHandle events;
 
         internal readonly string Path;
+        /// <summary>The session it was made on.</summary>
+        internal readonly ZooKeeperSession Session;
 
-        Holder(string path)
+        Holder(ZooKeeperSession session, string path)
         {
+            Session = session;
             Path = path;
         }
 
@@ -36,7 +39,7 @@ namespace ZooLock
         /// </summary>
         internal static Holder NewLock(ZooKeeperSession session, string path, int kind, string identifier, bool reentrant = false, bool mirror = true)
         {
-            var holder = new Holder(path);
+            var holder = new Holder(session, path);
             if (reentrant) holder.loss.Holds = holder.Holds;
             var pathBytes = Interop.Bytes(path);
             var id = Interop.Bytes(identifier);
@@ -57,7 +60,7 @@ namespace ZooLock
 
         internal static Holder NewSemaphore(ZooKeeperSession session, string path, string identifier, int maxLeases)
         {
-            var holder = new Holder(path);
+            var holder = new Holder(session, path);
             var pathBytes = Interop.Bytes(path);
             var id = Interop.Bytes(identifier);
             session.With(s =>
@@ -79,33 +82,24 @@ namespace ZooLock
         {
             token.ThrowIfCancellationRequested();
             var pointer = Enter();
-            ZlCancel* cancel = null;
-            var registration = default(CancellationTokenRegistration);
             try
             {
-                if (token.CanBeCanceled)
+                using (var cancel = new NativeCancel(token))
                 {
-                    Interop.Check(NativeMethods.zl_cancel_new(&cancel));
-                    registration = token.Register(FireCancel, (IntPtr)cancel);
+                    byte acquired;
+                    int status = NativeMethods.zl_holder_acquire((ZlHolder*)pointer, timeoutMs, -1, owner, cancel.Pointer, &acquired);
+                    if (status != NativeMethods.ZL_OK) throw Errors.FromStatus(status, Interop.LastError(), token);
+                    return acquired != 0;
                 }
-                byte acquired;
-                int status = NativeMethods.zl_holder_acquire((ZlHolder*)pointer, timeoutMs, -1, owner, cancel, &acquired);
-                if (status != NativeMethods.ZL_OK) throw Errors.FromStatus(status, Interop.LastError(), token);
-                return acquired != 0;
             }
-            finally
-            {
-                registration.Dispose();
-                if (cancel != null) NativeMethods.zl_cancel_free(cancel);
-                Exit();
-            }
+            finally { Exit(); }
         }
 
         /// <summary>Completes with true once held, false when the timeout ran out.</summary>
         internal Task<bool> AcquireAsync(long timeoutMs, CancellationToken token, ulong owner = 0)
         {
-            if (token.IsCancellationRequested) return Task.FromCanceled<bool>(token);
-            return new PendingAcquire(this, token).Start(timeoutMs, owner);
+            return PendingCall<bool>.Start(this, token, (pointer, cancel, userData) =>
+                NativeMethods.zl_holder_acquire_async((ZlHolder*)pointer, timeoutMs, -1, owner, cancel, OnAcquired, userData));
         }
 
         /// <summary>True if the holder held (it does not any more, unless a reentrant owner holds on).</summary>

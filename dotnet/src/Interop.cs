@@ -82,20 +82,31 @@ namespace ZooLock
         /// <summary>Decodes a list (each item a little-endian u32 length, then UTF-8), then frees it.</summary>
         internal static IList<string> TakeList(byte* ptr, uint len)
         {
-            try
-            {
-                var items = new List<string>();
-                uint at = 0;
-                while (at + 4 <= len)
-                {
-                    uint size = (uint)(ptr[at] | ptr[at + 1] << 8 | ptr[at + 2] << 16 | ptr[at + 3] << 24);
-                    at += 4;
-                    items.Add(Text(ptr + at, size));
-                    at += size;
-                }
-                return items.AsReadOnly();
-            }
+            try { return List(ptr, len); }
             finally { NativeMethods.zl_bytes_free(ptr, len); }
+        }
+
+        /// <summary>Decodes a list (each item a little-endian u32 length, then UTF-8).</summary>
+        internal static IList<string> List(byte* ptr, uint len)
+        {
+            var items = new List<string>();
+            uint at = 0;
+            while (at + 4 <= len)
+            {
+                uint size = (uint)(ptr[at] | ptr[at + 1] << 8 | ptr[at + 2] << 16 | ptr[at + 3] << 24);
+                at += 4;
+                items.Add(Text(ptr + at, size));
+                at += size;
+            }
+            return items.AsReadOnly();
+        }
+
+        /// <summary>A copy of native bytes.</summary>
+        internal static byte[] Copy(byte* ptr, uint len)
+        {
+            var data = new byte[len];
+            if (len > 0) Marshal.Copy((IntPtr)ptr, data, 0, checked((int)len));
+            return data;
         }
 
         /// <summary>

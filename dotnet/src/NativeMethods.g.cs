@@ -101,10 +101,34 @@ namespace ZooLock.Native
         internal delegate void zl_selftest_panic_callback_delegate(void* user_data, int status, byte acquired, byte* message, uint message_len);
 
         [UnmanagedFunctionPointer(CallingConvention.Cdecl)]
+        internal delegate void zl_session_children_async_callback_delegate(void* user_data, int status, byte* data, uint data_len, ZlStat* stat, byte* message, uint message_len);
+
+        [UnmanagedFunctionPointer(CallingConvention.Cdecl)]
+        internal delegate void zl_session_connect_async_callback_delegate(void* user_data, int status, ZlSession* session, byte* message, uint message_len);
+
+        [UnmanagedFunctionPointer(CallingConvention.Cdecl)]
+        internal delegate void zl_session_create_async_callback_delegate(void* user_data, int status, byte* data, uint data_len, ZlStat* stat, byte* message, uint message_len);
+
+        [UnmanagedFunctionPointer(CallingConvention.Cdecl)]
+        internal delegate void zl_session_delete_async_callback_delegate(void* user_data, int status, byte* data, uint data_len, ZlStat* stat, byte* message, uint message_len);
+
+        [UnmanagedFunctionPointer(CallingConvention.Cdecl)]
+        internal delegate void zl_session_exists_async_callback_delegate(void* user_data, int status, byte* data, uint data_len, ZlStat* stat, byte* message, uint message_len);
+
+        [UnmanagedFunctionPointer(CallingConvention.Cdecl)]
+        internal delegate void zl_session_get_async_callback_delegate(void* user_data, int status, byte* data, uint data_len, ZlStat* stat, byte* message, uint message_len);
+
+        [UnmanagedFunctionPointer(CallingConvention.Cdecl)]
+        internal delegate void zl_session_set_async_callback_delegate(void* user_data, int status, byte* data, uint data_len, ZlStat* stat, byte* message, uint message_len);
+
+        [UnmanagedFunctionPointer(CallingConvention.Cdecl)]
         internal delegate void zl_session_set_listener_callback_delegate(void* user_data, int state);
 
         [UnmanagedFunctionPointer(CallingConvention.Cdecl)]
         internal delegate void zl_set_log_callback_callback_delegate(void* user_data, int level, byte* target, uint target_len, byte* message, uint message_len);
+
+        [UnmanagedFunctionPointer(CallingConvention.Cdecl)]
+        internal delegate void zl_transaction_commit_async_callback_delegate(void* user_data, int status, byte* data, uint data_len, ZlStat* stat, byte* message, uint message_len);
 
 
 
@@ -119,8 +143,8 @@ namespace ZooLock.Native
         internal static extern void zl_bytes_free(byte* ptr, uint len);
 
         /// <summary>
-        ///  Creates a cancel token; free it with `zl_cancel_free` once the acquires
-        ///  it was passed to have returned (or called back).
+        ///  Creates a cancel token; free it with `zl_cancel_free` once the calls it
+        ///  was passed to have returned (or called back).
         ///
         ///  # Safety
         ///  `out_cancel` must be valid for writes.
@@ -129,8 +153,9 @@ namespace ZooLock.Native
         internal static extern int zl_cancel_new(ZlCancel** out_cancel);
 
         /// <summary>
-        ///  Fires the token: every acquire given it fails with `ZL_CANCELLED` and
-        ///  leaves no node (unless it had already acquired). Any thread may call it.
+        ///  Fires the token: every call given it fails with `ZL_CANCELLED`; an
+        ///  acquire or lead leaves no node (unless it had already acquired). Any
+        ///  thread may call it.
         ///
         ///  # Safety
         ///  `cancel` must come from `zl_cancel_new` and not be freed.
@@ -595,6 +620,20 @@ namespace ZooLock.Native
         internal static extern int zl_session_connect_with(ZlSessionOptions* options, ZlSession** out_session);
 
         /// <summary>
+        ///  `zl_session_connect_with`, completed by `callback`: returns at once; the
+        ///  callback is called exactly once, if and only if this returns `ZL_OK`.
+        ///  `cancel` (may be null) abandons the connect (`ZL_CANCELLED`): a session
+        ///  it opens after that is closed at once. The options may be freed when
+        ///  this returns; `cancel` must stay alive until the callback has run.
+        ///
+        ///  # Safety
+        ///  `options` must be a live handle; `cancel` null or live; `user_data` must
+        ///  stay valid until the callback.
+        /// </summary>
+        [DllImport(__DllName, EntryPoint = "zl_session_connect_async", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern int zl_session_connect_async(ZlSessionOptions* options, ZlCancel* cancel, zl_session_connect_async_callback_delegate callback, void* user_data);
+
+        /// <summary>
         ///  The options as text for logs, with every secret (passwords, credentials,
         ///  inline PEM) redacted. Freed with `zl_bytes_free`.
         ///
@@ -778,6 +817,21 @@ namespace ZooLock.Native
         internal static extern int zl_transaction_commit(ZlTransaction* transaction, byte** out_ptr, uint* out_len);
 
         /// <summary>
+        ///  `zl_transaction_commit`, completed by `callback` (`ZlResultCallback`):
+        ///  the list of paths in `data`, no stat. Returns at once; the callback is
+        ///  called exactly once, if and only if this returns `ZL_OK`. `cancel` (may be
+        ///  null) abandons the wait (`ZL_CANCELLED`): the commit, if already sent, may
+        ///  still be made, all of it or none. The transaction is spent either way;
+        ///  `cancel` must stay alive until the callback has run.
+        ///
+        ///  # Safety
+        ///  `transaction` must be a live handle; `cancel` null or live; `user_data`
+        ///  must stay valid until the callback.
+        /// </summary>
+        [DllImport(__DllName, EntryPoint = "zl_transaction_commit_async", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern int zl_transaction_commit_async(ZlTransaction* transaction, ZlCancel* cancel, zl_transaction_commit_async_callback_delegate callback, void* user_data);
+
+        /// <summary>
         ///  Frees a transaction, committed or not (an uncommitted one sends nothing). Null is ignored.
         ///
         ///  # Safety
@@ -854,6 +908,87 @@ namespace ZooLock.Native
         /// </summary>
         [DllImport(__DllName, EntryPoint = "zl_session_children", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
         internal static extern int zl_session_children(ZlSession* session, byte* path, uint path_len, byte** out_ptr, uint* out_len, ZlStat* out_stat);
+
+        /// <summary>
+        ///  `zl_session_exists`, completed by `callback` (`ZlResultCallback`): the
+        ///  stat, or a null stat if there is no node. Returns at once; the callback is
+        ///  called exactly once, if and only if this returns `ZL_OK`. `cancel` (may be
+        ///  null) abandons the wait: `ZL_CANCELLED`. The session and `cancel` must
+        ///  stay alive until the callback has run.
+        ///
+        ///  # Safety
+        ///  `session` must be a live handle; the byte range valid; `cancel` null or
+        ///  live; `user_data` must stay valid until the callback.
+        /// </summary>
+        [DllImport(__DllName, EntryPoint = "zl_session_exists_async", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern int zl_session_exists_async(ZlSession* session, byte* path, uint path_len, ZlCancel* cancel, zl_session_exists_async_callback_delegate callback, void* user_data);
+
+        /// <summary>
+        ///  `zl_session_get`, completed by `callback`: the node's data and its stat.
+        ///  As `zl_session_exists_async` otherwise.
+        ///
+        ///  # Safety
+        ///  As for `zl_session_exists_async`.
+        /// </summary>
+        [DllImport(__DllName, EntryPoint = "zl_session_get_async", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern int zl_session_get_async(ZlSession* session, byte* path, uint path_len, ZlCancel* cancel, zl_session_get_async_callback_delegate callback, void* user_data);
+
+        /// <summary>
+        ///  `zl_session_set`, completed by `callback`: the node's new stat. As
+        ///  `zl_session_exists_async` otherwise; a write already sent when `cancel`
+        ///  fires may still be made.
+        ///
+        ///  # Safety
+        ///  As for `zl_session_exists_async`; the data range valid.
+        /// </summary>
+        [DllImport(__DllName, EntryPoint = "zl_session_set_async", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern int zl_session_set_async(ZlSession* session, byte* path, uint path_len, byte* data, uint data_len, int version, ZlCancel* cancel, zl_session_set_async_callback_delegate callback, void* user_data);
+
+        /// <summary>
+        ///  `zl_session_create`, completed by `callback`: the path created (with its
+        ///  sequence number, if sequential) as `data`, and its stat. As
+        ///  `zl_session_exists_async` otherwise; a create already sent when `cancel`
+        ///  fires may still be made.
+        ///
+        ///  # Safety
+        ///  As for `zl_session_exists_async`; the data range valid.
+        /// </summary>
+        [DllImport(__DllName, EntryPoint = "zl_session_create_async", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern int zl_session_create_async(ZlSession* session, byte* path, uint path_len, byte* data, uint data_len, uint flags, ZlCancel* cancel, zl_session_create_async_callback_delegate callback, void* user_data);
+
+        /// <summary>
+        ///  `zl_session_delete`, completed by `callback` (no data, no stat). As
+        ///  `zl_session_exists_async` otherwise; a delete already sent when `cancel`
+        ///  fires may still be made.
+        ///
+        ///  # Safety
+        ///  As for `zl_session_exists_async`.
+        /// </summary>
+        [DllImport(__DllName, EntryPoint = "zl_session_delete_async", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern int zl_session_delete_async(ZlSession* session, byte* path, uint path_len, int version, byte recursive, ZlCancel* cancel, zl_session_delete_async_callback_delegate callback, void* user_data);
+
+        /// <summary>
+        ///  `zl_session_children`, completed by `callback`: the children's names as
+        ///  a list (`zl_session_children`'s encoding) in `data`, and the node's stat.
+        ///  As `zl_session_exists_async` otherwise.
+        ///
+        ///  # Safety
+        ///  As for `zl_session_exists_async`.
+        /// </summary>
+        [DllImport(__DllName, EntryPoint = "zl_session_children_async", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern int zl_session_children_async(ZlSession* session, byte* path, uint path_len, ZlCancel* cancel, zl_session_children_async_callback_delegate callback, void* user_data);
+
+        /// <summary>
+        ///  Checks `path` as the core does before any network call, without a
+        ///  session: a node path (`lock_path` 0: the rule of the znode calls) or a
+        ///  lock path (1: also neither the root nor under `/zookeeper`). `ZL_OK`, or
+        ///  `ZL_INVALID_PATH` with the reason.
+        ///
+        ///  # Safety
+        ///  The byte range must be valid.
+        /// </summary>
+        [DllImport(__DllName, EntryPoint = "zl_path_check", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern int zl_path_check(byte* path, uint path_len, byte lock_path);
 
 
     }

@@ -10,12 +10,14 @@ namespace ZooLock
     /// client (Rust, Python, .NET) and with kazoo's <c>Lock</c> on the same
     /// path. Waiters queue in order (FIFO). Each acquisition returns a
     /// handle; dispose it to release. Safe to use from many threads: each
-    /// concurrent acquisition is its own contender. A <c>reentrant</c> lock is
-    /// Curator's <c>InterProcessMutex</c> instead: see the constructor.
+    /// concurrent acquisition is its own contender. Made from a session of
+    /// your own, or, as DistributedLock's, from a lock name (or path) and a
+    /// connection string. A <c>reentrant</c> lock is Curator's
+    /// <c>InterProcessMutex</c> instead: see the first constructor.
     /// </summary>
     public sealed class ZooKeeperDistributedLock
     {
-        static readonly Func<HolderPool, Hold, ZooKeeperLockHandle> Wrap = (pool, held) => new ZooKeeperLockHandle(pool, held);
+        static readonly Func<HolderPool, Hold, ZooKeeperDistributedLockHandle> Wrap = (pool, held) => new ZooKeeperDistributedLockHandle(pool, held);
         readonly HolderPool pool;
 
         /// <summary>A lock on <paramref name="path"/> through <paramref name="session"/>.</summary>
@@ -42,8 +44,37 @@ namespace ZooLock
         public ZooKeeperDistributedLock(string path, ZooKeeperSession session, string identifier = null, bool reentrant = false, bool mirror = true)
         {
             if (path == null) throw new ArgumentNullException("path");
-            if (session == null) throw new ArgumentNullException("session");
-            pool = new HolderPool(() => Holder.NewLock(session, path, (int)LockKind.Mutex, identifier, reentrant, mirror), reentrant);
+            pool = new HolderPool(new SessionSource.Given(session), path,
+                s => Holder.NewLock(s, path, (int)LockKind.Mutex, identifier, reentrant, mirror), reentrant);
+        }
+
+        /// <summary>
+        /// DistributedLock's: a lock named <paramref name="name"/> at the root,
+        /// its path made as DistributedLock makes it (the name itself when it is
+        /// a valid node name; otherwise repaired, with a hash of the name
+        /// appended), through the session shared by every lock of
+        /// <paramref name="connectionString"/> and equal options.
+        /// </summary>
+        /// <param name="name">Any text.</param>
+        /// <param name="connectionString"><c>host:port[,host:port…][/chroot]</c>.</param>
+        /// <param name="options">Sets the shared session's timeouts and credentials and the nodes' ACL.</param>
+        public ZooKeeperDistributedLock(string name, string connectionString, Action<ZooKeeperDistributedSynchronizationOptionsBuilder> options = null)
+            : this(ZooKeeperPath.Root, name, connectionString, options) { }
+
+        /// <summary>DistributedLock's: a lock named <paramref name="name"/> under <paramref name="directoryPath"/>, as the constructor above.</summary>
+        public ZooKeeperDistributedLock(ZooKeeperPath directoryPath, string name, string connectionString,
+            Action<ZooKeeperDistributedSynchronizationOptionsBuilder> options = null)
+            : this(directoryPath.Child(name, "directoryPath"), ZooKeeperDistributedSynchronizationOptionsBuilder.Source(connectionString, options)) { }
+
+        /// <summary>DistributedLock's: a lock on <paramref name="path"/> through the session shared by every lock of <paramref name="connectionString"/>.</summary>
+        /// <exception cref="ArgumentException">The root, or a path under <c>/zookeeper</c>.</exception>
+        public ZooKeeperDistributedLock(ZooKeeperPath path, string connectionString, Action<ZooKeeperDistributedSynchronizationOptionsBuilder> options = null)
+            : this(path.Value("path"), ZooKeeperDistributedSynchronizationOptionsBuilder.Source(connectionString, options)) { }
+
+        /// <summary>Waits by listing, as DistributedLock does: a shared session lives only while its locks are held.</summary>
+        ZooKeeperDistributedLock(string path, SessionSource source)
+        {
+            pool = new HolderPool(source, path, s => Holder.NewLock(s, path, (int)LockKind.Mutex, null, mirror: false));
         }
 
         /// <summary>The lock path.</summary>
@@ -52,25 +83,25 @@ namespace ZooLock
         /// <summary>Acquires, waiting up to <paramref name="timeout"/> (null: forever).</summary>
         /// <exception cref="TimeoutException">The lock stayed taken for the whole timeout.</exception>
         /// <exception cref="OperationCanceledException">The token was cancelled; the wait left no node.</exception>
-        public ZooKeeperLockHandle Acquire(TimeSpan? timeout = null, CancellationToken cancellationToken = default(CancellationToken))
+        public ZooKeeperDistributedLockHandle Acquire(TimeSpan? timeout = null, CancellationToken cancellationToken = default(CancellationToken))
         {
             return Acquisition.Acquire(pool, timeout, cancellationToken, Wrap);
         }
 
         /// <summary>Acquires if possible within <paramref name="timeout"/> (zero: one try); null if not.</summary>
-        public ZooKeeperLockHandle TryAcquire(TimeSpan timeout = default(TimeSpan), CancellationToken cancellationToken = default(CancellationToken))
+        public ZooKeeperDistributedLockHandle TryAcquire(TimeSpan timeout = default(TimeSpan), CancellationToken cancellationToken = default(CancellationToken))
         {
             return Acquisition.TryAcquire(pool, timeout, cancellationToken, Wrap);
         }
 
         /// <summary>Acquires without blocking a thread, waiting up to <paramref name="timeout"/> (null: forever).</summary>
-        public Task<ZooKeeperLockHandle> AcquireAsync(TimeSpan? timeout = null, CancellationToken cancellationToken = default(CancellationToken))
+        public Task<ZooKeeperDistributedLockHandle> AcquireAsync(TimeSpan? timeout = null, CancellationToken cancellationToken = default(CancellationToken))
         {
             return Acquisition.AcquireAsync(pool, timeout, cancellationToken, Wrap);
         }
 
         /// <summary>Acquires without blocking a thread if possible within <paramref name="timeout"/>; null if not.</summary>
-        public Task<ZooKeeperLockHandle> TryAcquireAsync(TimeSpan timeout = default(TimeSpan), CancellationToken cancellationToken = default(CancellationToken))
+        public Task<ZooKeeperDistributedLockHandle> TryAcquireAsync(TimeSpan timeout = default(TimeSpan), CancellationToken cancellationToken = default(CancellationToken))
         {
             return Acquisition.TryAcquireAsync(pool, timeout, cancellationToken, Wrap);
         }

@@ -9,22 +9,44 @@ namespace ZooLock
     /// <summary>
     /// A counting semaphore on a ZooKeeper path (kazoo's <c>Semaphore</c>):
     /// at most <c>maxCount</c> holders at once. Every client of the path must
-    /// use the same count.
+    /// use the same count. Made from a session of your own, or, as
+    /// DistributedLock's, from a name (or path) and a connection string.
     /// </summary>
     public sealed class ZooKeeperDistributedSemaphore
     {
-        static readonly Func<HolderPool, Hold, ZooKeeperSemaphoreHandle> Wrap = (pool, held) => new ZooKeeperSemaphoreHandle(pool, held);
+        static readonly Func<HolderPool, Hold, ZooKeeperDistributedSemaphoreHandle> Wrap = (pool, held) => new ZooKeeperDistributedSemaphoreHandle(pool, held);
         readonly HolderPool pool;
 
         /// <summary>A semaphore of <paramref name="maxCount"/> leases on <paramref name="path"/>.</summary>
         /// <exception cref="ArgumentException">A bad path, or <paramref name="maxCount"/> below 1.</exception>
         public ZooKeeperDistributedSemaphore(string path, int maxCount, ZooKeeperSession session, string identifier = null)
+            : this(path, maxCount, new SessionSource.Given(session), identifier) { }
+
+        /// <summary>
+        /// DistributedLock's: a semaphore named <paramref name="name"/> at the root
+        /// (its path made as <see cref="ZooKeeperDistributedLock"/>'s), through the
+        /// session shared by every lock of <paramref name="connectionString"/>.
+        /// </summary>
+        public ZooKeeperDistributedSemaphore(string name, int maxCount, string connectionString,
+            Action<ZooKeeperDistributedSynchronizationOptionsBuilder> options = null)
+            : this(ZooKeeperPath.Root, name, maxCount, connectionString, options) { }
+
+        /// <summary>DistributedLock's: a semaphore named <paramref name="name"/> under <paramref name="directoryPath"/>.</summary>
+        public ZooKeeperDistributedSemaphore(ZooKeeperPath directoryPath, string name, int maxCount, string connectionString,
+            Action<ZooKeeperDistributedSynchronizationOptionsBuilder> options = null)
+            : this(directoryPath.Child(name, "directoryPath"), maxCount, ZooKeeperDistributedSynchronizationOptionsBuilder.Source(connectionString, options), null) { }
+
+        /// <summary>DistributedLock's: a semaphore on <paramref name="path"/> through the session shared by every lock of <paramref name="connectionString"/>.</summary>
+        public ZooKeeperDistributedSemaphore(ZooKeeperPath path, int maxCount, string connectionString,
+            Action<ZooKeeperDistributedSynchronizationOptionsBuilder> options = null)
+            : this(path.Value("path"), maxCount, ZooKeeperDistributedSynchronizationOptionsBuilder.Source(connectionString, options), null) { }
+
+        ZooKeeperDistributedSemaphore(string path, int maxCount, SessionSource source, string identifier)
         {
             if (path == null) throw new ArgumentNullException("path");
-            if (session == null) throw new ArgumentNullException("session");
             if (maxCount < 1) throw new ArgumentOutOfRangeException("maxCount", maxCount, "a semaphore needs at least one lease");
             MaxCount = maxCount;
-            pool = new HolderPool(() => Holder.NewSemaphore(session, path, identifier, maxCount));
+            pool = new HolderPool(source, path, s => Holder.NewSemaphore(s, path, identifier, maxCount));
         }
 
         /// <summary>The semaphore path.</summary>
@@ -36,25 +58,25 @@ namespace ZooLock
         /// <summary>Takes a lease, waiting up to <paramref name="timeout"/> (null: forever).</summary>
         /// <exception cref="TimeoutException">No lease came free within the timeout.</exception>
         /// <exception cref="ZooLockConfigurationException">The path was set up with another count.</exception>
-        public ZooKeeperSemaphoreHandle Acquire(TimeSpan? timeout = null, CancellationToken cancellationToken = default(CancellationToken))
+        public ZooKeeperDistributedSemaphoreHandle Acquire(TimeSpan? timeout = null, CancellationToken cancellationToken = default(CancellationToken))
         {
             return Acquisition.Acquire(pool, timeout, cancellationToken, Wrap);
         }
 
         /// <summary>Takes a lease if one is free within <paramref name="timeout"/>; null if not.</summary>
-        public ZooKeeperSemaphoreHandle TryAcquire(TimeSpan timeout = default(TimeSpan), CancellationToken cancellationToken = default(CancellationToken))
+        public ZooKeeperDistributedSemaphoreHandle TryAcquire(TimeSpan timeout = default(TimeSpan), CancellationToken cancellationToken = default(CancellationToken))
         {
             return Acquisition.TryAcquire(pool, timeout, cancellationToken, Wrap);
         }
 
         /// <summary>Takes a lease without blocking a thread.</summary>
-        public Task<ZooKeeperSemaphoreHandle> AcquireAsync(TimeSpan? timeout = null, CancellationToken cancellationToken = default(CancellationToken))
+        public Task<ZooKeeperDistributedSemaphoreHandle> AcquireAsync(TimeSpan? timeout = null, CancellationToken cancellationToken = default(CancellationToken))
         {
             return Acquisition.AcquireAsync(pool, timeout, cancellationToken, Wrap);
         }
 
         /// <summary>Takes a lease without blocking a thread if one is free in time; null if not.</summary>
-        public Task<ZooKeeperSemaphoreHandle> TryAcquireAsync(TimeSpan timeout = default(TimeSpan), CancellationToken cancellationToken = default(CancellationToken))
+        public Task<ZooKeeperDistributedSemaphoreHandle> TryAcquireAsync(TimeSpan timeout = default(TimeSpan), CancellationToken cancellationToken = default(CancellationToken))
         {
             return Acquisition.TryAcquireAsync(pool, timeout, cancellationToken, Wrap);
         }

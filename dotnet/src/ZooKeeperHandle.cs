@@ -4,9 +4,10 @@ using System.Threading;
 namespace ZooLock
 {
     /// <summary>
-    /// A held lock, read lock, write lock or semaphore lease. Dispose
-    /// releases it (repeating is harmless). A handle that is never disposed is
-    /// released once the garbage collector finalizes it, or when its session ends.
+    /// A held lock, read lock, write lock or semaphore lease (DistributedLock's
+    /// <c>IDistributedSynchronizationHandle</c>). Dispose releases it
+    /// (repeating is harmless). A handle that is never disposed is released
+    /// once the garbage collector finalizes it, or when its session ends.
     /// </summary>
     public abstract class ZooKeeperHandle : IDisposable
     {
@@ -25,10 +26,11 @@ namespace ZooLock
         /// <summary>
         /// Cancelled when the hold is lost without a release: the session
         /// expired or was closed, the lease ran out, or someone else deleted
-        /// the node (<see cref="LostReason"/> says which). Stop using the guarded resource.
+        /// the node (<see cref="LostReason"/> says which). Stop using the
+        /// guarded resource. DistributedLock's name.
         /// </summary>
         /// <exception cref="ObjectDisposedException">The handle was disposed.</exception>
-        public CancellationToken HandleLost
+        public CancellationToken HandleLostToken
         {
             get
             {
@@ -36,6 +38,10 @@ namespace ZooLock
                 return current.Holder.WatchLoss(current.Key);
             }
         }
+
+        /// <summary><see cref="HandleLostToken"/>, by its earlier name.</summary>
+        [Obsolete("HandleLostToken, DistributedLock's name; HandleLost goes in the next release")]
+        public CancellationToken HandleLost { get { return HandleLostToken; } }
 
         /// <summary>Why the hold was lost; <see cref="ZooLock.LostReason.None"/> while it is not.</summary>
         /// <exception cref="ObjectDisposedException">The handle was disposed.</exception>
@@ -48,13 +54,10 @@ namespace ZooLock
         /// True while the connection is down: the hold may survive (and come
         /// back), but until then the guarded resource must not be used.
         /// </summary>
+        /// <exception cref="ObjectDisposedException">The handle was disposed.</exception>
         public bool IsSuspended
         {
-            get
-            {
-                var current = Volatile.Read(ref hold);
-                return current != null && current.Holder.State == (int)LockState.Suspended;
-            }
+            get { return Holder().State == (int)LockState.Suspended; }
         }
 
         /// <summary>

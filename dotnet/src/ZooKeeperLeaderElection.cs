@@ -18,8 +18,10 @@ namespace ZooLock
     /// </summary>
     public sealed unsafe class ZooKeeperLeaderElection
     {
-        static readonly NativeMethods.zl_election_lead_async_callback_delegate OnLed = PendingLead.Deliver;
-        static readonly Action<object> FireCancel = state => NativeMethods.zl_cancel_fire((ZlCancel*)(IntPtr)state);
+        // Once wrapped, the term is the wrapper's to free (by its finalizer if the task's continuation fails).
+        static readonly NativeMethods.zl_election_lead_async_callback_delegate OnLed = (userData, status, leadership, message, length) =>
+            PendingCall<ZooKeeperLeadership>.Deliver(userData, status, message, length,
+                call => leadership == null ? null : new ZooKeeperLeadership((string)call.State, (IntPtr)leadership));
 
         readonly ElectionHandle native = new ElectionHandle();
 
@@ -103,123 +105,30 @@ namespace ZooLock
         {
             token.ThrowIfCancellationRequested();
             var pointer = native.Enter();
-            ZlCancel* cancel = null;
-            var registration = default(CancellationTokenRegistration);
             try
             {
-                if (token.CanBeCanceled)
+                using (var cancel = new NativeCancel(token))
                 {
-                    Interop.Check(NativeMethods.zl_cancel_new(&cancel));
-                    registration = token.Register(FireCancel, (IntPtr)cancel);
+                    ZlLeadership* term;
+                    int status = NativeMethods.zl_election_lead((ZlElection*)pointer, millis, cancel.Pointer, &term);
+                    if (status != NativeMethods.ZL_OK) throw Errors.FromStatus(status, Interop.LastError(), token);
+                    return term == null ? null : new ZooKeeperLeadership(Path, (IntPtr)term);
                 }
-                ZlLeadership* term;
-                int status = NativeMethods.zl_election_lead((ZlElection*)pointer, millis, cancel, &term);
-                if (status != NativeMethods.ZL_OK) throw Errors.FromStatus(status, Interop.LastError(), token);
-                return term == null ? null : new ZooKeeperLeadership(Path, (IntPtr)term);
             }
-            finally
-            {
-                registration.Dispose();
-                if (cancel != null) NativeMethods.zl_cancel_free(cancel);
-                native.Exit();
-            }
+            finally { native.Exit(); }
         }
 
         /// <summary>Completes with the term won; on timeout, null or a <see cref="TimeoutException"/>.</summary>
         Task<ZooKeeperLeadership> LeadAsync(long millis, CancellationToken token, bool throwOnTimeout)
         {
-            if (token.IsCancellationRequested) return Task.FromCanceled<ZooKeeperLeadership>(token);
-            return new PendingLead(this, token, throwOnTimeout ? Timeout(millis) : null).Start(millis);
-        }
-
-        /// <summary>One asynchronous lead in flight: keeps the election, the cancel token and itself alive until the callback.</summary>
-        sealed class PendingLead
-        {
-            readonly ZooKeeperLeaderElection election;
-            readonly CancellationToken token;
-            readonly TimeoutException timedOut;
-            readonly TaskCompletionSource<ZooKeeperLeadership> completion =
-                new TaskCompletionSource<ZooKeeperLeadership>(TaskCreationOptions.RunContinuationsAsynchronously);
-            IntPtr cancel;
-            CancellationTokenRegistration registration;
-            GCHandle self;
-
-            internal PendingLead(ZooKeeperLeaderElection election, CancellationToken token, TimeoutException timedOut)
+            var leading = PendingCall<ZooKeeperLeadership>.Start(native, token, (pointer, cancel, userData) =>
+                NativeMethods.zl_election_lead_async((ZlElection*)pointer, millis, cancel, OnLed, userData), Path);
+            if (!throwOnTimeout) return leading;
+            return leading.Then(term =>
             {
-                this.election = election;
-                this.token = token;
-                this.timedOut = timedOut;
-            }
-
-            internal Task<ZooKeeperLeadership> Start(long millis)
-            {
-                IntPtr pointer;
-                try { pointer = election.native.Enter(); }
-                catch (Exception error)
-                {
-                    completion.TrySetException(error);
-                    return completion.Task;
-                }
-                try
-                {
-                    if (token.CanBeCanceled)
-                    {
-                        ZlCancel* created;
-                        Interop.Check(NativeMethods.zl_cancel_new(&created));
-                        cancel = (IntPtr)created;
-                        registration = token.Register(FireCancel, cancel);
-                    }
-                    self = GCHandle.Alloc(this);
-                    var data = (void*)GCHandle.ToIntPtr(self);
-                    int status = NativeMethods.zl_election_lead_async((ZlElection*)pointer, millis, (ZlCancel*)cancel, OnLed, data);
-                    if (status != NativeMethods.ZL_OK) Finish(status, IntPtr.Zero, Interop.LastError());
-                }
-                catch (Exception error)
-                {
-                    Cleanup();
-                    completion.TrySetException(error);
-                }
-                return completion.Task;
-            }
-
-            internal static void Deliver(void* userData, int status, ZlLeadership* leadership, byte* message, uint length)
-            {
-                try
-                {
-                    Interop.EnterCallback();
-                    var pending = (PendingLead)GCHandle.FromIntPtr((IntPtr)userData).Target;
-                    pending.Finish(status, (IntPtr)leadership, status == NativeMethods.ZL_OK ? null : Interop.Text(message, length));
-                }
-                catch (Exception) { /* nothing may unwind into native code */ }
-            }
-
-            void Finish(int status, IntPtr leadership, string message)
-            {
-                Cleanup();
-                if (status == NativeMethods.ZL_OK)
-                {
-                    if (leadership == IntPtr.Zero)
-                    {
-                        if (timedOut != null) completion.TrySetException(timedOut);
-                        else completion.TrySetResult(null);
-                        return;
-                    }
-                    // Once wrapped, the term is the wrapper's to free (by its finalizer if this fails).
-                    try { completion.TrySetResult(new ZooKeeperLeadership(election.Path, leadership)); }
-                    catch (Exception error) { completion.TrySetException(error); }
-                }
-                else if (status == (int)ZooLockStatus.Cancelled) completion.TrySetCanceled(token);
-                else completion.TrySetException(Errors.FromStatus(status, message, token));
-            }
-
-            void Cleanup()
-            {
-                if (self.IsAllocated) self.Free();
-                registration.Dispose();
-                if (cancel != IntPtr.Zero) NativeMethods.zl_cancel_free((ZlCancel*)cancel);
-                cancel = IntPtr.Zero;
-                election.native.Exit();
-            }
+                if (term == null) throw Timeout(millis);
+                return term;
+            });
         }
 
         sealed class ElectionHandle : NativeHandle

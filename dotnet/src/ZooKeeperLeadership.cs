@@ -10,7 +10,7 @@ namespace ZooLock
     /// (the core's <c>Leadership</c>). It lasts until disposed (which
     /// resigns: the next candidate leads) or lost: while
     /// <see cref="IsSuspended"/> the connection is down and the leader must
-    /// not act until it is back; <see cref="HandleLost"/> is cancelled when
+    /// not act until it is back; <see cref="HandleLostToken"/> is cancelled when
     /// the term is over without a resign (session expired or closed, node
     /// deleted), and another candidate may lead already.
     /// </summary>
@@ -59,7 +59,19 @@ namespace ZooLock
         public bool IsSuspended { get { return State == (int)LockState.Suspended; } }
 
         /// <summary>Cancelled when the term is lost without a resign: the session expired or was closed, or someone deleted the node.</summary>
-        public CancellationToken HandleLost { get { return lost.Token; } }
+        /// <exception cref="ObjectDisposedException">The leadership was disposed (resigned).</exception>
+        public CancellationToken HandleLostToken
+        {
+            get
+            {
+                if (disposed != 0) throw new ObjectDisposedException(GetType().Name);
+                return lost.Token;
+            }
+        }
+
+        /// <summary><see cref="HandleLostToken"/>, by its earlier name.</summary>
+        [Obsolete("HandleLostToken, DistributedLock's name; HandleLost goes in the next release")]
+        public CancellationToken HandleLost { get { return HandleLostToken; } }
 
         /// <summary>A transaction that commits only while this term lasts: a deposed leader writes nothing.</summary>
         /// <exception cref="ZooLockNotHeldException">The term is over.</exception>

@@ -1,7 +1,14 @@
+using System;
+
 namespace ZooLock
 {
-    /// <summary>A held lock, read lock or write lock, with its fencing token.</summary>
-    public sealed class ZooKeeperLockHandle : ZooKeeperHandle
+    /// <summary>
+    /// A held lock, read lock or write lock, with its fencing token: the base
+    /// of <see cref="ZooKeeperDistributedLockHandle"/> and
+    /// <see cref="ZooKeeperDistributedReaderWriterLockHandle"/>, by its earlier name.
+    /// </summary>
+    [Obsolete("ZooKeeperDistributedLockHandle or ZooKeeperDistributedReaderWriterLockHandle, DistributedLock's names; ZooKeeperLockHandle goes in the next release")]
+    public abstract class ZooKeeperLockHandle : ZooKeeperHandle
     {
         internal ZooKeeperLockHandle(HolderPool pool, Hold hold) : base(pool, hold)
         {

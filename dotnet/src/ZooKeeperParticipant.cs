@@ -9,7 +9,7 @@ namespace ZooLock
     public sealed class ZooKeeperParticipant
     {
         internal ZooKeeperParticipant(string node, ZooKeeperParticipantKind kind, bool holds, string identifier, long sessionId,
-            ZooKeeperNamingScheme scheme, DateTime created, long fencingToken)
+            ZooKeeperNamingScheme scheme, DateTimeOffset created, long fencingToken)
         {
             Node = node;
             Kind = kind;
@@ -40,16 +40,16 @@ namespace ZooLock
         public ZooKeeperNamingScheme Scheme { get; private set; }
 
         /// <summary>When the node was created, by the server's clock (its ctime), in UTC.</summary>
-        public DateTime Created { get; private set; }
+        public DateTimeOffset Created { get; private set; }
 
         /// <summary>The zxid that created the node (its czxid): the holder's fencing token.</summary>
         public long FencingToken { get; private set; }
 
-        /// <summary>One line: state, kind, node, identifier, session, token.</summary>
+        /// <summary>One line: state, kind, node, identifier (quoted, so an empty one shows), session, token.</summary>
         public override string ToString()
         {
-            return string.Format("{0} {1} {2} identifier={3} session=0x{4:x} token={5}",
-                Holds ? "holds" : "waits", Kind, Node, Identifier, SessionId, FencingToken);
+            return string.Format("{0} {1} {2} identifier=\"{3}\" session=0x{4:x} token={5}",
+                Holds ? "holds" : "waits", Kind, Node, Identifier.Replace("\\", "\\\\").Replace("\"", "\\\""), SessionId, FencingToken);
         }
     }
 }

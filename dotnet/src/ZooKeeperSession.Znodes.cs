@@ -12,11 +12,26 @@ namespace ZooLock
     /// kazoo's <c>get</c>, <c>set</c>, <c>create</c>…): paths are absolute,
     /// below the connect string's chroot; versions are -1 for any. Each call
     /// waits at most the session timeout (then <see cref="ZooLockConnectionException"/>).
-    /// The async forms run the call on the thread pool (it is bounded, so a
-    /// thread is never held for long); their token cancels only a call not yet started.
+    /// The async forms hold no thread while they wait (a native callback
+    /// completes them); their token ends the wait at any time, with an
+    /// <see cref="OperationCanceledException"/>: a write already sent may
+    /// still be made, as one whose reply was lost.
     /// </summary>
     public sealed unsafe partial class ZooKeeperSession
     {
+        static readonly NativeMethods.zl_session_exists_async_callback_delegate OnExists = (user, status, data, length, stat, message, messageLength) =>
+            PendingCall<ZooKeeperStat>.Deliver(user, status, message, messageLength, call => stat == null ? null : new ZooKeeperStat(*stat));
+        static readonly NativeMethods.zl_session_get_async_callback_delegate OnGet = (user, status, data, length, stat, message, messageLength) =>
+            PendingCall<byte[]>.Deliver(user, status, message, messageLength, call => Interop.Copy(data, length));
+        static readonly NativeMethods.zl_session_set_async_callback_delegate OnSet = (user, status, data, length, stat, message, messageLength) =>
+            PendingCall<ZooKeeperStat>.Deliver(user, status, message, messageLength, call => new ZooKeeperStat(*stat));
+        static readonly NativeMethods.zl_session_create_async_callback_delegate OnCreate = (user, status, data, length, stat, message, messageLength) =>
+            PendingCall<string>.Deliver(user, status, message, messageLength, call => Interop.Text(data, length));
+        static readonly NativeMethods.zl_session_delete_async_callback_delegate OnDelete = (user, status, data, length, stat, message, messageLength) =>
+            PendingCall<bool>.Deliver(user, status, message, messageLength, call => true);
+        static readonly NativeMethods.zl_session_children_async_callback_delegate OnChildren = (user, status, data, length, stat, message, messageLength) =>
+            PendingCall<IList<string>>.Deliver(user, status, message, messageLength, call => Interop.List(data, length));
+
         /// <summary>The node's stat, or null if there is no such node.</summary>
         /// <exception cref="ArgumentException">A path ZooKeeper would refuse.</exception>
         public ZooKeeperStat Exists(string path)
@@ -31,10 +46,14 @@ namespace ZooLock
             });
         }
 
-        /// <summary><see cref="Exists"/> on the thread pool.</summary>
+        /// <summary><see cref="Exists"/> without blocking a thread.</summary>
         public Task<ZooKeeperStat> ExistsAsync(string path, CancellationToken cancellationToken = default(CancellationToken))
         {
-            return Task.Run(() => Exists(path), cancellationToken);
+            var p = PathBytes(path);
+            return Call<ZooKeeperStat>(cancellationToken, (s, cancel, user) =>
+            {
+                fixed (byte* bytes = p) return NativeMethods.zl_session_exists_async((ZlSession*)s, bytes, (uint)p.Length, cancel, OnExists, user);
+            });
         }
 
         /// <summary>The node's data.</summary>
@@ -64,10 +83,14 @@ namespace ZooLock
             return data;
         }
 
-        /// <summary><see cref="GetData(string)"/> on the thread pool.</summary>
+        /// <summary><see cref="GetData(string)"/> without blocking a thread.</summary>
         public Task<byte[]> GetDataAsync(string path, CancellationToken cancellationToken = default(CancellationToken))
         {
-            return Task.Run(() => GetData(path), cancellationToken);
+            var p = PathBytes(path);
+            return Call<byte[]>(cancellationToken, (s, cancel, user) =>
+            {
+                fixed (byte* bytes = p) return NativeMethods.zl_session_get_async((ZlSession*)s, bytes, (uint)p.Length, cancel, OnGet, user);
+            });
         }
 
         /// <summary>Replaces the node's data if it is at <paramref name="version"/> (-1: any); its new stat.</summary>
@@ -88,10 +111,18 @@ namespace ZooLock
             });
         }
 
-        /// <summary><see cref="SetData"/> on the thread pool.</summary>
+        /// <summary><see cref="SetData"/> without blocking a thread.</summary>
         public Task<ZooKeeperStat> SetDataAsync(string path, byte[] data, int version = -1, CancellationToken cancellationToken = default(CancellationToken))
         {
-            return Task.Run(() => SetData(path, data, version), cancellationToken);
+            var p = PathBytes(path);
+            var d = data ?? new byte[0];
+            return Call<ZooKeeperStat>(cancellationToken, (s, cancel, user) =>
+            {
+                fixed (byte* bytes = p, value = d)
+                {
+                    return NativeMethods.zl_session_set_async((ZlSession*)s, bytes, (uint)p.Length, value, (uint)d.Length, version, cancel, OnSet, user);
+                }
+            });
         }
 
         /// <summary>Creates a node with the session's ACL; the path created (with its sequence number, if sequential).</summary>
@@ -114,11 +145,19 @@ namespace ZooLock
             });
         }
 
-        /// <summary><see cref="Create"/> on the thread pool.</summary>
+        /// <summary><see cref="Create"/> without blocking a thread.</summary>
         public Task<string> CreateAsync(string path, byte[] data = null, ZooKeeperCreateFlags flags = ZooKeeperCreateFlags.None,
             CancellationToken cancellationToken = default(CancellationToken))
         {
-            return Task.Run(() => Create(path, data, flags), cancellationToken);
+            var p = PathBytes(path);
+            var d = data ?? new byte[0];
+            return Call<string>(cancellationToken, (s, cancel, user) =>
+            {
+                fixed (byte* bytes = p, value = d)
+                {
+                    return NativeMethods.zl_session_create_async((ZlSession*)s, bytes, (uint)p.Length, value, (uint)d.Length, (uint)flags, cancel, OnCreate, user);
+                }
+            });
         }
 
         /// <summary>
@@ -142,10 +181,17 @@ namespace ZooLock
             });
         }
 
-        /// <summary><see cref="Delete"/> on the thread pool.</summary>
+        /// <summary><see cref="Delete"/> without blocking a thread.</summary>
         public Task DeleteAsync(string path, int version = -1, bool recursive = false, CancellationToken cancellationToken = default(CancellationToken))
         {
-            return Task.Run(() => Delete(path, version, recursive), cancellationToken);
+            var p = PathBytes(path);
+            return Call<bool>(cancellationToken, (s, cancel, user) =>
+            {
+                fixed (byte* bytes = p)
+                {
+                    return NativeMethods.zl_session_delete_async((ZlSession*)s, bytes, (uint)p.Length, version, (byte)(recursive ? 1 : 0), cancel, OnDelete, user);
+                }
+            });
         }
 
         /// <summary>The names of the node's children, unsorted.</summary>
@@ -162,10 +208,14 @@ namespace ZooLock
             });
         }
 
-        /// <summary><see cref="GetChildren"/> on the thread pool.</summary>
+        /// <summary><see cref="GetChildren"/> without blocking a thread.</summary>
         public Task<IList<string>> GetChildrenAsync(string path, CancellationToken cancellationToken = default(CancellationToken))
         {
-            return Task.Run(() => GetChildren(path), cancellationToken);
+            var p = PathBytes(path);
+            return Call<IList<string>>(cancellationToken, (s, cancel, user) =>
+            {
+                fixed (byte* bytes = p) return NativeMethods.zl_session_children_async((ZlSession*)s, bytes, (uint)p.Length, cancel, OnChildren, user);
+            });
         }
 
         /// <summary>A transaction on this session: writes committed together or not at all.</summary>
@@ -179,6 +229,13 @@ namespace ZooLock
             });
         }
 
+        /// <summary>A callback-completed call on the native session.</summary>
+        Task<T> Call<T>(CancellationToken cancellationToken, PendingCall<T>.Starter start)
+        {
+            if (IsDisposed) throw new ObjectDisposedException(GetType().Name);
+            return PendingCall<T>.Start(native, cancellationToken, start);
+        }
+
         internal static byte[] PathBytes(string path)
         {
             if (path == null) throw new ArgumentNullException("path");
@@ -188,12 +245,7 @@ namespace ZooLock
         /// <summary>Copies a buffer handed out by zoolock, then frees it.</summary>
         static byte[] TakeBytes(byte* ptr, uint len)
         {
-            try
-            {
-                var data = new byte[len];
-                if (len > 0) Marshal.Copy((IntPtr)ptr, data, 0, checked((int)len));
-                return data;
-            }
+            try { return Interop.Copy(ptr, len); }
             finally { NativeMethods.zl_bytes_free(ptr, len); }
         }
     }

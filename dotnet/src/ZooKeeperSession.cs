@@ -3,6 +3,8 @@ using System.Collections.Generic;
 using System.Collections.ObjectModel;
 using System.Runtime.CompilerServices;
 using System.Runtime.InteropServices;
+using System.Threading;
+using System.Threading.Tasks;
 using ZooLock.Native;
 
 namespace ZooLock
@@ -16,6 +18,8 @@ namespace ZooLock
     public sealed unsafe partial class ZooKeeperSession : IDisposable
     {
         static readonly NativeMethods.zl_session_set_listener_callback_delegate OnState = Deliver;
+        static readonly NativeMethods.zl_session_connect_async_callback_delegate OnConnected = (user, status, session, message, length) =>
+            PendingCall<ZooKeeperSession>.Deliver(user, status, message, length, call => new ZooKeeperSession((string)call.State, (IntPtr)session));
 
         readonly SessionHandle native = new SessionHandle();
         int disposed;
@@ -42,9 +46,7 @@ namespace ZooLock
         /// <exception cref="ZooLockAuthException">The servers refused the SASL credentials.</exception>
         /// <exception cref="ZooLockNativeLibraryException">zoolock's native library cannot be found or loaded on this platform.</exception>
         public ZooKeeperSession(string connectString, ZooKeeperSessionOptions options)
-            : this(connectString, options, NativeLoader.Ready())
-        {
-        }
+            : this(connectString, options, NativeLoader.Ready()) { }
 
         // The body apart from the public constructor, which loads the native
         // library first: Mono binds a method's DllImports when it compiles the
@@ -52,16 +54,55 @@ namespace ZooLock
         // the library is loaded.
         [MethodImpl(MethodImplOptions.NoInlining)]
         ZooKeeperSession(string connectString, ZooKeeperSessionOptions options, bool loaded)
+            : this(connectString, (IntPtr)Connect(connectString, options)) { }
+
+        /// <summary>Wraps a connected native session (freed by the finalizer if this fails).</summary>
+        ZooKeeperSession(string connectString, IntPtr pointer)
+        {
+            native.Set(pointer);
+            ConnectString = connectString;
+            native.Events = GCHandle.Alloc(new Sink(new WeakReference(this)));
+            Interop.Check(NativeMethods.zl_session_set_listener((ZlSession*)pointer, OnState, (void*)GCHandle.ToIntPtr(native.Events)));
+        }
+
+        static ZlSession* Connect(string connectString, ZooKeeperSessionOptions options)
         {
             if (connectString == null) throw new ArgumentNullException("connectString");
             if (options == null) throw new ArgumentNullException("options");
-            ConnectString = connectString;
-            ZlSession* pointer = options.Connect(connectString);
-            native.Set((IntPtr)pointer);
-            // Once the native library is known to load: log events from here on.
-            ZooLockLog.Install();
-            native.Events = GCHandle.Alloc(new Sink(new WeakReference(this)));
-            Interop.Check(NativeMethods.zl_session_set_listener(pointer, OnState, (void*)GCHandle.ToIntPtr(native.Events)));
+            return options.Connect(connectString);
+        }
+
+        /// <summary>
+        /// Connects without blocking a thread: completes with the session once it
+        /// is up, or with the exception the constructor would throw. The token ends
+        /// the wait at any time (<see cref="OperationCanceledException"/>); a session
+        /// that comes up after that is closed at once.
+        /// </summary>
+        /// <param name="connectString"><c>host:port[,host:port…][/chroot]</c>; with TLS, the servers' <c>secureClientPort</c>s.</param>
+        /// <param name="options">Timeouts, credentials, ACL, TLS, SASL (null: the defaults); read once, here.</param>
+        /// <param name="cancellationToken">Ends the wait.</param>
+        /// <exception cref="ZooLockNativeLibraryException">zoolock's native library cannot be found or loaded on this platform.</exception>
+        public static Task<ZooKeeperSession> ConnectAsync(string connectString, ZooKeeperSessionOptions options = null,
+            CancellationToken cancellationToken = default(CancellationToken))
+        {
+            if (connectString == null) throw new ArgumentNullException("connectString");
+            NativeLoader.EnsureLoaded();
+            return StartConnect(connectString, options ?? new ZooKeeperSessionOptions(), cancellationToken);
+        }
+
+        /// <summary><see cref="ConnectAsync"/> once the native library is loaded (see the constructors).</summary>
+        [MethodImpl(MethodImplOptions.NoInlining)]
+        static Task<ZooKeeperSession> StartConnect(string connectString, ZooKeeperSessionOptions options, CancellationToken cancellationToken)
+        {
+            var native = options.Build(connectString);
+            try
+            {
+                // The native library loads (Build called it): log events from here on, the connect's too.
+                ZooLockLog.Install();
+                return PendingCall<ZooKeeperSession>.Start(null, cancellationToken, (none, cancel, user) =>
+                    NativeMethods.zl_session_connect_async(native, cancel, OnConnected, user), connectString);
+            }
+            finally { NativeMethods.zl_session_options_free(native); }
         }
 
         /// <summary>The connect string the session was opened with.</summary>
@@ -162,15 +203,13 @@ namespace ZooLock
                     while (record.More)
                     {
                         participants.Add(new ZooKeeperParticipant(record.Text(), (ZooKeeperParticipantKind)record.I32(), record.U8() != 0,
-                            record.Text(), record.I64(), (ZooKeeperNamingScheme)record.I32(), Epoch.AddMilliseconds(record.I64()), record.I64()));
+                            record.Text(), record.I64(), (ZooKeeperNamingScheme)record.I32(), DateTimeOffset.FromUnixTimeMilliseconds(record.I64()), record.I64()));
                     }
                     return (IReadOnlyList<ZooKeeperParticipant>)participants.AsReadOnly();
                 }
                 finally { NativeMethods.zl_bytes_free(ptr, len); }
             });
         }
-
-        static readonly DateTime Epoch = new DateTime(1970, 1, 1, 0, 0, 0, DateTimeKind.Utc);
 
         /// <summary>Closes the session, releasing every lock and lease taken through it. Harmless when repeated.</summary>
         public void Dispose()

@@ -143,6 +143,21 @@ namespace ZooLock
         /// <summary>Connects with these options: the native session, or the exception its status maps to.</summary>
         internal ZlSession* Connect(string connectString)
         {
+            var native = Build(connectString);
+            try
+            {
+                // The native library loads (Build called it): log events from here on, the connect's too.
+                ZooLockLog.Install();
+                ZlSession* session;
+                Interop.Check(NativeMethods.zl_session_connect_with(native, &session));
+                return session;
+            }
+            finally { NativeMethods.zl_session_options_free(native); }
+        }
+
+        /// <summary>The native options (the caller frees them), or the exception a refused value maps to.</summary>
+        internal ZlSessionOptions* Build(string connectString)
+        {
             uint sessionMillis = ZooKeeperSession.ToMillis(SessionTimeout, "SessionTimeout");
             uint connectMillis = ZooKeeperSession.ToMillis(ConnectTimeout, "ConnectTimeout");
             if (SaslMechanism == null && (SaslUsername != null || SaslPassword != null))
@@ -184,13 +199,12 @@ namespace ZooLock
                         Interop.Check(NativeMethods.zl_session_options_set_sasl(native, m, (uint)mechanism.Length, u, (uint)user.Length, p, (uint)password.Length));
                     }
                 }
-                ZlSession* session;
-                Interop.Check(NativeMethods.zl_session_connect_with(native, &session));
-                return session;
+                return native;
             }
-            finally
+            catch (Exception)
             {
                 NativeMethods.zl_session_options_free(native);
+                throw;
             }
         }
 

@@ -1,3 +1,4 @@
+using System;
 using ZooLock.Native;
 
 namespace ZooLock
@@ -10,8 +11,8 @@ namespace ZooLock
             Czxid = stat.czxid;
             Mzxid = stat.mzxid;
             Pzxid = stat.pzxid;
-            Ctime = stat.ctime;
-            Mtime = stat.mtime;
+            Ctime = DateTimeOffset.FromUnixTimeMilliseconds(stat.ctime);
+            Mtime = DateTimeOffset.FromUnixTimeMilliseconds(stat.mtime);
             EphemeralOwner = stat.ephemeral_owner;
             Version = stat.version;
             Cversion = stat.cversion;
@@ -26,10 +27,10 @@ namespace ZooLock
         public long Mzxid { get; private set; }
         /// <summary>The zxid of the transaction that last changed its children.</summary>
         public long Pzxid { get; private set; }
-        /// <summary>Creation time, milliseconds since the Unix epoch.</summary>
-        public long Ctime { get; private set; }
-        /// <summary>Last data change, milliseconds since the Unix epoch.</summary>
-        public long Mtime { get; private set; }
+        /// <summary>Creation time, by the server's clock, in UTC (to the millisecond).</summary>
+        public DateTimeOffset Ctime { get; private set; }
+        /// <summary>Last data change, by the server's clock, in UTC (to the millisecond).</summary>
+        public DateTimeOffset Mtime { get; private set; }
         /// <summary>The session owning an ephemeral node; 0 for a persistent one.</summary>
         public long EphemeralOwner { get; private set; }
         /// <summary>Changes to its data: the version a conditional SetData or Delete names.</summary>

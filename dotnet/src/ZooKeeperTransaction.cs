@@ -13,11 +13,16 @@ namespace ZooLock
     /// <see cref="ZooKeeperLeadership.Fenced"/>) commits only while its holder
     /// still holds. Each method adds an operation and returns the transaction;
     /// a bad operation fails the commit, which then sends nothing. Committed
-    /// once; Dispose frees it (an uncommitted one sends nothing).
+    /// once (then every method but Dispose throws <see cref="InvalidOperationException"/>);
+    /// Dispose frees it (an uncommitted one sends nothing).
     /// </summary>
     public sealed unsafe class ZooKeeperTransaction : IDisposable
     {
+        static readonly NativeMethods.zl_transaction_commit_async_callback_delegate OnCommitted = (user, status, data, length, stat, message, messageLength) =>
+            PendingCall<IList<string>>.Deliver(user, status, message, messageLength, call => Interop.List(data, length));
+
         readonly TransactionHandle native = new TransactionHandle();
+        int committed;
 
         internal ZooKeeperTransaction(IntPtr pointer)
         {
@@ -73,10 +78,11 @@ namespace ZooLock
         /// </summary>
         /// <exception cref="ZooLockNotHeldException">A fenced transaction's holder no longer holds: nothing was written.</exception>
         /// <exception cref="ZooLockException">The first failing operation's error (<see cref="ZooLockNoNodeException"/>, <see cref="ZooLockBadVersionException"/>, …): nothing was written.</exception>
-        /// <exception cref="ArgumentException">A bad operation, or a transaction committed already.</exception>
+        /// <exception cref="ArgumentException">A bad operation.</exception>
+        /// <exception cref="InvalidOperationException">The transaction was committed already.</exception>
         public IList<string> Commit()
         {
-            var pointer = Enter();
+            var pointer = Spend();
             try
             {
                 byte* list;
@@ -87,10 +93,18 @@ namespace ZooLock
             finally { native.Exit(); }
         }
 
-        /// <summary><see cref="Commit"/> on the thread pool (the commit is bounded by the session timeout); the token cancels only a commit not yet started.</summary>
+        /// <summary>
+        /// <see cref="Commit"/> without blocking a thread. The token ends the wait at any
+        /// time (<see cref="OperationCanceledException"/>); a commit already sent may still
+        /// be made, all of it or none. The transaction is spent either way.
+        /// </summary>
+        /// <exception cref="InvalidOperationException">The transaction was committed already.</exception>
         public Task<IList<string>> CommitAsync(CancellationToken cancellationToken = default(CancellationToken))
         {
-            return Task.Run(() => Commit(), cancellationToken);
+            Spend();
+            native.Exit();
+            return PendingCall<IList<string>>.Start(native, cancellationToken, (t, cancel, user) =>
+                NativeMethods.zl_transaction_commit_async((ZlTransaction*)t, cancel, OnCommitted, user));
         }
 
         /// <summary>Frees the transaction. Harmless when repeated.</summary>
@@ -110,7 +124,25 @@ namespace ZooLock
         IntPtr Enter()
         {
             if (native.IsClosed) throw new ObjectDisposedException(GetType().Name);
+            if (Volatile.Read(ref committed) != 0) throw Spent();
             return native.Enter();
+        }
+
+        /// <summary>Enters for the one commit: a second is an invalid operation.</summary>
+        IntPtr Spend()
+        {
+            var pointer = Enter();
+            if (Interlocked.Exchange(ref committed, 1) != 0)
+            {
+                native.Exit();
+                throw Spent();
+            }
+            return pointer;
+        }
+
+        static InvalidOperationException Spent()
+        {
+            return new InvalidOperationException("the transaction was committed already: make a new one");
         }
 
         sealed class TransactionHandle : NativeHandle

@@ -8,14 +8,17 @@ namespace ZooLock
     /// <summary>
     /// The classic ZooKeeper lock sample's shape on zoolock: <c>CreateLock</c>
     /// names a contender, <c>Lock</c>/<c>LockAsync</c> wait for its turn,
-    /// <c>Release</c> gives it back, <c>Dispose</c> releases everything and
-    /// closes the session. Unlike the sample, the contender's node is created
-    /// when <c>Lock</c> is called (so a name that never locks leaves nothing
-    /// on the server), a timeout removes it, and lost connections are handled.
+    /// <c>Release</c> gives it back (the name may lock again), <c>Dispose</c>
+    /// releases everything and closes the session. Unlike the sample, the
+    /// contender's node is created when <c>Lock</c> is called (so a name that
+    /// never locks leaves nothing on the server), a timeout removes it, and
+    /// lost connections are handled. A name is the locker's until it is
+    /// disposed: a long-lived locker should reuse its names.
     /// </summary>
     public class ZookeeperLocker : IDisposable
     {
         readonly ZooKeeperSession session;
+        /// <summary>The names created, each with its holder while it may hold (null once released).</summary>
         readonly Dictionary<string, Holder> contenders = new Dictionary<string, Holder>();
         int disposed;
 
@@ -112,15 +115,17 @@ namespace ZooLock
             return Find(path).AcquireAsync(millis, CancellationToken.None);
         }
 
-        /// <summary>Releases the contender's hold and forgets its name; true if it held the lock.</summary>
+        /// <summary>Releases the contender's hold; true if it held the lock. The name may lock again.</summary>
+        /// <exception cref="ObjectDisposedException">The locker was disposed (which released everything).</exception>
         public bool Release(string path)
         {
             if (path == null) throw new ArgumentNullException("path");
+            Live();
             Holder holder;
             lock (contenders)
             {
-                if (!contenders.TryGetValue(path, out holder)) return false;
-                contenders.Remove(path);
+                if (!contenders.TryGetValue(path, out holder) || holder == null) return false;
+                contenders[path] = null;
             }
             try { return holder.Release(); }
             finally { holder.Dispose(); }
@@ -145,6 +150,7 @@ namespace ZooLock
             }
             foreach (var holder in all)
             {
+                if (holder == null) continue;
                 try { holder.Release(); }
                 catch (Exception) { /* the session's close below removes the node anyway */ }
                 holder.Dispose();
@@ -158,16 +164,19 @@ namespace ZooLock
             return session;
         }
 
+        /// <summary>The name's holder, a new one if the name was released.</summary>
         Holder Find(string path)
         {
             if (path == null) throw new ArgumentNullException("path");
-            Live();
+            var session = Live();
             lock (contenders)
             {
                 Holder holder;
-                if (contenders.TryGetValue(path, out holder)) return holder;
+                if (!contenders.TryGetValue(path, out holder))
+                    throw new ArgumentException("no lock named " + path + " was created by this locker (CreateLock)", "path");
+                if (holder == null) contenders[path] = holder = Holder.NewLock(session, LockerPath, (int)LockKind.Mutex, path);
+                return holder;
             }
-            throw new ArgumentException("no lock named " + path + " was created by this locker (CreateLock)", "path");
         }
     }
 }

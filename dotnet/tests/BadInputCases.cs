@@ -524,7 +524,7 @@ namespace ZooLock.Tests
 
         /// <summary>A holder and a queued waiter, of a lock and of a semaphore, on one session.</summary>
         static void QueueWaiters(BadInputContext c, CancellationToken token,
-            Action<ZooKeeperSession, CancellationToken, System.Threading.Tasks.Task<ZooKeeperLockHandle>, System.Threading.Tasks.Task<ZooKeeperSemaphoreHandle>> then)
+            Action<ZooKeeperSession, CancellationToken, System.Threading.Tasks.Task<ZooKeeperDistributedLockHandle>, System.Threading.Tasks.Task<ZooKeeperDistributedSemaphoreHandle>> then)
         {
             var session = c.Session();
             var mutex = new ZooKeeperDistributedLock(c.Path("lock"), session);

@@ -23,9 +23,10 @@ namespace ZooLock.Tests
             Assert.That(b.GetContenders(), Is.EqualTo(new[] { "a", "b" }));
             Assert.IsFalse(waiting.IsCompleted);
 
+            var lost = first.HandleLostToken;
             first.Dispose();
             first.Dispose();
-            Assert.IsFalse(first.HandleLost.IsCancellationRequested, "a resign is not a loss");
+            Assert.IsFalse(lost.IsCancellationRequested, "a resign is not a loss");
             using (var second = Fixture.Await(waiting, "b leads after a resigned"))
             {
                 Assert.That(second.FencingToken, Is.GreaterThan(first.FencingToken));
@@ -82,7 +83,7 @@ namespace ZooLock.Tests
                     other.Delete(term.Node);
                     Assert.Throws<ZooLockNotHeldException>(() => stale.Commit());
                 }
-                Assert.IsTrue(term.HandleLost.WaitHandle.WaitOne(Fixture.Patience), "HandleLost was cancelled");
+                Assert.IsTrue(term.HandleLostToken.WaitHandle.WaitOne(Fixture.Patience), "HandleLost was cancelled");
                 Assert.IsFalse(term.IsLeader);
                 Assert.Throws<ZooLockNotHeldException>(() => term.Fenced());
                 Assert.That(other.GetData(path + "/state"), Is.EqualTo(new byte[] { 1 }));

@@ -22,7 +22,7 @@ namespace ZooLock.Tests
                 StringAssert.StartsWith(path + "/", handle.Node);
                 Assert.That(mutex.GetContenders(), Is.EqualTo(new[] { "me" }));
                 Assert.IsFalse(handle.IsSuspended);
-                Assert.IsFalse(handle.HandleLost.IsCancellationRequested);
+                Assert.IsFalse(handle.HandleLostToken.IsCancellationRequested);
             }
             Assert.That(mutex.GetContenders(), Is.Empty);
         }
@@ -69,7 +69,7 @@ namespace ZooLock.Tests
             var holder = new ZooKeeperDistributedLock(path, session, "holder");
             var order = new List<string>();
             var first = holder.Acquire();
-            var waiters = new List<Task<ZooKeeperLockHandle>>();
+            var waiters = new List<Task<ZooKeeperDistributedLockHandle>>();
             for (int i = 0; i < 3; i++)
             {
                 var name = "waiter" + i;
@@ -159,7 +159,7 @@ namespace ZooLock.Tests
             var mutex = new ZooKeeperDistributedLock(Fixture.Path("node-deleted"), session);
             using (var handle = mutex.Acquire())
             {
-                var lost = handle.HandleLost;
+                var lost = handle.HandleLostToken;
                 Assert.That(handle.LostReason, Is.EqualTo(LostReason.None));
                 using (var operatorPeer = new Peer("delete", Setup.Zk.Connect, handle.Node, "operator"))
                 {
@@ -184,7 +184,7 @@ namespace ZooLock.Tests
             handle.Dispose();
             handle.Dispose();
             using (Fixture.Await(waiting, "the waiter after the release")) { }
-            Assert.Throws<ObjectDisposedException>(() => { var token = handle.HandleLost; });
+            Assert.Throws<ObjectDisposedException>(() => { var token = handle.HandleLostToken; });
         }
 
         [Test]

@@ -25,7 +25,7 @@ namespace ZooLock.Tests
                 Assert.IsFalse(pending.IsCompleted);
                 Assert.IsTrue(first.Release(mine));
                 Assert.IsTrue(Fixture.Await(pending, "the second locker"));
-                Assert.IsFalse(first.Release(mine), "a released name is forgotten");
+                Assert.IsFalse(first.Release(mine), "a released name holds nothing");
                 Assert.IsFalse(Fixture.Await(first.LockAsync(first.CreateLock("again"), 100), "a bounded wait"));
                 Assert.IsTrue(second.Release(theirs));
             }

@@ -60,8 +60,8 @@ namespace ZooLock.Tests
                 Assert.That(seen[0].FencingToken, Is.EqualTo(held.FencingToken));
                 Assert.That(seen[1].FencingToken, Is.GreaterThan(held.FencingToken));
                 // The server's clock, on this machine: within the test's run.
-                Assert.That(seen[0].Created, Is.InRange(before.AddSeconds(-5), DateTime.UtcNow.AddSeconds(5)));
-                Assert.That(seen[0].Created.Kind, Is.EqualTo(DateTimeKind.Utc));
+                Assert.That(seen[0].Created, Is.InRange(new DateTimeOffset(before.AddSeconds(-5)), DateTimeOffset.UtcNow.AddSeconds(5)));
+                Assert.That(seen[0].Created.Offset, Is.EqualTo(TimeSpan.Zero));
                 held.Dispose();
                 using (var next = Fixture.Await(waiting, "the waiter's acquire"))
                 {

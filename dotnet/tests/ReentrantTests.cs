@@ -37,7 +37,7 @@ namespace ZooLock.Tests
             outer.Dispose();
             Assert.IsFalse(waiting.IsCompleted, "one handle is still undisposed");
             Assert.That(mutex.GetContenders(), Is.EqualTo(new[] { "owner", "other" }));
-            Assert.IsFalse(inner.HandleLost.IsCancellationRequested);
+            Assert.IsFalse(inner.HandleLostToken.IsCancellationRequested);
             inner.Dispose();
             using (Fixture.Await(waiting, "the other session's acquire")) { }
             Assert.That(mutex.GetContenders(), Is.Empty);
@@ -68,20 +68,20 @@ namespace ZooLock.Tests
             var mutex = new ZooKeeperDistributedLock(Fixture.Path("reentrant-lost"), session, reentrant: true);
             var outer = mutex.Acquire(Fixture.Patience);
             var inner = mutex.Acquire(Fixture.Patience);
-            var lost = inner.HandleLost;
+            var lost = inner.HandleLostToken;
             using (var operatorPeer = new Peer("delete", Setup.Zk.Connect, outer.Node, "operator"))
             {
                 Assert.That(operatorPeer.ReadLine(Fixture.Patience), Is.EqualTo("deleted"));
             }
             Assert.IsTrue(lost.WaitHandle.WaitOne(Fixture.Patience), "HandleLost was cancelled");
-            Assert.IsTrue(outer.HandleLost.WaitHandle.WaitOne(Fixture.Patience), "for every handle of the hold");
+            Assert.IsTrue(outer.HandleLostToken.WaitHandle.WaitOne(Fixture.Patience), "for every handle of the hold");
             Assert.That(outer.LostReason, Is.EqualTo(LostReason.NodeDeleted));
 
             using (var again = mutex.Acquire(Fixture.Patience))
             {
                 Assert.That(again.FencingToken, Is.GreaterThan(outer.FencingToken), "a new hold, on a new node");
-                Assert.IsFalse(again.HandleLost.IsCancellationRequested);
-                Assert.IsTrue(outer.HandleLost.IsCancellationRequested, "the old hold's token stays cancelled");
+                Assert.IsFalse(again.HandleLostToken.IsCancellationRequested);
+                Assert.IsTrue(outer.HandleLostToken.IsCancellationRequested, "the old hold's token stays cancelled");
                 inner.Dispose();
                 outer.Dispose();
                 Assert.That(mutex.GetContenders().Count, Is.EqualTo(1), "the stale handles let the new hold be");

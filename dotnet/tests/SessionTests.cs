@@ -18,7 +18,7 @@ namespace ZooLock.Tests
                 session.StateChanged += (sender, args) => states.Add(args.State);
                 var mutex = new ZooKeeperDistributedLock(Fixture.Path("expiry"), session);
                 var handle = mutex.Acquire();
-                var lost = handle.HandleLost;
+                var lost = handle.HandleLostToken;
                 Assert.IsFalse(lost.IsCancellationRequested);
                 Assert.That(session.Generation, Is.EqualTo(1));
 
@@ -35,7 +35,7 @@ namespace ZooLock.Tests
                 using (var again = mutex.Acquire(Fixture.Patience))
                 {
                     Assert.That(again.FencingToken, Is.GreaterThan(0));
-                    Assert.IsFalse(again.HandleLost.IsCancellationRequested, "a new hold has a fresh token");
+                    Assert.IsFalse(again.HandleLostToken.IsCancellationRequested, "a new hold has a fresh token");
                 }
             }
         }
@@ -45,7 +45,7 @@ namespace ZooLock.Tests
         {
             var session = Fixture.Session();
             var handle = new ZooKeeperDistributedLock(Fixture.Path("closed"), session).Acquire();
-            var lost = handle.HandleLost;
+            var lost = handle.HandleLostToken;
             var states = new BlockingCollection<ZooKeeperSessionState>();
             session.StateChanged += (sender, args) => states.Add(args.State);
             session.Dispose();
@@ -62,7 +62,7 @@ namespace ZooLock.Tests
                 var handle = new ZooKeeperDistributedLock(Fixture.Path("late"), session).Acquire();
                 Setup.Zk.Expire(session.SessionId);
                 // Nothing announces a loss to a handle that never asked: read the token until it says so.
-                Fixture.Eventually(() => handle.HandleLost.IsCancellationRequested, "the loss shows on a token asked for afterwards");
+                Fixture.Eventually(() => handle.HandleLostToken.IsCancellationRequested, "the loss shows on a token asked for afterwards");
                 handle.Dispose();
             }
         }
@@ -93,7 +93,7 @@ namespace ZooLock.Tests
                 Assert.IsTrue(states.TryTake(out back, Fixture.Patience), "the session came back");
                 Assert.That(back, Is.EqualTo(ZooKeeperSessionState.Connected));
                 Fixture.Eventually(() => !handle.IsSuspended, "the handle holds again");
-                Assert.IsFalse(handle.HandleLost.IsCancellationRequested, "a suspension is not a loss");
+                Assert.IsFalse(handle.HandleLostToken.IsCancellationRequested, "a suspension is not a loss");
                 handle.Dispose();
             }
         }

@@ -73,6 +73,18 @@ namespace ZooLock.Tests
             Send(new Dictionary<string, object> { { "cmd", "expire" }, { "session", sessionId.ToString() } });
         }
 
+        /// <summary>Cuts the session's connections off: requests stay unanswered until <see cref="Heal"/>.</summary>
+        public void Partition(long sessionId)
+        {
+            Send(new Dictionary<string, object> { { "cmd", "partition" }, { "session", sessionId.ToString() } });
+        }
+
+        /// <summary>Ends a <see cref="Partition"/>.</summary>
+        public void Heal(long sessionId)
+        {
+            Send(new Dictionary<string, object> { { "cmd", "heal" }, { "session", sessionId.ToString() } });
+        }
+
         /// <summary>
         /// Arms a request-level fault (harness/README.md): the server applies the
         /// session's <paramref name="nth"/> request with <paramref name="op"/> (ZooKeeper's name,

@@ -107,7 +107,7 @@ namespace ZooLock.Tests
                 Assert.That(results[1], Is.EqualTo(path + "/a"));
                 StringAssert.IsMatch("/q-[0-9]{10}$", results[2]);
                 Assert.That(results[3], Is.EqualTo(path));
-                Assert.Throws<ArgumentException>(() => transaction.Commit(), "committed once");
+                Assert.Throws<InvalidOperationException>(() => transaction.Commit(), "committed once");
             }
             using (var transaction = session.Transaction())
             {
@@ -138,7 +138,7 @@ namespace ZooLock.Tests
                 using (var fenced = handle.Fenced()) fenced.SetData(path + "/state", Bytes("1")).Commit();
                 Assert.That(other.GetData(path + "/state"), Is.EqualTo(Bytes("1")));
 
-                var lost = handle.HandleLost;
+                var lost = handle.HandleLostToken;
                 using (var stale = handle.Fenced().SetData(path + "/state", Bytes("2")))
                 {
                     other.Delete(handle.Node);

@@ -384,6 +384,18 @@ typedef void (*ZlAcquireCallback)(void *user_data,
                                   uint32_t message_len);
 
 /**
+ * Called once when `zl_session_connect_async` ends: `status` `ZL_OK` with
+ * the session (the caller's to free with `zl_session_free`), else an error
+ * code with its UTF-8 message, valid only during the call. Runs on
+ * zoolock's callback thread.
+ */
+typedef void (*ZlConnectCallback)(void *user_data,
+                                  int32_t status,
+                                  struct ZlSession *session,
+                                  const uint8_t *message,
+                                  uint32_t message_len);
+
+/**
  * A node's metadata (ZooKeeper's `Stat`; the core's `Stat`).
  */
 typedef struct ZlStat {
@@ -433,6 +445,24 @@ typedef struct ZlStat {
   int32_t num_children;
 } ZlStat;
 
+/**
+ * Called once when a callback-completed call (`zl_session_*_async`,
+ * `zl_transaction_commit_async`) ends: `status` `ZL_OK` with its result in
+ * `data` (the node's data, the path created, or a list encoded as
+ * `zl_session_children` encodes it; empty for the others) and the node's
+ * stat in `*stat` (null when the call gives none, and when
+ * `zl_session_exists_async` found no node); else an error code with its
+ * UTF-8 message. Every pointer is valid only during the call. Runs on
+ * zoolock's callback thread, which runs every callback in turn: return quickly.
+ */
+typedef void (*ZlResultCallback)(void *user_data,
+                                 int32_t status,
+                                 const uint8_t *data,
+                                 uint32_t data_len,
+                                 const struct ZlStat *stat,
+                                 const uint8_t *message,
+                                 uint32_t message_len);
+
 #ifdef __cplusplus
 extern "C" {
 #endif // __cplusplus
@@ -447,8 +477,8 @@ extern "C" {
 void zl_bytes_free(uint8_t *ptr, uint32_t len);
 
 /**
- * Creates a cancel token; free it with `zl_cancel_free` once the acquires
- * it was passed to have returned (or called back).
+ * Creates a cancel token; free it with `zl_cancel_free` once the calls it
+ * was passed to have returned (or called back).
  *
  * # Safety
  * `out_cancel` must be valid for writes.
@@ -456,8 +486,9 @@ void zl_bytes_free(uint8_t *ptr, uint32_t len);
 int32_t zl_cancel_new(struct ZlCancel **out_cancel);
 
 /**
- * Fires the token: every acquire given it fails with `ZL_CANCELLED` and
- * leaves no node (unless it had already acquired). Any thread may call it.
+ * Fires the token: every call given it fails with `ZL_CANCELLED`; an
+ * acquire or lead leaves no node (unless it had already acquired). Any
+ * thread may call it.
  *
  * # Safety
  * `cancel` must come from `zl_cancel_new` and not be freed.
@@ -960,6 +991,22 @@ int32_t zl_session_connect_with(const struct ZlSessionOptions *options,
                                 struct ZlSession **out_session);
 
 /**
+ * `zl_session_connect_with`, completed by `callback`: returns at once; the
+ * callback is called exactly once, if and only if this returns `ZL_OK`.
+ * `cancel` (may be null) abandons the connect (`ZL_CANCELLED`): a session
+ * it opens after that is closed at once. The options may be freed when
+ * this returns; `cancel` must stay alive until the callback has run.
+ *
+ * # Safety
+ * `options` must be a live handle; `cancel` null or live; `user_data` must
+ * stay valid until the callback.
+ */
+int32_t zl_session_connect_async(const struct ZlSessionOptions *options,
+                                 const struct ZlCancel *cancel,
+                                 ZlConnectCallback callback,
+                                 void *user_data);
+
+/**
  * The options as text for logs, with every secret (passwords, credentials,
  * inline PEM) redacted. Freed with `zl_bytes_free`.
  *
@@ -1155,6 +1202,23 @@ int32_t zl_transaction_commit(const struct ZlTransaction *transaction,
                               uint32_t *out_len);
 
 /**
+ * `zl_transaction_commit`, completed by `callback` (`ZlResultCallback`):
+ * the list of paths in `data`, no stat. Returns at once; the callback is
+ * called exactly once, if and only if this returns `ZL_OK`. `cancel` (may be
+ * null) abandons the wait (`ZL_CANCELLED`): the commit, if already sent, may
+ * still be made, all of it or none. The transaction is spent either way;
+ * `cancel` must stay alive until the callback has run.
+ *
+ * # Safety
+ * `transaction` must be a live handle; `cancel` null or live; `user_data`
+ * must stay valid until the callback.
+ */
+int32_t zl_transaction_commit_async(const struct ZlTransaction *transaction,
+                                    const struct ZlCancel *cancel,
+                                    ZlResultCallback callback,
+                                    void *user_data);
+
+/**
  * Frees a transaction, committed or not (an uncommitted one sends nothing). Null is ignored.
  *
  * # Safety
@@ -1256,6 +1320,118 @@ int32_t zl_session_children(const struct ZlSession *session,
                             uint8_t **out_ptr,
                             uint32_t *out_len,
                             struct ZlStat *out_stat);
+
+/**
+ * `zl_session_exists`, completed by `callback` (`ZlResultCallback`): the
+ * stat, or a null stat if there is no node. Returns at once; the callback is
+ * called exactly once, if and only if this returns `ZL_OK`. `cancel` (may be
+ * null) abandons the wait: `ZL_CANCELLED`. The session and `cancel` must
+ * stay alive until the callback has run.
+ *
+ * # Safety
+ * `session` must be a live handle; the byte range valid; `cancel` null or
+ * live; `user_data` must stay valid until the callback.
+ */
+int32_t zl_session_exists_async(const struct ZlSession *session,
+                                const uint8_t *path,
+                                uint32_t path_len,
+                                const struct ZlCancel *cancel,
+                                ZlResultCallback callback,
+                                void *user_data);
+
+/**
+ * `zl_session_get`, completed by `callback`: the node's data and its stat.
+ * As `zl_session_exists_async` otherwise.
+ *
+ * # Safety
+ * As for `zl_session_exists_async`.
+ */
+int32_t zl_session_get_async(const struct ZlSession *session,
+                             const uint8_t *path,
+                             uint32_t path_len,
+                             const struct ZlCancel *cancel,
+                             ZlResultCallback callback,
+                             void *user_data);
+
+/**
+ * `zl_session_set`, completed by `callback`: the node's new stat. As
+ * `zl_session_exists_async` otherwise; a write already sent when `cancel`
+ * fires may still be made.
+ *
+ * # Safety
+ * As for `zl_session_exists_async`; the data range valid.
+ */
+int32_t zl_session_set_async(const struct ZlSession *session,
+                             const uint8_t *path,
+                             uint32_t path_len,
+                             const uint8_t *data,
+                             uint32_t data_len,
+                             int32_t version,
+                             const struct ZlCancel *cancel,
+                             ZlResultCallback callback,
+                             void *user_data);
+
+/**
+ * `zl_session_create`, completed by `callback`: the path created (with its
+ * sequence number, if sequential) as `data`, and its stat. As
+ * `zl_session_exists_async` otherwise; a create already sent when `cancel`
+ * fires may still be made.
+ *
+ * # Safety
+ * As for `zl_session_exists_async`; the data range valid.
+ */
+int32_t zl_session_create_async(const struct ZlSession *session,
+                                const uint8_t *path,
+                                uint32_t path_len,
+                                const uint8_t *data,
+                                uint32_t data_len,
+                                uint32_t flags,
+                                const struct ZlCancel *cancel,
+                                ZlResultCallback callback,
+                                void *user_data);
+
+/**
+ * `zl_session_delete`, completed by `callback` (no data, no stat). As
+ * `zl_session_exists_async` otherwise; a delete already sent when `cancel`
+ * fires may still be made.
+ *
+ * # Safety
+ * As for `zl_session_exists_async`.
+ */
+int32_t zl_session_delete_async(const struct ZlSession *session,
+                                const uint8_t *path,
+                                uint32_t path_len,
+                                int32_t version,
+                                uint8_t recursive,
+                                const struct ZlCancel *cancel,
+                                ZlResultCallback callback,
+                                void *user_data);
+
+/**
+ * `zl_session_children`, completed by `callback`: the children's names as
+ * a list (`zl_session_children`'s encoding) in `data`, and the node's stat.
+ * As `zl_session_exists_async` otherwise.
+ *
+ * # Safety
+ * As for `zl_session_exists_async`.
+ */
+int32_t zl_session_children_async(const struct ZlSession *session,
+                                  const uint8_t *path,
+                                  uint32_t path_len,
+                                  const struct ZlCancel *cancel,
+                                  ZlResultCallback callback,
+                                  void *user_data);
+
+/**
+ * Checks `path` as the core does before any network call, without a
+ * session: a node path (`lock_path` 0: the rule of the znode calls) or a
+ * lock path (1: also neither the root nor under `/zookeeper`). `ZL_OK`, or
+ * `ZL_INVALID_PATH` with the reason.
+ *
+ * # Safety
+ * The byte range must be valid.
+ */
+int32_t zl_path_check(const uint8_t *path, uint32_t path_len, uint8_t lock_path);
 
 #ifdef __cplusplus
 }  // extern "C"

@@ -1,10 +1,14 @@
-//! Cancel tokens: fired from any thread, they cancel the acquires they were
-//! passed to, even one that has not started waiting yet.
+//! Cancel tokens: fired from any thread, they cancel the calls they were
+//! passed to, even one that has not started waiting yet. [`cancellable`] is
+//! the one place a call meets its token and `zl_shutdown`.
+
+use std::future::Future;
 
 use tokio::sync::watch;
 
 use crate::castable::{self, Castable};
-use crate::status::{guard, guard_void};
+use crate::dispatch;
+use crate::status::{guard, guard_void, Failure, FfiResult};
 
 /// A cancel token for acquires: fire it from any thread to cancel the
 /// acquires it was passed to, even one that has not started waiting yet.
@@ -17,14 +21,52 @@ impl Castable for ZlCancel {
 }
 
 impl ZlCancel {
-    /// What an acquire given this token watches.
+    /// What a call given this token watches.
     pub fn subscribe(&self) -> watch::Receiver<bool> {
         self.fired.subscribe()
     }
 }
 
-/// Creates a cancel token; free it with `zl_cancel_free` once the acquires
-/// it was passed to have returned (or called back).
+/// Runs `work` until it ends or `cancel` fires (or `zl_shutdown` is
+/// called), then calls `stop`: `None` when it asked the core to end the work
+/// (an acquire or a lead, which then returns `Cancelled` and leaves no node),
+/// or the failure to end with at once, dropping the work (a request already
+/// sent may still take effect, as one whose reply was lost).
+pub async fn cancellable<T>(
+    work: impl Future<Output = zoolock::Result<T>>,
+    cancel: Option<watch::Receiver<bool>>,
+    stop: impl FnOnce() -> Option<Failure>,
+) -> FfiResult<T> {
+    let mut shutdowns = dispatch::shutdowns();
+    shutdowns.borrow_and_update();
+    tokio::pin!(work);
+    let fired = async move {
+        let user = async {
+            match cancel {
+                Some(mut cancel) => cancel.wait_for(|fired| *fired).await.is_ok(),
+                None => std::future::pending().await,
+            }
+        };
+        tokio::select! {
+            fired = user => fired,
+            changed = shutdowns.changed() => changed.is_ok(),
+        }
+    };
+    tokio::select! {
+        // The work is polled first: once polled an acquire is pending in the
+        // core, so the core's cancel reaches it even if the token fired before.
+        biased;
+        outcome = &mut work => return Ok(outcome?),
+        true = fired => {}
+    }
+    match stop() {
+        None => Ok(work.await?),
+        Some(failure) => Err(failure),
+    }
+}
+
+/// Creates a cancel token; free it with `zl_cancel_free` once the calls it
+/// was passed to have returned (or called back).
 ///
 /// # Safety
 /// `out_cancel` must be valid for writes.
@@ -33,8 +75,9 @@ pub unsafe extern "C" fn zl_cancel_new(out_cancel: *mut *mut ZlCancel) -> i32 {
     guard(|| castable::give(ZlCancel { fired: watch::Sender::new(false) }, out_cancel, "out_cancel"))
 }
 
-/// Fires the token: every acquire given it fails with `ZL_CANCELLED` and
-/// leaves no node (unless it had already acquired). Any thread may call it.
+/// Fires the token: every call given it fails with `ZL_CANCELLED`; an
+/// acquire or lead leaves no node (unless it had already acquired). Any
+/// thread may call it.
 ///
 /// # Safety
 /// `cancel` must come from `zl_cancel_new` and not be freed.

@@ -8,13 +8,18 @@
 //! later) and cancels the acquires in progress, so no thread the runtime
 //! has seen stays in zoolock: the binding calls it when the process exits.
 
+use std::future::Future;
+use std::panic::AssertUnwindSafe;
+use std::pin::Pin;
 use std::sync::mpsc::{channel, Receiver, Sender};
 use std::sync::{Mutex, OnceLock};
+use std::task::{Context, Poll};
 use std::time::Duration;
 
 use tokio::sync::watch;
+use zoolock::runtime;
 
-use crate::status::guard;
+use crate::status::{guard, Failure, FfiResult};
 
 type Job = Box<dyn FnOnce() + Send>;
 
@@ -58,6 +63,40 @@ pub fn post(job: Job) {
         }
         // Without a thread the callback cannot run; nothing better can be done.
         Err(err) => eprintln!("zoolock cannot start its callback thread: {err}"),
+    }
+}
+
+/// Runs `work` on zoolock's runtime, then `deliver` with its outcome (a
+/// panic included) on the callback thread: every callback-completed call
+/// (`_async`) ends here, exactly once.
+pub fn complete_later<T, W, D>(work: W, deliver: D)
+where
+    T: Send + 'static,
+    W: Future<Output = FfiResult<T>> + Send + 'static,
+    D: FnOnce(FfiResult<T>) + Send + 'static,
+{
+    runtime::spawn(async move {
+        let outcome = match CatchUnwind(AssertUnwindSafe(Box::pin(work))).await {
+            Ok(outcome) => outcome,
+            Err(payload) => Err(Failure::panic(payload)),
+        };
+        post(Box::new(move || deliver(outcome)));
+    });
+}
+
+/// A future that turns a panic while polling into an error.
+struct CatchUnwind<F>(AssertUnwindSafe<Pin<Box<F>>>);
+
+impl<F: Future> Future for CatchUnwind<F> {
+    type Output = std::thread::Result<F::Output>;
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let inner = &mut self.0;
+        match std::panic::catch_unwind(AssertUnwindSafe(|| inner.as_mut().poll(cx))) {
+            Ok(Poll::Pending) => Poll::Pending,
+            Ok(Poll::Ready(value)) => Poll::Ready(Ok(value)),
+            Err(payload) => Poll::Ready(Err(payload)),
+        }
     }
 }
 

@@ -4,7 +4,6 @@
 //! which ends when resigned, freed, or lost.
 
 use std::ffi::c_void;
-use std::panic::AssertUnwindSafe;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -12,13 +11,12 @@ use tokio::sync::watch;
 use zoolock::{runtime, Election, Leadership, LockState};
 
 use crate::args::{self, UserData};
-use crate::cancel::ZlCancel;
+use crate::cancel::{cancellable, ZlCancel};
 use crate::castable::{self, Castable};
 use crate::dispatch;
-use crate::holder::CatchUnwind;
 use crate::listener::Listener;
 use crate::session::ZlSession;
-use crate::status::{guard, guard_void, Failure, FfiResult, ZL_OK};
+use crate::status::{guard, guard_void, FfiResult, ZL_OK};
 use crate::transaction::ZlTransaction;
 
 /// Called once when an asynchronous lead ends: `status` `ZL_OK` with the
@@ -89,36 +87,18 @@ async fn lead(
     election: Election,
     timeout: Option<Duration>,
     cancel: Option<watch::Receiver<bool>>,
-) -> zoolock::Result<Option<Leadership>> {
-    let mut shutdowns = dispatch::shutdowns();
-    shutdowns.borrow_and_update();
+) -> FfiResult<Option<Leadership>> {
     let attempt = async {
         match timeout {
             Some(timeout) => election.lead_within(timeout).await,
             None => election.lead().await.map(Some),
         }
     };
-    tokio::pin!(attempt);
-    let fired = async move {
-        let user = async {
-            match cancel {
-                Some(mut cancel) => cancel.wait_for(|fired| *fired).await.is_ok(),
-                None => std::future::pending().await,
-            }
-        };
-        tokio::select! {
-            fired = user => fired,
-            changed = shutdowns.changed() => changed.is_ok(),
-        }
-    };
-    tokio::select! {
-        // As for an acquire: polled first, so the core's cancel reaches it.
-        biased;
-        outcome = &mut attempt => return outcome,
-        true = fired => {}
-    }
-    election.cancel();
-    attempt.await
+    cancellable(attempt, cancel, || {
+        election.cancel();
+        None
+    })
+    .await
 }
 
 /// A candidate for the election at `path`; `identifier` is its node's data,
@@ -196,28 +176,20 @@ pub unsafe extern "C" fn zl_election_lead_async(
         runtime::check_process()?;
         let cancel = cancel.as_ref().map(ZlCancel::subscribe);
         let user_data = UserData(user_data);
-        runtime::spawn(async move {
-            let work = lead(election.clone(), timeout, cancel);
-            let outcome: FfiResult<Option<Leadership>> = match CatchUnwind(AssertUnwindSafe(Box::pin(work))).await {
-                Ok(Ok(term)) => Ok(term),
-                Ok(Err(error)) => Err(Failure::from(error)),
-                Err(payload) => Err(Failure::panic(payload)),
-            };
-            dispatch::post(Box::new(move || {
-                let data = user_data.get();
-                match outcome {
-                    Ok(term) => {
-                        let won = term.map_or(std::ptr::null_mut(), |term| {
-                            Box::into_raw(Box::new(ZlLeadership::new(election, term)))
-                        });
-                        callback(data, ZL_OK, won, std::ptr::null(), 0);
-                    }
-                    Err(failure) => {
-                        let message = failure.message.as_bytes();
-                        callback(data, failure.code, std::ptr::null_mut(), message.as_ptr(), message.len() as u32);
-                    }
+        dispatch::complete_later(lead(election.clone(), timeout, cancel), move |outcome| {
+            let data = user_data.get();
+            match outcome {
+                Ok(term) => {
+                    let won = term.map_or(std::ptr::null_mut(), |term| {
+                        Box::into_raw(Box::new(ZlLeadership::new(election, term)))
+                    });
+                    callback(data, ZL_OK, won, std::ptr::null(), 0);
                 }
-            }));
+                Err(failure) => {
+                    let message = failure.message.as_bytes();
+                    callback(data, failure.code, std::ptr::null_mut(), message.as_ptr(), message.len() as u32);
+                }
+            }
         });
         Ok(())
     })

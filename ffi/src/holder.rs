@@ -6,18 +6,14 @@
 //! core; this only changes the style.
 
 use std::ffi::c_void;
-use std::future::Future;
-use std::panic::AssertUnwindSafe;
-use std::pin::Pin;
 use std::sync::Arc;
-use std::task::{Context, Poll};
 use std::time::Duration;
 
 use tokio::sync::watch;
 use zoolock::{runtime, Acquire, Holder, Kind, Lock, LockConfig, Owner, Scheme, Semaphore};
 
 use crate::args::{self, UserData};
-use crate::cancel::ZlCancel;
+use crate::cancel::{cancellable, ZlCancel};
 use crate::castable::{self, Castable};
 use crate::dispatch;
 use crate::listener::Listener;
@@ -81,75 +77,25 @@ pub fn options(timeout_ms: i64, lease_ms: i64, owner: u64) -> FfiResult<Acquire>
 
 /// The core's acquire, cancelled through the core when `cancel` fires or
 /// `zl_shutdown` is called.
-async fn acquire(
-    holder: Arc<dyn Holder>,
-    options: Acquire,
-    cancel: Option<watch::Receiver<bool>>,
-) -> zoolock::Result<bool> {
-    let mut shutdowns = dispatch::shutdowns();
-    shutdowns.borrow_and_update();
-    let attempt = holder.acquire(options);
-    tokio::pin!(attempt);
-    let fired = async move {
-        let user = async {
-            match cancel {
-                Some(mut cancel) => cancel.wait_for(|fired| *fired).await.is_ok(),
-                None => std::future::pending().await,
-            }
-        };
-        tokio::select! {
-            fired = user => fired,
-            changed = shutdowns.changed() => changed.is_ok(),
-        }
-    };
-    tokio::select! {
-        // The attempt is polled first: once polled it is pending in the core,
-        // so the core's cancel reaches it even if the token fired before.
-        biased;
-        outcome = &mut attempt => return outcome,
-        true = fired => {}
-    }
-    holder.cancel();
-    attempt.await
+async fn acquire(holder: Arc<dyn Holder>, options: Acquire, cancel: Option<watch::Receiver<bool>>) -> FfiResult<bool> {
+    let stop = holder.clone();
+    cancellable(holder.acquire(options), cancel, move || {
+        stop.cancel();
+        None
+    })
+    .await
 }
 
-/// Runs `work` on zoolock's runtime and calls `callback` exactly once with
-/// its outcome, a panic included.
-pub fn complete_later<F>(work: F, callback: ZlAcquireCallback, user_data: UserData)
-where
-    F: Future<Output = zoolock::Result<bool>> + Send + 'static,
-{
-    runtime::spawn(async move {
-        let outcome = match (CatchUnwind(AssertUnwindSafe(Box::pin(work)))).await {
-            Ok(Ok(acquired)) => Ok(acquired),
-            Ok(Err(error)) => Err(Failure::from(error)),
-            Err(payload) => Err(Failure::panic(payload)),
-        };
-        dispatch::post(Box::new(move || {
-            let data = user_data.get();
-            match outcome {
-                Ok(acquired) => callback(data, ZL_OK, acquired as u8, std::ptr::null(), 0),
-                Err(failure) => {
-                    let message = failure.message.as_bytes();
-                    callback(data, failure.code, 0, message.as_ptr(), message.len() as u32);
-                }
+/// Hands an acquire's outcome to its callback.
+pub fn acquired(callback: ZlAcquireCallback, user_data: UserData) -> impl FnOnce(FfiResult<bool>) + Send {
+    move |outcome| {
+        let data = user_data.get();
+        match outcome {
+            Ok(acquired) => callback(data, ZL_OK, acquired as u8, std::ptr::null(), 0),
+            Err(failure) => {
+                let message = failure.message.as_bytes();
+                callback(data, failure.code, 0, message.as_ptr(), message.len() as u32);
             }
-        }));
-    });
-}
-
-/// A future that turns a panic while polling into an error.
-pub(crate) struct CatchUnwind<F>(pub(crate) AssertUnwindSafe<Pin<Box<F>>>);
-
-impl<F: Future> Future for CatchUnwind<F> {
-    type Output = std::thread::Result<F::Output>;
-
-    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-        let inner = &mut self.0;
-        match std::panic::catch_unwind(AssertUnwindSafe(|| inner.as_mut().poll(cx))) {
-            Ok(Poll::Pending) => Poll::Pending,
-            Ok(Poll::Ready(value)) => Poll::Ready(Ok(value)),
-            Err(payload) => Poll::Ready(Err(payload)),
         }
     }
 }
@@ -289,7 +235,10 @@ pub unsafe extern "C" fn zl_holder_acquire_async(
         // In a forked child the runtime's threads are gone: a spawned task would never run.
         runtime::check_process()?;
         let cancel = cancel.as_ref().map(ZlCancel::subscribe);
-        complete_later(acquire(holder.holder.clone(), options, cancel), callback, UserData(user_data));
+        dispatch::complete_later(
+            acquire(holder.holder.clone(), options, cancel),
+            acquired(callback, UserData(user_data)),
+        );
         Ok(())
     })
 }

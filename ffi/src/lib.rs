@@ -10,7 +10,8 @@
 //! - **Znodes** on a session, `zl_session_exists`/`get`/`set`/`create`/
 //!   `delete`/`children` (`znode.rs`); `ZlTransaction`s commit several
 //!   writes as one, and `zl_holder_fenced`/`zl_leadership_fenced` make one
-//!   that commits only while a hold lasts (`ZL_NOT_HELD` otherwise).
+//!   that commits only while a hold lasts (`ZL_NOT_HELD` otherwise). Each
+//!   has an `_async` form completed by a `ZlResultCallback`.
 //! - **Elections**: a `ZlElection` candidate leads (`zl_election_lead`, as
 //!   an acquire) and each term won is a `ZlLeadership` (`election.rs`).
 //! - **Holders**: a lock or semaphore is one `ZlHolder` with one set of
@@ -23,7 +24,9 @@
 //! - **Strings** are UTF-8 as pointer + `u32` length; results that zoolock
 //!   allocates are freed with `zl_bytes_free`. No `usize`/`isize` anywhere.
 //! - **Blocking** acquires take a timeout in milliseconds and a cancel token
-//!   that another thread may fire; `_acquire_async` calls back once instead.
+//!   that another thread may fire; each `_async` entry point (acquire, lead,
+//!   znode calls, commit, `zl_session_connect_async`) calls back once
+//!   instead, and its token ends it (`cancel.rs` says how, once).
 //! - **Notifications**: `zl_session_set_listener` and `zl_holder_set_listener`
 //!   report session states and a hold's suspension or loss;
 //!   `zl_set_log_callback` passes on zoolock's log events. Every callback

@@ -6,16 +6,19 @@
 //! against the network until the connect; bad values the core can tell
 //! without one fail there or at their setter.
 
+use std::ffi::c_void;
 use std::sync::Mutex;
 use std::time::Duration;
 
-use zoolock::{Acl, AuthId, Permission, SaslMechanism, SaslOptions, Session, SessionOptions, TlsOptions};
+use zoolock::{runtime, Acl, AuthId, Permission, SaslMechanism, SaslOptions, Session, SessionOptions, TlsOptions};
 
-use crate::args;
+use crate::args::{self, UserData};
+use crate::cancel::{cancellable, ZlCancel};
 use crate::castable::{self, Castable};
+use crate::dispatch;
 use crate::listener::Listener;
 use crate::session::ZlSession;
-use crate::status::{guard, guard_void, Failure, FfiResult};
+use crate::status::{guard, guard_void, Failure, FfiResult, ZL_OK};
 
 /// The options of a session to connect, owned by the caller.
 pub struct ZlSessionOptions {
@@ -290,6 +293,55 @@ pub unsafe extern "C" fn zl_session_connect_with(
         args::need(out_session, "out_session")?;
         let session = Session::connect_blocking(options)?;
         castable::give(ZlSession { session, listener: Listener::default() }, out_session, "out_session")
+    })
+}
+
+/// Called once when `zl_session_connect_async` ends: `status` `ZL_OK` with
+/// the session (the caller's to free with `zl_session_free`), else an error
+/// code with its UTF-8 message, valid only during the call. Runs on
+/// zoolock's callback thread.
+pub type ZlConnectCallback =
+    extern "C" fn(user_data: *mut c_void, status: i32, session: *mut ZlSession, message: *const u8, message_len: u32);
+
+/// `zl_session_connect_with`, completed by `callback`: returns at once; the
+/// callback is called exactly once, if and only if this returns `ZL_OK`.
+/// `cancel` (may be null) abandons the connect (`ZL_CANCELLED`): a session
+/// it opens after that is closed at once. The options may be freed when
+/// this returns; `cancel` must stay alive until the callback has run.
+///
+/// # Safety
+/// `options` must be a live handle; `cancel` null or live; `user_data` must
+/// stay valid until the callback.
+#[no_mangle]
+pub unsafe extern "C" fn zl_session_connect_async(
+    options: *const ZlSessionOptions,
+    cancel: *const ZlCancel,
+    callback: ZlConnectCallback,
+    user_data: *mut c_void,
+) -> i32 {
+    guard(|| {
+        let options = castable::borrow(options)?.options.lock().unwrap().options.clone();
+        let cancel = cancel.as_ref().map(ZlCancel::subscribe);
+        // In a forked child the runtime's threads are gone: a spawned task would never run.
+        runtime::check_process()?;
+        let what = format!("the connect to {}", options.connect);
+        // Dropped when cancelled: the core's connect goes on in its own task and drops what it opens.
+        let work = cancellable(Session::connect(options), cancel, move || Some(Failure::cancelled(what)));
+        let user_data = UserData(user_data);
+        dispatch::complete_later(work, move |outcome| {
+            let data = user_data.get();
+            match outcome {
+                Ok(session) => {
+                    let session = Box::into_raw(Box::new(ZlSession { session, listener: Listener::default() }));
+                    callback(data, ZL_OK, session, std::ptr::null(), 0)
+                }
+                Err(failure) => {
+                    let message = failure.message.as_bytes();
+                    callback(data, failure.code, std::ptr::null_mut(), message.as_ptr(), message.len() as u32)
+                }
+            }
+        });
+        Ok(())
     })
 }
 

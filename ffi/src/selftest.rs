@@ -4,7 +4,8 @@
 use std::ffi::c_void;
 
 use crate::args::{self, UserData};
-use crate::holder::{complete_later, ZlAcquireCallback};
+use crate::dispatch;
+use crate::holder::{acquired, ZlAcquireCallback};
 use crate::status::guard;
 
 static VERSION: &str = env!("CARGO_PKG_VERSION");
@@ -34,7 +35,10 @@ pub unsafe extern "C" fn zl_selftest_panic(in_task: u8, callback: ZlAcquireCallb
         if in_task == 0 {
             panic!("zl_selftest_panic, as asked");
         }
-        complete_later(async { panic!("zl_selftest_panic in a task, as asked") }, callback, UserData(user_data));
+        dispatch::complete_later::<bool, _, _>(
+            async { panic!("zl_selftest_panic in a task, as asked") },
+            acquired(callback, UserData(user_data)),
+        );
         Ok(())
     })
 }

@@ -37,6 +37,14 @@ impl Failure {
         Failure { code: ErrorKind::InvalidArgument.code(), message: message.into() }
     }
 
+    /// A call given up when its cancel token fired: `what` names it.
+    pub fn cancelled(what: impl std::fmt::Display) -> Failure {
+        Failure {
+            code: ErrorKind::Cancelled.code(),
+            message: format!("{what} was cancelled: a request already sent may still take effect"),
+        }
+    }
+
     pub fn panic(payload: Box<dyn Any + Send>) -> Failure {
         let what = payload
             .downcast_ref::<&str>()

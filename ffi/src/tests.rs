@@ -183,3 +183,38 @@ fn log_events_reach_the_callback_up_to_its_level_and_stop_when_removed() {
     finished.recv_timeout(wait).unwrap();
     assert!(seen.try_recv().is_err(), "only the warning came through");
 }
+
+/// A connect to a server that never answers, abandoned by its cancel
+/// token: the callback gets `ZL_CANCELLED` long before the connect timeout.
+#[test]
+fn a_callback_completed_connect_ends_when_its_token_fires() {
+    use std::sync::mpsc::{sync_channel, SyncSender};
+    extern "C" fn connected(
+        user_data: *mut std::ffi::c_void,
+        status: i32,
+        session: *mut ZlSession,
+        _: *const u8,
+        _: u32,
+    ) {
+        unsafe { zl_session_free(session) };
+        let outcome = unsafe { &*(user_data as *const SyncSender<i32>) };
+        let _ = outcome.try_send(status);
+    }
+    // Accepts (the kernel does) but never speaks ZooKeeper.
+    let silent = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let connect = silent.local_addr().unwrap().to_string();
+    let mut options = null_mut();
+    assert_eq!(unsafe { zl_session_options_new(connect.as_ptr(), connect.len() as u32, &mut options) }, ZL_OK);
+    assert_eq!(unsafe { zl_session_options_set_connect_timeout(options, 600_000) }, ZL_OK);
+    let mut cancel = null_mut();
+    assert_eq!(unsafe { zl_cancel_new(&mut cancel) }, ZL_OK);
+    let (outcome, ended) = sync_channel::<i32>(1);
+    let user_data = &outcome as *const _ as *mut std::ffi::c_void;
+    assert_eq!(unsafe { zl_session_connect_async(options, cancel, connected, user_data) }, ZL_OK);
+    unsafe { zl_session_options_free(options) };
+    assert!(ended.try_recv().is_err(), "nothing answered, nothing ended");
+    assert_eq!(unsafe { zl_cancel_fire(cancel) }, ZL_OK);
+    let status = ended.recv_timeout(std::time::Duration::from_secs(60)).expect("the callback");
+    assert_eq!(status, ErrorKind::Cancelled.code());
+    unsafe { zl_cancel_free(cancel) };
+}

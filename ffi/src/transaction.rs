@@ -3,16 +3,18 @@
 //! (`zl_holder_fenced`, `zl_leadership_fenced`) commits only while its
 //! holder still holds, else `ZL_NOT_HELD`.
 
+use std::ffi::c_void;
 use std::sync::Mutex;
 
 use zoolock::{runtime, OpResult, Transaction};
 
-use crate::args;
+use crate::args::{self, UserData};
+use crate::cancel::ZlCancel;
 use crate::castable::{self, Castable};
 use crate::holder::ZlHolder;
 use crate::session::ZlSession;
 use crate::status::{guard, guard_void, Failure, FfiResult};
-use crate::znode::{create_options, node_path};
+use crate::znode::{create_options, node_path, reply_later, Reply, ZlResultCallback};
 
 /// Operations to commit as one: built by `zl_transaction_*`, sent by
 /// `zl_transaction_commit`, after which it takes no more operations.
@@ -183,16 +185,49 @@ pub unsafe extern "C" fn zl_transaction_commit(
         args::need(out_len, "out_len")?;
         let (pending, paths) = transaction.take()?;
         let results = runtime::block_on(pending.commit())?;
-        let paths: Vec<String> = results
-            .into_iter()
-            .zip(paths)
-            .map(|(result, added)| match result {
-                OpResult::Created { path, .. } => path,
-                _ => added,
-            })
-            .collect();
-        args::give(args::encode_list(&paths), out_ptr, out_len, "results")
+        args::give(args::encode_list(&result_paths(results, paths)), out_ptr, out_len, "results")
     })
+}
+
+/// `zl_transaction_commit`, completed by `callback` (`ZlResultCallback`):
+/// the list of paths in `data`, no stat. Returns at once; the callback is
+/// called exactly once, if and only if this returns `ZL_OK`. `cancel` (may be
+/// null) abandons the wait (`ZL_CANCELLED`): the commit, if already sent, may
+/// still be made, all of it or none. The transaction is spent either way;
+/// `cancel` must stay alive until the callback has run.
+///
+/// # Safety
+/// `transaction` must be a live handle; `cancel` null or live; `user_data`
+/// must stay valid until the callback.
+#[no_mangle]
+pub unsafe extern "C" fn zl_transaction_commit_async(
+    transaction: *const ZlTransaction,
+    cancel: *const ZlCancel,
+    callback: ZlResultCallback,
+    user_data: *mut c_void,
+) -> i32 {
+    guard(|| {
+        let transaction = castable::borrow(transaction)?;
+        let cancel = cancel.as_ref().map(ZlCancel::subscribe);
+        let (pending, paths) = transaction.take()?;
+        let what = format!("the commit of {}", paths.join(", "));
+        reply_later(pending.commit(), what, cancel, callback, UserData(user_data), |results| Reply {
+            data: args::encode_list(&result_paths(results, paths)),
+            stat: None,
+        })
+    })
+}
+
+/// One path per operation: the path created for a create, the operation's own otherwise.
+fn result_paths(results: Vec<OpResult>, paths: Vec<String>) -> Vec<String> {
+    results
+        .into_iter()
+        .zip(paths)
+        .map(|(result, added)| match result {
+            OpResult::Created { path, .. } => path,
+            _ => added,
+        })
+        .collect()
 }
 
 /// Frees a transaction, committed or not (an uncommitted one sends nothing). Null is ignored.

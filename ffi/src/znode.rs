@@ -1,14 +1,21 @@
 //! The znode API on a session (the core's `Session::exists`, `get`, `set`,
-//! `create`, `delete`, `children`): blocking calls, each bounded by the
-//! core's request bound (the session timeout), so none waits forever.
+//! `create`, `delete`, `children`), each call bounded by the core's request
+//! bound (the session timeout), so none waits forever: blocking, or
+//! callback-completed (`_async`, with a cancel token that abandons the wait).
 //! Versions are `i32` with -1 for any version, as ZooKeeper's own.
 
+use std::ffi::c_void;
+use std::future::Future;
+
+use tokio::sync::watch;
 use zoolock::{runtime, Create, Error, Stat};
 
-use crate::args;
+use crate::args::{self, UserData};
+use crate::cancel::{cancellable, ZlCancel};
 use crate::castable;
+use crate::dispatch;
 use crate::session::ZlSession;
-use crate::status::{guard, FfiResult};
+use crate::status::{guard, Failure, FfiResult, ZL_OK};
 
 /// The node is deleted when the session that created it ends.
 pub const ZL_CREATE_EPHEMERAL: u32 = 1;
@@ -93,6 +100,66 @@ unsafe fn put_stat(out: *mut ZlStat, stat: Stat) {
     if !out.is_null() {
         out.write(stat.into());
     }
+}
+
+/// Called once when a callback-completed call (`zl_session_*_async`,
+/// `zl_transaction_commit_async`) ends: `status` `ZL_OK` with its result in
+/// `data` (the node's data, the path created, or a list encoded as
+/// `zl_session_children` encodes it; empty for the others) and the node's
+/// stat in `*stat` (null when the call gives none, and when
+/// `zl_session_exists_async` found no node); else an error code with its
+/// UTF-8 message. Every pointer is valid only during the call. Runs on
+/// zoolock's callback thread, which runs every callback in turn: return quickly.
+pub type ZlResultCallback = extern "C" fn(
+    user_data: *mut c_void,
+    status: i32,
+    data: *const u8,
+    data_len: u32,
+    stat: *const ZlStat,
+    message: *const u8,
+    message_len: u32,
+);
+
+/// What a callback-completed call hands its callback.
+#[derive(Default)]
+pub(crate) struct Reply {
+    pub(crate) data: Vec<u8>,
+    pub(crate) stat: Option<ZlStat>,
+}
+
+/// Starts `work` on zoolock's runtime and returns at once; `callback` gets
+/// `reply(outcome)` exactly once. A fired `cancel` abandons the work:
+/// `ZL_CANCELLED`, naming it as `what`.
+pub(crate) fn reply_later<T: Send + 'static>(
+    work: impl Future<Output = zoolock::Result<T>> + Send + 'static,
+    what: String,
+    cancel: Option<watch::Receiver<bool>>,
+    callback: ZlResultCallback,
+    user_data: UserData,
+    reply: impl FnOnce(T) -> Reply + Send + 'static,
+) -> FfiResult {
+    // In a forked child the runtime's threads are gone: a spawned task would never run.
+    runtime::check_process()?;
+    let work = cancellable(work, cancel, move || Some(Failure::cancelled(what)));
+    dispatch::complete_later(async move { work.await.map(reply) }, move |outcome| {
+        let user_data = user_data.get();
+        let outcome = outcome.and_then(|reply| match u32::try_from(reply.data.len()) {
+            Ok(len) => Ok((reply, len)),
+            Err(_) => Err(Failure::invalid("the result is over 4 GiB")),
+        });
+        match outcome {
+            Ok((reply, len)) => {
+                let stat = reply.stat.as_ref().map_or(std::ptr::null(), |stat| stat as *const ZlStat);
+                callback(user_data, ZL_OK, reply.data.as_ptr(), len, stat, std::ptr::null(), 0)
+            }
+            Err(failure) => {
+                let message = failure.message.as_bytes();
+                let (data, stat) = (std::ptr::null(), std::ptr::null());
+                callback(user_data, failure.code, data, 0, stat, message.as_ptr(), message.len() as u32)
+            }
+        }
+    });
+    Ok(())
 }
 
 /// Whether the node exists: `*out_found` 1 and its stat in `*out_stat`
@@ -258,5 +325,204 @@ pub unsafe extern "C" fn zl_session_children(
         args::give(args::encode_list(&children), out_ptr, out_len, "children")?;
         put_stat(out_stat, stat);
         Ok(())
+    })
+}
+
+/// `zl_session_exists`, completed by `callback` (`ZlResultCallback`): the
+/// stat, or a null stat if there is no node. Returns at once; the callback is
+/// called exactly once, if and only if this returns `ZL_OK`. `cancel` (may be
+/// null) abandons the wait: `ZL_CANCELLED`. The session and `cancel` must
+/// stay alive until the callback has run.
+///
+/// # Safety
+/// `session` must be a live handle; the byte range valid; `cancel` null or
+/// live; `user_data` must stay valid until the callback.
+#[no_mangle]
+pub unsafe extern "C" fn zl_session_exists_async(
+    session: *const ZlSession,
+    path: *const u8,
+    path_len: u32,
+    cancel: *const ZlCancel,
+    callback: ZlResultCallback,
+    user_data: *mut c_void,
+) -> i32 {
+    guard(|| {
+        let session = castable::borrow(session)?.session.clone();
+        let path = node_path(path, path_len)?.to_owned();
+        let cancel = cancel.as_ref().map(ZlCancel::subscribe);
+        let what = format!("exists {path}");
+        let work = async move { session.exists(&path).await };
+        reply_later(work, what, cancel, callback, UserData(user_data), |stat| Reply {
+            data: Vec::new(),
+            stat: stat.map(ZlStat::from),
+        })
+    })
+}
+
+/// `zl_session_get`, completed by `callback`: the node's data and its stat.
+/// As `zl_session_exists_async` otherwise.
+///
+/// # Safety
+/// As for `zl_session_exists_async`.
+#[no_mangle]
+pub unsafe extern "C" fn zl_session_get_async(
+    session: *const ZlSession,
+    path: *const u8,
+    path_len: u32,
+    cancel: *const ZlCancel,
+    callback: ZlResultCallback,
+    user_data: *mut c_void,
+) -> i32 {
+    guard(|| {
+        let session = castable::borrow(session)?.session.clone();
+        let path = node_path(path, path_len)?.to_owned();
+        let cancel = cancel.as_ref().map(ZlCancel::subscribe);
+        let what = format!("get {path}");
+        let work = async move { session.get(&path).await };
+        reply_later(work, what, cancel, callback, UserData(user_data), |(data, stat)| Reply {
+            data,
+            stat: Some(stat.into()),
+        })
+    })
+}
+
+/// `zl_session_set`, completed by `callback`: the node's new stat. As
+/// `zl_session_exists_async` otherwise; a write already sent when `cancel`
+/// fires may still be made.
+///
+/// # Safety
+/// As for `zl_session_exists_async`; the data range valid.
+#[no_mangle]
+pub unsafe extern "C" fn zl_session_set_async(
+    session: *const ZlSession,
+    path: *const u8,
+    path_len: u32,
+    data: *const u8,
+    data_len: u32,
+    version: i32,
+    cancel: *const ZlCancel,
+    callback: ZlResultCallback,
+    user_data: *mut c_void,
+) -> i32 {
+    guard(|| {
+        let session = castable::borrow(session)?.session.clone();
+        let path = node_path(path, path_len)?.to_owned();
+        let data = args::bytes(data, data_len, "data")?.to_vec();
+        let cancel = cancel.as_ref().map(ZlCancel::subscribe);
+        let what = format!("set {path}");
+        let work = async move { session.set(&path, &data, Some(version)).await };
+        reply_later(work, what, cancel, callback, UserData(user_data), |stat| Reply {
+            data: Vec::new(),
+            stat: Some(stat.into()),
+        })
+    })
+}
+
+/// `zl_session_create`, completed by `callback`: the path created (with its
+/// sequence number, if sequential) as `data`, and its stat. As
+/// `zl_session_exists_async` otherwise; a create already sent when `cancel`
+/// fires may still be made.
+///
+/// # Safety
+/// As for `zl_session_exists_async`; the data range valid.
+#[no_mangle]
+pub unsafe extern "C" fn zl_session_create_async(
+    session: *const ZlSession,
+    path: *const u8,
+    path_len: u32,
+    data: *const u8,
+    data_len: u32,
+    flags: u32,
+    cancel: *const ZlCancel,
+    callback: ZlResultCallback,
+    user_data: *mut c_void,
+) -> i32 {
+    guard(|| {
+        let session = castable::borrow(session)?.session.clone();
+        let path = node_path(path, path_len)?.to_owned();
+        let data = args::bytes(data, data_len, "data")?.to_vec();
+        let options = create_options(flags)?;
+        let cancel = cancel.as_ref().map(ZlCancel::subscribe);
+        let what = format!("create {path}");
+        let work = async move { session.create(&path, &data, &options).await };
+        reply_later(work, what, cancel, callback, UserData(user_data), |(created, stat)| Reply {
+            data: created.into_bytes(),
+            stat: Some(stat.into()),
+        })
+    })
+}
+
+/// `zl_session_delete`, completed by `callback` (no data, no stat). As
+/// `zl_session_exists_async` otherwise; a delete already sent when `cancel`
+/// fires may still be made.
+///
+/// # Safety
+/// As for `zl_session_exists_async`.
+#[no_mangle]
+pub unsafe extern "C" fn zl_session_delete_async(
+    session: *const ZlSession,
+    path: *const u8,
+    path_len: u32,
+    version: i32,
+    recursive: u8,
+    cancel: *const ZlCancel,
+    callback: ZlResultCallback,
+    user_data: *mut c_void,
+) -> i32 {
+    guard(|| {
+        let session = castable::borrow(session)?.session.clone();
+        let path = node_path(path, path_len)?.to_owned();
+        let recursive = match recursive {
+            0 | 1 => recursive == 1,
+            other => return Err(Failure::invalid(format!("recursive must be 0 or 1, got {other}"))),
+        };
+        let cancel = cancel.as_ref().map(ZlCancel::subscribe);
+        let what = format!("delete {path}");
+        let work = async move { session.delete(&path, Some(version), recursive).await };
+        reply_later(work, what, cancel, callback, UserData(user_data), |()| Reply::default())
+    })
+}
+
+/// `zl_session_children`, completed by `callback`: the children's names as
+/// a list (`zl_session_children`'s encoding) in `data`, and the node's stat.
+/// As `zl_session_exists_async` otherwise.
+///
+/// # Safety
+/// As for `zl_session_exists_async`.
+#[no_mangle]
+pub unsafe extern "C" fn zl_session_children_async(
+    session: *const ZlSession,
+    path: *const u8,
+    path_len: u32,
+    cancel: *const ZlCancel,
+    callback: ZlResultCallback,
+    user_data: *mut c_void,
+) -> i32 {
+    guard(|| {
+        let session = castable::borrow(session)?.session.clone();
+        let path = node_path(path, path_len)?.to_owned();
+        let cancel = cancel.as_ref().map(ZlCancel::subscribe);
+        let what = format!("children of {path}");
+        let work = async move { session.children_and_stat(&path).await };
+        reply_later(work, what, cancel, callback, UserData(user_data), |(children, stat)| Reply {
+            data: args::encode_list(&children),
+            stat: Some(stat.into()),
+        })
+    })
+}
+
+/// Checks `path` as the core does before any network call, without a
+/// session: a node path (`lock_path` 0: the rule of the znode calls) or a
+/// lock path (1: also neither the root nor under `/zookeeper`). `ZL_OK`, or
+/// `ZL_INVALID_PATH` with the reason.
+///
+/// # Safety
+/// The byte range must be valid.
+#[no_mangle]
+pub unsafe extern "C" fn zl_path_check(path: *const u8, path_len: u32, lock_path: u8) -> i32 {
+    guard(|| match lock_path {
+        0 => Ok(zoolock::validate_node_path(node_path(path, path_len)?)?),
+        1 => Ok(zoolock::path_from_utf8(args::bytes(path, path_len, "path")?).map(|_| ())?),
+        other => Err(Failure::invalid(format!("lock_path must be 0 or 1, got {other}"))),
     })
 }

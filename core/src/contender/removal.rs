@@ -99,6 +99,7 @@ impl Removal {
 
     /// Whether `err` is worth another try, after waiting out what caused it.
     async fn retry_after(&self, live: &Live, err: &zk::Error) -> bool {
+        tracing::debug!(%err, target = ?self.target, "zoolock retries the removal of a node");
         match err {
             err if connection_lost(err) => {
                 // The retry queues until the client reconnects; the pause only

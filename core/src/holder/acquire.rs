@@ -164,7 +164,11 @@ impl HolderState {
             let (won, turn) = match outcome? {
                 Turn::Won(won, turn) => (won, turn),
                 Turn::AlreadyHeld => return Ok(Outcome::Acquired),
-                Turn::NotWon if queued.load(Ordering::Acquire) => return Ok(Outcome::Taken),
+                Turn::NotWon if queued.load(Ordering::Acquire) => {
+                    let waited = started.elapsed();
+                    tracing::debug!(path = self.path, ?waited, "zoolock did not acquire: taken until the timeout");
+                    return Ok(Outcome::Taken);
+                }
                 Turn::NotWon => return Ok(Outcome::HandleBusy),
             };
             let waited = won.waited;

@@ -95,7 +95,7 @@ impl HolderState {
         let kept = options.keep_if_dropped.then(|| self.clone() as Arc<dyn StatusWatcher>);
         let watch_key = self.session.watch_status(watcher, kept);
         let node_watch = won.node_watch.take();
-        let (node, generation, ephemeral) = (won.node.clone(), won.generation, won.ephemeral);
+        let (node, generation, ephemeral, token) = (won.node.clone(), won.generation, won.ephemeral, won.token);
         // Recorded before any task that may end it starts: a lease shorter
         // than the time to record it must still find the hold to end.
         *self.held.lock().unwrap() = Some(Box::new(Held {
@@ -109,6 +109,7 @@ impl HolderState {
             _turn: turn,
         }));
         self.set_state(LockState::Held);
+        tracing::debug!(path = self.path, node, token, "zoolock holds");
         if let Some(lease) = lease {
             let holder = Arc::downgrade(self);
             let timer = self.session.spawn(async move {

@@ -414,8 +414,18 @@ impl HolderState {
 
     fn set_state(&self, state: LockState) {
         let mut current = self.state.lock().unwrap();
-        if std::mem::replace(&mut *current, state) == state {
+        let before = std::mem::replace(&mut *current, state);
+        if before == state {
             return;
+        }
+        match state {
+            LockState::Suspended => tracing::info!(path = self.path, "zoolock hold suspended: the connection is down"),
+            LockState::Held if before == LockState::Suspended => {
+                tracing::info!(path = self.path, "zoolock hold restored")
+            }
+            LockState::Lost(reason) => tracing::warn!(path = self.path, reason = reason.name(), "zoolock hold lost"),
+            LockState::Released => tracing::debug!(path = self.path, "zoolock released"),
+            LockState::Held => {}
         }
         // Counted before the change is published: whoever it wakes reads it in the metrics.
         match (state, self.meter()) {

@@ -79,6 +79,15 @@ impl Lock {
                     Standing::Missing => return Ok(Step::NodeGone),
                     Standing::Waits { .. } if !options.waits() => return Ok(Step::Taken),
                     Standing::Waits { predecessor, last_blocker } => {
+                        let markers = &self.spec.config.extra_markers;
+                        let ahead = || naming::queue(&children, markers).iter().position(|c| c.name == name);
+                        tracing::debug!(
+                            path = self.spec.path,
+                            node = name,
+                            predecessor,
+                            ahead = ahead(),
+                            "zoolock waits"
+                        );
                         Some((predecessor, Watched::Listed { last_blocker }))
                     }
                 };

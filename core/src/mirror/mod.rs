@@ -244,7 +244,11 @@ impl Mirror {
         let fresh = entry.arrived == state.deletions;
         match predecessor {
             None => Decision::Holds(receiver, fresh),
-            Some(_) => Decision::Waits(receiver),
+            Some((_, predecessor)) => {
+                let ahead = || state.queue.range(..key.clone()).count();
+                tracing::debug!(path = self.path, node = name, predecessor, ahead = ahead(), "zoolock waits");
+                Decision::Waits(receiver)
+            }
         }
     }
 

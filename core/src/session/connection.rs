@@ -114,6 +114,8 @@ impl Connection {
                 }
             }
             let status = Status { state: SessionState::Connected, generation: 1, session_id: live.session_id };
+            let session_id = format!("{:#x}", live.session_id);
+            tracing::info!(state = ?status.state, generation = 1, session_id, hosts = options.connect, "zoolock session");
             let connection = Arc::new(Connection {
                 options,
                 status: watch::Sender::new(status),

@@ -78,6 +78,7 @@ impl Session {
     /// Waits until a retry may succeed: the session connected, and after an
     /// expiry a newer one. Returns `err` if the deadline comes first.
     async fn wait_to_retry(&self, err: Error, before: Status, deadline: Option<Instant>) -> Result<()> {
+        tracing::debug!(%err, "zoolock retries once the session is connected");
         let expired = matches!(err, Error::SessionExpired { .. });
         let mut status = self.subscribe();
         let ready = status.wait_for(|s| {

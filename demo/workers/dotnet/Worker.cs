@@ -166,7 +166,7 @@ static class Worker
             {
                 var asked = Stopwatch.StartNew();
                 long generation = session.Generation;
-                ZooKeeperLockHandle handle;
+                ZooKeeperDistributedLockHandle handle;
                 try { handle = mutex.Acquire(TimeSpan.FromSeconds(5), stop.Token); }
                 catch (TimeoutException) { continue; }
                 catch (OperationCanceledException) { break; }  // told to stop while waiting; no node is left
@@ -178,14 +178,14 @@ static class Worker
                 }
                 using (handle)
                 // A hold's end other than our release, by its reason: NodeDeleted when someone deleted our node.
-                using (handle.HandleLost.Register(() => Say(string.Format(CultureInfo.InvariantCulture, "told {0} {1} {2}", args.Name, handle.LostReason, NowNs()))))
+                using (handle.HandleLostToken.Register(() => Say(string.Format(CultureInfo.InvariantCulture, "told {0} {1} {2}", args.Name, handle.LostReason, NowNs()))))
                 {
                     long start = NowNs();
                     long waitUs = asked.Elapsed.Ticks / (TimeSpan.TicksPerMillisecond / 1000);
-                    // Told suspended or lost: the resource must not be touched. HandleLost is
+                    // Told suspended or lost: the resource must not be touched. HandleLostToken is
                     // cancelled from the thread pool, so also read the session's state, and skip
                     // a hold that was taken across an expiry (its generation changed).
-                    if (!handle.IsSuspended && !handle.HandleLost.IsCancellationRequested
+                    if (!handle.IsSuspended && !handle.HandleLostToken.IsCancellationRequested
                         && session.State == ZooKeeperSessionState.Connected && session.Generation == generation)
                     {
                         resource.Write(args.Name, handle.FencingToken, waitUs, start);

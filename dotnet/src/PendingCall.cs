@@ -1,0 +1,147 @@
+using System;
+using System.Runtime.InteropServices;
+using System.Threading;
+using System.Threading.Tasks;
+using ZooLock.Native;
+
+namespace ZooLock
+{
+    /// <summary>
+    /// A native cancel token (<c>ZlCancel</c>) fired when a
+    /// <see cref="CancellationToken"/> is cancelled; none (a null pointer)
+    /// for a token that cannot be. Dispose unregisters, then frees it.
+    /// </summary>
+    internal sealed unsafe class NativeCancel : IDisposable
+    {
+        static readonly Action<object> Fire = state => NativeMethods.zl_cancel_fire((ZlCancel*)(IntPtr)state);
+
+        readonly CancellationTokenRegistration registration;
+        IntPtr pointer;
+
+        internal NativeCancel(CancellationToken token)
+        {
+            if (!token.CanBeCanceled) return;
+            ZlCancel* created;
+            Interop.Check(NativeMethods.zl_cancel_new(&created));
+            pointer = (IntPtr)created;
+            registration = token.Register(Fire, pointer);
+        }
+
+        internal ZlCancel* Pointer { get { return (ZlCancel*)pointer; } }
+
+        public void Dispose()
+        {
+            // Waits for a Fire in progress: the token is not freed under it.
+            registration.Dispose();
+            if (pointer != IntPtr.Zero) NativeMethods.zl_cancel_free((ZlCancel*)pointer);
+            pointer = IntPtr.Zero;
+        }
+    }
+
+    /// <summary>
+    /// One callback-completed native call in flight (an <c>_async</c> entry
+    /// point): keeps its target handle, its cancel token and itself alive
+    /// until the native callback, which completes the task. Every async
+    /// method of the library is one of these.
+    /// </summary>
+    internal sealed unsafe class PendingCall<T>
+    {
+        /// <summary>Starts the native call on <paramref name="target"/> with the cancel token and the user data its callback gets back.</summary>
+        internal delegate int Starter(IntPtr target, ZlCancel* cancel, void* userData);
+
+        readonly NativeHandle target;
+        readonly CancellationToken token;
+        readonly TaskCompletionSource<T> completion = new TaskCompletionSource<T>(TaskCreationOptions.RunContinuationsAsynchronously);
+        NativeCancel cancel;
+        GCHandle self;
+        bool entered;
+
+        PendingCall(NativeHandle target, CancellationToken token, object state)
+        {
+            this.target = target;
+            this.token = token;
+            State = state;
+        }
+
+        /// <summary>What the callback needs besides the native result (e.g. a path to name the result by).</summary>
+        internal object State { get; private set; }
+
+        /// <summary>
+        /// Starts a call: its task completes when the native callback runs
+        /// (<see cref="Deliver"/>), or at once if it cannot start. A null
+        /// <paramref name="target"/>: a call on no handle (a connect).
+        /// </summary>
+        internal static Task<T> Start(NativeHandle target, CancellationToken token, Starter start, object state = null)
+        {
+            if (token.IsCancellationRequested) return Task.FromCanceled<T>(token);
+            var call = new PendingCall<T>(target, token, state);
+            try
+            {
+                var pointer = IntPtr.Zero;
+                if (target != null)
+                {
+                    pointer = target.Enter();
+                    call.entered = true;
+                }
+                call.cancel = new NativeCancel(token);
+                call.self = GCHandle.Alloc(call);
+                int status = start(pointer, call.cancel.Pointer, (void*)GCHandle.ToIntPtr(call.self));
+                // Only a call that started calls back.
+                if (status != NativeMethods.ZL_OK) call.Finish(status, Interop.LastError(), null);
+            }
+            catch (Exception error)
+            {
+                call.Cleanup();
+                call.completion.TrySetException(error);
+            }
+            return call.completion.Task;
+        }
+
+        /// <summary>
+        /// From a native callback: completes the call with <paramref name="status"/>;
+        /// on <c>ZL_OK</c> with what <paramref name="result"/> reads (now, while the
+        /// callback's arguments are valid), else with the exception the status maps to.
+        /// </summary>
+        internal static void Deliver(void* userData, int status, byte* message, uint length, Func<PendingCall<T>, T> result)
+        {
+            try
+            {
+                Interop.EnterCallback();
+                var call = (PendingCall<T>)GCHandle.FromIntPtr((IntPtr)userData).Target;
+                call.Finish(status, status == NativeMethods.ZL_OK ? null : Interop.Text(message, length), result);
+            }
+            catch (Exception) { /* nothing may unwind into native code */ }
+        }
+
+        void Finish(int status, string message, Func<PendingCall<T>, T> result)
+        {
+            Cleanup();
+            if (status == NativeMethods.ZL_OK)
+            {
+                try { completion.TrySetResult(result(this)); }
+                catch (Exception error) { completion.TrySetException(error); }
+            }
+            else if (status == (int)ZooLockStatus.Cancelled) completion.TrySetCanceled(token);
+            else completion.TrySetException(Errors.FromStatus(status, message, token));
+        }
+
+        void Cleanup()
+        {
+            if (self.IsAllocated) self.Free();
+            if (cancel != null) cancel.Dispose();
+            cancel = null;
+            if (entered) target.Exit();
+            entered = false;
+        }
+    }
+
+    /// <summary>Continuations for the calls' tasks, outside the unsafe classes (which may not await).</summary>
+    internal static class Continuations
+    {
+        /// <summary>The task's result passed through <paramref name="next"/>.</summary>
+        internal static async Task<TResult> Then<T, TResult>(this Task<T> task, Func<T, TResult> next)
+        {
+            return next(await task.ConfigureAwait(false));
+        }
+    }
+}
