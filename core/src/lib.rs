@@ -54,6 +54,7 @@
 
 #![warn(missing_docs)]
 
+mod barrier;
 mod codes;
 mod contender;
 mod election;
@@ -66,6 +67,7 @@ pub mod metrics;
 mod mirror;
 pub mod naming;
 mod options;
+mod party;
 pub mod runtime;
 mod security;
 mod semaphore;
@@ -74,6 +76,7 @@ mod state;
 mod watchers;
 mod znode;
 
+pub use barrier::{Barrier, DoubleBarrier};
 pub use election::{Election, Leadership};
 pub use error::{Error, ErrorKind, Result};
 pub use holder::{Acquire, BoxFuture, Hold, Holder, Owner};
@@ -84,6 +87,7 @@ pub use options::{
     path_from_utf8, timeout_from_secs, validate_identifier, validate_node_path, validate_path, SessionOptions,
     MAX_IDENTIFIER_BYTES, MAX_PATH_BYTES, MAX_SESSION_TIMEOUT,
 };
+pub use party::Party;
 pub use security::{Pem, SaslMechanism, SaslOptions, Secret, TlsOptions};
 pub use semaphore::Semaphore;
 pub use session::Session;
