@@ -68,6 +68,7 @@ mod mirror;
 pub mod naming;
 mod options;
 mod party;
+mod queue;
 pub mod runtime;
 mod security;
 mod semaphore;
@@ -88,6 +89,7 @@ pub use options::{
     MAX_IDENTIFIER_BYTES, MAX_PATH_BYTES, MAX_SESSION_TIMEOUT,
 };
 pub use party::Party;
+pub use queue::{LockingQueue, Queue};
 pub use security::{Pem, SaslMechanism, SaslOptions, Secret, TlsOptions};
 pub use semaphore::Semaphore;
 pub use session::Session;
