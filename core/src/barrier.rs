@@ -24,7 +24,7 @@ use uuid::Uuid;
 use zookeeper_client as zk;
 
 use crate::error::{Error, Result};
-use crate::options::{validate_identifier, validate_path};
+use crate::options::{validate_identifier, validate_node_path, validate_path};
 use crate::runtime;
 use crate::session::{Live, Session};
 use crate::znode::{ask, make_dirs, OnSession, Retry};
@@ -155,22 +155,45 @@ impl DoubleBarrier {
     /// members; `identifier` is its node's data (kazoo's default is
     /// `"<fqdn>-<pid>"`, which the bindings give). Nothing is sent before `enter`.
     pub fn new(session: &Session, path: &str, num_clients: u32, identifier: impl Into<Vec<u8>>) -> Result<Self> {
+        let node_name = Uuid::new_v4().simple().to_string();
+        DoubleBarrier::with_node_name(session, path, num_clients, identifier, &node_name)
+    }
+
+    /// [`DoubleBarrier::new`] with the member's node name given rather
+    /// than a fresh uuid4 hex: the same member across sessions or processes.
+    pub fn with_node_name(
+        session: &Session,
+        path: &str,
+        num_clients: u32,
+        identifier: impl Into<Vec<u8>>,
+        node_name: &str,
+    ) -> Result<Self> {
         let identifier = identifier.into();
-        validate_path(path)?;
-        validate_identifier(&identifier)?;
-        if num_clients == 0 {
-            return Err(Error::InvalidArgument("num_clients must be at least 1".into()));
-        }
+        DoubleBarrier::check(path, num_clients, &identifier, node_name)?;
         Ok(DoubleBarrier {
             inner: Arc::new(Member {
                 session: session.clone(),
                 path: path.to_owned(),
                 num_clients,
                 identifier,
-                node_name: Uuid::new_v4().simple().to_string(),
+                node_name: node_name.to_owned(),
                 participating: AtomicBool::new(false),
             }),
         })
+    }
+
+    /// What [`DoubleBarrier::with_node_name`] refuses, for a binding that
+    /// makes the member later (on the session of its first call).
+    pub fn check(path: &str, num_clients: u32, identifier: &[u8], node_name: &str) -> Result<()> {
+        validate_path(path)?;
+        validate_identifier(identifier)?;
+        if num_clients == 0 {
+            return Err(Error::InvalidArgument("num_clients must be at least 1".into()));
+        }
+        if node_name.is_empty() || node_name.contains('/') || node_name == "ready" {
+            return Err(Error::InvalidArgument(format!("not a member's node name: {node_name:?}")));
+        }
+        validate_node_path(&format!("{path}/{node_name}"))
     }
 
     /// The barrier's path.

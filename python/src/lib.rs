@@ -3,6 +3,7 @@
 //! lock decision is the core's.
 
 mod asyncio;
+mod barrier;
 mod client;
 mod election;
 mod errors;
@@ -10,6 +11,9 @@ mod holder;
 mod inspect;
 mod lock;
 mod logging;
+mod party;
+mod queue;
+mod recipe;
 mod security;
 mod semaphore;
 mod wait;
@@ -20,6 +24,8 @@ use pyo3::prelude::*;
 #[pymodule]
 fn _zoolock(m: &Bound<'_, PyModule>) -> PyResult<()> {
     logging::install();
+    m.add_class::<barrier::Barrier>()?;
+    m.add_class::<barrier::DoubleBarrier>()?;
     m.add_class::<client::Client>()?;
     m.add_class::<election::Election>()?;
     m.add_class::<election::TermFence>()?;
@@ -29,6 +35,10 @@ fn _zoolock(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<lock::Lock>()?;
     m.add_class::<lock::ReadLock>()?;
     m.add_class::<lock::WriteLock>()?;
+    m.add_class::<party::Party>()?;
+    m.add_class::<party::ShallowParty>()?;
+    m.add_class::<queue::Queue>()?;
+    m.add_class::<queue::LockingQueue>()?;
     m.add_class::<semaphore::Semaphore>()?;
     znode::register(m)?;
     errors::register(m)?;

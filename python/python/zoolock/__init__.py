@@ -36,12 +36,18 @@ from ._znode import (
     fenced,
 )
 from ._zoolock import (
+    Barrier,
+    DoubleBarrier,
     Holder,
     Lock,
+    LockingQueue,
     LostEvent,
     Participant,
+    Party,
+    Queue,
     ReadLock,
     Semaphore,
+    ShallowParty,
     WriteLock,
     __version__,
 )
@@ -113,7 +119,8 @@ class _BoundToClient:
         return bound
 
 
-for _recipe in (Lock, ReadLock, WriteLock, Semaphore):
+for _recipe in (Lock, ReadLock, WriteLock, Semaphore, Barrier, DoubleBarrier, Party, ShallowParty, Queue,
+                LockingQueue):
     setattr(KazooClient, _recipe.__name__, _BoundToClient(_recipe))
 del _recipe
 
@@ -144,6 +151,7 @@ __all__ = [
     "AuthFailedError",
     "BadArgumentsError",
     "BadVersionError",
+    "Barrier",
     "CancelledError",
     "ChildrenWatch",
     "Client",
@@ -151,6 +159,7 @@ __all__ = [
     "ConnectionClosedError",
     "ConnectionLoss",
     "DataWatch",
+    "DoubleBarrier",
     "Election",
     "EventType",
     "ForceRetryError",
@@ -162,6 +171,7 @@ __all__ = [
     "KazooState",
     "KazooTimeoutError",
     "Lock",
+    "LockingQueue",
     "LockState",
     "LockTimeout",
     "LostEvent",
@@ -170,17 +180,20 @@ __all__ = [
     "NodeExistsError",
     "NoNodeError",
     "NotEmptyError",
-    "Participant",
     "NotHeldError",
     "OperationTimeoutError",
+    "Participant",
+    "Party",
+    "Queue",
     "ReadLock",
     "RolledBackError",
     "RuntimeInconsistency",
     "Semaphore",
     "SessionExpiredError",
+    "ShallowParty",
+    "TlsError",
     "TransactionRequest",
     "WatchedEvent",
-    "TlsError",
     "WriteLock",
     "ZnodeStat",
     "ZookeeperError",
