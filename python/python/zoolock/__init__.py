@@ -125,6 +125,28 @@ for _recipe in (Lock, ReadLock, WriteLock, Semaphore, Barrier, DoubleBarrier, Pa
 del _recipe
 
 
+class _KazooRecipe(_BoundToClient):
+    """A recipe only kazoo has, in Python, that works on a zoolock client
+    (``client.SetPartitioner``): kazoo's own class, imported when first read;
+    ``AttributeError`` without kazoo installed."""
+
+    def __init__(self, module, name):
+        self.module, self.name = module, name
+        self.__doc__ = f"kazoo's ``{module}.{name}`` bound to this client (needs kazoo installed)."
+
+    @property
+    def recipe(self):
+        import importlib
+
+        try:
+            return getattr(importlib.import_module(self.module), self.name)
+        except ImportError as err:
+            raise AttributeError(f"{self.name} is kazoo's own recipe: install kazoo to use it ({err})") from None
+
+
+KazooClient.SetPartitioner = _KazooRecipe("kazoo.recipe.partitioner", "SetPartitioner")
+
+
 class KazooState:
     """The states a client's listeners hear, as kazoo's ``KazooState``."""
 

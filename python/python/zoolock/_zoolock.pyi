@@ -93,6 +93,9 @@ class KazooClient:
         """A Queue bound to this client."""
     def LockingQueue(self, path: str) -> LockingQueue:
         """A LockingQueue bound to this client."""
+    def SetPartitioner(self, path: str, set: Any, partition_func: Any = None, identifier: Any = None,
+                       time_boundary: float = 30, max_reaction_time: float = 1, state_change_event: Any = None) -> Any:
+        """kazoo's SetPartitioner bound to this client (kazoo's own class: needs kazoo installed)."""
 
 class Participant:
     """One holder or waiter on a path, as KazooClient.inspect(path) lists them."""
