@@ -86,6 +86,21 @@ namespace ZooLock.Native
 
 
         [UnmanagedFunctionPointer(CallingConvention.Cdecl)]
+        internal delegate void zl_barrier_create_async_callback_delegate(void* user_data, int status, byte* data, uint data_len, ZlStat* stat, byte* message, uint message_len);
+
+        [UnmanagedFunctionPointer(CallingConvention.Cdecl)]
+        internal delegate void zl_barrier_remove_async_callback_delegate(void* user_data, int status, byte* data, uint data_len, ZlStat* stat, byte* message, uint message_len);
+
+        [UnmanagedFunctionPointer(CallingConvention.Cdecl)]
+        internal delegate void zl_barrier_wait_async_callback_delegate(void* user_data, int status, byte* data, uint data_len, ZlStat* stat, byte* message, uint message_len);
+
+        [UnmanagedFunctionPointer(CallingConvention.Cdecl)]
+        internal delegate void zl_double_barrier_enter_async_callback_delegate(void* user_data, int status, byte* data, uint data_len, ZlStat* stat, byte* message, uint message_len);
+
+        [UnmanagedFunctionPointer(CallingConvention.Cdecl)]
+        internal delegate void zl_double_barrier_leave_async_callback_delegate(void* user_data, int status, byte* data, uint data_len, ZlStat* stat, byte* message, uint message_len);
+
+        [UnmanagedFunctionPointer(CallingConvention.Cdecl)]
         internal delegate void zl_election_lead_async_callback_delegate(void* user_data, int status, ZlLeadership* leadership, byte* message, uint message_len);
 
         [UnmanagedFunctionPointer(CallingConvention.Cdecl)]
@@ -141,6 +156,115 @@ namespace ZooLock.Native
         /// </summary>
         [DllImport(__DllName, EntryPoint = "zl_bytes_free", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
         internal static extern void zl_bytes_free(byte* ptr, uint len);
+
+        /// <summary>
+        ///  The barrier at `path`; nothing is sent before a call.
+        ///
+        ///  # Safety
+        ///  `session` must be a live handle; the byte range valid; `out_barrier` valid for writes.
+        /// </summary>
+        [DllImport(__DllName, EntryPoint = "zl_barrier_new", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern int zl_barrier_new(ZlSession* session, byte* path, uint path_len, ZlBarrier** out_barrier);
+
+        /// <summary>
+        ///  Puts the barrier up (creates its node if missing); `callback` gets empty data.
+        ///
+        ///  # Safety
+        ///  `barrier` must be a live handle until the callback; `cancel` null or
+        ///  live; `user_data` valid until the callback.
+        /// </summary>
+        [DllImport(__DllName, EntryPoint = "zl_barrier_create_async", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern int zl_barrier_create_async(ZlBarrier* barrier, ZlCancel* cancel, zl_barrier_create_async_callback_delegate callback, void* user_data);
+
+        /// <summary>
+        ///  Takes the barrier down; `callback`'s one byte is 1 if its node was there.
+        ///
+        ///  # Safety
+        ///  As for `zl_barrier_create_async`.
+        /// </summary>
+        [DllImport(__DllName, EntryPoint = "zl_barrier_remove_async", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern int zl_barrier_remove_async(ZlBarrier* barrier, ZlCancel* cancel, zl_barrier_remove_async_callback_delegate callback, void* user_data);
+
+        /// <summary>
+        ///  Waits until the barrier is down, for `timeout_ms` (0 looks once, -1
+        ///  waits forever); `callback`'s one byte is 1 if it is down, 0 if the
+        ///  timeout ran out. Goes on across a lost connection and a session expiry.
+        ///
+        ///  # Safety
+        ///  As for `zl_barrier_create_async`.
+        /// </summary>
+        [DllImport(__DllName, EntryPoint = "zl_barrier_wait_async", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern int zl_barrier_wait_async(ZlBarrier* barrier, long timeout_ms, ZlCancel* cancel, zl_barrier_wait_async_callback_delegate callback, void* user_data);
+
+        /// <summary>
+        ///  Frees the barrier handle (the barrier's node stays). Null is ignored.
+        ///
+        ///  # Safety
+        ///  `barrier` must come from `zl_barrier_new`, freed once, with no call on it in flight.
+        /// </summary>
+        [DllImport(__DllName, EntryPoint = "zl_barrier_free", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern void zl_barrier_free(ZlBarrier* barrier);
+
+        /// <summary>
+        ///  A member of the double barrier at `path` that waits for `num_clients`
+        ///  members (at least 1); `identifier` is its node's data. Nothing is sent
+        ///  before `zl_double_barrier_enter_async`.
+        ///
+        ///  # Safety
+        ///  `session` must be a live handle; the byte ranges valid; `out_barrier` valid for writes.
+        /// </summary>
+        [DllImport(__DllName, EntryPoint = "zl_double_barrier_new", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern int zl_double_barrier_new(ZlSession* session, byte* path, uint path_len, uint num_clients, byte* identifier, uint identifier_len, ZlDoubleBarrier** out_barrier);
+
+        /// <summary>
+        ///  Enters: `callback` (empty data) once `num_clients` members are in. A
+        ///  failure or a fired `cancel` leaves no node of this member.
+        ///
+        ///  # Safety
+        ///  `barrier` must be a live handle until the callback; `cancel` null or
+        ///  live; `user_data` valid until the callback.
+        /// </summary>
+        [DllImport(__DllName, EntryPoint = "zl_double_barrier_enter_async", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern int zl_double_barrier_enter_async(ZlDoubleBarrier* barrier, ZlCancel* cancel, zl_double_barrier_enter_async_callback_delegate callback, void* user_data);
+
+        /// <summary>
+        ///  Leaves: `callback` (empty data) once every member has left. This
+        ///  member's node is deleted even if the wait is cancelled.
+        ///
+        ///  # Safety
+        ///  As for `zl_double_barrier_enter_async`.
+        /// </summary>
+        [DllImport(__DllName, EntryPoint = "zl_double_barrier_leave_async", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern int zl_double_barrier_leave_async(ZlDoubleBarrier* barrier, ZlCancel* cancel, zl_double_barrier_leave_async_callback_delegate callback, void* user_data);
+
+        /// <summary>
+        ///  `*out_participating` 1 while this member has entered and not left.
+        ///
+        ///  # Safety
+        ///  `barrier` must be a live handle; `out_participating` valid for writes.
+        /// </summary>
+        [DllImport(__DllName, EntryPoint = "zl_double_barrier_participating", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern int zl_double_barrier_participating(ZlDoubleBarrier* barrier, byte* out_participating);
+
+        /// <summary>
+        ///  This member's node (full path), as UTF-8 to free with `zl_bytes_free`.
+        ///
+        ///  # Safety
+        ///  `barrier` must be a live handle; out-pointers valid for writes.
+        /// </summary>
+        [DllImport(__DllName, EntryPoint = "zl_double_barrier_node", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern int zl_double_barrier_node(ZlDoubleBarrier* barrier, byte** out_ptr, uint* out_len);
+
+        /// <summary>
+        ///  Frees the member; a wait in flight must have called back first. A
+        ///  member that entered and did not leave keeps its node until its session
+        ///  ends. Null is ignored.
+        ///
+        ///  # Safety
+        ///  `barrier` must come from `zl_double_barrier_new`, freed once, with no call on it in flight.
+        /// </summary>
+        [DllImport(__DllName, EntryPoint = "zl_double_barrier_free", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern void zl_double_barrier_free(ZlDoubleBarrier* barrier);
 
         /// <summary>
         ///  Creates a cancel token; free it with `zl_cancel_free` once the calls it
@@ -991,6 +1115,22 @@ namespace ZooLock.Native
         internal static extern int zl_path_check(byte* path, uint path_len, byte lock_path);
 
 
+    }
+
+    /// <summary>
+    ///  A barrier: up while the node at its path exists (kazoo's `Barrier`).
+    /// </summary>
+    [StructLayout(LayoutKind.Sequential)]
+    internal unsafe partial struct ZlBarrier
+    {
+    }
+
+    /// <summary>
+    ///  A member of a double barrier (kazoo's `DoubleBarrier`).
+    /// </summary>
+    [StructLayout(LayoutKind.Sequential)]
+    internal unsafe partial struct ZlDoubleBarrier
+    {
     }
 
     /// <summary>

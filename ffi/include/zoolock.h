@@ -320,10 +320,20 @@
 #define ZL_CREATE_MAKEPATH 4
 
 /**
+ * A barrier: up while the node at its path exists (kazoo's `Barrier`).
+ */
+typedef struct ZlBarrier ZlBarrier;
+
+/**
  * A cancel token for acquires: fire it from any thread to cancel the
  * acquires it was passed to, even one that has not started waiting yet.
  */
 typedef struct ZlCancel ZlCancel;
+
+/**
+ * A member of a double barrier (kazoo's `DoubleBarrier`).
+ */
+typedef struct ZlDoubleBarrier ZlDoubleBarrier;
 
 /**
  * A candidate in the election at a path (kazoo's `Election`, Curator's `LeaderLatch`).
@@ -358,42 +368,6 @@ typedef struct ZlSessionOptions ZlSessionOptions;
  * `zl_transaction_commit`, after which it takes no more operations.
  */
 typedef struct ZlTransaction ZlTransaction;
-
-/**
- * Called once when an asynchronous lead ends: `status` `ZL_OK` with the
- * term won in `leadership` (the caller's to free with `zl_leadership_free`),
- * or null when the timeout ran out; else an error code with its UTF-8
- * message, valid only during the call. Runs on zoolock's callback thread.
- */
-typedef void (*ZlLeadCallback)(void *user_data,
-                               int32_t status,
-                               struct ZlLeadership *leadership,
-                               const uint8_t *message,
-                               uint32_t message_len);
-
-/**
- * Called once when an asynchronous acquire ends: `status` is `ZL_OK` with
- * `acquired` 1 (held) or 0 (taken, or the timeout ran out), or an error code
- * with its UTF-8 message, valid only during the call. Runs on zoolock's
- * callback thread, which runs every callback in turn: return quickly.
- */
-typedef void (*ZlAcquireCallback)(void *user_data,
-                                  int32_t status,
-                                  uint8_t acquired,
-                                  const uint8_t *message,
-                                  uint32_t message_len);
-
-/**
- * Called once when `zl_session_connect_async` ends: `status` `ZL_OK` with
- * the session (the caller's to free with `zl_session_free`), else an error
- * code with its UTF-8 message, valid only during the call. Runs on
- * zoolock's callback thread.
- */
-typedef void (*ZlConnectCallback)(void *user_data,
-                                  int32_t status,
-                                  struct ZlSession *session,
-                                  const uint8_t *message,
-                                  uint32_t message_len);
 
 /**
  * A node's metadata (ZooKeeper's `Stat`; the core's `Stat`).
@@ -463,6 +437,42 @@ typedef void (*ZlResultCallback)(void *user_data,
                                  const uint8_t *message,
                                  uint32_t message_len);
 
+/**
+ * Called once when an asynchronous lead ends: `status` `ZL_OK` with the
+ * term won in `leadership` (the caller's to free with `zl_leadership_free`),
+ * or null when the timeout ran out; else an error code with its UTF-8
+ * message, valid only during the call. Runs on zoolock's callback thread.
+ */
+typedef void (*ZlLeadCallback)(void *user_data,
+                               int32_t status,
+                               struct ZlLeadership *leadership,
+                               const uint8_t *message,
+                               uint32_t message_len);
+
+/**
+ * Called once when an asynchronous acquire ends: `status` is `ZL_OK` with
+ * `acquired` 1 (held) or 0 (taken, or the timeout ran out), or an error code
+ * with its UTF-8 message, valid only during the call. Runs on zoolock's
+ * callback thread, which runs every callback in turn: return quickly.
+ */
+typedef void (*ZlAcquireCallback)(void *user_data,
+                                  int32_t status,
+                                  uint8_t acquired,
+                                  const uint8_t *message,
+                                  uint32_t message_len);
+
+/**
+ * Called once when `zl_session_connect_async` ends: `status` `ZL_OK` with
+ * the session (the caller's to free with `zl_session_free`), else an error
+ * code with its UTF-8 message, valid only during the call. Runs on
+ * zoolock's callback thread.
+ */
+typedef void (*ZlConnectCallback)(void *user_data,
+                                  int32_t status,
+                                  struct ZlSession *session,
+                                  const uint8_t *message,
+                                  uint32_t message_len);
+
 #ifdef __cplusplus
 extern "C" {
 #endif // __cplusplus
@@ -475,6 +485,132 @@ extern "C" {
  * `ptr` and `len` must be exactly as zoolock returned them, freed once.
  */
 void zl_bytes_free(uint8_t *ptr, uint32_t len);
+
+/**
+ * The barrier at `path`; nothing is sent before a call.
+ *
+ * # Safety
+ * `session` must be a live handle; the byte range valid; `out_barrier` valid for writes.
+ */
+int32_t zl_barrier_new(const struct ZlSession *session,
+                       const uint8_t *path,
+                       uint32_t path_len,
+                       struct ZlBarrier **out_barrier);
+
+/**
+ * Puts the barrier up (creates its node if missing); `callback` gets empty data.
+ *
+ * # Safety
+ * `barrier` must be a live handle until the callback; `cancel` null or
+ * live; `user_data` valid until the callback.
+ */
+int32_t zl_barrier_create_async(const struct ZlBarrier *barrier,
+                                const struct ZlCancel *cancel,
+                                ZlResultCallback callback,
+                                void *user_data);
+
+/**
+ * Takes the barrier down; `callback`'s one byte is 1 if its node was there.
+ *
+ * # Safety
+ * As for `zl_barrier_create_async`.
+ */
+int32_t zl_barrier_remove_async(const struct ZlBarrier *barrier,
+                                const struct ZlCancel *cancel,
+                                ZlResultCallback callback,
+                                void *user_data);
+
+/**
+ * Waits until the barrier is down, for `timeout_ms` (0 looks once, -1
+ * waits forever); `callback`'s one byte is 1 if it is down, 0 if the
+ * timeout ran out. Goes on across a lost connection and a session expiry.
+ *
+ * # Safety
+ * As for `zl_barrier_create_async`.
+ */
+int32_t zl_barrier_wait_async(const struct ZlBarrier *barrier,
+                              int64_t timeout_ms,
+                              const struct ZlCancel *cancel,
+                              ZlResultCallback callback,
+                              void *user_data);
+
+/**
+ * Frees the barrier handle (the barrier's node stays). Null is ignored.
+ *
+ * # Safety
+ * `barrier` must come from `zl_barrier_new`, freed once, with no call on it in flight.
+ */
+void zl_barrier_free(struct ZlBarrier *barrier);
+
+/**
+ * A member of the double barrier at `path` that waits for `num_clients`
+ * members (at least 1); `identifier` is its node's data. Nothing is sent
+ * before `zl_double_barrier_enter_async`.
+ *
+ * # Safety
+ * `session` must be a live handle; the byte ranges valid; `out_barrier` valid for writes.
+ */
+int32_t zl_double_barrier_new(const struct ZlSession *session,
+                              const uint8_t *path,
+                              uint32_t path_len,
+                              uint32_t num_clients,
+                              const uint8_t *identifier,
+                              uint32_t identifier_len,
+                              struct ZlDoubleBarrier **out_barrier);
+
+/**
+ * Enters: `callback` (empty data) once `num_clients` members are in. A
+ * failure or a fired `cancel` leaves no node of this member.
+ *
+ * # Safety
+ * `barrier` must be a live handle until the callback; `cancel` null or
+ * live; `user_data` valid until the callback.
+ */
+int32_t zl_double_barrier_enter_async(const struct ZlDoubleBarrier *barrier,
+                                      const struct ZlCancel *cancel,
+                                      ZlResultCallback callback,
+                                      void *user_data);
+
+/**
+ * Leaves: `callback` (empty data) once every member has left. This
+ * member's node is deleted even if the wait is cancelled.
+ *
+ * # Safety
+ * As for `zl_double_barrier_enter_async`.
+ */
+int32_t zl_double_barrier_leave_async(const struct ZlDoubleBarrier *barrier,
+                                      const struct ZlCancel *cancel,
+                                      ZlResultCallback callback,
+                                      void *user_data);
+
+/**
+ * `*out_participating` 1 while this member has entered and not left.
+ *
+ * # Safety
+ * `barrier` must be a live handle; `out_participating` valid for writes.
+ */
+int32_t zl_double_barrier_participating(const struct ZlDoubleBarrier *barrier,
+                                        uint8_t *out_participating);
+
+/**
+ * This member's node (full path), as UTF-8 to free with `zl_bytes_free`.
+ *
+ * # Safety
+ * `barrier` must be a live handle; out-pointers valid for writes.
+ */
+int32_t zl_double_barrier_node(const struct ZlDoubleBarrier *barrier,
+                               uint8_t **out_ptr,
+                               uint32_t *out_len);
+
+/**
+ * Frees the member; a wait in flight must have called back first. A
+ * member that entered and did not leave keeps its node until its session
+ * ends. Null is ignored.
+ *
+ * # Safety
+ * `barrier` must come from `zl_double_barrier_new`, freed once, with no call on it in flight.
+ */
+void zl_double_barrier_free(struct ZlDoubleBarrier *barrier);
 
 /**
  * Creates a cancel token; free it with `zl_cancel_free` once the calls it

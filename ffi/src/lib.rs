@@ -12,6 +12,8 @@
 //!   writes as one, and `zl_holder_fenced`/`zl_leadership_fenced` make one
 //!   that commits only while a hold lasts (`ZL_NOT_HELD` otherwise). Each
 //!   has an `_async` form completed by a `ZlResultCallback`.
+//! - **Barriers**: a `ZlBarrier` and a `ZlDoubleBarrier` member (kazoo's
+//!   `Barrier` and `DoubleBarrier`), waits completed by a `ZlResultCallback` (`barrier.rs`).
 //! - **Elections**: a `ZlElection` candidate leads (`zl_election_lead`, as
 //!   an acquire) and each term won is a `ZlLeadership` (`election.rs`).
 //! - **Holders**: a lock or semaphore is one `ZlHolder` with one set of
@@ -38,6 +40,7 @@
 //! translates types, errors and the blocking/callback style.
 
 mod args;
+mod barrier;
 mod cancel;
 mod castable;
 mod dispatch;
@@ -56,6 +59,7 @@ mod transaction;
 mod znode;
 
 pub use args::zl_bytes_free;
+pub use barrier::*;
 pub use cancel::*;
 pub use dispatch::zl_shutdown;
 pub use election::*;

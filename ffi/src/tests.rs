@@ -218,3 +218,31 @@ fn a_callback_completed_connect_ends_when_its_token_fires() {
     assert_eq!(status, ErrorKind::Cancelled.code());
     unsafe { zl_cancel_free(cancel) };
 }
+
+#[test]
+fn barrier_calls_check_their_handles() {
+    extern "C" fn never(
+        _: *mut std::ffi::c_void,
+        _: i32,
+        _: *const u8,
+        _: u32,
+        _: *const ZlStat,
+        _: *const u8,
+        _: u32,
+    ) {
+        panic!("a call that did not start must not call back");
+    }
+    let mut barrier = null_mut();
+    assert_eq!(unsafe { zl_barrier_new(null(), b"/a".as_ptr(), 2, &mut barrier) }, INVALID_ARGUMENT);
+    assert!(last_error().contains("session handle is null"));
+    assert_eq!(unsafe { zl_barrier_wait_async(null(), -1, null(), never, null_mut()) }, INVALID_ARGUMENT);
+    assert!(last_error().contains("barrier handle is null"));
+    let mut participating = 0u8;
+    assert_eq!(unsafe { zl_double_barrier_participating(null(), &mut participating) }, INVALID_ARGUMENT);
+    assert!(last_error().contains("double barrier handle is null"));
+    assert_eq!(unsafe { zl_double_barrier_enter_async(null(), null(), never, null_mut()) }, INVALID_ARGUMENT);
+    unsafe {
+        zl_barrier_free(null_mut());
+        zl_double_barrier_free(null_mut());
+    }
+}
