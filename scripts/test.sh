@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Runs every zoolock test against real ZooKeeper servers that the tests
 # start themselves on free loopback ports: the Rust core, harness and demo,
-# each binding's suite, the packages a user installs (built into dist/ by
-# scripts/package.sh, then installed and run without a Rust toolchain), then
+# each binding's suite, every code block of the documentation, the packages
+# a user installs (built into dist/ by scripts/package.sh, then installed and
+# run without a Rust toolchain), then
 # the main job with workers in every language, plainly and under injected
 # faults. Installs what it needs first (Debian packages; PyPI into .venv).
 set -euo pipefail
@@ -15,6 +16,8 @@ scripts/codegen.sh --check
 cargo test --workspace --locked
 scripts/test-python.sh
 scripts/test-dotnet.sh
+# Every code block of README.md and docs/ (and ARCHITECTURE.md, core/README.md), against one server.
+scripts/test-docs.sh
 scripts/package.sh
 scripts/test-packages.sh
 

@@ -49,7 +49,7 @@
 //! the supervisor's own wake-up delay, and clock-rate differences (ppm).
 //! So CMD's processes are dead before another client can hold the lock:
 //! the window is zero, provided the supervisor runs — it is what a SIGSTOP
-//! of zoolock does not reach (its own process group; see the README for
+//! of zoolock does not reach (its own process group; see docs/cli.md for
 //! what is out of reach: both processes stopped, CMD escaping by ptrace…).
 //!
 //! ## The terminal

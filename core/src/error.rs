@@ -4,7 +4,7 @@ use crate::codes::codes;
 
 /// Everything that can go wrong in zoolock. Each binding maps this enum once,
 /// and nothing else: Python to kazoo's exception names, C to status codes, C#
-/// to exceptions (README, "Errors", has the table). A ZooKeeper reply is one
+/// to exceptions (docs/errors.md has the table). A ZooKeeper reply is one
 /// of its kinds (`NoNode`, `SessionExpired`, …, or `ZooKeeper` for the rest):
 /// the client crate's own error type is not part of zoolock's API.
 ///
@@ -267,7 +267,7 @@ fn connection_loss(waited: &Duration) -> String {
 codes! {
     /// Which kind of failure an [`Error`] is ([`Error::kind`]): what a program
     /// acts on, with the stable number the C ABI returns for it and a name.
-    /// Each binding maps the kinds once (README, "Errors"); the C header and
+    /// Each binding maps the kinds once (docs/errors.md); the C header and
     /// the C# `ZooLockStatus` are generated from this list.
     ///
     /// Exhaustive on purpose, unlike [`Error`]: each binding matches it with no

@@ -388,7 +388,7 @@ pub fn run(args: &Args, log: &Arc<Log>) -> Result<bool, String> {
     let unexplained = blame(&report, t0, &path_deletions, &deletions, &heard_told);
     let deposed = report.overlapping().len() - unexplained;
     if deposed > 0 {
-        say!("  overlaps of a holder the operator deposed mid-write: {deposed} (no lock can prevent them; see README)");
+        say!("  overlaps of a holder the operator deposed mid-write: {deposed} (no lock can prevent them; see docs/demo.md)");
     }
     say!("  workers idle at the end: {idle}; orphan lock nodes left: {orphans}");
     say!("  workers that exited by themselves: {}", died.len());

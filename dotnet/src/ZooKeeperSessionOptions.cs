@@ -11,7 +11,7 @@ namespace ZooLock
     /// nodes it creates: timeouts, credentials (DistributedLock's
     /// <see cref="AddAuthInfo"/>), the ACL of created nodes
     /// (<see cref="AddAccessControl"/>), TLS and SASL. The names are the core's
-    /// and kazoo's (README "Security: TLS and SASL"). <see cref="ToString"/>
+    /// and kazoo's (docs/security.md). <see cref="ToString"/>
     /// never shows a password, credential or inline key.
     /// </summary>
     /// <example><code>

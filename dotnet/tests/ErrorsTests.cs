@@ -8,7 +8,7 @@ namespace ZooLock.Tests
 {
     /// <summary>
     /// Every status of the generated <see cref="ZooLockStatus"/> (the core's error kinds, and a
-    /// caught panic) becomes the exception README's "Errors" table names, never the base
+    /// caught panic) becomes the exception docs/errors.md's table names, never the base
     /// <see cref="ZooLockException"/>, with the core's message. A status the core adds fails
     /// here until it is listed below, as it fails to compile in Errors.cs until it is mapped.
     /// </summary>

@@ -195,7 +195,7 @@ namespace ZooLock.Tests
             Assert.Throws<ArgumentOutOfRangeException>(() => ZooLockLog.Forward((l, c, m) => { }, (ZooLockLogLevel)9));
         }
 
-        /// <summary>The README's five-line ILogger adapter, as written there.</summary>
+        /// <summary>The .NET guide's (docs/dotnet.md) five-line ILogger adapter, as written there.</summary>
         static IDisposable ForwardToILogger(ILoggerFactory loggerFactory)
         {
             return
@@ -215,9 +215,9 @@ namespace ZooLock.Tests
         [Test]
         public void TheReadmesILoggerAdapterIsThisOneAndCompilesAndLogs()
         {
-            var readme = File.ReadAllText(ZkHarness.Locate("ZOOLOCK_README", "README.md"));
+            var readme = File.ReadAllText(ZkHarness.Locate("ZOOLOCK_DOTNET_GUIDE", "docs/dotnet.md"));
             var source = File.ReadAllText(ZkHarness.Locate("ZOOLOCK_LOG_TESTS", "dotnet/tests/LogTests.cs"));
-            StringAssert.Contains(Collapsed(Adapter), Collapsed(readme), "the README's adapter");
+            StringAssert.Contains(Collapsed(Adapter), Collapsed(readme), "docs/dotnet.md's adapter");
             StringAssert.Contains(Collapsed("return " + Adapter), Collapsed(source), "the adapter compiled here");
             foreach (var level in Enum.GetValues(typeof(ZooLockLogLevel)).Cast<ZooLockLogLevel>())
                 Assert.That(((LogLevel)level).ToString(), Is.EqualTo(level.ToString()), "numbered as LogLevel");
@@ -262,7 +262,7 @@ namespace ZooLock.Tests
 
 namespace Microsoft.Extensions.Logging
 {
-    // The part of Microsoft.Extensions.Logging.Abstractions the README's
+    // The part of Microsoft.Extensions.Logging.Abstractions docs/dotnet.md's
     // adapter uses, with the package's names and numbers: the package is not
     // on this machine (no NuGet feed), and the adapter must compile as written.
     public enum LogLevel { Trace = 0, Debug = 1, Information = 2, Warning = 3, Error = 4, Critical = 5, None = 6 }

@@ -197,7 +197,10 @@ fn a_callback_completed_connect_ends_when_its_token_fires() {
         _: u32,
     ) {
         unsafe { zl_session_free(session) };
-        let outcome = unsafe { &*(user_data as *const SyncSender<i32>) };
+        // The sender is the callback's own (called exactly once): borrowed
+        // from the test's frame, it could be dropped by the returning test
+        // while `try_send` still touches it.
+        let outcome = unsafe { Box::from_raw(user_data as *mut SyncSender<i32>) };
         let _ = outcome.try_send(status);
     }
     // Accepts (the kernel does) but never speaks ZooKeeper.
@@ -209,7 +212,7 @@ fn a_callback_completed_connect_ends_when_its_token_fires() {
     let mut cancel = null_mut();
     assert_eq!(unsafe { zl_cancel_new(&mut cancel) }, ZL_OK);
     let (outcome, ended) = sync_channel::<i32>(1);
-    let user_data = &outcome as *const _ as *mut std::ffi::c_void;
+    let user_data = Box::into_raw(Box::new(outcome)) as *mut std::ffi::c_void;
     assert_eq!(unsafe { zl_session_connect_async(options, cancel, connected, user_data) }, ZL_OK);
     unsafe { zl_session_options_free(options) };
     assert!(ended.try_recv().is_err(), "nothing answered, nothing ended");

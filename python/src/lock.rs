@@ -31,7 +31,7 @@ use crate::holder::{self, AcquireCall, Holder};
 /// ``mirror=False`` (zoolock's own) waits the way kazoo does, listing the
 /// children and watching the predecessor, instead of on the session's one
 /// recursive watch of the path: the cheaper choice where more than about 20
-/// processes hold handles on one path at once (see the README's "Cost").
+/// processes hold handles on one path at once (see docs/guarantees.md, "Cost").
 #[pyclass(frozen, subclass, extends = Holder, module = "zoolock")]
 pub struct Lock;
 

@@ -44,7 +44,7 @@ def test_every_exception_is_also_kazoos_class_of_the_same_name():
     assert not issubclass(zoolock.KazooTimeoutError, kazoo.exceptions.KazooException)  # as kazoo's
 
 
-# The class each of the core's error kinds raises (README, "Errors"): a kind
+# The class each of the core's error kinds raises (docs/errors.md): a kind
 # the core adds fails the test below until it is listed here, as it fails to
 # compile in python/src/errors.rs until it is mapped.
 CLASS_OF_KIND = {

@@ -52,7 +52,7 @@ NOT_RUN = {
     "TestSequence.test_get_predecessor":
         "unit-tests kazoo's private Lock._get_predecessor on kazoo's own Lock with a MagicMock client: "
         "no zoolock code would run (zoolock also queues behind Curator's '-lock-' nodes without "
-        "extra_lock_patterns; README, 'Sharing a path')",
+        "extra_lock_patterns; docs/interop.md)",
     "TestSequence.test_get_predecessor_go":
         "unit-tests kazoo's private Lock._get_predecessor on kazoo's own Lock with a MagicMock client: "
         "no zoolock code would run",

@@ -14,7 +14,7 @@ the harness around them:
 - ``server_version()``, which some tests ask to decide whether to skip, reads
   the server's version from its ``mntr`` (zoolock has no four-letter-word API).
 
-The tests not run, and why, are in ``NOT_RUN`` (the README lists them too);
+The tests not run, and why, are in ``NOT_RUN`` (docs/python.md lists them too);
 ``TestAdapter`` checks what part of them zoolock does support.
 """
 
@@ -48,7 +48,7 @@ NOT_RUN = {
     "TestClient.test_server_version_retries_eventually_ok": _FOUR_LETTER,
     "TestClient.test_version_no_connection": _FOUR_LETTER,
     "TestClient.test_client_id": "asserts the 16-byte session password, which zoolock never exposes "
-                                 "(client_id is (session_id, None); README)",
+                                 "(client_id is (session_id, None); docs/python.md)",
     "TestClient.test_create_on_broken_connection": _PRIVATE,
     "TestClient.test_invalid_auth": _PRIVATE,
     "TestClient.test_request_queuing_session_recovered": _PRIVATE + " with kazoo's handler and retry options",

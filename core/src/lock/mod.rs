@@ -78,7 +78,7 @@ pub struct LockConfig {
     /// On by default; turn it off on a path that more than about 20
     /// processes (sessions) hold handles on at once, where those
     /// notifications cost the server more than the listings they save
-    /// (README, "Cost"). Ignored with `extra_markers`. Falls back to listing
+    /// (docs/guarantees.md, "Cost"). Ignored with `extra_markers`. Falls back to listing
     /// if the server refuses the watch.
     pub mirror: bool,
 }
