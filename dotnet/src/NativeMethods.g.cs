@@ -113,6 +113,27 @@ namespace ZooLock.Native
         internal delegate void zl_leadership_set_listener_callback_delegate(void* user_data, int state);
 
         [UnmanagedFunctionPointer(CallingConvention.Cdecl)]
+        internal delegate void zl_locking_queue_consume_async_callback_delegate(void* user_data, int status, byte* data, uint data_len, ZlStat* stat, byte* message, uint message_len);
+
+        [UnmanagedFunctionPointer(CallingConvention.Cdecl)]
+        internal delegate void zl_locking_queue_get_async_callback_delegate(void* user_data, int status, byte* data, uint data_len, ZlStat* stat, byte* message, uint message_len);
+
+        [UnmanagedFunctionPointer(CallingConvention.Cdecl)]
+        internal delegate void zl_locking_queue_holds_lock_async_callback_delegate(void* user_data, int status, byte* data, uint data_len, ZlStat* stat, byte* message, uint message_len);
+
+        [UnmanagedFunctionPointer(CallingConvention.Cdecl)]
+        internal delegate void zl_locking_queue_put_async_callback_delegate(void* user_data, int status, byte* data, uint data_len, ZlStat* stat, byte* message, uint message_len);
+
+        [UnmanagedFunctionPointer(CallingConvention.Cdecl)]
+        internal delegate void zl_locking_queue_release_async_callback_delegate(void* user_data, int status, byte* data, uint data_len, ZlStat* stat, byte* message, uint message_len);
+
+        [UnmanagedFunctionPointer(CallingConvention.Cdecl)]
+        internal delegate void zl_queue_get_async_callback_delegate(void* user_data, int status, byte* data, uint data_len, ZlStat* stat, byte* message, uint message_len);
+
+        [UnmanagedFunctionPointer(CallingConvention.Cdecl)]
+        internal delegate void zl_queue_put_async_callback_delegate(void* user_data, int status, byte* data, uint data_len, ZlStat* stat, byte* message, uint message_len);
+
+        [UnmanagedFunctionPointer(CallingConvention.Cdecl)]
         internal delegate void zl_selftest_panic_callback_delegate(void* user_data, int status, byte acquired, byte* message, uint message_len);
 
         [UnmanagedFunctionPointer(CallingConvention.Cdecl)]
@@ -768,6 +789,132 @@ namespace ZooLock.Native
         internal static extern int zl_session_options_describe(ZlSessionOptions* options, byte** out_ptr, uint* out_len);
 
         /// <summary>
+        ///  The queue at `path`; nothing is sent before a call.
+        ///
+        ///  # Safety
+        ///  `session` must be a live handle; the byte range valid; `out_queue` valid for writes.
+        /// </summary>
+        [DllImport(__DllName, EntryPoint = "zl_queue_new", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern int zl_queue_new(ZlSession* session, byte* path, uint path_len, ZlQueue** out_queue);
+
+        /// <summary>
+        ///  Adds `value` with `priority` (0 to 999, lower first); `callback`'s data
+        ///  is the entry's path. Not retried: after `ZL_CONNECTION_LOSS` the entry may be in.
+        ///
+        ///  # Safety
+        ///  `queue` must be a live handle until the callback; the byte range valid;
+        ///  `cancel` null or live; `user_data` valid until the callback.
+        /// </summary>
+        [DllImport(__DllName, EntryPoint = "zl_queue_put_async", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern int zl_queue_put_async(ZlQueue* queue, byte* value, uint value_len, uint priority, ZlCancel* cancel, zl_queue_put_async_callback_delegate callback, void* user_data);
+
+        /// <summary>
+        ///  Takes the first entry, removing it: data `1` + its value, or `0` if the
+        ///  queue is empty (it does not wait).
+        ///
+        ///  # Safety
+        ///  As for `zl_queue_put_async`.
+        /// </summary>
+        [DllImport(__DllName, EntryPoint = "zl_queue_get_async", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern int zl_queue_get_async(ZlQueue* queue, ZlCancel* cancel, zl_queue_get_async_callback_delegate callback, void* user_data);
+
+        /// <summary>
+        ///  How many entries the queue has (every child of its path, as kazoo counts).
+        ///
+        ///  # Safety
+        ///  `queue` must be a live handle; `out_len` valid for writes.
+        /// </summary>
+        [DllImport(__DllName, EntryPoint = "zl_queue_len", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern int zl_queue_len(ZlQueue* queue, uint* out_len);
+
+        /// <summary>
+        ///  Frees the queue handle (its entries stay). Null is ignored.
+        ///
+        ///  # Safety
+        ///  `queue` must come from `zl_queue_new`, freed once, with no call on it in flight.
+        /// </summary>
+        [DllImport(__DllName, EntryPoint = "zl_queue_free", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern void zl_queue_free(ZlQueue* queue);
+
+        /// <summary>
+        ///  A consumer of the locking queue at `path`, with a fresh id; nothing is
+        ///  sent before a call.
+        ///
+        ///  # Safety
+        ///  `session` must be a live handle; the byte range valid; `out_queue` valid for writes.
+        /// </summary>
+        [DllImport(__DllName, EntryPoint = "zl_locking_queue_new", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern int zl_locking_queue_new(ZlSession* session, byte* path, uint path_len, ZlLockingQueue** out_queue);
+
+        /// <summary>
+        ///  Adds `value` with `priority`, as `zl_queue_put_async`.
+        ///
+        ///  # Safety
+        ///  As for `zl_queue_put_async`.
+        /// </summary>
+        [DllImport(__DllName, EntryPoint = "zl_locking_queue_put_async", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern int zl_locking_queue_put_async(ZlLockingQueue* queue, byte* value, uint value_len, uint priority, ZlCancel* cancel, zl_locking_queue_put_async_callback_delegate callback, void* user_data);
+
+        /// <summary>
+        ///  Locks the first free entry for this consumer, waiting up to `timeout_ms`
+        ///  (0 looks once, -1 waits forever): data `1` + its value, or `0` if none
+        ///  came. The entry got and neither consumed nor released comes again.
+        ///  Cancelling leaves no lock behind.
+        ///
+        ///  # Safety
+        ///  As for `zl_queue_put_async`.
+        /// </summary>
+        [DllImport(__DllName, EntryPoint = "zl_locking_queue_get_async", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern int zl_locking_queue_get_async(ZlLockingQueue* queue, long timeout_ms, ZlCancel* cancel, zl_locking_queue_get_async_callback_delegate callback, void* user_data);
+
+        /// <summary>
+        ///  Removes the entry this consumer got, with its lock, in one transaction:
+        ///  one byte, 0 if it holds none (or lost its lock: its session ended).
+        ///
+        ///  # Safety
+        ///  As for `zl_queue_get_async`.
+        /// </summary>
+        [DllImport(__DllName, EntryPoint = "zl_locking_queue_consume_async", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern int zl_locking_queue_consume_async(ZlLockingQueue* queue, ZlCancel* cancel, zl_locking_queue_consume_async_callback_delegate callback, void* user_data);
+
+        /// <summary>
+        ///  Gives the entry this consumer got back to the queue: one byte, 0 if it holds none.
+        ///
+        ///  # Safety
+        ///  As for `zl_queue_get_async`.
+        /// </summary>
+        [DllImport(__DllName, EntryPoint = "zl_locking_queue_release_async", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern int zl_locking_queue_release_async(ZlLockingQueue* queue, ZlCancel* cancel, zl_locking_queue_release_async_callback_delegate callback, void* user_data);
+
+        /// <summary>
+        ///  Whether this consumer still holds the lock of the entry it got: one byte.
+        ///
+        ///  # Safety
+        ///  As for `zl_queue_get_async`.
+        /// </summary>
+        [DllImport(__DllName, EntryPoint = "zl_locking_queue_holds_lock_async", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern int zl_locking_queue_holds_lock_async(ZlLockingQueue* queue, ZlCancel* cancel, zl_locking_queue_holds_lock_async_callback_delegate callback, void* user_data);
+
+        /// <summary>
+        ///  How many entries there are, locked ones included.
+        ///
+        ///  # Safety
+        ///  `queue` must be a live handle; `out_len` valid for writes.
+        /// </summary>
+        [DllImport(__DllName, EntryPoint = "zl_locking_queue_len", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern int zl_locking_queue_len(ZlLockingQueue* queue, uint* out_len);
+
+        /// <summary>
+        ///  Frees the consumer. An entry it locked stays locked until released,
+        ///  consumed, or its session ends. Null is ignored.
+        ///
+        ///  # Safety
+        ///  `queue` must come from `zl_locking_queue_new`, freed once, with no call on it in flight.
+        /// </summary>
+        [DllImport(__DllName, EntryPoint = "zl_locking_queue_free", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern void zl_locking_queue_free(ZlLockingQueue* queue);
+
+        /// <summary>
         ///  zoolock's version as UTF-8 (static storage: do not free).
         ///
         ///  # Safety
@@ -1174,6 +1321,22 @@ namespace ZooLock.Native
     /// </summary>
     [StructLayout(LayoutKind.Sequential)]
     internal unsafe partial struct ZlSessionOptions
+    {
+    }
+
+    /// <summary>
+    ///  A producer and consumer of kazoo's `Queue`.
+    /// </summary>
+    [StructLayout(LayoutKind.Sequential)]
+    internal unsafe partial struct ZlQueue
+    {
+    }
+
+    /// <summary>
+    ///  A consumer (and producer) of kazoo's `LockingQueue`.
+    /// </summary>
+    [StructLayout(LayoutKind.Sequential)]
+    internal unsafe partial struct ZlLockingQueue
     {
     }
 

@@ -354,6 +354,16 @@ typedef struct ZlHolder ZlHolder;
 typedef struct ZlLeadership ZlLeadership;
 
 /**
+ * A consumer (and producer) of kazoo's `LockingQueue`.
+ */
+typedef struct ZlLockingQueue ZlLockingQueue;
+
+/**
+ * A producer and consumer of kazoo's `Queue`.
+ */
+typedef struct ZlQueue ZlQueue;
+
+/**
  * One ZooKeeper session, shared by the holders made from it.
  */
 typedef struct ZlSession ZlSession;
@@ -1152,6 +1162,153 @@ int32_t zl_session_connect_async(const struct ZlSessionOptions *options,
 int32_t zl_session_options_describe(const struct ZlSessionOptions *options,
                                     uint8_t **out_ptr,
                                     uint32_t *out_len);
+
+/**
+ * The queue at `path`; nothing is sent before a call.
+ *
+ * # Safety
+ * `session` must be a live handle; the byte range valid; `out_queue` valid for writes.
+ */
+int32_t zl_queue_new(const struct ZlSession *session,
+                     const uint8_t *path,
+                     uint32_t path_len,
+                     struct ZlQueue **out_queue);
+
+/**
+ * Adds `value` with `priority` (0 to 999, lower first); `callback`'s data
+ * is the entry's path. Not retried: after `ZL_CONNECTION_LOSS` the entry may be in.
+ *
+ * # Safety
+ * `queue` must be a live handle until the callback; the byte range valid;
+ * `cancel` null or live; `user_data` valid until the callback.
+ */
+int32_t zl_queue_put_async(const struct ZlQueue *queue,
+                           const uint8_t *value,
+                           uint32_t value_len,
+                           uint32_t priority,
+                           const struct ZlCancel *cancel,
+                           ZlResultCallback callback,
+                           void *user_data);
+
+/**
+ * Takes the first entry, removing it: data `1` + its value, or `0` if the
+ * queue is empty (it does not wait).
+ *
+ * # Safety
+ * As for `zl_queue_put_async`.
+ */
+int32_t zl_queue_get_async(const struct ZlQueue *queue,
+                           const struct ZlCancel *cancel,
+                           ZlResultCallback callback,
+                           void *user_data);
+
+/**
+ * How many entries the queue has (every child of its path, as kazoo counts).
+ *
+ * # Safety
+ * `queue` must be a live handle; `out_len` valid for writes.
+ */
+int32_t zl_queue_len(const struct ZlQueue *queue, uint32_t *out_len);
+
+/**
+ * Frees the queue handle (its entries stay). Null is ignored.
+ *
+ * # Safety
+ * `queue` must come from `zl_queue_new`, freed once, with no call on it in flight.
+ */
+void zl_queue_free(struct ZlQueue *queue);
+
+/**
+ * A consumer of the locking queue at `path`, with a fresh id; nothing is
+ * sent before a call.
+ *
+ * # Safety
+ * `session` must be a live handle; the byte range valid; `out_queue` valid for writes.
+ */
+int32_t zl_locking_queue_new(const struct ZlSession *session,
+                             const uint8_t *path,
+                             uint32_t path_len,
+                             struct ZlLockingQueue **out_queue);
+
+/**
+ * Adds `value` with `priority`, as `zl_queue_put_async`.
+ *
+ * # Safety
+ * As for `zl_queue_put_async`.
+ */
+int32_t zl_locking_queue_put_async(const struct ZlLockingQueue *queue,
+                                   const uint8_t *value,
+                                   uint32_t value_len,
+                                   uint32_t priority,
+                                   const struct ZlCancel *cancel,
+                                   ZlResultCallback callback,
+                                   void *user_data);
+
+/**
+ * Locks the first free entry for this consumer, waiting up to `timeout_ms`
+ * (0 looks once, -1 waits forever): data `1` + its value, or `0` if none
+ * came. The entry got and neither consumed nor released comes again.
+ * Cancelling leaves no lock behind.
+ *
+ * # Safety
+ * As for `zl_queue_put_async`.
+ */
+int32_t zl_locking_queue_get_async(const struct ZlLockingQueue *queue,
+                                   int64_t timeout_ms,
+                                   const struct ZlCancel *cancel,
+                                   ZlResultCallback callback,
+                                   void *user_data);
+
+/**
+ * Removes the entry this consumer got, with its lock, in one transaction:
+ * one byte, 0 if it holds none (or lost its lock: its session ended).
+ *
+ * # Safety
+ * As for `zl_queue_get_async`.
+ */
+int32_t zl_locking_queue_consume_async(const struct ZlLockingQueue *queue,
+                                       const struct ZlCancel *cancel,
+                                       ZlResultCallback callback,
+                                       void *user_data);
+
+/**
+ * Gives the entry this consumer got back to the queue: one byte, 0 if it holds none.
+ *
+ * # Safety
+ * As for `zl_queue_get_async`.
+ */
+int32_t zl_locking_queue_release_async(const struct ZlLockingQueue *queue,
+                                       const struct ZlCancel *cancel,
+                                       ZlResultCallback callback,
+                                       void *user_data);
+
+/**
+ * Whether this consumer still holds the lock of the entry it got: one byte.
+ *
+ * # Safety
+ * As for `zl_queue_get_async`.
+ */
+int32_t zl_locking_queue_holds_lock_async(const struct ZlLockingQueue *queue,
+                                          const struct ZlCancel *cancel,
+                                          ZlResultCallback callback,
+                                          void *user_data);
+
+/**
+ * How many entries there are, locked ones included.
+ *
+ * # Safety
+ * `queue` must be a live handle; `out_len` valid for writes.
+ */
+int32_t zl_locking_queue_len(const struct ZlLockingQueue *queue, uint32_t *out_len);
+
+/**
+ * Frees the consumer. An entry it locked stays locked until released,
+ * consumed, or its session ends. Null is ignored.
+ *
+ * # Safety
+ * `queue` must come from `zl_locking_queue_new`, freed once, with no call on it in flight.
+ */
+void zl_locking_queue_free(struct ZlLockingQueue *queue);
 
 /**
  * zoolock's version as UTF-8 (static storage: do not free).

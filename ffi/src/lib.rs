@@ -14,6 +14,8 @@
 //!   has an `_async` form completed by a `ZlResultCallback`.
 //! - **Barriers**: a `ZlBarrier` and a `ZlDoubleBarrier` member (kazoo's
 //!   `Barrier` and `DoubleBarrier`), waits completed by a `ZlResultCallback` (`barrier.rs`).
+//! - **Queues**: a `ZlQueue` and a `ZlLockingQueue` consumer (kazoo's
+//!   `Queue` and `LockingQueue`), calls completed the same way (`queue.rs`).
 //! - **Elections**: a `ZlElection` candidate leads (`zl_election_lead`, as
 //!   an acquire) and each term won is a `ZlLeadership` (`election.rs`).
 //! - **Holders**: a lock or semaphore is one `ZlHolder` with one set of
@@ -50,6 +52,7 @@ mod inspect;
 mod listener;
 mod logs;
 mod options;
+mod queue;
 mod selftest;
 mod session;
 mod status;
@@ -73,6 +76,7 @@ pub use inspect::*;
 pub use listener::ZlStateCallback;
 pub use logs::*;
 pub use options::*;
+pub use queue::*;
 pub use selftest::*;
 pub use session::*;
 pub use status::*;

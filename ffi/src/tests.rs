@@ -223,7 +223,7 @@ fn a_callback_completed_connect_ends_when_its_token_fires() {
 }
 
 #[test]
-fn barrier_calls_check_their_handles() {
+fn barrier_and_queue_calls_check_their_handles() {
     extern "C" fn never(
         _: *mut std::ffi::c_void,
         _: i32,
@@ -244,8 +244,15 @@ fn barrier_calls_check_their_handles() {
     assert_eq!(unsafe { zl_double_barrier_participating(null(), &mut participating) }, INVALID_ARGUMENT);
     assert!(last_error().contains("double barrier handle is null"));
     assert_eq!(unsafe { zl_double_barrier_enter_async(null(), null(), never, null_mut()) }, INVALID_ARGUMENT);
+    let mut len = 0u32;
+    assert_eq!(unsafe { zl_queue_len(null(), &mut len) }, INVALID_ARGUMENT);
+    assert!(last_error().contains("queue handle is null"));
+    assert_eq!(unsafe { zl_locking_queue_get_async(null(), -2, null(), never, null_mut()) }, INVALID_ARGUMENT);
+    assert!(last_error().contains("locking queue handle is null"));
     unsafe {
         zl_barrier_free(null_mut());
         zl_double_barrier_free(null_mut());
+        zl_queue_free(null_mut());
+        zl_locking_queue_free(null_mut());
     }
 }
