@@ -128,6 +128,15 @@ namespace ZooLock.Native
         internal delegate void zl_locking_queue_release_async_callback_delegate(void* user_data, int status, byte* data, uint data_len, ZlStat* stat, byte* message, uint message_len);
 
         [UnmanagedFunctionPointer(CallingConvention.Cdecl)]
+        internal delegate void zl_party_join_async_callback_delegate(void* user_data, int status, byte* data, uint data_len, ZlStat* stat, byte* message, uint message_len);
+
+        [UnmanagedFunctionPointer(CallingConvention.Cdecl)]
+        internal delegate void zl_party_leave_async_callback_delegate(void* user_data, int status, byte* data, uint data_len, ZlStat* stat, byte* message, uint message_len);
+
+        [UnmanagedFunctionPointer(CallingConvention.Cdecl)]
+        internal delegate void zl_party_members_async_callback_delegate(void* user_data, int status, byte* data, uint data_len, ZlStat* stat, byte* message, uint message_len);
+
+        [UnmanagedFunctionPointer(CallingConvention.Cdecl)]
         internal delegate void zl_queue_get_async_callback_delegate(void* user_data, int status, byte* data, uint data_len, ZlStat* stat, byte* message, uint message_len);
 
         [UnmanagedFunctionPointer(CallingConvention.Cdecl)]
@@ -789,6 +798,65 @@ namespace ZooLock.Native
         internal static extern int zl_session_options_describe(ZlSessionOptions* options, byte** out_ptr, uint* out_len);
 
         /// <summary>
+        ///  A member of the party at `path` with `identifier`: kazoo's `Party`
+        ///  (`shallow` 0: node `&lt;uuid4 hex&gt;__party__` holding the identifier) or
+        ///  `ShallowParty` (`shallow` 1: node `&lt;uuid4 hex&gt;-&lt;identifier&gt;`, so no '/').
+        ///  Nothing is sent before `zl_party_join_async`.
+        ///
+        ///  # Safety
+        ///  `session` must be a live handle; the byte ranges valid; `out_party` valid for writes.
+        /// </summary>
+        [DllImport(__DllName, EntryPoint = "zl_party_new", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern int zl_party_new(ZlSession* session, byte* path, uint path_len, byte* identifier, uint identifier_len, byte shallow, ZlParty** out_party);
+
+        /// <summary>
+        ///  Joins (empty data); the member joins again on each new session until it leaves.
+        ///
+        ///  # Safety
+        ///  `party` must be a live handle until the callback; `cancel` null or live;
+        ///  `user_data` valid until the callback.
+        /// </summary>
+        [DllImport(__DllName, EntryPoint = "zl_party_join_async", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern int zl_party_join_async(ZlParty* party, ZlCancel* cancel, zl_party_join_async_callback_delegate callback, void* user_data);
+
+        /// <summary>
+        ///  Leaves: one byte, 1 if this member's node was there.
+        ///
+        ///  # Safety
+        ///  As for `zl_party_join_async`.
+        /// </summary>
+        [DllImport(__DllName, EntryPoint = "zl_party_leave_async", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern int zl_party_leave_async(ZlParty* party, ZlCancel* cancel, zl_party_leave_async_callback_delegate callback, void* user_data);
+
+        /// <summary>
+        ///  The members' identifiers, as a list encoded as `zl_session_children` encodes it.
+        ///
+        ///  # Safety
+        ///  As for `zl_party_join_async`.
+        /// </summary>
+        [DllImport(__DllName, EntryPoint = "zl_party_members_async", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern int zl_party_members_async(ZlParty* party, ZlCancel* cancel, zl_party_members_async_callback_delegate callback, void* user_data);
+
+        /// <summary>
+        ///  `*out_participating` 1 while this member has joined and not left.
+        ///
+        ///  # Safety
+        ///  `party` must be a live handle; `out_participating` valid for writes.
+        /// </summary>
+        [DllImport(__DllName, EntryPoint = "zl_party_participating", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern int zl_party_participating(ZlParty* party, byte* out_participating);
+
+        /// <summary>
+        ///  Frees the member. One that joined and did not leave keeps its node until
+        ///  its session ends (it no longer joins again on a new session). Null is ignored.
+        ///
+        ///  # Safety
+        ///  `party` must come from `zl_party_new`, freed once, with no call on it in flight.
+        /// </summary>
+        [DllImport(__DllName, EntryPoint = "zl_party_free", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern void zl_party_free(ZlParty* party);
+
+        /// <summary>
         ///  The queue at `path`; nothing is sent before a call.
         ///
         ///  # Safety
@@ -1321,6 +1389,14 @@ namespace ZooLock.Native
     /// </summary>
     [StructLayout(LayoutKind.Sequential)]
     internal unsafe partial struct ZlSessionOptions
+    {
+    }
+
+    /// <summary>
+    ///  A member of a party.
+    /// </summary>
+    [StructLayout(LayoutKind.Sequential)]
+    internal unsafe partial struct ZlParty
     {
     }
 

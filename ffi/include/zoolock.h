@@ -359,6 +359,11 @@ typedef struct ZlLeadership ZlLeadership;
 typedef struct ZlLockingQueue ZlLockingQueue;
 
 /**
+ * A member of a party.
+ */
+typedef struct ZlParty ZlParty;
+
+/**
  * A producer and consumer of kazoo's `Queue`.
  */
 typedef struct ZlQueue ZlQueue;
@@ -1162,6 +1167,74 @@ int32_t zl_session_connect_async(const struct ZlSessionOptions *options,
 int32_t zl_session_options_describe(const struct ZlSessionOptions *options,
                                     uint8_t **out_ptr,
                                     uint32_t *out_len);
+
+/**
+ * A member of the party at `path` with `identifier`: kazoo's `Party`
+ * (`shallow` 0: node `<uuid4 hex>__party__` holding the identifier) or
+ * `ShallowParty` (`shallow` 1: node `<uuid4 hex>-<identifier>`, so no '/').
+ * Nothing is sent before `zl_party_join_async`.
+ *
+ * # Safety
+ * `session` must be a live handle; the byte ranges valid; `out_party` valid for writes.
+ */
+int32_t zl_party_new(const struct ZlSession *session,
+                     const uint8_t *path,
+                     uint32_t path_len,
+                     const uint8_t *identifier,
+                     uint32_t identifier_len,
+                     uint8_t shallow,
+                     struct ZlParty **out_party);
+
+/**
+ * Joins (empty data); the member joins again on each new session until it leaves.
+ *
+ * # Safety
+ * `party` must be a live handle until the callback; `cancel` null or live;
+ * `user_data` valid until the callback.
+ */
+int32_t zl_party_join_async(const struct ZlParty *party,
+                            const struct ZlCancel *cancel,
+                            ZlResultCallback callback,
+                            void *user_data);
+
+/**
+ * Leaves: one byte, 1 if this member's node was there.
+ *
+ * # Safety
+ * As for `zl_party_join_async`.
+ */
+int32_t zl_party_leave_async(const struct ZlParty *party,
+                             const struct ZlCancel *cancel,
+                             ZlResultCallback callback,
+                             void *user_data);
+
+/**
+ * The members' identifiers, as a list encoded as `zl_session_children` encodes it.
+ *
+ * # Safety
+ * As for `zl_party_join_async`.
+ */
+int32_t zl_party_members_async(const struct ZlParty *party,
+                               const struct ZlCancel *cancel,
+                               ZlResultCallback callback,
+                               void *user_data);
+
+/**
+ * `*out_participating` 1 while this member has joined and not left.
+ *
+ * # Safety
+ * `party` must be a live handle; `out_participating` valid for writes.
+ */
+int32_t zl_party_participating(const struct ZlParty *party, uint8_t *out_participating);
+
+/**
+ * Frees the member. One that joined and did not leave keeps its node until
+ * its session ends (it no longer joins again on a new session). Null is ignored.
+ *
+ * # Safety
+ * `party` must come from `zl_party_new`, freed once, with no call on it in flight.
+ */
+void zl_party_free(struct ZlParty *party);
 
 /**
  * The queue at `path`; nothing is sent before a call.

@@ -14,8 +14,9 @@
 //!   has an `_async` form completed by a `ZlResultCallback`.
 //! - **Barriers**: a `ZlBarrier` and a `ZlDoubleBarrier` member (kazoo's
 //!   `Barrier` and `DoubleBarrier`), waits completed by a `ZlResultCallback` (`barrier.rs`).
-//! - **Queues**: a `ZlQueue` and a `ZlLockingQueue` consumer (kazoo's
-//!   `Queue` and `LockingQueue`), calls completed the same way (`queue.rs`).
+//! - **Queues and parties**: a `ZlQueue`, a `ZlLockingQueue` consumer and a
+//!   `ZlParty` member (kazoo's `Queue`, `LockingQueue`, `Party` and
+//!   `ShallowParty`), calls completed the same way (`queue.rs`, `party.rs`).
 //! - **Elections**: a `ZlElection` candidate leads (`zl_election_lead`, as
 //!   an acquire) and each term won is a `ZlLeadership` (`election.rs`).
 //! - **Holders**: a lock or semaphore is one `ZlHolder` with one set of
@@ -52,6 +53,7 @@ mod inspect;
 mod listener;
 mod logs;
 mod options;
+mod party;
 mod queue;
 mod selftest;
 mod session;
@@ -76,6 +78,7 @@ pub use inspect::*;
 pub use listener::ZlStateCallback;
 pub use logs::*;
 pub use options::*;
+pub use party::*;
 pub use queue::*;
 pub use selftest::*;
 pub use session::*;

@@ -223,7 +223,7 @@ fn a_callback_completed_connect_ends_when_its_token_fires() {
 }
 
 #[test]
-fn barrier_and_queue_calls_check_their_handles() {
+fn barrier_queue_and_party_calls_check_their_handles() {
     extern "C" fn never(
         _: *mut std::ffi::c_void,
         _: i32,
@@ -249,7 +249,12 @@ fn barrier_and_queue_calls_check_their_handles() {
     assert!(last_error().contains("queue handle is null"));
     assert_eq!(unsafe { zl_locking_queue_get_async(null(), -2, null(), never, null_mut()) }, INVALID_ARGUMENT);
     assert!(last_error().contains("locking queue handle is null"));
+    let mut party = null_mut();
+    assert_eq!(unsafe { zl_party_new(null(), b"/a".as_ptr(), 2, null(), 0, 1, &mut party) }, INVALID_ARGUMENT);
+    assert_eq!(unsafe { zl_party_members_async(null(), null(), never, null_mut()) }, INVALID_ARGUMENT);
+    assert!(last_error().contains("party handle is null"));
     unsafe {
+        zl_party_free(null_mut());
         zl_barrier_free(null_mut());
         zl_double_barrier_free(null_mut());
         zl_queue_free(null_mut());
