@@ -33,10 +33,6 @@ impl Castable for ZlDoubleBarrier {
     const NAME: &'static str = "double barrier";
 }
 
-fn yes_no(answer: bool) -> Reply {
-    Reply { data: vec![answer as u8], stat: None }
-}
-
 /// The barrier at `path`; nothing is sent before a call.
 ///
 /// # Safety
@@ -94,7 +90,7 @@ pub unsafe extern "C" fn zl_barrier_remove_async(
         let cancel = cancel.as_ref().map(ZlCancel::subscribe);
         let what = format!("remove barrier {}", barrier.path());
         let work = async move { barrier.remove().await };
-        reply_later(work, what, cancel, callback, UserData(user_data), yes_no)
+        reply_later(work, what, cancel, callback, UserData(user_data), Reply::yes_no)
     })
 }
 
@@ -118,7 +114,7 @@ pub unsafe extern "C" fn zl_barrier_wait_async(
         let cancel = cancel.as_ref().map(ZlCancel::subscribe);
         let what = format!("wait for barrier {}", barrier.path());
         let work = async move { barrier.wait(timeout).await };
-        reply_later(work, what, cancel, callback, UserData(user_data), yes_no)
+        reply_later(work, what, cancel, callback, UserData(user_data), Reply::yes_no)
     })
 }
 

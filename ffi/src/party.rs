@@ -89,10 +89,7 @@ pub unsafe extern "C" fn zl_party_leave_async(
         let cancel = cancel.as_ref().map(ZlCancel::subscribe);
         let what = format!("leave party {}", party.path());
         let work = async move { party.leave().await };
-        reply_later(work, what, cancel, callback, UserData(user_data), |left| Reply {
-            data: vec![left as u8],
-            stat: None,
-        })
+        reply_later(work, what, cancel, callback, UserData(user_data), Reply::yes_no)
     })
 }
 
@@ -112,9 +109,8 @@ pub unsafe extern "C" fn zl_party_members_async(
         let cancel = cancel.as_ref().map(ZlCancel::subscribe);
         let what = format!("list party {}", party.path());
         let work = async move { party.members().await };
-        reply_later(work, what, cancel, callback, UserData(user_data), |members| Reply {
-            data: args::encode_list(&members),
-            stat: None,
+        reply_later(work, what, cancel, callback, UserData(user_data), |members| {
+            Reply::data(args::encode_list(&members))
         })
     })
 }

@@ -4,6 +4,7 @@
 //! (an empty queue, a timeout); a yes/no answer as one byte.
 
 use std::ffi::c_void;
+use std::future::Future;
 
 use zoolock::{LockingQueue, Queue};
 
@@ -11,7 +12,7 @@ use crate::args::{self, UserData};
 use crate::cancel::ZlCancel;
 use crate::castable::{self, Castable};
 use crate::session::ZlSession;
-use crate::status::{guard, guard_void};
+use crate::status::{guard, guard_void, FfiResult};
 use crate::znode::{reply_later, Reply, ZlResultCallback};
 
 /// A producer and consumer of kazoo's `Queue`.
@@ -33,15 +34,28 @@ impl Castable for ZlLockingQueue {
 }
 
 fn taken(value: Option<Vec<u8>>) -> Reply {
-    let data = match value {
+    Reply::data(match value {
         Some(value) => [&[1u8][..], &value].concat(),
         None => vec![0],
-    };
-    Reply { data, stat: None }
+    })
 }
 
-fn yes_no(answer: bool) -> Reply {
-    Reply { data: vec![answer as u8], stat: None }
+/// A put of either queue: `put(value)` is the core's put with the priority.
+unsafe fn put_later<F>(
+    what: String,
+    value: *const u8,
+    value_len: u32,
+    cancel: *const ZlCancel,
+    callback: ZlResultCallback,
+    user_data: *mut c_void,
+    put: impl FnOnce(Vec<u8>) -> F,
+) -> FfiResult
+where
+    F: Future<Output = zoolock::Result<String>> + Send + 'static,
+{
+    let value = args::bytes(value, value_len, "value")?.to_vec();
+    let cancel = cancel.as_ref().map(ZlCancel::subscribe);
+    reply_later(put(value), what, cancel, callback, UserData(user_data), |entry| Reply::data(entry.into_bytes()))
 }
 
 /// The queue at `path`; nothing is sent before a call.
@@ -81,13 +95,9 @@ pub unsafe extern "C" fn zl_queue_put_async(
 ) -> i32 {
     guard(|| {
         let queue = castable::borrow(queue)?.queue.clone();
-        let value = args::bytes(value, value_len, "value")?.to_vec();
-        let cancel = cancel.as_ref().map(ZlCancel::subscribe);
         let what = format!("put into queue {}", queue.path());
-        let work = async move { queue.put(&value, priority).await };
-        reply_later(work, what, cancel, callback, UserData(user_data), |entry| Reply {
-            data: entry.into_bytes(),
-            stat: None,
+        put_later(what, value, value_len, cancel, callback, user_data, |value| async move {
+            queue.put(&value, priority).await
         })
     })
 }
@@ -172,13 +182,9 @@ pub unsafe extern "C" fn zl_locking_queue_put_async(
 ) -> i32 {
     guard(|| {
         let queue = castable::borrow(queue)?.queue.clone();
-        let value = args::bytes(value, value_len, "value")?.to_vec();
-        let cancel = cancel.as_ref().map(ZlCancel::subscribe);
         let what = format!("put into locking queue {}", queue.path());
-        let work = async move { queue.put(&value, priority).await };
-        reply_later(work, what, cancel, callback, UserData(user_data), |entry| Reply {
-            data: entry.into_bytes(),
-            stat: None,
+        put_later(what, value, value_len, cancel, callback, user_data, |value| async move {
+            queue.put(&value, priority).await
         })
     })
 }
@@ -233,7 +239,7 @@ unsafe fn finish(
                 Finish::HoldsLock => queue.holds_lock().await,
             }
         };
-        reply_later(work, what, cancel, callback, UserData(user_data), yes_no)
+        reply_later(work, what, cancel, callback, UserData(user_data), Reply::yes_no)
     })
 }
 

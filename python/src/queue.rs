@@ -14,6 +14,13 @@ fn value(value: &Bound<'_, PyAny>) -> PyResult<Vec<u8>> {
     Ok(bytes.as_bytes().to_vec())
 }
 
+/// kazoo's `put(value, priority=100)` arguments, checked as kazoo checks them.
+fn put_args(value: &Bound<'_, PyAny>, priority: Option<&Bound<'_, PyAny>>) -> PyResult<(Vec<u8>, u32)> {
+    let value = self::value(value)?;
+    let priority = priority.map(self::priority).transpose()?.unwrap_or(zoolock::Queue::DEFAULT_PRIORITY);
+    Ok((value, priority))
+}
+
 /// kazoo's ``Queue(client, path)``: ``put(value, priority=100)`` adds a
 /// ``bytes`` entry (priority 0 to 999, lower first), ``get()`` takes the
 /// first (removing it) or returns ``None``, ``len(queue)``. At most once:
@@ -37,9 +44,8 @@ impl Queue {
     /// Adds ``value`` with ``priority``.
     #[pyo3(signature = (value, priority=None), text_signature = "(self, value, priority=100)")]
     fn put(&self, py: Python<'_>, value: &Bound<'_, PyAny>, priority: Option<&Bound<'_, PyAny>>) -> PyResult<()> {
-        let (value, priority) = (self::value(value)?, priority.map(self::priority).transpose()?);
+        let (value, priority) = put_args(value, priority)?;
         let queue = self.core.get(py)?;
-        let priority = priority.unwrap_or(zoolock::Queue::DEFAULT_PRIORITY);
         call(py, async move { queue.put(&value, priority).await }).map(drop)
     }
 
@@ -100,9 +106,8 @@ impl LockingQueue {
     /// Adds ``value`` with ``priority``.
     #[pyo3(signature = (value, priority=None), text_signature = "(self, value, priority=100)")]
     fn put(&self, py: Python<'_>, value: &Bound<'_, PyAny>, priority: Option<&Bound<'_, PyAny>>) -> PyResult<()> {
-        let (value, priority) = (self::value(value)?, priority.map(self::priority).transpose()?);
+        let (value, priority) = put_args(value, priority)?;
         let queue = self.core.get(py)?;
-        let priority = priority.unwrap_or(zoolock::Queue::DEFAULT_PRIORITY);
         call(py, async move { queue.put(&value, priority).await }).map(drop)
     }
 
