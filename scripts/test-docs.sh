@@ -9,8 +9,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/lib/setup.sh
 scripts/lib/setup-dotnet.sh
-cargo build --locked -q -p zk-harness -p zoolock-cli --bin zkh --bin zoolock
-cargo build --locked -q -p zoolock-ffi --lib
+scripts/lib/build-tools.sh
 scripts/lib/install-python.sh
 
 target=${CARGO_TARGET_DIR:-target}

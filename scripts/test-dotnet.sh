@@ -17,12 +17,11 @@ mkdir -p "$out/tests"
 
 echo "== ZooLock package (native library, C# library), the harness and the peer"
 package=$(scripts/lib/pack-dotnet.sh "$out" | tail -1)
-cargo build --locked --release -p zk-harness-peer
-cargo build --locked -p zk-harness --bin zkh
+scripts/lib/build-tools.sh
 
 echo "== C# tests (mcs, dotnet/mcs.rsp)"
 nunit=/usr/lib/cli/nunit.framework-2.6.3/nunit.framework.dll
-cp "$out/pack/lib/net462/ZooLock.dll" "$nunit" target/release/libzoolock_ffi.so "$out/tests/"
+cp "$out/pack/lib/net462/ZooLock.dll" "$nunit" "$out/pack/runtimes/linux-x64/native/libzoolock_ffi.so" "$out/tests/"
 # dotnet/mcs.rsp's -unsafe also serves the bad-input catalogue, which calls the
 # C ABI with bytes C# strings cannot hold.
 mcs @dotnet/mcs.rsp -target:library -out:"$out/tests/ZooLock.Tests.dll" \
@@ -32,7 +31,7 @@ echo "== NUnit suite against a real ZooKeeper"
 status=0
 (
   cd "$out/tests"
-  ZOOLOCK_ZKH="$OLDPWD/target/debug/zkh" ZOOLOCK_PEER="$OLDPWD/target/release/peer" RUST_BACKTRACE=0 \
+  ZOOLOCK_ZKH="$OLDPWD/target/debug/zkh" ZOOLOCK_PEER="$OLDPWD/target/debug/peer" RUST_BACKTRACE=0 \
     nunit-console -nologo -noshadow -domain:None -xml=TestResult.xml ZooLock.Tests.dll
 ) || status=$?
 attr() { sed -n "s/.*<test-results [^>]*\b$1=\"\([0-9]*\)\".*/\1/p" "$out/tests/TestResult.xml"; }

@@ -48,7 +48,7 @@ mapfile -t natives < <(find "$work/unpacked" -type f \( -name '*.so' -o -name zo
 .venv/bin/python scripts/lib/glibc-check.py 2.17 "${natives[@]}"
 done_ "glibc <= 2.17"
 
-cargo build --locked -q -p zk-harness --bin zkh
+scripts/lib/build-tools.sh
 coproc ZKH { exec target/debug/zkh; }
 echo '{"cmd":"start"}' >&"${ZKH[1]}"
 read -r started <&"${ZKH[0]}"

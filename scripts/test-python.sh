@@ -5,7 +5,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/lib/setup.sh
-cargo build --locked -p zk-harness --bin zkh
+scripts/lib/build-tools.sh
 scripts/lib/install-python.sh
 # From the tests' folder, so `import zoolock` is the installed package.
 cd python/tests

@@ -9,7 +9,7 @@
 #   curator demo    demo/workers/curator/CuratorWorker.java         -> target/demo/curator/run
 #   curator bench   bench/contestants/curator/CuratorContestant.java -> target/bench/curator/run
 #
-# csharp: the native library (cargo, release), the ZooLock assembly and the
+# csharp: the native library ($ZOOLOCK_NATIVE, else cargo's release build), the ZooLock assembly and the
 # program (Mono's mcs, the flags of dotnet/mcs.rsp), side by side in the
 # output directory, where Mono finds libzoolock_ffi.so:
 #   mono target/demo/dotnet/ZooLockDemoWorker.exe --connect … …
@@ -74,9 +74,10 @@ build_csharp() {
   mkdir -p "$out" "$tmp"
 
   # Cargo is quick when nothing changed. (The generated C# files are scripts/codegen.sh's, committed.)
-  cargo build --locked --release -q -p zoolock-ffi --lib
-  if ! cmp -s target/release/libzoolock_ffi.so "$out/libzoolock_ffi.so"; then
-    cp target/release/libzoolock_ffi.so "$tmp/libzoolock_ffi.so"
+  local native=${ZOOLOCK_NATIVE:-target/release/libzoolock_ffi.so}
+  [ -n "${ZOOLOCK_NATIVE:-}" ] || cargo build --locked --release -q -p zoolock-ffi --lib
+  if ! cmp -s "$native" "$out/libzoolock_ffi.so"; then
+    cp "$native" "$tmp/libzoolock_ffi.so"
     mv -f "$tmp/libzoolock_ffi.so" "$out/libzoolock_ffi.so"
   fi
 

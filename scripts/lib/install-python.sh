@@ -7,5 +7,10 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 scripts/lib/setup-python.sh
-PATH="$PWD/.venv/bin:$PATH" .venv/bin/python -m pip install --quiet --disable-pip-version-check \
-  --no-build-isolation ./python
+if [ -n "${ZOOLOCK_WHEEL:-}" ]; then
+  # scripts/test.sh: the wheel scripts/package.sh built, as users get it.
+  .venv/bin/python -m pip install --quiet --disable-pip-version-check --force-reinstall --no-deps "$ZOOLOCK_WHEEL"
+else
+  PATH="$PWD/.venv/bin:$PATH" .venv/bin/python -m pip install --quiet --disable-pip-version-check \
+    --no-build-isolation ./python
+fi

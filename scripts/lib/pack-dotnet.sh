@@ -5,9 +5,10 @@
 # identifier given, build/ZooLock.targets and the package's README, by nuget
 # from dotnet/ZooLock.nuspec at the workspace's version.
 #   scripts/lib/pack-dotnet.sh OUT_DIR [RID=LIBRARY...]  ->  OUT_DIR/ZooLock.<version>.nupkg
-# Without RID=LIBRARY: linux-x64 only, cargo's release build for this
-# machine (scripts/test-dotnet.sh); scripts/package.sh passes the glibc 2.17
-# builds of every architecture it ships.
+# Without RID=LIBRARY: linux-x64 only, $ZOOLOCK_NATIVE if set (scripts/test.sh
+# sets it to the library scripts/package.sh built), else cargo's release
+# build for this machine; scripts/package.sh passes the glibc 2.17 builds of
+# every architecture it ships.
 # NuGet 2.8 cannot write metadata newer than its schema (license
 # expression, repository, readme): nuget packs without them, then the full
 # nuspec replaces the packed one (dotnet/tools/nuspec.py).
@@ -28,7 +29,9 @@ rm -rf "$pack" "$out/ZooLock.$version.nupkg"
 mkdir -p "$pack/lib/net462" "$pack/build"
 
 natives=("$@")
-if [ ${#natives[@]} -eq 0 ]; then
+if [ ${#natives[@]} -eq 0 ] && [ -n "${ZOOLOCK_NATIVE:-}" ]; then
+  natives=(linux-x64="$ZOOLOCK_NATIVE")
+elif [ ${#natives[@]} -eq 0 ]; then
   cargo build --locked --release -q -p zoolock-ffi --lib
   mkdir -p target/release/stripped
   objcopy --strip-debug target/release/libzoolock_ffi.so target/release/stripped/libzoolock_ffi.so

@@ -36,7 +36,7 @@ while [ $# -gt 0 ]; do
   esac
 done
 scripts/lib/setup-dotnet.sh
-cargo build --locked -q -p zk-harness --bin zkh
+scripts/lib/build-tools.sh
 file=$(basename "$package" .nupkg)
 version=${file#ZooLock.}
 work=$(mktemp -d "${TMPDIR:-/tmp}/zoolock-consumer.XXXXXX")
