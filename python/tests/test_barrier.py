@@ -2,13 +2,15 @@
 
 import itertools
 import socket
+import threading
 import time
 
 import pytest
 import zoolock
-from conftest import run_in_thread, until_children
+from conftest import DEADLINE, run_in_thread, until_children
 from kazoo.recipe.barrier import Barrier as KazooBarrier
 from kazoo.recipe.barrier import DoubleBarrier as KazooDoubleBarrier
+from kazoo.recipe.watchers import DataWatch
 
 
 def test_a_barrier_shared_with_kazoo(client, kz, path):
@@ -108,3 +110,27 @@ def test_double_barrier_arguments(client, path):
     with pytest.raises(TypeError):
         client.DoubleBarrier(path)
 
+
+
+def test_an_entering_member_survives_an_expiry(harness, make_client, kz, path):
+    """kazoo's enter waits on a watch an expiry resets without waking it, with
+    no node of its own left; zoolock's enters again on the next session."""
+    first_client = make_client()
+    first = first_client.DoubleBarrier(path, 2, identifier="first")
+    entering = run_in_thread(first.enter)
+    until_children(kz, path, lambda c: c == [first.node_name], "the first member")
+    owner = kz.exists(first.create_path).owner_session_id
+    renewed = threading.Event()
+
+    def node_changed(data, stat):
+        if stat is not None and stat.owner_session_id != owner:
+            renewed.set()
+            return False
+        return True
+
+    harness.expire(first_client.client_id[0])
+    DataWatch(kz, first.create_path, node_changed)
+    assert renewed.wait(DEADLINE), "the member's node of the next session"
+    KazooDoubleBarrier(kz, path, 2, identifier="kazoo").enter()
+    entering.result()
+    assert first.participating

@@ -2,7 +2,7 @@
 
 import pytest
 import zoolock
-from conftest import run_in_thread, until_children
+from conftest import DEADLINE, run_in_thread, until_children
 from kazoo.recipe.queue import LockingQueue as KazooLockingQueue
 from kazoo.recipe.queue import Queue as KazooQueue
 
@@ -78,3 +78,17 @@ def test_an_entry_of_an_expired_consumer_goes_to_another(harness, client, kz, pa
     assert queue.holds_lock() is False and queue.consume() is False
     assert kazoos.consume() is True
     assert len(queue) == 0
+
+
+def test_recipes_made_before_start_work_after_start_and_a_restart(make_client, kz, path):
+    """kazoo's recipes may be made before ``start()``; zoolock's follow the client's new session."""
+    client = make_client(start=False)
+    queue = client.Queue(path)
+    with pytest.raises(zoolock.ConnectionClosedError):
+        queue.put(b"early")
+    client.start(timeout=DEADLINE)
+    queue.put(b"one")
+    client.stop()
+    client.start(timeout=DEADLINE)
+    queue.put(b"two")
+    assert [queue.get(), queue.get(), queue.get()] == [b"one", b"two", None]
