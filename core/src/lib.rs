@@ -54,6 +54,7 @@
 
 #![warn(missing_docs)]
 
+mod barrier;
 mod codes;
 mod contender;
 mod counter;
@@ -69,6 +70,8 @@ mod mirror;
 mod multi_lock;
 pub mod naming;
 mod options;
+mod party;
+mod queue;
 pub mod runtime;
 mod security;
 mod semaphore;
@@ -77,6 +80,7 @@ mod state;
 mod watchers;
 mod znode;
 
+pub use barrier::{Barrier, DoubleBarrier};
 pub use counter::{Counter, CounterChange, CounterFormat, CounterValue};
 pub use election::{Election, Leadership};
 pub use error::{Error, ErrorKind, Result};
@@ -90,6 +94,8 @@ pub use options::{
     path_from_utf8, timeout_from_secs, validate_identifier, validate_node_path, validate_path, SessionOptions,
     MAX_IDENTIFIER_BYTES, MAX_PATH_BYTES, MAX_SESSION_TIMEOUT,
 };
+pub use party::Party;
+pub use queue::{LockingQueue, Queue};
 pub use security::{Pem, SaslMechanism, SaslOptions, Secret, TlsOptions};
 pub use semaphore::Semaphore;
 pub use session::Session;

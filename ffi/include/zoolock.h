@@ -335,6 +335,11 @@
 #define ZL_CREATE_MAKEPATH 4
 
 /**
+ * A barrier: up while the node at its path exists (kazoo's `Barrier`).
+ */
+typedef struct ZlBarrier ZlBarrier;
+
+/**
  * A cancel token for acquires: fire it from any thread to cancel the
  * acquires it was passed to, even one that has not started waiting yet.
  */
@@ -344,6 +349,11 @@ typedef struct ZlCancel ZlCancel;
  * A counter on one node (kazoo's `Counter`).
  */
 typedef struct ZlCounter ZlCounter;
+
+/**
+ * A member of a double barrier (kazoo's `DoubleBarrier`).
+ */
+typedef struct ZlDoubleBarrier ZlDoubleBarrier;
 
 /**
  * A candidate in the election at a path (kazoo's `Election`, Curator's `LeaderLatch`).
@@ -364,6 +374,21 @@ typedef struct ZlHolder ZlHolder;
 typedef struct ZlLeadership ZlLeadership;
 
 /**
+ * A consumer (and producer) of kazoo's `LockingQueue`.
+ */
+typedef struct ZlLockingQueue ZlLockingQueue;
+
+/**
+ * A member of a party.
+ */
+typedef struct ZlParty ZlParty;
+
+/**
+ * A producer and consumer of kazoo's `Queue`.
+ */
+typedef struct ZlQueue ZlQueue;
+
+/**
  * One ZooKeeper session, shared by the holders made from it.
  */
 typedef struct ZlSession ZlSession;
@@ -378,52 +403,6 @@ typedef struct ZlSessionOptions ZlSessionOptions;
  * `zl_transaction_commit`, after which it takes no more operations.
  */
 typedef struct ZlTransaction ZlTransaction;
-
-/**
- * A counter's value: a whole number (`is_float` 0, `int_value`) or a
- * floating-point one (`is_float` 1, `float_value`), kazoo's `int` or `float`.
- */
-typedef struct ZlCounterValue {
-  uint8_t is_float;
-  int64_t int_value;
-  double float_value;
-} ZlCounterValue;
-
-/**
- * Called once when an asynchronous lead ends: `status` `ZL_OK` with the
- * term won in `leadership` (the caller's to free with `zl_leadership_free`),
- * or null when the timeout ran out; else an error code with its UTF-8
- * message, valid only during the call. Runs on zoolock's callback thread.
- */
-typedef void (*ZlLeadCallback)(void *user_data,
-                               int32_t status,
-                               struct ZlLeadership *leadership,
-                               const uint8_t *message,
-                               uint32_t message_len);
-
-/**
- * Called once when an asynchronous acquire ends: `status` is `ZL_OK` with
- * `acquired` 1 (held) or 0 (taken, or the timeout ran out), or an error code
- * with its UTF-8 message, valid only during the call. Runs on zoolock's
- * callback thread, which runs every callback in turn: return quickly.
- */
-typedef void (*ZlAcquireCallback)(void *user_data,
-                                  int32_t status,
-                                  uint8_t acquired,
-                                  const uint8_t *message,
-                                  uint32_t message_len);
-
-/**
- * Called once when `zl_session_connect_async` ends: `status` `ZL_OK` with
- * the session (the caller's to free with `zl_session_free`), else an error
- * code with its UTF-8 message, valid only during the call. Runs on
- * zoolock's callback thread.
- */
-typedef void (*ZlConnectCallback)(void *user_data,
-                                  int32_t status,
-                                  struct ZlSession *session,
-                                  const uint8_t *message,
-                                  uint32_t message_len);
 
 /**
  * A node's metadata (ZooKeeper's `Stat`; the core's `Stat`).
@@ -493,6 +472,52 @@ typedef void (*ZlResultCallback)(void *user_data,
                                  const uint8_t *message,
                                  uint32_t message_len);
 
+/**
+ * A counter's value: a whole number (`is_float` 0, `int_value`) or a
+ * floating-point one (`is_float` 1, `float_value`), kazoo's `int` or `float`.
+ */
+typedef struct ZlCounterValue {
+  uint8_t is_float;
+  int64_t int_value;
+  double float_value;
+} ZlCounterValue;
+
+/**
+ * Called once when an asynchronous lead ends: `status` `ZL_OK` with the
+ * term won in `leadership` (the caller's to free with `zl_leadership_free`),
+ * or null when the timeout ran out; else an error code with its UTF-8
+ * message, valid only during the call. Runs on zoolock's callback thread.
+ */
+typedef void (*ZlLeadCallback)(void *user_data,
+                               int32_t status,
+                               struct ZlLeadership *leadership,
+                               const uint8_t *message,
+                               uint32_t message_len);
+
+/**
+ * Called once when an asynchronous acquire ends: `status` is `ZL_OK` with
+ * `acquired` 1 (held) or 0 (taken, or the timeout ran out), or an error code
+ * with its UTF-8 message, valid only during the call. Runs on zoolock's
+ * callback thread, which runs every callback in turn: return quickly.
+ */
+typedef void (*ZlAcquireCallback)(void *user_data,
+                                  int32_t status,
+                                  uint8_t acquired,
+                                  const uint8_t *message,
+                                  uint32_t message_len);
+
+/**
+ * Called once when `zl_session_connect_async` ends: `status` `ZL_OK` with
+ * the session (the caller's to free with `zl_session_free`), else an error
+ * code with its UTF-8 message, valid only during the call. Runs on
+ * zoolock's callback thread.
+ */
+typedef void (*ZlConnectCallback)(void *user_data,
+                                  int32_t status,
+                                  struct ZlSession *session,
+                                  const uint8_t *message,
+                                  uint32_t message_len);
+
 #ifdef __cplusplus
 extern "C" {
 #endif // __cplusplus
@@ -505,6 +530,132 @@ extern "C" {
  * `ptr` and `len` must be exactly as zoolock returned them, freed once.
  */
 void zl_bytes_free(uint8_t *ptr, uint32_t len);
+
+/**
+ * The barrier at `path`; nothing is sent before a call.
+ *
+ * # Safety
+ * `session` must be a live handle; the byte range valid; `out_barrier` valid for writes.
+ */
+int32_t zl_barrier_new(const struct ZlSession *session,
+                       const uint8_t *path,
+                       uint32_t path_len,
+                       struct ZlBarrier **out_barrier);
+
+/**
+ * Puts the barrier up (creates its node if missing); `callback` gets empty data.
+ *
+ * # Safety
+ * `barrier` must be a live handle until the callback; `cancel` null or
+ * live; `user_data` valid until the callback.
+ */
+int32_t zl_barrier_create_async(const struct ZlBarrier *barrier,
+                                const struct ZlCancel *cancel,
+                                ZlResultCallback callback,
+                                void *user_data);
+
+/**
+ * Takes the barrier down; `callback`'s one byte is 1 if its node was there.
+ *
+ * # Safety
+ * As for `zl_barrier_create_async`.
+ */
+int32_t zl_barrier_remove_async(const struct ZlBarrier *barrier,
+                                const struct ZlCancel *cancel,
+                                ZlResultCallback callback,
+                                void *user_data);
+
+/**
+ * Waits until the barrier is down, for `timeout_ms` (0 looks once, -1
+ * waits forever); `callback`'s one byte is 1 if it is down, 0 if the
+ * timeout ran out. Goes on across a lost connection and a session expiry.
+ *
+ * # Safety
+ * As for `zl_barrier_create_async`.
+ */
+int32_t zl_barrier_wait_async(const struct ZlBarrier *barrier,
+                              int64_t timeout_ms,
+                              const struct ZlCancel *cancel,
+                              ZlResultCallback callback,
+                              void *user_data);
+
+/**
+ * Frees the barrier handle (the barrier's node stays). Null is ignored.
+ *
+ * # Safety
+ * `barrier` must come from `zl_barrier_new`, freed once, with no call on it in flight.
+ */
+void zl_barrier_free(struct ZlBarrier *barrier);
+
+/**
+ * A member of the double barrier at `path` that waits for `num_clients`
+ * members (at least 1); `identifier` is its node's data. Nothing is sent
+ * before `zl_double_barrier_enter_async`.
+ *
+ * # Safety
+ * `session` must be a live handle; the byte ranges valid; `out_barrier` valid for writes.
+ */
+int32_t zl_double_barrier_new(const struct ZlSession *session,
+                              const uint8_t *path,
+                              uint32_t path_len,
+                              uint32_t num_clients,
+                              const uint8_t *identifier,
+                              uint32_t identifier_len,
+                              struct ZlDoubleBarrier **out_barrier);
+
+/**
+ * Enters: `callback` (empty data) once `num_clients` members are in. A
+ * failure or a fired `cancel` leaves no node of this member.
+ *
+ * # Safety
+ * `barrier` must be a live handle until the callback; `cancel` null or
+ * live; `user_data` valid until the callback.
+ */
+int32_t zl_double_barrier_enter_async(const struct ZlDoubleBarrier *barrier,
+                                      const struct ZlCancel *cancel,
+                                      ZlResultCallback callback,
+                                      void *user_data);
+
+/**
+ * Leaves: `callback` (empty data) once every member has left. This
+ * member's node is deleted even if the wait is cancelled.
+ *
+ * # Safety
+ * As for `zl_double_barrier_enter_async`.
+ */
+int32_t zl_double_barrier_leave_async(const struct ZlDoubleBarrier *barrier,
+                                      const struct ZlCancel *cancel,
+                                      ZlResultCallback callback,
+                                      void *user_data);
+
+/**
+ * `*out_participating` 1 while this member has entered and not left.
+ *
+ * # Safety
+ * `barrier` must be a live handle; `out_participating` valid for writes.
+ */
+int32_t zl_double_barrier_participating(const struct ZlDoubleBarrier *barrier,
+                                        uint8_t *out_participating);
+
+/**
+ * This member's node (full path), as UTF-8 to free with `zl_bytes_free`.
+ *
+ * # Safety
+ * `barrier` must be a live handle; out-pointers valid for writes.
+ */
+int32_t zl_double_barrier_node(const struct ZlDoubleBarrier *barrier,
+                               uint8_t **out_ptr,
+                               uint32_t *out_len);
+
+/**
+ * Frees the member; a wait in flight must have called back first. A
+ * member that entered and did not leave keeps its node until its session
+ * ends. Null is ignored.
+ *
+ * # Safety
+ * `barrier` must come from `zl_double_barrier_new`, freed once, with no call on it in flight.
+ */
+void zl_double_barrier_free(struct ZlDoubleBarrier *barrier);
 
 /**
  * Creates a cancel token; free it with `zl_cancel_free` once the calls it
@@ -1149,6 +1300,221 @@ int32_t zl_session_connect_async(const struct ZlSessionOptions *options,
 int32_t zl_session_options_describe(const struct ZlSessionOptions *options,
                                     uint8_t **out_ptr,
                                     uint32_t *out_len);
+
+/**
+ * A member of the party at `path` with `identifier`: kazoo's `Party`
+ * (`shallow` 0: node `<uuid4 hex>__party__` holding the identifier) or
+ * `ShallowParty` (`shallow` 1: node `<uuid4 hex>-<identifier>`, so no '/').
+ * Nothing is sent before `zl_party_join_async`.
+ *
+ * # Safety
+ * `session` must be a live handle; the byte ranges valid; `out_party` valid for writes.
+ */
+int32_t zl_party_new(const struct ZlSession *session,
+                     const uint8_t *path,
+                     uint32_t path_len,
+                     const uint8_t *identifier,
+                     uint32_t identifier_len,
+                     uint8_t shallow,
+                     struct ZlParty **out_party);
+
+/**
+ * Joins (empty data); the member joins again on each new session until it leaves.
+ *
+ * # Safety
+ * `party` must be a live handle until the callback; `cancel` null or live;
+ * `user_data` valid until the callback.
+ */
+int32_t zl_party_join_async(const struct ZlParty *party,
+                            const struct ZlCancel *cancel,
+                            ZlResultCallback callback,
+                            void *user_data);
+
+/**
+ * Leaves: one byte, 1 if this member's node was there.
+ *
+ * # Safety
+ * As for `zl_party_join_async`.
+ */
+int32_t zl_party_leave_async(const struct ZlParty *party,
+                             const struct ZlCancel *cancel,
+                             ZlResultCallback callback,
+                             void *user_data);
+
+/**
+ * The members' identifiers, as a list encoded as `zl_session_children` encodes it.
+ *
+ * # Safety
+ * As for `zl_party_join_async`.
+ */
+int32_t zl_party_members_async(const struct ZlParty *party,
+                               const struct ZlCancel *cancel,
+                               ZlResultCallback callback,
+                               void *user_data);
+
+/**
+ * `*out_participating` 1 while this member has joined and not left.
+ *
+ * # Safety
+ * `party` must be a live handle; `out_participating` valid for writes.
+ */
+int32_t zl_party_participating(const struct ZlParty *party, uint8_t *out_participating);
+
+/**
+ * Frees the member. One that joined and did not leave keeps its node until
+ * its session ends (it no longer joins again on a new session). Null is ignored.
+ *
+ * # Safety
+ * `party` must come from `zl_party_new`, freed once, with no call on it in flight.
+ */
+void zl_party_free(struct ZlParty *party);
+
+/**
+ * The queue at `path`; nothing is sent before a call.
+ *
+ * # Safety
+ * `session` must be a live handle; the byte range valid; `out_queue` valid for writes.
+ */
+int32_t zl_queue_new(const struct ZlSession *session,
+                     const uint8_t *path,
+                     uint32_t path_len,
+                     struct ZlQueue **out_queue);
+
+/**
+ * Adds `value` with `priority` (0 to 999, lower first); `callback`'s data
+ * is the entry's path. Not retried: after `ZL_CONNECTION_LOSS` the entry may be in.
+ *
+ * # Safety
+ * `queue` must be a live handle until the callback; the byte range valid;
+ * `cancel` null or live; `user_data` valid until the callback.
+ */
+int32_t zl_queue_put_async(const struct ZlQueue *queue,
+                           const uint8_t *value,
+                           uint32_t value_len,
+                           uint32_t priority,
+                           const struct ZlCancel *cancel,
+                           ZlResultCallback callback,
+                           void *user_data);
+
+/**
+ * Takes the first entry, removing it: data `1` + its value, or `0` if the
+ * queue is empty (it does not wait).
+ *
+ * # Safety
+ * As for `zl_queue_put_async`.
+ */
+int32_t zl_queue_get_async(const struct ZlQueue *queue,
+                           const struct ZlCancel *cancel,
+                           ZlResultCallback callback,
+                           void *user_data);
+
+/**
+ * How many entries the queue has (every child of its path, as kazoo counts).
+ *
+ * # Safety
+ * `queue` must be a live handle; `out_len` valid for writes.
+ */
+int32_t zl_queue_len(const struct ZlQueue *queue, uint32_t *out_len);
+
+/**
+ * Frees the queue handle (its entries stay). Null is ignored.
+ *
+ * # Safety
+ * `queue` must come from `zl_queue_new`, freed once, with no call on it in flight.
+ */
+void zl_queue_free(struct ZlQueue *queue);
+
+/**
+ * A consumer of the locking queue at `path`, with a fresh id; nothing is
+ * sent before a call.
+ *
+ * # Safety
+ * `session` must be a live handle; the byte range valid; `out_queue` valid for writes.
+ */
+int32_t zl_locking_queue_new(const struct ZlSession *session,
+                             const uint8_t *path,
+                             uint32_t path_len,
+                             struct ZlLockingQueue **out_queue);
+
+/**
+ * Adds `value` with `priority`, as `zl_queue_put_async`.
+ *
+ * # Safety
+ * As for `zl_queue_put_async`.
+ */
+int32_t zl_locking_queue_put_async(const struct ZlLockingQueue *queue,
+                                   const uint8_t *value,
+                                   uint32_t value_len,
+                                   uint32_t priority,
+                                   const struct ZlCancel *cancel,
+                                   ZlResultCallback callback,
+                                   void *user_data);
+
+/**
+ * Locks the first free entry for this consumer, waiting up to `timeout_ms`
+ * (0 looks once, -1 waits forever): data `1` + its value, or `0` if none
+ * came. The entry got and neither consumed nor released comes again.
+ * Cancelling leaves no lock behind.
+ *
+ * # Safety
+ * As for `zl_queue_put_async`.
+ */
+int32_t zl_locking_queue_get_async(const struct ZlLockingQueue *queue,
+                                   int64_t timeout_ms,
+                                   const struct ZlCancel *cancel,
+                                   ZlResultCallback callback,
+                                   void *user_data);
+
+/**
+ * Removes the entry this consumer got, with its lock, in one transaction:
+ * one byte, 0 if it holds none (or lost its lock: its session ended).
+ *
+ * # Safety
+ * As for `zl_queue_get_async`.
+ */
+int32_t zl_locking_queue_consume_async(const struct ZlLockingQueue *queue,
+                                       const struct ZlCancel *cancel,
+                                       ZlResultCallback callback,
+                                       void *user_data);
+
+/**
+ * Gives the entry this consumer got back to the queue: one byte, 0 if it holds none.
+ *
+ * # Safety
+ * As for `zl_queue_get_async`.
+ */
+int32_t zl_locking_queue_release_async(const struct ZlLockingQueue *queue,
+                                       const struct ZlCancel *cancel,
+                                       ZlResultCallback callback,
+                                       void *user_data);
+
+/**
+ * Whether this consumer still holds the lock of the entry it got: one byte.
+ *
+ * # Safety
+ * As for `zl_queue_get_async`.
+ */
+int32_t zl_locking_queue_holds_lock_async(const struct ZlLockingQueue *queue,
+                                          const struct ZlCancel *cancel,
+                                          ZlResultCallback callback,
+                                          void *user_data);
+
+/**
+ * How many entries there are, locked ones included.
+ *
+ * # Safety
+ * `queue` must be a live handle; `out_len` valid for writes.
+ */
+int32_t zl_locking_queue_len(const struct ZlLockingQueue *queue, uint32_t *out_len);
+
+/**
+ * Frees the consumer. An entry it locked stays locked until released,
+ * consumed, or its session ends. Null is ignored.
+ *
+ * # Safety
+ * `queue` must come from `zl_locking_queue_new`, freed once, with no call on it in flight.
+ */
+void zl_locking_queue_free(struct ZlLockingQueue *queue);
 
 /**
  * zoolock's version as UTF-8 (static storage: do not free).

@@ -12,6 +12,11 @@
 //!   writes as one, and `zl_holder_fenced`/`zl_leadership_fenced` make one
 //!   that commits only while a hold lasts (`ZL_NOT_HELD` otherwise). Each
 //!   has an `_async` form completed by a `ZlResultCallback`.
+//! - **Barriers**: a `ZlBarrier` and a `ZlDoubleBarrier` member (kazoo's
+//!   `Barrier` and `DoubleBarrier`), waits completed by a `ZlResultCallback` (`barrier.rs`).
+//! - **Queues and parties**: a `ZlQueue`, a `ZlLockingQueue` consumer and a
+//!   `ZlParty` member (kazoo's `Queue`, `LockingQueue`, `Party` and
+//!   `ShallowParty`), calls completed the same way (`queue.rs`, `party.rs`).
 //! - **Elections**: a `ZlElection` candidate leads (`zl_election_lead`, as
 //!   an acquire) and each term won is a `ZlLeadership` (`election.rs`).
 //! - **Holders**: a lock or semaphore is one `ZlHolder` with one set of
@@ -38,6 +43,7 @@
 //! translates types, errors and the blocking/callback style.
 
 mod args;
+mod barrier;
 mod cancel;
 mod castable;
 mod counter;
@@ -49,6 +55,8 @@ mod lease;
 mod listener;
 mod logs;
 mod options;
+mod party;
+mod queue;
 mod selftest;
 mod session;
 mod status;
@@ -58,6 +66,7 @@ mod transaction;
 mod znode;
 
 pub use args::zl_bytes_free;
+pub use barrier::*;
 pub use cancel::*;
 pub use counter::*;
 pub use dispatch::zl_shutdown;
@@ -73,6 +82,8 @@ pub use lease::*;
 pub use listener::ZlStateCallback;
 pub use logs::*;
 pub use options::*;
+pub use party::*;
+pub use queue::*;
 pub use selftest::*;
 pub use session::*;
 pub use status::*;

@@ -234,3 +234,43 @@ fn a_list_argument_is_checked_item_by_item() {
     let not_utf8 = crate::args::decode_list(&[1, 0, 0, 0, 0xff], "paths").unwrap_err();
     assert!(not_utf8.message.contains("not UTF-8"), "{}", not_utf8.message);
 }
+
+#[test]
+fn barrier_queue_and_party_calls_check_their_handles() {
+    extern "C" fn never(
+        _: *mut std::ffi::c_void,
+        _: i32,
+        _: *const u8,
+        _: u32,
+        _: *const ZlStat,
+        _: *const u8,
+        _: u32,
+    ) {
+        panic!("a call that did not start must not call back");
+    }
+    let mut barrier = null_mut();
+    assert_eq!(unsafe { zl_barrier_new(null(), b"/a".as_ptr(), 2, &mut barrier) }, INVALID_ARGUMENT);
+    assert!(last_error().contains("session handle is null"));
+    assert_eq!(unsafe { zl_barrier_wait_async(null(), -1, null(), never, null_mut()) }, INVALID_ARGUMENT);
+    assert!(last_error().contains("barrier handle is null"));
+    let mut participating = 0u8;
+    assert_eq!(unsafe { zl_double_barrier_participating(null(), &mut participating) }, INVALID_ARGUMENT);
+    assert!(last_error().contains("double barrier handle is null"));
+    assert_eq!(unsafe { zl_double_barrier_enter_async(null(), null(), never, null_mut()) }, INVALID_ARGUMENT);
+    let mut len = 0u32;
+    assert_eq!(unsafe { zl_queue_len(null(), &mut len) }, INVALID_ARGUMENT);
+    assert!(last_error().contains("queue handle is null"));
+    assert_eq!(unsafe { zl_locking_queue_get_async(null(), -2, null(), never, null_mut()) }, INVALID_ARGUMENT);
+    assert!(last_error().contains("locking queue handle is null"));
+    let mut party = null_mut();
+    assert_eq!(unsafe { zl_party_new(null(), b"/a".as_ptr(), 2, null(), 0, 1, &mut party) }, INVALID_ARGUMENT);
+    assert_eq!(unsafe { zl_party_members_async(null(), null(), never, null_mut()) }, INVALID_ARGUMENT);
+    assert!(last_error().contains("party handle is null"));
+    unsafe {
+        zl_party_free(null_mut());
+        zl_barrier_free(null_mut());
+        zl_double_barrier_free(null_mut());
+        zl_queue_free(null_mut());
+        zl_locking_queue_free(null_mut());
+    }
+}

@@ -127,6 +127,18 @@ pub(crate) struct Reply {
     pub(crate) stat: Option<ZlStat>,
 }
 
+impl Reply {
+    /// `data` alone (a path, a list), no stat.
+    pub(crate) fn data(data: Vec<u8>) -> Reply {
+        Reply { data, stat: None }
+    }
+
+    /// A yes/no answer (the recipes'): one byte, 1 or 0.
+    pub(crate) fn yes_no(answer: bool) -> Reply {
+        Reply::data(vec![answer as u8])
+    }
+}
+
 /// Starts `work` on zoolock's runtime and returns at once; `callback` gets
 /// `reply(outcome)` exactly once. A fired `cancel` abandons the work:
 /// `ZL_CANCELLED`, naming it as `what`.

@@ -3,6 +3,7 @@
 //! lock decision is the core's.
 
 mod asyncio;
+mod barrier;
 mod client;
 mod counter;
 mod election;
@@ -13,6 +14,9 @@ mod lease;
 mod lock;
 mod logging;
 mod multi_lock;
+mod party;
+mod queue;
+mod recipe;
 mod security;
 mod semaphore;
 mod wait;
@@ -23,6 +27,8 @@ use pyo3::prelude::*;
 #[pymodule]
 fn _zoolock(m: &Bound<'_, PyModule>) -> PyResult<()> {
     logging::install();
+    m.add_class::<barrier::Barrier>()?;
+    m.add_class::<barrier::DoubleBarrier>()?;
     m.add_class::<client::Client>()?;
     m.add_class::<counter::Counter>()?;
     m.add_class::<election::Election>()?;
@@ -34,6 +40,10 @@ fn _zoolock(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<lock::ReadLock>()?;
     m.add_class::<lock::WriteLock>()?;
     m.add_class::<multi_lock::MultiLock>()?;
+    m.add_class::<party::Party>()?;
+    m.add_class::<party::ShallowParty>()?;
+    m.add_class::<queue::Queue>()?;
+    m.add_class::<queue::LockingQueue>()?;
     m.add_class::<semaphore::Semaphore>()?;
     znode::register(m)?;
     errors::register(m)?;

@@ -38,13 +38,19 @@ from ._znode import (
 )
 from ._zoolock import (
     Counter,
+    Barrier,
+    DoubleBarrier,
     Holder,
     Lock,
+    LockingQueue,
     LostEvent,
     MultiLock,
     Participant,
+    Party,
+    Queue,
     ReadLock,
     Semaphore,
+    ShallowParty,
     WriteLock,
     __version__,
 )
@@ -116,9 +122,32 @@ class _BoundToClient:
         return bound
 
 
-for _recipe in (Lock, ReadLock, WriteLock, Semaphore, MultiLock, Counter, NonBlockingLease, MultiNonBlockingLease):
+for _recipe in (Lock, ReadLock, WriteLock, Semaphore, MultiLock, Counter, NonBlockingLease, MultiNonBlockingLease,
+                Barrier, DoubleBarrier, Party, ShallowParty, Queue, LockingQueue):
     setattr(KazooClient, _recipe.__name__, _BoundToClient(_recipe))
 del _recipe
+
+
+class _KazooRecipe(_BoundToClient):
+    """A recipe only kazoo has, in Python, that works on a zoolock client
+    (``client.SetPartitioner``): kazoo's own class, imported when first read;
+    ``AttributeError`` without kazoo installed."""
+
+    def __init__(self, module, name):
+        self.module, self.name = module, name
+        self.__doc__ = f"kazoo's ``{module}.{name}`` bound to this client (needs kazoo installed)."
+
+    @property
+    def recipe(self):
+        import importlib
+
+        try:
+            return getattr(importlib.import_module(self.module), self.name)
+        except ImportError as err:
+            raise AttributeError(f"{self.name} is kazoo's own recipe: install kazoo to use it ({err})") from None
+
+
+KazooClient.SetPartitioner = _KazooRecipe("kazoo.recipe.partitioner", "SetPartitioner")
 
 
 class KazooState:
@@ -147,6 +176,7 @@ __all__ = [
     "AuthFailedError",
     "BadArgumentsError",
     "BadVersionError",
+    "Barrier",
     "CancelledError",
     "ChildrenWatch",
     "Client",
@@ -155,6 +185,7 @@ __all__ = [
     "ConnectionLoss",
     "Counter",
     "DataWatch",
+    "DoubleBarrier",
     "Election",
     "EventType",
     "ForceRetryError",
@@ -166,6 +197,7 @@ __all__ = [
     "KazooState",
     "KazooTimeoutError",
     "Lock",
+    "LockingQueue",
     "LockState",
     "LockTimeout",
     "LostEvent",
@@ -177,17 +209,20 @@ __all__ = [
     "NodeExistsError",
     "NoNodeError",
     "NotEmptyError",
-    "Participant",
     "NotHeldError",
     "OperationTimeoutError",
+    "Participant",
+    "Party",
+    "Queue",
     "ReadLock",
     "RolledBackError",
     "RuntimeInconsistency",
     "Semaphore",
     "SessionExpiredError",
+    "ShallowParty",
+    "TlsError",
     "TransactionRequest",
     "WatchedEvent",
-    "TlsError",
     "WriteLock",
     "ZnodeStat",
     "ZookeeperError",
