@@ -183,7 +183,7 @@ impl Leadership {
         #[cfg(test)]
         tests::after_term_check();
         // On the term's own node: the lock may hold a later term by now.
-        Ok(self.lock.session().transaction().fenced_at(self.lock.path(), self.node.clone()))
+        Ok(self.lock.session().transaction().fenced_at(self.lock.path(), vec![self.node.clone()]))
     }
 
     /// Ends the term: the next candidate leads. `Ok(false)` if it was over already.

@@ -242,6 +242,30 @@ pub enum Error {
         path: String,
     },
 
+    /// A change whose request was sent but not answered (the connection
+    /// dropped, or the session expired, under it) and whose outcome the node
+    /// no longer tells: it may or may not have been made. Of kind
+    /// [`ErrorKind::ConnectionLoss`]. Read the node and decide; sending the
+    /// change again may make it twice.
+    #[error("could not tell whether the {action} of {path} was made: the connection was lost before ZooKeeper answered, and the node has changed since")]
+    OutcomeUnknown {
+        /// What was asked.
+        action: &'static str,
+        /// The node.
+        path: String,
+    },
+
+    /// A recipe's node holds data the recipe cannot read: a counter's value
+    /// that is not a number of the counter's type, a lease record that is
+    /// not kazoo's JSON. Another program wrote the node: fix or delete it.
+    #[error("{path} holds data this recipe cannot read: {reason}")]
+    BadData {
+        /// The node.
+        path: String,
+        /// What is wrong with it.
+        reason: String,
+    },
+
     /// Any other failure of a request that zoolock has no better name for:
     /// ZooKeeper refused it (e.g. a quota) or the client failed it. `message` says which; a kind a
     /// program must tell apart deserves a variant of its own.
@@ -325,6 +349,8 @@ codes! {
         InvalidAcl = 24 => "invalid_acl",
         /// The tokio runtime the session ran on shut down: connect a new session.
         RuntimeGone = 25 => "runtime_gone",
+        /// A recipe's node holds data the recipe cannot read (a counter's value, a lease record).
+        BadData = 26 => "bad_data",
     }
 }
 
@@ -337,7 +363,7 @@ impl Error {
             Error::InvalidArgument(_) => ErrorKind::InvalidArgument,
             Error::ConnectTimeout { .. } => ErrorKind::ConnectTimeout,
             Error::NoChroot(_) => ErrorKind::NoChroot,
-            Error::ConnectionLoss(_) => ErrorKind::ConnectionLoss,
+            Error::ConnectionLoss(_) | Error::OutcomeUnknown { .. } => ErrorKind::ConnectionLoss,
             Error::Cancelled { .. } => ErrorKind::Cancelled,
             Error::Closed => ErrorKind::Closed,
             Error::RuntimeGone => ErrorKind::RuntimeGone,
@@ -356,6 +382,7 @@ impl Error {
             Error::NoChildrenForEphemerals { .. } => ErrorKind::NoChildrenForEphemerals,
             Error::InvalidAcl { .. } => ErrorKind::InvalidAcl,
             Error::ZooKeeper { .. } => ErrorKind::ZooKeeper,
+            Error::BadData { .. } => ErrorKind::BadData,
         }
     }
 
@@ -394,6 +421,7 @@ impl Error {
             ErrorKind::NoChildrenForEphemerals => Error::NoChildrenForEphemerals { action, path },
             ErrorKind::InvalidAcl => Error::InvalidAcl { action, path },
             ErrorKind::RuntimeGone => Error::RuntimeGone,
+            ErrorKind::BadData => Error::BadData { path, reason: "not a whole number: \"seven\"".to_owned() },
         }
     }
 }

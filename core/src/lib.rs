@@ -54,18 +54,24 @@
 
 #![warn(missing_docs)]
 
+mod barrier;
 mod codes;
 mod contender;
+mod counter;
 mod election;
 mod error;
 mod events;
 mod holder;
 mod inspect;
+mod lease;
 mod lock;
 pub mod metrics;
 mod mirror;
+mod multi_lock;
 pub mod naming;
 mod options;
+mod party;
+mod queue;
 pub mod runtime;
 mod security;
 mod semaphore;
@@ -74,16 +80,22 @@ mod state;
 mod watchers;
 mod znode;
 
+pub use barrier::{Barrier, DoubleBarrier};
+pub use counter::{Counter, CounterChange, CounterFormat, CounterValue};
 pub use election::{Election, Leadership};
 pub use error::{Error, ErrorKind, Result};
 pub use holder::{Acquire, BoxFuture, Hold, Holder, Owner};
 pub use inspect::{inspect, Inspector, Participant, ParticipantKind};
+pub use lease::{try_lease, try_multi_lease};
 pub use lock::{Kind, Lock, LockConfig};
+pub use multi_lock::MultiLock;
 pub use naming::Scheme;
 pub use options::{
     path_from_utf8, timeout_from_secs, validate_identifier, validate_node_path, validate_path, SessionOptions,
     MAX_IDENTIFIER_BYTES, MAX_PATH_BYTES, MAX_SESSION_TIMEOUT,
 };
+pub use party::Party;
+pub use queue::{LockingQueue, Queue};
 pub use security::{Pem, SaslMechanism, SaslOptions, Secret, TlsOptions};
 pub use semaphore::Semaphore;
 pub use session::Session;

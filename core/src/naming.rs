@@ -182,17 +182,52 @@ fn parse_sequence(text: &str) -> Option<i32> {
 /// assert_eq!(plain[0].name, "c__lock__0000000007");
 /// ```
 pub fn sort(contenders: &mut [Contender]) {
-    let wrapped =
-        contenders.iter().any(|c| c.sequence > i32::MAX / 2) && contenders.iter().any(|c| c.sequence < i32::MIN / 2);
-    let key = |c: &Contender| -> i64 {
-        let s = i64::from(c.sequence);
-        if wrapped && s < 0 {
-            s + (1i64 << 32)
-        } else {
-            s
-        }
+    let wrapped = wrapped(contenders.iter().map(|c| c.sequence));
+    contenders.sort_by_key(|c| sequence_key(wrapped, c.sequence));
+}
+
+/// Whether the counter wrapped between the sequences of one parent's live
+/// nodes (see [`sort`]).
+fn wrapped(sequences: impl Iterator<Item = i32> + Clone) -> bool {
+    sequences.clone().any(|s| s > i32::MAX / 2) && sequences.into_iter().any(|s| s < i32::MIN / 2)
+}
+
+/// The key that orders sequences, across a wrap (see [`wrapped`]).
+fn sequence_key(wrapped: bool, sequence: i32) -> i64 {
+    let s = i64::from(sequence);
+    if wrapped && s < 0 {
+        s + (1i64 << 32)
+    } else {
+        s
+    }
+}
+
+/// kazoo's queue entries (`Queue`, `LockingQueue`: `entry-<priority as 3
+/// digits>-<sequence>`) among `children`, in the order they are taken: by
+/// priority, lowest first, then by sequence (across a wrap, as [`sort`]).
+/// kazoo compares the names as text, which agrees until the counter wraps.
+/// Other children are left out.
+///
+/// ```
+/// use zoolock::naming::queue_entries;
+///
+/// let children = ["entry-100-0000000001", "entry-007-0000000002", "taken", "entry-100-0000000000"].map(String::from);
+/// assert_eq!(queue_entries(&children), ["entry-007-0000000002", "entry-100-0000000000", "entry-100-0000000001"]);
+/// ```
+pub fn queue_entries(children: &[String]) -> Vec<String> {
+    let parse = |name: &String| {
+        let rest = name.strip_prefix("entry-")?;
+        let (priority, sequence) = (rest.get(..3)?, rest.get(3..)?.strip_prefix('-')?);
+        Some((
+            priority.parse::<u16>().ok().filter(|_| priority.bytes().all(|b| b.is_ascii_digit()))?,
+            parse_sequence(sequence)?,
+        ))
     };
-    contenders.sort_by_key(key);
+    let mut entries: Vec<(u16, i32, &String)> =
+        children.iter().filter_map(|c| parse(c).map(|(p, s)| (p, s, c))).collect();
+    let wrapped = wrapped(entries.iter().map(|e| e.1));
+    entries.sort_by_key(|e| (e.0, sequence_key(wrapped, e.1)));
+    entries.into_iter().map(|e| e.2.clone()).collect()
 }
 
 /// The contenders among `children`, in queue order; other children are left out.

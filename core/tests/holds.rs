@@ -4,7 +4,6 @@
 
 mod common;
 
-use std::io::{Read, Write};
 use std::time::Duration;
 
 use common::*;
@@ -16,29 +15,6 @@ async fn wait_state(states: &mut tokio::sync::watch::Receiver<LockState>, want: 
         .await
         .unwrap_or_else(|_| panic!("the hold never became {want:?}"))
         .unwrap();
-}
-
-/// Waits until the server lists a data watch of `session` on `node` (the
-/// `wchp` four-letter word): no event tells a test that a watch is set.
-async fn watched_by(node: &str, session: i64) {
-    let port = harness().client_port(0).unwrap();
-    let wanted = format!("0x{session:x}");
-    for _ in 0..500 {
-        let text = inject(move || {
-            let mut s = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
-            s.write_all(b"wchp").unwrap();
-            let mut out = String::new();
-            s.read_to_string(&mut out).unwrap();
-            out
-        })
-        .await;
-        let mut lines = text.lines().skip_while(|l| *l != node).skip(1);
-        if lines.by_ref().take_while(|l| l.starts_with(char::is_whitespace)).any(|l| l.trim() == wanted) {
-            return;
-        }
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-    panic!("no watch of {wanted} on {node}");
 }
 
 #[tokio::test(flavor = "multi_thread")]

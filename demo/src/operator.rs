@@ -29,18 +29,37 @@ impl Operator {
     }
 
     /// zkCli's `deleteall`: every child, then the path. Contenders keep
-    /// queueing meanwhile (the path's delete then fails with NotEmpty), so
-    /// it goes round a few times. Says whether the path went, and how many
-    /// children did (they go even when the path stays).
+    /// queueing meanwhile (the path's delete then fails with NotEmpty). After
+    /// one pass zkCli's way, each further try deletes the children it just
+    /// listed and the path in one multi, so the race is one round trip long
+    /// and not one per child: on a busy machine, child by child lost it every
+    /// time. Says whether the path went, and how many children did (those of
+    /// the first pass go even when the path stays).
     pub fn delete_all(&self, path: &str) -> Result<(bool, usize), String> {
         self.runtime.block_on(async {
             let mut deleted = 0;
-            for _ in 0..5 {
+            for attempt in 0..20 {
                 let children = match self.client.list_children(path).await {
                     Ok(children) => children,
                     Err(zk::Error::NoNode) => return Ok((false, deleted)),
                     Err(e) => return Err(e.to_string()),
                 };
+                if attempt > 0 {
+                    let mut writer = self.client.new_multi_writer();
+                    for child in &children {
+                        writer.add_delete(&format!("{path}/{child}"), None).map_err(|e| e.to_string())?;
+                    }
+                    writer.add_delete(path, None).map_err(|e| e.to_string())?;
+                    match writer.commit().await {
+                        Ok(_) => return Ok((true, deleted + children.len())),
+                        // A child went (a release) or came (a contender) since the listing.
+                        Err(zk::MultiWriteError::OperationFailed {
+                            source: zk::Error::NoNode | zk::Error::NotEmpty,
+                            ..
+                        }) => continue,
+                        Err(e) => return Err(e.to_string()),
+                    }
+                }
                 for child in children {
                     match self.client.delete(&format!("{path}/{child}"), None).await {
                         Ok(()) => deleted += 1,

@@ -59,6 +59,8 @@ namespace ZooLock
         InvalidAcl = 24,
         /// <summary>The tokio runtime the session ran on shut down: connect a new session.</summary>
         RuntimeGone = 25,
+        /// <summary>A recipe's node holds data the recipe cannot read (a counter's value, a lease record).</summary>
+        BadData = 26,
         /// <summary>zoolock's native code panicked; the panic was caught and the process is unharmed.</summary>
         Panic = NativeMethods.ZL_PANIC,
     }
@@ -212,6 +214,8 @@ namespace ZooLock
         T InvalidAcl(string message);
         /// <summary>The tokio runtime the session ran on shut down: connect a new session.</summary>
         T RuntimeGone(string message);
+        /// <summary>A recipe's node holds data the recipe cannot read (a counter's value, a lease record).</summary>
+        T BadData(string message);
         /// <summary>zoolock's native code panicked; the panic was caught and the process is unharmed.</summary>
         T Panic(string message);
     }
@@ -247,6 +251,7 @@ namespace ZooLock
                 case ZooLockStatus.NoChildrenForEphemerals: return mapping.NoChildrenForEphemerals(message);
                 case ZooLockStatus.InvalidAcl: return mapping.InvalidAcl(message);
                 case ZooLockStatus.RuntimeGone: return mapping.RuntimeGone(message);
+                case ZooLockStatus.BadData: return mapping.BadData(message);
                 case ZooLockStatus.Panic: return mapping.Panic(message);
                 default: return default(T);
             }

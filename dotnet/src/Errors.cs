@@ -55,6 +55,8 @@ namespace ZooLock
             public Exception InvalidAcl(string message) { return new ZooLockInvalidAclException(message); }
             // The native library's runtime is its own and lives as long as the process: its loss is internal.
             public Exception RuntimeGone(string message) { return new ZooLockInternalException(ZooLockStatus.RuntimeGone, message); }
+            // What .NET throws for data in a format it cannot read.
+            public Exception BadData(string message) { return new System.IO.InvalidDataException(message); }
             public Exception Panic(string message) { return new ZooLockInternalException(ZooLockStatus.Panic, message); }
         }
     }

@@ -77,6 +77,25 @@ namespace ZooLock
             return holder;
         }
 
+        /// <summary>A multi-lock holder over <paramref name="paths"/> (<c>zl_multi_lock_new</c>).</summary>
+        internal static Holder NewMultiLock(ZooKeeperSession session, string name, IList<string> paths, string identifier)
+        {
+            var holder = new Holder(session, name);
+            var list = Interop.EncodeList(paths);
+            var id = Interop.Bytes(identifier);
+            session.With(s =>
+            {
+                ZlHolder* created;
+                fixed (byte* p = list, i = id)
+                {
+                    Interop.Check(NativeMethods.zl_multi_lock_new((ZlSession*)s, p, (uint)list.Length, i, (uint)id.Length, &created));
+                }
+                holder.Set((IntPtr)created);
+                return 0;
+            });
+            return holder;
+        }
+
         /// <summary>Blocks until held (true) or the timeout ran out (false). <paramref name="owner"/>: who acquires a reentrant lock (0: the holder).</summary>
         internal bool Acquire(long timeoutMs, CancellationToken token, ulong owner = 0)
         {
@@ -159,6 +178,27 @@ namespace ZooLock
                 long token;
                 Interop.Check(NativeMethods.zl_lock_fencing_token((ZlHolder*)pointer, &token, &held));
                 return held != 0 ? token : (long?)null;
+            }
+            finally { Exit(); }
+        }
+
+        /// <summary>Each held path's fencing token, in the order taken (<c>zl_holder_fencing_tokens</c>).</summary>
+        internal IList<KeyValuePair<string, long>> Tokens()
+        {
+            var pointer = Enter();
+            try
+            {
+                byte* record;
+                uint length;
+                Interop.Check(NativeMethods.zl_holder_fencing_tokens((ZlHolder*)pointer, &record, &length));
+                try
+                {
+                    var tokens = new List<KeyValuePair<string, long>>();
+                    var reader = new RecordReader(record, length);
+                    while (reader.More) tokens.Add(new KeyValuePair<string, long>(reader.Text(), reader.I64()));
+                    return tokens;
+                }
+                finally { NativeMethods.zl_bytes_free(record, length); }
             }
             finally { Exit(); }
         }

@@ -101,6 +101,19 @@ namespace ZooLock
             return items.AsReadOnly();
         }
 
+        /// <summary>Encodes a list as <see cref="List"/> reads one.</summary>
+        internal static byte[] EncodeList(IList<string> items)
+        {
+            var buffer = new System.IO.MemoryStream();
+            foreach (var item in items)
+            {
+                var bytes = Bytes(item);
+                for (int shift = 0; shift < 32; shift += 8) buffer.WriteByte((byte)(bytes.Length >> shift));
+                buffer.Write(bytes, 0, bytes.Length);
+            }
+            return buffer.ToArray();
+        }
+
         /// <summary>A copy of native bytes.</summary>
         internal static byte[] Copy(byte* ptr, uint len)
         {

@@ -15,6 +15,14 @@ namespace ZooLock.Native
         const string __DllName = "zoolock_ffi";
 
         /// <summary>
+        ///  `zl_counter_new` format: kazoo's text (Python's `repr` of the value).
+        /// </summary>
+        internal const int ZL_COUNTER_KAZOO = 0;
+        /// <summary>
+        ///  `zl_counter_new` format: Curator's `SharedCount` (4 big-endian bytes, whole numbers of 32 bits).
+        /// </summary>
+        internal const int ZL_COUNTER_CURATOR = 1;
+        /// <summary>
         ///  `zl_lock_new` option: reentrant per owner.
         /// </summary>
         internal const uint ZL_LOCK_REENTRANT = 1;
@@ -86,6 +94,21 @@ namespace ZooLock.Native
 
 
         [UnmanagedFunctionPointer(CallingConvention.Cdecl)]
+        internal delegate void zl_barrier_create_async_callback_delegate(void* user_data, int status, byte* data, uint data_len, ZlStat* stat, byte* message, uint message_len);
+
+        [UnmanagedFunctionPointer(CallingConvention.Cdecl)]
+        internal delegate void zl_barrier_remove_async_callback_delegate(void* user_data, int status, byte* data, uint data_len, ZlStat* stat, byte* message, uint message_len);
+
+        [UnmanagedFunctionPointer(CallingConvention.Cdecl)]
+        internal delegate void zl_barrier_wait_async_callback_delegate(void* user_data, int status, byte* data, uint data_len, ZlStat* stat, byte* message, uint message_len);
+
+        [UnmanagedFunctionPointer(CallingConvention.Cdecl)]
+        internal delegate void zl_double_barrier_enter_async_callback_delegate(void* user_data, int status, byte* data, uint data_len, ZlStat* stat, byte* message, uint message_len);
+
+        [UnmanagedFunctionPointer(CallingConvention.Cdecl)]
+        internal delegate void zl_double_barrier_leave_async_callback_delegate(void* user_data, int status, byte* data, uint data_len, ZlStat* stat, byte* message, uint message_len);
+
+        [UnmanagedFunctionPointer(CallingConvention.Cdecl)]
         internal delegate void zl_election_lead_async_callback_delegate(void* user_data, int status, ZlLeadership* leadership, byte* message, uint message_len);
 
         [UnmanagedFunctionPointer(CallingConvention.Cdecl)]
@@ -96,6 +119,36 @@ namespace ZooLock.Native
 
         [UnmanagedFunctionPointer(CallingConvention.Cdecl)]
         internal delegate void zl_leadership_set_listener_callback_delegate(void* user_data, int state);
+
+        [UnmanagedFunctionPointer(CallingConvention.Cdecl)]
+        internal delegate void zl_locking_queue_consume_async_callback_delegate(void* user_data, int status, byte* data, uint data_len, ZlStat* stat, byte* message, uint message_len);
+
+        [UnmanagedFunctionPointer(CallingConvention.Cdecl)]
+        internal delegate void zl_locking_queue_get_async_callback_delegate(void* user_data, int status, byte* data, uint data_len, ZlStat* stat, byte* message, uint message_len);
+
+        [UnmanagedFunctionPointer(CallingConvention.Cdecl)]
+        internal delegate void zl_locking_queue_holds_lock_async_callback_delegate(void* user_data, int status, byte* data, uint data_len, ZlStat* stat, byte* message, uint message_len);
+
+        [UnmanagedFunctionPointer(CallingConvention.Cdecl)]
+        internal delegate void zl_locking_queue_put_async_callback_delegate(void* user_data, int status, byte* data, uint data_len, ZlStat* stat, byte* message, uint message_len);
+
+        [UnmanagedFunctionPointer(CallingConvention.Cdecl)]
+        internal delegate void zl_locking_queue_release_async_callback_delegate(void* user_data, int status, byte* data, uint data_len, ZlStat* stat, byte* message, uint message_len);
+
+        [UnmanagedFunctionPointer(CallingConvention.Cdecl)]
+        internal delegate void zl_party_join_async_callback_delegate(void* user_data, int status, byte* data, uint data_len, ZlStat* stat, byte* message, uint message_len);
+
+        [UnmanagedFunctionPointer(CallingConvention.Cdecl)]
+        internal delegate void zl_party_leave_async_callback_delegate(void* user_data, int status, byte* data, uint data_len, ZlStat* stat, byte* message, uint message_len);
+
+        [UnmanagedFunctionPointer(CallingConvention.Cdecl)]
+        internal delegate void zl_party_members_async_callback_delegate(void* user_data, int status, byte* data, uint data_len, ZlStat* stat, byte* message, uint message_len);
+
+        [UnmanagedFunctionPointer(CallingConvention.Cdecl)]
+        internal delegate void zl_queue_get_async_callback_delegate(void* user_data, int status, byte* data, uint data_len, ZlStat* stat, byte* message, uint message_len);
+
+        [UnmanagedFunctionPointer(CallingConvention.Cdecl)]
+        internal delegate void zl_queue_put_async_callback_delegate(void* user_data, int status, byte* data, uint data_len, ZlStat* stat, byte* message, uint message_len);
 
         [UnmanagedFunctionPointer(CallingConvention.Cdecl)]
         internal delegate void zl_selftest_panic_callback_delegate(void* user_data, int status, byte acquired, byte* message, uint message_len);
@@ -143,6 +196,115 @@ namespace ZooLock.Native
         internal static extern void zl_bytes_free(byte* ptr, uint len);
 
         /// <summary>
+        ///  The barrier at `path`; nothing is sent before a call.
+        ///
+        ///  # Safety
+        ///  `session` must be a live handle; the byte range valid; `out_barrier` valid for writes.
+        /// </summary>
+        [DllImport(__DllName, EntryPoint = "zl_barrier_new", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern int zl_barrier_new(ZlSession* session, byte* path, uint path_len, ZlBarrier** out_barrier);
+
+        /// <summary>
+        ///  Puts the barrier up (creates its node if missing); `callback` gets empty data.
+        ///
+        ///  # Safety
+        ///  `barrier` must be a live handle until the callback; `cancel` null or
+        ///  live; `user_data` valid until the callback.
+        /// </summary>
+        [DllImport(__DllName, EntryPoint = "zl_barrier_create_async", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern int zl_barrier_create_async(ZlBarrier* barrier, ZlCancel* cancel, zl_barrier_create_async_callback_delegate callback, void* user_data);
+
+        /// <summary>
+        ///  Takes the barrier down; `callback`'s one byte is 1 if its node was there.
+        ///
+        ///  # Safety
+        ///  As for `zl_barrier_create_async`.
+        /// </summary>
+        [DllImport(__DllName, EntryPoint = "zl_barrier_remove_async", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern int zl_barrier_remove_async(ZlBarrier* barrier, ZlCancel* cancel, zl_barrier_remove_async_callback_delegate callback, void* user_data);
+
+        /// <summary>
+        ///  Waits until the barrier is down, for `timeout_ms` (0 looks once, -1
+        ///  waits forever); `callback`'s one byte is 1 if it is down, 0 if the
+        ///  timeout ran out. Goes on across a lost connection and a session expiry.
+        ///
+        ///  # Safety
+        ///  As for `zl_barrier_create_async`.
+        /// </summary>
+        [DllImport(__DllName, EntryPoint = "zl_barrier_wait_async", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern int zl_barrier_wait_async(ZlBarrier* barrier, long timeout_ms, ZlCancel* cancel, zl_barrier_wait_async_callback_delegate callback, void* user_data);
+
+        /// <summary>
+        ///  Frees the barrier handle (the barrier's node stays). Null is ignored.
+        ///
+        ///  # Safety
+        ///  `barrier` must come from `zl_barrier_new`, freed once, with no call on it in flight.
+        /// </summary>
+        [DllImport(__DllName, EntryPoint = "zl_barrier_free", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern void zl_barrier_free(ZlBarrier* barrier);
+
+        /// <summary>
+        ///  A member of the double barrier at `path` that waits for `num_clients`
+        ///  members (at least 1); `identifier` is its node's data. Nothing is sent
+        ///  before `zl_double_barrier_enter_async`.
+        ///
+        ///  # Safety
+        ///  `session` must be a live handle; the byte ranges valid; `out_barrier` valid for writes.
+        /// </summary>
+        [DllImport(__DllName, EntryPoint = "zl_double_barrier_new", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern int zl_double_barrier_new(ZlSession* session, byte* path, uint path_len, uint num_clients, byte* identifier, uint identifier_len, ZlDoubleBarrier** out_barrier);
+
+        /// <summary>
+        ///  Enters: `callback` (empty data) once `num_clients` members are in. A
+        ///  failure or a fired `cancel` leaves no node of this member.
+        ///
+        ///  # Safety
+        ///  `barrier` must be a live handle until the callback; `cancel` null or
+        ///  live; `user_data` valid until the callback.
+        /// </summary>
+        [DllImport(__DllName, EntryPoint = "zl_double_barrier_enter_async", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern int zl_double_barrier_enter_async(ZlDoubleBarrier* barrier, ZlCancel* cancel, zl_double_barrier_enter_async_callback_delegate callback, void* user_data);
+
+        /// <summary>
+        ///  Leaves: `callback` (empty data) once every member has left. This
+        ///  member's node is deleted even if the wait is cancelled.
+        ///
+        ///  # Safety
+        ///  As for `zl_double_barrier_enter_async`.
+        /// </summary>
+        [DllImport(__DllName, EntryPoint = "zl_double_barrier_leave_async", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern int zl_double_barrier_leave_async(ZlDoubleBarrier* barrier, ZlCancel* cancel, zl_double_barrier_leave_async_callback_delegate callback, void* user_data);
+
+        /// <summary>
+        ///  `*out_participating` 1 while this member has entered and not left.
+        ///
+        ///  # Safety
+        ///  `barrier` must be a live handle; `out_participating` valid for writes.
+        /// </summary>
+        [DllImport(__DllName, EntryPoint = "zl_double_barrier_participating", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern int zl_double_barrier_participating(ZlDoubleBarrier* barrier, byte* out_participating);
+
+        /// <summary>
+        ///  This member's node (full path), as UTF-8 to free with `zl_bytes_free`.
+        ///
+        ///  # Safety
+        ///  `barrier` must be a live handle; out-pointers valid for writes.
+        /// </summary>
+        [DllImport(__DllName, EntryPoint = "zl_double_barrier_node", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern int zl_double_barrier_node(ZlDoubleBarrier* barrier, byte** out_ptr, uint* out_len);
+
+        /// <summary>
+        ///  Frees the member; a wait in flight must have called back first. A
+        ///  member that entered and did not leave keeps its node until its session
+        ///  ends. Null is ignored.
+        ///
+        ///  # Safety
+        ///  `barrier` must come from `zl_double_barrier_new`, freed once, with no call on it in flight.
+        /// </summary>
+        [DllImport(__DllName, EntryPoint = "zl_double_barrier_free", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern void zl_double_barrier_free(ZlDoubleBarrier* barrier);
+
+        /// <summary>
         ///  Creates a cancel token; free it with `zl_cancel_free` once the calls it
         ///  was passed to have returned (or called back).
         ///
@@ -171,6 +333,49 @@ namespace ZooLock.Native
         /// </summary>
         [DllImport(__DllName, EntryPoint = "zl_cancel_free", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
         internal static extern void zl_cancel_free(ZlCancel* cancel);
+
+        /// <summary>
+        ///  Creates a counter on `path` whose empty node reads as `*default`; its
+        ///  type (whole or floating) is the counter's, and every change must be of
+        ///  it. `format` is `ZL_COUNTER_KAZOO` or `ZL_COUNTER_CURATOR`. Nothing is sent yet.
+        ///
+        ///  # Safety
+        ///  `session` must be a live handle; the byte range and `default` valid; `out_counter` valid for writes.
+        /// </summary>
+        [DllImport(__DllName, EntryPoint = "zl_counter_new", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern int zl_counter_new(ZlSession* session, byte* path, uint path_len, ZlCounterValue* @default, int format, ZlCounter** out_counter);
+
+        /// <summary>
+        ///  The value now, creating the node (empty: the default) if missing.
+        ///
+        ///  # Safety
+        ///  `counter` must be a live handle; `cancel` null or live; `out_value` valid for writes.
+        /// </summary>
+        [DllImport(__DllName, EntryPoint = "zl_counter_value", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern int zl_counter_value(ZlCounter* counter, ZlCancel* cancel, ZlCounterValue* out_value);
+
+        /// <summary>
+        ///  Adds `*delta` (of the counter's type): `*out_pre` and `*out_post` (each
+        ///  may be null) are the values before and after (kazoo's `pre_value`,
+        ///  `post_value`). `ZL_INVALID_ARGUMENT` for another type or a result out of
+        ///  range, `ZL_BAD_DATA` if the node holds something else; `ZL_CONNECTION_LOSS`
+        ///  when a write whose reply was lost may or may not have been made (never
+        ///  made twice).
+        ///
+        ///  # Safety
+        ///  `counter` must be a live handle; `delta` valid; `cancel` null or live; out-pointers null or valid for writes.
+        /// </summary>
+        [DllImport(__DllName, EntryPoint = "zl_counter_add", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern int zl_counter_add(ZlCounter* counter, ZlCounterValue* delta, ZlCancel* cancel, ZlCounterValue* out_pre, ZlCounterValue* out_post);
+
+        /// <summary>
+        ///  Frees the counter. Null is ignored.
+        ///
+        ///  # Safety
+        ///  `counter` must come from `zl_counter_new`, freed once, with no call on it in flight.
+        /// </summary>
+        [DllImport(__DllName, EntryPoint = "zl_counter_free", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern void zl_counter_free(ZlCounter* counter);
 
         /// <summary>
         ///  For the process's exit: cancels every acquire in progress (each fails
@@ -352,6 +557,20 @@ namespace ZooLock.Native
         internal static extern int zl_semaphore_new(ZlSession* session, byte* path, uint path_len, byte* identifier, uint identifier_len, uint max_leases, ZlHolder** out_holder);
 
         /// <summary>
+        ///  Creates a multi-lock holder over the paths in `paths` (a list: each a
+        ///  little-endian u32 byte length, then UTF-8): all of them or none, each a
+        ///  kazoo `Lock` whose node holds `identifier`, taken in one order (sorted by
+        ///  bytes, each path once) so that two multi-locks never deadlock. Acquire,
+        ///  release, cancel and listen with `zl_holder_*`; each path's fencing token
+        ///  with `zl_holder_fencing_tokens`. Nothing is sent to the server yet.
+        ///
+        ///  # Safety
+        ///  `session` must be a live handle; the byte ranges valid; `out_holder` valid for writes.
+        /// </summary>
+        [DllImport(__DllName, EntryPoint = "zl_multi_lock_new", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern int zl_multi_lock_new(ZlSession* session, byte* paths, uint paths_len, byte* identifier, uint identifier_len, ZlHolder** out_holder);
+
+        /// <summary>
         ///  Acquires, blocking the calling thread: `*out_acquired` is 1 once held, 0
         ///  when the lock (or every lease) stayed taken for `timeout_ms` (0 tries
         ///  once, -1 waits forever). `lease_ms` &gt; 0 releases the hold by itself after
@@ -443,6 +662,19 @@ namespace ZooLock.Native
         internal static extern void zl_holder_free(ZlHolder* holder);
 
         /// <summary>
+        ///  The lock path and fencing token of each node the holder holds with, in
+        ///  the order taken (one for a lock, one per path for a multi-lock; none
+        ///  when it holds nothing), as a record to free with `zl_bytes_free`: for
+        ///  each, the path (a little-endian u32 length, then UTF-8), then the token
+        ///  (a little-endian i64).
+        ///
+        ///  # Safety
+        ///  `holder` must be a live handle; out-pointers valid for writes.
+        /// </summary>
+        [DllImport(__DllName, EntryPoint = "zl_holder_fencing_tokens", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern int zl_holder_fencing_tokens(ZlHolder* holder, byte** out_ptr, uint* out_len);
+
+        /// <summary>
         ///  The fencing token of a lock holder's current hold (the czxid of its
         ///  node, strictly increasing from one holder of the path to the next);
         ///  `*out_held` is 0 and the token 0 when it holds nothing. On a semaphore
@@ -481,6 +713,19 @@ namespace ZooLock.Native
         /// </summary>
         [DllImport(__DllName, EntryPoint = "zl_inspect", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
         internal static extern int zl_inspect(ZlSession* session, byte* path, uint path_len, byte** out_ptr, uint* out_len);
+
+        /// <summary>
+        ///  One try at kazoo's `NonBlockingLease` on `path` (with `count` &gt; 0, kazoo's
+        ///  `MultiNonBlockingLease` over `path/0` … `path/&lt;count - 1&gt;`) for
+        ///  `duration_ms` from `now_ms` (milliseconds since 1970, UTC: the caller's
+        ///  clock): `*out_obtained` is 1 if obtained or renewed (the same
+        ///  `identifier` holds it), 0 if another holds it until later.
+        ///
+        ///  # Safety
+        ///  `session` must be a live handle; the byte ranges valid; `cancel` null or live; `out_obtained` valid for writes.
+        /// </summary>
+        [DllImport(__DllName, EntryPoint = "zl_lease_try", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern int zl_lease_try(ZlSession* session, byte* path, uint path_len, byte* identifier, uint identifier_len, long duration_ms, long now_ms, uint count, ZlCancel* cancel, byte* out_obtained);
 
         /// <summary>
         ///  Sets the callback told of zoolock's log events up to `level` (`ZL_LOG_*`:
@@ -642,6 +887,191 @@ namespace ZooLock.Native
         /// </summary>
         [DllImport(__DllName, EntryPoint = "zl_session_options_describe", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
         internal static extern int zl_session_options_describe(ZlSessionOptions* options, byte** out_ptr, uint* out_len);
+
+        /// <summary>
+        ///  A member of the party at `path` with `identifier`: kazoo's `Party`
+        ///  (`shallow` 0: node `&lt;uuid4 hex&gt;__party__` holding the identifier) or
+        ///  `ShallowParty` (`shallow` 1: node `&lt;uuid4 hex&gt;-&lt;identifier&gt;`, so no '/').
+        ///  Nothing is sent before `zl_party_join_async`.
+        ///
+        ///  # Safety
+        ///  `session` must be a live handle; the byte ranges valid; `out_party` valid for writes.
+        /// </summary>
+        [DllImport(__DllName, EntryPoint = "zl_party_new", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern int zl_party_new(ZlSession* session, byte* path, uint path_len, byte* identifier, uint identifier_len, byte shallow, ZlParty** out_party);
+
+        /// <summary>
+        ///  Joins (empty data); the member joins again on each new session until it leaves.
+        ///
+        ///  # Safety
+        ///  `party` must be a live handle until the callback; `cancel` null or live;
+        ///  `user_data` valid until the callback.
+        /// </summary>
+        [DllImport(__DllName, EntryPoint = "zl_party_join_async", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern int zl_party_join_async(ZlParty* party, ZlCancel* cancel, zl_party_join_async_callback_delegate callback, void* user_data);
+
+        /// <summary>
+        ///  Leaves: one byte, 1 if this member's node was there.
+        ///
+        ///  # Safety
+        ///  As for `zl_party_join_async`.
+        /// </summary>
+        [DllImport(__DllName, EntryPoint = "zl_party_leave_async", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern int zl_party_leave_async(ZlParty* party, ZlCancel* cancel, zl_party_leave_async_callback_delegate callback, void* user_data);
+
+        /// <summary>
+        ///  The members' identifiers, as a list encoded as `zl_session_children` encodes it.
+        ///
+        ///  # Safety
+        ///  As for `zl_party_join_async`.
+        /// </summary>
+        [DllImport(__DllName, EntryPoint = "zl_party_members_async", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern int zl_party_members_async(ZlParty* party, ZlCancel* cancel, zl_party_members_async_callback_delegate callback, void* user_data);
+
+        /// <summary>
+        ///  `*out_participating` 1 while this member has joined and not left.
+        ///
+        ///  # Safety
+        ///  `party` must be a live handle; `out_participating` valid for writes.
+        /// </summary>
+        [DllImport(__DllName, EntryPoint = "zl_party_participating", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern int zl_party_participating(ZlParty* party, byte* out_participating);
+
+        /// <summary>
+        ///  Frees the member. One that joined and did not leave keeps its node until
+        ///  its session ends (it no longer joins again on a new session). Null is ignored.
+        ///
+        ///  # Safety
+        ///  `party` must come from `zl_party_new`, freed once, with no call on it in flight.
+        /// </summary>
+        [DllImport(__DllName, EntryPoint = "zl_party_free", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern void zl_party_free(ZlParty* party);
+
+        /// <summary>
+        ///  The queue at `path`; nothing is sent before a call.
+        ///
+        ///  # Safety
+        ///  `session` must be a live handle; the byte range valid; `out_queue` valid for writes.
+        /// </summary>
+        [DllImport(__DllName, EntryPoint = "zl_queue_new", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern int zl_queue_new(ZlSession* session, byte* path, uint path_len, ZlQueue** out_queue);
+
+        /// <summary>
+        ///  Adds `value` with `priority` (0 to 999, lower first); `callback`'s data
+        ///  is the entry's path. Not retried: after `ZL_CONNECTION_LOSS` the entry may be in.
+        ///
+        ///  # Safety
+        ///  `queue` must be a live handle until the callback; the byte range valid;
+        ///  `cancel` null or live; `user_data` valid until the callback.
+        /// </summary>
+        [DllImport(__DllName, EntryPoint = "zl_queue_put_async", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern int zl_queue_put_async(ZlQueue* queue, byte* value, uint value_len, uint priority, ZlCancel* cancel, zl_queue_put_async_callback_delegate callback, void* user_data);
+
+        /// <summary>
+        ///  Takes the first entry, removing it: data `1` + its value, or `0` if the
+        ///  queue is empty (it does not wait).
+        ///
+        ///  # Safety
+        ///  As for `zl_queue_put_async`.
+        /// </summary>
+        [DllImport(__DllName, EntryPoint = "zl_queue_get_async", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern int zl_queue_get_async(ZlQueue* queue, ZlCancel* cancel, zl_queue_get_async_callback_delegate callback, void* user_data);
+
+        /// <summary>
+        ///  How many entries the queue has (every child of its path, as kazoo counts).
+        ///
+        ///  # Safety
+        ///  `queue` must be a live handle; `out_len` valid for writes.
+        /// </summary>
+        [DllImport(__DllName, EntryPoint = "zl_queue_len", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern int zl_queue_len(ZlQueue* queue, uint* out_len);
+
+        /// <summary>
+        ///  Frees the queue handle (its entries stay). Null is ignored.
+        ///
+        ///  # Safety
+        ///  `queue` must come from `zl_queue_new`, freed once, with no call on it in flight.
+        /// </summary>
+        [DllImport(__DllName, EntryPoint = "zl_queue_free", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern void zl_queue_free(ZlQueue* queue);
+
+        /// <summary>
+        ///  A consumer of the locking queue at `path`, with a fresh id; nothing is
+        ///  sent before a call.
+        ///
+        ///  # Safety
+        ///  `session` must be a live handle; the byte range valid; `out_queue` valid for writes.
+        /// </summary>
+        [DllImport(__DllName, EntryPoint = "zl_locking_queue_new", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern int zl_locking_queue_new(ZlSession* session, byte* path, uint path_len, ZlLockingQueue** out_queue);
+
+        /// <summary>
+        ///  Adds `value` with `priority`, as `zl_queue_put_async`.
+        ///
+        ///  # Safety
+        ///  As for `zl_queue_put_async`.
+        /// </summary>
+        [DllImport(__DllName, EntryPoint = "zl_locking_queue_put_async", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern int zl_locking_queue_put_async(ZlLockingQueue* queue, byte* value, uint value_len, uint priority, ZlCancel* cancel, zl_locking_queue_put_async_callback_delegate callback, void* user_data);
+
+        /// <summary>
+        ///  Locks the first free entry for this consumer, waiting up to `timeout_ms`
+        ///  (0 looks once, -1 waits forever): data `1` + its value, or `0` if none
+        ///  came. The entry got and neither consumed nor released comes again.
+        ///  Cancelling leaves no lock behind.
+        ///
+        ///  # Safety
+        ///  As for `zl_queue_put_async`.
+        /// </summary>
+        [DllImport(__DllName, EntryPoint = "zl_locking_queue_get_async", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern int zl_locking_queue_get_async(ZlLockingQueue* queue, long timeout_ms, ZlCancel* cancel, zl_locking_queue_get_async_callback_delegate callback, void* user_data);
+
+        /// <summary>
+        ///  Removes the entry this consumer got, with its lock, in one transaction:
+        ///  one byte, 0 if it holds none (or lost its lock: its session ended).
+        ///
+        ///  # Safety
+        ///  As for `zl_queue_get_async`.
+        /// </summary>
+        [DllImport(__DllName, EntryPoint = "zl_locking_queue_consume_async", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern int zl_locking_queue_consume_async(ZlLockingQueue* queue, ZlCancel* cancel, zl_locking_queue_consume_async_callback_delegate callback, void* user_data);
+
+        /// <summary>
+        ///  Gives the entry this consumer got back to the queue: one byte, 0 if it holds none.
+        ///
+        ///  # Safety
+        ///  As for `zl_queue_get_async`.
+        /// </summary>
+        [DllImport(__DllName, EntryPoint = "zl_locking_queue_release_async", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern int zl_locking_queue_release_async(ZlLockingQueue* queue, ZlCancel* cancel, zl_locking_queue_release_async_callback_delegate callback, void* user_data);
+
+        /// <summary>
+        ///  Whether this consumer still holds the lock of the entry it got: one byte.
+        ///
+        ///  # Safety
+        ///  As for `zl_queue_get_async`.
+        /// </summary>
+        [DllImport(__DllName, EntryPoint = "zl_locking_queue_holds_lock_async", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern int zl_locking_queue_holds_lock_async(ZlLockingQueue* queue, ZlCancel* cancel, zl_locking_queue_holds_lock_async_callback_delegate callback, void* user_data);
+
+        /// <summary>
+        ///  How many entries there are, locked ones included.
+        ///
+        ///  # Safety
+        ///  `queue` must be a live handle; `out_len` valid for writes.
+        /// </summary>
+        [DllImport(__DllName, EntryPoint = "zl_locking_queue_len", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern int zl_locking_queue_len(ZlLockingQueue* queue, uint* out_len);
+
+        /// <summary>
+        ///  Frees the consumer. An entry it locked stays locked until released,
+        ///  consumed, or its session ends. Null is ignored.
+        ///
+        ///  # Safety
+        ///  `queue` must come from `zl_locking_queue_new`, freed once, with no call on it in flight.
+        /// </summary>
+        [DllImport(__DllName, EntryPoint = "zl_locking_queue_free", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern void zl_locking_queue_free(ZlLockingQueue* queue);
 
         /// <summary>
         ///  zoolock's version as UTF-8 (static storage: do not free).
@@ -1030,11 +1460,47 @@ namespace ZooLock.Native
     }
 
     /// <summary>
+    ///  A barrier: up while the node at its path exists (kazoo's `Barrier`).
+    /// </summary>
+    [StructLayout(LayoutKind.Sequential)]
+    internal unsafe partial struct ZlBarrier
+    {
+    }
+
+    /// <summary>
+    ///  A member of a double barrier (kazoo's `DoubleBarrier`).
+    /// </summary>
+    [StructLayout(LayoutKind.Sequential)]
+    internal unsafe partial struct ZlDoubleBarrier
+    {
+    }
+
+    /// <summary>
     ///  A cancel token for acquires: fire it from any thread to cancel the
     ///  acquires it was passed to, even one that has not started waiting yet.
     /// </summary>
     [StructLayout(LayoutKind.Sequential)]
     internal unsafe partial struct ZlCancel
+    {
+    }
+
+    /// <summary>
+    ///  A counter's value: a whole number (`is_float` 0, `int_value`) or a
+    ///  floating-point one (`is_float` 1, `float_value`), kazoo's `int` or `float`.
+    /// </summary>
+    [StructLayout(LayoutKind.Sequential)]
+    internal unsafe partial struct ZlCounterValue
+    {
+        public byte is_float;
+        public long int_value;
+        public double float_value;
+    }
+
+    /// <summary>
+    ///  A counter on one node (kazoo's `Counter`).
+    /// </summary>
+    [StructLayout(LayoutKind.Sequential)]
+    internal unsafe partial struct ZlCounter
     {
     }
 
@@ -1070,6 +1536,30 @@ namespace ZooLock.Native
     /// </summary>
     [StructLayout(LayoutKind.Sequential)]
     internal unsafe partial struct ZlSessionOptions
+    {
+    }
+
+    /// <summary>
+    ///  A member of a party.
+    /// </summary>
+    [StructLayout(LayoutKind.Sequential)]
+    internal unsafe partial struct ZlParty
+    {
+    }
+
+    /// <summary>
+    ///  A producer and consumer of kazoo's `Queue`.
+    /// </summary>
+    [StructLayout(LayoutKind.Sequential)]
+    internal unsafe partial struct ZlQueue
+    {
+    }
+
+    /// <summary>
+    ///  A consumer (and producer) of kazoo's `LockingQueue`.
+    /// </summary>
+    [StructLayout(LayoutKind.Sequential)]
+    internal unsafe partial struct ZlLockingQueue
     {
     }
 

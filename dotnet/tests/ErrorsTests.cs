@@ -43,6 +43,7 @@ namespace ZooLock.Tests
             { ZooLockStatus.NoChildrenForEphemerals, typeof(ZooLockNoChildrenForEphemeralsException) },
             { ZooLockStatus.InvalidAcl, typeof(ZooLockInvalidAclException) },
             { ZooLockStatus.RuntimeGone, typeof(ZooLockInternalException) },
+            { ZooLockStatus.BadData, typeof(System.IO.InvalidDataException) },
         };
 
         public static IEnumerable<TestCaseData> Statuses()

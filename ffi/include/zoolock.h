@@ -133,6 +133,11 @@
 #define ZL_RUNTIME_GONE 25
 
 /**
+ * A recipe's node holds data the recipe cannot read (a counter's value, a lease record).
+ */
+#define ZL_BAD_DATA 26
+
+/**
  * Connected to a server, the session alive.
  */
 #define ZL_SESSION_CONNECTED 0
@@ -234,6 +239,16 @@
 
 
 /**
+ * `zl_counter_new` format: kazoo's text (Python's `repr` of the value).
+ */
+#define ZL_COUNTER_KAZOO 0
+
+/**
+ * `zl_counter_new` format: Curator's `SharedCount` (4 big-endian bytes, whole numbers of 32 bits).
+ */
+#define ZL_COUNTER_CURATOR 1
+
+/**
  * `zl_lock_new` option: reentrant per owner.
  */
 #define ZL_LOCK_REENTRANT 1
@@ -320,10 +335,25 @@
 #define ZL_CREATE_MAKEPATH 4
 
 /**
+ * A barrier: up while the node at its path exists (kazoo's `Barrier`).
+ */
+typedef struct ZlBarrier ZlBarrier;
+
+/**
  * A cancel token for acquires: fire it from any thread to cancel the
  * acquires it was passed to, even one that has not started waiting yet.
  */
 typedef struct ZlCancel ZlCancel;
+
+/**
+ * A counter on one node (kazoo's `Counter`).
+ */
+typedef struct ZlCounter ZlCounter;
+
+/**
+ * A member of a double barrier (kazoo's `DoubleBarrier`).
+ */
+typedef struct ZlDoubleBarrier ZlDoubleBarrier;
 
 /**
  * A candidate in the election at a path (kazoo's `Election`, Curator's `LeaderLatch`).
@@ -344,6 +374,21 @@ typedef struct ZlHolder ZlHolder;
 typedef struct ZlLeadership ZlLeadership;
 
 /**
+ * A consumer (and producer) of kazoo's `LockingQueue`.
+ */
+typedef struct ZlLockingQueue ZlLockingQueue;
+
+/**
+ * A member of a party.
+ */
+typedef struct ZlParty ZlParty;
+
+/**
+ * A producer and consumer of kazoo's `Queue`.
+ */
+typedef struct ZlQueue ZlQueue;
+
+/**
  * One ZooKeeper session, shared by the holders made from it.
  */
 typedef struct ZlSession ZlSession;
@@ -358,42 +403,6 @@ typedef struct ZlSessionOptions ZlSessionOptions;
  * `zl_transaction_commit`, after which it takes no more operations.
  */
 typedef struct ZlTransaction ZlTransaction;
-
-/**
- * Called once when an asynchronous lead ends: `status` `ZL_OK` with the
- * term won in `leadership` (the caller's to free with `zl_leadership_free`),
- * or null when the timeout ran out; else an error code with its UTF-8
- * message, valid only during the call. Runs on zoolock's callback thread.
- */
-typedef void (*ZlLeadCallback)(void *user_data,
-                               int32_t status,
-                               struct ZlLeadership *leadership,
-                               const uint8_t *message,
-                               uint32_t message_len);
-
-/**
- * Called once when an asynchronous acquire ends: `status` is `ZL_OK` with
- * `acquired` 1 (held) or 0 (taken, or the timeout ran out), or an error code
- * with its UTF-8 message, valid only during the call. Runs on zoolock's
- * callback thread, which runs every callback in turn: return quickly.
- */
-typedef void (*ZlAcquireCallback)(void *user_data,
-                                  int32_t status,
-                                  uint8_t acquired,
-                                  const uint8_t *message,
-                                  uint32_t message_len);
-
-/**
- * Called once when `zl_session_connect_async` ends: `status` `ZL_OK` with
- * the session (the caller's to free with `zl_session_free`), else an error
- * code with its UTF-8 message, valid only during the call. Runs on
- * zoolock's callback thread.
- */
-typedef void (*ZlConnectCallback)(void *user_data,
-                                  int32_t status,
-                                  struct ZlSession *session,
-                                  const uint8_t *message,
-                                  uint32_t message_len);
 
 /**
  * A node's metadata (ZooKeeper's `Stat`; the core's `Stat`).
@@ -463,6 +472,52 @@ typedef void (*ZlResultCallback)(void *user_data,
                                  const uint8_t *message,
                                  uint32_t message_len);
 
+/**
+ * A counter's value: a whole number (`is_float` 0, `int_value`) or a
+ * floating-point one (`is_float` 1, `float_value`), kazoo's `int` or `float`.
+ */
+typedef struct ZlCounterValue {
+  uint8_t is_float;
+  int64_t int_value;
+  double float_value;
+} ZlCounterValue;
+
+/**
+ * Called once when an asynchronous lead ends: `status` `ZL_OK` with the
+ * term won in `leadership` (the caller's to free with `zl_leadership_free`),
+ * or null when the timeout ran out; else an error code with its UTF-8
+ * message, valid only during the call. Runs on zoolock's callback thread.
+ */
+typedef void (*ZlLeadCallback)(void *user_data,
+                               int32_t status,
+                               struct ZlLeadership *leadership,
+                               const uint8_t *message,
+                               uint32_t message_len);
+
+/**
+ * Called once when an asynchronous acquire ends: `status` is `ZL_OK` with
+ * `acquired` 1 (held) or 0 (taken, or the timeout ran out), or an error code
+ * with its UTF-8 message, valid only during the call. Runs on zoolock's
+ * callback thread, which runs every callback in turn: return quickly.
+ */
+typedef void (*ZlAcquireCallback)(void *user_data,
+                                  int32_t status,
+                                  uint8_t acquired,
+                                  const uint8_t *message,
+                                  uint32_t message_len);
+
+/**
+ * Called once when `zl_session_connect_async` ends: `status` `ZL_OK` with
+ * the session (the caller's to free with `zl_session_free`), else an error
+ * code with its UTF-8 message, valid only during the call. Runs on
+ * zoolock's callback thread.
+ */
+typedef void (*ZlConnectCallback)(void *user_data,
+                                  int32_t status,
+                                  struct ZlSession *session,
+                                  const uint8_t *message,
+                                  uint32_t message_len);
+
 #ifdef __cplusplus
 extern "C" {
 #endif // __cplusplus
@@ -475,6 +530,132 @@ extern "C" {
  * `ptr` and `len` must be exactly as zoolock returned them, freed once.
  */
 void zl_bytes_free(uint8_t *ptr, uint32_t len);
+
+/**
+ * The barrier at `path`; nothing is sent before a call.
+ *
+ * # Safety
+ * `session` must be a live handle; the byte range valid; `out_barrier` valid for writes.
+ */
+int32_t zl_barrier_new(const struct ZlSession *session,
+                       const uint8_t *path,
+                       uint32_t path_len,
+                       struct ZlBarrier **out_barrier);
+
+/**
+ * Puts the barrier up (creates its node if missing); `callback` gets empty data.
+ *
+ * # Safety
+ * `barrier` must be a live handle until the callback; `cancel` null or
+ * live; `user_data` valid until the callback.
+ */
+int32_t zl_barrier_create_async(const struct ZlBarrier *barrier,
+                                const struct ZlCancel *cancel,
+                                ZlResultCallback callback,
+                                void *user_data);
+
+/**
+ * Takes the barrier down; `callback`'s one byte is 1 if its node was there.
+ *
+ * # Safety
+ * As for `zl_barrier_create_async`.
+ */
+int32_t zl_barrier_remove_async(const struct ZlBarrier *barrier,
+                                const struct ZlCancel *cancel,
+                                ZlResultCallback callback,
+                                void *user_data);
+
+/**
+ * Waits until the barrier is down, for `timeout_ms` (0 looks once, -1
+ * waits forever); `callback`'s one byte is 1 if it is down, 0 if the
+ * timeout ran out. Goes on across a lost connection and a session expiry.
+ *
+ * # Safety
+ * As for `zl_barrier_create_async`.
+ */
+int32_t zl_barrier_wait_async(const struct ZlBarrier *barrier,
+                              int64_t timeout_ms,
+                              const struct ZlCancel *cancel,
+                              ZlResultCallback callback,
+                              void *user_data);
+
+/**
+ * Frees the barrier handle (the barrier's node stays). Null is ignored.
+ *
+ * # Safety
+ * `barrier` must come from `zl_barrier_new`, freed once, with no call on it in flight.
+ */
+void zl_barrier_free(struct ZlBarrier *barrier);
+
+/**
+ * A member of the double barrier at `path` that waits for `num_clients`
+ * members (at least 1); `identifier` is its node's data. Nothing is sent
+ * before `zl_double_barrier_enter_async`.
+ *
+ * # Safety
+ * `session` must be a live handle; the byte ranges valid; `out_barrier` valid for writes.
+ */
+int32_t zl_double_barrier_new(const struct ZlSession *session,
+                              const uint8_t *path,
+                              uint32_t path_len,
+                              uint32_t num_clients,
+                              const uint8_t *identifier,
+                              uint32_t identifier_len,
+                              struct ZlDoubleBarrier **out_barrier);
+
+/**
+ * Enters: `callback` (empty data) once `num_clients` members are in. A
+ * failure or a fired `cancel` leaves no node of this member.
+ *
+ * # Safety
+ * `barrier` must be a live handle until the callback; `cancel` null or
+ * live; `user_data` valid until the callback.
+ */
+int32_t zl_double_barrier_enter_async(const struct ZlDoubleBarrier *barrier,
+                                      const struct ZlCancel *cancel,
+                                      ZlResultCallback callback,
+                                      void *user_data);
+
+/**
+ * Leaves: `callback` (empty data) once every member has left. This
+ * member's node is deleted even if the wait is cancelled.
+ *
+ * # Safety
+ * As for `zl_double_barrier_enter_async`.
+ */
+int32_t zl_double_barrier_leave_async(const struct ZlDoubleBarrier *barrier,
+                                      const struct ZlCancel *cancel,
+                                      ZlResultCallback callback,
+                                      void *user_data);
+
+/**
+ * `*out_participating` 1 while this member has entered and not left.
+ *
+ * # Safety
+ * `barrier` must be a live handle; `out_participating` valid for writes.
+ */
+int32_t zl_double_barrier_participating(const struct ZlDoubleBarrier *barrier,
+                                        uint8_t *out_participating);
+
+/**
+ * This member's node (full path), as UTF-8 to free with `zl_bytes_free`.
+ *
+ * # Safety
+ * `barrier` must be a live handle; out-pointers valid for writes.
+ */
+int32_t zl_double_barrier_node(const struct ZlDoubleBarrier *barrier,
+                               uint8_t **out_ptr,
+                               uint32_t *out_len);
+
+/**
+ * Frees the member; a wait in flight must have called back first. A
+ * member that entered and did not leave keeps its node until its session
+ * ends. Null is ignored.
+ *
+ * # Safety
+ * `barrier` must come from `zl_double_barrier_new`, freed once, with no call on it in flight.
+ */
+void zl_double_barrier_free(struct ZlDoubleBarrier *barrier);
 
 /**
  * Creates a cancel token; free it with `zl_cancel_free` once the calls it
@@ -502,6 +683,56 @@ int32_t zl_cancel_fire(const struct ZlCancel *cancel);
  * `cancel` must come from `zl_cancel_new`, freed once.
  */
 void zl_cancel_free(struct ZlCancel *cancel);
+
+/**
+ * Creates a counter on `path` whose empty node reads as `*default`; its
+ * type (whole or floating) is the counter's, and every change must be of
+ * it. `format` is `ZL_COUNTER_KAZOO` or `ZL_COUNTER_CURATOR`. Nothing is sent yet.
+ *
+ * # Safety
+ * `session` must be a live handle; the byte range and `default` valid; `out_counter` valid for writes.
+ */
+int32_t zl_counter_new(const struct ZlSession *session,
+                       const uint8_t *path,
+                       uint32_t path_len,
+                       const struct ZlCounterValue *default_,
+                       int32_t format,
+                       struct ZlCounter **out_counter);
+
+/**
+ * The value now, creating the node (empty: the default) if missing.
+ *
+ * # Safety
+ * `counter` must be a live handle; `cancel` null or live; `out_value` valid for writes.
+ */
+int32_t zl_counter_value(const struct ZlCounter *counter,
+                         const struct ZlCancel *cancel,
+                         struct ZlCounterValue *out_value);
+
+/**
+ * Adds `*delta` (of the counter's type): `*out_pre` and `*out_post` (each
+ * may be null) are the values before and after (kazoo's `pre_value`,
+ * `post_value`). `ZL_INVALID_ARGUMENT` for another type or a result out of
+ * range, `ZL_BAD_DATA` if the node holds something else; `ZL_CONNECTION_LOSS`
+ * when a write whose reply was lost may or may not have been made (never
+ * made twice).
+ *
+ * # Safety
+ * `counter` must be a live handle; `delta` valid; `cancel` null or live; out-pointers null or valid for writes.
+ */
+int32_t zl_counter_add(const struct ZlCounter *counter,
+                       const struct ZlCounterValue *delta,
+                       const struct ZlCancel *cancel,
+                       struct ZlCounterValue *out_pre,
+                       struct ZlCounterValue *out_post);
+
+/**
+ * Frees the counter. Null is ignored.
+ *
+ * # Safety
+ * `counter` must come from `zl_counter_new`, freed once, with no call on it in flight.
+ */
+void zl_counter_free(struct ZlCounter *counter);
 
 /**
  * For the process's exit: cancels every acquire in progress (each fails
@@ -700,6 +931,24 @@ int32_t zl_semaphore_new(const struct ZlSession *session,
                          struct ZlHolder **out_holder);
 
 /**
+ * Creates a multi-lock holder over the paths in `paths` (a list: each a
+ * little-endian u32 byte length, then UTF-8): all of them or none, each a
+ * kazoo `Lock` whose node holds `identifier`, taken in one order (sorted by
+ * bytes, each path once) so that two multi-locks never deadlock. Acquire,
+ * release, cancel and listen with `zl_holder_*`; each path's fencing token
+ * with `zl_holder_fencing_tokens`. Nothing is sent to the server yet.
+ *
+ * # Safety
+ * `session` must be a live handle; the byte ranges valid; `out_holder` valid for writes.
+ */
+int32_t zl_multi_lock_new(const struct ZlSession *session,
+                          const uint8_t *paths,
+                          uint32_t paths_len,
+                          const uint8_t *identifier,
+                          uint32_t identifier_len,
+                          struct ZlHolder **out_holder);
+
+/**
  * Acquires, blocking the calling thread: `*out_acquired` is 1 once held, 0
  * when the lock (or every lease) stayed taken for `timeout_ms` (0 tries
  * once, -1 waits forever). `lease_ms` > 0 releases the hold by itself after
@@ -796,6 +1045,20 @@ int32_t zl_holder_set_listener(const struct ZlHolder *holder,
 void zl_holder_free(struct ZlHolder *holder);
 
 /**
+ * The lock path and fencing token of each node the holder holds with, in
+ * the order taken (one for a lock, one per path for a multi-lock; none
+ * when it holds nothing), as a record to free with `zl_bytes_free`: for
+ * each, the path (a little-endian u32 length, then UTF-8), then the token
+ * (a little-endian i64).
+ *
+ * # Safety
+ * `holder` must be a live handle; out-pointers valid for writes.
+ */
+int32_t zl_holder_fencing_tokens(const struct ZlHolder *holder,
+                                 uint8_t **out_ptr,
+                                 uint32_t *out_len);
+
+/**
  * The fencing token of a lock holder's current hold (the czxid of its
  * node, strictly increasing from one holder of the path to the next);
  * `*out_held` is 0 and the token 0 when it holds nothing. On a semaphore
@@ -835,6 +1098,27 @@ int32_t zl_inspect(const struct ZlSession *session,
                    uint32_t path_len,
                    uint8_t **out_ptr,
                    uint32_t *out_len);
+
+/**
+ * One try at kazoo's `NonBlockingLease` on `path` (with `count` > 0, kazoo's
+ * `MultiNonBlockingLease` over `path/0` … `path/<count - 1>`) for
+ * `duration_ms` from `now_ms` (milliseconds since 1970, UTC: the caller's
+ * clock): `*out_obtained` is 1 if obtained or renewed (the same
+ * `identifier` holds it), 0 if another holds it until later.
+ *
+ * # Safety
+ * `session` must be a live handle; the byte ranges valid; `cancel` null or live; `out_obtained` valid for writes.
+ */
+int32_t zl_lease_try(const struct ZlSession *session,
+                     const uint8_t *path,
+                     uint32_t path_len,
+                     const uint8_t *identifier,
+                     uint32_t identifier_len,
+                     int64_t duration_ms,
+                     int64_t now_ms,
+                     uint32_t count,
+                     const struct ZlCancel *cancel,
+                     uint8_t *out_obtained);
 
 /**
  * Sets the callback told of zoolock's log events up to `level` (`ZL_LOG_*`:
@@ -1016,6 +1300,221 @@ int32_t zl_session_connect_async(const struct ZlSessionOptions *options,
 int32_t zl_session_options_describe(const struct ZlSessionOptions *options,
                                     uint8_t **out_ptr,
                                     uint32_t *out_len);
+
+/**
+ * A member of the party at `path` with `identifier`: kazoo's `Party`
+ * (`shallow` 0: node `<uuid4 hex>__party__` holding the identifier) or
+ * `ShallowParty` (`shallow` 1: node `<uuid4 hex>-<identifier>`, so no '/').
+ * Nothing is sent before `zl_party_join_async`.
+ *
+ * # Safety
+ * `session` must be a live handle; the byte ranges valid; `out_party` valid for writes.
+ */
+int32_t zl_party_new(const struct ZlSession *session,
+                     const uint8_t *path,
+                     uint32_t path_len,
+                     const uint8_t *identifier,
+                     uint32_t identifier_len,
+                     uint8_t shallow,
+                     struct ZlParty **out_party);
+
+/**
+ * Joins (empty data); the member joins again on each new session until it leaves.
+ *
+ * # Safety
+ * `party` must be a live handle until the callback; `cancel` null or live;
+ * `user_data` valid until the callback.
+ */
+int32_t zl_party_join_async(const struct ZlParty *party,
+                            const struct ZlCancel *cancel,
+                            ZlResultCallback callback,
+                            void *user_data);
+
+/**
+ * Leaves: one byte, 1 if this member's node was there.
+ *
+ * # Safety
+ * As for `zl_party_join_async`.
+ */
+int32_t zl_party_leave_async(const struct ZlParty *party,
+                             const struct ZlCancel *cancel,
+                             ZlResultCallback callback,
+                             void *user_data);
+
+/**
+ * The members' identifiers, as a list encoded as `zl_session_children` encodes it.
+ *
+ * # Safety
+ * As for `zl_party_join_async`.
+ */
+int32_t zl_party_members_async(const struct ZlParty *party,
+                               const struct ZlCancel *cancel,
+                               ZlResultCallback callback,
+                               void *user_data);
+
+/**
+ * `*out_participating` 1 while this member has joined and not left.
+ *
+ * # Safety
+ * `party` must be a live handle; `out_participating` valid for writes.
+ */
+int32_t zl_party_participating(const struct ZlParty *party, uint8_t *out_participating);
+
+/**
+ * Frees the member. One that joined and did not leave keeps its node until
+ * its session ends (it no longer joins again on a new session). Null is ignored.
+ *
+ * # Safety
+ * `party` must come from `zl_party_new`, freed once, with no call on it in flight.
+ */
+void zl_party_free(struct ZlParty *party);
+
+/**
+ * The queue at `path`; nothing is sent before a call.
+ *
+ * # Safety
+ * `session` must be a live handle; the byte range valid; `out_queue` valid for writes.
+ */
+int32_t zl_queue_new(const struct ZlSession *session,
+                     const uint8_t *path,
+                     uint32_t path_len,
+                     struct ZlQueue **out_queue);
+
+/**
+ * Adds `value` with `priority` (0 to 999, lower first); `callback`'s data
+ * is the entry's path. Not retried: after `ZL_CONNECTION_LOSS` the entry may be in.
+ *
+ * # Safety
+ * `queue` must be a live handle until the callback; the byte range valid;
+ * `cancel` null or live; `user_data` valid until the callback.
+ */
+int32_t zl_queue_put_async(const struct ZlQueue *queue,
+                           const uint8_t *value,
+                           uint32_t value_len,
+                           uint32_t priority,
+                           const struct ZlCancel *cancel,
+                           ZlResultCallback callback,
+                           void *user_data);
+
+/**
+ * Takes the first entry, removing it: data `1` + its value, or `0` if the
+ * queue is empty (it does not wait).
+ *
+ * # Safety
+ * As for `zl_queue_put_async`.
+ */
+int32_t zl_queue_get_async(const struct ZlQueue *queue,
+                           const struct ZlCancel *cancel,
+                           ZlResultCallback callback,
+                           void *user_data);
+
+/**
+ * How many entries the queue has (every child of its path, as kazoo counts).
+ *
+ * # Safety
+ * `queue` must be a live handle; `out_len` valid for writes.
+ */
+int32_t zl_queue_len(const struct ZlQueue *queue, uint32_t *out_len);
+
+/**
+ * Frees the queue handle (its entries stay). Null is ignored.
+ *
+ * # Safety
+ * `queue` must come from `zl_queue_new`, freed once, with no call on it in flight.
+ */
+void zl_queue_free(struct ZlQueue *queue);
+
+/**
+ * A consumer of the locking queue at `path`, with a fresh id; nothing is
+ * sent before a call.
+ *
+ * # Safety
+ * `session` must be a live handle; the byte range valid; `out_queue` valid for writes.
+ */
+int32_t zl_locking_queue_new(const struct ZlSession *session,
+                             const uint8_t *path,
+                             uint32_t path_len,
+                             struct ZlLockingQueue **out_queue);
+
+/**
+ * Adds `value` with `priority`, as `zl_queue_put_async`.
+ *
+ * # Safety
+ * As for `zl_queue_put_async`.
+ */
+int32_t zl_locking_queue_put_async(const struct ZlLockingQueue *queue,
+                                   const uint8_t *value,
+                                   uint32_t value_len,
+                                   uint32_t priority,
+                                   const struct ZlCancel *cancel,
+                                   ZlResultCallback callback,
+                                   void *user_data);
+
+/**
+ * Locks the first free entry for this consumer, waiting up to `timeout_ms`
+ * (0 looks once, -1 waits forever): data `1` + its value, or `0` if none
+ * came. The entry got and neither consumed nor released comes again.
+ * Cancelling leaves no lock behind.
+ *
+ * # Safety
+ * As for `zl_queue_put_async`.
+ */
+int32_t zl_locking_queue_get_async(const struct ZlLockingQueue *queue,
+                                   int64_t timeout_ms,
+                                   const struct ZlCancel *cancel,
+                                   ZlResultCallback callback,
+                                   void *user_data);
+
+/**
+ * Removes the entry this consumer got, with its lock, in one transaction:
+ * one byte, 0 if it holds none (or lost its lock: its session ended).
+ *
+ * # Safety
+ * As for `zl_queue_get_async`.
+ */
+int32_t zl_locking_queue_consume_async(const struct ZlLockingQueue *queue,
+                                       const struct ZlCancel *cancel,
+                                       ZlResultCallback callback,
+                                       void *user_data);
+
+/**
+ * Gives the entry this consumer got back to the queue: one byte, 0 if it holds none.
+ *
+ * # Safety
+ * As for `zl_queue_get_async`.
+ */
+int32_t zl_locking_queue_release_async(const struct ZlLockingQueue *queue,
+                                       const struct ZlCancel *cancel,
+                                       ZlResultCallback callback,
+                                       void *user_data);
+
+/**
+ * Whether this consumer still holds the lock of the entry it got: one byte.
+ *
+ * # Safety
+ * As for `zl_queue_get_async`.
+ */
+int32_t zl_locking_queue_holds_lock_async(const struct ZlLockingQueue *queue,
+                                          const struct ZlCancel *cancel,
+                                          ZlResultCallback callback,
+                                          void *user_data);
+
+/**
+ * How many entries there are, locked ones included.
+ *
+ * # Safety
+ * `queue` must be a live handle; `out_len` valid for writes.
+ */
+int32_t zl_locking_queue_len(const struct ZlLockingQueue *queue, uint32_t *out_len);
+
+/**
+ * Frees the consumer. An entry it locked stays locked until released,
+ * consumed, or its session ends. Null is ignored.
+ *
+ * # Safety
+ * `queue` must come from `zl_locking_queue_new`, freed once, with no call on it in flight.
+ */
+void zl_locking_queue_free(struct ZlLockingQueue *queue);
 
 /**
  * zoolock's version as UTF-8 (static storage: do not free).

@@ -101,16 +101,18 @@ pub fn encode_list(items: &[String]) -> Vec<u8> {
     buffer
 }
 
-/// A list in [`encode_list`]'s encoding, each item UTF-8.
-pub fn decode_list(mut buffer: &[u8], what: &str) -> FfiResult<Vec<String>> {
+/// The strings of a buffer in [`encode_list`]'s layout, each UTF-8;
+/// `ZL_INVALID_ARGUMENT` naming `what` if it is cut short or not UTF-8.
+pub fn decode_list<'a>(mut buffer: &'a [u8], what: &str) -> FfiResult<Vec<&'a str>> {
     let mut items = Vec::new();
     while !buffer.is_empty() {
-        let bad = || Failure::invalid(format!("{what}: not a list of length-prefixed UTF-8 items"));
-        let (len, rest) = buffer.split_first_chunk::<4>().ok_or_else(bad)?;
-        let len = u32::from_le_bytes(*len) as usize;
-        let item = rest.get(..len).ok_or_else(bad)?;
-        items.push(std::str::from_utf8(item).map_err(|_| bad())?.to_owned());
-        buffer = &rest[len..];
+        let cut =
+            || Failure::invalid(format!("{what}: a list cut short (each item a little-endian u32 length, then UTF-8)"));
+        let (size, rest) = buffer.split_first_chunk::<4>().ok_or_else(cut)?;
+        let size = u32::from_le_bytes(*size) as usize;
+        let item = rest.get(..size).ok_or_else(cut)?;
+        items.push(std::str::from_utf8(item).map_err(|_| Failure::invalid(format!("{what}: an item is not UTF-8")))?);
+        buffer = &rest[size..];
     }
     Ok(items)
 }

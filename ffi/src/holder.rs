@@ -1,6 +1,6 @@
-//! Holders: the core's `Holder` (a lock or a semaphore) as one opaque type,
-//! `ZlHolder`, with one set of entry points. `zl_lock_new` and
-//! `zl_semaphore_new` make one; `zl_holder_*` acquire (blocking or with a
+//! Holders: the core's `Holder` (a lock, a multi-lock or a semaphore) as one
+//! opaque type, `ZlHolder`, with one set of entry points. `zl_lock_new`,
+//! `zl_multi_lock_new` and `zl_semaphore_new` make one; `zl_holder_*` acquire (blocking or with a
 //! completion callback), release, cancel, report state and queue, and free
 //! it; `zl_lock_*` queries only a lock answers. Every decision stays in the
 //! core; this only changes the style.
@@ -10,7 +10,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use tokio::sync::watch;
-use zoolock::{runtime, Acquire, Holder, Kind, Lock, LockConfig, Owner, Scheme, Semaphore};
+use zoolock::{runtime, Acquire, Holder, Kind, Lock, LockConfig, MultiLock, Owner, Scheme, Semaphore};
 
 use crate::args::{self, UserData};
 use crate::cancel::{cancellable, ZlCancel};
@@ -33,7 +33,7 @@ pub type ZlAcquireCallback =
 /// at once). Make one holder per concurrent acquisition.
 pub struct ZlHolder {
     pub(crate) holder: Arc<dyn Holder>,
-    /// The same handle as a lock, for the lock-only queries; `None` for a semaphore.
+    /// The same handle as a lock, for the lock-only queries; `None` for a semaphore or a multi-lock.
     lock: Option<Lock>,
     listener: Listener,
 }
@@ -47,9 +47,11 @@ impl ZlHolder {
         ZlHolder { holder, lock, listener: Listener::default() }
     }
 
-    /// The lock, or `ZL_INVALID_ARGUMENT` for a lock-only query on a semaphore.
+    /// The lock, or `ZL_INVALID_ARGUMENT` for a lock-only query on another holder.
     fn lock(&self, query: &str) -> FfiResult<&Lock> {
-        self.lock.as_ref().ok_or_else(|| Failure::invalid(format!("{query}: the holder is a semaphore, not a lock")))
+        self.lock.as_ref().ok_or_else(|| {
+            Failure::invalid(format!("{query}: the holder is not a lock of one path (a semaphore or a multi-lock)"))
+        })
     }
 }
 
@@ -180,6 +182,34 @@ pub unsafe extern "C" fn zl_semaphore_new(
         args::need(out_holder, "out_holder")?;
         let semaphore = Semaphore::new(session, path, identifier.to_vec(), max_leases)?;
         castable::give(ZlHolder::new(Arc::new(semaphore), None), out_holder, "out_holder")
+    })
+}
+
+/// Creates a multi-lock holder over the paths in `paths` (a list: each a
+/// little-endian u32 byte length, then UTF-8): all of them or none, each a
+/// kazoo `Lock` whose node holds `identifier`, taken in one order (sorted by
+/// bytes, each path once) so that two multi-locks never deadlock. Acquire,
+/// release, cancel and listen with `zl_holder_*`; each path's fencing token
+/// with `zl_holder_fencing_tokens`. Nothing is sent to the server yet.
+///
+/// # Safety
+/// `session` must be a live handle; the byte ranges valid; `out_holder` valid for writes.
+#[no_mangle]
+pub unsafe extern "C" fn zl_multi_lock_new(
+    session: *const ZlSession,
+    paths: *const u8,
+    paths_len: u32,
+    identifier: *const u8,
+    identifier_len: u32,
+    out_holder: *mut *mut ZlHolder,
+) -> i32 {
+    guard(|| {
+        let session = &castable::borrow(session)?.session;
+        let paths = args::decode_list(args::bytes(paths, paths_len, "paths")?, "paths")?;
+        let identifier = args::bytes(identifier, identifier_len, "identifier")?;
+        args::need(out_holder, "out_holder")?;
+        let multi = MultiLock::new(session, paths, identifier.to_vec())?;
+        castable::give(ZlHolder::new(Arc::new(multi), None), out_holder, "out_holder")
     })
 }
 
@@ -339,6 +369,30 @@ pub unsafe extern "C" fn zl_holder_set_listener(
 #[no_mangle]
 pub unsafe extern "C" fn zl_holder_free(holder: *mut ZlHolder) {
     guard_void(|| castable::free(holder))
+}
+
+/// The lock path and fencing token of each node the holder holds with, in
+/// the order taken (one for a lock, one per path for a multi-lock; none
+/// when it holds nothing), as a record to free with `zl_bytes_free`: for
+/// each, the path (a little-endian u32 length, then UTF-8), then the token
+/// (a little-endian i64).
+///
+/// # Safety
+/// `holder` must be a live handle; out-pointers valid for writes.
+#[no_mangle]
+pub unsafe extern "C" fn zl_holder_fencing_tokens(
+    holder: *const ZlHolder,
+    out_ptr: *mut *mut u8,
+    out_len: *mut u32,
+) -> i32 {
+    guard(|| {
+        let tokens = castable::borrow(holder)?.holder.fencing_tokens();
+        let mut record = args::Record::default();
+        for (path, token) in &tokens {
+            record.text(path).i64(*token);
+        }
+        args::give(record.0, out_ptr, out_len, "fencing tokens")
+    })
 }
 
 /// The fencing token of a lock holder's current hold (the czxid of its

@@ -4,7 +4,7 @@
 //!
 //! - **Handles** are opaque pointers made by `zl_session_connect` (or `zl_session_connect_with` a
 //!   `ZlSessionOptions` from `zl_session_options_new`),
-//!   `zl_cancel_new`, and `zl_lock_new` or `zl_semaphore_new` (both make a
+//!   `zl_cancel_new`, and `zl_lock_new`, `zl_multi_lock_new` or `zl_semaphore_new` (each makes a
 //!   `ZlHolder`), freed by the matching `_free` (null is ignored);
 //!   `castable.rs` says once how every handle crosses the boundary.
 //! - **Znodes** on a session, `zl_session_exists`/`get`/`set`/`create`/
@@ -12,6 +12,11 @@
 //!   writes as one, and `zl_holder_fenced`/`zl_leadership_fenced` make one
 //!   that commits only while a hold lasts (`ZL_NOT_HELD` otherwise). Each
 //!   has an `_async` form completed by a `ZlResultCallback`.
+//! - **Barriers**: a `ZlBarrier` and a `ZlDoubleBarrier` member (kazoo's
+//!   `Barrier` and `DoubleBarrier`), waits completed by a `ZlResultCallback` (`barrier.rs`).
+//! - **Queues and parties**: a `ZlQueue`, a `ZlLockingQueue` consumer and a
+//!   `ZlParty` member (kazoo's `Queue`, `LockingQueue`, `Party` and
+//!   `ShallowParty`), calls completed the same way (`queue.rs`, `party.rs`).
 //! - **Elections**: a `ZlElection` candidate leads (`zl_election_lead`, as
 //!   an acquire) and each term won is a `ZlLeadership` (`election.rs`).
 //! - **Holders**: a lock or semaphore is one `ZlHolder` with one set of
@@ -38,15 +43,20 @@
 //! translates types, errors and the blocking/callback style.
 
 mod args;
+mod barrier;
 mod cancel;
 mod castable;
+mod counter;
 mod dispatch;
 mod election;
 mod holder;
 mod inspect;
+mod lease;
 mod listener;
 mod logs;
 mod options;
+mod party;
+mod queue;
 mod selftest;
 mod session;
 mod status;
@@ -56,19 +66,24 @@ mod transaction;
 mod znode;
 
 pub use args::zl_bytes_free;
+pub use barrier::*;
 pub use cancel::*;
+pub use counter::*;
 pub use dispatch::zl_shutdown;
 pub use election::*;
 pub use holder::{
-    zl_holder_acquire, zl_holder_acquire_async, zl_holder_cancel, zl_holder_free, zl_holder_queue, zl_holder_release,
-    zl_holder_set_listener, zl_holder_state, zl_lock_fencing_token, zl_lock_new, zl_lock_node, zl_semaphore_new,
-    ZlAcquireCallback, ZlHolder,
+    zl_holder_acquire, zl_holder_acquire_async, zl_holder_cancel, zl_holder_fencing_tokens, zl_holder_free,
+    zl_holder_queue, zl_holder_release, zl_holder_set_listener, zl_holder_state, zl_lock_fencing_token, zl_lock_new,
+    zl_lock_node, zl_multi_lock_new, zl_semaphore_new, ZlAcquireCallback, ZlHolder,
 };
 pub use holder::{ZL_LOCK_LISTING, ZL_LOCK_REENTRANT};
 pub use inspect::*;
+pub use lease::*;
 pub use listener::ZlStateCallback;
 pub use logs::*;
 pub use options::*;
+pub use party::*;
+pub use queue::*;
 pub use selftest::*;
 pub use session::*;
 pub use status::*;

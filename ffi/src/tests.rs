@@ -223,10 +223,54 @@ fn a_callback_completed_connect_ends_when_its_token_fires() {
 }
 
 #[test]
-fn a_list_decodes_as_it_was_encoded_and_a_cut_one_is_refused() {
-    let items = vec!["31".to_owned(), "digest".to_owned(), "user:h=".to_owned(), String::new()];
-    let encoded = crate::args::encode_list(&items);
-    assert_eq!(crate::args::decode_list(&encoded, "acls").unwrap(), items);
-    assert!(crate::args::decode_list(&encoded[..encoded.len() - 2], "acls").is_err());
-    assert!(crate::args::decode_list(&[1, 0, 0, 0, 0xff], "acls").is_err());
+fn a_list_argument_is_checked_item_by_item() {
+    let list = crate::args::encode_list(&["/a".to_owned(), "/é".to_owned(), String::new()]);
+    assert_eq!(crate::args::decode_list(&list, "paths").unwrap(), ["/a", "/é", ""]);
+    assert_eq!(crate::args::decode_list(&[], "paths").unwrap(), Vec::<&str>::new());
+    let cut = crate::args::decode_list(&list[..list.len() - 5], "paths").unwrap_err();
+    assert!(cut.message.contains("paths: a list cut short"), "{}", cut.message);
+    let header_cut = crate::args::decode_list(&[1, 0], "paths").unwrap_err();
+    assert!(header_cut.message.contains("cut short"), "{}", header_cut.message);
+    let not_utf8 = crate::args::decode_list(&[1, 0, 0, 0, 0xff], "paths").unwrap_err();
+    assert!(not_utf8.message.contains("not UTF-8"), "{}", not_utf8.message);
+}
+
+#[test]
+fn barrier_queue_and_party_calls_check_their_handles() {
+    extern "C" fn never(
+        _: *mut std::ffi::c_void,
+        _: i32,
+        _: *const u8,
+        _: u32,
+        _: *const ZlStat,
+        _: *const u8,
+        _: u32,
+    ) {
+        panic!("a call that did not start must not call back");
+    }
+    let mut barrier = null_mut();
+    assert_eq!(unsafe { zl_barrier_new(null(), b"/a".as_ptr(), 2, &mut barrier) }, INVALID_ARGUMENT);
+    assert!(last_error().contains("session handle is null"));
+    assert_eq!(unsafe { zl_barrier_wait_async(null(), -1, null(), never, null_mut()) }, INVALID_ARGUMENT);
+    assert!(last_error().contains("barrier handle is null"));
+    let mut participating = 0u8;
+    assert_eq!(unsafe { zl_double_barrier_participating(null(), &mut participating) }, INVALID_ARGUMENT);
+    assert!(last_error().contains("double barrier handle is null"));
+    assert_eq!(unsafe { zl_double_barrier_enter_async(null(), null(), never, null_mut()) }, INVALID_ARGUMENT);
+    let mut len = 0u32;
+    assert_eq!(unsafe { zl_queue_len(null(), &mut len) }, INVALID_ARGUMENT);
+    assert!(last_error().contains("queue handle is null"));
+    assert_eq!(unsafe { zl_locking_queue_get_async(null(), -2, null(), never, null_mut()) }, INVALID_ARGUMENT);
+    assert!(last_error().contains("locking queue handle is null"));
+    let mut party = null_mut();
+    assert_eq!(unsafe { zl_party_new(null(), b"/a".as_ptr(), 2, null(), 0, 1, &mut party) }, INVALID_ARGUMENT);
+    assert_eq!(unsafe { zl_party_members_async(null(), null(), never, null_mut()) }, INVALID_ARGUMENT);
+    assert!(last_error().contains("party handle is null"));
+    unsafe {
+        zl_party_free(null_mut());
+        zl_barrier_free(null_mut());
+        zl_double_barrier_free(null_mut());
+        zl_queue_free(null_mut());
+        zl_locking_queue_free(null_mut());
+    }
 }

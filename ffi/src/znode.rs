@@ -127,6 +127,18 @@ pub(crate) struct Reply {
     pub(crate) stat: Option<ZlStat>,
 }
 
+impl Reply {
+    /// `data` alone (a path, a list), no stat.
+    pub(crate) fn data(data: Vec<u8>) -> Reply {
+        Reply { data, stat: None }
+    }
+
+    /// A yes/no answer (the recipes'): one byte, 1 or 0.
+    pub(crate) fn yes_no(answer: bool) -> Reply {
+        Reply::data(vec![answer as u8])
+    }
+}
+
 /// Starts `work` on zoolock's runtime and returns at once; `callback` gets
 /// `reply(outcome)` exactly once. A fired `cancel` abandons the work:
 /// `ZL_CANCELLED`, naming it as `what`.
@@ -611,7 +623,7 @@ pub unsafe extern "C" fn zl_session_set_acls(
             .map(|entry| {
                 let bits =
                     entry[0].parse().map_err(|_| Failure::invalid(format!("acls: permissions {:?}", entry[0])))?;
-                Ok(zoolock::Acl::new(crate::options::permission(bits)?, zoolock::AuthId::new(&entry[1], &entry[2])))
+                Ok(zoolock::Acl::new(crate::options::permission(bits)?, zoolock::AuthId::new(entry[1], entry[2])))
             })
             .collect::<FfiResult<Vec<_>>>()?;
         let stat = runtime::block_on(session.set_acls(path, &acls, Some(version)))?;

@@ -128,11 +128,7 @@ impl Holder {
         reentrant: bool,
         make: impl Fn(&Session) -> zoolock::Result<R> + Send + Sync + 'static,
     ) -> PyResult<Self> {
-        let client = client
-            .cast::<Client>()
-            .map_err(|_| PyTypeError::new_err("the first argument must be a zoolock KazooClient"))?
-            .clone()
-            .unbind();
+        let client = recipe_client(client)?.clone().unbind();
         let listeners = Listeners::holder(client.get().callbacks.clone());
         Ok(Holder {
             client,
@@ -387,6 +383,11 @@ pub fn identifier(identifier: Option<&Bound<'_, PyAny>>) -> PyResult<String> {
     let bytes = utf8_bytes(&text)?;
     zoolock::validate_identifier(&bytes).py_err()?;
     Ok(String::from_utf8_lossy(&bytes).into_owned())
+}
+
+/// A recipe's first argument: a zoolock client, else `TypeError`.
+pub fn recipe_client<'a, 'py>(client: &'a Bound<'py, PyAny>) -> PyResult<&'a Bound<'py, Client>> {
+    client.cast::<Client>().map_err(|_| PyTypeError::new_err("the first argument must be a zoolock KazooClient"))
 }
 
 /// A lock or semaphore path, checked by the core (`ValueError` if refused).

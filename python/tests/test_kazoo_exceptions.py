@@ -72,6 +72,7 @@ CLASS_OF_KIND = {
     "no_children_for_ephemerals": zoolock.NoChildrenForEphemeralsError,
     "invalid_acl": zoolock.InvalidACLError,
     "runtime_gone": zoolock.ConnectionClosedError,
+    "bad_data": ValueError,
 }
 
 

@@ -21,7 +21,7 @@ def test_ships_stubs_and_py_typed():
     assert (package / "py.typed").exists() and (package / "_zoolock.pyi").exists()
     stubs = (package / "_zoolock.pyi").read_text()
     for name in ("class KazooClient", "class Lock", "class ReadLock", "class WriteLock", "class Semaphore",
-                 "class LostEvent", "def acquire_async", "def fencing_token"):
+                 "class MultiLock", "class Counter", "class LostEvent", "def acquire_async", "def fencing_token"):
         assert name in stubs
 
 
@@ -55,6 +55,9 @@ def test_kazoo_names_and_hierarchy():
 
 def test_kazoo_argument_names_and_defaults():
     from kazoo.client import KazooClient as KazooKazooClient
+    from kazoo.recipe.counter import Counter as KazooCounter
+    from kazoo.recipe.lease import MultiNonBlockingLease as KazooMultiLease
+    from kazoo.recipe.lease import NonBlockingLease as KazooLease
     from kazoo.recipe.lock import Lock as KazooLock
     from kazoo.recipe.lock import Semaphore as KazooSemaphore
 
@@ -68,6 +71,9 @@ def test_kazoo_argument_names_and_defaults():
         (zoolock.Lock.acquire, KazooLock.acquire),
         (zoolock.Semaphore, KazooSemaphore.__init__),
         (zoolock.Semaphore.acquire, KazooSemaphore.acquire),
+        (zoolock.Counter, KazooCounter.__init__),
+        (zoolock.NonBlockingLease, KazooLease.__init__),
+        (zoolock.MultiNonBlockingLease, KazooMultiLease.__init__),
     ]
     for ours, theirs in pairs:
         kazoo_params = params(theirs)

@@ -30,7 +30,7 @@ pub(crate) use create::Recovered;
 pub(crate) use doubtful::DoubtfulPrefixes;
 pub(crate) use persistent::PersistentNodes;
 use removal::FOREGROUND_WAIT;
-pub(crate) use removal::{Removal, Target};
+pub(crate) use removal::{parent_of, Removal, Target};
 pub(crate) use won::{NodeWatch, Won};
 
 /// What the session keeps of its contenders' nodes: the persistent ones,
@@ -173,6 +173,7 @@ impl Attempt {
             waited: false,
             _place: self.place.take(),
             guard: Some((removal.session, self.removals.clone())),
+            parts: Vec::new(),
         }
     }
 

@@ -34,6 +34,10 @@ pub(crate) struct Won {
     /// Until the handle records the win: a dropped acquire (between its
     /// win and the record) removes the node, and its acquire waits for that.
     pub(super) guard: Option<(Session, Removals)>,
+    /// The other nodes of a hold over several paths (a [`MultiLock`](crate::MultiLock)),
+    /// each won on a path of its own, in the order taken; empty otherwise.
+    /// They go with this one: recorded, watched, released or lost together.
+    pub parts: Vec<Won>,
 }
 
 impl Won {
@@ -41,6 +45,11 @@ impl Won {
     pub fn with_wait(mut self, waited: bool) -> Won {
         self.waited = waited;
         self
+    }
+
+    /// This node, then its parts.
+    pub fn all(&self) -> impl Iterator<Item = &Won> {
+        std::iter::once(self).chain(self.parts.iter())
     }
 
     /// The removal of the node, when the hold ends.
@@ -60,9 +69,26 @@ impl Won {
         DoubtfulPrefixes::spawn_sweep(session, parent_of(&self.node))
     }
 
-    /// Removes the node, and sweeps its late duplicates, in the background.
+    /// Removes the node and its parts, and sweeps their late duplicates, in the background.
     pub fn spawn_removals(&self, session: &Session) -> Vec<JoinHandle<()>> {
-        std::iter::once(self.removal(session).spawn()).chain(self.spawn_sweep(session)).collect()
+        self.all()
+            .flat_map(|won| std::iter::once(won.removal(session).spawn()).chain(won.spawn_sweep(session)))
+            .collect()
+    }
+
+    /// Removes the node and its parts for a release: the parts' removals in
+    /// tasks of their own, so that all deletes go out at once; each wait is
+    /// bounded as [`Removal::run_bounded`]'s, and then goes on in the background.
+    pub async fn release(&self, session: &Session) {
+        let parts: Vec<_> = self.parts.iter().map(|part| session.spawn(part.removal(session).run_bounded())).collect();
+        let own = self.removal(session).run_bounded();
+        for won in self.all() {
+            won.spawn_sweep(session);
+        }
+        own.await;
+        for part in parts {
+            let _ = part.await;
+        }
     }
 
     /// Recorded by the handle, whose release now removes the node. A
@@ -73,6 +99,7 @@ impl Won {
                 Nodes::of(&session).persistent.hold(&Target::Node(self.node.clone()));
             }
         }
+        self.parts = std::mem::take(&mut self.parts).into_iter().map(Won::installed).collect();
         self
     }
 }

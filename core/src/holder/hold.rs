@@ -96,6 +96,8 @@ impl HolderState {
         let watch_key = self.session.watch_status(watcher, kept);
         let node_watch = won.node_watch.take();
         let (node, generation, ephemeral, token) = (won.node.clone(), won.generation, won.ephemeral, won.token);
+        // A multi-lock's other nodes, each watched by a task of its own.
+        let parts: Vec<_> = won.parts.iter_mut().map(|part| (part.node.clone(), part.node_watch.take())).collect();
         // Recorded before any task that may end it starts: a lease shorter
         // than the time to record it must still find the hold to end.
         *self.held.lock().unwrap() = Some(Box::new(Held {
@@ -145,6 +147,11 @@ impl HolderState {
                 self.attach(id, watch.abort_handle());
             }
         }
+        for (node, node_watch) in parts {
+            let watch =
+                self.session.spawn(watch_node(Arc::downgrade(self), id, node, generation, ephemeral, node_watch));
+            self.attach(id, watch.abort_handle());
+        }
         // A change between the win and the registration would go unheard.
         self.session_changed(self.session.status(), false);
         true
@@ -181,11 +188,11 @@ impl HolderState {
         self.meter().inspect(|m| m.hold_ended(held.since.elapsed()));
         self.set_state(LockState::Released);
         if !held.won.ephemeral {
-            Nodes::of(&self.session).persistent.release(&Target::Node(held.won.node.clone()));
+            for won in held.won.all() {
+                Nodes::of(&self.session).persistent.release(&Target::Node(won.node.clone()));
+            }
         }
-        let node = held.won.removal(&self.session).run_bounded();
-        held.won.spawn_sweep(&self.session);
-        node.await;
+        held.won.release(&self.session).await;
         true
     }
 
@@ -416,10 +423,12 @@ impl Hold {
     /// A transaction that commits only while this hold lasts
     /// ([`Transaction::fenced_by`]): [`Error::NotHeld`] once it is over.
     pub fn fenced(&self) -> Result<Transaction> {
+        // Read before the check: nodes of a later hold fail it.
+        let nodes = self.state.nodes();
         if !self.current() {
             return Err(Error::NotHeld { path: self.state.path.clone() });
         }
-        Ok(self.state.session.transaction().fenced_at(&self.state.path, self.node.clone()))
+        Ok(self.state.session.transaction().fenced_at(&self.state.path, nodes))
     }
 
     /// Releases the hold, as [`Holder::release`](super::Holder::release)

@@ -16,6 +16,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 
 use tokio::sync::{watch, Notify};
 
+use crate::contender::parent_of;
 use crate::error::{Error, Result};
 use crate::events::Listeners;
 use crate::metrics::Meter;
@@ -144,6 +145,13 @@ pub trait Holder: sealed::Recipe + Send + Sync {
     /// semaphore's grows from lease to lease, but up to `max_leases` hold at once.
     fn fencing_token(&self) -> Option<i64> {
         self.state_of().token()
+    }
+
+    /// The lock path and fencing token of each node the handle holds with,
+    /// in the order taken: one for a lock or semaphore, one per path for a
+    /// [`MultiLock`](crate::MultiLock); empty when it holds nothing.
+    fn fencing_tokens(&self) -> Vec<(String, i64)> {
+        self.state_of().tokens()
     }
 
     /// A transaction that commits only while this handle holds
@@ -279,6 +287,11 @@ macro_rules! holder_methods {
                 crate::Holder::fencing_token(self)
             }
 
+            /// See [`Holder::fencing_tokens`](crate::Holder::fencing_tokens).
+            pub fn fencing_tokens(&self) -> Vec<(String, i64)> {
+                crate::Holder::fencing_tokens(self)
+            }
+
             /// See [`Holder::fenced`](crate::Holder::fenced).
             pub fn fenced(&self) -> crate::Result<crate::Transaction> {
                 crate::Holder::fenced(self)
@@ -398,6 +411,17 @@ impl HolderState {
         self.held.lock().unwrap().as_ref().map(|h| (h.won.node.clone(), h.won.token))
     }
 
+    /// Every node of the hold (a multi-lock's one per path); empty if none.
+    pub(crate) fn nodes(&self) -> Vec<String> {
+        self.held.lock().unwrap().as_ref().map_or_else(Vec::new, |h| h.won.all().map(|w| w.node.clone()).collect())
+    }
+
+    /// Each node's lock path and fencing token, in the order taken; empty if none.
+    pub(crate) fn tokens(&self) -> Vec<(String, i64)> {
+        let held = self.held.lock().unwrap();
+        held.as_ref().map_or_else(Vec::new, |h| h.won.all().map(|w| (parent_of(&w.node).to_owned(), w.token)).collect())
+    }
+
     pub(crate) fn state(&self) -> LockState {
         *self.state.lock().unwrap()
     }
@@ -464,7 +488,10 @@ impl Transaction {
 
     /// [`Transaction::fenced_by`] the holder whose state this is.
     pub(crate) fn fenced_on(self, state: &HolderState) -> Result<Transaction> {
-        let node = state.node().ok_or_else(|| Error::NotHeld { path: state.path.clone() })?;
-        Ok(self.fenced_at(&state.path, node))
+        let nodes = state.nodes();
+        if nodes.is_empty() {
+            return Err(Error::NotHeld { path: state.path.clone() });
+        }
+        Ok(self.fenced_at(&state.path, nodes))
     }
 }

@@ -161,7 +161,7 @@ impl Lock {
 
     /// Queues a node and waits for it to come first, queueing again on a new
     /// session if the old one ends first.
-    async fn contend(&self, options: &Acquire, removals: Removals) -> Result<Option<Won>> {
+    pub(crate) async fn contend(&self, options: &Acquire, removals: Removals) -> Result<Option<Won>> {
         loop {
             let live = self.holder.session.live().await?;
             let prefix = self.spec.kind.new_prefix(self.spec.config.scheme);

@@ -200,6 +200,36 @@ pub(crate) async fn make_dirs(
     }
 }
 
+/// How a recipe's step on one session ends: done, or the session ended
+/// under it (go on with the next one, [`Session::wait_past`]).
+pub(crate) enum OnSession<T> {
+    Done(T),
+    Ended,
+}
+
+/// A request of a recipe's step on one session (inside the step's loop):
+/// its answer; or, if the connection dropped under it, `continue` — the
+/// step asks again, queued by the client until it reconnects; or, if the
+/// session is over, `return Ok(OnSession::Ended)`.
+macro_rules! ask {
+    ($live:expr, $request:expr) => {
+        match $request.await {
+            Err(err) if $crate::error::connection_lost(&err) && !$live.client.state().is_terminated() => continue,
+            Err(err)
+                if $crate::error::connection_lost(&err)
+                    || matches!(
+                        err,
+                        zookeeper_client::Error::SessionExpired | zookeeper_client::Error::ClientClosed
+                    ) =>
+            {
+                return Ok($crate::znode::OnSession::Ended)
+            }
+            answered => answered,
+        }
+    };
+}
+pub(crate) use ask;
+
 /// The answer to [`Session::exists_heard`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Heard {

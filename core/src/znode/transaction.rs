@@ -57,8 +57,8 @@ impl Op {
 pub struct Transaction {
     session: Session,
     ops: Vec<Op>,
-    /// The lock path and the holder's node, checked first.
-    fence: Option<(String, String)>,
+    /// The lock path and the holder's nodes (one per path of a multi-lock), checked first.
+    fence: Option<(String, Vec<String>)>,
     /// The first bad operation: its index among those added, and why.
     invalid: Option<(usize, Error)>,
     /// Operations added, bad ones included.
@@ -114,10 +114,10 @@ impl Transaction {
         self.keep(checked.map(drop), || Op::Delete { path: path.to_owned(), version })
     }
 
-    /// Fenced on `node`, a hold's own node on the lock `path` (see
+    /// Fenced on `nodes`, a hold's own nodes on the lock `path` (see
     /// [`Transaction::fenced_by`], which the holder adds).
-    pub(crate) fn fenced_at(mut self, path: &str, node: String) -> Transaction {
-        self.fence = Some((path.to_owned(), node));
+    pub(crate) fn fenced_at(mut self, path: &str, nodes: Vec<String>) -> Transaction {
+        self.fence = Some((path.to_owned(), nodes));
         self
     }
 
@@ -171,15 +171,19 @@ async fn commit_on(
     session: &Session,
     live: &Live,
     ops: &[Op],
-    fence: &Option<(String, String)>,
+    fence: &Option<(String, Vec<String>)>,
 ) -> Result<Vec<OpResult>, (Option<usize>, Error)> {
     let session_acls = &session.options().acls;
     let mut writer = live.client.new_multi_writer();
     let fenced = fence.is_some();
+    // The fence's checks come first: one per node of the hold.
+    let checks = fence.as_ref().map_or(0, |(_, nodes)| nodes.len());
     let not_held = |lock_path: &str| Error::NotHeld { path: lock_path.to_owned() };
-    if let Some((lock_path, node)) = fence {
-        // -1: any version; the check is of existence.
-        writer.add_check_version(node, -1).map_err(|_| (None, not_held(lock_path)))?;
+    if let Some((lock_path, nodes)) = fence {
+        for node in nodes {
+            // -1: any version; the check is of existence.
+            writer.add_check_version(node, -1).map_err(|_| (None, not_held(lock_path)))?;
+        }
     }
     for (i, op) in ops.iter().enumerate() {
         let (path, action) = op.target();
@@ -200,7 +204,7 @@ async fn commit_on(
     let results = match writer.commit().await {
         Ok(results) => results,
         Err(zk::MultiWriteError::OperationFailed { index, source }) => {
-            let err = match (index.checked_sub(fenced as usize), fence) {
+            let err = match (index.checked_sub(checks), fence) {
                 (None, Some((lock_path, _))) => match source {
                     zk::Error::NoNode | zk::Error::BadVersion => (None, not_held(lock_path)),
                     other => (None, Error::zk(lock_path, "check the hold on", other)),
@@ -220,7 +224,7 @@ async fn commit_on(
     };
     Ok(results
         .into_iter()
-        .skip(fenced as usize)
+        .skip(checks)
         .map(|r| match r {
             zk::MultiWriteResult::Delete => OpResult::Deleted,
             zk::MultiWriteResult::Create { path, stat } => OpResult::Created { path, stat: (&stat).into() },

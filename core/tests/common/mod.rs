@@ -2,6 +2,7 @@
 //! sessions with short timeouts, and a raw client to look at the nodes.
 #![allow(dead_code)]
 
+use std::io::{Read, Write};
 use std::time::Duration;
 
 use tokio::task::JoinHandle;
@@ -112,4 +113,57 @@ pub async fn queued(raw: &zk::Client, path: &str, n: usize) -> Vec<String> {
 pub fn spawn_acquire<H: Holder + Clone + 'static>(holder: &H, options: Acquire) -> JoinHandle<zoolock::Result<bool>> {
     let holder = holder.clone();
     tokio::spawn(async move { holder.acquire(options).await })
+}
+
+/// Waits until the server lists a data watch of `session` on `node` (the
+/// `wchp` four-letter word): no event tells a test that a watch is set.
+pub async fn watched_by(node: &str, session: i64) {
+    let port = harness().client_port(0).unwrap();
+    let wanted = format!("0x{session:x}");
+    for _ in 0..500 {
+        let text = inject(move || {
+            let mut s = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
+            s.write_all(b"wchp").unwrap();
+            let mut out = String::new();
+            s.read_to_string(&mut out).unwrap();
+            out
+        })
+        .await;
+        let mut lines = text.lines().skip_while(|l| *l != node).skip(1);
+        if lines.by_ref().take_while(|l| l.starts_with(char::is_whitespace)).any(|l| l.trim() == wanted) {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    panic!("no watch of {wanted} on {node}");
+}
+
+/// Waits, through data watches, until `node` exists and belongs to another
+/// session than `owner`.
+pub async fn node_of_next_session(raw: &zk::Client, node: &str, owner: i64) {
+    let wait = async {
+        loop {
+            let (stat, watcher) = raw.check_and_watch_stat(node).await.unwrap();
+            if stat.is_some_and(|s| s.ephemeral_owner != owner) {
+                return;
+            }
+            watcher.changed().await;
+        }
+    };
+    tokio::time::timeout(Duration::from_secs(15), wait).await.expect("the node was not made again on the next session");
+}
+
+/// Expires `session`'s current ZooKeeper session on the server.
+pub async fn expire(session: &Session) {
+    let id = session.status().session_id;
+    inject(move || harness().expire(id).unwrap()).await;
+}
+
+/// Waits until `session` is in `state`; fails the test after ten seconds.
+pub async fn until_state(session: &Session, state: zoolock::SessionState) {
+    let mut status = session.subscribe();
+    timeout(Duration::from_secs(10), status.wait_for(|s| s.state == state))
+        .await
+        .unwrap_or_else(|_| panic!("the session never became {state:?}"))
+        .unwrap();
 }

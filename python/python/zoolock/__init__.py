@@ -23,6 +23,7 @@ holds and waits on a path, as ``Participant`` objects).
 import functools
 
 from . import _zoolock
+from ._lease import MultiNonBlockingLease, NonBlockingLease
 from ._znode import (
     AsyncResult,
     ChildrenWatch,
@@ -36,12 +37,20 @@ from ._znode import (
     fenced,
 )
 from ._zoolock import (
+    Counter,
+    Barrier,
+    DoubleBarrier,
     Holder,
     Lock,
+    LockingQueue,
     LostEvent,
+    MultiLock,
     Participant,
+    Party,
+    Queue,
     ReadLock,
     Semaphore,
+    ShallowParty,
     WriteLock,
     __version__,
 )
@@ -113,9 +122,32 @@ class _BoundToClient:
         return bound
 
 
-for _recipe in (Lock, ReadLock, WriteLock, Semaphore):
+for _recipe in (Lock, ReadLock, WriteLock, Semaphore, MultiLock, Counter, NonBlockingLease, MultiNonBlockingLease,
+                Barrier, DoubleBarrier, Party, ShallowParty, Queue, LockingQueue):
     setattr(KazooClient, _recipe.__name__, _BoundToClient(_recipe))
 del _recipe
+
+
+class _KazooRecipe(_BoundToClient):
+    """A recipe only kazoo has, in Python, that works on a zoolock client
+    (``client.SetPartitioner``): kazoo's own class, imported when first read;
+    ``AttributeError`` without kazoo installed."""
+
+    def __init__(self, module, name):
+        self.module, self.name = module, name
+        self.__doc__ = f"kazoo's ``{module}.{name}`` bound to this client (needs kazoo installed)."
+
+    @property
+    def recipe(self):
+        import importlib
+
+        try:
+            return getattr(importlib.import_module(self.module), self.name)
+        except ImportError as err:
+            raise AttributeError(f"{self.name} is kazoo's own recipe: install kazoo to use it ({err})") from None
+
+
+KazooClient.SetPartitioner = _KazooRecipe("kazoo.recipe.partitioner", "SetPartitioner")
 
 
 class KazooState:
@@ -144,13 +176,16 @@ __all__ = [
     "AuthFailedError",
     "BadArgumentsError",
     "BadVersionError",
+    "Barrier",
     "CancelledError",
     "ChildrenWatch",
     "Client",
     "ConfigurationError",
     "ConnectionClosedError",
     "ConnectionLoss",
+    "Counter",
     "DataWatch",
+    "DoubleBarrier",
     "Election",
     "EventType",
     "ForceRetryError",
@@ -162,25 +197,32 @@ __all__ = [
     "KazooState",
     "KazooTimeoutError",
     "Lock",
+    "LockingQueue",
     "LockState",
     "LockTimeout",
     "LostEvent",
+    "MultiLock",
+    "MultiNonBlockingLease",
     "NoAuthError",
     "NoChildrenForEphemeralsError",
+    "NonBlockingLease",
     "NodeExistsError",
     "NoNodeError",
     "NotEmptyError",
-    "Participant",
     "NotHeldError",
     "OperationTimeoutError",
+    "Participant",
+    "Party",
+    "Queue",
     "ReadLock",
     "RolledBackError",
     "RuntimeInconsistency",
     "Semaphore",
     "SessionExpiredError",
+    "ShallowParty",
+    "TlsError",
     "TransactionRequest",
     "WatchedEvent",
-    "TlsError",
     "WriteLock",
     "ZnodeStat",
     "ZookeeperError",

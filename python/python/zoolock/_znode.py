@@ -10,6 +10,7 @@ operations, watches, transactions and retries are the core's
 (``python/src/znode.rs`` calls them).
 """
 
+import collections
 import inspect
 import logging
 import queue
@@ -314,6 +315,27 @@ class Handler:
         thread.start()
         return thread
 
+    #: kazoo's recipes make their work queues with these (TreeCache).
+    queue_impl = queue.Queue
+    queue_empty = queue.Empty
+
+    @property
+    def running(self):
+        """Always ``True``: zoolock's threads run while the process does."""
+        return True
+
+    def start(self):
+        """Nothing to start (kazoo's starts its callback threads)."""
+
+    def stop(self):
+        """Nothing to stop: zoolock's threads are not the handler's."""
+
+    @staticmethod
+    def dispatch_callback(callback):
+        """Runs kazoo's ``Callback`` (``callback.func(*callback.args)``) on
+        one thread, in the order dispatched, as kazoo's callback queue."""
+        return _submit(lambda: callback.func(*callback.args))
+
 
 from .exceptions import KazooTimeoutError as _KazooTimeoutError  # noqa: E402
 
@@ -322,6 +344,13 @@ _HANDLER = Handler()
 
 
 # ---- one-shot watches (kazoo's watch=) --------------------------------------
+
+
+def _with_chroot(chroot, path):
+    """kazoo's ``_prefix_root``: the server's path of ``path`` under ``chroot``."""
+    if not chroot:
+        return path
+    return chroot.rstrip("/") + "/" + path.lstrip("/") if path != "/" else chroot
 
 
 class _OneShot:
@@ -335,6 +364,33 @@ class _OneShot:
         self.fired = False
         self.lock = threading.Lock()
         self.watches = []
+        #: The client's set of watch functions for this path (kazoo's
+        #: ``_data_watchers[path]``): its owner may take ``func`` out of it
+        #: (TreeCache does on close), and then it is not called.
+        self.registered = None
+
+    def _register(self, watchers, path):
+        key = _with_chroot(self.client.chroot, path)
+        with _kept_lock:
+            try:
+                watchers[key].add(self.func)
+            except TypeError:  # unhashable: kazoo would fail; zoolock just keeps it to itself
+                return
+        self.registered = (watchers, key)
+
+    def _unregister(self):
+        """Takes ``func`` out of the client's set; ``False`` if it was taken out already."""
+        if self.registered is None:
+            return True
+        watchers, key = self.registered
+        with _kept_lock:
+            funcs = watchers.get(key)
+            if funcs is None or self.func not in funcs:
+                return False
+            funcs.discard(self.func)
+            if not funcs:
+                del watchers[key]
+        return True
 
     def _done(self):
         return self.fired or all(watch.stopped for watch in self.watches)
@@ -347,6 +403,8 @@ class _OneShot:
         for watch in self.watches:
             watch.stop()
         self.client._forget(self)
+        if not self._unregister():
+            return False
         try:
             self.func(WatchedEvent(kind, state, path))
         except Exception:  # noqa: BLE001 - kazoo logs what a watcher raises
@@ -365,6 +423,7 @@ class _OneShot:
             kind = EventType.CREATED if seen is None else EventType.DELETED if stat is None else EventType.CHANGED
             return self.fire(kind, path)
 
+        self._register(self.client._data_watchers, path)
         self._start(_zoolock._data_watch, path, changed, resume=True, seen=None if seen is None else seen.mzxid)
 
     def on_children(self, path, seen, stat):
@@ -381,6 +440,7 @@ class _OneShot:
                 return self.fire(EventType.DELETED, path)
             return not self.fired
 
+        self._register(self.client._child_watchers, path)
         # The deletion watch first: a node deleted since the listing makes the
         # children watch fail to start (NoNodeError) and this one fire.
         self._start(_zoolock._data_watch, path, data, resume=True, seen=stat.mzxid)
@@ -415,6 +475,19 @@ class ZnodeAPI:
     def handler(self):
         """threading's primitives and kazoo-like async results (see ``Handler``)."""
         return _HANDLER
+
+    @property
+    def _data_watchers(self):
+        """kazoo's ``{path: set of watch functions}`` of pending one-shot
+        data watches (``get``/``exists`` with ``watch=``), paths with the
+        chroot; a function taken out is not called (kazoo's TreeCache does)."""
+        return self.__dict__.setdefault("_zoolock_data_watchers", collections.defaultdict(set))
+
+    @property
+    def _child_watchers(self):
+        """kazoo's ``{path: set of watch functions}`` of pending one-shot
+        ``get_children`` watches (see ``_data_watchers``)."""
+        return self.__dict__.setdefault("_zoolock_child_watchers", collections.defaultdict(set))
 
     @property
     def chroot(self):

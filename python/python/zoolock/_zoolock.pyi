@@ -3,7 +3,7 @@
 import datetime
 import os
 from types import TracebackType
-from typing import Any, Awaitable, Callable, Dict, Iterable, List, Literal, Optional, Sequence, Tuple, Type, Union
+from typing import Any, Awaitable, Callable, Dict, Iterable, Iterator, List, Literal, Optional, Sequence, Tuple, Type, Union
 
 from ._znode import TransactionRequest
 
@@ -83,6 +83,31 @@ class KazooClient:
         """A WriteLock bound to this client."""
     def Semaphore(self, path: str, identifier: Any = None, max_leases: int = 1) -> Semaphore:
         """A Semaphore bound to this client."""
+    def MultiLock(self, paths: Iterable[str], identifier: Any = None) -> MultiLock:
+        """A MultiLock bound to this client."""
+    def Counter(self, path: str, default: Union[int, float] = 0, support_curator: bool = False) -> Counter:
+        """A Counter bound to this client."""
+    def NonBlockingLease(self, path: str, duration: datetime.timedelta, identifier: Any = None,
+                         utcnow: Callable[[], datetime.datetime] = ...) -> Any:
+        """A zoolock.NonBlockingLease (one try, made now) bound to this client."""
+    def MultiNonBlockingLease(self, count: int, path: str, duration: datetime.timedelta, identifier: Any = None,
+                              utcnow: Callable[[], datetime.datetime] = ...) -> Any:
+        """A zoolock.MultiNonBlockingLease (one try, made now) bound to this client."""
+    def Barrier(self, path: str) -> Barrier:
+        """A Barrier bound to this client."""
+    def DoubleBarrier(self, path: str, num_clients: int, identifier: Any = None, node_name: Optional[str] = None) -> DoubleBarrier:
+        """A DoubleBarrier bound to this client."""
+    def Party(self, path: str, identifier: Any = None) -> Party:
+        """A Party bound to this client."""
+    def ShallowParty(self, path: str, identifier: Any = None) -> ShallowParty:
+        """A ShallowParty bound to this client."""
+    def Queue(self, path: str) -> Queue:
+        """A Queue bound to this client."""
+    def LockingQueue(self, path: str) -> LockingQueue:
+        """A LockingQueue bound to this client."""
+    def SetPartitioner(self, path: str, set: Any, partition_func: Any = None, identifier: Any = None,
+                       time_boundary: float = 30, max_reaction_time: float = 1, state_change_event: Any = None) -> Any:
+        """kazoo's SetPartitioner bound to this client (kazoo's own class: needs kazoo installed)."""
 
 class Participant:
     """One holder or waiter on a path, as KazooClient.inspect(path) lists them."""
@@ -239,3 +264,159 @@ class Semaphore(Holder):
     @property
     def max_leases(self) -> int:
         """How many holders at once."""
+
+class MultiLock(Holder):
+    """All of several kazoo Locks or none (zoolock's; kazoo has none): taken in sorted order, so two
+    multi-locks never deadlock; released together; lost when any path's node is."""
+
+    def __init__(self, client: KazooClient, paths: Iterable[str], identifier: Any = None) -> None: ...
+    def acquire(self, blocking: bool = True, timeout: Optional[float] = None, *, lease: Optional[float] = None) -> bool:
+        """True once every path is held; False for a failed non-blocking try; LockTimeout on timeout.
+        Whatever ends it early leaves no node on any path."""
+    def acquire_async(self, blocking: bool = True, timeout: Optional[float] = None, *, lease: Optional[float] = None) -> Awaitable[bool]:
+        """acquire() for asyncio."""
+    @property
+    def paths(self) -> List[str]:
+        """The paths in the order taken (sorted, each once)."""
+    @property
+    def fencing_tokens(self) -> Dict[str, int]:
+        """{path: fencing token} while held, in the order taken; {} when not."""
+
+class Counter:
+    """kazoo's Counter: a number kept as one node's data, shared with kazoo's Counter on the path.
+    A change whose reply was lost is never made twice: if it cannot tell, ConnectionLoss."""
+
+    def __init__(self, client: KazooClient, path: str, default: Union[int, float] = 0, support_curator: bool = False) -> None: ...
+    @property
+    def value(self) -> Union[int, float]:
+        """The value now (creates the node, empty = default, if missing)."""
+    def __add__(self, value: Union[int, float]) -> Counter:
+        """Adds value (of default's type, else TypeError); sets pre_value and post_value."""
+    def __sub__(self, value: Union[int, float]) -> Counter:
+        """Subtracts value, as __add__."""
+    @property
+    def pre_value(self) -> Optional[Union[int, float]]:
+        """The value the last change read."""
+    @property
+    def post_value(self) -> Optional[Union[int, float]]:
+        """The value the last change wrote."""
+    @property
+    def path(self) -> str: ...
+    @property
+    def default(self) -> Union[int, float]: ...
+    @property
+    def default_type(self) -> type: ...
+    @property
+    def support_curator(self) -> bool: ...
+
+def _try_lease(client: KazooClient, path: str, duration: float, identifier: str, now: float, count: Optional[int] = None) -> bool:
+    """The core's lease try behind zoolock.NonBlockingLease (seconds; now since the epoch, UTC)."""
+
+class Barrier:
+    """kazoo's Barrier: up while the node at path exists."""
+
+    def __init__(self, client: KazooClient, path: str) -> None: ...
+    def create(self) -> None:
+        """Puts the barrier up."""
+    def remove(self) -> bool:
+        """Takes it down; True if its node was there."""
+    def wait(self, timeout: Optional[float] = None) -> bool:
+        """True once the barrier is down; False if timeout (seconds) ran out."""
+    @property
+    def path(self) -> str: ...
+    @property
+    def client(self) -> KazooClient: ...
+
+class DoubleBarrier:
+    """kazoo's DoubleBarrier: enter waits for num_clients members, leave for all to leave."""
+
+    def __init__(
+        self, client: KazooClient, path: str, num_clients: int, identifier: Any = None, node_name: Optional[str] = None
+    ) -> None: ...
+    def enter(self) -> None:
+        """Returns once num_clients members are in (as kazoo's, a failure does not raise: participating is False)."""
+    def leave(self) -> None:
+        """Returns once every member left."""
+    @property
+    def participating(self) -> bool: ...
+    @property
+    def path(self) -> str: ...
+    @property
+    def num_clients(self) -> int: ...
+    @property
+    def identifier(self) -> str: ...
+    @property
+    def node_name(self) -> str: ...
+    @property
+    def create_path(self) -> str: ...
+    @property
+    def client(self) -> KazooClient: ...
+
+class Party:
+    """kazoo's Party: members are <uuid4 hex>__party__ nodes holding their identifiers."""
+
+    def __init__(self, client: KazooClient, path: str, identifier: Any = None) -> None: ...
+    def join(self) -> None:
+        """Joins; a member whose session expires joins again on the next one until it leaves."""
+    def leave(self) -> bool:
+        """Leaves; True if this member's node was there."""
+    def __iter__(self) -> Iterator[str]:
+        """The members' identifiers."""
+    def __len__(self) -> int: ...
+    @property
+    def participating(self) -> bool: ...
+    @property
+    def path(self) -> str: ...
+    @property
+    def data(self) -> bytes: ...
+    @property
+    def node(self) -> Optional[str]: ...
+    @property
+    def create_path(self) -> Optional[str]: ...
+    @property
+    def client(self) -> KazooClient: ...
+
+class ShallowParty(Party):
+    """kazoo's ShallowParty: the identifier is in the node's name, <uuid4 hex>-<identifier>."""
+
+    def __init__(self, client: KazooClient, path: str, identifier: Any = None) -> None: ...
+
+class Queue:
+    """kazoo's Queue: entry-<priority>-<sequence> nodes, removed as they are taken (at most once)."""
+
+    def __init__(self, client: KazooClient, path: str) -> None: ...
+    def put(self, value: bytes, priority: int = 100) -> None:
+        """Adds value; priority 0 to 999, lower first."""
+    def get(self) -> Optional[bytes]:
+        """Takes the first entry's value; None if empty (does not wait)."""
+    def __len__(self) -> int: ...
+    @property
+    def path(self) -> str: ...
+    @property
+    def client(self) -> KazooClient: ...
+
+class LockingQueue:
+    """kazoo's LockingQueue: get locks an entry, consume removes it, release gives it back (at least once)."""
+
+    def __init__(self, client: KazooClient, path: str) -> None: ...
+    def put(self, value: bytes, priority: int = 100) -> None:
+        """Adds value; priority 0 to 999, lower first."""
+    def put_all(self, values: List[bytes], priority: int = 100) -> None:
+        """Adds every value, all or none."""
+    def get(self, timeout: Optional[float] = None) -> Optional[bytes]:
+        """Locks the first free entry and returns its value (the same one until consumed or released); None on timeout."""
+    def consume(self) -> bool:
+        """Removes the entry got; False if this consumer holds none (or lost its lock)."""
+    def release(self) -> bool:
+        """Gives the entry got back; False if this consumer holds none."""
+    def holds_lock(self) -> bool:
+        """Whether this consumer still holds the entry's lock."""
+    def __len__(self) -> int: ...
+    @property
+    def processing_element(self) -> Optional[Tuple[str, bytes]]: ...
+    @property
+    def id(self) -> Optional[bytes]: ...
+    @property
+    def path(self) -> str: ...
+    @property
+    def client(self) -> KazooClient: ...

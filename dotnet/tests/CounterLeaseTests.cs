@@ -1,0 +1,77 @@
+using System;
+using System.IO;
+using System.Linq;
+using System.Text;
+using System.Threading;
+using System.Threading.Tasks;
+using NUnit.Framework;
+
+namespace ZooLock.Tests
+{
+    /// <summary>ZooKeeperCounter and ZooKeeperNonBlockingLease: kazoo's node formats, from C#.</summary>
+    [TestFixture]
+    public class CounterLeaseTests : TwoSessions
+    {
+        static readonly DateTime Now = new DateTime(2026, 11, 26, 23, 0, 0, DateTimeKind.Utc);
+        static readonly TimeSpan Hour = TimeSpan.FromHours(1);
+
+        [Test]
+        public void ACounterKeepsKazoosTextAndTellsBeforeAndAfter()
+        {
+            var path = Fixture.Path("counter");
+            using (var counter = new ZooKeeperCounter(path, session))
+            {
+                Assert.That(counter.GetValue(), Is.EqualTo(0));
+                var change = counter.Add(5);
+                Assert.That(new[] { change.PreValue, change.PostValue }, Is.EqualTo(new long[] { 0, 5 }));
+                Assert.That(counter.Subtract(7).PostValue, Is.EqualTo(-2));
+                Assert.That(Encoding.ASCII.GetString(session.GetData(path)), Is.EqualTo("-2"), "kazoo's repr");
+                session.SetData(path, Encoding.ASCII.GetBytes("seven"));
+                Assert.Throws<InvalidDataException>(() => counter.Add(1));
+                Assert.That(Encoding.ASCII.GetString(session.GetData(path)), Is.EqualTo("seven"), "nothing written");
+                using (var cancelled = new CancellationTokenSource())
+                {
+                    cancelled.Cancel();
+                    Assert.Throws<OperationCanceledException>(() => counter.Add(1, cancelled.Token));
+                }
+            }
+            using (var curator = new ZooKeeperCounter(path + "-curator", session, 0, curatorFormat: true))
+            {
+                curator.Add(258);
+                Assert.That(session.GetData(path + "-curator"), Is.EqualTo(new byte[] { 0, 0, 1, 2 }));
+            }
+        }
+
+        [Test]
+        public void ConcurrentChangesFromTwoSessionsAllCount()
+        {
+            var path = Fixture.Path("counter-race");
+            using (var mine = new ZooKeeperCounter(path, session))
+            using (var theirs = new ZooKeeperCounter(path, other))
+            {
+                var adders = new[] { mine, theirs }.Select(c => Task.Run(() => { for (int i = 0; i < 20; i++) c.Add(1); })).ToArray();
+                Assert.IsTrue(Task.WaitAll(adders, Fixture.Patience), "the adds finished");
+                Assert.That(mine.GetValue(), Is.EqualTo(40));
+            }
+        }
+
+        [Test]
+        public void ALeaseIsHeldUntilItsEndAndRenewedByItsHolder()
+        {
+            var path = Fixture.Path("lease");
+            Assert.IsTrue(ZooKeeperNonBlockingLease.TryObtain(session, path, Hour, "a", Now));
+            Assert.That(Encoding.UTF8.GetString(session.GetData(path + "/lease_holder")),
+                Is.EqualTo("{\"version\": 1, \"holder\": \"a\", \"end\": \"2026-11-27T00:00:00\"}"));
+            Assert.IsFalse(ZooKeeperNonBlockingLease.TryObtain(other, path, Hour, "b", Now.AddMinutes(59)));
+            Assert.IsTrue(ZooKeeperNonBlockingLease.TryObtain(session, path, Hour, "a", Now.AddMinutes(30)), "a renewal");
+            Assert.IsTrue(ZooKeeperNonBlockingLease.TryObtain(other, path, Hour, "b", Now.AddMinutes(90)));
+            Assert.That(session.GetChildren(path), Is.EqualTo(new[] { "lease_holder" }), "the try's lock node is gone");
+
+            var pool = Fixture.Path("leases");
+            Assert.IsTrue(ZooKeeperNonBlockingLease.TryObtainOneOf(session, 2, pool, Hour, "a", Now));
+            Assert.IsTrue(ZooKeeperNonBlockingLease.TryObtainOneOf(other, 2, pool, Hour, "b", Now));
+            Assert.IsFalse(ZooKeeperNonBlockingLease.TryObtainOneOf(other, 2, pool, Hour, "c", Now));
+            Assert.Throws<ArgumentException>(() => ZooKeeperNonBlockingLease.TryObtain(session, "relative", Hour));
+        }
+    }
+}

@@ -1,0 +1,239 @@
+//! kazoo's barriers (the core's `Barrier` and `DoubleBarrier`): every wait
+//! is an `_async` entry point completed by a `ZlResultCallback`, whose data
+//! is one byte for a yes/no answer (`remove`, `wait`) and empty otherwise.
+//! A fired `cancel` drops the wait, and the core then removes what it left
+//! half done (a member's node).
+
+use std::ffi::c_void;
+
+use zoolock::{Barrier, DoubleBarrier};
+
+use crate::args::{self, UserData};
+use crate::cancel::ZlCancel;
+use crate::castable::{self, Castable};
+use crate::session::ZlSession;
+use crate::status::{guard, guard_void};
+use crate::znode::{reply_later, Reply, ZlResultCallback};
+
+/// A barrier: up while the node at its path exists (kazoo's `Barrier`).
+pub struct ZlBarrier {
+    barrier: Barrier,
+}
+
+impl Castable for ZlBarrier {
+    const NAME: &'static str = "barrier";
+}
+
+/// A member of a double barrier (kazoo's `DoubleBarrier`).
+pub struct ZlDoubleBarrier {
+    barrier: DoubleBarrier,
+}
+
+impl Castable for ZlDoubleBarrier {
+    const NAME: &'static str = "double barrier";
+}
+
+/// The barrier at `path`; nothing is sent before a call.
+///
+/// # Safety
+/// `session` must be a live handle; the byte range valid; `out_barrier` valid for writes.
+#[no_mangle]
+pub unsafe extern "C" fn zl_barrier_new(
+    session: *const ZlSession,
+    path: *const u8,
+    path_len: u32,
+    out_barrier: *mut *mut ZlBarrier,
+) -> i32 {
+    guard(|| {
+        let session = &castable::borrow(session)?.session;
+        let path = zoolock::path_from_utf8(args::bytes(path, path_len, "path")?)?;
+        args::need(out_barrier, "out_barrier")?;
+        let barrier = Barrier::new(session, path)?;
+        castable::give(ZlBarrier { barrier }, out_barrier, "out_barrier")
+    })
+}
+
+/// Puts the barrier up (creates its node if missing); `callback` gets empty data.
+///
+/// # Safety
+/// `barrier` must be a live handle until the callback; `cancel` null or
+/// live; `user_data` valid until the callback.
+#[no_mangle]
+pub unsafe extern "C" fn zl_barrier_create_async(
+    barrier: *const ZlBarrier,
+    cancel: *const ZlCancel,
+    callback: ZlResultCallback,
+    user_data: *mut c_void,
+) -> i32 {
+    guard(|| {
+        let barrier = castable::borrow(barrier)?.barrier.clone();
+        let cancel = cancel.as_ref().map(ZlCancel::subscribe);
+        let what = format!("create barrier {}", barrier.path());
+        let work = async move { barrier.create().await };
+        reply_later(work, what, cancel, callback, UserData(user_data), |()| Reply::default())
+    })
+}
+
+/// Takes the barrier down; `callback`'s one byte is 1 if its node was there.
+///
+/// # Safety
+/// As for `zl_barrier_create_async`.
+#[no_mangle]
+pub unsafe extern "C" fn zl_barrier_remove_async(
+    barrier: *const ZlBarrier,
+    cancel: *const ZlCancel,
+    callback: ZlResultCallback,
+    user_data: *mut c_void,
+) -> i32 {
+    guard(|| {
+        let barrier = castable::borrow(barrier)?.barrier.clone();
+        let cancel = cancel.as_ref().map(ZlCancel::subscribe);
+        let what = format!("remove barrier {}", barrier.path());
+        let work = async move { barrier.remove().await };
+        reply_later(work, what, cancel, callback, UserData(user_data), Reply::yes_no)
+    })
+}
+
+/// Waits until the barrier is down, for `timeout_ms` (0 looks once, -1
+/// waits forever); `callback`'s one byte is 1 if it is down, 0 if the
+/// timeout ran out. Goes on across a lost connection and a session expiry.
+///
+/// # Safety
+/// As for `zl_barrier_create_async`.
+#[no_mangle]
+pub unsafe extern "C" fn zl_barrier_wait_async(
+    barrier: *const ZlBarrier,
+    timeout_ms: i64,
+    cancel: *const ZlCancel,
+    callback: ZlResultCallback,
+    user_data: *mut c_void,
+) -> i32 {
+    guard(|| {
+        let barrier = castable::borrow(barrier)?.barrier.clone();
+        let timeout = args::timeout(timeout_ms, "timeout_ms")?;
+        let cancel = cancel.as_ref().map(ZlCancel::subscribe);
+        let what = format!("wait for barrier {}", barrier.path());
+        let work = async move { barrier.wait(timeout).await };
+        reply_later(work, what, cancel, callback, UserData(user_data), Reply::yes_no)
+    })
+}
+
+/// Frees the barrier handle (the barrier's node stays). Null is ignored.
+///
+/// # Safety
+/// `barrier` must come from `zl_barrier_new`, freed once, with no call on it in flight.
+#[no_mangle]
+pub unsafe extern "C" fn zl_barrier_free(barrier: *mut ZlBarrier) {
+    guard_void(|| castable::free(barrier))
+}
+
+/// A member of the double barrier at `path` that waits for `num_clients`
+/// members (at least 1); `identifier` is its node's data. Nothing is sent
+/// before `zl_double_barrier_enter_async`.
+///
+/// # Safety
+/// `session` must be a live handle; the byte ranges valid; `out_barrier` valid for writes.
+#[no_mangle]
+pub unsafe extern "C" fn zl_double_barrier_new(
+    session: *const ZlSession,
+    path: *const u8,
+    path_len: u32,
+    num_clients: u32,
+    identifier: *const u8,
+    identifier_len: u32,
+    out_barrier: *mut *mut ZlDoubleBarrier,
+) -> i32 {
+    guard(|| {
+        let session = &castable::borrow(session)?.session;
+        let path = zoolock::path_from_utf8(args::bytes(path, path_len, "path")?)?;
+        let identifier = args::bytes(identifier, identifier_len, "identifier")?;
+        args::need(out_barrier, "out_barrier")?;
+        let barrier = DoubleBarrier::new(session, path, num_clients, identifier.to_vec())?;
+        castable::give(ZlDoubleBarrier { barrier }, out_barrier, "out_barrier")
+    })
+}
+
+/// Enters: `callback` (empty data) once `num_clients` members are in. A
+/// failure or a fired `cancel` leaves no node of this member.
+///
+/// # Safety
+/// `barrier` must be a live handle until the callback; `cancel` null or
+/// live; `user_data` valid until the callback.
+#[no_mangle]
+pub unsafe extern "C" fn zl_double_barrier_enter_async(
+    barrier: *const ZlDoubleBarrier,
+    cancel: *const ZlCancel,
+    callback: ZlResultCallback,
+    user_data: *mut c_void,
+) -> i32 {
+    guard(|| {
+        let barrier = castable::borrow(barrier)?.barrier.clone();
+        let cancel = cancel.as_ref().map(ZlCancel::subscribe);
+        let what = format!("enter double barrier {}", barrier.path());
+        let work = async move { barrier.enter().await };
+        reply_later(work, what, cancel, callback, UserData(user_data), |()| Reply::default())
+    })
+}
+
+/// Leaves: `callback` (empty data) once every member has left. This
+/// member's node is deleted even if the wait is cancelled.
+///
+/// # Safety
+/// As for `zl_double_barrier_enter_async`.
+#[no_mangle]
+pub unsafe extern "C" fn zl_double_barrier_leave_async(
+    barrier: *const ZlDoubleBarrier,
+    cancel: *const ZlCancel,
+    callback: ZlResultCallback,
+    user_data: *mut c_void,
+) -> i32 {
+    guard(|| {
+        let barrier = castable::borrow(barrier)?.barrier.clone();
+        let cancel = cancel.as_ref().map(ZlCancel::subscribe);
+        let what = format!("leave double barrier {}", barrier.path());
+        let work = async move { barrier.leave().await };
+        reply_later(work, what, cancel, callback, UserData(user_data), |()| Reply::default())
+    })
+}
+
+/// `*out_participating` 1 while this member has entered and not left.
+///
+/// # Safety
+/// `barrier` must be a live handle; `out_participating` valid for writes.
+#[no_mangle]
+pub unsafe extern "C" fn zl_double_barrier_participating(
+    barrier: *const ZlDoubleBarrier,
+    out_participating: *mut u8,
+) -> i32 {
+    guard(|| {
+        let participating = castable::borrow(barrier)?.barrier.participating();
+        args::put(out_participating, participating as u8, "out_participating")
+    })
+}
+
+/// This member's node (full path), as UTF-8 to free with `zl_bytes_free`.
+///
+/// # Safety
+/// `barrier` must be a live handle; out-pointers valid for writes.
+#[no_mangle]
+pub unsafe extern "C" fn zl_double_barrier_node(
+    barrier: *const ZlDoubleBarrier,
+    out_ptr: *mut *mut u8,
+    out_len: *mut u32,
+) -> i32 {
+    guard(|| {
+        let node = castable::borrow(barrier)?.barrier.create_path();
+        args::give(node.into_bytes(), out_ptr, out_len, "node")
+    })
+}
+
+/// Frees the member; a wait in flight must have called back first. A
+/// member that entered and did not leave keeps its node until its session
+/// ends. Null is ignored.
+///
+/// # Safety
+/// `barrier` must come from `zl_double_barrier_new`, freed once, with no call on it in flight.
+#[no_mangle]
+pub unsafe extern "C" fn zl_double_barrier_free(barrier: *mut ZlDoubleBarrier) {
+    guard_void(|| castable::free(barrier))
+}

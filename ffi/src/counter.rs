@@ -1,0 +1,146 @@
+//! The core's `Counter` (kazoo's node format) as `ZlCounter`. Blocking
+//! calls, each cancellable through a `ZlCancel` (a change cancelled after its
+//! write was sent may still have been made, as one whose reply was lost).
+
+use zoolock::{runtime, Counter, CounterFormat, CounterValue};
+
+use crate::args;
+use crate::cancel::{cancellable, ZlCancel};
+use crate::castable::{self, Castable};
+use crate::session::ZlSession;
+use crate::status::{guard, guard_void, Failure, FfiResult};
+
+/// A counter's value: a whole number (`is_float` 0, `int_value`) or a
+/// floating-point one (`is_float` 1, `float_value`), kazoo's `int` or `float`.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct ZlCounterValue {
+    pub is_float: u8,
+    pub int_value: i64,
+    pub float_value: f64,
+}
+
+impl From<CounterValue> for ZlCounterValue {
+    fn from(value: CounterValue) -> Self {
+        match value {
+            CounterValue::Int(v) => ZlCounterValue { is_float: 0, int_value: v, float_value: 0.0 },
+            CounterValue::Float(v) => ZlCounterValue { is_float: 1, int_value: 0, float_value: v },
+        }
+    }
+}
+
+impl ZlCounterValue {
+    fn core(&self, what: &str) -> FfiResult<CounterValue> {
+        match self.is_float {
+            0 => Ok(CounterValue::Int(self.int_value)),
+            1 => Ok(CounterValue::Float(self.float_value)),
+            other => Err(Failure::invalid(format!("{what}.is_float must be 0 or 1, got {other}"))),
+        }
+    }
+}
+
+/// A counter on one node (kazoo's `Counter`).
+pub struct ZlCounter {
+    counter: Counter,
+}
+
+impl Castable for ZlCounter {
+    const NAME: &'static str = "counter";
+}
+
+/// `zl_counter_new` format: kazoo's text (Python's `repr` of the value).
+pub const ZL_COUNTER_KAZOO: i32 = 0;
+/// `zl_counter_new` format: Curator's `SharedCount` (4 big-endian bytes, whole numbers of 32 bits).
+pub const ZL_COUNTER_CURATOR: i32 = 1;
+
+/// Creates a counter on `path` whose empty node reads as `*default`; its
+/// type (whole or floating) is the counter's, and every change must be of
+/// it. `format` is `ZL_COUNTER_KAZOO` or `ZL_COUNTER_CURATOR`. Nothing is sent yet.
+///
+/// # Safety
+/// `session` must be a live handle; the byte range and `default` valid; `out_counter` valid for writes.
+#[no_mangle]
+pub unsafe extern "C" fn zl_counter_new(
+    session: *const ZlSession,
+    path: *const u8,
+    path_len: u32,
+    default: *const ZlCounterValue,
+    format: i32,
+    out_counter: *mut *mut ZlCounter,
+) -> i32 {
+    guard(|| {
+        let session = &castable::borrow(session)?.session;
+        let path = zoolock::path_from_utf8(args::bytes(path, path_len, "path")?)?;
+        let default = default.as_ref().ok_or_else(|| Failure::invalid("default is null"))?.core("default")?;
+        let format = match format {
+            ZL_COUNTER_KAZOO => CounterFormat::Kazoo,
+            ZL_COUNTER_CURATOR => CounterFormat::Curator,
+            other => return Err(Failure::invalid(format!("unknown counter format {other}"))),
+        };
+        args::need(out_counter, "out_counter")?;
+        let counter = Counter::with_format(session, path, default, format)?;
+        castable::give(ZlCounter { counter }, out_counter, "out_counter")
+    })
+}
+
+/// The value now, creating the node (empty: the default) if missing.
+///
+/// # Safety
+/// `counter` must be a live handle; `cancel` null or live; `out_value` valid for writes.
+#[no_mangle]
+pub unsafe extern "C" fn zl_counter_value(
+    counter: *const ZlCounter,
+    cancel: *const ZlCancel,
+    out_value: *mut ZlCounterValue,
+) -> i32 {
+    guard(|| {
+        let counter = castable::borrow(counter)?.counter.clone();
+        args::need(out_value, "out_value")?;
+        let cancel = cancel.as_ref().map(ZlCancel::subscribe);
+        let work = async move { counter.value().await };
+        let value = runtime::block_on(cancellable(work, cancel, || Some(Failure::cancelled("counter read"))))?;
+        args::put(out_value, value.into(), "out_value")
+    })
+}
+
+/// Adds `*delta` (of the counter's type): `*out_pre` and `*out_post` (each
+/// may be null) are the values before and after (kazoo's `pre_value`,
+/// `post_value`). `ZL_INVALID_ARGUMENT` for another type or a result out of
+/// range, `ZL_BAD_DATA` if the node holds something else; `ZL_CONNECTION_LOSS`
+/// when a write whose reply was lost may or may not have been made (never
+/// made twice).
+///
+/// # Safety
+/// `counter` must be a live handle; `delta` valid; `cancel` null or live; out-pointers null or valid for writes.
+#[no_mangle]
+pub unsafe extern "C" fn zl_counter_add(
+    counter: *const ZlCounter,
+    delta: *const ZlCounterValue,
+    cancel: *const ZlCancel,
+    out_pre: *mut ZlCounterValue,
+    out_post: *mut ZlCounterValue,
+) -> i32 {
+    guard(|| {
+        let counter = castable::borrow(counter)?.counter.clone();
+        let delta = delta.as_ref().ok_or_else(|| Failure::invalid("delta is null"))?.core("delta")?;
+        let cancel = cancel.as_ref().map(ZlCancel::subscribe);
+        let work = async move { counter.add(delta).await };
+        let change = runtime::block_on(cancellable(work, cancel, || Some(Failure::cancelled("counter change"))))?;
+        if !out_pre.is_null() {
+            out_pre.write(change.pre_value.into());
+        }
+        if !out_post.is_null() {
+            out_post.write(change.post_value.into());
+        }
+        Ok(())
+    })
+}
+
+/// Frees the counter. Null is ignored.
+///
+/// # Safety
+/// `counter` must come from `zl_counter_new`, freed once, with no call on it in flight.
+#[no_mangle]
+pub unsafe extern "C" fn zl_counter_free(counter: *mut ZlCounter) {
+    guard_void(|| castable::free(counter))
+}

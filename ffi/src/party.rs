@@ -1,0 +1,138 @@
+//! kazoo's `Party` and `ShallowParty` (the core's `Party`): membership
+//! calls are `_async` entry points completed by a `ZlResultCallback`.
+
+use std::ffi::c_void;
+
+use zoolock::Party;
+
+use crate::args::{self, UserData};
+use crate::cancel::ZlCancel;
+use crate::castable::{self, Castable};
+use crate::session::ZlSession;
+use crate::status::{guard, guard_void};
+use crate::znode::{reply_later, Reply, ZlResultCallback};
+
+/// A member of a party.
+pub struct ZlParty {
+    party: Party,
+}
+
+impl Castable for ZlParty {
+    const NAME: &'static str = "party";
+}
+
+/// A member of the party at `path` with `identifier`: kazoo's `Party`
+/// (`shallow` 0: node `<uuid4 hex>__party__` holding the identifier) or
+/// `ShallowParty` (`shallow` 1: node `<uuid4 hex>-<identifier>`, so no '/').
+/// Nothing is sent before `zl_party_join_async`.
+///
+/// # Safety
+/// `session` must be a live handle; the byte ranges valid; `out_party` valid for writes.
+#[no_mangle]
+pub unsafe extern "C" fn zl_party_new(
+    session: *const ZlSession,
+    path: *const u8,
+    path_len: u32,
+    identifier: *const u8,
+    identifier_len: u32,
+    shallow: u8,
+    out_party: *mut *mut ZlParty,
+) -> i32 {
+    guard(|| {
+        let session = &castable::borrow(session)?.session;
+        let path = zoolock::path_from_utf8(args::bytes(path, path_len, "path")?)?;
+        let identifier = args::text(identifier, identifier_len, "identifier")?;
+        args::need(out_party, "out_party")?;
+        let party = if shallow != 0 {
+            Party::shallow(session, path, identifier)?
+        } else {
+            Party::new(session, path, identifier)?
+        };
+        castable::give(ZlParty { party }, out_party, "out_party")
+    })
+}
+
+/// Joins (empty data); the member joins again on each new session until it leaves.
+///
+/// # Safety
+/// `party` must be a live handle until the callback; `cancel` null or live;
+/// `user_data` valid until the callback.
+#[no_mangle]
+pub unsafe extern "C" fn zl_party_join_async(
+    party: *const ZlParty,
+    cancel: *const ZlCancel,
+    callback: ZlResultCallback,
+    user_data: *mut c_void,
+) -> i32 {
+    guard(|| {
+        let party = castable::borrow(party)?.party.clone();
+        let cancel = cancel.as_ref().map(ZlCancel::subscribe);
+        let what = format!("join party {}", party.path());
+        let work = async move { party.join().await };
+        reply_later(work, what, cancel, callback, UserData(user_data), |()| Reply::default())
+    })
+}
+
+/// Leaves: one byte, 1 if this member's node was there.
+///
+/// # Safety
+/// As for `zl_party_join_async`.
+#[no_mangle]
+pub unsafe extern "C" fn zl_party_leave_async(
+    party: *const ZlParty,
+    cancel: *const ZlCancel,
+    callback: ZlResultCallback,
+    user_data: *mut c_void,
+) -> i32 {
+    guard(|| {
+        let party = castable::borrow(party)?.party.clone();
+        let cancel = cancel.as_ref().map(ZlCancel::subscribe);
+        let what = format!("leave party {}", party.path());
+        let work = async move { party.leave().await };
+        reply_later(work, what, cancel, callback, UserData(user_data), Reply::yes_no)
+    })
+}
+
+/// The members' identifiers, as a list encoded as `zl_session_children` encodes it.
+///
+/// # Safety
+/// As for `zl_party_join_async`.
+#[no_mangle]
+pub unsafe extern "C" fn zl_party_members_async(
+    party: *const ZlParty,
+    cancel: *const ZlCancel,
+    callback: ZlResultCallback,
+    user_data: *mut c_void,
+) -> i32 {
+    guard(|| {
+        let party = castable::borrow(party)?.party.clone();
+        let cancel = cancel.as_ref().map(ZlCancel::subscribe);
+        let what = format!("list party {}", party.path());
+        let work = async move { party.members().await };
+        reply_later(work, what, cancel, callback, UserData(user_data), |members| {
+            Reply::data(args::encode_list(&members))
+        })
+    })
+}
+
+/// `*out_participating` 1 while this member has joined and not left.
+///
+/// # Safety
+/// `party` must be a live handle; `out_participating` valid for writes.
+#[no_mangle]
+pub unsafe extern "C" fn zl_party_participating(party: *const ZlParty, out_participating: *mut u8) -> i32 {
+    guard(|| {
+        let participating = castable::borrow(party)?.party.participating();
+        args::put(out_participating, participating as u8, "out_participating")
+    })
+}
+
+/// Frees the member. One that joined and did not leave keeps its node until
+/// its session ends (it no longer joins again on a new session). Null is ignored.
+///
+/// # Safety
+/// `party` must come from `zl_party_new`, freed once, with no call on it in flight.
+#[no_mangle]
+pub unsafe extern "C" fn zl_party_free(party: *mut ZlParty) {
+    guard_void(|| castable::free(party))
+}

@@ -1,0 +1,89 @@
+//! What the recipes' bindings (Barrier, Party, Queue, …) share: the core
+//! object on the client's current session, made again after a `start()`,
+//! and the blocking call that releases the GIL while it waits.
+
+use std::sync::Mutex;
+use std::time::Duration;
+
+use pyo3::exceptions::{PyTypeError, PyValueError};
+use pyo3::prelude::*;
+use zoolock::Session;
+
+use crate::client::Client;
+use crate::errors::{ConnectionClosedError, IntoPy};
+use crate::wait::interruptible;
+
+/// A core recipe object on its client's session. kazoo's recipes may be
+/// made before `start()`: the core object is made at the first call, and
+/// again on the session of a later `start()`.
+pub struct OnClient<T> {
+    client: Py<Client>,
+    make: Box<dyn Fn(&Session) -> zoolock::Result<T> + Send + Sync>,
+    current: Mutex<Option<(u64, T)>>,
+}
+
+impl<T: Clone> OnClient<T> {
+    pub fn new(
+        client: &Bound<'_, PyAny>,
+        make: impl Fn(&Session) -> zoolock::Result<T> + Send + Sync + 'static,
+    ) -> PyResult<Self> {
+        let client = client.cast::<Client>().map_err(|_| PyTypeError::new_err("not a zoolock KazooClient"))?;
+        let on_client = OnClient { client: client.clone().unbind(), make: Box::new(make), current: Mutex::new(None) };
+        // Bad arguments raise here on a started client, else at the first call.
+        match on_client.get(client.py()) {
+            Err(err) if !err.is_instance_of::<ConnectionClosedError>(client.py()) => Err(err),
+            _ => Ok(on_client),
+        }
+    }
+
+    /// The core object on the client's session now (`ConnectionClosedError`
+    /// if it is not started).
+    pub fn get(&self, py: Python<'_>) -> PyResult<T> {
+        let (epoch, session) = self.client.bind(py).get().session()?;
+        let mut current = self.current.lock().unwrap();
+        match &*current {
+            Some((made_in, core)) if *made_in == epoch => Ok(core.clone()),
+            _ => {
+                let core = (self.make)(&session).py_err()?;
+                *current = Some((epoch, core.clone()));
+                Ok(core)
+            }
+        }
+    }
+
+    /// The core object made last, if any (for read-only attributes).
+    pub fn last(&self) -> Option<T> {
+        self.current.lock().unwrap().as_ref().map(|(_, core)| core.clone())
+    }
+
+    pub fn client(&self, py: Python<'_>) -> Py<Client> {
+        self.client.clone_ref(py)
+    }
+}
+
+/// Runs a core call with the GIL released; Ctrl-C drops it (the core then
+/// removes what it left half done).
+pub fn call<T: Send + 'static>(
+    py: Python<'_>,
+    work: impl std::future::Future<Output = zoolock::Result<T>> + Send + 'static,
+) -> PyResult<T> {
+    interruptible(py, work)?.py_err()
+}
+
+/// kazoo's `timeout` in seconds: `None` waits forever.
+pub fn timeout(seconds: Option<f64>) -> PyResult<Option<Duration>> {
+    zoolock::timeout_from_secs(seconds).py_err()
+}
+
+/// kazoo's queue priority: an int from 0 to 999 (`TypeError`, `ValueError`).
+pub fn priority(priority: &Bound<'_, PyAny>) -> PyResult<u32> {
+    if priority.is_instance_of::<pyo3::types::PyBool>() || !priority.is_instance_of::<pyo3::types::PyInt>() {
+        return Err(PyTypeError::new_err("priority must be an int"));
+    }
+    priority
+        .extract::<i64>()
+        .ok()
+        .and_then(|p| u32::try_from(p).ok())
+        .filter(|p| *p <= zoolock::Queue::MAX_PRIORITY)
+        .ok_or_else(|| PyValueError::new_err("priority must be between 0 and 999"))
+}
