@@ -315,3 +315,108 @@ fn the_blocking_forms_work_without_a_runtime() {
     session.delete_blocking(&node, None, false).unwrap();
     session.close_blocking();
 }
+
+/// How long a test waits for the session zoolock opens after an expiry.
+const WITHIN: std::time::Duration = std::time::Duration::from_secs(30);
+
+/// kazoo's `get_acls`, `set_acls` and `add_auth` at run time: credentials
+/// added to a running session open what they guard, and are sent again by
+/// the session zoolock opens after an expiry.
+#[tokio::test(flavor = "multi_thread")]
+async fn acls_and_credentials_added_at_run_time() {
+    let connect = shared_server();
+    let (session, other) = (session(&connect).await, session(&connect).await);
+    let base = unique_path("acl");
+    session.ensure_path(&base, None).await.unwrap();
+    let (open, stat) = session.get_acls(&base).await.unwrap();
+    assert_eq!(open, vec![Acl::new(Permission::ALL, AuthId::anyone())]);
+    assert_eq!(stat.aversion, 0);
+
+    session.add_auth("digest", b"owner:pw").await.unwrap();
+    let guarded = format!("{base}/guarded");
+    let creator_only = vec![Acl::new(Permission::ALL, AuthId::authed())];
+    session.create(&guarded, b"secret", &Create::default().acls(creator_only)).await.unwrap();
+    let (acls, _) = session.get_acls(&guarded).await.unwrap();
+    assert_eq!(acls.len(), 1);
+    assert_eq!((acls[0].permission(), acls[0].scheme()), (Permission::ALL, "digest"));
+    assert!(acls[0].id().starts_with("owner:"), "{:?}", acls[0]);
+    assert!(matches!(other.get(&guarded).await, Err(Error::NoAuth { .. })));
+
+    // The same credentials on the session opened after an expiry.
+    let id = session.status().session_id;
+    let mut status = session.subscribe();
+    inject(move || harness().expire(id).unwrap()).await;
+    let next = status.wait_for(|s| s.generation > 1 && s.state == zoolock::SessionState::Connected);
+    tokio::time::timeout(WITHIN, next).await.expect("a new session").unwrap();
+    assert_eq!(session.get(&guarded).await.unwrap().0, b"secret");
+
+    // set_acls: conditional on the ACL's version, never an empty list.
+    let readable = vec![Acl::new(Permission::READ, AuthId::anyone()), acls[0].clone()];
+    assert!(matches!(session.set_acls(&guarded, &readable, Some(3)).await, Err(Error::BadVersion { .. })));
+    assert!(matches!(session.set_acls(&guarded, &[], None).await, Err(Error::InvalidAcl { .. })));
+    let stat = session.set_acls(&guarded, &readable, Some(0)).await.unwrap();
+    assert_eq!(stat.aversion, 1);
+    assert_eq!(other.get(&guarded).await.unwrap().0, b"secret");
+    assert!(matches!(other.set(&guarded, b"", None).await, Err(Error::NoAuth { .. })));
+    assert!(matches!(other.get_acls(&format!("{base}/none")).await, Err(Error::NoNode { .. })));
+    assert!(matches!(other.add_auth("", b"x").await, Err(Error::InvalidArgument(_))));
+    session.delete(&base, None, true).await.unwrap();
+    session.close().await;
+    other.close().await;
+}
+
+/// kazoo's `command` and `server_version`: the four-letter words.
+#[tokio::test(flavor = "multi_thread")]
+async fn four_letter_words_and_the_server_version() {
+    let session = session(&shared_server()).await;
+    assert_eq!(session.command("ruok").await.unwrap(), "imok");
+    assert!(session.command("envi").await.unwrap().contains("zookeeper.version="));
+    assert_eq!(session.server_version().await.unwrap()[..2], [3, 8]);
+    for bad in ["ruo", "RUOK", "ruokk", "r\0ok"] {
+        assert!(matches!(session.command(bad).await, Err(Error::InvalidArgument(_))), "{bad:?}");
+    }
+    session.close().await;
+    assert!(session.command("ruok").await.is_err());
+}
+
+/// kazoo's `set_hosts`: the chroot cannot change, and the new hosts serve
+/// the next ZooKeeper session (here: after an expiry, a session that
+/// connected directly, past the harness's proxies).
+#[tokio::test(flavor = "multi_thread")]
+async fn set_hosts_serves_the_next_session() {
+    let session = session(&shared_server()).await;
+    let first = session.status().session_id;
+    assert!(harness().sessions().contains(&first));
+    let direct = harness().direct_connect_string();
+    assert!(matches!(session.set_hosts(&format!("{direct}/elsewhere")), Err(Error::InvalidConnectString { .. })));
+    assert!(matches!(session.set_hosts("no-port:x"), Err(Error::InvalidConnectString { .. })));
+    session.set_hosts(&direct).unwrap();
+    assert_eq!(session.hosts(), direct);
+    assert_eq!(session.status().session_id, first, "the live session is kept");
+
+    let mut status = session.subscribe();
+    inject(move || harness().expire(first).unwrap()).await;
+    let next = status.wait_for(|s| s.generation > 1 && s.state == zoolock::SessionState::Connected);
+    let next = *tokio::time::timeout(WITHIN, next).await.expect("a new session").unwrap();
+    let second = next.session_id;
+    session.exists("/").await.unwrap();
+    assert!(!harness().sessions().contains(&second), "the new session went through a proxy");
+    session.close().await;
+}
+
+/// kazoo's `reconfig`: sent to the server, whose refusal (reconfig is off
+/// on the test server, as by default) comes back as its error; and a call
+/// that names no change, or both kinds, is refused before sending.
+#[tokio::test(flavor = "multi_thread")]
+async fn reconfig_reaches_the_server() {
+    let session = session(&shared_server()).await;
+    let refused = session.reconfig(None, Some("9"), None, None).await.unwrap_err();
+    assert!(
+        matches!(&refused, Error::ZooKeeper { message, .. } if message.contains("reconfiguration disabled")),
+        "{refused:?}"
+    );
+    assert!(matches!(session.reconfig(None, None, None, None).await, Err(Error::InvalidArgument(_))));
+    let both = session.reconfig(Some("server.4=127.0.0.1:2888:3888;2181"), None, Some("x"), None).await;
+    assert!(matches!(both, Err(Error::InvalidArgument(_))));
+    session.close().await;
+}

@@ -1420,6 +1420,42 @@ namespace ZooLock.Native
         [DllImport(__DllName, EntryPoint = "zl_path_check", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
         internal static extern int zl_path_check(byte* path, uint path_len, byte lock_path);
 
+        /// <summary>
+        ///  Adds credentials to the running session (ZooKeeper's `addauth`, kazoo's
+        ///  `add_auth`): `scheme` UTF-8 (`digest`), `credentials` bytes
+        ///  (`user:password`). Accepted ones are sent again by the sessions opened
+        ///  after an expiry. `ZL_AUTH_FAILED` if the server refuses them.
+        ///
+        ///  # Safety
+        ///  `session` must be a live handle; the byte ranges valid.
+        /// </summary>
+        [DllImport(__DllName, EntryPoint = "zl_session_add_auth", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern int zl_session_add_auth(ZlSession* session, byte* scheme, uint scheme_len, byte* credentials, uint credentials_len);
+
+        /// <summary>
+        ///  The node's ACL as a list (`zl_session_children`'s encoding) of three
+        ///  items per entry: the permission bits in decimal, the scheme, the id; to
+        ///  free with `zl_bytes_free`. Its stat in `*out_stat` (may be null). `ZL_NO_NODE`.
+        ///
+        ///  # Safety
+        ///  `session` must be a live handle; the byte range valid; out-pointers valid
+        ///  for writes (`out_stat` may be null).
+        /// </summary>
+        [DllImport(__DllName, EntryPoint = "zl_session_get_acls", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern int zl_session_get_acls(ZlSession* session, byte* path, uint path_len, byte** out_ptr, uint* out_len, ZlStat* out_stat);
+
+        /// <summary>
+        ///  Replaces the node's ACL if its ACL is at `version` (its `aversion`; -1:
+        ///  any): `acls` in `zl_session_get_acls`'s encoding. Its new stat in
+        ///  `*out_stat` (may be null). `ZL_BAD_VERSION`, `ZL_NO_NODE`,
+        ///  `ZL_INVALID_ACL` (also for an empty list), `ZL_NO_AUTH`.
+        ///
+        ///  # Safety
+        ///  `session` must be a live handle; the byte ranges valid; `out_stat` null or valid for writes.
+        /// </summary>
+        [DllImport(__DllName, EntryPoint = "zl_session_set_acls", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern int zl_session_set_acls(ZlSession* session, byte* path, uint path_len, byte* acls, uint acls_len, int version, ZlStat* out_stat);
+
 
     }
 

@@ -83,6 +83,87 @@ namespace ZooLock
             return data;
         }
 
+        /// <summary>
+        /// Adds credentials to the running session (ZooKeeper's <c>addauth</c>,
+        /// kazoo's <c>add_auth</c>): <c>("digest", "user:password")</c>. Accepted
+        /// ones are sent again by the sessions opened after an expiry.
+        /// </summary>
+        /// <exception cref="ZooLockAuthException">The server refused them.</exception>
+        public void AddAuthInfo(string scheme, byte[] auth)
+        {
+            if (scheme == null) throw new ArgumentNullException("scheme");
+            if (auth == null) throw new ArgumentNullException("auth");
+            var s = Interop.Bytes(scheme);
+            With(session =>
+            {
+                fixed (byte* sp = s)
+                fixed (byte* ap = auth)
+                    Interop.Check(NativeMethods.zl_session_add_auth((ZlSession*)session, sp, (uint)s.Length, ap, (uint)auth.Length));
+                return true;
+            });
+        }
+
+        /// <summary>The node's ACL and its stat (kazoo's <c>get_acls</c>).</summary>
+        /// <exception cref="ZooLockNoNodeException">There is no such node.</exception>
+        public IList<ZooKeeperAccessControl> GetAccessControl(string path, out ZooKeeperStat stat)
+        {
+            var p = PathBytes(path);
+            ZooKeeperStat read = null;
+            var items = With(s =>
+            {
+                byte* ptr;
+                uint len;
+                ZlStat native;
+                fixed (byte* bytes = p) Interop.Check(NativeMethods.zl_session_get_acls((ZlSession*)s, bytes, (uint)p.Length, &ptr, &len, &native));
+                read = new ZooKeeperStat(native);
+                return Interop.TakeList(ptr, len);
+            });
+            stat = read;
+            var acl = new List<ZooKeeperAccessControl>();
+            for (int i = 0; i + 2 < items.Count; i += 3)
+                acl.Add(new ZooKeeperAccessControl(items[i + 1], items[i + 2], int.Parse(items[i], System.Globalization.CultureInfo.InvariantCulture)));
+            return acl;
+        }
+
+        /// <summary>
+        /// Replaces the node's ACL if its ACL is at <paramref name="version"/>
+        /// (the stat's <c>Aversion</c>; -1: any); its new stat (kazoo's <c>set_acls</c>).
+        /// </summary>
+        /// <exception cref="ZooLockNoNodeException">There is no such node.</exception>
+        /// <exception cref="ZooLockBadVersionException">The ACL is at another version.</exception>
+        /// <exception cref="ZooLockInvalidAclException">An empty list, or one the server refuses.</exception>
+        public ZooKeeperStat SetAccessControl(string path, IList<ZooKeeperAccessControl> acl, int version = -1)
+        {
+            if (acl == null) throw new ArgumentNullException("acl");
+            var p = PathBytes(path);
+            var encoded = new List<byte>();
+            foreach (var entry in acl)
+            {
+                if (entry == null) throw new ArgumentException("an ACL entry is null", "acl");
+                foreach (var item in new[] { entry.Permissions.ToString(System.Globalization.CultureInfo.InvariantCulture), entry.Scheme, entry.Id })
+                {
+                    var bytes = Interop.Bytes(item);
+                    encoded.AddRange(BitConverter.IsLittleEndian ? BitConverter.GetBytes((uint)bytes.Length) : Reverse(BitConverter.GetBytes((uint)bytes.Length)));
+                    encoded.AddRange(bytes);
+                }
+            }
+            var list = encoded.ToArray();
+            return With(s =>
+            {
+                ZlStat native;
+                fixed (byte* bytes = p)
+                fixed (byte* a = list)
+                    Interop.Check(NativeMethods.zl_session_set_acls((ZlSession*)s, bytes, (uint)p.Length, a, (uint)list.Length, version, &native));
+                return new ZooKeeperStat(native);
+            });
+        }
+
+        static byte[] Reverse(byte[] bytes)
+        {
+            Array.Reverse(bytes);
+            return bytes;
+        }
+
         /// <summary><see cref="GetData(string)"/> without blocking a thread.</summary>
         public Task<byte[]> GetDataAsync(string path, CancellationToken cancellationToken = default(CancellationToken))
         {

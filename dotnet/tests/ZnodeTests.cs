@@ -42,6 +42,34 @@ namespace ZooLock.Tests
         }
 
         [Test]
+        public void AccessControlAndCredentialsAddedAtRunTime()
+        {
+            var path = Fixture.Path("acl");
+            session.Create(path, null, ZooKeeperCreateFlags.MakePath);
+            ZooKeeperStat stat;
+            Assert.That(session.GetAccessControl(path, out stat),
+                Is.EqualTo(new[] { new ZooKeeperAccessControl("world", "anyone", ZooKeeperSessionOptions.PermissionAll) }));
+            Assert.That(stat.Aversion, Is.EqualTo(0));
+
+            session.AddAuthInfo("digest", Bytes("owner:pw"));
+            var creatorOnly = new[] { new ZooKeeperAccessControl("auth", "", ZooKeeperSessionOptions.PermissionAll) };
+            session.SetAccessControl(path, creatorOnly, 0);
+            Assert.Throws<ZooLockAuthException>(() => other.GetData(path));
+            var acl = session.GetAccessControl(path, out stat);
+            Assert.That(acl.Count, Is.EqualTo(1));
+            Assert.That(acl[0].Scheme, Is.EqualTo("digest"));
+            StringAssert.StartsWith("owner:", acl[0].Id);
+            Assert.That(stat.Aversion, Is.EqualTo(1));
+            Assert.Throws<ZooLockBadVersionException>(() => session.SetAccessControl(path, acl, 0));
+            Assert.Throws<ZooLockInvalidAclException>(() => session.SetAccessControl(path, new ZooKeeperAccessControl[0]));
+            Assert.Throws<ZooLockNoNodeException>(() => other.GetAccessControl(path + "/none", out stat));
+
+            other.AddAuthInfo("digest", Bytes("owner:pw"));
+            Assert.That(other.GetData(path), Is.Empty);
+            session.Delete(path);
+        }
+
+        [Test]
         public void EphemeralAndSequentialNodes()
         {
             var path = Fixture.Path("modes");

@@ -1932,6 +1932,54 @@ int32_t zl_session_children_async(const struct ZlSession *session,
  */
 int32_t zl_path_check(const uint8_t *path, uint32_t path_len, uint8_t lock_path);
 
+/**
+ * Adds credentials to the running session (ZooKeeper's `addauth`, kazoo's
+ * `add_auth`): `scheme` UTF-8 (`digest`), `credentials` bytes
+ * (`user:password`). Accepted ones are sent again by the sessions opened
+ * after an expiry. `ZL_AUTH_FAILED` if the server refuses them.
+ *
+ * # Safety
+ * `session` must be a live handle; the byte ranges valid.
+ */
+int32_t zl_session_add_auth(const struct ZlSession *session,
+                            const uint8_t *scheme,
+                            uint32_t scheme_len,
+                            const uint8_t *credentials,
+                            uint32_t credentials_len);
+
+/**
+ * The node's ACL as a list (`zl_session_children`'s encoding) of three
+ * items per entry: the permission bits in decimal, the scheme, the id; to
+ * free with `zl_bytes_free`. Its stat in `*out_stat` (may be null). `ZL_NO_NODE`.
+ *
+ * # Safety
+ * `session` must be a live handle; the byte range valid; out-pointers valid
+ * for writes (`out_stat` may be null).
+ */
+int32_t zl_session_get_acls(const struct ZlSession *session,
+                            const uint8_t *path,
+                            uint32_t path_len,
+                            uint8_t **out_ptr,
+                            uint32_t *out_len,
+                            struct ZlStat *out_stat);
+
+/**
+ * Replaces the node's ACL if its ACL is at `version` (its `aversion`; -1:
+ * any): `acls` in `zl_session_get_acls`'s encoding. Its new stat in
+ * `*out_stat` (may be null). `ZL_BAD_VERSION`, `ZL_NO_NODE`,
+ * `ZL_INVALID_ACL` (also for an empty list), `ZL_NO_AUTH`.
+ *
+ * # Safety
+ * `session` must be a live handle; the byte ranges valid; `out_stat` null or valid for writes.
+ */
+int32_t zl_session_set_acls(const struct ZlSession *session,
+                            const uint8_t *path,
+                            uint32_t path_len,
+                            const uint8_t *acls,
+                            uint32_t acls_len,
+                            int32_t version,
+                            struct ZlStat *out_stat);
+
 #ifdef __cplusplus
 }  // extern "C"
 #endif  // __cplusplus

@@ -154,12 +154,11 @@ pub unsafe extern "C" fn zl_session_options_add_acl(
 }
 
 /// ZooKeeper's permission bits as the core's `Permission`.
-fn permission(bits: u32) -> FfiResult<Permission> {
-    let all = [Permission::READ, Permission::WRITE, Permission::CREATE, Permission::DELETE, Permission::ADMIN];
+pub(crate) fn permission(bits: u32) -> FfiResult<Permission> {
     if bits == 0 || bits > 31 {
         return Err(Failure::invalid(format!("ACL permissions {bits} are not a combination of 1, 2, 4, 8 and 16")));
     }
-    Ok(all.into_iter().enumerate().filter(|(i, _)| bits & (1 << i) != 0).fold(Permission::NONE, |p, (_, q)| p | q))
+    Ok(zoolock::permission_from_bits(bits)?)
 }
 
 /// Turns TLS on (non-zero) or off. Any `tls_*` setter turns it on too; on

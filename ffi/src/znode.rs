@@ -538,3 +538,96 @@ pub unsafe extern "C" fn zl_path_check(path: *const u8, path_len: u32, lock_path
         other => Err(Failure::invalid(format!("lock_path must be 0 or 1, got {other}"))),
     })
 }
+
+/// Adds credentials to the running session (ZooKeeper's `addauth`, kazoo's
+/// `add_auth`): `scheme` UTF-8 (`digest`), `credentials` bytes
+/// (`user:password`). Accepted ones are sent again by the sessions opened
+/// after an expiry. `ZL_AUTH_FAILED` if the server refuses them.
+///
+/// # Safety
+/// `session` must be a live handle; the byte ranges valid.
+#[no_mangle]
+pub unsafe extern "C" fn zl_session_add_auth(
+    session: *const ZlSession,
+    scheme: *const u8,
+    scheme_len: u32,
+    credentials: *const u8,
+    credentials_len: u32,
+) -> i32 {
+    guard(|| {
+        let session = &castable::borrow(session)?.session;
+        let scheme = args::text(scheme, scheme_len, "scheme")?;
+        let credentials = args::bytes(credentials, credentials_len, "credentials")?;
+        Ok(runtime::block_on(session.add_auth(scheme, credentials))?)
+    })
+}
+
+/// The node's ACL as a list (`zl_session_children`'s encoding) of three
+/// items per entry: the permission bits in decimal, the scheme, the id; to
+/// free with `zl_bytes_free`. Its stat in `*out_stat` (may be null). `ZL_NO_NODE`.
+///
+/// # Safety
+/// `session` must be a live handle; the byte range valid; out-pointers valid
+/// for writes (`out_stat` may be null).
+#[no_mangle]
+pub unsafe extern "C" fn zl_session_get_acls(
+    session: *const ZlSession,
+    path: *const u8,
+    path_len: u32,
+    out_ptr: *mut *mut u8,
+    out_len: *mut u32,
+    out_stat: *mut ZlStat,
+) -> i32 {
+    guard(|| {
+        let session = &castable::borrow(session)?.session;
+        let path = node_path(path, path_len)?;
+        args::need(out_ptr, "out_ptr")?;
+        args::need(out_len, "out_len")?;
+        let (acls, stat) = runtime::block_on(session.get_acls(path))?;
+        let items: Vec<String> = acls
+            .iter()
+            .flat_map(|a| [zoolock::permission_bits(a.permission()).to_string(), a.scheme().into(), a.id().into()])
+            .collect();
+        args::give(args::encode_list(&items), out_ptr, out_len, "acls")?;
+        put_stat(out_stat, stat);
+        Ok(())
+    })
+}
+
+/// Replaces the node's ACL if its ACL is at `version` (its `aversion`; -1:
+/// any): `acls` in `zl_session_get_acls`'s encoding. Its new stat in
+/// `*out_stat` (may be null). `ZL_BAD_VERSION`, `ZL_NO_NODE`,
+/// `ZL_INVALID_ACL` (also for an empty list), `ZL_NO_AUTH`.
+///
+/// # Safety
+/// `session` must be a live handle; the byte ranges valid; `out_stat` null or valid for writes.
+#[no_mangle]
+pub unsafe extern "C" fn zl_session_set_acls(
+    session: *const ZlSession,
+    path: *const u8,
+    path_len: u32,
+    acls: *const u8,
+    acls_len: u32,
+    version: i32,
+    out_stat: *mut ZlStat,
+) -> i32 {
+    guard(|| {
+        let session = &castable::borrow(session)?.session;
+        let path = node_path(path, path_len)?;
+        let items = args::decode_list(args::bytes(acls, acls_len, "acls")?, "acls")?;
+        if items.len() % 3 != 0 {
+            return Err(Failure::invalid("acls: three items per entry (permissions, scheme, id)"));
+        }
+        let acls = items
+            .chunks(3)
+            .map(|entry| {
+                let bits =
+                    entry[0].parse().map_err(|_| Failure::invalid(format!("acls: permissions {:?}", entry[0])))?;
+                Ok(zoolock::Acl::new(crate::options::permission(bits)?, zoolock::AuthId::new(entry[1], entry[2])))
+            })
+            .collect::<FfiResult<Vec<_>>>()?;
+        let stat = runtime::block_on(session.set_acls(path, &acls, Some(version)))?;
+        put_stat(out_stat, stat);
+        Ok(())
+    })
+}

@@ -11,6 +11,8 @@ use pyo3::types::{PyDict, PyTuple};
 use zoolock::{timeout_from_secs, Acl, AuthId, Permission, Session, SessionOptions, SessionState};
 
 use crate::errors::IntoPy;
+
+pyo3::import_exception!(zoolock.exceptions, ConfigurationError);
 use crate::inspect::Participant;
 use crate::security;
 use crate::wait::{interruptible, uninterruptible, CallbackThread, Listeners};
@@ -40,7 +42,8 @@ fn state_name(state: SessionState) -> &'static str {
 /// before acquiring; ``stop()`` ends the session and so every lock it held.
 #[pyclass(frozen, subclass, module = "zoolock", name = "KazooClient")]
 pub struct Client {
-    options: SessionOptions,
+    /// Its hosts change with `set_hosts`.
+    options: Mutex<SessionOptions>,
     now: Mutex<Current>,
     listeners: Listeners,
     /// Where this client's listeners and its locks' run.
@@ -74,7 +77,7 @@ impl Client {
     /// kazoo's stop() waits for its connection thread, the session timeout
     /// but at least 10 s.
     fn listener_bound(&self) -> Duration {
-        self.options.session_timeout.max(Duration::from_secs(10))
+        self.options.lock().unwrap().session_timeout.max(Duration::from_secs(10))
     }
 }
 
@@ -107,14 +110,9 @@ fn hosts_string(hosts: &Bound<'_, PyAny>) -> PyResult<String> {
     Ok(list.join(",") + chroot.as_deref().unwrap_or(""))
 }
 
+/// kazoo's `Permissions` bits as the core's `Permission` (`ValueError` for others).
 pub(crate) fn permission(bits: u32) -> PyResult<Permission> {
-    if bits > 31 {
-        return Err(PyValueError::new_err(format!(
-            "ACL permissions {bits} are not a combination of kazoo's Permissions"
-        )));
-    }
-    let all = [Permission::READ, Permission::WRITE, Permission::CREATE, Permission::DELETE, Permission::ADMIN];
-    Ok(all.into_iter().enumerate().filter(|(i, _)| bits & (1 << i) != 0).fold(Permission::NONE, |p, (_, q)| p | q))
+    zoolock::permission_from_bits(bits).py_err()
 }
 
 #[pymethods]
@@ -211,7 +209,7 @@ impl Client {
         }
         let callbacks = CallbackThread::new();
         Ok(Client {
-            options,
+            options: Mutex::new(options),
             now: Mutex::new(Current { session: None, epoch: 0 }),
             listeners: Listeners::client(callbacks.clone()),
             callbacks,
@@ -233,7 +231,7 @@ impl Client {
         if self.session().is_ok() {
             return Ok(());
         }
-        let options = self.options.clone().connect_timeout(connect_timeout);
+        let options = self.options.lock().unwrap().clone().connect_timeout(connect_timeout);
         let session = interruptible(py, Session::connect(options))?.py_err()?;
         {
             let mut now = self.now.lock().unwrap();
@@ -323,7 +321,32 @@ impl Client {
     /// The hosts (and chroot) this client connects to.
     #[getter]
     fn hosts(&self) -> String {
-        self.options.connect.clone()
+        self.options.lock().unwrap().connect.clone()
+    }
+
+    /// kazoo's ``set_hosts(hosts)``: the hosts (a string or a list, as
+    /// ``KazooClient(hosts=...)``) of the next session. zoolock's client
+    /// library cannot move a live session to other servers, so they serve
+    /// the next ``start()`` and the new session zoolock opens after an
+    /// expiry; the session now goes on with the servers it has.
+    /// ``ConfigurationError`` if the chroot would change.
+    #[pyo3(signature = (hosts, randomize_hosts=None))]
+    fn set_hosts(&self, hosts: &Bound<'_, PyAny>, randomize_hosts: Option<bool>) -> PyResult<()> {
+        if randomize_hosts == Some(false) {
+            return Err(unsupported("randomize_hosts=False", "hosts are always tried in random order"));
+        }
+        let connect = hosts_string(hosts)?;
+        let mut options = self.options.lock().unwrap();
+        let chroot = |c: &str| c.find('/').map(|i| c[i..].trim_end_matches('/').to_owned()).unwrap_or_default();
+        if chroot(&connect) != chroot(&options.connect) {
+            return Err(ConfigurationError::new_err("Changing chroot at runtime is not currently supported"));
+        }
+        // Without a session, start() checks them.
+        if let Some(session) = &self.now.lock().unwrap().session {
+            session.set_hosts(&connect).py_err()?;
+        }
+        options.connect = connect;
+        Ok(())
     }
 
     /// Calls ``listener(state)`` with each new ``KazooState``, on zoolock's
@@ -363,6 +386,6 @@ impl Client {
     }
 
     fn __repr__(&self) -> String {
-        format!("<zoolock.KazooClient hosts={:?} state={}>", self.options.connect, self.state())
+        format!("<zoolock.KazooClient hosts={:?} state={}>", self.hosts(), self.state())
     }
 }

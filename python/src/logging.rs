@@ -1,4 +1,6 @@
-//! Hands the core's log events to Python's `logging` (logger "zoolock").
+//! Hands the core's log events to Python's `logging` (logger "zoolock"),
+//! the session's state changes in kazoo's words (one line each, with the
+//! session id), zookeeper-client's per-attempt lines only if errors.
 //!
 //! The core logs with `tracing`, whose "log" feature passes events to the
 //! `log` facade; this logger queues them to one thread that takes the GIL,
@@ -18,27 +20,57 @@ struct Forward {
 impl Log for Forward {
     fn enabled(&self, metadata: &Metadata<'_>) -> bool {
         // zoolock's own events at debug and above; its client library's
-        // (zookeeper_client: per-connection chatter) from warn up.
+        // (zookeeper_client: a line per connection attempt) only errors:
+        // the session's state lines say what they mean, once.
         let ours = metadata.target().starts_with("zoolock");
-        metadata.level() <= if ours { Level::Debug } else { Level::Warn }
+        metadata.level() <= if ours { Level::Debug } else { Level::Error }
     }
 
     fn log(&self, record: &Record<'_>) {
         if !self.enabled(record.metadata()) {
             return;
         }
-        let level = match record.level() {
-            Level::Error => 40,
-            Level::Warn => 30,
-            Level::Info => 20,
-            Level::Debug => 10,
-            Level::Trace => 5,
+        let text = record.args().to_string();
+        let said = match kazoo_words(&text) {
+            Some(said) => said,
+            None => {
+                let level = match record.level() {
+                    // A new session's failed attempts: the state lines tell the outage.
+                    _ if text.starts_with("zoolock could not open a new session") => 10,
+                    Level::Error => 40,
+                    Level::Warn => 30,
+                    Level::Info => 20,
+                    Level::Debug => 10,
+                    Level::Trace => 5,
+                };
+                (level, format!("{text} [{}]", record.target()))
+            }
         };
-        let message = format!("{} [{}]", record.args(), record.target());
-        self.thread.send((level, message), start);
+        self.thread.send(said, start);
     }
 
     fn flush(&self) {}
+}
+
+/// The core's session line (`zoolock session state=… session_id=…`) as
+/// kazoo logs the same change; the core's "session ended" line goes to
+/// debug (the LOST line that follows says it).
+fn kazoo_words(text: &str) -> Option<(u8, String)> {
+    if text.starts_with("zoolock session ended") {
+        return Some((10, text.to_owned()));
+    }
+    let fields = text.strip_prefix("zoolock session ")?;
+    let field = |name: &str| {
+        fields.split(' ').find_map(|f| f.strip_prefix(name)?.strip_prefix('=')).map(|v| v.trim_matches('"'))
+    };
+    let id = field("session_id")?;
+    Some(match field("state")? {
+        "Connected" => (20, format!("Zookeeper connection established, state: CONNECTED, session {id}")),
+        "Suspended" => (30, format!("Connection dropped, state: CONNECTING, session {id}")),
+        "Lost" => (20, format!("Zookeeper session closed, state: EXPIRED_SESSION, session {id}")),
+        "Closed" => (20, format!("Zookeeper session closed, state: CLOSED, session {id}")),
+        _ => return None,
+    })
 }
 
 fn start(receiver: Receiver<(u8, String)>) {
@@ -69,5 +101,23 @@ fn start(receiver: Receiver<(u8, String)>) {
 pub fn install() {
     if log::set_boxed_logger(Box::new(Forward { thread: ProcessThread::new() })).is_ok() {
         log::set_max_level(LevelFilter::Debug);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::kazoo_words;
+
+    #[test]
+    fn the_core_s_session_lines_in_kazoo_s_words() {
+        let first = r#"zoolock session state=Connected generation=1 session_id="0x1a" hosts="h:1""#;
+        assert_eq!(
+            kazoo_words(first).unwrap(),
+            (20, "Zookeeper connection established, state: CONNECTED, session 0x1a".into())
+        );
+        let lost = "zoolock session state=Lost generation=1 session_id=0x1a";
+        assert_eq!(kazoo_words(lost).unwrap().1, "Zookeeper session closed, state: EXPIRED_SESSION, session 0x1a");
+        assert_eq!(kazoo_words("zoolock session ended; opening a new one state=Expired").unwrap().0, 10);
+        assert_eq!(kazoo_words("lock lost"), None);
     }
 }

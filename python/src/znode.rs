@@ -153,6 +153,72 @@ fn _sync(py: Python<'_>, client: &Bound<'_, PyAny>, path: String) -> PyResult<()
     call(py, async move { s.sync(&path).await })
 }
 
+/// The node's ACL as `(perms, scheme, id)` triples (the package makes
+/// kazoo's `ACL` of them) and its stat.
+#[pyfunction]
+fn _get_acls<'py>(
+    py: Python<'py>,
+    client: &Bound<'py, PyAny>,
+    path: String,
+) -> PyResult<(Vec<(u32, String, String)>, Bound<'py, PyTuple>)> {
+    let s = session_of(client)?;
+    let (acls, stat) = call(py, async move { s.get_acls(&path).await })?;
+    let triples = acls
+        .iter()
+        .map(|a| (zoolock::permission_bits(a.permission()), a.scheme().to_owned(), a.id().to_owned()))
+        .collect();
+    Ok((triples, stat_tuple(py, &stat)?))
+}
+
+#[pyfunction]
+fn _set_acls<'py>(
+    py: Python<'py>,
+    client: &Bound<'py, PyAny>,
+    path: String,
+    acl: Vec<(u32, String, String)>,
+    version: i32,
+) -> PyResult<Bound<'py, PyTuple>> {
+    let (s, acls) = (session_of(client)?, acls(Some(acl))?.unwrap_or_default());
+    let stat = call(py, async move { s.set_acls(&path, &acls, Some(version)).await })?;
+    stat_tuple(py, &stat)
+}
+
+#[pyfunction]
+fn _add_auth(py: Python<'_>, client: &Bound<'_, PyAny>, scheme: String, credential: String) -> PyResult<()> {
+    let s = session_of(client)?;
+    call(py, async move { s.add_auth(&scheme, credential.as_bytes()).await })
+}
+
+/// A four-letter word's answer (`Session::command`).
+#[pyfunction]
+fn _command(py: Python<'_>, client: &Bound<'_, PyAny>, word: String) -> PyResult<String> {
+    let s = session_of(client)?;
+    call(py, async move { s.command(&word).await })
+}
+
+/// kazoo's `reconfig`: the new config and the stat of `/zookeeper/config`.
+#[pyfunction]
+fn _reconfig<'py>(
+    py: Python<'py>,
+    client: &Bound<'py, PyAny>,
+    joining: Option<String>,
+    leaving: Option<String>,
+    new_members: Option<String>,
+    from_config: i64,
+) -> PyResult<(Bound<'py, PyBytes>, Bound<'py, PyTuple>)> {
+    let s = session_of(client)?;
+    let (config, stat) = call(py, async move {
+        s.reconfig(joining.as_deref(), leaving.as_deref(), new_members.as_deref(), Some(from_config)).await
+    })?;
+    Ok((PyBytes::new(py, &config), stat_tuple(py, &stat)?))
+}
+
+/// The version in an `envi` answer (`zoolock::parse_version`); `None` if cut off.
+#[pyfunction]
+fn _parse_version(envi: &str) -> Option<Vec<u32>> {
+    zoolock::parse_version(envi)
+}
+
 /// Commits kazoo `TransactionRequest` operations, given as tuples
 /// `("check", path, version)`, `("create", path, data, acl, ephemeral, sequence)`,
 /// `("set", path, data, version)`, `("delete", path, version)`; `fence`, a
@@ -426,6 +492,12 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(_children, m)?)?;
     m.add_function(wrap_pyfunction!(_ensure_path, m)?)?;
     m.add_function(wrap_pyfunction!(_sync, m)?)?;
+    m.add_function(wrap_pyfunction!(_get_acls, m)?)?;
+    m.add_function(wrap_pyfunction!(_set_acls, m)?)?;
+    m.add_function(wrap_pyfunction!(_add_auth, m)?)?;
+    m.add_function(wrap_pyfunction!(_command, m)?)?;
+    m.add_function(wrap_pyfunction!(_parse_version, m)?)?;
+    m.add_function(wrap_pyfunction!(_reconfig, m)?)?;
     m.add_function(wrap_pyfunction!(_commit, m)?)?;
     m.add_function(wrap_pyfunction!(_retry, m)?)?;
     m.add_function(wrap_pyfunction!(_holder_client, m)?)?;

@@ -11,8 +11,6 @@ the harness around them:
 - the ensemble is the suite's zkh server, and sessions connect through its
   proxies so that ``expire_session()`` expires a zoolock session on the
   server (kazoo's own trick reaches into kazoo's connection);
-- ``server_version()``, which some tests ask to decide whether to skip, reads
-  the server's version from its ``mntr`` (zoolock has no four-letter-word API).
 
 The tests not run, and why, are in ``NOT_RUN`` (docs/python.md lists them too);
 ``TestAdapter`` checks what part of them zoolock does support.
@@ -38,36 +36,24 @@ pytestmark = pytest.mark.filterwarnings(
 
 _NO_NULL = ("zoolock's client library (zookeeper-client) sends and reads node data as bytes, never "
             "ZooKeeper's null: a None value is stored and read back as b''")
-_NO_ACL_OPS = "get_acls/set_acls/add_auth: zoolock's znode API has no ACL operations (ACLs go with create)"
 _PRIVATE = "sets or reads kazoo's private connection state (client._state, _connection, _queue)"
-_FOUR_LETTER = "kazoo's four-letter-word API (client.command, server_version), mocked or over a stopped client"
 
 #: Tests of the shipped classes that are not run against zoolock, by "class.test", with the reason.
 NOT_RUN = {
-    "TestClient.test_server_version_retries_fail": _FOUR_LETTER,
-    "TestClient.test_server_version_retries_eventually_ok": _FOUR_LETTER,
-    "TestClient.test_version_no_connection": _FOUR_LETTER,
     "TestClient.test_client_id": "asserts the 16-byte session password, which zoolock never exposes "
                                  "(client_id is (session_id, None); docs/python.md)",
     "TestClient.test_create_on_broken_connection": _PRIVATE,
     "TestClient.test_invalid_auth": _PRIVATE,
     "TestClient.test_request_queuing_session_recovered": _PRIVATE + " with kazoo's handler and retry options",
     "TestClient.test_request_queuing_session_expired": _PRIVATE + " with kazoo's handler and retry options",
-    "TestClient.test_update_host_list": "set_hosts and stopping servers under a kazoo client: connection handling",
+    "TestClient.test_update_host_list": "a kazoo client's set_hosts over a 3-server cluster whose servers it stops "
+                                        "(test_kazoo_client_calls.test_set_hosts tests zoolock's)",
+    "TestAuthentication.test_add_auth_on_reconnect": _PRIVATE + " (client._connection._socket, client.auth_data)",
     "TestClient.test_create_null_data": _NO_NULL,
     "TestClient.test_set_null_data": _NO_NULL,
     "TestClient.test_create_large_value": "zoolock refuses data over 1 MB before sending, with a ValueError; "
                                           "kazoo sends it and reports the server's dropped connection as "
                                           "ConnectionLoss (TestAdapter.test_large_values)",
-    "TestClient.test_create_acl_duplicate": _NO_ACL_OPS,
-    "TestClient.test_create_acl_empty_list": _NO_ACL_OPS + " (TestAdapter.test_empty_acl_is_the_default)",
-    "TestClient.test_get_acls": _NO_ACL_OPS,
-    "TestClient.test_get_acls_invalid_arguments": _NO_ACL_OPS,
-    "TestClient.test_set_acls": _NO_ACL_OPS,
-    "TestClient.test_set_acls_empty": _NO_ACL_OPS,
-    "TestClient.test_set_acls_no_node": _NO_ACL_OPS,
-    "TestClient.test_set_acls_invalid_arguments": _NO_ACL_OPS,
-    "TestClientTransactions.test_default_acl": _NO_ACL_OPS,
     "TestClientTransactions.test_bad_transaction":
         "compares results[i].__class__ with kazoo's class: zoolock's are zoolock's exceptions, subclasses of "
         "kazoo's (TestAdapter.test_failed_transaction_results)",
@@ -85,10 +71,10 @@ NOT_RUN = {
 CLASSES_NOT_RUN = {
     "TestClientTransitions": "connection state transitions of kazoo's connection (lose_connection via _call)",
     "TestClientConstructor": "kazoo's constructor internals (handler, retry dicts, host parsing)",
-    "TestAuthentication": "add_auth and kazoo's auth handling (zoolock takes auth_data at construction)",
     "TestSSLClient": "TLS: zoolock has none yet",
     "TestSessionCallbacks": "kazoo's private _session_callback",
-    "TestReconfig": "reconfig: not in zoolock's API",
+    "TestReconfig": "needs kazoo's 3-server cluster with reconfigEnabled and a 'super' digest user; the suite's "
+                    "server has reconfig off (test_kazoo_client_calls.test_reconfig_reaches_the_server)",
 }
 
 
@@ -120,14 +106,9 @@ class _Cluster:
 
 
 class ZoolockClient(zoolock.KazooClient):
-    """zoolock's client, plus the one thing kazoo's harness asks beyond the API under test."""
+    """zoolock's client, knowing the suite's server for the harness."""
 
     zkh = None
-
-    def server_version(self, retries=3):
-        """The server's version from its ``mntr`` (kazoo reads it with the ``envi`` command)."""
-        version = str(self.zkh.mntr()["zk_version"]).split("-")[0].split(",")[0]
-        return tuple(int(n) for n in version.split("."))
 
 
 class OnZoolock:
@@ -221,6 +202,11 @@ class TestKazooCallbacks(OnZoolock, shipped_client.TestCallbacks):
     pass
 
 
+@adapted(shipped_client.TestAuthentication)
+class TestKazooAuthentication(OnZoolock, shipped_client.TestAuthentication):
+    pass
+
+
 @adapted(shipped_client.TestNonChrootClient)
 class TestKazooNonChrootClient(OnZoolock, shipped_client.TestNonChrootClient):
     pass
@@ -285,7 +271,7 @@ def _shipped_tests(cls):
 def test_every_shipped_test_is_run_or_listed():
     """A kazoo upgrade that adds or renames tests shows here."""
     run = [shipped_client.TestClient, shipped_client.TestClientTransactions, shipped_client.TestConnection,
-           shipped_client.TestCallbacks,
+           shipped_client.TestCallbacks, shipped_client.TestAuthentication,
            shipped_client.TestNonChrootClient, shipped_watchers.KazooDataWatcherTests,
            shipped_watchers.KazooChildrenWatcherTests, shipped_watchers.KazooPatientChildrenWatcherTests,
            shipped_election.KazooElectionTests]

@@ -275,7 +275,7 @@ def test_rust_logs_reach_python_logging(make_client):
 
     class Catch(logging.Handler):
         def emit(self, record):
-            if "Closed" in record.getMessage():
+            if "state: CLOSED" in record.getMessage():
                 heard.set()
 
     logger = logging.getLogger("zoolock")

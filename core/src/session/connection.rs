@@ -53,6 +53,11 @@ pub(crate) struct Connection {
     pub(super) pid: u32,
     /// Set when `runtime` shut down under the session (see [`Supervisor`]).
     pub(super) runtime_gone: AtomicBool,
+    /// Credentials the server accepted at run time (`Session::add_auth`):
+    /// every later generation sends them too, after the options' own.
+    pub(super) added_auth: Mutex<Vec<(String, Vec<u8>)>>,
+    /// The connect string the next generation opens with (`Session::set_hosts`).
+    pub(super) hosts: Mutex<String>,
 }
 
 /// Told of every status change while registered ([`Watchers`]); `ended`:
@@ -116,6 +121,7 @@ impl Connection {
             let status = Status { state: SessionState::Connected, generation: 1, session_id: live.session_id };
             let session_id = format!("{:#x}", live.session_id);
             tracing::info!(state = ?status.state, generation = 1, session_id, hosts = options.connect, "zoolock session");
+            let connect = options.connect.clone();
             let connection = Arc::new(Connection {
                 options,
                 status: watch::Sender::new(status),
@@ -128,6 +134,8 @@ impl Connection {
                 runtime: handle,
                 pid: std::process::id(),
                 runtime_gone: AtomicBool::new(false),
+                added_auth: Mutex::default(),
+                hosts: Mutex::new(connect),
             });
             let supervisor = Supervisor(Arc::downgrade(&connection));
             connection.runtime.spawn(supervise(supervisor, live));
@@ -308,7 +316,9 @@ async fn reopen(weak: &Weak<Connection>, generation: u64) -> Option<Live> {
     let mut backoff = Duration::from_millis(50);
     loop {
         let shared = weak.upgrade()?;
-        let options = shared.options.clone();
+        let mut options = shared.options.clone();
+        options.connect = shared.hosts.lock().unwrap().clone();
+        options.auth.extend(shared.added_auth.lock().unwrap().iter().cloned());
         let mut status = shared.status.subscribe();
         drop(shared);
         match open(&options, generation).await {

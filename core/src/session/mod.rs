@@ -275,6 +275,43 @@ impl Session {
         timeout(bound, work).await.unwrap_or(Err(Error::ConnectionLoss(bound)))
     }
 
+    /// The connect string (hosts and chroot) the session opens its next
+    /// ZooKeeper session with: [`SessionOptions::connect`] until
+    /// [`Session::set_hosts`].
+    pub fn hosts(&self) -> String {
+        self.connection().hosts.lock().unwrap().clone()
+    }
+
+    /// Replaces the hosts (kazoo's `set_hosts`). zookeeper-client cannot
+    /// change the servers of a live ZooKeeper session, so the change takes
+    /// effect when this session next opens one, after an expiry; until then
+    /// it goes on with the servers it has. The chroot cannot change
+    /// ([`Error::InvalidConnectString`]): every path of every lock is below it.
+    pub fn set_hosts(&self, connect: &str) -> Result<()> {
+        let given = crate::options::ConnectString::parse(connect)?;
+        let current = crate::options::ConnectString::parse(&self.options().connect)?;
+        if given.chroot != current.chroot {
+            return Err(Error::InvalidConnectString {
+                connect: connect.to_owned(),
+                reason: format!(
+                    "the chroot cannot change on a running session (it is {:?})",
+                    current.chroot.as_deref().unwrap_or("/")
+                ),
+            });
+        }
+        *self.connection().hosts.lock().unwrap() = connect.to_owned();
+        Ok(())
+    }
+
+    /// Keeps credentials the server accepted for the sessions opened after this one.
+    pub(crate) fn remember_auth(&self, scheme: &str, credential: &[u8]) {
+        let mut added = self.connection().added_auth.lock().unwrap();
+        let entry = (scheme.to_owned(), credential.to_vec());
+        if !added.contains(&entry) {
+            added.push(entry);
+        }
+    }
+
     fn connection(&self) -> &Connection {
         &self.inner.connection
     }

@@ -4,6 +4,9 @@
 //! the calls go on working after an expiry, as the recipes do.
 //! [`transaction`] is kazoo's `TransactionRequest`, [`retry`] its `KazooRetry`.
 
+mod acl;
+mod four_letter;
+mod reconfig;
 mod retry;
 mod transaction;
 
@@ -16,6 +19,8 @@ use crate::options::{validate_node_path, ConnectString, MAX_IDENTIFIER_BYTES};
 use crate::runtime;
 use crate::session::{Live, Session};
 use crate::Acl;
+pub use acl::{permission_bits, permission_from_bits};
+pub use four_letter::parse_version;
 pub use retry::Retry;
 pub use transaction::{OpResult, Transaction};
 

@@ -12,6 +12,7 @@ operations, watches, transactions and retries are the core's
 
 import collections
 import inspect
+import logging
 import queue
 import random
 import threading
@@ -23,11 +24,13 @@ from . import _zoolock
 from .exceptions import (
     _RETRY_AFTER_BACKOFF,
     CancelledError,
+    ConnectionLoss,
     KazooException,
     NoNodeError,
     RolledBackError,
     RuntimeInconsistency,
 )
+from .security import ACL, Id
 
 #: kazoo's ``KazooRetry`` pauses: 0.1 s, doubling, ±40%, at most a minute.
 _BACKOFF_FIRST, _BACKOFF_MAX, _BACKOFF_JITTER = 0.1, 60.0, 0.4
@@ -498,6 +501,18 @@ class ZnodeAPI:
         (suspended) or ``"CLOSED"`` (lost, or not started)."""
         return {"CONNECTED": "CONNECTED", "SUSPENDED": "CONNECTING"}.get(self.state, "CLOSED")
 
+    @property
+    def default_acl(self):
+        """kazoo's ``default_acl``, set after construction: the ACL of nodes
+        that ``create``, ``ensure_path`` and transactions make without one.
+        ``None``: the constructor's ``default_acl`` (which lock nodes use)."""
+        return self.__dict__.get("_zoolock_default_acl")
+
+    @default_acl.setter
+    def default_acl(self, acl):
+        _acl(acl)
+        self.__dict__["_zoolock_default_acl"] = list(acl) if acl else None
+
     def _keep(self, watch):
         """Keeps a watch alive while it runs: the core stops a watch whose
         handle is dropped, and kazoo's decorator form drops its object.
@@ -619,7 +634,7 @@ class ZnodeAPI:
         A missing chroot is created (kazoo's behaviour; ``create_chroot=False``
         refuses it)."""
         path = _path(path, trailing=_bool(sequence, "sequence"))
-        value, acl = _value(value), _acl(acl)
+        value, acl = _value(value), _acl(acl) or _acl(self.default_acl)
         ephemeral, makepath = _bool(ephemeral, "ephemeral"), _bool(makepath, "makepath")
         include_data = _bool(include_data, "include_data")
         created, stat = _zoolock._create(self, path, value, acl, ephemeral, sequence, makepath)
@@ -641,7 +656,7 @@ class ZnodeAPI:
     def ensure_path(self, path, acl=None):
         """Creates the node and its missing ancestors (and a missing chroot);
         fine if it exists. Returns ``True``."""
-        _zoolock._ensure_path(self, _path(path), _acl(acl))
+        _zoolock._ensure_path(self, _path(path), _acl(acl) or _acl(self.default_acl))
         return True
 
     def sync(self, path):
@@ -701,6 +716,102 @@ class ZnodeAPI:
         """``sync`` as an ``AsyncResult``."""
         return self._async(self.sync, path)
 
+    def get_acls(self, path):
+        """``([ACL, ...], ZnodeStat)``: the node's ACL as kazoo's ``ACL``
+        tuples (equal to ``kazoo.security``'s); ``NoNodeError``."""
+        triples, stat = _zoolock._get_acls(self, _path(path))
+        return [ACL(perms, Id(scheme, ident)) for perms, scheme, ident in triples], ZnodeStat(*stat)
+
+    def set_acls(self, path, acls, version=-1):
+        """Replaces the node's ACL if it is at ``version`` (its ``aversion``;
+        -1: any), returning the new ``ZnodeStat``. ``BadVersionError``,
+        ``NoNodeError``, ``InvalidACLError`` (also for an empty list)."""
+        path = _path(path)
+        if isinstance(acls, ACL) or not isinstance(acls, (tuple, list)) or (
+                len(acls) == 2 and isinstance(acls[0], int)):
+            raise TypeError("Invalid type for 'acl' (acl must be a tuple/list of ACL's)")
+        version = _int(version, "version")
+        return ZnodeStat(*_zoolock._set_acls(self, path, _acl(acls) or [], version))
+
+    def add_auth(self, scheme, credential):
+        """Sends credentials (``add_auth("digest", "user:password")``);
+        accepted ones are sent again on the sessions opened after an expiry.
+        ``AuthFailedError`` if the server refuses them (that ends the
+        session; zoolock opens a new one without them). Returns ``True``."""
+        if not isinstance(scheme, str):
+            raise TypeError("Invalid type for 'scheme' (string expected)")
+        if not isinstance(credential, str):
+            raise TypeError("Invalid type for 'credential' (string expected)")
+        _zoolock._add_auth(self, scheme, credential)
+        return True
+
+    def command(self, cmd=b"ruok"):
+        """Sends a four-letter word (``ruok``, ``envi``, ``stat``, ``mntr``, …)
+        and returns the answer as ``str``; ``ConnectionLoss`` if not
+        connected. On a plain connection of its own, to the first server of
+        ``hosts`` that accepts one (zoolock's client library does not say
+        which server the session is on: the same one with one host)."""
+        if isinstance(cmd, bytes):
+            cmd = cmd.decode("ascii", "replace")
+        if not isinstance(cmd, str):
+            raise TypeError("Invalid type for 'cmd' (bytes expected)")
+        if not self.connected:
+            raise ConnectionLoss("No connection to server")
+        return _zoolock._command(self, cmd)
+
+    def server_version(self, retries=3):
+        """The server's version as a tuple of ints, ``(3, 8, 0)``, from its
+        ``envi`` answer, asked again up to ``retries`` times while the
+        answer is cut off (kazoo's); then ``KazooException``."""
+        tries = 1 + max(0, retries)
+        for _ in range(tries):
+            version = _zoolock._parse_version(self.command(b"envi"))
+            if version:
+                return tuple(version)
+        raise KazooException(f"Unable to fetch useable server version after trying {tries} times")
+
+    def unchroot(self, path):
+        """``path`` without the chroot (``"/app/a"`` is ``"/a"`` under ``/app``)."""
+        chroot = self.chroot
+        if not chroot:
+            return path
+        if path == chroot:
+            return "/"
+        return path[len(chroot):] if path.startswith(chroot) else path
+
+    @property
+    def logger(self):
+        """The ``logging`` logger zoolock's lines go to: ``"zoolock"``."""
+        return logging.getLogger("zoolock")
+
+    def reconfig(self, joining, leaving, new_members, from_config=-1):
+        """Changes the ensemble (kazoo's ``reconfig``): ``joining`` server
+        specs and ``leaving`` server ids (comma-separated), or
+        ``new_members``; only if the config is at ``from_config`` (-1:
+        any). Returns ``(config bytes, ZnodeStat)``. The servers must have
+        ``reconfigEnabled=true`` (else ``ZookeeperError``, "ZooKeeper
+        reconfiguration disabled") and the session be allowed to write
+        ``/zookeeper/config``."""
+        for name, value in (("joining", joining), ("leaving", leaving), ("new_members", new_members)):
+            if value is not None and not isinstance(value, str):
+                raise TypeError(f"Invalid type for '{name}' (string expected)")
+        data, stat = _zoolock._reconfig(self, joining, leaving, new_members, _int(from_config, "from_config"))
+        return data, ZnodeStat(*stat)
+
+    def get_acls_async(self, path):
+        """``get_acls`` as an ``AsyncResult``."""
+        return self._async(self.get_acls, path)
+
+    def set_acls_async(self, path, acls, version=-1):
+        """``set_acls`` as an ``AsyncResult``."""
+        return self._async(self.set_acls, path, acls, version)
+
+    def add_auth_async(self, scheme, credential):
+        """``add_auth`` as an ``AsyncResult``."""
+        if not isinstance(credential, str):
+            raise TypeError("Invalid type for 'credential' (string expected)")
+        return self._async(self.add_auth, scheme, credential)
+
     def _async(self, call, *args):
         """kazoo checks arguments before sending: bad ones raise here, not in the result."""
         if args and not isinstance(args[0], str):
@@ -744,7 +855,7 @@ class TransactionRequest:
             raise TypeError("Invalid type for 'path' (string expected)")
         if not isinstance(value, bytes):
             raise TypeError("Invalid type for 'value' (must be a byte string)")
-        acl = _acl(acl)
+        acl = _acl(acl) or _acl(self.client.default_acl)
         path = _path(path, trailing=_bool(sequence, "sequence"))
         self._add(("create", path, value, acl, _bool(ephemeral, "ephemeral"), sequence))
 

@@ -60,6 +60,8 @@ class KazooClient:
     @property
     def hosts(self) -> str:
         """The connect string."""
+    def set_hosts(self, hosts: Union[str, Sequence[str]], randomize_hosts: Optional[bool] = None) -> None:
+        """The hosts of the next session (next start(), or after an expiry); the chroot cannot change."""
     def add_listener(self, listener: Callable[[_State], Any]) -> None:
         """Calls listener(state) on each KazooState change; returning True removes it."""
     def remove_listener(self, listener: Callable[[_State], Any]) -> None:

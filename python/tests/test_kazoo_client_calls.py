@@ -1,0 +1,162 @@
+"""kazoo's client calls beyond the node operations (issue 23): ACLs
+(``get_acls``, ``set_acls``, ``create(acl=...)``, ``add_auth`` at run time)
+with kazoo's own ``kazoo.security`` types, the four-letter words
+(``command``, ``server_version``), ``unchroot``, ``logger`` and
+``set_hosts``, each checked against a kazoo client on the same server."""
+
+import logging
+import threading
+import uuid
+
+import pytest
+import zoolock
+from conftest import DEADLINE
+from kazoo import exceptions as kazoo_exceptions
+from kazoo import security as kazoo_security
+
+
+def test_acls_with_kazoos_types(client, kz, path):
+    client.ensure_path(path)
+    acls, stat = client.get_acls(path)
+    assert acls == kazoo_security.OPEN_ACL_UNSAFE and stat.aversion == 0
+
+    user, password = uuid.uuid4().hex, "pw"
+    digest = kazoo_security.make_digest_acl(user, password, all=True)
+    guarded = client.create(f"{path}/guarded", b"secret", acl=[digest])
+    with pytest.raises(zoolock.NoAuthError):
+        client.get(guarded)
+    assert client.add_auth("digest", f"{user}:{password}") is True
+    assert client.get(guarded)[0] == b"secret"
+    acls, _ = client.get_acls(guarded)
+    assert acls == [digest] and isinstance(acls[0], zoolock.security.ACL)
+    with pytest.raises(kazoo_exceptions.NoAuthError):  # reading an ACL needs READ or ADMIN too
+        kz.get_acls(guarded)
+
+    readable = [kazoo_security.ACL(kazoo_security.Permissions.READ, kazoo_security.ANYONE_ID_UNSAFE), digest]
+    with pytest.raises(zoolock.BadVersionError):
+        client.set_acls(guarded, readable, version=5)
+    assert client.set_acls(guarded, readable, version=0).aversion == 1
+    assert kz.get(guarded)[0] == b"secret"
+    # Without ADMIN, the server shows a digest id masked ("user:x").
+    assert {(a.perms, a.id.scheme) for a in kz.get_acls(guarded)[0]} == {(1, "world"), (31, "digest")}
+    with pytest.raises(zoolock.InvalidACLError):
+        client.set_acls(guarded, [])
+    with pytest.raises(zoolock.NoNodeError):
+        client.get_acls(f"{path}/none")
+    assert set(client.get_acls_async(guarded).get()[0]) == set(readable)
+    client.delete(path, recursive=True)
+
+
+def test_acl_arguments_are_checked_as_kazoo(client, path):
+    acl = kazoo_security.OPEN_ACL_UNSAFE[0]
+    for bad in [acl, "all", None]:
+        with pytest.raises(TypeError):
+            client.set_acls(path, bad)
+    with pytest.raises(TypeError):
+        client.set_acls(path, [acl], "V1")
+    with pytest.raises(TypeError):
+        client.get_acls(("a", "b"))
+    with pytest.raises(TypeError):
+        client.add_auth("digest", ("user", "pass"))
+    with pytest.raises(TypeError):
+        client.add_auth(None, "user:pass")
+
+
+def test_a_refused_credential_is_auth_failed(make_client):
+    client = make_client()
+    with pytest.raises(zoolock.AuthFailedError):
+        client.add_auth("unknown-scheme", "user:pass")
+
+
+def test_four_letter_words(make_client, kz):
+    client = make_client()
+    assert client.command(b"ruok") == "imok" == kz.command(b"ruok")
+    assert client.server_version() == kz.server_version()
+    assert client.server_version()[:2] == (3, 8)
+    assert "zk_version" in client.command(b"mntr")
+    with pytest.raises(ValueError):
+        client.command(b"ru")
+    client.stop()
+    with pytest.raises(zoolock.ConnectionLoss):
+        client.server_version()
+
+
+def test_unchroot_and_logger(make_client, connect, path):
+    client = make_client(hosts=connect + path)
+    assert client.chroot == path
+    assert client.unchroot(path) == "/"
+    assert client.unchroot(f"{path}/a/b") == "/a/b"
+    assert client.unchroot("/elsewhere") == "/elsewhere"
+    assert make_client(start=False).unchroot("/a") == "/a"
+    assert client.logger is logging.getLogger("zoolock")
+
+
+def test_set_hosts(make_client, connect, harness):
+    client = make_client(start=False, hosts="127.0.0.1:1")
+    client.set_hosts(connect)
+    assert client.hosts == connect
+    client.start()
+    assert client.connected
+    with pytest.raises(zoolock.ConfigurationError):
+        client.set_hosts(connect + "/new_chroot")
+    # The live session stays on its servers; the next one uses the new hosts.
+    client.set_hosts(connect.split(",")[0])
+    assert client.connected and client.hosts == connect.split(",")[0]
+
+
+def test_reconfig_reaches_the_server(client):
+    """The test server has reconfig off (ZooKeeper's default): its refusal comes back."""
+    with pytest.raises(zoolock.ZookeeperError, match="reconfiguration disabled"):
+        client.reconfig(joining=None, leaving="9", new_members=None)
+    with pytest.raises(ValueError):
+        client.reconfig(joining=None, leaving=None, new_members=None)
+    with pytest.raises(TypeError):
+        client.reconfig(joining=None, leaving=9, new_members=None)
+
+
+def test_state_changes_are_logged_once_each_in_kazoos_words(make_client, harness):
+    """kazoo's lines ("Zookeeper connection established, state: CONNECTED", …)
+    with the session id, one per state change, and none of zoolock's
+    client library's per-attempt lines. Other tests' clients may log
+    meanwhile: only this client's sessions' lines count."""
+    lines, closed, ids = [], threading.Event(), []
+
+    class Catch(logging.Handler):
+        def emit(self, record):
+            text = record.getMessage()
+            lines.append((record.levelname, text))
+            if len(ids) == 2 and text.endswith(f"state: CLOSED, session {ids[1]:#x}"):
+                closed.set()
+
+    logger, handler = logging.getLogger("zoolock"), Catch(level=logging.INFO)
+    previous = logger.level
+    logger.setLevel(logging.INFO)
+    logger.addHandler(handler)
+    try:
+        client = make_client()
+        first = client.client_id[0]
+        lost = threading.Event()
+        client.add_listener(lambda state: lost.set() if state == "LOST" else None)
+        harness.expire(first)
+        assert lost.wait(DEADLINE)
+        client.retry(client.exists, "/")
+        second = client.client_id[0]
+        ids.extend([first, second])
+        client.stop()
+        assert closed.wait(DEADLINE)
+    finally:
+        logger.removeHandler(handler)
+        logger.setLevel(previous)
+    said = [text for _, text in lines]
+    assert not [text for text in said if "zookeeper_client" in text or "zoolock session" in text], said
+    ours = [line for line in lines if line[1].endswith((f"session {first:#x}", f"session {second:#x}"))]
+    expected = [
+        ("INFO", f"Zookeeper connection established, state: CONNECTED, session {first:#x}"),
+        ("INFO", f"Zookeeper session closed, state: EXPIRED_SESSION, session {first:#x}"),
+        ("INFO", f"Zookeeper connection established, state: CONNECTED, session {second:#x}"),
+        ("INFO", f"Zookeeper session closed, state: CLOSED, session {second:#x}"),
+    ]
+    # A drop of the connection before the expiry shows may come between, once.
+    dropped = ("WARNING", f"Connection dropped, state: CONNECTING, session {first:#x}")
+    assert [line for line in ours if line != dropped] == expected, lines
+    assert ours.count(dropped) <= 1
