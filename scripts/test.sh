@@ -17,11 +17,11 @@ step() {
 step scripts/lib/setup.sh
 # One formatting for every crate (rustfmt.toml).
 cargo fmt --all --check
-# The C header and C# files generated from ffi/ and the core's codes are committed: they must be current.
-step scripts/codegen.sh --check
 # cargo test --workspace, three test binaries at a time.
 step scripts/lib/cargo-test.py
 step scripts/lib/build-tools.sh
+# The C header and C# files generated from ffi/ and the core's codes are committed: they must be current.
+step scripts/codegen.sh --check
 # The packages first: the binding suites below run what users install (the
 # x86-64 wheel, the glibc 2.17 native library), not a second build of them.
 step scripts/package.sh
