@@ -99,8 +99,8 @@ rm -rf dist/pack dist/tools
 ls dist/ZooLock."$version".nupkg
 
 echo "== crates (cargo package)"
-# --no-verify: the build below compiles the packaged sources, tests too
-# (cargo's own check would build the crate once more, without them).
+# --no-verify: the check below compiles the packaged sources, tests too
+# (cargo's own verification would build the crate once more, without them).
 cargo package --locked --allow-dirty --no-verify -q -p zk-harness -p zoolock
 cp target/package/zk-harness-"$version".crate target/package/zoolock-"$version".crate dist/
 # The packaged crate's tests build against the packaged harness, as they
@@ -114,7 +114,9 @@ check=$(mktemp -d "${TMPDIR:-/tmp}/zoolock-crates.XXXXXX")
 trap 'rm -rf "$check"' EXIT
 tar -m -xzf dist/zoolock-"$version".crate -C "$check"
 tar -m -xzf dist/zk-harness-"$version".crate -C "$check"
-CARGO_TARGET_DIR="$PWD/target" cargo test -q --no-run --manifest-path "$check/zoolock-$version/Cargo.toml" \
+# cargo check: every test target type-checks against the packaged harness,
+# without code generation (a build here made the dependencies a third time).
+CARGO_TARGET_DIR="$PWD/target" cargo check -q --tests --manifest-path "$check/zoolock-$version/Cargo.toml" \
   --config "patch.crates-io.zk-harness.path=\"$check/zk-harness-$version\""
 ls dist/*.crate
 
