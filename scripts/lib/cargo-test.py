@@ -11,6 +11,7 @@ through cargo. Arguments after the script's name go to every binary
 """
 import json
 import os
+import shutil
 import subprocess
 import sys
 import time
@@ -28,10 +29,24 @@ for line in build.stdout.splitlines():
         binaries.append((message["executable"], os.path.dirname(message["manifest_path"]), message["target"]["name"]))
 
 
+# What cargo's rustup proxy gives the processes cargo starts: the toolchain
+# it resolved. Without it a test that runs cargo itself (ffi's c_abi) had
+# its rustc proxy resolve the toolchain anew, which in a scrubbed
+# environment began an update of the machine's toolchain mid-run. And
+# never fetch a toolchain from a test.
+base_env = dict(os.environ)
+base_env.setdefault("RUSTUP_AUTO_INSTALL", "0")
+if "RUSTUP_TOOLCHAIN" not in base_env and shutil.which("rustup"):
+    active = subprocess.run(["rustup", "show", "active-toolchain"], env=base_env,
+                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True).stdout.split()
+    if active:
+        base_env["RUSTUP_TOOLCHAIN"] = active[0]
+
+
 def run(binary):
     executable, package, name = binary
     started = time.monotonic()
-    env = dict(os.environ, CARGO_MANIFEST_DIR=package)
+    env = dict(base_env, CARGO_MANIFEST_DIR=package)
     done = subprocess.run([executable, *sys.argv[1:]], cwd=package, env=env,
                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     return binary, done.returncode, done.stdout, time.monotonic() - started
