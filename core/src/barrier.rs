@@ -72,6 +72,10 @@ impl Barrier {
     /// session expiry it waits for the next session and looks again.
     pub async fn wait(&self, timeout: Option<Duration>) -> Result<bool> {
         let deadline = timeout.and_then(|t| Instant::now().checked_add(t));
+        self.session.until_deadline(deadline, self.wait_until(deadline)).await.unwrap_or(Ok(false))
+    }
+
+    async fn wait_until(&self, deadline: Option<Instant>) -> Result<bool> {
         loop {
             let live = self.session.live().await?;
             match self.try_wait(&live, deadline).await? {

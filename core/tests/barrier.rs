@@ -167,3 +167,21 @@ async fn an_entering_member_survives_an_expiry_and_a_partition() {
     third.leave().await.unwrap();
     assert!(children(&raw, &path).await.is_empty());
 }
+
+/// A timed wait on a partitioned session: the requests that would look at
+/// the barrier get no answer, and the wait still ends by its timeout. The
+/// bound asserted is a generous one on a hang, not a speed.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_timed_wait_ends_by_its_timeout_during_a_partition() {
+    let connect = shared_server();
+    let session = session(&connect).await;
+    let barrier = Barrier::new(&session, &unique_path("barrier-partition")).unwrap();
+    barrier.create().await.unwrap();
+    let id = session.status().session_id;
+    inject(move || harness().partition(id).unwrap()).await;
+    let started = std::time::Instant::now();
+    assert!(!barrier.wait(Some(Duration::from_millis(500))).await.unwrap());
+    let took = started.elapsed();
+    inject(move || harness().heal(id).unwrap()).await;
+    assert!(took < Duration::from_secs(3), "a 500 ms wait took {took:?}");
+}
