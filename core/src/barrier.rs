@@ -323,8 +323,24 @@ impl Member {
                 *parent_made = true;
             }
             match ask!(live, live.client.create(&node, &self.identifier, &ephemeral)) {
-                // Ours from a try whose reply was lost, or one made for us (kazoo reuses it).
-                Ok(_) | Err(zk::Error::NodeExists) => {}
+                Ok(_) => {}
+                // Ours from a try whose reply was lost, or one made for us by
+                // hand (persistent: kazoo reuses it); another session's goes
+                // with that session, and ours is made then.
+                Err(zk::Error::NodeExists) => match ask!(live, live.client.check_and_watch_stat(&node)) {
+                    Ok((Some(stat), watcher))
+                        if stat.ephemeral_owner != 0 && stat.ephemeral_owner != live.session_id =>
+                    {
+                        let event = watcher.changed().await;
+                        if event.event_type == zk::EventType::Session && event.session_state.is_terminated() {
+                            return Ok(OnSession::Ended);
+                        }
+                        continue;
+                    }
+                    Ok((Some(_), _)) => {}
+                    Ok((None, _)) => continue,
+                    Err(err) => return Err(Error::zk(&node, "check", err)),
+                },
                 Err(zk::Error::NoNode) => {
                     *parent_made = false;
                     continue;

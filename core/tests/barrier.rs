@@ -185,3 +185,26 @@ async fn a_timed_wait_ends_by_its_timeout_during_a_partition() {
     inject(move || harness().heal(id).unwrap()).await;
     assert!(took < Duration::from_secs(3), "a 500 ms wait took {took:?}");
 }
+
+/// A node of this member's name made by another session is not this
+/// member's: the enter waits for it to go and makes its own.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_member_node_of_another_session_is_not_taken_as_ours() {
+    let connect = shared_server();
+    let raw = raw(&connect).await;
+    let (session, intruder) = (session(&connect).await, session(&connect).await);
+    let member = DoubleBarrier::new(&session, &unique_path("double-barrier-intruder"), 1, "m0").unwrap();
+    let made = zoolock::Create::default().ephemeral().makepath();
+    intruder.create(&member.create_path(), b"intruder", &made).await.unwrap();
+    let entering = tokio::spawn({
+        let member = member.clone();
+        async move { member.enter().await }
+    });
+    // Waiting for the other session's node to go.
+    watched_by(&member.create_path(), session.status().session_id).await;
+    intruder.close().await;
+    entering.await.unwrap().unwrap();
+    let stat = raw.check_stat(&member.create_path()).await.unwrap().expect("the member's node");
+    assert_eq!(stat.ephemeral_owner, session.status().session_id);
+    member.leave().await.unwrap();
+}
