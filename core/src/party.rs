@@ -128,11 +128,10 @@ impl Party {
     /// Leaves: deletes this member's node; `false` if it was not there.
     pub async fn leave(&self) -> Result<bool> {
         let member = &self.inner;
-        let mut rejoin = member.rejoin.lock().await;
+        // Not aborted: a rejoin's create may be on its way; the task sees
+        // the leave and removes what it made (see `rejoin_after`).
+        let _one_at_a_time = member.rejoin.lock().await;
         member.participating.store(false, Ordering::Release);
-        if let Some(task) = rejoin.take() {
-            task.abort();
-        }
         let node = self.create_path();
         let delete = || member.session.delete(&node, None, false);
         match member.session.retry(Retry::default(), delete).await {
@@ -260,17 +259,29 @@ impl Member {
 
 /// Makes the member's node again on every session after `generation`,
 /// while it participates; ends when the member leaves or is dropped, or
-/// the session closes.
+/// the session closes. The create, retried for as long as the server is
+/// away, runs without `rejoin` held, so that a leave never waits behind it;
+/// a leave meanwhile is seen after it, with `rejoin` held, and the node goes.
 async fn rejoin_after(member: Weak<Member>, session: Session, mut generation: u64) {
     while session.wait_past(generation).await {
         let Some(member) = member.upgrade() else { return };
+        let participating = || member.participating.load(Ordering::Acquire);
+        let create = || async {
+            if !participating() {
+                return Ok(None);
+            }
+            member.create().await.map(Some)
+        };
+        let made = session.retry(Retry { max_tries: u32::MAX, deadline: None }, create).await;
         let _one_at_a_time = member.rejoin.lock().await;
-        if !member.participating.load(Ordering::Acquire) {
-            return;
-        }
-        match session.retry(Retry { max_tries: u32::MAX, deadline: None }, || member.create()).await {
-            Ok(now) => generation = now,
-            Err(_) => return,
+        match made {
+            Ok(Some(now)) if participating() => generation = now,
+            Ok(Some(_)) => {
+                let node = format!("{}/{}", member.path, member.node);
+                let _ = session.retry(Retry::default(), || session.delete(&node, None, false)).await;
+                return;
+            }
+            Ok(None) | Err(_) => return,
         }
     }
 }
