@@ -10,12 +10,14 @@ cd "$(dirname "$0")/.."
 files=(ffi/include/zoolock.h dotnet/src/NativeMethods.g.cs dotnet/src/Codes.g.cs)
 case "${1:-}" in
   "")
-    cargo run --locked -q -p zoolock-codegen
+    scripts/lib/build-tools.sh
+    target/debug/zoolock-codegen
     ;;
   --check)
     out=$(mktemp -d)
     trap 'rm -rf "$out"' EXIT
-    cargo run --locked -q -p zoolock-codegen -- "$out"
+    scripts/lib/build-tools.sh
+    target/debug/zoolock-codegen "$out"
     stale=()
     for file in "${files[@]}"; do
       diff -u "$file" "$out/$file" >&2 || stale+=("$file")

@@ -17,17 +17,17 @@ step() {
 step scripts/lib/setup.sh
 # One formatting for every crate (rustfmt.toml).
 cargo fmt --all --check
-# The C header and C# files generated from ffi/ and the core's codes are committed: they must be current.
-step scripts/codegen.sh --check
 # cargo test --workspace, three test binaries at a time.
 step scripts/lib/cargo-test.py
 step scripts/lib/build-tools.sh
+# The C header and C# files generated from ffi/ and the core's codes are committed: they must be current.
+step scripts/codegen.sh --check
 # The packages first: the binding suites below run what users install (the
 # x86-64 wheel, the glibc 2.17 native library), not a second build of them.
 step scripts/package.sh
 version=$(sed -n 's/^version = "\(.*\)"/\1/p' Cargo.toml | head -1)
 ZOOLOCK_WHEEL=$(ls dist/zoolock-"$version"-cp39-abi3-*manylinux_2_17_x86_64*.whl)
-ZOOLOCK_NATIVE=$PWD/target/dist/x86_64-unknown-linux-gnu/release/libzoolock_ffi.so
+ZOOLOCK_NATIVE=$PWD/target/dist/x86_64-unknown-linux-gnu/dist/libzoolock_ffi.so
 export ZOOLOCK_WHEEL ZOOLOCK_NATIVE
 step scripts/test-python.sh
 step scripts/test-dotnet.sh
