@@ -72,6 +72,10 @@ impl Barrier {
     /// session expiry it waits for the next session and looks again.
     pub async fn wait(&self, timeout: Option<Duration>) -> Result<bool> {
         let deadline = timeout.and_then(|t| Instant::now().checked_add(t));
+        self.session.until_deadline(deadline, self.wait_until(deadline)).await.unwrap_or(Ok(false))
+    }
+
+    async fn wait_until(&self, deadline: Option<Instant>) -> Result<bool> {
         loop {
             let live = self.session.live().await?;
             match self.try_wait(&live, deadline).await? {
@@ -319,8 +323,24 @@ impl Member {
                 *parent_made = true;
             }
             match ask!(live, live.client.create(&node, &self.identifier, &ephemeral)) {
-                // Ours from a try whose reply was lost, or one made for us (kazoo reuses it).
-                Ok(_) | Err(zk::Error::NodeExists) => {}
+                Ok(_) => {}
+                // Ours from a try whose reply was lost, or one made for us by
+                // hand (persistent: kazoo reuses it); another session's goes
+                // with that session, and ours is made then.
+                Err(zk::Error::NodeExists) => match ask!(live, live.client.check_and_watch_stat(&node)) {
+                    Ok((Some(stat), watcher))
+                        if stat.ephemeral_owner != 0 && stat.ephemeral_owner != live.session_id =>
+                    {
+                        let event = watcher.changed().await;
+                        if event.event_type == zk::EventType::Session && event.session_state.is_terminated() {
+                            return Ok(OnSession::Ended);
+                        }
+                        continue;
+                    }
+                    Ok((Some(_), _)) => {}
+                    Ok((None, _)) => continue,
+                    Err(err) => return Err(Error::zk(&node, "check", err)),
+                },
                 Err(zk::Error::NoNode) => {
                     *parent_made = false;
                     continue;
@@ -340,11 +360,21 @@ impl Member {
                     Err(err) => Err(Error::zk(&ready, "create", err)),
                 };
             }
-            let event = watcher.changed().await;
+            // Our node too: an operator may delete it (or the whole path)
+            // while we wait, and the members left would never count enough.
+            let watched = ask!(live, live.client.check_and_watch_stat(&node));
+            let (ours, ours_watcher) = watched.map_err(|err| Error::zk(&node, "watch", err))?;
+            if ours.is_none() {
+                continue;
+            }
+            let event = tokio::select! {
+                event = watcher.changed() => event,
+                event = ours_watcher.changed() => event,
+            };
             match event.event_type {
                 zk::EventType::NodeCreated => return Ok(OnSession::Done(())),
                 zk::EventType::Session if event.session_state.is_terminated() => return Ok(OnSession::Ended),
-                // Look again: at our node (an operator may have deleted it) and the ready node.
+                // Look again: at our node (deleted: made again) and the ready node.
                 _ => {}
             }
         }

@@ -18,7 +18,7 @@ use crate::holder::Acquire;
 use crate::lock::{Kind, Lock, LockConfig};
 use crate::options::validate_path;
 use crate::session::Session;
-use crate::znode::Create;
+use crate::znode::{Create, Transaction};
 
 /// The record's format version kazoo writes; another one is left to the
 /// clients that know it (kazoo: "we need an upgrade, let someone else take it").
@@ -47,7 +47,11 @@ pub async fn try_lease(
     let lock =
         Lock::new(session, path, Kind::Mutex, LockConfig { identifier: identifier.into(), ..LockConfig::default() })?;
     lock.acquire(Acquire::default()).await?;
-    let obtained = obtain(session, path, identifier, now, end).await;
+    let obtained = match lock.fenced() {
+        Ok(fenced) => obtain(session, fenced, path, identifier, now, end).await,
+        Err(Error::NotHeld { .. }) => Ok(false),
+        Err(err) => Err(err),
+    };
     let released = lock.release().await;
     let obtained = obtained?;
     released?;
@@ -74,24 +78,44 @@ pub async fn try_multi_lease(
     Ok(false)
 }
 
-/// Under the lock: kazoo's `_attempt_obtaining`.
-async fn obtain(session: &Session, path: &str, identifier: &str, now: SystemTime, end: Duration) -> Result<bool> {
+/// Under the lock: kazoo's `_attempt_obtaining`. The record is replaced in
+/// one transaction through the lock's fence, the old one deleted at the
+/// version read: a try whose lock was lost meanwhile (its session expired
+/// between the acquire and the write, and another client's try took the
+/// lock) writes nothing, and a record changed since the read is not
+/// overwritten. Either is a failed try.
+async fn obtain(
+    session: &Session,
+    fenced: Transaction,
+    path: &str,
+    identifier: &str,
+    now: SystemTime,
+    end: Duration,
+) -> Result<bool> {
     let holder_path = format!("{}/lease_holder", path.trim_end_matches('/'));
-    if session.exists(&holder_path).await?.is_some() {
-        let (data, _) = session.get(&holder_path).await?;
-        let record = Record::decode(&holder_path, &data)?;
-        if record.version != VERSION {
-            return Ok(false);
+    let replace = match session.get(&holder_path).await {
+        Ok((data, stat)) => {
+            let record = Record::decode(&holder_path, &data)?;
+            if record.version != VERSION {
+                return Ok(false);
+            }
+            let now_secs = now.duration_since(UNIX_EPOCH).map_or(0.0, |d| d.as_secs_f64());
+            if record.holder != identifier && now_secs < record.end as f64 {
+                return Ok(false);
+            }
+            fenced.delete(&holder_path, Some(stat.version))
         }
-        let now_secs = now.duration_since(UNIX_EPOCH).map_or(0.0, |d| d.as_secs_f64());
-        if record.holder != identifier && now_secs < record.end as f64 {
-            return Ok(false);
-        }
-        session.delete(&holder_path, None, false).await?;
-    }
+        Err(Error::NoNode { .. }) => fenced,
+        Err(err) => return Err(err),
+    };
     let data = Record::encode(identifier, end.as_secs() as i64);
-    session.create(&holder_path, data.as_bytes(), &Create::default()).await?;
-    Ok(true)
+    match replace.create(&holder_path, data.as_bytes(), Create::default()).commit().await {
+        Ok(_) => Ok(true),
+        Err(Error::NotHeld { .. } | Error::BadVersion { .. } | Error::NoNode { .. } | Error::NodeExists { .. }) => {
+            Ok(false)
+        }
+        Err(err) => Err(err),
+    }
 }
 
 /// The `lease_holder` record.

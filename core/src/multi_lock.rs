@@ -85,12 +85,24 @@ impl MultiLock {
     /// Takes every path in order, each waiting as `options` says; gives up
     /// all (their nodes go with the dropped wins) as soon as one is taken
     /// for a single try. Wins on different sessions (one expired between
-    /// two paths) hold nothing together: the session's, then all over again.
+    /// two paths) hold nothing together: as soon as the session changes the
+    /// wait stops, and starts all over on the new one. So does a set whose
+    /// earlier nodes are gone by the time the last path is won.
     async fn contend(&self, options: &Acquire, removals: Removals) -> Result<Option<Won>> {
+        let session = &self.holder.session;
         'again: loop {
             let mut won: Vec<Won> = Vec::with_capacity(self.locks.len());
             for lock in self.locks.iter() {
-                match lock.contend(options, removals.clone()).await? {
+                let next = match won.first().map(|first| first.generation) {
+                    None => lock.contend(options, removals.clone()).await?,
+                    Some(generation) => tokio::select! {
+                        next = lock.contend(options, removals.clone()) => next?,
+                        // The wins so far ended with their session; the
+                        // dropped wait removes its node as a timeout's does.
+                        _ = session.wait_past(generation) => continue 'again,
+                    },
+                };
+                match next {
                     Some(next) => {
                         if won.first().is_some_and(|first| first.generation != next.generation) {
                             continue 'again;
@@ -100,11 +112,43 @@ impl MultiLock {
                     None => return Ok(None),
                 }
             }
+            if !self.earlier_wins_remain(&won).await? {
+                continue 'again;
+            }
             let waited = won.iter().any(|w| w.waited);
             let mut won = won.into_iter();
             let mut first = won.next().expect("at least one path");
             first.parts = won.collect();
             return Ok(Some(first.with_wait(waited)));
+        }
+    }
+
+    /// Whether the nodes won before the last still exist, all at once (one
+    /// multi of existence checks): while this acquire waited for a later
+    /// path, an operator may have deleted one and another client taken that
+    /// path. A loss of the connection or the session counts as gone: the
+    /// caller starts over, and its new wins are checked again.
+    async fn earlier_wins_remain(&self, won: &[Won]) -> Result<bool> {
+        let Some((_, earlier)) = won.split_last() else { return Ok(true) };
+        if earlier.is_empty() {
+            return Ok(true);
+        }
+        let session = &self.holder.session;
+        let live = session.live().await?;
+        if live.generation != earlier[0].generation {
+            return Ok(false);
+        }
+        let mut checks = live.client.new_multi_writer();
+        for w in earlier {
+            // -1: any version; the check is of existence.
+            checks.add_check_version(&w.node, -1).map_err(|e| Error::zk(&w.node, "check", e))?;
+        }
+        let checked = session
+            .bounded(async { checks.commit().await.map_err(|e| Error::zk(&earlier[0].node, "check", e.into())) });
+        match checked.await {
+            Ok(_) => Ok(true),
+            Err(Error::NoNode { .. } | Error::ConnectionLoss(_) | Error::SessionExpired { .. }) => Ok(false),
+            Err(e) => Err(e),
         }
     }
 }

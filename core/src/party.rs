@@ -128,11 +128,10 @@ impl Party {
     /// Leaves: deletes this member's node; `false` if it was not there.
     pub async fn leave(&self) -> Result<bool> {
         let member = &self.inner;
-        let mut rejoin = member.rejoin.lock().await;
+        // Not aborted: a rejoin's create may be on its way; the task sees
+        // the leave and removes what it made (see `rejoin_after`).
+        let _one_at_a_time = member.rejoin.lock().await;
         member.participating.store(false, Ordering::Release);
-        if let Some(task) = rejoin.take() {
-            task.abort();
-        }
         let node = self.create_path();
         let delete = || member.session.delete(&node, None, false);
         match member.session.retry(Retry::default(), delete).await {
@@ -194,22 +193,45 @@ impl Party {
 }
 
 impl Member {
-    /// Creates the node on the live session; the generation it is on.
+    /// Creates the node on the live session; the generation it is on. A
+    /// node of this name that another session made goes with that session:
+    /// the create waits for it to go (not within the request bound).
     async fn create(&self) -> Result<u64> {
         let live = self.session.live().await?;
         let node = format!("{}/{}", self.path, self.node);
-        match self.session.bounded(self.create_on(&live, &node)).await? {
-            OnSession::Done(()) => Ok(live.generation),
-            OnSession::Ended => Err(Error::SessionExpired { action: "create", path: node }),
+        loop {
+            match self.session.bounded(self.create_on(&live, &node)).await? {
+                OnSession::Done(None) => return Ok(live.generation),
+                OnSession::Done(Some(theirs)) => {
+                    let event = theirs.changed().await;
+                    if event.event_type == zk::EventType::Session && event.session_state.is_terminated() {
+                        return Err(Error::SessionExpired { action: "create", path: node });
+                    }
+                }
+                OnSession::Ended => return Err(Error::SessionExpired { action: "create", path: node }),
+            }
         }
     }
 
-    async fn create_on(&self, live: &Live, node: &str) -> Result<OnSession<()>> {
+    /// Made, or found made by this session (a create whose reply was lost)
+    /// or by hand (a persistent node: kazoo reuses it); or else a watch on
+    /// the node another session owns.
+    async fn create_on(&self, live: &Live, node: &str) -> Result<OnSession<Option<zk::OneshotWatcher>>> {
         let acls = zk::Acls::new(&self.session.options().acls);
         let ephemeral = zk::CreateMode::Ephemeral.with_acls(acls);
         loop {
             match ask!(live, live.client.create(node, self.identifier.as_bytes(), &ephemeral)) {
-                Ok(_) | Err(zk::Error::NodeExists) => return Ok(OnSession::Done(())),
+                Ok(_) => return Ok(OnSession::Done(None)),
+                Err(zk::Error::NodeExists) => match ask!(live, live.client.check_and_watch_stat(node)) {
+                    Ok((Some(stat), watcher))
+                        if stat.ephemeral_owner != 0 && stat.ephemeral_owner != live.session_id =>
+                    {
+                        return Ok(OnSession::Done(Some(watcher)))
+                    }
+                    Ok((Some(_), _)) => return Ok(OnSession::Done(None)),
+                    Ok((None, _)) => {}
+                    Err(err) => return Err(Error::zk(node, "check", err)),
+                },
                 Err(zk::Error::NoNode) => {
                     let persistent = zk::CreateMode::Persistent.with_acls(acls);
                     ask!(live, make_dirs(&self.session, live, &self.path, &persistent))
@@ -237,17 +259,29 @@ impl Member {
 
 /// Makes the member's node again on every session after `generation`,
 /// while it participates; ends when the member leaves or is dropped, or
-/// the session closes.
+/// the session closes. The create, retried for as long as the server is
+/// away, runs without `rejoin` held, so that a leave never waits behind it;
+/// a leave meanwhile is seen after it, with `rejoin` held, and the node goes.
 async fn rejoin_after(member: Weak<Member>, session: Session, mut generation: u64) {
     while session.wait_past(generation).await {
         let Some(member) = member.upgrade() else { return };
+        let participating = || member.participating.load(Ordering::Acquire);
+        let create = || async {
+            if !participating() {
+                return Ok(None);
+            }
+            member.create().await.map(Some)
+        };
+        let made = session.retry(Retry { max_tries: u32::MAX, deadline: None }, create).await;
         let _one_at_a_time = member.rejoin.lock().await;
-        if !member.participating.load(Ordering::Acquire) {
-            return;
-        }
-        match session.retry(Retry { max_tries: u32::MAX, deadline: None }, || member.create()).await {
-            Ok(now) => generation = now,
-            Err(_) => return,
+        match made {
+            Ok(Some(now)) if participating() => generation = now,
+            Ok(Some(_)) => {
+                let node = format!("{}/{}", member.path, member.node);
+                let _ = session.retry(Retry::default(), || session.delete(&node, None, false)).await;
+                return;
+            }
+            Ok(None) | Err(_) => return,
         }
     }
 }

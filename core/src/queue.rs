@@ -246,23 +246,8 @@ impl LockingQueue {
             consumer.forget(&locked.entry);
         }
         let deadline = timeout.and_then(|t| Instant::now().checked_add(t));
-        let mut dirs_made = false;
-        loop {
-            let live = consumer.session.live().await?;
-            match consumer.try_get(&live, deadline, &mut dirs_made).await? {
-                OnSession::Done(value) => return Ok(value),
-                OnSession::Ended => {
-                    let next = consumer.session.wait_past(live.generation);
-                    if let Some(deadline) = deadline {
-                        if tokio::time::timeout_at(deadline, next).await.is_err() {
-                            return Ok(None);
-                        }
-                    } else {
-                        next.await;
-                    }
-                }
-            }
-        }
+        // Dropped at the deadline, wherever it is: no lock is left (see `take`).
+        consumer.session.until_deadline(deadline, consumer.get_until(deadline)).await.unwrap_or(Ok(None))
     }
 
     /// Whether this consumer still holds the lock of the entry it got: its
@@ -360,6 +345,30 @@ impl Consumer {
         let mut locked = self.locked.lock().unwrap();
         if locked.as_ref().is_some_and(|l| l.entry == entry) {
             *locked = None;
+        }
+    }
+
+    /// [`LockingQueue::get`]'s wait for an entry, on each session in turn.
+    async fn get_until(&self, deadline: Option<Instant>) -> Result<Option<Vec<u8>>> {
+        let mut dirs_made = false;
+        loop {
+            let live = self.session.live().await?;
+            match self.try_get(&live, deadline, &mut dirs_made).await? {
+                OnSession::Done(value) => return Ok(value),
+                OnSession::Ended => {
+                    let next = self.session.wait_past(live.generation);
+                    match deadline {
+                        Some(deadline) => {
+                            if tokio::time::timeout_at(deadline, next).await.is_err() {
+                                return Ok(None);
+                            }
+                        }
+                        None => {
+                            next.await;
+                        }
+                    }
+                }
+            }
         }
     }
 

@@ -167,3 +167,76 @@ async fn an_entering_member_survives_an_expiry_and_a_partition() {
     third.leave().await.unwrap();
     assert!(children(&raw, &path).await.is_empty());
 }
+
+/// A timed wait on a partitioned session: the requests that would look at
+/// the barrier get no answer, and the wait still ends by its timeout. The
+/// bound asserted is a generous one on a hang, not a speed.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_timed_wait_ends_by_its_timeout_during_a_partition() {
+    let connect = shared_server();
+    let session = session(&connect).await;
+    let barrier = Barrier::new(&session, &unique_path("barrier-partition")).unwrap();
+    barrier.create().await.unwrap();
+    let id = session.status().session_id;
+    inject(move || harness().partition(id).unwrap()).await;
+    let started = std::time::Instant::now();
+    assert!(!barrier.wait(Some(Duration::from_millis(500))).await.unwrap());
+    let took = started.elapsed();
+    inject(move || harness().heal(id).unwrap()).await;
+    assert!(took < Duration::from_secs(3), "a 500 ms wait took {took:?}");
+}
+
+/// A node of this member's name made by another session is not this
+/// member's: the enter waits for it to go and makes its own.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_member_node_of_another_session_is_not_taken_as_ours() {
+    let connect = shared_server();
+    let raw = raw(&connect).await;
+    let (session, intruder) = (session(&connect).await, session(&connect).await);
+    let member = DoubleBarrier::new(&session, &unique_path("double-barrier-intruder"), 1, "m0").unwrap();
+    let made = zoolock::Create::default().ephemeral().makepath();
+    intruder.create(&member.create_path(), b"intruder", &made).await.unwrap();
+    let entering = tokio::spawn({
+        let member = member.clone();
+        async move { member.enter().await }
+    });
+    // Waiting for the other session's node to go.
+    watched_by(&member.create_path(), session.status().session_id).await;
+    intruder.close().await;
+    entering.await.unwrap().unwrap();
+    let stat = raw.check_stat(&member.create_path()).await.unwrap().expect("the member's node");
+    assert_eq!(stat.ephemeral_owner, session.status().session_id);
+    member.leave().await.unwrap();
+}
+
+/// An operator deletes the barrier's path (the members' nodes with it)
+/// while two of three members wait: they make their nodes again, and the
+/// third's enter lets all three through.
+#[tokio::test(flavor = "multi_thread")]
+async fn members_waiting_when_the_path_is_deleted_enter_with_the_next() {
+    let connect = shared_server();
+    let raw = raw(&connect).await;
+    let path = unique_path("double-barrier-deleted");
+    let sessions = [session(&connect).await, session(&connect).await, session(&connect).await];
+    let members: Vec<DoubleBarrier> =
+        sessions.iter().enumerate().map(|(i, s)| DoubleBarrier::new(s, &path, 3, format!("m{i}")).unwrap()).collect();
+    let entering: Vec<_> = members[..2].iter().cloned().map(|m| tokio::spawn(async move { m.enter().await })).collect();
+    let nodes = until_children(&raw, &path, "two members", |c| c.len() == 2).await;
+    let mut delete = raw.new_multi_writer();
+    for node in &nodes {
+        delete.add_delete(&format!("{path}/{node}"), None).unwrap();
+    }
+    delete.add_delete(&path, None).unwrap();
+    delete.commit().await.unwrap();
+
+    let all = async {
+        members[2].enter().await.unwrap();
+        for entered in entering {
+            entered.await.unwrap().unwrap();
+        }
+    };
+    tokio::time::timeout(Duration::from_secs(20), all).await.expect("the members never got through");
+    for member in &members {
+        assert!(raw.check_stat(&member.create_path()).await.unwrap().is_some(), "{} is in", member.node_name());
+    }
+}

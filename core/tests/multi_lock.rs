@@ -220,6 +220,10 @@ async fn an_expiry_while_waiting_for_the_last_path_starts_over_on_the_new_sessio
     inject(move || harness().expire(id).unwrap()).await;
     let mut status = session.subscribe();
     status.wait_for(|s| s.generation == 2).await.unwrap();
+    // The wait on c stops with the old session: a and b are taken again
+    // on the new one while the blocker still holds c.
+    queued(&raw, &paths[1], 1).await;
+    queued(&raw, &paths[2], 1).await;
     queued(&raw, &paths[0], 2).await;
     blocker.release().await.unwrap();
     assert!(waiting.await.unwrap().unwrap());
@@ -229,6 +233,42 @@ async fn an_expiry_while_waiting_for_the_last_path_starts_over_on_the_new_sessio
         assert_eq!(nodes.len(), 1, "{path}: {nodes:?}");
         let stat = raw.check_stat(&format!("{path}/{}", nodes[0])).await.unwrap().unwrap();
         assert_eq!(stat.ephemeral_owner, owner, "every node of the new session");
+    }
+    multi.release().await.unwrap();
+}
+
+/// The node won on an early path is deleted, and that path taken by
+/// another client, while the multi-lock waits for a later path: when the
+/// later path comes free, the early one is not held, so the acquire starts
+/// over and waits behind the other holder instead of returning held.
+#[tokio::test(flavor = "multi_thread")]
+async fn an_early_path_deleted_while_waiting_is_not_held_at_the_end() {
+    let connect = shared_server();
+    let raw = raw(&connect).await;
+    let paths = three_paths("multi-early-deleted");
+    let (a, b) = (&paths[1], &paths[2]);
+    let blocker = Lock::mutex(&session(&connect).await, b).unwrap();
+    assert!(blocker.acquire(Acquire::default()).await.unwrap());
+    let multi = MultiLock::new(&session(&connect).await, &paths, "multi").unwrap();
+    let waiting = spawn_acquire(&multi, Acquire::default());
+    queued(&raw, b, 2).await;
+    // An operator deletes the multi-lock's node on a; another client takes a.
+    let ours = children(&raw, a).await.remove(0);
+    raw.delete(&format!("{a}/{ours}"), None).await.unwrap();
+    let other = Lock::mutex(&session(&connect).await, a).unwrap();
+    assert!(other.acquire(Acquire::no_wait()).await.unwrap());
+
+    blocker.release().await.unwrap();
+    let mut waiting = waiting;
+    tokio::select! {
+        done = &mut waiting => panic!("the acquire ended with {done:?} while another lock holds {a}"),
+        _ = queued(&raw, a, 2) => {}
+    }
+    assert!(!multi.is_acquired());
+    other.release().await.unwrap();
+    assert!(waiting.await.unwrap().unwrap());
+    for path in &paths {
+        assert_eq!(children(&raw, path).await.len(), 1, "one node on {path}");
     }
     multi.release().await.unwrap();
 }

@@ -106,3 +106,27 @@ async fn a_member_stays_one_across_an_expiry_and_a_partition() {
     session.exists(&path).await.unwrap();
     assert!(children(&raw, &path).await.is_empty(), "a member that left is not made again");
 }
+
+/// A node of this member's name made by another session is not this
+/// member's: it goes with that session, so the join waits for it to go and
+/// makes its own.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_member_node_of_another_session_is_not_taken_as_ours() {
+    let connect = shared_server();
+    let raw = raw(&connect).await;
+    let (session, intruder) = (session(&connect).await, session(&connect).await);
+    let party = Party::new(&session, &unique_path("party-intruder"), "p1").unwrap();
+    let made = zoolock::Create::default().ephemeral().makepath();
+    intruder.create(&party.create_path(), b"intruder", &made).await.unwrap();
+    let joining = tokio::spawn({
+        let party = party.clone();
+        async move { party.join().await }
+    });
+    // Waiting for the other session's node to go.
+    watched_by(&party.create_path(), session.status().session_id).await;
+    intruder.close().await;
+    joining.await.unwrap().unwrap();
+    assert_eq!(party.members().await.unwrap(), ["p1"]);
+    let stat = raw.check_stat(&party.create_path()).await.unwrap().expect("the member's node");
+    assert_eq!(stat.ephemeral_owner, session.status().session_id);
+}

@@ -186,3 +186,21 @@ async fn a_get_given_up_leaves_no_lock() {
     let other = LockingQueue::new(&session, &path).unwrap();
     assert_eq!(other.get(None).await.unwrap().as_deref(), Some(&b"free"[..]));
 }
+
+/// A timed get on a partitioned session ends by its timeout although no
+/// request is answered. The bound asserted is a generous one on a hang.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_timed_get_ends_by_its_timeout_during_a_partition() {
+    let connect = shared_server();
+    let session = session(&connect).await;
+    let queue = LockingQueue::new(&session, &unique_path("locking-queue-partition")).unwrap();
+    assert_eq!(queue.get(Some(Duration::ZERO)).await.unwrap(), None, "the queue's nodes are made");
+    let id = session.status().session_id;
+    inject(move || harness().partition(id).unwrap()).await;
+    let started = std::time::Instant::now();
+    let got = queue.get(Some(Duration::from_millis(500))).await;
+    let took = started.elapsed();
+    inject(move || harness().heal(id).unwrap()).await;
+    assert_eq!(got.unwrap(), None);
+    assert!(took < Duration::from_secs(3), "a 500 ms get took {took:?}");
+}

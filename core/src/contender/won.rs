@@ -110,6 +110,10 @@ impl Drop for Won {
             for removal in self.spawn_removals(&session) {
                 removals.push(removal);
             }
+            // The parts' removals went out with ours: their drops send none.
+            for part in &mut self.parts {
+                part.guard = None;
+            }
         }
     }
 }

@@ -275,6 +275,22 @@ impl Session {
         timeout(bound, work).await.unwrap_or(Err(Error::ConnectionLoss(bound)))
     }
 
+    /// Runs `work` (a timed wait: its requests and its waits for a
+    /// connection alike) until `deadline` (`None`: no deadline); `None` past
+    /// it. A partitioned session answers no request, and a caller's timeout
+    /// holds all the same. A deadline already passed (a zero timeout) still
+    /// gives one look the request bound.
+    pub(crate) async fn until_deadline<T>(
+        &self,
+        deadline: Option<tokio::time::Instant>,
+        work: impl Future<Output = T>,
+    ) -> Option<T> {
+        let Some(deadline) = deadline else { return Some(work.await) };
+        let now = tokio::time::Instant::now();
+        let end = if deadline <= now { now + self.request_bound() } else { deadline };
+        tokio::time::timeout_at(end, work).await.ok()
+    }
+
     /// The connect string (hosts and chroot) the session opens its next
     /// ZooKeeper session with: [`SessionOptions::connect`] until
     /// [`Session::set_hosts`].
