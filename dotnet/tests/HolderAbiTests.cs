@@ -39,9 +39,9 @@ namespace ZooLock.Tests
                         NativeMethods.zl_bytes_free(text, length);
 
                         Assert.That(NativeMethods.zl_lock_fencing_token(semaphoreHolder, &token, &held), Is.EqualTo((int)ZooLockStatus.InvalidArgument));
-                        StringAssert.Contains("semaphore, not a lock", Interop.LastError());
+                        StringAssert.Contains("not a lock of one path (a semaphore or a multi-lock)", Interop.LastError());
                         Assert.That(NativeMethods.zl_lock_node(semaphoreHolder, &text, &length), Is.EqualTo((int)ZooLockStatus.InvalidArgument));
-                        StringAssert.Contains("semaphore, not a lock", Interop.LastError());
+                        StringAssert.Contains("not a lock of one path (a semaphore or a multi-lock)", Interop.LastError());
                     }
                     finally
                     {
