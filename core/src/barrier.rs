@@ -360,21 +360,11 @@ impl Member {
                     Err(err) => Err(Error::zk(&ready, "create", err)),
                 };
             }
-            // Our node too: an operator may delete it (or the whole path)
-            // while we wait, and the members left would never count enough.
-            let watched = ask!(live, live.client.check_and_watch_stat(&node));
-            let (ours, ours_watcher) = watched.map_err(|err| Error::zk(&node, "watch", err))?;
-            if ours.is_none() {
-                continue;
-            }
-            let event = tokio::select! {
-                event = watcher.changed() => event,
-                event = ours_watcher.changed() => event,
-            };
+            let event = watcher.changed().await;
             match event.event_type {
                 zk::EventType::NodeCreated => return Ok(OnSession::Done(())),
                 zk::EventType::Session if event.session_state.is_terminated() => return Ok(OnSession::Ended),
-                // Look again: at our node (deleted: made again) and the ready node.
+                // Look again: at our node (an operator may have deleted it) and the ready node.
                 _ => {}
             }
         }

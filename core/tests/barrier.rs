@@ -208,35 +208,3 @@ async fn a_member_node_of_another_session_is_not_taken_as_ours() {
     assert_eq!(stat.ephemeral_owner, session.status().session_id);
     member.leave().await.unwrap();
 }
-
-/// An operator deletes the barrier's path (the members' nodes with it)
-/// while two of three members wait: they make their nodes again, and the
-/// third's enter lets all three through.
-#[tokio::test(flavor = "multi_thread")]
-async fn members_waiting_when_the_path_is_deleted_enter_with_the_next() {
-    let connect = shared_server();
-    let raw = raw(&connect).await;
-    let path = unique_path("double-barrier-deleted");
-    let sessions = [session(&connect).await, session(&connect).await, session(&connect).await];
-    let members: Vec<DoubleBarrier> =
-        sessions.iter().enumerate().map(|(i, s)| DoubleBarrier::new(s, &path, 3, format!("m{i}")).unwrap()).collect();
-    let entering: Vec<_> = members[..2].iter().cloned().map(|m| tokio::spawn(async move { m.enter().await })).collect();
-    let nodes = until_children(&raw, &path, "two members", |c| c.len() == 2).await;
-    let mut delete = raw.new_multi_writer();
-    for node in &nodes {
-        delete.add_delete(&format!("{path}/{node}"), None).unwrap();
-    }
-    delete.add_delete(&path, None).unwrap();
-    delete.commit().await.unwrap();
-
-    let all = async {
-        members[2].enter().await.unwrap();
-        for entered in entering {
-            entered.await.unwrap().unwrap();
-        }
-    };
-    tokio::time::timeout(Duration::from_secs(20), all).await.expect("the members never got through");
-    for member in &members {
-        assert!(raw.check_stat(&member.create_path()).await.unwrap().is_some(), "{} is in", member.node_name());
-    }
-}
