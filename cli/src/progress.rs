@@ -28,7 +28,19 @@ impl Progress {
         }
         let Ok(mut inspector) = Inspector::new(session, path) else { return std::future::pending().await };
         let mut said = String::new();
-        while let Ok(seen) = inspector.next().await {
+        loop {
+            // A failed look (a lost connection, a loaded server) is not the end of the wait: look again.
+            let seen = match inspector.next().await {
+                Ok(seen) => seen,
+                Err(_) => {
+                    tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+                    match Inspector::new(session, path) {
+                        Ok(again) => inspector = again,
+                        Err(_) => return std::future::pending().await,
+                    }
+                    continue;
+                }
+            };
             let me = session.status().session_id;
             let Some(mine) = seen.iter().position(|p| p.session_id == me && !p.holds) else { continue };
             let holders: Vec<String> = seen.iter().filter(|p| p.holds).map(holder).collect();
@@ -39,7 +51,6 @@ impl Progress {
                 said = news;
             }
         }
-        std::future::pending().await
     }
 }
 
