@@ -17,7 +17,7 @@ step() {
 step scripts/lib/setup.sh
 # One formatting for every crate (rustfmt.toml).
 cargo fmt --all --check
-# cargo test --workspace, three test binaries at a time.
+# cargo test --workspace, two test binaries at a time.
 step scripts/lib/cargo-test.py
 step scripts/lib/build-tools.sh
 # The C header and C# files generated from ffi/ and the core's codes are committed: they must be current.

@@ -2,12 +2,13 @@
 """`cargo test --workspace`, with its test binaries run side by side.
 
 cargo runs one test binary at a time; most of ours spend their time waiting
-on ZooKeeper (session expiries, partitions, timeouts), so on two cores three
-at once take about half as long. Each binary runs as cargo would run it (in
+on ZooKeeper (session expiries, partitions, timeouts), so on two cores two
+at once take well under the time. Each binary runs as cargo would run it (in
 its package's directory, with CARGO_MANIFEST_DIR set); its output is printed
 whole when it ends, and the run fails if any binary fails. Doctests follow,
 through cargo. Arguments after the script's name go to every binary
-(e.g. `--skip name`). JOBS sets how many binaries run at once (default 3).
+(e.g. `--skip name`). JOBS sets how many binaries run at once (default 2:
+at 3, tests that race the server on timing failed now and then on 2 cores).
 """
 import json
 import os
@@ -56,7 +57,7 @@ def run(binary):
 LONGEST = ["faults", "recipe", "invariant", "main_job", "cancellation", "c_abi", "bad_input"]
 binaries.sort(key=lambda b: LONGEST.index(b[2]) if b[2] in LONGEST else len(LONGEST))
 failed = []
-with ThreadPoolExecutor(int(os.environ.get("JOBS", "3"))) as pool:
+with ThreadPoolExecutor(int(os.environ.get("JOBS", "2"))) as pool:
     for (executable, package, name), code, output, took in pool.map(run, binaries):
         where = os.path.relpath(executable)
         print(f"     Running {os.path.relpath(package)}: {name} ({where}), {took:.1f} s", flush=True)
