@@ -57,7 +57,8 @@ namespace ZooLock.Tests
                     .Select((s, i) => new ZooKeeperDoubleBarrier(path, s, 3, "m" + i)).ToArray();
                 Assert.IsFalse(members[0].IsParticipating);
                 var entering = members.Take(2).Select(m => m.EnterAsync()).ToArray();
-                Fixture.Eventually(() => session.GetChildren(path).Count == 2, "two members are in");
+                // The first enter creates the path: until then there is nothing to list.
+                Fixture.Eventually(() => session.Exists(path) != null && session.GetChildren(path).Count == 2, "two members are in");
                 Assert.IsFalse(entering.Any(e => e.IsCompleted), "two of three wait");
                 members[2].Enter();
                 foreach (var entered in entering) Assert.IsTrue(entered.Wait(Fixture.Patience));
