@@ -54,7 +54,7 @@ cli_extras() {
 build() {
   local arch=$1 triple=$1-unknown-linux-gnu started=$SECONDS
   echo "== $arch: Python wheel (maturin, manylinux2014)"
-  maturin build --quiet --release --locked -m python/Cargo.toml --target "$triple" \
+  maturin build --quiet --profile dist --locked -m python/Cargo.toml --target "$triple" \
     --compatibility manylinux2014 --out dist
   local wheel
   wheel=$(ls dist/zoolock-"$version"-cp39-abi3-*manylinux_2_17_"$arch"*.whl)
@@ -64,13 +64,14 @@ build() {
   echo "$wheel: manylinux_2_17_$arch (auditwheel show)"
 
   echo "== $arch: the native library for .NET and the command line"
-  cargo rustc --quiet --release --locked -p zoolock-ffi --lib --target "$triple" -- -C strip=symbols
-  cargo rustc --quiet --release --locked -p zoolock-cli --bin zoolock --target "$triple" -- -C strip=symbols
+  # With the wheel's package too: the same features as maturin's build (pyo3's
+  # macros ask syn for one more), so that every dependency is built already.
+  cargo build --quiet --profile dist --locked -p zoolock-python -p zoolock-ffi -p zoolock-cli --target "$triple"
   local name="zoolock-$version-$arch-linux-gnu" stage="target/dist/cli/zoolock-$version-$arch-linux-gnu"
   rm -rf "$stage"
   mkdir -p "$stage"
-  cp "target/dist/$triple/release/zoolock" "$stage/"
-  cli_extras "target/dist/x86_64-unknown-linux-gnu/release/zoolock" "$stage"
+  cp "target/dist/$triple/dist/zoolock" "$stage/"
+  cli_extras "target/dist/x86_64-unknown-linux-gnu/dist/zoolock" "$stage"
   tar -czf "dist/$name.tar.gz" -C "$(dirname "$stage")" "$name"
   echo "dist/$name.tar.gz ($((SECONDS - started)) s for $arch)"
 }
@@ -85,20 +86,22 @@ build() {
     build "$arch"
   done
 )
-.venv/bin/python scripts/lib/glibc-check.py 2.17 target/dist/*-unknown-linux-gnu/release/libzoolock_ffi.so \
-  target/dist/*-unknown-linux-gnu/release/zoolock
+.venv/bin/python scripts/lib/glibc-check.py 2.17 target/dist/*-unknown-linux-gnu/dist/libzoolock_ffi.so \
+  target/dist/*-unknown-linux-gnu/dist/zoolock
 
 echo "== NuGet package"
 natives=()
 for arch in "${arches[@]}"; do
-  natives+=("${rid[$arch]}=target/dist/$arch-unknown-linux-gnu/release/libzoolock_ffi.so")
+  natives+=("${rid[$arch]}=target/dist/$arch-unknown-linux-gnu/dist/libzoolock_ffi.so")
 done
 scripts/lib/pack-dotnet.sh dist "${natives[@]}" >/dev/null
 rm -rf dist/pack dist/tools
 ls dist/ZooLock."$version".nupkg
 
 echo "== crates (cargo package)"
-cargo package --locked --allow-dirty -q -p zk-harness -p zoolock
+# --no-verify: the check below compiles the packaged sources, tests too
+# (cargo's own verification would build the crate once more, without them).
+cargo package --locked --allow-dirty --no-verify -q -p zk-harness -p zoolock
 cp target/package/zk-harness-"$version".crate target/package/zoolock-"$version".crate dist/
 # The packaged crate's tests build against the packaged harness, as they
 # would against the published one. Unpacked outside the workspace (whose
@@ -111,7 +114,9 @@ check=$(mktemp -d "${TMPDIR:-/tmp}/zoolock-crates.XXXXXX")
 trap 'rm -rf "$check"' EXIT
 tar -m -xzf dist/zoolock-"$version".crate -C "$check"
 tar -m -xzf dist/zk-harness-"$version".crate -C "$check"
-CARGO_TARGET_DIR="$PWD/target" cargo test -q --no-run --manifest-path "$check/zoolock-$version/Cargo.toml" \
+# cargo check: every test target type-checks against the packaged harness,
+# without code generation (a build here made the dependencies a third time).
+CARGO_TARGET_DIR="$PWD/target" cargo check -q --tests --manifest-path "$check/zoolock-$version/Cargo.toml" \
   --config "patch.crates-io.zk-harness.path=\"$check/zk-harness-$version\""
 ls dist/*.crate
 

@@ -13,7 +13,7 @@
 # - each CLI archive (man page and completions too): the x86-64
 #   `zoolock exec` and the aarch64 `zoolock hold` hand one lock to each
 #   other, both ways;
-# - the crates: `cargo package` verified them and built the crate's tests
+# - the crates: scripts/package.sh checked the packaged crate and its tests
 #   against the packaged harness; here only their presence is checked.
 set -euo pipefail
 cd "$(dirname "$0")/.."

@@ -27,7 +27,7 @@ step scripts/codegen.sh --check
 step scripts/package.sh
 version=$(sed -n 's/^version = "\(.*\)"/\1/p' Cargo.toml | head -1)
 ZOOLOCK_WHEEL=$(ls dist/zoolock-"$version"-cp39-abi3-*manylinux_2_17_x86_64*.whl)
-ZOOLOCK_NATIVE=$PWD/target/dist/x86_64-unknown-linux-gnu/release/libzoolock_ffi.so
+ZOOLOCK_NATIVE=$PWD/target/dist/x86_64-unknown-linux-gnu/dist/libzoolock_ffi.so
 export ZOOLOCK_WHEEL ZOOLOCK_NATIVE
 step scripts/test-python.sh
 step scripts/test-dotnet.sh
