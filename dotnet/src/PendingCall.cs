@@ -144,4 +144,29 @@ namespace ZooLock
             return next(await task.ConfigureAwait(false));
         }
     }
+
+    /// <summary>
+    /// The <c>ZlResultCallback</c>s the recipes share, one per kind of data;
+    /// each call's own delegate field is made from one of these.
+    /// </summary>
+    internal static unsafe class ResultCallbacks
+    {
+        /// <summary>A yes/no answer: one byte, 1 or 0.</summary>
+        internal static void YesNo(void* user, int status, byte* data, uint length, ZlStat* stat, byte* message, uint messageLength)
+        {
+            PendingCall<bool>.Deliver(user, status, message, messageLength, call => length == 1 && data[0] != 0);
+        }
+
+        /// <summary>A path (UTF-8), such as a queue entry's.</summary>
+        internal static void Text(void* user, int status, byte* data, uint length, ZlStat* stat, byte* message, uint messageLength)
+        {
+            PendingCall<string>.Deliver(user, status, message, messageLength, call => Interop.Text(data, length));
+        }
+
+        /// <summary>A queue's taken value: data 1 + the value, or 0 (null).</summary>
+        internal static void Taken(void* user, int status, byte* data, uint length, ZlStat* stat, byte* message, uint messageLength)
+        {
+            PendingCall<byte[]>.Deliver(user, status, message, messageLength, call => ZooKeeperQueue.Taken(data, length));
+        }
+    }
 }

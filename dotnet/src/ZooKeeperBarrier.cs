@@ -16,10 +16,8 @@ namespace ZooLock
     {
         static readonly NativeMethods.zl_barrier_create_async_callback_delegate OnCreate = (user, status, data, length, stat, message, messageLength) =>
             PendingCall<bool>.Deliver(user, status, message, messageLength, call => true);
-        static readonly NativeMethods.zl_barrier_remove_async_callback_delegate OnRemove = (user, status, data, length, stat, message, messageLength) =>
-            PendingCall<bool>.Deliver(user, status, message, messageLength, call => length == 1 && data[0] != 0);
-        static readonly NativeMethods.zl_barrier_wait_async_callback_delegate OnWait = (user, status, data, length, stat, message, messageLength) =>
-            PendingCall<bool>.Deliver(user, status, message, messageLength, call => length == 1 && data[0] != 0);
+        static readonly NativeMethods.zl_barrier_remove_async_callback_delegate OnRemove = ResultCallbacks.YesNo;
+        static readonly NativeMethods.zl_barrier_wait_async_callback_delegate OnWait = ResultCallbacks.YesNo;
 
         readonly BarrierHandle native = new BarrierHandle();
 
@@ -28,16 +26,7 @@ namespace ZooLock
         /// <exception cref="ObjectDisposedException">The session was disposed.</exception>
         public ZooKeeperBarrier(string path, ZooKeeperSession session)
         {
-            if (path == null) throw new ArgumentNullException("path");
-            if (session == null) throw new ArgumentNullException("session");
-            var p = Interop.Bytes(path);
-            session.With(s =>
-            {
-                ZlBarrier* created;
-                fixed (byte* bytes = p) Interop.Check(NativeMethods.zl_barrier_new((ZlSession*)s, bytes, (uint)p.Length, &created));
-                native.Set((IntPtr)created);
-                return 0;
-            });
+            native.Create(session, path, (s, bytes, length, created) => NativeMethods.zl_barrier_new(s, bytes, length, (ZlBarrier**)created));
             Path = path;
         }
 

@@ -16,16 +16,11 @@ namespace ZooLock
     /// </summary>
     public sealed unsafe class ZooKeeperLockingQueue
     {
-        static readonly NativeMethods.zl_locking_queue_put_async_callback_delegate OnPut = (user, status, data, length, stat, message, messageLength) =>
-            PendingCall<string>.Deliver(user, status, message, messageLength, call => Interop.Text(data, length));
-        static readonly NativeMethods.zl_locking_queue_get_async_callback_delegate OnGet = (user, status, data, length, stat, message, messageLength) =>
-            PendingCall<byte[]>.Deliver(user, status, message, messageLength, call => ZooKeeperQueue.Taken(data, length));
-        static readonly NativeMethods.zl_locking_queue_consume_async_callback_delegate OnConsume = (user, status, data, length, stat, message, messageLength) =>
-            PendingCall<bool>.Deliver(user, status, message, messageLength, call => length == 1 && data[0] != 0);
-        static readonly NativeMethods.zl_locking_queue_release_async_callback_delegate OnRelease = (user, status, data, length, stat, message, messageLength) =>
-            PendingCall<bool>.Deliver(user, status, message, messageLength, call => length == 1 && data[0] != 0);
-        static readonly NativeMethods.zl_locking_queue_holds_lock_async_callback_delegate OnHoldsLock = (user, status, data, length, stat, message, messageLength) =>
-            PendingCall<bool>.Deliver(user, status, message, messageLength, call => length == 1 && data[0] != 0);
+        static readonly NativeMethods.zl_locking_queue_put_async_callback_delegate OnPut = ResultCallbacks.Text;
+        static readonly NativeMethods.zl_locking_queue_get_async_callback_delegate OnGet = ResultCallbacks.Taken;
+        static readonly NativeMethods.zl_locking_queue_consume_async_callback_delegate OnConsume = ResultCallbacks.YesNo;
+        static readonly NativeMethods.zl_locking_queue_release_async_callback_delegate OnRelease = ResultCallbacks.YesNo;
+        static readonly NativeMethods.zl_locking_queue_holds_lock_async_callback_delegate OnHoldsLock = ResultCallbacks.YesNo;
 
         readonly LockingQueueHandle native = new LockingQueueHandle();
 
@@ -33,16 +28,7 @@ namespace ZooLock
         /// <exception cref="ArgumentException">The path is not a valid ZooKeeper path.</exception>
         public ZooKeeperLockingQueue(string path, ZooKeeperSession session)
         {
-            if (path == null) throw new ArgumentNullException("path");
-            if (session == null) throw new ArgumentNullException("session");
-            var p = Interop.Bytes(path);
-            session.With(s =>
-            {
-                ZlLockingQueue* created;
-                fixed (byte* bytes = p) Interop.Check(NativeMethods.zl_locking_queue_new((ZlSession*)s, bytes, (uint)p.Length, &created));
-                native.Set((IntPtr)created);
-                return 0;
-            });
+            native.Create(session, path, (s, bytes, length, created) => NativeMethods.zl_locking_queue_new(s, bytes, length, (ZlLockingQueue**)created));
             Path = path;
         }
 
@@ -52,17 +38,7 @@ namespace ZooLock
         /// <summary>How many entries there are, locked ones included.</summary>
         public int Count
         {
-            get
-            {
-                var pointer = native.Enter();
-                try
-                {
-                    uint count;
-                    Interop.Check(NativeMethods.zl_locking_queue_len((ZlLockingQueue*)pointer, &count));
-                    return (int)Math.Min(count, int.MaxValue);
-                }
-                finally { native.Exit(); }
-            }
+            get { return native.Count((q, count) => NativeMethods.zl_locking_queue_len((ZlLockingQueue*)q, count)); }
         }
 
         /// <summary>Adds <paramref name="value"/>; returns the entry's path.</summary>

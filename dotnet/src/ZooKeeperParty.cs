@@ -16,8 +16,7 @@ namespace ZooLock
     {
         static readonly NativeMethods.zl_party_join_async_callback_delegate OnJoin = (user, status, data, length, stat, message, messageLength) =>
             PendingCall<bool>.Deliver(user, status, message, messageLength, call => true);
-        static readonly NativeMethods.zl_party_leave_async_callback_delegate OnLeave = (user, status, data, length, stat, message, messageLength) =>
-            PendingCall<bool>.Deliver(user, status, message, messageLength, call => length == 1 && data[0] != 0);
+        static readonly NativeMethods.zl_party_leave_async_callback_delegate OnLeave = ResultCallbacks.YesNo;
         static readonly NativeMethods.zl_party_members_async_callback_delegate OnMembers = (user, status, data, length, stat, message, messageLength) =>
             PendingCall<IList<string>>.Deliver(user, status, message, messageLength, call => Interop.List(data, length));
 

@@ -16,10 +16,8 @@ namespace ZooLock
         /// <summary>kazoo's default priority.</summary>
         public const int DefaultPriority = 100;
 
-        static readonly NativeMethods.zl_queue_put_async_callback_delegate OnPut = (user, status, data, length, stat, message, messageLength) =>
-            PendingCall<string>.Deliver(user, status, message, messageLength, call => Interop.Text(data, length));
-        static readonly NativeMethods.zl_queue_get_async_callback_delegate OnGet = (user, status, data, length, stat, message, messageLength) =>
-            PendingCall<byte[]>.Deliver(user, status, message, messageLength, call => Taken(data, length));
+        static readonly NativeMethods.zl_queue_put_async_callback_delegate OnPut = ResultCallbacks.Text;
+        static readonly NativeMethods.zl_queue_get_async_callback_delegate OnGet = ResultCallbacks.Taken;
 
         readonly QueueHandle native = new QueueHandle();
 
@@ -27,16 +25,7 @@ namespace ZooLock
         /// <exception cref="ArgumentException">The path is not a valid ZooKeeper path.</exception>
         public ZooKeeperQueue(string path, ZooKeeperSession session)
         {
-            if (path == null) throw new ArgumentNullException("path");
-            if (session == null) throw new ArgumentNullException("session");
-            var p = Interop.Bytes(path);
-            session.With(s =>
-            {
-                ZlQueue* created;
-                fixed (byte* bytes = p) Interop.Check(NativeMethods.zl_queue_new((ZlSession*)s, bytes, (uint)p.Length, &created));
-                native.Set((IntPtr)created);
-                return 0;
-            });
+            native.Create(session, path, (s, bytes, length, created) => NativeMethods.zl_queue_new(s, bytes, length, (ZlQueue**)created));
             Path = path;
         }
 
@@ -46,17 +35,7 @@ namespace ZooLock
         /// <summary>How many entries there are.</summary>
         public int Count
         {
-            get
-            {
-                var pointer = native.Enter();
-                try
-                {
-                    uint count;
-                    Interop.Check(NativeMethods.zl_queue_len((ZlQueue*)pointer, &count));
-                    return (int)Math.Min(count, int.MaxValue);
-                }
-                finally { native.Exit(); }
-            }
+            get { return native.Count((q, count) => NativeMethods.zl_queue_len((ZlQueue*)q, count)); }
         }
 
         /// <summary>Adds <paramref name="value"/>; returns the entry's path.</summary>

@@ -8,30 +8,27 @@ use std::ffi::c_void;
 
 use zoolock::{Barrier, DoubleBarrier};
 
-use crate::args::{self, UserData};
+use crate::args;
 use crate::cancel::ZlCancel;
-use crate::castable::{self, Castable};
+use crate::castable;
+use crate::recipe::{call_later, impl_recipe, new_recipe};
 use crate::session::ZlSession;
 use crate::status::{guard, guard_void};
-use crate::znode::{reply_later, Reply, ZlResultCallback};
+use crate::znode::{Reply, ZlResultCallback};
 
 /// A barrier: up while the node at its path exists (kazoo's `Barrier`).
 pub struct ZlBarrier {
     barrier: Barrier,
 }
 
-impl Castable for ZlBarrier {
-    const NAME: &'static str = "barrier";
-}
+impl_recipe!(ZlBarrier, barrier: Barrier, "barrier");
 
 /// A member of a double barrier (kazoo's `DoubleBarrier`).
 pub struct ZlDoubleBarrier {
     barrier: DoubleBarrier,
 }
 
-impl Castable for ZlDoubleBarrier {
-    const NAME: &'static str = "double barrier";
-}
+impl_recipe!(ZlDoubleBarrier, barrier: DoubleBarrier, "double barrier");
 
 /// The barrier at `path`; nothing is sent before a call.
 ///
@@ -44,12 +41,8 @@ pub unsafe extern "C" fn zl_barrier_new(
     path_len: u32,
     out_barrier: *mut *mut ZlBarrier,
 ) -> i32 {
-    guard(|| {
-        let session = &castable::borrow(session)?.session;
-        let path = zoolock::path_from_utf8(args::bytes(path, path_len, "path")?)?;
-        args::need(out_barrier, "out_barrier")?;
-        let barrier = Barrier::new(session, path)?;
-        castable::give(ZlBarrier { barrier }, out_barrier, "out_barrier")
+    new_recipe(session, path, path_len, out_barrier, "out_barrier", |session, path| {
+        Ok(ZlBarrier { barrier: Barrier::new(session, path)? })
     })
 }
 
@@ -65,13 +58,8 @@ pub unsafe extern "C" fn zl_barrier_create_async(
     callback: ZlResultCallback,
     user_data: *mut c_void,
 ) -> i32 {
-    guard(|| {
-        let barrier = castable::borrow(barrier)?.barrier.clone();
-        let cancel = cancel.as_ref().map(ZlCancel::subscribe);
-        let what = format!("create barrier {}", barrier.path());
-        let work = async move { barrier.create().await };
-        reply_later(work, what, cancel, callback, UserData(user_data), |()| Reply::default())
-    })
+    let start = |barrier: Barrier| Ok(async move { barrier.create().await });
+    call_later(barrier, "create", start, |()| Reply::default(), cancel, callback, user_data)
 }
 
 /// Takes the barrier down; `callback`'s one byte is 1 if its node was there.
@@ -85,13 +73,8 @@ pub unsafe extern "C" fn zl_barrier_remove_async(
     callback: ZlResultCallback,
     user_data: *mut c_void,
 ) -> i32 {
-    guard(|| {
-        let barrier = castable::borrow(barrier)?.barrier.clone();
-        let cancel = cancel.as_ref().map(ZlCancel::subscribe);
-        let what = format!("remove barrier {}", barrier.path());
-        let work = async move { barrier.remove().await };
-        reply_later(work, what, cancel, callback, UserData(user_data), Reply::yes_no)
-    })
+    let start = |barrier: Barrier| Ok(async move { barrier.remove().await });
+    call_later(barrier, "remove", start, Reply::yes_no, cancel, callback, user_data)
 }
 
 /// Waits until the barrier is down, for `timeout_ms` (0 looks once, -1
@@ -108,14 +91,11 @@ pub unsafe extern "C" fn zl_barrier_wait_async(
     callback: ZlResultCallback,
     user_data: *mut c_void,
 ) -> i32 {
-    guard(|| {
-        let barrier = castable::borrow(barrier)?.barrier.clone();
+    let start = |barrier: Barrier| {
         let timeout = args::timeout(timeout_ms, "timeout_ms")?;
-        let cancel = cancel.as_ref().map(ZlCancel::subscribe);
-        let what = format!("wait for barrier {}", barrier.path());
-        let work = async move { barrier.wait(timeout).await };
-        reply_later(work, what, cancel, callback, UserData(user_data), Reply::yes_no)
-    })
+        Ok(async move { barrier.wait(timeout).await })
+    };
+    call_later(barrier, "wait for", start, Reply::yes_no, cancel, callback, user_data)
 }
 
 /// Frees the barrier handle (the barrier's node stays). Null is ignored.
@@ -166,13 +146,8 @@ pub unsafe extern "C" fn zl_double_barrier_enter_async(
     callback: ZlResultCallback,
     user_data: *mut c_void,
 ) -> i32 {
-    guard(|| {
-        let barrier = castable::borrow(barrier)?.barrier.clone();
-        let cancel = cancel.as_ref().map(ZlCancel::subscribe);
-        let what = format!("enter double barrier {}", barrier.path());
-        let work = async move { barrier.enter().await };
-        reply_later(work, what, cancel, callback, UserData(user_data), |()| Reply::default())
-    })
+    let start = |barrier: DoubleBarrier| Ok(async move { barrier.enter().await });
+    call_later(barrier, "enter", start, |()| Reply::default(), cancel, callback, user_data)
 }
 
 /// Leaves: `callback` (empty data) once every member has left. This
@@ -187,13 +162,8 @@ pub unsafe extern "C" fn zl_double_barrier_leave_async(
     callback: ZlResultCallback,
     user_data: *mut c_void,
 ) -> i32 {
-    guard(|| {
-        let barrier = castable::borrow(barrier)?.barrier.clone();
-        let cancel = cancel.as_ref().map(ZlCancel::subscribe);
-        let what = format!("leave double barrier {}", barrier.path());
-        let work = async move { barrier.leave().await };
-        reply_later(work, what, cancel, callback, UserData(user_data), |()| Reply::default())
-    })
+    let start = |barrier: DoubleBarrier| Ok(async move { barrier.leave().await });
+    call_later(barrier, "leave", start, |()| Reply::default(), cancel, callback, user_data)
 }
 
 /// `*out_participating` 1 while this member has entered and not left.

@@ -57,6 +57,7 @@ mod logs;
 mod options;
 mod party;
 mod queue;
+mod recipe;
 mod selftest;
 mod session;
 mod status;

@@ -5,21 +5,20 @@ use std::ffi::c_void;
 
 use zoolock::Party;
 
-use crate::args::{self, UserData};
+use crate::args;
 use crate::cancel::ZlCancel;
-use crate::castable::{self, Castable};
+use crate::castable;
+use crate::recipe::{call_later, impl_recipe};
 use crate::session::ZlSession;
 use crate::status::{guard, guard_void};
-use crate::znode::{reply_later, Reply, ZlResultCallback};
+use crate::znode::{Reply, ZlResultCallback};
 
 /// A member of a party.
 pub struct ZlParty {
     party: Party,
 }
 
-impl Castable for ZlParty {
-    const NAME: &'static str = "party";
-}
+impl_recipe!(ZlParty, party: Party, "party");
 
 /// A member of the party at `path` with `identifier`: kazoo's `Party`
 /// (`shallow` 0: node `<uuid4 hex>__party__` holding the identifier) or
@@ -64,13 +63,8 @@ pub unsafe extern "C" fn zl_party_join_async(
     callback: ZlResultCallback,
     user_data: *mut c_void,
 ) -> i32 {
-    guard(|| {
-        let party = castable::borrow(party)?.party.clone();
-        let cancel = cancel.as_ref().map(ZlCancel::subscribe);
-        let what = format!("join party {}", party.path());
-        let work = async move { party.join().await };
-        reply_later(work, what, cancel, callback, UserData(user_data), |()| Reply::default())
-    })
+    let start = |party: Party| Ok(async move { party.join().await });
+    call_later(party, "join", start, |()| Reply::default(), cancel, callback, user_data)
 }
 
 /// Leaves: one byte, 1 if this member's node was there.
@@ -84,13 +78,8 @@ pub unsafe extern "C" fn zl_party_leave_async(
     callback: ZlResultCallback,
     user_data: *mut c_void,
 ) -> i32 {
-    guard(|| {
-        let party = castable::borrow(party)?.party.clone();
-        let cancel = cancel.as_ref().map(ZlCancel::subscribe);
-        let what = format!("leave party {}", party.path());
-        let work = async move { party.leave().await };
-        reply_later(work, what, cancel, callback, UserData(user_data), Reply::yes_no)
-    })
+    let start = |party: Party| Ok(async move { party.leave().await });
+    call_later(party, "leave", start, Reply::yes_no, cancel, callback, user_data)
 }
 
 /// The members' identifiers, as a list encoded as `zl_session_children` encodes it.
@@ -104,15 +93,9 @@ pub unsafe extern "C" fn zl_party_members_async(
     callback: ZlResultCallback,
     user_data: *mut c_void,
 ) -> i32 {
-    guard(|| {
-        let party = castable::borrow(party)?.party.clone();
-        let cancel = cancel.as_ref().map(ZlCancel::subscribe);
-        let what = format!("list party {}", party.path());
-        let work = async move { party.members().await };
-        reply_later(work, what, cancel, callback, UserData(user_data), |members| {
-            Reply::data(args::encode_list(&members))
-        })
-    })
+    let start = |party: Party| Ok(async move { party.members().await });
+    let members = |members: Vec<String>| Reply::data(args::encode_list(&members));
+    call_later(party, "list", start, members, cancel, callback, user_data)
 }
 
 /// `*out_participating` 1 while this member has joined and not left.

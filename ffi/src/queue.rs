@@ -8,30 +8,27 @@ use std::future::Future;
 
 use zoolock::{LockingQueue, Queue};
 
-use crate::args::{self, UserData};
+use crate::args;
 use crate::cancel::ZlCancel;
-use crate::castable::{self, Castable};
+use crate::castable;
+use crate::recipe::{call_later, impl_recipe, new_recipe};
 use crate::session::ZlSession;
 use crate::status::{guard, guard_void, FfiResult};
-use crate::znode::{reply_later, Reply, ZlResultCallback};
+use crate::znode::{Reply, ZlResultCallback};
 
 /// A producer and consumer of kazoo's `Queue`.
 pub struct ZlQueue {
     queue: Queue,
 }
 
-impl Castable for ZlQueue {
-    const NAME: &'static str = "queue";
-}
+impl_recipe!(ZlQueue, queue: Queue, "queue");
 
 /// A consumer (and producer) of kazoo's `LockingQueue`.
 pub struct ZlLockingQueue {
     queue: LockingQueue,
 }
 
-impl Castable for ZlLockingQueue {
-    const NAME: &'static str = "locking queue";
-}
+impl_recipe!(ZlLockingQueue, queue: LockingQueue, "locking queue");
 
 fn taken(value: Option<Vec<u8>>) -> Reply {
     Reply::data(match value {
@@ -40,22 +37,9 @@ fn taken(value: Option<Vec<u8>>) -> Reply {
     })
 }
 
-/// A put of either queue: `put(value)` is the core's put with the priority.
-unsafe fn put_later<F>(
-    what: String,
-    value: *const u8,
-    value_len: u32,
-    cancel: *const ZlCancel,
-    callback: ZlResultCallback,
-    user_data: *mut c_void,
-    put: impl FnOnce(Vec<u8>) -> F,
-) -> FfiResult
-where
-    F: Future<Output = zoolock::Result<String>> + Send + 'static,
-{
-    let value = args::bytes(value, value_len, "value")?.to_vec();
-    let cancel = cancel.as_ref().map(ZlCancel::subscribe);
-    reply_later(put(value), what, cancel, callback, UserData(user_data), |entry| Reply::data(entry.into_bytes()))
+/// The entry a put added: its path.
+fn entry(path: String) -> Reply {
+    Reply::data(path.into_bytes())
 }
 
 /// The queue at `path`; nothing is sent before a call.
@@ -69,11 +53,8 @@ pub unsafe extern "C" fn zl_queue_new(
     path_len: u32,
     out_queue: *mut *mut ZlQueue,
 ) -> i32 {
-    guard(|| {
-        let session = &castable::borrow(session)?.session;
-        let path = zoolock::path_from_utf8(args::bytes(path, path_len, "path")?)?;
-        args::need(out_queue, "out_queue")?;
-        castable::give(ZlQueue { queue: Queue::new(session, path)? }, out_queue, "out_queue")
+    new_recipe(session, path, path_len, out_queue, "out_queue", |session, path| {
+        Ok(ZlQueue { queue: Queue::new(session, path)? })
     })
 }
 
@@ -93,13 +74,11 @@ pub unsafe extern "C" fn zl_queue_put_async(
     callback: ZlResultCallback,
     user_data: *mut c_void,
 ) -> i32 {
-    guard(|| {
-        let queue = castable::borrow(queue)?.queue.clone();
-        let what = format!("put into queue {}", queue.path());
-        put_later(what, value, value_len, cancel, callback, user_data, |value| async move {
-            queue.put(&value, priority).await
-        })
-    })
+    let start = |queue: Queue| {
+        let value = args::bytes(value, value_len, "value")?.to_vec();
+        Ok(async move { queue.put(&value, priority).await })
+    };
+    call_later(queue, "put into", start, entry, cancel, callback, user_data)
 }
 
 /// Takes the first entry, removing it: data `1` + its value, or `0` if the
@@ -114,13 +93,8 @@ pub unsafe extern "C" fn zl_queue_get_async(
     callback: ZlResultCallback,
     user_data: *mut c_void,
 ) -> i32 {
-    guard(|| {
-        let queue = castable::borrow(queue)?.queue.clone();
-        let cancel = cancel.as_ref().map(ZlCancel::subscribe);
-        let what = format!("get from queue {}", queue.path());
-        let work = async move { queue.get().await };
-        reply_later(work, what, cancel, callback, UserData(user_data), taken)
-    })
+    let start = |queue: Queue| Ok(async move { queue.get().await });
+    call_later(queue, "get from", start, taken, cancel, callback, user_data)
 }
 
 /// How many entries the queue has (every child of its path, as kazoo counts).
@@ -129,12 +103,7 @@ pub unsafe extern "C" fn zl_queue_get_async(
 /// `queue` must be a live handle; `out_len` valid for writes.
 #[no_mangle]
 pub unsafe extern "C" fn zl_queue_len(queue: *const ZlQueue, out_len: *mut u32) -> i32 {
-    guard(|| {
-        let queue = &castable::borrow(queue)?.queue;
-        args::need(out_len, "out_len")?;
-        let len = zoolock::runtime::block_on(queue.len())?;
-        args::put(out_len, u32::try_from(len).unwrap_or(u32::MAX), "out_len")
-    })
+    guard(|| put_len(castable::borrow(queue)?.queue.len(), out_len))
 }
 
 /// Frees the queue handle (its entries stay). Null is ignored.
@@ -158,11 +127,8 @@ pub unsafe extern "C" fn zl_locking_queue_new(
     path_len: u32,
     out_queue: *mut *mut ZlLockingQueue,
 ) -> i32 {
-    guard(|| {
-        let session = &castable::borrow(session)?.session;
-        let path = zoolock::path_from_utf8(args::bytes(path, path_len, "path")?)?;
-        args::need(out_queue, "out_queue")?;
-        castable::give(ZlLockingQueue { queue: LockingQueue::new(session, path)? }, out_queue, "out_queue")
+    new_recipe(session, path, path_len, out_queue, "out_queue", |session, path| {
+        Ok(ZlLockingQueue { queue: LockingQueue::new(session, path)? })
     })
 }
 
@@ -180,13 +146,11 @@ pub unsafe extern "C" fn zl_locking_queue_put_async(
     callback: ZlResultCallback,
     user_data: *mut c_void,
 ) -> i32 {
-    guard(|| {
-        let queue = castable::borrow(queue)?.queue.clone();
-        let what = format!("put into locking queue {}", queue.path());
-        put_later(what, value, value_len, cancel, callback, user_data, |value| async move {
-            queue.put(&value, priority).await
-        })
-    })
+    let start = |queue: LockingQueue| {
+        let value = args::bytes(value, value_len, "value")?.to_vec();
+        Ok(async move { queue.put(&value, priority).await })
+    };
+    call_later(queue, "put into", start, entry, cancel, callback, user_data)
 }
 
 /// Locks the first free entry for this consumer, waiting up to `timeout_ms`
@@ -204,14 +168,18 @@ pub unsafe extern "C" fn zl_locking_queue_get_async(
     callback: ZlResultCallback,
     user_data: *mut c_void,
 ) -> i32 {
-    guard(|| {
-        let queue = castable::borrow(queue)?.queue.clone();
+    let start = |queue: LockingQueue| {
         let timeout = args::timeout(timeout_ms, "timeout_ms")?;
-        let cancel = cancel.as_ref().map(ZlCancel::subscribe);
-        let what = format!("get from locking queue {}", queue.path());
-        let work = async move { queue.get(timeout).await };
-        reply_later(work, what, cancel, callback, UserData(user_data), taken)
-    })
+        Ok(async move { queue.get(timeout).await })
+    };
+    call_later(queue, "get from", start, taken, cancel, callback, user_data)
+}
+
+/// Writes a queue's count to `*out_len` (saturated) once `len` is done.
+unsafe fn put_len(len: impl Future<Output = zoolock::Result<usize>>, out_len: *mut u32) -> FfiResult {
+    args::need(out_len, "out_len")?;
+    let len = zoolock::runtime::block_on(len)?;
+    args::put(out_len, u32::try_from(len).unwrap_or(u32::MAX), "out_len")
 }
 
 /// The yes/no calls on the entry this consumer got.
@@ -228,19 +196,16 @@ unsafe fn finish(
     callback: ZlResultCallback,
     user_data: *mut c_void,
 ) -> i32 {
-    guard(|| {
-        let queue = castable::borrow(queue)?.queue.clone();
-        let cancel = cancel.as_ref().map(ZlCancel::subscribe);
-        let what = format!("finish an entry of locking queue {}", queue.path());
-        let work = async move {
+    let start = |queue: LockingQueue| {
+        Ok(async move {
             match finish {
                 Finish::Consume => queue.consume().await,
                 Finish::Release => queue.release().await,
                 Finish::HoldsLock => queue.holds_lock().await,
             }
-        };
-        reply_later(work, what, cancel, callback, UserData(user_data), Reply::yes_no)
-    })
+        })
+    };
+    call_later(queue, "finish an entry of", start, Reply::yes_no, cancel, callback, user_data)
 }
 
 /// Removes the entry this consumer got, with its lock, in one transaction:
@@ -292,12 +257,7 @@ pub unsafe extern "C" fn zl_locking_queue_holds_lock_async(
 /// `queue` must be a live handle; `out_len` valid for writes.
 #[no_mangle]
 pub unsafe extern "C" fn zl_locking_queue_len(queue: *const ZlLockingQueue, out_len: *mut u32) -> i32 {
-    guard(|| {
-        let queue = &castable::borrow(queue)?.queue;
-        args::need(out_len, "out_len")?;
-        let len = zoolock::runtime::block_on(queue.len())?;
-        args::put(out_len, u32::try_from(len).unwrap_or(u32::MAX), "out_len")
-    })
+    guard(|| put_len(castable::borrow(queue)?.queue.len(), out_len))
 }
 
 /// Frees the consumer. An entry it locked stays locked until released,

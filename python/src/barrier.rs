@@ -6,65 +6,35 @@ use pyo3::prelude::*;
 
 use crate::errors::IntoPy;
 use crate::holder;
-use crate::recipe::{call, timeout, OnClient};
+use crate::recipe::{call, path_recipe, timeout, OnClient};
 
-/// kazoo's ``Barrier(client, path)``, or ``client.Barrier(path)``: up
-/// while the node ``path`` exists. ``create()`` puts it up, ``remove()``
-/// takes it down, ``wait(timeout=None)`` waits until it is down. Unlike
-/// kazoo's, ``wait`` goes on across a lost connection and a session expiry.
-#[pyclass(frozen, module = "zoolock")]
-pub struct Barrier {
-    path: String,
-    core: OnClient<zoolock::Barrier>,
-}
+path_recipe!(
+    /// kazoo's ``Barrier(client, path)``, or ``client.Barrier(path)``: up
+    /// while the node ``path`` exists. ``create()`` puts it up, ``remove()``
+    /// takes it down, ``wait(timeout=None)`` waits until it is down. Unlike
+    /// kazoo's, ``wait`` goes on across a lost connection and a session expiry.
+    Barrier(zoolock::Barrier) {
+        /// Puts the barrier up (creates its node, if missing).
+        fn create(&self, py: Python<'_>) -> PyResult<()> {
+            let barrier = self.core.get(py)?;
+            call(py, async move { barrier.create().await })
+        }
 
-#[pymethods]
-impl Barrier {
-    #[new]
-    fn new(client: &Bound<'_, PyAny>, path: &Bound<'_, PyAny>) -> PyResult<Self> {
-        let path = holder::path(path)?;
-        let barrier_path = path.clone();
-        let core = OnClient::new(client, move |session| zoolock::Barrier::new(session, &barrier_path))?;
-        Ok(Barrier { path, core })
+        /// Takes the barrier down: ``True`` if its node was there.
+        fn remove(&self, py: Python<'_>) -> PyResult<bool> {
+            let barrier = self.core.get(py)?;
+            call(py, async move { barrier.remove().await })
+        }
+
+        /// Waits until the barrier is down: ``True``; ``False`` if ``timeout``
+        /// (seconds) ran out first.
+        #[pyo3(signature = (timeout=None))]
+        fn wait(&self, py: Python<'_>, timeout: Option<f64>) -> PyResult<bool> {
+            let (barrier, timeout) = (self.core.get(py)?, self::timeout(timeout)?);
+            call(py, async move { barrier.wait(timeout).await })
+        }
     }
-
-    /// Puts the barrier up (creates its node, if missing).
-    fn create(&self, py: Python<'_>) -> PyResult<()> {
-        let barrier = self.core.get(py)?;
-        call(py, async move { barrier.create().await })
-    }
-
-    /// Takes the barrier down: ``True`` if its node was there.
-    fn remove(&self, py: Python<'_>) -> PyResult<bool> {
-        let barrier = self.core.get(py)?;
-        call(py, async move { barrier.remove().await })
-    }
-
-    /// Waits until the barrier is down: ``True``; ``False`` if ``timeout``
-    /// (seconds) ran out first.
-    #[pyo3(signature = (timeout=None))]
-    fn wait(&self, py: Python<'_>, timeout: Option<f64>) -> PyResult<bool> {
-        let (barrier, timeout) = (self.core.get(py)?, self::timeout(timeout)?);
-        call(py, async move { barrier.wait(timeout).await })
-    }
-
-    /// The barrier's node.
-    /// The recipe\'s path.
-    #[getter]
-    fn path(&self) -> &str {
-        &self.path
-    }
-
-    /// The client it was made with.
-    #[getter]
-    fn client(&self, py: Python<'_>) -> Py<PyAny> {
-        self.core.client(py).into_any()
-    }
-
-    fn __repr__(&self) -> String {
-        format!("<zoolock.Barrier path={:?}>", self.path)
-    }
-}
+);
 
 /// kazoo's ``DoubleBarrier(client, path, num_clients, identifier=None)``:
 /// ``enter()`` waits until ``num_clients`` members entered, ``leave()``
@@ -138,7 +108,7 @@ impl DoubleBarrier {
         self.core.last().is_some_and(|b| b.participating())
     }
 
-    /// The recipe\'s path.
+    /// The recipe's path.
     #[getter]
     fn path(&self) -> &str {
         &self.path

@@ -87,7 +87,7 @@ impl Party {
         self.core.last().is_some_and(|p| p.participating())
     }
 
-    /// The recipe\'s path.
+    /// The recipe's path.
     #[getter]
     fn path(&self) -> &str {
         &self.path

@@ -6,8 +6,7 @@ use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyList};
 
-use crate::holder;
-use crate::recipe::{call, priority, timeout, OnClient};
+use crate::recipe::{call, path_recipe, priority, timeout};
 
 fn value(value: &Bound<'_, PyAny>) -> PyResult<Vec<u8>> {
     let bytes = value.cast::<PyBytes>().map_err(|_| PyTypeError::new_err("value must be a byte string"))?;
@@ -21,165 +20,112 @@ fn put_args(value: &Bound<'_, PyAny>, priority: Option<&Bound<'_, PyAny>>) -> Py
     Ok((value, priority))
 }
 
-/// kazoo's ``Queue(client, path)``: ``put(value, priority=100)`` adds a
-/// ``bytes`` entry (priority 0 to 999, lower first), ``get()`` takes the
-/// first (removing it) or returns ``None``, ``len(queue)``. At most once:
-/// an entry is gone before it is processed.
-#[pyclass(frozen, module = "zoolock")]
-pub struct Queue {
-    path: String,
-    core: OnClient<zoolock::Queue>,
-}
+path_recipe!(
+    /// kazoo's ``Queue(client, path)``: ``put(value, priority=100)`` adds a
+    /// ``bytes`` entry (priority 0 to 999, lower first), ``get()`` takes the
+    /// first (removing it) or returns ``None``, ``len(queue)``. At most once:
+    /// an entry is gone before it is processed.
+    Queue(zoolock::Queue) {
+        /// Adds ``value`` with ``priority``.
+        #[pyo3(signature = (value, priority=None), text_signature = "(self, value, priority=100)")]
+        fn put(&self, py: Python<'_>, value: &Bound<'_, PyAny>, priority: Option<&Bound<'_, PyAny>>) -> PyResult<()> {
+            let (value, priority) = put_args(value, priority)?;
+            let queue = self.core.get(py)?;
+            call(py, async move { queue.put(&value, priority).await }).map(drop)
+        }
 
-#[pymethods]
-impl Queue {
-    #[new]
-    fn new(client: &Bound<'_, PyAny>, path: &Bound<'_, PyAny>) -> PyResult<Self> {
-        let path = holder::path(path)?;
-        let queue_path = path.clone();
-        let core = OnClient::new(client, move |session| zoolock::Queue::new(session, &queue_path))?;
-        Ok(Queue { path, core })
+        /// Takes the first entry's value; ``None`` if the queue is empty.
+        fn get<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyBytes>>> {
+            let queue = self.core.get(py)?;
+            let got = call(py, async move { queue.get().await })?;
+            Ok(got.map(|v| PyBytes::new(py, &v)))
+        }
+
+        fn __len__(&self, py: Python<'_>) -> PyResult<usize> {
+            let queue = self.core.get(py)?;
+            call(py, async move { queue.len().await })
+        }
     }
+);
 
-    /// Adds ``value`` with ``priority``.
-    #[pyo3(signature = (value, priority=None), text_signature = "(self, value, priority=100)")]
-    fn put(&self, py: Python<'_>, value: &Bound<'_, PyAny>, priority: Option<&Bound<'_, PyAny>>) -> PyResult<()> {
-        let (value, priority) = put_args(value, priority)?;
-        let queue = self.core.get(py)?;
-        call(py, async move { queue.put(&value, priority).await }).map(drop)
+path_recipe!(
+    /// kazoo's ``LockingQueue(client, path)``: ``get(timeout=None)`` locks the
+    /// first free entry and returns its value (the same one until it is
+    /// consumed or released; ``None`` if ``timeout`` ran out), ``consume()``
+    /// removes it, ``release()`` gives it back, ``holds_lock()`` says whether
+    /// the lock is still this consumer's; ``put``, ``put_all(values,
+    /// priority=100)``, ``len(queue)``. At least once: an entry whose
+    /// consumer's session ends is free again; unlike kazoo's, that consumer
+    /// then says so (``holds_lock()`` and ``consume()`` are ``False``) instead
+    /// of returning the lost entry again.
+    LockingQueue(zoolock::LockingQueue) {
+        /// Adds ``value`` with ``priority``.
+        #[pyo3(signature = (value, priority=None), text_signature = "(self, value, priority=100)")]
+        fn put(&self, py: Python<'_>, value: &Bound<'_, PyAny>, priority: Option<&Bound<'_, PyAny>>) -> PyResult<()> {
+            let (value, priority) = put_args(value, priority)?;
+            let queue = self.core.get(py)?;
+            call(py, async move { queue.put(&value, priority).await }).map(drop)
+        }
+
+        /// Adds every value of the list ``values``, all or none.
+        #[pyo3(signature = (values, priority=None), text_signature = "(self, values, priority=100)")]
+        fn put_all(
+            &self,
+            py: Python<'_>,
+            values: &Bound<'_, PyAny>,
+            priority: Option<&Bound<'_, PyAny>>,
+        ) -> PyResult<()> {
+            let values =
+                values.cast::<PyList>().map_err(|_| PyTypeError::new_err("values must be a list of byte strings"))?;
+            let priority = priority.map(self::priority).transpose()?.unwrap_or(zoolock::Queue::DEFAULT_PRIORITY);
+            let values = values.iter().map(|v| value(&v)).collect::<PyResult<Vec<_>>>()?;
+            let queue = self.core.get(py)?;
+            call(py, async move { queue.put_all(&values, priority).await })
+        }
+
+        /// Locks the first free entry and returns its value, waiting up to
+        /// ``timeout`` seconds (``None``: until one comes); ``None`` if none came.
+        #[pyo3(signature = (timeout=None))]
+        fn get<'py>(&self, py: Python<'py>, timeout: Option<f64>) -> PyResult<Option<Bound<'py, PyBytes>>> {
+            let (queue, timeout) = (self.core.get(py)?, self::timeout(timeout)?);
+            let got = call(py, async move { queue.get(timeout).await })?;
+            Ok(got.map(|v| PyBytes::new(py, &v)))
+        }
+
+        /// Removes the entry this consumer got: ``False`` if it holds none.
+        fn consume(&self, py: Python<'_>) -> PyResult<bool> {
+            let queue = self.core.get(py)?;
+            call(py, async move { queue.consume().await })
+        }
+
+        /// Gives the entry this consumer got back: ``False`` if it holds none.
+        fn release(&self, py: Python<'_>) -> PyResult<bool> {
+            let queue = self.core.get(py)?;
+            call(py, async move { queue.release().await })
+        }
+
+        /// Whether this consumer still holds the lock of the entry it got.
+        fn holds_lock(&self, py: Python<'_>) -> PyResult<bool> {
+            let queue = self.core.get(py)?;
+            call(py, async move { queue.holds_lock().await })
+        }
+
+        fn __len__(&self, py: Python<'_>) -> PyResult<usize> {
+            let queue = self.core.get(py)?;
+            call(py, async move { queue.len().await })
+        }
+
+        /// ``(entry name, value)`` of the entry got and not consumed or released.
+        #[getter]
+        fn processing_element<'py>(&self, py: Python<'py>) -> Option<(String, Bound<'py, PyBytes>)> {
+            let (entry, value) = self.core.last()?.processing_element()?;
+            Some((entry, PyBytes::new(py, &value)))
+        }
+
+        /// This consumer's id (uuid4 hex as bytes), the data of its locks.
+        #[getter]
+        fn id<'py>(&self, py: Python<'py>) -> Option<Bound<'py, PyBytes>> {
+            self.core.last().map(|q| PyBytes::new(py, q.id().as_bytes()))
+        }
     }
-
-    /// Takes the first entry's value; ``None`` if the queue is empty.
-    fn get<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyBytes>>> {
-        let queue = self.core.get(py)?;
-        let got = call(py, async move { queue.get().await })?;
-        Ok(got.map(|v| PyBytes::new(py, &v)))
-    }
-
-    fn __len__(&self, py: Python<'_>) -> PyResult<usize> {
-        let queue = self.core.get(py)?;
-        call(py, async move { queue.len().await })
-    }
-
-    /// The recipe\'s path.
-    #[getter]
-    fn path(&self) -> &str {
-        &self.path
-    }
-
-    /// The client it was made with.
-    #[getter]
-    fn client(&self, py: Python<'_>) -> Py<PyAny> {
-        self.core.client(py).into_any()
-    }
-
-    fn __repr__(&self) -> String {
-        format!("<zoolock.Queue path={:?}>", self.path)
-    }
-}
-
-/// kazoo's ``LockingQueue(client, path)``: ``get(timeout=None)`` locks the
-/// first free entry and returns its value (the same one until it is
-/// consumed or released; ``None`` if ``timeout`` ran out), ``consume()``
-/// removes it, ``release()`` gives it back, ``holds_lock()`` says whether
-/// the lock is still this consumer's; ``put``, ``put_all(values,
-/// priority=100)``, ``len(queue)``. At least once: an entry whose
-/// consumer's session ends is free again; unlike kazoo's, that consumer
-/// then says so (``holds_lock()`` and ``consume()`` are ``False``) instead
-/// of returning the lost entry again.
-#[pyclass(frozen, module = "zoolock")]
-pub struct LockingQueue {
-    path: String,
-    core: OnClient<zoolock::LockingQueue>,
-}
-
-#[pymethods]
-impl LockingQueue {
-    #[new]
-    fn new(client: &Bound<'_, PyAny>, path: &Bound<'_, PyAny>) -> PyResult<Self> {
-        let path = holder::path(path)?;
-        let queue_path = path.clone();
-        let core = OnClient::new(client, move |session| zoolock::LockingQueue::new(session, &queue_path))?;
-        Ok(LockingQueue { path, core })
-    }
-
-    /// Adds ``value`` with ``priority``.
-    #[pyo3(signature = (value, priority=None), text_signature = "(self, value, priority=100)")]
-    fn put(&self, py: Python<'_>, value: &Bound<'_, PyAny>, priority: Option<&Bound<'_, PyAny>>) -> PyResult<()> {
-        let (value, priority) = put_args(value, priority)?;
-        let queue = self.core.get(py)?;
-        call(py, async move { queue.put(&value, priority).await }).map(drop)
-    }
-
-    /// Adds every value of the list ``values``, all or none.
-    #[pyo3(signature = (values, priority=None), text_signature = "(self, values, priority=100)")]
-    fn put_all(&self, py: Python<'_>, values: &Bound<'_, PyAny>, priority: Option<&Bound<'_, PyAny>>) -> PyResult<()> {
-        let values =
-            values.cast::<PyList>().map_err(|_| PyTypeError::new_err("values must be a list of byte strings"))?;
-        let priority = priority.map(self::priority).transpose()?.unwrap_or(zoolock::Queue::DEFAULT_PRIORITY);
-        let values = values.iter().map(|v| value(&v)).collect::<PyResult<Vec<_>>>()?;
-        let queue = self.core.get(py)?;
-        call(py, async move { queue.put_all(&values, priority).await })
-    }
-
-    /// Locks the first free entry and returns its value, waiting up to
-    /// ``timeout`` seconds (``None``: until one comes); ``None`` if none came.
-    #[pyo3(signature = (timeout=None))]
-    fn get<'py>(&self, py: Python<'py>, timeout: Option<f64>) -> PyResult<Option<Bound<'py, PyBytes>>> {
-        let (queue, timeout) = (self.core.get(py)?, self::timeout(timeout)?);
-        let got = call(py, async move { queue.get(timeout).await })?;
-        Ok(got.map(|v| PyBytes::new(py, &v)))
-    }
-
-    /// Removes the entry this consumer got: ``False`` if it holds none.
-    fn consume(&self, py: Python<'_>) -> PyResult<bool> {
-        let queue = self.core.get(py)?;
-        call(py, async move { queue.consume().await })
-    }
-
-    /// Gives the entry this consumer got back: ``False`` if it holds none.
-    fn release(&self, py: Python<'_>) -> PyResult<bool> {
-        let queue = self.core.get(py)?;
-        call(py, async move { queue.release().await })
-    }
-
-    /// Whether this consumer still holds the lock of the entry it got.
-    fn holds_lock(&self, py: Python<'_>) -> PyResult<bool> {
-        let queue = self.core.get(py)?;
-        call(py, async move { queue.holds_lock().await })
-    }
-
-    fn __len__(&self, py: Python<'_>) -> PyResult<usize> {
-        let queue = self.core.get(py)?;
-        call(py, async move { queue.len().await })
-    }
-
-    /// ``(entry name, value)`` of the entry got and not consumed or released.
-    #[getter]
-    fn processing_element<'py>(&self, py: Python<'py>) -> Option<(String, Bound<'py, PyBytes>)> {
-        let (entry, value) = self.core.last()?.processing_element()?;
-        Some((entry, PyBytes::new(py, &value)))
-    }
-
-    /// This consumer's id (uuid4 hex as bytes), the data of its locks.
-    #[getter]
-    fn id<'py>(&self, py: Python<'py>) -> Option<Bound<'py, PyBytes>> {
-        self.core.last().map(|q| PyBytes::new(py, q.id().as_bytes()))
-    }
-
-    /// The recipe\'s path.
-    #[getter]
-    fn path(&self) -> &str {
-        &self.path
-    }
-
-    /// The client it was made with.
-    #[getter]
-    fn client(&self, py: Python<'_>) -> Py<PyAny> {
-        self.core.client(py).into_any()
-    }
-
-    fn __repr__(&self) -> String {
-        format!("<zoolock.LockingQueue path={:?}>", self.path)
-    }
-}
+);

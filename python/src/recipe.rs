@@ -61,6 +61,50 @@ impl<T: Clone> OnClient<T> {
     }
 }
 
+/// A kazoo recipe class made with `(client, path)` (`Barrier`, `Queue`,
+/// `LockingQueue`): its constructor, `path`, `client` and `repr`, then
+/// `$methods`. `$core` is the core's type, made with `new(session, path)`.
+macro_rules! path_recipe {
+    ($(#[$doc:meta])* $name:ident($core:ty) { $($methods:tt)* }) => {
+        $(#[$doc])*
+        #[pyclass(frozen, module = "zoolock")]
+        pub struct $name {
+            path: String,
+            core: $crate::recipe::OnClient<$core>,
+        }
+
+        #[pymethods]
+        impl $name {
+            #[new]
+            fn new(client: &Bound<'_, PyAny>, path: &Bound<'_, PyAny>) -> PyResult<Self> {
+                let path = $crate::holder::path(path)?;
+                let core_path = path.clone();
+                let core = $crate::recipe::OnClient::new(client, move |session| <$core>::new(session, &core_path))?;
+                Ok($name { path, core })
+            }
+
+            /// The recipe's path.
+            #[getter]
+            fn path(&self) -> &str {
+                &self.path
+            }
+
+            /// The client it was made with.
+            #[getter]
+            fn client(&self, py: Python<'_>) -> Py<PyAny> {
+                self.core.client(py).into_any()
+            }
+
+            fn __repr__(&self) -> String {
+                format!(concat!("<zoolock.", stringify!($name), " path={:?}>"), self.path)
+            }
+
+            $($methods)*
+        }
+    };
+}
+pub(crate) use path_recipe;
+
 /// Runs a core call with the GIL released; Ctrl-C drops it (the core then
 /// removes what it left half done).
 pub fn call<T: Send + 'static>(
