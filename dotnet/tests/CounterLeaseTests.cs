@@ -72,6 +72,11 @@ namespace ZooLock.Tests
             Assert.IsTrue(ZooKeeperNonBlockingLease.TryObtainOneOf(other, 2, pool, Hour, "b", Now));
             Assert.IsFalse(ZooKeeperNonBlockingLease.TryObtainOneOf(other, 2, pool, Hour, "c", Now));
             Assert.Throws<ArgumentException>(() => ZooKeeperNonBlockingLease.TryObtain(session, "relative", Hour));
+
+            // kazoo's default identifier, the host's name: every process of the host renews one lease.
+            var host = Fixture.Path("lease-default");
+            Assert.IsTrue(ZooKeeperNonBlockingLease.TryObtain(session, host, Hour, utcNow: Now));
+            Assert.IsTrue(ZooKeeperNonBlockingLease.TryObtain(other, host, Hour, System.Net.Dns.GetHostName(), Now.AddMinutes(30)));
         }
     }
 }
