@@ -1451,6 +1451,23 @@ int32_t zl_locking_queue_put_async(const struct ZlLockingQueue *queue,
                                    void *user_data);
 
 /**
+ * Adds every value of `values` with `priority`, all or none (one
+ * transaction; kazoo's `put_all`): `values` a list, each a little-endian
+ * u32 length then its bytes (`zl_session_children`'s layout, any bytes).
+ * No data. As `zl_queue_put_async` otherwise.
+ *
+ * # Safety
+ * As for `zl_queue_put_async`.
+ */
+int32_t zl_locking_queue_put_all_async(const struct ZlLockingQueue *queue,
+                                       const uint8_t *values,
+                                       uint32_t values_len,
+                                       uint32_t priority,
+                                       const struct ZlCancel *cancel,
+                                       ZlResultCallback callback,
+                                       void *user_data);
+
+/**
  * Locks the first free entry for this consumer, waiting up to `timeout_ms`
  * (0 looks once, -1 waits forever): data `1` + its value, or `0` if none
  * came. The entry got and neither consumed nor released comes again.
@@ -1979,6 +1996,54 @@ int32_t zl_session_set_acls(const struct ZlSession *session,
                             uint32_t acls_len,
                             int32_t version,
                             struct ZlStat *out_stat);
+
+/**
+ * `zl_session_add_auth`, completed by `callback` (no data, no stat). As
+ * `zl_session_exists_async` otherwise.
+ *
+ * # Safety
+ * As for `zl_session_exists_async`; the byte ranges valid.
+ */
+int32_t zl_session_add_auth_async(const struct ZlSession *session,
+                                  const uint8_t *scheme,
+                                  uint32_t scheme_len,
+                                  const uint8_t *credentials,
+                                  uint32_t credentials_len,
+                                  const struct ZlCancel *cancel,
+                                  ZlResultCallback callback,
+                                  void *user_data);
+
+/**
+ * `zl_session_get_acls`, completed by `callback`: the ACL in its encoding
+ * as `data`, and the node's stat. As `zl_session_exists_async` otherwise.
+ *
+ * # Safety
+ * As for `zl_session_exists_async`.
+ */
+int32_t zl_session_get_acls_async(const struct ZlSession *session,
+                                  const uint8_t *path,
+                                  uint32_t path_len,
+                                  const struct ZlCancel *cancel,
+                                  ZlResultCallback callback,
+                                  void *user_data);
+
+/**
+ * `zl_session_set_acls`, completed by `callback`: the node's new stat. As
+ * `zl_session_exists_async` otherwise; a write already sent when `cancel`
+ * fires may still be made.
+ *
+ * # Safety
+ * As for `zl_session_exists_async`; the ACL range valid.
+ */
+int32_t zl_session_set_acls_async(const struct ZlSession *session,
+                                  const uint8_t *path,
+                                  uint32_t path_len,
+                                  const uint8_t *acls,
+                                  uint32_t acls_len,
+                                  int32_t version,
+                                  const struct ZlCancel *cancel,
+                                  ZlResultCallback callback,
+                                  void *user_data);
 
 #ifdef __cplusplus
 }  // extern "C"
