@@ -393,7 +393,8 @@ namespace ZooLock.Native
         ///  For the process's exit: cancels every acquire in progress (each fails
         ///  with `ZL_CANCELLED` and leaves no node), then stops the callback thread,
         ///  waiting up to two seconds for a callback in progress to return. zoolock
-        ///  stays usable: a later callback starts the thread again.
+        ///  stays usable: callbacks after it (the cancelled acquires' among them)
+        ///  run on a thread that ends as soon as it has none left to run.
         /// </summary>
         [DllImport(__DllName, EntryPoint = "zl_shutdown", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
         internal static extern int zl_shutdown();

@@ -1,17 +1,21 @@
 //! Where callbacks into the caller run, and how the process exits cleanly.
 //!
-//! Every callback (acquire completions, state changes) runs on one thread
-//! of this module's own, never on zoolock's I/O or event threads. A managed
-//! runtime adopts a native thread the first time it calls in, and Mono then
-//! waits for that thread at exit, forever if it never leaves native code.
-//! `zl_shutdown` stops this thread (it starts again if a callback comes
-//! later) and cancels the acquires in progress, so no thread the runtime
-//! has seen stays in zoolock: the binding calls it when the process exits.
+//! Every callback (acquire completions, state changes) runs on a thread of
+//! this module's own, one at a time and in order, never on zoolock's I/O or
+//! event threads. A managed runtime adopts a native thread the first time it
+//! calls in, and Mono then waits for that thread at exit (aborting it first
+//! if it is a background thread), forever if it never leaves native code.
+//! So the thread never waits long for work: it ends after `IDLE` without a
+//! job (the next job starts another), and `zl_shutdown`, which the binding
+//! calls when the process exits, stops it at once and cancels the acquires
+//! in progress. Their completions, and anything else posted after it, run
+//! on a thread that ends as soon as its queue is empty.
 
 use std::future::Future;
 use std::panic::AssertUnwindSafe;
 use std::pin::Pin;
-use std::sync::mpsc::{channel, Receiver, Sender};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::mpsc::{channel, Receiver, RecvTimeoutError, Sender, TryRecvError};
 use std::sync::{Mutex, OnceLock};
 use std::task::{Context, Poll};
 use std::time::Duration;
@@ -26,7 +30,17 @@ type Job = Box<dyn FnOnce() + Send>;
 /// How long `zl_shutdown` waits for a callback in progress to return.
 const STOP_WAIT: Duration = Duration::from_secs(2);
 
+/// How long the callback thread waits for a job before it ends: the most a
+/// managed runtime's exit may wait for it. A burst of callbacks after a
+/// quiet spell pays one thread start.
+const IDLE: Duration = Duration::from_millis(500);
+
+/// Set by `zl_shutdown`: from then on the thread ends as soon as it is idle.
+static SHUT_DOWN: AtomicBool = AtomicBool::new(false);
+
 struct Dispatcher {
+    /// Which thread this is: an idle thread clears the slot only if it is still its own.
+    id: u64,
     jobs: Sender<Job>,
     stopped: Receiver<()>,
 }
@@ -46,10 +60,12 @@ pub fn post(job: Job) {
         },
         None => job,
     };
+    static IDS: AtomicU64 = AtomicU64::new(0);
+    let id = IDS.fetch_add(1, Ordering::Relaxed);
     let (jobs, queue) = channel::<Job>();
     let (done, stopped) = channel();
     let spawned = std::thread::Builder::new().name("zoolock-callbacks".into()).spawn(move || {
-        for job in queue {
+        while let Some(job) = next_job(id, &queue) {
             // A callback is the caller's code and must not unwind into us; if
             // a Rust panic happens around it anyway, later callbacks still run.
             let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(job));
@@ -59,10 +75,34 @@ pub fn post(job: Job) {
     match spawned {
         Ok(_) => {
             let _ = jobs.send(job);
-            *current = Some(Dispatcher { jobs, stopped });
+            *current = Some(Dispatcher { id, jobs, stopped });
         }
         // Without a thread the callback cannot run; nothing better can be done.
         Err(err) => eprintln!("zoolock cannot start its callback thread: {err}"),
+    }
+}
+
+/// The callback thread's next job, or `None` once it should end: stopped by
+/// `zl_shutdown`, or idle for `IDLE` (at once after `zl_shutdown`).
+fn next_job(id: u64, queue: &Receiver<Job>) -> Option<Job> {
+    let idle = if SHUT_DOWN.load(Ordering::Acquire) { Duration::ZERO } else { IDLE };
+    match queue.recv_timeout(idle) {
+        Ok(job) => return Some(job),
+        Err(RecvTimeoutError::Disconnected) => return None,
+        Err(RecvTimeoutError::Timeout) => {}
+    }
+    // `post` sends under this lock: once the slot is cleared under it, no job
+    // can reach this queue any more, and the next one starts a new thread.
+    let mut current = dispatcher().lock().unwrap();
+    match queue.try_recv() {
+        Ok(job) => Some(job),
+        Err(TryRecvError::Disconnected) => None,
+        Err(TryRecvError::Empty) => {
+            if current.as_ref().is_some_and(|running| running.id == id) {
+                *current = None;
+            }
+            None
+        }
     }
 }
 
@@ -113,13 +153,15 @@ pub fn shutdowns() -> watch::Receiver<u64> {
 /// For the process's exit: cancels every acquire in progress (each fails
 /// with `ZL_CANCELLED` and leaves no node), then stops the callback thread,
 /// waiting up to two seconds for a callback in progress to return. zoolock
-/// stays usable: a later callback starts the thread again.
+/// stays usable: callbacks after it (the cancelled acquires' among them)
+/// run on a thread that ends as soon as it has none left to run.
 #[no_mangle]
 pub extern "C" fn zl_shutdown() -> i32 {
     guard(|| {
+        SHUT_DOWN.store(true, Ordering::Release);
         shutdown_channel().send_modify(|n| *n += 1);
         let running = dispatcher().lock().unwrap().take();
-        if let Some(Dispatcher { jobs, stopped }) = running {
+        if let Some(Dispatcher { jobs, stopped, .. }) = running {
             drop(jobs);
             // Called from a callback, the thread ends once this callback returns.
             if std::thread::current().name() != Some("zoolock-callbacks") {

@@ -299,3 +299,40 @@ fn barrier_queue_and_party_calls_check_their_handles() {
         zl_locking_queue_free(null_mut());
     }
 }
+
+/// The callback thread ends once idle, since Mono waits at exit for every
+/// thread that called into it (aborting a background one first, which a
+/// thread waiting in native code never notices); the next callback starts
+/// another, and callbacks keep their order.
+#[test]
+fn the_callback_thread_ends_when_idle() {
+    use std::cell::RefCell;
+    use std::sync::mpsc::{channel, Sender};
+    struct OnExit(Sender<()>);
+    impl Drop for OnExit {
+        fn drop(&mut self) {
+            let _ = self.0.send(());
+        }
+    }
+    thread_local! { static GUARD: RefCell<Option<OnExit>> = const { RefCell::new(None) }; }
+    let wait = std::time::Duration::from_secs(30);
+    let (seen, order) = channel();
+    let (exited, ended) = channel();
+    for i in 0..100 {
+        let (seen, exited) = (seen.clone(), exited.clone());
+        dispatch::post(Box::new(move || {
+            GUARD.with(|guard| {
+                guard.borrow_mut().get_or_insert_with(|| OnExit(exited));
+            });
+            let _ = seen.send((i, std::thread::current().id()));
+        }));
+    }
+    let first: Vec<_> = (0..100).map(|_| order.recv_timeout(wait).unwrap()).collect();
+    assert!(first.iter().map(|(i, _)| *i).eq(0..100), "callbacks out of order");
+    ended.recv_timeout(wait).expect("the idle callback thread ended");
+    dispatch::post(Box::new(move || {
+        let _ = seen.send((100, std::thread::current().id()));
+    }));
+    let (_, thread) = order.recv_timeout(wait).unwrap();
+    assert_ne!(thread, first[99].1, "a callback after the thread ended runs on a new one");
+}
