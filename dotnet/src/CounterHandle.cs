@@ -1,5 +1,6 @@
 using System;
 using System.Threading;
+using System.Threading.Tasks;
 using ZooLock.Native;
 
 namespace ZooLock
@@ -11,6 +12,11 @@ namespace ZooLock
     /// </summary>
     internal sealed unsafe class CounterHandle : NativeHandle
     {
+        static readonly NativeMethods.zl_counter_value_async_callback_delegate OnValue = (user, status, data, length, stat, message, messageLength) =>
+            PendingCall<ZlCounterValue[]>.Deliver(user, status, message, messageLength, call => Values(data, length));
+        static readonly NativeMethods.zl_counter_add_async_callback_delegate OnAdd = (user, status, data, length, stat, message, messageLength) =>
+            PendingCall<ZlCounterValue[]>.Deliver(user, status, message, messageLength, call => Values(data, length));
+
         internal CounterHandle(string path, ZooKeeperSession session, ZlCounterValue initial, int format)
         {
             if (path == null) throw new ArgumentNullException("path");
@@ -59,6 +65,33 @@ namespace ZooLock
                 }
             }
             finally { Exit(); }
+        }
+
+        /// <summary>The value, without blocking a thread.</summary>
+        internal Task<ZlCounterValue> ValueAsync(CancellationToken cancellationToken)
+        {
+            return PendingCall<ZlCounterValue[]>.Start(this, cancellationToken, (c, cancel, user) =>
+                NativeMethods.zl_counter_value_async((ZlCounter*)c, cancel, OnValue, user)).Then(values => values[0]);
+        }
+
+        /// <summary>Adds <paramref name="by"/> without blocking a thread: the values before and after.</summary>
+        internal Task<ZlCounterValue[]> AddAsync(ZlCounterValue by, CancellationToken cancellationToken)
+        {
+            return PendingCall<ZlCounterValue[]>.Start(this, cancellationToken, (c, cancel, user) =>
+            {
+                var delta = by;
+                return NativeMethods.zl_counter_add_async((ZlCounter*)c, &delta, cancel, OnAdd, user);
+            });
+        }
+
+        /// <summary>The values of a callback's data: each is_float (u8), int_value (i64), float_value (f64).</summary>
+        static ZlCounterValue[] Values(byte* data, uint length)
+        {
+            var reader = new RecordReader(data, length);
+            var values = new System.Collections.Generic.List<ZlCounterValue>();
+            while (reader.More)
+                values.Add(new ZlCounterValue { is_float = reader.U8(), int_value = reader.I64(), float_value = reader.F64() });
+            return values.ToArray();
         }
 
         protected override bool ReleaseHandle()

@@ -103,6 +103,12 @@ namespace ZooLock.Native
         internal delegate void zl_barrier_wait_async_callback_delegate(void* user_data, int status, byte* data, uint data_len, ZlStat* stat, byte* message, uint message_len);
 
         [UnmanagedFunctionPointer(CallingConvention.Cdecl)]
+        internal delegate void zl_counter_add_async_callback_delegate(void* user_data, int status, byte* data, uint data_len, ZlStat* stat, byte* message, uint message_len);
+
+        [UnmanagedFunctionPointer(CallingConvention.Cdecl)]
+        internal delegate void zl_counter_value_async_callback_delegate(void* user_data, int status, byte* data, uint data_len, ZlStat* stat, byte* message, uint message_len);
+
+        [UnmanagedFunctionPointer(CallingConvention.Cdecl)]
         internal delegate void zl_double_barrier_enter_async_callback_delegate(void* user_data, int status, byte* data, uint data_len, ZlStat* stat, byte* message, uint message_len);
 
         [UnmanagedFunctionPointer(CallingConvention.Cdecl)]
@@ -379,6 +385,31 @@ namespace ZooLock.Native
         /// </summary>
         [DllImport(__DllName, EntryPoint = "zl_counter_add", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
         internal static extern int zl_counter_add(ZlCounter* counter, ZlCounterValue* delta, ZlCancel* cancel, ZlCounterValue* out_pre, ZlCounterValue* out_post);
+
+        /// <summary>
+        ///  `zl_counter_value`, completed by `callback` (`ZlResultCallback`): the
+        ///  value as 17 bytes of data (`is_float` u8, `int_value` i64, `float_value`
+        ///  f64, little-endian). Returns at once; the callback is called exactly
+        ///  once, if and only if this returns `ZL_OK`; a fired `cancel` ends it with
+        ///  `ZL_CANCELLED`. The counter and `cancel` must stay alive until the callback.
+        ///
+        ///  # Safety
+        ///  `counter` must be a live handle; `cancel` null or live; `user_data` valid until the callback.
+        /// </summary>
+        [DllImport(__DllName, EntryPoint = "zl_counter_value_async", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern int zl_counter_value_async(ZlCounter* counter, ZlCancel* cancel, zl_counter_value_async_callback_delegate callback, void* user_data);
+
+        /// <summary>
+        ///  `zl_counter_add`, completed by `callback`: the values before and after
+        ///  as two of `zl_counter_value_async`'s records (34 bytes). As
+        ///  `zl_counter_value_async` otherwise; a change cancelled after its write
+        ///  was sent may still have been made.
+        ///
+        ///  # Safety
+        ///  As for `zl_counter_value_async`; `delta` valid during the call.
+        /// </summary>
+        [DllImport(__DllName, EntryPoint = "zl_counter_add_async", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern int zl_counter_add_async(ZlCounter* counter, ZlCounterValue* delta, ZlCancel* cancel, zl_counter_add_async_callback_delegate callback, void* user_data);
 
         /// <summary>
         ///  Frees the counter. Null is ignored.

@@ -1,5 +1,6 @@
 using System;
 using System.Threading;
+using System.Threading.Tasks;
 using ZooLock.Native;
 
 namespace ZooLock
@@ -53,6 +54,22 @@ namespace ZooLock
         {
             if (delta == long.MinValue) throw new ArgumentOutOfRangeException("delta", delta, "cannot be negated");
             return Add(-delta, cancellationToken);
+        }
+
+        /// <summary><see cref="GetValue"/> without blocking a thread.</summary>
+        public Task<long> GetValueAsync(CancellationToken cancellationToken = default(CancellationToken))
+        {
+            return native.ValueAsync(cancellationToken).Then(value => value.int_value);
+        }
+
+        /// <summary>
+        /// <see cref="Add"/> without blocking a thread. A change cancelled after
+        /// its write was sent may still have been made, as one whose reply was lost.
+        /// </summary>
+        public Task<ZooKeeperCounterChange> AddAsync(long delta, CancellationToken cancellationToken = default(CancellationToken))
+        {
+            return native.AddAsync(new ZlCounterValue { is_float = 0, int_value = delta }, cancellationToken)
+                .Then(values => new ZooKeeperCounterChange(values[0].int_value, values[1].int_value));
         }
 
         /// <summary>Frees the native handle. Harmless when repeated.</summary>

@@ -1,5 +1,6 @@
 using System;
 using System.Threading;
+using System.Threading.Tasks;
 using ZooLock.Native;
 
 namespace ZooLock
@@ -46,6 +47,22 @@ namespace ZooLock
         public ZooKeeperDoubleCounterChange Subtract(double delta, CancellationToken cancellationToken = default(CancellationToken))
         {
             return Add(-delta, cancellationToken);
+        }
+
+        /// <summary><see cref="GetValue"/> without blocking a thread.</summary>
+        public Task<double> GetValueAsync(CancellationToken cancellationToken = default(CancellationToken))
+        {
+            return native.ValueAsync(cancellationToken).Then(value => value.float_value);
+        }
+
+        /// <summary>
+        /// <see cref="Add"/> without blocking a thread. A change cancelled after
+        /// its write was sent may still have been made, as one whose reply was lost.
+        /// </summary>
+        public Task<ZooKeeperDoubleCounterChange> AddAsync(double delta, CancellationToken cancellationToken = default(CancellationToken))
+        {
+            return native.AddAsync(new ZlCounterValue { is_float = 1, float_value = delta }, cancellationToken)
+                .Then(values => new ZooKeeperDoubleCounterChange(values[0].float_value, values[1].float_value));
         }
 
         /// <summary>Frees the native handle. Harmless when repeated.</summary>

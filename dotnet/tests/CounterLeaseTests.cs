@@ -81,6 +81,56 @@ namespace ZooLock.Tests
         }
 
         [Test]
+        public void AsyncFormsDoTheSame()
+        {
+            var path = Fixture.Path("counter-async");
+            using (var counter = new ZooKeeperCounter(path, session, 10))
+            using (var ratio = new ZooKeeperDoubleCounter(path + "-float", other))
+            {
+                Assert.That(Fixture.Await(counter.GetValueAsync(), "GetValueAsync"), Is.EqualTo(10));
+                var change = Fixture.Await(counter.AddAsync(-3), "AddAsync");
+                Assert.That(new[] { change.PreValue, change.PostValue }, Is.EqualTo(new long[] { 10, 7 }));
+                Assert.That(Encoding.ASCII.GetString(session.GetData(path)), Is.EqualTo("7"));
+                var half = Fixture.Await(ratio.AddAsync(0.5), "AddAsync");
+                Assert.That(new[] { half.PreValue, half.PostValue }, Is.EqualTo(new[] { 0.0, 0.5 }));
+                Assert.That(Fixture.Await(ratio.GetValueAsync(), "GetValueAsync"), Is.EqualTo(0.5));
+
+                session.SetData(path, Encoding.ASCII.GetBytes("seven"));
+                Assert.IsInstanceOf<InvalidDataException>(Fixture.Failure(counter.AddAsync(1)));
+                session.SetData(path, Encoding.ASCII.GetBytes(long.MaxValue.ToString()));
+                Assert.IsInstanceOf<ArgumentException>(Fixture.Failure(counter.AddAsync(1)), "out of range");
+                using (var cancelled = new CancellationTokenSource())
+                {
+                    cancelled.Cancel();
+                    Assert.IsTrue(counter.AddAsync(1, cancelled.Token).IsCanceled);
+                    Assert.IsTrue(ratio.GetValueAsync(cancelled.Token).IsCanceled);
+                }
+            }
+        }
+
+        [Test]
+        public void ATokenEndsACounterChangeInFlight()
+        {
+            var path = Fixture.Path("counter-in-flight");
+            using (var counter = new ZooKeeperCounter(path, session))
+            using (var cancel = new CancellationTokenSource())
+            {
+                counter.Add(1);
+                Setup.Zk.Partition(session.SessionId);
+                try
+                {
+                    var reading = counter.GetValueAsync(cancel.Token);
+                    var adding = counter.AddAsync(1, cancel.Token);
+                    Assert.IsFalse(reading.IsCompleted || adding.IsCompleted, "no answer through a partition");
+                    cancel.Cancel();
+                    Assert.IsInstanceOf<OperationCanceledException>(Fixture.Failure(reading));
+                    Assert.IsInstanceOf<OperationCanceledException>(Fixture.Failure(adding));
+                }
+                finally { Setup.Zk.Heal(session.SessionId); }
+            }
+        }
+
+        [Test]
         public void ConcurrentChangesFromTwoSessionsAllCount()
         {
             var path = Fixture.Path("counter-race");

@@ -727,6 +727,36 @@ int32_t zl_counter_add(const struct ZlCounter *counter,
                        struct ZlCounterValue *out_post);
 
 /**
+ * `zl_counter_value`, completed by `callback` (`ZlResultCallback`): the
+ * value as 17 bytes of data (`is_float` u8, `int_value` i64, `float_value`
+ * f64, little-endian). Returns at once; the callback is called exactly
+ * once, if and only if this returns `ZL_OK`; a fired `cancel` ends it with
+ * `ZL_CANCELLED`. The counter and `cancel` must stay alive until the callback.
+ *
+ * # Safety
+ * `counter` must be a live handle; `cancel` null or live; `user_data` valid until the callback.
+ */
+int32_t zl_counter_value_async(const struct ZlCounter *counter,
+                               const struct ZlCancel *cancel,
+                               ZlResultCallback callback,
+                               void *user_data);
+
+/**
+ * `zl_counter_add`, completed by `callback`: the values before and after
+ * as two of `zl_counter_value_async`'s records (34 bytes). As
+ * `zl_counter_value_async` otherwise; a change cancelled after its write
+ * was sent may still have been made.
+ *
+ * # Safety
+ * As for `zl_counter_value_async`; `delta` valid during the call.
+ */
+int32_t zl_counter_add_async(const struct ZlCounter *counter,
+                             const struct ZlCounterValue *delta,
+                             const struct ZlCancel *cancel,
+                             ZlResultCallback callback,
+                             void *user_data);
+
+/**
  * Frees the counter. Null is ignored.
  *
  * # Safety
