@@ -401,6 +401,18 @@ namespace ZooLock.Tests
                     Assert.That(session.GetAccessControl(path, out stat), Is.EqualTo(new[] { new ZooKeeperAccessControl("world", "anyone", ZooKeeperSessionOptions.PermissionAll) }), "unchanged");
                 } },
             { "recipe-after-close", RecipesAfterClose },
+            { "transaction-too-large", c =>
+                {
+                    var session = c.Session();
+                    var big = new byte[700000];
+                    session.Create(c.Base, null, ZooKeeperCreateFlags.MakePath);
+                    using (var transaction = session.Transaction().Create(c.Path("a"), big).Create(c.Path("b"), big))
+                        c.Check("Commit", () => transaction.Commit());
+                    var jobs = new ZooKeeperLockingQueue(c.Path("jobs"), session);
+                    c.Check("LockingQueue.PutAll", () => jobs.PutAll(new[] { big, big }));
+                    Assert.That(session.GetChildren(c.Base), Is.EqualTo(new[] { "jobs" }), "nothing made but the queue's path");
+                    Assert.That(jobs.Count, Is.EqualTo(0), "nothing put");
+                } },
         };
 
         /// <summary>Each recipe, a lease try, a multi-lock and the ACL calls on a bad path.</summary>

@@ -422,6 +422,20 @@ def acl_empty(ctx):
     assert client.get_acls(path)[0] == OPEN_ACL_UNSAFE, "unchanged"
 
 
+def transaction_too_large(ctx):
+    client = ctx.client()
+    big = b"x" * 700_000
+    client.ensure_path(ctx.base)
+    transaction = client.transaction()
+    transaction.create(ctx.path("a"), big)
+    transaction.create(ctx.path("b"), big)
+    ctx.check("transaction.commit", transaction.commit)
+    jobs = client.LockingQueue(ctx.path("jobs"))
+    ctx.check("LockingQueue.put_all", lambda: jobs.put_all([big, big]))
+    assert client.get_children(ctx.base) == ["jobs"], "nothing made but the queue's path"
+    assert len(jobs) == 0, "nothing put"
+
+
 def recipe_after_close(ctx):
     client = ctx.client()
     path = ctx.path("node")
@@ -562,5 +576,6 @@ CASES = {
     "double-barrier-no-clients": double_barrier_no_clients,
     "acl-empty": acl_empty,
     "recipe-after-close": recipe_after_close,
+    "transaction-too-large": transaction_too_large,
     **SECURE_CASES,
 }

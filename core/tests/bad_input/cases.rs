@@ -258,6 +258,21 @@ pub fn all() -> Vec<(&'static str, Case)> {
             c.check("set_acls to []", s.set_acls(&path, &[], None).await.map(drop));
             assert_eq!(s.get_acls(&path).await.unwrap().0, [Acl::new(Permission::ALL, AuthId::anyone())], "unchanged");
         },
+        "transaction-too-large" => |c| async move {
+            let s = c.session().await;
+            let big = vec![b'x'; 700_000];
+            let transaction = s.transaction().create(&c.path("a"), &big, Create::default()).create(
+                &c.path("b"),
+                &big,
+                Create::default(),
+            );
+            s.create(&c.base, b"", &Create::default().makepath()).await.unwrap();
+            c.check("commit", transaction.commit().await.map(drop));
+            let jobs = LockingQueue::new(&s, &c.path("jobs")).unwrap();
+            c.check("LockingQueue put_all", jobs.put_all(&[big.clone(), big], 100).await);
+            assert_eq!(s.children(&c.base).await.unwrap().len(), 1, "nothing made but the queue's path");
+            assert_eq!(jobs.len().await.unwrap(), 0, "nothing put");
+        },
         "recipe-after-close" => |c| async move {
             let s = c.session().await;
             let path = c.path("node");
