@@ -6,7 +6,10 @@
 //! `log` facade; this logger queues them to one thread that takes the GIL,
 //! so an I/O thread never waits for Python to log.
 
+use std::sync::atomic::{AtomicU64, AtomicU8, Ordering};
 use std::sync::mpsc::Receiver;
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
 
 use log::{Level, LevelFilter, Log, Metadata, Record};
 use pyo3::prelude::*;
@@ -27,7 +30,7 @@ impl Log for Forward {
     }
 
     fn log(&self, record: &Record<'_>) {
-        if !self.enabled(record.metadata()) {
+        if !self.enabled(record.metadata()) || below_python_level(record.level()) {
             return;
         }
         let text = record.args().to_string();
@@ -50,6 +53,32 @@ impl Log for Forward {
     }
 
     fn flush(&self) {}
+}
+
+/// The "zoolock" logger's effective level as the log thread last read it
+/// (0: not yet), and when (ms since `epoch()`).
+static PYTHON_LEVEL: AtomicU8 = AtomicU8::new(0);
+static READ_AT: AtomicU64 = AtomicU64::new(0);
+
+/// How stale the level may be: a `setLevel` takes effect within this.
+const LEVEL_FRESH: Duration = Duration::from_millis(250);
+
+fn epoch() -> Instant {
+    static EPOCH: OnceLock<Instant> = OnceLock::new();
+    *EPOCH.get_or_init(Instant::now)
+}
+
+/// A debug or trace event the "zoolock" logger would drop anyway (its level,
+/// read at most 250 ms ago, is above it): dropped here, unformatted and
+/// without the GIL — a lock's every step logs at debug, and Python's logger
+/// is at WARNING unless asked. Once the level is stale, one event goes
+/// through, and the log thread reads it again. Info and up always go
+/// through: kazoo's words may raise their level.
+fn below_python_level(level: Level) -> bool {
+    let python = PYTHON_LEVEL.load(Ordering::Relaxed);
+    let fresh = (epoch().elapsed().as_millis() as u64).saturating_sub(READ_AT.load(Ordering::Relaxed))
+        < LEVEL_FRESH.as_millis() as u64;
+    level >= Level::Debug && python > 10 && fresh
 }
 
 /// The core's session line (`zoolock session state=… session_id=…`) as
@@ -87,6 +116,10 @@ fn start(receiver: Receiver<(u8, String)>) {
                 };
                 if let Err(err) = logger.call_method1("log", (level, "%s", message)) {
                     err.write_unraisable(py, Some(&logger));
+                }
+                if let Ok(effective) = logger.call_method0("getEffectiveLevel").and_then(|l| l.extract::<u32>()) {
+                    PYTHON_LEVEL.store(effective.clamp(1, 255) as u8, Ordering::Relaxed);
+                    READ_AT.store(epoch().elapsed().as_millis() as u64, Ordering::Relaxed);
                 }
             });
             if delivered.is_none() {
