@@ -24,6 +24,7 @@
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use tokio::sync::OwnedMutexGuard;
 use tokio::time::Instant;
 use uuid::Uuid;
 use zookeeper_client as zk;
@@ -168,7 +169,17 @@ struct Consumer {
     locked: Mutex<Option<Locked>>,
     /// One `get` at a time.
     getting: tokio::sync::Mutex<()>,
+    /// A get's turn to write this consumer's lock nodes, shared with the
+    /// clean-ups of the takes it leaves unfinished ([`Turn`]).
+    writing: Arc<tokio::sync::Mutex<()>>,
 }
+
+/// Held by a get and by each clean-up of a take it left unfinished: the
+/// next get waits until the last of them ends. A clean-up knows its lock
+/// by session and id, which the next get's lock of the same entry shares,
+/// so running beside that get it could delete the get's lock and the entry
+/// would go to a second consumer.
+type Turn = Arc<OwnedMutexGuard<()>>;
 
 #[derive(Clone)]
 struct Locked {
@@ -192,6 +203,7 @@ impl LockingQueue {
                 id: Uuid::new_v4().simple().to_string(),
                 locked: Mutex::new(None),
                 getting: tokio::sync::Mutex::new(()),
+                writing: Arc::new(tokio::sync::Mutex::new(())),
             }),
         })
     }
@@ -356,10 +368,13 @@ impl Consumer {
 
     /// [`LockingQueue::get`]'s wait for an entry, on each session in turn.
     async fn get_until(&self, deadline: Option<Instant>) -> Result<Option<Vec<u8>>> {
+        // Within the deadline: a clean-up held up by a partition holds up
+        // no timed get beyond it.
+        let turn: Turn = Arc::new(self.writing.clone().lock_owned().await);
         let mut dirs_made = false;
         loop {
             let live = self.session.live().await?;
-            match self.try_get(&live, deadline, &mut dirs_made).await? {
+            match self.try_get(&live, deadline, &mut dirs_made, &turn).await? {
                 OnSession::Done(value) => return Ok(value),
                 OnSession::Ended => {
                     let next = self.session.wait_past(live.generation);
@@ -385,6 +400,7 @@ impl Consumer {
         live: &Arc<Live>,
         deadline: Option<Instant>,
         dirs_made: &mut bool,
+        turn: &Turn,
     ) -> Result<OnSession<Option<Vec<u8>>>> {
         loop {
             if !*dirs_made {
@@ -412,7 +428,7 @@ impl Consumer {
                 Err(err) => return Err(Error::zk(&self.taken, "list", err)),
             };
             for entry in queue_entries(&entries).into_iter().filter(|e| !taken.contains(e)) {
-                match self.take(live, &entry).await? {
+                match self.take(live, &entry, turn).await? {
                     OnSession::Done(Some(value)) => return Ok(OnSession::Done(Some(value))),
                     OnSession::Done(None) => {}
                     OnSession::Ended => return Ok(OnSession::Ended),
@@ -439,13 +455,12 @@ impl Consumer {
 
     /// Locks `entry` for this consumer and reads its value: `None` if
     /// another consumer has it or it was consumed meanwhile.
-    async fn take(&self, live: &Arc<Live>, entry: &str) -> Result<OnSession<Option<Vec<u8>>>> {
+    async fn take(&self, live: &Arc<Live>, entry: &str, turn: &Turn) -> Result<OnSession<Option<Vec<u8>>>> {
         let lock = format!("{}/{entry}", self.taken);
         let node = format!("{}/{entry}", self.entries);
         let ephemeral = zk::CreateMode::Ephemeral.with_acls(zk::Acls::new(&self.session.options().acls));
         // From the create on, whatever ends this take unfinished removes our lock.
-        let mut unlock =
-            Unlock { session: self.session.clone(), live: Some(live.clone()), lock: lock.clone(), id: self.id.clone() };
+        let mut unlock = self.unlock(live, &lock, turn);
         loop {
             match ask!(live, live.client.create(&lock, self.id.as_bytes(), &ephemeral)) {
                 Ok(_) => break,
@@ -481,6 +496,17 @@ impl Consumer {
         *self.locked.lock().unwrap() =
             Some(Locked { entry: entry.to_owned(), value: value.clone(), live: live.clone() });
         Ok(OnSession::Done(Some(value)))
+    }
+
+    /// The clean-up of a take of `lock` on `live`, armed, in the get's `turn`.
+    fn unlock(&self, live: &Arc<Live>, lock: &str, turn: &Turn) -> Unlock {
+        Unlock {
+            session: self.session.clone(),
+            live: Some(live.clone()),
+            lock: lock.to_owned(),
+            id: self.id.clone(),
+            turn: turn.clone(),
+        }
     }
 
     /// `consume` (the entry and its lock) or `release` (the lock), as one
@@ -527,13 +553,16 @@ struct Unlock {
     lock: String,
     /// The consumer's id: a node of its session without it is another consumer's.
     id: String,
+    /// Kept until the clean-up ends: the consumer's next get waits for it.
+    turn: Turn,
 }
 
 impl Drop for Unlock {
     fn drop(&mut self) {
         let Some(live) = self.live.take() else { return };
-        let (lock, id) = (std::mem::take(&mut self.lock), std::mem::take(&mut self.id));
+        let (lock, id, turn) = (std::mem::take(&mut self.lock), std::mem::take(&mut self.id), self.turn.clone());
         drop(self.session.spawn(async move {
+            let _turn = turn;
             loop {
                 // Only ours: a create that never landed leaves another's node,
                 // maybe of another consumer on this session.
@@ -548,5 +577,68 @@ impl Drop for Unlock {
                 }
             }
         }));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::SessionOptions;
+
+    /// Until the entry's lock is `wanted` (present or not), at most `limit`.
+    async fn lock_is(raw: &zk::Client, lock: &str, wanted: bool, limit: Duration) -> bool {
+        let wait = async {
+            loop {
+                let (stat, watcher) = raw.check_and_watch_stat(lock).await.unwrap();
+                if stat.is_some() == wanted {
+                    return;
+                }
+                watcher.changed().await;
+            }
+        };
+        tokio::time::timeout(limit, wait).await.is_ok()
+    }
+
+    /// A get dropped while its create is on the wire, a create that never
+    /// lands: the take's clean-up is due, and its first read comes late (its
+    /// task not yet run on a busy runtime; no fault of the server's orders a
+    /// session's requests that way, so the test holds the clean-up itself).
+    /// The consumer's next get must not lock the entry before that read: the
+    /// clean-up would find the new lock, with this session and this id, take
+    /// it for its own and delete it, and the entry would go to a second
+    /// consumer while the first believes it holds it.
+    #[tokio::test(flavor = "multi_thread")]
+    async fn a_late_clean_up_never_removes_the_next_gets_lock() {
+        let connect = zk_harness::shared().connect_string();
+        let raw = zk::Client::connect(&connect).await.unwrap();
+        let (s1, s2) = (
+            Session::connect(SessionOptions::new(&connect)).await.unwrap(),
+            Session::connect(SessionOptions::new(&connect)).await.unwrap(),
+        );
+        let path = format!("/zoolock-tests{}", zk_harness::unique_path("queue-late-clean-up"));
+        let (a, b) = (LockingQueue::new(&s1, &path).unwrap(), LockingQueue::new(&s2, &path).unwrap());
+        let entry = a.put(b"job", 100).await.unwrap();
+        let entry = entry.rsplit('/').next().unwrap();
+        assert_eq!(a.get(Some(Duration::ZERO)).await.unwrap().as_deref(), Some(&b"job"[..]));
+        assert!(a.release().await.unwrap());
+        let lock = format!("{}/{entry}", a.inner.taken);
+
+        let turn = Arc::new(a.inner.writing.clone().lock_owned().await);
+        let pending = a.inner.unlock(&s1.live().await.unwrap(), &lock, &turn);
+        drop(turn);
+        let timed = tokio::time::timeout(Duration::from_secs(15), a.get(Some(Duration::from_millis(200))));
+        assert_eq!(timed.await.expect("a timed get ended").unwrap(), None, "waiting for the clean-up, then timed out");
+        let next = tokio::spawn({
+            let a = a.clone();
+            async move { a.get(None).await }
+        });
+        // The next get waits for the clean-up: the bound is on that wait alone.
+        let locked_early = lock_is(&raw, &lock, true, Duration::from_secs(1)).await;
+        drop(pending);
+        let got = tokio::time::timeout(Duration::from_secs(15), next).await.expect("the next get ended");
+        assert_eq!(got.unwrap().unwrap().as_deref(), Some(&b"job"[..]));
+        assert_eq!(b.get(Some(Duration::from_secs(1))).await.unwrap(), None, "the entry a holds was handed to b too");
+        assert!(a.holds_lock().await.unwrap(), "a's lock is gone");
+        assert!(!locked_early, "the next get locked the entry before the clean-up ran");
     }
 }
