@@ -122,6 +122,8 @@ def _path(path, trailing=False):
         raise TypeError("Invalid type for 'path' (string expected)")
     parts = [p for p in path.split("/") if p]
     normal = "/" + "/".join(parts)
+    if not normal.isascii():
+        _zoolock._refuse_non_utf8_path(normal)
     if trailing and path.endswith("/") and normal != "/":
         normal += "/"
     return normal
