@@ -422,10 +422,10 @@ namespace ZooLock.Native
 
         /// <summary>
         ///  For the process's exit: cancels every acquire in progress (each fails
-        ///  with `ZL_CANCELLED` and leaves no node), then stops the callback thread,
-        ///  waiting up to two seconds for a callback in progress to return. zoolock
-        ///  stays usable: callbacks after it (the cancelled acquires' among them)
-        ///  run on a thread that ends as soon as it has none left to run.
+        ///  with `ZL_CANCELLED` and leaves no node), then lets the callback thread
+        ///  end once it has run every callback posted to it (the cancelled
+        ///  acquires' among them), waiting up to two seconds for that. zoolock stays
+        ///  usable: from then on the callback thread ends whenever it is idle.
         /// </summary>
         [DllImport(__DllName, EntryPoint = "zl_shutdown", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
         internal static extern int zl_shutdown();

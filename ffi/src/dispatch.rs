@@ -6,17 +6,17 @@
 //! calls in, and Mono then waits for that thread at exit (aborting it first
 //! if it is a background thread), forever if it never leaves native code.
 //! So the thread never waits long for work: it ends after `IDLE` without a
-//! job (the next job starts another), and `zl_shutdown`, which the binding
-//! calls when the process exits, stops it at once and cancels the acquires
-//! in progress. Their completions, and anything else posted after it, run
-//! on a thread that ends as soon as its queue is empty.
+//! job (the next job starts another). `zl_shutdown`, which the binding calls
+//! when the process exits, cancels the acquires in progress and makes the
+//! thread end as soon as its queue is empty: their completions, posted
+//! meanwhile, run on it first.
 
 use std::future::Future;
 use std::panic::AssertUnwindSafe;
 use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc::{channel, Receiver, RecvTimeoutError, Sender, TryRecvError};
-use std::sync::{Mutex, OnceLock};
+use std::sync::{Mutex, MutexGuard, OnceLock, PoisonError};
 use std::task::{Context, Poll};
 use std::time::Duration;
 
@@ -35,24 +35,29 @@ const STOP_WAIT: Duration = Duration::from_secs(2);
 /// quiet spell pays one thread start.
 const IDLE: Duration = Duration::from_millis(500);
 
-/// Set by `zl_shutdown`: from then on the thread ends as soon as it is idle.
+/// Set by `zl_shutdown`: from then on the thread ends as soon as it is
+/// idle. Never cleared: after a shutdown every quiet spell ends the thread.
 static SHUT_DOWN: AtomicBool = AtomicBool::new(false);
 
+/// The running callback thread. Only that thread empties the slot, under
+/// its lock and with its queue empty, so two never run at once.
 struct Dispatcher {
     /// Which thread this is: an idle thread clears the slot only if it is still its own.
     id: u64,
     jobs: Sender<Job>,
-    stopped: Receiver<()>,
+    /// Closed when the thread ends; taken by the `zl_shutdown` that waits for it.
+    stopped: Option<Receiver<()>>,
 }
 
-fn dispatcher() -> &'static Mutex<Option<Dispatcher>> {
+/// The slot's lock; a panic elsewhere while it was held does not stop callbacks.
+fn dispatcher() -> MutexGuard<'static, Option<Dispatcher>> {
     static DISPATCHER: Mutex<Option<Dispatcher>> = Mutex::new(None);
-    &DISPATCHER
+    DISPATCHER.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
 /// Runs `job` on the callback thread, after the jobs posted before it.
 pub fn post(job: Job) {
-    let mut current = dispatcher().lock().unwrap();
+    let mut current = dispatcher();
     let job = match current.as_ref() {
         Some(running) => match running.jobs.send(job) {
             Ok(()) => return,
@@ -75,15 +80,18 @@ pub fn post(job: Job) {
     match spawned {
         Ok(_) => {
             let _ = jobs.send(job);
-            *current = Some(Dispatcher { id, jobs, stopped });
+            *current = Some(Dispatcher { id, jobs, stopped: Some(stopped) });
         }
-        // Without a thread the callback cannot run; nothing better can be done.
-        Err(err) => eprintln!("zoolock cannot start its callback thread: {err}"),
+        Err(err) => {
+            drop(current);
+            // Without a thread the callback cannot run; nothing better can be done.
+            eprintln!("zoolock cannot start its callback thread: {err}");
+        }
     }
 }
 
-/// The callback thread's next job, or `None` once it should end: stopped by
-/// `zl_shutdown`, or idle for `IDLE` (at once after `zl_shutdown`).
+/// The callback thread's next job, or `None` once it should end: idle for
+/// `IDLE`, at once after `zl_shutdown`.
 fn next_job(id: u64, queue: &Receiver<Job>) -> Option<Job> {
     let idle = if SHUT_DOWN.load(Ordering::Acquire) { Duration::ZERO } else { IDLE };
     match queue.recv_timeout(idle) {
@@ -93,7 +101,7 @@ fn next_job(id: u64, queue: &Receiver<Job>) -> Option<Job> {
     }
     // `post` sends under this lock: once the slot is cleared under it, no job
     // can reach this queue any more, and the next one starts a new thread.
-    let mut current = dispatcher().lock().unwrap();
+    let mut current = dispatcher();
     match queue.try_recv() {
         Ok(job) => Some(job),
         Err(TryRecvError::Disconnected) => None,
@@ -151,22 +159,26 @@ pub fn shutdowns() -> watch::Receiver<u64> {
 }
 
 /// For the process's exit: cancels every acquire in progress (each fails
-/// with `ZL_CANCELLED` and leaves no node), then stops the callback thread,
-/// waiting up to two seconds for a callback in progress to return. zoolock
-/// stays usable: callbacks after it (the cancelled acquires' among them)
-/// run on a thread that ends as soon as it has none left to run.
+/// with `ZL_CANCELLED` and leaves no node), then lets the callback thread
+/// end once it has run every callback posted to it (the cancelled
+/// acquires' among them), waiting up to two seconds for that. zoolock stays
+/// usable: from then on the callback thread ends whenever it is idle.
 #[no_mangle]
 pub extern "C" fn zl_shutdown() -> i32 {
     guard(|| {
         SHUT_DOWN.store(true, Ordering::Release);
         shutdown_channel().send_modify(|n| *n += 1);
-        let running = dispatcher().lock().unwrap().take();
-        if let Some(Dispatcher { jobs, stopped, .. }) = running {
-            drop(jobs);
-            // Called from a callback, the thread ends once this callback returns.
-            if std::thread::current().name() != Some("zoolock-callbacks") {
-                let _ = stopped.recv_timeout(STOP_WAIT);
-            }
+        let stopped = {
+            let mut current = dispatcher();
+            current.as_mut().and_then(|running| {
+                // Wakes a thread waiting for work, which then sees the flag.
+                let _ = running.jobs.send(Box::new(|| {}));
+                running.stopped.take()
+            })
+        };
+        // Called from a callback, the thread ends after this callback returns.
+        if let Some(stopped) = stopped.filter(|_| std::thread::current().name() != Some("zoolock-callbacks")) {
+            let _ = stopped.recv_timeout(STOP_WAIT);
         }
         Ok(())
     })

@@ -175,18 +175,23 @@ const MAX_MULTI_BYTES: usize = MAX_IDENTIFIER_BYTES + 2 * MAX_PATH_BYTES + 8 * 1
 /// the connection (every request in flight on the session fails with it),
 /// and a commit sent again after each reconnect, as a retry does, would
 /// never end. Each operation counts its path with the chroot, its data, its
-/// ACL's texts, and 64 bytes for the numbers and lengths around them.
+/// ACL's texts, and 36 bytes for the numbers and lengths around them (in
+/// jute at most 33: a create with a TTL, its op header included), so that a
+/// bulk of small operations a server takes is not refused.
+const PER_OP: usize = 36;
+
 fn check_request_size(session: &Session, ops: &[Op], fence: &Option<(String, Vec<String>)>) -> Result<()> {
     let connect = &session.options().connect;
     let chroot = connect.find('/').map_or(0, |at| connect.len() - at);
     let acl_bytes = |acls: &[zk::Acl]| acls.iter().map(|a| 16 + a.scheme().len() + a.id().len()).sum::<usize>();
     let session_acls = acl_bytes(&session.options().acls);
-    let fenced = fence.as_ref().map_or(0, |(_, nodes)| nodes.iter().map(|n| 64 + chroot + n.len()).sum());
+    let fenced = fence.as_ref().map_or(0, |(_, nodes)| nodes.iter().map(|n| PER_OP + chroot + n.len()).sum());
     let total = fenced
         + ops
             .iter()
             .map(|op| {
-                64 + chroot
+                PER_OP
+                    + chroot
                     + op.target().0.len()
                     + match op {
                         Op::Create { data, options, .. } => {
