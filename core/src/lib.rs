@@ -87,7 +87,7 @@ pub use error::{Error, ErrorKind, Result};
 pub use holder::{Acquire, BoxFuture, Hold, Holder, Owner};
 pub use inspect::{inspect, Inspector, Participant, ParticipantKind};
 pub use lease::{try_lease, try_multi_lease};
-pub use lock::{Kind, Lock, LockConfig};
+pub use lock::{Adaptive, Kind, Lock, LockConfig};
 pub use multi_lock::MultiLock;
 pub use naming::Scheme;
 pub use options::{

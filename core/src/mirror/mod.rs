@@ -102,6 +102,8 @@ pub(crate) enum Decision {
     SessionEnded,
     /// The server refused the watch (ZooKeeper < 3.6): list instead.
     Broken,
+    /// The queue is long: the adaptive design lists (point 9).
+    Dismissed,
 }
 
 pub(crate) struct Mirror {
@@ -118,6 +120,9 @@ struct State {
     synced: bool,
     resyncing: bool,
     broken: bool,
+    /// Dismissed by the adaptive design while the queue is long (point 9):
+    /// no watch, and adaptive waiters list until a listing shows it short.
+    dismissed: bool,
     watcher: Option<zk::PersistentWatcher>,
     /// Contenders by (sequence, name) — kazoo's and Curator's markers, no
     /// extras — each with the waiters its deletion wakes: kept in the entry,
@@ -156,10 +161,42 @@ impl Mirror {
     }
 
     /// Starts building the mirror if nobody is, so that it is likely ready
-    /// by the time the caller's create is answered.
-    pub fn prepare(&self) {
+    /// by the time the caller's create is answered. False if the caller,
+    /// `adaptive`, is to list because the mirror is dismissed (point 9); a
+    /// caller that mirrors whatever the queue brings a dismissed mirror back.
+    pub fn prepare(&self, adaptive: bool) -> bool {
         let mut state = self.caught_up();
+        if state.dismissed {
+            if adaptive {
+                return false;
+            }
+            state.dismissed = false;
+        }
         self.start_resync(&mut state);
+        true
+    }
+
+    /// A listing of the adaptive design showed `contenders`: at most
+    /// `mirror_at_most`, the next acquisition mirrors again (point 9).
+    pub fn listed(&self, contenders: usize, mirror_at_most: u32) {
+        let mut state = self.state.lock().unwrap();
+        if state.dismissed && contenders <= mirror_at_most as usize {
+            tracing::debug!(path = self.path, contenders, "zoolock mirrors the lock path again: its queue is short");
+            state.dismissed = false;
+        }
+    }
+
+    /// Drops the watch and wakes every waiter and hold on the mirror: they
+    /// list, or watch their node, until [`Mirror::listed`] brings it back.
+    fn dismiss(&self, state: &mut State, contenders: usize) {
+        tracing::debug!(
+            path = self.path,
+            contenders,
+            "zoolock lists the lock path instead of mirroring it: its queue is long"
+        );
+        state.dismissed = true;
+        state.unsync();
+        state.wake_on_sync();
     }
 
     fn start_resync(&self, state: &mut State) {
@@ -174,6 +211,8 @@ impl Mirror {
 
     /// Where node `name` (of role `role`, created on session `generation`)
     /// stands. Call after the create's reply: the mirror is drained first.
+    /// `list_above`: the adaptive design's limit, if the caller adapts
+    /// (point 9); a caller that does not brings a dismissed mirror back.
     /// `sweep`, when given, takes the session's late nodes out of the
     /// children (deleting them, see [`crate::contender::DoubtfulPrefixes`]):
     /// they are no contenders, though the mirror shows them until their
@@ -185,10 +224,17 @@ impl Mirror {
         name: &str,
         role: Role,
         sweep: Option<&dyn Fn(&mut Vec<String>)>,
+        list_above: Option<u32>,
     ) -> Decision {
         let mut state = self.caught_up();
         if state.broken {
             return Decision::Broken;
+        }
+        if state.dismissed {
+            if list_above.is_some() {
+                return Decision::Dismissed;
+            }
+            state.dismissed = false;
         }
         if state.synced && state.generation > generation {
             return Decision::SessionEnded;
@@ -202,6 +248,12 @@ impl Mirror {
             let (sender, receiver) = notice();
             state.on_sync.push(sender);
             return Decision::Stale(receiver);
+        }
+        if let Some(limit) = list_above.filter(|limit| state.queue.len() > *limit as usize) {
+            let contenders = state.queue.len();
+            tracing::trace!(limit, "over the adaptive design's limit");
+            self.dismiss(&mut state, contenders);
+            return Decision::Dismissed;
         }
         let Some(mine) = naming::parse(name, &[]) else { return Decision::Missing };
         let key = (mine.sequence, name.to_owned());
@@ -299,6 +351,11 @@ impl Mirror {
                 (Ok(watcher), Ok(children)) => {
                     let mut state = self.state.lock().unwrap();
                     if state.broken {
+                        return;
+                    }
+                    if state.dismissed {
+                        // Dismissed on the way (point 9): the watcher goes with this task.
+                        state.stop_resync();
                         return;
                     }
                     state.install(watcher, &children, live.generation);
