@@ -88,6 +88,8 @@ pub use holder::{Acquire, BoxFuture, Hold, Holder, Owner};
 pub use inspect::{inspect, Inspector, Participant, ParticipantKind};
 pub use lease::{try_lease, try_multi_lease};
 pub use lock::{Adaptive, Kind, Lock, LockConfig};
+#[doc(hidden)]
+pub use mirror::adaptive_switches;
 pub use multi_lock::MultiLock;
 pub use naming::Scheme;
 pub use options::{

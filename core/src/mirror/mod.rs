@@ -74,6 +74,7 @@ use std::collections::{BTreeMap, HashSet};
 use std::future::Future;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::pin::pin;
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::sync::{Arc, Mutex, MutexGuard, Weak};
 use std::task::{Context, Poll, Waker};
 use std::time::Duration;
@@ -86,6 +87,17 @@ use crate::session::Session;
 pub(crate) use mirrors::{DataWatchMark, Mirrors};
 use notice::{notice, Notifier};
 pub(crate) use notice::{Deletion, Woken};
+
+/// Mirrors dismissed and brought back by the adaptive design (point 9), in this process.
+static SWITCHES: [AtomicU64; 2] = [AtomicU64::new(0), AtomicU64::new(0)];
+
+/// How many times the adaptive design left a mirror for listing, and came
+/// back, in this process (tests: a run that never switched proves nothing
+/// of the switch).
+#[doc(hidden)]
+pub fn adaptive_switches() -> (u64, u64) {
+    (SWITCHES[0].load(Relaxed), SWITCHES[1].load(Relaxed))
+}
 
 /// What the mirror says of one contender's node.
 pub(crate) enum Decision {
@@ -183,6 +195,7 @@ impl Mirror {
         if state.dismissed && contenders <= mirror_at_most as usize {
             tracing::debug!(path = self.path, contenders, "zoolock mirrors the lock path again: its queue is short");
             state.dismissed = false;
+            SWITCHES[1].fetch_add(1, Relaxed);
         }
     }
 
@@ -195,6 +208,7 @@ impl Mirror {
             "zoolock lists the lock path instead of mirroring it: its queue is long"
         );
         state.dismissed = true;
+        SWITCHES[0].fetch_add(1, Relaxed);
         state.unsync();
         state.wake_on_sync();
     }
