@@ -406,3 +406,33 @@ async fn a_long_queue_dismisses_the_mirror_and_a_short_one_brings_it_back() {
     watched_by(path, id).await;
     assert!(first.release().await.unwrap());
 }
+
+/// The adaptive design weighs other sessions' nodes only (point 9): the
+/// server sends this session nothing more for its own, so six waiters of
+/// one session behind another's holder — seven nodes, over the default
+/// limit of four — keep the session's mirror. Counting every node, the
+/// first waiter to decide past the fifth would have dismissed it, and its
+/// watch would be gone once the queue is served.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_long_queue_of_one_sessions_own_waiters_keeps_its_mirror() {
+    let scene = scene("mirror-own-queue").await;
+    let Scene { ours, theirs, raw, path } = &scene;
+    let id = ours.status().session_id;
+    let holder = listing(theirs, path);
+    assert!(holder.acquire(Acquire::default()).await.unwrap());
+    let mut waiting = Vec::new();
+    for n in 0..6 {
+        let waiter = Lock::mutex(ours, path).unwrap();
+        waiting.push((spawn_acquire(&waiter, Acquire::default()), waiter));
+        queued(raw, path, n + 2).await;
+    }
+    watched_by(path, id).await;
+    assert!(holder.release().await.unwrap());
+    for (acquire, waiter) in &mut waiting {
+        assert!(timeout(SETTLE, acquire).await.expect("each waiter holds in turn").unwrap().unwrap());
+        assert!(waiter.release().await.unwrap());
+    }
+    // The handles live on, and with them the session's mirror, if it was never dismissed.
+    watched_by(path, id).await;
+    drop(waiting);
+}

@@ -94,12 +94,15 @@ pub struct LockConfig {
 /// switching at every acquisition.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Adaptive {
-    /// A waiter that finds more contenders than this on the mirror (its
-    /// own node included) dismisses the session's mirror of the path: every
-    /// waiter of the session there lists from then on.
+    /// A waiter that finds more contenders than this on the mirror
+    /// dismisses the session's mirror of the path: every waiter of the
+    /// session there lists from then on. Counted: the nodes of other
+    /// sessions, whose creates and deletes the server sends to this one,
+    /// plus one for all of this session's (its own cost no fan-out).
     pub list_above: u32,
-    /// A listing that shows at most this many contenders lets the next
-    /// acquisition of the session on the path mirror again.
+    /// A listing that shows at most this many nodes (this session's
+    /// included) lets the next acquisition of the session on the path
+    /// mirror again.
     pub mirror_at_most: u32,
 }
 

@@ -66,6 +66,24 @@
 //!    what was ahead of it at its create still is, nothing was, and the
 //!    create's reply is the evidence. The read's reply comes after every
 //!    notice of the transaction that deleted the last node ahead (2.).
+//! 9. The adaptive switch ([`Mirror::dismiss`], `LockConfig::adaptive`).
+//!    A waiter that sees a long queue (other sessions' nodes: ours cost no
+//!    fan-out) dismisses the mirror: the watcher is dropped, every waiter
+//!    and hold on it woken as stale, and from then on each decides by
+//!    listing and watching its predecessor (the listing rules, which assume
+//!    nothing of the mirror), holds by a watch of their node. A listing that
+//!    shows a short queue lets the next acquisition rebuild the mirror from
+//!    scratch (1.). Safety assumes nothing of the server here: no decision
+//!    is taken on a dismissed mirror, whatever events still arrive; and
+//!    only a synced mirror is dismissed, so no resync is in flight. The
+//!    rebuilt mirror hears none of the old watch's events: zookeeper-client
+//!    sends `RemoveWatches` when the old watcher is dropped, before the new
+//!    `addWatch`, and registers a watcher only at its `addWatch`'s reply,
+//!    which comes after every event of the old watch. The saving assumes
+//!    that `RemoveWatches` is sent: it is when the mirror's watcher was the
+//!    session's only watcher on the path. With another (a `ChildrenWatch`
+//!    of the session on the lock path itself) the server keeps the
+//!    recursive watch and its fan-out, and waiters still list.
 
 mod mirrors;
 mod notice;
@@ -140,6 +158,9 @@ struct State {
     /// extras — each with the waiters its deletion wakes: kept in the entry,
     /// not in a map by name of their own (issue 16: bytes per waiter).
     queue: BTreeMap<(i32, String), Entry>,
+    /// Entries marked [`Entry::ours`]: the queue's other nodes are other
+    /// sessions' (or ours not decided yet), whose fan-out point 9 weighs.
+    ours: usize,
     /// NodeDeleted events applied so far: a node whose create event came
     /// with none since was first in line then if it is first now (point 8).
     deletions: u64,
@@ -263,16 +284,19 @@ impl Mirror {
             state.on_sync.push(sender);
             return Decision::Stale(receiver);
         }
-        if let Some(limit) = list_above.filter(|limit| state.queue.len() > *limit as usize) {
-            let contenders = state.queue.len();
-            tracing::trace!(limit, "over the adaptive design's limit");
-            self.dismiss(&mut state, contenders);
-            return Decision::Dismissed;
-        }
         let Some(mine) = naming::parse(name, &[]) else { return Decision::Missing };
         let key = (mine.sequence, name.to_owned());
-        if !state.queue.contains_key(&key) {
-            return Decision::Missing;
+        let Some(entry) = state.queue.get_mut(&key) else { return Decision::Missing };
+        if !entry.ours {
+            entry.ours = true;
+            state.ours += 1;
+        }
+        // Our own nodes cost no fan-out: the contenders weighed are the
+        // other nodes (as many sessions at most) and ours, counted once.
+        let contenders = state.queue.len() - state.ours + 1;
+        if list_above.is_some_and(|limit| contenders > limit as usize) {
+            self.dismiss(&mut state, contenders);
+            return Decision::Dismissed;
         }
         let mut late = HashSet::new();
         if let Some(sweep) = sweep {
@@ -424,6 +448,7 @@ impl State {
             .filter_map(|c| naming::parse(c, &[]))
             .map(|c| ((c.sequence, c.name), Entry::new(c.role, LISTED)))
             .collect();
+        self.ours = 0;
         self.watcher = Some(watcher);
         self.generation = generation;
         self.synced = true;
@@ -448,6 +473,7 @@ impl State {
         self.watcher = None;
         self.wake_all();
         self.queue.clear();
+        self.ours = 0;
     }
 
     fn wake_all(&mut self) {
@@ -490,6 +516,7 @@ impl State {
                 self.deletions += 1;
                 if let Some(mut entry) = naming::parse(name, &[]).and_then(|c| self.queue.remove(&(c.sequence, c.name)))
                 {
+                    self.ours -= usize::from(entry.ours);
                     entry.wake(Woken::Deleted);
                 }
             }
@@ -504,6 +531,8 @@ const LISTED: u64 = u64::MAX;
 /// A contender of the mirror's queue.
 struct Entry {
     role: Role,
+    /// A node of this session: a waiter decided on it (point 9 counts the others).
+    ours: bool,
     /// [`State::deletions`] when its create event was applied ([`LISTED`]
     /// if it came in a listing).
     arrived: u64,
@@ -515,7 +544,7 @@ struct Entry {
 
 impl Entry {
     fn new(role: Role, arrived: u64) -> Entry {
-        Entry { role, arrived, first: None, more: None }
+        Entry { role, ours: false, arrived, first: None, more: None }
     }
 
     fn add(&mut self, sender: Notifier) {
