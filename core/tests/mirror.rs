@@ -436,3 +436,35 @@ async fn a_long_queue_of_one_sessions_own_waiters_keeps_its_mirror() {
     watched_by(path, id).await;
     drop(waiting);
 }
+
+/// Dismissing the mirror (point 9) drops its watcher; a `RemoveWatches` of
+/// every watch of the session on the path would take a `ChildrenWatch` of
+/// the session there with it. zookeeper-client sends none while another
+/// watcher of the session is on the path: the children watch goes on
+/// firing, and the waiter that dismissed the mirror holds in turn.
+#[tokio::test(flavor = "multi_thread")]
+async fn dismissing_the_mirror_does_not_deafen_a_children_watch_of_its_session() {
+    let scene = scene("mirror-dismiss-childrenwatch").await;
+    let Scene { ours, theirs, raw, path } = &scene;
+    let holder = listing(theirs, path);
+    assert!(holder.acquire(Acquire::default()).await.unwrap());
+    let (sender, mut seen) = tokio::sync::mpsc::unbounded_channel();
+    let watch = zoolock::ChildrenWatch::start(ours, path, move |children, _| sender.send(children.len()).is_ok())
+        .await
+        .unwrap();
+    assert_eq!(seen.recv().await, Some(1));
+    // Behind another session's holder: over the limit of one at its first decision.
+    let waiter = switching(ours, path, 1);
+    let (dismissed, _) = zoolock::adaptive_switches();
+    let waiting = spawn_acquire(&waiter, Acquire::default());
+    queued(raw, path, 2).await;
+    assert_eq!(timeout(SETTLE, seen.recv()).await.expect("the children watch fires"), Some(2));
+    watched_by(&holder.node().unwrap(), ours.status().session_id).await;
+    assert!(zoolock::adaptive_switches().0 > dismissed, "the waiter dismissed the mirror");
+    assert!(holder.release().await.unwrap());
+    assert!(timeout(SETTLE, waiting).await.expect("the waiter holds").unwrap().unwrap());
+    assert_eq!(timeout(SETTLE, seen.recv()).await.expect("the children watch fires after the dismissal"), Some(1));
+    assert!(waiter.release().await.unwrap());
+    assert_eq!(timeout(SETTLE, seen.recv()).await.expect("and again"), Some(0));
+    watch.stop();
+}
