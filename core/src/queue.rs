@@ -340,6 +340,12 @@ impl Consumer {
         self.locked.lock().unwrap().clone()
     }
 
+    /// Whether a lock node read on `live` is this consumer's: made by its
+    /// session and holding its id.
+    fn owns(&self, live: &Live, data: &[u8], stat: &zk::Stat) -> bool {
+        stat.ephemeral_owner == live.session_id && data == self.id.as_bytes()
+    }
+
     /// Forgets the entry `entry`, if it is still the one locked.
     fn forget(&self, entry: &str) {
         let mut locked = self.locked.lock().unwrap();
@@ -438,7 +444,8 @@ impl Consumer {
         let node = format!("{}/{entry}", self.entries);
         let ephemeral = zk::CreateMode::Ephemeral.with_acls(zk::Acls::new(&self.session.options().acls));
         // From the create on, whatever ends this take unfinished removes our lock.
-        let mut unlock = Unlock { session: self.session.clone(), live: Some(live.clone()), lock: lock.clone() };
+        let mut unlock =
+            Unlock { session: self.session.clone(), live: Some(live.clone()), lock: lock.clone(), id: self.id.clone() };
         loop {
             match ask!(live, live.client.create(&lock, self.id.as_bytes(), &ephemeral)) {
                 Ok(_) => break,
@@ -448,15 +455,16 @@ impl Consumer {
                     ask!(live, make_dirs(&self.session, live, &self.taken, &persistent))
                         .map_err(|e| Error::zk(&self.taken, "create", e))?;
                 }
-                // Ours, if a create whose reply was lost made it: the owner says.
-                Err(zk::Error::NodeExists) => match ask!(live, live.client.check_stat(&lock)) {
-                    Ok(Some(stat)) if stat.ephemeral_owner == live.session_id => break,
-                    Ok(Some(_)) => {
+                // Ours, if a create whose reply was lost made it: the owner and
+                // the data say (other consumers may share this session).
+                Err(zk::Error::NodeExists) => match ask!(live, live.client.get_data(&lock)) {
+                    Ok((data, stat)) if self.owns(live, &data, &stat) => break,
+                    Ok(_) => {
                         unlock.live = None;
                         return Ok(OnSession::Done(None));
                     }
-                    Ok(None) => continue,
-                    Err(err) => return Err(Error::zk(&lock, "check", err)),
+                    Err(zk::Error::NoNode) => continue,
+                    Err(err) => return Err(Error::zk(&lock, "read", err)),
                 },
                 Err(err) => return Err(Error::zk(&lock, "create", err)),
             }
@@ -517,17 +525,20 @@ struct Unlock {
     session: Session,
     live: Option<Arc<Live>>,
     lock: String,
+    /// The consumer's id: a node of its session without it is another consumer's.
+    id: String,
 }
 
 impl Drop for Unlock {
     fn drop(&mut self) {
         let Some(live) = self.live.take() else { return };
-        let lock = std::mem::take(&mut self.lock);
+        let (lock, id) = (std::mem::take(&mut self.lock), std::mem::take(&mut self.id));
         drop(self.session.spawn(async move {
             loop {
-                // Only ours: a create that never landed leaves another's node.
-                match live.client.check_stat(&lock).await {
-                    Ok(Some(stat)) if stat.ephemeral_owner == live.session_id => {}
+                // Only ours: a create that never landed leaves another's node,
+                // maybe of another consumer on this session.
+                match live.client.get_data(&lock).await {
+                    Ok((data, stat)) if stat.ephemeral_owner == live.session_id && data == id.as_bytes() => {}
                     Err(err) if connection_lost(&err) && !live.client.state().is_terminated() => continue,
                     _ => return,
                 }

@@ -204,3 +204,27 @@ async fn a_timed_get_ends_by_its_timeout_during_a_partition() {
     assert_eq!(got.unwrap(), None);
     assert!(took < Duration::from_secs(3), "a 500 ms get took {took:?}");
 }
+
+/// Consumers sharing one session are told apart by their id, not by the
+/// lock node's owner: woken together by one entry, one of them locks it and
+/// the others wait on.
+#[tokio::test(flavor = "multi_thread")]
+async fn consumers_on_one_session_lock_an_entry_once() {
+    let connect = shared_server();
+    let session = session(&connect).await;
+    let path = unique_path("locking-queue-one-session");
+    let producer = LockingQueue::new(&session, &path).unwrap();
+    let (got, mut returned) = tokio::sync::mpsc::unbounded_channel();
+    for _ in 0..3 {
+        let (consumer, got) = (LockingQueue::new(&session, &path).unwrap(), got.clone());
+        tokio::spawn(async move { got.send(consumer.get(None).await.unwrap().unwrap()).unwrap() });
+    }
+    producer.put(b"one", 100).await.unwrap();
+    let mut values = vec![returned.recv().await.unwrap()];
+    producer.put_all(&[b"two".to_vec(), b"three".to_vec()], 100).await.unwrap();
+    for _ in 0..2 {
+        values.push(tokio::time::timeout(Duration::from_secs(15), returned.recv()).await.unwrap().unwrap());
+    }
+    values.sort();
+    assert_eq!(values, [&b"one"[..], b"three", b"two"], "each entry locked by one consumer");
+}

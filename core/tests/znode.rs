@@ -147,6 +147,20 @@ async fn bad_input_is_a_typed_error_before_any_request() {
     ));
 }
 
+/// A bulk of small operations the server reads (about 700 KB of jute) is
+/// sent, not refused by zoolock's size check: the server answers it.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_large_transaction_of_small_operations_reaches_the_server() {
+    let session = session(&shared_server()).await;
+    let base = unique_path("bulk");
+    let mut transaction = session.transaction();
+    for i in 0..12_000 {
+        transaction = transaction.check(&format!("{base}/{i:05}"), Some(0));
+    }
+    let answered = transaction.commit_indexed().await;
+    assert!(matches!(answered, Err((Some(0), Error::NoNode { .. }))), "{answered:?}");
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn a_transaction_commits_every_write_or_none() {
     let session = session(&shared_server()).await;

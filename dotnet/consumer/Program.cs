@@ -7,6 +7,8 @@ using ZooLock;
 /// installed package by scripts/lib/test-nuget-consumer.sh.
 ///   Program.exe HOSTS               both APIs against a real server
 ///   Program.exe --contend HOSTS     one lock taken, contended and handed over (fencing tokens increase)
+///   Program.exe --pending-at-exit HOSTS
+///                                   returns from Main while a connect and acquires wait: the process must still exit
 ///   Program.exe --no-native RID     where the native library cannot be loaded: every first touch
 ///                                   (ZooLockLog first, then a session, a locker, an async connect,
 ///                                   a ZooKeeperPath, a lock from a connection string, a log forward) throws
@@ -18,6 +20,7 @@ static class Program
     {
         if (args.Length == 2 && args[0] == "--no-native") return NoNative(args[1]);
         if (args.Length == 2 && args[0] == "--contend") return Contend(args[1]);
+        if (args.Length == 2 && args[0] == "--pending-at-exit") return PendingAtExit(args[1]);
         var connect = args[0];
         using (var locker = new ZookeeperLocker("/consumer/classic", connect.Split(',')))
         {
@@ -50,6 +53,39 @@ static class Program
                     RuntimeInfo(), first, next.FencingToken);
             }
         }
+        return 0;
+    }
+
+    /// <summary>
+    /// A program that ends while acquires and a connect still wait, nothing
+    /// disposed: at exit zoolock cancels them, and their completions must not
+    /// keep Mono waiting.
+    /// </summary>
+    static int PendingAtExit(string connect)
+    {
+        // Accepts (the kernel does) but never speaks ZooKeeper: the connect waits.
+        var silent = new System.Net.Sockets.TcpListener(System.Net.IPAddress.Loopback, 0);
+        silent.Start();
+        var connecting = ZooKeeperSession.ConnectAsync(silent.LocalEndpoint.ToString(),
+            new ZooKeeperSessionOptions { ConnectTimeout = TimeSpan.FromMinutes(10) });
+        if (connecting.IsCompleted) return Fail("a connect to a silent server completed");
+        // A user's exit handler, after zoolock's: it sees the connect end
+        // (cancelled at exit), so the runtime has met the thread that ended it.
+        AppDomain.CurrentDomain.ProcessExit += (sender, e) =>
+        {
+            try { connecting.Wait(TimeSpan.FromSeconds(30)); }
+            catch (AggregateException) { }
+            Console.WriteLine("consumer: at exit the connect is " + connecting.Status);
+        };
+        var session = new ZooKeeperSession(connect, TimeSpan.FromSeconds(20), TimeSpan.FromSeconds(30));
+        var path = "/consumer/pending-" + Guid.NewGuid().ToString("N");
+        new ZooKeeperDistributedLock(path, session, "holder").Acquire(TimeSpan.FromSeconds(30));
+        for (var i = 0; i < 16; i++)
+        {
+            var waiting = new ZooKeeperDistributedLock(path, session, "waiter " + i).AcquireAsync();
+            if (waiting.IsCompleted) return Fail("a waiter got the lock while it was held");
+        }
+        Console.WriteLine("consumer: returning from Main with a connect and 16 acquires waiting");
         return 0;
     }
 

@@ -104,10 +104,17 @@ namespace ZooLock
         /// <summary>Encodes a list as <see cref="List"/> reads one.</summary>
         internal static byte[] EncodeList(IList<string> items)
         {
+            var encoded = new List<byte[]>();
+            foreach (var item in items) encoded.Add(Bytes(item));
+            return EncodeList(encoded);
+        }
+
+        /// <summary>Encodes byte strings in <see cref="List"/>'s layout (each a little-endian u32 length, then its bytes).</summary>
+        internal static byte[] EncodeList(IEnumerable<byte[]> items)
+        {
             var buffer = new System.IO.MemoryStream();
-            foreach (var item in items)
+            foreach (var bytes in items)
             {
-                var bytes = Bytes(item);
                 for (int shift = 0; shift < 32; shift += 8) buffer.WriteByte((byte)(bytes.Length >> shift));
                 buffer.Write(bytes, 0, bytes.Length);
             }

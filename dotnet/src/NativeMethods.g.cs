@@ -103,6 +103,12 @@ namespace ZooLock.Native
         internal delegate void zl_barrier_wait_async_callback_delegate(void* user_data, int status, byte* data, uint data_len, ZlStat* stat, byte* message, uint message_len);
 
         [UnmanagedFunctionPointer(CallingConvention.Cdecl)]
+        internal delegate void zl_counter_add_async_callback_delegate(void* user_data, int status, byte* data, uint data_len, ZlStat* stat, byte* message, uint message_len);
+
+        [UnmanagedFunctionPointer(CallingConvention.Cdecl)]
+        internal delegate void zl_counter_value_async_callback_delegate(void* user_data, int status, byte* data, uint data_len, ZlStat* stat, byte* message, uint message_len);
+
+        [UnmanagedFunctionPointer(CallingConvention.Cdecl)]
         internal delegate void zl_double_barrier_enter_async_callback_delegate(void* user_data, int status, byte* data, uint data_len, ZlStat* stat, byte* message, uint message_len);
 
         [UnmanagedFunctionPointer(CallingConvention.Cdecl)]
@@ -130,6 +136,9 @@ namespace ZooLock.Native
         internal delegate void zl_locking_queue_holds_lock_async_callback_delegate(void* user_data, int status, byte* data, uint data_len, ZlStat* stat, byte* message, uint message_len);
 
         [UnmanagedFunctionPointer(CallingConvention.Cdecl)]
+        internal delegate void zl_locking_queue_put_all_async_callback_delegate(void* user_data, int status, byte* data, uint data_len, ZlStat* stat, byte* message, uint message_len);
+
+        [UnmanagedFunctionPointer(CallingConvention.Cdecl)]
         internal delegate void zl_locking_queue_put_async_callback_delegate(void* user_data, int status, byte* data, uint data_len, ZlStat* stat, byte* message, uint message_len);
 
         [UnmanagedFunctionPointer(CallingConvention.Cdecl)]
@@ -154,6 +163,9 @@ namespace ZooLock.Native
         internal delegate void zl_selftest_panic_callback_delegate(void* user_data, int status, byte acquired, byte* message, uint message_len);
 
         [UnmanagedFunctionPointer(CallingConvention.Cdecl)]
+        internal delegate void zl_session_add_auth_async_callback_delegate(void* user_data, int status, byte* data, uint data_len, ZlStat* stat, byte* message, uint message_len);
+
+        [UnmanagedFunctionPointer(CallingConvention.Cdecl)]
         internal delegate void zl_session_children_async_callback_delegate(void* user_data, int status, byte* data, uint data_len, ZlStat* stat, byte* message, uint message_len);
 
         [UnmanagedFunctionPointer(CallingConvention.Cdecl)]
@@ -169,7 +181,13 @@ namespace ZooLock.Native
         internal delegate void zl_session_exists_async_callback_delegate(void* user_data, int status, byte* data, uint data_len, ZlStat* stat, byte* message, uint message_len);
 
         [UnmanagedFunctionPointer(CallingConvention.Cdecl)]
+        internal delegate void zl_session_get_acls_async_callback_delegate(void* user_data, int status, byte* data, uint data_len, ZlStat* stat, byte* message, uint message_len);
+
+        [UnmanagedFunctionPointer(CallingConvention.Cdecl)]
         internal delegate void zl_session_get_async_callback_delegate(void* user_data, int status, byte* data, uint data_len, ZlStat* stat, byte* message, uint message_len);
+
+        [UnmanagedFunctionPointer(CallingConvention.Cdecl)]
+        internal delegate void zl_session_set_acls_async_callback_delegate(void* user_data, int status, byte* data, uint data_len, ZlStat* stat, byte* message, uint message_len);
 
         [UnmanagedFunctionPointer(CallingConvention.Cdecl)]
         internal delegate void zl_session_set_async_callback_delegate(void* user_data, int status, byte* data, uint data_len, ZlStat* stat, byte* message, uint message_len);
@@ -369,6 +387,31 @@ namespace ZooLock.Native
         internal static extern int zl_counter_add(ZlCounter* counter, ZlCounterValue* delta, ZlCancel* cancel, ZlCounterValue* out_pre, ZlCounterValue* out_post);
 
         /// <summary>
+        ///  `zl_counter_value`, completed by `callback` (`ZlResultCallback`): the
+        ///  value as 17 bytes of data (`is_float` u8, `int_value` i64, `float_value`
+        ///  f64, little-endian). Returns at once; the callback is called exactly
+        ///  once, if and only if this returns `ZL_OK`; a fired `cancel` ends it with
+        ///  `ZL_CANCELLED`. The counter and `cancel` must stay alive until the callback.
+        ///
+        ///  # Safety
+        ///  `counter` must be a live handle; `cancel` null or live; `user_data` valid until the callback.
+        /// </summary>
+        [DllImport(__DllName, EntryPoint = "zl_counter_value_async", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern int zl_counter_value_async(ZlCounter* counter, ZlCancel* cancel, zl_counter_value_async_callback_delegate callback, void* user_data);
+
+        /// <summary>
+        ///  `zl_counter_add`, completed by `callback`: the values before and after
+        ///  as two of `zl_counter_value_async`'s records (34 bytes). As
+        ///  `zl_counter_value_async` otherwise; a change cancelled after its write
+        ///  was sent may still have been made.
+        ///
+        ///  # Safety
+        ///  As for `zl_counter_value_async`; `delta` valid during the call.
+        /// </summary>
+        [DllImport(__DllName, EntryPoint = "zl_counter_add_async", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern int zl_counter_add_async(ZlCounter* counter, ZlCounterValue* delta, ZlCancel* cancel, zl_counter_add_async_callback_delegate callback, void* user_data);
+
+        /// <summary>
         ///  Frees the counter. Null is ignored.
         ///
         ///  # Safety
@@ -379,9 +422,10 @@ namespace ZooLock.Native
 
         /// <summary>
         ///  For the process's exit: cancels every acquire in progress (each fails
-        ///  with `ZL_CANCELLED` and leaves no node), then stops the callback thread,
-        ///  waiting up to two seconds for a callback in progress to return. zoolock
-        ///  stays usable: a later callback starts the thread again.
+        ///  with `ZL_CANCELLED` and leaves no node), then lets the callback thread
+        ///  end once it has run every callback posted to it (the cancelled
+        ///  acquires' among them), waiting up to two seconds for that. zoolock stays
+        ///  usable: from then on the callback thread ends whenever it is idle.
         /// </summary>
         [DllImport(__DllName, EntryPoint = "zl_shutdown", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
         internal static extern int zl_shutdown();
@@ -1016,6 +1060,18 @@ namespace ZooLock.Native
         internal static extern int zl_locking_queue_put_async(ZlLockingQueue* queue, byte* value, uint value_len, uint priority, ZlCancel* cancel, zl_locking_queue_put_async_callback_delegate callback, void* user_data);
 
         /// <summary>
+        ///  Adds every value of `values` with `priority`, all or none (one
+        ///  transaction; kazoo's `put_all`): `values` a list, each a little-endian
+        ///  u32 length then its bytes (`zl_session_children`'s layout, any bytes).
+        ///  No data. As `zl_queue_put_async` otherwise.
+        ///
+        ///  # Safety
+        ///  As for `zl_queue_put_async`.
+        /// </summary>
+        [DllImport(__DllName, EntryPoint = "zl_locking_queue_put_all_async", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern int zl_locking_queue_put_all_async(ZlLockingQueue* queue, byte* values, uint values_len, uint priority, ZlCancel* cancel, zl_locking_queue_put_all_async_callback_delegate callback, void* user_data);
+
+        /// <summary>
         ///  Locks the first free entry for this consumer, waiting up to `timeout_ms`
         ///  (0 looks once, -1 waits forever): data `1` + its value, or `0` if none
         ///  came. The entry got and neither consumed nor released comes again.
@@ -1456,6 +1512,37 @@ namespace ZooLock.Native
         /// </summary>
         [DllImport(__DllName, EntryPoint = "zl_session_set_acls", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
         internal static extern int zl_session_set_acls(ZlSession* session, byte* path, uint path_len, byte* acls, uint acls_len, int version, ZlStat* out_stat);
+
+        /// <summary>
+        ///  `zl_session_add_auth`, completed by `callback` (no data, no stat). As
+        ///  `zl_session_exists_async` otherwise.
+        ///
+        ///  # Safety
+        ///  As for `zl_session_exists_async`; the byte ranges valid.
+        /// </summary>
+        [DllImport(__DllName, EntryPoint = "zl_session_add_auth_async", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern int zl_session_add_auth_async(ZlSession* session, byte* scheme, uint scheme_len, byte* credentials, uint credentials_len, ZlCancel* cancel, zl_session_add_auth_async_callback_delegate callback, void* user_data);
+
+        /// <summary>
+        ///  `zl_session_get_acls`, completed by `callback`: the ACL in its encoding
+        ///  as `data`, and the node's stat. As `zl_session_exists_async` otherwise.
+        ///
+        ///  # Safety
+        ///  As for `zl_session_exists_async`.
+        /// </summary>
+        [DllImport(__DllName, EntryPoint = "zl_session_get_acls_async", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern int zl_session_get_acls_async(ZlSession* session, byte* path, uint path_len, ZlCancel* cancel, zl_session_get_acls_async_callback_delegate callback, void* user_data);
+
+        /// <summary>
+        ///  `zl_session_set_acls`, completed by `callback`: the node's new stat. As
+        ///  `zl_session_exists_async` otherwise; a write already sent when `cancel`
+        ///  fires may still be made.
+        ///
+        ///  # Safety
+        ///  As for `zl_session_exists_async`; the ACL range valid.
+        /// </summary>
+        [DllImport(__DllName, EntryPoint = "zl_session_set_acls_async", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern int zl_session_set_acls_async(ZlSession* session, byte* path, uint path_len, byte* acls, uint acls_len, int version, ZlCancel* cancel, zl_session_set_acls_async_callback_delegate callback, void* user_data);
 
 
     }

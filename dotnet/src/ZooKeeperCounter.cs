@@ -1,5 +1,6 @@
 using System;
 using System.Threading;
+using System.Threading.Tasks;
 using ZooLock.Native;
 
 namespace ZooLock
@@ -13,31 +14,19 @@ namespace ZooLock
     /// client changed it in between. A change whose reply was lost is never
     /// made twice: if it cannot tell whether it was made, it throws
     /// <see cref="ZooLockConnectionException"/>. Dispose frees the native handle.
+    /// <see cref="ZooKeeperDoubleCounter"/> counts kazoo's floats.
     /// </summary>
-    public sealed unsafe class ZooKeeperCounter : IDisposable
+    public sealed class ZooKeeperCounter : IDisposable
     {
-        readonly Handle native = new Handle();
+        readonly CounterHandle native;
 
         /// <summary>A counter on <paramref name="path"/> whose empty node reads as <paramref name="defaultValue"/>.</summary>
         /// <exception cref="ArgumentException">A bad path, or a Curator-format default beyond 32 bits.</exception>
         public ZooKeeperCounter(string path, ZooKeeperSession session, long defaultValue = 0, bool curatorFormat = false)
         {
-            if (path == null) throw new ArgumentNullException("path");
-            if (session == null) throw new ArgumentNullException("session");
+            native = new CounterHandle(path, session, new ZlCounterValue { is_float = 0, int_value = defaultValue },
+                curatorFormat ? NativeMethods.ZL_COUNTER_CURATOR : NativeMethods.ZL_COUNTER_KAZOO);
             Path = path;
-            var p = Interop.Bytes(path);
-            session.With(s =>
-            {
-                var initial = new ZlCounterValue { is_float = 0, int_value = defaultValue };
-                ZlCounter* created;
-                fixed (byte* bytes = p)
-                {
-                    Interop.Check(NativeMethods.zl_counter_new((ZlSession*)s, bytes, (uint)p.Length, &initial,
-                        curatorFormat ? NativeMethods.ZL_COUNTER_CURATOR : NativeMethods.ZL_COUNTER_KAZOO, &created));
-                }
-                native.Set((IntPtr)created);
-                return 0;
-            });
         }
 
         /// <summary>The counter's node.</summary>
@@ -47,19 +36,7 @@ namespace ZooLock
         /// <exception cref="System.IO.InvalidDataException">The node holds something that is not a whole number.</exception>
         public long GetValue(CancellationToken cancellationToken = default(CancellationToken))
         {
-            cancellationToken.ThrowIfCancellationRequested();
-            var pointer = native.Enter();
-            try
-            {
-                using (var cancel = new NativeCancel(cancellationToken))
-                {
-                    ZlCounterValue value;
-                    int status = NativeMethods.zl_counter_value((ZlCounter*)pointer, cancel.Pointer, &value);
-                    if (status != NativeMethods.ZL_OK) throw Errors.FromStatus(status, Interop.LastError(), cancellationToken);
-                    return value.int_value;
-                }
-            }
-            finally { native.Exit(); }
+            return native.Value(cancellationToken).int_value;
         }
 
         /// <summary>Adds <paramref name="delta"/>; the values before and after (kazoo's <c>pre_value</c>, <c>post_value</c>).</summary>
@@ -67,20 +44,9 @@ namespace ZooLock
         /// <exception cref="System.IO.InvalidDataException">The node holds something that is not a whole number.</exception>
         public ZooKeeperCounterChange Add(long delta, CancellationToken cancellationToken = default(CancellationToken))
         {
-            cancellationToken.ThrowIfCancellationRequested();
-            var pointer = native.Enter();
-            try
-            {
-                using (var cancel = new NativeCancel(cancellationToken))
-                {
-                    var by = new ZlCounterValue { is_float = 0, int_value = delta };
-                    ZlCounterValue pre, post;
-                    int status = NativeMethods.zl_counter_add((ZlCounter*)pointer, &by, cancel.Pointer, &pre, &post);
-                    if (status != NativeMethods.ZL_OK) throw Errors.FromStatus(status, Interop.LastError(), cancellationToken);
-                    return new ZooKeeperCounterChange(pre.int_value, post.int_value);
-                }
-            }
-            finally { native.Exit(); }
+            ZlCounterValue pre, post;
+            native.Add(new ZlCounterValue { is_float = 0, int_value = delta }, cancellationToken, out pre, out post);
+            return new ZooKeeperCounterChange(pre.int_value, post.int_value);
         }
 
         /// <summary>Subtracts <paramref name="delta"/>, as <see cref="Add"/>.</summary>
@@ -90,16 +56,23 @@ namespace ZooLock
             return Add(-delta, cancellationToken);
         }
 
+        /// <summary><see cref="GetValue"/> without blocking a thread.</summary>
+        public Task<long> GetValueAsync(CancellationToken cancellationToken = default(CancellationToken))
+        {
+            return native.ValueAsync(cancellationToken).Then(value => value.int_value);
+        }
+
+        /// <summary>
+        /// <see cref="Add"/> without blocking a thread. A change cancelled after
+        /// its write was sent may still have been made, as one whose reply was lost.
+        /// </summary>
+        public Task<ZooKeeperCounterChange> AddAsync(long delta, CancellationToken cancellationToken = default(CancellationToken))
+        {
+            return native.AddAsync(new ZlCounterValue { is_float = 0, int_value = delta }, cancellationToken)
+                .Then(values => new ZooKeeperCounterChange(values[0].int_value, values[1].int_value));
+        }
+
         /// <summary>Frees the native handle. Harmless when repeated.</summary>
         public void Dispose() { native.Dispose(); }
-
-        sealed class Handle : NativeHandle
-        {
-            protected override bool ReleaseHandle()
-            {
-                NativeMethods.zl_counter_free((ZlCounter*)handle);
-                return true;
-            }
-        }
     }
 }

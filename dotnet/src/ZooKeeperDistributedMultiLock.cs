@@ -35,6 +35,8 @@ namespace ZooLock
             if (paths == null) throw new ArgumentNullException("paths");
             var sorted = paths.Select(p => p ?? throw new ArgumentNullException("paths", "a path is null"))
                 .Distinct(StringComparer.Ordinal).ToList();
+            // Refused here, not as a failed comparison inside Sort.
+            foreach (var path in sorted) ZooKeeperPath.Check(path, true);
             // The core's order: by UTF-8 bytes, which ordinal order of UTF-16 matches outside the surrogate range.
             sorted.Sort((a, b) => CompareUtf8(a, b));
             if (sorted.Count == 0) throw new ArgumentException("a multi-lock needs at least one path", "paths");

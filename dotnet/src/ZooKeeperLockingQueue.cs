@@ -1,4 +1,6 @@
 using System;
+using System.Collections.Generic;
+using System.Linq;
 using System.Threading;
 using System.Threading.Tasks;
 using ZooLock.Native;
@@ -17,6 +19,8 @@ namespace ZooLock
     public sealed unsafe class ZooKeeperLockingQueue
     {
         static readonly NativeMethods.zl_locking_queue_put_async_callback_delegate OnPut = ResultCallbacks.Text;
+        static readonly NativeMethods.zl_locking_queue_put_all_async_callback_delegate OnPutAll = (user, status, data, length, stat, message, messageLength) =>
+            PendingCall<bool>.Deliver(user, status, message, messageLength, call => true);
         static readonly NativeMethods.zl_locking_queue_get_async_callback_delegate OnGet = ResultCallbacks.Taken;
         static readonly NativeMethods.zl_locking_queue_consume_async_callback_delegate OnConsume = ResultCallbacks.YesNo;
         static readonly NativeMethods.zl_locking_queue_release_async_callback_delegate OnRelease = ResultCallbacks.YesNo;
@@ -56,6 +60,31 @@ namespace ZooLock
             return PendingCall<string>.Start(native, cancellationToken, (q, cancel, user) =>
             {
                 fixed (byte* bytes = value) return NativeMethods.zl_locking_queue_put_async((ZlLockingQueue*)q, bytes, (uint)value.Length, p, cancel, OnPut, user);
+            });
+        }
+
+        /// <summary>
+        /// Adds every value of <paramref name="values"/> with
+        /// <paramref name="priority"/>, all or none, in one transaction
+        /// (kazoo's <c>put_all</c>).
+        /// </summary>
+        /// <exception cref="ArgumentException">A priority outside 0 to 999.</exception>
+        public void PutAll(IEnumerable<byte[]> values, int priority = ZooKeeperQueue.DefaultPriority, CancellationToken cancellationToken = default(CancellationToken))
+        {
+            PutAllAsync(values, priority, cancellationToken).GetAwaiter().GetResult();
+        }
+
+        /// <summary><see cref="PutAll"/> without blocking a thread.</summary>
+        public Task PutAllAsync(IEnumerable<byte[]> values, int priority = ZooKeeperQueue.DefaultPriority, CancellationToken cancellationToken = default(CancellationToken))
+        {
+            if (values == null) throw new ArgumentNullException("values");
+            var list = values.ToList();
+            if (list.Contains(null)) throw new ArgumentException("a value is null", "values");
+            var encoded = Interop.EncodeList(list);
+            uint p = ZooKeeperQueue.Priority(priority);
+            return PendingCall<bool>.Start(native, cancellationToken, (q, cancel, user) =>
+            {
+                fixed (byte* bytes = encoded) return NativeMethods.zl_locking_queue_put_all_async((ZlLockingQueue*)q, bytes, (uint)encoded.Length, p, cancel, OnPutAll, user);
             });
         }
 

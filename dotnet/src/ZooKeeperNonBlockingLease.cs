@@ -1,5 +1,4 @@
 using System;
-using System.Diagnostics;
 using System.Net;
 using System.Threading;
 using ZooLock.Native;
@@ -38,8 +37,8 @@ namespace ZooLock
             if (session == null) throw new ArgumentNullException("session");
             if (path == null) throw new ArgumentNullException("path");
             cancellationToken.ThrowIfCancellationRequested();
-            // kazoo's default: the host's name and the process id.
-            var id = Interop.Bytes(identifier ?? Dns.GetHostEntry(string.Empty).HostName + "-" + Process.GetCurrentProcess().Id);
+            // kazoo's default: the host's name, so every process of a host renews one lease.
+            var id = Interop.Bytes(identifier ?? Dns.GetHostName());
             var p = Interop.Bytes(path);
             var clock = utcNow ?? DateTime.UtcNow;
             if (clock.Kind == DateTimeKind.Local) clock = clock.ToUniversalTime();

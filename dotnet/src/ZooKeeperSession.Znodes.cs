@@ -29,6 +29,13 @@ namespace ZooLock
             PendingCall<string>.Deliver(user, status, message, messageLength, call => Interop.Text(data, length));
         static readonly NativeMethods.zl_session_delete_async_callback_delegate OnDelete = (user, status, data, length, stat, message, messageLength) =>
             PendingCall<bool>.Deliver(user, status, message, messageLength, call => true);
+        static readonly NativeMethods.zl_session_add_auth_async_callback_delegate OnAddAuth = (user, status, data, length, stat, message, messageLength) =>
+            PendingCall<bool>.Deliver(user, status, message, messageLength, call => true);
+        static readonly NativeMethods.zl_session_get_acls_async_callback_delegate OnGetAcls = (user, status, data, length, stat, message, messageLength) =>
+            PendingCall<ZooKeeperAccessControlRead>.Deliver(user, status, message, messageLength,
+                call => new ZooKeeperAccessControlRead(ParseAcl(Interop.List(data, length)), new ZooKeeperStat(*stat)));
+        static readonly NativeMethods.zl_session_set_acls_async_callback_delegate OnSetAcls = (user, status, data, length, stat, message, messageLength) =>
+            PendingCall<ZooKeeperStat>.Deliver(user, status, message, messageLength, call => new ZooKeeperStat(*stat));
         static readonly NativeMethods.zl_session_children_async_callback_delegate OnChildren = (user, status, data, length, stat, message, messageLength) =>
             PendingCall<IList<string>>.Deliver(user, status, message, messageLength, call => Interop.List(data, length));
 
@@ -91,9 +98,7 @@ namespace ZooLock
         /// <exception cref="ZooLockAuthException">The server refused them.</exception>
         public void AddAuthInfo(string scheme, byte[] auth)
         {
-            if (scheme == null) throw new ArgumentNullException("scheme");
-            if (auth == null) throw new ArgumentNullException("auth");
-            var s = Interop.Bytes(scheme);
+            var s = SchemeBytes(scheme, auth);
             With(session =>
             {
                 fixed (byte* sp = s)
@@ -101,6 +106,28 @@ namespace ZooLock
                     Interop.Check(NativeMethods.zl_session_add_auth((ZlSession*)session, sp, (uint)s.Length, ap, (uint)auth.Length));
                 return true;
             });
+        }
+
+        /// <summary>
+        /// <see cref="AddAuthInfo"/> without blocking a thread. A cancelled
+        /// call may still have added them, as one whose reply was lost.
+        /// </summary>
+        public Task AddAuthInfoAsync(string scheme, byte[] auth, CancellationToken cancellationToken = default(CancellationToken))
+        {
+            var s = SchemeBytes(scheme, auth);
+            return Call<bool>(cancellationToken, (session, cancel, user) =>
+            {
+                fixed (byte* sp = s)
+                fixed (byte* ap = auth)
+                    return NativeMethods.zl_session_add_auth_async((ZlSession*)session, sp, (uint)s.Length, ap, (uint)auth.Length, cancel, OnAddAuth, user);
+            });
+        }
+
+        static byte[] SchemeBytes(string scheme, byte[] auth)
+        {
+            if (scheme == null) throw new ArgumentNullException("scheme");
+            if (auth == null) throw new ArgumentNullException("auth");
+            return Interop.Bytes(scheme);
         }
 
         /// <summary>The node's ACL and its stat (kazoo's <c>get_acls</c>).</summary>
@@ -119,10 +146,46 @@ namespace ZooLock
                 return Interop.TakeList(ptr, len);
             });
             stat = read;
+            return ParseAcl(items);
+        }
+
+        /// <summary>
+        /// <see cref="GetAccessControl"/> without blocking a thread: the ACL
+        /// and, in <see cref="ZooKeeperAccessControlRead.Stat"/>, the stat read
+        /// with it (its <c>Aversion</c> is what a conditional
+        /// <see cref="SetAccessControlAsync"/> names).
+        /// </summary>
+        public Task<ZooKeeperAccessControlRead> GetAccessControlAsync(string path, CancellationToken cancellationToken = default(CancellationToken))
+        {
+            var p = PathBytes(path);
+            return Call<ZooKeeperAccessControlRead>(cancellationToken, (s, cancel, user) =>
+            {
+                fixed (byte* bytes = p) return NativeMethods.zl_session_get_acls_async((ZlSession*)s, bytes, (uint)p.Length, cancel, OnGetAcls, user);
+            });
+        }
+
+        /// <summary>ACL entries from the C ABI's list: permissions, scheme, id for each.</summary>
+        static IList<ZooKeeperAccessControl> ParseAcl(IList<string> items)
+        {
             var acl = new List<ZooKeeperAccessControl>();
             for (int i = 0; i + 2 < items.Count; i += 3)
                 acl.Add(new ZooKeeperAccessControl(items[i + 1], items[i + 2], int.Parse(items[i], System.Globalization.CultureInfo.InvariantCulture)));
             return acl;
+        }
+
+        /// <summary>ACL entries as the C ABI's list.</summary>
+        static byte[] EncodeAcl(IList<ZooKeeperAccessControl> acl)
+        {
+            if (acl == null) throw new ArgumentNullException("acl");
+            var items = new List<string>();
+            foreach (var entry in acl)
+            {
+                if (entry == null) throw new ArgumentException("an ACL entry is null", "acl");
+                items.Add(entry.Permissions.ToString(System.Globalization.CultureInfo.InvariantCulture));
+                items.Add(entry.Scheme);
+                items.Add(entry.Id);
+            }
+            return Interop.EncodeList(items);
         }
 
         /// <summary>
@@ -134,20 +197,8 @@ namespace ZooLock
         /// <exception cref="ZooLockInvalidAclException">An empty list, or one the server refuses.</exception>
         public ZooKeeperStat SetAccessControl(string path, IList<ZooKeeperAccessControl> acl, int version = -1)
         {
-            if (acl == null) throw new ArgumentNullException("acl");
+            var list = EncodeAcl(acl);
             var p = PathBytes(path);
-            var encoded = new List<byte>();
-            foreach (var entry in acl)
-            {
-                if (entry == null) throw new ArgumentException("an ACL entry is null", "acl");
-                foreach (var item in new[] { entry.Permissions.ToString(System.Globalization.CultureInfo.InvariantCulture), entry.Scheme, entry.Id })
-                {
-                    var bytes = Interop.Bytes(item);
-                    encoded.AddRange(BitConverter.IsLittleEndian ? BitConverter.GetBytes((uint)bytes.Length) : Reverse(BitConverter.GetBytes((uint)bytes.Length)));
-                    encoded.AddRange(bytes);
-                }
-            }
-            var list = encoded.ToArray();
             return With(s =>
             {
                 ZlStat native;
@@ -158,10 +209,18 @@ namespace ZooLock
             });
         }
 
-        static byte[] Reverse(byte[] bytes)
+        /// <summary><see cref="SetAccessControl"/> without blocking a thread.</summary>
+        public Task<ZooKeeperStat> SetAccessControlAsync(string path, IList<ZooKeeperAccessControl> acl, int version = -1,
+            CancellationToken cancellationToken = default(CancellationToken))
         {
-            Array.Reverse(bytes);
-            return bytes;
+            var list = EncodeAcl(acl);
+            var p = PathBytes(path);
+            return Call<ZooKeeperStat>(cancellationToken, (s, cancel, user) =>
+            {
+                fixed (byte* bytes = p)
+                fixed (byte* a = list)
+                    return NativeMethods.zl_session_set_acls_async((ZlSession*)s, bytes, (uint)p.Length, a, (uint)list.Length, version, cancel, OnSetAcls, user);
+            });
         }
 
         /// <summary><see cref="GetData(string)"/> without blocking a thread.</summary>

@@ -33,6 +33,7 @@ namespace ZooLock.Tests
                 var path = Fixture.Path("in-flight");
                 session.Create(path + "/child", Bytes("x"), ZooKeeperCreateFlags.MakePath);
                 var transaction = session.Transaction().SetData(path + "/child", Bytes("y"));
+                var open = new[] { new ZooKeeperAccessControl("world", "anyone", ZooKeeperSessionOptions.PermissionAll) };
                 Setup.Zk.Partition(session.SessionId);
                 try
                 {
@@ -46,6 +47,10 @@ namespace ZooLock.Tests
                         { "DeleteAsync", session.DeleteAsync(path + "/child", -1, false, token) },
                         { "GetChildrenAsync", session.GetChildrenAsync(path, token) },
                         { "CommitAsync", transaction.CommitAsync(token) },
+                        { "GetAccessControlAsync", session.GetAccessControlAsync(path, token) },
+                        { "SetAccessControlAsync", session.SetAccessControlAsync(path, open, -1, token) },
+                        { "AddAuthInfoAsync", session.AddAuthInfoAsync("digest", Bytes("user:pw"), token) },
+                        { "PutAllAsync", new ZooKeeperLockingQueue(path + "/jobs", session).PutAllAsync(new[] { Bytes("j") }, 100, token) },
                     };
                     foreach (var call in calls) Assert.IsFalse(call.Value.IsCompleted, call.Key + " cannot have an answer yet");
                     cancel.Cancel();

@@ -333,7 +333,288 @@ namespace ZooLock.Tests
                     foreach (var mechanism in new[] { "PLAIN", "GSSAPI" })
                         c.Check(mechanism, () => new ZooKeeperSession("127.0.0.1:1", SecureServers.Options().Sasl(mechanism, "u", "p")));
                 } },
+            { "recipe-path-invalid", BadRecipePath("recipes/x") },
+            { "recipe-path-not-utf8", c =>
+                {
+                    BadRecipePath("/recipes/\ud800")(c);
+                    NativeRecipesNew(c, Encoding.ASCII.GetBytes("/recipes/").Concat(new byte[] { 0xff }).ToArray());
+                } },
+            { "recipe-null-handle", NullRecipeHandles },
+            { "recipe-timeout-negative", c =>
+                {
+                    var session = c.Session();
+                    var barrier = new ZooKeeperBarrier(c.Path("barrier"), session);
+                    var jobs = new ZooKeeperLockingQueue(c.Path("jobs"), session);
+                    var negative = TimeSpan.FromSeconds(-1);
+                    c.Check("Barrier.Wait", () => barrier.Wait(negative));
+                    c.Check("Barrier.WaitAsync", () => barrier.WaitAsync(negative));
+                    c.Check("LockingQueue.Get", () => jobs.Get(negative));
+                    c.Check("LockingQueue.GetAsync", () => jobs.GetAsync(negative));
+                    var path = Encoding.ASCII.GetBytes(c.Path("native"));
+                    session.With(s =>
+                    {
+                        ZlBarrier* b;
+                        ZlLockingQueue* q;
+                        fixed (byte* p = path)
+                        {
+                            Interop.Check(NativeMethods.zl_barrier_new((ZlSession*)s, p, (uint)path.Length, &b));
+                            Interop.Check(NativeMethods.zl_locking_queue_new((ZlSession*)s, p, (uint)path.Length, &q));
+                        }
+                        c.CheckStatus("zl_barrier_wait_async, -2 ms", NativeMethods.zl_barrier_wait_async(b, -2, null, Never<NativeMethods.zl_barrier_wait_async_callback_delegate>(), null));
+                        c.CheckStatus("zl_locking_queue_get_async, -2 ms", NativeMethods.zl_locking_queue_get_async(q, -2, null, Never<NativeMethods.zl_locking_queue_get_async_callback_delegate>(), null));
+                        NativeMethods.zl_barrier_free(b);
+                        NativeMethods.zl_locking_queue_free(q);
+                        return 0;
+                    });
+                } },
+            { "queue-priority-out-of-range", c =>
+                {
+                    var session = c.Session();
+                    var queue = new ZooKeeperQueue(c.Path("queue"), session);
+                    var jobs = new ZooKeeperLockingQueue(c.Path("jobs"), session);
+                    var x = Encoding.ASCII.GetBytes("x");
+                    c.Check("Queue.Put", () => queue.Put(x, 1000));
+                    c.Check("LockingQueue.Put", () => jobs.Put(x, 1000));
+                    c.Check("LockingQueue.PutAll", () => jobs.PutAll(new[] { x }, 1000));
+                    c.Check("LockingQueue.PutAllAsync", () => jobs.PutAllAsync(new[] { x }, 1000));
+                    Assert.That(queue.Count + jobs.Count, Is.EqualTo(0), "nothing put");
+                } },
+            { "multi-lock-no-paths", c =>
+                {
+                    var session = c.Session();
+                    c.Check("ZooKeeperDistributedMultiLock of no paths", () => new ZooKeeperDistributedMultiLock(new string[0], session));
+                } },
+            { "double-barrier-no-clients", c =>
+                {
+                    var session = c.Session();
+                    foreach (var count in new[] { 0, -1 })
+                        c.Check("ZooKeeperDoubleBarrier of " + count, () => new ZooKeeperDoubleBarrier(c.Path("barrier"), session, count));
+                } },
+            { "acl-empty", c =>
+                {
+                    var session = c.Session();
+                    var path = c.Path("node");
+                    session.Create(path, null, ZooKeeperCreateFlags.MakePath);
+                    c.Check("SetAccessControl", () => session.SetAccessControl(path, new ZooKeeperAccessControl[0]));
+                    c.Check("SetAccessControlAsync", () => BadInputContext.Await(session.SetAccessControlAsync(path, new ZooKeeperAccessControl[0])));
+                    ZooKeeperStat stat;
+                    Assert.That(session.GetAccessControl(path, out stat), Is.EqualTo(new[] { new ZooKeeperAccessControl("world", "anyone", ZooKeeperSessionOptions.PermissionAll) }), "unchanged");
+                } },
+            { "recipe-after-close", RecipesAfterClose },
+            { "transaction-too-large", c =>
+                {
+                    var session = c.Session();
+                    var big = new byte[700000];
+                    session.Create(c.Base, null, ZooKeeperCreateFlags.MakePath);
+                    using (var transaction = session.Transaction().Create(c.Path("a"), big).Create(c.Path("b"), big))
+                        c.Check("Commit", () => transaction.Commit());
+                    var jobs = new ZooKeeperLockingQueue(c.Path("jobs"), session);
+                    c.Check("LockingQueue.PutAll", () => jobs.PutAll(new[] { big, big }));
+                    Assert.That(session.GetChildren(c.Base), Is.EqualTo(new[] { "jobs" }), "nothing made but the queue's path");
+                    Assert.That(jobs.Count, Is.EqualTo(0), "nothing put");
+                } },
         };
+
+        /// <summary>Each recipe, a lease try, a multi-lock and the ACL calls on a bad path.</summary>
+        static Action<BadInputContext> BadRecipePath(string path)
+        {
+            return c =>
+            {
+                var session = c.Session();
+                var hour = TimeSpan.FromHours(1);
+                c.Check("ZooKeeperBarrier", () => new ZooKeeperBarrier(path, session));
+                c.Check("ZooKeeperDoubleBarrier", () => new ZooKeeperDoubleBarrier(path, session, 2));
+                c.Check("ZooKeeperParty", () => new ZooKeeperParty(path, session));
+                c.Check("ZooKeeperParty, shallow", () => new ZooKeeperParty(path, session, null, true));
+                c.Check("ZooKeeperQueue", () => new ZooKeeperQueue(path, session));
+                c.Check("ZooKeeperLockingQueue", () => new ZooKeeperLockingQueue(path, session));
+                c.Check("ZooKeeperCounter", () => new ZooKeeperCounter(path, session));
+                c.Check("ZooKeeperDoubleCounter", () => new ZooKeeperDoubleCounter(path, session));
+                c.Check("TryObtain", () => ZooKeeperNonBlockingLease.TryObtain(session, path, hour));
+                c.Check("TryObtainOneOf", () => ZooKeeperNonBlockingLease.TryObtainOneOf(session, 2, path, hour));
+                c.Check("ZooKeeperDistributedMultiLock", () => new ZooKeeperDistributedMultiLock(new[] { c.Path("a"), path }, session));
+                ZooKeeperStat stat;
+                var open = new[] { new ZooKeeperAccessControl("world", "anyone", ZooKeeperSessionOptions.PermissionAll) };
+                c.Check("GetAccessControl", () => session.GetAccessControl(path, out stat));
+                c.Check("GetAccessControlAsync", () => BadInputContext.Await(session.GetAccessControlAsync(path)));
+                c.Check("SetAccessControl", () => session.SetAccessControl(path, open));
+                c.Check("SetAccessControlAsync", () => BadInputContext.Await(session.SetAccessControlAsync(path, open)));
+            };
+        }
+
+        /// <summary>A callback of type <typeparamref name="T"/> that fails the test if it ever runs (kept alive here).</summary>
+        static T Never<T>() where T : class
+        {
+            var method = typeof(BadInputCases).GetMethod("NeverCalled", System.Reflection.BindingFlags.NonPublic | System.Reflection.BindingFlags.Static);
+            var callback = Delegate.CreateDelegate(typeof(T), method);
+            lock (Callbacks) Callbacks.Add(callback);
+            return (T)(object)callback;
+        }
+
+        static readonly List<Delegate> Callbacks = new List<Delegate>();
+
+        static void NeverCalled(void* user, int status, byte* data, uint length, ZlStat* stat, byte* message, uint messageLength)
+        {
+            Console.Error.WriteLine("a call that did not start called back (status {0})", status);
+            Environment.FailFast("a call that did not start called back");
+        }
+
+        /// <summary>Each recipe's <c>_new</c>, the lease try and the ACL calls with a path of raw bytes, which C# strings cannot carry.</summary>
+        static void NativeRecipesNew(BadInputContext c, byte[] path)
+        {
+            var paths = Interop.EncodeList(new[] { path });
+            var open = Interop.EncodeList(new[] { "31", "world", "anyone" });
+            c.Session().With(s =>
+            {
+                var session = (ZlSession*)s;
+                uint n = (uint)path.Length;
+                fixed (byte* p = path, list = paths, acl = open)
+                {
+                    ZlBarrier* barrier = null;
+                    c.CheckStatus("zl_barrier_new", NativeMethods.zl_barrier_new(session, p, n, &barrier));
+                    ZlDoubleBarrier* doubleBarrier = null;
+                    c.CheckStatus("zl_double_barrier_new", NativeMethods.zl_double_barrier_new(session, p, n, 2, null, 0, &doubleBarrier));
+                    ZlParty* party = null;
+                    c.CheckStatus("zl_party_new", NativeMethods.zl_party_new(session, p, n, null, 0, 0, &party));
+                    ZlQueue* queue = null;
+                    c.CheckStatus("zl_queue_new", NativeMethods.zl_queue_new(session, p, n, &queue));
+                    ZlLockingQueue* lockingQueue = null;
+                    c.CheckStatus("zl_locking_queue_new", NativeMethods.zl_locking_queue_new(session, p, n, &lockingQueue));
+                    var zero = new ZlCounterValue();
+                    ZlCounter* counter = null;
+                    c.CheckStatus("zl_counter_new", NativeMethods.zl_counter_new(session, p, n, &zero, NativeMethods.ZL_COUNTER_KAZOO, &counter));
+                    ZlHolder* multi = null;
+                    c.CheckStatus("zl_multi_lock_new", NativeMethods.zl_multi_lock_new(session, list, (uint)paths.Length, null, 0, &multi));
+                    byte obtained;
+                    c.CheckStatus("zl_lease_try", NativeMethods.zl_lease_try(session, p, n, null, 0, 3600000, 0, 1, null, &obtained));
+                    byte* got;
+                    uint gotLength;
+                    c.CheckStatus("zl_session_get_acls", NativeMethods.zl_session_get_acls(session, p, n, &got, &gotLength, null));
+                    c.CheckStatus("zl_session_set_acls", NativeMethods.zl_session_set_acls(session, p, n, acl, (uint)open.Length, -1, null));
+                    c.CheckStatus("zl_session_get_acls_async", NativeMethods.zl_session_get_acls_async(session, p, n, null,
+                        Never<NativeMethods.zl_session_get_acls_async_callback_delegate>(), null));
+                    c.CheckStatus("zl_session_set_acls_async", NativeMethods.zl_session_set_acls_async(session, p, n, acl, (uint)open.Length, -1, null,
+                        Never<NativeMethods.zl_session_set_acls_async_callback_delegate>(), null));
+                    Assert.IsTrue(barrier == null && doubleBarrier == null && party == null && queue == null && lockingQueue == null
+                        && counter == null && multi == null, "no handle made");
+                }
+                return 0;
+            });
+        }
+
+        /// <summary>Each C call on a recipe's handle given a null handle, each <c>_new</c> and session call a null session.</summary>
+        static void NullRecipeHandles(BadInputContext c)
+        {
+            var path = Encoding.ASCII.GetBytes(c.Path("recipe"));
+            var list = Interop.EncodeList(new[] { c.Path("a") });
+            var x = Encoding.ASCII.GetBytes("x");
+            fixed (byte* p = path, l = list, v = x)
+            {
+                uint n = (uint)path.Length;
+                ZlBarrier* barrier;
+                c.CheckStatus("zl_barrier_new", NativeMethods.zl_barrier_new(null, p, n, &barrier));
+                c.CheckStatus("zl_barrier_create_async", NativeMethods.zl_barrier_create_async(null, null, Never<NativeMethods.zl_barrier_create_async_callback_delegate>(), null));
+                c.CheckStatus("zl_barrier_remove_async", NativeMethods.zl_barrier_remove_async(null, null, Never<NativeMethods.zl_barrier_remove_async_callback_delegate>(), null));
+                c.CheckStatus("zl_barrier_wait_async", NativeMethods.zl_barrier_wait_async(null, -1, null, Never<NativeMethods.zl_barrier_wait_async_callback_delegate>(), null));
+                ZlDoubleBarrier* doubleBarrier;
+                byte flag;
+                byte* bytes;
+                uint length;
+                c.CheckStatus("zl_double_barrier_new", NativeMethods.zl_double_barrier_new(null, p, n, 2, null, 0, &doubleBarrier));
+                c.CheckStatus("zl_double_barrier_enter_async", NativeMethods.zl_double_barrier_enter_async(null, null, Never<NativeMethods.zl_double_barrier_enter_async_callback_delegate>(), null));
+                c.CheckStatus("zl_double_barrier_leave_async", NativeMethods.zl_double_barrier_leave_async(null, null, Never<NativeMethods.zl_double_barrier_leave_async_callback_delegate>(), null));
+                c.CheckStatus("zl_double_barrier_participating", NativeMethods.zl_double_barrier_participating(null, &flag));
+                c.CheckStatus("zl_double_barrier_node", NativeMethods.zl_double_barrier_node(null, &bytes, &length));
+                ZlParty* party;
+                c.CheckStatus("zl_party_new", NativeMethods.zl_party_new(null, p, n, null, 0, 0, &party));
+                c.CheckStatus("zl_party_join_async", NativeMethods.zl_party_join_async(null, null, Never<NativeMethods.zl_party_join_async_callback_delegate>(), null));
+                c.CheckStatus("zl_party_leave_async", NativeMethods.zl_party_leave_async(null, null, Never<NativeMethods.zl_party_leave_async_callback_delegate>(), null));
+                c.CheckStatus("zl_party_members_async", NativeMethods.zl_party_members_async(null, null, Never<NativeMethods.zl_party_members_async_callback_delegate>(), null));
+                c.CheckStatus("zl_party_participating", NativeMethods.zl_party_participating(null, &flag));
+                ZlQueue* queue;
+                c.CheckStatus("zl_queue_new", NativeMethods.zl_queue_new(null, p, n, &queue));
+                c.CheckStatus("zl_queue_put_async", NativeMethods.zl_queue_put_async(null, v, 1, 100, null, Never<NativeMethods.zl_queue_put_async_callback_delegate>(), null));
+                c.CheckStatus("zl_queue_get_async", NativeMethods.zl_queue_get_async(null, null, Never<NativeMethods.zl_queue_get_async_callback_delegate>(), null));
+                c.CheckStatus("zl_queue_len", NativeMethods.zl_queue_len(null, &length));
+                ZlLockingQueue* jobs;
+                c.CheckStatus("zl_locking_queue_new", NativeMethods.zl_locking_queue_new(null, p, n, &jobs));
+                c.CheckStatus("zl_locking_queue_put_async", NativeMethods.zl_locking_queue_put_async(null, v, 1, 100, null, Never<NativeMethods.zl_locking_queue_put_async_callback_delegate>(), null));
+                c.CheckStatus("zl_locking_queue_put_all_async", NativeMethods.zl_locking_queue_put_all_async(null, l, (uint)list.Length, 100, null, Never<NativeMethods.zl_locking_queue_put_all_async_callback_delegate>(), null));
+                c.CheckStatus("zl_locking_queue_get_async", NativeMethods.zl_locking_queue_get_async(null, -1, null, Never<NativeMethods.zl_locking_queue_get_async_callback_delegate>(), null));
+                c.CheckStatus("zl_locking_queue_consume_async", NativeMethods.zl_locking_queue_consume_async(null, null, Never<NativeMethods.zl_locking_queue_consume_async_callback_delegate>(), null));
+                c.CheckStatus("zl_locking_queue_release_async", NativeMethods.zl_locking_queue_release_async(null, null, Never<NativeMethods.zl_locking_queue_release_async_callback_delegate>(), null));
+                c.CheckStatus("zl_locking_queue_holds_lock_async", NativeMethods.zl_locking_queue_holds_lock_async(null, null, Never<NativeMethods.zl_locking_queue_holds_lock_async_callback_delegate>(), null));
+                c.CheckStatus("zl_locking_queue_len", NativeMethods.zl_locking_queue_len(null, &length));
+                var value = new ZlCounterValue();
+                ZlCounter* counter;
+                c.CheckStatus("zl_counter_new", NativeMethods.zl_counter_new(null, p, n, &value, NativeMethods.ZL_COUNTER_KAZOO, &counter));
+                c.CheckStatus("zl_counter_value", NativeMethods.zl_counter_value(null, null, &value));
+                c.CheckStatus("zl_counter_add", NativeMethods.zl_counter_add(null, &value, null, null, null));
+                c.CheckStatus("zl_counter_value_async", NativeMethods.zl_counter_value_async(null, null, Never<NativeMethods.zl_counter_value_async_callback_delegate>(), null));
+                c.CheckStatus("zl_counter_add_async", NativeMethods.zl_counter_add_async(null, &value, null, Never<NativeMethods.zl_counter_add_async_callback_delegate>(), null));
+                ZlHolder* multi;
+                c.CheckStatus("zl_multi_lock_new", NativeMethods.zl_multi_lock_new(null, l, (uint)list.Length, null, 0, &multi));
+                c.CheckStatus("zl_lease_try", NativeMethods.zl_lease_try(null, p, n, null, 0, 3600000, 0, 1, null, &flag));
+                ZlTransaction* transaction;
+                c.CheckStatus("zl_transaction_new", NativeMethods.zl_transaction_new(null, &transaction));
+                c.CheckStatus("zl_transaction_check", NativeMethods.zl_transaction_check(null, p, n, -1));
+                c.CheckStatus("zl_transaction_create", NativeMethods.zl_transaction_create(null, p, n, v, 1, 0));
+                c.CheckStatus("zl_transaction_set", NativeMethods.zl_transaction_set(null, p, n, v, 1, -1));
+                c.CheckStatus("zl_transaction_delete", NativeMethods.zl_transaction_delete(null, p, n, -1));
+                c.CheckStatus("zl_transaction_commit", NativeMethods.zl_transaction_commit(null, &bytes, &length));
+                c.CheckStatus("zl_transaction_commit_async", NativeMethods.zl_transaction_commit_async(null, null, Never<NativeMethods.zl_transaction_commit_async_callback_delegate>(), null));
+                var open = Interop.EncodeList(new[] { "31", "world", "anyone" });
+                var scheme = Encoding.ASCII.GetBytes("digest");
+                fixed (byte* a = open, sc = scheme)
+                {
+                    c.CheckStatus("zl_session_add_auth", NativeMethods.zl_session_add_auth(null, sc, 6, v, 1));
+                    c.CheckStatus("zl_session_get_acls", NativeMethods.zl_session_get_acls(null, p, n, &bytes, &length, null));
+                    c.CheckStatus("zl_session_set_acls", NativeMethods.zl_session_set_acls(null, p, n, a, (uint)open.Length, -1, null));
+                    c.CheckStatus("zl_session_add_auth_async", NativeMethods.zl_session_add_auth_async(null, sc, 6, v, 1, null, Never<NativeMethods.zl_session_add_auth_async_callback_delegate>(), null));
+                    c.CheckStatus("zl_session_get_acls_async", NativeMethods.zl_session_get_acls_async(null, p, n, null, Never<NativeMethods.zl_session_get_acls_async_callback_delegate>(), null));
+                    c.CheckStatus("zl_session_set_acls_async", NativeMethods.zl_session_set_acls_async(null, p, n, a, (uint)open.Length, -1, null, Never<NativeMethods.zl_session_set_acls_async_callback_delegate>(), null));
+                }
+            }
+        }
+
+        /// <summary>Each recipe's first call after its session was disposed.</summary>
+        static void RecipesAfterClose(BadInputContext c)
+        {
+            var session = c.Session();
+            var path = c.Path("node");
+            session.Create(path, null, ZooKeeperCreateFlags.MakePath);
+            var barrier = new ZooKeeperBarrier(c.Path("barrier"), session);
+            var doubleBarrier = new ZooKeeperDoubleBarrier(c.Path("double"), session, 2);
+            var party = new ZooKeeperParty(c.Path("party"), session);
+            var queue = new ZooKeeperQueue(c.Path("queue"), session);
+            var jobs = new ZooKeeperLockingQueue(c.Path("jobs"), session);
+            var counter = c.Own(new ZooKeeperCounter(c.Path("counter"), session));
+            var multi = new ZooKeeperDistributedMultiLock(new[] { c.Path("a"), c.Path("b") }, session);
+            var transaction = c.Own(session.Transaction().Create(c.Path("t")));
+            var x = Encoding.ASCII.GetBytes("x");
+            var open = new[] { new ZooKeeperAccessControl("world", "anyone", ZooKeeperSessionOptions.PermissionAll) };
+            session.Dispose();
+            c.Check("Barrier.Create", () => barrier.Create());
+            c.Check("Barrier.Wait", () => barrier.Wait(Patience));
+            c.Check("DoubleBarrier.Enter", () => doubleBarrier.Enter());
+            c.Check("Party.Join", () => party.Join());
+            c.Check("Queue.Put", () => queue.Put(x));
+            c.Check("Queue.Get", () => queue.Get());
+            c.Check("LockingQueue.Put", () => jobs.Put(x));
+            c.Check("LockingQueue.PutAll", () => jobs.PutAll(new[] { x }));
+            c.Check("LockingQueue.Get", () => jobs.Get(Patience));
+            c.Check("Counter.GetValue", () => counter.GetValue());
+            c.Check("Counter.Add", () => counter.Add(1));
+            c.Check("TryObtain", () => ZooKeeperNonBlockingLease.TryObtain(session, c.Path("lease"), TimeSpan.FromHours(1)));
+            c.Check("MultiLock.Acquire", () => multi.Acquire(Patience));
+            ZooKeeperStat stat;
+            c.Check("GetAccessControl", () => session.GetAccessControl(path, out stat));
+            c.Check("GetAccessControlAsync", () => session.GetAccessControlAsync(path));
+            c.Check("SetAccessControl", () => session.SetAccessControl(path, open));
+            c.Check("AddAuthInfo", () => session.AddAuthInfo("digest", x));
+            c.Check("AddAuthInfoAsync", () => session.AddAuthInfoAsync("digest", x));
+            c.Check("Transaction.Commit", () => transaction.Commit());
+        }
 
         /// <summary>Every lock type, and a semaphore, on a bad path.</summary>
         static Action<BadInputContext> BadPath(string path)

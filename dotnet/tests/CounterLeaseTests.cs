@@ -43,6 +43,94 @@ namespace ZooLock.Tests
         }
 
         [Test]
+        public void ADoubleCounterKeepsKazoosFloatText()
+        {
+            var path = Fixture.Path("counter-float");
+            using (var counter = new ZooKeeperDoubleCounter(path, session))
+            using (var theirs = new ZooKeeperDoubleCounter(path, other, 1.5))
+            {
+                Assert.That(counter.GetValue(), Is.EqualTo(0.0));
+                var change = counter.Add(0.1);
+                Assert.That(new[] { change.PreValue, change.PostValue }, Is.EqualTo(new[] { 0.0, 0.1 }));
+                Assert.That(theirs.Add(0.2).PostValue, Is.EqualTo(0.1 + 0.2));
+                Assert.That(Encoding.ASCII.GetString(session.GetData(path)), Is.EqualTo("0.30000000000000004"), "Python's repr, as kazoo writes it");
+                Assert.That(counter.Subtract(2.3).PostValue, Is.EqualTo(0.1 + 0.2 - 2.3));
+
+                // What kazoo's Counter(path, 0.0) writes: repr of a float, or of an int it was set to.
+                foreach (var kazoo in new[] { "2.5", "-7", "1e+16", "inf" })
+                {
+                    session.SetData(path, Encoding.ASCII.GetBytes(kazoo));
+                    Assert.That(counter.GetValue(), Is.EqualTo(double.Parse(kazoo == "inf" ? "Infinity" : kazoo, System.Globalization.CultureInfo.InvariantCulture)), kazoo);
+                }
+                session.SetData(path, Encoding.ASCII.GetBytes("1e+16"));
+                counter.Add(2.0);
+                Assert.That(Encoding.ASCII.GetString(session.GetData(path)), Is.EqualTo("1.0000000000000002e+16"), "Python's repr past 1e16");
+                session.SetData(path, new byte[0]);
+                Assert.That(theirs.GetValue(), Is.EqualTo(1.5), "an empty node reads as the default");
+
+                session.SetData(path, Encoding.ASCII.GetBytes("seven"));
+                Assert.Throws<InvalidDataException>(() => counter.Add(1.0));
+                Assert.That(Encoding.ASCII.GetString(session.GetData(path)), Is.EqualTo("seven"), "nothing written");
+            }
+            using (var whole = new ZooKeeperCounter(path, session))
+            {
+                session.SetData(path, Encoding.ASCII.GetBytes("2.5"));
+                Assert.Throws<InvalidDataException>(() => whole.GetValue(), "a whole-number counter on a float");
+            }
+            Assert.Throws<ArgumentException>(() => new ZooKeeperDoubleCounter("relative", session));
+        }
+
+        [Test]
+        public void AsyncFormsDoTheSame()
+        {
+            var path = Fixture.Path("counter-async");
+            using (var counter = new ZooKeeperCounter(path, session, 10))
+            using (var ratio = new ZooKeeperDoubleCounter(path + "-float", other))
+            {
+                Assert.That(Fixture.Await(counter.GetValueAsync(), "GetValueAsync"), Is.EqualTo(10));
+                var change = Fixture.Await(counter.AddAsync(-3), "AddAsync");
+                Assert.That(new[] { change.PreValue, change.PostValue }, Is.EqualTo(new long[] { 10, 7 }));
+                Assert.That(Encoding.ASCII.GetString(session.GetData(path)), Is.EqualTo("7"));
+                var half = Fixture.Await(ratio.AddAsync(0.5), "AddAsync");
+                Assert.That(new[] { half.PreValue, half.PostValue }, Is.EqualTo(new[] { 0.0, 0.5 }));
+                Assert.That(Fixture.Await(ratio.GetValueAsync(), "GetValueAsync"), Is.EqualTo(0.5));
+
+                session.SetData(path, Encoding.ASCII.GetBytes("seven"));
+                Assert.IsInstanceOf<InvalidDataException>(Fixture.Failure(counter.AddAsync(1)));
+                session.SetData(path, Encoding.ASCII.GetBytes(long.MaxValue.ToString()));
+                Assert.IsInstanceOf<ArgumentException>(Fixture.Failure(counter.AddAsync(1)), "out of range");
+                using (var cancelled = new CancellationTokenSource())
+                {
+                    cancelled.Cancel();
+                    Assert.IsTrue(counter.AddAsync(1, cancelled.Token).IsCanceled);
+                    Assert.IsTrue(ratio.GetValueAsync(cancelled.Token).IsCanceled);
+                }
+            }
+        }
+
+        [Test]
+        public void ATokenEndsACounterChangeInFlight()
+        {
+            var path = Fixture.Path("counter-in-flight");
+            using (var counter = new ZooKeeperCounter(path, session))
+            using (var cancel = new CancellationTokenSource())
+            {
+                counter.Add(1);
+                Setup.Zk.Partition(session.SessionId);
+                try
+                {
+                    var reading = counter.GetValueAsync(cancel.Token);
+                    var adding = counter.AddAsync(1, cancel.Token);
+                    Assert.IsFalse(reading.IsCompleted || adding.IsCompleted, "no answer through a partition");
+                    cancel.Cancel();
+                    Assert.IsInstanceOf<OperationCanceledException>(Fixture.Failure(reading));
+                    Assert.IsInstanceOf<OperationCanceledException>(Fixture.Failure(adding));
+                }
+                finally { Setup.Zk.Heal(session.SessionId); }
+            }
+        }
+
+        [Test]
         public void ConcurrentChangesFromTwoSessionsAllCount()
         {
             var path = Fixture.Path("counter-race");
@@ -72,6 +160,11 @@ namespace ZooLock.Tests
             Assert.IsTrue(ZooKeeperNonBlockingLease.TryObtainOneOf(other, 2, pool, Hour, "b", Now));
             Assert.IsFalse(ZooKeeperNonBlockingLease.TryObtainOneOf(other, 2, pool, Hour, "c", Now));
             Assert.Throws<ArgumentException>(() => ZooKeeperNonBlockingLease.TryObtain(session, "relative", Hour));
+
+            // kazoo's default identifier, the host's name: every process of the host renews one lease.
+            var host = Fixture.Path("lease-default");
+            Assert.IsTrue(ZooKeeperNonBlockingLease.TryObtain(session, host, Hour, utcNow: Now));
+            Assert.IsTrue(ZooKeeperNonBlockingLease.TryObtain(other, host, Hour, System.Net.Dns.GetHostName(), Now.AddMinutes(30)));
         }
     }
 }

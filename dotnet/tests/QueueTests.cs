@@ -65,6 +65,39 @@ namespace ZooLock.Tests
         }
 
         [Test]
+        public void ALockingQueuePutsAllInOrderInOneTransaction()
+        {
+            var path = Fixture.Path("locking-queue-all");
+            var a = new ZooKeeperLockingQueue(path, session);
+            var b = new ZooKeeperLockingQueue(path, other);
+            var waiting = b.GetAsync(null);
+            a.PutAll(new[] { B("x"), new byte[0], B("z") }, 5);
+            Assert.That(session.GetChildren(path + "/entries").OrderBy(c => c),
+                Is.EqualTo(new[] { "entry-005-0000000000", "entry-005-0000000001", "entry-005-0000000002" }), "kazoo's names, one priority");
+            Assert.That(S(Fixture.Await(waiting, "a waiting get takes the first")), Is.EqualTo("x"));
+            Assert.IsTrue(b.Consume());
+            Assert.IsTrue(a.PutAllAsync(new[] { B("urgent") }, 1).Wait(Fixture.Patience), "PutAllAsync");
+            a.PutAll(new byte[0][]);
+            Assert.That(a.Count, Is.EqualTo(3), "an empty list puts nothing");
+            Assert.That(S(a.Get()), Is.EqualTo("urgent"));
+            Assert.IsTrue(a.Consume());
+            Assert.That(a.Get(), Is.EqualTo(new byte[0]));
+            Assert.IsTrue(a.Consume());
+
+            Assert.Throws<ArgumentOutOfRangeException>(() => a.PutAll(new[] { B("x") }, 1000));
+            Assert.Throws<ArgumentNullException>(() => a.PutAll(null));
+            Assert.Throws<ArgumentException>(() => a.PutAll(new[] { B("x"), null }));
+            using (var cancelled = new CancellationTokenSource())
+            {
+                cancelled.Cancel();
+                Assert.IsTrue(a.PutAllAsync(new[] { B("never") }, 100, cancelled.Token).IsCanceled);
+            }
+            Assert.That(a.Count, Is.EqualTo(1), "nothing refused was put");
+            Assert.That(S(a.Get()), Is.EqualTo("z"));
+            Assert.IsTrue(a.Consume());
+        }
+
+        [Test]
         public void AnEntryOfAnExpiredConsumerGoesToAnotherAndACancelledGetLeavesNoLock()
         {
             var path = Fixture.Path("locking-queue-expiry");

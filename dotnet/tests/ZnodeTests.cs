@@ -70,6 +70,44 @@ namespace ZooLock.Tests
         }
 
         [Test]
+        public void AccessControlAsyncFormsDoTheSame()
+        {
+            var path = Fixture.Path("acl-async");
+            session.Create(path, null, ZooKeeperCreateFlags.MakePath);
+            var read = Fixture.Await(session.GetAccessControlAsync(path), "GetAccessControlAsync");
+            Assert.That(read.Acl, Is.EqualTo(new[] { new ZooKeeperAccessControl("world", "anyone", ZooKeeperSessionOptions.PermissionAll) }));
+            Assert.That(read.Stat.Aversion, Is.EqualTo(0));
+
+            Assert.IsTrue(session.AddAuthInfoAsync("digest", Bytes("owner:pw")).Wait(Fixture.Patience), "AddAuthInfoAsync");
+            var creatorOnly = new[] { new ZooKeeperAccessControl("auth", "", ZooKeeperSessionOptions.PermissionAll) };
+            Assert.That(Fixture.Await(session.SetAccessControlAsync(path, creatorOnly, read.Stat.Aversion), "SetAccessControlAsync").Aversion,
+                Is.EqualTo(1));
+            Assert.IsInstanceOf<ZooLockAuthException>(Fixture.Failure(other.GetDataAsync(path)));
+            read = Fixture.Await(session.GetAccessControlAsync(path), "GetAccessControlAsync");
+            Assert.That(read.Acl.Single().Scheme, Is.EqualTo("digest"));
+            StringAssert.StartsWith("owner:", read.Acl.Single().Id);
+            Assert.That(read.Stat.Aversion, Is.EqualTo(1));
+            Assert.IsInstanceOf<ZooLockBadVersionException>(Fixture.Failure(session.SetAccessControlAsync(path, read.Acl, 0)));
+            Assert.IsInstanceOf<ZooLockInvalidAclException>(Fixture.Failure(session.SetAccessControlAsync(path, new ZooKeeperAccessControl[0])));
+            Assert.IsInstanceOf<ZooLockNoNodeException>(Fixture.Failure(other.GetAccessControlAsync(path + "/none")));
+            Assert.IsInstanceOf<ArgumentException>(Fixture.Failure(other.AddAuthInfoAsync("", Bytes("owner:pw"))));
+            Assert.Throws<ArgumentNullException>(() => other.SetAccessControlAsync(path, null));
+            Assert.Throws<ArgumentNullException>(() => other.AddAuthInfoAsync("digest", null));
+
+            using (var cancelled = new System.Threading.CancellationTokenSource())
+            {
+                cancelled.Cancel();
+                Assert.IsTrue(other.GetAccessControlAsync(path, cancelled.Token).IsCanceled);
+                Assert.IsTrue(other.SetAccessControlAsync(path, creatorOnly, -1, cancelled.Token).IsCanceled);
+                Assert.IsTrue(other.AddAuthInfoAsync("digest", Bytes("owner:pw"), cancelled.Token).IsCanceled);
+            }
+            Assert.IsInstanceOf<ZooLockAuthException>(Fixture.Failure(other.GetDataAsync(path)), "the cancelled auth was never sent");
+            Assert.IsTrue(other.AddAuthInfoAsync("digest", Bytes("owner:pw")).Wait(Fixture.Patience), "AddAuthInfoAsync");
+            Assert.That(Fixture.Await(other.GetDataAsync(path), "GetDataAsync"), Is.Empty);
+            session.Delete(path);
+        }
+
+        [Test]
         public void EphemeralAndSequentialNodes()
         {
             var path = Fixture.Path("modes");

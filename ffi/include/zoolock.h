@@ -727,6 +727,36 @@ int32_t zl_counter_add(const struct ZlCounter *counter,
                        struct ZlCounterValue *out_post);
 
 /**
+ * `zl_counter_value`, completed by `callback` (`ZlResultCallback`): the
+ * value as 17 bytes of data (`is_float` u8, `int_value` i64, `float_value`
+ * f64, little-endian). Returns at once; the callback is called exactly
+ * once, if and only if this returns `ZL_OK`; a fired `cancel` ends it with
+ * `ZL_CANCELLED`. The counter and `cancel` must stay alive until the callback.
+ *
+ * # Safety
+ * `counter` must be a live handle; `cancel` null or live; `user_data` valid until the callback.
+ */
+int32_t zl_counter_value_async(const struct ZlCounter *counter,
+                               const struct ZlCancel *cancel,
+                               ZlResultCallback callback,
+                               void *user_data);
+
+/**
+ * `zl_counter_add`, completed by `callback`: the values before and after
+ * as two of `zl_counter_value_async`'s records (34 bytes). As
+ * `zl_counter_value_async` otherwise; a change cancelled after its write
+ * was sent may still have been made.
+ *
+ * # Safety
+ * As for `zl_counter_value_async`; `delta` valid during the call.
+ */
+int32_t zl_counter_add_async(const struct ZlCounter *counter,
+                             const struct ZlCounterValue *delta,
+                             const struct ZlCancel *cancel,
+                             ZlResultCallback callback,
+                             void *user_data);
+
+/**
  * Frees the counter. Null is ignored.
  *
  * # Safety
@@ -736,9 +766,10 @@ void zl_counter_free(struct ZlCounter *counter);
 
 /**
  * For the process's exit: cancels every acquire in progress (each fails
- * with `ZL_CANCELLED` and leaves no node), then stops the callback thread,
- * waiting up to two seconds for a callback in progress to return. zoolock
- * stays usable: a later callback starts the thread again.
+ * with `ZL_CANCELLED` and leaves no node), then lets the callback thread
+ * end once it has run every callback posted to it (the cancelled
+ * acquires' among them), waiting up to two seconds for that. zoolock stays
+ * usable: from then on the callback thread ends whenever it is idle.
  */
 int32_t zl_shutdown(void);
 
@@ -1452,6 +1483,23 @@ int32_t zl_locking_queue_put_async(const struct ZlLockingQueue *queue,
                                    void *user_data);
 
 /**
+ * Adds every value of `values` with `priority`, all or none (one
+ * transaction; kazoo's `put_all`): `values` a list, each a little-endian
+ * u32 length then its bytes (`zl_session_children`'s layout, any bytes).
+ * No data. As `zl_queue_put_async` otherwise.
+ *
+ * # Safety
+ * As for `zl_queue_put_async`.
+ */
+int32_t zl_locking_queue_put_all_async(const struct ZlLockingQueue *queue,
+                                       const uint8_t *values,
+                                       uint32_t values_len,
+                                       uint32_t priority,
+                                       const struct ZlCancel *cancel,
+                                       ZlResultCallback callback,
+                                       void *user_data);
+
+/**
  * Locks the first free entry for this consumer, waiting up to `timeout_ms`
  * (0 looks once, -1 waits forever): data `1` + its value, or `0` if none
  * came. The entry got and neither consumed nor released comes again.
@@ -1980,6 +2028,54 @@ int32_t zl_session_set_acls(const struct ZlSession *session,
                             uint32_t acls_len,
                             int32_t version,
                             struct ZlStat *out_stat);
+
+/**
+ * `zl_session_add_auth`, completed by `callback` (no data, no stat). As
+ * `zl_session_exists_async` otherwise.
+ *
+ * # Safety
+ * As for `zl_session_exists_async`; the byte ranges valid.
+ */
+int32_t zl_session_add_auth_async(const struct ZlSession *session,
+                                  const uint8_t *scheme,
+                                  uint32_t scheme_len,
+                                  const uint8_t *credentials,
+                                  uint32_t credentials_len,
+                                  const struct ZlCancel *cancel,
+                                  ZlResultCallback callback,
+                                  void *user_data);
+
+/**
+ * `zl_session_get_acls`, completed by `callback`: the ACL in its encoding
+ * as `data`, and the node's stat. As `zl_session_exists_async` otherwise.
+ *
+ * # Safety
+ * As for `zl_session_exists_async`.
+ */
+int32_t zl_session_get_acls_async(const struct ZlSession *session,
+                                  const uint8_t *path,
+                                  uint32_t path_len,
+                                  const struct ZlCancel *cancel,
+                                  ZlResultCallback callback,
+                                  void *user_data);
+
+/**
+ * `zl_session_set_acls`, completed by `callback`: the node's new stat. As
+ * `zl_session_exists_async` otherwise; a write already sent when `cancel`
+ * fires may still be made.
+ *
+ * # Safety
+ * As for `zl_session_exists_async`; the ACL range valid.
+ */
+int32_t zl_session_set_acls_async(const struct ZlSession *session,
+                                  const uint8_t *path,
+                                  uint32_t path_len,
+                                  const uint8_t *acls,
+                                  uint32_t acls_len,
+                                  int32_t version,
+                                  const struct ZlCancel *cancel,
+                                  ZlResultCallback callback,
+                                  void *user_data);
 
 #ifdef __cplusplus
 }  // extern "C"

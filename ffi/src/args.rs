@@ -103,15 +103,24 @@ pub fn encode_list(items: &[String]) -> Vec<u8> {
 
 /// The strings of a buffer in [`encode_list`]'s layout, each UTF-8;
 /// `ZL_INVALID_ARGUMENT` naming `what` if it is cut short or not UTF-8.
-pub fn decode_list<'a>(mut buffer: &'a [u8], what: &str) -> FfiResult<Vec<&'a str>> {
+pub fn decode_list<'a>(buffer: &'a [u8], what: &str) -> FfiResult<Vec<&'a str>> {
+    decode_byte_list(buffer, what)?
+        .into_iter()
+        .map(|item| std::str::from_utf8(item).map_err(|_| Failure::invalid(format!("{what}: an item is not UTF-8"))))
+        .collect()
+}
+
+/// The byte strings of a buffer in [`encode_list`]'s layout (any bytes);
+/// `ZL_INVALID_ARGUMENT` naming `what` if it is cut short.
+pub fn decode_byte_list<'a>(mut buffer: &'a [u8], what: &str) -> FfiResult<Vec<&'a [u8]>> {
     let mut items = Vec::new();
     while !buffer.is_empty() {
-        let cut =
-            || Failure::invalid(format!("{what}: a list cut short (each item a little-endian u32 length, then UTF-8)"));
+        let cut = || {
+            Failure::invalid(format!("{what}: a list cut short (each item a little-endian u32 length, then its bytes)"))
+        };
         let (size, rest) = buffer.split_first_chunk::<4>().ok_or_else(cut)?;
         let size = u32::from_le_bytes(*size) as usize;
-        let item = rest.get(..size).ok_or_else(cut)?;
-        items.push(std::str::from_utf8(item).map_err(|_| Failure::invalid(format!("{what}: an item is not UTF-8")))?);
+        items.push(rest.get(..size).ok_or_else(cut)?);
         buffer = &rest[size..];
     }
     Ok(items)

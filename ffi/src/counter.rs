@@ -1,14 +1,19 @@
 //! The core's `Counter` (kazoo's node format) as `ZlCounter`. Blocking
-//! calls, each cancellable through a `ZlCancel` (a change cancelled after its
-//! write was sent may still have been made, as one whose reply was lost).
+//! calls and callback-completed ones (`_async`), each cancellable through a
+//! `ZlCancel` (a change cancelled after its write was sent may still have
+//! been made, as one whose reply was lost).
 
 use zoolock::{runtime, Counter, CounterFormat, CounterValue};
 
+use std::ffi::c_void;
+
 use crate::args;
 use crate::cancel::{cancellable, ZlCancel};
-use crate::castable::{self, Castable};
+use crate::castable;
+use crate::recipe::{call_later, impl_recipe};
 use crate::session::ZlSession;
 use crate::status::{guard, guard_void, Failure, FfiResult};
+use crate::znode::{Reply, ZlResultCallback};
 
 /// A counter's value: a whole number (`is_float` 0, `int_value`) or a
 /// floating-point one (`is_float` 1, `float_value`), kazoo's `int` or `float`.
@@ -44,9 +49,7 @@ pub struct ZlCounter {
     counter: Counter,
 }
 
-impl Castable for ZlCounter {
-    const NAME: &'static str = "counter";
-}
+impl_recipe!(ZlCounter, counter: Counter, "counter");
 
 /// `zl_counter_new` format: kazoo's text (Python's `repr` of the value).
 pub const ZL_COUNTER_KAZOO: i32 = 0;
@@ -134,6 +137,59 @@ pub unsafe extern "C" fn zl_counter_add(
         }
         Ok(())
     })
+}
+
+/// A counter value in a callback's data: `is_float` (u8), then the whole
+/// value (i64) and the floating one (f64), little-endian: 17 bytes.
+fn record(values: &[CounterValue]) -> Vec<u8> {
+    let mut record = args::Record::default();
+    for value in values {
+        let value = ZlCounterValue::from(*value);
+        record.u8(value.is_float).i64(value.int_value).f64(value.float_value);
+    }
+    record.0
+}
+
+/// `zl_counter_value`, completed by `callback` (`ZlResultCallback`): the
+/// value as 17 bytes of data (`is_float` u8, `int_value` i64, `float_value`
+/// f64, little-endian). Returns at once; the callback is called exactly
+/// once, if and only if this returns `ZL_OK`; a fired `cancel` ends it with
+/// `ZL_CANCELLED`. The counter and `cancel` must stay alive until the callback.
+///
+/// # Safety
+/// `counter` must be a live handle; `cancel` null or live; `user_data` valid until the callback.
+#[no_mangle]
+pub unsafe extern "C" fn zl_counter_value_async(
+    counter: *const ZlCounter,
+    cancel: *const ZlCancel,
+    callback: ZlResultCallback,
+    user_data: *mut c_void,
+) -> i32 {
+    let start = |counter: Counter| Ok(async move { counter.value().await });
+    call_later(counter, "read", start, |value| Reply::data(record(&[value])), cancel, callback, user_data)
+}
+
+/// `zl_counter_add`, completed by `callback`: the values before and after
+/// as two of `zl_counter_value_async`'s records (34 bytes). As
+/// `zl_counter_value_async` otherwise; a change cancelled after its write
+/// was sent may still have been made.
+///
+/// # Safety
+/// As for `zl_counter_value_async`; `delta` valid during the call.
+#[no_mangle]
+pub unsafe extern "C" fn zl_counter_add_async(
+    counter: *const ZlCounter,
+    delta: *const ZlCounterValue,
+    cancel: *const ZlCancel,
+    callback: ZlResultCallback,
+    user_data: *mut c_void,
+) -> i32 {
+    let start = |counter: Counter| {
+        let delta = delta.as_ref().ok_or_else(|| Failure::invalid("delta is null"))?.core("delta")?;
+        Ok(async move { counter.add(delta).await })
+    };
+    let reply = |change: zoolock::CounterChange| Reply::data(record(&[change.pre_value, change.post_value]));
+    call_later(counter, "change", start, reply, cancel, callback, user_data)
 }
 
 /// Frees the counter. Null is ignored.

@@ -1,18 +1,22 @@
 //! Where callbacks into the caller run, and how the process exits cleanly.
 //!
-//! Every callback (acquire completions, state changes) runs on one thread
-//! of this module's own, never on zoolock's I/O or event threads. A managed
-//! runtime adopts a native thread the first time it calls in, and Mono then
-//! waits for that thread at exit, forever if it never leaves native code.
-//! `zl_shutdown` stops this thread (it starts again if a callback comes
-//! later) and cancels the acquires in progress, so no thread the runtime
-//! has seen stays in zoolock: the binding calls it when the process exits.
+//! Every callback (acquire completions, state changes) runs on a thread of
+//! this module's own, one at a time and in order, never on zoolock's I/O or
+//! event threads. A managed runtime adopts a native thread the first time it
+//! calls in, and Mono then waits for that thread at exit (aborting it first
+//! if it is a background thread), forever if it never leaves native code.
+//! So the thread never waits long for work: it ends after `IDLE` without a
+//! job (the next job starts another). `zl_shutdown`, which the binding calls
+//! when the process exits, cancels the acquires in progress and makes the
+//! thread end as soon as its queue is empty: their completions, posted
+//! meanwhile, run on it first.
 
 use std::future::Future;
 use std::panic::AssertUnwindSafe;
 use std::pin::Pin;
-use std::sync::mpsc::{channel, Receiver, Sender};
-use std::sync::{Mutex, OnceLock};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::mpsc::{channel, Receiver, RecvTimeoutError, Sender, TryRecvError};
+use std::sync::{Mutex, MutexGuard, OnceLock, PoisonError};
 use std::task::{Context, Poll};
 use std::time::Duration;
 
@@ -26,19 +30,34 @@ type Job = Box<dyn FnOnce() + Send>;
 /// How long `zl_shutdown` waits for a callback in progress to return.
 const STOP_WAIT: Duration = Duration::from_secs(2);
 
+/// How long the callback thread waits for a job before it ends: the most a
+/// managed runtime's exit may wait for it. A burst of callbacks after a
+/// quiet spell pays one thread start.
+const IDLE: Duration = Duration::from_millis(500);
+
+/// Set by `zl_shutdown`: from then on the thread ends as soon as it is
+/// idle. Never cleared: after a shutdown every quiet spell ends the thread.
+static SHUT_DOWN: AtomicBool = AtomicBool::new(false);
+
+/// The running callback thread. Only that thread empties the slot, under
+/// its lock and with its queue empty, so two never run at once.
 struct Dispatcher {
+    /// Which thread this is: an idle thread clears the slot only if it is still its own.
+    id: u64,
     jobs: Sender<Job>,
-    stopped: Receiver<()>,
+    /// Closed when the thread ends; taken by the `zl_shutdown` that waits for it.
+    stopped: Option<Receiver<()>>,
 }
 
-fn dispatcher() -> &'static Mutex<Option<Dispatcher>> {
+/// The slot's lock; a panic elsewhere while it was held does not stop callbacks.
+fn dispatcher() -> MutexGuard<'static, Option<Dispatcher>> {
     static DISPATCHER: Mutex<Option<Dispatcher>> = Mutex::new(None);
-    &DISPATCHER
+    DISPATCHER.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
 /// Runs `job` on the callback thread, after the jobs posted before it.
 pub fn post(job: Job) {
-    let mut current = dispatcher().lock().unwrap();
+    let mut current = dispatcher();
     let job = match current.as_ref() {
         Some(running) => match running.jobs.send(job) {
             Ok(()) => return,
@@ -46,10 +65,12 @@ pub fn post(job: Job) {
         },
         None => job,
     };
+    static IDS: AtomicU64 = AtomicU64::new(0);
+    let id = IDS.fetch_add(1, Ordering::Relaxed);
     let (jobs, queue) = channel::<Job>();
     let (done, stopped) = channel();
     let spawned = std::thread::Builder::new().name("zoolock-callbacks".into()).spawn(move || {
-        for job in queue {
+        while let Some(job) = next_job(id, &queue) {
             // A callback is the caller's code and must not unwind into us; if
             // a Rust panic happens around it anyway, later callbacks still run.
             let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(job));
@@ -59,10 +80,37 @@ pub fn post(job: Job) {
     match spawned {
         Ok(_) => {
             let _ = jobs.send(job);
-            *current = Some(Dispatcher { jobs, stopped });
+            *current = Some(Dispatcher { id, jobs, stopped: Some(stopped) });
         }
-        // Without a thread the callback cannot run; nothing better can be done.
-        Err(err) => eprintln!("zoolock cannot start its callback thread: {err}"),
+        Err(err) => {
+            drop(current);
+            // Without a thread the callback cannot run; nothing better can be done.
+            eprintln!("zoolock cannot start its callback thread: {err}");
+        }
+    }
+}
+
+/// The callback thread's next job, or `None` once it should end: idle for
+/// `IDLE`, at once after `zl_shutdown`.
+fn next_job(id: u64, queue: &Receiver<Job>) -> Option<Job> {
+    let idle = if SHUT_DOWN.load(Ordering::Acquire) { Duration::ZERO } else { IDLE };
+    match queue.recv_timeout(idle) {
+        Ok(job) => return Some(job),
+        Err(RecvTimeoutError::Disconnected) => return None,
+        Err(RecvTimeoutError::Timeout) => {}
+    }
+    // `post` sends under this lock: once the slot is cleared under it, no job
+    // can reach this queue any more, and the next one starts a new thread.
+    let mut current = dispatcher();
+    match queue.try_recv() {
+        Ok(job) => Some(job),
+        Err(TryRecvError::Disconnected) => None,
+        Err(TryRecvError::Empty) => {
+            if current.as_ref().is_some_and(|running| running.id == id) {
+                *current = None;
+            }
+            None
+        }
     }
 }
 
@@ -111,20 +159,26 @@ pub fn shutdowns() -> watch::Receiver<u64> {
 }
 
 /// For the process's exit: cancels every acquire in progress (each fails
-/// with `ZL_CANCELLED` and leaves no node), then stops the callback thread,
-/// waiting up to two seconds for a callback in progress to return. zoolock
-/// stays usable: a later callback starts the thread again.
+/// with `ZL_CANCELLED` and leaves no node), then lets the callback thread
+/// end once it has run every callback posted to it (the cancelled
+/// acquires' among them), waiting up to two seconds for that. zoolock stays
+/// usable: from then on the callback thread ends whenever it is idle.
 #[no_mangle]
 pub extern "C" fn zl_shutdown() -> i32 {
     guard(|| {
+        SHUT_DOWN.store(true, Ordering::Release);
         shutdown_channel().send_modify(|n| *n += 1);
-        let running = dispatcher().lock().unwrap().take();
-        if let Some(Dispatcher { jobs, stopped }) = running {
-            drop(jobs);
-            // Called from a callback, the thread ends once this callback returns.
-            if std::thread::current().name() != Some("zoolock-callbacks") {
-                let _ = stopped.recv_timeout(STOP_WAIT);
-            }
+        let stopped = {
+            let mut current = dispatcher();
+            current.as_mut().and_then(|running| {
+                // Wakes a thread waiting for work, which then sees the flag.
+                let _ = running.jobs.send(Box::new(|| {}));
+                running.stopped.take()
+            })
+        };
+        // Called from a callback, the thread ends after this callback returns.
+        if let Some(stopped) = stopped.filter(|_| std::thread::current().name() != Some("zoolock-callbacks")) {
+            let _ = stopped.recv_timeout(STOP_WAIT);
         }
         Ok(())
     })

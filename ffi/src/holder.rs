@@ -206,7 +206,11 @@ pub unsafe extern "C" fn zl_multi_lock_new(
 ) -> i32 {
     guard(|| {
         let session = &castable::borrow(session)?.session;
-        let paths = args::decode_list(args::bytes(paths, paths_len, "paths")?, "paths")?;
+        // A path that is not UTF-8 is a bad path (ZL_INVALID_PATH), as for `zl_lock_new`.
+        let paths = args::decode_byte_list(args::bytes(paths, paths_len, "paths")?, "paths")?
+            .into_iter()
+            .map(zoolock::path_from_utf8)
+            .collect::<zoolock::Result<Vec<_>>>()?;
         let identifier = args::bytes(identifier, identifier_len, "identifier")?;
         args::need(out_holder, "out_holder")?;
         let multi = MultiLock::new(session, paths, identifier.to_vec())?;

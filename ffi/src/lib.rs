@@ -34,8 +34,9 @@
 //!   instead, and its token ends it (`cancel.rs` says how, once).
 //! - **Notifications**: `zl_session_set_listener` and `zl_holder_set_listener`
 //!   report session states and a hold's suspension or loss;
-//!   `zl_set_log_callback` passes on zoolock's log events. Every callback
-//!   runs on one thread of zoolock's; `zl_shutdown` stops it at exit.
+//!   `zl_set_log_callback` passes on zoolock's log events. Callbacks run
+//!   one at a time, in order, on a thread of zoolock's that ends when idle;
+//!   `zl_shutdown` stops it at exit.
 //! - **Operators**: `zl_session_metrics` (the session's counters) and
 //!   `zl_inspect` (who holds and waits on a path) return record buffers.
 //!

@@ -34,7 +34,8 @@ pub const ZL_LOG_TRACE: i32 = 5;
 /// Called with each log event at or above the level asked for: its level
 /// (`ZL_LOG_*`), its target (the Rust module, e.g. `zoolock::session`) and
 /// its message, both UTF-8 and valid only during the call. Runs on zoolock's
-/// callback thread, after the callbacks posted before it.
+/// callback thread, after the callbacks posted before it (one at a time; the
+/// thread ends when idle, so a later call may come on another).
 pub type ZlLogCallback = extern "C" fn(
     user_data: *mut c_void,
     level: i32,

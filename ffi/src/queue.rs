@@ -153,6 +153,33 @@ pub unsafe extern "C" fn zl_locking_queue_put_async(
     call_later(queue, "put into", start, entry, cancel, callback, user_data)
 }
 
+/// Adds every value of `values` with `priority`, all or none (one
+/// transaction; kazoo's `put_all`): `values` a list, each a little-endian
+/// u32 length then its bytes (`zl_session_children`'s layout, any bytes).
+/// No data. As `zl_queue_put_async` otherwise.
+///
+/// # Safety
+/// As for `zl_queue_put_async`.
+#[no_mangle]
+pub unsafe extern "C" fn zl_locking_queue_put_all_async(
+    queue: *const ZlLockingQueue,
+    values: *const u8,
+    values_len: u32,
+    priority: u32,
+    cancel: *const ZlCancel,
+    callback: ZlResultCallback,
+    user_data: *mut c_void,
+) -> i32 {
+    let start = |queue: LockingQueue| {
+        let values: Vec<Vec<u8>> = args::decode_byte_list(args::bytes(values, values_len, "values")?, "values")?
+            .into_iter()
+            .map(<[u8]>::to_vec)
+            .collect();
+        Ok(async move { queue.put_all(&values, priority).await })
+    };
+    call_later(queue, "put into", start, |()| Reply::default(), cancel, callback, user_data)
+}
+
 /// Locks the first free entry for this consumer, waiting up to `timeout_ms`
 /// (0 looks once, -1 waits forever): data `1` + its value, or `0` if none
 /// came. The entry got and neither consumed nor released comes again.

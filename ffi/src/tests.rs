@@ -235,6 +235,9 @@ fn a_list_argument_is_checked_item_by_item() {
     assert!(header_cut.message.contains("cut short"), "{}", header_cut.message);
     let not_utf8 = crate::args::decode_list(&[1, 0, 0, 0, 0xff], "paths").unwrap_err();
     assert!(not_utf8.message.contains("not UTF-8"), "{}", not_utf8.message);
+    let values = crate::args::decode_byte_list(&[1, 0, 0, 0, 0xff, 0, 0, 0, 0], "values").unwrap();
+    assert_eq!(values, [&[0xff][..], &[][..]], "any bytes, empty ones too");
+    assert!(crate::args::decode_byte_list(&[2, 0, 0, 0, 0xff], "values").unwrap_err().message.contains("cut short"));
 }
 
 #[test]
@@ -264,6 +267,26 @@ fn barrier_queue_and_party_calls_check_their_handles() {
     assert!(last_error().contains("queue handle is null"));
     assert_eq!(unsafe { zl_locking_queue_get_async(null(), -2, null(), never, null_mut()) }, INVALID_ARGUMENT);
     assert!(last_error().contains("locking queue handle is null"));
+    assert_eq!(
+        unsafe { zl_locking_queue_put_all_async(null(), null(), 0, 100, null(), never, null_mut()) },
+        INVALID_ARGUMENT
+    );
+    assert!(last_error().contains("locking queue handle is null"));
+    assert_eq!(
+        unsafe { zl_session_get_acls_async(null(), b"/a".as_ptr(), 2, null(), never, null_mut()) },
+        INVALID_ARGUMENT
+    );
+    assert!(last_error().contains("session handle is null"));
+    let acls = null();
+    assert_eq!(
+        unsafe { zl_session_set_acls_async(null(), b"/a".as_ptr(), 2, acls, 0, -1, null(), never, null_mut()) },
+        INVALID_ARGUMENT
+    );
+    let scheme = b"digest".as_ptr();
+    assert_eq!(
+        unsafe { zl_session_add_auth_async(null(), scheme, 6, null(), 0, null(), never, null_mut()) },
+        INVALID_ARGUMENT
+    );
     let mut party = null_mut();
     assert_eq!(unsafe { zl_party_new(null(), b"/a".as_ptr(), 2, null(), 0, 1, &mut party) }, INVALID_ARGUMENT);
     assert_eq!(unsafe { zl_party_members_async(null(), null(), never, null_mut()) }, INVALID_ARGUMENT);
@@ -275,4 +298,41 @@ fn barrier_queue_and_party_calls_check_their_handles() {
         zl_queue_free(null_mut());
         zl_locking_queue_free(null_mut());
     }
+}
+
+/// The callback thread ends once idle, since Mono waits at exit for every
+/// thread that called into it (aborting a background one first, which a
+/// thread waiting in native code never notices); the next callback starts
+/// another, and callbacks keep their order.
+#[test]
+fn the_callback_thread_ends_when_idle() {
+    use std::cell::RefCell;
+    use std::sync::mpsc::{channel, Sender};
+    struct OnExit(Sender<()>);
+    impl Drop for OnExit {
+        fn drop(&mut self) {
+            let _ = self.0.send(());
+        }
+    }
+    thread_local! { static GUARD: RefCell<Option<OnExit>> = const { RefCell::new(None) }; }
+    let wait = std::time::Duration::from_secs(30);
+    let (seen, order) = channel();
+    let (exited, ended) = channel();
+    for i in 0..100 {
+        let (seen, exited) = (seen.clone(), exited.clone());
+        dispatch::post(Box::new(move || {
+            GUARD.with(|guard| {
+                guard.borrow_mut().get_or_insert_with(|| OnExit(exited));
+            });
+            let _ = seen.send((i, std::thread::current().id()));
+        }));
+    }
+    let first: Vec<_> = (0..100).map(|_| order.recv_timeout(wait).unwrap()).collect();
+    assert!(first.iter().map(|(i, _)| *i).eq(0..100), "callbacks out of order");
+    ended.recv_timeout(wait).expect("the idle callback thread ended");
+    dispatch::post(Box::new(move || {
+        let _ = seen.send((100, std::thread::current().id()));
+    }));
+    let (_, thread) = order.recv_timeout(wait).unwrap();
+    assert_ne!(thread, first[99].1, "a callback after the thread ended runs on a new one");
 }

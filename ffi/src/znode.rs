@@ -584,14 +584,37 @@ pub unsafe extern "C" fn zl_session_get_acls(
         args::need(out_ptr, "out_ptr")?;
         args::need(out_len, "out_len")?;
         let (acls, stat) = runtime::block_on(session.get_acls(path))?;
-        let items: Vec<String> = acls
-            .iter()
-            .flat_map(|a| [zoolock::permission_bits(a.permission()).to_string(), a.scheme().into(), a.id().into()])
-            .collect();
-        args::give(args::encode_list(&items), out_ptr, out_len, "acls")?;
+        args::give(encode_acls(&acls), out_ptr, out_len, "acls")?;
         put_stat(out_stat, stat);
         Ok(())
     })
+}
+
+/// An ACL in `zl_session_get_acls`'s encoding.
+fn encode_acls(acls: &[zoolock::Acl]) -> Vec<u8> {
+    let items: Vec<String> = acls
+        .iter()
+        .flat_map(|a| [zoolock::permission_bits(a.permission()).to_string(), a.scheme().into(), a.id().into()])
+        .collect();
+    args::encode_list(&items)
+}
+
+/// An ACL from `zl_session_get_acls`'s encoding.
+///
+/// # Safety
+/// As for [`args::bytes`].
+unsafe fn decode_acls(acls: *const u8, acls_len: u32) -> FfiResult<Vec<zoolock::Acl>> {
+    let items = args::decode_list(args::bytes(acls, acls_len, "acls")?, "acls")?;
+    if items.len() % 3 != 0 {
+        return Err(Failure::invalid("acls: three items per entry (permissions, scheme, id)"));
+    }
+    items
+        .chunks(3)
+        .map(|entry| {
+            let bits = entry[0].parse().map_err(|_| Failure::invalid(format!("acls: permissions {:?}", entry[0])))?;
+            Ok(zoolock::Acl::new(crate::options::permission(bits)?, zoolock::AuthId::new(entry[1], entry[2])))
+        })
+        .collect()
 }
 
 /// Replaces the node's ACL if its ACL is at `version` (its `aversion`; -1:
@@ -614,20 +637,95 @@ pub unsafe extern "C" fn zl_session_set_acls(
     guard(|| {
         let session = &castable::borrow(session)?.session;
         let path = node_path(path, path_len)?;
-        let items = args::decode_list(args::bytes(acls, acls_len, "acls")?, "acls")?;
-        if items.len() % 3 != 0 {
-            return Err(Failure::invalid("acls: three items per entry (permissions, scheme, id)"));
-        }
-        let acls = items
-            .chunks(3)
-            .map(|entry| {
-                let bits =
-                    entry[0].parse().map_err(|_| Failure::invalid(format!("acls: permissions {:?}", entry[0])))?;
-                Ok(zoolock::Acl::new(crate::options::permission(bits)?, zoolock::AuthId::new(entry[1], entry[2])))
-            })
-            .collect::<FfiResult<Vec<_>>>()?;
+        let acls = decode_acls(acls, acls_len)?;
         let stat = runtime::block_on(session.set_acls(path, &acls, Some(version)))?;
         put_stat(out_stat, stat);
         Ok(())
+    })
+}
+
+/// `zl_session_add_auth`, completed by `callback` (no data, no stat). As
+/// `zl_session_exists_async` otherwise.
+///
+/// # Safety
+/// As for `zl_session_exists_async`; the byte ranges valid.
+#[no_mangle]
+pub unsafe extern "C" fn zl_session_add_auth_async(
+    session: *const ZlSession,
+    scheme: *const u8,
+    scheme_len: u32,
+    credentials: *const u8,
+    credentials_len: u32,
+    cancel: *const ZlCancel,
+    callback: ZlResultCallback,
+    user_data: *mut c_void,
+) -> i32 {
+    guard(|| {
+        let session = castable::borrow(session)?.session.clone();
+        let scheme = args::text(scheme, scheme_len, "scheme")?.to_owned();
+        let credentials = args::bytes(credentials, credentials_len, "credentials")?.to_vec();
+        let cancel = cancel.as_ref().map(ZlCancel::subscribe);
+        let what = format!("add auth {scheme}");
+        let work = async move { session.add_auth(&scheme, &credentials).await };
+        reply_later(work, what, cancel, callback, UserData(user_data), |()| Reply::default())
+    })
+}
+
+/// `zl_session_get_acls`, completed by `callback`: the ACL in its encoding
+/// as `data`, and the node's stat. As `zl_session_exists_async` otherwise.
+///
+/// # Safety
+/// As for `zl_session_exists_async`.
+#[no_mangle]
+pub unsafe extern "C" fn zl_session_get_acls_async(
+    session: *const ZlSession,
+    path: *const u8,
+    path_len: u32,
+    cancel: *const ZlCancel,
+    callback: ZlResultCallback,
+    user_data: *mut c_void,
+) -> i32 {
+    guard(|| {
+        let session = castable::borrow(session)?.session.clone();
+        let path = node_path(path, path_len)?.to_owned();
+        let cancel = cancel.as_ref().map(ZlCancel::subscribe);
+        let what = format!("get the ACL of {path}");
+        let work = async move { session.get_acls(&path).await };
+        reply_later(work, what, cancel, callback, UserData(user_data), |(acls, stat)| Reply {
+            data: encode_acls(&acls),
+            stat: Some(stat.into()),
+        })
+    })
+}
+
+/// `zl_session_set_acls`, completed by `callback`: the node's new stat. As
+/// `zl_session_exists_async` otherwise; a write already sent when `cancel`
+/// fires may still be made.
+///
+/// # Safety
+/// As for `zl_session_exists_async`; the ACL range valid.
+#[no_mangle]
+pub unsafe extern "C" fn zl_session_set_acls_async(
+    session: *const ZlSession,
+    path: *const u8,
+    path_len: u32,
+    acls: *const u8,
+    acls_len: u32,
+    version: i32,
+    cancel: *const ZlCancel,
+    callback: ZlResultCallback,
+    user_data: *mut c_void,
+) -> i32 {
+    guard(|| {
+        let session = castable::borrow(session)?.session.clone();
+        let path = node_path(path, path_len)?.to_owned();
+        let acls = decode_acls(acls, acls_len)?;
+        let cancel = cancel.as_ref().map(ZlCancel::subscribe);
+        let what = format!("set the ACL of {path}");
+        let work = async move { session.set_acls(&path, &acls, Some(version)).await };
+        reply_later(work, what, cancel, callback, UserData(user_data), |stat| Reply {
+            data: Vec::new(),
+            stat: Some(stat.into()),
+        })
     })
 }

@@ -259,11 +259,15 @@ impl Ensemble {
         self.registry.arm(FaultKind::LandLate, target, Some(landing))
     }
 
-    /// Forwards the request `target` picks and resets the connection at
-    /// once, without waiting for the reply: the client sees a connection
-    /// loss; the server, whose side closes with a FIN after the request,
-    /// reads and applies it but cannot answer — possibly after the client's
-    /// reconnect has answered a first read.
+    /// Forwards the request `target` picks and resets the client's side of
+    /// the connection at once: the client sees a connection loss before the
+    /// server has answered (or even read) the request. The server's side
+    /// stays open until the reply (kept in the report, dropped), and the
+    /// session's new connections through any proxy are held until then: the
+    /// server closes a session's old connection when it reconnects, dropping
+    /// a request it has not read yet. So the request is applied before the
+    /// session's next request reaches a server. Fires on the reply; missed
+    /// if the server closes the connection first or does not answer in 10 s.
     pub fn reset_before_reply(&self, target: Select) -> Result<FaultId> {
         self.registry.arm(FaultKind::ResetBeforeReply, target, None)
     }

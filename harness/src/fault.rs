@@ -221,7 +221,8 @@ impl FaultKind {
 pub enum FaultState {
     /// No request matched yet.
     Armed,
-    /// drop_reply: the request was forwarded; its reply is not back yet.
+    /// drop_reply, reset_before_reply: the request was forwarded (and for
+    /// reset_before_reply the client reset); its reply is not back yet.
     AwaitingReply,
     /// land_late: the request was held back and the connection reset.
     Held,
@@ -230,7 +231,7 @@ pub enum FaultState {
     Injected,
     /// Done. drop_reply: the reply was dropped and the connection reset.
     /// land_late: the server's reply to the landed request was swallowed.
-    /// reset_before_reply: the request was forwarded and the connection reset.
+    /// reset_before_reply: the reply to the request came and was dropped.
     Fired,
     /// The request matched, but its connection closed before the fault
     /// could finish (e.g. the client gave up on it): it does not re-arm.
@@ -303,7 +304,8 @@ pub struct FaultReport {
     pub state: FaultState,
     /// Set once a request matched.
     pub request: Option<PickedRequest>,
-    /// The reply the proxy kept from the client: (zxid, err); err 0 is
+    /// The reply the proxy kept from the client (drop_reply,
+    /// reset_before_reply) or swallowed (land_late): (zxid, err); err 0 is
     /// success, e.g. -110 NodeExists.
     pub reply: Option<(i64, i32)>,
     /// From arming to `Fired`.

@@ -102,31 +102,76 @@ async fn serve(reg: Arc<Registry>, id: u64, conn: Arc<ConnShared>, client: TcpSt
     };
     let _ = client.set_nodelay(true);
     let _ = server.set_nodelay(true);
-    let fds = [client.as_raw_fd()];
-    // Dropping an owned write half shuts its side down: a reset below is a
-    // FIN, then an RST when the socket closes. zookeeper-client fails the
-    // requests on the wire with ConnectionLoss on the FIN; a bare RST would
-    // fail them with an I/O error (Error::Custom) instead.
-    let (client_r, client_w) = client.into_split();
-    let (server_r, server_w) = server.into_split();
+    let client_fd = client.as_raw_fd();
+    // The pumps borrow the halves, so that a fault resetting the client
+    // leaves the server's side open. Dropping an owned write half shuts its
+    // side down: a reset is a FIN, then an RST when the socket closes.
+    // zookeeper-client fails the requests on the wire with ConnectionLoss on
+    // the FIN; a bare RST would fail them with an I/O error (Error::Custom).
+    let (mut client_r, mut client_w) = client.into_split();
+    let (mut server_r, mut server_w) = server.into_split();
+    let requests = pump(&reg, &conn, id, &mut client_r, &mut server_w, Side::Client);
+    let replies = pump(&reg, &conn, id, &mut server_r, &mut client_w, Side::Server);
+    tokio::pin!(requests, replies);
     let pumps = async {
-        tokio::try_join!(
-            pump(&reg, &conn, id, client_r, server_w, Side::Client),
-            pump(&reg, &conn, id, server_r, client_w, Side::Server),
-        )
+        let (mut requests_done, mut replies_done) = (false, false);
+        while !(requests_done && replies_done) {
+            let (ended, side) = tokio::select! {
+                ended = &mut requests, if !requests_done => (ended, Side::Client),
+                ended = &mut replies, if !replies_done => (ended, Side::Server),
+            };
+            match ended {
+                Ok(()) if matches!(side, Side::Client) => requests_done = true,
+                Ok(()) => replies_done = true,
+                Err(e) if !is_fault_reset(&e) => return End::Closed,
+                Err(_) if matches!(side, Side::Client) && !replies_done && conn.watches_replies() => {
+                    return End::ResetAwaitingReply
+                }
+                Err(_) => return End::Reset,
+            }
+        }
+        End::Closed
     };
-    tokio::pin!(pumps);
-    let reset = tokio::select! {
-        ended = &mut pumps => ended.is_err_and(|e| is_fault_reset(&e)),
-        _ = conn.reset.notified() => true,
+    let end = tokio::select! {
+        end = pumps => end,
+        _ = conn.reset.notified() => End::Reset,
     };
-    if reset {
-        // The sockets are still open (owned by `pumps`): make the client's
-        // close a reset. The server's closes with a FIN after the bytes
-        // forwarded to it: a reset could discard a request it has not read
-        // yet, and `reset_before_reply` promises the request is applied.
-        set_linger_zero(fds[0]);
+    match end {
+        End::Closed => {}
+        End::Reset => set_linger_zero(client_fd),
+        End::ResetAwaitingReply => {
+            // A fault forwarded a request and resets the client before its
+            // reply. The server's side stays open (no FIN) until the reply
+            // comes: ZooKeeper drops a request it has not read yet when its
+            // connection closes, and the fault promises the request is applied.
+            conn.reset_client();
+            set_linger_zero(client_fd);
+            shutdown_write(client_fd);
+            let replied = async {
+                tokio::select! {
+                    _ = &mut replies => {}
+                    _ = conn.reset.notified() => {}
+                }
+            };
+            if tokio::time::timeout(REPLY_WAIT, replied).await.is_err() {
+                tracing::warn!("proxy connection {id}: no reply within {REPLY_WAIT:?} to a request reset before it");
+            }
+        }
     }
+}
+
+/// How long the server's side of a connection whose client a fault reset
+/// stays open for the reply to the request forwarded before the reset.
+const REPLY_WAIT: Duration = Duration::from_secs(10);
+
+/// How a proxied connection ended.
+enum End {
+    /// A side closed, or failed.
+    Closed,
+    /// A fault or the harness reset it: the client's side closes with a reset.
+    Reset,
+    /// A fault reset the client while a reply on this connection is awaited.
+    ResetAwaitingReply,
 }
 
 /// A fault ends the connection with a reset.
@@ -178,6 +223,8 @@ async fn pump(
     let mut buf = vec![0u8; 32 * 1024];
     let mut out = Vec::new();
     let mut delivered = false;
+    // Replies to a client a fault reset are read and dropped.
+    let discard = || matches!(side, Side::Server) && conn.client_is_reset();
     loop {
         if !eof && reg.is_blocked(id) {
             eof = hold(reg, id, &mut from, &mut held, &mut buf).await?;
@@ -204,7 +251,7 @@ async fn pump(
                 });
                 held.drain(..used);
                 if reset {
-                    to.write_all(&out).await?;
+                    send(&mut to, &out, discard()).await?;
                     return Err(io::Error::new(io::ErrorKind::ConnectionAborted, FaultReset));
                 }
                 if eof {
@@ -212,7 +259,7 @@ async fn pump(
                     out.append(&mut held);
                 }
                 if !out.is_empty() {
-                    to.write_all(&out).await?;
+                    send(&mut to, &out, discard()).await?;
                     delivered = true;
                 }
             }
@@ -221,14 +268,14 @@ async fn pump(
             Some(frames) if !eof => {
                 let n = frames.pass(&held);
                 if n > 0 {
-                    to.write_all(&held[..n]).await?;
+                    send(&mut to, &held[..n], discard()).await?;
                     held.drain(..n);
                     delivered = true;
                 }
             }
             _ => {
                 if !held.is_empty() {
-                    to.write_all(&held).await?;
+                    send(&mut to, &held, discard()).await?;
                     held.clear();
                     delivered = true;
                 }
@@ -238,6 +285,9 @@ async fn pump(
             let _ = to.shutdown().await;
             return Ok(());
         }
+        if discard() && !conn.watches_replies() {
+            return Ok(());
+        }
         let n = from.read(&mut buf).await?;
         if n == 0 {
             eof = true;
@@ -245,6 +295,14 @@ async fn pump(
             held.extend_from_slice(&buf[..n]);
         }
     }
+}
+
+/// Writes `bytes` to `to`, or drops them.
+async fn send(to: &mut (impl AsyncWrite + Unpin), bytes: &[u8], drop: bool) -> io::Result<()> {
+    if drop {
+        return Ok(());
+    }
+    to.write_all(bytes).await
 }
 
 /// Where frames start in one direction after the handshake: each is a
@@ -392,6 +450,14 @@ async fn read_full(from: &mut (impl AsyncRead + Unpin), buf: &mut Vec<u8>) -> io
         filled += n;
     }
     Ok(false)
+}
+
+/// Sends a FIN on socket `fd` (owned by the caller), leaving it open.
+fn shutdown_write(fd: RawFd) {
+    // SAFETY: `fd` is an open socket owned by the caller.
+    unsafe {
+        libc::shutdown(fd, libc::SHUT_WR);
+    }
 }
 
 fn set_linger_zero(fd: RawFd) {

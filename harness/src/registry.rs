@@ -6,7 +6,7 @@ use crate::error::{Error, Result};
 use crate::fault::{FaultId, FaultKind, FaultReport, FaultState, Landing, PickedRequest, Select};
 use crate::jute::{self, ReplyHeader, RequestHead};
 use std::collections::{BTreeMap, HashMap, HashSet};
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 use tokio::sync::{watch, Notify};
@@ -30,9 +30,20 @@ pub(crate) struct ConnShared {
     /// Faults waiting for a reply on this connection: while there are none,
     /// the reply pump passes bytes without reading frames.
     watched_replies: AtomicUsize,
+    /// A fault reset the client while the server's side stays open for a
+    /// reply: replies are read and dropped.
+    client_reset: AtomicBool,
 }
 
 impl ConnShared {
+    pub fn reset_client(&self) {
+        self.client_reset.store(true, Ordering::Release);
+    }
+
+    pub fn client_is_reset(&self) -> bool {
+        self.client_reset.load(Ordering::Acquire)
+    }
+
     pub fn watches_replies(&self) -> bool {
         self.watched_replies.load(Ordering::Acquire) > 0
     }
@@ -170,12 +181,23 @@ impl Registry {
         self.inner.lock().unwrap().passwords.get(&session).cloned().ok_or_else(|| unknown(session))
     }
 
-    /// Whether connection `id` is partitioned now.
+    /// Whether connection `id` is held now: partitioned, or a new connection
+    /// of a session whose request reset before its reply is not answered yet
+    /// (the server would close the old connection on the session's
+    /// reconnect, dropping the request if it has not read it yet).
     pub fn is_blocked(&self, id: u64) -> bool {
         let inner = self.inner.lock().unwrap();
         match inner.conns.get(&id) {
             Some(c) => {
-                inner.blocked_proxies.contains(&c.proxy) || c.session.is_some_and(|s| inner.partitioned.contains(&s))
+                inner.blocked_proxies.contains(&c.proxy)
+                    || c.session.is_some_and(|s| {
+                        inner.partitioned.contains(&s)
+                            || inner.faults.values().any(|f| {
+                                f.kind == FaultKind::ResetBeforeReply
+                                    && f.session == s
+                                    && f.awaiting.is_some_and(|(conn, _)| conn != id)
+                            })
+                    })
             }
             None => false,
         }
@@ -381,14 +403,10 @@ impl Registry {
                 changed = true;
                 f.request = Some(PickedRequest { xid: head.xid, op: head.op, path: head.path.clone() });
                 match f.kind {
-                    FaultKind::DropReply => {
+                    FaultKind::DropReply | FaultKind::ResetBeforeReply => {
                         f.state = FaultState::AwaitingReply;
                         f.awaiting = Some((conn, head.xid));
-                        (true, false)
-                    }
-                    FaultKind::ResetBeforeReply => {
-                        f.fire();
-                        (true, true)
+                        (true, f.kind == FaultKind::ResetBeforeReply)
                     }
                     FaultKind::LandLate => {
                         f.state = FaultState::Held;
@@ -435,8 +453,9 @@ impl Registry {
     }
 
     /// After any change to faults: tells the pumps whether to read frames,
-    /// and wakes waiters.
+    /// and wakes waiters and the connections a fault holds.
     fn faults_changed(&self, inner: &Inner) {
+        self.changed.send_modify(|g| *g += 1);
         let armed = inner.faults.values().filter(|f| matches!(f.state, FaultState::Armed | FaultState::Held)).count();
         self.inspecting.store(armed, Ordering::Release);
         for (id, c) in &inner.conns {

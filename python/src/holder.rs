@@ -404,7 +404,7 @@ pub fn path(path: &Bound<'_, PyAny>) -> PyResult<String> {
 
 /// A str's UTF-8 bytes, lone surrogates passed through as they are
 /// (`surrogatepass`): not UTF-8, for the core to refuse.
-fn utf8_bytes(text: &Bound<'_, PyString>) -> PyResult<Vec<u8>> {
+pub fn utf8_bytes(text: &Bound<'_, PyString>) -> PyResult<Vec<u8>> {
     if let Ok(text) = text.to_cow() {
         return Ok(text.as_bytes().to_vec());
     }

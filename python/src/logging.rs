@@ -6,7 +6,10 @@
 //! `log` facade; this logger queues them to one thread that takes the GIL,
 //! so an I/O thread never waits for Python to log.
 
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc::Receiver;
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
 
 use log::{Level, LevelFilter, Log, Metadata, Record};
 use pyo3::prelude::*;
@@ -27,7 +30,7 @@ impl Log for Forward {
     }
 
     fn log(&self, record: &Record<'_>) {
-        if !self.enabled(record.metadata()) {
+        if !self.enabled(record.metadata()) || below_python_level(record.level()) {
             return;
         }
         let text = record.args().to_string();
@@ -50,6 +53,60 @@ impl Log for Forward {
     }
 
     fn flush(&self) {}
+}
+
+/// The "zoolock" logger's effective level as last read (0: not yet) in the
+/// top byte, and when (ms since `epoch()`) below: one word, read whole.
+static PYTHON_LEVEL: AtomicU64 = AtomicU64::new(0);
+
+/// How stale the level may be: a `setLevel` takes effect within this.
+const LEVEL_FRESH: Duration = Duration::from_millis(250);
+
+fn epoch() -> Instant {
+    static EPOCH: OnceLock<Instant> = OnceLock::new();
+    *EPOCH.get_or_init(Instant::now)
+}
+
+/// A debug or trace event the "zoolock" logger would drop anyway (its level,
+/// read when the current call began or at most 250 ms ago, is above it):
+/// dropped here, unformatted and without the GIL — a lock's every step logs
+/// at debug, and Python's logger is at WARNING unless asked. Once the level
+/// is stale, one event goes through, and the log thread reads it again. Info and up always go
+/// through: kazoo's words may raise their level.
+fn below_python_level(level: Level) -> bool {
+    let read = PYTHON_LEVEL.load(Ordering::Relaxed);
+    let (python, at) = (read >> 56, read & ((1 << 56) - 1));
+    let fresh = now_ms().saturating_sub(at) < LEVEL_FRESH.as_millis() as u64;
+    level >= Level::Debug && python > 10 && fresh
+}
+
+fn now_ms() -> u64 {
+    epoch().elapsed().as_millis() as u64
+}
+
+/// Reads the "zoolock" logger's effective level into the cache.
+fn read_level(logger: &Bound<'_, PyAny>) {
+    if let Ok(effective) = logger.call_method0("getEffectiveLevel").and_then(|l| l.extract::<u64>()) {
+        PYTHON_LEVEL.store(effective.clamp(1, 255) << 56 | now_ms(), Ordering::Relaxed);
+    }
+}
+
+/// Called as a blocking call begins (the GIL held): a level lowered just
+/// before the call holds for its debug lines, as `setLevel` does in Python.
+/// Costs a read only while the cache drops debug lines.
+pub fn refresh_level(py: Python<'_>) {
+    if PYTHON_LEVEL.load(Ordering::Relaxed) >> 56 <= 10 {
+        return;
+    }
+    static LOGGER: OnceLock<Py<PyAny>> = OnceLock::new();
+    let logger = match LOGGER.get() {
+        Some(logger) => logger,
+        None => match py.import("logging").and_then(|l| l.call_method1("getLogger", ("zoolock",))) {
+            Ok(found) => LOGGER.get_or_init(|| found.unbind()),
+            Err(_) => return,
+        },
+    };
+    read_level(logger.bind(py));
 }
 
 /// The core's session line (`zoolock session state=… session_id=…`) as
@@ -88,6 +145,7 @@ fn start(receiver: Receiver<(u8, String)>) {
                 if let Err(err) = logger.call_method1("log", (level, "%s", message)) {
                     err.write_unraisable(py, Some(&logger));
                 }
+                read_level(&logger);
             });
             if delivered.is_none() {
                 return; // the interpreter is shutting down

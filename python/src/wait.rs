@@ -29,6 +29,7 @@ const SIGNAL_SLICE: Duration = Duration::from_millis(50);
 pub fn interruptible<T: Send + 'static>(py: Python<'_>, work: impl Future<Output = T> + Send + 'static) -> PyResult<T> {
     // In a forked child the runtime's threads are gone: nothing would wake us.
     runtime::check_process().map_err(to_py)?;
+    crate::logging::refresh_level(py);
     if !is_main_thread(py) {
         // Only the main thread receives signals.
         return Ok(py.detach(move || runtime::block_on(work)));
@@ -79,6 +80,7 @@ pub fn uninterruptible<T: Send + 'static>(
     work: impl Future<Output = T> + Send + 'static,
 ) -> PyResult<T> {
     runtime::check_process().map_err(to_py)?;
+    crate::logging::refresh_level(py);
     Ok(py.detach(move || runtime::block_on(work)))
 }
 

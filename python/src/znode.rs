@@ -66,6 +66,18 @@ fn call<T: Send + 'static>(
     interruptible(py, work)?.py_err()
 }
 
+/// A node path that is not UTF-8 (a lone surrogate) refused as the core
+/// refuses it (`BadArgumentsError`, "the path is not UTF-8"), not as the
+/// `UnicodeEncodeError` of turning it into a Rust `String`.
+#[pyfunction]
+fn _refuse_non_utf8_path(path: &Bound<'_, PyString>) -> PyResult<()> {
+    let bytes = crate::holder::utf8_bytes(path)?;
+    if std::str::from_utf8(&bytes).is_err() {
+        zoolock::path_from_utf8(&bytes).py_err()?;
+    }
+    Ok(())
+}
+
 #[pyfunction]
 fn _exists<'py>(py: Python<'py>, client: &Bound<'py, PyAny>, path: String) -> PyResult<Option<Bound<'py, PyTuple>>> {
     let s = session_of(client)?;
@@ -484,6 +496,7 @@ fn _holder_client(holder: &Bound<'_, Holder>) -> Py<Client> {
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Watch>()?;
+    m.add_function(wrap_pyfunction!(_refuse_non_utf8_path, m)?)?;
     m.add_function(wrap_pyfunction!(_exists, m)?)?;
     m.add_function(wrap_pyfunction!(_get, m)?)?;
     m.add_function(wrap_pyfunction!(_set, m)?)?;

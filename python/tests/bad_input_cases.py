@@ -2,10 +2,12 @@
 the bad calls, each handed to ``ctx.check``. A case releases what its set-up
 held; the runner (test_bad_input.py) then looks for nodes left behind."""
 
+import datetime
 import socket
 
 import zoolock
 import secure_servers
+from zoolock.security import OPEN_ACL_UNSAFE
 from conftest import run_in_thread, until_children
 
 #: zoolock's limits (core/src/options.rs: MAX_PATH_BYTES, MAX_IDENTIFIER_BYTES).
@@ -357,6 +359,118 @@ def unknown_mechanism(ctx):
     ctx.check("KazooClient", lambda: ctx.client(start=False, sasl_options=sasl_options("PLAIN")))
 
 
+HOUR = datetime.timedelta(hours=1)
+
+
+def recipes_on_bad_path(path, acl_calls=True):
+    """Each recipe, one lease try, a multi-lock and (``acl_calls``) the ACL calls on ``path``."""
+
+    def case(ctx):
+        client = ctx.client()
+        acls = (
+            ("get_acls", lambda: client.get_acls(path)),
+            ("set_acls", lambda: client.set_acls(path, OPEN_ACL_UNSAFE)),
+        )
+        for name, make in acls * acl_calls + (
+            ("Barrier", lambda: client.Barrier(path)),
+            ("DoubleBarrier", lambda: client.DoubleBarrier(path, 2)),
+            ("Party", lambda: client.Party(path)),
+            ("ShallowParty", lambda: client.ShallowParty(path)),
+            ("Queue", lambda: client.Queue(path)),
+            ("LockingQueue", lambda: client.LockingQueue(path)),
+            ("Counter", lambda: client.Counter(path)),
+            ("NonBlockingLease", lambda: client.NonBlockingLease(path, HOUR)),
+            ("MultiNonBlockingLease", lambda: client.MultiNonBlockingLease(2, path, HOUR)),
+            ("MultiLock", lambda: client.MultiLock([ctx.path("a"), path])),
+        ):
+            ctx.check(name, make)
+
+    return case
+
+
+def priority_out_of_range(ctx):
+    client = ctx.client()
+    queue, jobs = client.Queue(ctx.path("queue")), client.LockingQueue(ctx.path("jobs"))
+    ctx.check("Queue.put", lambda: queue.put(b"x", priority=1000))
+    ctx.check("LockingQueue.put", lambda: jobs.put(b"x", priority=1000))
+    ctx.check("LockingQueue.put_all", lambda: jobs.put_all([b"x"], priority=1000))
+    assert (len(queue), len(jobs)) == (0, 0), "nothing put"
+
+
+def multi_lock_no_paths(ctx):
+    client = ctx.client()
+    ctx.check("MultiLock([])", lambda: client.MultiLock([]))
+
+
+def double_barrier_no_clients(ctx):
+    client = ctx.client()
+    ctx.check("DoubleBarrier(path, 0)", lambda: client.DoubleBarrier(ctx.path("barrier"), 0))
+
+
+def recipe_timeout_negative(ctx):
+    client = ctx.client()
+    barrier, jobs = client.Barrier(ctx.path("barrier")), client.LockingQueue(ctx.path("jobs"))
+    ctx.check("Barrier.wait(timeout=-1)", lambda: barrier.wait(timeout=-1))
+    ctx.check("LockingQueue.get(timeout=-1)", lambda: jobs.get(timeout=-1))
+
+
+def acl_empty(ctx):
+    client = ctx.client()
+    path = ctx.path("node")
+    client.create(path, makepath=True)
+    ctx.check("set_acls(path, [])", lambda: client.set_acls(path, []))
+    assert client.get_acls(path)[0] == OPEN_ACL_UNSAFE, "unchanged"
+
+
+def transaction_too_large(ctx):
+    client = ctx.client()
+    big = b"x" * 700_000
+    client.ensure_path(ctx.base)
+    transaction = client.transaction()
+    transaction.create(ctx.path("a"), big)
+    transaction.create(ctx.path("b"), big)
+    ctx.check("transaction.commit", transaction.commit)
+    jobs = client.LockingQueue(ctx.path("jobs"))
+    ctx.check("LockingQueue.put_all", lambda: jobs.put_all([big, big]))
+    assert client.get_children(ctx.base) == ["jobs"], "nothing made but the queue's path"
+    assert len(jobs) == 0, "nothing put"
+
+
+def recipe_after_close(ctx):
+    client = ctx.client()
+    path = ctx.path("node")
+    client.create(path, makepath=True)
+    barrier = client.Barrier(ctx.path("barrier"))
+    double = client.DoubleBarrier(ctx.path("double"), 2)
+    party = client.Party(ctx.path("party"))
+    queue, jobs = client.Queue(ctx.path("queue")), client.LockingQueue(ctx.path("jobs"))
+    counter = client.Counter(ctx.path("counter"))
+    multi = client.MultiLock([ctx.path("a"), ctx.path("b")])
+    transaction = client.transaction()
+    transaction.create(ctx.path("t"))
+    client.stop()
+    for name, call in (
+        ("Barrier.create", barrier.create),
+        ("Barrier.wait", lambda: barrier.wait(timeout=PATIENCE)),
+        ("DoubleBarrier.enter", double.enter),
+        ("Party.join", party.join),
+        ("Queue.put", lambda: queue.put(b"x")),
+        ("Queue.get", queue.get),
+        ("LockingQueue.put", lambda: jobs.put(b"x")),
+        ("LockingQueue.put_all", lambda: jobs.put_all([b"x"])),
+        ("LockingQueue.get", lambda: jobs.get(timeout=PATIENCE)),
+        ("Counter.value", lambda: counter.value),
+        ("Counter += 1", lambda: counter.__add__(1)),
+        ("NonBlockingLease", lambda: client.NonBlockingLease(ctx.path("lease"), HOUR)),
+        ("MultiLock.acquire", lambda: multi.acquire(timeout=PATIENCE)),
+        ("get_acls", lambda: client.get_acls(path)),
+        ("set_acls", lambda: client.set_acls(path, OPEN_ACL_UNSAFE)),
+        ("add_auth", lambda: client.add_auth("digest", "user:pw")),
+        ("transaction.commit", transaction.commit),
+    ):
+        ctx.check(name, call)
+
+
 SECURE_CASES = {
     "tls-wrong-ca": secure("tls", "secure", use_ssl=True, ca=lambda f: f["other_ca"]),
     "tls-no-client-cert": secure("mutual_tls", "secure", use_ssl=True, ca=ca),
@@ -453,5 +567,15 @@ CASES = {
     "acl-forbids-create": acl_forbids_create,
     "lock-under-ephemeral": lock_under_ephemeral,
     "chroot-deleted": chroot_deleted,
+    # kazoo's znode calls take a relative path from the root: only the recipes refuse it.
+    "recipe-path-invalid": recipes_on_bad_path("recipes/x", acl_calls=False),
+    "recipe-path-not-utf8": recipes_on_bad_path("/recipes/\udcff"),
+    "recipe-timeout-negative": recipe_timeout_negative,
+    "queue-priority-out-of-range": priority_out_of_range,
+    "multi-lock-no-paths": multi_lock_no_paths,
+    "double-barrier-no-clients": double_barrier_no_clients,
+    "acl-empty": acl_empty,
+    "recipe-after-close": recipe_after_close,
+    "transaction-too-large": transaction_too_large,
     **SECURE_CASES,
 }

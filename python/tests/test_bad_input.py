@@ -176,6 +176,15 @@ def test_wrong_types_are_type_errors(client, path):
         client.Lock(path, scheme=1)
 
 
+def test_a_znode_path_not_utf8_is_bad_arguments(client, path):
+    # Refused as the core refuses it (the catalogue's path-not-utf8), not as a UnicodeEncodeError.
+    bad = path + "/\udcff"
+    for name, call in (("exists", client.exists), ("get", client.get), ("create", client.create),
+                       ("delete", client.delete), ("get_children", client.get_children), ("get_acls", client.get_acls)):
+        with pytest.raises(zoolock.BadArgumentsError, match="not UTF-8"):
+            call(bad)
+
+
 def test_identifiers_are_strs_of_anything(client, kz, path):
     lock = client.Lock(path, identifier=1234)
     assert lock.identifier == "1234"

@@ -2,8 +2,10 @@
 (through client.ShallowParty and client.Lock) and TreeCache (through
 client.handler and the client's watcher sets)."""
 
+import gc
 import threading
 import time
+import weakref
 
 from conftest import DEADLINE, until_children
 from kazoo.recipe.cache import TreeCache, TreeEvent
@@ -107,6 +109,42 @@ def test_tree_cache_follows_a_tree(client, kz, path):
     assert fired.wait(DEADLINE)
     client.sync_async(path).get(timeout=DEADLINE)  # after any get_async the cache's watch made
     assert client._data_watchers.get(f"{path}/c", set()) == set()
+
+def test_a_watch_function_taken_out_is_let_go(client, kz, path):
+    """kazoo's TreeCache.close takes its watch functions out of the client's
+    sets; as with kazoo, they (and the tree they reference) are then freed,
+    though the server's watches are still set (kazoo's test_close counts
+    TreeNodes). A function that fired is let go too, and so are the
+    arguments of the last async call."""
+    seen = threading.Condition()
+    events = []
+
+    class Watcher:
+        def __call__(self, event):
+            with seen:
+                events.append(event.type)
+                seen.notify_all()
+
+    quiet = f"{path}/quiet"
+    kz.ensure_path(quiet)
+    taken_out, fires = Watcher(), Watcher()
+    refs = weakref.ref(taken_out), weakref.ref(fires)
+    for node, watch in ((path, fires), (quiet, taken_out)):
+        client.get(node, watch=watch)
+        client.exists(node, watch=watch)
+        client.get_children_async(node, watch=watch).get(timeout=DEADLINE)
+    client._data_watchers[quiet].discard(taken_out)
+    client._child_watchers[quiet].remove(taken_out)
+    kz.set(path, b"changed")
+    kz.create(f"{path}/child")
+    with seen:
+        assert seen.wait_for(lambda: {"CHANGED", "CHILD"} <= set(events), DEADLINE), events
+    del taken_out, fires, watch
+    gc.collect()
+    assert [ref() for ref in refs] == [None, None]
+    for node in (quiet, path):
+        assert client._data_watchers.get(node, set()) == set() and client._child_watchers.get(node, set()) == set()
+
 
 def test_tree_cache_across_an_expiry(harness, client, kz, path):
     events = []

@@ -1,6 +1,7 @@
 """NonBlockingLease and MultiNonBlockingLease, shared with kazoo's on one path."""
 
 import datetime
+import socket
 
 import pytest
 import zoolock
@@ -39,7 +40,8 @@ def test_multi_leases_count_kazoo_and_zoolock_holders_together(client, kz, path)
 
 def test_default_identifier_and_bad_input(client, kz, path):
     lease = client.NonBlockingLease(path, HOUR, utcnow=clock(0))
-    assert lease.identifier.endswith(f"-{__import__('os').getpid()}")
+    assert lease and lease.identifier == socket.gethostname()
+    assert KazooLease(kz, path, HOUR, utcnow=clock(30)), "kazoo's default identifier is the same: a renewal"
     with pytest.raises(ValueError, match="duration"):
         client.NonBlockingLease(path, -HOUR)
     with pytest.raises(ValueError):

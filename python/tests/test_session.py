@@ -289,3 +289,33 @@ def test_rust_logs_reach_python_logging(make_client):
     finally:
         logger.removeHandler(handler)
         logger.setLevel(previous)
+
+
+def test_debug_lines_follow_a_level_lowered_at_run_time(client, path):
+    """Debug events are dropped unformatted while the "zoolock" logger is above
+    DEBUG (its level is cached); lowered at run time, the next call's come through."""
+    heard = threading.Event()
+
+    class Catch(logging.Handler):
+        def emit(self, record):
+            if record.levelno == logging.DEBUG and "zoolock holds" in record.getMessage():
+                heard.set()
+
+    logger = logging.getLogger("zoolock")
+    previous = logger.level
+    handler = Catch(level=logging.DEBUG)
+    logger.addHandler(handler)
+    lock = client.Lock(path, "debug")
+    try:
+        logger.setLevel(logging.WARNING)
+        for _ in range(3):
+            with lock:
+                pass
+        assert not heard.is_set()
+        logger.setLevel(logging.DEBUG)
+        with lock:
+            pass
+        assert heard.wait(DEADLINE), "no debug line from the first call after the level was lowered"
+    finally:
+        logger.removeHandler(handler)
+        logger.setLevel(previous)

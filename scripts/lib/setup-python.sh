@@ -2,8 +2,9 @@
 # Creates .venv (python3 -m venv) if missing and installs what the Python
 # package's build and tests need from PyPI: maturin (the build backend),
 # pytest, kazoo (the peer the interop tests and the benchmark run against),
-# and pyOpenSSL<24 and pyjks, which kazoo's test harness imports (kazoo's own
-# lock tests run against zoolock: python/tests/test_kazoo_suite.py).
+# pyOpenSSL<24 and pyjks, which kazoo's test harness imports, and objgraph,
+# which kazoo's TreeCache tests import (kazoo's own tests run against zoolock:
+# python/tests/test_kazoo_*suite.py).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
@@ -29,11 +30,11 @@ if [ ! -x .venv/bin/python ]; then
   echo "setup-python: python3 -m venv .venv"
   python3 -m venv .venv
 fi
-want=("maturin>=1.7,<2" "pytest>=7" "kazoo==2.11.0" "pyopenssl<24" "pyjks")
+want=("maturin>=1.7,<2" "pytest>=7" "kazoo==2.11.0" "pyopenssl<24" "pyjks" "objgraph")
 if ! .venv/bin/python - "${want[@]}" <<'PY' 2>/dev/null
 import sys
 from importlib.metadata import version
-for name in ("maturin", "pytest", "kazoo", "pyopenssl", "pyjks"):
+for name in ("maturin", "pytest", "kazoo", "pyopenssl", "pyjks", "objgraph"):
     version(name)
 PY
 then

@@ -6,7 +6,7 @@ use zookeeper_client as zk;
 
 use super::{check_create_path, check_data, check_version, Create, Stat};
 use crate::error::{Error, Result};
-use crate::options::validate_node_path;
+use crate::options::{validate_node_path, MAX_IDENTIFIER_BYTES, MAX_PATH_BYTES};
 use crate::runtime;
 use crate::session::{Live, Session};
 
@@ -166,6 +166,50 @@ impl Transaction {
     }
 }
 
+/// The most a multi may carry: one create at the limits (the data, a path
+/// and a chroot of [`MAX_PATH_BYTES`] each) fits, with room for the headers,
+/// under ZooKeeper's default `jute.maxbuffer` (1 MiB - 1).
+const MAX_MULTI_BYTES: usize = MAX_IDENTIFIER_BYTES + 2 * MAX_PATH_BYTES + 8 * 1024;
+
+/// Refuses a multi the server would not read. Over `jute.maxbuffer` it drops
+/// the connection (every request in flight on the session fails with it),
+/// and a commit sent again after each reconnect, as a retry does, would
+/// never end. Each operation counts its path with the chroot, its data, its
+/// ACL's texts, and 36 bytes for the numbers and lengths around them (in
+/// jute at most 33: a create with a TTL, its op header included), so that a
+/// bulk of small operations a server takes is not refused.
+const PER_OP: usize = 36;
+
+fn check_request_size(session: &Session, ops: &[Op], fence: &Option<(String, Vec<String>)>) -> Result<()> {
+    let connect = &session.options().connect;
+    let chroot = connect.find('/').map_or(0, |at| connect.len() - at);
+    let acl_bytes = |acls: &[zk::Acl]| acls.iter().map(|a| 16 + a.scheme().len() + a.id().len()).sum::<usize>();
+    let session_acls = acl_bytes(&session.options().acls);
+    let fenced = fence.as_ref().map_or(0, |(_, nodes)| nodes.iter().map(|n| PER_OP + chroot + n.len()).sum());
+    let total = fenced
+        + ops
+            .iter()
+            .map(|op| {
+                PER_OP
+                    + chroot
+                    + op.target().0.len()
+                    + match op {
+                        Op::Create { data, options, .. } => {
+                            data.len() + options.acls.as_deref().map_or(session_acls, acl_bytes)
+                        }
+                        Op::Set { data, .. } => data.len(),
+                        Op::Check { .. } | Op::Delete { .. } => 0,
+                    }
+            })
+            .sum::<usize>();
+    if total > MAX_MULTI_BYTES {
+        return Err(Error::InvalidArgument(format!(
+            "the transaction is about {total} bytes; at most {MAX_MULTI_BYTES} fit in one request"
+        )));
+    }
+    Ok(())
+}
+
 /// Sends a transaction's operations, after the fence's check if any, as one multi.
 async fn commit_on(
     session: &Session,
@@ -201,6 +245,7 @@ async fn commit_on(
     if ops.is_empty() && !fenced {
         return Ok(Vec::new());
     }
+    check_request_size(session, ops, fence).map_err(|err| (None, err))?;
     let results = match writer.commit().await {
         Ok(results) => results,
         Err(zk::MultiWriteError::OperationFailed { index, source }) => {

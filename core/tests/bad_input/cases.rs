@@ -5,14 +5,15 @@
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::{Arc, OnceLock};
-use std::time::Duration;
+use std::time::{Duration, SystemTime};
 
 use zk_harness::tls::TlsFiles;
 use zk_harness::{Ensemble, Options, Sasl, Tls};
 use zookeeper_client as zk;
 use zoolock::{
-    timeout_from_secs, Acquire, Kind, Lock, LockConfig, Owner, SaslMechanism, SaslOptions, Semaphore, SessionOptions,
-    TlsOptions, MAX_IDENTIFIER_BYTES, MAX_PATH_BYTES,
+    timeout_from_secs, try_lease, try_multi_lease, Acl, Acquire, AuthId, Barrier, Counter, Create, DoubleBarrier, Kind,
+    Lock, LockConfig, LockingQueue, MultiLock, Owner, Party, Permission, Queue, SaslMechanism, SaslOptions, Semaphore,
+    SessionOptions, TlsOptions, MAX_IDENTIFIER_BYTES, MAX_PATH_BYTES,
 };
 
 use super::common::{raw, until_children};
@@ -32,6 +33,7 @@ macro_rules! cases {
 const KINDS: [Kind; 3] = [Kind::Mutex, Kind::Read, Kind::Write];
 const SHORT: Duration = Duration::from_millis(500);
 const PATIENCE: Duration = Duration::from_secs(5);
+const HOUR: Duration = Duration::from_secs(3600);
 
 pub fn all() -> Vec<(&'static str, Case)> {
     cases![
@@ -232,6 +234,76 @@ pub fn all() -> Vec<(&'static str, Case)> {
             c.check("semaphore acquire", semaphore.acquire(Acquire::timeout(PATIENCE)).await);
             assert!(lock.release().await.unwrap() && semaphore.release().await.unwrap());
         },
+        "recipe-path-invalid" => |c| recipes_on_bad_path(c, "recipes/x"),
+        "queue-priority-out-of-range" => |c| async move {
+            let s = c.session().await;
+            let (queue, locking) = (Queue::new(&s, &c.path("queue")).unwrap(), LockingQueue::new(&s, &c.path("jobs")).unwrap());
+            c.check("Queue put", queue.put(b"x", 1000).await.map(drop));
+            c.check("LockingQueue put", locking.put(b"x", 1000).await.map(drop));
+            c.check("LockingQueue put_all", locking.put_all(&[b"x".to_vec()], 1000).await);
+            assert_eq!((queue.len().await.unwrap(), locking.len().await.unwrap()), (0, 0), "nothing put");
+        },
+        "multi-lock-no-paths" => |c| async move {
+            let s = c.session().await;
+            c.check("MultiLock of no paths", MultiLock::new(&s, Vec::<String>::new(), "").map(drop));
+        },
+        "double-barrier-no-clients" => |c| async move {
+            let s = c.session().await;
+            c.check("DoubleBarrier of 0", DoubleBarrier::new(&s, &c.path("barrier"), 0, "").map(drop));
+        },
+        "acl-empty" => |c| async move {
+            let s = c.session().await;
+            let path = c.path("node");
+            s.create(&path, b"", &Create::default().makepath()).await.unwrap();
+            c.check("set_acls to []", s.set_acls(&path, &[], None).await.map(drop));
+            assert_eq!(s.get_acls(&path).await.unwrap().0, [Acl::new(Permission::ALL, AuthId::anyone())], "unchanged");
+        },
+        "transaction-too-large" => |c| async move {
+            let s = c.session().await;
+            let big = vec![b'x'; 700_000];
+            let transaction = s.transaction().create(&c.path("a"), &big, Create::default()).create(
+                &c.path("b"),
+                &big,
+                Create::default(),
+            );
+            s.create(&c.base, b"", &Create::default().makepath()).await.unwrap();
+            c.check("commit", transaction.commit().await.map(drop));
+            let jobs = LockingQueue::new(&s, &c.path("jobs")).unwrap();
+            c.check("LockingQueue put_all", jobs.put_all(&[big.clone(), big], 100).await);
+            assert_eq!(s.children(&c.base).await.unwrap().len(), 1, "nothing made but the queue's path");
+            assert_eq!(jobs.len().await.unwrap(), 0, "nothing put");
+        },
+        "recipe-after-close" => |c| async move {
+            let s = c.session().await;
+            let path = c.path("node");
+            s.create(&path, b"", &Create::default().makepath()).await.unwrap();
+            let barrier = Barrier::new(&s, &c.path("barrier")).unwrap();
+            let double = DoubleBarrier::new(&s, &c.path("double"), 2, "").unwrap();
+            let party = Party::new(&s, &c.path("party"), "").unwrap();
+            let queue = Queue::new(&s, &c.path("queue")).unwrap();
+            let locking = LockingQueue::new(&s, &c.path("jobs")).unwrap();
+            let counter = Counter::new(&s, &c.path("counter"), 0).unwrap();
+            let multi = MultiLock::new(&s, [c.path("a"), c.path("b")], "").unwrap();
+            let transaction = s.transaction().create(&c.path("t"), b"", Create::default());
+            s.close().await;
+            c.check("Barrier create", barrier.create().await);
+            c.check("Barrier wait", barrier.wait(Some(PATIENCE)).await.map(drop));
+            c.check("DoubleBarrier enter", double.enter().await);
+            c.check("Party join", party.join().await);
+            c.check("Queue put", queue.put(b"x", 100).await.map(drop));
+            c.check("Queue get", queue.get().await.map(drop));
+            c.check("LockingQueue put", locking.put(b"x", 100).await.map(drop));
+            c.check("LockingQueue put_all", locking.put_all(&[b"x".to_vec()], 100).await);
+            c.check("LockingQueue get", locking.get(Some(PATIENCE)).await.map(drop));
+            c.check("Counter value", counter.value().await.map(drop));
+            c.check("Counter add", counter.add(1).await.map(drop));
+            c.check("lease", try_lease(&s, &c.path("lease"), HOUR, "a", SystemTime::now()).await.map(drop));
+            c.check("MultiLock acquire", multi.acquire(Acquire::timeout(PATIENCE)).await.map(drop));
+            c.check("get_acls", s.get_acls(&path).await.map(drop));
+            c.check("set_acls", s.set_acls(&path, &[Acl::new(Permission::ALL, AuthId::anyone())], None).await.map(drop));
+            c.check("add_auth", s.add_auth("digest", b"user:pw").await);
+            c.check("transaction commit", transaction.commit().await.map(drop));
+        },
         "acl-forbids-create" => |c| async move {
             let raw = raw(&c.connect).await;
             let open = zk::CreateMode::Persistent.with_acls(zk::Acls::anyone_all());
@@ -384,6 +456,23 @@ async fn secure(c: Arc<Ctx>, mode: Mode, options: fn(&Ensemble) -> SessionOption
     c.check("connect", c.connect(options).await);
     let elapsed = started.elapsed();
     assert!(elapsed <= SECURE_CONNECT_TIMEOUT + Duration::from_secs(1), "failed only after {elapsed:?}");
+}
+
+/// Each recipe, a lease try, a multi-lock and the ACL calls on a bad path.
+async fn recipes_on_bad_path(c: Arc<Ctx>, path: &'static str) {
+    let s = c.session().await;
+    c.check("Barrier", Barrier::new(&s, path).map(drop));
+    c.check("DoubleBarrier", DoubleBarrier::new(&s, path, 2, "").map(drop));
+    c.check("Party", Party::new(&s, path, "").map(drop));
+    c.check("ShallowParty", Party::shallow(&s, path, "").map(drop));
+    c.check("Queue", Queue::new(&s, path).map(drop));
+    c.check("LockingQueue", LockingQueue::new(&s, path).map(drop));
+    c.check("Counter", Counter::new(&s, path, 0).map(drop));
+    c.check("lease", try_lease(&s, path, HOUR, "a", SystemTime::now()).await.map(drop));
+    c.check("multi-lease", try_multi_lease(&s, 2, path, HOUR, "a", SystemTime::now()).await.map(drop));
+    c.check("MultiLock", MultiLock::new(&s, [c.path("a"), path.to_owned()], "").map(drop));
+    c.check("get_acls", s.get_acls(path).await.map(drop));
+    c.check("set_acls", s.set_acls(path, &[Acl::new(Permission::ALL, AuthId::anyone())], None).await.map(drop));
 }
 
 /// Every kind of lock, and a semaphore, on a bad path.

@@ -262,7 +262,6 @@ fn reply(report: &FaultReport) -> String {
     match report.reply {
         Some((zxid, 0)) => format!("the server applied it (ok, zxid {zxid:#x})"),
         Some((zxid, err)) => format!("the server answered err {err} (zxid {zxid:#x})"),
-        None if report.kind == zk_harness::FaultKind::ResetBeforeReply => "reply unseen (reset at once)".into(),
         None => "no reply".into(),
     }
 }

@@ -3,7 +3,6 @@ arguments, attributes and ``lease_holder`` record, so kazoo and zoolock
 clients share one lease."""
 
 import datetime
-import os
 import socket
 
 from . import _zoolock
@@ -12,7 +11,8 @@ _EPOCH = datetime.datetime(1970, 1, 1)
 
 
 def _args(duration, identifier, utcnow):
-    identifier = identifier or "%s-%s" % (socket.getfqdn(), os.getpid())
+    # kazoo's default: the host's name, so every process of a host renews one lease.
+    identifier = identifier or socket.gethostname()
     seconds = duration.total_seconds() if isinstance(duration, datetime.timedelta) else float(duration)
     # kazoo's utcnow() is a naive datetime in UTC.
     now = (utcnow() - _EPOCH).total_seconds()

@@ -122,6 +122,8 @@ def _path(path, trailing=False):
         raise TypeError("Invalid type for 'path' (string expected)")
     parts = [p for p in path.split("/") if p]
     normal = "/" + "/".join(parts)
+    if not normal.isascii():
+        _zoolock._refuse_non_utf8_path(normal)
     if trailing and path.endswith("/") and normal != "/":
         normal += "/"
     return normal
@@ -258,6 +260,8 @@ def _run_jobs():
             result.set_exception(err)
         else:
             result.set(value)
+        # Waiting for the next job it keeps nothing of this one (its arguments, its value).
+        call = result = value = None
 
 
 def _submit(call):
@@ -353,6 +357,36 @@ def _with_chroot(chroot, path):
     return chroot.rstrip("/") + "/" + path.lstrip("/") if path != "/" else chroot
 
 
+class _WatchFuncs(set):
+    """One path's watch functions (kazoo's ``_data_watchers[path]``). A
+    function its owner takes out (kazoo's TreeCache does on close) is not
+    called, and its pending watches let go of it, as kazoo's do: what it
+    references is freed though the server's watch is still set."""
+
+    def __init__(self, *funcs):
+        super().__init__(*funcs)
+        #: The pending ``_OneShot`` watches of each function.
+        self.shots = {}
+
+    def discard(self, func):
+        super().discard(func)
+        self._let_go(func)
+
+    def remove(self, func):
+        super().remove(func)
+        self._let_go(func)
+
+    def clear(self):
+        funcs = list(self)
+        super().clear()
+        for func in funcs:
+            self._let_go(func)
+
+    def _let_go(self, func):
+        for shot in self.shots.pop(func, ()):
+            shot._let_go()
+
+
 class _OneShot:
     """kazoo's one-time ``watch=`` of ``get``, ``exists`` and ``get_children``,
     over the core's watches (which survive reconnects): ``func(WatchedEvent)``
@@ -376,6 +410,7 @@ class _OneShot:
                 watchers[key].add(self.func)
             except TypeError:  # unhashable: kazoo would fail; zoolock just keeps it to itself
                 return
+            watchers[key].shots.setdefault(self.func, []).append(self)
         self.registered = (watchers, key)
 
     def _unregister(self):
@@ -403,15 +438,27 @@ class _OneShot:
         for watch in self.watches:
             watch.stop()
         self.client._forget(self)
-        if not self._unregister():
-            return False
-        try:
-            self.func(WatchedEvent(kind, state, path))
-        except Exception:  # noqa: BLE001 - kazoo logs what a watcher raises
-            import logging
+        if self._unregister():
+            try:
+                self.func(WatchedEvent(kind, state, path))
+            except Exception:  # noqa: BLE001 - kazoo logs what a watcher raises
+                import logging
 
-            logging.getLogger("zoolock").exception("a watch function raised")
+                logging.getLogger("zoolock").exception("a watch function raised")
+        # The core's watch may hold this object until its next event: not the function.
+        self.func = None
         return False
+
+    def _let_go(self):
+        """Its function was taken out of the client's set: never called, not kept."""
+        with self.lock:
+            if self.fired:
+                return
+            self.fired = True
+        for watch in self.watches:
+            watch.stop()
+        self.client._forget(self)
+        self.func = None
 
     def on_data(self, path, seen):
         """Watches a node's data from ``seen``, the stat read with it (``None``: absent)."""
@@ -464,8 +511,9 @@ class _OneShot:
 # ---- the znode API ----------------------------------------------------------
 
 #: Guards each client's set of running watches (added from callers' threads,
-#: removed from zoolock's event thread).
-_kept_lock = threading.Lock()
+#: removed from zoolock's event thread) and its watch functions (a function
+#: taken out under it forgets its watches: reentrant).
+_kept_lock = threading.RLock()
 
 
 class ZnodeAPI:
@@ -481,13 +529,13 @@ class ZnodeAPI:
         """kazoo's ``{path: set of watch functions}`` of pending one-shot
         data watches (``get``/``exists`` with ``watch=``), paths with the
         chroot; a function taken out is not called (kazoo's TreeCache does)."""
-        return self.__dict__.setdefault("_zoolock_data_watchers", collections.defaultdict(set))
+        return self.__dict__.setdefault("_zoolock_data_watchers", collections.defaultdict(_WatchFuncs))
 
     @property
     def _child_watchers(self):
         """kazoo's ``{path: set of watch functions}`` of pending one-shot
         ``get_children`` watches (see ``_data_watchers``)."""
-        return self.__dict__.setdefault("_zoolock_child_watchers", collections.defaultdict(set))
+        return self.__dict__.setdefault("_zoolock_child_watchers", collections.defaultdict(_WatchFuncs))
 
     @property
     def chroot(self):
