@@ -15,9 +15,12 @@ use crate::args::Args;
 enum Library {
     /// No lock: create EPHEMERAL_SEQUENTIAL then delete, the floor of any sequential-node lock.
     Raw,
+    /// zoolock listing (`LockConfig::mirror` off).
     Zoolock,
-    /// zoolock with `LockConfig::mirror`.
+    /// zoolock on the mirror whatever the queue (`LockConfig::adaptive` off).
     ZoolockMirror,
+    /// zoolock's default: the adaptive design.
+    ZoolockAdaptive,
     /// As `ZoolockMirror`, the session on zoolock's runtime rather than this one.
     ZoolockOwnRuntime,
     ZookeeperClient,
@@ -28,6 +31,7 @@ pub fn main(args: &[String]) -> Result<(), String> {
         Some("raw") => Library::Raw,
         Some("zoolock") => Library::Zoolock,
         Some("zoolock-mirror") => Library::ZoolockMirror,
+        Some("zoolock-adaptive") => Library::ZoolockAdaptive,
         Some("zoolock-own-runtime") => Library::ZoolockOwnRuntime,
         Some("zookeeper-client") => Library::ZookeeperClient,
         other => return Err(format!("contestant: unknown library {other:?}")),
@@ -37,6 +41,15 @@ pub fn main(args: &[String]) -> Result<(), String> {
     let result = runtime.block_on(run(library, &args))?;
     println!("{result}");
     Ok(())
+}
+
+/// The design each zoolock contestant waits by.
+fn lock_config(library: Library) -> LockConfig {
+    match library {
+        Library::Zoolock => LockConfig { mirror: false, ..LockConfig::default() },
+        Library::ZoolockMirror => LockConfig { adaptive: None, ..LockConfig::default() },
+        _ => LockConfig::default(),
+    }
 }
 
 fn ready_then_go() -> Result<(), String> {
@@ -66,7 +79,9 @@ enum Shared {
 impl Shared {
     async fn connect(library: Library, connect: &str) -> Result<Shared, String> {
         Ok(match library {
-            Library::Zoolock | Library::ZoolockMirror => Shared::Session(zoolock_session(connect).await?),
+            Library::Zoolock | Library::ZoolockMirror | Library::ZoolockAdaptive => {
+                Shared::Session(zoolock_session(connect).await?)
+            }
             Library::ZoolockOwnRuntime => Shared::Session(zoolock_session_on_own_runtime(connect).await?),
             Library::Raw | Library::ZookeeperClient => {
                 Shared::Client(zk::Client::connect(connect).await.map_err(|e| e.to_string())?)
@@ -85,7 +100,7 @@ impl Contender {
         let err = |e: &dyn std::fmt::Display| format!("{path}: {e}");
         Ok(match (own.as_ref().or(shared).expect("one of them"), library) {
             (Shared::Session(session), _) => {
-                let config = LockConfig { mirror: library != Library::Zoolock, ..LockConfig::default() };
+                let config = lock_config(library);
                 Contender::Zoolock { lock: Lock::new(session, path, Kind::Mutex, config).map_err(|e| err(&e))? }
             }
             (Shared::Client(client), Library::Raw) => {
@@ -186,7 +201,9 @@ async fn cycles(contender: Arc<Contender>, until: Instant, wait_only: bool) -> R
 async fn run(library: Library, args: &Args) -> Result<serde_json::Value, String> {
     if args.scenario == "scale" {
         return match library {
-            Library::Zoolock | Library::ZoolockMirror | Library::ZoolockOwnRuntime => scale(args, library).await,
+            Library::Zoolock | Library::ZoolockMirror | Library::ZoolockAdaptive | Library::ZoolockOwnRuntime => {
+                scale(args, library).await
+            }
             _ => Ok(json!({"unsupported": "no lock to queue on"})),
         };
     }
@@ -235,14 +252,13 @@ async fn run(library: Library, args: &Args) -> Result<serde_json::Value, String>
 
 /// 10,000 waiters queued behind a holder on one session, then served.
 async fn scale(args: &Args, library: Library) -> Result<serde_json::Value, String> {
-    let mirror = library != Library::Zoolock;
     let session = match library {
         Library::ZoolockOwnRuntime => zoolock_session_on_own_runtime(&args.connect).await?,
         _ => zoolock_session(&args.connect).await?,
     };
     // Watches the queue fill (zoolock has no child watch of its own).
     let observer = zk::Client::connect(&args.connect).await.map_err(|e| e.to_string())?;
-    let config = LockConfig { mirror, ..LockConfig::default() };
+    let config = lock_config(library);
     let holder = Lock::new(&session, &args.path, Kind::Mutex, config.clone()).map_err(|e| e.to_string())?;
     holder.acquire(Acquire::default()).await.map_err(|e| e.to_string())?;
     let before = resident_bytes()?;

@@ -7,9 +7,12 @@ use std::process::Command;
 pub enum Contestant {
     RawFloor,
     ZoolockRust,
-    /// zoolock from Rust with `LockConfig::mirror` (the default); `ZoolockRust` turns it off.
+    /// zoolock from Rust on the mirror whatever the queue (`LockConfig::adaptive`
+    /// off); `ZoolockRust` lists (`LockConfig::mirror` off).
     ZoolockMirror,
-    /// As `ZoolockMirror`, with the session on zoolock's own runtime (as
+    /// zoolock from Rust with the default, adaptive design.
+    ZoolockAdaptive,
+    /// As `ZoolockAdaptive`, with the session on zoolock's own runtime (as
     /// `connect_blocking` places it): every request crosses threads and back.
     ZoolockOwnRuntime,
     ZoolockPython,
@@ -19,10 +22,11 @@ pub enum Contestant {
     Curator,
 }
 
-pub const ALL: [Contestant; 9] = [
+pub const ALL: [Contestant; 10] = [
     Contestant::RawFloor,
     Contestant::ZoolockRust,
     Contestant::ZoolockMirror,
+    Contestant::ZoolockAdaptive,
     Contestant::ZoolockOwnRuntime,
     Contestant::ZoolockPython,
     Contestant::ZoolockCSharp,
@@ -40,8 +44,9 @@ impl Contestant {
         match self {
             Contestant::RawFloor => "raw floor (create+delete)",
             Contestant::ZoolockRust => "zoolock Rust (listing)",
-            Contestant::ZoolockMirror => "zoolock Rust (mirror, default)",
-            Contestant::ZoolockOwnRuntime => "zoolock Rust (mirror, on zoolock's runtime)",
+            Contestant::ZoolockMirror => "zoolock Rust (mirror)",
+            Contestant::ZoolockAdaptive => "zoolock Rust (adaptive, default)",
+            Contestant::ZoolockOwnRuntime => "zoolock Rust (adaptive, on zoolock's runtime)",
             Contestant::ZoolockPython => "zoolock Python",
             Contestant::ZoolockCSharp => "zoolock C#",
             Contestant::ZookeeperClient => "zookeeper-client lock",
@@ -56,6 +61,7 @@ impl Contestant {
             Contestant::RawFloor => "raw",
             Contestant::ZoolockRust => "rust",
             Contestant::ZoolockMirror => "rust-mirror",
+            Contestant::ZoolockAdaptive => "rust-adaptive",
             Contestant::ZoolockOwnRuntime => "rust-own-runtime",
             Contestant::ZoolockPython => "python",
             Contestant::ZoolockCSharp => "csharp",
@@ -84,6 +90,7 @@ impl Contestant {
             Contestant::RawFloor => own("raw"),
             Contestant::ZoolockRust => own("zoolock"),
             Contestant::ZoolockMirror => own("zoolock-mirror"),
+            Contestant::ZoolockAdaptive => own("zoolock-adaptive"),
             Contestant::ZoolockOwnRuntime => own("zoolock-own-runtime"),
             Contestant::ZookeeperClient => own("zookeeper-client"),
             Contestant::ZoolockPython => python("zoolock"),

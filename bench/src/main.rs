@@ -18,11 +18,12 @@ use contestants::{Contestant, ALL};
 use measure::{measure, Outcome, Scenario};
 use zk_harness::{Ensemble, Options};
 
-const SCENARIOS: [Scenario; 9] = [
+const SCENARIOS: [Scenario; 10] = [
     Scenario::A,
     Scenario::B(2),
     Scenario::B(4),
     Scenario::B(8),
+    Scenario::B(32),
     Scenario::C,
     Scenario::Herd(2),
     Scenario::Herd(8),

@@ -108,12 +108,10 @@ pub fn markdown(measured: &[Measured], seconds: f64, rounds: usize) -> String {
     for &sync in &syncs {
         let get = |c: Contestant, s: Scenario| cell(measured, sync, c, s);
         out += &format!("\n## forceSync={}\n\n", if sync { "yes" } else { "no" });
-        out += "| contestant | A | B(2) | B(4) | B(8) | C (64 locks) |\n|---|---:|---:|---:|---:|---:|\n";
+        out += "| contestant | A | B(2) | B(4) | B(8) | B(32) | C (64 locks) |\n|---|---:|---:|---:|---:|---:|---:|\n";
         for c in ALL {
-            let cells: Vec<String> = [Scenario::A, Scenario::B(2), Scenario::B(4), Scenario::B(8), Scenario::C]
-                .into_iter()
-                .map(|s| rate_and_latency(&get(c, s)))
-                .collect();
+            let scenarios = [Scenario::A, Scenario::B(2), Scenario::B(4), Scenario::B(8), Scenario::B(32), Scenario::C];
+            let cells: Vec<String> = scenarios.into_iter().map(|s| rate_and_latency(&get(c, s))).collect();
             out += &format!("| {} | {} |\n", c.name(), cells.join(" | "));
         }
         out += "\n| contestant | requests/acq N=2 | N=8 | N=32 | server CPU µs/acq N=8 | N=32 | scale: bytes/waiter | served once, in order | serve time |\n";
@@ -159,13 +157,13 @@ fn targets(get: &dyn Fn(Contestant, Scenario) -> Cell) -> String {
     let ratio = |a: Option<f64>, b: Option<f64>| a.zip(b).map(|(a, b)| a / b);
     // Issue 16's targets.
     let floor_a = rate(RawFloor, Scenario::A);
-    for c in [ZoolockRust, ZoolockMirror, ZoolockOwnRuntime] {
+    for c in [ZoolockRust, ZoolockMirror, ZoolockAdaptive, ZoolockOwnRuntime] {
         check(format!("A: {} / raw floor", c.name()), ratio(rate(c, Scenario::A), floor_a), 0.95, true);
     }
     for c in [ZoolockPython, ZoolockCSharp] {
         check(format!("A: {} / raw floor", c.name()), ratio(rate(c, Scenario::A), floor_a), 0.9, true);
     }
-    for c in [ZoolockRust, ZoolockMirror, ZoolockPython, ZoolockCSharp] {
+    for c in [ZoolockRust, ZoolockMirror, ZoolockAdaptive, ZoolockPython, ZoolockCSharp] {
         let b4 = rate(c, Scenario::B(4));
         check(
             format!("B(4): {} / zookeeper-client lock", c.name()),
@@ -178,13 +176,13 @@ fn targets(get: &dyn Fn(Contestant, Scenario) -> Cell) -> String {
         check(format!("B(4): {} / best of Curator, kazoo", c.name()), ratio(b4, best_peer), 2.5, true);
     }
     let floor_c = rate(RawFloor, Scenario::C);
-    for c in [ZoolockRust, ZoolockMirror, ZoolockPython, ZoolockCSharp] {
+    for c in [ZoolockRust, ZoolockMirror, ZoolockAdaptive, ZoolockPython, ZoolockCSharp] {
         check(format!("C: {} / raw floor", c.name()), ratio(rate(c, Scenario::C), floor_c), 0.85, true);
     }
     // To the table's precision: a few session pings are no herd.
     let packets = |c, n| get(c, Scenario::Herd(n)).packets_per_op.map(|p| (p * 10.0).round() / 10.0);
     let cpu = |c, n| get(c, Scenario::Herd(n)).server_cpu_us;
-    for c in [ZoolockRust, ZoolockMirror, ZoolockPython, ZoolockCSharp] {
+    for c in [ZoolockRust, ZoolockMirror, ZoolockAdaptive, ZoolockPython, ZoolockCSharp] {
         check(format!("herd: {} requests/acq N=32", c.name()), packets(c, 32), 3.0, false);
         check(format!("herd: {} requests/acq N=32 / N=8", c.name()), ratio(packets(c, 32), packets(c, 8)), 1.1, false);
         let fewest_peer = [ZookeeperClient, Kazoo, Curator].into_iter().filter_map(|p| packets(p, 32)).reduce(f64::min);
@@ -197,7 +195,7 @@ fn targets(get: &dyn Fn(Contestant, Scenario) -> Cell) -> String {
     }
     for n in [8, 32] {
         let least_peer = [ZookeeperClient, Kazoo, Curator].into_iter().filter_map(|p| cpu(p, n)).reduce(f64::min);
-        for c in [ZoolockRust, ZoolockMirror] {
+        for c in [ZoolockRust, ZoolockMirror, ZoolockAdaptive] {
             check(
                 format!("herd: {} server CPU/acq N={n} / least peer's", c.name()),
                 ratio(cpu(c, n), least_peer),
@@ -213,11 +211,20 @@ fn targets(get: &dyn Fn(Contestant, Scenario) -> Cell) -> String {
             false,
         );
     }
-    for n in [2, 4, 8] {
+    for n in [2, 4, 8, 32] {
         let (mirror, listing) = (rate(ZoolockMirror, Scenario::B(n)), rate(ZoolockRust, Scenario::B(n)));
         check(format!("B({n}): mirror / listing"), ratio(mirror, listing), 1.0, true);
+        // Issue 26: the default adapts, at least as fast as either design and zookeeper-client's lock.
+        let adaptive = rate(ZoolockAdaptive, Scenario::B(n));
+        let best = [mirror, listing, rate(ZookeeperClient, Scenario::B(n))].into_iter().flatten().reduce(f64::max);
+        check(
+            format!("B({n}): adaptive / best of mirror, listing, zookeeper-client lock"),
+            ratio(adaptive, best),
+            1.0,
+            true,
+        );
     }
-    for c in [ZoolockRust, ZoolockMirror, ZoolockPython, ZoolockCSharp] {
+    for c in [ZoolockRust, ZoolockMirror, ZoolockAdaptive, ZoolockPython, ZoolockCSharp] {
         let Some((bytes, in_order, served, secs)) = get(c, Scenario::Scale).scale else {
             check(format!("scale: {} KiB per waiter", c.name()), None, 2.0, false);
             continue;

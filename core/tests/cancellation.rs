@@ -24,7 +24,9 @@ use tokio::task::JoinHandle;
 use tokio::time::timeout;
 use zk_harness::{Op, Select};
 use zookeeper_client as zk;
-use zoolock::{Acquire, Holder, Kind, Lock, LockConfig, LockState, LostReason, Semaphore, Session, SessionState};
+use zoolock::{
+    Acquire, Adaptive, Holder, Kind, Lock, LockConfig, LockState, LostReason, Semaphore, Session, SessionState,
+};
 
 /// How long a future may stay silent (neither wake nor complete) before the
 /// sweep calls it hung.
@@ -266,9 +268,14 @@ struct Subject {
 
 impl Subject {
     async fn lock(kind: Kind, name: String) -> Subject {
+        Subject::lock_with(kind, name, config).await
+    }
+
+    /// A lock whose handle under test waits by `ours`' config.
+    async fn lock_with(kind: Kind, name: String, ours: fn(&str) -> LockConfig) -> Subject {
         let bench = Bench::new().await;
         let path = unique_path(&format!("sweep-{}", name.replace([' ', '='], "-")));
-        let lock = |session: &Session, who| Arc::new(Lock::new(session, &path, kind, config(who)).unwrap());
+        let lock = |session: &Session, who| Arc::new(Lock::new(session, &path, kind, ours(who)).unwrap());
         let theirs = |who| Arc::new(Lock::new(&bench.theirs, &path, Kind::Write, config(who)).unwrap());
         Subject {
             ours: lock(&bench.ours, "under-test"),
@@ -307,6 +314,12 @@ impl Subject {
             only_theirs(&self.bench.raw, path, self.bench.their_id(), what).await;
         }
     }
+}
+
+/// The adaptive design switching at every acquisition: off the mirror
+/// behind any other contender, back on it alone (mirror/mod.rs, point 9).
+fn switching(identifier: &str) -> LockConfig {
+    LockConfig { adaptive: Some(Adaptive { list_above: 1, mirror_at_most: 1 }), ..config(identifier) }
 }
 
 /// One acquire future per k on the subject's handle, behind a hold of
@@ -481,6 +494,26 @@ async fn dropping_a_lock_acquire_after_any_poll_leaves_nothing() {
         }
     }
     eprintln!("lock acquires without faults: {:.1} s", started.elapsed().as_secs_f64());
+}
+
+/// Dropped at any poll while the adaptive design leaves the mirror (a
+/// contended acquire) or comes back to it (the uncontended one after it).
+#[tokio::test(flavor = "multi_thread")]
+async fn dropping_a_lock_acquire_while_the_design_switches_after_any_poll_leaves_nothing() {
+    let started = Instant::now();
+    for mode in MODES {
+        for fault in [Fault::None, Fault::Reset] {
+            let name = format!("switching lock {mode:?} {fault:?}");
+            let subject = Subject::lock_with(Kind::Mutex, name, switching).await;
+            sweep_acquire(subject, mode, false, true, fault).await;
+        }
+    }
+    let (dismissed, restored) = zoolock::adaptive_switches();
+    eprintln!(
+        "switching lock acquires: {:.1} s, {dismissed} dismissals, {restored} returns",
+        started.elapsed().as_secs_f64()
+    );
+    assert!(dismissed > 0 && restored > 0, "the sweep never switched the design");
 }
 
 #[tokio::test(flavor = "multi_thread")]

@@ -36,8 +36,11 @@
 //! `ZOOLOCK_WITHOUT=delete-holder,kazoo,...` leaves kinds of steps out
 //! (`request-fault`: all request faults; or one kind of them, `drop-reply`,
 //! `reset-before-reply`, `land-late`, or one op, `create2`, `getData`, ...).
-//! `ZOOLOCK_MIRROR=on|off|mixed` (default mixed: even slots) makes the lock
-//! handles wait on their session's mirror of the path (`LockConfig::mirror`).
+//! `ZOOLOCK_MIRROR=on|off|adaptive|mixed` makes the lock handles wait on
+//! their session's mirror of the path (`LockConfig::mirror`, `adaptive: None`),
+//! by listing, or by the adaptive design with limits so low that it switches
+//! between the two all the time (`SWITCHING`); mixed (the default): slot 0
+//! mirrors, slot 1 lists, slot 2 switches.
 //! On failure the seed, the replay command and the step log are printed; the
 //! whole log is written to `$CARGO_TARGET_TMPDIR/invariant-<seed>.log` (with
 //! `ZOOLOCK_KEEP_GOING`, always).
@@ -56,7 +59,7 @@ use tokio::time::{timeout, timeout_at, Instant};
 use zk_harness::FaultId;
 use zookeeper_client as zk;
 use zoolock::naming;
-use zoolock::{Acquire, Holder, Kind, Lock, LockConfig, Semaphore, Session, SessionOptions, SessionState};
+use zoolock::{Acquire, Adaptive, Holder, Kind, Lock, LockConfig, Semaphore, Session, SessionOptions, SessionState};
 
 #[path = "invariant/kazoo_peer.rs"]
 mod kazoo_peer;
@@ -82,6 +85,9 @@ const LOST_BOUND: Duration = Duration::from_millis(2 * 2000 + 1000);
 /// (2 s) or the close's wait for the server (the session timeout), plus slack.
 const CALL_BOUND: Duration = Duration::from_secs(5);
 
+/// The adaptive design at limits that switch it off the mirror whenever
+/// more than two contenders queue, and back whenever a listing shows two.
+const SWITCHING: Adaptive = Adaptive { list_above: 2, mirror_at_most: 2 };
 const KINDS: [&str; 4] = ["mutex", "read", "write", "sem"];
 const SEM: usize = 3;
 
@@ -141,8 +147,8 @@ struct Config {
     /// Kinds of steps left out (`ZOOLOCK_WITHOUT=delete-holder,kazoo`), to
     /// isolate a defect; they still draw from the seed, so the rest replays.
     without: Vec<String>,
-    /// Which slots' lock handles are mirrored (`ZOOLOCK_MIRROR`).
-    mirror: fn(usize) -> bool,
+    /// Each slot's lock handles' design (`ZOOLOCK_MIRROR`): `mirror` and `adaptive`.
+    design: fn(usize) -> (bool, Option<Adaptive>),
 }
 
 impl Config {
@@ -158,13 +164,14 @@ impl Config {
         let keep_going = var("ZOOLOCK_KEEP_GOING").is_some_and(|v| v != "0");
         let without =
             var("ZOOLOCK_WITHOUT").map(|w| w.split(',').map(|k| k.trim().to_owned()).collect()).unwrap_or_default();
-        let mirror: fn(usize) -> bool = match var("ZOOLOCK_MIRROR").as_deref() {
-            Some("on") => |_| true,
-            Some("off") => |_| false,
-            None | Some("mixed") => |slot| slot % 2 == 0,
-            Some(other) => panic!("ZOOLOCK_MIRROR is on, off or mixed, not {other}"),
+        let design: fn(usize) -> (bool, Option<Adaptive>) = match var("ZOOLOCK_MIRROR").as_deref() {
+            Some("on") => |_| (true, None),
+            Some("off") => |_| (false, None),
+            Some("adaptive") => |_| (true, Some(SWITCHING)),
+            None | Some("mixed") => |slot| [(true, None), (false, None), (true, Some(SWITCHING))][slot % 3],
+            Some(other) => panic!("ZOOLOCK_MIRROR is on, off, adaptive or mixed, not {other}"),
         };
-        Config { seed, steps, duration: Duration::from_secs_f64(minutes * 60.0), keep_going, without, mirror }
+        Config { seed, steps, duration: Duration::from_secs_f64(minutes * 60.0), keep_going, without, design }
     }
 }
 
@@ -558,8 +565,9 @@ impl Driver {
                 SEM => Handle::semaphore(Semaphore::new(&session, &self.sem_path, who.clone(), MAX_LEASES).unwrap()),
                 _ => {
                     let kind = [Kind::Mutex, Kind::Read, Kind::Write][kind];
-                    let mirror = (self.config.mirror)(slot);
-                    let config = LockConfig { identifier: who.clone().into_bytes(), mirror, ..LockConfig::default() };
+                    let (mirror, adaptive) = (self.config.design)(slot);
+                    let identifier = who.clone().into_bytes();
+                    let config = LockConfig { identifier, mirror, adaptive, ..LockConfig::default() };
                     Handle::lock(Lock::new(&session, &self.lock_path, kind, config).unwrap())
                 }
             };
@@ -1274,6 +1282,8 @@ impl Driver {
             summary += &format!("  {key}: {value}\n");
         }
         summary += &self.shared.requests.lock().unwrap().summary();
+        let (dismissed, restored) = zoolock::adaptive_switches();
+        summary += &format!("adaptive design: {dismissed} mirrors dismissed, {restored} brought back\n");
         for kind in ["overlap", "held without node", "fencing", "hang", "orphan"] {
             summary += &format!("{kind}s: {}\n", counts.get(&format!("violation: {kind}")).copied().unwrap_or(0));
         }

@@ -2,7 +2,8 @@
 //! each assumption of core/src/mirror/mod.rs, and the case where it fails —
 //! events lost while disconnected, a watch zookeeper-client does not set
 //! again on reconnect, expiry, nodes of unmirrored contenders, an operator's
-//! deletion of the holder's node.
+//! deletion of the holder's node — and the adaptive design's switch off the
+//! mirror and back (point 9).
 
 mod common;
 
@@ -12,12 +13,24 @@ use std::time::Duration;
 
 use common::*;
 use tokio::time::timeout;
-use zoolock::{Acquire, Kind, Lock, LockConfig, LockState, LostReason, Session, SessionState};
+use zoolock::{Acquire, Adaptive, Kind, Lock, LockConfig, LockState, LostReason, Session, SessionState};
 
 const SETTLE: Duration = Duration::from_secs(20);
 
+/// On the mirror whatever the queue.
 fn mirrored(session: &Session, path: &str) -> Lock {
-    Lock::new(session, path, Kind::Mutex, LockConfig { mirror: true, ..LockConfig::default() }).unwrap()
+    Lock::new(session, path, Kind::Mutex, LockConfig { mirror: true, adaptive: None, ..LockConfig::default() }).unwrap()
+}
+
+fn listing(session: &Session, path: &str) -> Lock {
+    Lock::new(session, path, Kind::Mutex, LockConfig { mirror: false, ..LockConfig::default() }).unwrap()
+}
+
+/// The adaptive design, listing above `list_above` contenders and
+/// mirroring again once a listing shows the node alone.
+fn switching(session: &Session, path: &str, list_above: u32) -> Lock {
+    let adaptive = Some(Adaptive { list_above, mirror_at_most: 1 });
+    Lock::new(session, path, Kind::Mutex, LockConfig { mirror: true, adaptive, ..LockConfig::default() }).unwrap()
 }
 
 /// Our session (a mirrored waiter's), theirs (a listing holder's), a raw
@@ -56,7 +69,10 @@ async fn wait_connected(session: &Session, generation: u64) {
         .unwrap();
 }
 
-/// Mirrored and listing contenders on four sessions share one path: never two holders, everyone served.
+/// Mirrored, listing and switching contenders on four sessions share one
+/// path: never two holders, everyone served. A session's handles share its
+/// mirror, so an adaptive one dismisses it under a mirrored one, which
+/// brings it back, again and again.
 #[tokio::test(flavor = "multi_thread")]
 async fn mirrored_and_listing_contenders_never_hold_together() {
     let connect = shared_server();
@@ -65,9 +81,12 @@ async fn mirrored_and_listing_contenders_never_hold_together() {
     let mut tasks = Vec::new();
     for i in 0..4 {
         let session = session(&connect).await;
-        let lock = if i % 2 == 0 { mirrored(&session, &path) } else { Lock::mutex(&session, &path).unwrap() };
-        // Two handles on one session share its mirror.
-        let second = mirrored(&session, &path);
+        let lock = match i % 3 {
+            0 => mirrored(&session, &path),
+            1 => listing(&session, &path),
+            _ => switching(&session, &path, 1),
+        };
+        let second = if i % 2 == 0 { mirrored(&session, &path) } else { switching(&session, &path, 2) };
         for lock in [lock, second] {
             let inside = inside.clone();
             tasks.push(tokio::spawn(async move {
@@ -340,4 +359,112 @@ async fn a_waiter_whose_node_goes_in_the_same_multi_as_its_predecessor_does_not_
         assert!(waiter.release().await.unwrap());
         drop(holder);
     }
+}
+
+/// The adaptive design (mirror/mod.rs, point 9). A waiter that sees more
+/// contenders than its limit dismisses its session's mirror: the server
+/// drops the session's watch on the path (no more fan-out), and the waiter
+/// already parked on the mirror is woken, lists, watches its predecessor and
+/// holds in turn. Were it left on the dismissed mirror, nothing would wake
+/// it. A listing that shows the node alone brings the mirror back for the
+/// session's next acquisition.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_long_queue_dismisses_the_mirror_and_a_short_one_brings_it_back() {
+    let scene = scene("mirror-adaptive").await;
+    let Scene { ours, theirs, raw, path } = &scene;
+    let id = ours.status().session_id;
+    let holder = listing(theirs, path);
+    assert!(holder.acquire(Acquire::default()).await.unwrap());
+    let first = switching(ours, path, 2);
+    let first_waiting = spawn_acquire(&first, Acquire::default());
+    queued(raw, path, 2).await;
+    watched_by(path, id).await;
+    let other = listing(theirs, path);
+    let other_waiting = spawn_acquire(&other, Acquire::default());
+    queued(raw, path, 3).await;
+    // Four contenders, two over the limit: the second waiter of our session dismisses the mirror.
+    let second = switching(ours, path, 2);
+    let second_waiting = spawn_acquire(&second, Acquire::default());
+    queued(raw, path, 4).await;
+    unwatched_by(path, id).await;
+    watched_by(&holder.node().unwrap(), id).await;
+
+    assert!(holder.release().await.unwrap());
+    assert!(timeout(SETTLE, first_waiting).await.expect("the dismissed mirror's waiter holds").unwrap().unwrap());
+    assert!(!other.is_acquired() && !second.is_acquired());
+    assert!(first.release().await.unwrap());
+    assert!(timeout(SETTLE, other_waiting).await.expect("the next waiter holds").unwrap().unwrap());
+    assert!(!second.is_acquired());
+    assert!(other.release().await.unwrap());
+    assert!(timeout(SETTLE, second_waiting).await.expect("the last waiter holds").unwrap().unwrap());
+    assert!(second.release().await.unwrap());
+
+    // Alone on the path: this acquisition lists and sees itself alone, the next one mirrors again.
+    assert!(first.acquire(Acquire::default()).await.unwrap());
+    assert!(first.release().await.unwrap());
+    assert!(first.acquire(Acquire::default()).await.unwrap());
+    watched_by(path, id).await;
+    assert!(first.release().await.unwrap());
+}
+
+/// The adaptive design weighs other sessions' nodes only (point 9): the
+/// server sends this session nothing more for its own, so six waiters of
+/// one session behind another's holder — seven nodes, over the default
+/// limit of four — keep the session's mirror. Counting every node, the
+/// first waiter to decide past the fifth would have dismissed it, and its
+/// watch would be gone once the queue is served.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_long_queue_of_one_sessions_own_waiters_keeps_its_mirror() {
+    let scene = scene("mirror-own-queue").await;
+    let Scene { ours, theirs, raw, path } = &scene;
+    let id = ours.status().session_id;
+    let holder = listing(theirs, path);
+    assert!(holder.acquire(Acquire::default()).await.unwrap());
+    let mut waiting = Vec::new();
+    for n in 0..6 {
+        let waiter = Lock::mutex(ours, path).unwrap();
+        waiting.push((spawn_acquire(&waiter, Acquire::default()), waiter));
+        queued(raw, path, n + 2).await;
+    }
+    watched_by(path, id).await;
+    assert!(holder.release().await.unwrap());
+    for (acquire, waiter) in &mut waiting {
+        assert!(timeout(SETTLE, acquire).await.expect("each waiter holds in turn").unwrap().unwrap());
+        assert!(waiter.release().await.unwrap());
+    }
+    // The handles live on, and with them the session's mirror, if it was never dismissed.
+    watched_by(path, id).await;
+    drop(waiting);
+}
+
+/// Dismissing the mirror (point 9) drops its watcher; a `RemoveWatches` of
+/// every watch of the session on the path would take a `ChildrenWatch` of
+/// the session there with it. zookeeper-client sends none while another
+/// watcher of the session is on the path: the children watch goes on
+/// firing, and the waiter that dismissed the mirror holds in turn.
+#[tokio::test(flavor = "multi_thread")]
+async fn dismissing_the_mirror_does_not_deafen_a_children_watch_of_its_session() {
+    let scene = scene("mirror-dismiss-childrenwatch").await;
+    let Scene { ours, theirs, raw, path } = &scene;
+    let holder = listing(theirs, path);
+    assert!(holder.acquire(Acquire::default()).await.unwrap());
+    let (sender, mut seen) = tokio::sync::mpsc::unbounded_channel();
+    let watch = zoolock::ChildrenWatch::start(ours, path, move |children, _| sender.send(children.len()).is_ok())
+        .await
+        .unwrap();
+    assert_eq!(seen.recv().await, Some(1));
+    // Behind another session's holder: over the limit of one at its first decision.
+    let waiter = switching(ours, path, 1);
+    let (dismissed, _) = zoolock::adaptive_switches();
+    let waiting = spawn_acquire(&waiter, Acquire::default());
+    queued(raw, path, 2).await;
+    assert_eq!(timeout(SETTLE, seen.recv()).await.expect("the children watch fires"), Some(2));
+    watched_by(&holder.node().unwrap(), ours.status().session_id).await;
+    assert!(zoolock::adaptive_switches().0 > dismissed, "the waiter dismissed the mirror");
+    assert!(holder.release().await.unwrap());
+    assert!(timeout(SETTLE, waiting).await.expect("the waiter holds").unwrap().unwrap());
+    assert_eq!(timeout(SETTLE, seen.recv()).await.expect("the children watch fires after the dismissal"), Some(1));
+    assert!(waiter.release().await.unwrap());
+    assert_eq!(timeout(SETTLE, seen.recv()).await.expect("and again"), Some(0));
+    watch.stop();
 }

@@ -578,9 +578,10 @@ namespace ZooLock.Native
         ///  `zl_holder_release` by it counts down, the last one deletes the node;
         ///  another owner's acquire waits, its release fails with `ZL_NOT_OWNER`.
         ///  Without it: kazoo's lock, whose owners are all one. `ZL_LOCK_LISTING`
-        ///  waits by listing the children and watching the predecessor (kazoo's way)
-        ///  instead of on the session's mirror of the path: the cheaper choice where
-        ///  more than about 20 processes hold handles on one path at once.
+        ///  always waits by listing the children and watching the predecessor
+        ///  (kazoo's way); without it the lock waits on the session's mirror of the
+        ///  path while its queue is short and lists while it is long (the adaptive
+        ///  design, docs/benchmarks.md).
         ///
         ///  # Safety
         ///  `session` must be a live handle; the byte ranges valid; `out_holder` valid for writes.

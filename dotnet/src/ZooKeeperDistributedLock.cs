@@ -34,10 +34,10 @@ namespace ZooLock
         /// never re-enters.
         /// </param>
         /// <param name="mirror">
-        /// Waits on the session's one recursive watch of the path (the default: two
-        /// requests per acquisition); false waits by listing the children and watching
-        /// the predecessor, as Curator does: the cheaper choice where more than about
-        /// 20 processes hold handles on one path at once.
+        /// Waits on the session's one recursive watch of the path while the queue is
+        /// short (two requests per acquisition) and by listing while it is long (the
+        /// default, adaptive: docs/benchmarks.md); false always waits by listing the
+        /// children and watching the predecessor, as Curator does.
         /// </param>
         /// <exception cref="ArgumentException">The path is null, empty or not a valid lock path.</exception>
         /// <exception cref="ObjectDisposedException">The session was disposed.</exception>

@@ -1,7 +1,7 @@
 //! Runs the checker on one configuration given on the command line, e.g.
 //! `explore new 0W2,0W1,1R1 1,0,0,0,1,0` (rules: old, new, mirror, mirror-noresync,
-//! mirror-listfirst, mirror-trust, mirror-trust-wake; clients as session+role+acquisitions; faults
-//! as conn_loss,late,expire,delete_node,delete_all,reap[,deafen,data_watch]). PATHS=1 prints the paths.
+//! mirror-listfirst, mirror-trust, mirror-trust-wake, adaptive-nowake; clients as session+role+acquisitions;
+//! faults as conn_loss,late,expire,delete_node,delete_all,reap[,deafen,data_watch,dismiss]). PATHS=1 prints the paths.
 use std::time::Instant;
 
 use stateright::{Checker, Model};
@@ -17,6 +17,7 @@ fn main() {
         "mirror-listfirst" => Rules { mirror_watch_first: false, ..Rules::MIRROR },
         "mirror-trust" => Rules { mirror_missing_reads: false, ..Rules::MIRROR },
         "mirror-trust-wake" => Rules { mirror_wake_reads_own: false, ..Rules::MIRROR },
+        "adaptive-nowake" => Rules { adaptive_wakes: false, ..Rules::MIRROR },
         _ => Rules::NEW,
     };
     let clients: Vec<ClientSpec> = args[2]
@@ -28,7 +29,8 @@ fn main() {
         })
         .collect();
     let f: Vec<u8> = args[3].split(',').map(|x| x.parse().unwrap()).collect();
-    let (deafen, data_watch) = (f.get(6).copied().unwrap_or(0), f.get(7).copied().unwrap_or(0));
+    let extra = |i: usize| f.get(i).copied().unwrap_or(0);
+    let (deafen, data_watch, dismiss) = (extra(6), extra(7), extra(8));
     let faults = Faults {
         conn_loss: f[0],
         late: f[1],
@@ -38,6 +40,7 @@ fn main() {
         reap: f[5],
         deafen,
         data_watch,
+        dismiss,
     };
     let sessions = clients.iter().map(|c| c.session).max().unwrap() + 1;
     let model = Recipe { clients, sessions, rules, faults };

@@ -102,6 +102,8 @@ pub struct Client {
     /// Old rules: `Spec::won_at_once`.
     pub won_at_once: Option<u8>,
     pub waited: bool,
+    /// This attempt waits on the mirror (`enqueue`'s `mirror`: on, and not dismissed).
+    pub mirroring: bool,
     /// Woken by the mirror, not yet run.
     pub woken: Option<Woken>,
 }
@@ -122,6 +124,7 @@ impl Client {
             expect_now: None,
             won_at_once: None,
             waited: false,
+            mirroring: false,
             woken: None,
         }
     }
@@ -209,13 +212,15 @@ impl Ctx<'_> {
         let before = line.filter(|(owner, _, _)| self.st.clients[*owner as usize].in_line);
         self.st.sessions[s].line = Some((c, prefix, role));
         let own_never_before = self.rules().doubtful_own;
-        let mirror = self.rules().mirror;
+        // `Mirror::prepare`: an adaptive handle lists while the mirror is dismissed.
+        let mirror = self.rules().mirror && !self.st.sessions[s].mirror.dismissed;
         let neighbour = before
             .filter(|(owner, _, r)| !mirror && role.waits_for(*r) && !(own_never_before && *owner == c))
             .map(|(_, p, _)| p);
         let me = self.me();
         me.in_line = true;
         me.neighbour = neighbour;
+        me.mirroring = mirror;
         let list = !mirror && me.expect_now.is_none() && neighbour.is_none();
         self.send(Op::Create(prefix, role));
         if list {
@@ -269,7 +274,7 @@ impl Ctx<'_> {
                         let token = self.st.tree.czxid(*name);
                         self.me().node = Some(*name);
                         self.me().token = token;
-                        if self.rules().mirror {
+                        if self.me().mirroring {
                             return self.mirror_decide();
                         }
                         self.relist();
@@ -328,7 +333,7 @@ impl Ctx<'_> {
             // what the mirror heard during the read reaches the hold now.
             (Pc::AwaitHoldCheck, Body::Stat(n, true)) if n == self.own() => {
                 let mirror = &self.st.sessions[self.session()].mirror;
-                let stale = mirror.broken || !mirror.synced;
+                let stale = mirror.broken || mirror.dismissed || !mirror.synced;
                 let deleted = !mirror.names.iter().any(|(name, _)| *name == n);
                 self.won(OwnWatch::Mirror, None);
                 if stale {
@@ -414,7 +419,7 @@ impl Ctx<'_> {
             self.send(Op::GetWatch(pred));
             return self.goto(Pc::AwaitWatch { pred, last_blocker: false, line: true });
         }
-        if self.rules().mirror {
+        if self.me().mirroring {
             return self.mirror_decide();
         }
         match listed {
@@ -428,7 +433,7 @@ impl Ctx<'_> {
     fn mirror_decide(&mut self) {
         let (m, s, c, role, own) = (self.m, self.session(), self.c, self.role(), self.own());
         let mirror = &self.st.sessions[s].mirror;
-        if mirror.broken {
+        if mirror.broken || mirror.dismissed {
             return self.relist();
         }
         if !mirror.synced {

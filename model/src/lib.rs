@@ -88,6 +88,9 @@ pub struct Rules {
     /// create's reply) reads its own node first (point 8): one multi may have
     /// deleted it too, its notice not read yet. Else the mirror is trusted.
     pub mirror_wake_reads_own: bool,
+    /// Adaptive: dismissing the mirror wakes its waiters and holds, which
+    /// list or watch their node (point 9). Else they stay parked on it.
+    pub adaptive_wakes: bool,
 }
 
 impl Rules {
@@ -105,6 +108,7 @@ impl Rules {
         mirror_watch_first: true,
         mirror_missing_reads: true,
         mirror_wake_reads_own: true,
+        adaptive_wakes: true,
     };
     /// What branch `recipe` implements.
     pub const NEW: Rules = Rules {
@@ -120,6 +124,7 @@ impl Rules {
         mirror_watch_first: true,
         mirror_missing_reads: true,
         mirror_wake_reads_own: true,
+        adaptive_wakes: true,
     };
     /// The mirror design (`core/src/mirror/mod.rs`), on the new rules.
     pub const MIRROR: Rules = Rules { mirror: true, ..Rules::NEW };
@@ -147,6 +152,10 @@ pub struct Faults {
     /// zoolock sets a data watch on the lock path (`Session::data_watch`):
     /// it blinds the session's mirror first, then the watch deafens it.
     pub data_watch: u8,
+    /// The adaptive design dismisses the session's synced mirror (a waiter
+    /// saw a long queue); a dismissed mirror comes back for the next
+    /// acquisition whenever (a listing saw a short queue). Point 9.
+    pub dismiss: u8,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -211,6 +220,10 @@ pub enum Action {
     Deafen(u8),
     /// zoolock's own data watch on the lock path: blind, then deaf.
     DataWatch(u8),
+    /// The adaptive design dismisses the session's mirror.
+    Dismiss(u8),
+    /// The adaptive design lets the session's next acquisition mirror again.
+    Restore(u8),
     DeleteNode(Name),
     DeleteAll,
     Reap,
@@ -370,8 +383,8 @@ impl Recipe {
         let session = &mut st.sessions[s as usize];
         session.path_watch = PathWatch::None;
         session.events.clear();
-        let broken = session.mirror.broken;
-        session.mirror = zk::Mirror { broken, ..zk::Mirror::default() };
+        let (broken, dismissed) = (session.mirror.broken, session.mirror.dismissed);
+        session.mirror = zk::Mirror { broken, dismissed, ..zk::Mirror::default() };
         let ephemeral: Vec<Name> = st.tree.nodes.iter().filter(|n| n.session == s).map(|n| n.name).collect();
         self.delete_many(st, ephemeral);
         let session = &mut st.sessions[s as usize];
@@ -430,6 +443,7 @@ impl Recipe {
                 let names: Vec<Name> = m.names.iter().map(|(n, _)| *n).collect();
                 let state = match (m.broken, m.synced, m.resyncing) {
                     (true, ..) => "broken",
+                    _ if m.dismissed => "dismissed",
                     (_, true, _) => "synced",
                     (_, _, true) => "resyncing",
                     _ => "stale",
@@ -534,6 +548,13 @@ impl Model for Recipe {
             if b.data_watch > 0 && !session.mirror.broken {
                 actions.push(Action::DataWatch(s));
             }
+            // `Mirror::decide` dismisses only a synced mirror: no resync is in flight then.
+            if b.dismiss > 0 && session.mirror.synced && !session.mirror.broken && !session.mirror.dismissed {
+                actions.push(Action::Dismiss(s));
+            }
+            if session.mirror.dismissed {
+                actions.push(Action::Restore(s));
+            }
             let busy = clients().any(|(_, c)| c.pc != Pc::Idle) || st.tree.nodes.iter().any(|n| n.session == s);
             if b.expire > 0 && busy {
                 actions.push(Action::Expire(s));
@@ -580,6 +601,11 @@ impl Model for Recipe {
                     st.sessions[s as usize].path_watch = PathWatch::Deaf;
                 }
             }
+            Action::Dismiss(s) => {
+                st.budget.dismiss -= 1;
+                self.dismiss(&mut st, s);
+            }
+            Action::Restore(s) => st.sessions[s as usize].mirror.dismissed = false,
             Action::Apply(s) => {
                 let req = st.sessions[s as usize].requests.pop_front()?;
                 self.apply(&mut st, s, req);

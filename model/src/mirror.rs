@@ -6,7 +6,7 @@
 //! are in [`crate::client`].
 
 use crate::client::{OwnWatch, Pc, Woken};
-use crate::zk::{Body, Event, Name, Op, OpKind, Request, Role};
+use crate::zk::{self, Body, Event, Name, Op, OpKind, Request, Role};
 use crate::{Recipe, State};
 
 fn sort(names: &mut [(Name, Role)]) {
@@ -54,7 +54,7 @@ impl Recipe {
                 mirror.buffer.clear();
                 self.unsync(st, s);
             }
-            _ if mirror.broken => {}
+            _ if mirror.broken || mirror.dismissed => {}
             Event::Child { .. } if mirror.synced => self.apply_event(st, s, event, true),
             // The new watch's own channel: replayed once its listing is in.
             Event::Child { .. } if mirror.resyncing => mirror.buffer.push(event),
@@ -148,6 +148,34 @@ impl Recipe {
         mirror.buffer.clear();
         self.unsync(st, s);
         self.wake_on_sync(st, s);
+    }
+
+    /// `Mirror::dismiss`: the watch dropped (zookeeper-client's
+    /// `RemoveWatches`, in order before any later `addWatch`: the events of
+    /// the old watch reach no watcher, here dropped at once), the mirror
+    /// stale, and every waiter and hold on it woken.
+    pub(crate) fn dismiss(&self, st: &mut State, s: u8) {
+        let session = &mut st.sessions[s as usize];
+        session.mirror.dismissed = true;
+        if let zk::PathWatch::Live(_) = session.path_watch {
+            session.path_watch = zk::PathWatch::None;
+        }
+        session.events.clear();
+        for c in self.clients_of(s) {
+            for msg in st.clients[c as usize].inbox.iter_mut() {
+                msg.after = 0;
+            }
+        }
+        if self.rules.adaptive_wakes {
+            self.unsync(st, s);
+            self.wake_on_sync(st, s);
+        } else {
+            // The broken variant: the watch and the mirror's names go, its waiters are not told.
+            let mirror = &mut st.sessions[s as usize].mirror;
+            mirror.synced = false;
+            mirror.names.clear();
+            mirror.fresh.clear();
+        }
     }
 
     /// The resync task's answers, whichever handle's inbox they reach

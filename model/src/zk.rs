@@ -188,6 +188,8 @@ pub struct Mirror {
     pub resyncing: bool,
     /// Lists instead, for good (`Mirror::blind`).
     pub broken: bool,
+    /// Dismissed by the adaptive design: adaptive waiters list (`Mirror::dismiss`).
+    pub dismissed: bool,
     /// Contenders, sorted by (sequence, name).
     pub names: Vec<(Name, Role)>,
     /// Names whose create event this mirror applied with no deletion since

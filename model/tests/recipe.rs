@@ -1,7 +1,8 @@
 //! The checker against zoolock's lock rules: (a) each old shortcut has a
 //! counterexample, found and printed; (b) the new rules violate nothing,
 //! exhaustively, within the stated bounds; (c) likewise the mirror (issue
-//! 16's default waiter), with one broken variant per point of its proof.
+//! 16's default waiter), with one broken variant per point of its proof;
+//! (d) the adaptive design's switch off the mirror and back (issue 26).
 //!
 //! Each (a) test takes the new rules and puts back ONE old rule, so the
 //! counterexample is that rule's fault alone. `cargo test -p zoolock-model --
@@ -65,6 +66,10 @@ fn assert_holds(model: Recipe, properties: &[&'static str]) -> usize {
 
 fn all_properties() -> Vec<&'static str> {
     SAFETY.iter().chain(LIVENESS.iter()).copied().collect()
+}
+
+fn two_once() -> [(u8, Role, u8); 2] {
+    [(0, Writer, 1), (1, Writer, 1)]
 }
 
 fn faults(f: impl FnOnce(&mut Faults)) -> Faults {
@@ -297,6 +302,37 @@ fn mirror_rules() {
     println!("{states} states in all, {:.1?}", started.elapsed());
 }
 
+/// The adaptive design (mirror/mod.rs, point 9): the session's synced
+/// mirror dismissed at any moment, waiters and holds woken to list or watch
+/// their node, and brought back at any moment for the next acquisition —
+/// with each fault, and twice over two acquisitions (more in
+/// `larger_mirror_rules`).
+#[test]
+fn adaptive_rules() {
+    let started = Instant::now();
+    let mut states = 0;
+    let two = [(0, Writer, 1), (1, Writer, 1)];
+    for pair in [
+        faults(|f| (f.dismiss, f.conn_loss) = (1, 1)),
+        faults(|f| (f.dismiss, f.expire) = (1, 1)),
+        faults(|f| (f.dismiss, f.delete_node) = (1, 1)),
+    ] {
+        states += assert_holds(recipe(Rules::MIRROR, &two, pair), &all_properties());
+    }
+    let again = faults(|f| f.dismiss = 2);
+    states += assert_holds(recipe(Rules::MIRROR, &[(0, Writer, 2), (1, Writer, 1)], again), &all_properties());
+    println!("{states} states in all, {:.1?}", started.elapsed());
+}
+
+/// Point 9 broken: the mirror dismissed (its watch dropped) without waking
+/// the waiters parked on it. Nothing tells them their predecessor went.
+#[test]
+fn adaptive_dismissal_without_waking_strands_a_waiter() {
+    let rules = Rules { adaptive_wakes: false, ..Rules::MIRROR };
+    let model = recipe(rules, &[(0, Writer, 1), (1, Writer, 1)], faults(|f| f.dismiss = 1));
+    assert_found(model, "nobody stuck");
+}
+
 /// Point 8 broken (found by this model, fixed in core since): a transaction
 /// that deletes several nodes (`deleteall` as one multi; an expiry closing a
 /// session's ephemerals) sends one deletion notice per node. A waiter woken
@@ -369,4 +405,10 @@ fn larger_mirror_rules() {
     assert_holds(recipe(Rules::MIRROR, &[(0, Writer, 1), (1, Writer, 1)], deleteall), &all_properties());
     let late = faults(|f| (f.conn_loss, f.late) = (1, 1));
     assert_holds(recipe(Rules::MIRROR, &[(0, Writer, 1), (1, Writer, 1)], late), &SAFETY);
+    // The adaptive design with an operator's deleteall, with zoolock's own data watch, on a shared session, and beside readers.
+    assert_holds(recipe(Rules::MIRROR, &two_once(), faults(|f| (f.dismiss, f.delete_all) = (1, 1))), &all_properties());
+    let data_watch = faults(|f| (f.dismiss, f.data_watch) = (1, 1));
+    assert_holds(recipe(Rules::MIRROR, &[(0, Writer, 2), (1, Writer, 1)], data_watch), &all_properties());
+    assert_holds(recipe(Rules::MIRROR, &shared, faults(|f| f.dismiss = 2)), &all_properties());
+    assert_holds(recipe(Rules::MIRROR, &readers, faults(|f| f.dismiss = 1)), &all_properties());
 }

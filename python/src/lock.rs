@@ -28,10 +28,10 @@ use crate::holder::{self, AcquireCall, Holder};
 /// out first), and its ``release`` raises ``RuntimeError``, as ``RLock``'s
 /// does. A loss ends the hold whatever the count.
 ///
-/// ``mirror=False`` (zoolock's own) waits the way kazoo does, listing the
-/// children and watching the predecessor, instead of on the session's one
-/// recursive watch of the path: the cheaper choice where more than about 20
-/// processes hold handles on one path at once (see docs/guarantees.md, "Cost").
+/// ``mirror=False`` (zoolock's own) always waits the way kazoo does, listing
+/// the children and watching the predecessor. By default the lock waits on
+/// the session's one recursive watch of the path while its queue is short,
+/// and lists while it is long (docs/benchmarks.md, "Adaptive").
 #[pyclass(frozen, subclass, extends = Holder, module = "zoolock")]
 pub struct Lock;
 

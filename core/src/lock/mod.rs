@@ -75,12 +75,42 @@ pub struct LockConfig {
     /// `core/src/mirror/mod.rs`) instead of listing the children and watching
     /// the predecessor: an acquisition costs a create and a delete, and the
     /// server sends each of them to every session that mirrors the path.
-    /// On by default; turn it off on a path that more than about 20
-    /// processes (sessions) hold handles on at once, where those
-    /// notifications cost the server more than the listings they save
-    /// (docs/guarantees.md, "Cost"). Ignored with `extra_markers`. Falls back to listing
-    /// if the server refuses the watch.
+    /// On by default, with [`LockConfig::adaptive`]. Off, waiters list the
+    /// children and watch their predecessor (kazoo's and Curator's way).
+    /// Ignored with `extra_markers`. Falls back to listing if the server
+    /// refuses the watch.
     pub mirror: bool,
+    /// With `mirror`: leaves the mirror for listing while the queue is long
+    /// and comes back when it is short (the adaptive design,
+    /// docs/benchmarks.md, "Adaptive"), so that the server's fan-out of
+    /// every change to every mirroring session stops where it costs more
+    /// than the listings it saves. `None`: the mirror whatever the queue.
+    pub adaptive: Option<Adaptive>,
+}
+
+/// When the adaptive design ([`LockConfig::adaptive`]) leaves the mirror
+/// and when it comes back, by the number of contenders a session sees on
+/// the path; the gap between the two keeps a queue at the edge from
+/// switching at every acquisition.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Adaptive {
+    /// A waiter that finds more contenders than this on the mirror
+    /// dismisses the session's mirror of the path: every waiter of the
+    /// session there lists from then on. Counted: the nodes of other
+    /// sessions, whose creates and deletes the server sends to this one,
+    /// plus one for all of this session's (its own cost no fan-out).
+    pub list_above: u32,
+    /// A listing that shows at most this many nodes (this session's
+    /// included) lets the next acquisition of the session on the path
+    /// mirror again.
+    pub mirror_at_most: u32,
+}
+
+impl Default for Adaptive {
+    /// Four sessions mirror (B(4): the mirror ahead); five and more list.
+    fn default() -> Self {
+        Adaptive { list_above: 4, mirror_at_most: 2 }
+    }
 }
 
 impl Default for LockConfig {
@@ -91,6 +121,7 @@ impl Default for LockConfig {
             extra_markers: Vec::new(),
             reentrant: false,
             mirror: true,
+            adaptive: Some(Adaptive::default()),
         }
     }
 }
@@ -193,7 +224,7 @@ impl Lock {
         }
     }
 
-    /// The session's mirror of the path, if this handle waits on one.
+    /// The session's mirror of the path, if this handle may wait on one.
     fn mirror(&self) -> Option<Arc<Mirror>> {
         if !self.spec.config.mirror || !self.spec.config.extra_markers.is_empty() {
             return None;

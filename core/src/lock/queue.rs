@@ -73,6 +73,10 @@ impl Lock {
         loop {
             if let Some(mut children) = listed.take() {
                 attempt.sweep_late(live.generation, &mut children);
+                // The adaptive design mirrors again once the queue is short (mirror/mod.rs, point 9).
+                if let (Some(adaptive), Some(mirror)) = (self.spec.config.adaptive, self.spec.mirror.get()) {
+                    mirror.listed(children.len(), adaptive.mirror_at_most);
+                }
                 let role = self.spec.kind.role();
                 watched = match naming::standing(&children, name, role, &self.spec.config.extra_markers) {
                     Standing::Holds => return Ok(Step::Won(attempt.won(token).with_wait(waited))),
@@ -157,7 +161,8 @@ impl Lock {
             // Late nodes of this session's doubtful prefixes go, as from a listing.
             let sweep = |children: &mut Vec<String>| attempt.sweep_late(live.generation, children);
             let doubtful = Nodes::of(session).doubtful.any(&self.spec.path);
-            let wake = match mirror.decide(live.generation, name, role, doubtful.then_some(&sweep)) {
+            let list_above = self.spec.config.adaptive.map(|adaptive| adaptive.list_above);
+            let wake = match mirror.decide(live.generation, name, role, doubtful.then_some(&sweep), list_above) {
                 Decision::Holds(deletion, fresh) => {
                     // Not decided on our create's own evidence (mirror/mod.rs, point
                     // 8): the transaction that deleted the last node ahead may
@@ -187,7 +192,7 @@ impl Lock {
                     Own::Unknown => continue,
                 },
                 Decision::SessionEnded => return Ok(Mirrored::Step(Step::SessionEnded)),
-                Decision::Broken => return Ok(Mirrored::Refused),
+                Decision::Broken | Decision::Dismissed => return Ok(Mirrored::Refused),
                 Decision::Waits(_) if !options.waits() => return Ok(Mirrored::Step(Step::Taken)),
                 Decision::Waits(wake) | Decision::Stale(wake) => wake,
             };
@@ -244,10 +249,8 @@ impl Lock {
         let acls = &self.holder.session.options().acls;
         let create_options = mode.with_acls(zk::Acls::new(acls));
         let role = self.spec.kind.role();
-        let mirror = self.mirror();
-        if let Some(mirror) = &mirror {
-            mirror.prepare();
-        }
+        // No mirror while the adaptive design has dismissed it (mirror/mod.rs, point 9).
+        let mirror = self.mirror().filter(|mirror| mirror.prepare(self.spec.config.adaptive.is_some()));
         // Every prefix this attempt created with, or may have.
         let mut ours = Vec::new();
         loop {
@@ -342,7 +345,8 @@ enum Mirrored {
     /// Our node is first in line; the deletion notice of our node, and whether it waited.
     Holds(crate::mirror::Deletion, bool),
     Step(Step),
-    /// The server refused the watch, or the mirror is deaf: list instead.
+    /// The server refused the watch, the mirror is deaf, or the adaptive
+    /// design dismissed it: list instead.
     Refused,
 }
 

@@ -66,6 +66,24 @@
 //!    what was ahead of it at its create still is, nothing was, and the
 //!    create's reply is the evidence. The read's reply comes after every
 //!    notice of the transaction that deleted the last node ahead (2.).
+//! 9. The adaptive switch ([`Mirror::dismiss`], `LockConfig::adaptive`).
+//!    A waiter that sees a long queue (other sessions' nodes: ours cost no
+//!    fan-out) dismisses the mirror: the watcher is dropped, every waiter
+//!    and hold on it woken as stale, and from then on each decides by
+//!    listing and watching its predecessor (the listing rules, which assume
+//!    nothing of the mirror), holds by a watch of their node. A listing that
+//!    shows a short queue lets the next acquisition rebuild the mirror from
+//!    scratch (1.). Safety assumes nothing of the server here: no decision
+//!    is taken on a dismissed mirror, whatever events still arrive; and
+//!    only a synced mirror is dismissed, so no resync is in flight. The
+//!    rebuilt mirror hears none of the old watch's events: zookeeper-client
+//!    sends `RemoveWatches` when the old watcher is dropped, before the new
+//!    `addWatch`, and registers a watcher only at its `addWatch`'s reply,
+//!    which comes after every event of the old watch. The saving assumes
+//!    that `RemoveWatches` is sent: it is when the mirror's watcher was the
+//!    session's only watcher on the path. With another (a `ChildrenWatch`
+//!    of the session on the lock path itself) the server keeps the
+//!    recursive watch and its fan-out, and waiters still list.
 
 mod mirrors;
 mod notice;
@@ -74,6 +92,7 @@ use std::collections::{BTreeMap, HashSet};
 use std::future::Future;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::pin::pin;
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::sync::{Arc, Mutex, MutexGuard, Weak};
 use std::task::{Context, Poll, Waker};
 use std::time::Duration;
@@ -86,6 +105,17 @@ use crate::session::Session;
 pub(crate) use mirrors::{DataWatchMark, Mirrors};
 use notice::{notice, Notifier};
 pub(crate) use notice::{Deletion, Woken};
+
+/// Mirrors dismissed and brought back by the adaptive design (point 9), in this process.
+static SWITCHES: [AtomicU64; 2] = [AtomicU64::new(0), AtomicU64::new(0)];
+
+/// How many times the adaptive design left a mirror for listing, and came
+/// back, in this process (tests: a run that never switched proves nothing
+/// of the switch).
+#[doc(hidden)]
+pub fn adaptive_switches() -> (u64, u64) {
+    (SWITCHES[0].load(Relaxed), SWITCHES[1].load(Relaxed))
+}
 
 /// What the mirror says of one contender's node.
 pub(crate) enum Decision {
@@ -102,6 +132,8 @@ pub(crate) enum Decision {
     SessionEnded,
     /// The server refused the watch (ZooKeeper < 3.6): list instead.
     Broken,
+    /// The queue is long: the adaptive design lists (point 9).
+    Dismissed,
 }
 
 pub(crate) struct Mirror {
@@ -118,11 +150,17 @@ struct State {
     synced: bool,
     resyncing: bool,
     broken: bool,
+    /// Dismissed by the adaptive design while the queue is long (point 9):
+    /// no watch, and adaptive waiters list until a listing shows it short.
+    dismissed: bool,
     watcher: Option<zk::PersistentWatcher>,
     /// Contenders by (sequence, name) — kazoo's and Curator's markers, no
     /// extras — each with the waiters its deletion wakes: kept in the entry,
     /// not in a map by name of their own (issue 16: bytes per waiter).
     queue: BTreeMap<(i32, String), Entry>,
+    /// Entries marked [`Entry::ours`]: the queue's other nodes are other
+    /// sessions' (or ours not decided yet), whose fan-out point 9 weighs.
+    ours: usize,
     /// NodeDeleted events applied so far: a node whose create event came
     /// with none since was first in line then if it is first now (point 8).
     deletions: u64,
@@ -156,10 +194,44 @@ impl Mirror {
     }
 
     /// Starts building the mirror if nobody is, so that it is likely ready
-    /// by the time the caller's create is answered.
-    pub fn prepare(&self) {
+    /// by the time the caller's create is answered. False if the caller,
+    /// `adaptive`, is to list because the mirror is dismissed (point 9); a
+    /// caller that mirrors whatever the queue brings a dismissed mirror back.
+    pub fn prepare(&self, adaptive: bool) -> bool {
         let mut state = self.caught_up();
+        if state.dismissed {
+            if adaptive {
+                return false;
+            }
+            state.dismissed = false;
+        }
         self.start_resync(&mut state);
+        true
+    }
+
+    /// A listing of the adaptive design showed `contenders`: at most
+    /// `mirror_at_most`, the next acquisition mirrors again (point 9).
+    pub fn listed(&self, contenders: usize, mirror_at_most: u32) {
+        let mut state = self.state.lock().unwrap();
+        if state.dismissed && contenders <= mirror_at_most as usize {
+            tracing::debug!(path = self.path, contenders, "zoolock mirrors the lock path again: its queue is short");
+            state.dismissed = false;
+            SWITCHES[1].fetch_add(1, Relaxed);
+        }
+    }
+
+    /// Drops the watch and wakes every waiter and hold on the mirror: they
+    /// list, or watch their node, until [`Mirror::listed`] brings it back.
+    fn dismiss(&self, state: &mut State, contenders: usize) {
+        tracing::debug!(
+            path = self.path,
+            contenders,
+            "zoolock lists the lock path instead of mirroring it: its queue is long"
+        );
+        state.dismissed = true;
+        SWITCHES[0].fetch_add(1, Relaxed);
+        state.unsync();
+        state.wake_on_sync();
     }
 
     fn start_resync(&self, state: &mut State) {
@@ -174,6 +246,8 @@ impl Mirror {
 
     /// Where node `name` (of role `role`, created on session `generation`)
     /// stands. Call after the create's reply: the mirror is drained first.
+    /// `list_above`: the adaptive design's limit, if the caller adapts
+    /// (point 9); a caller that does not brings a dismissed mirror back.
     /// `sweep`, when given, takes the session's late nodes out of the
     /// children (deleting them, see [`crate::contender::DoubtfulPrefixes`]):
     /// they are no contenders, though the mirror shows them until their
@@ -185,10 +259,17 @@ impl Mirror {
         name: &str,
         role: Role,
         sweep: Option<&dyn Fn(&mut Vec<String>)>,
+        list_above: Option<u32>,
     ) -> Decision {
         let mut state = self.caught_up();
         if state.broken {
             return Decision::Broken;
+        }
+        if state.dismissed {
+            if list_above.is_some() {
+                return Decision::Dismissed;
+            }
+            state.dismissed = false;
         }
         if state.synced && state.generation > generation {
             return Decision::SessionEnded;
@@ -205,8 +286,17 @@ impl Mirror {
         }
         let Some(mine) = naming::parse(name, &[]) else { return Decision::Missing };
         let key = (mine.sequence, name.to_owned());
-        if !state.queue.contains_key(&key) {
-            return Decision::Missing;
+        let Some(entry) = state.queue.get_mut(&key) else { return Decision::Missing };
+        if !entry.ours {
+            entry.ours = true;
+            state.ours += 1;
+        }
+        // Our own nodes cost no fan-out: the contenders weighed are the
+        // other nodes (as many sessions at most) and ours, counted once.
+        let contenders = state.queue.len() - state.ours + 1;
+        if list_above.is_some_and(|limit| contenders > limit as usize) {
+            self.dismiss(&mut state, contenders);
+            return Decision::Dismissed;
         }
         let mut late = HashSet::new();
         if let Some(sweep) = sweep {
@@ -301,6 +391,11 @@ impl Mirror {
                     if state.broken {
                         return;
                     }
+                    if state.dismissed {
+                        // Dismissed on the way (point 9): the watcher goes with this task.
+                        state.stop_resync();
+                        return;
+                    }
                     state.install(watcher, &children, live.generation);
                     state.drain(&self.path);
                     return;
@@ -353,6 +448,7 @@ impl State {
             .filter_map(|c| naming::parse(c, &[]))
             .map(|c| ((c.sequence, c.name), Entry::new(c.role, LISTED)))
             .collect();
+        self.ours = 0;
         self.watcher = Some(watcher);
         self.generation = generation;
         self.synced = true;
@@ -377,6 +473,7 @@ impl State {
         self.watcher = None;
         self.wake_all();
         self.queue.clear();
+        self.ours = 0;
     }
 
     fn wake_all(&mut self) {
@@ -419,6 +516,7 @@ impl State {
                 self.deletions += 1;
                 if let Some(mut entry) = naming::parse(name, &[]).and_then(|c| self.queue.remove(&(c.sequence, c.name)))
                 {
+                    self.ours -= usize::from(entry.ours);
                     entry.wake(Woken::Deleted);
                 }
             }
@@ -433,6 +531,8 @@ const LISTED: u64 = u64::MAX;
 /// A contender of the mirror's queue.
 struct Entry {
     role: Role,
+    /// A node of this session: a waiter decided on it (point 9 counts the others).
+    ours: bool,
     /// [`State::deletions`] when its create event was applied ([`LISTED`]
     /// if it came in a listing).
     arrived: u64,
@@ -444,7 +544,7 @@ struct Entry {
 
 impl Entry {
     fn new(role: Role, arrived: u64) -> Entry {
-        Entry { role, arrived, first: None, more: None }
+        Entry { role, ours: false, arrived, first: None, more: None }
     }
 
     fn add(&mut self, sender: Notifier) {

@@ -118,6 +118,15 @@ pub fn spawn_acquire<H: Holder + Clone + 'static>(holder: &H, options: Acquire) 
 /// Waits until the server lists a data watch of `session` on `node` (the
 /// `wchp` four-letter word): no event tells a test that a watch is set.
 pub async fn watched_by(node: &str, session: i64) {
+    until_watch(node, session, true).await
+}
+
+/// Waits until the server lists no watch of `session` on `node` any more.
+pub async fn unwatched_by(node: &str, session: i64) {
+    until_watch(node, session, false).await
+}
+
+async fn until_watch(node: &str, session: i64, present: bool) {
     let port = harness().client_port(0).unwrap();
     let wanted = format!("0x{session:x}");
     for _ in 0..500 {
@@ -130,12 +139,16 @@ pub async fn watched_by(node: &str, session: i64) {
         })
         .await;
         let mut lines = text.lines().skip_while(|l| *l != node).skip(1);
-        if lines.by_ref().take_while(|l| l.starts_with(char::is_whitespace)).any(|l| l.trim() == wanted) {
+        let found = lines.by_ref().take_while(|l| l.starts_with(char::is_whitespace)).any(|l| l.trim() == wanted);
+        if found == present {
             return;
         }
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
-    panic!("no watch of {wanted} on {node}");
+    match present {
+        true => panic!("no watch of {wanted} on {node}"),
+        false => panic!("{wanted} still watches {node}"),
+    }
 }
 
 /// Waits, through data watches, until `node` exists and belongs to another
