@@ -1,9 +1,12 @@
 """Party and ShallowParty in kazoo's layouts, shared with kazoo's own classes."""
 
+import threading
+
 import pytest
 import zoolock
-from conftest import until_children
+from conftest import DEADLINE
 from kazoo.recipe.party import Party as KazooParty
+from kazoo.recipe.watchers import DataWatch
 from kazoo.recipe.party import ShallowParty as KazooShallowParty
 
 
@@ -39,9 +42,18 @@ def test_a_member_joins_again_after_an_expiry(harness, client, kz, path):
     (node,) = kz.get_children(path)
     owner = kz.exists(f"{path}/{node}").owner_session_id
     harness.expire(client.client_id[0])
-    until_children(kz, path, lambda c: c == [], "the node to go with the session")
-    until_children(kz, path, lambda c: c == [node], "the node of the next session")
-    assert kz.exists(f"{path}/{node}").owner_session_id != owner
+    # The rejoin may beat any watch to the empty list, so wait for the owner to change:
+    # an ephemeral node changes owner only by being deleted and created again.
+    rejoined = threading.Event()
+
+    def watch(data, stat):
+        if stat is not None and stat.owner_session_id != owner:
+            rejoined.set()
+            return False
+
+    DataWatch(kz, f"{path}/{node}", watch)
+    assert rejoined.wait(DEADLINE), "the node did not come back with the next session"
+    assert kz.get_children(path) == [node]
     assert member.participating and list(KazooParty(kz, path)) == ["me"]
 
 
