@@ -30,6 +30,7 @@ import threading
 import pytest
 import zoolock
 from conftest import DEADLINE
+from kazoo_shipped import adapter
 from kazoo import testing as kazoo_testing
 from kazoo.protocol.states import KazooState
 from kazoo.tests import test_barrier as shipped_barrier
@@ -40,7 +41,6 @@ from kazoo.tests import test_lease as shipped_lease
 from kazoo.tests import test_partitioner as shipped_partitioner
 from kazoo.tests import test_party as shipped_party
 from kazoo.tests import test_queue as shipped_queue
-from test_kazoo_suite import _shipped
 from test_kazoo_znode_suite import OnZoolock as OnZoolockServer
 
 #: After this long a test is ended (see ``on_the_server``): a hang becomes a failure.
@@ -119,18 +119,7 @@ def on_the_server(request, harness):
         signal.signal(signal.SIGALRM, previous)
 
 
-def adapted(kazoos):
-    """Class decorator: the class runs kazoo's test class ``kazoos``, skipping ``NOT_RUN``'s tests."""
-
-    def adapt(cls):
-        cls.shipped = kazoos
-        for key, reason in NOT_RUN.items():
-            owner, name = key.split(".")
-            if owner == kazoos.__name__:
-                setattr(cls, name, pytest.mark.skip(reason=reason)(_shipped(kazoos, name)))
-        return cls
-
-    return adapt
+adapted = adapter(NOT_RUN)
 
 
 @adapted(shipped_barrier.KazooBarrierTests)

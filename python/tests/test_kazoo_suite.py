@@ -27,6 +27,7 @@ import types
 import pytest
 import zoolock
 from conftest import DEADLINE, run_in_thread, until_children
+from kazoo_shipped import adapter
 from kazoo import testing as kazoo_testing  # as a module, like kazoo's tests below
 from kazoo.client import KazooClient
 from kazoo.protocol.states import KazooState
@@ -215,32 +216,7 @@ def on_the_ensemble(request):
         signal.signal(signal.SIGALRM, previous)
 
 
-def _shipped(cls, name):
-    """A copy of kazoo's test function (same code, same globals), so that
-    marking it leaves kazoo's own untouched."""
-    test = getattr(cls, name)
-    copy = types.FunctionType(test.__code__, test.__globals__, test.__name__, test.__defaults__, test.__closure__)
-    copy.__qualname__, copy.__doc__ = test.__qualname__, test.__doc__
-    return copy
-
-
-def adapted(kazoos):
-    """Class decorator: the class runs kazoo's test class ``kazoos``, with the
-    marks of ``NOT_RUN`` (skip) and ``WAITING_FOR`` (strict xfail)."""
-
-    def adapt(cls):
-        cls.shipped = kazoos
-        for key, reason in NOT_RUN.items():
-            owner, name = key.split(".")
-            if owner == kazoos.__name__:
-                setattr(cls, name, pytest.mark.skip(reason=reason)(_shipped(kazoos, name)))
-        for key, (reason, _) in WAITING_FOR.items():
-            owner, name = key.split(".")
-            if owner == kazoos.__name__:
-                setattr(cls, name, pytest.mark.xfail(strict=True, reason=reason)(_shipped(kazoos, name)))
-        return cls
-
-    return adapt
+adapted = adapter(NOT_RUN, WAITING_FOR)
 
 
 @adapted(shipped.KazooLockTests)

@@ -21,13 +21,13 @@ import types
 import pytest
 import zoolock
 from conftest import DEADLINE
+from kazoo_shipped import adapter
 from kazoo import exceptions as kazoo_exceptions
 from kazoo import testing as kazoo_testing
 from kazoo.protocol.states import KazooState
 from kazoo.tests import test_client as shipped_client
 from kazoo.tests import test_election as shipped_election
 from kazoo.tests import test_watchers as shipped_watchers
-from test_kazoo_suite import _shipped
 
 # kazoo's test_bad_session_expire raises from a listener on purpose: zoolock reports it as unraisable.
 pytestmark = pytest.mark.filterwarnings(
@@ -168,18 +168,7 @@ def on_the_server(request, harness):
         test.zkh = harness
 
 
-def adapted(kazoos):
-    """Class decorator: the class runs kazoo's test class ``kazoos``, skipping ``NOT_RUN``'s tests."""
-
-    def adapt(cls):
-        cls.shipped = kazoos
-        for key, reason in NOT_RUN.items():
-            owner, name = key.split(".")
-            if owner == kazoos.__name__:
-                setattr(cls, name, pytest.mark.skip(reason=reason)(_shipped(kazoos, name)))
-        return cls
-
-    return adapt
+adapted = adapter(NOT_RUN)
 
 
 @adapted(shipped_client.TestClient)
