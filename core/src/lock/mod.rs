@@ -136,8 +136,8 @@ pub struct Lock {
     spec: Arc<Spec>,
 }
 
+/// What the handle contends with; its path is the holder's.
 struct Spec {
-    path: String,
     kind: Kind,
     config: LockConfig,
     /// The session's mirror of the path, from the first mirrored acquire on.
@@ -162,7 +162,7 @@ impl Lock {
             return Err(session.closed_error());
         }
         let on_held = if config.reentrant { OnHeld::Reenter } else { OnHeld::Wait };
-        let spec = Spec { path: path.to_owned(), kind, config, mirror: Default::default() };
+        let spec = Spec { kind, config, mirror: Default::default() };
         Ok(Lock { holder: HolderState::new(session, path, on_held), spec: Arc::new(spec) })
     }
 
@@ -199,7 +199,7 @@ impl Lock {
             let mut attempt = Attempt::new(
                 Removal {
                     session: self.holder.session.clone(),
-                    target: Target::Prefix { parent: self.spec.path.clone(), prefix },
+                    target: Target::Prefix { parent: self.holder.path.clone(), prefix },
                     generation: live.generation,
                     ephemeral: options.ephemeral,
                 },
@@ -230,7 +230,7 @@ impl Lock {
             return None;
         }
         let session = &self.holder.session;
-        Some(self.spec.mirror.get_or_init(|| Mirrors::of(session).mirror(session, &self.spec.path)).clone())
+        Some(self.spec.mirror.get_or_init(|| Mirrors::of(session).mirror(session, &self.holder.path)).clone())
     }
 }
 
@@ -243,6 +243,15 @@ impl sealed::Recipe for Lock {
 }
 
 impl Holder for Lock {
+    /// One box, where the trait's would box [`Holder::acquire_outcome`]'s
+    /// inside a second: a queued waiter keeps it for as long as it waits.
+    fn acquire(&self, options: Acquire) -> BoxFuture<'_, Result<bool>> {
+        Box::pin(async move {
+            let contend = |removals| self.contend(&options, removals);
+            self.holder.acquire(&options, contend).await.map(Outcome::is_acquired)
+        })
+    }
+
     fn acquire_outcome(&self, options: Acquire) -> BoxFuture<'_, Result<Outcome>> {
         Box::pin(async move { self.holder.acquire(&options, |removals| self.contend(&options, removals)).await })
     }
@@ -257,9 +266,9 @@ impl Holder for Lock {
                 };
                 let session = &self.holder.session;
                 // Late nodes of this session's are no contenders: they go.
-                Nodes::of(session).doubtful.sweep(session, &self.spec.path, live.generation, &mut children);
+                Nodes::of(session).doubtful.sweep(session, &self.holder.path, live.generation, &mut children);
                 let queue = naming::queue(&children, &self.spec.config.extra_markers);
-                let nodes: Vec<String> = queue.iter().map(|c| format!("{}/{}", self.spec.path, c.name)).collect();
+                let nodes: Vec<String> = queue.iter().map(|c| format!("{}/{}", self.holder.path, c.name)).collect();
                 read_identifiers(&live, &nodes).await
             };
             self.holder.session.bounded(read).await

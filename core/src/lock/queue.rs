@@ -63,8 +63,10 @@ impl Lock {
         mut listed: Option<Vec<String>>,
         mut watched: Option<(String, Watched)>,
     ) -> Result<Step> {
+        // Each read is boxed: inline, the largest would size the whole
+        // future, which a listing waiter keeps for as long as it waits.
         if listed.is_none() && watched.is_none() {
-            match self.list(live).await? {
+            match Box::pin(self.list(live)).await? {
                 Some(children) => listed = Some(children),
                 None => return Ok(Step::SessionEnded),
             }
@@ -86,7 +88,7 @@ impl Lock {
                         let markers = &self.spec.config.extra_markers;
                         let ahead = || naming::queue(&children, markers).iter().position(|c| c.name == name);
                         tracing::debug!(
-                            path = self.spec.path,
+                            path = self.holder.path,
                             node = name,
                             predecessor,
                             ahead = ahead(),
@@ -97,7 +99,7 @@ impl Lock {
                 };
             }
             let (predecessor, how) = watched.take().expect("a predecessor to watch after a listing that waits");
-            let path = format!("{}/{predecessor}", self.spec.path);
+            let path = format!("{}/{predecessor}", self.holder.path);
             let wake = Box::pin(self.await_deletion(live, &path)).await?;
             waited = true;
             let decisive = match (wake, how) {
@@ -125,7 +127,7 @@ impl Lock {
             };
             if decisive {
                 // Every shortcut above also assumes our node is still there.
-                match self.own_node(live, name).await? {
+                match Box::pin(self.own_node(live, name)).await? {
                     Own::There(watch) => {
                         return Ok(Step::Won(attempt.won_watched(token, NodeWatch::Oneshot(watch)).with_wait(waited)))
                     }
@@ -160,7 +162,7 @@ impl Lock {
         loop {
             // Late nodes of this session's doubtful prefixes go, as from a listing.
             let sweep = |children: &mut Vec<String>| attempt.sweep_late(live.generation, children);
-            let doubtful = Nodes::of(session).doubtful.any(&self.spec.path);
+            let doubtful = Nodes::of(session).doubtful.any(&self.holder.path);
             let list_above = self.spec.config.adaptive.map(|adaptive| adaptive.list_above);
             let wake = match mirror.decide(live.generation, name, role, doubtful.then_some(&sweep), list_above) {
                 Decision::Holds(deletion, fresh) => {
@@ -212,13 +214,13 @@ impl Lock {
     /// Whether our node `name` is there, by a read (no watch): for a
     /// mirrored waiter, whose mirror's watch already covers the node.
     async fn presence(&self, live: &Live, name: &str) -> Result<Own<()>> {
-        let node = format!("{}/{name}", self.spec.path);
+        let node = format!("{}/{name}", self.holder.path);
         Own::of(&node, live.client.check_stat(&node).await.map(|stat| stat.map(drop)))
     }
 
     /// Whether our node `name` is still there, leaving a data watch on it if so.
     async fn own_node(&self, live: &Live, name: &str) -> Result<Own<zk::OneshotWatcher>> {
-        let node = format!("{}/{name}", self.spec.path);
+        let node = format!("{}/{name}", self.holder.path);
         Own::of(&node, live.client.get_and_watch_data(&node).await.map(|(_, _, watcher)| Some(watcher)))
     }
 
@@ -243,7 +245,7 @@ impl Lock {
         attempt: &mut Attempt,
         options: &Acquire,
     ) -> Result<Option<(String, i64, Ahead)>> {
-        let parent = &self.spec.path;
+        let parent = &self.holder.path;
         let mode =
             if options.ephemeral { zk::CreateMode::EphemeralSequential } else { zk::CreateMode::PersistentSequential };
         let acls = &self.holder.session.options().acls;
@@ -310,13 +312,13 @@ impl Lock {
     /// The children of the lock path; `None` when the session ended.
     pub(super) async fn list(&self, live: &Live) -> Result<Option<Vec<String>>> {
         loop {
-            match live.client.list_children(&self.spec.path).await {
+            match live.client.list_children(&self.holder.path).await {
                 Ok(children) => return Ok(Some(children)),
                 Err(err) if connection_lost(&err) => continue,
                 // The lock path itself was deleted: our node went with it.
                 Err(zk::Error::NoNode) => return Ok(Some(Vec::new())),
                 Err(zk::Error::SessionExpired | zk::Error::ClientClosed) => return Ok(None),
-                Err(err) => return Err(Error::zk(&self.spec.path, "list", err)),
+                Err(err) => return Err(Error::zk(&self.holder.path, "list", err)),
             }
         }
     }
@@ -432,20 +434,27 @@ mod tests {
         drop(outcome);
         let contend = size_of_val(&lock.contend(&options, Removals::default()));
         let live = session.live().await.unwrap();
-        let removal = Removal {
-            session: session.clone(),
-            target: Target::Prefix { parent: path.clone(), prefix: "x-".into() },
-            generation: live.generation,
-            ephemeral: true,
-        };
-        let attempt = Attempt::new(removal, &Removals::default());
+        let attempt = Attempt::new(removal_of(&session, &path, live.generation), &Removals::default());
         let mirror = lock.mirror().unwrap();
         let mirrored = size_of_val(&lock.wait_mirrored(&mirror, &live, &attempt, "x-0000000001", &options));
-        eprintln!("a parked waiter's futures: acquire {acquire} B, contend {contend} B, wait_mirrored {mirrored} B");
+        let (name, ahead) = ("x-0000000001", Some(("x-0000000000".to_owned(), Watched::Neighbour)));
+        let mut listing = Attempt::new(removal_of(&session, &path, live.generation), &Removals::default());
+        let listed = size_of_val(&lock.wait_listed(&live, &mut listing, name, 1, &options, None, ahead));
+        let deletion = size_of_val(&lock.await_deletion(&live, "/x"));
+        let enqueue = size_of_val(&lock.enqueue(&live, &mut listing, &options));
+        eprintln!(
+            "a parked waiter's futures: acquire {acquire} B, contend {contend} B, wait_mirrored {mirrored} B, \
+             wait_listed {listed} B, await_deletion {deletion} B; a create in flight: enqueue {enqueue} B"
+        );
         assert!(acquire <= ACQUIRE_BOUND, "the acquire future: {acquire} bytes");
         assert!(contend <= CONTEND_BOUND, "contend: {contend} bytes");
         assert!(mirrored <= MIRRORED_BOUND, "wait_mirrored: {mirrored} bytes");
-        drop(attempt);
+        drop((attempt, listing));
         session.close().await;
+    }
+
+    fn removal_of(session: &Session, path: &str, generation: u64) -> Removal {
+        let target = Target::Prefix { parent: path.to_owned(), prefix: "x-".into() };
+        Removal { session: session.clone(), target, generation, ephemeral: true }
     }
 }
