@@ -415,12 +415,19 @@ mod tests {
 
     /// A queued waiter keeps, besides its handle and its node's entry in
     /// the mirror, three boxed futures: the acquire, `contend` and
-    /// `wait_mirrored` (issue 16). Each is as large as its largest state;
+    /// `wait_mirrored` (issue 16; a listing waiter `wait_listed` and
+    /// `await_deletion` instead of the last). Each is as large as its largest state;
     /// these bounds catch a state that grows them back (they were 912, 944
     /// and 600 bytes in release builds, when the mirror's wait came to 2,456).
     const ACQUIRE_BOUND: usize = 640;
     const CONTEND_BOUND: usize = 448;
     const MIRRORED_BOUND: usize = 224;
+    /// A listing waiter's own wait (488 B before its first listing and its
+    /// read of our node were boxed) and its predecessor's watch; `enqueue`
+    /// is kept by every create in flight, all of a burst's at once.
+    const LISTED_BOUND: usize = 320;
+    const DELETION_BOUND: usize = 256;
+    const ENQUEUE_BOUND: usize = 704;
 
     #[tokio::test(flavor = "multi_thread")]
     async fn the_futures_of_a_parked_waiter_stay_small() {
@@ -449,6 +456,9 @@ mod tests {
         assert!(acquire <= ACQUIRE_BOUND, "the acquire future: {acquire} bytes");
         assert!(contend <= CONTEND_BOUND, "contend: {contend} bytes");
         assert!(mirrored <= MIRRORED_BOUND, "wait_mirrored: {mirrored} bytes");
+        assert!(listed <= LISTED_BOUND, "wait_listed: {listed} bytes");
+        assert!(deletion <= DELETION_BOUND, "await_deletion: {deletion} bytes");
+        assert!(enqueue <= ENQUEUE_BOUND, "enqueue: {enqueue} bytes");
         drop((attempt, listing));
         session.close().await;
     }
