@@ -3,8 +3,10 @@
 # own private ZooKeeper (forceSync=yes, then no), runs each contestant in
 # each scenario against it, stops everything, prints the table and writes
 # bench/results/latest.{md,json,png}. Flags go to zoolock-bench:
-# --seconds S, --rounds R, --only raw,rust,python,csharp,zookeeper-client,kazoo,curator,
-# --scenarios A,B2,B4,B8,C,herd2,herd8,herd32,scale, --force-sync yes|no|both.
+# --seconds S, --rounds R,
+# --only raw,rust,rust-mirror,rust-adaptive,rust-own-runtime,python,csharp,zookeeper-client,kazoo,curator,
+# --scenarios A,B1,B2,B4,B8,B16,B32,C,herd2,herd8,herd32,scale, --force-sync yes|no|both.
+# The chart: bench/results/latest.png (every scenario) and latest-bn.png (B(N) against N).
 # Not part of the test command.
 set -euo pipefail
 cd "$(dirname "$0")/.."

@@ -18,11 +18,13 @@ use contestants::{Contestant, ALL};
 use measure::{measure, Outcome, Scenario};
 use zk_harness::{Ensemble, Options};
 
-const SCENARIOS: [Scenario; 10] = [
+const SCENARIOS: [Scenario; 12] = [
     Scenario::A,
+    Scenario::B(1),
     Scenario::B(2),
     Scenario::B(4),
     Scenario::B(8),
+    Scenario::B(16),
     Scenario::B(32),
     Scenario::C,
     Scenario::Herd(2),
@@ -75,14 +77,16 @@ fn plan(args: &[String]) -> Result<Plan, String> {
                     .collect::<Result<_, _>>()?
             }
             "--scenarios" => {
-                // Any herd size (`herd16`) for a closer look; the table shows 2, 8 and 32.
-                let herd = |k: &str| k.strip_prefix("herd")?.parse().ok().filter(|n| *n > 0).map(Scenario::Herd);
+                // Any process count (`B3`) or herd size (`herd16`) for a closer
+                // look; the table shows those of SCENARIOS.
+                let sized = |k: &str, prefix: &str| k.strip_prefix(prefix)?.parse().ok().filter(|n| *n > 0);
                 plan.scenarios = list()
                     .map(|k| {
                         SCENARIOS
                             .into_iter()
                             .find(|s| s.key() == k)
-                            .or_else(|| herd(k))
+                            .or_else(|| sized(k, "B").map(Scenario::B))
+                            .or_else(|| sized(k, "herd").map(Scenario::Herd))
                             .ok_or(format!("no scenario {k}"))
                     })
                     .collect::<Result<_, _>>()?
@@ -105,6 +109,7 @@ fn plan(args: &[String]) -> Result<Plan, String> {
 }
 
 fn run(plan: &Plan) -> Result<(), String> {
+    let load_before = load_average();
     std::fs::create_dir_all(plan.out.join("logs")).map_err(|e| format!("{}: {e}", plan.out.display()))?;
     let mut measured = Vec::new();
     for &force_sync in &plan.force_sync {
@@ -144,7 +149,10 @@ fn run(plan: &Plan) -> Result<(), String> {
         }
         drop(server);
     }
-    let table = report::markdown(&measured, plan.seconds, plan.rounds);
+    let mut table = report::markdown(&measured, plan.seconds, plan.rounds);
+    // Other work on the host moves every figure: say how much there was.
+    table +=
+        &format!("\nHost load average (1, 5, 15 min): {load_before} at the start, {} at the end.\n", load_average());
     let write = |name: &str, text: String| {
         let path = plan.out.join(name);
         std::fs::write(&path, text).map_err(|e| format!("{}: {e}", path.display()))
@@ -156,4 +164,14 @@ fn run(plan: &Plan) -> Result<(), String> {
         return Err(format!("some measurements failed (logs in {})", plan.out.join("logs").display()));
     }
     Ok(())
+}
+
+fn load_average() -> String {
+    let text = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
+    let fields: Vec<&str> = text.split_whitespace().take(3).collect();
+    if fields.len() == 3 {
+        fields.join(" ")
+    } else {
+        "unknown".into()
+    }
 }

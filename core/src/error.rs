@@ -242,6 +242,19 @@ pub enum Error {
         path: String,
     },
 
+    /// ZooKeeper (or zookeeper-client, before sending) refused a request's
+    /// arguments: a reconfiguration spec the server cannot parse, or the
+    /// like. Fix the request; sending it again cannot help.
+    #[error("could not {action} {path}: bad arguments: {reason}")]
+    BadArguments {
+        /// What was asked.
+        action: &'static str,
+        /// The node the request was for.
+        path: String,
+        /// Who refused, in zookeeper-client's words ("server error": the server).
+        reason: String,
+    },
+
     /// A change whose request was sent but not answered (the connection
     /// dropped, or the session expired, under it) and whose outcome the node
     /// no longer tells: it may or may not have been made. Of kind
@@ -351,6 +364,8 @@ codes! {
         RuntimeGone = 25 => "runtime_gone",
         /// A recipe's node holds data the recipe cannot read (a counter's value, a lease record).
         BadData = 26 => "bad_data",
+        /// ZooKeeper refused a request's arguments (a reconfiguration spec it cannot parse, …).
+        BadArguments = 27 => "bad_arguments",
     }
 }
 
@@ -383,6 +398,7 @@ impl Error {
             Error::InvalidAcl { .. } => ErrorKind::InvalidAcl,
             Error::ZooKeeper { .. } => ErrorKind::ZooKeeper,
             Error::BadData { .. } => ErrorKind::BadData,
+            Error::BadArguments { .. } => ErrorKind::BadArguments,
         }
     }
 
@@ -422,6 +438,11 @@ impl Error {
             ErrorKind::InvalidAcl => Error::InvalidAcl { action, path },
             ErrorKind::RuntimeGone => Error::RuntimeGone,
             ErrorKind::BadData => Error::BadData { path, reason: "not a whole number: \"seven\"".to_owned() },
+            ErrorKind::BadArguments => Error::BadArguments {
+                action: "reconfigure",
+                path: "/zookeeper/config".to_owned(),
+                reason: "server error".to_owned(),
+            },
         }
     }
 }
@@ -442,6 +463,7 @@ impl Error {
             Zk::NotEmpty => Error::NotEmpty { action, path },
             Zk::NoChildrenForEphemerals => Error::NoChildrenForEphemerals { action, path },
             Zk::InvalidAcl => Error::InvalidAcl { action, path },
+            Zk::BadArguments(reason) => Error::BadArguments { action, path, reason: reason.to_string() },
             Zk::SessionExpired => Error::SessionExpired { action, path },
             Zk::NoAuth => Error::NoAuth { action, path },
             Zk::AuthFailed => Error::AuthFailed,
@@ -490,6 +512,9 @@ mod tests {
         assert_eq!(kind(Zk::ConnectionLoss), Error::ConnectionLoss(Duration::ZERO));
         assert_eq!(kind(Zk::NoChildrenForEphemerals), Error::NoChildrenForEphemerals { action, path: path() });
         assert_eq!(kind(Zk::InvalidAcl), Error::InvalidAcl { action, path: path() });
+        let refused = kind(Zk::BadArguments(&"server error"));
+        assert_eq!(refused, Error::BadArguments { action, path: path(), reason: "server error".to_owned() });
+        assert_eq!(refused.to_string(), "could not create /locks/x: bad arguments: server error");
         let other = kind(Zk::QuotaExceeded);
         assert_eq!(other, Error::ZooKeeper { action, path: path(), message: Zk::QuotaExceeded.to_string() });
         assert_eq!(other.to_string(), format!("could not create /locks/x: {}", Zk::QuotaExceeded));

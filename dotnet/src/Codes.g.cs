@@ -61,6 +61,8 @@ namespace ZooLock
         RuntimeGone = 25,
         /// <summary>A recipe's node holds data the recipe cannot read (a counter's value, a lease record).</summary>
         BadData = 26,
+        /// <summary>ZooKeeper refused a request's arguments (a reconfiguration spec it cannot parse, …).</summary>
+        BadArguments = 27,
         /// <summary>zoolock's native code panicked; the panic was caught and the process is unharmed.</summary>
         Panic = NativeMethods.ZL_PANIC,
     }
@@ -216,6 +218,8 @@ namespace ZooLock
         T RuntimeGone(string message);
         /// <summary>A recipe's node holds data the recipe cannot read (a counter's value, a lease record).</summary>
         T BadData(string message);
+        /// <summary>ZooKeeper refused a request's arguments (a reconfiguration spec it cannot parse, …).</summary>
+        T BadArguments(string message);
         /// <summary>zoolock's native code panicked; the panic was caught and the process is unharmed.</summary>
         T Panic(string message);
     }
@@ -252,6 +256,7 @@ namespace ZooLock
                 case ZooLockStatus.InvalidAcl: return mapping.InvalidAcl(message);
                 case ZooLockStatus.RuntimeGone: return mapping.RuntimeGone(message);
                 case ZooLockStatus.BadData: return mapping.BadData(message);
+                case ZooLockStatus.BadArguments: return mapping.BadArguments(message);
                 case ZooLockStatus.Panic: return mapping.Panic(message);
                 default: return default(T);
             }

@@ -53,6 +53,7 @@ namespace ZooLock
             public Exception Tls(string message) { return new ZooLockTlsException(ZooLockStatus.Tls, message); }
             public Exception NoChildrenForEphemerals(string message) { return new ZooLockNoChildrenForEphemeralsException(message); }
             public Exception InvalidAcl(string message) { return new ZooLockInvalidAclException(message); }
+            public Exception BadArguments(string message) { return new ZooLockBadArgumentsException(message); }
             // The native library's runtime is its own and lives as long as the process: its loss is internal.
             public Exception RuntimeGone(string message) { return new ZooLockInternalException(ZooLockStatus.RuntimeGone, message); }
             // What .NET throws for data in a format it cannot read.

@@ -44,6 +44,7 @@ namespace ZooLock.Tests
             { ZooLockStatus.InvalidAcl, typeof(ZooLockInvalidAclException) },
             { ZooLockStatus.RuntimeGone, typeof(ZooLockInternalException) },
             { ZooLockStatus.BadData, typeof(System.IO.InvalidDataException) },
+            { ZooLockStatus.BadArguments, typeof(ZooLockBadArgumentsException) },
         };
 
         public static IEnumerable<TestCaseData> Statuses()

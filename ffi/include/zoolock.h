@@ -138,6 +138,11 @@
 #define ZL_BAD_DATA 26
 
 /**
+ * ZooKeeper refused a request's arguments (a reconfiguration spec it cannot parse, …).
+ */
+#define ZL_BAD_ARGUMENTS 27
+
+/**
  * Connected to a server, the session alive.
  */
 #define ZL_SESSION_CONNECTED 0

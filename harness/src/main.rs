@@ -234,6 +234,9 @@ fn options(req: &Value) -> Result<Options, String> {
     if let Some(v) = uint(req, "start_timeout_ms")? {
         o.start_timeout = Duration::from_millis(v);
     }
+    if let Some(v) = req.get("reconfig") {
+        o.reconfig = v.as_bool().ok_or("reconfig: expected true or false")?;
+    }
     // "tls": {"client_auth": bool}
     if let Some(tls) = req.get("tls").filter(|v| !v.is_null()) {
         let client_auth = tls.get("client_auth").map_or(Some(false), Value::as_bool);

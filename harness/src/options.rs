@@ -29,6 +29,9 @@ pub struct Options {
     pub tls: Option<Tls>,
     /// SASL DIGEST-MD5 users through a JAAS file.
     pub sasl: Option<Sasl>,
+    /// `reconfigEnabled=true` and a digest superuser `super` with password
+    /// `test`, the user kazoo's reconfig tests authenticate as.
+    pub reconfig: bool,
 }
 
 /// TLS mode: which clients the `secureClientPort` takes.
@@ -61,6 +64,7 @@ impl Default for Options {
             max_session_timeout_ms: 60_000,
             start_timeout: Duration::from_secs(60),
             jvm_args: Vec::new(),
+            reconfig: false,
             tls: None,
             sasl: None,
         }

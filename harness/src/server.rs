@@ -95,6 +95,9 @@ impl Server {
                 cfg.push_str("enforce.auth.enabled=true\nenforce.auth.schemes=sasl\n");
             }
         }
+        if opts.reconfig {
+            cfg.push_str("reconfigEnabled=true\n");
+        }
         for (i, p) in peers.iter().enumerate() {
             cfg.push_str(&format!("server.{}=127.0.0.1:{}:{}\n", i + 1, p.quorum, p.election));
         }
@@ -124,6 +127,10 @@ impl Server {
         if opts.sasl.is_some() {
             let jaas = self.dir.with_file_name("jaas.conf");
             cmd.arg(format!("-Djava.security.auth.login.config={}", jaas.display()));
+        }
+        if opts.reconfig {
+            // base64(sha1("super:test")), as kazoo's harness sets it.
+            cmd.arg("-Dzookeeper.DigestAuthenticationProvider.superDigest=super:D/InIHSb7yEEbrWz8b9l71RjZJU=");
         }
         cmd.args(&opts.jvm_args)
             .args(["-Xmx256m", "-XX:+UseSerialGC", "-XX:-UsePerfData", "-Djava.net.preferIPv4Stack=true"])

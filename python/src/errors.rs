@@ -65,6 +65,7 @@ pub fn to_py(err: Error) -> PyErr {
         ErrorKind::NotHeld => NotHeldError::new_err(message),
         ErrorKind::NoChildrenForEphemerals => NoChildrenForEphemeralsError::new_err(message),
         ErrorKind::InvalidAcl => InvalidACLError::new_err(message),
+        ErrorKind::BadArguments => BadArgumentsError::new_err(message),
         ErrorKind::ZooKeeper => ZookeeperError::new_err(message),
         // kazoo's recipes fail with the ValueError of int(), float() or json.loads().
         ErrorKind::BadData => PyValueError::new_err(message),

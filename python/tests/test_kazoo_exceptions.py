@@ -73,6 +73,7 @@ CLASS_OF_KIND = {
     "invalid_acl": zoolock.InvalidACLError,
     "runtime_gone": zoolock.ConnectionClosedError,
     "bad_data": ValueError,
+    "bad_arguments": zoolock.BadArgumentsError,
 }
 
 

@@ -16,9 +16,12 @@ The tests not run, and why, are in ``NOT_RUN`` (docs/python.md lists them too);
 ``TestAdapter`` checks what part of them zoolock does support.
 """
 
+import atexit
 import types
+from pathlib import Path
 
 import pytest
+import secure_servers
 import zoolock
 from conftest import DEADLINE
 from kazoo_shipped import adapter
@@ -28,6 +31,7 @@ from kazoo.protocol.states import KazooState
 from kazoo.tests import test_client as shipped_client
 from kazoo.tests import test_election as shipped_election
 from kazoo.tests import test_watchers as shipped_watchers
+from zkh import Harness
 
 # kazoo's test_bad_session_expire raises from a listener on purpose: zoolock reports it as unraisable.
 pytestmark = pytest.mark.filterwarnings(
@@ -71,10 +75,7 @@ NOT_RUN = {
 CLASSES_NOT_RUN = {
     "TestClientTransitions": "connection state transitions of kazoo's connection (lose_connection via _call)",
     "TestClientConstructor": "kazoo's constructor internals (handler, retry dicts, host parsing)",
-    "TestSSLClient": "TLS: zoolock has none yet",
     "TestSessionCallbacks": "kazoo's private _session_callback",
-    "TestReconfig": "needs kazoo's 3-server cluster with reconfigEnabled and a 'super' digest user; the suite's "
-                    "server has reconfig off (test_kazoo_client_calls.test_reconfig_reaches_the_server)",
 }
 
 
@@ -103,6 +104,20 @@ class _Cluster:
 
     def terminate(self):
         """The server belongs to the suite's fixture, not to one test."""
+
+
+class _TlsCluster(_Cluster):
+    """The shared mutual-TLS server (secure_servers.py), as kazoo's SSL harness sees it."""
+
+    def _servers(self):
+        secure = self.zkh.secure.split(",")
+        return [_Server(running=s.running, address=s.address, secure_address=address)
+                for s, address in zip(super()._servers(), secure)]
+
+    def get_ssl_client_configuration(self):
+        files = self.zkh.tls_files
+        return {name: Path(files[key]).read_bytes()
+                for name, key in (("client_key", "client_key"), ("client_cert", "client_cert"), ("ca_cert", "ca"))}
 
 
 class ZoolockClient(zoolock.KazooClient):
@@ -201,6 +216,37 @@ class TestKazooNonChrootClient(OnZoolock, shipped_client.TestNonChrootClient):
     pass
 
 
+@adapted(shipped_client.TestSSLClient)
+class TestKazooSSLClient(OnZoolock, shipped_client.TestSSLClient):
+    @property
+    def cluster(self):
+        return _TlsCluster(self.zkh)
+
+    @property
+    def secure_servers(self):
+        return self.zkh.secure
+
+    def setUp(self):
+        self.zkh = secure_servers.server("mutual_tls")
+        super().setUp()
+
+
+_reconfig_servers = None
+
+
+@adapted(shipped_client.TestReconfig)
+class TestKazooReconfig(OnZoolock, shipped_client.TestReconfig):
+    """On 3 servers with reconfig on and kazoo's superuser (started on first use)."""
+
+    def setUp(self):
+        global _reconfig_servers
+        if _reconfig_servers is None:
+            _reconfig_servers = Harness(servers=3, reconfig=True)
+            atexit.register(_reconfig_servers.close)
+        self.zkh = _reconfig_servers
+        super().setUp()
+
+
 @adapted(shipped_watchers.KazooDataWatcherTests)
 class TestKazooDataWatch(OnZoolock, shipped_watchers.KazooDataWatcherTests):
     pass
@@ -261,7 +307,8 @@ def test_every_shipped_test_is_run_or_listed():
     """A kazoo upgrade that adds or renames tests shows here."""
     run = [shipped_client.TestClient, shipped_client.TestClientTransactions, shipped_client.TestConnection,
            shipped_client.TestCallbacks, shipped_client.TestAuthentication,
-           shipped_client.TestNonChrootClient, shipped_watchers.KazooDataWatcherTests,
+           shipped_client.TestNonChrootClient, shipped_client.TestSSLClient, shipped_client.TestReconfig,
+           shipped_watchers.KazooDataWatcherTests,
            shipped_watchers.KazooChildrenWatcherTests, shipped_watchers.KazooPatientChildrenWatcherTests,
            shipped_election.KazooElectionTests]
     listed = {f"{cls.__name__}.{name}" for cls in run for name in _shipped_tests(cls)}
