@@ -477,6 +477,7 @@ impl Error {
             // moved to another server; the client reconnects. kazoo retries
             // it as it retries a connection loss.
             Zk::SessionMoved => Error::ConnectionLoss(Duration::ZERO),
+            ref refused if refused_by_ended_session(refused) => Error::ConnectionLoss(Duration::ZERO),
             other => Error::ZooKeeper { action, path, message: other.to_string() },
         }
     }
@@ -488,7 +489,18 @@ impl Error {
 /// response from connection in 1600ms" — so both count.
 pub(crate) fn connection_lost(err: &zookeeper_client::Error) -> bool {
     use zookeeper_client::Error as Zk;
-    matches!(err, Zk::ConnectionLoss | Zk::Custom(_))
+    matches!(err, Zk::ConnectionLoss | Zk::Custom(_)) || refused_by_ended_session(err)
+}
+
+/// A request zookeeper-client could not hand to its session task, which had
+/// ended (the session closing or expired) while the state it reports was
+/// still `SyncConnected`: it fails with `UnexpectedError("expect error
+/// state, got …")` (zookeeper-client 0.11's `SessionState::to_error`). Never
+/// sent, but counted as lost like any request on a dying connection: the
+/// caller looks at the session, which then tells expired or closed.
+/// Assumes that wording; another one falls back to the generic kind.
+fn refused_by_ended_session(err: &zookeeper_client::Error) -> bool {
+    matches!(err, zookeeper_client::Error::UnexpectedError(message) if message.starts_with("expect error state"))
 }
 
 #[cfg(test)]
@@ -518,6 +530,22 @@ mod tests {
         let other = kind(Zk::QuotaExceeded);
         assert_eq!(other, Error::ZooKeeper { action, path: path(), message: Zk::QuotaExceeded.to_string() });
         assert_eq!(other.to_string(), format!("could not create /locks/x: {}", Zk::QuotaExceeded));
+    }
+
+    /// zookeeper-client fails a request it could not hand to its session
+    /// task (the task ended: the session is closing or expired) with the
+    /// state it last saw, which may still be `SyncConnected`; seen under load
+    /// as an acquire failing with "unexpected error: expect error state, got
+    /// SyncConnected".
+    #[test]
+    fn a_request_refused_by_an_ended_session_task_is_a_connection_loss() {
+        let err = Zk::UnexpectedError("expect error state, got SyncConnected".to_owned());
+        assert!(connection_lost(&err));
+        assert_eq!(Error::zk("/locks/x", "create", err), Error::ConnectionLoss(Duration::ZERO));
+        // Other unexpected errors keep their words.
+        let other = Zk::UnexpectedError("unexpected op code 99".to_owned());
+        assert!(!connection_lost(&other));
+        assert_eq!(Error::zk("/locks/x", "create", other).kind(), ErrorKind::ZooKeeper);
     }
 
     #[test]
