@@ -289,6 +289,11 @@ async fn watch_node(
                 if ephemeral && live.generation != generation {
                     return;
                 }
+                // Released already (before this task first ran, in a short
+                // hold): no watch to set, and none to remove.
+                if !holder.upgrade().is_some_and(|h| h.holds(id)) {
+                    return;
+                }
                 // Sent at once and not awaited by the acquirer: the hold costs no round trip more.
                 match live.client.get_and_watch_data(&node).await {
                     Ok((_, _, watcher)) => NodeWatch::Oneshot(watcher),
