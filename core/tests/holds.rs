@@ -8,6 +8,7 @@ use std::time::Duration;
 
 use common::*;
 use tokio::time::timeout;
+use zk_harness::{Op, Select};
 use zoolock::{Acquire, Kind, Lock, LockConfig, LockState, LostReason, Outcome, Semaphore, Session, SessionState};
 
 async fn wait_state(states: &mut tokio::sync::watch::Receiver<LockState>, want: LockState) {
@@ -331,4 +332,33 @@ async fn a_dropped_handle_releases_unless_kept() {
     let other = Lock::mutex(&session(&connect).await, &path).unwrap();
     assert!(other.acquire(Acquire::timeout(Duration::from_secs(10))).await.unwrap());
     other.release().await.unwrap();
+}
+
+/// A hold decided by a listing watches its node (a `getData` with a watch,
+/// sent once it holds). Its own release must let that watch fire on the
+/// delete: a watcher dropped before the notice costs zookeeper-client a
+/// `RemoveWatches` for it and another for the notice no watcher expects
+/// (issue 26: the bindings, whose release comes after the watch is set,
+/// sent two more requests per contended acquisition than Rust).
+#[tokio::test(flavor = "multi_thread")]
+async fn releasing_a_watched_hold_sends_no_remove_watches() {
+    let connect = shared_server();
+    let session = session(&connect).await;
+    let id = session.status().session_id;
+    let path = unique_path("release-unwatch");
+    let config = LockConfig { mirror: false, ..LockConfig::default() };
+    let lock = Lock::new(&session, &path, Kind::Mutex, config).unwrap();
+    for round in 0..3 {
+        assert!(lock.acquire(Acquire::default()).await.unwrap());
+        watched_by(&lock.node().unwrap(), id).await;
+        let removals = Select::session(id).op(Op::RemoveWatches);
+        let armed = inject(move || harness().drop_reply(removals).unwrap()).await;
+        assert!(lock.release().await.unwrap());
+        // A round trip of the session after the release: whatever the
+        // release sent is at the server by then.
+        lock.queue().await.unwrap();
+        let report = inject(move || harness().disarm(armed).unwrap()).await;
+        assert!(report.request.is_none(), "round {round}: the release sent RemoveWatches: {:?}", report.request);
+    }
+    session.close().await;
 }

@@ -179,11 +179,12 @@ impl HolderState {
     /// leaves it running in the background (see
     /// [`Removal::run_bounded`](crate::contender::Removal::run_bounded)): no node outlives it.
     async fn release_if(&self, this: impl FnOnce(&Won) -> bool) -> bool {
-        let Some(mut held) = self.held.lock().unwrap().take_if(|h| this(&h.won)) else { return false };
-        // Our own delete would fire the node's watch: stop it first.
-        for task in held.tasks.drain(..) {
-            task.abort();
-        }
+        let Some(held) = self.held.lock().unwrap().take_if(|h| this(&h.won)) else { return false };
+        // The node's watch stops with `held`, after our delete: it has had
+        // the delete's notice by then (the notice comes before the reply),
+        // and takes it for no loss, the hold being gone. Dropped before the
+        // notice, zookeeper-client would send `RemoveWatches` for it, and
+        // again for the notice.
         self.session.unwatch_status(held.watch_key);
         self.meter().inspect(|m| m.hold_ended(held.since.elapsed()));
         self.set_state(LockState::Released);
@@ -286,6 +287,11 @@ async fn watch_node(
                 let Some(session) = holder.upgrade().map(|h| h.session.clone()) else { return };
                 let Ok(live) = session.live().await else { return };
                 if ephemeral && live.generation != generation {
+                    return;
+                }
+                // Released already (before this task first ran, in a short
+                // hold): no watch to set, and none to remove.
+                if !holder.upgrade().is_some_and(|h| h.holds(id)) {
                     return;
                 }
                 // Sent at once and not awaited by the acquirer: the hold costs no round trip more.
