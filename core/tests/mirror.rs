@@ -437,6 +437,37 @@ async fn a_long_queue_of_one_sessions_own_waiters_keeps_its_mirror() {
     drop(waiting);
 }
 
+/// The same in a burst: eight waiters of one session start at once, so the
+/// mirror sees their nodes before their waiters decide. Nodes of this
+/// session's creates in flight count as its own too (point 9); counted as
+/// other sessions', the first waiter to decide would see nine contenders
+/// and dismiss the mirror, and its watch would be gone once the queue is
+/// served (10,000 waiters of one process then each listed the whole path).
+#[tokio::test(flavor = "multi_thread")]
+async fn a_burst_of_one_sessions_own_waiters_keeps_its_mirror() {
+    let scene = scene("mirror-own-burst").await;
+    let Scene { ours, theirs, raw, path } = &scene;
+    let id = ours.status().session_id;
+    let holder = listing(theirs, path);
+    assert!(holder.acquire(Acquire::default()).await.unwrap());
+    let waiters: Vec<Lock> = (0..8).map(|_| Lock::mutex(ours, path).unwrap()).collect();
+    let mut waiting = tokio::task::JoinSet::new();
+    for (at, waiter) in waiters.iter().enumerate() {
+        let waiter = waiter.clone();
+        waiting.spawn(async move { (at, waiter.acquire(Acquire::default()).await) });
+    }
+    queued(raw, path, 9).await;
+    assert!(holder.release().await.unwrap());
+    while let Some(done) = timeout(SETTLE, waiting.join_next()).await.expect("each waiter holds in turn") {
+        let (at, acquired) = done.unwrap();
+        assert!(acquired.unwrap(), "waiter {at} holds");
+        assert_eq!(waiters.iter().filter(|w| w.is_acquired()).count(), 1, "one holder at a time");
+        assert!(waiters[at].release().await.unwrap());
+    }
+    // The handles live on, and with them the session's mirror, if it was never dismissed.
+    watched_by(path, id).await;
+}
+
 /// Dismissing the mirror (point 9) drops its watcher; a `RemoveWatches` of
 /// every watch of the session on the path would take a `ChildrenWatch` of
 /// the session there with it. zookeeper-client sends none while another

@@ -10,7 +10,7 @@ use super::{Lock, Step};
 use crate::contender::{Attempt, NodeWatch, Nodes, Recovered};
 use crate::error::{connection_lost, Error, Result};
 use crate::holder::Acquire;
-use crate::mirror::{Decision, Mirror};
+use crate::mirror::{Decision, Expected, Mirror};
 use crate::naming::{self, Standing};
 use crate::session::Live;
 use crate::state::SessionState;
@@ -34,8 +34,8 @@ impl Lock {
         let (listed, watched) = match ahead {
             Ahead::Listed(children) => (Some(children), None),
             Ahead::Neighbour(neighbour) => (None, Some((neighbour, Watched::Neighbour))),
-            Ahead::Mirror(mirror) => {
-                match Box::pin(self.wait_mirrored(&mirror, live, attempt, &name, options)).await? {
+            Ahead::Mirror(mirror, expected) => {
+                match Box::pin(self.wait_mirrored(&mirror, expected, live, attempt, &name, options)).await? {
                     Mirrored::Holds(deletion, waited) => {
                         let won = attempt.won_watched(token, NodeWatch::Mirror(deletion));
                         return Ok(Step::Won(won.with_wait(waited)));
@@ -151,6 +151,7 @@ impl Lock {
     async fn wait_mirrored(
         &self,
         mirror: &Mirror,
+        mut expected: Option<Expected>,
         live: &Live,
         attempt: &Attempt,
         name: &str,
@@ -164,7 +165,12 @@ impl Lock {
             let sweep = |children: &mut Vec<String>| attempt.sweep_late(live.generation, children);
             let doubtful = Nodes::of(session).doubtful.any(&self.holder.path);
             let list_above = self.spec.config.adaptive.map(|adaptive| adaptive.list_above);
-            let wake = match mirror.decide(live.generation, name, role, doubtful.then_some(&sweep), list_above) {
+            let decision = mirror.decide(live.generation, name, role, doubtful.then_some(&sweep), list_above);
+            // Decided on a synced mirror: our entry is marked ours by now.
+            if !matches!(decision, Decision::Stale(_)) {
+                drop(expected.take());
+            }
+            let wake = match decision {
                 Decision::Holds(deletion, fresh) => {
                     // Not decided on our create's own evidence (mirror/mod.rs, point
                     // 8): the transaction that deleted the last node ahead may
@@ -259,6 +265,10 @@ impl Lock {
             let prefix = attempt.prefix().to_owned();
             ours.push(prefix.clone());
             let prefix_path = format!("{parent}/{prefix}");
+            // Adapting, our node counts as ours from its create event on, until
+            // our waiter decided on it (mirror/mod.rs, point 9).
+            let mut expected =
+                mirror.as_ref().filter(|_| self.spec.config.adaptive.is_some()).map(|m| m.expect(&prefix));
             let (create, place, before) = Lines::of(&self.holder.session).join_line(parent, &prefix, role, || {
                 live.client.create(&prefix_path, &self.spec.config.identifier, &create_options)
             });
@@ -293,7 +303,7 @@ impl Lock {
             attempt.created(node.clone());
             let name = node[parent.len() + 1..].to_owned();
             let ahead = match (sequence, neighbour) {
-                _ if mirror.is_some() => Ahead::Mirror(mirror.expect("checked")),
+                _ if mirror.is_some() => Ahead::Mirror(mirror.expect("checked"), expected.take()),
                 (Some(sequence), Some((before, _))) => {
                     Ahead::Neighbour(format!("{before}{:010}", sequence.wrapping_sub(1)))
                 }
@@ -358,7 +368,7 @@ enum Ahead {
     /// The name the session's previous node in line has if it sits right before ours.
     Neighbour(String),
     /// The session's mirror of the path shows it (see [`crate::mirror`]).
-    Mirror(Arc<Mirror>),
+    Mirror(Arc<Mirror>, Option<Expected>),
 }
 
 enum Wake {
@@ -443,7 +453,7 @@ mod tests {
         let live = session.live().await.unwrap();
         let attempt = Attempt::new(removal_of(&session, &path, live.generation), &Removals::default());
         let mirror = lock.mirror().unwrap();
-        let mirrored = size_of_val(&lock.wait_mirrored(&mirror, &live, &attempt, "x-0000000001", &options));
+        let mirrored = size_of_val(&lock.wait_mirrored(&mirror, None, &live, &attempt, "x-0000000001", &options));
         let (name, ahead) = ("x-0000000001", Some(("x-0000000000".to_owned(), Watched::Neighbour)));
         let mut listing = Attempt::new(removal_of(&session, &path, live.generation), &Removals::default());
         let listed = size_of_val(&lock.wait_listed(&live, &mut listing, name, 1, &options, None, ahead));

@@ -68,7 +68,8 @@
 //!    notice of the transaction that deleted the last node ahead (2.).
 //! 9. The adaptive switch ([`Mirror::dismiss`], `LockConfig::adaptive`).
 //!    A waiter that sees a long queue (other sessions' nodes: ours cost no
-//!    fan-out) dismisses the mirror: the watcher is dropped, every waiter
+//!    fan-out; a node is ours once its waiter decided, or from its create
+//!    event on while its create is in flight, [`Expected`]) dismisses the mirror: the watcher is dropped, every waiter
 //!    and hold on it woken as stale, and from then on each decides by
 //!    listing and watching its predecessor (the listing rules, which assume
 //!    nothing of the mirror), holds by a watch of their node. A listing that
@@ -159,8 +160,11 @@ struct State {
     /// not in a map by name of their own (issue 16: bytes per waiter).
     queue: BTreeMap<(i32, String), Entry>,
     /// Entries marked [`Entry::ours`]: the queue's other nodes are other
-    /// sessions' (or ours not decided yet), whose fan-out point 9 weighs.
+    /// sessions' (or ours whose create's reply was lost), whose fan-out point 9 weighs.
     ours: usize,
+    /// Prefixes of this session's creates in flight on the path, by
+    /// [`prefix_key`] ([`Expected`]).
+    expected: HashSet<u64>,
     /// NodeDeleted events applied so far: a node whose create event came
     /// with none since was first in line then if it is first now (point 8).
     deletions: u64,
@@ -207,6 +211,17 @@ impl Mirror {
         }
         self.start_resync(&mut state);
         true
+    }
+
+    /// Marks nodes created with `prefix` as this session's (point 9) until
+    /// the returned guard drops: call before sending the create, keep the
+    /// guard until the waiter decided on a synced mirror. In a burst the mirror sees a node before its
+    /// waiter decides on it, and would otherwise count it as another
+    /// session's.
+    pub fn expect(self: &Arc<Self>, prefix: &str) -> Expected {
+        let key = prefix_key(prefix);
+        self.state.lock().unwrap().expected.insert(key);
+        Expected { mirror: self.clone(), key }
     }
 
     /// A listing of the adaptive design showed `contenders`: at most
@@ -435,6 +450,18 @@ impl Drop for Mirror {
 }
 
 impl State {
+    /// A new entry for node `name`, ours if its prefix is [`Expected`].
+    fn entry(&mut self, name: &str, role: Role, arrived: u64) -> Entry {
+        let mut entry = Entry::new(role, arrived);
+        // ZooKeeper appends 10 characters ("%010d"), 11 for i32::MIN.
+        let expected = |n: usize| name.len().checked_sub(n).and_then(|end| name.get(..end));
+        if [10, 11].into_iter().filter_map(expected).any(|prefix| self.expected.contains(&prefix_key(prefix))) {
+            entry.ours = true;
+            self.ours += 1;
+        }
+        entry
+    }
+
     fn wrapped(&self) -> bool {
         let low = self.queue.first_key_value().is_some_and(|((s, _), _)| *s < i32::MIN / 2);
         let high = self.queue.last_key_value().is_some_and(|((s, _), _)| *s > i32::MAX / 2);
@@ -443,12 +470,13 @@ impl State {
 
     fn install(&mut self, watcher: zk::PersistentWatcher, children: &[String], generation: u64) {
         self.wake_all();
-        self.queue = children
-            .iter()
-            .filter_map(|c| naming::parse(c, &[]))
-            .map(|c| ((c.sequence, c.name), Entry::new(c.role, LISTED)))
-            .collect();
         self.ours = 0;
+        let mut queue = BTreeMap::new();
+        for c in children.iter().filter_map(|c| naming::parse(c, &[])) {
+            let entry = self.entry(&c.name, c.role, LISTED);
+            queue.insert((c.sequence, c.name), entry);
+        }
+        self.queue = queue;
         self.watcher = Some(watcher);
         self.generation = generation;
         self.synced = true;
@@ -509,7 +537,10 @@ impl State {
             },
             (zk::EventType::NodeCreated, Some(name)) => {
                 if let Some(c) = naming::parse(name, &[]) {
-                    self.queue.entry((c.sequence, c.name)).or_insert_with(|| Entry::new(c.role, self.deletions));
+                    if !self.queue.contains_key(&(c.sequence, c.name.clone())) {
+                        let entry = self.entry(&c.name, c.role, self.deletions);
+                        self.queue.insert((c.sequence, c.name), entry);
+                    }
                 }
             }
             (zk::EventType::NodeDeleted, Some(name)) => {
@@ -523,6 +554,28 @@ impl State {
             _ => {}
         }
     }
+}
+
+/// A create of this session in flight on the mirror's path ([`Mirror::expect`]).
+/// Small: a parked mirrored waiter's future keeps it.
+pub(crate) struct Expected {
+    mirror: Arc<Mirror>,
+    key: u64,
+}
+
+impl Drop for Expected {
+    /// Applies the events received so far first: our node's create event
+    /// comes before the create's reply, so it is marked ours by now.
+    fn drop(&mut self) {
+        self.mirror.caught_up().expected.remove(&self.key);
+    }
+}
+
+/// A prefix's key in [`State::expected`]: prefixes carry a random uuid, so
+/// 64 bits tell them apart (a collision would only miscount, point 9).
+fn prefix_key(prefix: &str) -> u64 {
+    use std::hash::{BuildHasher, BuildHasherDefault};
+    BuildHasherDefault::<std::collections::hash_map::DefaultHasher>::default().hash_one(prefix)
 }
 
 /// [`Entry::arrived`] of a node the mirror learned from a listing: never fresh.
