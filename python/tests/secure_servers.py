@@ -1,6 +1,7 @@
-"""ZooKeeper servers in the security modes (harness/README.md), each started
-on first use and shared by the tests and the bad-input cases: TLS without and
-with client certificates, and SASL DIGEST-MD5 required of every session.
+"""ZooKeeper servers in special modes (harness/README.md), each started on
+first use and shared by the tests and the bad-input cases: TLS without and
+with client certificates, SASL DIGEST-MD5 required of every session, and
+kazoo's reconfig ensemble (3 servers, reconfigEnabled, superuser super:test).
 zkh stops them when this process ends (its stdin closes)."""
 
 import atexit
@@ -12,6 +13,7 @@ from zkh import Harness
 SASL_USER, SASL_PASSWORD = "locker", "s3cret-pw"
 
 _MODES = {
+    "reconfig": {"servers": 3, "reconfig": True},
     "tls": {"tls": {"client_auth": False}},
     "mutual_tls": {"tls": {"client_auth": True}},
     "sasl": {"sasl": {"users": {SASL_USER: SASL_PASSWORD}, "required": True}},
@@ -21,10 +23,10 @@ _lock = threading.Lock()
 
 
 def server(mode: str) -> Harness:
-    """The shared server of ``mode`` ("tls", "mutual_tls" or "sasl")."""
+    """The shared server of ``mode`` ("tls", "mutual_tls", "sasl" or "reconfig")."""
     with _lock:
         if mode not in _started:
-            _started[mode] = Harness(servers=1, tick_ms=200, **_MODES[mode])
+            _started[mode] = Harness(**{"servers": 1, "tick_ms": 200, **_MODES[mode]})
         return _started[mode]
 
 

@@ -16,7 +16,6 @@ The tests not run, and why, are in ``NOT_RUN`` (docs/python.md lists them too);
 ``TestAdapter`` checks what part of them zoolock does support.
 """
 
-import atexit
 import types
 from pathlib import Path
 
@@ -31,7 +30,6 @@ from kazoo.protocol.states import KazooState
 from kazoo.tests import test_client as shipped_client
 from kazoo.tests import test_election as shipped_election
 from kazoo.tests import test_watchers as shipped_watchers
-from zkh import Harness
 
 # kazoo's test_bad_session_expire raises from a listener on purpose: zoolock reports it as unraisable.
 pytestmark = pytest.mark.filterwarnings(
@@ -231,19 +229,12 @@ class TestKazooSSLClient(OnZoolock, shipped_client.TestSSLClient):
         super().setUp()
 
 
-_reconfig_servers = None
-
-
 @adapted(shipped_client.TestReconfig)
 class TestKazooReconfig(OnZoolock, shipped_client.TestReconfig):
-    """On 3 servers with reconfig on and kazoo's superuser (started on first use)."""
+    """On kazoo's reconfig ensemble (secure_servers.py: 3 servers, started on first use)."""
 
     def setUp(self):
-        global _reconfig_servers
-        if _reconfig_servers is None:
-            _reconfig_servers = Harness(servers=3, reconfig=True)
-            atexit.register(_reconfig_servers.close)
-        self.zkh = _reconfig_servers
+        self.zkh = secure_servers.server("reconfig")
         super().setUp()
 
 
