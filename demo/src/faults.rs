@@ -99,6 +99,8 @@ struct Heard {
     /// (worker, state, ns) of each time a worker was told its session was
     /// suspended or lost, or its hold lost (the state is then the reason, e.g. `NodeDeleted`).
     told: Vec<(String, String, u128)>,
+    /// (worker, ns) of each time a worker's session was connected again.
+    connected: Vec<(String, u128)>,
     /// The zoolock workers' metrics, said before `idle`.
     metrics: crate::metrics::Metrics,
 }
@@ -355,8 +357,11 @@ pub fn run(args: &Args, log: &Arc<Log>) -> Result<bool, String> {
     report.print(started.elapsed(), &names);
     let metrics = std::mem::take(&mut heard.lock().unwrap().metrics);
     metrics.print();
-    let heard_told = heard.lock().unwrap().told.clone();
-    let told = told_latencies(&partitions, &heard_told);
+    let (heard_told, heard_connected) = {
+        let h = heard.lock().unwrap();
+        (h.told.clone(), h.connected.clone())
+    };
+    let told = told_latencies(&partitions, &heard_told, &heard_connected);
     for (kind, n) in &injected {
         say!("  faults injected: {kind:<18} {n}");
     }
@@ -465,6 +470,11 @@ fn follow(
                         TOLD.notify_all();
                     }
                 }
+                ["connected", worker, ns] => {
+                    if let Ok(ns) = ns.parse() {
+                        heard.lock().unwrap().connected.push((worker.to_string(), ns));
+                    }
+                }
                 ["metrics", ..] => {
                     if let Some(reported) = crate::metrics::parse(&line) {
                         heard.lock().unwrap().metrics.add(&name, reported);
@@ -486,11 +496,23 @@ fn wait_idle(idle: &Receiver<()>, workers: usize, limit: Duration) -> usize {
 
 /// For each partition of the holder, how long until it was told that its
 /// session — and so its lock — was suspended or lost; never told counts as
-/// too late.
-fn told_latencies(partitions: &[(String, u128)], told: &[(String, String, u128)]) -> Vec<Duration> {
+/// too late. A holder told before the partition and not connected again since
+/// (another fault suspended it) already keeps off the resource: told at once.
+fn told_latencies(
+    partitions: &[(String, u128)],
+    told: &[(String, String, u128)],
+    connected: &[(String, u128)],
+) -> Vec<Duration> {
     partitions
         .iter()
         .map(|(worker, at)| {
+            let last_before = |times: &mut dyn Iterator<Item = u128>| times.filter(|ns| ns < at).max();
+            let session_told = told.iter().filter(|(w, state, _)| w == worker && session_state(state));
+            let last_told = last_before(&mut session_told.map(|(_, _, ns)| *ns));
+            let last_connected = last_before(&mut connected.iter().filter(|(w, _)| w == worker).map(|(_, ns)| *ns));
+            if last_told.is_some_and(|t| last_connected.map_or(true, |c| c < t)) {
+                return Duration::ZERO;
+            }
             told.iter()
                 .filter(|(w, _, ns)| w == worker && ns >= at)
                 .map(|(_, _, ns)| Duration::from_nanos((ns - at) as u64))
@@ -498,6 +520,12 @@ fn told_latencies(partitions: &[(String, u128)], told: &[(String, String, u128)]
                 .unwrap_or(Duration::MAX)
         })
         .collect()
+}
+
+/// Whether a `told` state is the session's (suspended or lost, in any
+/// client's words), not a hold's loss such as `NodeDeleted`.
+fn session_state(state: &str) -> bool {
+    ["suspended", "lost"].contains(&state.to_ascii_lowercase().as_str())
 }
 
 /// For each deletion of a holder's node, how long after the delete's answer
@@ -606,5 +634,36 @@ impl Rng {
         self.0 ^= self.0 >> 7;
         self.0 ^= self.0 << 17;
         (self.0 % n as u64) as usize
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn told(worker: &str, ns: u128) -> (String, String, u128) {
+        (worker.to_string(), "Suspended".to_string(), ns)
+    }
+
+    #[test]
+    fn a_holder_suspended_before_a_partition_counts_as_told() {
+        let partitions = [("w".to_string(), 3_000)];
+        // Suspended by a server kill at 1 µs, reconnected only after the partition: told.
+        let latencies =
+            told_latencies(&partitions, &[told("w", 1_000), told("w", 30_000)], &[("w".to_string(), 5_000)]);
+        assert_eq!(latencies, [Duration::ZERO]);
+        // Reconnected before the partition: the next tell counts.
+        let latencies = told_latencies(&partitions, &[told("w", 1_000), told("w", 4_000)], &[("w".to_string(), 2_000)]);
+        assert_eq!(latencies, [Duration::from_nanos(1_000)]);
+        // Never told since a reconnect: too late.
+        let latencies = told_latencies(&partitions, &[told("w", 1_000)], &[("w".to_string(), 2_000)]);
+        assert_eq!(latencies, [Duration::MAX]);
+        // A hold lost to a deletion is no session state: the worker holds again, connected.
+        let deleted = ("w".to_string(), "NodeDeleted".to_string(), 1_000);
+        let latencies = told_latencies(&partitions, &[deleted, told("w", 4_000)], &[]);
+        assert_eq!(latencies, [Duration::from_nanos(1_000)]);
+        // Another worker's tell does not count.
+        let latencies = told_latencies(&partitions, &[told("v", 1_000)], &[]);
+        assert_eq!(latencies, [Duration::MAX]);
     }
 }

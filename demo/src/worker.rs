@@ -6,7 +6,8 @@
 //! [--session-timeout SECS] [--hold-ms MS] [--scheme curator] [--tls-ca CA --tls-cert CERT --tls-key KEY]`. Without `--count` it runs until a `stop` line
 //! on stdin, prints `idle` with its lock released and its session still
 //! open (so that orphan nodes can be counted), and exits at end of stdin.
-//! Stdout also carries `session <id>` and `told <name> <state> <ns>` lines,
+//! Stdout also carries `session <id>`, `told <name> <state> <ns>` and
+//! `connected <name> <ns>` (the session is connected again) lines,
 //! and at the end of its loop `metrics <name>=<value> …` (its session's):
 //! the session's `Suspended` or `Lost`, or a hold lost, by its reason
 //! (`NodeDeleted`, `SessionExpired`, …).
@@ -107,7 +108,10 @@ fn run(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
     say(format!("session {}", session.status().session_id));
     let (reporter, me) = (session.clone(), args.name.clone());
     session.add_listener(move |state| match state {
-        SessionState::Connected => say(format!("session {}", reporter.status().session_id)),
+        SessionState::Connected => {
+            say(format!("session {}", reporter.status().session_id));
+            say(format!("connected {me} {}", now_ns()));
+        }
         // What tells a holder to stop touching the resource.
         SessionState::Suspended | SessionState::Lost => say(format!("told {me} {state:?} {}", now_ns())),
         SessionState::Closed => {}

@@ -6,7 +6,8 @@ difference (`--client zoolock|kazoo`). It speaks the demo's worker protocol
 (see demo/src/worker.rs): acquire, write once to the resource with a fencing
 token while holding, release; print `session <id>` and
 `told <name> <state> <ns>` lines (the session's state, or on zoolock a
-hold's loss by its reason, e.g. NodeDeleted); without --count, run until `stop` on stdin,
+hold's loss by its reason, e.g. NodeDeleted) and `connected <name> <ns>`
+lines (connected again); without --count, run until `stop` on stdin,
 print `idle`, and keep the session open until stdin ends.
 """
 
@@ -67,6 +68,7 @@ def main():
     def on_state(state):
         if state == KazooState.CONNECTED:
             told.clear()
+            say(f"connected {args.name} {time.time_ns()}")
             client_id = zk.client_id
             if client_id:
                 say(f"session {client_id[0]}")

@@ -2,7 +2,8 @@
 //
 // It speaks the demo's worker protocol (see demo/src/worker.rs): acquire an
 // InterProcessMutex, write once to the resource with a fencing token while
-// holding, release; print `session <id>` and `told <name> <state> <ns>` lines;
+// holding, release; print `session <id>`, `told <name> <state> <ns>` and
+// `connected <name> <ns>` lines;
 // without --count, run until `stop` on stdin, print `idle`, and keep the
 // session open until stdin ends.
 //
@@ -151,6 +152,7 @@ public final class CuratorWorker {
                 case RECONNECTED:
                     told.set(false);
                     reportSession(c);
+                    say("connected " + me + " " + nowNs());
                     break;
                 case SUSPENDED:
                 case LOST:

@@ -8,9 +8,9 @@
 //
 // Without --count it runs until a `stop` line (or end of input) on stdin, prints
 // `idle` with its lock released and its session still open (so that orphan nodes
-// can be counted), and exits at end of stdin. Stdout also carries `session <id>`
-// and `told <name> <state> <ns>` lines: the session's Suspended or Lost, or a hold
-// lost, by its reason (NodeDeleted, SessionExpired, ...).
+// can be counted), and exits at end of stdin. Stdout also carries `session <id>`,
+// `told <name> <state> <ns>` lines (the session's Suspended or Lost, or a hold
+// lost, by its reason: NodeDeleted, SessionExpired, ...) and `connected <name> <ns>`.
 // Built by scripts/lib/build-worker.sh csharp demo (mcs, C# 7.2).
 
 using System;
@@ -127,6 +127,7 @@ static class Worker
                         catch (ObjectDisposedException) { return; }
                         if (Interlocked.Exchange(ref lastId, id) != id)
                             Say("session " + id.ToString(CultureInfo.InvariantCulture));
+                        Say(string.Format(CultureInfo.InvariantCulture, "connected {0} {1}", args.Name, NowNs()));
                         break;
                     // What tells a holder to stop touching the resource.
                     case ZooKeeperSessionState.Suspended:
