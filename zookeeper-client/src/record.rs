@@ -167,7 +167,8 @@ pub trait DynamicRecord {
 
 pub fn deserialize<'a, T>(buf: &mut ReadingBuf<'a>) -> Result<T, T::Error>
 where
-    T: DeserializableRecord<'a> + 'a, {
+    T: DeserializableRecord<'a> + 'a,
+{
     T::deserialize(buf)
 }
 
@@ -175,19 +176,22 @@ pub fn try_deserialize<'a, T>(
     buf: &mut ReadingBuf<'a>,
 ) -> Result<Option<T>, <<T as DeserializableRecord<'a>>::Error as HasInsufficientError>::DataError>
 where
-    T: DeserializableRecord<'a> + 'a, {
+    T: DeserializableRecord<'a> + 'a,
+{
     T::try_deserialize(buf)
 }
 
 pub fn unmarshal<'a, T>(buf: &mut ReadingBuf<'a>) -> Result<T, ZkError>
 where
-    T: DeserializableRecord<'a> + 'a, {
+    T: DeserializableRecord<'a> + 'a,
+{
     T::deserialize(buf).map_err(|e| e.with_context(std::any::type_name::<T>()))
 }
 
 pub fn unmarshal_entity<'a, T>(entity: &'static &'static str, buf: &mut ReadingBuf<'a>) -> Result<T, ZkError>
 where
-    T: DeserializableRecord<'a> + 'a, {
+    T: DeserializableRecord<'a> + 'a,
+{
     T::deserialize(buf).map_err(|e| e.with_context(entity))
 }
 
@@ -238,7 +242,8 @@ pub trait DeserializableRecord<'a> {
         buf: &mut ReadingBuf<'a>,
     ) -> Result<Option<Self>, <<Self as DeserializableRecord<'a>>::Error as HasInsufficientError>::DataError>
     where
-        Self: Sized + 'a, {
+        Self: Sized + 'a,
+    {
         let backup = *buf;
         match Self::deserialize(buf) {
             Ok(v) => Ok(Some(v)),
@@ -248,7 +253,7 @@ pub trait DeserializableRecord<'a> {
                     None => Ok(None),
                     Some(err) => Err(err),
                 }
-            },
+            }
         }
     }
 }
@@ -382,10 +387,10 @@ impl<'a> DeserializableRecord<'a> for &'a str {
                     None => DeserializeError::UnmarshalError(format!("unexpected utf8 end after {:?}", &bytes[pos..])),
                     Some(n) => {
                         DeserializeError::UnmarshalError(format!("invalid utf8 bytes {:?}", &bytes[pos..pos + n]))
-                    },
+                    }
                 };
                 return Err(err);
-            },
+            }
             Ok(s) => s,
         };
         unsafe { *buf = buf.get_unchecked(n..) };

@@ -22,27 +22,9 @@ use crate::chroot::{Chroot, ChrootPath, OwnedChroot};
 use crate::endpoint::{self, IterableEndpoints};
 use crate::error::Error;
 use crate::proto::{
-    self,
-    AuthPacket,
-    CheckVersionRequest,
-    CreateRequest,
-    DeleteRequest,
-    ExistsRequest,
-    GetAclResponse,
-    GetChildren2Response,
-    GetChildrenRequest,
-    GetRequest,
-    MultiHeader,
-    MultiReadResponse,
-    MultiWriteResponse,
-    OpCode,
-    PersistentWatchRequest,
-    ReconfigRequest,
-    RequestBuffer,
-    RequestHeader,
-    SetAclRequest,
-    SetDataRequest,
-    SyncRequest,
+    self, AuthPacket, CheckVersionRequest, CreateRequest, DeleteRequest, ExistsRequest, GetAclResponse,
+    GetChildren2Response, GetChildrenRequest, GetRequest, MultiHeader, MultiReadResponse, MultiWriteResponse, OpCode,
+    PersistentWatchRequest, ReconfigRequest, RequestBuffer, RequestHeader, SetAclRequest, SetDataRequest, SyncRequest,
 };
 pub use crate::proto::{EnsembleUpdate, Stat};
 use crate::record::{self, Record, StaticRecord};
@@ -98,14 +80,14 @@ impl CreateMode {
                 } else {
                     0
                 }
-            },
+            }
             PersistentSequential => {
                 if ttl {
                     6
                 } else {
                     2
                 }
-            },
+            }
             Ephemeral => 1,
             EphemeralSequential => 3,
             Container => 4,
@@ -327,7 +309,8 @@ impl Client {
 
     async fn wait<T, E, F>(result: std::result::Result<F, E>) -> std::result::Result<T, E>
     where
-        F: Future<Output = std::result::Result<T, E>>, {
+        F: Future<Output = std::result::Result<T, E>>,
+    {
         match result {
             Err(err) => Err(err),
             Ok(future) => future.await,
@@ -336,7 +319,8 @@ impl Client {
 
     async fn resolve<T, E, F>(result: std::result::Result<Either<F, T>, E>) -> std::result::Result<T, E>
     where
-        F: Future<Output = std::result::Result<T, E>>, {
+        F: Future<Output = std::result::Result<T, E>>,
+    {
         match result {
             Err(err) => Err(err),
             Ok(Right(r)) => Ok(r),
@@ -347,7 +331,8 @@ impl Client {
     async fn map_wait<T, U, Fu, Fn>(result: Result<Fu>, f: Fn) -> Result<U>
     where
         Fu: Future<Output = Result<T>>,
-        Fn: FnOnce(T) -> U, {
+        Fn: FnOnce(T) -> U,
+    {
         match result {
             Err(err) => Err(err),
             Ok(future) => match future.await {
@@ -359,7 +344,8 @@ impl Client {
 
     async fn retry_on_connection_loss<T, F>(operation: impl Fn() -> F) -> Result<T>
     where
-        F: Future<Output = Result<T>>, {
+        F: Future<Output = Result<T>>,
+    {
         loop {
             let future = operation();
             return match future.await {
@@ -408,7 +394,7 @@ impl Client {
                     } else {
                         j = path.len();
                     }
-                },
+                }
                 Err(Error::NoNode) => {
                     let i = path[..j].rfind('/').unwrap();
                     if i == 0 {
@@ -416,7 +402,7 @@ impl Client {
                         return Err(Error::NoNode);
                     }
                     j = i;
-                },
+                }
                 Err(err) => return Err(err),
             }
         }
@@ -1028,7 +1014,7 @@ impl Client {
                     } else {
                         continue;
                     }
-                },
+                }
                 Err(err) => {
                     if err.has_no_data_change() {
                         std::mem::forget(guard);
@@ -1036,7 +1022,7 @@ impl Client {
                     } else {
                         return Err(err);
                     }
-                },
+                }
                 Ok((_stat, sequence)) => sequence,
             };
             std::mem::forget(guard);
@@ -1105,7 +1091,7 @@ impl Client {
                         Ok((_data, _stat, watcher)) => watcher,
                     };
                     watcher.changed().await;
-                },
+                }
                 Err(_) => return Err(Error::RuntimeInconsistent),
             }
         }
@@ -1158,7 +1144,7 @@ impl Client {
             Err(err @ (Error::RuntimeInconsistent | Error::SessionExpired)) => {
                 std::mem::forget(client);
                 Err(err)
-            },
+            }
             Err(err) => Err(err),
             Ok(_) => Ok(client),
         }
@@ -1300,7 +1286,7 @@ impl<'a> LockPrefix<'a> {
             LockPrefixInner::Shared { prefix } => {
                 let (_parent, _tree, name) = util::split_path(prefix);
                 LockPrefixKind::Shared { prefix: name }
-            },
+            }
             LockPrefixInner::Custom { name, .. } => LockPrefixKind::Custom { lock_name: name },
         }
     }
@@ -2039,7 +2025,7 @@ impl From<MultiWriteError> for CheckWriteError {
             MultiWriteError::OperationFailed { index: 0, source } => CheckWriteError::CheckFailed { source },
             MultiWriteError::OperationFailed { index, source } => {
                 CheckWriteError::OperationFailed { index: index - 1, source }
-            },
+            }
         }
     }
 }
@@ -2224,12 +2210,12 @@ impl<'a> MultiWriter<'a> {
                     MultiWriteResponse::Create { mut path, stat } => {
                         path = util::strip_root_path(path, client.chroot.root())?;
                         results.push(MultiWriteResult::Create { path: path.to_string(), stat });
-                    },
+                    }
                     MultiWriteResponse::SetData { stat } => results.push(MultiWriteResult::SetData { stat }),
-                    MultiWriteResponse::Error(Error::UnexpectedErrorCode(0)) => {},
+                    MultiWriteResponse::Error(Error::UnexpectedErrorCode(0)) => {}
                     MultiWriteResponse::Error(err) => {
                         return Err(MultiWriteError::OperationFailed { index, source: err })
-                    },
+                    }
                 }
             }
             Ok(results)

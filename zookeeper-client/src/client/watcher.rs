@@ -124,7 +124,7 @@ impl WatchReceiver {
             WatchReceiver::Oneshot(receiver) => OneshotWatcher::new(chroot.clone(), receiver),
             WatchReceiver::Persistent(_) => {
                 unreachable!("expect oneshot watcher, got persistent watcher")
-            },
+            }
         }
     }
 
@@ -133,7 +133,7 @@ impl WatchReceiver {
             WatchReceiver::None => unreachable!("expect oneshot watcher, got none watcher"),
             WatchReceiver::Oneshot(_) => {
                 unreachable!("expect oneshot watcher, got oneshot watcher")
-            },
+            }
             WatchReceiver::Persistent(receiver) => PersistentWatcher::new(chroot.clone(), receiver),
         }
     }

@@ -4,13 +4,7 @@ use super::stat::Stat;
 use crate::acl::{Acl, AuthId, Permission};
 use crate::chroot::ChrootPath;
 use crate::record::{
-    self,
-    DeserializableRecord,
-    DeserializeError,
-    DynamicRecord,
-    InvalidData,
-    ReadingBuf,
-    SerializableRecord,
+    self, DeserializableRecord, DeserializeError, DynamicRecord, InvalidData, ReadingBuf, SerializableRecord,
 };
 
 impl SerializableRecord for Acl {

@@ -2,13 +2,7 @@ use bytes::BufMut;
 
 use crate::acl::AuthUser;
 use crate::record::{
-    self,
-    DeserializableRecord,
-    DeserializeError,
-    DynamicRecord,
-    ReadingBuf,
-    SerializableRecord,
-    StaticRecord,
+    self, DeserializableRecord, DeserializeError, DynamicRecord, ReadingBuf, SerializableRecord, StaticRecord,
 };
 
 #[derive(Clone, Debug)]

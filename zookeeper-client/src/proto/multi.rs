@@ -5,13 +5,7 @@ use super::op_code::OpCode;
 use super::stat::Stat;
 use crate::error::Error;
 use crate::record::{
-    DeserializableRecord,
-    DeserializeError,
-    InvalidData,
-    ReadingBuf,
-    SerializableRecord,
-    StaticRecord,
-    UnsafeBuf,
+    DeserializableRecord, DeserializeError, InvalidData, ReadingBuf, SerializableRecord, StaticRecord, UnsafeBuf,
     UnsafeRead,
 };
 
@@ -67,11 +61,11 @@ impl DeserializableRecord<'_> for Vec<MultiReadResponse> {
                     let data = Vec::<u8>::deserialize(buf)?;
                     let stat = Stat::deserialize(buf)?;
                     results.push(MultiReadResponse::Data { data, stat });
-                },
+                }
                 OpCode::GetChildren => {
                     let children = Vec::<String>::deserialize(buf)?;
                     results.push(MultiReadResponse::Children { children });
-                },
+                }
                 OpCode::Error => {
                     let ec = i32::deserialize(buf)?;
                     let err = match ErrorCode::try_from(ec) {
@@ -79,12 +73,12 @@ impl DeserializableRecord<'_> for Vec<MultiReadResponse> {
                         Err(err) => Error::UnexpectedErrorCode(err.number),
                     };
                     results.push(MultiReadResponse::Error(err));
-                },
+                }
                 op => {
                     return Err(DeserializeError::UnmarshalError(format!(
                         "unexpected op code {op} in multi read response"
                     )))
-                },
+                }
             }
         }
         Ok(results)
@@ -115,16 +109,16 @@ impl<'a> DeserializableRecord<'a> for Vec<MultiWriteResponse<'a>> {
                 OpCode::Create => {
                     let path = <&str>::deserialize(buf)?;
                     results.push(MultiWriteResponse::Create { path, stat: Stat::new_invalid() });
-                },
+                }
                 OpCode::Create2 => {
                     let path = <&str>::deserialize(buf)?;
                     let stat = Stat::deserialize(buf)?;
                     results.push(MultiWriteResponse::Create { path, stat });
-                },
+                }
                 OpCode::SetData => {
                     let stat = Stat::deserialize(buf)?;
                     results.push(MultiWriteResponse::SetData { stat });
-                },
+                }
                 OpCode::Error => {
                     let ec = i32::deserialize(buf)?;
                     let err = match ErrorCode::try_from(ec) {
@@ -132,12 +126,12 @@ impl<'a> DeserializableRecord<'a> for Vec<MultiWriteResponse<'a>> {
                         Err(err) => Error::UnexpectedErrorCode(err.number),
                     };
                     results.push(MultiWriteResponse::Error(err));
-                },
+                }
                 op => {
                     return Err(DeserializeError::UnmarshalError(format!(
                         "unexpected op code {op} in multi write response",
                     )))
-                },
+                }
             }
         }
         Ok(results)

@@ -57,12 +57,12 @@ impl<'a, T: Iterator<Item = &'a str> + Clone> SerializableRecord for ReconfigReq
                 ServerList(joinings).serialize(buf);
                 ServerList(leavings).serialize(buf);
                 buf.put_i32(-1);
-            },
+            }
             EnsembleUpdate::New { ensemble } => {
                 buf.put_i32(-1);
                 buf.put_i32(-1);
                 ServerList(ensemble).serialize(buf);
-            },
+            }
         };
         self.version.serialize(buf);
     }
@@ -73,11 +73,11 @@ impl<'a, T: Iterator<Item = &'a str> + Clone> DynamicRecord for ReconfigRequest<
         let n = match &self.update {
             EnsembleUpdate::Incremental { joinings, leavings } => {
                 4 + ServerList(joinings).serialized_len() + ServerList(leavings).serialized_len()
-            },
+            }
             EnsembleUpdate::New { ensemble } => {
                 let servers = ServerList(ensemble);
                 8 + servers.serialized_len()
-            },
+            }
         };
         n + 8
     }

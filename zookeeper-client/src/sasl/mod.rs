@@ -105,11 +105,11 @@ impl SaslSession {
             State::Finished(MessageSent::Yes) => {
                 self.finished = true;
                 Ok(Some(&self.output))
-            },
+            }
             State::Finished(MessageSent::No) => {
                 self.finished = true;
                 Ok(None)
-            },
+            }
         }
     }
 }

@@ -22,13 +22,7 @@ use self::connection::{AsyncReadToBuf, Connection, Connector};
 pub use self::depot::Depot;
 use self::event::WatcherEvent;
 pub use self::request::{
-    ConnectOperation,
-    MarshalledRequest,
-    OpStat,
-    Operation,
-    Request,
-    SessionOperation,
-    StateReceiver,
+    ConnectOperation, MarshalledRequest, OpStat, Operation, Request, SessionOperation, StateReceiver,
 };
 pub use self::types::{EventType, SessionId, SessionInfo, SessionState, WatchedEvent};
 use self::watch::WatchManager;
@@ -106,7 +100,7 @@ impl Builder {
                 }
                 Span::current().record("session", display(session.id()));
                 session
-            },
+            }
             None => SessionInfo::new(SessionId(0), vec![0; PASSWORD_LEN]),
         };
         if self.session_timeout < Duration::ZERO {
@@ -228,7 +222,7 @@ impl Session {
                     warn!("fail to connect to cluster {:?} due to {}", endpoints.endpoints(), err);
                     self.resolve_start_error(&err);
                     break;
-                },
+                }
                 Ok(conn) => conn,
             };
             endpoints.reset();
@@ -297,7 +291,7 @@ impl Session {
         debug!("unknown operation failure: {:?}, {:?}", info, err);
         match info {
             (op_code, OpStat::Watch { path, mode }) if op_code != OpCode::RemoveWatches => depot.fail_watch(path, mode),
-            _ => {},
+            _ => {}
         }
         responser.send(Err(err));
     }
@@ -335,7 +329,7 @@ impl Session {
             Err(err) => {
                 self.handle_session_failure(operation, Error::from(err), depot);
                 return Ok(());
-            },
+            }
         };
         let SessionOperation { responser, request, .. } = operation;
         let (op_code, watcher) = self.handle_session_watcher(&request, error_code, depot);
@@ -644,11 +638,11 @@ impl Session {
             Err(err) => {
                 debug!("fails in connecting to {} due to {:?}", endpoint, err);
                 return Err(Error::ConnectionLoss);
-            },
+            }
             Ok(conn) => {
                 debug!("succeeds in connecting to {}", endpoint);
                 conn
-            },
+            }
         };
         depot.reset();
         buf.clear();
@@ -665,11 +659,11 @@ impl Session {
             Err(err) => {
                 warn!("fails to establish session to {} due to {}", endpoint, err);
                 Err(err)
-            },
+            }
             _ => {
                 info!("succeeds to establish session to {}", endpoint);
                 Ok(conn)
-            },
+            }
         }
     }
 
@@ -700,7 +694,7 @@ impl Session {
                 Err(err) => {
                     last_error = err;
                     continue;
-                },
+                }
                 Ok(conn) => return Ok(conn),
             };
         }

@@ -81,7 +81,7 @@ impl MarshalledRequest {
                 let mut body = self.get_body();
                 let server_path = record::deserialize::<&str>(&mut body).unwrap();
                 OpStat::Path(server_path)
-            },
+            }
             OpCode::GetData
             | OpCode::Exists
             | OpCode::GetChildren
@@ -110,7 +110,7 @@ impl MarshalledRequest {
                     assert!(watch == 0);
                     OpStat::Path(server_path)
                 }
-            },
+            }
             _ => OpStat::None,
         };
         (op_code, stat)
@@ -225,7 +225,7 @@ impl Future for StateReceiver {
             Poll::Ready(result) => match result {
                 Err(_) => {
                     Poll::Ready(Err(Error::UnexpectedError(format!("BUG: {code} expect response, but got none"))))
-                },
+                }
                 Ok(r) => Poll::Ready(r),
             },
         }

@@ -86,7 +86,7 @@ impl RemovableWatcher {
                 let receiver = StateReceiver::new(OpCode::RemoveWatches, receiver);
                 receiver.await?;
                 Ok(())
-            },
+            }
         }
     }
 }
@@ -220,7 +220,7 @@ impl Watch {
                     watching_paths.remove(&watcher.id);
                     let sender = watcher.sender.into_oneshot();
                     sender.send(event.to_value()).ignore();
-                },
+                }
                 WatchSender::Persistent(sender) => sender.unbounded_send(event.to_value()).ignore(),
             }
         }

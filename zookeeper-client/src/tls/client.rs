@@ -45,7 +45,7 @@ impl TlsDynamicConnector {
                         warn!("fail to create tls config for updated certs: {:?}", err);
                     }
                     config
-                },
+                }
             };
         }
         TlsConnector::from(config)
@@ -82,7 +82,7 @@ impl TlsInnerClient {
             Self::Dynamic(connector) => {
                 let connector = connector.get();
                 connector.connect(domain, stream).await
-            },
+            }
         }
     }
 }
@@ -104,7 +104,7 @@ impl TlsClient {
                 };
                 let config = Self::create_config(options)?;
                 TlsInnerClient::Static(TlsConnector::from(config))
-            },
+            }
             TlsInnerCerts::Dynamic(certs) => {
                 let options = TlsClientOptions {
                     certs,
@@ -113,7 +113,7 @@ impl TlsClient {
                     fips: options.fips,
                 };
                 TlsDynamicConnector::new(options).map(TlsInnerClient::Dynamic)?
-            },
+            }
         };
         Ok(Self { inner })
     }
@@ -143,7 +143,7 @@ impl TlsClient {
                 .build()
                 .map_err(|err| Error::with_other("fail to create tls server cert verifier", err))?;
                 builder.with_webpki_verifier(verifier)
-            },
+            }
             false => unsafe {
                 let verifier = NoHostnameVerificationServerCertVerifier::new(
                     certs.ca.roots,
@@ -186,16 +186,8 @@ mod tests {
     use futures_rustls::{TlsAcceptor, TlsStream};
     use notify::{Event, RecursiveMode, Watcher};
     use rcgen::{
-        Certificate,
-        CertificateParams,
-        CertificateRevocationList,
-        CertificateRevocationListParams,
-        CertifiedKey,
-        Issuer,
-        KeyIdMethod,
-        KeyPair,
-        RevokedCertParams,
-        SerialNumber,
+        Certificate, CertificateParams, CertificateRevocationList, CertificateRevocationListParams, CertifiedKey,
+        Issuer, KeyIdMethod, KeyPair, RevokedCertParams, SerialNumber,
     };
     use rustls::server::{ServerConfig, WebPkiClientVerifier};
     use rustls::RootCertStore;

@@ -347,7 +347,7 @@ impl TlsOptions {
             None => {
                 let certs = TlsCertsBuilder { ca: self.ca, identity: self.identity }.build()?;
                 TlsInnerCerts::Static(certs)
-            },
+            }
             Some(certs) => certs,
         };
         Ok(TlsClientOptions {

@@ -4,21 +4,11 @@ use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, Server
 use rustls::crypto::{CryptoProvider, WebPkiSupportedAlgorithms};
 use rustls::pki_types::{CertificateDer, CertificateRevocationListDer, ServerName, UnixTime};
 use rustls::{
-    CertRevocationListError,
-    CertificateError,
-    DigitallySignedStruct,
-    Error as TlsError,
-    ExtendedKeyPurpose,
-    OtherError,
-    RootCertStore,
-    SignatureScheme,
+    CertRevocationListError, CertificateError, DigitallySignedStruct, Error as TlsError, ExtendedKeyPurpose,
+    OtherError, RootCertStore, SignatureScheme,
 };
 use webpki::{
-    BorrowedCertRevocationList,
-    CertRevocationList,
-    EndEntityCert,
-    InvalidNameContext,
-    KeyUsage,
+    BorrowedCertRevocationList, CertRevocationList, EndEntityCert, InvalidNameContext, KeyUsage,
     RevocationOptionsBuilder,
 };
 
@@ -72,7 +62,7 @@ fn pki_error(error: webpki::Error) -> TlsError {
         UnknownIssuer => CertificateError::UnknownIssuer.into(),
         CertNotValidForName(InvalidNameContext { expected, presented }) => {
             CertificateError::NotValidForNameContext { expected, presented }.into()
-        },
+        }
         CertRevoked => CertificateError::Revoked.into(),
         UnknownRevocationStatus => CertificateError::UnknownRevocationStatus.into(),
         CrlExpired { time, next_update } => CertificateError::ExpiredRevocationListContext { time, next_update }.into(),
@@ -98,7 +88,7 @@ fn pki_error(error: webpki::Error) -> TlsError {
                 presented: present.into_iter().map(|eku| extended_key_purpose(eku.into_iter())).collect(),
             }
             .into()
-        },
+        }
 
         _ => CertificateError::Other(OtherError(Arc::new(error))).into(),
     }

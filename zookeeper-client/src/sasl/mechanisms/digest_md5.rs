@@ -171,7 +171,7 @@ impl<'a> Parser<'a> {
     fn skip_lws(&mut self) {
         match self.s.char_indices().find(|(_i, c)| *c != '\r' && *c != '\n' && *c != ' ' && *c != '\t') {
             None => self.s = "",
-            Some((0, _)) => {},
+            Some((0, _)) => {}
             Some((i, _)) => self.s = &self.s[i..],
         }
     }
@@ -398,16 +398,16 @@ impl Authentication for DigestSession {
                     Some("utf-8") => true,
                     Some(charset) => {
                         return Err(DigestError::new_parse(format!("expect charset utf-8, but got {charset}")).into())
-                    },
+                    }
                 };
                 match directives.get_algorithm() {
                     None => return Err(DigestError::new_parse("no algorithm").into()),
-                    Some("md5-sess") => {},
+                    Some("md5-sess") => {}
                     Some(algorithm) => {
                         return Err(
                             DigestError::new_parse(format!("expect algorithm md5-sess, but got {algorithm}")).into()
                         )
-                    },
+                    }
                 };
                 if let Some(qop) = directives.get_qop() {
                     if !qop.split(',').any(|s| s == "auth") {
@@ -457,7 +457,7 @@ impl Authentication for DigestSession {
                 let rspauth = context.server_response();
                 self.state = DigestState::Step3 { rspauth };
                 Ok(State::Running)
-            },
+            }
             DigestState::Step3 { rspauth } => {
                 let Some(server_rspauth) = directives.get_rspauth() else {
                     return Err(DigestError::new_parse("no rspauth").into());
@@ -467,7 +467,7 @@ impl Authentication for DigestSession {
                 }
                 self.state = DigestState::Completed;
                 Ok(State::Finished(MessageSent::No))
-            },
+            }
             DigestState::Completed => Err(DigestError::new_protocol("already completed").into()),
         }
     }
