@@ -11,11 +11,12 @@
 #   zoolock-<v>-<arch>-linux-gnu.tar.gz
 #       the `zoolock` command line, with its man page and shell completions
 #       once the CLI can write them (cli_extras below).
-#   zoolock-<v>.crate, zk-harness-<v>.crate
-#       `cargo package`: the crate and the harness its tests and doctests run
+#   zoolock-<v>.crate, zk-harness-<v>.crate, zoolock-zookeeper-client-<zv>.crate
+#       `cargo package`: the crate, the harness its tests and doctests run
 #       against (published with it: a dev-dependency without a version would
-#       be dropped from the package). The packaged crate's tests are built
-#       against the packaged harness.
+#       be dropped from the package) and the zookeeper-client it is built on
+#       (zookeeper-client/ZOOLOCK.md). The packaged crate's tests are built
+#       against the packaged harness and client.
 #   SOURCE                 the commit they were built from (`git describe --dirty`)
 # Every native file (the wheels' modules, the NuGet libraries, the CLI) is
 # built by Debian's rustc, which has the aarch64 std, with zig as C compiler
@@ -101,8 +102,10 @@ ls dist/ZooLock."$version".nupkg
 echo "== crates (cargo package)"
 # --no-verify: the check below compiles the packaged sources, tests too
 # (cargo's own verification would build the crate once more, without them).
-cargo package --locked --allow-dirty --no-verify -q -p zk-harness -p zoolock
-cp target/package/zk-harness-"$version".crate target/package/zoolock-"$version".crate dist/
+zk_version=$(sed -n 's/^version = "\(.*\)"/\1/p' zookeeper-client/Cargo.toml)
+cargo package --locked --allow-dirty --no-verify -q -p zoolock-zookeeper-client -p zk-harness -p zoolock
+cp target/package/zk-harness-"$version".crate target/package/zoolock-"$version".crate \
+  target/package/zoolock-zookeeper-client-"$zk_version".crate dist/
 # The packaged crate's tests build against the packaged harness, as they
 # would against the published one. Unpacked outside the workspace (whose
 # manifest would otherwise claim them), built in its target dir. Unpacked
@@ -114,10 +117,12 @@ check=$(mktemp -d "${TMPDIR:-/tmp}/zoolock-crates.XXXXXX")
 trap 'rm -rf "$check"' EXIT
 tar -m -xzf dist/zoolock-"$version".crate -C "$check"
 tar -m -xzf dist/zk-harness-"$version".crate -C "$check"
+tar -m -xzf dist/zoolock-zookeeper-client-"$zk_version".crate -C "$check"
 # cargo check: every test target type-checks against the packaged harness,
 # without code generation (a build here made the dependencies a third time).
 CARGO_TARGET_DIR="$PWD/target" cargo check -q --tests --manifest-path "$check/zoolock-$version/Cargo.toml" \
-  --config "patch.crates-io.zk-harness.path=\"$check/zk-harness-$version\""
+  --config "patch.crates-io.zk-harness.path=\"$check/zk-harness-$version\"" \
+  --config "patch.crates-io.zoolock-zookeeper-client.path=\"$check/zoolock-zookeeper-client-$zk_version\""
 ls dist/*.crate
 
 git describe --always --dirty >dist/SOURCE

@@ -167,6 +167,6 @@ scripts/lib/test-nuget-consumer.sh "dist/ZooLock.$version.nupkg" linux-x64 linux
 done_ "NuGet package"
 
 echo "== the crates"
-ls "dist/zoolock-$version.crate" "dist/zk-harness-$version.crate"
+ls "dist/zoolock-$version.crate" "dist/zk-harness-$version.crate" dist/zoolock-zookeeper-client-*.crate
 done_ "crates"
 echo "packages: $passed passed, 0 failed"
