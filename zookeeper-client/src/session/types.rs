@@ -40,13 +40,24 @@ pub struct SessionInfo {
 }
 
 impl SessionInfo {
-    pub(crate) fn new(id: SessionId, password: Vec<u8>) -> Self {
+    /// A session to reestablish ([Connector::with_session]) from its id and password, e.g. as
+    /// another process read them from [Client::session]. An id of 0 asks for a new session.
+    ///
+    /// [Connector::with_session]: crate::Connector::with_session
+    /// [Client::session]: crate::Client::session
+    pub fn new(id: SessionId, password: Vec<u8>) -> Self {
         Self { id, password, readonly: id.0 == 0, last_zxid: 0 }
     }
 
     /// Session id.
     pub fn id(&self) -> SessionId {
         self.id
+    }
+
+    /// Session password: with [SessionInfo::id], what reestablishes the session. A secret;
+    /// `Debug` does not show it.
+    pub fn password(&self) -> &[u8] {
+        &self.password
     }
 
     /// Is this an readonly session ?
