@@ -204,6 +204,9 @@ pub enum Error {
     /// nodes, and with them its holds, are gone (a hold learns it as
     /// [`LostReason::SessionExpired`](crate::LostReason::SessionExpired)).
     /// The [`Session`](crate::Session) connects a new one by itself: call again.
+    /// From [`Session::connect`](crate::Session::connect) with
+    /// [`SessionOptions::resume`](crate::SessionOptions::resume): the session
+    /// to resume is gone, or its password is wrong (`path`: the hosts).
     #[error("could not {action} {path}: the session expired")]
     SessionExpired {
         /// What was asked.

@@ -93,8 +93,8 @@ pub use mirror::adaptive_switches;
 pub use multi_lock::MultiLock;
 pub use naming::Scheme;
 pub use options::{
-    path_from_utf8, timeout_from_secs, validate_identifier, validate_node_path, validate_path, SessionOptions,
-    MAX_IDENTIFIER_BYTES, MAX_PATH_BYTES, MAX_SESSION_TIMEOUT,
+    path_from_utf8, timeout_from_secs, validate_identifier, validate_node_path, validate_path, ClientId,
+    SessionOptions, MAX_IDENTIFIER_BYTES, MAX_PATH_BYTES, MAX_SESSION_TIMEOUT,
 };
 pub use party::Party;
 pub use queue::{LockingQueue, Queue};

@@ -60,6 +60,70 @@ pub struct SessionOptions {
     pub tls: Option<TlsOptions>,
     /// SASL authentication on every connection (kazoo's `sasl_options`).
     pub sasl: Option<SaslOptions>,
+    /// The session to resume instead of opening a new one (kazoo's
+    /// `client_id=`); see [`SessionOptions::resume`].
+    pub resume: Option<ClientId>,
+}
+
+/// A ZooKeeper session's id and password (kazoo's `client_id`): with them
+/// another client, in this process or another, resumes the session
+/// ([`SessionOptions::resume`]) and its ephemeral nodes stay. The password
+/// is the session's secret: Debug shows the id only.
+///
+/// ```
+/// use zoolock::ClientId;
+///
+/// let id = ClientId::new(0x1000_0a2b_0000_0001, [7u8; 16]);
+/// assert_eq!(id.password(), &[7u8; 16]);
+/// assert_eq!(format!("{id:?}"), "ClientId { session_id: 0x10000a2b00000001, password: <redacted> }");
+/// ```
+#[derive(Clone, PartialEq, Eq)]
+pub struct ClientId {
+    session_id: i64,
+    password: Vec<u8>,
+}
+
+impl ClientId {
+    /// The length of every password ZooKeeper gives a session.
+    pub const PASSWORD_BYTES: usize = 16;
+
+    /// A session's id and password, as [`Session::client_id`](crate::Session::client_id) gave them.
+    pub fn new(session_id: i64, password: impl Into<Vec<u8>>) -> ClientId {
+        ClientId { session_id, password: password.into() }
+    }
+
+    /// The session's id, as ZooKeeper shows it (`ephemeralOwner`).
+    pub fn session_id(&self) -> i64 {
+        self.session_id
+    }
+
+    /// The session's password: a secret, to hand only to whoever may resume the session.
+    pub fn password(&self) -> &[u8] {
+        &self.password
+    }
+
+    pub(crate) fn validate(&self) -> Result<()> {
+        if self.session_id == 0 {
+            return Err(Error::InvalidArgument("client id: session id 0 names no session".into()));
+        }
+        if self.password.len() != ClientId::PASSWORD_BYTES {
+            return Err(Error::InvalidArgument(format!(
+                "client id: a ZooKeeper session password is {} bytes, got {}",
+                ClientId::PASSWORD_BYTES,
+                self.password.len()
+            )));
+        }
+        Ok(())
+    }
+}
+
+impl std::fmt::Debug for ClientId {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ClientId")
+            .field("session_id", &format_args!("{:#x}", self.session_id))
+            .field("password", &format_args!("<redacted>"))
+            .finish()
+    }
 }
 
 /// Credentials show as their scheme only: Debug output reaches logs and
@@ -76,6 +140,7 @@ impl std::fmt::Debug for SessionOptions {
             .field("create_chroot", &self.create_chroot)
             .field("tls", &self.tls)
             .field("sasl", &self.sasl)
+            .field("resume", &self.resume)
             .finish()
     }
 }
@@ -103,6 +168,7 @@ impl SessionOptions {
             create_chroot: false,
             tls: None,
             sasl: None,
+            resume: None,
         }
     }
 
@@ -174,6 +240,19 @@ impl SessionOptions {
         self
     }
 
+    /// Resumes the session `client_id` names, which another client (maybe
+    /// in another process) opened, instead of opening a new one: its
+    /// ephemeral nodes, its lock nodes among them, stay. If the server no
+    /// longer has that session (it expired or was closed) or the password is
+    /// wrong — the server does not say which — [`Session::connect`](crate::Session::connect)
+    /// fails with [`Error::SessionExpired`] and opens none. Once resumed, it
+    /// is this session's: an expiry later is followed by a new session, as
+    /// always.
+    pub fn resume(mut self, client_id: ClientId) -> Self {
+        self.resume = Some(client_id);
+        self
+    }
+
     pub(crate) fn validate(&self) -> Result<ConnectString> {
         let parsed = ConnectString::parse(&self.connect)?;
         if self.session_timeout.is_zero() || self.connect_timeout.is_zero() {
@@ -187,6 +266,9 @@ impl SessionOptions {
         }
         if self.acls.is_empty() {
             return Err(Error::InvalidArgument("at least one ACL is needed for created nodes".into()));
+        }
+        if let Some(client_id) = &self.resume {
+            client_id.validate()?;
         }
         if let Some(tls) = &self.tls {
             tls.validate()?;

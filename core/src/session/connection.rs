@@ -120,7 +120,8 @@ impl Connection {
             }
             let status = Status { state: SessionState::Connected, generation: 1, session_id: live.session_id };
             let session_id = format!("{:#x}", live.session_id);
-            tracing::info!(state = ?status.state, generation = 1, session_id, hosts = options.connect, "zoolock session");
+            let resumed = options.resume.is_some();
+            tracing::info!(state = ?status.state, generation = 1, session_id, resumed, hosts = options.connect, "zoolock session");
             let connect = options.connect.clone();
             let connection = Arc::new(Connection {
                 options,
@@ -197,6 +198,10 @@ async fn open(options: &SessionOptions, generation: u64) -> Result<Live> {
     let connect = async {
         loop {
             let mut connector = zk::Client::connector().with_session_timeout(options.session_timeout);
+            if let Some(id) = &options.resume {
+                let session = zk::SessionInfo::new(zk::SessionId(id.session_id()), id.password().to_vec());
+                connector = connector.with_session(session);
+            }
             for (scheme, auth) in &options.auth {
                 connector = connector.with_auth(scheme, auth);
             }
@@ -231,6 +236,11 @@ async fn open(options: &SessionOptions, generation: u64) -> Result<Live> {
             });
         }
         Ok(Err(zk::Error::AuthFailed)) => return Err(Error::AuthFailed),
+        // The server answers a resume of a session it no longer has, or with
+        // the wrong password, alike: as expired.
+        Ok(Err(zk::Error::SessionExpired)) if options.resume.is_some() => {
+            return Err(Error::SessionExpired { action: "resume the session at", path: options.connect.clone() })
+        }
         Ok(Err(e)) => return Err(Error::zk(&options.connect, "connect to", e)),
         Ok(Ok(client)) => client,
     };
@@ -319,6 +329,8 @@ async fn reopen(weak: &Weak<Connection>, generation: u64) -> Option<Live> {
         let mut options = shared.options.clone();
         options.connect = shared.hosts.lock().unwrap().clone();
         options.auth.extend(shared.added_auth.lock().unwrap().iter().cloned());
+        // The resumed session is the one that ended.
+        options.resume = None;
         let mut status = shared.status.subscribe();
         drop(shared);
         match open(&options, generation).await {

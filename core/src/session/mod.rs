@@ -22,7 +22,7 @@ use tokio::time::timeout;
 
 use crate::error::{Error, Result};
 use crate::metrics::Meter;
-use crate::options::SessionOptions;
+use crate::options::{ClientId, SessionOptions};
 use crate::runtime;
 use crate::state::{SessionState, Status};
 use connection::Connection;
@@ -80,6 +80,16 @@ impl Session {
     /// The state now, and which session it is about.
     pub fn status(&self) -> Status {
         *self.connection().status.borrow()
+    }
+
+    /// The id and password of the ZooKeeper session open now (kazoo's
+    /// `client_id`), for another client to resume it with
+    /// [`SessionOptions::resume`]; `None` while there is none (lost and not
+    /// yet replaced, or closed). A new session after an expiry has a new one.
+    pub fn client_id(&self) -> Option<ClientId> {
+        let live = self.connection().current.lock().unwrap().clone()?;
+        let session = live.client.session();
+        Some(ClientId::new(session.id().0, session.password()))
     }
 
     /// The state now.
