@@ -817,6 +817,18 @@ namespace ZooLock.Native
         internal static extern int zl_session_options_set_session_timeout(ZlSessionOptions* options, uint ms);
 
         /// <summary>
+        ///  Resumes the session with this id and password (kazoo's `client_id=`,
+        ///  as `zl_session_client_id` gave them, maybe in another process) instead of
+        ///  opening a new one. If the server no longer has it or the password is
+        ///  wrong, the connect fails with `ZL_SESSION_EXPIRED`.
+        ///
+        ///  # Safety
+        ///  `options` must be a live handle; `password` valid for `password_len` bytes.
+        /// </summary>
+        [DllImport(__DllName, EntryPoint = "zl_session_options_set_resume", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern int zl_session_options_set_resume(ZlSessionOptions* options, long session_id, byte* password, uint password_len);
+
+        /// <summary>
         ///  How long the connect tries before `ZL_CONNECT_TIMEOUT`, in milliseconds (at least 1).
         ///
         ///  # Safety
@@ -1172,6 +1184,19 @@ namespace ZooLock.Native
         /// </summary>
         [DllImport(__DllName, EntryPoint = "zl_session_status", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
         internal static extern int zl_session_status(ZlSession* session, int* out_state, long* out_session_id, ulong* out_generation);
+
+        /// <summary>
+        ///  The id and password of the ZooKeeper session open now (kazoo's
+        ///  `client_id`), for another client to resume it with
+        ///  `zl_session_options_set_resume`. The password is a buffer to free with
+        ///  `zl_bytes_free`, and a secret. While no session is open (lost and not
+        ///  yet replaced, or closed) the id is 0 and the password empty.
+        ///
+        ///  # Safety
+        ///  `session` must be a live handle; out-pointers valid for writes.
+        /// </summary>
+        [DllImport(__DllName, EntryPoint = "zl_session_client_id", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern int zl_session_client_id(ZlSession* session, long* out_session_id, byte** out_password_ptr, uint* out_password_len);
 
         /// <summary>
         ///  Sets the callback told of each session state change (`ZL_SESSION_*`),

@@ -1205,6 +1205,20 @@ void zl_session_options_free(struct ZlSessionOptions *options);
 int32_t zl_session_options_set_session_timeout(const struct ZlSessionOptions *options, uint32_t ms);
 
 /**
+ * Resumes the session with this id and password (kazoo's `client_id=`,
+ * as `zl_session_client_id` gave them, maybe in another process) instead of
+ * opening a new one. If the server no longer has it or the password is
+ * wrong, the connect fails with `ZL_SESSION_EXPIRED`.
+ *
+ * # Safety
+ * `options` must be a live handle; `password` valid for `password_len` bytes.
+ */
+int32_t zl_session_options_set_resume(const struct ZlSessionOptions *options,
+                                      int64_t session_id,
+                                      const uint8_t *password,
+                                      uint32_t password_len);
+
+/**
  * How long the connect tries before `ZL_CONNECT_TIMEOUT`, in milliseconds (at least 1).
  *
  * # Safety
@@ -1615,6 +1629,21 @@ int32_t zl_session_status(const struct ZlSession *session,
                           int32_t *out_state,
                           int64_t *out_session_id,
                           uint64_t *out_generation);
+
+/**
+ * The id and password of the ZooKeeper session open now (kazoo's
+ * `client_id`), for another client to resume it with
+ * `zl_session_options_set_resume`. The password is a buffer to free with
+ * `zl_bytes_free`, and a secret. While no session is open (lost and not
+ * yet replaced, or closed) the id is 0 and the password empty.
+ *
+ * # Safety
+ * `session` must be a live handle; out-pointers valid for writes.
+ */
+int32_t zl_session_client_id(const struct ZlSession *session,
+                             int64_t *out_session_id,
+                             uint8_t **out_password_ptr,
+                             uint32_t *out_password_len);
 
 /**
  * Sets the callback told of each session state change (`ZL_SESSION_*`),

@@ -2,7 +2,7 @@
 //! time through `zl_session_options_*` and used by
 //! `zl_session_connect_with`. The names are the core's (and kazoo's): `auth`,
 //! `acl`, `tls_ca`, `tls_certfile`, `tls_keyfile`, `tls_keyfile_password`,
-//! `tls_verify_certs`, `tls_check_hostname`, `sasl`. Nothing is checked
+//! `tls_verify_certs`, `tls_check_hostname`, `sasl`, `resume`. Nothing is checked
 //! against the network until the connect; bad values the core can tell
 //! without one fail there or at their setter.
 
@@ -10,7 +10,9 @@ use std::ffi::c_void;
 use std::sync::Mutex;
 use std::time::Duration;
 
-use zoolock::{runtime, Acl, AuthId, Permission, SaslMechanism, SaslOptions, Session, SessionOptions, TlsOptions};
+use zoolock::{
+    runtime, Acl, AuthId, ClientId, Permission, SaslMechanism, SaslOptions, Session, SessionOptions, TlsOptions,
+};
 
 use crate::args::{self, UserData};
 use crate::cancel::{cancellable, ZlCancel};
@@ -86,6 +88,27 @@ pub unsafe extern "C" fn zl_session_options_free(options: *mut ZlSessionOptions)
 pub unsafe extern "C" fn zl_session_options_set_session_timeout(options: *const ZlSessionOptions, ms: u32) -> i32 {
     change(options, |p| {
         p.options.session_timeout = Duration::from_millis(ms.into());
+        Ok(())
+    })
+}
+
+/// Resumes the session with this id and password (kazoo's `client_id=`,
+/// as `zl_session_client_id` gave them, maybe in another process) instead of
+/// opening a new one. If the server no longer has it or the password is
+/// wrong, the connect fails with `ZL_SESSION_EXPIRED`.
+///
+/// # Safety
+/// `options` must be a live handle; `password` valid for `password_len` bytes.
+#[no_mangle]
+pub unsafe extern "C" fn zl_session_options_set_resume(
+    options: *const ZlSessionOptions,
+    session_id: i64,
+    password: *const u8,
+    password_len: u32,
+) -> i32 {
+    change(options, |p| {
+        let password = args::bytes(password, password_len, "password")?;
+        p.options.resume = Some(ClientId::new(session_id, password));
         Ok(())
     })
 }

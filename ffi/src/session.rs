@@ -87,6 +87,31 @@ pub unsafe extern "C" fn zl_session_status(
     })
 }
 
+/// The id and password of the ZooKeeper session open now (kazoo's
+/// `client_id`), for another client to resume it with
+/// `zl_session_options_set_resume`. The password is a buffer to free with
+/// `zl_bytes_free`, and a secret. While no session is open (lost and not
+/// yet replaced, or closed) the id is 0 and the password empty.
+///
+/// # Safety
+/// `session` must be a live handle; out-pointers valid for writes.
+#[no_mangle]
+pub unsafe extern "C" fn zl_session_client_id(
+    session: *const ZlSession,
+    out_session_id: *mut i64,
+    out_password_ptr: *mut *mut u8,
+    out_password_len: *mut u32,
+) -> i32 {
+    guard(|| {
+        let client_id = castable::borrow(session)?.session.client_id();
+        args::need(out_session_id, "out_session_id")?;
+        let (id, password) = client_id.map_or((0, Vec::new()), |id| (id.session_id(), id.password().to_vec()));
+        args::give(password, out_password_ptr, out_password_len, "password")?;
+        out_session_id.write(id);
+        Ok(())
+    })
+}
+
 /// Sets the callback told of each session state change (`ZL_SESSION_*`),
 /// replacing any earlier one; a null callback removes it. When this returns,
 /// the earlier callback is not running and will not run again.

@@ -144,6 +144,24 @@ fn metrics_and_inspect_refuse_a_null_session_or_out_pointer() {
     let path = b"/a";
     assert_eq!(unsafe { zl_inspect(null(), path.as_ptr(), 2, &mut ptr, &mut len) }, INVALID_ARGUMENT);
     assert!(ptr.is_null() && len == 0);
+    let mut id = 0i64;
+    assert_eq!(unsafe { zl_session_client_id(null(), &mut id, &mut ptr, &mut len) }, INVALID_ARGUMENT);
+    assert!(ptr.is_null() && len == 0);
+}
+
+/// A client id to resume that cannot name a session is refused at the connect, before any network call.
+#[test]
+fn a_resume_that_names_no_session_is_an_invalid_argument() {
+    let connect = b"127.0.0.1:1";
+    let mut options = null_mut();
+    assert_eq!(unsafe { zl_session_options_new(connect.as_ptr(), connect.len() as u32, &mut options) }, 0);
+    let password = [7u8; 15];
+    assert_eq!(unsafe { zl_session_options_set_resume(options, 42, password.as_ptr(), 15) }, 0);
+    let mut session = null_mut();
+    assert_eq!(unsafe { zl_session_connect_with(options, &mut session) }, INVALID_ARGUMENT);
+    assert!(last_error().contains("password is 16 bytes, got 15"), "{}", last_error());
+    assert_eq!(unsafe { zl_session_options_set_resume(options, 42, null(), 1) }, INVALID_ARGUMENT);
+    unsafe { zl_session_options_free(options) };
 }
 
 #[test]
