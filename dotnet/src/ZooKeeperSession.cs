@@ -137,6 +137,35 @@ namespace ZooLock
             }
         }
 
+        /// <summary>
+        /// The id and password of the ZooKeeper session open now (kazoo's
+        /// <c>client_id</c>), for another client to resume it with
+        /// <see cref="ZooKeeperSessionOptions.Resume"/>; null while there is none
+        /// (lost and not yet replaced). It changes when an expired session is replaced.
+        /// </summary>
+        /// <exception cref="ObjectDisposedException">The session was disposed.</exception>
+        public ZooKeeperClientId ClientId
+        {
+            get
+            {
+                return With(pointer =>
+                {
+                    long id;
+                    byte* ptr;
+                    uint len;
+                    Interop.Check(NativeMethods.zl_session_client_id((ZlSession*)pointer, &id, &ptr, &len));
+                    try
+                    {
+                        if (id == 0) return null;
+                        var password = new byte[len];
+                        Marshal.Copy((IntPtr)ptr, password, 0, (int)len);
+                        return new ZooKeeperClientId(id, password);
+                    }
+                    finally { NativeMethods.zl_bytes_free(ptr, len); }
+                });
+            }
+        }
+
         /// <summary>1 for the first session, one more each time an expired session was replaced.</summary>
         public long Generation
         {

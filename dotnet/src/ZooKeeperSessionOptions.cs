@@ -82,6 +82,17 @@ namespace ZooLock
         /// <summary>The SASL user's password.</summary>
         public string SaslPassword { get; set; }
 
+        /// <summary>
+        /// The session to resume instead of opening a new one (kazoo's
+        /// <c>client_id=</c>), as <see cref="ZooKeeperSession.ClientId"/> gave it,
+        /// maybe in another process; null (the default) opens a new one. If the
+        /// server no longer has that session or the password is wrong (it does
+        /// not say which), connecting fails with
+        /// <see cref="ZooLockSessionExpiredException"/> and opens none. A session
+        /// that expires after it was resumed is replaced by a new one, as always.
+        /// </summary>
+        public ZooKeeperClientId Resume { get; set; }
+
         /// <summary>Authenticates with SASL on every connection (kazoo's <c>sasl_options</c>).</summary>
         public ZooKeeperSessionOptions Sasl(string mechanism, string username, string password)
         {
@@ -130,6 +141,8 @@ namespace ZooLock
                     Shown(Ca), Shown(CertFile), Shown(KeyFile), KeyFilePassword == null ? "null" : "<redacted>", VerifyCerts, CheckHostname);
             if (SaslMechanism != null)
                 text.AppendFormat(", Sasl = {{ {0}, {1}, <redacted> }}", SaslMechanism, SaslUsername);
+            if (Resume != null)
+                text.AppendFormat(", Resume = {0}", Resume);
             return text.Append(" }").ToString();
         }
 
@@ -198,6 +211,11 @@ namespace ZooLock
                     {
                         Interop.Check(NativeMethods.zl_session_options_set_sasl(native, m, (uint)mechanism.Length, u, (uint)user.Length, p, (uint)password.Length));
                     }
+                }
+                if (Resume != null)
+                {
+                    var password = Resume.Password.ToArray();
+                    fixed (byte* p = password) Interop.Check(NativeMethods.zl_session_options_set_resume(native, Resume.SessionId, p, (uint)password.Length));
                 }
                 return native;
             }

@@ -1,5 +1,6 @@
 using System;
 using System.Collections.Concurrent;
+using System.Linq;
 using System.Threading;
 using NUnit.Framework;
 
@@ -38,6 +39,74 @@ namespace ZooLock.Tests
                     Assert.IsFalse(again.HandleLostToken.IsCancellationRequested, "a new hold has a fresh token");
                 }
             }
+        }
+
+        /// <summary>
+        /// kazoo's <c>client_id</c>: a second client resumes the first one's
+        /// session by id and password, and the session's lock node stays while
+        /// the first client is gone without closing (cut off, never disposed: a
+        /// killed process). The node is the session's, not the second client's
+        /// lock's: that one does not hold beside it. Disposing the second client
+        /// ends the session, and the node with it.
+        /// </summary>
+        [Test]
+        public void AResumedSessionKeepsTheLockNodeOfAClientGoneWithoutClosing()
+        {
+            var path = Fixture.Path("resume");
+            var first = Fixture.Session();
+            var handle = new ZooKeeperDistributedLock(path, first).Acquire();
+            var id = first.ClientId;
+            Assert.That(id.SessionId, Is.EqualTo(first.SessionId));
+            Assert.That(id.Password.Count, Is.EqualTo(16));
+            Setup.Zk.Partition(id.SessionId);
+            try
+            {
+                // Straight to the server: the proxy holds back every connection of a cut-off session.
+                var options = new ZooKeeperSessionOptions { SessionTimeout = Fixture.SessionTimeout, Resume = id };
+                using (var second = new ZooKeeperSession(Setup.Zk.Direct, options))
+                {
+                    Assert.That(second.SessionId, Is.EqualTo(id.SessionId));
+                    Assert.That(second.ClientId, Is.EqualTo(id));
+                    var children = second.GetChildren(path);
+                    Assert.That(children.Count, Is.EqualTo(1));
+                    Assert.That(second.Exists(path + "/" + children[0]).EphemeralOwner, Is.EqualTo(id.SessionId));
+                    using (var other = new ZooKeeperDistributedLock(path, second).TryAcquire())
+                    {
+                        Assert.IsNull(other, "a second holder beside the session's node");
+                    }
+                }
+                using (var observer = new ZooKeeperSession(Setup.Zk.Direct, Fixture.SessionTimeout, TimeSpan.Zero))
+                {
+                    Fixture.Eventually(() => observer.GetChildren(path).Count == 0, "the session's node goes with it");
+                }
+            }
+            finally
+            {
+                Setup.Zk.Heal(id.SessionId);
+                handle.Dispose();
+                first.Dispose();
+            }
+        }
+
+        /// <summary>
+        /// Resuming a session the server no longer has (or with a wrong
+        /// password: the server answers alike) throws at once; the password
+        /// shows nowhere.
+        /// </summary>
+        [Test]
+        public void ResumingAnEndedSessionThrowsSessionExpired()
+        {
+            ZooKeeperClientId id;
+            using (var ended = Fixture.Session()) id = ended.ClientId;
+            var options = new ZooKeeperSessionOptions { SessionTimeout = Fixture.SessionTimeout, Resume = id };
+            var e = Assert.Throws<ZooLockSessionExpiredException>(() => new ZooKeeperSession(Setup.Zk.Direct, options).Dispose());
+            StringAssert.Contains("could not resume the session at", e.Message);
+            var shown = string.Format("0x{0:x}, Password = <redacted>", id.SessionId);
+            StringAssert.Contains(shown, options.ToString());
+            StringAssert.Contains(shown, id.ToString());
+            StringAssert.DoesNotContain(BitConverter.ToString(id.Password.ToArray()), options.ToString());
+            options.Resume = new ZooKeeperClientId(id.SessionId, new byte[15]);
+            Assert.Throws<ArgumentException>(() => new ZooKeeperSession(Setup.Zk.Direct, options).Dispose());
         }
 
         [Test]
