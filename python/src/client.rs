@@ -7,8 +7,8 @@ use std::time::Duration;
 
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyTuple};
-use zoolock::{timeout_from_secs, Acl, AuthId, Permission, Session, SessionOptions, SessionState};
+use pyo3::types::{PyBytes, PyDict, PyTuple};
+use zoolock::{timeout_from_secs, Acl, AuthId, ClientId, Permission, Session, SessionOptions, SessionState};
 
 use crate::errors::IntoPy;
 
@@ -110,6 +110,15 @@ fn hosts_string(hosts: &Bound<'_, PyAny>) -> PyResult<String> {
     Ok(list.join(",") + chroot.as_deref().unwrap_or(""))
 }
 
+/// kazoo's `client_id`, `(session_id, password)`: an int and bytes.
+fn client_id_from(client_id: &Bound<'_, PyAny>) -> PyResult<ClientId> {
+    let wrong = || PyTypeError::new_err("client_id is a (session_id, password) tuple of an int and bytes");
+    let (session_id, password): (Bound<'_, PyAny>, Bound<'_, PyAny>) = client_id.extract().map_err(|_| wrong())?;
+    let session_id: i64 = session_id.extract().map_err(|_| wrong())?;
+    let password = password.cast::<PyBytes>().map_err(|_| wrong())?;
+    Ok(ClientId::new(session_id, password.as_bytes()))
+}
+
 /// kazoo's `Permissions` bits as the core's `Permission` (`ValueError` for others).
 pub(crate) fn permission(bits: u32) -> PyResult<Permission> {
     zoolock::permission_from_bits(bits).py_err()
@@ -159,7 +168,6 @@ impl Client {
             )));
         }
         let refusals = [
-            (client_id.is_some(), "client_id", "zoolock cannot rejoin another client's session"),
             (handler.is_some(), "handler", "zoolock does its I/O on its own threads; there is nothing to plug in"),
             (read_only == Some(true), "read_only=True", "locks need a writable quorum"),
             (!randomize_hosts, "randomize_hosts=False", "hosts are always tried in random order"),
@@ -185,7 +193,11 @@ impl Client {
         let tls = security::TlsArgs { use_ssl, ca, certfile, keyfile, keyfile_password, verify_certs, check_hostname };
         // kazoo creates a missing chroot on the first write; `create_chroot=False`
         // refuses it instead (NoNodeError), as zoolock's other languages do.
-        let options = SessionOptions::new(connect).session_timeout(session_timeout).create_chroot(create_chroot);
+        let mut options = SessionOptions::new(connect).session_timeout(session_timeout).create_chroot(create_chroot);
+        // kazoo resumes the session on the first connect when client_id is truthy.
+        if let Some(client_id) = client_id.filter(|id| id.is_truthy().unwrap_or(true)) {
+            options = options.resume(client_id_from(client_id)?);
+        }
         let options = security::apply_tls(options, tls)?;
         let mut options = security::apply_sasl(options, sasl_options)?;
         if let Some(auth_data) = auth_data {
@@ -232,7 +244,15 @@ impl Client {
             return Ok(());
         }
         let options = self.options.lock().unwrap().clone().connect_timeout(connect_timeout);
-        let session = interruptible(py, Session::connect(options))?.py_err()?;
+        let resuming = options.resume.is_some();
+        let connected = interruptible(py, Session::connect(options))?;
+        // client_id= resumes the first session only, as in kazoo: once it
+        // is resumed, or found gone (SessionExpiredError), the next start()
+        // opens a new one.
+        if resuming && matches!(&connected, Ok(_) | Err(zoolock::Error::SessionExpired { .. })) {
+            self.options.lock().unwrap().resume = None;
+        }
+        let session = connected.py_err()?;
         {
             let mut now = self.now.lock().unwrap();
             if now.session.as_ref().is_some_and(|s| !s.is_closed()) {
@@ -303,19 +323,19 @@ impl Client {
         self.state() == CONNECTED
     }
 
-    /// ``(session_id, None)`` while connected, else ``None``. kazoo's second
-    /// item is the session password; zoolock never exposes it (its client
-    /// library keeps it private), and so cannot rejoin a session by it.
+    /// ``(session_id, password)`` while connected, else ``None``, as kazoo:
+    /// ``KazooClient(client_id=...)`` resumes the session, e.g. in another
+    /// process. The password is the session's secret.
     #[getter]
     fn client_id<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyTuple>>> {
         let now = self.now.lock().unwrap();
-        match &now.session {
-            Some(session) if session.state() == SessionState::Connected => Ok(Some(PyTuple::new(
-                py,
-                [session.status().session_id.into_pyobject(py)?.into_any(), py.None().into_bound(py)],
-            )?)),
-            _ => Ok(None),
-        }
+        let id = match &now.session {
+            Some(session) if session.state() == SessionState::Connected => session.client_id(),
+            _ => None,
+        };
+        let Some(id) = id else { return Ok(None) };
+        let password = PyBytes::new(py, id.password()).into_any();
+        Ok(Some(PyTuple::new(py, [id.session_id().into_pyobject(py)?.into_any(), password])?))
     }
 
     /// The hosts (and chroot) this client connects to.

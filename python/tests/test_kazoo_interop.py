@@ -101,3 +101,32 @@ def test_semaphore_admits_kazoo_and_zoolock_in_queue_order(make_client, make_kaz
     for waiter in waiters:
         waiter.result()
     assert order == ["kazoo-0", "zoolock-1", "kazoo-2", "zoolock-3"]
+
+
+@pytest.mark.parametrize("resumer", ["kazoo", "zoolock"])
+def test_client_id_resumes_across_kazoo_and_zoolock(resumer, make_client, make_kazoo, kz, harness, path):
+    """A kazoo client resumes a zoolock session by its client_id, and the
+    other way round: the same session, its ephemeral node kept, until the
+    resumer closes it. The first client is cut off meanwhile (two live
+    clients on one session would take it from each other on every reconnect)."""
+    from kazoo.client import KazooClient
+    import zoolock
+
+    first = make_client() if resumer == "kazoo" else make_kazoo()
+    node = first.create(f"{path}/eph", b"x", ephemeral=True, makepath=True)
+    client_id = first.client_id
+    harness.partition(client_id[0])
+    try:
+        # Straight to the server: the proxies hold back every connection of a cut-off session.
+        make = KazooClient if resumer == "kazoo" else zoolock.KazooClient
+        second = make(hosts=harness.direct, timeout=4.0, client_id=client_id)
+        second.start(timeout=DEADLINE)
+        try:
+            assert second.client_id == client_id
+            assert second.exists(node).ephemeralOwner == client_id[0]
+        finally:
+            second.stop()
+            second.close()
+        until_children(kz, path, lambda c: c == [], "the session's node to go with it")
+    finally:
+        harness.heal(client_id[0])

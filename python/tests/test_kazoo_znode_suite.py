@@ -42,8 +42,6 @@ _PRIVATE = "sets or reads kazoo's private connection state (client._state, _conn
 
 #: Tests of the shipped classes that are not run against zoolock, by "class.test", with the reason.
 NOT_RUN = {
-    "TestClient.test_client_id": "asserts the 16-byte session password, which zoolock never exposes "
-                                 "(client_id is (session_id, None); docs/python.md)",
     "TestClient.test_create_on_broken_connection": _PRIVATE,
     "TestClient.test_invalid_auth": _PRIVATE,
     "TestClient.test_request_queuing_session_recovered": _PRIVATE + " with kazoo's handler and retry options",

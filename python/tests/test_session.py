@@ -10,6 +10,7 @@ import time
 
 import pytest
 import zoolock
+from kazoo import exceptions as kazoo_exceptions
 from conftest import DEADLINE, run_in_thread, until_children
 
 
@@ -40,7 +41,7 @@ def test_lifecycle_states_and_client_id(make_client, path):
     states.wait_for("CONNECTED")
     assert client.connected and client.state == "CONNECTED"
     session_id, password = client.client_id
-    assert session_id > 0 and password is None
+    assert session_id > 0 and type(password) is bytes and len(password) == 16
     assert lock.acquire()
     client.stop()
     states.wait_for("CONNECTED", "LOST")
@@ -319,3 +320,87 @@ def test_debug_lines_follow_a_level_lowered_at_run_time(client, path):
     finally:
         logger.removeHandler(handler)
         logger.setLevel(previous)
+
+
+#: A worker that holds a lock, says its client_id and node, then waits to be killed.
+HOLD_AND_TELL = """
+import sys, zoolock
+client = zoolock.KazooClient(hosts=sys.argv[1], timeout=30.0)
+client.start()
+lock = client.Lock(sys.argv[2], "worker")
+assert lock.acquire(timeout=15)
+session_id, password = client.client_id
+print(session_id, password.hex(), flush=True)
+sys.stdin.read()
+"""
+
+
+def test_client_id_resumes_the_session_of_a_killed_process(make_client, kz, connect, path):
+    """kazoo's client_id: a process that died without closing leaves its
+    session (and its lock node) to whoever resumes it by id and password."""
+    import subprocess
+    import sys
+
+    worker = subprocess.Popen([sys.executable, "-c", HOLD_AND_TELL, connect, path],
+                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        said = worker.stdout.readline().split()
+    finally:
+        worker.kill()
+        worker.wait()
+    session_id, password = int(said[0]), bytes.fromhex(said[1])
+    (node,) = kz.get_children(path)
+
+    heard, connected = [], threading.Event()
+
+    class Catch(logging.Handler):
+        def emit(self, record):
+            heard.append(record.getMessage())
+            if f"CONNECTED, session {session_id:#x}" in heard[-1]:
+                connected.set()
+
+    logger = logging.getLogger("zoolock")
+    handler, previous = Catch(level=logging.DEBUG), logger.level
+    logger.addHandler(handler)
+    logger.setLevel(logging.DEBUG)
+    try:
+        client = make_client(client_id=(session_id, password))
+        assert connected.wait(DEADLINE), heard
+    finally:
+        logger.removeHandler(handler)
+        logger.setLevel(previous)
+    assert client.client_id == (session_id, password)
+    assert kz.exists(f"{path}/{node}").ephemeralOwner == session_id
+    # The hold is the session's node, not this client's lock object's: it queues behind it.
+    assert client.Lock(path).acquire(blocking=False) is False
+    assert kz.get_children(path) == [node]
+    shown = "\n".join(heard + [repr(client), str(client.client_id[0])])
+    for form in (password.hex(), repr(password), str(list(password))):
+        assert form not in shown
+    client.stop()
+    until_children(kz, path, lambda c: c == [], "the resumed session's node to go when it closes")
+
+
+def test_client_id_of_an_ended_session_is_session_expired(make_client):
+    """What kazoo reports as LOST before it opens a new session is
+    SessionExpiredError from start(); the next start() opens a new session."""
+    ended = make_client()
+    client_id = ended.client_id
+    ended.stop()
+    client = make_client(start=False, client_id=client_id)
+    with pytest.raises(zoolock.SessionExpiredError) as raised:
+        client.start(timeout=DEADLINE)
+    assert "could not resume the session at" in str(raised.value)
+    assert isinstance(raised.value, kazoo_exceptions.SessionExpiredError)
+    client.start(timeout=DEADLINE)
+    assert client.connected and client.client_id[0] != client_id[0]
+
+
+def test_client_id_that_names_no_session_is_refused(make_client):
+    for bad in [(1, "sixteen-chars-pw"), ("1", b"0" * 16), (1,), 5]:
+        with pytest.raises(TypeError):
+            zoolock.KazooClient(client_id=bad)
+    for bad in [(0, b"0" * 16), (1, b"short")]:
+        client = make_client(start=False, client_id=bad)
+        with pytest.raises(ValueError):
+            client.start(timeout=DEADLINE)

@@ -21,7 +21,7 @@ class KazooClient:
         self,
         hosts: Union[str, Sequence[str], None] = "127.0.0.1:2181",
         timeout: float = 10.0,
-        client_id: None = None,
+        client_id: Optional[Tuple[int, bytes]] = None,
         handler: None = None,
         default_acl: Optional[Iterable[_Acl]] = None,
         auth_data: Optional[Iterable[Tuple[str, str]]] = None,
@@ -55,8 +55,8 @@ class KazooClient:
     def connected(self) -> bool:
         """Whether the client is connected now."""
     @property
-    def client_id(self) -> Optional[Tuple[int, None]]:
-        """(session_id, None) while connected: zoolock never exposes the password."""
+    def client_id(self) -> Optional[Tuple[int, bytes]]:
+        """(session_id, password) while connected, else None; KazooClient(client_id=...) resumes that session."""
     @property
     def hosts(self) -> str:
         """The connect string."""
