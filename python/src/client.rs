@@ -243,22 +243,37 @@ impl Client {
         if self.session().is_ok() {
             return Ok(());
         }
-        let options = self.options.lock().unwrap().clone().connect_timeout(connect_timeout);
-        let resuming = options.resume.is_some();
-        let connected = interruptible(py, Session::connect(options))?;
-        // client_id= resumes the first session only, as in kazoo: once it
-        // is resumed, or found gone (SessionExpiredError), the next start()
-        // opens a new one.
-        if resuming && matches!(&connected, Ok(_) | Err(zoolock::Error::SessionExpired { .. })) {
-            self.options.lock().unwrap().resume = None;
+        let (options, resume) = {
+            let mut options = self.options.lock().unwrap();
+            // client_id= is resumed by one start() at a time: two would take
+            // the session from each other, and the one kept out would close it.
+            let resume = options.resume.take();
+            let mut taken = options.clone().connect_timeout(connect_timeout);
+            taken.resume = resume.clone();
+            (taken, resume)
+        };
+        let connected = interruptible(py, Session::connect(options));
+        // client_id= serves one session, as in kazoo: resumed, or found gone
+        // (SessionExpiredError), the next start() opens a new one; after a
+        // timeout or Ctrl-C it tries again.
+        let resumed = resume.is_some() && matches!(connected, Ok(Ok(_)));
+        let served = matches!(connected, Ok(Ok(_) | Err(zoolock::Error::SessionExpired { .. })));
+        if let Some(resume) = resume.filter(|_| !served) {
+            self.options.lock().unwrap().resume.get_or_insert(resume);
         }
-        let session = connected.py_err()?;
-        {
+        let session = connected?.py_err()?;
+        let replaced = {
             let mut now = self.now.lock().unwrap();
+            let mut replaced = None;
             if now.session.as_ref().is_some_and(|s| !s.is_closed()) {
-                // A concurrent start() got there first: keep its session.
-                drop(now);
-                return uninterruptible(py, async move { session.close().await });
+                if !resumed {
+                    // A concurrent start() got there first: keep its session.
+                    drop(now);
+                    return uninterruptible(py, async move { session.close().await });
+                }
+                // A concurrent start() opened a new session meanwhile; the
+                // resumed one is the session the caller asked for.
+                replaced = now.session.take();
             }
             now.epoch += 1;
             let (listeners, telling, epoch) = (self.listeners.clone(), self.telling.clone(), now.epoch);
@@ -268,6 +283,10 @@ impl Client {
             });
             self.telling.store(epoch, Ordering::Release);
             now.session = Some(session);
+            replaced
+        };
+        if let Some(replaced) = replaced {
+            uninterruptible(py, async move { replaced.close().await })?;
         }
         // kazoo's listeners hear LOST → CONNECTED when the client starts,
         // before start() returns.

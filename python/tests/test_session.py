@@ -335,9 +335,8 @@ sys.stdin.read()
 """
 
 
-def test_client_id_resumes_the_session_of_a_killed_process(make_client, kz, connect, path):
-    """kazoo's client_id: a process that died without closing leaves its
-    session (and its lock node) to whoever resumes it by id and password."""
+def killed_holder(connect, path):
+    """The client_id of a worker process that held a lock on ``path`` and was killed."""
     import subprocess
     import sys
 
@@ -348,7 +347,13 @@ def test_client_id_resumes_the_session_of_a_killed_process(make_client, kz, conn
     finally:
         worker.kill()
         worker.wait()
-    session_id, password = int(said[0]), bytes.fromhex(said[1])
+    return int(said[0]), bytes.fromhex(said[1])
+
+
+def test_client_id_resumes_the_session_of_a_killed_process(make_client, kz, connect, path):
+    """kazoo's client_id: a process that died without closing leaves its
+    session (and its lock node) to whoever resumes it by id and password."""
+    session_id, password = killed_holder(connect, path)
     (node,) = kz.get_children(path)
 
     heard, connected = [], threading.Event()
@@ -379,6 +384,25 @@ def test_client_id_resumes_the_session_of_a_killed_process(make_client, kz, conn
         assert form not in shown
     client.stop()
     until_children(kz, path, lambda c: c == [], "the resumed session's node to go when it closes")
+
+
+def test_concurrent_starts_resume_the_session_once(make_client, kz, connect, path):
+    """start() from several threads at once: one resumes client_id, and the
+    session stays (a start() that resumed it too and lost the race would
+    close it on its way out)."""
+    session_id, password = killed_holder(connect, path)
+    client = make_client(start=False, client_id=(session_id, password))
+    together = threading.Barrier(4)
+
+    def start():
+        together.wait()
+        client.start(timeout=DEADLINE)
+
+    for started in [run_in_thread(start) for _ in range(4)]:
+        started.result()
+    assert client.client_id == (session_id, password)
+    (node,) = kz.get_children(path)
+    assert kz.exists(f"{path}/{node}").ephemeralOwner == session_id
 
 
 def test_client_id_of_an_ended_session_is_session_expired(make_client):
