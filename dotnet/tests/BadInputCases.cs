@@ -88,6 +88,21 @@ namespace ZooLock.Tests
                     Connect(c, Setup.Zk.Connect, TimeSpan.MaxValue, TimeSpan.Zero);
                 } },
             { "connect-timeout-negative", c => Connect(c, Setup.Zk.Connect, TimeSpan.Zero, TimeSpan.FromSeconds(-1)) },
+            { "resume-bad-client-id", c =>
+                {
+                    foreach (var id in new[] { new ZooKeeperClientId(0, new byte[16]), new ZooKeeperClientId(7, new byte[15]) })
+                    {
+                        var options = new ZooKeeperSessionOptions { Resume = id };
+                        c.Check("ZooKeeperSession resuming " + id, () => new ZooKeeperSession(Setup.Zk.Connect, options));
+                    }
+                } },
+            { "resume-ended-session", c =>
+                {
+                    ZooKeeperClientId id;
+                    using (var ended = Fixture.Session()) id = ended.ClientId;
+                    var options = new ZooKeeperSessionOptions { Resume = id };
+                    c.Check("ZooKeeperSession", () => new ZooKeeperSession(Setup.Zk.Connect, options));
+                } },
             { "timeout-negative", c =>
                 {
                     var session = c.Session();

@@ -68,6 +68,20 @@ def session_timeout(timeout):
     return case
 
 
+def resume_bad_client_id(ctx):
+    for client_id in ((0, b"1" * 16), (7, b"1" * 15)):
+        client = ctx.client(start=False, client_id=client_id)
+        ctx.check(f"start, client_id {client_id[0]}", lambda client=client: client.start(timeout=PATIENCE))
+
+
+def resume_ended_session(ctx):
+    ended = ctx.client()
+    client_id = ended.client_id
+    ended.stop()
+    client = ctx.client(start=False, client_id=client_id)
+    ctx.check("start", lambda: client.start(timeout=PATIENCE))
+
+
 def session_timeout_too_large(ctx):
     # 30 days: over the signed 32-bit milliseconds of the protocol; 1e300: over a Duration.
     for timeout in (30 * 86_400, 1e300):
@@ -534,6 +548,8 @@ CASES = {
     "session-timeout-too-large": session_timeout_too_large,
     "connect-timeout-zero": connect_timeout(0),
     "connect-timeout-negative": connect_timeout(-1),
+    "resume-bad-client-id": resume_bad_client_id,
+    "resume-ended-session": resume_ended_session,
     "timeout-negative": acquire_both(timeout=-1),
     "timeout-nan": acquire_both(timeout=float("nan")),
     "timeout-infinite": acquire_both(timeout=float("inf")),

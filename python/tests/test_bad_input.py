@@ -196,7 +196,7 @@ def test_identifiers_are_strs_of_anything(client, kz, path):
 def test_client_arguments(connect):
     with pytest.raises(TypeError, match="unexpected keyword"):
         zoolock.KazooClient(hosts=connect, no_such_option=1)
-    for kwargs in ({"handler": object()}, {"client_id": (1, b"x")}, {"read_only": True},
+    for kwargs in ({"handler": object()}, {"read_only": True},
                    {"randomize_hosts": False}, {"connection_retry": {"max_tries": 1}}):
         with pytest.raises(TypeError, match="does not support"):
             zoolock.KazooClient(hosts=connect, **kwargs)

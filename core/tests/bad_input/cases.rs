@@ -11,9 +11,9 @@ use zk_harness::tls::TlsFiles;
 use zk_harness::{Ensemble, Options, Sasl, Tls};
 use zookeeper_client as zk;
 use zoolock::{
-    timeout_from_secs, try_lease, try_multi_lease, Acl, Acquire, AuthId, Barrier, Counter, Create, DoubleBarrier, Kind,
-    Lock, LockConfig, LockingQueue, MultiLock, Owner, Party, Permission, Queue, SaslMechanism, SaslOptions, Semaphore,
-    SessionOptions, TlsOptions, MAX_IDENTIFIER_BYTES, MAX_PATH_BYTES,
+    timeout_from_secs, try_lease, try_multi_lease, Acl, Acquire, AuthId, Barrier, ClientId, Counter, Create,
+    DoubleBarrier, Kind, Lock, LockConfig, LockingQueue, MultiLock, Owner, Party, Permission, Queue, SaslMechanism,
+    SaslOptions, Semaphore, Session, SessionOptions, TlsOptions, MAX_IDENTIFIER_BYTES, MAX_PATH_BYTES,
 };
 
 use super::common::{raw, until_children};
@@ -88,6 +88,18 @@ pub fn all() -> Vec<(&'static str, Case)> {
                 let options = SessionOptions::new(c.connect.clone()).session_timeout(timeout);
                 c.check(&format!("connect with {timeout:?}"), c.connect(options).await);
             }
+        },
+        "resume-bad-client-id" => |c| async move {
+            for id in [ClientId::new(0, [1u8; 16]), ClientId::new(7, [1u8; 15])] {
+                let options = SessionOptions::new(c.connect.clone()).resume(id.clone());
+                c.check(&format!("connect resuming {id:?}"), c.connect(options).await);
+            }
+        },
+        "resume-ended-session" => |c| async move {
+            let ended = Session::connect(SessionOptions::new(c.connect.clone())).await.unwrap();
+            let id = ended.client_id().unwrap();
+            ended.close().await;
+            c.check("connect", c.connect(SessionOptions::new(c.connect.clone()).resume(id)).await);
         },
         "connect-timeout-zero" => |c| async move {
             let options = SessionOptions::new(c.connect.clone()).connect_timeout(Duration::ZERO);
