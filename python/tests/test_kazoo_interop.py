@@ -107,8 +107,8 @@ def test_semaphore_admits_kazoo_and_zoolock_in_queue_order(make_client, make_kaz
 def test_client_id_resumes_across_kazoo_and_zoolock(resumer, make_client, make_kazoo, kz, harness, path):
     """A kazoo client resumes a zoolock session by its client_id, and the
     other way round: the same session, its ephemeral node kept, until the
-    resumer closes it. The first client is cut off meanwhile (two live
-    clients on one session would take it from each other on every reconnect)."""
+    resumer closes it. The first client is cut off meanwhile: the server
+    drops one client's connection when another attaches to its session."""
     from kazoo.client import KazooClient
     import zoolock
 
