@@ -106,6 +106,7 @@ async fn resuming_an_ended_session_or_with_a_wrong_password_is_session_expired()
     assert_eq!(live.client_id().map(|now| now.session_id()), Some(id.session_id()));
 
     live.close().await;
+    assert_eq!(live.client_id(), None);
     let err = resume(id).await.unwrap_err();
     assert!(matches!(err, Error::SessionExpired { .. }), "{err:?}");
 }

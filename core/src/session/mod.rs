@@ -87,6 +87,9 @@ impl Session {
     /// [`SessionOptions::resume`]; `None` while there is none (lost and not
     /// yet replaced, or closed). A new session after an expiry has a new one.
     pub fn client_id(&self) -> Option<ClientId> {
+        if self.is_closed() {
+            return None;
+        }
         let live = self.connection().current.lock().unwrap().clone()?;
         let session = live.client.session();
         Some(ClientId::new(session.id().0, session.password()))
