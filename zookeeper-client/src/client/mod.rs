@@ -4,6 +4,7 @@ use std::borrow::Cow;
 use std::fmt::Write as _;
 use std::future::Future;
 use std::mem::ManuallyDrop;
+use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -207,6 +208,7 @@ pub struct Client {
     session_timeout: Duration,
     requester: Arc<mpsc::UnboundedSender<Request>>,
     state_watcher: StateWatcher,
+    last_zxid: Arc<AtomicI64>,
 }
 
 impl Client {
@@ -229,8 +231,9 @@ impl Client {
         timeout: Duration,
         requester: Arc<mpsc::UnboundedSender<Request>>,
         state_watcher: StateWatcher,
+        last_zxid: Arc<AtomicI64>,
     ) -> Client {
-        Client { chroot, version, session, session_timeout: timeout, requester, state_watcher }
+        Client { chroot, version, session, session_timeout: timeout, requester, state_watcher, last_zxid }
     }
 
     fn validate_path<'a>(&'a self, path: &'a str) -> Result<ChrootPath<'a>> {
@@ -254,6 +257,12 @@ impl Client {
     /// ZooKeeper session id.
     pub fn session_id(&self) -> SessionId {
         self.session().id()
+    }
+
+    /// The highest zxid of a reply this session has received (watch
+    /// notifications aside, as ZooKeeper's own clients); 0 before the first.
+    pub fn last_zxid(&self) -> i64 {
+        self.last_zxid.load(Ordering::Relaxed)
     }
 
     /// Consumes this instance into session info.
@@ -1817,14 +1826,22 @@ impl Connector {
         let conn = session.start(&mut endpoints, &mut buf, &mut depot).await?;
         let session_info = session.session.clone();
         let session_timeout = session.session_timeout;
+        let last_zxid = session.last_zxid_seen.clone();
         let mut state_watcher = StateWatcher::new(session.subscribe_state());
         // Consume all state changes so far.
         state_watcher.state();
         asyncs::spawn(async move {
             session.serve(endpoints, conn, buf, depot, receiver).await;
         });
-        let client =
-            Client::new(chroot.to_owned(), self.server_version, session_info, session_timeout, sender, state_watcher);
+        let client = Client::new(
+            chroot.to_owned(),
+            self.server_version,
+            session_info,
+            session_timeout,
+            sender,
+            state_watcher,
+            last_zxid,
+        );
         Ok(client)
     }
 
