@@ -565,9 +565,10 @@ impl Client {
         path: &str,
         watch: bool,
     ) -> Result<impl Future<Output = Result<(Vec<u8>, Stat, WatchReceiver)>> + Send> {
-        let read = self.get_nullable_data_internally(chroot, path, watch)?;
+        let receiver = self.send_get_data(chroot, path, watch)?;
         Ok(async move {
-            let (data, stat, watcher) = read.await?;
+            let (body, watcher) = receiver.await?;
+            let (data, stat) = Self::parse_data(body)?;
             Ok((data.unwrap_or_default(), stat, watcher))
         })
     }
@@ -579,20 +580,30 @@ impl Client {
         path: &str,
         watch: bool,
     ) -> Result<impl Future<Output = Result<(Option<Vec<u8>>, Stat, WatchReceiver)>> + Send> {
+        let receiver = self.send_get_data(chroot, path, watch)?;
+        Ok(async move {
+            let (body, watcher) = receiver.await?;
+            let (data, stat) = Self::parse_data(body)?;
+            Ok((data, stat, watcher))
+        })
+    }
+
+    fn send_get_data(&self, chroot: Chroot, path: &str, watch: bool) -> Result<StateReceiver> {
         let chroot_path = ChrootPath::new(chroot, path, false)?;
         let request = GetRequest { path: chroot_path, watch };
-        let receiver = self.send_request(OpCode::GetData, &request);
-        Ok(async move {
-            let (mut body, watcher) = receiver.await?;
-            let data_len = body.len() - Stat::record_len();
-            let mut stat_buf = &body[data_len..];
-            let stat = record::unmarshal(&mut stat_buf)?;
-            let mut length_buf = &body[..4];
-            let null = record::unmarshal::<i32>(&mut length_buf)? < 0;
-            body.truncate(data_len);
-            drop(body.drain(..4));
-            Ok((if null { None } else { Some(body) }, stat, watcher))
-        })
+        Ok(self.send_request(OpCode::GetData, &request))
+    }
+
+    /// A `GetDataResponse`: the data (`None` for null, length -1) and the stat.
+    fn parse_data(mut body: Vec<u8>) -> Result<(Option<Vec<u8>>, Stat)> {
+        let data_len = body.len() - Stat::record_len();
+        let mut stat_buf = &body[data_len..];
+        let stat = record::unmarshal(&mut stat_buf)?;
+        let mut length_buf = &body[..4];
+        let null = record::unmarshal::<i32>(&mut length_buf)? < 0;
+        body.truncate(data_len);
+        drop(body.drain(..4));
+        Ok((if null { None } else { Some(body) }, stat))
     }
 
     /// Gets stat and data for node with given path.
