@@ -1,6 +1,7 @@
 //! Queueing a lock node and waiting until it comes first: by a listing and
 //! a watch on the node ahead, or on the session's mirror of the path.
 
+use std::fmt::Write;
 use std::future::Future;
 use std::sync::Arc;
 
@@ -269,77 +270,96 @@ impl Lock {
     /// sequence after my last one, so nobody queued in between" is false once
     /// the path was deleted and re-created (its counter restarts), and ruling
     /// that out takes a read as costly as the pipelined listing.
-    async fn enqueue(&self, live: &Live, attempt: &mut Attempt, options: &Acquire) -> Result<Option<(i64, Ahead)>> {
-        let parent = &self.holder.path;
-        let mode =
-            if options.ephemeral { zk::CreateMode::EphemeralSequential } else { zk::CreateMode::PersistentSequential };
-        let acls = &self.holder.session.options().acls;
-        let create_options = mode.with_acls(zk::Acls::new(acls));
-        let role = self.spec.kind.role();
-        // No mirror while the adaptive design has dismissed it (mirror/mod.rs, point 9).
-        let mirror = self.mirror().filter(|mirror| mirror.prepare(self.spec.config.adaptive.is_some()));
-        // The prefixes of this attempt's creates before the current one:
-        // empty, and so no allocation, unless a create is tried again.
-        let mut given_up: Vec<String> = Vec::new();
-        loop {
-            let prefix = attempt.prefix();
-            let prefix_path = format!("{parent}/{prefix}");
-            // Adapting, our node counts as ours from its create event on, until
-            // our waiter decided on it (mirror/mod.rs, point 9).
-            let mut expected =
-                mirror.as_ref().filter(|_| self.spec.config.adaptive.is_some()).map(|m| m.expect(prefix));
-            let (create, place, before) = Lines::of(&self.holder.session).join_line(parent, prefix, role, || {
-                live.client.create(&prefix_path, &self.spec.config.identifier, &create_options)
-            });
-            // A create again (the parent was missing, or the first reply was
-            // lost) finds its own earlier try last in line: no neighbour.
-            let neighbour = before.filter(|(before, before_role)| {
-                mirror.is_none()
-                    && options.waits()
-                    && role.waits_for(*before_role)
-                    && before != prefix
-                    && !given_up.contains(before)
-            });
-            attempt.keep_place(place);
-            // Mirrored, the mirror shows what is ahead once the create is answered.
-            let list = (mirror.is_none() && neighbour.is_none()).then(|| live.client.list_children(parent));
-            let created = create.await;
-            let listed = match list {
-                Some(list) => list.await,
-                None => Err(zk::Error::ConnectionLoss),
-            };
-            let (node, token, sequence) = match created {
-                Ok((stat, sequence)) => {
-                    (format!("{prefix_path}{sequence}"), stat.czxid, Some(sequence.into_i64() as i32))
-                }
-                // Boxed: rare, and large for a future that every contender of a burst keeps at once.
-                Err(err) => {
-                    // Tried with this prefix: a create again may find it last in line.
-                    given_up.push(attempt.prefix().to_owned());
-                    match Box::pin(attempt.recover(live, err, || self.spec.kind.new_prefix(self.spec.config.scheme)))
-                        .await?
-                    {
-                        Recovered::Found { node, token } => (node, token, None),
-                        Recovered::Again => continue,
-                        Recovered::SessionEnded => return Ok(None),
+    fn enqueue<'a>(
+        &'a self,
+        live: &'a Live,
+        attempt: &'a mut Attempt,
+        options: &'a Acquire,
+    ) -> impl Future<Output = Result<Option<(i64, Ahead)>>> + Send + 'a {
+        async move {
+            let parent = &self.holder.path;
+            let role = self.spec.kind.role();
+            // No mirror while the adaptive design has dismissed it (mirror/mod.rs, point 9).
+            let mirror = self.mirror().filter(|mirror| mirror.prepare(self.spec.config.adaptive.is_some()));
+            // The prefixes of this attempt's creates before the current one:
+            // empty, and so no allocation, unless a create is tried again.
+            let mut given_up: Vec<String> = Vec::new();
+            loop {
+                let prefix = attempt.prefix();
+                let prefix_path = format!("{parent}/{prefix}");
+                // Adapting, our node counts as ours from its create event on, until
+                // our waiter decided on it (mirror/mod.rs, point 9).
+                let mut expected =
+                    mirror.as_ref().filter(|_| self.spec.config.adaptive.is_some()).map(|m| m.expect(prefix));
+                // The create's options go once it is sent: the request is sent
+                // when `create` is called, and its future borrows none of them.
+                let (create, place, before) = {
+                    let mode = match options.ephemeral {
+                        true => zk::CreateMode::EphemeralSequential,
+                        false => zk::CreateMode::PersistentSequential,
+                    };
+                    let create_options = mode.with_acls(zk::Acls::new(&self.holder.session.options().acls));
+                    Lines::of(&self.holder.session).join_line(parent, prefix, role, || {
+                        live.client.create(&prefix_path, &self.spec.config.identifier, &create_options)
+                    })
+                };
+                // A create again (the parent was missing, or the first reply was
+                // lost) finds its own earlier try last in line: no neighbour.
+                let neighbour = before.filter(|(before, before_role)| {
+                    mirror.is_none()
+                        && options.waits()
+                        && role.waits_for(*before_role)
+                        && before != prefix
+                        && !given_up.contains(before)
+                });
+                attempt.keep_place(place);
+                // Mirrored, the mirror shows what is ahead once the create is answered.
+                // Boxed: a mirrored create, the common one, needs no room for it.
+                let list =
+                    (mirror.is_none() && neighbour.is_none()).then(|| Box::pin(live.client.list_children(parent)));
+                let created = create.await;
+                let listed = match list {
+                    Some(list) => list.await,
+                    None => Err(zk::Error::ConnectionLoss),
+                };
+                let (node, token, sequence) = match created {
+                    Ok((stat, sequence)) => {
+                        // Sized exactly: the attempt keeps it for as long as it waits.
+                        let mut node = String::with_capacity(prefix_path.len() + 11);
+                        write!(node, "{prefix_path}{sequence}").expect("a String takes any text");
+                        (node, stat.czxid, Some(sequence.into_i64() as i32))
                     }
-                }
-            };
-            attempt.created(node);
-            let ahead = match (sequence, neighbour) {
-                _ if mirror.is_some() => Ahead::Mirror(mirror.expect("checked"), expected.take()),
-                (Some(sequence), Some((before, _))) => {
-                    Ahead::Neighbour(format!("{before}{:010}", sequence.wrapping_sub(1)))
-                }
-                _ => match listed {
-                    Ok(children) => Ahead::Listed(children),
-                    Err(_) => match Box::pin(self.list(live)).await? {
-                        Some(children) => Ahead::Listed(children),
-                        None => return Ok(None),
+                    // Boxed: rare, and large for a future that every contender of a burst keeps at once.
+                    Err(err) => {
+                        // Tried with this prefix: a create again may find it last in line.
+                        given_up.push(attempt.prefix().to_owned());
+                        match Box::pin(
+                            attempt.recover(live, err, || self.spec.kind.new_prefix(self.spec.config.scheme)),
+                        )
+                        .await?
+                        {
+                            Recovered::Found { node, token } => (node, token, None),
+                            Recovered::Again => continue,
+                            Recovered::SessionEnded => return Ok(None),
+                        }
+                    }
+                };
+                attempt.created(node);
+                let ahead = match (sequence, neighbour) {
+                    _ if mirror.is_some() => Ahead::Mirror(mirror.expect("checked"), expected.take()),
+                    (Some(sequence), Some((before, _))) => {
+                        Ahead::Neighbour(format!("{before}{:010}", sequence.wrapping_sub(1)))
+                    }
+                    _ => match listed {
+                        Ok(children) => Ahead::Listed(children),
+                        Err(_) => match Box::pin(self.list(live)).await? {
+                            Some(children) => Ahead::Listed(children),
+                            None => return Ok(None),
+                        },
                     },
-                },
-            };
-            return Ok(Some((token, ahead)));
+                };
+                return Ok(Some((token, ahead)));
+            }
         }
     }
 
@@ -462,10 +482,11 @@ mod tests {
     /// A listing waiter's own wait (288 B as an `async fn`, 488 B before its
     /// first listing and its read of our node were boxed) and its
     /// predecessor's watch (224 B as an `async fn`); `enqueue` is kept by
-    /// every create in flight, all of a burst's at once.
+    /// every create in flight, all of a burst's at once (616 B while it kept
+    /// its arguments twice, the create's options and room for a listing).
     const LISTED_BOUND: usize = 208;
     const DELETION_BOUND: usize = 216;
-    const ENQUEUE_BOUND: usize = 704;
+    const ENQUEUE_BOUND: usize = 480;
 
     #[tokio::test(flavor = "multi_thread")]
     async fn the_futures_of_a_parked_waiter_stay_small() {
