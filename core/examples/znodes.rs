@@ -6,16 +6,16 @@ async fn main() -> zoolock::Result<()> {
     let session = Session::connect(SessionOptions::new(connect)).await?;
 
     session.ensure_path("/app/config", None).await?;
-    let (job, _stat) = session.create("/app/jobs/job-", b"{}", &Create::default().sequence().makepath()).await?;
+    let (job, _stat) = session.create("/app/jobs/job-", Some(b"{}"), &Create::default().sequence().makepath()).await?;
     let (_data, stat) = session.get("/app/config").await?;
-    session.set("/app/config", b"v2", Some(stat.version)).await?; // Error::BadVersion if it changed
+    session.set("/app/config", Some(b"v2"), Some(stat.version)).await?; // Error::BadVersion if it changed
     println!("made {job}; jobs: {:?}", session.children("/app/jobs").await?);
     session.delete("/app/jobs", None, true).await?; // recursive, as kazoo's
     let all_or_nothing =
-        session.transaction().check("/app/config", Some(1)).create("/app/flag", b"", Create::default());
+        session.transaction().check("/app/config", Some(1)).create("/app/flag", Some(b""), Create::default());
     all_or_nothing.commit().await?;
     let (data, _) = session.retry(Retry::default(), || session.get("/app/config")).await?; // kazoo's retry
-    println!("config: {}", String::from_utf8_lossy(&data));
+    println!("config: {}", String::from_utf8_lossy(data.as_deref().unwrap_or_default()));
 
     // kazoo's DataWatch: called at once (in this task, before start returns), then
     // on each change (None while absent) on the session's watch thread, until it
@@ -34,7 +34,7 @@ async fn main() -> zoolock::Result<()> {
     let state = term.subscribe(); // Held → Suspended → Lost(..)
     println!("term: {:?}", *state.borrow());
     // A write that commits only while this term (or a lock hold) lasts:
-    term.fenced()?.set("/app/config", b"v3", None).commit().await?; // Error::NotHeld once deposed
+    term.fenced()?.set("/app/config", Some(b"v3"), None).commit().await?; // Error::NotHeld once deposed
     term.resign().await?;
     drop(watch);
     session.close().await;

@@ -349,7 +349,7 @@ impl Counter {
         let session = &self.inner.session;
         let path = &self.inner.path;
         let (data, stat) = session.retry(Retry::default(), || session.get(path)).await?;
-        if stat.version == version + 1 && data != ours {
+        if stat.version == version + 1 && data.as_deref().unwrap_or_default() != ours {
             return Ok(Write::Changed);
         }
         Err(Error::OutcomeUnknown { action: "change", path: path.clone() })

@@ -238,7 +238,7 @@ mod tests {
         let operator = Session::connect_blocking(SessionOptions::new(&connect)).unwrap();
         let path = format!("/zoolock-tests{}", zk_harness::unique_path("term-fence"));
         let state = format!("{path}-state");
-        operator.create_blocking(&state, b"", &Create::default().makepath()).unwrap();
+        operator.create_blocking(&state, Some(b""), &Create::default().makepath()).unwrap();
         let election = Election::new(&session, &path, "a").unwrap();
         let old = election.lead_blocking().unwrap();
         let next = Arc::new(Mutex::new(None));
@@ -252,12 +252,12 @@ mod tests {
                 *won.lock().unwrap() = Some(election.lead_blocking().unwrap());
             }))
         });
-        let write = old.fenced().and_then(|t| t.set(&state, b"old term", None).commit_blocking());
+        let write = old.fenced().and_then(|t| t.set(&state, Some(b"old term"), None).commit_blocking());
         let next = next.lock().unwrap().take().expect("the next term was won in between");
         assert_ne!(next.node(), old.node());
         assert!(matches!(write, Err(Error::NotHeld { .. })), "the old term wrote under the next: {write:?}");
-        assert_eq!(operator.get_blocking(&state).unwrap().0, b"");
-        next.fenced().unwrap().set(&state, b"next term", None).commit_blocking().unwrap();
+        assert_eq!(operator.get_blocking(&state).unwrap().0, Some(b"".to_vec()));
+        next.fenced().unwrap().set(&state, Some(b"next term"), None).commit_blocking().unwrap();
         assert!(next.resign_blocking().unwrap());
         session.close_blocking();
         operator.close_blocking();

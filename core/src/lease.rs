@@ -95,7 +95,7 @@ async fn obtain(
     let holder_path = format!("{}/lease_holder", path.trim_end_matches('/'));
     let replace = match session.get(&holder_path).await {
         Ok((data, stat)) => {
-            let record = Record::decode(&holder_path, &data)?;
+            let record = Record::decode(&holder_path, data.as_deref().unwrap_or_default())?;
             if record.version != VERSION {
                 return Ok(false);
             }
@@ -109,7 +109,7 @@ async fn obtain(
         Err(err) => return Err(err),
     };
     let data = Record::encode(identifier, end.as_secs() as i64);
-    match replace.create(&holder_path, data.as_bytes(), Create::default()).commit().await {
+    match replace.create(&holder_path, Some(data.as_bytes()), Create::default()).commit().await {
         Ok(_) => Ok(true),
         Err(Error::NotHeld { .. } | Error::BadVersion { .. } | Error::NoNode { .. } | Error::NodeExists { .. }) => {
             Ok(false)

@@ -153,7 +153,9 @@ impl Party {
         for child in children {
             let node = format!("{}/{child}", member.path);
             match member.session.retry(Retry::default(), || member.session.get(&node)).await {
-                Ok((data, _)) => identifiers.push(String::from_utf8_lossy(&data).into_owned()),
+                Ok((data, _)) => {
+                    identifiers.push(String::from_utf8_lossy(data.as_deref().unwrap_or_default()).into_owned())
+                }
                 Err(Error::NoNode { .. }) => {}
                 Err(err) => return Err(err),
             }

@@ -89,7 +89,7 @@ impl Queue {
     pub async fn put(&self, value: &[u8], priority: u32) -> Result<String> {
         check_priority(priority)?;
         let prefix = entry_prefix(&self.path, priority);
-        Ok(self.session.create(&prefix, value, &Create::default().sequence().makepath()).await?.0)
+        Ok(self.session.create(&prefix, Some(value), &Create::default().sequence().makepath()).await?.0)
     }
 
     /// Takes the first entry: its value, removed from the queue; `None` if
@@ -109,7 +109,8 @@ impl Queue {
             for name in entries {
                 let node = format!("{}/{name}", self.path);
                 let value = match session.retry(Retry::default(), || session.get(&node)).await {
-                    Ok((value, _)) => value,
+                    // A null entry (not one a queue writes) is taken as empty.
+                    Ok((value, _)) => value.unwrap_or_default(),
                     Err(Error::NoNode { .. }) => continue,
                     Err(err) => return Err(err),
                 };
@@ -228,7 +229,7 @@ impl LockingQueue {
     pub async fn put(&self, value: &[u8], priority: u32) -> Result<String> {
         check_priority(priority)?;
         let prefix = entry_prefix(&self.inner.entries, priority);
-        Ok(self.inner.session.create(&prefix, value, &Create::default().sequence().makepath()).await?.0)
+        Ok(self.inner.session.create(&prefix, Some(value), &Create::default().sequence().makepath()).await?.0)
     }
 
     /// Adds every value with `priority`, all or none (one transaction).
@@ -237,9 +238,9 @@ impl LockingQueue {
         let consumer = &self.inner;
         consumer.session.retry(Retry::default(), || consumer.session.ensure_path(&consumer.entries, None)).await?;
         let prefix = entry_prefix(&consumer.entries, priority);
-        let transaction = values
-            .iter()
-            .fold(consumer.session.transaction(), |t, value| t.create(&prefix, value, Create::default().sequence()));
+        let transaction = values.iter().fold(consumer.session.transaction(), |t, value| {
+            t.create(&prefix, Some(value), Create::default().sequence())
+        });
         transaction.commit().await.map(drop)
     }
 

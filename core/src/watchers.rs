@@ -43,12 +43,12 @@ pub struct WatchEvent {
     pub path: String,
 }
 
-/// What a [`DataWatch`] reads: the data and stat, `None` while the node does not exist.
-type DataValue = Option<(Vec<u8>, Stat)>;
+/// What a [`DataWatch`] reads: the data (`None`: null) and stat, `None` while the node does not exist.
+type DataValue = Option<(Option<Vec<u8>>, Stat)>;
 
-/// A [`DataWatch`] callback: the data and stat, or `None` while the node does
+/// A [`DataWatch`] callback: the data (`None`: null) and stat, or `None` while the node does
 /// not exist, and the event. Returning false ends the watch.
-pub type DataCallback = dyn Fn(Option<(Vec<u8>, Stat)>, Option<WatchEvent>) -> bool + Send + Sync;
+pub type DataCallback = dyn Fn(Option<(Option<Vec<u8>>, Stat)>, Option<WatchEvent>) -> bool + Send + Sync;
 
 /// A [`ChildrenWatch`] callback: the child names and the event. Returning
 /// false ends the watch.
@@ -238,7 +238,7 @@ impl DataWatch {
     pub async fn start(
         session: &Session,
         path: &str,
-        callback: impl Fn(Option<(Vec<u8>, Stat)>, Option<WatchEvent>) -> bool + Send + Sync + 'static,
+        callback: impl Fn(Option<(Option<Vec<u8>>, Stat)>, Option<WatchEvent>) -> bool + Send + Sync + 'static,
     ) -> Result<DataWatch> {
         DataWatch::begin(session, path, None, callback).await
     }
@@ -253,7 +253,7 @@ impl DataWatch {
         session: &Session,
         path: &str,
         seen: Option<i64>,
-        callback: impl Fn(Option<(Vec<u8>, Stat)>, Option<WatchEvent>) -> bool + Send + Sync + 'static,
+        callback: impl Fn(Option<(Option<Vec<u8>>, Stat)>, Option<WatchEvent>) -> bool + Send + Sync + 'static,
     ) -> Result<DataWatch> {
         DataWatch::begin(session, path, Some(seen), callback).await
     }
@@ -262,7 +262,7 @@ impl DataWatch {
         session: &Session,
         path: &str,
         seen: Option<Option<i64>>,
-        callback: impl Fn(Option<(Vec<u8>, Stat)>, Option<WatchEvent>) -> bool + Send + Sync + 'static,
+        callback: impl Fn(Option<(Option<Vec<u8>>, Stat)>, Option<WatchEvent>) -> bool + Send + Sync + 'static,
     ) -> Result<DataWatch> {
         validate_node_path(path)?;
         let flag = Flag::new();
@@ -277,7 +277,7 @@ impl DataWatch {
     pub fn start_blocking(
         session: &Session,
         path: &str,
-        callback: impl Fn(Option<(Vec<u8>, Stat)>, Option<WatchEvent>) -> bool + Send + Sync + 'static,
+        callback: impl Fn(Option<(Option<Vec<u8>>, Stat)>, Option<WatchEvent>) -> bool + Send + Sync + 'static,
     ) -> Result<DataWatch> {
         runtime::block_on(DataWatch::start(session, path, callback))
     }
@@ -336,7 +336,7 @@ async fn watch_data(
         // A data watch: the session's handles on `path` stop mirroring it
         // while it may be set (the mark drops after the watcher).
         let _mark = Mirrors::of(&session).data_watch(&path);
-        let read = match live.client.get_and_watch_data(&path).await {
+        let read = match live.client.get_and_watch_data_nullable(&path).await {
             Ok((data, stat, watcher)) => Ok((Some((data, Stat::from(&stat))), watcher)),
             // Watch for its creation instead; `exists` leaves a watch also when absent.
             Err(zk::Error::NoNode) => match live.client.check_and_watch_stat(&path).await {

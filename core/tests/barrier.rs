@@ -195,7 +195,7 @@ async fn a_member_node_of_another_session_is_not_taken_as_ours() {
     let (session, intruder) = (session(&connect).await, session(&connect).await);
     let member = DoubleBarrier::new(&session, &unique_path("double-barrier-intruder"), 1, "m0").unwrap();
     let made = zoolock::Create::default().ephemeral().makepath();
-    intruder.create(&member.create_path(), b"intruder", &made).await.unwrap();
+    intruder.create(&member.create_path(), Some(b"intruder"), &made).await.unwrap();
     let entering = tokio::spawn({
         let member = member.clone();
         async move { member.enter().await }

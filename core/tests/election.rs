@@ -84,10 +84,10 @@ async fn a_leader_whose_session_expired_learns_its_term_is_over_and_cannot_write
     let path = unique_path("election-expiry");
     let (a, b) = (session(&connect).await, session(&connect).await);
     let state = format!("{path}-state");
-    b.create(&state, b"", &Create::default().makepath()).await.unwrap();
+    b.create(&state, Some(b""), &Create::default().makepath()).await.unwrap();
     let first = Election::new(&a, &path, "a").unwrap();
     let term = first.lead().await.unwrap();
-    let write = term.fenced().unwrap().set(&state, b"a", None);
+    let write = term.fenced().unwrap().set(&state, Some(b"a"), None);
     let pending = spawn_lead(&Election::new(&b, &path, "b").unwrap());
 
     let mut states = term.subscribe();
@@ -102,8 +102,8 @@ async fn a_leader_whose_session_expired_learns_its_term_is_over_and_cannot_write
     let next = pending.await.unwrap().unwrap();
     assert!(matches!(write.commit().await, Err(Error::NotHeld { .. })));
     assert!(matches!(term.fenced(), Err(Error::NotHeld { .. })));
-    next.fenced().unwrap().set(&state, b"b", None).commit().await.unwrap();
-    assert_eq!(b.get(&state).await.unwrap().0, b"b");
+    next.fenced().unwrap().set(&state, Some(b"b"), None).commit().await.unwrap();
+    assert_eq!(b.get(&state).await.unwrap().0, Some(b"b".to_vec()));
     assert!(!term.resign().await.unwrap(), "nothing to resign");
     next.resign().await.unwrap();
 }

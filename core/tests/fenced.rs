@@ -19,25 +19,25 @@ async fn the_holder_writes_and_a_handle_that_holds_nothing_is_refused() {
     let session = session(&shared_server()).await;
     let base = unique_path("fenced");
     let state = format!("{base}/state");
-    session.create(&state, b"0", &Create::default().makepath()).await.unwrap();
+    session.create(&state, Some(b"0"), &Create::default().makepath()).await.unwrap();
     let lock = Lock::mutex(&session, &format!("{base}/lock")).unwrap();
     let lock_path = format!("{base}/lock");
     assert_eq!(lock.fenced().unwrap_err(), Error::NotHeld { path: lock_path.clone() });
 
     assert!(lock.acquire(Acquire::default()).await.unwrap());
-    let results = lock.fenced().unwrap().set(&state, b"1", Some(0)).commit().await.unwrap();
+    let results = lock.fenced().unwrap().set(&state, Some(b"1"), Some(0)).commit().await.unwrap();
     assert!(matches!(results.as_slice(), [OpResult::Set(stat)] if stat.version == 1), "{results:?}");
-    assert_eq!(session.get(&state).await.unwrap().0, b"1");
+    assert_eq!(session.get(&state).await.unwrap().0, Some(b"1".to_vec()));
     // The fence does not hide the writes' own errors.
-    let stale = lock.fenced().unwrap().set(&state, b"2", Some(0)).commit().await;
+    let stale = lock.fenced().unwrap().set(&state, Some(b"2"), Some(0)).commit().await;
     assert_eq!(stale.unwrap_err(), Error::BadVersion { action: "set", path: state.clone() });
 
     // Built while holding, committed after the release: refused by the server's check.
-    let late = lock.fenced().unwrap().set(&state, b"late", None);
+    let late = lock.fenced().unwrap().set(&state, Some(b"late"), None);
     lock.release().await.unwrap();
     assert_eq!(late.commit().await.unwrap_err(), Error::NotHeld { path: lock_path.clone() });
     assert_eq!(lock.fenced().unwrap_err(), Error::NotHeld { path: lock_path });
-    assert_eq!(session.get(&state).await.unwrap().0, b"1");
+    assert_eq!(session.get(&state).await.unwrap().0, Some(b"1".to_vec()));
     session.delete(&base, None, true).await.unwrap();
 }
 
@@ -47,7 +47,7 @@ async fn a_holder_whose_node_an_operator_deleted_cannot_write_and_the_next_holde
     let (a, b, operator) = (session(&connect).await, session(&connect).await, session(&connect).await);
     let base = unique_path("fenced-deleted");
     let state = format!("{base}/state");
-    a.create(&state, b"0", &Create::default().makepath()).await.unwrap();
+    a.create(&state, Some(b"0"), &Create::default().makepath()).await.unwrap();
     let lock_path = format!("{base}/lock");
     let stale = Lock::mutex(&a, &lock_path).unwrap();
     assert!(stale.acquire(Acquire::default()).await.unwrap());
@@ -55,18 +55,21 @@ async fn a_holder_whose_node_an_operator_deleted_cannot_write_and_the_next_holde
     let waiting = spawn_acquire(&next, Acquire::default());
 
     // The stale holder prepares its write, then loses its node before it commits.
-    let write =
-        stale.fenced().unwrap().set(&state, b"stale", None).create(&format!("{base}/side"), b"", Create::default());
+    let write = stale.fenced().unwrap().set(&state, Some(b"stale"), None).create(
+        &format!("{base}/side"),
+        Some(b""),
+        Create::default(),
+    );
     operator.delete(&stale.node().unwrap(), None, false).await.unwrap();
     assert!(waiting.await.unwrap().unwrap(), "the next contender holds");
     assert_eq!(write.commit().await.unwrap_err(), Error::NotHeld { path: lock_path.clone() });
-    assert_eq!(a.get(&state).await.unwrap().0, b"0", "nothing of the stale write was made");
+    assert_eq!(a.get(&state).await.unwrap().0, Some(b"0".to_vec()), "nothing of the stale write was made");
     assert_eq!(a.exists(&format!("{base}/side")).await.unwrap(), None);
     until_state(&stale, |s| *s == LockState::Lost(LostReason::NodeDeleted)).await;
     assert!(matches!(stale.fenced(), Err(Error::NotHeld { .. })));
 
-    next.fenced().unwrap().set(&state, b"next", None).commit().await.unwrap();
-    assert_eq!(a.get(&state).await.unwrap().0, b"next");
+    next.fenced().unwrap().set(&state, Some(b"next"), None).commit().await.unwrap();
+    assert_eq!(a.get(&state).await.unwrap().0, Some(b"next".to_vec()));
     next.release().await.unwrap();
     a.delete(&base, None, true).await.unwrap();
 }
@@ -77,11 +80,11 @@ async fn a_holder_whose_session_expired_cannot_write() {
     let (a, b) = (session(&connect).await, session(&connect).await);
     let base = unique_path("fenced-expired");
     let state = format!("{base}/state");
-    b.create(&state, b"0", &Create::default().makepath()).await.unwrap();
+    b.create(&state, Some(b"0"), &Create::default().makepath()).await.unwrap();
     let lock_path = format!("{base}/lock");
     let stale = Lock::mutex(&a, &lock_path).unwrap();
     assert!(stale.acquire(Acquire::default()).await.unwrap());
-    let write = stale.fenced().unwrap().set(&state, b"stale", None);
+    let write = stale.fenced().unwrap().set(&state, Some(b"stale"), None);
     let next = Lock::mutex(&b, &lock_path).unwrap();
     let waiting = spawn_acquire(&next, Acquire::default());
 
@@ -93,9 +96,9 @@ async fn a_holder_whose_session_expired_cannot_write() {
     let retried = a.retry(Retry::default(), || write.clone().commit()).await;
     assert_eq!(retried.unwrap_err(), Error::NotHeld { path: lock_path.clone() });
     assert!(waiting.await.unwrap().unwrap());
-    assert_eq!(b.get(&state).await.unwrap().0, b"0");
-    next.fenced().unwrap().set(&state, b"next", None).commit().await.unwrap();
-    assert_eq!(b.get(&state).await.unwrap().0, b"next");
+    assert_eq!(b.get(&state).await.unwrap().0, Some(b"0".to_vec()));
+    next.fenced().unwrap().set(&state, Some(b"next"), None).commit().await.unwrap();
+    assert_eq!(b.get(&state).await.unwrap().0, Some(b"next".to_vec()));
     next.release().await.unwrap();
     b.delete(&base, None, true).await.unwrap();
 }
@@ -105,15 +108,15 @@ async fn a_semaphore_lease_fences_writes_too() {
     let session = session(&shared_server()).await;
     let base = unique_path("fenced-semaphore");
     let state = format!("{base}/state");
-    session.create(&state, b"0", &Create::default().makepath()).await.unwrap();
+    session.create(&state, Some(b"0"), &Create::default().makepath()).await.unwrap();
     let semaphore = Semaphore::new(&session, &format!("{base}/pool"), "worker", 2).unwrap();
     assert!(matches!(semaphore.fenced(), Err(Error::NotHeld { .. })));
     assert!(semaphore.acquire(Acquire::default()).await.unwrap());
-    let write = semaphore.fenced().unwrap().set(&state, b"1", None);
+    let write = semaphore.fenced().unwrap().set(&state, Some(b"1"), None);
     write.clone().commit().await.unwrap();
     semaphore.release().await.unwrap();
     assert!(matches!(write.commit().await, Err(Error::NotHeld { .. })));
-    assert_eq!(session.get(&state).await.unwrap().0, b"1");
+    assert_eq!(session.get(&state).await.unwrap().0, Some(b"1".to_vec()));
     session.delete(&base, None, true).await.unwrap();
 }
 
@@ -122,14 +125,14 @@ async fn a_persistent_hold_outlives_an_expiry_and_so_does_its_fence() {
     let session = session(&shared_server()).await;
     let base = unique_path("fenced-persistent");
     let state = format!("{base}/state");
-    session.create(&state, b"0", &Create::default().makepath()).await.unwrap();
+    session.create(&state, Some(b"0"), &Create::default().makepath()).await.unwrap();
     let lock = Lock::mutex(&session, &format!("{base}/lock")).unwrap();
     assert!(lock.acquire(Acquire::default().persistent()).await.unwrap());
-    let write = lock.fenced().unwrap().set(&state, b"1", None);
+    let write = lock.fenced().unwrap().set(&state, Some(b"1"), None);
     let id = session.status().session_id;
     inject(move || zk_harness::shared().expire(id).unwrap()).await;
     session.retry(Retry::default(), || write.clone().commit()).await.unwrap();
-    assert_eq!(session.get(&state).await.unwrap().0, b"1");
+    assert_eq!(session.get(&state).await.unwrap().0, Some(b"1".to_vec()));
     assert_eq!(lock.state(), LockState::Held);
     lock.release().await.unwrap();
     session.delete(&base, None, true).await.unwrap();
@@ -147,7 +150,7 @@ async fn a_node_re_created_by_hand_does_not_give_the_deposed_holder_a_fence() {
     assert!(lock.acquire(Acquire::default()).await.unwrap());
     let node = lock.node().unwrap();
     operator.delete(&node, None, false).await.unwrap();
-    operator.create(&node, b"", &Create::default()).await.unwrap();
+    operator.create(&node, Some(b""), &Create::default()).await.unwrap();
     until_state(&lock, |s| *s == LockState::Lost(LostReason::NodeDeleted)).await;
     assert!(matches!(lock.fenced(), Err(Error::NotHeld { .. })));
     operator.delete(&base, None, true).await.unwrap();

@@ -151,7 +151,7 @@ async fn a_deleted_node_on_any_path_loses_the_hold_and_frees_the_other_paths() {
     for path in &paths {
         until_children(&raw, path, "the other paths' nodes to go", |c| c.is_empty()).await;
     }
-    let err = fenced.set(&paths[1], b"late", None).commit().await.unwrap_err();
+    let err = fenced.set(&paths[1], Some(b"late"), None).commit().await.unwrap_err();
     assert!(matches!(err, Error::NotHeld { .. }), "{err:?}");
 }
 
@@ -165,13 +165,13 @@ async fn a_fenced_write_commits_only_while_every_path_is_held() {
     session.ensure_path(&state, None).await.unwrap();
     let multi = MultiLock::new(&session, &paths, "").unwrap();
     let hold = multi.hold(Acquire::default()).await.unwrap().unwrap();
-    hold.fenced().unwrap().set(&state, b"v1", None).commit().await.unwrap();
+    hold.fenced().unwrap().set(&state, Some(b"v1"), None).commit().await.unwrap();
     assert_eq!(raw.get_data(&state).await.unwrap().0, b"v1");
     // The fence checks each path's node: one gone is enough to refuse.
     let victim = children(&raw, &paths[1]).await.remove(0);
     let fenced = hold.fenced().unwrap();
     raw.delete(&format!("{}/{victim}", paths[1]), None).await.unwrap();
-    let err = fenced.set(&state, b"v2", None).commit().await.unwrap_err();
+    let err = fenced.set(&state, Some(b"v2"), None).commit().await.unwrap_err();
     assert!(matches!(err, Error::NotHeld { .. }), "{err:?}");
     assert_eq!(raw.get_data(&state).await.unwrap().0, b"v1");
 }

@@ -63,8 +63,8 @@ async fn a_party_skips_other_children_and_reuses_its_node() {
     let session = session(&connect).await;
     let path = unique_path("party-reuse");
     let party = Party::new(&session, &path, "p1").unwrap();
-    session.create(&format!("{path}/notes"), b"", &zoolock::Create::default().makepath()).await.unwrap();
-    session.create(&party.create_path(), b"", &zoolock::Create::default()).await.unwrap();
+    session.create(&format!("{path}/notes"), Some(b""), &zoolock::Create::default().makepath()).await.unwrap();
+    session.create(&party.create_path(), Some(b""), &zoolock::Create::default()).await.unwrap();
     party.join().await.unwrap();
     assert!(party.participating());
     assert_eq!(party.len().await.unwrap(), 1);
@@ -117,7 +117,7 @@ async fn a_member_node_of_another_session_is_not_taken_as_ours() {
     let (session, intruder) = (session(&connect).await, session(&connect).await);
     let party = Party::new(&session, &unique_path("party-intruder"), "p1").unwrap();
     let made = zoolock::Create::default().ephemeral().makepath();
-    intruder.create(&party.create_path(), b"intruder", &made).await.unwrap();
+    intruder.create(&party.create_path(), Some(b"intruder"), &made).await.unwrap();
     let joining = tokio::spawn({
         let party = party.clone();
         async move { party.join().await }

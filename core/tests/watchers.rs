@@ -11,14 +11,14 @@ use tokio::sync::mpsc::{unbounded_channel, UnboundedReceiver};
 use tokio::time::timeout;
 use zoolock::{ChildrenWatch, Create, DataWatch, Error, Stat, WatchEvent, WatchEventKind};
 
-type DataCall = (Option<(Vec<u8>, Stat)>, Option<WatchEvent>);
+type DataCall = (Option<(Option<Vec<u8>>, Stat)>, Option<WatchEvent>);
 
 async fn next<T>(calls: &mut UnboundedReceiver<T>) -> T {
     timeout(Duration::from_secs(20), calls.recv()).await.expect("no call within 20 s").expect("watch gone")
 }
 
 fn data(call: &DataCall) -> Option<&[u8]> {
-    call.0.as_ref().map(|(data, _)| data.as_slice())
+    call.0.as_ref().and_then(|(data, _)| data.as_deref())
 }
 
 fn kind<T>(call: &(T, Option<WatchEvent>)) -> Option<WatchEventKind> {
@@ -48,10 +48,10 @@ async fn a_data_watch_follows_the_node_through_deletion_and_re_creation() {
     let first = calls.try_recv().expect("the first call runs before start returns");
     assert_eq!(first, (None, None));
 
-    writer.create(&node, b"v1", &Create::default().makepath()).await.unwrap();
+    writer.create(&node, Some(b"v1"), &Create::default().makepath()).await.unwrap();
     let created = next(&mut calls).await;
     assert_eq!((data(&created), kind(&created)), (Some(&b"v1"[..]), Some(WatchEventKind::Created)));
-    writer.set(&node, b"v2", None).await.unwrap();
+    writer.set(&node, Some(b"v2"), None).await.unwrap();
     let changed = next(&mut calls).await;
     assert_eq!((data(&changed), kind(&changed)), (Some(&b"v2"[..]), Some(WatchEventKind::Changed)));
     assert_eq!(changed.0.as_ref().unwrap().1.version, 1);
@@ -59,7 +59,7 @@ async fn a_data_watch_follows_the_node_through_deletion_and_re_creation() {
     writer.delete(&node, None, false).await.unwrap();
     let deleted = next(&mut calls).await;
     assert_eq!((data(&deleted), kind(&deleted)), (None, Some(WatchEventKind::Deleted)));
-    writer.create(&node, b"v3", &Create::default()).await.unwrap();
+    writer.create(&node, Some(b"v3"), &Create::default()).await.unwrap();
     let again = next(&mut calls).await;
     assert_eq!((data(&again), kind(&again)), (Some(&b"v3"[..]), Some(WatchEventKind::Created)));
     assert!(!watch.is_stopped());
@@ -71,7 +71,7 @@ async fn a_data_watch_follows_the_node_through_deletion_and_re_creation() {
 async fn a_data_watch_stops_when_its_callback_returns_false_or_its_handle_goes() {
     let session = session(&shared_server()).await;
     let node = unique_path("data-stop");
-    session.create(&node, b"0", &Create::default().makepath()).await.unwrap();
+    session.create(&node, Some(b"0"), &Create::default().makepath()).await.unwrap();
     // Stops after its second call.
     let (tx, mut calls) = unbounded_channel::<DataCall>();
     let stopping = DataWatch::start(&session, &node, move |value, event| {
@@ -93,7 +93,7 @@ async fn a_data_watch_stops_when_its_callback_returns_false_or_its_handle_goes()
     drop(dropped);
 
     for value in [b"1", b"2"] {
-        session.set(&node, value, None).await.unwrap();
+        session.set(&node, Some(value), None).await.unwrap();
         assert_eq!(data(&next(&mut witness).await), Some(&value[..]));
     }
     assert!(calls.try_recv().is_err(), "a watch whose callback returned false was called again");
@@ -106,7 +106,7 @@ async fn a_data_watch_reads_again_on_the_new_session_after_an_expiry() {
     let session = session(&shared_server()).await;
     let writer = common::session(&shared_server()).await;
     let node = unique_path("data-expiry");
-    writer.create(&node, b"before", &Create::default().makepath()).await.unwrap();
+    writer.create(&node, Some(b"before"), &Create::default().makepath()).await.unwrap();
     let (tx, mut calls) = unbounded_channel::<DataCall>();
     let _watch = DataWatch::start(&session, &node, move |value, event| tx.send((value, event)).is_ok()).await.unwrap();
     assert_eq!(data(&next(&mut calls).await), Some(&b"before"[..]));
@@ -114,14 +114,14 @@ async fn a_data_watch_reads_again_on_the_new_session_after_an_expiry() {
     // The session expires; while it is gone the node changes.
     let id = session.status().session_id;
     inject(move || zk_harness::shared().partition(id).unwrap()).await;
-    writer.set(&node, b"meanwhile", None).await.unwrap();
+    writer.set(&node, Some(b"meanwhile"), None).await.unwrap();
     inject(move || zk_harness::shared().expire(id).unwrap()).await;
     inject(move || zk_harness::shared().heal(id).unwrap()).await;
     let call = next(&mut calls).await;
     assert_eq!(data(&call), Some(&b"meanwhile"[..]));
     assert_ne!(session.status().session_id, id, "read on the new session");
     // And it watches on the new session: the next change is the next call (no repeat).
-    writer.set(&node, b"after", None).await.unwrap();
+    writer.set(&node, Some(b"after"), None).await.unwrap();
     let call = next(&mut calls).await;
     assert_eq!((data(&call), kind(&call)), (Some(&b"after"[..]), Some(WatchEventKind::Changed)));
     writer.delete(&node, None, false).await.unwrap();
@@ -132,7 +132,7 @@ async fn a_data_watch_calls_nothing_new_after_an_expiry_if_nothing_changed() {
     let session = session(&shared_server()).await;
     let writer = common::session(&shared_server()).await;
     let node = unique_path("data-expiry-same");
-    writer.create(&node, b"same", &Create::default().makepath()).await.unwrap();
+    writer.create(&node, Some(b"same"), &Create::default().makepath()).await.unwrap();
     let (tx, mut calls) = unbounded_channel::<DataCall>();
     let _watch = DataWatch::start(&session, &node, move |value, event| tx.send((value, event)).is_ok()).await.unwrap();
     assert_eq!(data(&next(&mut calls).await), Some(&b"same"[..]));
@@ -148,7 +148,7 @@ async fn a_data_watch_calls_nothing_new_after_an_expiry_if_nothing_changed() {
     .unwrap();
     // The re-read on the new session found the same mzxid: the next call is
     // this change (seen by the new watch, or by the re-read if that comes later).
-    writer.set(&node, b"changed", None).await.unwrap();
+    writer.set(&node, Some(b"changed"), None).await.unwrap();
     let call = next(&mut calls).await;
     assert_eq!(data(&call), Some(&b"changed"[..]), "called again with unchanged data after the expiry");
     assert!(matches!(kind(&call), None | Some(WatchEventKind::Changed)));
@@ -168,25 +168,25 @@ async fn a_children_watch_lists_at_once_then_on_each_change() {
     let session = session(&shared_server()).await;
     let parent = unique_path("children-watch");
     assert!(matches!(ChildrenWatch::start(&session, &parent, |_, _| true).await, Err(Error::NoNode { .. })));
-    session.create(&format!("{parent}/a"), b"", &Create::default().makepath()).await.unwrap();
+    session.create(&format!("{parent}/a"), Some(b""), &Create::default().makepath()).await.unwrap();
     let (tx, mut calls) = unbounded_channel::<ChildrenCall>();
     let watch = ChildrenWatch::start(&session, &parent, move |children, event| tx.send((children, event)).is_ok())
         .await
         .unwrap();
     assert_eq!(calls.try_recv().expect("first call before start returns"), (vec!["a".to_string()], None));
-    session.create(&format!("{parent}/b"), b"", &Create::default()).await.unwrap();
+    session.create(&format!("{parent}/b"), Some(b""), &Create::default()).await.unwrap();
     let call = next(&mut calls).await;
     assert_eq!((sorted(&call), kind(&call)), (vec!["a".to_string(), "b".to_string()], Some(WatchEventKind::Child)));
     assert_eq!(call.1.as_ref().unwrap().path, parent);
     session.delete(&format!("{parent}/a"), None, false).await.unwrap();
     assert_eq!(sorted(&next(&mut calls).await), ["b"]);
     // Data changes of the parent are no children changes.
-    session.set(&parent, b"x", None).await.unwrap();
-    session.create(&format!("{parent}/c"), b"", &Create::default()).await.unwrap();
+    session.set(&parent, Some(b"x"), None).await.unwrap();
+    session.create(&format!("{parent}/c"), Some(b""), &Create::default()).await.unwrap();
     assert_eq!(sorted(&next(&mut calls).await), ["b", "c"]);
     watch.stop();
     assert!(watch.is_stopped());
-    session.create(&format!("{parent}/d"), b"", &Create::default()).await.unwrap();
+    session.create(&format!("{parent}/d"), Some(b""), &Create::default()).await.unwrap();
     session.delete(&parent, None, true).await.unwrap();
     assert!(calls.try_recv().is_err());
 }
@@ -210,10 +210,10 @@ async fn a_children_watch_stops_on_false_and_when_its_node_is_deleted() {
         .unwrap();
     assert!(next(&mut calls).await.0.is_empty());
     assert!(next(&mut witness).await.0.is_empty());
-    session.create(&format!("{parent}/one"), b"", &Create::default()).await.unwrap();
+    session.create(&format!("{parent}/one"), Some(b""), &Create::default()).await.unwrap();
     assert_eq!(sorted(&next(&mut calls).await), ["one"]);
     assert_eq!(sorted(&next(&mut witness).await), ["one"]);
-    session.create(&format!("{parent}/two"), b"", &Create::default()).await.unwrap();
+    session.create(&format!("{parent}/two"), Some(b""), &Create::default()).await.unwrap();
     assert_eq!(sorted(&next(&mut witness).await), ["one", "two"]);
     // Callbacks run one at a time on the watch thread, and this one was queued
     // after "one"'s call had sent (and so started): that call has returned.
@@ -249,12 +249,12 @@ async fn a_children_watch_calls_after_an_expiry_only_if_the_children_changed() {
     assert!(next(&mut calls).await.0.is_empty());
     let id = session.status().session_id;
     inject(move || zk_harness::shared().partition(id).unwrap()).await;
-    writer.create(&format!("{parent}/while-away"), b"", &Create::default()).await.unwrap();
+    writer.create(&format!("{parent}/while-away"), Some(b""), &Create::default()).await.unwrap();
     inject(move || zk_harness::shared().expire(id).unwrap()).await;
     inject(move || zk_harness::shared().heal(id).unwrap()).await;
     // Called once for the change (its notice, held by the partition, may come before the expiry is seen).
     assert_eq!(sorted(&next(&mut calls).await), ["while-away"]);
-    writer.create(&format!("{parent}/later"), b"", &Create::default()).await.unwrap();
+    writer.create(&format!("{parent}/later"), Some(b""), &Create::default()).await.unwrap();
     assert_eq!(sorted(&next(&mut calls).await), ["later", "while-away"]);
     writer.delete(&parent, None, true).await.unwrap();
 }
@@ -271,7 +271,7 @@ async fn a_data_watch_survives_a_reconnect_of_the_same_session() {
     let session = session(&shared_server()).await;
     let writer = common::session(&shared_server()).await;
     let node = unique_path("data-reconnect");
-    writer.create(&node, b"before", &Create::default().makepath()).await.unwrap();
+    writer.create(&node, Some(b"before"), &Create::default().makepath()).await.unwrap();
     let (tx, mut calls) = unbounded_channel::<DataCall>();
     let _watch = DataWatch::start(&session, &node, move |value, event| tx.send((value, event)).is_ok()).await.unwrap();
     assert_eq!(data(&next(&mut calls).await), Some(&b"before"[..]));
@@ -283,7 +283,7 @@ async fn a_data_watch_survives_a_reconnect_of_the_same_session() {
         .await
         .unwrap()
         .unwrap();
-    writer.set(&node, b"while-suspended", None).await.unwrap();
+    writer.set(&node, Some(b"while-suspended"), None).await.unwrap();
     // Drop the held bytes' connection too, so that the client reconnects.
     inject(move || {
         zk_harness::shared().drop_connections(id).unwrap();
@@ -293,7 +293,7 @@ async fn a_data_watch_survives_a_reconnect_of_the_same_session() {
     let call = next(&mut calls).await;
     assert_eq!(data(&call), Some(&b"while-suspended"[..]));
     assert_eq!(session.status().session_id, id, "the same session");
-    writer.set(&node, b"after", None).await.unwrap();
+    writer.set(&node, Some(b"after"), None).await.unwrap();
     assert_eq!(data(&next(&mut calls).await), Some(&b"after"[..]));
     writer.delete(&node, None, false).await.unwrap();
 }
@@ -308,7 +308,7 @@ async fn stopped_data_watches_leave_no_record_behind() {
     let mut watches = Vec::new();
     for i in 0..50 {
         let node = format!("{base}/n{i}");
-        session.create(&node, b"", &Create::default().makepath()).await.unwrap();
+        session.create(&node, Some(b""), &Create::default().makepath()).await.unwrap();
         watches.push(DataWatch::start(&session, &node, |_, _| true).await.unwrap());
     }
     assert_eq!(session.data_watched_paths(), 50);
@@ -340,7 +340,7 @@ async fn block_watch_thread(session: &zoolock::Session, node: &str) -> (DataWatc
     })
     .await
     .unwrap();
-    session.set(node, b"block", None).await.unwrap();
+    session.set(node, Some(b"block"), None).await.unwrap();
     inject(move || entered.recv_timeout(Duration::from_secs(20))).await.expect("the callback never blocked");
     (watch, gate)
 }
@@ -352,7 +352,7 @@ async fn block_watch_thread(session: &zoolock::Session, node: &str) -> (DataWatc
 async fn registering_a_watch_never_waits_for_a_blocked_callback() {
     let session = session(&shared_server()).await;
     let node = unique_path("blocked-registration");
-    session.create(&node, b"0", &Create::default().makepath()).await.unwrap();
+    session.create(&node, Some(b"0"), &Create::default().makepath()).await.unwrap();
     let (_blocked, gate) = block_watch_thread(&session, &node).await;
 
     let registrations = async {
@@ -382,14 +382,14 @@ async fn a_blocked_callback_delays_no_other_sessions_watches() {
     let blocked = session(&shared_server()).await;
     let free = session(&shared_server()).await;
     let node = unique_path("blocked-elsewhere");
-    blocked.create(&node, b"0", &Create::default().makepath()).await.unwrap();
+    blocked.create(&node, Some(b"0"), &Create::default().makepath()).await.unwrap();
     let (_blocked, gate) = block_watch_thread(&blocked, &node).await;
 
     let (tx, mut calls) = unbounded_channel::<DataCall>();
     let registration = DataWatch::start(&free, &node, move |value, event| tx.send((value, event)).is_ok());
     let _watch = timeout(Duration::from_secs(20), registration).await.expect("waited for the other session's callback");
     assert_eq!(data(&calls.try_recv().unwrap()), Some(&b"block"[..]));
-    free.set(&node, b"next", None).await.unwrap();
+    free.set(&node, Some(b"next"), None).await.unwrap();
     assert_eq!(data(&next(&mut calls).await), Some(&b"next"[..]));
     drop(gate);
     free.delete(&node, None, false).await.unwrap();
@@ -401,9 +401,9 @@ async fn a_blocked_callback_delays_no_other_sessions_watches() {
 async fn a_change_during_the_first_call_is_called_back_after_it() {
     let session = session(&shared_server()).await;
     let node = unique_path("first-then-next");
-    session.create(&node, b"0", &Create::default().makepath()).await.unwrap();
+    session.create(&node, Some(b"0"), &Create::default().makepath()).await.unwrap();
     let connect = shared_server();
-    let (tx, mut calls) = unbounded_channel::<(Vec<u8>, bool)>();
+    let (tx, mut calls) = unbounded_channel::<(Option<Vec<u8>>, bool)>();
     let first_done = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
     let done = first_done.clone();
     let changer = node.clone();
@@ -415,7 +415,7 @@ async fn a_change_during_the_first_call_is_called_back_after_it() {
             let (connect, node) = (connect.clone(), changer.clone());
             std::thread::spawn(move || {
                 let writer = zoolock::Session::connect_blocking(zoolock::SessionOptions::new(connect)).unwrap();
-                writer.set_blocking(&node, b"1", None).unwrap();
+                writer.set_blocking(&node, Some(b"1"), None).unwrap();
                 writer.close_blocking();
             })
             .join()
@@ -428,8 +428,8 @@ async fn a_change_during_the_first_call_is_called_back_after_it() {
     })
     .await
     .unwrap();
-    assert_eq!(calls.try_recv().unwrap(), (b"0".to_vec(), false));
-    assert_eq!(next(&mut calls).await, (b"1".to_vec(), true), "a later call ran before the first returned");
+    assert_eq!(calls.try_recv().unwrap(), (Some(b"0".to_vec()), false));
+    assert_eq!(next(&mut calls).await, (Some(b"1".to_vec()), true), "a later call ran before the first returned");
     session.delete(&node, None, false).await.unwrap();
 }
 
@@ -441,7 +441,7 @@ async fn a_watch_started_from_a_seen_state_calls_only_at_a_change() {
     let session = session(&shared_server()).await;
     let base = unique_path("start-from");
     let node = format!("{base}/n");
-    let (_, stat) = session.create(&node, b"0", &Create::default().makepath()).await.unwrap();
+    let (_, stat) = session.create(&node, Some(b"0"), &Create::default().makepath()).await.unwrap();
     let caller = std::thread::current().id();
     let (tx, mut calls) = unbounded_channel::<DataCall>();
     let _same = DataWatch::start_from(&session, &node, Some(stat.mzxid), move |value, event| {
@@ -468,10 +468,10 @@ async fn a_watch_started_from_a_seen_state_calls_only_at_a_change() {
     assert_eq!((data(&call), kind(&call)), (Some(&b"0"[..]), None));
     assert!(calls.try_recv().is_err() && children.try_recv().is_err(), "called without a change");
 
-    session.set(&node, b"1", None).await.unwrap();
+    session.set(&node, Some(b"1"), None).await.unwrap();
     let call = next(&mut calls).await;
     assert_eq!((data(&call), kind(&call)), (Some(&b"1"[..]), Some(WatchEventKind::Changed)));
-    session.create(&format!("{base}/m"), b"", &Create::default()).await.unwrap();
+    session.create(&format!("{base}/m"), Some(b""), &Create::default()).await.unwrap();
     assert_eq!(sorted(&next(&mut children).await), ["m", "n"]);
     assert!(matches!(
         ChildrenWatch::start_from(&session, &format!("{base}/none"), Vec::new(), |_, _| true).await,
@@ -495,7 +495,7 @@ async fn poll_once_and_drop<T>(future: impl std::future::Future<Output = T>) -> 
 async fn a_start_given_up_leaves_no_watch_running() {
     let session = session(&shared_server()).await;
     let node = unique_path("given-up");
-    session.create(&node, b"0", &Create::default().makepath()).await.unwrap();
+    session.create(&node, Some(b"0"), &Create::default().makepath()).await.unwrap();
     let (tx, mut calls) = unbounded_channel::<DataCall>();
     // Each polled once (its task is spawned, its first read sent), then
     // dropped; tried again while the first poll happens to finish the start.
@@ -518,9 +518,9 @@ async fn a_start_given_up_leaves_no_watch_running() {
     let _witness =
         DataWatch::start(&session, &node, move |value, event| tx.send((value, event)).is_ok()).await.unwrap();
     assert_eq!(data(&witness.try_recv().unwrap()), Some(&b"0"[..]));
-    session.set(&node, b"1", None).await.unwrap();
+    session.set(&node, Some(b"1"), None).await.unwrap();
     assert_eq!(data(&next(&mut witness).await), Some(&b"1"[..]));
-    session.set(&node, b"2", None).await.unwrap();
+    session.set(&node, Some(b"2"), None).await.unwrap();
     assert_eq!(data(&next(&mut witness).await), Some(&b"2"[..]));
     assert!(calls.try_recv().is_err(), "an abandoned start's watch was called");
     session.delete(&node, None, false).await.unwrap();

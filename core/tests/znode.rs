@@ -6,10 +6,13 @@ mod common;
 
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Arc;
+use std::time::Duration;
 
 use common::*;
 use zk_harness::{Op, Select};
-use zoolock::{Acl, Acquire, AuthId, Create, Error, Lock, OpResult, Permission, Retry, Session, SessionOptions};
+use zoolock::{
+    Acl, Acquire, AuthId, Create, DataWatch, Error, Lock, OpResult, Permission, Retry, Session, SessionOptions,
+};
 
 #[tokio::test(flavor = "multi_thread")]
 async fn each_operation_does_what_kazoo_s_does() {
@@ -20,28 +23,29 @@ async fn each_operation_does_what_kazoo_s_does() {
 
     let node = format!("{base}/config");
     assert_eq!(session.exists(&node).await.unwrap(), None);
-    let (created, stat) = session.create(&node, b"v1", &Create::default()).await.unwrap();
+    let (created, stat) = session.create(&node, Some(b"v1"), &Create::default()).await.unwrap();
     assert_eq!(created, node);
     assert_eq!((stat.version, stat.data_length, stat.ephemeral_owner), (0, 2, 0));
     let (data, read) = session.get(&node).await.unwrap();
-    assert_eq!((data.as_slice(), read), (&b"v1"[..], stat));
+    assert_eq!((data.as_deref(), read), (Some(&b"v1"[..]), stat));
     assert_eq!(session.exists(&node).await.unwrap(), Some(stat));
 
-    let after = session.set(&node, b"v2", Some(0)).await.unwrap();
+    let after = session.set(&node, Some(b"v2"), Some(0)).await.unwrap();
     assert_eq!(after.version, 1);
     assert!(after.mzxid > stat.mzxid);
-    let any = session.set(&node, b"v3", None).await.unwrap();
+    let any = session.set(&node, Some(b"v3"), None).await.unwrap();
     assert_eq!(any.version, 2);
-    assert_eq!(session.get(&node).await.unwrap().0, b"v3");
+    assert_eq!(session.get(&node).await.unwrap().0, Some(b"v3".to_vec()));
 
     // Sequential, ephemeral, and a trailing '/' for a sequential name.
     let queue = format!("{base}/queue");
     let (first, _) =
-        session.create(&format!("{queue}/item-"), b"", &Create::default().makepath().sequence()).await.unwrap();
+        session.create(&format!("{queue}/item-"), Some(b""), &Create::default().makepath().sequence()).await.unwrap();
     assert_eq!(first, format!("{queue}/item-0000000000"));
-    let (second, _) = session.create(&format!("{queue}/"), b"", &Create::default().sequence()).await.unwrap();
+    let (second, _) = session.create(&format!("{queue}/"), Some(b""), &Create::default().sequence()).await.unwrap();
     assert_eq!(second, format!("{queue}/0000000001"));
-    let (ephemeral, stat) = session.create(&format!("{base}/me"), b"", &Create::default().ephemeral()).await.unwrap();
+    let (ephemeral, stat) =
+        session.create(&format!("{base}/me"), Some(b""), &Create::default().ephemeral()).await.unwrap();
     assert_eq!(stat.ephemeral_owner, session.status().session_id);
 
     let mut children = session.children(&queue).await.unwrap();
@@ -72,14 +76,14 @@ async fn each_refusal_has_its_own_kind() {
     let err = session.get(&node).await.unwrap_err();
     assert_eq!(err, Error::NoNode { action: "read", path: node.clone() });
     // No parent and no makepath.
-    assert!(matches!(session.create(&node, b"", &Create::default()).await, Err(Error::NoNode { .. })));
-    session.create(&node, b"", &Create::default().makepath()).await.unwrap();
+    assert!(matches!(session.create(&node, Some(b""), &Create::default()).await, Err(Error::NoNode { .. })));
+    session.create(&node, Some(b""), &Create::default().makepath()).await.unwrap();
     assert_eq!(
-        session.create(&node, b"", &Create::default()).await.unwrap_err(),
+        session.create(&node, Some(b""), &Create::default()).await.unwrap_err(),
         Error::NodeExists { action: "create", path: node.clone() }
     );
     assert_eq!(
-        session.set(&node, b"x", Some(7)).await.unwrap_err(),
+        session.set(&node, Some(b"x"), Some(7)).await.unwrap_err(),
         Error::BadVersion { action: "set", path: node.clone() }
     );
     assert_eq!(
@@ -90,7 +94,10 @@ async fn each_refusal_has_its_own_kind() {
         session.delete(&base, None, false).await.unwrap_err(),
         Error::NotEmpty { action: "delete", path: base.clone() }
     );
-    assert!(matches!(session.set(&format!("{base}/none"), b"", None).await, Err(Error::NoNode { action: "set", .. })));
+    assert!(matches!(
+        session.set(&format!("{base}/none"), Some(b""), None).await,
+        Err(Error::NoNode { action: "set", .. })
+    ));
     assert!(matches!(session.delete(&format!("{base}/none"), None, false).await, Err(Error::NoNode { .. })));
     assert!(matches!(session.children(&format!("{base}/none")).await, Err(Error::NoNode { action: "list", .. })));
 
@@ -98,9 +105,9 @@ async fn each_refusal_has_its_own_kind() {
     let guarded = format!("{base}/guarded");
     let owner = Session::connect(SessionOptions::new(shared_server()).digest_auth("owner", "pw")).await.unwrap();
     let creator_only = vec![Acl::new(Permission::ALL, AuthId::authed())];
-    owner.create(&guarded, b"secret", &Create::default().acls(creator_only)).await.unwrap();
+    owner.create(&guarded, Some(b"secret"), &Create::default().acls(creator_only)).await.unwrap();
     assert!(matches!(session.get(&guarded).await, Err(Error::NoAuth { .. })));
-    assert_eq!(owner.get(&guarded).await.unwrap().0, b"secret");
+    assert_eq!(owner.get(&guarded).await.unwrap().0, Some(b"secret".to_vec()));
     // A recursive delete needs to list it too.
     assert!(matches!(session.delete(&base, None, true).await, Err(Error::NoAuth { action: "list", .. })));
     owner.delete(&guarded, None, false).await.unwrap();
@@ -108,16 +115,16 @@ async fn each_refusal_has_its_own_kind() {
 
     // A node below an ephemeral node, and an ACL of a scheme the server does not know.
     let ephemeral = format!("{base}/ephemeral");
-    session.create(&ephemeral, b"", &Create::default().ephemeral()).await.unwrap();
+    session.create(&ephemeral, Some(b""), &Create::default().ephemeral()).await.unwrap();
     let child = format!("{ephemeral}/child");
     assert_eq!(
-        session.create(&child, b"", &Create::default()).await.unwrap_err(),
+        session.create(&child, Some(b""), &Create::default()).await.unwrap_err(),
         Error::NoChildrenForEphemerals { action: "create", path: child }
     );
     let unknown = format!("{base}/unknown-scheme");
     let acls = vec![Acl::new(Permission::ALL, AuthId::new("no-such-scheme", "x"))];
     assert_eq!(
-        session.create(&unknown, b"", &Create::default().acls(acls)).await.unwrap_err(),
+        session.create(&unknown, Some(b""), &Create::default().acls(acls)).await.unwrap_err(),
         Error::InvalidAcl { action: "create", path: unknown }
     );
     session.delete(&base, None, true).await.unwrap();
@@ -129,18 +136,18 @@ async fn bad_input_is_a_typed_error_before_any_request() {
     for path in ["relative", "/trailing/", "/a//b", "/a/../b", ""] {
         assert!(matches!(session.get(path).await, Err(Error::InvalidPath { .. })), "{path:?}");
         assert!(
-            matches!(session.create(path, b"", &Create::default()).await, Err(Error::InvalidPath { .. })),
+            matches!(session.create(path, Some(b""), &Create::default()).await, Err(Error::InvalidPath { .. })),
             "{path:?}"
         );
     }
-    assert!(matches!(session.create("/", b"", &Create::default()).await, Err(Error::InvalidPath { .. })));
+    assert!(matches!(session.create("/", Some(b""), &Create::default()).await, Err(Error::InvalidPath { .. })));
     assert!(matches!(session.delete("/", None, false).await, Err(Error::InvalidPath { .. })));
-    assert!(matches!(session.set("/x", b"", Some(-2)).await, Err(Error::InvalidArgument(_))));
+    assert!(matches!(session.set("/x", Some(b""), Some(-2)).await, Err(Error::InvalidArgument(_))));
     assert!(matches!(session.delete("/x", Some(-5), false).await, Err(Error::InvalidArgument(_))));
     let big = vec![0u8; zoolock::MAX_IDENTIFIER_BYTES + 1];
-    assert!(matches!(session.set("/x", &big, None).await, Err(Error::InvalidArgument(_))));
+    assert!(matches!(session.set("/x", Some(&big), None).await, Err(Error::InvalidArgument(_))));
     let none = Create::default().acls(Vec::new());
-    assert!(matches!(session.create("/x", b"", &none).await, Err(Error::InvalidArgument(_))));
+    assert!(matches!(session.create("/x", Some(b""), &none).await, Err(Error::InvalidArgument(_))));
     assert!(matches!(
         session.retry(Retry { max_tries: 0, deadline: None }, || async { Ok(()) }).await,
         Err(Error::InvalidArgument(_))
@@ -167,14 +174,14 @@ async fn a_transaction_commits_every_write_or_none() {
     let base = unique_path("multi");
     session.ensure_path(&base, None).await.unwrap();
     let (a, b) = (format!("{base}/a"), format!("{base}/b"));
-    session.create(&a, b"1", &Create::default()).await.unwrap();
+    session.create(&a, Some(b"1"), &Create::default()).await.unwrap();
 
     let results = session
         .transaction()
         .check(&a, Some(0))
-        .set(&a, b"2", Some(0))
-        .create(&format!("{base}/s-"), b"", Create::default().sequence())
-        .create(&b, b"", Create::default())
+        .set(&a, Some(b"2"), Some(0))
+        .create(&format!("{base}/s-"), Some(b""), Create::default().sequence())
+        .create(&b, Some(b""), Create::default())
         .delete(&b, None)
         .commit()
         .await
@@ -186,27 +193,72 @@ async fn a_transaction_commits_every_write_or_none() {
     assert_eq!(results[4], OpResult::Deleted);
 
     // The second write fails: the first is not made either, and the error names the one that failed.
-    let failed = session.transaction().set(&a, b"3", None).create(&a, b"", Create::default()).commit().await;
+    let failed =
+        session.transaction().set(&a, Some(b"3"), None).create(&a, Some(b""), Create::default()).commit().await;
     assert_eq!(failed.unwrap_err(), Error::NodeExists { action: "create", path: a.clone() });
-    assert_eq!(session.get(&a).await.unwrap().0, b"2");
+    assert_eq!(session.get(&a).await.unwrap().0, Some(b"2".to_vec()));
     // Which one failed, by index, for bindings that report each (kazoo's results list).
-    let failed = session.transaction().set(&a, b"3", None).set(&a, b"3", Some(0)).commit_indexed().await;
+    let failed = session.transaction().set(&a, Some(b"3"), None).set(&a, Some(b"3"), Some(0)).commit_indexed().await;
     assert_eq!(failed.unwrap_err(), (Some(1), Error::BadVersion { action: "set", path: a.clone() }));
-    let bad =
-        session.transaction().set(&a, b"3", None).set(&a, b"3", Some(-9)).set("x", b"", None).commit_indexed().await;
+    let bad = session
+        .transaction()
+        .set(&a, Some(b"3"), None)
+        .set(&a, Some(b"3"), Some(-9))
+        .set("x", Some(b""), None)
+        .commit_indexed()
+        .await;
     assert!(matches!(bad.unwrap_err(), (Some(1), Error::InvalidArgument(_))));
-    let stale = session.transaction().check(&a, Some(0)).set(&a, b"4", None).commit().await;
+    let stale = session.transaction().check(&a, Some(0)).set(&a, Some(b"4"), None).commit().await;
     assert_eq!(stale.unwrap_err(), Error::BadVersion { action: "check", path: a.clone() });
-    assert_eq!(session.get(&a).await.unwrap().0, b"2");
+    assert_eq!(session.get(&a).await.unwrap().0, Some(b"2".to_vec()));
 
     // Bad input is refused at commit, before anything is sent.
-    let bad = session.transaction().set(&a, b"5", None).delete("relative", None).commit().await;
+    let bad = session.transaction().set(&a, Some(b"5"), None).delete("relative", None).commit().await;
     assert!(matches!(bad, Err(Error::InvalidPath { .. })));
     let makepath =
-        session.transaction().create(&format!("{base}/x/y"), b"", Create::default().makepath()).commit().await;
+        session.transaction().create(&format!("{base}/x/y"), Some(b""), Create::default().makepath()).commit().await;
     assert!(matches!(makepath, Err(Error::InvalidArgument(_))));
-    assert_eq!(session.get(&a).await.unwrap().0, b"2");
+    assert_eq!(session.get(&a).await.unwrap().0, Some(b"2".to_vec()));
     assert!(session.transaction().commit().await.unwrap().is_empty());
+    session.delete(&base, None, true).await.unwrap();
+}
+
+/// ZooKeeper's null data (kazoo's `None`, length -1 on the wire) round-trips
+/// apart from empty data: through create, set, a transaction and a data watch.
+#[tokio::test(flavor = "multi_thread")]
+async fn null_data_round_trips_apart_from_empty_data() {
+    let session = session(&shared_server()).await;
+    let base = unique_path("null");
+    session.ensure_path(&base, None).await.unwrap();
+    let (null, empty) = (format!("{base}/null"), format!("{base}/empty"));
+    session.create(&null, None, &Create::default()).await.unwrap();
+    session.create(&empty, Some(b""), &Create::default()).await.unwrap();
+    assert_eq!(session.get(&null).await.unwrap().0, None);
+    assert_eq!(session.get(&empty).await.unwrap().0, Some(Vec::new()));
+
+    session.set(&empty, None, None).await.unwrap();
+    session.set(&null, Some(b""), None).await.unwrap();
+    assert_eq!(session.get(&empty).await.unwrap().0, None);
+    assert_eq!(session.get(&null).await.unwrap().0, Some(Vec::new()));
+
+    let made = format!("{base}/made");
+    session.transaction().create(&made, None, Create::default()).set(&null, None, None).commit().await.unwrap();
+    assert_eq!(session.get(&made).await.unwrap().0, None);
+    assert_eq!(session.get(&null).await.unwrap().0, None);
+    session.transaction().set(&made, Some(b""), None).commit().await.unwrap();
+    assert_eq!(session.get(&made).await.unwrap().0, Some(Vec::new()));
+
+    // A data watch is called with the data as read: None for null, while the stat says the node exists.
+    let (tx, mut calls) = tokio::sync::mpsc::unbounded_channel();
+    let watch =
+        DataWatch::start(&session, &null, move |value, _| tx.send(value.map(|(data, _)| data)).is_ok()).await.unwrap();
+    assert_eq!(calls.try_recv().unwrap(), Some(None));
+    let within = Duration::from_secs(20);
+    session.set(&null, Some(b"x"), None).await.unwrap();
+    assert_eq!(tokio::time::timeout(within, calls.recv()).await.unwrap(), Some(Some(Some(b"x".to_vec()))));
+    session.set(&null, None, None).await.unwrap();
+    assert_eq!(tokio::time::timeout(within, calls.recv()).await.unwrap(), Some(Some(None)));
+    watch.stop();
     session.delete(&base, None, true).await.unwrap();
 }
 
@@ -214,7 +266,7 @@ async fn a_transaction_commits_every_write_or_none() {
 async fn retry_tries_again_after_a_connection_loss_and_not_after_other_errors() {
     let session = session(&shared_server()).await;
     let node = unique_path("retry");
-    session.create(&node, b"data", &Create::default().makepath()).await.unwrap();
+    session.create(&node, Some(b"data"), &Create::default().makepath()).await.unwrap();
     let id = session.status().session_id;
     // The server answers the read, the reply is dropped and the connection reset.
     let reads = Select::session(id).op(Op::GetData).path(node.clone());
@@ -226,7 +278,7 @@ async fn retry_tries_again_after_a_connection_loss_and_not_after_other_errors() 
         session.get(&node)
     };
     let (data, _) = session.retry(Retry::default(), attempt).await.unwrap();
-    assert_eq!(data, b"data");
+    assert_eq!(data, Some(b"data".to_vec()));
     assert_eq!(tries.load(Ordering::SeqCst), 2, "one connection loss, one retry");
     inject(move || zk_harness::shared().disarm(fault).unwrap()).await;
 
@@ -250,12 +302,12 @@ async fn retry_tries_again_after_a_connection_loss_and_not_after_other_errors() 
 async fn calls_go_on_after_the_session_expired() {
     let session = session(&shared_server()).await;
     let node = unique_path("after-expiry");
-    session.create(&node, b"kept", &Create::default().makepath()).await.unwrap();
+    session.create(&node, Some(b"kept"), &Create::default().makepath()).await.unwrap();
     let id = session.status().session_id;
     inject(move || zk_harness::shared().expire(id).unwrap()).await;
     // The first call may meet the dead session; a retry meets the new one.
     let (data, _) = session.retry(Retry::default(), || session.get(&node)).await.unwrap();
-    assert_eq!(data, b"kept");
+    assert_eq!(data, Some(b"kept".to_vec()));
     assert_ne!(session.status().session_id, id);
     session.delete(&node, None, false).await.unwrap();
 }
@@ -273,7 +325,7 @@ async fn a_missing_chroot_is_refused_or_created_on_first_need() {
     let outside = common::session(&connect).await;
     assert_eq!(outside.exists(&chroot).await.unwrap(), None, "nothing written before the first need");
     // A plain create does not make parents, as in kazoo.
-    assert!(matches!(session.create("/a", b"", &Create::default()).await, Err(Error::NoNode { .. })));
+    assert!(matches!(session.create("/a", Some(b""), &Create::default()).await, Err(Error::NoNode { .. })));
     session.ensure_path("/a/b", None).await.unwrap();
     assert!(outside.exists(&format!("{chroot}/a/b")).await.unwrap().is_some());
 
@@ -286,7 +338,7 @@ async fn a_missing_chroot_is_refused_or_created_on_first_need() {
     // And create with makepath, also of a top-level node.
     for node in ["/c/d", "/top"] {
         outside.delete(&chroot, None, true).await.unwrap();
-        let (path, _) = session.create(node, b"", &Create::default().makepath()).await.unwrap();
+        let (path, _) = session.create(node, Some(b""), &Create::default().makepath()).await.unwrap();
         assert_eq!(path, node);
     }
     outside.delete(&chroot, None, true).await.unwrap();
@@ -299,7 +351,7 @@ async fn a_missing_chroot_is_refused_or_created_on_first_need() {
     let strict = Session::connect(SessionOptions::new(&under).session_timeout(SESSION_TIMEOUT)).await.unwrap();
     outside.delete(&chroot, None, true).await.unwrap();
     for node in ["/top", "/c/d"] {
-        let made = strict.create(node, b"", &Create::default().makepath()).await;
+        let made = strict.create(node, Some(b""), &Create::default().makepath()).await;
         assert!(matches!(made, Err(Error::NoNode { .. })), "{made:?}");
     }
     assert!(matches!(strict.ensure_path("/a", None).await, Err(Error::NoNode { .. })));
@@ -314,8 +366,8 @@ fn the_blocking_forms_work_without_a_runtime() {
         Session::connect_blocking(SessionOptions::new(shared_server()).session_timeout(SESSION_TIMEOUT)).unwrap();
     let node = unique_path("blocking");
     session.ensure_path_blocking(&node, None).unwrap();
-    session.set_blocking(&node, b"x", None).unwrap();
-    assert_eq!(session.get_blocking(&node).unwrap().0, b"x");
+    session.set_blocking(&node, Some(b"x"), None).unwrap();
+    assert_eq!(session.get_blocking(&node).unwrap().0, Some(b"x".to_vec()));
     assert!(session.exists_blocking(&node).unwrap().is_some());
     assert!(session.children_blocking(&node).unwrap().is_empty());
     let tries = AtomicU32::new(0);
@@ -325,7 +377,7 @@ fn the_blocking_forms_work_without_a_runtime() {
     });
     assert!(matches!(read, Err(Error::NoNode { .. })));
     assert_eq!(tries.load(Ordering::SeqCst), 1);
-    session.transaction().set(&node, b"y", Some(1)).commit_blocking().unwrap();
+    session.transaction().set(&node, Some(b"y"), Some(1)).commit_blocking().unwrap();
     session.delete_blocking(&node, None, false).unwrap();
     session.close_blocking();
 }
@@ -349,7 +401,7 @@ async fn acls_and_credentials_added_at_run_time() {
     session.add_auth("digest", b"owner:pw").await.unwrap();
     let guarded = format!("{base}/guarded");
     let creator_only = vec![Acl::new(Permission::ALL, AuthId::authed())];
-    session.create(&guarded, b"secret", &Create::default().acls(creator_only)).await.unwrap();
+    session.create(&guarded, Some(b"secret"), &Create::default().acls(creator_only)).await.unwrap();
     let (acls, _) = session.get_acls(&guarded).await.unwrap();
     assert_eq!(acls.len(), 1);
     assert_eq!((acls[0].permission(), acls[0].scheme()), (Permission::ALL, "digest"));
@@ -362,7 +414,7 @@ async fn acls_and_credentials_added_at_run_time() {
     inject(move || harness().expire(id).unwrap()).await;
     let next = status.wait_for(|s| s.generation > 1 && s.state == zoolock::SessionState::Connected);
     tokio::time::timeout(WITHIN, next).await.expect("a new session").unwrap();
-    assert_eq!(session.get(&guarded).await.unwrap().0, b"secret");
+    assert_eq!(session.get(&guarded).await.unwrap().0, Some(b"secret".to_vec()));
 
     // set_acls: conditional on the ACL's version, never an empty list.
     let readable = vec![Acl::new(Permission::READ, AuthId::anyone()), acls[0].clone()];
@@ -370,8 +422,8 @@ async fn acls_and_credentials_added_at_run_time() {
     assert!(matches!(session.set_acls(&guarded, &[], None).await, Err(Error::InvalidAcl { .. })));
     let stat = session.set_acls(&guarded, &readable, Some(0)).await.unwrap();
     assert_eq!(stat.aversion, 1);
-    assert_eq!(other.get(&guarded).await.unwrap().0, b"secret");
-    assert!(matches!(other.set(&guarded, b"", None).await, Err(Error::NoAuth { .. })));
+    assert_eq!(other.get(&guarded).await.unwrap().0, Some(b"secret".to_vec()));
+    assert!(matches!(other.set(&guarded, Some(b""), None).await, Err(Error::NoAuth { .. })));
     assert!(matches!(other.get_acls(&format!("{base}/none")).await, Err(Error::NoNode { .. })));
     assert!(matches!(other.add_auth("", b"x").await, Err(Error::InvalidArgument(_))));
     session.delete(&base, None, true).await.unwrap();

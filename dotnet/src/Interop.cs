@@ -121,6 +121,21 @@ namespace ZooLock
             return buffer.ToArray();
         }
 
+        /// <summary>
+        /// A node's data as the C ABI passes it: null (ZooKeeper's null data)
+        /// as length <c>ZL_NULL_DATA</c>, any other array (empty too) as itself.
+        /// </summary>
+        internal static uint DataLength(byte[] data)
+        {
+            return data == null ? NativeMethods.ZL_NULL_DATA : (uint)data.Length;
+        }
+
+        /// <summary>A copy of a node's native data: null for null data (length <c>ZL_NULL_DATA</c>).</summary>
+        internal static byte[] Data(byte* ptr, uint len)
+        {
+            return len == NativeMethods.ZL_NULL_DATA ? null : Copy(ptr, len);
+        }
+
         /// <summary>A copy of native bytes.</summary>
         internal static byte[] Copy(byte* ptr, uint len)
         {

@@ -91,6 +91,13 @@ namespace ZooLock.Native
         ///  Missing parents are created first, empty and persistent (kazoo's `makepath`).
         /// </summary>
         internal const uint ZL_CREATE_MAKEPATH = 4;
+        /// <summary>
+        ///  The length that, with a null pointer, stands for a node's null data
+        ///  (ZooKeeper's "no data", kazoo's `None`, the wire's -1), apart from empty
+        ///  data (length 0), in data given and returned: ZooKeeper's C client uses
+        ///  a null buffer of length -1 alike.
+        /// </summary>
+        internal const uint ZL_NULL_DATA = 4294967295;
 
 
         [UnmanagedFunctionPointer(CallingConvention.Cdecl)]
@@ -1260,7 +1267,8 @@ namespace ZooLock.Native
         internal static extern int zl_transaction_check(ZlTransaction* transaction, byte* path, uint path_len, int version);
 
         /// <summary>
-        ///  Adds a create (`flags`: `ZL_CREATE_EPHEMERAL`, `ZL_CREATE_SEQUENCE`;
+        ///  Adds a create with `data` (null data: a null pointer with length
+        ///  `ZL_NULL_DATA`; `flags`: `ZL_CREATE_EPHEMERAL`, `ZL_CREATE_SEQUENCE`;
         ///  `ZL_CREATE_MAKEPATH` is refused at commit: parents would be made outside
         ///  the transaction).
         ///
@@ -1271,7 +1279,8 @@ namespace ZooLock.Native
         internal static extern int zl_transaction_create(ZlTransaction* transaction, byte* path, uint path_len, byte* data, uint data_len, uint flags);
 
         /// <summary>
-        ///  Adds a set of the node's data, if at `version` (-1: any).
+        ///  Adds a set of the node's data (null data: a null pointer with length
+        ///  `ZL_NULL_DATA`), if at `version` (-1: any).
         ///
         ///  # Safety
         ///  `transaction` must be a live handle; the byte ranges valid.
@@ -1340,7 +1349,8 @@ namespace ZooLock.Native
 
         /// <summary>
         ///  The node's data, to free with `zl_bytes_free`, and its stat (`out_stat`
-        ///  may be null). `ZL_NO_NODE` if there is no such node.
+        ///  may be null); null data as a null pointer with length `ZL_NULL_DATA`.
+        ///  `ZL_NO_NODE` if there is no such node.
         ///
         ///  # Safety
         ///  `session` must be a live handle; the byte range valid; out-pointers valid
@@ -1350,8 +1360,9 @@ namespace ZooLock.Native
         internal static extern int zl_session_get(ZlSession* session, byte* path, uint path_len, byte** out_ptr, uint* out_len, ZlStat* out_stat);
 
         /// <summary>
-        ///  Replaces the node's data if it is at `version` (-1: any version); its new
-        ///  stat in `*out_stat` (may be null). `ZL_BAD_VERSION`, `ZL_NO_NODE`.
+        ///  Replaces the node's data (null data: a null pointer with length
+        ///  `ZL_NULL_DATA`) if it is at `version` (-1: any version); its new stat in
+        ///  `*out_stat` (may be null). `ZL_BAD_VERSION`, `ZL_NO_NODE`.
         ///
         ///  # Safety
         ///  `session` must be a live handle; the byte ranges valid; `out_stat` null or valid for writes.
@@ -1361,7 +1372,8 @@ namespace ZooLock.Native
 
         /// <summary>
         ///  Creates a node (`flags`: `ZL_CREATE_*`, 0 for a persistent node whose
-        ///  parent exists) with the session's ACL. The path created (with its
+        ///  parent exists) with the session's ACL and `data` (null data: a null
+        ///  pointer with length `ZL_NULL_DATA`). The path created (with its
         ///  sequence number, if sequential) as UTF-8 to free with `zl_bytes_free`,
         ///  its stat in `*out_stat` (may be null). `ZL_NODE_EXISTS`; `ZL_NO_NODE`
         ///  when the parent is missing without `ZL_CREATE_MAKEPATH`.

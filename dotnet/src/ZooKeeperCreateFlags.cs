@@ -2,7 +2,7 @@ using System;
 
 namespace ZooLock
 {
-    /// <summary>How <see cref="ZooKeeperSession.Create"/> makes a node (the core's <c>Create</c>); combine with <c>|</c>.</summary>
+    /// <summary>How <see cref="ZooKeeperSession.Create(string, byte[], ZooKeeperCreateFlags)"/> makes a node (the core's <c>Create</c>); combine with <c>|</c>.</summary>
     [Flags]
     public enum ZooKeeperCreateFlags
     {

@@ -16,13 +16,16 @@ namespace ZooLock
     /// completes them); their token ends the wait at any time, with an
     /// <see cref="OperationCanceledException"/>: a write already sent may
     /// still be made, as one whose reply was lost.
+    /// Node data is a byte array, or null for ZooKeeper's null data (kazoo's
+    /// <c>None</c>), which the server keeps apart from an empty array: what a
+    /// write sends, a read returns.
     /// </summary>
     public sealed unsafe partial class ZooKeeperSession
     {
         static readonly NativeMethods.zl_session_exists_async_callback_delegate OnExists = (user, status, data, length, stat, message, messageLength) =>
             PendingCall<ZooKeeperStat>.Deliver(user, status, message, messageLength, call => stat == null ? null : new ZooKeeperStat(*stat));
         static readonly NativeMethods.zl_session_get_async_callback_delegate OnGet = (user, status, data, length, stat, message, messageLength) =>
-            PendingCall<byte[]>.Deliver(user, status, message, messageLength, call => Interop.Copy(data, length));
+            PendingCall<byte[]>.Deliver(user, status, message, messageLength, call => Interop.Data(data, length));
         static readonly NativeMethods.zl_session_set_async_callback_delegate OnSet = (user, status, data, length, stat, message, messageLength) =>
             PendingCall<ZooKeeperStat>.Deliver(user, status, message, messageLength, call => new ZooKeeperStat(*stat));
         static readonly NativeMethods.zl_session_create_async_callback_delegate OnCreate = (user, status, data, length, stat, message, messageLength) =>
@@ -63,7 +66,7 @@ namespace ZooLock
             });
         }
 
-        /// <summary>The node's data.</summary>
+        /// <summary>The node's data (null for null data).</summary>
         /// <exception cref="ZooLockNoNodeException">There is no such node.</exception>
         public byte[] GetData(string path)
         {
@@ -71,7 +74,7 @@ namespace ZooLock
             return GetData(path, out stat);
         }
 
-        /// <summary>The node's data and its stat.</summary>
+        /// <summary>The node's data (null for null data) and its stat.</summary>
         /// <exception cref="ZooLockNoNodeException">There is no such node.</exception>
         public byte[] GetData(string path, out ZooKeeperStat stat)
         {
@@ -84,7 +87,7 @@ namespace ZooLock
                 ZlStat native;
                 fixed (byte* bytes = p) Interop.Check(NativeMethods.zl_session_get((ZlSession*)s, bytes, (uint)p.Length, &ptr, &len, &native));
                 read = new ZooKeeperStat(native);
-                return TakeBytes(ptr, len);
+                return TakeData(ptr, len);
             });
             stat = read;
             return data;
@@ -233,19 +236,18 @@ namespace ZooLock
             });
         }
 
-        /// <summary>Replaces the node's data if it is at <paramref name="version"/> (-1: any); its new stat.</summary>
+        /// <summary>Replaces the node's data (null: null data) if it is at <paramref name="version"/> (-1: any); its new stat.</summary>
         /// <exception cref="ZooLockNoNodeException">There is no such node.</exception>
         /// <exception cref="ZooLockBadVersionException">The node is at another version.</exception>
         public ZooKeeperStat SetData(string path, byte[] data, int version = -1)
         {
             var p = PathBytes(path);
-            var d = data ?? new byte[0];
             return With(s =>
             {
                 ZlStat stat;
-                fixed (byte* bytes = p, value = d)
+                fixed (byte* bytes = p, value = data)
                 {
-                    Interop.Check(NativeMethods.zl_session_set((ZlSession*)s, bytes, (uint)p.Length, value, (uint)d.Length, version, &stat));
+                    Interop.Check(NativeMethods.zl_session_set((ZlSession*)s, bytes, (uint)p.Length, value, Interop.DataLength(data), version, &stat));
                 }
                 return new ZooKeeperStat(stat);
             });
@@ -255,47 +257,65 @@ namespace ZooLock
         public Task<ZooKeeperStat> SetDataAsync(string path, byte[] data, int version = -1, CancellationToken cancellationToken = default(CancellationToken))
         {
             var p = PathBytes(path);
-            var d = data ?? new byte[0];
             return Call<ZooKeeperStat>(cancellationToken, (s, cancel, user) =>
             {
-                fixed (byte* bytes = p, value = d)
+                fixed (byte* bytes = p, value = data)
                 {
-                    return NativeMethods.zl_session_set_async((ZlSession*)s, bytes, (uint)p.Length, value, (uint)d.Length, version, cancel, OnSet, user);
+                    return NativeMethods.zl_session_set_async((ZlSession*)s, bytes, (uint)p.Length, value, Interop.DataLength(data), version, cancel, OnSet, user);
                 }
             });
         }
 
-        /// <summary>Creates a node with the session's ACL; the path created (with its sequence number, if sequential).</summary>
+        /// <summary>
+        /// Creates a node with empty data (as kazoo's <c>create(path)</c>) and
+        /// the session's ACL; the path created (with its sequence number, if sequential).
+        /// </summary>
         /// <exception cref="ZooLockNodeExistsException">The node exists.</exception>
         /// <exception cref="ZooLockNoNodeException">Its parent is missing, without <see cref="ZooKeeperCreateFlags.MakePath"/>.</exception>
-        public string Create(string path, byte[] data = null, ZooKeeperCreateFlags flags = ZooKeeperCreateFlags.None)
+        public string Create(string path, ZooKeeperCreateFlags flags = ZooKeeperCreateFlags.None)
+        {
+            return Create(path, new byte[0], flags);
+        }
+
+        /// <summary>
+        /// Creates a node with <paramref name="data"/>, null for ZooKeeper's
+        /// null data; otherwise as <see cref="Create(string, ZooKeeperCreateFlags)"/>.
+        /// </summary>
+        /// <exception cref="ZooLockNodeExistsException">The node exists.</exception>
+        /// <exception cref="ZooLockNoNodeException">Its parent is missing, without <see cref="ZooKeeperCreateFlags.MakePath"/>.</exception>
+        public string Create(string path, byte[] data, ZooKeeperCreateFlags flags = ZooKeeperCreateFlags.None)
         {
             var p = PathBytes(path);
-            var d = data ?? new byte[0];
             return With(s =>
             {
                 byte* created;
                 uint len;
-                fixed (byte* bytes = p, value = d)
+                fixed (byte* bytes = p, value = data)
                 {
-                    Interop.Check(NativeMethods.zl_session_create((ZlSession*)s, bytes, (uint)p.Length, value, (uint)d.Length,
+                    Interop.Check(NativeMethods.zl_session_create((ZlSession*)s, bytes, (uint)p.Length, value, Interop.DataLength(data),
                         (uint)flags, &created, &len, null));
                 }
                 return Interop.TakeText(created, len);
             });
         }
 
-        /// <summary><see cref="Create"/> without blocking a thread.</summary>
-        public Task<string> CreateAsync(string path, byte[] data = null, ZooKeeperCreateFlags flags = ZooKeeperCreateFlags.None,
+        /// <summary><see cref="Create(string, ZooKeeperCreateFlags)"/> without blocking a thread.</summary>
+        public Task<string> CreateAsync(string path, ZooKeeperCreateFlags flags = ZooKeeperCreateFlags.None,
+            CancellationToken cancellationToken = default(CancellationToken))
+        {
+            return CreateAsync(path, new byte[0], flags, cancellationToken);
+        }
+
+        /// <summary><see cref="Create(string, byte[], ZooKeeperCreateFlags)"/> without blocking a thread.</summary>
+        public Task<string> CreateAsync(string path, byte[] data, ZooKeeperCreateFlags flags = ZooKeeperCreateFlags.None,
             CancellationToken cancellationToken = default(CancellationToken))
         {
             var p = PathBytes(path);
-            var d = data ?? new byte[0];
             return Call<string>(cancellationToken, (s, cancel, user) =>
             {
-                fixed (byte* bytes = p, value = d)
+                fixed (byte* bytes = p, value = data)
                 {
-                    return NativeMethods.zl_session_create_async((ZlSession*)s, bytes, (uint)p.Length, value, (uint)d.Length, (uint)flags, cancel, OnCreate, user);
+                    return NativeMethods.zl_session_create_async((ZlSession*)s, bytes, (uint)p.Length, value, Interop.DataLength(data), (uint)flags, cancel, OnCreate, user);
                 }
             });
         }
@@ -380,6 +400,12 @@ namespace ZooLock
         {
             if (path == null) throw new ArgumentNullException("path");
             return Interop.Bytes(path);
+        }
+
+        /// <summary><see cref="TakeBytes"/> for a node's data: null for null data.</summary>
+        static byte[] TakeData(byte* ptr, uint len)
+        {
+            return len == NativeMethods.ZL_NULL_DATA ? null : TakeBytes(ptr, len);
         }
 
         /// <summary>Copies a buffer handed out by zoolock, then frees it.</summary>

@@ -39,25 +39,29 @@ namespace ZooLock
             });
         }
 
-        /// <summary>Creates a node (<see cref="ZooKeeperCreateFlags.MakePath"/> is refused: parents would be made outside the transaction).</summary>
-        public ZooKeeperTransaction Create(string path, byte[] data = null, ZooKeeperCreateFlags flags = ZooKeeperCreateFlags.None)
+        /// <summary>Creates a node with empty data (<see cref="ZooKeeperCreateFlags.MakePath"/> is refused: parents would be made outside the transaction).</summary>
+        public ZooKeeperTransaction Create(string path, ZooKeeperCreateFlags flags = ZooKeeperCreateFlags.None)
+        {
+            return Create(path, new byte[0], flags);
+        }
+
+        /// <summary>Creates a node with <paramref name="data"/>, null for ZooKeeper's null data (see <see cref="Create(string, ZooKeeperCreateFlags)"/>).</summary>
+        public ZooKeeperTransaction Create(string path, byte[] data, ZooKeeperCreateFlags flags = ZooKeeperCreateFlags.None)
         {
             var p = ZooKeeperSession.PathBytes(path);
-            var d = data ?? new byte[0];
             return Add(t =>
             {
-                fixed (byte* bytes = p, value = d) return NativeMethods.zl_transaction_create((ZlTransaction*)t, bytes, (uint)p.Length, value, (uint)d.Length, (uint)flags);
+                fixed (byte* bytes = p, value = data) return NativeMethods.zl_transaction_create((ZlTransaction*)t, bytes, (uint)p.Length, value, Interop.DataLength(data), (uint)flags);
             });
         }
 
-        /// <summary>Sets the node's data, if at <paramref name="version"/> (-1: any).</summary>
+        /// <summary>Sets the node's data (null: ZooKeeper's null data), if at <paramref name="version"/> (-1: any).</summary>
         public ZooKeeperTransaction SetData(string path, byte[] data, int version = -1)
         {
             var p = ZooKeeperSession.PathBytes(path);
-            var d = data ?? new byte[0];
             return Add(t =>
             {
-                fixed (byte* bytes = p, value = d) return NativeMethods.zl_transaction_set((ZlTransaction*)t, bytes, (uint)p.Length, value, (uint)d.Length, version);
+                fixed (byte* bytes = p, value = data) return NativeMethods.zl_transaction_set((ZlTransaction*)t, bytes, (uint)p.Length, value, Interop.DataLength(data), version);
             });
         }
 

@@ -43,7 +43,7 @@ namespace ZooLock.Tests
                         { "ExistsAsync", session.ExistsAsync(path, token) },
                         { "GetDataAsync", session.GetDataAsync(path, token) },
                         { "SetDataAsync", session.SetDataAsync(path, Bytes("z"), -1, token) },
-                        { "CreateAsync", session.CreateAsync(path + "/new", null, ZooKeeperCreateFlags.None, token) },
+                        { "CreateAsync", session.CreateAsync(path + "/new", ZooKeeperCreateFlags.None, token) },
                         { "DeleteAsync", session.DeleteAsync(path + "/child", -1, false, token) },
                         { "GetChildrenAsync", session.GetChildrenAsync(path, token) },
                         { "CommitAsync", transaction.CommitAsync(token) },

@@ -394,7 +394,7 @@ namespace ZooLock.Tests
                 {
                     var session = c.Session();
                     var path = c.Path("node");
-                    session.Create(path, null, ZooKeeperCreateFlags.MakePath);
+                    session.Create(path, ZooKeeperCreateFlags.MakePath);
                     c.Check("SetAccessControl", () => session.SetAccessControl(path, new ZooKeeperAccessControl[0]));
                     c.Check("SetAccessControlAsync", () => BadInputContext.Await(session.SetAccessControlAsync(path, new ZooKeeperAccessControl[0])));
                     ZooKeeperStat stat;
@@ -405,7 +405,7 @@ namespace ZooLock.Tests
                 {
                     var session = c.Session();
                     var big = new byte[700000];
-                    session.Create(c.Base, null, ZooKeeperCreateFlags.MakePath);
+                    session.Create(c.Base, ZooKeeperCreateFlags.MakePath);
                     using (var transaction = session.Transaction().Create(c.Path("a"), big).Create(c.Path("b"), big))
                         c.Check("Commit", () => transaction.Commit());
                     var jobs = new ZooKeeperLockingQueue(c.Path("jobs"), session);
@@ -582,7 +582,7 @@ namespace ZooLock.Tests
         {
             var session = c.Session();
             var path = c.Path("node");
-            session.Create(path, null, ZooKeeperCreateFlags.MakePath);
+            session.Create(path, ZooKeeperCreateFlags.MakePath);
             var barrier = new ZooKeeperBarrier(c.Path("barrier"), session);
             var doubleBarrier = new ZooKeeperDoubleBarrier(c.Path("double"), session, 2);
             var party = new ZooKeeperParty(c.Path("party"), session);

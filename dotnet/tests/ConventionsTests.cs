@@ -72,7 +72,7 @@ namespace ZooLock.Tests
         {
             var path = Fixture.Path("stat-times");
             var before = DateTimeOffset.UtcNow;
-            session.Create(path, null, ZooKeeperCreateFlags.MakePath);
+            session.Create(path, ZooKeeperCreateFlags.MakePath);
             var stat = session.SetData(path, Encoding.UTF8.GetBytes("v2"));
             object ctime = stat.Ctime, mtime = stat.Mtime;
             Assert.IsInstanceOf<DateTimeOffset>(ctime);

@@ -73,7 +73,7 @@ namespace ZooLock.Tests
         public void ADeposedLeaderLearnsItAndCannotWrite()
         {
             var path = Fixture.Path("election-deposed");
-            session.Create(path + "/state", null, ZooKeeperCreateFlags.MakePath);
+            session.Create(path + "/state", ZooKeeperCreateFlags.MakePath);
             var election = new ZooKeeperLeaderElection(path + "/leader", session, "me");
             using (var term = election.AwaitLeadership(Fixture.Patience))
             {

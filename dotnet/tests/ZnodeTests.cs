@@ -28,7 +28,7 @@ namespace ZooLock.Tests
             Assert.That(set.Version, Is.EqualTo(1));
             Assert.That(set.Mzxid, Is.GreaterThan(stat.Mzxid));
             Assert.That(other.GetData(path + "/config"), Is.EqualTo(Bytes("v2")));
-            Assert.That(session.SetData(path + "/config", null).Version, Is.EqualTo(2), "-1 is any version; null data is empty");
+            Assert.That(session.SetData(path + "/config", new byte[0]).Version, Is.EqualTo(2), "-1 is any version");
             Assert.That(session.GetData(path + "/config"), Is.Empty);
 
             session.Create(path + "/b");
@@ -41,11 +41,43 @@ namespace ZooLock.Tests
             Assert.IsNull(other.Exists(path));
         }
 
+        /// <summary>ZooKeeper's null data (kazoo's None) is null in and out, apart from an empty array.</summary>
+        [Test]
+        public void NullDataRoundTripsApartFromEmptyData()
+        {
+            var path = Fixture.Path("null-data");
+            session.Create(path, ZooKeeperCreateFlags.MakePath);
+            Assert.That(other.GetData(path), Is.Not.Null.And.Empty, "Create(path) makes empty data, as kazoo's create(path)");
+            session.Create(path + "/null", null);
+            session.Create(path + "/empty", new byte[0]);
+            ZooKeeperStat stat;
+            Assert.IsNull(other.GetData(path + "/null", out stat));
+            Assert.That(stat.DataLength, Is.EqualTo(0));
+            Assert.That(other.GetData(path + "/empty"), Is.Not.Null.And.Empty);
+            Assert.IsNull(Fixture.Await(other.GetDataAsync(path + "/null"), "GetDataAsync"));
+
+            session.SetData(path + "/empty", null);
+            Fixture.Await(session.SetDataAsync(path + "/null", new byte[0]), "SetDataAsync");
+            Assert.IsNull(other.GetData(path + "/empty"));
+            Assert.That(other.GetData(path + "/null"), Is.Not.Null.And.Empty);
+            Fixture.Await(session.CreateAsync(path + "/async", null), "CreateAsync");
+            Assert.IsNull(other.GetData(path + "/async"));
+
+            using (var transaction = session.Transaction())
+            {
+                transaction.Create(path + "/made", null).SetData(path + "/null", null).Create(path + "/made-empty").Commit();
+            }
+            Assert.IsNull(other.GetData(path + "/made"));
+            Assert.IsNull(other.GetData(path + "/null"));
+            Assert.That(other.GetData(path + "/made-empty"), Is.Not.Null.And.Empty);
+            session.Delete(path, -1, true);
+        }
+
         [Test]
         public void AccessControlAndCredentialsAddedAtRunTime()
         {
             var path = Fixture.Path("acl");
-            session.Create(path, null, ZooKeeperCreateFlags.MakePath);
+            session.Create(path, ZooKeeperCreateFlags.MakePath);
             ZooKeeperStat stat;
             Assert.That(session.GetAccessControl(path, out stat),
                 Is.EqualTo(new[] { new ZooKeeperAccessControl("world", "anyone", ZooKeeperSessionOptions.PermissionAll) }));
@@ -73,7 +105,7 @@ namespace ZooLock.Tests
         public void AccessControlAsyncFormsDoTheSame()
         {
             var path = Fixture.Path("acl-async");
-            session.Create(path, null, ZooKeeperCreateFlags.MakePath);
+            session.Create(path, ZooKeeperCreateFlags.MakePath);
             var read = Fixture.Await(session.GetAccessControlAsync(path), "GetAccessControlAsync");
             Assert.That(read.Acl, Is.EqualTo(new[] { new ZooKeeperAccessControl("world", "anyone", ZooKeeperSessionOptions.PermissionAll) }));
             Assert.That(read.Stat.Aversion, Is.EqualTo(0));
@@ -111,8 +143,8 @@ namespace ZooLock.Tests
         public void EphemeralAndSequentialNodes()
         {
             var path = Fixture.Path("modes");
-            var first = session.Create(path + "/job-", null, ZooKeeperCreateFlags.Sequence | ZooKeeperCreateFlags.MakePath);
-            var second = session.Create(path + "/job-", null, ZooKeeperCreateFlags.Sequence | ZooKeeperCreateFlags.Ephemeral);
+            var first = session.Create(path + "/job-", ZooKeeperCreateFlags.Sequence | ZooKeeperCreateFlags.MakePath);
+            var second = session.Create(path + "/job-", ZooKeeperCreateFlags.Sequence | ZooKeeperCreateFlags.Ephemeral);
             StringAssert.IsMatch("/job-[0-9]{10}$", first);
             Assert.That(string.CompareOrdinal(second, first), Is.GreaterThan(0));
             Assert.That(other.Exists(second).EphemeralOwner, Is.EqualTo(session.SessionId));
@@ -137,7 +169,7 @@ namespace ZooLock.Tests
             Assert.Throws<ZooLockBadVersionException>(() => other.Delete(path, 5));
             session.Create(path + "/child");
             Assert.Throws<ZooLockNotEmptyException>(() => other.Delete(path));
-            var ephemeral = session.Create(path + "/ephemeral", null, ZooKeeperCreateFlags.Ephemeral);
+            var ephemeral = session.Create(path + "/ephemeral", ZooKeeperCreateFlags.Ephemeral);
             Assert.Throws<ZooLockNoChildrenForEphemeralsException>(() => session.Create(ephemeral + "/child"));
             Assert.That(session.GetData(path), Is.EqualTo(Bytes("x")), "nothing refused changed the node");
             Assert.Throws<ArgumentException>(() => session.Exists("relative"));
@@ -164,10 +196,10 @@ namespace ZooLock.Tests
         public void ATransactionCommitsAllOrNothing()
         {
             var path = Fixture.Path("multi");
-            session.Create(path, null, ZooKeeperCreateFlags.MakePath);
+            session.Create(path, ZooKeeperCreateFlags.MakePath);
             using (var transaction = session.Transaction())
             {
-                var results = transaction.Check(path, 0).Create(path + "/a", Bytes("1")).Create(path + "/q-", null, ZooKeeperCreateFlags.Sequence)
+                var results = transaction.Check(path, 0).Create(path + "/a", Bytes("1")).Create(path + "/q-", ZooKeeperCreateFlags.Sequence)
                     .SetData(path, Bytes("p")).Commit();
                 Assert.That(results.Count, Is.EqualTo(4));
                 Assert.That(results[1], Is.EqualTo(path + "/a"));
@@ -184,7 +216,7 @@ namespace ZooLock.Tests
             Assert.That(other.GetData(path), Is.EqualTo(Bytes("p")));
             using (var transaction = session.Transaction())
             {
-                Assert.Throws<ArgumentException>(() => transaction.Create(path + "/x/y", null, ZooKeeperCreateFlags.MakePath).Commit());
+                Assert.Throws<ArgumentException>(() => transaction.Create(path + "/x/y", ZooKeeperCreateFlags.MakePath).Commit());
             }
             using (var transaction = session.Transaction())
             {

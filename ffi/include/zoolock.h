@@ -340,6 +340,14 @@
 #define ZL_CREATE_MAKEPATH 4
 
 /**
+ * The length that, with a null pointer, stands for a node's null data
+ * (ZooKeeper's "no data", kazoo's `None`, the wire's -1), apart from empty
+ * data (length 0), in data given and returned: ZooKeeper's C client uses
+ * a null buffer of length -1 alike.
+ */
+#define ZL_NULL_DATA 4294967295
+
+/**
  * A barrier: up while the node at its path exists (kazoo's `Barrier`).
  */
 typedef struct ZlBarrier ZlBarrier;
@@ -462,7 +470,8 @@ typedef struct ZlStat {
 /**
  * Called once when a callback-completed call (`zl_session_*_async`,
  * `zl_transaction_commit_async`) ends: `status` `ZL_OK` with its result in
- * `data` (the node's data, the path created, or a list encoded as
+ * `data` (the node's data — null data as a null pointer with length
+ * `ZL_NULL_DATA` —, the path created, or a list encoded as
  * `zl_session_children` encodes it; empty for the others) and the node's
  * stat in `*stat` (null when the call gives none, and when
  * `zl_session_exists_async` found no node); else an error code with its
@@ -1700,7 +1709,8 @@ int32_t zl_transaction_check(const struct ZlTransaction *transaction,
                              int32_t version);
 
 /**
- * Adds a create (`flags`: `ZL_CREATE_EPHEMERAL`, `ZL_CREATE_SEQUENCE`;
+ * Adds a create with `data` (null data: a null pointer with length
+ * `ZL_NULL_DATA`; `flags`: `ZL_CREATE_EPHEMERAL`, `ZL_CREATE_SEQUENCE`;
  * `ZL_CREATE_MAKEPATH` is refused at commit: parents would be made outside
  * the transaction).
  *
@@ -1715,7 +1725,8 @@ int32_t zl_transaction_create(const struct ZlTransaction *transaction,
                               uint32_t flags);
 
 /**
- * Adds a set of the node's data, if at `version` (-1: any).
+ * Adds a set of the node's data (null data: a null pointer with length
+ * `ZL_NULL_DATA`), if at `version` (-1: any).
  *
  * # Safety
  * `transaction` must be a live handle; the byte ranges valid.
@@ -1795,7 +1806,8 @@ int32_t zl_session_exists(const struct ZlSession *session,
 
 /**
  * The node's data, to free with `zl_bytes_free`, and its stat (`out_stat`
- * may be null). `ZL_NO_NODE` if there is no such node.
+ * may be null); null data as a null pointer with length `ZL_NULL_DATA`.
+ * `ZL_NO_NODE` if there is no such node.
  *
  * # Safety
  * `session` must be a live handle; the byte range valid; out-pointers valid
@@ -1809,8 +1821,9 @@ int32_t zl_session_get(const struct ZlSession *session,
                        struct ZlStat *out_stat);
 
 /**
- * Replaces the node's data if it is at `version` (-1: any version); its new
- * stat in `*out_stat` (may be null). `ZL_BAD_VERSION`, `ZL_NO_NODE`.
+ * Replaces the node's data (null data: a null pointer with length
+ * `ZL_NULL_DATA`) if it is at `version` (-1: any version); its new stat in
+ * `*out_stat` (may be null). `ZL_BAD_VERSION`, `ZL_NO_NODE`.
  *
  * # Safety
  * `session` must be a live handle; the byte ranges valid; `out_stat` null or valid for writes.
@@ -1825,7 +1838,8 @@ int32_t zl_session_set(const struct ZlSession *session,
 
 /**
  * Creates a node (`flags`: `ZL_CREATE_*`, 0 for a persistent node whose
- * parent exists) with the session's ACL. The path created (with its
+ * parent exists) with the session's ACL and `data` (null data: a null
+ * pointer with length `ZL_NULL_DATA`). The path created (with its
  * sequence number, if sequential) as UTF-8 to free with `zl_bytes_free`,
  * its stat in `*out_stat` (may be null). `ZL_NODE_EXISTS`; `ZL_NO_NODE`
  * when the parent is missing without `ZL_CREATE_MAKEPATH`.

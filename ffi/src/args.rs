@@ -39,6 +39,19 @@ pub unsafe fn bytes<'a>(ptr: *const u8, len: u32, what: &str) -> FfiResult<&'a [
     Ok(std::slice::from_raw_parts(ptr, len as usize))
 }
 
+/// Node data: the bytes at `ptr`, or `None` (null data) for a null pointer
+/// with length [`ZL_NULL_DATA`](crate::ZL_NULL_DATA).
+///
+/// # Safety
+/// As for [`bytes`].
+pub unsafe fn data<'a>(ptr: *const u8, len: u32, what: &str) -> FfiResult<Option<&'a [u8]>> {
+    match (ptr.is_null(), len == crate::ZL_NULL_DATA) {
+        (true, true) => Ok(None),
+        (false, true) => Err(Failure::invalid(format!("{what}: length ZL_NULL_DATA (null data) needs a null pointer"))),
+        (_, false) => bytes(ptr, len, what).map(Some),
+    }
+}
+
 /// The UTF-8 text at `ptr`.
 ///
 /// # Safety
@@ -88,6 +101,27 @@ pub unsafe fn give(data: Vec<u8>, out_ptr: *mut *mut u8, out_len: *mut u32, what
     out_ptr.write(ptr);
     out_len.write(len);
     Ok(())
+}
+
+/// [`give`] for node data: null data as a null pointer with length
+/// [`ZL_NULL_DATA`](crate::ZL_NULL_DATA).
+///
+/// # Safety
+/// As for [`give`].
+pub unsafe fn give_data(data: Option<Vec<u8>>, out_ptr: *mut *mut u8, out_len: *mut u32, what: &str) -> FfiResult {
+    match data {
+        Some(data) if data.len() >= crate::ZL_NULL_DATA as usize => {
+            Err(Failure::invalid(format!("{what}: result over 4 GiB")))
+        }
+        Some(data) => give(data, out_ptr, out_len, what),
+        None => {
+            need(out_ptr, what)?;
+            need(out_len, what)?;
+            out_ptr.write(std::ptr::null_mut());
+            out_len.write(crate::ZL_NULL_DATA);
+            Ok(())
+        }
+    }
 }
 
 /// A list of strings as one buffer: each is a little-endian `u32` byte

@@ -96,6 +96,26 @@ fn znode_transaction_and_election_calls_check_their_arguments() {
 }
 
 #[test]
+fn null_data_is_a_null_pointer_with_length_zl_null_data_in_and_out() {
+    let byte = [7u8];
+    assert_eq!(unsafe { args::data(null(), ZL_NULL_DATA, "data") }.unwrap(), None);
+    assert_eq!(unsafe { args::data(null(), 0, "data") }.unwrap(), Some(&[][..]));
+    assert_eq!(unsafe { args::data(byte.as_ptr(), 0, "data") }.unwrap(), Some(&[][..]));
+    assert_eq!(unsafe { args::data(byte.as_ptr(), 1, "data") }.unwrap(), Some(&byte[..]));
+    let refused = unsafe { args::data(byte.as_ptr(), ZL_NULL_DATA, "data") }.unwrap_err();
+    assert_eq!(refused.code, INVALID_ARGUMENT);
+    assert!(refused.message.contains("ZL_NULL_DATA"), "{}", refused.message);
+
+    let (mut ptr, mut len) = (null_mut(), 0u32);
+    unsafe { args::give_data(None, &mut ptr, &mut len, "data") }.unwrap();
+    assert_eq!((ptr.is_null(), len), (true, ZL_NULL_DATA));
+    unsafe { zl_bytes_free(ptr, len) };
+    unsafe { args::give_data(Some(Vec::new()), &mut ptr, &mut len, "data") }.unwrap();
+    assert_eq!((ptr.is_null(), len), (false, 0));
+    unsafe { zl_bytes_free(ptr, len) };
+}
+
+#[test]
 fn timeouts_and_leases_are_checked() {
     assert!(holder::options(-1, -1, 0).is_ok());
     assert!(holder::options(0, 5, 0).is_ok());

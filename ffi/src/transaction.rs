@@ -100,7 +100,8 @@ pub unsafe extern "C" fn zl_transaction_check(
     })
 }
 
-/// Adds a create (`flags`: `ZL_CREATE_EPHEMERAL`, `ZL_CREATE_SEQUENCE`;
+/// Adds a create with `data` (null data: a null pointer with length
+/// `ZL_NULL_DATA`; `flags`: `ZL_CREATE_EPHEMERAL`, `ZL_CREATE_SEQUENCE`;
 /// `ZL_CREATE_MAKEPATH` is refused at commit: parents would be made outside
 /// the transaction).
 ///
@@ -118,13 +119,14 @@ pub unsafe extern "C" fn zl_transaction_create(
     guard(|| {
         let transaction = castable::borrow(transaction)?;
         let path = node_path(path, path_len)?;
-        let data = args::bytes(data, data_len, "data")?;
+        let data = args::data(data, data_len, "data")?;
         let options = create_options(flags)?;
         transaction.add(path, |t| t.create(path, data, options))
     })
 }
 
-/// Adds a set of the node's data, if at `version` (-1: any).
+/// Adds a set of the node's data (null data: a null pointer with length
+/// `ZL_NULL_DATA`), if at `version` (-1: any).
 ///
 /// # Safety
 /// `transaction` must be a live handle; the byte ranges valid.
@@ -140,7 +142,7 @@ pub unsafe extern "C" fn zl_transaction_set(
     guard(|| {
         let transaction = castable::borrow(transaction)?;
         let path = node_path(path, path_len)?;
-        let data = args::bytes(data, data_len, "data")?;
+        let data = args::data(data, data_len, "data")?;
         transaction.add(path, |t| t.set(path, data, Some(version)))
     })
 }
@@ -212,7 +214,7 @@ pub unsafe extern "C" fn zl_transaction_commit_async(
         let (pending, paths) = transaction.take()?;
         let what = format!("the commit of {}", paths.join(", "));
         reply_later(pending.commit(), what, cancel, callback, UserData(user_data), |results| Reply {
-            data: args::encode_list(&result_paths(results, paths)),
+            data: Some(args::encode_list(&result_paths(results, paths))),
             stat: None,
         })
     })

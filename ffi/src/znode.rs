@@ -24,6 +24,12 @@ pub const ZL_CREATE_SEQUENCE: u32 = 2;
 /// Missing parents are created first, empty and persistent (kazoo's `makepath`).
 pub const ZL_CREATE_MAKEPATH: u32 = 4;
 
+/// The length that, with a null pointer, stands for a node's null data
+/// (ZooKeeper's "no data", kazoo's `None`, the wire's -1), apart from empty
+/// data (length 0), in data given and returned: ZooKeeper's C client uses
+/// a null buffer of length -1 alike.
+pub const ZL_NULL_DATA: u32 = 0xFFFF_FFFF;
+
 /// A node's metadata (ZooKeeper's `Stat`; the core's `Stat`).
 #[repr(C)]
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -104,7 +110,8 @@ unsafe fn put_stat(out: *mut ZlStat, stat: Stat) {
 
 /// Called once when a callback-completed call (`zl_session_*_async`,
 /// `zl_transaction_commit_async`) ends: `status` `ZL_OK` with its result in
-/// `data` (the node's data, the path created, or a list encoded as
+/// `data` (the node's data — null data as a null pointer with length
+/// `ZL_NULL_DATA` —, the path created, or a list encoded as
 /// `zl_session_children` encodes it; empty for the others) and the node's
 /// stat in `*stat` (null when the call gives none, and when
 /// `zl_session_exists_async` found no node); else an error code with its
@@ -123,14 +130,15 @@ pub type ZlResultCallback = extern "C" fn(
 /// What a callback-completed call hands its callback.
 #[derive(Default)]
 pub(crate) struct Reply {
-    pub(crate) data: Vec<u8>,
+    /// `None`: a node's null data, passed as a null pointer with length `ZL_NULL_DATA`.
+    pub(crate) data: Option<Vec<u8>>,
     pub(crate) stat: Option<ZlStat>,
 }
 
 impl Reply {
     /// `data` alone (a path, a list), no stat.
     pub(crate) fn data(data: Vec<u8>) -> Reply {
-        Reply { data, stat: None }
+        Reply { data: Some(data), stat: None }
     }
 
     /// A yes/no answer (the recipes'): one byte, 1 or 0.
@@ -155,14 +163,16 @@ pub(crate) fn reply_later<T: Send + 'static>(
     let work = cancellable(work, cancel, move || Some(Failure::cancelled(what)));
     dispatch::complete_later(async move { work.await.map(reply) }, move |outcome| {
         let user_data = user_data.get();
-        let outcome = outcome.and_then(|reply| match u32::try_from(reply.data.len()) {
-            Ok(len) => Ok((reply, len)),
-            Err(_) => Err(Failure::invalid("the result is over 4 GiB")),
+        let outcome = outcome.and_then(|reply| match reply.data.as_ref().map(|data| u32::try_from(data.len())) {
+            None => Ok((reply, ZL_NULL_DATA)),
+            Some(Ok(len)) if len != ZL_NULL_DATA => Ok((reply, len)),
+            Some(_) => Err(Failure::invalid("the result is over 4 GiB")),
         });
         match outcome {
             Ok((reply, len)) => {
                 let stat = reply.stat.as_ref().map_or(std::ptr::null(), |stat| stat as *const ZlStat);
-                callback(user_data, ZL_OK, reply.data.as_ptr(), len, stat, std::ptr::null(), 0)
+                let data = reply.data.as_ref().map_or(std::ptr::null(), |data| data.as_ptr());
+                callback(user_data, ZL_OK, data, len, stat, std::ptr::null(), 0)
             }
             Err(failure) => {
                 let message = failure.message.as_bytes();
@@ -201,7 +211,8 @@ pub unsafe extern "C" fn zl_session_exists(
 }
 
 /// The node's data, to free with `zl_bytes_free`, and its stat (`out_stat`
-/// may be null). `ZL_NO_NODE` if there is no such node.
+/// may be null); null data as a null pointer with length `ZL_NULL_DATA`.
+/// `ZL_NO_NODE` if there is no such node.
 ///
 /// # Safety
 /// `session` must be a live handle; the byte range valid; out-pointers valid
@@ -221,14 +232,15 @@ pub unsafe extern "C" fn zl_session_get(
         args::need(out_ptr, "out_ptr")?;
         args::need(out_len, "out_len")?;
         let (data, stat) = runtime::block_on(session.get(path))?;
-        args::give(data, out_ptr, out_len, "data")?;
+        args::give_data(data, out_ptr, out_len, "data")?;
         put_stat(out_stat, stat);
         Ok(())
     })
 }
 
-/// Replaces the node's data if it is at `version` (-1: any version); its new
-/// stat in `*out_stat` (may be null). `ZL_BAD_VERSION`, `ZL_NO_NODE`.
+/// Replaces the node's data (null data: a null pointer with length
+/// `ZL_NULL_DATA`) if it is at `version` (-1: any version); its new stat in
+/// `*out_stat` (may be null). `ZL_BAD_VERSION`, `ZL_NO_NODE`.
 ///
 /// # Safety
 /// `session` must be a live handle; the byte ranges valid; `out_stat` null or valid for writes.
@@ -245,7 +257,7 @@ pub unsafe extern "C" fn zl_session_set(
     guard(|| {
         let session = &castable::borrow(session)?.session;
         let path = node_path(path, path_len)?;
-        let data = args::bytes(data, data_len, "data")?;
+        let data = args::data(data, data_len, "data")?;
         let stat = runtime::block_on(session.set(path, data, Some(version)))?;
         put_stat(out_stat, stat);
         Ok(())
@@ -253,7 +265,8 @@ pub unsafe extern "C" fn zl_session_set(
 }
 
 /// Creates a node (`flags`: `ZL_CREATE_*`, 0 for a persistent node whose
-/// parent exists) with the session's ACL. The path created (with its
+/// parent exists) with the session's ACL and `data` (null data: a null
+/// pointer with length `ZL_NULL_DATA`). The path created (with its
 /// sequence number, if sequential) as UTF-8 to free with `zl_bytes_free`,
 /// its stat in `*out_stat` (may be null). `ZL_NODE_EXISTS`; `ZL_NO_NODE`
 /// when the parent is missing without `ZL_CREATE_MAKEPATH`.
@@ -276,7 +289,7 @@ pub unsafe extern "C" fn zl_session_create(
     guard(|| {
         let session = &castable::borrow(session)?.session;
         let path = node_path(path, path_len)?;
-        let data = args::bytes(data, data_len, "data")?;
+        let data = args::data(data, data_len, "data")?;
         let options = create_options(flags)?;
         args::need(out_path_ptr, "out_path_ptr")?;
         args::need(out_path_len, "out_path_len")?;
@@ -365,7 +378,7 @@ pub unsafe extern "C" fn zl_session_exists_async(
         let what = format!("exists {path}");
         let work = async move { session.exists(&path).await };
         reply_later(work, what, cancel, callback, UserData(user_data), |stat| Reply {
-            data: Vec::new(),
+            data: Some(Vec::new()),
             stat: stat.map(ZlStat::from),
         })
     })
@@ -419,12 +432,12 @@ pub unsafe extern "C" fn zl_session_set_async(
     guard(|| {
         let session = castable::borrow(session)?.session.clone();
         let path = node_path(path, path_len)?.to_owned();
-        let data = args::bytes(data, data_len, "data")?.to_vec();
+        let data = args::data(data, data_len, "data")?.map(<[u8]>::to_vec);
         let cancel = cancel.as_ref().map(ZlCancel::subscribe);
         let what = format!("set {path}");
-        let work = async move { session.set(&path, &data, Some(version)).await };
+        let work = async move { session.set(&path, data.as_deref(), Some(version)).await };
         reply_later(work, what, cancel, callback, UserData(user_data), |stat| Reply {
-            data: Vec::new(),
+            data: Some(Vec::new()),
             stat: Some(stat.into()),
         })
     })
@@ -452,13 +465,13 @@ pub unsafe extern "C" fn zl_session_create_async(
     guard(|| {
         let session = castable::borrow(session)?.session.clone();
         let path = node_path(path, path_len)?.to_owned();
-        let data = args::bytes(data, data_len, "data")?.to_vec();
+        let data = args::data(data, data_len, "data")?.map(<[u8]>::to_vec);
         let options = create_options(flags)?;
         let cancel = cancel.as_ref().map(ZlCancel::subscribe);
         let what = format!("create {path}");
-        let work = async move { session.create(&path, &data, &options).await };
+        let work = async move { session.create(&path, data.as_deref(), &options).await };
         reply_later(work, what, cancel, callback, UserData(user_data), |(created, stat)| Reply {
-            data: created.into_bytes(),
+            data: Some(created.into_bytes()),
             stat: Some(stat.into()),
         })
     })
@@ -517,7 +530,7 @@ pub unsafe extern "C" fn zl_session_children_async(
         let what = format!("children of {path}");
         let work = async move { session.children_and_stat(&path).await };
         reply_later(work, what, cancel, callback, UserData(user_data), |(children, stat)| Reply {
-            data: args::encode_list(&children),
+            data: Some(args::encode_list(&children)),
             stat: Some(stat.into()),
         })
     })
@@ -692,7 +705,7 @@ pub unsafe extern "C" fn zl_session_get_acls_async(
         let what = format!("get the ACL of {path}");
         let work = async move { session.get_acls(&path).await };
         reply_later(work, what, cancel, callback, UserData(user_data), |(acls, stat)| Reply {
-            data: encode_acls(&acls),
+            data: Some(encode_acls(&acls)),
             stat: Some(stat.into()),
         })
     })
@@ -724,7 +737,7 @@ pub unsafe extern "C" fn zl_session_set_acls_async(
         let what = format!("set the ACL of {path}");
         let work = async move { session.set_acls(&path, &acls, Some(version)).await };
         reply_later(work, what, cancel, callback, UserData(user_data), |stat| Reply {
-            data: Vec::new(),
+            data: Some(Vec::new()),
             stat: Some(stat.into()),
         })
     })

@@ -324,6 +324,13 @@ impl Client {
         self.options.lock().unwrap().connect.clone()
     }
 
+    /// kazoo's ``last_zxid``: the highest zxid of a reply the session has
+    /// received (watch events aside); 0 before the first and without a session.
+    #[getter]
+    fn last_zxid(&self) -> i64 {
+        self.now.lock().unwrap().session.as_ref().map_or(0, |session| session.last_zxid())
+    }
+
     /// kazoo's ``set_hosts(hosts)``: the hosts (a string or a list, as
     /// ``KazooClient(hosts=...)``) of the next session. zoolock's client
     /// library cannot move a live session to other servers, so they serve

@@ -90,10 +90,10 @@ fn _get<'py>(
     py: Python<'py>,
     client: &Bound<'py, PyAny>,
     path: String,
-) -> PyResult<(Bound<'py, PyBytes>, Bound<'py, PyTuple>)> {
+) -> PyResult<(Option<Bound<'py, PyBytes>>, Bound<'py, PyTuple>)> {
     let s = session_of(client)?;
     let (data, stat) = call(py, async move { s.get(&path).await })?;
-    Ok((PyBytes::new(py, &data), stat_tuple(py, &stat)?))
+    Ok((data.map(|data| PyBytes::new(py, &data)), stat_tuple(py, &stat)?))
 }
 
 #[pyfunction]
@@ -101,11 +101,11 @@ fn _set<'py>(
     py: Python<'py>,
     client: &Bound<'py, PyAny>,
     path: String,
-    data: &[u8],
+    data: Option<&[u8]>,
     version: i32,
 ) -> PyResult<Bound<'py, PyTuple>> {
-    let (s, data) = (session_of(client)?, data.to_vec());
-    let stat = call(py, async move { s.set(&path, &data, Some(version)).await })?;
+    let (s, data) = (session_of(client)?, data.map(<[u8]>::to_vec));
+    let stat = call(py, async move { s.set(&path, data.as_deref(), Some(version)).await })?;
     stat_tuple(py, &stat)
 }
 
@@ -115,15 +115,15 @@ fn _create<'py>(
     py: Python<'py>,
     client: &Bound<'py, PyAny>,
     path: String,
-    data: &[u8],
+    data: Option<&[u8]>,
     acl: Option<Vec<(u32, String, String)>>,
     ephemeral: bool,
     sequence: bool,
     makepath: bool,
 ) -> PyResult<(String, Bound<'py, PyTuple>)> {
-    let (s, data) = (session_of(client)?, data.to_vec());
+    let (s, data) = (session_of(client)?, data.map(<[u8]>::to_vec));
     let options = create_options(ephemeral, sequence, makepath, acls(acl)?);
-    let (created, stat) = call(py, async move { s.create(&path, &data, &options).await })?;
+    let (created, stat) = call(py, async move { s.create(&path, data.as_deref(), &options).await })?;
     Ok((created, stat_tuple(py, &stat)?))
 }
 
@@ -263,14 +263,15 @@ fn _commit<'py>(
         transaction = match kind.as_str() {
             "check" => transaction.check(&path, Some(op.get_item(2)?.extract()?)),
             "create" => {
-                let data: Vec<u8> = op.get_item(2)?.cast::<PyBytes>()?.as_bytes().to_vec();
+                let item = op.get_item(2)?;
+                let data = op_data(&item)?;
                 let acl = acls(op.get_item(3)?.extract()?)?;
                 let options = create_options(op.get_item(4)?.extract()?, op.get_item(5)?.extract()?, false, acl);
-                transaction.create(&path, &data, options)
+                transaction.create(&path, data, options)
             }
             "set" => {
-                let data = op.get_item(2)?.cast::<PyBytes>()?.as_bytes().to_vec();
-                transaction.set(&path, &data, Some(op.get_item(3)?.extract()?))
+                let item = op.get_item(2)?;
+                transaction.set(&path, op_data(&item)?, Some(op.get_item(3)?.extract()?))
             }
             "delete" => transaction.delete(&path, Some(op.get_item(2)?.extract()?)),
             other => return Err(PyTypeError::new_err(format!("unknown transaction operation {other}"))),
@@ -293,6 +294,14 @@ fn _commit<'py>(
         Err((_, err @ (Error::InvalidPath { .. } | Error::InvalidArgument(_)))) => Err(to_py(err)),
         Err((Some(index), err)) => Ok((Some(index), to_py(err).into_value(py).into_bound(py).into_any())),
         Err((None, err)) => Err(to_py(err)),
+    }
+}
+
+/// A transaction operation's data: bytes, or None for ZooKeeper's null.
+fn op_data<'a>(item: &'a Bound<'_, PyAny>) -> PyResult<Option<&'a [u8]>> {
+    match item.is_none() {
+        true => Ok(None),
+        false => Ok(Some(item.cast::<PyBytes>()?.as_bytes())),
     }
 }
 
@@ -430,7 +439,7 @@ impl Watch {
 }
 
 /// Starts the core's data watch: `callback(data, stat, event)` with bytes
-/// or None, a stat tuple or None, `(type, path)` or None. Its first call is
+/// or None (null data, or no node), a stat tuple or None, `(type, path)` or None. Its first call is
 /// made here, in the calling thread (kazoo's `DataWatch`); with `resume`,
 /// none: it calls back at the first change from `seen`, the mzxid last seen
 /// (None: the node was absent), on the session's watch thread.
@@ -445,10 +454,11 @@ fn _data_watch(
     seen: Option<i64>,
 ) -> PyResult<Watch> {
     let s = session_of(client)?;
-    let on_change = move |value: Option<(Vec<u8>, Stat)>, event: Option<WatchEvent>| {
+    let on_change = move |value: Option<(Option<Vec<u8>>, Stat)>, event: Option<WatchEvent>| {
         call_back(&callback, |py| {
             let (data, stat) = match &value {
-                Some((data, stat)) => (PyBytes::new(py, data).into_any(), stat_tuple(py, stat)?.into_any()),
+                Some((Some(data), stat)) => (PyBytes::new(py, data).into_any(), stat_tuple(py, stat)?.into_any()),
+                Some((None, stat)) => (py.None().into_bound(py), stat_tuple(py, stat)?.into_any()),
                 None => (py.None().into_bound(py), py.None().into_bound(py)),
             };
             PyTuple::new(py, [data, stat, event_tuple(py, event)?])

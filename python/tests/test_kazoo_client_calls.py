@@ -1,8 +1,8 @@
 """kazoo's client calls beyond the node operations (issue 23): ACLs
 (``get_acls``, ``set_acls``, ``create(acl=...)``, ``add_auth`` at run time)
 with kazoo's own ``kazoo.security`` types, the four-letter words
-(``command``, ``server_version``), ``unchroot``, ``logger`` and
-``set_hosts``, each checked against a kazoo client on the same server."""
+(``command``, ``server_version``), ``unchroot``, ``logger``,
+``set_hosts`` and ``last_zxid``, each checked against a kazoo client on the same server."""
 
 import logging
 import threading
@@ -102,6 +102,22 @@ def test_set_hosts(make_client, connect, harness):
     # The live session stays on its servers; the next one uses the new hosts.
     client.set_hosts(connect.split(",")[0])
     assert client.connected and client.hosts == connect.split(",")[0]
+
+
+def test_last_zxid_moves_with_this_clients_replies_only(client, kz, path):
+    client.ensure_path(path)
+    before = client.last_zxid
+    client.create(f"{path}/a")
+    czxid = client.exists(f"{path}/a").czxid
+    assert client.last_zxid >= czxid > before > 0
+    other = kz.create(f"{path}/b")
+    written = kz.exists(other).czxid
+    assert kz.last_zxid >= written
+    # Another client's write moves it only with this client's next reply.
+    assert client.last_zxid < written
+    client.exists(path)
+    assert client.last_zxid >= written
+    client.delete(path, recursive=True)
 
 
 def test_reconfig_reaches_the_server(client):

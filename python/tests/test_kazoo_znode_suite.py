@@ -36,8 +36,6 @@ pytestmark = pytest.mark.filterwarnings(
     "ignore:Exception ignored in. <function TestConnection.test_bad_session_expire"
     ":pytest.PytestUnraisableExceptionWarning")
 
-_NO_NULL = ("zoolock's client library (zookeeper-client) sends and reads node data as bytes, never "
-            "ZooKeeper's null: a None value is stored and read back as b''")
 _PRIVATE = "sets or reads kazoo's private connection state (client._state, _connection, _queue)"
 
 #: Tests of the shipped classes that are not run against zoolock, by "class.test", with the reason.
@@ -51,8 +49,6 @@ NOT_RUN = {
     "TestClient.test_update_host_list": "a kazoo client's set_hosts over a 3-server cluster whose servers it stops "
                                         "(test_kazoo_client_calls.test_set_hosts tests zoolock's)",
     "TestAuthentication.test_add_auth_on_reconnect": _PRIVATE + " (client._connection._socket, client.auth_data)",
-    "TestClient.test_create_null_data": _NO_NULL,
-    "TestClient.test_set_null_data": _NO_NULL,
     "TestClient.test_create_large_value": "zoolock refuses data over 1 MB before sending, with a ValueError; "
                                           "kazoo sends it and reports the server's dropped connection as "
                                           "ConnectionLoss (TestAdapter.test_large_values)",

@@ -1,6 +1,7 @@
 """zoolock's own tests of what kazoo's suite (test_kazoo_znode_suite.py) does
 not cover: fenced writes, chroot creation, the one-shot ``watch=`` built on
-the core's watches, a decorator-form watch kept alive, and ``retry``."""
+the core's watches, a decorator-form watch kept alive, ``retry``, and null
+data shared with kazoo."""
 
 import gc
 import threading
@@ -16,6 +17,57 @@ from conftest import DEADLINE
 def base(client, path):
     client.ensure_path(path)
     return path
+
+
+# ---- null data ----------------------------------------------------------------
+
+
+def test_null_data_round_trips_apart_from_empty_data(client, base):
+    """``None`` is ZooKeeper's null data, in and out, in every call that carries data."""
+    null, empty = client.create(f"{base}/null", None), client.create(f"{base}/empty")
+    assert client.get(null)[0] is None
+    assert client.get(empty)[0] == b""  # kazoo's default value is b"", not None
+    assert client.get_async(null).get(timeout=DEADLINE)[0] is None
+    client.set(empty, None)
+    client.set(null, b"")
+    assert client.get(empty)[0] is None and client.get(null)[0] == b""
+
+    transaction = client.transaction()
+    transaction.create(f"{base}/made", None)
+    transaction.set_data(null, None)
+    transaction.create(f"{base}/made-empty")
+    transaction.commit()
+    assert client.get(f"{base}/made")[0] is None and client.get(null)[0] is None
+    assert client.get(f"{base}/made-empty")[0] == b""
+
+    calls, called = [], threading.Event()
+
+    def watch(data, stat):
+        calls.append((data, stat is not None))
+        called.set()
+
+    client.DataWatch(null, watch)
+    assert calls == [(None, True)]  # null data of a node that exists: data None, a stat
+    called.clear()
+    client.set(null, b"x")
+    assert called.wait(DEADLINE)
+    called.clear()
+    client.set(null, None)
+    assert called.wait(DEADLINE)
+    assert calls == [(None, True), (b"x", True), (None, True)]
+
+
+def test_null_data_is_shared_with_kazoo_both_ways(client, kz, base):
+    kz.create(f"{base}/by-kazoo", None)
+    assert client.get(f"{base}/by-kazoo")[0] is None
+    client.create(f"{base}/by-zoolock", None)
+    assert kz.get(f"{base}/by-zoolock")[0] is None
+    client.create(f"{base}/empty-by-zoolock", b"")
+    kz.create(f"{base}/empty-by-kazoo", b"")
+    assert kz.get(f"{base}/empty-by-zoolock")[0] == b"" and client.get(f"{base}/empty-by-kazoo")[0] == b""
+    kz.set(f"{base}/empty-by-zoolock", None)
+    client.set(f"{base}/empty-by-kazoo", None)
+    assert client.get(f"{base}/empty-by-zoolock")[0] is None and kz.get(f"{base}/empty-by-kazoo")[0] is None
 
 
 # ---- fenced writes ------------------------------------------------------------

@@ -87,6 +87,13 @@ impl Session {
         self.status().state
     }
 
+    /// The highest zxid of a reply the current ZooKeeper session has received
+    /// (watch notifications aside), as kazoo's `last_zxid`: 0 before the
+    /// first reply and again in the session opened after an expiry.
+    pub fn last_zxid(&self) -> i64 {
+        self.connection().current.lock().unwrap().as_ref().map_or(0, |live| live.client.last_zxid())
+    }
+
     /// Watches every status change; the receiver always holds the latest.
     pub fn subscribe(&self) -> watch::Receiver<Status> {
         self.connection().status.subscribe()

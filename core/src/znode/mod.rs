@@ -137,8 +137,9 @@ fn invalid_path(path: &str) -> Error {
 
 /// Node data: at most [`MAX_IDENTIFIER_BYTES`]. A bigger packet than the
 /// server's `jute.maxbuffer` makes it drop the connection, and a request
-/// sent again after every reconnect would never end.
-pub(super) fn check_data(data: &[u8]) -> Result<()> {
+/// sent again after every reconnect would never end. `None` (null) always fits.
+pub(super) fn check_data(data: Option<&[u8]>) -> Result<()> {
+    let data = data.unwrap_or_default();
     if data.len() > MAX_IDENTIFIER_BYTES {
         return Err(Error::InvalidArgument(format!(
             "node data is {} bytes; at most {MAX_IDENTIFIER_BYTES} fit in a znode",
@@ -243,6 +244,11 @@ pub struct Heard {
 }
 
 /// The znode API: kazoo's `KazooClient` operations, on this session.
+///
+/// Node data is an `Option`: `None` is ZooKeeper's null data (kazoo's and
+/// Java's `None`/`null`, length -1 on the wire), which the server keeps
+/// apart from empty data (`Some(b"")`); what a write sends, a read returns.
+///
 /// Paths are absolute, below the connect string's chroot; each is checked
 /// before any network call ([`validate_node_path`]). A call waits at most the
 /// session timeout for an answer (then [`Error::ConnectionLoss`]), and
@@ -279,35 +285,36 @@ impl Session {
         .await
     }
 
-    /// The node's data and stat; [`Error::NoNode`] if there is none.
-    pub async fn get(&self, path: &str) -> Result<(Vec<u8>, Stat)> {
+    /// The node's data (`None`: null) and stat; [`Error::NoNode`] if there is none.
+    pub async fn get(&self, path: &str) -> Result<(Option<Vec<u8>>, Stat)> {
         validate_node_path(path)?;
         self.bounded(async {
             let live = self.live().await?;
-            let (data, stat) = live.client.get_data(path).await.map_err(|e| Error::zk(path, "read", e))?;
+            let (data, stat) = live.client.get_data_nullable(path).await.map_err(|e| Error::zk(path, "read", e))?;
             Ok((data, Stat::from(&stat)))
         })
         .await
     }
 
-    /// Replaces the node's data if it is at `version` (`None`: any), returning
-    /// its new stat; [`Error::BadVersion`] if it changed, [`Error::NoNode`].
-    pub async fn set(&self, path: &str, data: &[u8], version: Option<i32>) -> Result<Stat> {
+    /// Replaces the node's data (`None`: null) if it is at `version` (`None`:
+    /// any), returning its new stat; [`Error::BadVersion`] if it changed, [`Error::NoNode`].
+    pub async fn set(&self, path: &str, data: Option<&[u8]>, version: Option<i32>) -> Result<Stat> {
         validate_node_path(path)?;
         check_data(data)?;
         let version = check_version(version)?;
         self.bounded(async {
             let live = self.live().await?;
-            let stat = live.client.set_data(path, data, version).await.map_err(|e| Error::zk(path, "set", e))?;
+            let stat =
+                live.client.set_data_nullable(path, data, version).await.map_err(|e| Error::zk(path, "set", e))?;
             Ok(Stat::from(&stat))
         })
         .await
     }
 
-    /// Creates a node, returning its path (with the sequence number, if
-    /// sequential) and stat. [`Error::NodeExists`]; [`Error::NoNode`] if its
-    /// parent is missing and `makepath` is off.
-    pub async fn create(&self, path: &str, data: &[u8], options: &Create) -> Result<(String, Stat)> {
+    /// Creates a node with `data` (`None`: null), returning its path (with the
+    /// sequence number, if sequential) and stat. [`Error::NodeExists`];
+    /// [`Error::NoNode`] if its parent is missing and `makepath` is off.
+    pub async fn create(&self, path: &str, data: Option<&[u8]>, options: &Create) -> Result<(String, Stat)> {
         check_create_path(path, options.sequence)?;
         check_data(data)?;
         let acls = options.acls.as_deref().unwrap_or(&self.options().acls);
@@ -321,7 +328,7 @@ impl Session {
             // after that (deleted meanwhile, or a chroot not to be created) fails.
             let mut makepath = options.makepath;
             loop {
-                let created = live.client.create(path, data, &mode).await;
+                let created = live.client.create_nullable(path, data, &mode).await;
                 return match created {
                     Ok((stat, sequence)) => {
                         let created = if options.sequence { format!("{path}{sequence}") } else { path.to_owned() };
@@ -461,17 +468,17 @@ impl Session {
     }
 
     /// [`Session::get`] for callers without an async runtime.
-    pub fn get_blocking(&self, path: &str) -> Result<(Vec<u8>, Stat)> {
+    pub fn get_blocking(&self, path: &str) -> Result<(Option<Vec<u8>>, Stat)> {
         runtime::block_on(self.get(path))
     }
 
     /// [`Session::set`] for callers without an async runtime.
-    pub fn set_blocking(&self, path: &str, data: &[u8], version: Option<i32>) -> Result<Stat> {
+    pub fn set_blocking(&self, path: &str, data: Option<&[u8]>, version: Option<i32>) -> Result<Stat> {
         runtime::block_on(self.set(path, data, version))
     }
 
     /// [`Session::create`] for callers without an async runtime.
-    pub fn create_blocking(&self, path: &str, data: &[u8], options: &Create) -> Result<(String, Stat)> {
+    pub fn create_blocking(&self, path: &str, data: Option<&[u8]>, options: &Create) -> Result<(String, Stat)> {
         runtime::block_on(self.create(path, data, options))
     }
 
@@ -515,7 +522,7 @@ mod tests {
         assert!(matches!(check_create_path("/queue/", false), Err(Error::InvalidPath { .. })));
         assert!(matches!(check_create_path("/", false), Err(Error::InvalidPath { .. })));
         assert!(matches!(check_create_path("//", true), Err(Error::InvalidPath { .. })));
-        assert!(matches!(check_data(&vec![0; MAX_IDENTIFIER_BYTES + 1]), Err(Error::InvalidArgument(_))));
+        assert!(matches!(check_data(Some(&vec![0; MAX_IDENTIFIER_BYTES + 1])), Err(Error::InvalidArgument(_))));
         assert_eq!(parent_of("/a"), "/");
         assert_eq!(parent_of("/a/b"), "/a");
     }

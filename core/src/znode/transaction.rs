@@ -31,8 +31,8 @@ pub enum OpResult {
 #[derive(Debug, Clone)]
 enum Op {
     Check { path: String, version: Option<i32> },
-    Create { path: String, data: Vec<u8>, options: Create },
-    Set { path: String, data: Vec<u8>, version: Option<i32> },
+    Create { path: String, data: Option<Vec<u8>>, options: Create },
+    Set { path: String, data: Option<Vec<u8>>, version: Option<i32> },
     Delete { path: String, version: Option<i32> },
 }
 
@@ -89,22 +89,22 @@ impl Transaction {
         self.keep(checked.map(drop), || Op::Check { path: path.to_owned(), version })
     }
 
-    /// Creates a node; `makepath` is not available in a transaction (its
-    /// parents would be created outside it): refused at commit.
-    pub fn create(self, path: &str, data: &[u8], options: Create) -> Transaction {
+    /// Creates a node with `data` (`None`: null); `makepath` is not available
+    /// in a transaction (its parents would be created outside it): refused at commit.
+    pub fn create(self, path: &str, data: Option<&[u8]>, options: Create) -> Transaction {
         let checked = check_create_path(path, options.sequence).and(check_data(data)).and(if options.makepath {
             Err(Error::InvalidArgument("makepath is not available in a transaction".into()))
         } else {
             Ok(())
         });
-        self.keep(checked, || Op::Create { path: path.to_owned(), data: data.to_vec(), options })
+        self.keep(checked, || Op::Create { path: path.to_owned(), data: data.map(<[u8]>::to_vec), options })
     }
 
-    /// Sets a node's data, if at `version` when given.
-    pub fn set(self, path: &str, data: &[u8], version: Option<i32>) -> Transaction {
+    /// Sets a node's data (`None`: null), if at `version` when given.
+    pub fn set(self, path: &str, data: Option<&[u8]>, version: Option<i32>) -> Transaction {
         let checked = validate_node_path(path).and(check_data(data)).and(check_version(version));
         let version = checked.as_ref().ok().copied().flatten();
-        self.keep(checked.map(drop), || Op::Set { path: path.to_owned(), data: data.to_vec(), version })
+        self.keep(checked.map(drop), || Op::Set { path: path.to_owned(), data: data.map(<[u8]>::to_vec), version })
     }
 
     /// Deletes a node, if at `version` when given.
@@ -195,9 +195,9 @@ fn check_request_size(session: &Session, ops: &[Op], fence: &Option<(String, Vec
                     + op.target().0.len()
                     + match op {
                         Op::Create { data, options, .. } => {
-                            data.len() + options.acls.as_deref().map_or(session_acls, acl_bytes)
+                            data.as_ref().map_or(0, Vec::len) + options.acls.as_deref().map_or(session_acls, acl_bytes)
                         }
-                        Op::Set { data, .. } => data.len(),
+                        Op::Set { data, .. } => data.as_ref().map_or(0, Vec::len),
                         Op::Check { .. } | Op::Delete { .. } => 0,
                     }
             })
@@ -235,9 +235,9 @@ async fn commit_on(
             Op::Check { path, version } => writer.add_check_version(path, version.unwrap_or(-1)),
             Op::Create { path, data, options } => {
                 let acls = options.acls.as_deref().unwrap_or(session_acls);
-                writer.add_create(path, data, &options.mode().with_acls(zk::Acls::new(acls)))
+                writer.add_create_nullable(path, data.as_deref(), &options.mode().with_acls(zk::Acls::new(acls)))
             }
-            Op::Set { path, data, version } => writer.add_set_data(path, data, *version),
+            Op::Set { path, data, version } => writer.add_set_data_nullable(path, data.as_deref(), *version),
             Op::Delete { path, version } => writer.add_delete(path, *version),
         };
         added.map_err(|e| (Some(i), Error::zk(path, action, e)))?;

@@ -254,19 +254,19 @@ pub fn all() -> Vec<(&'static str, Case)> {
         "acl-empty" => |c| async move {
             let s = c.session().await;
             let path = c.path("node");
-            s.create(&path, b"", &Create::default().makepath()).await.unwrap();
+            s.create(&path, Some(b""), &Create::default().makepath()).await.unwrap();
             c.check("set_acls to []", s.set_acls(&path, &[], None).await.map(drop));
             assert_eq!(s.get_acls(&path).await.unwrap().0, [Acl::new(Permission::ALL, AuthId::anyone())], "unchanged");
         },
         "transaction-too-large" => |c| async move {
             let s = c.session().await;
             let big = vec![b'x'; 700_000];
-            let transaction = s.transaction().create(&c.path("a"), &big, Create::default()).create(
+            let transaction = s.transaction().create(&c.path("a"), Some(&big), Create::default()).create(
                 &c.path("b"),
-                &big,
+                Some(&big),
                 Create::default(),
             );
-            s.create(&c.base, b"", &Create::default().makepath()).await.unwrap();
+            s.create(&c.base, Some(b""), &Create::default().makepath()).await.unwrap();
             c.check("commit", transaction.commit().await.map(drop));
             let jobs = LockingQueue::new(&s, &c.path("jobs")).unwrap();
             c.check("LockingQueue put_all", jobs.put_all(&[big.clone(), big], 100).await);
@@ -276,7 +276,7 @@ pub fn all() -> Vec<(&'static str, Case)> {
         "recipe-after-close" => |c| async move {
             let s = c.session().await;
             let path = c.path("node");
-            s.create(&path, b"", &Create::default().makepath()).await.unwrap();
+            s.create(&path, Some(b""), &Create::default().makepath()).await.unwrap();
             let barrier = Barrier::new(&s, &c.path("barrier")).unwrap();
             let double = DoubleBarrier::new(&s, &c.path("double"), 2, "").unwrap();
             let party = Party::new(&s, &c.path("party"), "").unwrap();
@@ -284,7 +284,7 @@ pub fn all() -> Vec<(&'static str, Case)> {
             let locking = LockingQueue::new(&s, &c.path("jobs")).unwrap();
             let counter = Counter::new(&s, &c.path("counter"), 0).unwrap();
             let multi = MultiLock::new(&s, [c.path("a"), c.path("b")], "").unwrap();
-            let transaction = s.transaction().create(&c.path("t"), b"", Create::default());
+            let transaction = s.transaction().create(&c.path("t"), Some(b""), Create::default());
             s.close().await;
             c.check("Barrier create", barrier.create().await);
             c.check("Barrier wait", barrier.wait(Some(PATIENCE)).await.map(drop));

@@ -130,10 +130,8 @@ def _path(path, trailing=False):
 
 
 def _value(value):
-    if value is None:
-        # zoolock's client library cannot send ZooKeeper's null data: stored as b"".
-        return b""
-    if not isinstance(value, bytes):
+    """Node data: bytes, or ``None`` for ZooKeeper's null (which ``get`` returns as ``None``)."""
+    if value is not None and not isinstance(value, bytes):
         raise TypeError("Invalid type for 'value' (must be a byte string)")
     return value
 
@@ -656,7 +654,8 @@ class ZnodeAPI:
         return stat
 
     def get(self, path, watch=None):
-        """``(data, ZnodeStat)``; ``NoNodeError``. ``watch(event)`` once at its next change."""
+        """``(data, ZnodeStat)``, data ``None`` for null data; ``NoNodeError``.
+        ``watch(event)`` once at its next change."""
         path, watch = _path(path), _watch(watch)
         data, stat = _zoolock._get(self, path)
         stat = ZnodeStat(*stat)
@@ -898,11 +897,11 @@ class TransactionRequest:
         self.committed = False
 
     def create(self, path, value=b"", acl=None, ephemeral=False, sequence=False):
-        """Adds a create (as ``KazooClient.create``, without ``makepath``)."""
+        """Adds a create (as ``KazooClient.create``, without ``makepath``);
+        ``value`` may be ``None``, ZooKeeper's null (kazoo 2.11 refuses it here)."""
         if not isinstance(path, str):
             raise TypeError("Invalid type for 'path' (string expected)")
-        if not isinstance(value, bytes):
-            raise TypeError("Invalid type for 'value' (must be a byte string)")
+        value = _value(value)
         acl = _acl(acl) or _acl(self.client.default_acl)
         path = _path(path, trailing=_bool(sequence, "sequence"))
         self._add(("create", path, value, acl, _bool(ephemeral, "ephemeral"), sequence))
@@ -912,10 +911,8 @@ class TransactionRequest:
         self._add(("delete", _path(path), _int(version, "version")))
 
     def set_data(self, path, value, version=-1):
-        """Adds a set of the node's data, if at ``version`` (-1: any)."""
-        path = _path(path)
-        if not isinstance(value, bytes):
-            raise TypeError("Invalid type for 'value' (must be a byte string)")
+        """Adds a set of the node's data (``None``: null), if at ``version`` (-1: any)."""
+        path, value = _path(path), _value(value)
         self._add(("set", path, value, _int(version, "version")))
 
     def check(self, path, version):

@@ -62,6 +62,9 @@ class KazooClient:
         """The connect string."""
     def set_hosts(self, hosts: Union[str, Sequence[str]], randomize_hosts: Optional[bool] = None) -> None:
         """The hosts of the next session (next start(), or after an expiry); the chroot cannot change."""
+    @property
+    def last_zxid(self) -> int:
+        """The highest zxid of a reply the session received (watch events aside); 0 before any."""
     def add_listener(self, listener: Callable[[_State], Any]) -> None:
         """Calls listener(state) on each KazooState change; returning True removes it."""
     def remove_listener(self, listener: Callable[[_State], Any]) -> None:

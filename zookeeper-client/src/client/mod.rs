@@ -4,6 +4,7 @@ use std::borrow::Cow;
 use std::fmt::Write as _;
 use std::future::Future;
 use std::mem::ManuallyDrop;
+use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -207,6 +208,7 @@ pub struct Client {
     session_timeout: Duration,
     requester: Arc<mpsc::UnboundedSender<Request>>,
     state_watcher: StateWatcher,
+    last_zxid: Arc<AtomicI64>,
 }
 
 impl Client {
@@ -229,8 +231,9 @@ impl Client {
         timeout: Duration,
         requester: Arc<mpsc::UnboundedSender<Request>>,
         state_watcher: StateWatcher,
+        last_zxid: Arc<AtomicI64>,
     ) -> Client {
-        Client { chroot, version, session, session_timeout: timeout, requester, state_watcher }
+        Client { chroot, version, session, session_timeout: timeout, requester, state_watcher, last_zxid }
     }
 
     fn validate_path<'a>(&'a self, path: &'a str) -> Result<ChrootPath<'a>> {
@@ -254,6 +257,12 @@ impl Client {
     /// ZooKeeper session id.
     pub fn session_id(&self) -> SessionId {
         self.session().id()
+    }
+
+    /// The highest zxid of a reply this session has received (watch
+    /// notifications aside, as ZooKeeper's own clients); 0 before the first.
+    pub fn last_zxid(&self) -> i64 {
+        self.last_zxid.load(Ordering::Relaxed)
     }
 
     /// Consumes this instance into session info.
@@ -427,13 +436,25 @@ impl Client {
         data: &[u8],
         options: &CreateOptions<'_>,
     ) -> impl Future<Output = Result<(Stat, CreateSequence)>> + Send + 'f {
+        Self::wait(self.create_internally(path, Some(data), options))
+    }
+
+    /// Same as [Client::create], except that `None` creates the node with ZooKeeper's null data
+    /// (as Java's `create(path, null, …)` does), which [Client::get_data_nullable] tells apart
+    /// from empty data.
+    pub fn create_nullable<'a: 'f, 'b: 'f, 'f>(
+        &'a self,
+        path: &'b str,
+        data: Option<&[u8]>,
+        options: &CreateOptions<'_>,
+    ) -> impl Future<Output = Result<(Stat, CreateSequence)>> + Send + 'f {
         Self::wait(self.create_internally(path, data, options))
     }
 
     fn create_internally<'a: 'f, 'b: 'f, 'f>(
         &'a self,
         path: &'b str,
-        data: &[u8],
+        data: Option<&[u8]>,
         options: &CreateOptions<'_>,
     ) -> Result<impl Future<Output = Result<(Stat, CreateSequence)>> + Send + 'f> {
         options.validate()?;
@@ -544,18 +565,45 @@ impl Client {
         path: &str,
         watch: bool,
     ) -> Result<impl Future<Output = Result<(Vec<u8>, Stat, WatchReceiver)>> + Send> {
+        let receiver = self.send_get_data(chroot, path, watch)?;
+        Ok(async move {
+            let (body, watcher) = receiver.await?;
+            let (data, stat) = Self::parse_data(body)?;
+            Ok((data.unwrap_or_default(), stat, watcher))
+        })
+    }
+
+    /// The data as sent: `None` for ZooKeeper's null data (length -1).
+    fn get_nullable_data_internally(
+        &self,
+        chroot: Chroot,
+        path: &str,
+        watch: bool,
+    ) -> Result<impl Future<Output = Result<(Option<Vec<u8>>, Stat, WatchReceiver)>> + Send> {
+        let receiver = self.send_get_data(chroot, path, watch)?;
+        Ok(async move {
+            let (body, watcher) = receiver.await?;
+            let (data, stat) = Self::parse_data(body)?;
+            Ok((data, stat, watcher))
+        })
+    }
+
+    fn send_get_data(&self, chroot: Chroot, path: &str, watch: bool) -> Result<StateReceiver> {
         let chroot_path = ChrootPath::new(chroot, path, false)?;
         let request = GetRequest { path: chroot_path, watch };
-        let receiver = self.send_request(OpCode::GetData, &request);
-        Ok(async move {
-            let (mut body, watcher) = receiver.await?;
-            let data_len = body.len() - Stat::record_len();
-            let mut stat_buf = &body[data_len..];
-            let stat = record::unmarshal(&mut stat_buf)?;
-            body.truncate(data_len);
-            drop(body.drain(..4));
-            Ok((body, stat, watcher))
-        })
+        Ok(self.send_request(OpCode::GetData, &request))
+    }
+
+    /// A `GetDataResponse`: the data (`None` for null, length -1) and the stat.
+    fn parse_data(mut body: Vec<u8>) -> Result<(Option<Vec<u8>>, Stat)> {
+        let data_len = body.len() - Stat::record_len();
+        let mut stat_buf = &body[data_len..];
+        let stat = record::unmarshal(&mut stat_buf)?;
+        let mut length_buf = &body[..4];
+        let null = record::unmarshal::<i32>(&mut length_buf)? < 0;
+        body.truncate(data_len);
+        drop(body.drain(..4));
+        Ok((if null { None } else { Some(body) }, stat))
     }
 
     /// Gets stat and data for node with given path.
@@ -564,6 +612,13 @@ impl Client {
     /// * [Error::NoNode] if such node does not exist.
     pub fn get_data(&self, path: &str) -> impl Future<Output = Result<(Vec<u8>, Stat)>> + Send {
         let result = self.get_data_internally(self.chroot.as_ref(), path, false);
+        Self::map_wait(result, |(data, stat, _)| (data, stat))
+    }
+
+    /// Same as [Client::get_data], except that ZooKeeper's null data is `None` (which
+    /// [Client::get_data] reads as empty), as Java's `getData` returns `null`.
+    pub fn get_data_nullable(&self, path: &str) -> impl Future<Output = Result<(Option<Vec<u8>>, Stat)>> + Send {
+        let result = self.get_nullable_data_internally(self.chroot.as_ref(), path, false);
         Self::map_wait(result, |(data, stat, _)| (data, stat))
     }
 
@@ -581,6 +636,15 @@ impl Client {
         path: &str,
     ) -> impl Future<Output = Result<(Vec<u8>, Stat, OneshotWatcher)>> + Send + '_ {
         let result = self.get_data_internally(self.chroot.as_ref(), path, true);
+        Self::map_wait(result, |(data, stat, watcher)| (data, stat, watcher.into_oneshot(&self.chroot)))
+    }
+
+    /// Same as [Client::get_and_watch_data], except that ZooKeeper's null data is `None`.
+    pub fn get_and_watch_data_nullable(
+        &self,
+        path: &str,
+    ) -> impl Future<Output = Result<(Option<Vec<u8>>, Stat, OneshotWatcher)>> + Send + '_ {
+        let result = self.get_nullable_data_internally(self.chroot.as_ref(), path, true);
         Self::map_wait(result, |(data, stat, watcher)| (data, stat, watcher.into_oneshot(&self.chroot)))
     }
 
@@ -634,10 +698,30 @@ impl Client {
         Self::wait(self.set_data_internally(path, data, expected_version))
     }
 
+    /// Same as [Client::set_data], except that `None` sets ZooKeeper's null data (as Java's
+    /// `setData(path, null, …)` does), apart from empty data.
+    pub fn set_data_nullable(
+        &self,
+        path: &str,
+        data: Option<&[u8]>,
+        expected_version: Option<i32>,
+    ) -> impl Future<Output = Result<Stat>> + Send {
+        Self::wait(self.set_nullable_data_internally(path, data, expected_version))
+    }
+
     pub fn set_data_internally(
         &self,
         path: &str,
         data: &[u8],
+        expected_version: Option<i32>,
+    ) -> Result<impl Future<Output = Result<Stat>>> {
+        self.set_nullable_data_internally(path, Some(data), expected_version)
+    }
+
+    fn set_nullable_data_internally(
+        &self,
+        path: &str,
+        data: Option<&[u8]>,
         expected_version: Option<i32>,
     ) -> Result<impl Future<Output = Result<Stat>>> {
         let chroot_path = self.validate_path(path)?;
@@ -1753,14 +1837,22 @@ impl Connector {
         let conn = session.start(&mut endpoints, &mut buf, &mut depot).await?;
         let session_info = session.session.clone();
         let session_timeout = session.session_timeout;
+        let last_zxid = session.last_zxid_seen.clone();
         let mut state_watcher = StateWatcher::new(session.subscribe_state());
         // Consume all state changes so far.
         state_watcher.state();
         asyncs::spawn(async move {
             session.serve(endpoints, conn, buf, depot, receiver).await;
         });
-        let client =
-            Client::new(chroot.to_owned(), self.server_version, session_info, session_timeout, sender, state_watcher);
+        let client = Client::new(
+            chroot.to_owned(),
+            self.server_version,
+            session_info,
+            session_timeout,
+            sender,
+            state_watcher,
+            last_zxid,
+        );
         Ok(client)
     }
 
@@ -2062,6 +2154,21 @@ impl<'a> CheckWriter<'a> {
         self.writer.add_set_data(path, data, expected_version)
     }
 
+    /// Same as [MultiWriter::add_create_nullable].
+    pub fn add_create_nullable(&mut self, path: &str, data: Option<&[u8]>, options: &CreateOptions<'_>) -> Result<()> {
+        self.writer.add_create_nullable(path, data, options)
+    }
+
+    /// Same as [MultiWriter::add_set_data_nullable].
+    pub fn add_set_data_nullable(
+        &mut self,
+        path: &str,
+        data: Option<&[u8]>,
+        expected_version: Option<i32>,
+    ) -> Result<()> {
+        self.writer.add_set_data_nullable(path, data, expected_version)
+    }
+
     /// Same as [MultiWriter::add_delete].
     pub fn add_delete(&mut self, path: &str, expected_version: Option<i32>) -> Result<()> {
         self.writer.add_delete(path, expected_version)
@@ -2129,6 +2236,12 @@ impl<'a> MultiWriter<'a> {
     /// [ZOOKEEPER-4026]: https://issues.apache.org/jira/browse/ZOOKEEPER-4026
     /// [ZOOKEEPER-4667]: https://issues.apache.org/jira/browse/ZOOKEEPER-4667
     pub fn add_create(&mut self, path: &str, data: &[u8], options: &CreateOptions<'_>) -> Result<()> {
+        self.add_create_nullable(path, Some(data), options)
+    }
+
+    /// Same as [MultiWriter::add_create], except that `None` creates the node with ZooKeeper's
+    /// null data (see [Client::create_nullable]).
+    pub fn add_create_nullable(&mut self, path: &str, data: Option<&[u8]>, options: &CreateOptions<'_>) -> Result<()> {
         options.validate()?;
         let ttl = options.ttl.map(|ttl| ttl.as_millis() as i64).unwrap_or(0);
         let create_mode = options.mode;
@@ -2152,6 +2265,17 @@ impl<'a> MultiWriter<'a> {
     ///
     /// See [Client::set_data] for more details.
     pub fn add_set_data(&mut self, path: &str, data: &[u8], expected_version: Option<i32>) -> Result<()> {
+        self.add_set_data_nullable(path, Some(data), expected_version)
+    }
+
+    /// Same as [MultiWriter::add_set_data], except that `None` sets ZooKeeper's null data (see
+    /// [Client::set_data_nullable]).
+    pub fn add_set_data_nullable(
+        &mut self,
+        path: &str,
+        data: Option<&[u8]>,
+        expected_version: Option<i32>,
+    ) -> Result<()> {
         let chroot_path = self.client.validate_path(path)?;
         let request = SetDataRequest { path: chroot_path, data, version: expected_version.unwrap_or(-1) };
         self.add_operation(OpCode::SetData, &request);

@@ -25,7 +25,8 @@ impl DynamicRecord for SyncRequest<'_> {
 
 pub struct CreateRequest<'a> {
     pub path: ChrootPath<'a>,
-    pub data: &'a [u8],
+    /// `None`: ZooKeeper's null data (length -1 on the wire), apart from empty data.
+    pub data: Option<&'a [u8]>,
     pub acls: Acls<'a>,
     pub flags: i32,
     pub ttl: i64,
@@ -130,7 +131,8 @@ impl DeserializableRecord<'_> for GetChildren2Response {
 
 pub struct SetDataRequest<'a> {
     pub path: ChrootPath<'a>,
-    pub data: &'a [u8],
+    /// `None`: ZooKeeper's null data, as in [CreateRequest].
+    pub data: Option<&'a [u8]>,
     pub version: i32,
 }
 

@@ -7,7 +7,8 @@ mod watch;
 mod xid;
 
 use std::pin::pin;
-use std::sync::Weak;
+use std::sync::atomic::{AtomicI64, Ordering};
+use std::sync::{Arc, Weak};
 use std::time::{Duration, Instant};
 
 use async_io::Timer;
@@ -125,6 +126,7 @@ impl Builder {
             configured_connection_timeout: self.connection_timeout,
 
             last_zxid: session.last_zxid,
+            last_zxid_seen: Arc::new(AtomicI64::new(session.last_zxid)),
             last_recv: now,
             last_send: now,
             last_ping: None,
@@ -160,6 +162,8 @@ pub struct Session {
     configured_connection_timeout: Duration,
 
     last_zxid: i64,
+    /// `last_zxid` for the clients of this session ([Client::last_zxid](crate::Client::last_zxid)).
+    pub(crate) last_zxid_seen: Arc<AtomicI64>,
     last_recv: Instant,
     last_send: Instant,
     last_ping: Option<Instant>,
@@ -385,6 +389,7 @@ impl Session {
             return Ok(());
         }
         self.last_zxid = self.last_zxid.max(header.zxid);
+        self.last_zxid_seen.store(self.last_zxid, Ordering::Relaxed);
         let operation = depot.pop_request(header.xid)?;
         self.handle_session_reply(operation, header.err, body, depot)
     }
