@@ -68,27 +68,30 @@ impl WatchThread {
 }
 
 /// Callbacks registered for one source of events, in registration order.
+/// The list is made by the first `add`: most handles, queued waiters above
+/// all, never get a listener (issue 26: bytes per waiter).
 pub struct Listeners<T> {
     next_id: Mutex<u64>,
-    callbacks: Arc<Mutex<Vec<(u64, Callback<T>)>>>,
+    callbacks: OnceLock<Arc<Mutex<Vec<(u64, Callback<T>)>>>>,
 }
 
 pub type Callback<T> = Arc<dyn Fn(T) + Send + Sync>;
 
 impl<T: Clone + Send + 'static> Listeners<T> {
     pub fn new() -> Self {
-        Listeners { next_id: Mutex::new(0), callbacks: Arc::new(Mutex::new(Vec::new())) }
+        Listeners { next_id: Mutex::new(0), callbacks: OnceLock::new() }
     }
 
     pub fn add(&self, callback: Callback<T>) -> u64 {
         let mut next = self.next_id.lock().unwrap();
         *next += 1;
-        self.callbacks.lock().unwrap().push((*next, callback));
+        self.callbacks.get_or_init(Arc::default).lock().unwrap().push((*next, callback));
         *next
     }
 
     pub fn remove(&self, id: u64) -> bool {
-        let mut callbacks = self.callbacks.lock().unwrap();
+        let Some(callbacks) = self.callbacks.get() else { return false };
+        let mut callbacks = callbacks.lock().unwrap();
         let before = callbacks.len();
         callbacks.retain(|(i, _)| *i != id);
         callbacks.len() != before
@@ -96,10 +99,11 @@ impl<T: Clone + Send + 'static> Listeners<T> {
 
     /// Queues `event` for every callback registered now; events keep their order.
     pub fn emit(&self, event: T) {
-        if self.callbacks.lock().unwrap().is_empty() {
+        let Some(callbacks) = self.callbacks.get() else { return };
+        if callbacks.lock().unwrap().is_empty() {
             return;
         }
-        let callbacks = self.callbacks.clone();
+        let callbacks = callbacks.clone();
         let job: Job = Box::new(move || {
             let current: Vec<Callback<T>> = callbacks.lock().unwrap().iter().map(|(_, c)| c.clone()).collect();
             for callback in current {

@@ -32,36 +32,41 @@ impl ZlCancel {
 /// (an acquire or a lead, which then returns `Cancelled` and leaves no node),
 /// or the failure to end with at once, dropping the work (a request already
 /// sent may still take effect, as one whose reply was lost).
-pub async fn cancellable<T>(
+///
+/// An `async move` block rather than an `async fn`, which would keep its
+/// arguments twice for as long as an acquire waits.
+pub fn cancellable<T>(
     work: impl Future<Output = zoolock::Result<T>>,
     cancel: Option<watch::Receiver<bool>>,
     stop: impl FnOnce() -> Option<Failure>,
-) -> FfiResult<T> {
-    let mut shutdowns = dispatch::shutdowns();
-    shutdowns.borrow_and_update();
-    tokio::pin!(work);
-    let fired = async move {
-        let user = async {
-            match cancel {
-                Some(mut cancel) => cancel.wait_for(|fired| *fired).await.is_ok(),
-                None => std::future::pending().await,
+) -> impl Future<Output = FfiResult<T>> {
+    async move {
+        let mut shutdowns = dispatch::shutdowns();
+        shutdowns.borrow_and_update();
+        tokio::pin!(work);
+        let fired = async move {
+            let user = async {
+                match cancel {
+                    Some(mut cancel) => cancel.wait_for(|fired| *fired).await.is_ok(),
+                    None => std::future::pending().await,
+                }
+            };
+            tokio::select! {
+                fired = user => fired,
+                changed = shutdowns.changed() => changed.is_ok(),
             }
         };
         tokio::select! {
-            fired = user => fired,
-            changed = shutdowns.changed() => changed.is_ok(),
+            // The work is polled first: once polled an acquire is pending in the
+            // core, so the core's cancel reaches it even if the token fired before.
+            biased;
+            outcome = &mut work => return Ok(outcome?),
+            true = fired => {}
         }
-    };
-    tokio::select! {
-        // The work is polled first: once polled an acquire is pending in the
-        // core, so the core's cancel reaches it even if the token fired before.
-        biased;
-        outcome = &mut work => return Ok(outcome?),
-        true = fired => {}
-    }
-    match stop() {
-        None => Ok(work.await?),
-        Some(failure) => Err(failure),
+        match stop() {
+            None => Ok(work.await?),
+            Some(failure) => Err(failure),
+        }
     }
 }
 

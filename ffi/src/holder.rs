@@ -6,6 +6,7 @@
 //! core; this only changes the style.
 
 use std::ffi::c_void;
+use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -79,13 +80,21 @@ pub fn options(timeout_ms: i64, lease_ms: i64, owner: u64) -> FfiResult<Acquire>
 
 /// The core's acquire, cancelled through the core when `cancel` fires or
 /// `zl_shutdown` is called.
-async fn acquire(holder: Arc<dyn Holder>, options: Acquire, cancel: Option<watch::Receiver<bool>>) -> FfiResult<bool> {
-    let stop = holder.clone();
-    cancellable(holder.acquire(options), cancel, move || {
-        stop.cancel();
-        None
-    })
-    .await
+fn acquire(
+    holder: Arc<dyn Holder>,
+    options: Acquire,
+    cancel: Option<watch::Receiver<bool>>,
+) -> impl Future<Output = FfiResult<bool>> {
+    // An `async move` block, not an `async fn`: that would keep its
+    // arguments twice for as long as the acquire waits.
+    async move {
+        let stop = holder.clone();
+        cancellable(holder.acquire(options), cancel, move || {
+            stop.cancel();
+            None
+        })
+        .await
+    }
 }
 
 /// Hands an acquire's outcome to its callback.

@@ -157,6 +157,15 @@ impl Attempt {
         }
     }
 
+    /// The created node's name under its parent: kept once, here, for as
+    /// long as the attempt waits.
+    pub fn name(&self) -> &str {
+        match self.removal.as_ref().map(|r| &r.target) {
+            Some(Target::Node(node)) => node.rsplit_once('/').map_or(node.as_str(), |(_, name)| name),
+            _ => unreachable!("a node's name is only asked for after its create"),
+        }
+    }
+
     /// Turns the attempt into the win; the attempt is spent (its drop does nothing).
     pub fn won(&mut self, token: i64) -> Won {
         let removal = self.removal.take().expect("an attempt wins once");

@@ -2,10 +2,13 @@
 //! around the recipe's contention.
 
 use std::future::Future;
+use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
+use std::task::{Context, Poll};
 use std::time::Duration;
 
+use tokio::sync::futures::Notified;
 use tokio::sync::OwnedMutexGuard;
 use tokio::time::{sleep_until, Instant};
 
@@ -122,67 +125,77 @@ impl HolderState {
     /// Runs `contend` under the handle's turn, bounded by the timeout and
     /// cancellable; records the win. Nodes that `contend` queued and did not
     /// win with are removed (see [`Attempt`](crate::contender::Attempt)) before this returns.
-    pub(crate) async fn acquire<F, Fut>(self: &Arc<Self>, options: &Acquire, contend: F) -> Result<Outcome>
+    ///
+    /// A function returning an `async move` block rather than an `async fn`:
+    /// an `async fn`'s future keeps its arguments twice (captured, and moved
+    /// into locals), and a queued waiter keeps this one while it waits.
+    pub(crate) fn acquire<'a, F, Fut>(
+        self: &'a Arc<Self>,
+        options: &'a Acquire,
+        contend: F,
+    ) -> impl Future<Output = Result<Outcome>> + 'a
     where
-        F: Fn(Removals) -> Fut,
-        Fut: Future<Output = Result<Option<Won>>>,
+        F: Fn(Removals) -> Fut + 'a,
+        Fut: Future<Output = Result<Option<Won>>> + 'a,
     {
-        options.validate()?;
-        self.session.check_usable()?;
-        if self.session.is_closed() {
-            return Err(self.session.closed_error());
-        }
-        let started = Instant::now();
-        if self.enter(options.owner) {
-            return Ok(Outcome::Acquired);
-        }
-        // A single try (a zero timeout included) is bounded by the request
-        // bound in `take_turn_and`: a deadline of now would end it unanswered.
-        // A timeout too large for a deadline (`Duration::MAX`) waits forever.
-        let deadline = options.timeout.filter(|_| options.waits()).and_then(|t| Instant::now().checked_add(t));
-        let cancels = self.cancels.load(Ordering::Acquire);
-        loop {
-            let removals = Removals::default();
-            // Set once this acquire has the handle's turn: before that, it waits
-            // for the handle itself, not for other contenders.
-            let queued = AtomicBool::new(false);
-            // Boxed once: moved through the select and the timeout, it would be
-            // stored inline several times over (a waiter pays this for as long as it waits).
-            let work = self.take_turn_and(options, &queued, Box::pin(contend(removals.clone())));
-            let outcome = tokio::select! {
-                biased;
-                won = work => won,
-                // A pending acquire holds a clone of the client, which would keep a
-                // closed session open (and its locks held): it ends on close too.
-                ended = self.cancelled_or_closed(cancels) => Err(ended),
-                _ = sleep_until_some(deadline) => Ok(Turn::NotWon),
-            };
-            // Boxed, and only when there is something to wait for: its timer is large.
-            if removals.any() {
-                Box::pin(removals.wait()).await;
-            }
-            let (won, turn) = match outcome? {
-                Turn::Won(won, turn) => (won, turn),
-                Turn::AlreadyHeld => return Ok(Outcome::Acquired),
-                Turn::NotWon if queued.load(Ordering::Acquire) => {
-                    let waited = started.elapsed();
-                    tracing::debug!(path = self.path, ?waited, "zoolock did not acquire: taken until the timeout");
-                    return Ok(Outcome::Taken);
-                }
-                Turn::NotWon => return Ok(Outcome::HandleBusy),
-            };
-            let waited = won.waited;
-            if self.install(won, turn, options) {
-                self.meter().inspect(|m| m.acquired(started.elapsed(), waited));
-                return Ok(Outcome::Acquired);
-            }
-            // The win belonged to a session that has ended since: queue again
-            // on the new one, as a waiter whose session expired does.
+        async move {
+            options.validate()?;
+            self.session.check_usable()?;
             if self.session.is_closed() {
                 return Err(self.session.closed_error());
             }
-            if deadline.is_some_and(|d| Instant::now() >= d) {
-                return Ok(Outcome::Taken);
+            let started = Instant::now();
+            if self.enter(options.owner) {
+                return Ok(Outcome::Acquired);
+            }
+            // A single try (a zero timeout included) is bounded by the request
+            // bound in `take_turn_and`: a deadline of now would end it unanswered.
+            // A timeout too large for a deadline (`Duration::MAX`) waits forever.
+            let deadline = options.timeout.filter(|_| options.waits()).and_then(|t| Instant::now().checked_add(t));
+            let cancels = self.cancels.load(Ordering::Acquire);
+            loop {
+                let removals = Removals::default();
+                // Set once this acquire has the handle's turn: before that, it waits
+                // for the handle itself, not for other contenders.
+                let queued = AtomicBool::new(false);
+                // Boxed once: moved through the select and the timeout, it would be
+                // stored inline several times over (a waiter pays this for as long as it waits).
+                let work = self.take_turn_and(options, &queued, Box::pin(contend(removals.clone())));
+                let outcome = tokio::select! {
+                    biased;
+                    won = work => won,
+                    // A pending acquire holds a clone of the client, which would keep a
+                    // closed session open (and its locks held): it ends on close too.
+                    ended = self.cancelled_or_closed(cancels) => Err(ended),
+                    _ = sleep_until_some(deadline) => Ok(Turn::NotWon),
+                };
+                // Boxed, and only when there is something to wait for: its timer is large.
+                if removals.any() {
+                    Box::pin(removals.wait()).await;
+                }
+                let (won, turn) = match outcome? {
+                    Turn::Won(won, turn) => (won, turn),
+                    Turn::AlreadyHeld => return Ok(Outcome::Acquired),
+                    Turn::NotWon if queued.load(Ordering::Acquire) => {
+                        let waited = started.elapsed();
+                        tracing::debug!(path = self.path, ?waited, "zoolock did not acquire: taken until the timeout");
+                        return Ok(Outcome::Taken);
+                    }
+                    Turn::NotWon => return Ok(Outcome::HandleBusy),
+                };
+                let waited = won.waited;
+                if self.install(won, turn, options) {
+                    self.meter().inspect(|m| m.acquired(started.elapsed(), waited));
+                    return Ok(Outcome::Acquired);
+                }
+                // The win belonged to a session that has ended since: queue again
+                // on the new one, as a waiter whose session expired does.
+                if self.session.is_closed() {
+                    return Err(self.session.closed_error());
+                }
+                if deadline.is_some_and(|d| Instant::now() >= d) {
+                    return Ok(Outcome::Taken);
+                }
             }
         }
     }
@@ -260,28 +273,50 @@ impl HolderState {
         self.cancelled.notify_waiters();
     }
 
-    /// Returns once [`HolderState::cancel`] was called after the count was
+    /// Completes once [`HolderState::cancel`] was called after the count was
     /// `seen`, or the session closed: the error to end the acquire with. Two
     /// notifications rather than a watch of the session's status, which is
     /// larger, for as long as a waiter waits (issue 16).
-    async fn cancelled_or_closed(&self, seen: u64) -> Error {
+    fn cancelled_or_closed(&self, seen: u64) -> CancelledOrClosed<'_> {
+        CancelledOrClosed { holder: self, seen, cancelled: self.cancelled.notified(), closed: self.session.closing() }
+    }
+}
+
+pin_project_lite::pin_project! {
+    /// [`HolderState::cancelled_or_closed`]: written out, because an `async
+    /// fn` with a `select!` keeps its arguments and the select's state besides
+    /// the two notifications, for as long as a waiter waits.
+    struct CancelledOrClosed<'a> {
+        holder: &'a HolderState,
+        seen: u64,
+        #[pin]
+        cancelled: Notified<'a>,
+        #[pin]
+        closed: Notified<'a>,
+    }
+}
+
+impl Future for CancelledOrClosed<'_> {
+    type Output = Error;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Error> {
+        let mut this = self.project();
         loop {
-            let cancelled = self.cancelled.notified();
-            let closed = self.session.closing();
-            tokio::pin!(cancelled, closed);
             // Registered before the checks: a cancel or close between them still wakes it.
-            cancelled.as_mut().enable();
-            closed.as_mut().enable();
-            if self.cancels.load(Ordering::Acquire) != seen {
-                return Error::Cancelled { path: self.path.clone() };
+            this.cancelled.as_mut().enable();
+            this.closed.as_mut().enable();
+            if this.holder.cancels.load(Ordering::Acquire) != *this.seen {
+                return Poll::Ready(Error::Cancelled { path: this.holder.path.clone() });
             }
-            if self.session.is_closed() {
-                return self.session.closed_error();
+            if this.holder.session.is_closed() {
+                return Poll::Ready(this.holder.session.closed_error());
             }
-            tokio::select! {
-                _ = cancelled => {}
-                _ = closed => {}
+            if this.cancelled.as_mut().poll(cx).is_pending() && this.closed.as_mut().poll(cx).is_pending() {
+                return Poll::Pending;
             }
+            // One of them fired: wait on fresh ones, after the checks again.
+            this.cancelled.set(this.holder.cancelled.notified());
+            this.closed.set(this.holder.session.closing());
         }
     }
 }

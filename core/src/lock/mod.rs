@@ -9,6 +9,7 @@
 mod line;
 mod queue;
 
+use std::future::Future;
 use std::sync::Arc;
 
 use zookeeper_client as zk;
@@ -192,34 +193,43 @@ impl Lock {
 
     /// Queues a node and waits for it to come first, queueing again on a new
     /// session if the old one ends first.
-    pub(crate) async fn contend(&self, options: &Acquire, removals: Removals) -> Result<Option<Won>> {
-        loop {
-            let live = self.holder.session.live().await?;
-            let prefix = self.spec.kind.new_prefix(self.spec.config.scheme);
-            let mut attempt = Attempt::new(
-                Removal {
-                    session: self.holder.session.clone(),
-                    target: Target::Prefix { parent: self.holder.path.clone(), prefix },
-                    generation: live.generation,
-                    ephemeral: options.ephemeral,
-                },
-                &removals,
-            );
-            let step = self.queue_once(&live, &mut attempt, options).await;
-            // Not won: its node goes now, before any wait for a new session.
-            drop(attempt);
-            match step? {
-                Step::Won(won) => {
-                    if self.spec.kind.role() == Role::Writer {
-                        Lines::of(&self.holder.session).record_winner(&won.node);
+    /// An `async move` block, not an `async fn`, which would keep its
+    /// arguments twice for as long as a waiter waits.
+    pub(crate) fn contend<'a>(
+        &'a self,
+        options: &'a Acquire,
+        removals: Removals,
+    ) -> impl Future<Output = Result<Option<Won>>> + Send + 'a {
+        async move {
+            loop {
+                // Boxed: its wait is larger than what a parked waiter keeps here.
+                let live = Box::pin(self.holder.session.live()).await?;
+                let prefix = self.spec.kind.new_prefix(self.spec.config.scheme);
+                let mut attempt = Attempt::new(
+                    Removal {
+                        session: self.holder.session.clone(),
+                        target: Target::Prefix { parent: self.holder.path.clone(), prefix },
+                        generation: live.generation,
+                        ephemeral: options.ephemeral,
+                    },
+                    &removals,
+                );
+                let step = self.queue_once(&live, &mut attempt, options).await;
+                // Not won: its node goes now, before any wait for a new session.
+                drop(attempt);
+                match step? {
+                    Step::Won(won) => {
+                        if self.spec.kind.role() == Role::Writer {
+                            Lines::of(&self.holder.session).record_winner(&won.node);
+                        }
+                        return Ok(Some(won));
                     }
-                    return Ok(Some(won));
+                    Step::Taken => return Ok(None),
+                    Step::SessionEnded => {
+                        Box::pin(self.holder.session.wait_past(live.generation)).await;
+                    }
+                    Step::NodeGone => {}
                 }
-                Step::Taken => return Ok(None),
-                Step::SessionEnded => {
-                    Box::pin(self.holder.session.wait_past(live.generation)).await;
-                }
-                Step::NodeGone => {}
             }
         }
     }

@@ -1,6 +1,8 @@
 //! Queueing a lock node and waiting until it comes first: by a listing and
 //! a watch on the node ahead, or on the session's mirror of the path.
 
+use std::fmt::Write;
+use std::future::Future;
 use std::sync::Arc;
 
 use zookeeper_client as zk;
@@ -24,122 +26,132 @@ impl Lock {
     /// noticed there, or at the listing after its predecessor goes.
     ///
     /// Every wait but the mirror's is boxed on its own: what this future
-    /// keeps while a mirrored waiter is parked (issue 16) is the attempt,
-    /// the node's name and a pointer.
-    pub(super) async fn queue_once(&self, live: &Live, attempt: &mut Attempt, options: &Acquire) -> Result<Step> {
-        // Boxed: the create's state is large and not needed while waiting.
-        let Some((name, token, ahead)) = Box::pin(self.enqueue(live, attempt, options)).await? else {
-            return Ok(Step::SessionEnded);
-        };
-        let (listed, watched) = match ahead {
-            Ahead::Listed(children) => (Some(children), None),
-            Ahead::Neighbour(neighbour) => (None, Some((neighbour, Watched::Neighbour))),
-            Ahead::Mirror(mirror, expected) => {
-                match Box::pin(self.wait_mirrored(&mirror, expected, live, attempt, &name, options)).await? {
-                    Mirrored::Holds(deletion, waited) => {
-                        let won = attempt.won_watched(token, NodeWatch::Mirror(deletion));
-                        return Ok(Step::Won(won.with_wait(waited)));
+    /// keeps while a mirrored waiter is parked (issue 16) is what the create
+    /// learned and a pointer; the node's name is the attempt's.
+    pub(super) fn queue_once<'a>(
+        &'a self,
+        live: &'a Live,
+        attempt: &'a mut Attempt,
+        options: &'a Acquire,
+    ) -> impl Future<Output = Result<Step>> + Send + 'a {
+        async move {
+            // Boxed: the create's state is large and not needed while waiting.
+            let Some((token, ahead)) = Box::pin(self.enqueue(live, attempt, options)).await? else {
+                return Ok(Step::SessionEnded);
+            };
+            let (listed, watched) = match ahead {
+                Ahead::Listed(children) => (Some(children), None),
+                Ahead::Neighbour(neighbour) => (None, Some((neighbour, Watched::Neighbour))),
+                Ahead::Mirror(mirror, expected) => {
+                    match Box::pin(self.wait_mirrored(&mirror, expected, live, attempt, options)).await? {
+                        Mirrored::Holds(deletion, waited) => {
+                            let won = attempt.won_watched(token, NodeWatch::Mirror(deletion));
+                            return Ok(Step::Won(won.with_wait(waited)));
+                        }
+                        Mirrored::Step(step) => return Ok(step),
+                        // The server refused the watch, or the mirror is deaf: list instead.
+                        Mirrored::Refused => (None, None),
                     }
-                    Mirrored::Step(step) => return Ok(step),
-                    // The server refused the watch, or the mirror is deaf: list instead.
-                    Mirrored::Refused => (None, None),
                 }
-            }
-        };
-        Box::pin(self.wait_listed(live, attempt, &name, token, options, listed, watched)).await
+            };
+            Box::pin(self.wait_listed(live, attempt, token, options, listed, watched)).await
+        }
     }
 
     /// [`Lock::queue_once`] by listings and a watch on the node ahead:
     /// `listed`, the children if a listing came with the create; `watched`,
     /// the node to watch first instead; neither, list first.
-    #[allow(clippy::too_many_arguments)]
-    async fn wait_listed(
-        &self,
-        live: &Live,
-        attempt: &mut Attempt,
-        name: &str,
+    fn wait_listed<'a>(
+        &'a self,
+        live: &'a Live,
+        attempt: &'a mut Attempt,
         token: i64,
-        options: &Acquire,
+        options: &'a Acquire,
         mut listed: Option<Vec<String>>,
         mut watched: Option<(String, Watched)>,
-    ) -> Result<Step> {
-        // Each read is boxed: inline, the largest would size the whole
-        // future, which a listing waiter keeps for as long as it waits.
-        if listed.is_none() && watched.is_none() {
-            match Box::pin(self.list(live)).await? {
-                Some(children) => listed = Some(children),
-                None => return Ok(Step::SessionEnded),
-            }
-        }
-        let mut waited = false;
-        loop {
-            if let Some(mut children) = listed.take() {
-                attempt.sweep_late(live.generation, &mut children);
-                // The adaptive design mirrors again once the queue is short (mirror/mod.rs, point 9).
-                if let (Some(adaptive), Some(mirror)) = (self.spec.config.adaptive, self.spec.mirror.get()) {
-                    mirror.listed(children.len(), adaptive.mirror_at_most);
+    ) -> impl Future<Output = Result<Step>> + Send + 'a {
+        async move {
+            let name = attempt.name();
+            // Each read is boxed: inline, the largest would size the whole
+            // future, which a listing waiter keeps for as long as it waits.
+            if listed.is_none() && watched.is_none() {
+                match Box::pin(self.list(live)).await? {
+                    Some(children) => listed = Some(children),
+                    None => return Ok(Step::SessionEnded),
                 }
-                let role = self.spec.kind.role();
-                watched = match naming::standing(&children, name, role, &self.spec.config.extra_markers) {
-                    Standing::Holds => return Ok(Step::Won(attempt.won(token).with_wait(waited))),
-                    Standing::Missing => return Ok(Step::NodeGone),
-                    Standing::Waits { .. } if !options.waits() => return Ok(Step::Taken),
-                    Standing::Waits { predecessor, last_blocker } => {
-                        let markers = &self.spec.config.extra_markers;
-                        let ahead = || naming::queue(&children, markers).iter().position(|c| c.name == name);
-                        tracing::debug!(
-                            path = self.holder.path,
-                            node = name,
-                            predecessor,
-                            ahead = ahead(),
-                            "zoolock waits"
-                        );
-                        Some((predecessor, Watched::Listed { last_blocker }))
+            }
+            let mut waited = false;
+            loop {
+                if let Some(mut children) = listed.take() {
+                    attempt.sweep_late(live.generation, &mut children);
+                    // The adaptive design mirrors again once the queue is short (mirror/mod.rs, point 9).
+                    if let (Some(adaptive), Some(mirror)) = (self.spec.config.adaptive, self.spec.mirror.get()) {
+                        mirror.listed(children.len(), adaptive.mirror_at_most);
                     }
+                    let role = self.spec.kind.role();
+                    watched = match naming::standing(&children, name, role, &self.spec.config.extra_markers) {
+                        Standing::Holds => return Ok(Step::Won(attempt.won(token).with_wait(waited))),
+                        Standing::Missing => return Ok(Step::NodeGone),
+                        Standing::Waits { .. } if !options.waits() => return Ok(Step::Taken),
+                        Standing::Waits { predecessor, last_blocker } => {
+                            let markers = &self.spec.config.extra_markers;
+                            let ahead = || naming::queue(&children, markers).iter().position(|c| c.name == name);
+                            tracing::debug!(
+                                path = self.holder.path,
+                                node = name,
+                                predecessor,
+                                ahead = ahead(),
+                                "zoolock waits"
+                            );
+                            Some((predecessor, Watched::Listed { last_blocker }))
+                        }
+                    };
+                }
+                let (predecessor, how) = watched.take().expect("a predecessor to watch after a listing that waits");
+                let path = format!("{}/{predecessor}", self.holder.path);
+                let wake = Box::pin(self.await_deletion(live, &path)).await?;
+                waited = true;
+                let decisive = match (wake, how) {
+                    (Wake::SessionEnded, _) => return Ok(Step::SessionEnded),
+                    (Wake::Relist, _) => false,
+                    // Assumes the listing showed our node, so its incarnation of
+                    // the path is ours: nodes created there since sort higher.
+                    // The only lower blocker gone, whenever, nothing is ahead.
+                    (Wake::Deleted | Wake::Gone, Watched::Listed { last_blocker: true }) => true,
+                    // Assumes a node of this session that held saw every lower
+                    // node gone; it sat below ours in the listing (our
+                    // incarnation), and later nodes sort higher.
+                    (Wake::Deleted | Wake::Gone, Watched::Listed { last_blocker: false }) => {
+                        Lines::of(&self.holder.session).won_recently(&path)
+                    }
+                    // Assumes the predicted node existed when the watch was set,
+                    // after our create: created before ours by this session, it
+                    // shares our incarnation of the path, at the sequence right
+                    // below ours; having held, it saw every lower node gone.
+                    (Wake::Deleted, Watched::Neighbour) => Lines::of(&self.holder.session).won_recently(&path),
+                    // Not there at all: the name may be an earlier incarnation's
+                    // (the path deleted and re-created between the two creates),
+                    // whose holding says nothing about this one.
+                    (Wake::Gone, Watched::Neighbour) => false,
+                };
+                if decisive {
+                    // Every shortcut above also assumes our node is still there.
+                    match Box::pin(self.own_node(live, name)).await? {
+                        Own::There(watch) => {
+                            return Ok(Step::Won(
+                                attempt.won_watched(token, NodeWatch::Oneshot(watch)).with_wait(waited),
+                            ))
+                        }
+                        Own::Gone => return Ok(Step::NodeGone),
+                        Own::SessionEnded => return Ok(Step::SessionEnded),
+                        Own::Unknown => {}
+                    }
+                }
+                listed = match Box::pin(self.list(live)).await? {
+                    Some(children) => Some(children),
+                    None => return Ok(Step::SessionEnded),
                 };
             }
-            let (predecessor, how) = watched.take().expect("a predecessor to watch after a listing that waits");
-            let path = format!("{}/{predecessor}", self.holder.path);
-            let wake = Box::pin(self.await_deletion(live, &path)).await?;
-            waited = true;
-            let decisive = match (wake, how) {
-                (Wake::SessionEnded, _) => return Ok(Step::SessionEnded),
-                (Wake::Relist, _) => false,
-                // Assumes the listing showed our node, so its incarnation of
-                // the path is ours: nodes created there since sort higher.
-                // The only lower blocker gone, whenever, nothing is ahead.
-                (Wake::Deleted | Wake::Gone, Watched::Listed { last_blocker: true }) => true,
-                // Assumes a node of this session that held saw every lower
-                // node gone; it sat below ours in the listing (our
-                // incarnation), and later nodes sort higher.
-                (Wake::Deleted | Wake::Gone, Watched::Listed { last_blocker: false }) => {
-                    Lines::of(&self.holder.session).won_recently(&path)
-                }
-                // Assumes the predicted node existed when the watch was set,
-                // after our create: created before ours by this session, it
-                // shares our incarnation of the path, at the sequence right
-                // below ours; having held, it saw every lower node gone.
-                (Wake::Deleted, Watched::Neighbour) => Lines::of(&self.holder.session).won_recently(&path),
-                // Not there at all: the name may be an earlier incarnation's
-                // (the path deleted and re-created between the two creates),
-                // whose holding says nothing about this one.
-                (Wake::Gone, Watched::Neighbour) => false,
-            };
-            if decisive {
-                // Every shortcut above also assumes our node is still there.
-                match Box::pin(self.own_node(live, name)).await? {
-                    Own::There(watch) => {
-                        return Ok(Step::Won(attempt.won_watched(token, NodeWatch::Oneshot(watch)).with_wait(waited)))
-                    }
-                    Own::Gone => return Ok(Step::NodeGone),
-                    Own::SessionEnded => return Ok(Step::SessionEnded),
-                    Own::Unknown => {}
-                }
-            }
-            listed = match Box::pin(self.list(live)).await? {
-                Some(children) => Some(children),
-                None => return Ok(Step::SessionEnded),
-            };
         }
     }
 
@@ -148,73 +160,86 @@ impl Lock {
     /// that is exact). [`Mirrored::Refused`] if the server refused the watch
     /// or the mirror turned out deaf. Parked, it keeps the mirror's wake-up
     /// and the session's status: the read of a missing node is boxed.
-    async fn wait_mirrored(
+    fn wait_mirrored<'a>(
+        &'a self,
+        mirror: &'a Mirror,
+        mut expected: Option<Expected>,
+        live: &'a Live,
+        attempt: &'a Attempt,
+        options: &'a Acquire,
+    ) -> impl Future<Output = Result<Mirrored>> + Send + 'a {
+        async move {
+            let mut waited = false;
+            loop {
+                // Matched without a binding: nothing of the decision is kept while parked.
+                let wake = match self.decide_mirrored(mirror, &mut expected, live, attempt) {
+                    Decision::Holds(deletion, fresh) => {
+                        // Not decided on our create's own evidence (mirror/mod.rs, point
+                        // 8): the transaction that deleted the last node ahead may
+                        // have deleted ours too (a multi, such as the CLI's
+                        // `deleteall`), its notice not read yet. The read's reply
+                        // comes after every notice of that transaction.
+                        if !fresh {
+                            match Box::pin(self.presence(live, attempt.name())).await? {
+                                Own::There(()) => {}
+                                Own::Gone => return Ok(Mirrored::Step(Step::NodeGone)),
+                                Own::SessionEnded => return Ok(Mirrored::Step(Step::SessionEnded)),
+                                // The mirror goes stale with the connection: decide again.
+                                Own::Unknown => continue,
+                            }
+                        }
+                        return Ok(Mirrored::Holds(deletion, waited));
+                    }
+                    // Our create's reply came and the mirror lacks our node: gone,
+                    // or the mirror is deaf to creates (mirror/mod.rs, point 6). A read tells.
+                    Decision::Missing => match Box::pin(self.presence(live, attempt.name())).await? {
+                        Own::Gone => return Ok(Mirrored::Step(Step::NodeGone)),
+                        Own::There(()) => {
+                            mirror.blind();
+                            return Ok(Mirrored::Refused);
+                        }
+                        Own::SessionEnded => return Ok(Mirrored::Step(Step::SessionEnded)),
+                        Own::Unknown => continue,
+                    },
+                    Decision::SessionEnded => return Ok(Mirrored::Step(Step::SessionEnded)),
+                    Decision::Broken | Decision::Dismissed => return Ok(Mirrored::Refused),
+                    Decision::Waits(_) if !options.waits() => return Ok(Mirrored::Step(Step::Taken)),
+                    Decision::Waits(wake) | Decision::Stale(wake) => wake,
+                };
+                // Looked at once the wake-up is registered: a change of the status
+                // after this look wakes it (see `Mirror::wake_waiters`).
+                let status = self.holder.session.status();
+                if status.generation != live.generation
+                    || matches!(status.state, SessionState::Lost | SessionState::Closed)
+                {
+                    return Ok(Mirrored::Step(Step::SessionEnded));
+                }
+                // Woken by a deletion, a rebuild or the status alike: decide again.
+                let _ = wake.await;
+                waited = true;
+            }
+        }
+    }
+
+    /// What the mirror says of our node now; `expected` goes once the
+    /// decision was taken on a synced mirror (our entry is marked ours by then).
+    fn decide_mirrored(
         &self,
         mirror: &Mirror,
-        mut expected: Option<Expected>,
+        expected: &mut Option<Expected>,
         live: &Live,
         attempt: &Attempt,
-        name: &str,
-        options: &Acquire,
-    ) -> Result<Mirrored> {
-        let session = &self.holder.session;
+    ) -> Decision {
+        // Late nodes of this session's doubtful prefixes go, as from a listing.
+        let sweep = |children: &mut Vec<String>| attempt.sweep_late(live.generation, children);
+        let doubtful = Nodes::of(&self.holder.session).doubtful.any(&self.holder.path);
+        let list_above = self.spec.config.adaptive.map(|adaptive| adaptive.list_above);
         let role = self.spec.kind.role();
-        let mut waited = false;
-        loop {
-            // Late nodes of this session's doubtful prefixes go, as from a listing.
-            let sweep = |children: &mut Vec<String>| attempt.sweep_late(live.generation, children);
-            let doubtful = Nodes::of(session).doubtful.any(&self.holder.path);
-            let list_above = self.spec.config.adaptive.map(|adaptive| adaptive.list_above);
-            let decision = mirror.decide(live.generation, name, role, doubtful.then_some(&sweep), list_above);
-            // Decided on a synced mirror: our entry is marked ours by now.
-            if !matches!(decision, Decision::Stale(_)) {
-                drop(expected.take());
-            }
-            let wake = match decision {
-                Decision::Holds(deletion, fresh) => {
-                    // Not decided on our create's own evidence (mirror/mod.rs, point
-                    // 8): the transaction that deleted the last node ahead may
-                    // have deleted ours too (a multi, such as the CLI's
-                    // `deleteall`), its notice not read yet. The read's reply
-                    // comes after every notice of that transaction.
-                    if !fresh {
-                        match Box::pin(self.presence(live, name)).await? {
-                            Own::There(()) => {}
-                            Own::Gone => return Ok(Mirrored::Step(Step::NodeGone)),
-                            Own::SessionEnded => return Ok(Mirrored::Step(Step::SessionEnded)),
-                            // The mirror goes stale with the connection: decide again.
-                            Own::Unknown => continue,
-                        }
-                    }
-                    return Ok(Mirrored::Holds(deletion, waited));
-                }
-                // Our create's reply came and the mirror lacks our node: gone,
-                // or the mirror is deaf to creates (mirror/mod.rs, point 6). A read tells.
-                Decision::Missing => match Box::pin(self.presence(live, name)).await? {
-                    Own::Gone => return Ok(Mirrored::Step(Step::NodeGone)),
-                    Own::There(()) => {
-                        mirror.blind();
-                        return Ok(Mirrored::Refused);
-                    }
-                    Own::SessionEnded => return Ok(Mirrored::Step(Step::SessionEnded)),
-                    Own::Unknown => continue,
-                },
-                Decision::SessionEnded => return Ok(Mirrored::Step(Step::SessionEnded)),
-                Decision::Broken | Decision::Dismissed => return Ok(Mirrored::Refused),
-                Decision::Waits(_) if !options.waits() => return Ok(Mirrored::Step(Step::Taken)),
-                Decision::Waits(wake) | Decision::Stale(wake) => wake,
-            };
-            // Looked at once the wake-up is registered: a change of the status
-            // after this look wakes it (see `Mirror::wake_waiters`).
-            let status = session.status();
-            if status.generation != live.generation || matches!(status.state, SessionState::Lost | SessionState::Closed)
-            {
-                return Ok(Mirrored::Step(Step::SessionEnded));
-            }
-            // Woken by a deletion, a rebuild or the status alike: decide again.
-            let _ = wake.await;
-            waited = true;
+        let decision = mirror.decide(live.generation, attempt.name(), role, doubtful.then_some(&sweep), list_above);
+        if !matches!(decision, Decision::Stale(_)) {
+            drop(expected.take());
         }
+        decision
     }
 
     /// Whether our node `name` is there, by a read (no watch): for a
@@ -245,77 +270,96 @@ impl Lock {
     /// sequence after my last one, so nobody queued in between" is false once
     /// the path was deleted and re-created (its counter restarts), and ruling
     /// that out takes a read as costly as the pipelined listing.
-    async fn enqueue(
-        &self,
-        live: &Live,
-        attempt: &mut Attempt,
-        options: &Acquire,
-    ) -> Result<Option<(String, i64, Ahead)>> {
-        let parent = &self.holder.path;
-        let mode =
-            if options.ephemeral { zk::CreateMode::EphemeralSequential } else { zk::CreateMode::PersistentSequential };
-        let acls = &self.holder.session.options().acls;
-        let create_options = mode.with_acls(zk::Acls::new(acls));
-        let role = self.spec.kind.role();
-        // No mirror while the adaptive design has dismissed it (mirror/mod.rs, point 9).
-        let mirror = self.mirror().filter(|mirror| mirror.prepare(self.spec.config.adaptive.is_some()));
-        // Every prefix this attempt created with, or may have.
-        let mut ours = Vec::new();
-        loop {
-            let prefix = attempt.prefix().to_owned();
-            ours.push(prefix.clone());
-            let prefix_path = format!("{parent}/{prefix}");
-            // Adapting, our node counts as ours from its create event on, until
-            // our waiter decided on it (mirror/mod.rs, point 9).
-            let mut expected =
-                mirror.as_ref().filter(|_| self.spec.config.adaptive.is_some()).map(|m| m.expect(&prefix));
-            let (create, place, before) = Lines::of(&self.holder.session).join_line(parent, &prefix, role, || {
-                live.client.create(&prefix_path, &self.spec.config.identifier, &create_options)
-            });
-            attempt.keep_place(place);
-            // A create again (the parent was missing, or the first reply was
-            // lost) finds its own earlier try last in line: no neighbour.
-            let neighbour = before.filter(|(before, before_role)| {
-                mirror.is_none() && options.waits() && role.waits_for(*before_role) && !ours.contains(before)
-            });
-            // Mirrored, the mirror shows what is ahead once the create is answered.
-            let list = (mirror.is_none() && neighbour.is_none()).then(|| live.client.list_children(parent));
-            let created = create.await;
-            let listed = match list {
-                Some(list) => list.await,
-                None => Err(zk::Error::ConnectionLoss),
-            };
-            let (node, token, sequence) = match created {
-                Ok((stat, sequence)) => {
-                    (format!("{prefix_path}{sequence}"), stat.czxid, Some(sequence.into_i64() as i32))
-                }
-                // Boxed: rare, and large for a future that every contender of a burst keeps at once.
-                Err(err) => {
-                    match Box::pin(attempt.recover(live, err, || self.spec.kind.new_prefix(self.spec.config.scheme)))
-                        .await?
-                    {
-                        Recovered::Found { node, token } => (node, token, None),
-                        Recovered::Again => continue,
-                        Recovered::SessionEnded => return Ok(None),
+    fn enqueue<'a>(
+        &'a self,
+        live: &'a Live,
+        attempt: &'a mut Attempt,
+        options: &'a Acquire,
+    ) -> impl Future<Output = Result<Option<(i64, Ahead)>>> + Send + 'a {
+        async move {
+            let parent = &self.holder.path;
+            let role = self.spec.kind.role();
+            // No mirror while the adaptive design has dismissed it (mirror/mod.rs, point 9).
+            let mirror = self.mirror().filter(|mirror| mirror.prepare(self.spec.config.adaptive.is_some()));
+            // The prefixes of this attempt's creates before the current one:
+            // empty, and so no allocation, unless a create is tried again.
+            let mut given_up: Vec<String> = Vec::new();
+            loop {
+                let prefix = attempt.prefix();
+                let prefix_path = format!("{parent}/{prefix}");
+                // Adapting, our node counts as ours from its create event on, until
+                // our waiter decided on it (mirror/mod.rs, point 9).
+                let mut expected =
+                    mirror.as_ref().filter(|_| self.spec.config.adaptive.is_some()).map(|m| m.expect(prefix));
+                // The create's options go once it is sent: the request is sent
+                // when `create` is called, and its future borrows none of them.
+                let (create, place, before) = {
+                    let mode = match options.ephemeral {
+                        true => zk::CreateMode::EphemeralSequential,
+                        false => zk::CreateMode::PersistentSequential,
+                    };
+                    let create_options = mode.with_acls(zk::Acls::new(&self.holder.session.options().acls));
+                    Lines::of(&self.holder.session).join_line(parent, prefix, role, || {
+                        live.client.create(&prefix_path, &self.spec.config.identifier, &create_options)
+                    })
+                };
+                // A create again (the parent was missing, or the first reply was
+                // lost) finds its own earlier try last in line: no neighbour.
+                let neighbour = before.filter(|(before, before_role)| {
+                    mirror.is_none()
+                        && options.waits()
+                        && role.waits_for(*before_role)
+                        && before != prefix
+                        && !given_up.contains(before)
+                });
+                attempt.keep_place(place);
+                // Mirrored, the mirror shows what is ahead once the create is answered.
+                // Boxed: a mirrored create, the common one, needs no room for it.
+                let list =
+                    (mirror.is_none() && neighbour.is_none()).then(|| Box::pin(live.client.list_children(parent)));
+                let created = create.await;
+                let listed = match list {
+                    Some(list) => list.await,
+                    None => Err(zk::Error::ConnectionLoss),
+                };
+                let (node, token, sequence) = match created {
+                    Ok((stat, sequence)) => {
+                        // Sized exactly: the attempt keeps it for as long as it waits.
+                        let mut node = String::with_capacity(prefix_path.len() + 11);
+                        write!(node, "{prefix_path}{sequence}").expect("a String takes any text");
+                        (node, stat.czxid, Some(sequence.into_i64() as i32))
                     }
-                }
-            };
-            attempt.created(node.clone());
-            let name = node[parent.len() + 1..].to_owned();
-            let ahead = match (sequence, neighbour) {
-                _ if mirror.is_some() => Ahead::Mirror(mirror.expect("checked"), expected.take()),
-                (Some(sequence), Some((before, _))) => {
-                    Ahead::Neighbour(format!("{before}{:010}", sequence.wrapping_sub(1)))
-                }
-                _ => match listed {
-                    Ok(children) => Ahead::Listed(children),
-                    Err(_) => match Box::pin(self.list(live)).await? {
-                        Some(children) => Ahead::Listed(children),
-                        None => return Ok(None),
+                    // Boxed: rare, and large for a future that every contender of a burst keeps at once.
+                    Err(err) => {
+                        // Tried with this prefix: a create again may find it last in line.
+                        given_up.push(attempt.prefix().to_owned());
+                        match Box::pin(
+                            attempt.recover(live, err, || self.spec.kind.new_prefix(self.spec.config.scheme)),
+                        )
+                        .await?
+                        {
+                            Recovered::Found { node, token } => (node, token, None),
+                            Recovered::Again => continue,
+                            Recovered::SessionEnded => return Ok(None),
+                        }
+                    }
+                };
+                attempt.created(node);
+                let ahead = match (sequence, neighbour) {
+                    _ if mirror.is_some() => Ahead::Mirror(mirror.expect("checked"), expected.take()),
+                    (Some(sequence), Some((before, _))) => {
+                        Ahead::Neighbour(format!("{before}{:010}", sequence.wrapping_sub(1)))
+                    }
+                    _ => match listed {
+                        Ok(children) => Ahead::Listed(children),
+                        Err(_) => match Box::pin(self.list(live)).await? {
+                            Some(children) => Ahead::Listed(children),
+                            None => return Ok(None),
+                        },
                     },
-                },
-            };
-            return Ok(Some((name, token, ahead)));
+                };
+                return Ok(Some((token, ahead)));
+            }
         }
     }
 
@@ -335,20 +379,22 @@ impl Lock {
 
     /// Waits until the predecessor at `path` changes. A data watch (`get`)
     /// leaves no watch behind when the node is already gone, unlike `exists`.
-    async fn await_deletion(&self, live: &Live, path: &str) -> Result<Wake> {
-        let watcher = match live.client.get_and_watch_data(path).await {
-            Ok((_, _, watcher)) => watcher,
-            Err(zk::Error::NoNode) => return Ok(Wake::Gone),
-            Err(err) if connection_lost(&err) => return Ok(Wake::Relist),
-            Err(zk::Error::SessionExpired | zk::Error::ClientClosed) => return Ok(Wake::SessionEnded),
-            Err(err) => return Err(Error::zk(path, "watch", err)),
-        };
-        let event = watcher.changed().await;
-        Ok(match event.event_type {
-            zk::EventType::NodeDeleted => Wake::Deleted,
-            zk::EventType::Session if event.session_state.is_terminated() => Wake::SessionEnded,
-            _ => Wake::Relist,
-        })
+    fn await_deletion<'a>(&'a self, live: &'a Live, path: &'a str) -> impl Future<Output = Result<Wake>> + Send + 'a {
+        async move {
+            let watcher = match live.client.get_and_watch_data(path).await {
+                Ok((_, _, watcher)) => watcher,
+                Err(zk::Error::NoNode) => return Ok(Wake::Gone),
+                Err(err) if connection_lost(&err) => return Ok(Wake::Relist),
+                Err(zk::Error::SessionExpired | zk::Error::ClientClosed) => return Ok(Wake::SessionEnded),
+                Err(err) => return Err(Error::zk(path, "watch", err)),
+            };
+            let event = watcher.changed().await;
+            Ok(match event.event_type {
+                zk::EventType::NodeDeleted => Wake::Deleted,
+                zk::EventType::Session if event.session_state.is_terminated() => Wake::SessionEnded,
+                _ => Wake::Relist,
+            })
+        }
     }
 }
 
@@ -426,18 +472,21 @@ mod tests {
     /// A queued waiter keeps, besides its handle and its node's entry in
     /// the mirror, three boxed futures: the acquire, `contend` and
     /// `wait_mirrored` (issue 16; a listing waiter `wait_listed` and
-    /// `await_deletion` instead of the last). Each is as large as its largest state;
-    /// these bounds catch a state that grows them back (they were 912, 944
-    /// and 600 bytes in release builds, when the mirror's wait came to 2,456).
-    const ACQUIRE_BOUND: usize = 640;
-    const CONTEND_BOUND: usize = 448;
-    const MIRRORED_BOUND: usize = 224;
-    /// A listing waiter's own wait (488 B before its first listing and its
-    /// read of our node were boxed) and its predecessor's watch; `enqueue`
-    /// is kept by every create in flight, all of a burst's at once.
-    const LISTED_BOUND: usize = 320;
-    const DELETION_BOUND: usize = 256;
-    const ENQUEUE_BOUND: usize = 704;
+    /// `await_deletion` instead of the last). Each is as large as its largest
+    /// state; these bounds catch a state that grows them back (the three
+    /// were 536, 312 and 208 bytes while they were `async fn`s, which keep
+    /// their arguments twice, and 912, 944 and 600 before issue 16).
+    const ACQUIRE_BOUND: usize = 464;
+    const CONTEND_BOUND: usize = 256;
+    const MIRRORED_BOUND: usize = 128;
+    /// A listing waiter's own wait (288 B as an `async fn`, 488 B before its
+    /// first listing and its read of our node were boxed) and its
+    /// predecessor's watch (224 B as an `async fn`); `enqueue` is kept by
+    /// every create in flight, all of a burst's at once (616 B while it kept
+    /// its arguments twice, the create's options and room for a listing).
+    const LISTED_BOUND: usize = 208;
+    const DELETION_BOUND: usize = 216;
+    const ENQUEUE_BOUND: usize = 480;
 
     #[tokio::test(flavor = "multi_thread")]
     async fn the_futures_of_a_parked_waiter_stay_small() {
@@ -453,10 +502,10 @@ mod tests {
         let live = session.live().await.unwrap();
         let attempt = Attempt::new(removal_of(&session, &path, live.generation), &Removals::default());
         let mirror = lock.mirror().unwrap();
-        let mirrored = size_of_val(&lock.wait_mirrored(&mirror, None, &live, &attempt, "x-0000000001", &options));
-        let (name, ahead) = ("x-0000000001", Some(("x-0000000000".to_owned(), Watched::Neighbour)));
+        let mirrored = size_of_val(&lock.wait_mirrored(&mirror, None, &live, &attempt, &options));
+        let ahead = Some(("x-0000000000".to_owned(), Watched::Neighbour));
         let mut listing = Attempt::new(removal_of(&session, &path, live.generation), &Removals::default());
-        let listed = size_of_val(&lock.wait_listed(&live, &mut listing, name, 1, &options, None, ahead));
+        let listed = size_of_val(&lock.wait_listed(&live, &mut listing, 1, &options, None, ahead));
         let deletion = size_of_val(&lock.await_deletion(&live, "/x"));
         let enqueue = size_of_val(&lock.enqueue(&live, &mut listing, &options));
         eprintln!(
