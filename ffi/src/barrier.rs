@@ -59,7 +59,7 @@ pub unsafe extern "C" fn zl_barrier_create_async(
     user_data: *mut c_void,
 ) -> i32 {
     let start = |barrier: Barrier| Ok(async move { barrier.create().await });
-    call_later(barrier, "create", start, |()| Reply::default(), cancel, callback, user_data)
+    call_later(barrier, "create", start, |()| Reply::empty(), cancel, callback, user_data)
 }
 
 /// Takes the barrier down; `callback`'s one byte is 1 if its node was there.
@@ -147,7 +147,7 @@ pub unsafe extern "C" fn zl_double_barrier_enter_async(
     user_data: *mut c_void,
 ) -> i32 {
     let start = |barrier: DoubleBarrier| Ok(async move { barrier.enter().await });
-    call_later(barrier, "enter", start, |()| Reply::default(), cancel, callback, user_data)
+    call_later(barrier, "enter", start, |()| Reply::empty(), cancel, callback, user_data)
 }
 
 /// Leaves: `callback` (empty data) once every member has left. This
@@ -163,7 +163,7 @@ pub unsafe extern "C" fn zl_double_barrier_leave_async(
     user_data: *mut c_void,
 ) -> i32 {
     let start = |barrier: DoubleBarrier| Ok(async move { barrier.leave().await });
-    call_later(barrier, "leave", start, |()| Reply::default(), cancel, callback, user_data)
+    call_later(barrier, "leave", start, |()| Reply::empty(), cancel, callback, user_data)
 }
 
 /// `*out_participating` 1 while this member has entered and not left.

@@ -64,7 +64,7 @@ pub unsafe extern "C" fn zl_party_join_async(
     user_data: *mut c_void,
 ) -> i32 {
     let start = |party: Party| Ok(async move { party.join().await });
-    call_later(party, "join", start, |()| Reply::default(), cancel, callback, user_data)
+    call_later(party, "join", start, |()| Reply::empty(), cancel, callback, user_data)
 }
 
 /// Leaves: one byte, 1 if this member's node was there.

@@ -177,7 +177,7 @@ pub unsafe extern "C" fn zl_locking_queue_put_all_async(
             .collect();
         Ok(async move { queue.put_all(&values, priority).await })
     };
-    call_later(queue, "put into", start, |()| Reply::default(), cancel, callback, user_data)
+    call_later(queue, "put into", start, |()| Reply::empty(), cancel, callback, user_data)
 }
 
 /// Locks the first free entry for this consumer, waiting up to `timeout_ms`

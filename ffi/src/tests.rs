@@ -374,3 +374,26 @@ fn the_callback_thread_ends_when_idle() {
     let (_, thread) = order.recv_timeout(wait).unwrap();
     assert_ne!(thread, first[99].1, "a callback after the thread ended runs on a new one");
 }
+
+#[test]
+fn a_call_without_a_result_gives_its_callback_empty_data() {
+    type Seen = std::sync::mpsc::Sender<(i32, bool, u32)>;
+    extern "C" fn record(
+        user_data: *mut std::ffi::c_void,
+        status: i32,
+        data: *const u8,
+        len: u32,
+        _: *const ZlStat,
+        _: *const u8,
+        _: u32,
+    ) {
+        let seen = unsafe { &*(user_data as *const Seen) };
+        seen.send((status, data.is_null(), len)).unwrap();
+    }
+    let (sender, seen): (Seen, _) = std::sync::mpsc::channel();
+    let user_data = args::UserData(&sender as *const Seen as *mut std::ffi::c_void);
+    let work = async { zoolock::Result::Ok(()) };
+    znode::reply_later(work, "nothing".into(), None, record, user_data, |()| znode::Reply::empty()).unwrap();
+    // As the header says of delete, add_auth and the recipes' calls: empty data, not null data.
+    assert_eq!(seen.recv_timeout(std::time::Duration::from_secs(10)).unwrap(), (ZL_OK, false, 0));
+}

@@ -128,7 +128,6 @@ pub type ZlResultCallback = extern "C" fn(
 );
 
 /// What a callback-completed call hands its callback.
-#[derive(Default)]
 pub(crate) struct Reply {
     /// `None`: a node's null data, passed as a null pointer with length `ZL_NULL_DATA`.
     pub(crate) data: Option<Vec<u8>>,
@@ -136,6 +135,11 @@ pub(crate) struct Reply {
 }
 
 impl Reply {
+    /// What a call without a result hands its callback: empty data (not null data), no stat.
+    pub(crate) fn empty() -> Reply {
+        Reply::data(Vec::new())
+    }
+
     /// `data` alone (a path, a list), no stat.
     pub(crate) fn data(data: Vec<u8>) -> Reply {
         Reply { data: Some(data), stat: None }
@@ -504,7 +508,7 @@ pub unsafe extern "C" fn zl_session_delete_async(
         let cancel = cancel.as_ref().map(ZlCancel::subscribe);
         let what = format!("delete {path}");
         let work = async move { session.delete(&path, Some(version), recursive).await };
-        reply_later(work, what, cancel, callback, UserData(user_data), |()| Reply::default())
+        reply_later(work, what, cancel, callback, UserData(user_data), |()| Reply::empty())
     })
 }
 
@@ -680,7 +684,7 @@ pub unsafe extern "C" fn zl_session_add_auth_async(
         let cancel = cancel.as_ref().map(ZlCancel::subscribe);
         let what = format!("add auth {scheme}");
         let work = async move { session.add_auth(&scheme, &credentials).await };
-        reply_later(work, what, cancel, callback, UserData(user_data), |()| Reply::default())
+        reply_later(work, what, cancel, callback, UserData(user_data), |()| Reply::empty())
     })
 }
 
