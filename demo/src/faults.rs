@@ -498,6 +498,10 @@ fn wait_idle(idle: &Receiver<()>, workers: usize, limit: Duration) -> usize {
 /// session — and so its lock — was suspended or lost; never told counts as
 /// too late. A holder told before the partition and not connected again since
 /// (another fault suspended it) already keeps off the resource: told at once.
+/// A `connected` line is stamped when the worker's listener ran, a little
+/// after the reconnect: one up to [`CONNECTED_LAG`] after the partition's
+/// start counts as a reconnect before it (the partition blocks any later one
+/// for its whole length), so a holder that was connected is not excused.
 fn told_latencies(
     partitions: &[(String, u128)],
     told: &[(String, String, u128)],
@@ -509,7 +513,8 @@ fn told_latencies(
             let last_before = |times: &mut dyn Iterator<Item = u128>| times.filter(|ns| ns < at).max();
             let session_told = told.iter().filter(|(w, state, _)| w == worker && session_state(state));
             let last_told = last_before(&mut session_told.map(|(_, _, ns)| *ns));
-            let last_connected = last_before(&mut connected.iter().filter(|(w, _)| w == worker).map(|(_, ns)| *ns));
+            let connected = connected.iter().filter(|(w, _)| w == worker).map(|(_, ns)| *ns);
+            let last_connected = connected.filter(|ns| *ns < at + CONNECTED_LAG).max();
             if last_told.is_some_and(|t| last_connected.map_or(true, |c| c < t)) {
                 return Duration::ZERO;
             }
@@ -521,6 +526,9 @@ fn told_latencies(
         })
         .collect()
 }
+
+/// How long after a reconnect a worker's `connected` line may come.
+const CONNECTED_LAG: u128 = 500_000_000;
 
 /// Whether a `told` state is the session's (suspended or lost, in any
 /// client's words), not a hold's loss such as `NodeDeleted`.
@@ -645,25 +653,31 @@ mod tests {
         (worker.to_string(), "Suspended".to_string(), ns)
     }
 
+    const S: u128 = 1_000_000_000;
+
     #[test]
     fn a_holder_suspended_before_a_partition_counts_as_told() {
-        let partitions = [("w".to_string(), 3_000)];
-        // Suspended by a server kill at 1 µs, reconnected only after the partition: told.
-        let latencies =
-            told_latencies(&partitions, &[told("w", 1_000), told("w", 30_000)], &[("w".to_string(), 5_000)]);
+        let partitions = [("w".to_string(), 3 * S)];
+        let connected = |ns| [("w".to_string(), ns)];
+        // Suspended by a server kill at 1 s, reconnected only after the 3 s partition: told.
+        let latencies = told_latencies(&partitions, &[told("w", S), told("w", 30 * S)], &connected(6 * S));
         assert_eq!(latencies, [Duration::ZERO]);
         // Reconnected before the partition: the next tell counts.
-        let latencies = told_latencies(&partitions, &[told("w", 1_000), told("w", 4_000)], &[("w".to_string(), 2_000)]);
-        assert_eq!(latencies, [Duration::from_nanos(1_000)]);
+        let latencies = told_latencies(&partitions, &[told("w", S), told("w", 4 * S)], &connected(2 * S));
+        assert_eq!(latencies, [Duration::from_secs(1)]);
+        // Reconnected just before it, its listener heard just after its start: not excused.
+        let latencies =
+            told_latencies(&partitions, &[told("w", S), told("w", 4 * S)], &connected(3 * S + CONNECTED_LAG / 2));
+        assert_eq!(latencies, [Duration::from_secs(1)]);
         // Never told since a reconnect: too late.
-        let latencies = told_latencies(&partitions, &[told("w", 1_000)], &[("w".to_string(), 2_000)]);
+        let latencies = told_latencies(&partitions, &[told("w", S)], &connected(2 * S));
         assert_eq!(latencies, [Duration::MAX]);
         // A hold lost to a deletion is no session state: the worker holds again, connected.
-        let deleted = ("w".to_string(), "NodeDeleted".to_string(), 1_000);
-        let latencies = told_latencies(&partitions, &[deleted, told("w", 4_000)], &[]);
-        assert_eq!(latencies, [Duration::from_nanos(1_000)]);
+        let deleted = ("w".to_string(), "NodeDeleted".to_string(), S);
+        let latencies = told_latencies(&partitions, &[deleted, told("w", 4 * S)], &[]);
+        assert_eq!(latencies, [Duration::from_secs(1)]);
         // Another worker's tell does not count.
-        let latencies = told_latencies(&partitions, &[told("v", 1_000)], &[]);
+        let latencies = told_latencies(&partitions, &[told("v", S)], &[]);
         assert_eq!(latencies, [Duration::MAX]);
     }
 }
