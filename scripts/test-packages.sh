@@ -167,6 +167,7 @@ scripts/lib/test-nuget-consumer.sh "dist/ZooLock.$version.nupkg" linux-x64 linux
 done_ "NuGet package"
 
 echo "== the crates"
-ls "dist/zoolock-$version.crate" "dist/zk-harness-$version.crate" dist/zoolock-zookeeper-client-*.crate
+zk_version=$(sed -n 's/^version = "\(.*\)"/\1/p' zookeeper-client/Cargo.toml)
+ls "dist/zoolock-$version.crate" "dist/zk-harness-$version.crate" "dist/zoolock-zookeeper-client-$zk_version.crate"
 done_ "crates"
 echo "packages: $passed passed, 0 failed"

@@ -486,3 +486,19 @@ async fn reconfig_reaches_the_server() {
     assert!(matches!(both, Err(Error::InvalidArgument(_))));
     session.close().await;
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn last_zxid_is_the_zxid_of_the_sessions_last_reply() {
+    let (session, other) = (session(&shared_server()).await, session(&shared_server()).await);
+    let base = unique_path("last-zxid");
+    session.ensure_path(&base, None).await.unwrap();
+    let (_, created) = session.create(&format!("{base}/a"), None, &Create::default()).await.unwrap();
+    assert!(session.last_zxid() >= created.czxid && created.czxid > 0);
+    // Another session's write moves it only with this session's next reply.
+    let (_, written) = other.create(&format!("{base}/b"), None, &Create::default()).await.unwrap();
+    assert!(other.last_zxid() >= written.czxid);
+    assert!(session.last_zxid() < written.czxid);
+    session.exists(&base).await.unwrap();
+    assert!(session.last_zxid() >= written.czxid);
+    session.delete(&base, None, true).await.unwrap();
+}
