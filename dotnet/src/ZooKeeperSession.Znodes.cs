@@ -405,7 +405,8 @@ namespace ZooLock
         /// <summary><see cref="TakeBytes"/> for a node's data: null for null data.</summary>
         static byte[] TakeData(byte* ptr, uint len)
         {
-            return len == NativeMethods.ZL_NULL_DATA ? null : TakeBytes(ptr, len);
+            try { return Interop.Data(ptr, len); }
+            finally { NativeMethods.zl_bytes_free(ptr, len); }
         }
 
         /// <summary>Copies a buffer handed out by zoolock, then frees it.</summary>

@@ -559,6 +559,8 @@ impl Client {
         });
     }
 
+    // Not written over `get_nullable_data_internally`: wrapping that future
+    // would make every data read's future (a lock waiter's among them) larger.
     fn get_data_internally(
         &self,
         chroot: Chroot,
