@@ -175,3 +175,16 @@ async fn a_deleted_counter_starts_again_from_its_default() {
     raw.delete(&path, None).await.unwrap();
     assert_eq!(counter.add(1).await.unwrap(), CounterChange { pre_value: 5.into(), post_value: 6.into() });
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_node_with_null_data_reads_as_the_default() {
+    // kazoo's `create(path, None)` (or an operator's `create path` in zkCli) stores null data.
+    let session = session(&shared_server()).await;
+    let path = unique_path("counter-null");
+    session.create(&path, None, &zoolock::Create::default().makepath()).await.unwrap();
+    assert_eq!(session.get(&path).await.unwrap().0, None);
+    let counter = Counter::new(&session, &path, 7).unwrap();
+    assert_eq!(counter.value().await.unwrap(), CounterValue::Int(7));
+    assert_eq!(counter.add(1).await.unwrap().post_value, CounterValue::Int(8));
+    assert_eq!(session.get(&path).await.unwrap().0.as_deref(), Some(&b"8"[..]));
+}
