@@ -87,7 +87,7 @@ pub use error::{Error, ErrorKind, Result};
 pub use holder::{Acquire, BoxFuture, Hold, Holder, Owner};
 pub use inspect::{inspect, Inspector, Participant, ParticipantKind};
 pub use lease::{try_lease, try_multi_lease};
-pub use lock::{Adaptive, Kind, Lock, LockConfig};
+pub use lock::{Adaptive, Kind, Lock, LockConfig, CREATES_IN_FLIGHT};
 #[doc(hidden)]
 pub use mirror::adaptive_switches;
 pub use multi_lock::MultiLock;

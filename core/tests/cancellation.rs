@@ -617,3 +617,74 @@ async fn a_release_its_caller_gave_up_on_still_deletes_the_node() {
     assert_eq!(bench.ours.status().session_id, id);
     only_theirs(&bench.raw, &path, bench.their_id(), "the released node").await;
 }
+
+/// Polls `future` once with a waker that does nothing: the test polls again
+/// on its own schedule.
+fn poll_once<F: Future + ?Sized>(future: std::pin::Pin<&mut F>) -> Poll<F::Output> {
+    future.poll(&mut Context::from_waker(Waker::noop()))
+}
+
+/// A burst of acquires fills the session's create slots
+/// ([`zoolock::CREATES_IN_FLIGHT`]): each sends its create at its first poll
+/// and keeps its slot until polled again, which the test does not do. The
+/// acquires after it wait for a slot: they send no create, dropped while
+/// waiting (holding the slots' gate, or queued behind it) or timed out they
+/// leave nothing, and the others send theirs in the order they asked,
+/// however they are polled once slots are free.
+#[tokio::test(flavor = "multi_thread")]
+async fn dropping_an_acquire_waiting_for_a_create_slot_leaves_nothing() {
+    let bench = Bench::new().await;
+    let path = unique_path("sweep-create-slot");
+    // The path first: a create that finds no parent is answered, and sent
+    // again, only when polled again.
+    bench.ours.ensure_path(&path, None).await.unwrap();
+    let lock = |who: &str| Lock::new(&bench.ours, &path, Kind::Mutex, config(who)).unwrap();
+    let burst: Vec<Lock> = (0..zoolock::CREATES_IN_FLIGHT).map(|i| lock(&format!("burst-{i}"))).collect();
+    let mut burst: Vec<_> = burst.iter().map(|l| Box::pin(l.acquire(Acquire::default()))).collect();
+    for acquire in &mut burst {
+        assert!(poll_once(acquire.as_mut()).is_pending());
+    }
+    let names = ["dropped at the gate", "first", "dropped in line", "second", "third"];
+    let waiters: Vec<Lock> = names.iter().map(|who| lock(who)).collect();
+    let mut waiting: Vec<_> = waiters.iter().map(|l| Some(Box::pin(l.acquire(Acquire::default())))).collect();
+    for acquire in waiting.iter_mut().flatten() {
+        assert!(poll_once(acquire.as_mut()).is_pending());
+    }
+    // A request of the same session after the waiters' first polls: answered,
+    // every create sent before it has been applied.
+    bench.ours.exists(&path).await.unwrap();
+    let queued = children(&bench.raw, &path).await;
+    assert_eq!(queued.len(), zoolock::CREATES_IN_FLIGHT, "the burst's creates, and none past the slots");
+    // The timeout bounds the wait for a slot too.
+    let timed = lock("timed out");
+    assert!(!timed.acquire(Acquire::timeout(ACQUIRE_TIMEOUT)).await.unwrap(), "acquired with every slot taken");
+    waiting[0] = None;
+    waiting[2] = None;
+    // Slots free: the waiters left are polled last first, and send in order.
+    drop(burst);
+    for _ in 0..3 {
+        for acquire in waiting.iter_mut().rev().flatten() {
+            assert!(poll_once(acquire.as_mut()).is_pending());
+        }
+    }
+    bench.ours.exists(&path).await.unwrap();
+    let mut ours = Vec::new();
+    for child in children(&bench.raw, &path).await {
+        // A burst node may go under the read: its dropped acquire removes it.
+        let Ok((data, _)) = bench.raw.get_data(&format!("{path}/{child}")).await else { continue };
+        let who = String::from_utf8(data).unwrap();
+        let sequence: i64 = child[child.len() - 10..].parse().unwrap();
+        if !who.starts_with("burst-") {
+            ours.push((sequence, who));
+        }
+    }
+    ours.sort();
+    let order: Vec<&str> = ours.iter().map(|(_, who)| who.as_str()).collect();
+    assert_eq!(order, ["first", "second", "third"], "the waiters' nodes in sequence order");
+    drop(waiting);
+    only_theirs(&bench.raw, &path, bench.their_id(), "the waiters dropped").await;
+    // No slot or gate kept by a dropped acquire: the session still creates.
+    let after = lock("after");
+    assert!(after.acquire(Acquire::timeout(SETTLE)).await.unwrap(), "the session's creates are stuck");
+    assert!(after.release().await.unwrap());
+}

@@ -1,28 +1,99 @@
 //! What a session knows of its own contenders on each lock path: the node
 //! it queued last (a waiter behind it watches it without listing) and the
-//! writers that held recently (their deletion hands over without a listing).
+//! writers that held recently (their deletion hands over without a listing);
+//! and the slots that bound its lock-node creates in flight.
 
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::sync::{Arc, Mutex, Weak};
 
+use tokio::sync::Semaphore;
+
 use crate::naming::Role;
 use crate::session::{Extension, Session};
 
+/// At most this many lock-node creates of one session are in flight at
+/// once; further acquires wait for a slot, in the order they asked, before
+/// they send theirs. A burst of acquires thus never keeps every create's
+/// request and reply at once (issue 26).
+pub const CREATES_IN_FLIGHT: usize = 128;
+
 /// The session's contenders on each lock path, as the lock's shortcuts need
 /// them: the last node queued, and the writers that held recently.
-#[derive(Default)]
 pub(super) struct Lines {
     /// Per lock path, the node this session queued last, while it is queued.
     lines: Mutex<HashMap<String, LastInLine>>,
     winners: Mutex<RecentWinners>,
+    /// One permit: held from a slot's grant to its create's send. tokio's
+    /// semaphore is fair (first asked, first served), so the sends go in the
+    /// order the acquires asked for slots, as they went without slots.
+    gate: Semaphore,
+    /// [`CREATES_IN_FLIGHT`] permits, one per create from its send to its reply.
+    slots: Semaphore,
+}
+
+impl Default for Lines {
+    fn default() -> Self {
+        Lines {
+            lines: Mutex::default(),
+            winners: Mutex::default(),
+            gate: Semaphore::new(1),
+            slots: Semaphore::new(CREATES_IN_FLIGHT),
+        }
+    }
 }
 
 impl Extension for Lines {}
+
+/// A contender's slot for one create: [`Lines::create_slot`].
+pub(super) struct Slot<'a> {
+    lines: &'a Lines,
+    /// Whether it still holds the gate: until its create is sent.
+    gate: bool,
+}
+
+impl Slot<'_> {
+    /// Its create is sent: the next contender may send its own.
+    pub(super) fn sent(&mut self) {
+        if std::mem::take(&mut self.gate) {
+            self.lines.gate.add_permits(1);
+        }
+    }
+}
+
+impl Drop for Slot<'_> {
+    fn drop(&mut self) {
+        self.sent();
+        self.lines.slots.add_permits(1);
+    }
+}
 
 impl Lines {
     /// `session`'s.
     pub(super) fn of(session: &Session) -> &Lines {
         session.extension()
+    }
+
+    /// A slot to send one create in, at once if one is free and no other
+    /// contender waits for one. Assumes whoever holds a slot is polled on
+    /// until its create's reply: every create in flight releases its slot
+    /// by its reply, its failure or its drop, never by anyone's release.
+    pub(super) fn try_create_slot(&self) -> Option<Slot<'_>> {
+        let gate = self.gate.try_acquire().ok()?;
+        let slot = self.slots.try_acquire().ok()?;
+        gate.forget();
+        slot.forget();
+        Some(Slot { lines: self, gate: true })
+    }
+
+    /// Waits for a slot, behind every contender that asked before. Dropped
+    /// while waiting, it leaves nothing: no create was sent, and the gate's
+    /// permit goes back with the wait.
+    pub(super) async fn create_slot(&self) -> Slot<'_> {
+        let gate = self.gate.acquire().await.expect("the gate is never closed");
+        let slot = self.slots.acquire().await.expect("the slots are never closed");
+        gate.forget();
+        slot.forget();
+        Slot { lines: self, gate: true }
     }
 
     pub(super) fn record_winner(&self, node: &str) {

@@ -24,6 +24,7 @@ use crate::options::{validate_identifier, validate_path};
 use crate::session::{Live, Session};
 use crate::state::Outcome;
 use line::Lines;
+pub use line::CREATES_IN_FLIGHT;
 
 /// Which recipe a handle follows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -204,6 +205,14 @@ impl Lock {
             loop {
                 // Boxed: its wait is larger than what a parked waiter keeps here.
                 let live = Box::pin(self.holder.session.live()).await?;
+                // A slot before anything of the attempt: a contender waiting
+                // for one holds no node and no prefix (line.rs, `CREATES_IN_FLIGHT`).
+                let lines = Lines::of(&self.holder.session);
+                let slot = match lines.try_create_slot() {
+                    Some(slot) => slot,
+                    // Boxed: only a contender of a burst waits here.
+                    None => Box::pin(lines.create_slot()).await,
+                };
                 let prefix = self.spec.kind.new_prefix(self.spec.config.scheme);
                 let mut attempt = Attempt::new(
                     Removal {
@@ -214,7 +223,7 @@ impl Lock {
                     },
                     &removals,
                 );
-                let step = self.queue_once(&live, &mut attempt, options).await;
+                let step = self.queue_once(&live, &mut attempt, options, slot).await;
                 // Not won: its node goes now, before any wait for a new session.
                 drop(attempt);
                 match step? {

@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use zookeeper_client as zk;
 
-use super::line::Lines;
+use super::line::{Lines, Slot};
 use super::{Lock, Step};
 use crate::contender::{Attempt, NodeWatch, Nodes, Recovered};
 use crate::error::{connection_lost, Error, Result};
@@ -33,10 +33,11 @@ impl Lock {
         live: &'a Live,
         attempt: &'a mut Attempt,
         options: &'a Acquire,
+        slot: Slot<'a>,
     ) -> impl Future<Output = Result<Step>> + Send + 'a {
         async move {
             // Boxed: the create's state is large and not needed while waiting.
-            let Some((token, ahead)) = Box::pin(self.enqueue(live, attempt, options)).await? else {
+            let Some((token, ahead)) = Box::pin(self.enqueue(live, attempt, options, slot)).await? else {
                 return Ok(Step::SessionEnded);
             };
             let (listed, watched) = match ahead {
@@ -270,11 +271,15 @@ impl Lock {
     /// sequence after my last one, so nobody queued in between" is false once
     /// the path was deleted and re-created (its counter restarts), and ruling
     /// that out takes a read as costly as the pipelined listing.
+    ///
+    /// `slot` is held until this returns: the create's reply (and its
+    /// recovery, if the reply was lost) is in by then.
     fn enqueue<'a>(
         &'a self,
         live: &'a Live,
         attempt: &'a mut Attempt,
         options: &'a Acquire,
+        mut slot: Slot<'a>,
     ) -> impl Future<Output = Result<Option<(i64, Ahead)>>> + Send + 'a {
         async move {
             let parent = &self.holder.path;
@@ -303,6 +308,7 @@ impl Lock {
                         live.client.create(&prefix_path, &self.spec.config.identifier, &create_options)
                     })
                 };
+                slot.sent();
                 // A create again (the parent was missing, or the first reply was
                 // lost) finds its own earlier try last in line: no neighbour.
                 let neighbour = before.filter(|(before, before_role)| {
@@ -507,7 +513,8 @@ mod tests {
         let mut listing = Attempt::new(removal_of(&session, &path, live.generation), &Removals::default());
         let listed = size_of_val(&lock.wait_listed(&live, &mut listing, 1, &options, None, ahead));
         let deletion = size_of_val(&lock.await_deletion(&live, "/x"));
-        let enqueue = size_of_val(&lock.enqueue(&live, &mut listing, &options));
+        let slot = Lines::of(&session).try_create_slot().unwrap();
+        let enqueue = size_of_val(&lock.enqueue(&live, &mut listing, &options, slot));
         eprintln!(
             "a parked waiter's futures: acquire {acquire} B, contend {contend} B, wait_mirrored {mirrored} B, \
              wait_listed {listed} B, await_deletion {deletion} B; a create in flight: enqueue {enqueue} B"
