@@ -269,7 +269,7 @@ impl From<&[EndpointRef<'_>]> for IterableEndpoints {
     }
 }
 
-#[cfg(test)]
+#[cfg(all(test, upstream_tests))]
 mod tests {
     use pretty_assertions::assert_eq;
 

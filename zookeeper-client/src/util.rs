@@ -87,7 +87,7 @@ pub fn into_client_path(mut server_path: String, root: &str) -> Result<String, E
     Ok(server_path)
 }
 
-#[cfg(test)]
+#[cfg(all(test, upstream_tests))]
 mod tests {
     use pretty_assertions::assert_eq;
     use test_case::test_case;

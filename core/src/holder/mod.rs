@@ -168,7 +168,7 @@ pub trait Holder: sealed::Recipe + Send + Sync {
     /// session.ensure_path_blocking(&format!("{path}/state"), None)?;
     /// assert!(lock.acquire_blocking(Acquire::default())?);
     /// // Written only if the lock is still ours when the write reaches the server.
-    /// lock.fenced()?.set(&format!("{path}/state"), b"v2", None).commit_blocking()?;
+    /// lock.fenced()?.set(&format!("{path}/state"), Some(b"v2"), None).commit_blocking()?;
     /// lock.release_blocking()?;
     /// # Ok(())
     /// # }

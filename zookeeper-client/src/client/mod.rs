@@ -2354,7 +2354,7 @@ impl<'a> MultiWriter<'a> {
     }
 }
 
-#[cfg(test)]
+#[cfg(all(test, upstream_tests))]
 mod tests {
     use assertor::*;
 

@@ -64,7 +64,7 @@ impl UnsafeRead<'_> for OpCode {
     }
 }
 
-#[cfg(test)]
+#[cfg(all(test, upstream_tests))]
 mod tests {
     use super::OpCode;
 

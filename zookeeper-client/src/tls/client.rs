@@ -169,7 +169,7 @@ impl TlsClient {
     }
 }
 
-#[cfg(test)]
+#[cfg(all(test, upstream_tests))]
 mod tests {
     use std::io::Write;
     use std::path::Path;

@@ -492,7 +492,7 @@ pub static DIGEST_MD5: Mechanism = Mechanism::build(
     |_| true,
 );
 
-#[cfg(test)]
+#[cfg(all(test, upstream_tests))]
 mod tests {
     use std::str::from_utf8;
 
