@@ -13,6 +13,8 @@ use zoolock::{Acl, Acquire, AuthId, ClientId, Error, Lock, Permission, Session, 
 async fn digest_auth_and_acls_protect_the_lock_nodes() {
     let connect = shared_server();
     let path = unique_path("acl");
+    // alice would make the tests' base with her ACL, shutting out this file's other tests.
+    session(&connect).await.ensure_path(path.rsplit_once('/').unwrap().0, None).await.unwrap();
     let creator_only = vec![Acl::new(Permission::ALL, AuthId::authed())];
     let options = SessionOptions::new(&connect)
         .session_timeout(SESSION_TIMEOUT)
