@@ -71,7 +71,9 @@ def test_a_refused_credential_is_auth_failed(make_client):
 def test_four_letter_words(make_client, kz):
     client = make_client()
     assert client.command(b"ruok") == "imok" == kz.command(b"ruok")
-    assert client.server_version() == kz.server_version()
+    # Not compared with kazoo's server_version(): kazoo reads `envi`'s answer with
+    # one recv(), which on a loaded machine holds only its first line (CI: "Unable
+    # to fetch useable server version after trying 4 times").
     assert client.server_version()[:2] == (3, 8)
     assert "zk_version" in client.command(b"mntr")
     with pytest.raises(ValueError):
