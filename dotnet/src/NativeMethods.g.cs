@@ -428,11 +428,12 @@ namespace ZooLock.Native
         internal static extern void zl_counter_free(ZlCounter* counter);
 
         /// <summary>
-        ///  For the process's exit: cancels every acquire in progress (each fails
-        ///  with `ZL_CANCELLED` and leaves no node), then lets the callback thread
-        ///  end once it has run every callback posted to it (the cancelled
-        ///  acquires' among them), waiting up to two seconds for that. zoolock stays
-        ///  usable: from then on the callback thread ends whenever it is idle.
+        ///  For the process's exit: cancels every callback-completed call in
+        ///  progress (each fails with `ZL_CANCELLED`; an acquire leaves no node),
+        ///  waits until their callbacks have returned, then lets the callback thread
+        ///  end, waiting up to two seconds in all. zoolock stays usable: from then
+        ///  on the callback thread ends whenever it is idle. Called from a callback,
+        ///  it cannot wait for the others (they run on the same thread).
         /// </summary>
         [DllImport(__DllName, EntryPoint = "zl_shutdown", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
         internal static extern int zl_shutdown();

@@ -20,29 +20,34 @@ impl Castable for ZlCancel {
     const NAME: &'static str = "cancel";
 }
 
-impl ZlCancel {
-    /// What a call given this token watches.
-    pub fn subscribe(&self) -> watch::Receiver<bool> {
-        self.fired.subscribe()
+/// What ends a call early: its token, if it was given one, and
+/// `zl_shutdown`. Made when the call is made, not when its work is first
+/// polled: a `zl_shutdown` in between ends it too.
+pub(crate) struct Stops {
+    cancel: Option<watch::Receiver<bool>>,
+    shutdowns: watch::Receiver<u64>,
+}
+
+impl Stops {
+    pub(crate) fn new(cancel: Option<&ZlCancel>) -> Stops {
+        Stops { cancel: cancel.map(|cancel| cancel.fired.subscribe()), shutdowns: dispatch::shutdowns() }
     }
 }
 
-/// Runs `work` until it ends or `cancel` fires (or `zl_shutdown` is
-/// called), then calls `stop`: `None` when it asked the core to end the work
-/// (an acquire or a lead, which then returns `Cancelled` and leaves no node),
-/// or the failure to end with at once, dropping the work (a request already
+/// Runs `work` until it ends or one of `stops` does, then calls `stop`:
+/// `None` when it asked the core to end the work (an acquire or a lead,
+/// which then returns `Cancelled` and leaves no node), or the failure to end with at once, dropping the work (a request already
 /// sent may still take effect, as one whose reply was lost).
 ///
 /// An `async move` block rather than an `async fn`, which would keep its
 /// arguments twice for as long as an acquire waits.
-pub fn cancellable<T>(
+pub(crate) fn cancellable<T>(
     work: impl Future<Output = zoolock::Result<T>>,
-    cancel: Option<watch::Receiver<bool>>,
+    stops: Stops,
     stop: impl FnOnce() -> Option<Failure>,
 ) -> impl Future<Output = FfiResult<T>> {
     async move {
-        let mut shutdowns = dispatch::shutdowns();
-        shutdowns.borrow_and_update();
+        let Stops { cancel, mut shutdowns } = stops;
         tokio::pin!(work);
         let fired = async move {
             let user = async {

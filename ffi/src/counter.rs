@@ -8,7 +8,7 @@ use zoolock::{runtime, Counter, CounterFormat, CounterValue};
 use std::ffi::c_void;
 
 use crate::args;
-use crate::cancel::{cancellable, ZlCancel};
+use crate::cancel::{cancellable, Stops, ZlCancel};
 use crate::castable;
 use crate::recipe::{call_later, impl_recipe};
 use crate::session::ZlSession;
@@ -99,7 +99,7 @@ pub unsafe extern "C" fn zl_counter_value(
     guard(|| {
         let counter = castable::borrow(counter)?.counter.clone();
         args::need(out_value, "out_value")?;
-        let cancel = cancel.as_ref().map(ZlCancel::subscribe);
+        let cancel = Stops::new(cancel.as_ref());
         let work = async move { counter.value().await };
         let value = runtime::block_on(cancellable(work, cancel, || Some(Failure::cancelled("counter read"))))?;
         args::put(out_value, value.into(), "out_value")
@@ -126,7 +126,7 @@ pub unsafe extern "C" fn zl_counter_add(
     guard(|| {
         let counter = castable::borrow(counter)?.counter.clone();
         let delta = delta.as_ref().ok_or_else(|| Failure::invalid("delta is null"))?.core("delta")?;
-        let cancel = cancel.as_ref().map(ZlCancel::subscribe);
+        let cancel = Stops::new(cancel.as_ref());
         let work = async move { counter.add(delta).await };
         let change = runtime::block_on(cancellable(work, cancel, || Some(Failure::cancelled("counter change"))))?;
         if !out_pre.is_null() {

@@ -8,17 +8,18 @@
 //! So the thread never waits long for work: it ends after `IDLE` without a
 //! job (the next job starts another). `zl_shutdown`, which the binding calls
 //! when the process exits, cancels the acquires in progress and makes the
-//! thread end as soon as its queue is empty: their completions, posted
-//! meanwhile, run on it first.
+//! thread end as soon as its queue is empty, once their completions have
+//! run on it: a managed runtime tears itself down right after its exit
+//! hook, and a callback on a thread it has not met by then crashes it.
 
 use std::future::Future;
 use std::panic::AssertUnwindSafe;
 use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc::{channel, Receiver, RecvTimeoutError, Sender, TryRecvError};
-use std::sync::{Mutex, MutexGuard, OnceLock, PoisonError};
+use std::sync::{Condvar, Mutex, MutexGuard, OnceLock, PoisonError};
 use std::task::{Context, Poll};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use tokio::sync::watch;
 use zoolock::runtime;
@@ -27,7 +28,8 @@ use crate::status::{guard, Failure, FfiResult};
 
 type Job = Box<dyn FnOnce() + Send>;
 
-/// How long `zl_shutdown` waits for a callback in progress to return.
+/// How long `zl_shutdown` waits for the calls it cancelled to call back and
+/// for the callback thread to end.
 const STOP_WAIT: Duration = Duration::from_secs(2);
 
 /// How long the callback thread waits for a job before it ends: the most a
@@ -123,13 +125,57 @@ where
     W: Future<Output = FfiResult<T>> + Send + 'static,
     D: FnOnce(FfiResult<T>) + Send + 'static,
 {
+    let pending = Pending::new();
     runtime::spawn(async move {
         let outcome = match CatchUnwind(AssertUnwindSafe(Box::pin(work))).await {
             Ok(outcome) => outcome,
             Err(payload) => Err(Failure::panic(payload)),
         };
-        post(Box::new(move || deliver(outcome)));
+        post(Box::new(move || {
+            deliver(outcome);
+            drop(pending);
+        }));
     });
+}
+
+/// Counts a callback-completed call from its start until its callback has
+/// returned (or will never run: the guard is dropped with the job).
+struct Pending;
+
+fn pending_calls() -> &'static (Mutex<u64>, Condvar) {
+    static PENDING: (Mutex<u64>, Condvar) = (Mutex::new(0), Condvar::new());
+    &PENDING
+}
+
+impl Pending {
+    fn new() -> Pending {
+        *pending_calls().0.lock().unwrap_or_else(PoisonError::into_inner) += 1;
+        Pending
+    }
+
+    /// Waits until no call is pending, or until `deadline`.
+    fn wait_none(deadline: Instant) {
+        let (count, none) = pending_calls();
+        let mut count = count.lock().unwrap_or_else(PoisonError::into_inner);
+        while *count > 0 {
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                return;
+            }
+            count = none.wait_timeout(count, left).unwrap_or_else(PoisonError::into_inner).0;
+        }
+    }
+}
+
+impl Drop for Pending {
+    fn drop(&mut self) {
+        let (count, none) = pending_calls();
+        let mut count = count.lock().unwrap_or_else(PoisonError::into_inner);
+        *count -= 1;
+        if *count == 0 {
+            none.notify_all();
+        }
+    }
 }
 
 /// A future that turns a panic while polling into an error.
@@ -158,16 +204,22 @@ pub fn shutdowns() -> watch::Receiver<u64> {
     shutdown_channel().subscribe()
 }
 
-/// For the process's exit: cancels every acquire in progress (each fails
-/// with `ZL_CANCELLED` and leaves no node), then lets the callback thread
-/// end once it has run every callback posted to it (the cancelled
-/// acquires' among them), waiting up to two seconds for that. zoolock stays
-/// usable: from then on the callback thread ends whenever it is idle.
+/// For the process's exit: cancels every callback-completed call in
+/// progress (each fails with `ZL_CANCELLED`; an acquire leaves no node),
+/// waits until their callbacks have returned, then lets the callback thread
+/// end, waiting up to two seconds in all. zoolock stays usable: from then
+/// on the callback thread ends whenever it is idle. Called from a callback,
+/// it cannot wait for the others (they run on the same thread).
 #[no_mangle]
 pub extern "C" fn zl_shutdown() -> i32 {
     guard(|| {
+        let deadline = Instant::now() + STOP_WAIT;
+        let on_callback_thread = std::thread::current().name() == Some("zoolock-callbacks");
         SHUT_DOWN.store(true, Ordering::Release);
         shutdown_channel().send_modify(|n| *n += 1);
+        if !on_callback_thread {
+            Pending::wait_none(deadline);
+        }
         let stopped = {
             let mut current = dispatcher();
             current.as_mut().and_then(|running| {
@@ -177,8 +229,8 @@ pub extern "C" fn zl_shutdown() -> i32 {
             })
         };
         // Called from a callback, the thread ends after this callback returns.
-        if let Some(stopped) = stopped.filter(|_| std::thread::current().name() != Some("zoolock-callbacks")) {
-            let _ = stopped.recv_timeout(STOP_WAIT);
+        if let Some(stopped) = stopped.filter(|_| !on_callback_thread) {
+            let _ = stopped.recv_timeout(deadline.saturating_duration_since(Instant::now()));
         }
         Ok(())
     })

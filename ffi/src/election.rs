@@ -7,11 +7,10 @@ use std::ffi::c_void;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use tokio::sync::watch;
 use zoolock::{runtime, Election, Leadership, LockState};
 
 use crate::args::{self, UserData};
-use crate::cancel::{cancellable, ZlCancel};
+use crate::cancel::{cancellable, Stops, ZlCancel};
 use crate::castable::{self, Castable};
 use crate::dispatch;
 use crate::listener::Listener;
@@ -83,11 +82,7 @@ fn term_code(term: Option<&Leadership>) -> i32 {
 
 /// Waits to lead: forever (`timeout` `None`) or within it; cancelled through
 /// the core when `cancel` fires or `zl_shutdown` is called.
-async fn lead(
-    election: Election,
-    timeout: Option<Duration>,
-    cancel: Option<watch::Receiver<bool>>,
-) -> FfiResult<Option<Leadership>> {
+async fn lead(election: Election, timeout: Option<Duration>, cancel: Stops) -> FfiResult<Option<Leadership>> {
     let attempt = async {
         match timeout {
             Some(timeout) => election.lead_within(timeout).await,
@@ -146,7 +141,7 @@ pub unsafe extern "C" fn zl_election_lead(
         let election = castable::borrow(election)?.election.clone();
         args::need(out_leadership, "out_leadership")?;
         let timeout = args::timeout(timeout_ms, "timeout_ms")?;
-        let cancel = cancel.as_ref().map(ZlCancel::subscribe);
+        let cancel = Stops::new(cancel.as_ref());
         match runtime::block_on(lead(election.clone(), timeout, cancel))? {
             Some(term) => castable::give(ZlLeadership::new(election, term), out_leadership, "out_leadership"),
             None => args::put(out_leadership, std::ptr::null_mut(), "out_leadership"),
@@ -174,7 +169,7 @@ pub unsafe extern "C" fn zl_election_lead_async(
         let timeout = args::timeout(timeout_ms, "timeout_ms")?;
         // In a forked child the runtime's threads are gone: a spawned task would never run.
         runtime::check_process()?;
-        let cancel = cancel.as_ref().map(ZlCancel::subscribe);
+        let cancel = Stops::new(cancel.as_ref());
         let user_data = UserData(user_data);
         dispatch::complete_later(lead(election.clone(), timeout, cancel), move |outcome| {
             let data = user_data.get();

@@ -10,11 +10,10 @@ use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
 
-use tokio::sync::watch;
 use zoolock::{runtime, Acquire, Holder, Kind, Lock, LockConfig, MultiLock, Owner, Scheme, Semaphore};
 
 use crate::args::{self, UserData};
-use crate::cancel::{cancellable, ZlCancel};
+use crate::cancel::{cancellable, Stops, ZlCancel};
 use crate::castable::{self, Castable};
 use crate::dispatch;
 use crate::listener::Listener;
@@ -80,11 +79,7 @@ pub fn options(timeout_ms: i64, lease_ms: i64, owner: u64) -> FfiResult<Acquire>
 
 /// The core's acquire, cancelled through the core when `cancel` fires or
 /// `zl_shutdown` is called.
-fn acquire(
-    holder: Arc<dyn Holder>,
-    options: Acquire,
-    cancel: Option<watch::Receiver<bool>>,
-) -> impl Future<Output = FfiResult<bool>> {
+fn acquire(holder: Arc<dyn Holder>, options: Acquire, cancel: Stops) -> impl Future<Output = FfiResult<bool>> {
     // An `async move` block, not an `async fn`: that would keep its
     // arguments twice for as long as the acquire waits.
     async move {
@@ -250,7 +245,7 @@ pub unsafe extern "C" fn zl_holder_acquire(
         let holder = castable::borrow(holder)?;
         args::need(out_acquired, "out_acquired")?;
         let options = options(timeout_ms, lease_ms, owner)?;
-        let cancel = cancel.as_ref().map(ZlCancel::subscribe);
+        let cancel = Stops::new(cancel.as_ref());
         let acquired = runtime::block_on(acquire(holder.holder.clone(), options, cancel))?;
         args::put(out_acquired, acquired as u8, "out_acquired")
     })
@@ -278,7 +273,7 @@ pub unsafe extern "C" fn zl_holder_acquire_async(
         let options = options(timeout_ms, lease_ms, owner)?;
         // In a forked child the runtime's threads are gone: a spawned task would never run.
         runtime::check_process()?;
-        let cancel = cancel.as_ref().map(ZlCancel::subscribe);
+        let cancel = Stops::new(cancel.as_ref());
         dispatch::complete_later(
             acquire(holder.holder.clone(), options, cancel),
             acquired(callback, UserData(user_data)),

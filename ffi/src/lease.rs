@@ -6,7 +6,7 @@ use std::time::{Duration, UNIX_EPOCH};
 use zoolock::runtime;
 
 use crate::args;
-use crate::cancel::{cancellable, ZlCancel};
+use crate::cancel::{cancellable, Stops, ZlCancel};
 use crate::castable;
 use crate::session::ZlSession;
 use crate::status::{guard, Failure};
@@ -43,7 +43,7 @@ pub unsafe extern "C" fn zl_lease_try(
             .map(|ms| UNIX_EPOCH + Duration::from_millis(ms))
             .map_err(|_| Failure::invalid(format!("now_ms must be 0 or more, got {now_ms}")))?;
         args::need(out_obtained, "out_obtained")?;
-        let cancel = cancel.as_ref().map(ZlCancel::subscribe);
+        let cancel = Stops::new(cancel.as_ref());
         let work = async move {
             match count {
                 0 => zoolock::try_lease(&session, &path, duration, &identifier, now).await,

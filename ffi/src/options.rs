@@ -15,7 +15,7 @@ use zoolock::{
 };
 
 use crate::args::{self, UserData};
-use crate::cancel::{cancellable, ZlCancel};
+use crate::cancel::{cancellable, Stops, ZlCancel};
 use crate::castable::{self, Castable};
 use crate::dispatch;
 use crate::listener::Listener;
@@ -343,7 +343,7 @@ pub unsafe extern "C" fn zl_session_connect_async(
 ) -> i32 {
     guard(|| {
         let options = castable::borrow(options)?.options.lock().unwrap().options.clone();
-        let cancel = cancel.as_ref().map(ZlCancel::subscribe);
+        let cancel = Stops::new(cancel.as_ref());
         // In a forked child the runtime's threads are gone: a spawned task would never run.
         runtime::check_process()?;
         let what = format!("the connect to {}", options.connect);

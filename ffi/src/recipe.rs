@@ -6,7 +6,7 @@ use std::ffi::c_void;
 use std::future::Future;
 
 use crate::args::{self, UserData};
-use crate::cancel::ZlCancel;
+use crate::cancel::{Stops, ZlCancel};
 use crate::castable::{self, Castable};
 use crate::session::ZlSession;
 use crate::status::{guard, FfiResult};
@@ -66,7 +66,7 @@ where
         let core = castable::borrow(handle)?.core().clone();
         let what = format!("{verb} {} {}", H::NAME, H::path(&core));
         let work = start(core)?;
-        let cancel = cancel.as_ref().map(ZlCancel::subscribe);
+        let cancel = Stops::new(cancel.as_ref());
         reply_later(work, what, cancel, callback, UserData(user_data), reply)
     })
 }

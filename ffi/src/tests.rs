@@ -393,7 +393,10 @@ fn a_call_without_a_result_gives_its_callback_empty_data() {
     let (sender, seen): (Seen, _) = std::sync::mpsc::channel();
     let user_data = args::UserData(&sender as *const Seen as *mut std::ffi::c_void);
     let work = async { zoolock::Result::Ok(()) };
-    znode::reply_later(work, "nothing".into(), None, record, user_data, |()| znode::Reply::empty()).unwrap();
+    znode::reply_later(work, "nothing".into(), crate::cancel::Stops::new(None), record, user_data, |()| {
+        znode::Reply::empty()
+    })
+    .unwrap();
     // As the header says of delete, add_auth and the recipes' calls: empty data, not null data.
     assert_eq!(seen.recv_timeout(std::time::Duration::from_secs(10)).unwrap(), (ZL_OK, false, 0));
 }

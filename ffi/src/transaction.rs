@@ -9,7 +9,7 @@ use std::sync::Mutex;
 use zoolock::{runtime, OpResult, Transaction};
 
 use crate::args::{self, UserData};
-use crate::cancel::ZlCancel;
+use crate::cancel::{Stops, ZlCancel};
 use crate::castable::{self, Castable};
 use crate::holder::ZlHolder;
 use crate::session::ZlSession;
@@ -210,7 +210,7 @@ pub unsafe extern "C" fn zl_transaction_commit_async(
 ) -> i32 {
     guard(|| {
         let transaction = castable::borrow(transaction)?;
-        let cancel = cancel.as_ref().map(ZlCancel::subscribe);
+        let cancel = Stops::new(cancel.as_ref());
         let (pending, paths) = transaction.take()?;
         let what = format!("the commit of {}", paths.join(", "));
         reply_later(pending.commit(), what, cancel, callback, UserData(user_data), |results| Reply {

@@ -7,11 +7,10 @@
 use std::ffi::c_void;
 use std::future::Future;
 
-use tokio::sync::watch;
 use zoolock::{runtime, Create, Error, Stat};
 
 use crate::args::{self, UserData};
-use crate::cancel::{cancellable, ZlCancel};
+use crate::cancel::{cancellable, Stops, ZlCancel};
 use crate::castable;
 use crate::dispatch;
 use crate::session::ZlSession;
@@ -157,7 +156,7 @@ impl Reply {
 pub(crate) fn reply_later<T: Send + 'static>(
     work: impl Future<Output = zoolock::Result<T>> + Send + 'static,
     what: String,
-    cancel: Option<watch::Receiver<bool>>,
+    cancel: Stops,
     callback: ZlResultCallback,
     user_data: UserData,
     reply: impl FnOnce(T) -> Reply + Send + 'static,
@@ -378,7 +377,7 @@ pub unsafe extern "C" fn zl_session_exists_async(
     guard(|| {
         let session = castable::borrow(session)?.session.clone();
         let path = node_path(path, path_len)?.to_owned();
-        let cancel = cancel.as_ref().map(ZlCancel::subscribe);
+        let cancel = Stops::new(cancel.as_ref());
         let what = format!("exists {path}");
         let work = async move { session.exists(&path).await };
         reply_later(work, what, cancel, callback, UserData(user_data), |stat| Reply {
@@ -405,7 +404,7 @@ pub unsafe extern "C" fn zl_session_get_async(
     guard(|| {
         let session = castable::borrow(session)?.session.clone();
         let path = node_path(path, path_len)?.to_owned();
-        let cancel = cancel.as_ref().map(ZlCancel::subscribe);
+        let cancel = Stops::new(cancel.as_ref());
         let what = format!("get {path}");
         let work = async move { session.get(&path).await };
         reply_later(work, what, cancel, callback, UserData(user_data), |(data, stat)| Reply {
@@ -437,7 +436,7 @@ pub unsafe extern "C" fn zl_session_set_async(
         let session = castable::borrow(session)?.session.clone();
         let path = node_path(path, path_len)?.to_owned();
         let data = args::data(data, data_len, "data")?.map(<[u8]>::to_vec);
-        let cancel = cancel.as_ref().map(ZlCancel::subscribe);
+        let cancel = Stops::new(cancel.as_ref());
         let what = format!("set {path}");
         let work = async move { session.set(&path, data.as_deref(), Some(version)).await };
         reply_later(work, what, cancel, callback, UserData(user_data), |stat| Reply {
@@ -471,7 +470,7 @@ pub unsafe extern "C" fn zl_session_create_async(
         let path = node_path(path, path_len)?.to_owned();
         let data = args::data(data, data_len, "data")?.map(<[u8]>::to_vec);
         let options = create_options(flags)?;
-        let cancel = cancel.as_ref().map(ZlCancel::subscribe);
+        let cancel = Stops::new(cancel.as_ref());
         let what = format!("create {path}");
         let work = async move { session.create(&path, data.as_deref(), &options).await };
         reply_later(work, what, cancel, callback, UserData(user_data), |(created, stat)| Reply {
@@ -505,7 +504,7 @@ pub unsafe extern "C" fn zl_session_delete_async(
             0 | 1 => recursive == 1,
             other => return Err(Failure::invalid(format!("recursive must be 0 or 1, got {other}"))),
         };
-        let cancel = cancel.as_ref().map(ZlCancel::subscribe);
+        let cancel = Stops::new(cancel.as_ref());
         let what = format!("delete {path}");
         let work = async move { session.delete(&path, Some(version), recursive).await };
         reply_later(work, what, cancel, callback, UserData(user_data), |()| Reply::empty())
@@ -530,7 +529,7 @@ pub unsafe extern "C" fn zl_session_children_async(
     guard(|| {
         let session = castable::borrow(session)?.session.clone();
         let path = node_path(path, path_len)?.to_owned();
-        let cancel = cancel.as_ref().map(ZlCancel::subscribe);
+        let cancel = Stops::new(cancel.as_ref());
         let what = format!("children of {path}");
         let work = async move { session.children_and_stat(&path).await };
         reply_later(work, what, cancel, callback, UserData(user_data), |(children, stat)| Reply {
@@ -681,7 +680,7 @@ pub unsafe extern "C" fn zl_session_add_auth_async(
         let session = castable::borrow(session)?.session.clone();
         let scheme = args::text(scheme, scheme_len, "scheme")?.to_owned();
         let credentials = args::bytes(credentials, credentials_len, "credentials")?.to_vec();
-        let cancel = cancel.as_ref().map(ZlCancel::subscribe);
+        let cancel = Stops::new(cancel.as_ref());
         let what = format!("add auth {scheme}");
         let work = async move { session.add_auth(&scheme, &credentials).await };
         reply_later(work, what, cancel, callback, UserData(user_data), |()| Reply::empty())
@@ -705,7 +704,7 @@ pub unsafe extern "C" fn zl_session_get_acls_async(
     guard(|| {
         let session = castable::borrow(session)?.session.clone();
         let path = node_path(path, path_len)?.to_owned();
-        let cancel = cancel.as_ref().map(ZlCancel::subscribe);
+        let cancel = Stops::new(cancel.as_ref());
         let what = format!("get the ACL of {path}");
         let work = async move { session.get_acls(&path).await };
         reply_later(work, what, cancel, callback, UserData(user_data), |(acls, stat)| Reply {
@@ -737,7 +736,7 @@ pub unsafe extern "C" fn zl_session_set_acls_async(
         let session = castable::borrow(session)?.session.clone();
         let path = node_path(path, path_len)?.to_owned();
         let acls = decode_acls(acls, acls_len)?;
-        let cancel = cancel.as_ref().map(ZlCancel::subscribe);
+        let cancel = Stops::new(cancel.as_ref());
         let what = format!("set the ACL of {path}");
         let work = async move { session.set_acls(&path, &acls, Some(version)).await };
         reply_later(work, what, cancel, callback, UserData(user_data), |stat| Reply {
