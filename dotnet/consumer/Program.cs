@@ -1,5 +1,7 @@
 using System;
 using System.Diagnostics;
+using System.Threading;
+using System.Threading.Tasks;
 using ZooLock;
 
 /// <summary>
@@ -71,11 +73,16 @@ static class Program
         if (connecting.IsCompleted) return Fail("a connect to a silent server completed");
         // A user's exit handler, after zoolock's: it sees the connect end
         // (cancelled at exit), so the runtime has met the thread that ended it.
+        // And the acquires' ends, none of them on a thread-pool thread: Mono
+        // may wait up to a minute at exit for a pool thread started then.
+        var cancelled = 0;
+        var pooled = 0;
         AppDomain.CurrentDomain.ProcessExit += (sender, e) =>
         {
             try { connecting.Wait(TimeSpan.FromSeconds(30)); }
             catch (AggregateException) { }
-            Console.WriteLine("consumer: at exit the connect is " + connecting.Status);
+            Console.WriteLine("consumer: at exit the connect is {0}, {1} acquires cancelled, {2} on the thread pool",
+                connecting.Status, Volatile.Read(ref cancelled), Volatile.Read(ref pooled));
         };
         var session = new ZooKeeperSession(connect, TimeSpan.FromSeconds(20), TimeSpan.FromSeconds(30));
         var path = "/consumer/pending-" + Guid.NewGuid().ToString("N");
@@ -84,6 +91,11 @@ static class Program
         {
             var waiting = new ZooKeeperDistributedLock(path, session, "waiter " + i).AcquireAsync();
             if (waiting.IsCompleted) return Fail("a waiter got the lock while it was held");
+            waiting.ContinueWith(ended =>
+            {
+                if (Thread.CurrentThread.IsThreadPoolThread) Interlocked.Increment(ref pooled);
+                if (ended.IsCanceled) Interlocked.Increment(ref cancelled);
+            }, TaskContinuationOptions.ExecuteSynchronously);
         }
         Console.WriteLine("consumer: returning from Main with a connect and 16 acquires waiting");
         return 0;

@@ -27,9 +27,16 @@ namespace ZooLock
                 AppDomain.CurrentDomain.DomainUnload += (sender, args) => Shutdown();
         }
 
+        /// <summary>
+        /// Set when the process (or domain) exits: from then on calls complete
+        /// their tasks on the callback thread (<see cref="PendingCall{T}"/>).
+        /// </summary>
+        internal static volatile bool Exiting;
+
         /// <summary>Stops log events first (a later one would start the callback thread again), then the rest.</summary>
         static void Shutdown()
         {
+            Exiting = true;
             if (!NativeLoader.Loaded) return;
             NativeMethods.zl_set_log_callback(NativeMethods.ZL_LOG_OFF, null, null);
             NativeMethods.zl_shutdown();

@@ -51,7 +51,8 @@ namespace ZooLock
 
         readonly NativeHandle target;
         readonly CancellationToken token;
-        readonly TaskCompletionSource<T> completion = new TaskCompletionSource<T>(TaskCreationOptions.RunContinuationsAsynchronously);
+        // Completed on the thread pool (Finish), so continuations never run on the callback thread.
+        readonly TaskCompletionSource<T> completion = new TaskCompletionSource<T>();
         NativeCancel cancel;
         GCHandle self;
         bool entered;
@@ -87,7 +88,7 @@ namespace ZooLock
                 call.self = GCHandle.Alloc(call);
                 int status = start(pointer, call.cancel.Pointer, (void*)GCHandle.ToIntPtr(call.self));
                 // Only a call that started calls back.
-                if (status != NativeMethods.ZL_OK) call.Finish(status, Interop.LastError(), null);
+                if (status != NativeMethods.ZL_OK) call.Finish(status, Interop.LastError(), null, true);
             }
             catch (Exception error)
             {
@@ -108,21 +109,38 @@ namespace ZooLock
             {
                 Interop.EnterCallback();
                 var call = (PendingCall<T>)GCHandle.FromIntPtr((IntPtr)userData).Target;
-                call.Finish(status, status == NativeMethods.ZL_OK ? null : Interop.Text(message, length), result);
+                var text = status == NativeMethods.ZL_OK ? null : Interop.Text(message, length);
+                call.Finish(status, text, result, Interop.Exiting);
             }
             catch (Exception) { /* nothing may unwind into native code */ }
         }
 
-        void Finish(int status, string message, Func<PendingCall<T>, T> result)
+        /// <summary>
+        /// Reads the outcome now (the callback's arguments are valid only
+        /// during it), then completes the task: on the thread pool, or
+        /// <paramref name="inline"/>. At exit always inline: Mono 6.8 may
+        /// wait up to a minute for a pool thread started during its exit.
+        /// </summary>
+        void Finish(int status, string message, Func<PendingCall<T>, T> result, bool inline)
         {
             Cleanup();
+            var value = default(T);
+            Exception error = null;
             if (status == NativeMethods.ZL_OK)
             {
-                try { completion.TrySetResult(result(this)); }
-                catch (Exception error) { completion.TrySetException(error); }
+                try { value = result(this); }
+                catch (Exception failure) { error = failure; }
             }
+            else if (status != (int)ZooLockStatus.Cancelled) error = Errors.FromStatus(status, message, token);
+            if (inline) Complete(status, value, error);
+            else ThreadPool.UnsafeQueueUserWorkItem(_ => Complete(status, value, error), null);
+        }
+
+        void Complete(int status, T value, Exception error)
+        {
+            if (error != null) completion.TrySetException(error);
             else if (status == (int)ZooLockStatus.Cancelled) completion.TrySetCanceled(token);
-            else completion.TrySetException(Errors.FromStatus(status, message, token));
+            else completion.TrySetResult(value);
         }
 
         void Cleanup()
