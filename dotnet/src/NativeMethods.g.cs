@@ -431,9 +431,10 @@ namespace ZooLock.Native
         ///  For the process's exit: cancels every callback-completed call in
         ///  progress (each fails with `ZL_CANCELLED`; an acquire leaves no node),
         ///  waits until their callbacks have returned, then lets the callback thread
-        ///  end, waiting up to two seconds in all. zoolock stays usable: from then
-        ///  on the callback thread ends whenever it is idle. Called from a callback,
-        ///  it cannot wait for the others (they run on the same thread).
+        ///  end, waiting up to two seconds in all. From then on state callbacks are
+        ///  not called; calls still complete (the callback thread ends whenever it
+        ///  is idle). Called from a callback, it cannot wait for the others (they
+        ///  run on the same thread).
         /// </summary>
         [DllImport(__DllName, EntryPoint = "zl_shutdown", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
         internal static extern int zl_shutdown();

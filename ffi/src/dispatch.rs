@@ -95,7 +95,7 @@ pub fn post(job: Job) {
 /// The callback thread's next job, or `None` once it should end: idle for
 /// `IDLE`, at once after `zl_shutdown`.
 fn next_job(id: u64, queue: &Receiver<Job>) -> Option<Job> {
-    let idle = if SHUT_DOWN.load(Ordering::Acquire) { Duration::ZERO } else { IDLE };
+    let idle = if shut_down() { Duration::ZERO } else { IDLE };
     match queue.recv_timeout(idle) {
         Ok(job) => return Some(job),
         Err(RecvTimeoutError::Disconnected) => return None,
@@ -199,6 +199,11 @@ fn shutdown_channel() -> &'static watch::Sender<u64> {
     SHUTDOWNS.get_or_init(|| watch::Sender::new(0))
 }
 
+/// Whether `zl_shutdown` has been called.
+pub fn shut_down() -> bool {
+    SHUT_DOWN.load(Ordering::Acquire)
+}
+
 /// A counter that `zl_shutdown` bumps: acquires in progress watch it.
 pub fn shutdowns() -> watch::Receiver<u64> {
     shutdown_channel().subscribe()
@@ -207,9 +212,10 @@ pub fn shutdowns() -> watch::Receiver<u64> {
 /// For the process's exit: cancels every callback-completed call in
 /// progress (each fails with `ZL_CANCELLED`; an acquire leaves no node),
 /// waits until their callbacks have returned, then lets the callback thread
-/// end, waiting up to two seconds in all. zoolock stays usable: from then
-/// on the callback thread ends whenever it is idle. Called from a callback,
-/// it cannot wait for the others (they run on the same thread).
+/// end, waiting up to two seconds in all. From then on state callbacks are
+/// not called; calls still complete (the callback thread ends whenever it
+/// is idle). Called from a callback, it cannot wait for the others (they
+/// run on the same thread).
 #[no_mangle]
 pub extern "C" fn zl_shutdown() -> i32 {
     guard(|| {

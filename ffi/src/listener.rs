@@ -10,7 +10,7 @@ use crate::args::UserData;
 use crate::dispatch;
 
 /// Called with a state code (`ZL_SESSION_*` or `ZL_LOCK_*`) on zoolock's
-/// callback thread, in the order of the changes. Callbacks run one at a
+/// callback thread, in the order of the changes, until `zl_shutdown`. Callbacks run one at a
 /// time, but that thread ends when idle and a later one may be another: a
 /// runtime that must register threads should do so per call. The entry
 /// points spell the type out, so that cbindgen writes it as a nullable
@@ -49,6 +49,10 @@ impl Listener {
             self.shared.0.lock().unwrap().target = Some((callback, UserData(user_data)));
             let shared = self.shared.clone();
             let deliver = move |state| {
+                // After `zl_shutdown` the runtime the callback calls into may be gone.
+                if dispatch::shut_down() {
+                    return;
+                }
                 let shared = shared.clone();
                 dispatch::post(Box::new(move || call(&shared, state)));
             };
