@@ -538,7 +538,8 @@ namespace ZooLock.Native
         ///  Sets the callback told of each change of the term's state (`ZL_LOCK_*`,
         ///  as `zl_leadership_state` gives it), replacing any earlier one; null
         ///  removes it. When this returns, the earlier callback is not running and
-        ///  will not run again.
+        ///  will not run again. No state callback is called after `zl_shutdown`
+        ///  (the process is exiting; `zl_leadership_state` still answers).
         ///
         ///  # Safety
         ///  `leadership` must be a live handle; `user_data` must stay valid for the callback.
@@ -697,6 +698,8 @@ namespace ZooLock.Native
         ///  Sets the callback told of each state change of the holder (`ZL_LOCK_*`:
         ///  held, suspended, lost…), replacing any earlier one; null removes it. When
         ///  this returns, the earlier callback is not running and will not run again.
+        ///  No state callback is called after `zl_shutdown` (the process is exiting;
+        ///  `zl_holder_state` still answers).
         ///
         ///  # Safety
         ///  `holder` must be a live handle; `user_data` must stay valid for the callback.
@@ -1210,7 +1213,9 @@ namespace ZooLock.Native
         /// <summary>
         ///  Sets the callback told of each session state change (`ZL_SESSION_*`),
         ///  replacing any earlier one; a null callback removes it. When this returns,
-        ///  the earlier callback is not running and will not run again.
+        ///  the earlier callback is not running and will not run again. No state
+        ///  callback is called after `zl_shutdown` (the process is exiting;
+        ///  `zl_session_status` still answers).
         ///
         ///  # Safety
         ///  `session` must be a live handle; `user_data` must stay valid for the callback.

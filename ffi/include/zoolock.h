@@ -895,7 +895,8 @@ int32_t zl_leadership_node(const struct ZlLeadership *leadership,
  * Sets the callback told of each change of the term's state (`ZL_LOCK_*`,
  * as `zl_leadership_state` gives it), replacing any earlier one; null
  * removes it. When this returns, the earlier callback is not running and
- * will not run again.
+ * will not run again. No state callback is called after `zl_shutdown`
+ * (the process is exiting; `zl_leadership_state` still answers).
  *
  * # Safety
  * `leadership` must be a live handle; `user_data` must stay valid for the callback.
@@ -1074,6 +1075,8 @@ int32_t zl_holder_queue(const struct ZlHolder *holder, uint8_t **out_ptr, uint32
  * Sets the callback told of each state change of the holder (`ZL_LOCK_*`:
  * held, suspended, lost…), replacing any earlier one; null removes it. When
  * this returns, the earlier callback is not running and will not run again.
+ * No state callback is called after `zl_shutdown` (the process is exiting;
+ * `zl_holder_state` still answers).
  *
  * # Safety
  * `holder` must be a live handle; `user_data` must stay valid for the callback.
@@ -1659,7 +1662,9 @@ int32_t zl_session_client_id(const struct ZlSession *session,
 /**
  * Sets the callback told of each session state change (`ZL_SESSION_*`),
  * replacing any earlier one; a null callback removes it. When this returns,
- * the earlier callback is not running and will not run again.
+ * the earlier callback is not running and will not run again. No state
+ * callback is called after `zl_shutdown` (the process is exiting;
+ * `zl_session_status` still answers).
  *
  * # Safety
  * `session` must be a live handle; `user_data` must stay valid for the callback.

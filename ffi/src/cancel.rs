@@ -22,22 +22,27 @@ impl Castable for ZlCancel {
 
 /// What ends a call early: its token, if it was given one, and
 /// `zl_shutdown`. Made when the call is made, not when its work is first
-/// polled: a `zl_shutdown` in between ends it too.
+/// polled: a `zl_shutdown` in between ends it too. The call counts as
+/// pending from then on (before it subscribes), so that `zl_shutdown`
+/// either waits for it or is not seen by it.
 pub(crate) struct Stops {
     cancel: Option<watch::Receiver<bool>>,
     shutdowns: watch::Receiver<u64>,
+    pending: dispatch::Pending,
 }
 
 impl Stops {
     pub(crate) fn new(cancel: Option<&ZlCancel>) -> Stops {
-        Stops { cancel: cancel.map(|cancel| cancel.fired.subscribe()), shutdowns: dispatch::shutdowns() }
+        let pending = dispatch::Pending::new();
+        Stops { cancel: cancel.map(|cancel| cancel.fired.subscribe()), shutdowns: dispatch::shutdowns(), pending }
     }
 }
 
 /// Runs `work` until it ends or one of `stops` does, then calls `stop`:
 /// `None` when it asked the core to end the work (an acquire or a lead,
-/// which then returns `Cancelled` and leaves no node), or the failure to end with at once, dropping the work (a request already
-/// sent may still take effect, as one whose reply was lost).
+/// which then returns `Cancelled` and leaves no node), or the failure to
+/// end with at once, dropping the work (a request already sent may still
+/// take effect, as one whose reply was lost).
 ///
 /// An `async move` block rather than an `async fn`, which would keep its
 /// arguments twice for as long as an acquire waits.
@@ -47,7 +52,8 @@ pub(crate) fn cancellable<T>(
     stop: impl FnOnce() -> Option<Failure>,
 ) -> impl Future<Output = FfiResult<T>> {
     async move {
-        let Stops { cancel, mut shutdowns } = stops;
+        // `pending` lives until the work ends; `complete_later` counts the callback on from there.
+        let Stops { cancel, mut shutdowns, pending: _pending } = stops;
         tokio::pin!(work);
         let fired = async move {
             let user = async {

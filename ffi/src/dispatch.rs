@@ -59,7 +59,21 @@ fn dispatcher() -> MutexGuard<'static, Option<Dispatcher>> {
 
 /// Runs `job` on the callback thread, after the jobs posted before it.
 pub fn post(job: Job) {
+    post_unless(job, false);
+}
+
+/// As `post`, but drops `job` once `zl_shutdown` has been called: decided
+/// under the slot's lock, which `zl_shutdown` takes after raising its flag,
+/// so a job either runs before the thread it waits for ends, or not at all.
+pub fn post_event(job: Job) {
+    post_unless(job, true);
+}
+
+fn post_unless(job: Job, after_shutdown: bool) {
     let mut current = dispatcher();
+    if after_shutdown && shut_down() {
+        return;
+    }
     let job = match current.as_ref() {
         Some(running) => match running.jobs.send(job) {
             Ok(()) => return,
@@ -138,9 +152,10 @@ where
     });
 }
 
-/// Counts a callback-completed call from its start until its callback has
-/// returned (or will never run: the guard is dropped with the job).
-struct Pending;
+/// Counts a call from its start until its callback has returned (or will
+/// never run: the guard is dropped with the job); `zl_shutdown` waits for
+/// none.
+pub(crate) struct Pending;
 
 fn pending_calls() -> &'static (Mutex<u64>, Condvar) {
     static PENDING: (Mutex<u64>, Condvar) = (Mutex::new(0), Condvar::new());
@@ -148,7 +163,7 @@ fn pending_calls() -> &'static (Mutex<u64>, Condvar) {
 }
 
 impl Pending {
-    fn new() -> Pending {
+    pub(crate) fn new() -> Pending {
         *pending_calls().0.lock().unwrap_or_else(PoisonError::into_inner) += 1;
         Pending
     }
@@ -200,7 +215,7 @@ fn shutdown_channel() -> &'static watch::Sender<u64> {
 }
 
 /// Whether `zl_shutdown` has been called.
-pub fn shut_down() -> bool {
+fn shut_down() -> bool {
     SHUT_DOWN.load(Ordering::Acquire)
 }
 

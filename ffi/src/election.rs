@@ -273,7 +273,8 @@ pub unsafe extern "C" fn zl_leadership_node(
 /// Sets the callback told of each change of the term's state (`ZL_LOCK_*`,
 /// as `zl_leadership_state` gives it), replacing any earlier one; null
 /// removes it. When this returns, the earlier callback is not running and
-/// will not run again.
+/// will not run again. No state callback is called after `zl_shutdown`
+/// (the process is exiting; `zl_leadership_state` still answers).
 ///
 /// # Safety
 /// `leadership` must be a live handle; `user_data` must stay valid for the callback.

@@ -345,6 +345,8 @@ pub unsafe extern "C" fn zl_holder_queue(holder: *const ZlHolder, out_ptr: *mut 
 /// Sets the callback told of each state change of the holder (`ZL_LOCK_*`:
 /// held, suspended, lost…), replacing any earlier one; null removes it. When
 /// this returns, the earlier callback is not running and will not run again.
+/// No state callback is called after `zl_shutdown` (the process is exiting;
+/// `zl_holder_state` still answers).
 ///
 /// # Safety
 /// `holder` must be a live handle; `user_data` must stay valid for the callback.

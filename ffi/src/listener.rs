@@ -49,12 +49,9 @@ impl Listener {
             self.shared.0.lock().unwrap().target = Some((callback, UserData(user_data)));
             let shared = self.shared.clone();
             let deliver = move |state| {
-                // After `zl_shutdown` the runtime the callback calls into may be gone.
-                if dispatch::shut_down() {
-                    return;
-                }
                 let shared = shared.clone();
-                dispatch::post(Box::new(move || call(&shared, state)));
+                // After `zl_shutdown` the runtime the callback calls into may be gone.
+                dispatch::post_event(Box::new(move || call(&shared, state)));
             };
             *registered = Some(register(Box::new(deliver)));
         }

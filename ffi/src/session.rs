@@ -114,7 +114,9 @@ pub unsafe extern "C" fn zl_session_client_id(
 
 /// Sets the callback told of each session state change (`ZL_SESSION_*`),
 /// replacing any earlier one; a null callback removes it. When this returns,
-/// the earlier callback is not running and will not run again.
+/// the earlier callback is not running and will not run again. No state
+/// callback is called after `zl_shutdown` (the process is exiting;
+/// `zl_session_status` still answers).
 ///
 /// # Safety
 /// `session` must be a live handle; `user_data` must stay valid for the callback.
