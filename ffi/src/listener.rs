@@ -10,9 +10,10 @@ use crate::args::UserData;
 use crate::dispatch;
 
 /// Called with a state code (`ZL_SESSION_*` or `ZL_LOCK_*`) on zoolock's
-/// callback thread, in the order of the changes, until `zl_shutdown`. Callbacks run one at a
-/// time, but that thread ends when idle and a later one may be another: a
-/// runtime that must register threads should do so per call. The entry
+/// callback thread, in the order of the changes, until `zl_shutdown`.
+/// Callbacks run one at a time, but that thread ends when idle and a later
+/// one may be another: a runtime that must register threads should do so
+/// per call. The entry
 /// points spell the type out, so that cbindgen writes it as a nullable
 /// function pointer.
 pub type ZlStateCallback = extern "C" fn(user_data: *mut c_void, state: i32);
