@@ -32,8 +32,11 @@ pub fn line(metrics: &BTreeMap<String, f64>) -> String {
 }
 
 impl Metrics {
+    /// Adds one worker's metrics; workers stay sorted by name, whatever
+    /// order they ended in.
     pub fn add(&mut self, worker: &str, metrics: BTreeMap<String, f64>) {
-        self.workers.push(worker.to_owned());
+        let at = self.workers.partition_point(|known| known.as_str() < worker);
+        self.workers.insert(at, worker.to_owned());
         for (name, value) in metrics {
             *self.totals.entry(name).or_default() += value;
         }
@@ -130,6 +133,8 @@ mod tests {
         let mut sum = Metrics::default();
         sum.add("rust-0", one.clone());
         sum.add("python-1", one);
+        // By name, not in the order the workers ended (the JSON summary's list).
+        assert_eq!(sum.workers, ["python-1", "rust-0"]);
         assert_eq!(sum.get("zoolock_handoffs_total"), 6.0);
         assert_eq!(sum.mean(WAITS), 0.0005);
         assert_eq!(sum.labelled("zoolock_losses_total"), vec![("node_deleted".to_owned(), 2.0)]);
