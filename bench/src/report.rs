@@ -100,7 +100,7 @@ pub fn markdown(measured: &[Measured], seconds: f64, rounds: usize) -> String {
          {seconds} s per measurement, median of {rounds} interleaved round(s). Rates are cycles (A, C) or \
          acquisitions (B) per second, with p50 / p99 in ms (A, C: a whole acquire+release; B: the wait to hold). \
          Herd: requests per acquisition (ZooKeeper's `zk_packets_received`, pings included) and the \
-         server JVM's CPU per acquisition (user+system, /proc/<pid>/stat, 10 ms ticks) with N sessions \
+         server JVM's CPU per acquisition (user+system of every thread but the JIT compilers', /proc/<pid>/task, 10 ms ticks) with N sessions \
          contending in one process. \
          Scale: 10,000 waiters queued on one lock in one process.\n"
     );
