@@ -113,7 +113,10 @@ fn run(plan: &Plan) -> Result<(), String> {
     std::fs::create_dir_all(plan.out.join("logs")).map_err(|e| format!("{}: {e}", plan.out.display()))?;
     let mut measured = Vec::new();
     for &force_sync in &plan.force_sync {
-        let server = Ensemble::start(1, Options { force_sync, ..Options::benchmark() }).map_err(|e| e.to_string())?;
+        // Compiler threads that never end: measure.rs subtracts their time from the server's.
+        let jvm_args = vec!["-XX:-UseDynamicNumberOfCompilerThreads".to_owned()];
+        let options = Options { force_sync, jvm_args, ..Options::benchmark() };
+        let server = Ensemble::start(1, options).map_err(|e| e.to_string())?;
         let sync = if force_sync { "yes" } else { "no" };
         eprintln!("forceSync={sync}: server at {}", server.direct_connect_string());
         // The server's JIT compiles for tens of seconds after it starts (in a

@@ -228,24 +228,24 @@ fn packets_received(server: &Ensemble) -> u64 {
 /// leaves the row unmeasured). The compilers run on whichever contestant's
 /// time a code path is first hot: in a profile of a B(8) run 12 s after the
 /// warm-up, they took 31 % of the server's CPU, and no request pays for them
-/// on a warm server.
+/// on a warm server. The process's total keeps the time of threads that
+/// ended; the compilers' is subtracted thread by thread, so they must not
+/// end (`-XX:-UseDynamicNumberOfCompilerThreads`, main.rs).
 fn server_cpu_seconds(server: &Ensemble) -> f64 {
+    let ticks = |stat: &str| {
+        let fields: Vec<&str> = stat.rsplit_once(')')?.1.split_whitespace().collect();
+        Some(fields.get(11)?.parse::<f64>().ok()? + fields.get(12)?.parse::<f64>().ok()?)
+    };
     let read = || {
-        let mut ticks = 0.0;
-        for task in std::fs::read_dir(format!("/proc/{}/task", server.pid(0)?)).ok()?.flatten() {
-            // A thread that ended between the listing and the read took its ticks with it.
-            let (Ok(comm), Ok(stat)) =
-                (std::fs::read_to_string(task.path().join("comm")), std::fs::read_to_string(task.path().join("stat")))
-            else {
-                continue;
-            };
+        let proc = format!("/proc/{}", server.pid(0)?);
+        let mut total = ticks(&std::fs::read_to_string(format!("{proc}/stat")).ok()?)?;
+        for task in std::fs::read_dir(format!("{proc}/task")).ok()?.flatten() {
+            let comm = std::fs::read_to_string(task.path().join("comm")).unwrap_or_default();
             if comm.contains("CompilerThre") {
-                continue;
+                total -= ticks(&std::fs::read_to_string(task.path().join("stat")).ok()?)?;
             }
-            let fields: Vec<&str> = stat.rsplit_once(')')?.1.split_whitespace().collect();
-            ticks += fields.get(11)?.parse::<f64>().ok()? + fields.get(12)?.parse::<f64>().ok()?;
         }
-        Some(ticks / 100.0)
+        Some(total / 100.0)
     };
     read().unwrap_or(f64::NAN)
 }
