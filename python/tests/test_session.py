@@ -236,6 +236,44 @@ def test_a_forked_child_gets_a_clear_error(client, path):
     assert lock.is_acquired and lock.release()  # the parent goes on
 
 
+EXIT_WITH_CALLS_WAITING = """
+import socket, sys, threading, zoolock
+connect, path = sys.argv[1], sys.argv[2]
+silent = socket.socket()  # accepts connections, never answers
+silent.bind(("127.0.0.1", 0))
+silent.listen(8)
+client = zoolock.KazooClient(hosts=connect, timeout=4.0)
+client.start(timeout=15)
+assert client.Lock(path, "holder").acquire(timeout=15)
+for i in range(8):
+    threading.Thread(target=client.Lock(path, str(i)).acquire, daemon=True).start()
+stuck = zoolock.KazooClient(hosts="127.0.0.1:%d" % silent.getsockname()[1], timeout=4.0)
+threading.Thread(target=stuck.start, kwargs={"timeout": 60}, daemon=True).start()
+queued = threading.Event()
+def seen(children):
+    if len(children) == 9:
+        queued.set()
+client.ChildrenWatch(path, seen)
+assert queued.wait(15), "the 8 waiters did not queue"
+print("returning", flush=True)
+"""
+
+
+def test_a_script_returning_with_calls_waiting_exits_cleanly(connect, path):
+    """The interpreter's exit with 8 acquires waiting behind a holder and a
+    start() to a server that never answers, nothing closed: no hang, no
+    crash, no traceback (the binding's callback gate closes at atexit)."""
+    import subprocess
+    import sys
+
+    for run in range(5):  # a path each: an exited holder's session lasts its timeout
+        done = subprocess.run([sys.executable, "-c", EXIT_WITH_CALLS_WAITING, connect, f"{path}/{run}"],
+                              capture_output=True, text=True, timeout=60)
+        assert (done.returncode, done.stdout) == (0, "returning\n"), done.stderr
+        for sign in ("panic", "Fatal Python error", "Traceback", "Exception ignored"):
+            assert sign not in done.stderr, done.stderr
+
+
 FORK_BEFORE_START = """
 import os, sys, threading, zoolock
 pid = os.fork()
