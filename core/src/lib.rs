@@ -69,6 +69,7 @@ pub mod metrics;
 mod mirror;
 mod multi_lock;
 pub mod naming;
+mod one_shot;
 mod options;
 mod party;
 mod queue;
@@ -92,6 +93,7 @@ pub use lock::{Adaptive, Kind, Lock, LockConfig, CREATES_IN_FLIGHT};
 pub use mirror::adaptive_switches;
 pub use multi_lock::MultiLock;
 pub use naming::Scheme;
+pub use one_shot::OneShot;
 pub use options::{
     path_from_utf8, timeout_from_secs, validate_identifier, validate_node_path, validate_path, ClientId,
     SessionOptions, MAX_IDENTIFIER_BYTES, MAX_PATH_BYTES, MAX_SESSION_TIMEOUT,

@@ -180,7 +180,7 @@ async fn begin<T: Send + 'static>(
     started.send(Ok(None)).is_ok()
 }
 
-fn event_of(event: &zk::WatchedEvent) -> Option<WatchEvent> {
+pub(crate) fn event_of(event: &zk::WatchedEvent) -> Option<WatchEvent> {
     let kind = match event.event_type {
         zk::EventType::NodeCreated => WatchEventKind::Created,
         zk::EventType::NodeDeleted => WatchEventKind::Deleted,

@@ -9,7 +9,8 @@ use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList, PyString, PyTuple};
 use zoolock::{
-    Acl, AuthId, ChildrenWatch, Create, DataWatch, Error, OpResult, Retry, Session, Stat, WatchEvent, WatchEventKind,
+    Acl, AuthId, ChildrenWatch, Create, DataWatch, Error, OneShot, OpResult, Retry, Session, Stat, WatchEvent,
+    WatchEventKind,
 };
 
 use crate::client::{permission, Client};
@@ -405,8 +406,8 @@ fn call_back(callback: &Py<PyAny>, args: impl FnOnce(Python<'_>) -> PyResult<Bou
     .unwrap_or(false)
 }
 
-/// A running core watch, kept alive by the package's `DataWatch` or
-/// `ChildrenWatch` (dropping it stops the watch).
+/// A running core watch, kept alive by the package's `DataWatch`,
+/// `ChildrenWatch` or one-shot `watch=` (dropping it stops the watch).
 #[pyclass(frozen, module = "zoolock._zoolock")]
 pub struct Watch {
     inner: WatchKind,
@@ -415,6 +416,7 @@ pub struct Watch {
 enum WatchKind {
     Data(DataWatch),
     Children(ChildrenWatch),
+    OneShot(OneShot),
 }
 
 #[pymethods]
@@ -424,6 +426,7 @@ impl Watch {
         match &self.inner {
             WatchKind::Data(w) => w.stop(),
             WatchKind::Children(w) => w.stop(),
+            WatchKind::OneShot(w) => w.stop(),
         }
     }
 
@@ -434,6 +437,7 @@ impl Watch {
         match &self.inner {
             WatchKind::Data(w) => w.is_stopped(),
             WatchKind::Children(w) => w.is_stopped(),
+            WatchKind::OneShot(w) => w.is_stopped(),
         }
     }
 }
@@ -498,6 +502,53 @@ fn _children_watch(
     Ok(Watch { inner: WatchKind::Children(watch) })
 }
 
+/// A one-shot watch's callback: `callback((type, path))`, once, on the session's watch thread.
+fn one_shot_call(callback: Py<PyAny>) -> impl FnOnce(WatchEvent) + Send + 'static {
+    move |event| {
+        call_back(&callback, |py| PyTuple::new(py, [event_tuple(py, Some(event))?]));
+    }
+}
+
+/// kazoo's `get(path, watch=)`: `((data, stat), Watch)`, the watch set by the read's own request.
+#[pyfunction]
+fn _get_watched<'py>(
+    py: Python<'py>,
+    client: &Bound<'py, PyAny>,
+    path: String,
+    callback: Py<PyAny>,
+) -> PyResult<((Option<Bound<'py, PyBytes>>, Bound<'py, PyTuple>), Watch)> {
+    let s = session_of(client)?;
+    let ((data, stat), watch) = call(py, async move { s.get_watched(&path, one_shot_call(callback)).await })?;
+    let read = (data.map(|data| PyBytes::new(py, &data)), stat_tuple(py, &stat)?);
+    Ok((read, Watch { inner: WatchKind::OneShot(watch) }))
+}
+
+/// kazoo's `exists(path, watch=)`: `(stat or None, Watch)`.
+#[pyfunction]
+fn _exists_watched<'py>(
+    py: Python<'py>,
+    client: &Bound<'py, PyAny>,
+    path: String,
+    callback: Py<PyAny>,
+) -> PyResult<(Option<Bound<'py, PyTuple>>, Watch)> {
+    let s = session_of(client)?;
+    let (stat, watch) = call(py, async move { s.exists_watched(&path, one_shot_call(callback)).await })?;
+    Ok((stat.map(|stat| stat_tuple(py, &stat)).transpose()?, Watch { inner: WatchKind::OneShot(watch) }))
+}
+
+/// kazoo's `get_children(path, watch=)`: `((children, stat), Watch)`.
+#[pyfunction]
+fn _children_watched<'py>(
+    py: Python<'py>,
+    client: &Bound<'py, PyAny>,
+    path: String,
+    callback: Py<PyAny>,
+) -> PyResult<((Vec<String>, Bound<'py, PyTuple>), Watch)> {
+    let s = session_of(client)?;
+    let ((children, stat), watch) = call(py, async move { s.children_watched(&path, one_shot_call(callback)).await })?;
+    Ok(((children, stat_tuple(py, &stat)?), Watch { inner: WatchKind::OneShot(watch) }))
+}
+
 /// The client a lock or semaphore was made on (for its `fenced()`).
 #[pyfunction]
 fn _holder_client(holder: &Bound<'_, Holder>) -> Py<Client> {
@@ -524,6 +575,9 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(_commit, m)?)?;
     m.add_function(wrap_pyfunction!(_retry, m)?)?;
     m.add_function(wrap_pyfunction!(_holder_client, m)?)?;
+    m.add_function(wrap_pyfunction!(_get_watched, m)?)?;
+    m.add_function(wrap_pyfunction!(_exists_watched, m)?)?;
+    m.add_function(wrap_pyfunction!(_children_watched, m)?)?;
     m.add_function(wrap_pyfunction!(_data_watch, m)?)?;
     m.add_function(wrap_pyfunction!(_children_watch, m)?)?;
     Ok(())

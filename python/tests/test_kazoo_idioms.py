@@ -230,17 +230,18 @@ def test_a_callback_that_registers_watches_and_reads_returns(client, base):
     assert {nested.get(timeout=DEADLINE), nested.get(timeout=DEADLINE)} == {b"after", "CHANGED"}
 
 
-def test_a_one_shot_watch_is_never_called_inside_the_registering_call(client, base):
-    """A change between the read and the watch's start fires the watch on the
-    watch thread, never inside get(), whose caller may hold what it takes."""
-    from zoolock._znode import _OneShot
-
+def test_a_one_shot_watch_is_never_called_inside_the_registering_call(client, kz, base):
+    """A change landing right behind the read (another client's write sent
+    with it) fires the watch on the watch thread, never inside get(), whose
+    caller may hold what the function takes."""
     node = client.create(f"{base}/n", b"0")
-    read_before = client.get(node)[1]
-    client.set(node, b"1")
     fired = queue.Queue()
-    _OneShot(client, lambda event: fired.put(threading.current_thread())).on_data(node, read_before)
-    assert fired.get(timeout=DEADLINE) is not threading.current_thread()
+    for i in range(20):
+        written = kz.set_async(node, b"%d" % i)
+        client.get(node, watch=lambda event: fired.put(threading.current_thread()))
+        written.get(timeout=DEADLINE)
+        kz.set(node, b"after")  # fires it if the first write came before the read
+        assert fired.get(timeout=DEADLINE) is not threading.current_thread()
 
 
 # ---- 10. watches resume after stop()/start() ---------------------------------------

@@ -285,31 +285,31 @@ def test_pending_one_shot_watches_fire_with_the_session_event_as_kazoos(make_cli
     assert events[1:] == [zoolock.WatchedEvent(zoolock.EventType.NONE, "CLOSED", None)]
 
 
-def test_a_change_between_the_read_and_the_watch_fires_it_at_once(client, base):
-    """A one-shot watch starts after its read (the core's watches do their own
-    first read): what changed in between fires it at once, on the watch
-    thread. Driven through the private _OneShot with a read made before the
-    change, as the race would."""
-    import queue
+@pytest.mark.parametrize("watcher", ["zoolock", "kazoo"])
+def test_one_shot_watches_fire_in_the_order_the_server_sent_their_events(watcher, client, make_kazoo, base):
+    """kazoo calls one-shot watch functions in the order the server sent
+    the events, and its TreeCache relies on it (a child's deletion heard
+    before its parent's). Deletes pipelined by another client make the
+    events arrive back to back. Each node is watched as TreeCache watches
+    it, for data and for children: its deletion calls the function once for
+    each (kazoo itself runs the same test)."""
+    kz = make_kazoo()
+    watching = client if watcher == "zoolock" else make_kazoo()
+    names = [client.create(f"{base}/n{i:03}") for i in range(100)]
+    heard, all_heard = [], threading.Event()
 
-    from zoolock._znode import _OneShot
+    def watch(event):
+        heard.append(event.path)
+        if len(heard) == 2 * len(names):
+            all_heard.set()
 
-    node = client.create(f"{base}/n", b"0")
-    read_before = client.get(node)[1]
-    client.set(node, b"1")
-    events = queue.Queue()
-    _OneShot(client, events.put).on_data(node, read_before)
-    assert events.get(timeout=DEADLINE) == zoolock.WatchedEvent(zoolock.EventType.CHANGED, "CONNECTED", node)
-
-    listed_before, stat = client.get_children(base, include_data=True)
-    client.create(f"{base}/child")
-    _OneShot(client, events.put).on_children(base, listed_before, stat)
-    assert events.get(timeout=DEADLINE) == zoolock.WatchedEvent(zoolock.EventType.CHILD, "CONNECTED", base)
-
-    stat = client.exists(node)
-    client.delete(node)  # listed, then deleted before the children watch could start
-    _OneShot(client, events.put).on_children(node, [], stat)
-    assert events.get(timeout=DEADLINE) == zoolock.WatchedEvent(zoolock.EventType.DELETED, "CONNECTED", node)
+    for name in names:
+        watching.get(name, watch=watch)
+        watching.get_children(name, watch=watch)
+    for deleted in [kz.delete_async(name) for name in names]:
+        deleted.get(timeout=DEADLINE)
+    assert all_heard.wait(DEADLINE)
+    assert heard == [name for name in names for _ in range(2)]
 
 
 def test_a_children_watch_fires_when_the_node_is_deleted(client, base):

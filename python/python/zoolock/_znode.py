@@ -386,29 +386,58 @@ class _WatchFuncs(set):
 
 
 class _OneShot:
-    """kazoo's one-time ``watch=`` of ``get``, ``exists`` and ``get_children``,
-    over the core's watches (which survive reconnects): ``func(WatchedEvent)``
-    at the first change after the read it came with. A change between that
-    read and the watch's own first read fires it at once."""
+    """kazoo's one-time ``watch=`` of ``get``, ``exists`` and ``get_children``:
+    ``func(WatchedEvent)`` once, at the first change after the read, set by
+    the read's own request; on the session's watch thread, in the order the
+    server sent the events (kazoo's TreeCache hears a child's deletion
+    before its parent's)."""
 
     def __init__(self, client, func):
         self.client, self.func = client, func
+        #: Fired, let go, or its read failed (under ``_kept_lock``).
         self.fired = False
-        self.lock = threading.Lock()
-        self.watches = []
+        #: The read returned and ``func`` went into the client's set.
+        self.returned = False
+        self.watch = None
         #: The client's set of watch functions for this path (kazoo's
         #: ``_data_watchers[path]``): its owner may take ``func`` out of it
         #: (TreeCache does on close), and then it is not called.
         self.registered = None
 
+    def read(self, watchers, path, start):
+        """``start(client, path, callback)``: the core's read with its watch,
+        ``(value, watch)``; returns the value. ``func`` goes into the
+        client's set when the read returns, as kazoo's goes in at the reply
+        (a failed read sets none); an event right behind the reply may call
+        it before that, on the watch thread all the same."""
+        self.client._hear_session_events()
+        self.client._keep(self)
+        try:
+            value, self.watch = start(self.client, path, lambda event: self.fire(*event))
+        except BaseException:
+            with _kept_lock:
+                self.fired = True
+            self.client._forget(self)
+            raise
+        with _kept_lock:
+            fired = self.fired
+            if not fired:
+                self._register(watchers, path)
+                self.returned = True
+        if fired:
+            self.watch.stop()
+        return value
+
+    def _done(self):
+        return self.fired or (self.watch is not None and self.watch.stopped)
+
     def _register(self, watchers, path):
         key = _with_chroot(self.client.chroot, path)
-        with _kept_lock:
-            try:
-                watchers[key].add(self.func)
-            except TypeError:  # unhashable: kazoo would fail; zoolock just keeps it to itself
-                return
-            watchers[key].shots.setdefault(self.func, []).append(self)
+        try:
+            watchers[key].add(self.func)
+        except TypeError:  # unhashable: kazoo would fail; zoolock just keeps it to itself
+            return
+        watchers[key].shots.setdefault(self.func, []).append(self)
         self.registered = (watchers, key)
 
     def _unregister(self):
@@ -416,94 +445,42 @@ class _OneShot:
         if self.registered is None:
             return True
         watchers, key = self.registered
-        with _kept_lock:
-            funcs = watchers.get(key)
-            if funcs is None or self.func not in funcs:
-                return False
-            funcs.discard(self.func)
-            if not funcs:
-                del watchers[key]
+        funcs = watchers.get(key)
+        if funcs is None or self.func not in funcs:
+            return False
+        funcs.discard(self.func)
+        if not funcs:
+            del watchers[key]
         return True
 
-    def _done(self):
-        return self.fired or all(watch.stopped for watch in self.watches)
-
     def fire(self, kind, path, state="CONNECTED"):
-        with self.lock:
+        with _kept_lock:
             if self.fired:
-                return False
+                return
             self.fired = True
-        for watch in self.watches:
-            watch.stop()
+            call = self._unregister()
+        if self.watch is not None:
+            self.watch.stop()
         self.client._forget(self)
-        if self._unregister():
+        if call:
             try:
                 self.func(WatchedEvent(kind, state, path))
             except Exception:  # noqa: BLE001 - kazoo logs what a watcher raises
                 import logging
 
                 logging.getLogger("zoolock").exception("a watch function raised")
-        # The core's watch may hold this object until its next event: not the function.
         self.func = None
-        return False
 
     def _let_go(self):
         """Its function was taken out of the client's set: never called, not kept."""
-        with self.lock:
+        with _kept_lock:
             if self.fired:
                 return
             self.fired = True
-        for watch in self.watches:
-            watch.stop()
+        if self.watch is not None:
+            self.watch.stop()
         self.client._forget(self)
         self.func = None
-
-    def on_data(self, path, seen):
-        """Watches a node's data from ``seen``, the stat read with it (``None``: absent)."""
-
-        def changed(data, stat, event):
-            if event is not None:
-                return self.fire(event[0], event[1])
-            # A change seen by a read, not an event (before the watch began, or on a new session).
-            kind = EventType.CREATED if seen is None else EventType.DELETED if stat is None else EventType.CHANGED
-            return self.fire(kind, path)
-
-        self._register(self.client._data_watchers, path)
-        self._start(_zoolock._data_watch, path, changed, resume=True, seen=None if seen is None else seen.mzxid)
-
-    def on_children(self, path, seen, stat):
-        """Watches a node's children from ``seen`` (listed with the node's ``stat``)."""
-
-        def changed(children, event):
-            if event is not None:
-                return self.fire(event[0], event[1])
-            return self.fire(EventType.CHILD, path)
-
-        def data(value, stat, event):
-            # kazoo's child watch also fires when the node is deleted.
-            if stat is None:
-                return self.fire(EventType.DELETED, path)
-            return not self.fired
-
-        self._register(self.client._child_watchers, path)
-        # The deletion watch first: a node deleted since the listing makes the
-        # children watch fail to start (NoNodeError) and this one fire.
-        self._start(_zoolock._data_watch, path, data, resume=True, seen=stat.mzxid)
-        try:
-            self._start(_zoolock._children_watch, path, changed, seen=list(seen))
-        except NoNodeError:
-            pass
-
-    def _start(self, start, path, callback, **seen):
-        """Starts a core watch from the state seen: it calls back only at a
-        change, on the session's watch thread, never in this call."""
-        self.client._hear_session_events()
-        watch = start(self.client, path, callback, **seen)
-        self.watches.append(watch)
-        if self.fired:
-            watch.stop()
-        else:
-            self.client._keep(self)
 
 
 # ---- the znode API ----------------------------------------------------------
@@ -590,7 +567,8 @@ class ZnodeAPI:
             else:
                 return None
             with _kept_lock:
-                pending = [w for w in me.__dict__.get("_zoolock_watches", ()) if isinstance(w, _OneShot)]
+                # A read still waiting for its reply sets its watch after the event, as kazoo's.
+                pending = [w for w in me.__dict__.get("_zoolock_watches", ()) if isinstance(w, _OneShot) and w.returned]
             for one in pending:
                 one.fire(EventType.NONE, None, keeper)
             return None
@@ -642,35 +620,32 @@ class ZnodeAPI:
         with _kept_lock:
             self.__dict__.get("_zoolock_watches", set()).discard(watch)
 
-    def _watch_data(self, path, watch, seen):
-        if watch is not None:
-            _OneShot(self, watch).on_data(path, seen)
-
     def exists(self, path, watch=None):
         """The node's ``ZnodeStat``, or ``None``; ``watch(event)`` once at its next change."""
         path, watch = _path(path), _watch(watch)
-        stat = _stat(_zoolock._exists(self, path))
-        self._watch_data(path, watch, stat)
-        return stat
+        if watch is None:
+            return _stat(_zoolock._exists(self, path))
+        return _stat(_OneShot(self, watch).read(self._data_watchers, path, _zoolock._exists_watched))
 
     def get(self, path, watch=None):
         """``(data, ZnodeStat)``, data ``None`` for null data; ``NoNodeError``.
         ``watch(event)`` once at its next change."""
         path, watch = _path(path), _watch(watch)
-        data, stat = _zoolock._get(self, path)
-        stat = ZnodeStat(*stat)
-        self._watch_data(path, watch, stat)
-        return data, stat
+        if watch is None:
+            data, stat = _zoolock._get(self, path)
+        else:
+            data, stat = _OneShot(self, watch).read(self._data_watchers, path, _zoolock._get_watched)
+        return data, ZnodeStat(*stat)
 
     def get_children(self, path, watch=None, include_data=False):
         """The children's names (with ``include_data``, and the node's
         ``ZnodeStat``); ``watch(event)`` once when they change or the node goes."""
         path, watch = _path(path), _watch(watch)
         include_data = _bool(include_data, "include_data")
-        # The node's stat (the same request) tells a one-shot watch of its deletion.
-        children, stat = _zoolock._children(self, path, include_data or watch is not None)
-        if watch is not None:
-            _OneShot(self, watch).on_children(path, children, ZnodeStat(*stat))
+        if watch is None:
+            children, stat = _zoolock._children(self, path, include_data)
+        else:
+            children, stat = _OneShot(self, watch).read(self._child_watchers, path, _zoolock._children_watched)
         return (children, ZnodeStat(*stat)) if include_data else children
 
     def create(self, path, value=b"", acl=None, ephemeral=False, sequence=False, makepath=False,
