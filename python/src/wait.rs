@@ -7,7 +7,7 @@ use std::cell::Cell;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::mpsc::{channel, Receiver, Sender};
-use std::sync::{Arc, Mutex, RwLock};
+use std::sync::{Arc, Condvar, Mutex, PoisonError};
 use std::task::{Context, Poll, Wake, Waker};
 use std::time::{Duration, Instant};
 
@@ -107,24 +107,57 @@ pub fn is_main_thread(py: Python<'_>) -> bool {
 /// Open until the interpreter begins to shut down. Taking the GIL from a
 /// thread of ours while Python finalizes kills the process ("PyGILState_Release:
 /// thread state must be current"), so at exit the gate closes: callbacks and
-/// log events still queued then are dropped.
-static PYTHON_OPEN: RwLock<bool> = RwLock::new(true);
+/// log events still queued then are dropped, and the exit waits for the ones
+/// being delivered, for `EXIT_WAIT` at most. One that never returns must not
+/// hold the exit: kazoo runs them on daemon threads, which die with the
+/// process (and so does ours; one that wakes while Python finalizes is ended
+/// by Python, as a daemon thread is).
+struct Gate {
+    open: bool,
+    delivering: u32,
+}
+
+static GATE: Mutex<Gate> = Mutex::new(Gate { open: true, delivering: 0 });
+static DELIVERED: Condvar = Condvar::new();
+const EXIT_WAIT: Duration = Duration::from_secs(2);
+
+/// A delivery under way (see [`Gate`]), until dropped.
+struct Delivering;
+
+impl Drop for Delivering {
+    fn drop(&mut self) {
+        let mut gate = GATE.lock().unwrap_or_else(PoisonError::into_inner);
+        gate.delivering -= 1;
+        if gate.delivering == 0 {
+            DELIVERED.notify_all();
+        }
+    }
+}
 
 /// Runs `f` with the GIL on a thread of zoolock's; `None` once Python is
 /// shutting down.
 pub fn attach_from_thread<R>(f: impl FnOnce(Python<'_>) -> R) -> Option<R> {
-    let open = PYTHON_OPEN.read().unwrap_or_else(|e| e.into_inner());
-    if !*open {
-        return None;
-    }
+    let _delivering = {
+        let mut gate = GATE.lock().unwrap_or_else(PoisonError::into_inner);
+        if !gate.open {
+            return None;
+        }
+        gate.delivering += 1;
+        Delivering
+    };
     Python::try_attach(f)
 }
 
-/// Registered with `atexit`: closes the gate, after waiting (GIL released)
-/// for a callback or log event being delivered right now.
+/// Registered with `atexit`: closes the gate, then waits (GIL released) a
+/// moment for the callbacks and log events being delivered right now.
 #[pyfunction]
 pub fn _close_for_exit(py: Python<'_>) {
-    py.detach(|| *PYTHON_OPEN.write().unwrap_or_else(|e| e.into_inner()) = false);
+    py.detach(|| {
+        let mut gate = GATE.lock().unwrap_or_else(PoisonError::into_inner);
+        gate.open = false;
+        let waited = DELIVERED.wait_timeout_while(gate, EXIT_WAIT, |gate| gate.delivering > 0);
+        drop(waited.unwrap_or_else(PoisonError::into_inner));
+    });
 }
 
 type Job = Box<dyn FnOnce(Python<'_>) + Send>;

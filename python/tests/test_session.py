@@ -274,6 +274,39 @@ def test_a_script_returning_with_calls_waiting_exits_cleanly(connect, path):
             assert sign not in done.stderr, done.stderr
 
 
+EXIT_WITH_CALLBACKS_BLOCKED = """
+import sys, threading, zoolock
+client = zoolock.KazooClient(hosts=sys.argv[1], timeout=4.0)
+client.start(timeout=15)
+never, entered = threading.Event(), threading.Semaphore(0)
+def stuck(*args):
+    entered.release()
+    never.wait()
+lock = client.Lock(sys.argv[2] + "/lock")
+lock.add_listener(stuck)  # blocks the client's listener thread at HELD
+assert lock.acquire(timeout=15)
+node = client.create(sys.argv[2] + "/node", b"0", makepath=True)
+client.get(node, watch=stuck)  # blocks the session's watch thread
+client.set(node, b"1")
+assert entered.acquire(timeout=15) and entered.acquire(timeout=15), "the callbacks did not run"
+print("returning", flush=True)
+"""
+
+
+def test_a_script_returning_while_its_callbacks_block_exits(connect, path):
+    """A watch function and a listener that never return (kazoo runs them
+    on daemon threads): the interpreter's exit waits a moment for them,
+    then goes on; no hang, no crash, no traceback."""
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-c", EXIT_WITH_CALLBACKS_BLOCKED, connect, path],
+                          capture_output=True, text=True, timeout=60)
+    assert (done.returncode, done.stdout) == (0, "returning\n"), done.stderr
+    for sign in ("panic", "Fatal Python error", "Traceback", "Exception ignored"):
+        assert sign not in done.stderr, done.stderr
+
+
 FORK_BEFORE_START = """
 import os, sys, threading, zoolock
 pid = os.fork()
