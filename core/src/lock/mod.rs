@@ -226,7 +226,8 @@ impl Lock {
                 let step = self.queue_once(&live, &mut attempt, options, slot).await;
                 // Not won: its node goes now, before any wait for a new session.
                 drop(attempt);
-                match step? {
+                // Decided before the wait: the step (a won hold is large) is not kept across it.
+                let session_ended = match step? {
                     Step::Won(won) => {
                         if self.spec.kind.role() == Role::Writer {
                             Lines::of(&self.holder.session).record_winner(&won.node);
@@ -234,10 +235,11 @@ impl Lock {
                         return Ok(Some(won));
                     }
                     Step::Taken => return Ok(None),
-                    Step::SessionEnded => {
-                        Box::pin(self.holder.session.wait_past(live.generation)).await;
-                    }
-                    Step::NodeGone => {}
+                    Step::SessionEnded => true,
+                    Step::NodeGone => false,
+                };
+                if session_ended {
+                    Box::pin(self.holder.session.wait_past(live.generation)).await;
                 }
             }
         }
