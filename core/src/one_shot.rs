@@ -166,7 +166,10 @@ async fn watch(
             return;
         }
         // Session events end it without a call: the binding hears the session's state itself.
-        if let Some(event) = event_of(&watcher.changed().await) {
+        let event = event_of(&watcher.changed().await);
+        // Ended before the call is queued: whoever hears the call sees it ended.
+        shared.ended.store(true, Ordering::Release);
+        if let Some(event) = event {
             let shared = shared.clone();
             session.deliver_watch_call(move || {
                 if !shared.stopped.load(Ordering::Acquire) {
