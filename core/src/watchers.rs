@@ -247,8 +247,8 @@ impl DataWatch {
     /// `mzxid` as last seen, `None` if it did not exist. Returns once the
     /// watch is set, without a call; calls back (on the watch thread) at the
     /// first change after that state, at once if the first read already
-    /// differs from it. What a one-shot `get(watch=)` and a watch resumed on a
-    /// new session need.
+    /// differs from it. What a watch resumed on a new session needs (kazoo's
+    /// one-shot `watch=` reads are [`Session::get_watched`] and its kin).
     pub async fn start_from(
         session: &Session,
         path: &str,
