@@ -59,7 +59,7 @@ impl Ensemble {
         let registry = Registry::new();
         let mut ensemble = Ensemble { opts, install, root, servers, proxies: Vec::new(), registry, tls_files };
         for (i, s) in ensemble.servers.iter().enumerate() {
-            let proxy = Proxy::start(i, s.ports.client, ensemble.registry.clone())?;
+            let proxy = Proxy::start(i, s.client_addr(), ensemble.registry.clone())?;
             ensemble.proxies.push(proxy);
         }
         Ok(ensemble)
@@ -91,7 +91,17 @@ impl Ensemble {
 
     /// `127.0.0.1:port,...` straight to the servers (no fault injection; benchmarks).
     pub fn direct_connect_string(&self) -> String {
-        join_ports(self.servers.iter().map(|s| s.ports.client))
+        self.servers.iter().map(|s| s.client_addr().to_string()).collect::<Vec<_>>().join(",")
+    }
+
+    /// Where clients reach server `i` straight (its host's address in a [`crate::Net`]).
+    pub fn client_addr(&self, i: usize) -> Result<std::net::SocketAddr> {
+        Ok(self.server(i)?.client_addr())
+    }
+
+    /// The host server `i` runs in, when the ensemble runs in a [`crate::Net`].
+    pub fn host(&self, i: usize) -> Option<&crate::net::Host> {
+        self.servers.get(i)?.host.as_ref()
     }
 
     /// Server `i`'s client port.
@@ -110,7 +120,8 @@ impl Ensemble {
     /// unless the ensemble runs TLS.
     pub fn secure_connect_string(&self, host: &str) -> Option<String> {
         self.tls_files.as_ref()?;
-        Some(self.servers.iter().map(|s| format!("{host}:{}", s.ports.secure)).collect::<Vec<_>>().join(","))
+        let host = |s: &Server| if s.host.is_some() { s.addr().to_string() } else { host.to_owned() };
+        Some(self.servers.iter().map(|s| format!("{}:{}", host(s), s.ports.secure)).collect::<Vec<_>>().join(","))
     }
 
     /// The port of the proxy in front of server `i`.
@@ -186,7 +197,7 @@ impl Ensemble {
     /// Server `i`'s `mntr` output (`zk_server_state`, `zk_packets_received`, ...).
     /// An error if the server does not answer or does not serve requests.
     pub fn mntr(&self, i: usize) -> Result<BTreeMap<String, String>> {
-        let text = fourlw::four_letter(self.server(i)?.ports.client, "mntr")
+        let text = fourlw::four_letter(self.server(i)?.client_addr(), "mntr")
             .map_err(|e| Error::new(format!("mntr on server {i}: {e}")))?;
         let map = fourlw::parse_mntr(&text);
         if map.is_empty() {
@@ -314,7 +325,7 @@ impl Ensemble {
         let order = leader.into_iter().chain((0..self.len()).filter(|&i| self.is_running(i) && Some(i) != leader));
         let mut last = Error::new("no server is running");
         for i in order {
-            match expire::close_session(self.servers[i].ports.client, session, passwd, timeout) {
+            match expire::close_session(self.servers[i].client_addr(), session, passwd, timeout) {
                 Ok(outcome) => {
                     if outcome == Outcome::AlreadyExpired {
                         tracing::debug!("session {session:#x} had expired already");

@@ -4,7 +4,7 @@
 use crate::error::{Error, Result};
 use crate::jute::{self, ConnectRequest, ConnectResponse, ReplyHeader};
 use std::io::{Read, Write};
-use std::net::{Ipv4Addr, SocketAddr, TcpStream};
+use std::net::{SocketAddr, TcpStream};
 use std::time::Duration;
 
 /// What `close_session` found.
@@ -18,9 +18,9 @@ pub(crate) enum Outcome {
 
 const XID: i32 = 1;
 
-/// Takes over `session` on the server at `127.0.0.1:port` and closes it.
-pub(crate) fn close_session(port: u16, session: i64, passwd: &[u8], timeout_ms: i32) -> Result<Outcome> {
-    let (mut s, attached) = attach(port, session, passwd, timeout_ms)?;
+/// Takes over `session` on the server at `addr` and closes it.
+pub(crate) fn close_session(addr: SocketAddr, session: i64, passwd: &[u8], timeout_ms: i32) -> Result<Outcome> {
+    let (mut s, attached) = attach(addr, session, passwd, timeout_ms)?;
     if !attached {
         return Ok(Outcome::AlreadyExpired);
     }
@@ -30,7 +30,7 @@ pub(crate) fn close_session(port: u16, session: i64, passwd: &[u8], timeout_ms: 
             Ok(frame) => frame,
             // The server may drop the connection before its reply is out:
             // a session it no longer accepts is closed all the same.
-            Err(_) if !attach(port, session, passwd, timeout_ms)?.1 => return Ok(Outcome::Closed),
+            Err(_) if !attach(addr, session, passwd, timeout_ms)?.1 => return Ok(Outcome::Closed),
             Err(e) => return Err(e),
         };
         let header = ReplyHeader::parse(&frame).ok_or_else(|| Error::new("malformed reply header"))?;
@@ -46,8 +46,7 @@ pub(crate) fn close_session(port: u16, session: i64, passwd: &[u8], timeout_ms: 
 
 /// Connects as `session`; the flag says whether the server took it (false:
 /// the session has ended).
-fn attach(port: u16, session: i64, passwd: &[u8], timeout_ms: i32) -> Result<(TcpStream, bool)> {
-    let addr = SocketAddr::from((Ipv4Addr::LOCALHOST, port));
+fn attach(addr: SocketAddr, session: i64, passwd: &[u8], timeout_ms: i32) -> Result<(TcpStream, bool)> {
     let mut s = TcpStream::connect_timeout(&addr, Duration::from_secs(2))?;
     s.set_read_timeout(Some(Duration::from_secs(10)))?;
     s.set_write_timeout(Some(Duration::from_secs(10)))?;

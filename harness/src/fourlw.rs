@@ -2,12 +2,11 @@
 
 use std::collections::BTreeMap;
 use std::io::{self, Read, Write};
-use std::net::{Ipv4Addr, SocketAddr, TcpStream};
+use std::net::{SocketAddr, TcpStream};
 use std::time::Duration;
 
-/// Sends `word` to the server on `127.0.0.1:port` and reads its whole answer.
-pub(crate) fn four_letter(port: u16, word: &str) -> io::Result<String> {
-    let addr = SocketAddr::from((Ipv4Addr::LOCALHOST, port));
+/// Sends `word` to the server at `addr` and reads its whole answer.
+pub(crate) fn four_letter(addr: SocketAddr, word: &str) -> io::Result<String> {
     let mut s = TcpStream::connect_timeout(&addr, Duration::from_secs(1))?;
     s.set_read_timeout(Some(Duration::from_secs(5)))?;
     s.set_write_timeout(Some(Duration::from_secs(5)))?;

@@ -23,6 +23,7 @@ mod expire;
 mod fault;
 mod fourlw;
 mod jute;
+pub mod net;
 mod options;
 mod proxy;
 mod raw;
@@ -35,6 +36,7 @@ pub mod tls;
 
 pub use ensemble::Ensemble;
 pub use error::{Error, Result};
+pub use net::Net;
 pub use fault::{FaultId, FaultKind, FaultReport, FaultState, Landing, Op, PickedRequest, Select};
 pub use options::{Options, Sasl, Tls};
 pub use raw::{NodeAcl, TreeNode};

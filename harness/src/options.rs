@@ -32,6 +32,10 @@ pub struct Options {
     /// `reconfigEnabled=true` and a digest superuser `super` with password
     /// `test`, the user kazoo's reconfig tests authenticate as.
     pub reconfig: bool,
+    /// Each server on a host of its own in this [`Net`](crate::Net), where
+    /// partitions between servers are made in the kernel; `None`: every
+    /// server on this machine's loopback.
+    pub net: Option<std::sync::Arc<crate::Net>>,
 }
 
 /// TLS mode: which clients the `secureClientPort` takes.
@@ -67,6 +71,7 @@ impl Default for Options {
             reconfig: false,
             tls: None,
             sasl: None,
+            net: None,
         }
     }
 }

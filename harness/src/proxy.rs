@@ -44,12 +44,11 @@ pub(crate) struct Proxy {
 }
 
 impl Proxy {
-    /// Listens on a free loopback port and forwards to `upstream_port`.
-    pub fn start(index: usize, upstream_port: u16, registry: Arc<Registry>) -> Result<Proxy> {
+    /// Listens on a free loopback port and forwards to `upstream`.
+    pub fn start(index: usize, upstream: SocketAddr, registry: Arc<Registry>) -> Result<Proxy> {
         let listener = std::net::TcpListener::bind((Ipv4Addr::LOCALHOST, 0))?;
         listener.set_nonblocking(true)?;
         let port = listener.local_addr()?.port();
-        let upstream = SocketAddr::from((Ipv4Addr::LOCALHOST, upstream_port));
         let task = runtime().spawn(async move {
             let listener = match TcpListener::from_std(listener) {
                 Ok(l) => l,

@@ -4,7 +4,7 @@
 //! One short session per call, straight to a running server.
 
 use std::io::{Read, Write};
-use std::net::{Ipv4Addr, SocketAddr, TcpStream};
+use std::net::TcpStream;
 use std::time::Duration;
 
 use crate::error::{Error, Result};
@@ -82,7 +82,7 @@ impl Conn {
     fn open(ensemble: &Ensemble) -> Result<Conn> {
         let server =
             (0..ensemble.len()).find(|&i| ensemble.is_running(i)).ok_or_else(|| Error::new("no server is running"))?;
-        let addr = SocketAddr::from((Ipv4Addr::LOCALHOST, ensemble.client_port(server)?));
+        let addr = ensemble.client_addr(server)?;
         let mut stream = TcpStream::connect_timeout(&addr, Duration::from_secs(5))?;
         stream.set_read_timeout(Some(Duration::from_secs(10)))?;
         stream.set_write_timeout(Some(Duration::from_secs(10)))?;

@@ -2,10 +2,12 @@
 
 use crate::error::{Error, Result};
 use crate::fourlw;
+use crate::net::Host;
 use crate::options::{Install, Options};
 use crate::spawner;
 use std::fs::{self, OpenOptions};
 use std::io::Write;
+use std::net::{Ipv4Addr, SocketAddr};
 use std::path::PathBuf;
 use std::process::{Child, Command, ExitStatus, Stdio};
 use std::sync::Mutex;
@@ -40,12 +42,24 @@ pub(crate) struct Server {
     pub index: usize,
     pub dir: PathBuf,
     pub ports: Ports,
+    /// The host (network namespace) it runs in; `None`: this one's loopback.
+    pub host: Option<Host>,
     child: Mutex<Option<Child>>,
 }
 
 impl Server {
-    pub fn new(index: usize, dir: PathBuf, ports: Ports) -> Server {
-        Server { index, dir, ports, child: Mutex::new(None) }
+    pub fn new(index: usize, dir: PathBuf, ports: Ports, host: Option<Host>) -> Server {
+        Server { index, dir, ports, host, child: Mutex::new(None) }
+    }
+
+    /// The address it listens on: its host's, or 127.0.0.1.
+    pub fn addr(&self) -> Ipv4Addr {
+        self.host.as_ref().map_or(Ipv4Addr::LOCALHOST, |h| h.addr)
+    }
+
+    /// Where clients reach it.
+    pub fn client_addr(&self) -> SocketAddr {
+        SocketAddr::from((self.addr(), self.ports.client))
     }
 
     pub fn log_path(&self) -> PathBuf {
@@ -57,11 +71,11 @@ impl Server {
     }
 
     /// Writes `zoo.cfg` (and `myid` for an ensemble member). `peers` lists
-    /// every member's ports; empty for a standalone server.
-    pub fn write_config(&self, opts: &Options, peers: &[Ports]) -> Result<()> {
+    /// every member's address and ports; empty for a standalone server.
+    pub fn write_config(&self, opts: &Options, peers: &[(Ipv4Addr, Ports)]) -> Result<()> {
         fs::create_dir_all(&self.dir)?;
         let mut cfg = format!(
-            "tickTime={}\ninitLimit={}\nsyncLimit={}\ndataDir={}\nclientPort={}\nclientPortAddress=127.0.0.1\n\
+            "tickTime={}\ninitLimit={}\nsyncLimit={}\ndataDir={}\nclientPort={}\nclientPortAddress={}\n\
              minSessionTimeout={}\nmaxSessionTimeout={}\nforceSync={}\nmaxClientCnxns=0\n\
              4lw.commands.whitelist=*\nadmin.enableServer=false\n",
             opts.tick_ms,
@@ -69,6 +83,7 @@ impl Server {
             opts.sync_limit,
             self.dir.display(),
             self.ports.client,
+            self.addr(),
             opts.min_session_timeout(),
             opts.max_session_timeout_ms.max(opts.min_session_timeout()),
             if opts.force_sync { "yes" } else { "no" },
@@ -79,11 +94,12 @@ impl Server {
             let store = shared.join("tls/server.pem");
             let ca = shared.join("tls/ca.pem");
             cfg.push_str(&format!(
-                "secureClientPort={}\nsecureClientPortAddress=127.0.0.1\n\
+                "secureClientPort={}\nsecureClientPortAddress={}\n\
                  serverCnxnFactory=org.apache.zookeeper.server.NettyServerCnxnFactory\n\
                  ssl.keyStore.location={}\nssl.keyStore.type=PEM\n\
                  ssl.trustStore.location={}\nssl.trustStore.type=PEM\nssl.clientAuth={}\n",
                 self.ports.secure,
+                self.addr(),
                 store.display(),
                 ca.display(),
                 if tls.client_auth { "need" } else { "none" },
@@ -98,8 +114,8 @@ impl Server {
         if opts.reconfig {
             cfg.push_str("reconfigEnabled=true\n");
         }
-        for (i, p) in peers.iter().enumerate() {
-            cfg.push_str(&format!("server.{}=127.0.0.1:{}:{}\n", i + 1, p.quorum, p.election));
+        for (i, (addr, p)) in peers.iter().enumerate() {
+            cfg.push_str(&format!("server.{}={addr}:{}:{}\n", i + 1, p.quorum, p.election));
         }
         fs::write(self.cfg_path(), cfg)?;
         if !peers.is_empty() {
@@ -144,6 +160,9 @@ impl Server {
             .stdin(Stdio::null())
             .stdout(log.try_clone()?)
             .stderr(log);
+        if let Some(host) = &self.host {
+            host.enter(&mut cmd);
+        }
         let c = spawner::spawn(cmd).map_err(|e| Error::new(format!("cannot run {}: {e}", install.java.display())))?;
         tracing::debug!(server = self.index, pid = c.id(), port = self.ports.client, "started ZooKeeper");
         *child = Some(c);
@@ -172,7 +191,7 @@ impl Server {
                 }
             }
         }
-        match fourlw::four_letter(self.ports.client, "mntr") {
+        match fourlw::four_letter(self.client_addr(), "mntr") {
             Ok(text) => match fourlw::parse_mntr(&text).remove("zk_server_state") {
                 Some(state) => Probe::Serving(state),
                 None => Probe::NotServing,

@@ -30,10 +30,22 @@ pub(crate) fn start_servers(root: &Path, n: usize, opts: &Options, install: &Ins
     let quorum = n > 1;
     let deadline = Instant::now() + opts.start_timeout;
     for attempt in 1..=START_ATTEMPTS {
-        let ports = free_ports(n)?;
-        let servers: Vec<Server> =
-            ports.iter().enumerate().map(|(i, p)| Server::new(i, root.join(format!("server{i}")), *p)).collect();
-        let result = spawn_all(&servers, &ports, opts, install, quorum)
+        let (ports, hosts) = match &opts.net {
+            // Each on a host of its own: ZooKeeper's usual ports, which no one else has there.
+            Some(net) => {
+                let hosts = (0..n).map(|_| net.add_host().map(Some)).collect::<Result<Vec<_>>>()?;
+                (vec![Ports { client: 2181, quorum: 2888, election: 3888, secure: 2281 }; n], hosts)
+            }
+            None => (free_ports(n)?, vec![None; n]),
+        };
+        let servers: Vec<Server> = ports
+            .iter()
+            .zip(hosts)
+            .enumerate()
+            .map(|(i, (p, host))| Server::new(i, root.join(format!("server{i}")), *p, host))
+            .collect();
+        let peers: Vec<_> = servers.iter().map(|s| (s.addr(), s.ports)).collect();
+        let result = spawn_all(&servers, &peers, opts, install, quorum)
             .map_err(StartError::Failed)
             .and_then(|()| wait_serving(&servers, &(0..n).collect::<Vec<_>>(), quorum, deadline));
         match result {
@@ -60,9 +72,15 @@ pub(crate) fn start_servers(root: &Path, n: usize, opts: &Options, install: &Ins
     unreachable!("the last attempt returns")
 }
 
-fn spawn_all(servers: &[Server], ports: &[Ports], opts: &Options, install: &Install, quorum: bool) -> Result<()> {
+fn spawn_all(
+    servers: &[Server],
+    peers: &[(Ipv4Addr, Ports)],
+    opts: &Options,
+    install: &Install,
+    quorum: bool,
+) -> Result<()> {
     for s in servers {
-        s.write_config(opts, if quorum { ports } else { &[] })?;
+        s.write_config(opts, if quorum { peers } else { &[] })?;
     }
     for s in servers {
         s.spawn(install, opts, quorum)?;
