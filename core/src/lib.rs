@@ -102,7 +102,7 @@ pub use party::Party;
 pub use queue::{LockingQueue, Queue};
 pub use security::{Pem, SaslMechanism, SaslOptions, Secret, TlsOptions};
 pub use semaphore::Semaphore;
-pub use session::Session;
+pub use session::{boot_clock, Confirmed, Session};
 pub use state::{LockState, LostReason, Outcome, SessionState, Status};
 pub use watchers::{ChildrenWatch, DataWatch, WatchEvent, WatchEventKind};
 pub use znode::{

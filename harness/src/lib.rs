@@ -36,8 +36,8 @@ pub mod tls;
 
 pub use ensemble::Ensemble;
 pub use error::{Error, Result};
-pub use net::Net;
 pub use fault::{FaultId, FaultKind, FaultReport, FaultState, Landing, Op, PickedRequest, Select};
+pub use net::Net;
 pub use options::{Options, Sasl, Tls};
 pub use raw::{NodeAcl, TreeNode};
 

@@ -127,7 +127,9 @@ impl Net {
     pub fn new() -> Result<Net> {
         let own = std::fs::read_link("/proc/self/ns/net")?;
         if std::fs::read_link("/proc/1/ns/net").is_ok_and(|init| init == own) {
-            return Err(Error::new("zk_harness::Net runs only in a network namespace of the test's own (net::isolated)"));
+            return Err(Error::new(
+                "zk_harness::Net runs only in a network namespace of the test's own (net::isolated)",
+            ));
         }
         run(Command::new("ip").args(["link", "set", "lo", "up"]))?;
         std::fs::write("/proc/sys/net/ipv4/ip_forward", "1")?;
@@ -160,14 +162,11 @@ impl Net {
         let keeper = spawner::spawn(keeper).map_err(|e| Error::new(format!("cannot start a host's namespace: {e}")))?;
         let pid = keeper.id();
         let ns = Arc::new(File::open(format!("/proc/{pid}/ns/net"))?);
-        let host = Host {
-            index,
-            addr: Ipv4Addr::new(10, 77, index, 2),
-            router: Ipv4Addr::new(10, 77, index, 1),
-            ns,
-        };
+        let host = Host { index, addr: Ipv4Addr::new(10, 77, index, 2), router: Ipv4Addr::new(10, 77, index, 1), ns };
         let link = format!("zkv{index}");
-        run(Command::new("ip").args(["link", "add", &link, "type", "veth", "peer", "name", "eth0", "netns"]).arg(pid.to_string()))?;
+        run(Command::new("ip")
+            .args(["link", "add", &link, "type", "veth", "peer", "name", "eth0", "netns"])
+            .arg(pid.to_string()))?;
         run(Command::new("ip").args(["addr", "add", &format!("{}/24", host.router), "dev", &link]))?;
         run(Command::new("ip").args(["link", "set", &link, "up"]))?;
         run(host.command("ip").args(["link", "set", "lo", "up"]))?;

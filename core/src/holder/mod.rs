@@ -422,8 +422,14 @@ impl HolderState {
         held.as_ref().map_or_else(Vec::new, |h| h.won.all().map(|w| (parent_of(&w.node).to_owned(), w.token)).collect())
     }
 
+    /// `Held` only while the quorum's confirmation of the session holds:
+    /// a read after the process was paused past it says `Suspended` at once,
+    /// before the session's own timer has published it.
     pub(crate) fn state(&self) -> LockState {
-        *self.state.lock().unwrap()
+        match *self.state.lock().unwrap() {
+            LockState::Held if !self.session.confirmed() => LockState::Suspended,
+            state => state,
+        }
     }
 
     pub(crate) fn subscribe(&self) -> watch::Receiver<LockState> {

@@ -13,6 +13,7 @@ use tokio::sync::{watch, Notify};
 use tokio::time::timeout;
 use zookeeper_client as zk;
 
+use super::confirm::{self, boot_now, Confirmation, Refresh};
 use crate::error::{Error, Result};
 use crate::events::{Listeners, WatchThread};
 use crate::metrics::Meter;
@@ -27,6 +28,8 @@ pub(crate) struct Live {
     pub client: zk::Client,
     pub generation: u64,
     pub session_id: i64,
+    /// When the connect request that opened it was sent (boot clock, ns).
+    pub opened: u64,
 }
 
 /// What every generation of one session shares: its options, its status,
@@ -58,6 +61,12 @@ pub(crate) struct Connection {
     pub(super) added_auth: Mutex<Vec<(String, Vec<u8>)>>,
     /// The connect string the next generation opens with (`Session::set_hosts`).
     pub(super) hosts: Mutex<String>,
+    /// Until when the quorum has confirmed the session (see [`confirm`]).
+    pub(super) confirmation: Arc<Confirmation>,
+    /// Whether zookeeper-client is connected to a server now.
+    linked: AtomicBool,
+    /// Taken to work out and publish the state: the last to publish read the latest.
+    refreshing: Mutex<()>,
 }
 
 /// Told of every status change while registered ([`Watchers`]); `ended`:
@@ -137,13 +146,30 @@ impl Connection {
                 runtime_gone: AtomicBool::new(false),
                 added_auth: Mutex::default(),
                 hosts: Mutex::new(connect),
+                confirmation: Arc::default(),
+                linked: AtomicBool::new(true),
+                refreshing: Mutex::new(()),
             });
+            connection.confirmation.opened(live.opened, live.client.session_timeout());
+            connection.start_renewal(&live);
             let supervisor = Supervisor(Arc::downgrade(&connection));
             connection.runtime.spawn(supervise(supervisor, live));
             Ok(connection)
         })
         .await
         .unwrap_or_else(|ended| Err(connect_ended(ended, hosts)))
+    }
+
+    /// Renews the confirmation of `live`'s session while that generation lasts.
+    fn start_renewal(self: &Arc<Self>, live: &Live) {
+        let renewal = confirm::renew(
+            Arc::downgrade(self),
+            self.confirmation.clone(),
+            live.client.clone(),
+            self.status.subscribe(),
+            live.generation,
+        );
+        self.runtime.spawn(renewal);
     }
 
     /// Publishes `Closed`, under the lock of the current client: no new
@@ -192,6 +218,7 @@ async fn open(options: &SessionOptions, generation: u64) -> Result<Live> {
     let tls = options.tls_on().map(TlsOptions::prepare).transpose()?;
     let probe = Probe::new(ConnectString::parse(&options.connect)?.endpoints(), tls.as_ref().map(|t| t.probe.clone()));
     let started = Instant::now();
+    let mut opened = 0;
     // zookeeper-client gives up after about the session timeout when no
     // server answers: a longer connect timeout is the caller's, so start
     // again until it runs out.
@@ -208,6 +235,7 @@ async fn open(options: &SessionOptions, generation: u64) -> Result<Live> {
             if let Some(sasl) = &options.sasl {
                 connector = connector.with_sasl(sasl.to_zk());
             }
+            opened = boot_now();
             let attempt = match &tls {
                 Some(tls) => connector.with_tls(tls.zk.clone()).secure_connect(&options.connect).await,
                 None => connector.connect(&options.connect).await,
@@ -245,7 +273,7 @@ async fn open(options: &SessionOptions, generation: u64) -> Result<Live> {
         Ok(Ok(client)) => client,
     };
     let session_id = client.session_id().0;
-    Ok(Live { client, generation, session_id })
+    Ok(Live { client, generation, session_id, opened })
 }
 
 /// Between two connect attempts that each tried every host until the session timeout.
@@ -282,6 +310,24 @@ fn publish(shared: &Connection, state: SessionState, generation: u64, session_id
     }
 }
 
+impl Refresh for Connection {
+    /// `Connected` while linked to a server and confirmed by the quorum,
+    /// else `Suspended`; a lost or closed session stays so.
+    fn refresh(&self) {
+        let _turn = self.refreshing.lock().unwrap();
+        let status = *self.status.borrow();
+        if matches!(status.state, SessionState::Lost | SessionState::Closed) {
+            return;
+        }
+        let state = if self.linked.load(Ordering::Acquire) && self.confirmation.holds() {
+            SessionState::Connected
+        } else {
+            SessionState::Suspended
+        };
+        publish(self, state, status.generation, status.session_id);
+    }
+}
+
 /// Follows each generation's client and replaces it when its session ends.
 async fn supervise(supervisor: Supervisor, mut live: Live) {
     let shared = &supervisor.0;
@@ -294,9 +340,15 @@ async fn supervise(supervisor: Supervisor, mut live: Live) {
             let state = states.changed().await;
             let Some(shared) = shared.upgrade() else { return };
             match state {
-                zk::SessionState::Disconnected => publish(&shared, SessionState::Suspended, generation, session_id),
+                zk::SessionState::Disconnected => {
+                    shared.linked.store(false, Ordering::Release);
+                    shared.refresh();
+                }
+                // Connected again: `Connected` if the quorum's confirmation
+                // still holds, else once the renewal confirms it.
                 zk::SessionState::SyncConnected | zk::SessionState::ConnectedReadOnly => {
-                    publish(&shared, SessionState::Connected, generation, session_id)
+                    shared.linked.store(true, Ordering::Release);
+                    shared.refresh();
                 }
                 _ => {
                     if shared.status.borrow().state == SessionState::Closed {
@@ -343,7 +395,10 @@ async fn reopen(weak: &Weak<Connection>, generation: u64) -> Option<Live> {
                     }
                     *current = Some(Arc::new(live.clone()));
                 }
+                shared.confirmation.opened(live.opened, live.client.session_timeout());
+                shared.linked.store(true, Ordering::Release);
                 publish(&shared, SessionState::Connected, generation, live.session_id);
+                shared.start_renewal(&live);
                 return Some(live);
             }
             Err(err) => {

@@ -6,6 +6,7 @@
 //! contender's doubtful prefixes, the lock's lines, the mirrors) is an
 //! [`Extension`] of it, so the session names none of them.
 
+mod confirm;
 mod connection;
 
 use std::any::{Any, TypeId};
@@ -77,9 +78,31 @@ impl Session {
         &self.connection().options
     }
 
-    /// The state now, and which session it is about.
+    /// The state now, and which session it is about. `Connected` only
+    /// while the quorum's confirmation of the session holds (see
+    /// [`Session::confirmed_until`]): read after a pause of the process (a
+    /// stop, a long GC) past it, the state says `Suspended` at once.
     pub fn status(&self) -> Status {
-        *self.connection().status.borrow()
+        let mut status = *self.connection().status.borrow();
+        if status.state == SessionState::Connected && !self.confirmed() {
+            status.state = SessionState::Suspended;
+        }
+        status
+    }
+
+    /// Whether the quorum's confirmation of the session holds now.
+    pub(crate) fn confirmed(&self) -> bool {
+        self.connection().confirmation.holds()
+    }
+
+    /// Until when no server can have expired the session, as far as the
+    /// quorum has confirmed it, and when it last confirmed it: nanoseconds on
+    /// the boot clock ([`boot_clock`]). A `sync` through the leader every
+    /// T/7 renews it; docs/guarantees.md states the bound. The CLI's
+    /// supervisor stops a command by it.
+    pub fn confirmed_until(&self) -> Confirmed {
+        let confirmation = &self.connection().confirmation;
+        Confirmed { until: confirmation.until(), last: confirmation.last() }
     }
 
     /// The id and password of the ZooKeeper session open now (kazoo's
@@ -351,6 +374,22 @@ impl Session {
     fn connection(&self) -> &Connection {
         &self.inner.connection
     }
+}
+
+/// What [`Session::confirmed_until`] returns; nanoseconds on the boot clock.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Confirmed {
+    /// No server can have expired the session before this time.
+    pub until: u64,
+    /// When that was last confirmed (when the proof arrived).
+    pub last: u64,
+}
+
+/// Nanoseconds on the clock [`Session::confirmed_until`] counts on:
+/// `CLOCK_BOOTTIME` on Linux (it counts while the machine sleeps, as the
+/// servers' clocks do).
+pub fn boot_clock() -> u64 {
+    confirm::boot_now()
 }
 
 /// State that a layer above the session keeps once per session — the

@@ -1,0 +1,89 @@
+//! Faults inside the ensemble: servers on hosts of their own (network
+//! namespaces of the test's), cut apart by netfilter in the kernel. Each
+//! test runs alone in a namespace of its own (`zk_harness::net::isolated`).
+
+mod common;
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use zk_harness::{Ensemble, Net, Options};
+use zoolock::{Acquire, Holder, Lock, LockState, Session, SessionOptions, SessionState};
+
+/// tickTime 200 ms and syncLimit 15: a follower cut off from the leader
+/// keeps its clients for up to 3 s, longer than the sessions' timeout.
+fn ensemble(net: &Arc<Net>, servers: usize) -> Ensemble {
+    let options = Options { net: Some(net.clone()), sync_limit: 15, ..Options::default() };
+    Ensemble::start(servers, options).expect("an ensemble on hosts of its own")
+}
+
+const SESSION_TIMEOUT: Duration = Duration::from_millis(1600);
+
+async fn session(connect: String) -> Session {
+    Session::connect(SessionOptions::new(connect).session_timeout(SESSION_TIMEOUT)).await.expect("connect")
+}
+
+/// Reads `lock`'s state in a loop until `stop`; the last time it said
+/// `Held`, from the test's start.
+fn last_held(lock: Lock, stop: Arc<AtomicBool>, start: Instant) -> std::thread::JoinHandle<Duration> {
+    std::thread::spawn(move || {
+        let mut last = Duration::ZERO;
+        while !stop.load(Ordering::Relaxed) {
+            let before = start.elapsed();
+            if lock.state() == LockState::Held {
+                last = before;
+            }
+            std::thread::sleep(Duration::from_micros(200));
+        }
+        last
+    })
+}
+
+/// Issue 32's first case: a holder connected to a follower that the others
+/// cut off. The leader expires its session after the session timeout and a
+/// client of the majority holds, while the follower still answers the
+/// holder's pings (until syncLimit × tickTime). The holder must stop saying
+/// `Held` before the other holds.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_holder_on_a_follower_cut_off_from_the_leader_says_not_held_before_another_holds() {
+    if !zk_harness::net::isolated("a_holder_on_a_follower_cut_off_from_the_leader_says_not_held_before_another_holds") {
+        return;
+    }
+    let net = Arc::new(Net::new().unwrap());
+    let zk = common::inject({
+        let net = net.clone();
+        move || ensemble(&net, 3)
+    })
+    .await;
+    let leader = zk.leader().expect("a leader");
+    let follower = (0..3).find(|&i| i != leader).unwrap();
+    let addr = |i: usize| zk.host(i).unwrap().addr;
+    let path = common::unique_path("cut-off-follower");
+
+    let holder_session = session(zk.client_addr(follower).unwrap().to_string()).await;
+    let other_session = session(zk.client_addr(leader).unwrap().to_string()).await;
+    let holder = Lock::mutex(&holder_session, &path).unwrap();
+    let other = Lock::mutex(&other_session, &path).unwrap();
+    assert!(holder.acquire(Acquire::default()).await.unwrap());
+    assert_eq!(holder.state(), LockState::Held);
+
+    let start = Instant::now();
+    let stop = Arc::new(AtomicBool::new(false));
+    let reader = last_held(holder.clone(), stop.clone(), start);
+    let others: Vec<_> = (0..3).filter(|&i| i != follower).map(addr).collect();
+    net.split(&[addr(follower)], &others).unwrap();
+    assert!(other.acquire(Acquire::timeout(Duration::from_secs(20))).await.unwrap(), "the majority's client holds");
+    let other_held = start.elapsed();
+    // Still reading a while after: a holder that goes on saying Held is caught.
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    stop.store(true, Ordering::Relaxed);
+    let last = reader.join().unwrap();
+    eprintln!("cut at 0: the other held by {other_held:?}; the cut-off holder last said Held at {last:?}");
+    assert!(last < other_held, "the cut-off holder said Held at {last:?}, after the other held ({other_held:?})");
+    assert_ne!(holder_session.state(), SessionState::Connected);
+    net.heal_all().unwrap();
+    other.release().await.unwrap();
+    other_session.close().await;
+    holder_session.close().await;
+}
