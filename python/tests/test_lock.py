@@ -238,3 +238,47 @@ def test_a_lock_that_lists_hands_over_to_a_mirrored_one_and_back(make_client, kz
     mirrored.release()
     assert got.result(DEADLINE)
     listing.release()
+
+
+READ_STATE_IN_A_LOOP = """
+import sys, time, zoolock
+client = zoolock.KazooClient(hosts=sys.argv[1], timeout=float(sys.argv[3]))
+client.start(timeout=15)
+lock = client.Lock(sys.argv[2])
+assert lock.acquire(timeout=15)
+print("held", flush=True)
+while True:
+    before = time.monotonic_ns()
+    state = lock.state
+    print(before, state, flush=True)
+    time.sleep(0.001)
+"""
+
+
+def test_a_holder_paused_past_its_session_reads_not_held_at_once_on_resume(make_client, connect, path):
+    """A process stopped (SIGSTOP, a long GC, a paused VM) for longer than
+    its session timeout: its first read of the state after it resumes says
+    the hold is not HELD, before any timer of the session has run."""
+    import signal
+    import subprocess
+    import sys
+
+    timeout = 2.0
+    worker = subprocess.Popen([sys.executable, "-c", READ_STATE_IN_A_LOOP, connect, path, str(timeout)],
+                              stdout=subprocess.PIPE, text=True)
+    try:
+        assert worker.stdout.readline() == "held\n"
+        assert worker.stdout.readline().split()[1] == "HELD"
+        worker.send_signal(signal.SIGSTOP)
+        time.sleep(1.5 * timeout)  # the fault: a pause of 1.5 session timeouts
+        resumed = time.monotonic_ns()
+        worker.send_signal(signal.SIGCONT)
+        after = []
+        while len(after) < 20:
+            at, state = worker.stdout.readline().split()
+            if int(at) >= resumed:
+                after.append(state)
+    finally:
+        worker.kill()
+        worker.wait()
+    assert "HELD" not in after, after
