@@ -19,7 +19,7 @@ pub mod exit {
     pub const CONNECT: u8 = 69;
     /// Any other ZooKeeper error (EX_SOFTWARE).
     pub const ERROR: u8 = 70;
-    /// The hold was lost, or the server did not answer for --grace: CMD was stopped (EX_IOERR).
+    /// The hold was lost, or the quorum did not confirm the session for --grace: CMD was stopped (EX_IOERR).
     pub const LOST: u8 = 74;
     /// The lock (or a lease) was not acquired within --timeout (EX_TEMPFAIL); -E changes it.
     pub const TIMEOUT: u8 = 75;
@@ -34,7 +34,7 @@ pub mod exit {
         (NO_PATH, "status or watch of a path that does not exist"),
         (CONNECT, "no server answered within the connect timeout, or authentication failed"),
         (ERROR, "any other ZooKeeper error"),
-        (LOST, "the hold was lost, released, ran out (--lease) or unanswered for --grace: CMD was stopped"),
+        (LOST, "the hold was lost, released, ran out (--lease) or unconfirmed for --grace: CMD was stopped"),
         (TIMEOUT, "not acquired within --timeout, or at once with -n (-E sets another code)"),
         (NOT_EXECUTABLE, "CMD could not be run"),
         (NOT_FOUND, "CMD was not found"),
@@ -56,13 +56,14 @@ fn exec_help() -> String {
 
 const EXEC_SAFETY: &str = "\
 CMD never outlives the hold. CMD runs in a process group of its own under a
-supervisor process. With T the session timeout and t the time zoolock last
-sent a request the server answered, CMD's group (and anything it left behind)
-gets SIGTERM at t + GRACE and SIGKILL --kill-after later, and SIGKILL at
-t + 3T/4 in any case, even if zoolock itself was killed or stopped. The
-server cannot expire the session before t + T, so no other client holds the
-lock while CMD runs. Hence GRACE is at most 3T/4 (at least T/5: two
-renewals). Lost hold, --lease or released: SIGTERM, then SIGKILL after
+supervisor process. zoolock's session knows a time D before which no server
+can have expired it, renewed through the ZooKeeper leader every T/7 (T: the
+session timeout). With t the time of the latest renewal, CMD's group (and
+anything it left behind) gets SIGTERM at t + GRACE and SIGKILL --kill-after
+later, and SIGKILL at D in any case, even if zoolock itself was killed or
+stopped, or its server cut off from the others. So no other client holds
+the lock while CMD runs. GRACE is at least 2T/7 (two renewals), at most
+3T/4. Lost hold, --lease or released: SIGTERM, then SIGKILL after
 --kill-after. SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1 and SIGUSR2 are passed
 on to CMD; in a terminal, CMD gets the terminal (Ctrl-C, Ctrl-Z reach it).";
 
@@ -164,8 +165,9 @@ pub struct ExecArgs {
     /// Stop CMD DURATION after acquiring, then let go of the hold
     #[arg(long, value_name = "DURATION", value_parser = duration::parse)]
     pub lease: Option<Duration>,
-    /// How long CMD goes on while the server does not answer zoolock (a
-    /// restart shorter than that does not stop it) [default: half the session timeout]
+    /// How long CMD goes on while the quorum does not confirm zoolock's
+    /// session (a restart shorter than that does not stop it) [default: a
+    /// third of the session timeout]
     #[arg(long, value_name = "DURATION", value_parser = duration::parse)]
     pub grace: Option<Duration>,
     /// Time between SIGTERM and SIGKILL when stopping CMD

@@ -1,6 +1,6 @@
-//! `zoolock exec`, zoolock's side (the *keeper*): take the hold, prove to
-//! the supervisor every T/10 that the session lives, pass signals on, and
-//! order CMD stopped when the hold ends. CMD itself runs under the
+//! `zoolock exec`, zoolock's side (the *keeper*): take the hold, pass each
+//! confirmation of the session by the quorum on to the supervisor, pass
+//! signals on, and order CMD stopped when the hold ends. CMD itself runs under the
 //! supervisor (see [`crate::supervisor`] for the lease and its timing).
 //! `zoolock hold` takes the hold the same way and keeps it until interrupted.
 
@@ -10,8 +10,11 @@ use std::time::Duration;
 
 use tokio::net::unix::pipe;
 use tokio::signal::unix::{signal, Signal, SignalKind};
+use tokio::sync::watch;
 use tokio::time::{sleep_until, Instant};
-use zoolock::{Acquire, Holder, Kind, Lock, LockConfig, LockState, Outcome, Scheme, Semaphore, Session};
+use zoolock::{
+    boot_clock, Acquire, Confirmed, Holder, Kind, Lock, LockConfig, LockState, Outcome, Scheme, Semaphore, Session,
+};
 
 use crate::args::exit;
 use crate::duration::show;
@@ -34,7 +37,7 @@ pub struct Hold {
 pub struct Exec {
     pub hold: Hold,
     pub lease: Option<Duration>,
-    /// `None`: half the session timeout the server grants.
+    /// `None`: a third of the session timeout.
     pub grace: Option<Duration>,
     pub kill_after: Duration,
     pub command: Vec<String>,
@@ -84,31 +87,24 @@ fn default_identifier() -> String {
     format!("{}:{}", host.trim(), std::process::id())
 }
 
-/// An answer from the server about our node on the holding session.
-struct Proof {
-    sent: u64,
-    session_timeout: Duration,
-    owner: i64,
+/// The session's confirmation, if it holds now.
+fn confirmed(session: &Session) -> Option<Confirmed> {
+    Some(session.confirmed_until()).filter(|c| c.until > boot_clock())
 }
 
-/// Asks the server about `node`; a proof if it answered on the session that
-/// owns the node (`owner`, once known).
-async fn prove(session: &Session, node: &str, owner: Option<i64>) -> Option<Proof> {
-    let sent = supervisor::now();
-    let heard = session.exists_heard(node).await.ok()?;
-    let node_owner = heard.stat?.ephemeral_owner;
-    let ours = node_owner == heard.session_id && owner.map_or(true, |owner| owner == node_owner);
-    ours.then_some(Proof { sent, session_timeout: heard.session_timeout, owner: node_owner })
-}
-
-/// Renews the supervisor's lease every T/10 while it is proven; never ends.
-async fn renew(session: Session, node: String, mut proof: Proof, orders: Arc<Orders>) {
+/// Passes each new confirmation of the session on to the supervisor while
+/// the hold is held; never ends. Looks twice per renewal of the session's.
+async fn renew(session: Session, states: watch::Receiver<LockState>, first: Confirmed, orders: Arc<Orders>) {
+    let every = session.options().session_timeout / 14;
+    let mut passed = first;
     loop {
-        let next = Instant::now() + supervisor::renewal_interval(proof.session_timeout);
-        sleep_until(next).await;
-        if let Some(fresh) = prove(&session, &node, Some(proof.owner)).await {
-            proof = fresh;
-            orders.send(Order::Renewed { sent: proof.sent, session_timeout: proof.session_timeout.as_nanos() as u64 });
+        tokio::time::sleep(every).await;
+        match confirmed(&session) {
+            Some(now) if now != passed && *states.borrow() == LockState::Held => {
+                orders.send(Order::Renewed { last: now.last, until: now.until });
+                passed = now;
+            }
+            _ => {}
         }
     }
 }
@@ -245,15 +241,15 @@ pub async fn exec(session: &Session, args: Exec, progress: &Progress) -> zoolock
     let lease_end = args.lease.map(|lease| Instant::now() + lease);
     let mut states = hold.subscribe();
     let node = hold.node().unwrap_or_default();
-    // The first proof that the session lives, before CMD starts.
+    // The quorum's confirmation of the session, before CMD starts.
+    let mut status = session.subscribe();
     let first = loop {
-        let retry = Instant::now() + supervisor::renewal_interval(session.options().session_timeout);
+        if let Some(first) = confirmed(session).filter(|_| *states.borrow() == LockState::Held) {
+            break first;
+        }
         tokio::select! {
-            proof = prove(session, &node, None) => match proof {
-                Some(proof) => break proof,
-                None => sleep_until(retry).await,
-            },
-            _ = states.wait_for(|s| matches!(s, LockState::Lost(_) | LockState::Released)) => {}
+            _ = states.changed() => {}
+            _ = status.changed() => {}
             signal = signals.next() => {
                 let _ = hold.release().await;
                 return Ok(128 + signal as u8);
@@ -271,21 +267,25 @@ pub async fn exec(session: &Session, args: Exec, progress: &Progress) -> zoolock
             _ => {}
         }
     };
-    let grace = args.grace.unwrap_or(first.session_timeout / 2);
-    // Two renewals may be missed at most before SIGTERM (see `--grace`).
-    let grace = grace.max(supervisor::renewal_interval(first.session_timeout) * 2);
+    let session_timeout = session.options().session_timeout;
+    let grace = args.grace.unwrap_or(supervisor::default_grace(session_timeout));
+    let grace = grace.max(supervisor::least_grace(session_timeout));
     let terminal = foreground_terminal();
     let plan = |orders, reports| Plan {
         orders,
         reports,
-        sent: first.sent,
-        session_timeout: first.session_timeout.as_nanos() as u64,
+        last: first.last,
+        until: first.until,
         grace: grace.as_nanos() as u64,
         kill_after: args.kill_after.as_nanos() as u64,
         terminal,
         command: args.command.iter().map(Into::into).collect(),
     };
     let token = hold.fencing_token().map(|t| t.to_string()).unwrap_or_default();
+    // Whatever CMD leaves behind comes to us if the supervisor dies, so that
+    // it can be killed before the release.
+    // SAFETY: prctl on this process.
+    unsafe { libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) };
     let (mut supervisor, orders, mut reports) = match supervise(plan, &node, &token) {
         Ok(supervision) => supervision,
         Err(err) => {
@@ -294,7 +294,7 @@ pub async fn exec(session: &Session, args: Exec, progress: &Progress) -> zoolock
             return Ok(exit::ERROR);
         }
     };
-    let renewal = tokio::spawn(renew(session.clone(), node, first, orders.clone()));
+    let renewal = tokio::spawn(renew(session.clone(), states.clone(), first, orders.clone()));
 
     let (mut group, mut suspended, mut why) = (None, false, None::<String>);
     let stop = |why: &mut Option<String>, reason: String| {
@@ -348,7 +348,7 @@ pub async fn exec(session: &Session, args: Exec, progress: &Progress) -> zoolock
         Some(End::Stopped) => exit::LOST,
         Some(End::Unrenewed) => {
             eprintln!(
-                "zoolock: the server did not answer for {} (--grace): {} was stopped",
+                "zoolock: the quorum did not confirm the session for {} (--grace): {} was stopped",
                 show(grace),
                 args.command[0]
             );
@@ -363,12 +363,11 @@ pub async fn exec(session: &Session, args: Exec, progress: &Progress) -> zoolock
         }
         None => {
             // The supervisor died (killed?): CMD's first process died with it
-            // (PR_SET_PDEATHSIG); the rest of its group goes now.
-            if let Some(group) = group {
-                // SAFETY: kill only sends a signal, to CMD's group.
-                unsafe { libc::kill(-group, libc::SIGKILL) };
-            }
-            eprintln!("zoolock: the supervisor of {} died: its process group was killed", args.command[0]);
+            // (PR_SET_PDEATHSIG); the rest of its group goes now, and what
+            // left the group came to us (a child subreaper): all of it is
+            // gone before the release.
+            supervisor::kill_all(group.unwrap_or(0));
+            eprintln!("zoolock: the supervisor of {} died: every process it left was killed", args.command[0]);
             exit::LOST
         }
     };

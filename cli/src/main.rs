@@ -156,11 +156,11 @@ fn options(connection: &args::Connection, command: &Command) -> zoolock::Result<
     zoolock::validate_path(command.path())?;
     let session_timeout = connection.session_timeout.unwrap_or(DEFAULT_SESSION_TIMEOUT);
     if let Command::Exec(args::ExecArgs { grace: Some(grace), .. }) = command {
-        let most = supervisor::hard_limit(session_timeout);
+        let most = supervisor::most_grace(session_timeout);
         if *grace > most {
             return Err(Error::InvalidArgument(format!(
                 "--grace {} is longer than 3/4 of the session timeout ({}): CMD is killed by then anyway, \
-                 before the server may expire the session",
+                 before a server may expire the session",
                 duration::show(*grace),
                 duration::show(most)
             )));

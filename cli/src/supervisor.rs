@@ -21,36 +21,29 @@
 //!   so every descendant is either in CMD's group or a child of ours, and
 //!   "no child left" means "nothing of CMD left".
 //!
-//! ## The lease, and why CMD is stopped before the session can expire
+//! ## Why CMD is stopped before the session can expire
 //!
-//! ZooKeeper expires a session no earlier than its timeout T after the last
-//! request the server received from it (a touch sets its expiry to
-//! now + T, rounded *up* to the next tick); a server answers a session's
-//! requests only while the session lives; and no other client can hold the
-//! lock before the session's node is gone, that is, before it expires.
-//! zoolock knows neither when the server received a request nor the
-//! server's clock, but it knows when it *sent* one, and that the server
-//! received it later. So every T/10 the keeper asks the server about its
-//! own node (`exists`), noting the time `t` (boot clock) before the call;
-//! an answer on the holding session showing the node still ours proves the
-//! session cannot expire before `t + T`, and the keeper passes `t` and T on.
+//! The keeper's session knows until when the quorum has confirmed it: no
+//! server can have expired the session before that time (`Session::
+//! confirmed_until`, renewed by a `sync` through the leader every T/7;
+//! docs/guarantees.md states the bound and what it rests on). A follower's
+//! answer proves nothing there: one cut off from the leader answers its
+//! clients while the leader expires their sessions. Each time the
+//! confirmation moves, the keeper passes it on: the time it arrived (`last`)
+//! and the deadline (`until`), both on the boot clock.
 //!
-//! The supervisor keeps the latest such `t` and:
-//! - sends CMD's group SIGTERM at `t + grace` (default T/2), and SIGKILL
+//! The supervisor keeps the latest and:
+//! - sends CMD's group SIGTERM at `last + grace` (default T/3: a renewal
+//!   late by up to 0.19 T does not disturb CMD), and SIGKILL
 //!   `--kill-after` later, but
-//! - sends SIGKILL, whatever else happened, at `t + 3T/4`.
+//! - sends SIGKILL, whatever else happened, at `until`.
 //!
-//! It takes a renewal only while `now < t_last + 3T/4`: once it has started
-//! killing it goes on, and an answer that came later could come from a
-//! follower that has not yet applied the session's expiry. The quarter of
-//! T kept back covers, in an ensemble, the leader learning of a follower's
-//! touches on its next ping of that follower (every tickTime/2, and
-//! ZooKeeper's minimum session timeout is 2 ticks, so tickTime/2 ≤ T/4),
-//! the supervisor's own wake-up delay, and clock-rate differences (ppm).
-//! So CMD's processes are dead before another client can hold the lock:
-//! the window is zero, provided the supervisor runs — it is what a SIGSTOP
-//! of zoolock does not reach (its own process group; see docs/cli.md for
-//! what is out of reach: both processes stopped, CMD escaping by ptrace…).
+//! It takes a renewal only before its current `until`: once it has started
+//! killing it goes on. So CMD's processes are dead before another client
+//! can hold the lock: the window is zero, provided the supervisor runs — it
+//! is what a SIGSTOP of zoolock does not reach (its own process group; see
+//! docs/cli.md for what is out of reach: both processes stopped, CMD
+//! escaping by ptrace…).
 //!
 //! ## The terminal
 //!
@@ -73,31 +66,33 @@ use std::time::Duration;
 /// The hidden first argument that makes `zoolock` a supervisor.
 pub const ARG: &str = "__supervise";
 
-/// How often a renewal is asked for: a tenth of the session timeout.
-pub fn renewal_interval(session_timeout: Duration) -> Duration {
-    session_timeout / 10
+/// `--grace` unless given: past the usual gap between two confirmations (T/7).
+pub fn default_grace(session_timeout: Duration) -> Duration {
+    session_timeout / 3
 }
 
-/// How long after a renewal's send time the supervisor kills CMD for sure.
-pub fn hard_limit(session_timeout: Duration) -> Duration {
+/// The least `--grace`: two confirmations' gap.
+pub fn least_grace(session_timeout: Duration) -> Duration {
+    session_timeout * 2 / 7
+}
+
+/// The most `--grace` accepted: past it CMD is killed by the deadline anyway.
+pub fn most_grace(session_timeout: Duration) -> Duration {
     session_timeout * 3 / 4
 }
 
-/// Nanoseconds on `CLOCK_BOOTTIME`, the clock of every lease time here.
+/// Nanoseconds on the boot clock (`CLOCK_BOOTTIME`), the clock of every time here.
 pub fn now() -> u64 {
-    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
-    // SAFETY: clock_gettime writes the timespec it is given.
-    unsafe { libc::clock_gettime(libc::CLOCK_BOOTTIME, &mut ts) };
-    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+    zoolock::boot_clock()
 }
 
 /// What the keeper tells the supervisor, one 24-byte record each (a pipe
 /// write of at most PIPE_BUF bytes is never split).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Order {
-    /// The server answered a request sent at `sent` (boot clock, ns) on the
-    /// holding session, whose timeout is `session_timeout` (ns).
-    Renewed { sent: u64, session_timeout: u64 },
+    /// The quorum confirmed the holding session at `last`: no server can
+    /// have expired it before `until` (boot clock, ns).
+    Renewed { last: u64, until: u64 },
     /// Stop CMD: SIGTERM now, SIGKILL after --kill-after.
     Stop,
     /// Pass this signal on to CMD's group.
@@ -148,7 +143,7 @@ fn fields(bytes: &[u8]) -> (u8, u64, u64) {
 impl Order {
     pub fn encode(self) -> [u8; RECORD] {
         match self {
-            Order::Renewed { sent, session_timeout } => record(b'R', sent, session_timeout),
+            Order::Renewed { last, until } => record(b'R', last, until),
             Order::Stop => record(b'S', 0, 0),
             Order::Signal(signal) => record(b'K', signal as u64, 0),
             Order::Continue => record(b'C', 0, 0),
@@ -157,7 +152,7 @@ impl Order {
 
     fn decode(bytes: &[u8]) -> Option<Order> {
         match fields(bytes) {
-            (b'R', sent, session_timeout) => Some(Order::Renewed { sent, session_timeout }),
+            (b'R', last, until) => Some(Order::Renewed { last, until }),
             (b'S', _, _) => Some(Order::Stop),
             (b'K', signal, _) => Some(Order::Signal(signal as i32)),
             (b'C', _, _) => Some(Order::Continue),
@@ -198,9 +193,9 @@ impl Report {
 pub struct Plan {
     pub orders: RawFd,
     pub reports: RawFd,
-    /// The first renewal's send time and the session timeout, in ns.
-    pub sent: u64,
-    pub session_timeout: u64,
+    /// The first confirmation: when it came and its deadline, in ns.
+    pub last: u64,
+    pub until: u64,
     pub grace: u64,
     pub kill_after: u64,
     /// The descriptor of the terminal zoolock had in the foreground, if any.
@@ -213,8 +208,8 @@ impl Plan {
         let numbers = [
             self.orders as u64,
             self.reports as u64,
-            self.sent,
-            self.session_timeout,
+            self.last,
+            self.until,
             self.grace,
             self.kill_after,
             self.terminal.map_or(0, |fd| fd as u64 + 1),
@@ -230,7 +225,7 @@ impl Plan {
     pub fn parse(args: &[OsString]) -> Option<Plan> {
         let separator = args.iter().position(|a| a == "--")?;
         let numbers: Vec<u64> = args[..separator].iter().map(|a| a.to_str()?.parse().ok()).collect::<Option<_>>()?;
-        let [orders, reports, sent, session_timeout, grace, kill_after, terminal] = numbers[..] else { return None };
+        let [orders, reports, last, until, grace, kill_after, terminal] = numbers[..] else { return None };
         let command = args[separator + 1..].to_vec();
         if command.is_empty() {
             return None;
@@ -238,8 +233,8 @@ impl Plan {
         Some(Plan {
             orders: orders as RawFd,
             reports: reports as RawFd,
-            sent,
-            session_timeout,
+            last,
+            until,
             grace,
             kill_after,
             terminal: terminal.checked_sub(1).map(|fd| fd as RawFd),
@@ -294,9 +289,9 @@ struct Supervisor {
     why: Option<End>,
     grace: u64,
     kill_after: u64,
-    /// SIGTERM at this time unless renewed (t + grace).
+    /// SIGTERM at this time unless renewed (last + grace).
     term_at: u64,
-    /// SIGKILL at this time for sure (t + 3T/4).
+    /// SIGKILL at this time for sure (until).
     kill_at: u64,
     stopping: Stopping,
     /// The terminal CMD was given, while it is shared with zoolock.
@@ -340,7 +335,7 @@ impl Supervisor {
             .map(|fd| Terminal { fd, keeper_group })
             .filter(|terminal| terminal.foreground() == terminal.keeper_group);
         let grace = plan.grace;
-        let kill_at = plan.sent.saturating_add(plan.session_timeout / 4 * 3);
+        let kill_at = plan.until;
         let mut supervisor = Supervisor {
             orders,
             reports,
@@ -351,7 +346,7 @@ impl Supervisor {
             why: None,
             grace,
             kill_after: plan.kill_after,
-            term_at: plan.sent.saturating_add(grace),
+            term_at: plan.last.saturating_add(grace),
             kill_at,
             stopping: Stopping::No,
             terminal,
@@ -466,10 +461,10 @@ impl Supervisor {
     fn obey(&mut self, order: Order) {
         let now = now();
         match order {
-            // A renewal counts only while the hard limit has not passed.
-            Order::Renewed { sent, session_timeout } if now < self.kill_at && self.stopping == Stopping::No => {
-                self.kill_at = self.kill_at.max(sent.saturating_add(session_timeout / 4 * 3));
-                self.term_at = self.term_at.max(sent.saturating_add(self.grace));
+            // A renewal counts only while the deadline has not passed.
+            Order::Renewed { last, until } if now < self.kill_at && self.stopping == Stopping::No => {
+                self.kill_at = self.kill_at.max(until);
+                self.term_at = self.term_at.max(last.saturating_add(self.grace));
             }
             Order::Renewed { .. } => {}
             Order::Stop => self.terminate(End::Stopped),
@@ -634,14 +629,21 @@ fn send(target: i32, signal: i32) {
     unsafe { libc::kill(target, signal) };
 }
 
-/// This process's children (it is single-threaded: its one task lists them all).
-fn children() -> Vec<i32> {
+/// This process's children, from every thread's list (an orphan is handed
+/// to one thread of its new parent).
+pub fn children() -> Vec<i32> {
     let me = std::process::id();
-    let listed = std::fs::read_to_string(format!("/proc/{me}/task/{me}/children"));
+    let tasks = std::fs::read_dir(format!("/proc/{me}/task"));
+    let listed: Option<Vec<String>> = tasks
+        .ok()
+        .map(|tasks| tasks.flatten().map(|task| std::fs::read_to_string(task.path().join("children"))).collect())
+        .and_then(|lists: Vec<std::io::Result<String>>| lists.into_iter().collect::<std::io::Result<_>>().ok());
     match listed {
-        Ok(text) => text.split_whitespace().filter_map(|pid| pid.parse().ok()).collect(),
+        Some(lists) => {
+            lists.iter().flat_map(|text| text.split_whitespace().filter_map(|pid| pid.parse().ok())).collect()
+        }
         // A kernel without CONFIG_PROC_CHILDREN: every process's parent, from /proc.
-        Err(_) => std::fs::read_dir("/proc")
+        None => std::fs::read_dir("/proc")
             .into_iter()
             .flatten()
             .flatten()
@@ -655,6 +657,35 @@ fn children() -> Vec<i32> {
     }
 }
 
+/// Kills CMD's process group and every child of this process (the
+/// orphans a child subreaper inherits), and reaps them, until none is left
+/// (10 s at most: a group member whose parent outlives it is not ours to reap).
+pub fn kill_all(group: i32) {
+    let give_up = now() + 10_000_000_000;
+    while now() < give_up {
+        if group != 0 {
+            send(-group, libc::SIGKILL);
+        }
+        let children = children();
+        for &child in &children {
+            send(child, libc::SIGKILL);
+        }
+        for &child in &children {
+            // SAFETY: waitpid on a child of ours; it was just killed.
+            unsafe { libc::waitpid(child, std::ptr::null_mut(), 0) };
+        }
+        // SAFETY: kill with signal 0 only asks whether the group has members.
+        let group_left = group != 0 && unsafe { libc::kill(-group, 0) } == 0;
+        if children.is_empty() && !group_left {
+            return;
+        }
+        if children.is_empty() {
+            // Members whose parents (in the group, killed) have yet to reap them.
+            std::thread::sleep(Duration::from_millis(1));
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -662,7 +693,7 @@ mod tests {
     #[test]
     fn records_round_trip() {
         for order in [
-            Order::Renewed { sent: 123_456_789_012, session_timeout: 10_000_000_000 },
+            Order::Renewed { last: 123_456_789_012, until: 133_456_789_012 },
             Order::Stop,
             Order::Signal(libc::SIGHUP),
             Order::Continue,
@@ -687,8 +718,8 @@ mod tests {
         let plan = Plan {
             orders: 5,
             reports: 6,
-            sent: 99,
-            session_timeout: 10,
+            last: 99,
+            until: 109,
             grace: 5,
             kill_after: 2,
             terminal: Some(2),

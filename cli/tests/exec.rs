@@ -57,6 +57,51 @@ async fn a_wrapper_that_exits_on_sigterm_does_not_leave_the_group_running() {
     assert!(cmd.gone_within(Duration::from_secs(10)).await, "the worker still ran 10 s after zoolock exited");
 }
 
+/// The pid of `parent`'s child that runs `zoolock __supervise`.
+fn supervisor_of(parent: i32) -> i32 {
+    let tasks = std::fs::read_dir(format!("/proc/{parent}/task")).unwrap();
+    let children: Vec<i32> = tasks
+        .flatten()
+        .filter_map(|task| std::fs::read_to_string(task.path().join("children")).ok())
+        .flat_map(|listed| listed.split_whitespace().filter_map(|pid| pid.parse().ok()).collect::<Vec<_>>())
+        .collect();
+    let supervises = |pid: &&i32| {
+        std::fs::read(format!("/proc/{pid}/cmdline")).is_ok_and(|line| line.windows(11).any(|w| w == b"__supervise"))
+    };
+    *children.iter().find(supervises).expect("zoolock's supervisor")
+}
+
+/// Whether process `pid` runs (exists and is no zombie).
+fn runs(pid: i32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .is_ok_and(|stat| stat.rsplit_once(')').is_some_and(|(_, rest)| !rest.trim_start().starts_with('Z')))
+}
+
+/// Issue 32: the supervisor alone SIGKILLed. CMD's first process dies with
+/// it, but a descendant that left CMD's process group (`setsid`, as a
+/// daemon does) must be gone too before zoolock releases the lock.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_killed_supervisor_leaves_no_descendant_of_the_command_running_past_the_release() {
+    let lock = path("exec-supervisor-killed");
+    let probe = Probe::listen().await;
+    // The daemon says its pid, then lets go of the probe (util-linux's setsid may fork).
+    let daemon = "setsid bash -c 'echo $$ >&9; exec 9>&-; while :; do sleep 0.1; done' &";
+    let script = format!("{}; {daemon} wait", probe.prelude());
+    let mut child = zoolock(&["exec", &lock, "--", "bash", "-c", &script]).spawn().unwrap();
+    let mut cmd = probe.accept().await;
+    let daemon: i32 = cmd.line().await.trim().parse().unwrap();
+    assert!(runs(daemon));
+    let keeper = child.id().unwrap() as i32;
+    signal(supervisor_of(keeper), libc::SIGKILL);
+    assert_eq!(wait_exit(&mut child, Duration::from_secs(30)).await, EXIT_LOST);
+    // zoolock released on its way out: nothing of CMD may run any more.
+    let left = runs(daemon);
+    if left {
+        signal(daemon, libc::SIGKILL);
+    }
+    assert!(!left, "CMD's setsid descendant outlived the release");
+}
+
 /// A pseudo-terminal zoolock runs in, as a session leader in its
 /// foreground (as a shell's job would be); the test types on the master side.
 struct Terminal {

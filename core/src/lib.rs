@@ -105,7 +105,5 @@ pub use semaphore::Semaphore;
 pub use session::{boot_clock, Confirmed, Session};
 pub use state::{LockState, LostReason, Outcome, SessionState, Status};
 pub use watchers::{ChildrenWatch, DataWatch, WatchEvent, WatchEventKind};
-pub use znode::{
-    parse_version, permission_bits, permission_from_bits, Create, Heard, OpResult, Retry, Stat, Transaction,
-};
+pub use znode::{parse_version, permission_bits, permission_from_bits, Create, OpResult, Retry, Stat, Transaction};
 pub use zookeeper_client::{Acl, AuthId, Permission};

@@ -10,8 +10,6 @@ mod reconfig;
 mod retry;
 mod transaction;
 
-use std::time::Duration;
-
 use zookeeper_client as zk;
 
 use crate::error::{Error, Result};
@@ -231,18 +229,6 @@ macro_rules! ask {
 }
 pub(crate) use ask;
 
-/// The answer to [`Session::exists_heard`].
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Heard {
-    /// ZooKeeper's id of the session the request went out on.
-    pub session_id: i64,
-    /// The session timeout the server granted that session (it clamps the
-    /// one asked for to its own `minSessionTimeout`..`maxSessionTimeout`).
-    pub session_timeout: Duration,
-    /// The node's stat; `None` if there is no such node.
-    pub stat: Option<Stat>,
-}
-
 /// The znode API: kazoo's `KazooClient` operations, on this session.
 ///
 /// Node data is an `Option`: `None` is ZooKeeper's null data (kazoo's and
@@ -262,25 +248,6 @@ impl Session {
             let live = self.live().await?;
             let stat = live.client.check_stat(path).await.map_err(|e| Error::zk(path, "check", e))?;
             Ok(stat.as_ref().map(Stat::from))
-        })
-        .await
-    }
-
-    /// [`Session::exists`], also telling which ZooKeeper session the request
-    /// went out on and the timeout the server granted that session. An
-    /// answer proves the server heard from that session after this call
-    /// began, so it cannot expire the session sooner than that timeout
-    /// after the call began: `zoolock exec` keeps CMD alive on such proofs.
-    pub async fn exists_heard(&self, path: &str) -> Result<Heard> {
-        validate_node_path(path)?;
-        self.bounded(async {
-            let live = self.live().await?;
-            let stat = live.client.check_stat(path).await.map_err(|e| Error::zk(path, "check", e))?;
-            Ok(Heard {
-                session_id: live.session_id,
-                session_timeout: live.client.session_timeout(),
-                stat: stat.as_ref().map(Stat::from),
-            })
         })
         .await
     }
