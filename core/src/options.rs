@@ -285,9 +285,15 @@ impl SessionOptions {
     }
 }
 
-/// A connect string split into what the checks need.
+/// A connect string as ZooKeeper's Java client reads it (`ConnectStringParser`):
+/// the chroot from the first `/`; hosts split at commas, each trimmed, empty
+/// ones skipped; `host`, `host:port`, `[v6]:port` or a bare IPv6 address;
+/// no port (or `host:`) is 2181. zoolock also refuses, before any network
+/// call, what Java would only fail on when connecting: no host at all, a
+/// host with white space in it, a port that is not 1..65535.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct ConnectString {
+    /// The hosts as given, trimmed, joined by commas.
     pub hosts: String,
     pub chroot: Option<String>,
 }
@@ -299,15 +305,16 @@ impl ConnectString {
             Some(i) => (&connect[..i], Some(&connect[i..])),
             None => (connect, None),
         };
-        if hosts.trim().is_empty() {
+        let hosts: Vec<&str> = hosts.split(',').map(str::trim).filter(|host| !host.is_empty()).collect();
+        if hosts.is_empty() {
             return Err(bad("no host given"));
         }
-        for host in hosts.split(',') {
-            let (name, port) = split_host(host.trim()).map_err(bad)?;
+        for host in &hosts {
+            let (name, port) = split_host(host).map_err(bad)?;
             if name.is_empty() || name.chars().any(|c| c.is_whitespace() || c.is_control()) {
                 return Err(bad("a host is empty or has white space"));
             }
-            if let Some(port) = port {
+            if let Some(port) = port.filter(|port| !port.is_empty() || name.starts_with('[')) {
                 let digits = !port.is_empty() && port.bytes().all(|b| b.is_ascii_digit());
                 if !digits || !matches!(port.parse::<u16>(), Ok(p) if p > 0) {
                     return Err(bad("a port is not a number from 1 to 65535"));
@@ -324,19 +331,27 @@ impl ConnectString {
                 Some(path.to_owned())
             }
         };
-        Ok(ConnectString { hosts: hosts.to_owned(), chroot })
+        Ok(ConnectString { hosts: hosts.join(","), chroot })
     }
 
     /// Each host and port (2181 when none is given), brackets taken off IPv6 addresses.
     pub fn endpoints(&self) -> Vec<(String, u16)> {
         self.hosts
             .split(',')
-            .filter_map(|host| split_host(host.trim()).ok())
+            .filter_map(|host| split_host(host).ok())
             .map(|(name, port)| {
                 let name = name.trim_start_matches('[').trim_end_matches(']');
                 (name.to_owned(), port.and_then(|p| p.parse().ok()).unwrap_or(2181))
             })
             .collect()
+    }
+}
+
+/// The hosts and the chroot, as zookeeper-client is given them (it neither
+/// trims nor skips empty hosts).
+impl std::fmt::Display for ConnectString {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}{}", self.hosts, self.chroot.as_deref().unwrap_or(""))
     }
 }
 
@@ -539,15 +554,20 @@ mod tests {
         assert_eq!(ConnectString::parse("zk1").unwrap().chroot, None);
         ConnectString::parse("[::1]:2181").unwrap();
         ConnectString::parse("::1,[fe80::1]:2181,zk1").unwrap();
+        // As ZooKeeper's Java client: each host trimmed, empty ones skipped, `host:` is 2181.
+        let cs = ConnectString::parse(" zk1:2181 , zk2:2182 ,, zk3: ,/app").unwrap();
+        assert_eq!(cs.to_string(), "zk1:2181,zk2:2182,zk3:/app");
+        assert_eq!(cs.endpoints(), [("zk1".into(), 2181), ("zk2".into(), 2182), ("zk3".into(), 2181)]);
         for bad in [
             "",
             "/chroot",
             ",",
+            " , ,/app",
             "host:0",
             "host:99999",
             "host:abc",
             "host:+1",
-            "host:",
+            "[::1]:",
             "ho st:1",
             "h:1/bad/",
             "h:1//x",

@@ -127,3 +127,20 @@ fn client_ids_are_checked_and_their_password_never_shown() {
     assert!(shown.contains("ClientId { session_id: 0x42, password: <redacted> }"), "{shown}");
     assert!(!shown.contains("sixteen") && !shown.contains(&format!("{password:?}")), "{shown}");
 }
+
+/// Issue 32: connect strings as people write them, read as ZooKeeper's Java
+/// client reads them — each host trimmed, empty ones skipped. With the
+/// first host down, `" down, up ,"` must reach the second host (before, every
+/// host after the first was unusable, and a leading space failed).
+#[tokio::test(flavor = "multi_thread")]
+async fn hosts_with_white_space_and_empty_entries_each_count() {
+    let live = shared_server();
+    let live = live.split('/').next().unwrap();
+    let down = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap();
+    let connect = format!(" {down}, {live} ,");
+    let options =
+        SessionOptions::new(&connect).session_timeout(SESSION_TIMEOUT).connect_timeout(Duration::from_secs(10));
+    let session = Session::connect(options).await.unwrap_or_else(|e| panic!("{connect:?}: {e}"));
+    assert!(session.exists("/").await.unwrap().is_some());
+    session.close().await;
+}

@@ -216,7 +216,9 @@ fn connect_ended(ended: tokio::task::JoinError, hosts: String) -> Error {
 
 async fn open(options: &SessionOptions, generation: u64) -> Result<Live> {
     let tls = options.tls_on().map(TlsOptions::prepare).transpose()?;
-    let probe = Probe::new(ConnectString::parse(&options.connect)?.endpoints(), tls.as_ref().map(|t| t.probe.clone()));
+    let parsed = ConnectString::parse(&options.connect)?;
+    let probe = Probe::new(parsed.endpoints(), tls.as_ref().map(|t| t.probe.clone()));
+    let cluster = parsed.to_string();
     let started = Instant::now();
     let mut opened = 0;
     // zookeeper-client gives up after about the session timeout when no
@@ -237,8 +239,8 @@ async fn open(options: &SessionOptions, generation: u64) -> Result<Live> {
             }
             opened = boot_now();
             let attempt = match &tls {
-                Some(tls) => connector.with_tls(tls.zk.clone()).secure_connect(&options.connect).await,
-                None => connector.connect(&options.connect).await,
+                Some(tls) => connector.with_tls(tls.zk.clone()).secure_connect(&cluster).await,
+                None => connector.connect(&cluster).await,
             };
             match attempt {
                 Err(zk::Error::Timeout | zk::Error::NoHosts | zk::Error::ConnectionLoss) => {
