@@ -21,7 +21,11 @@ fn ensemble(net: &Arc<Net>, servers: usize) -> Ensemble {
 const SESSION_TIMEOUT: Duration = Duration::from_millis(1600);
 
 async fn session(connect: String) -> Session {
-    Session::connect(SessionOptions::new(connect).session_timeout(SESSION_TIMEOUT)).await.expect("connect")
+    session_with(connect, SESSION_TIMEOUT).await
+}
+
+async fn session_with(connect: String, timeout: Duration) -> Session {
+    Session::connect(SessionOptions::new(connect).session_timeout(timeout)).await.expect("connect")
 }
 
 /// Reads `lock`'s state in a loop until `stop`; the last time it said
@@ -82,6 +86,56 @@ async fn a_holder_on_a_follower_cut_off_from_the_leader_says_not_held_before_ano
     eprintln!("cut at 0: the other held by {other_held:?}; the cut-off holder last said Held at {last:?}");
     assert!(last < other_held, "the cut-off holder said Held at {last:?}, after the other held ({other_held:?})");
     assert_ne!(holder_session.state(), SessionState::Connected);
+    net.heal_all().unwrap();
+    other.release().await.unwrap();
+    other_session.close().await;
+    holder_session.close().await;
+}
+
+/// A leader cut off from the majority goes on answering `sync` until it
+/// notices (up to a tick after its followers left it), while the majority
+/// elects a new leader, which expires the session T after it starts. With
+/// tickTime 1 s and T = 2 s, syncs alone would keep the holder on the old
+/// leader `Held` after the other client holds: only a write, which the old
+/// leader cannot commit, proves that no new leader started.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_holder_on_a_leader_cut_off_from_the_majority_says_not_held_before_another_holds() {
+    if !zk_harness::net::isolated("a_holder_on_a_leader_cut_off_from_the_majority_says_not_held_before_another_holds") {
+        return;
+    }
+    let net = Arc::new(Net::new().unwrap());
+    let zk = common::inject({
+        let net = net.clone();
+        move || {
+            let options =
+                Options { net: Some(net), tick_ms: 1000, sync_limit: 3, init_limit: 10, ..Options::default() };
+            Ensemble::start(3, options).expect("an ensemble on hosts of its own")
+        }
+    })
+    .await;
+    let leader = zk.leader().expect("a leader");
+    let follower = (0..3).find(|&i| i != leader).unwrap();
+    let addr = |i: usize| zk.host(i).unwrap().addr;
+    let path = common::unique_path("cut-off-leader");
+    let timeout = Duration::from_secs(2);
+    let holder_session = session_with(zk.client_addr(leader).unwrap().to_string(), timeout).await;
+    let other_session = session_with(zk.client_addr(follower).unwrap().to_string(), timeout).await;
+    let holder = Lock::mutex(&holder_session, &path).unwrap();
+    let other = Lock::mutex(&other_session, &path).unwrap();
+    assert!(holder.acquire(Acquire::default()).await.unwrap());
+
+    let start = Instant::now();
+    let stop = Arc::new(AtomicBool::new(false));
+    let reader = last_held(holder.clone(), stop.clone(), start);
+    let others: Vec<_> = (0..3).filter(|&i| i != leader).map(addr).collect();
+    net.split(&[addr(leader)], &others).unwrap();
+    assert!(other.acquire(Acquire::timeout(Duration::from_secs(30))).await.unwrap(), "the majority's client holds");
+    let other_held = start.elapsed();
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    stop.store(true, Ordering::Relaxed);
+    let last = reader.join().unwrap();
+    eprintln!("cut at 0: the other held by {other_held:?}; the holder on the old leader last said Held at {last:?}");
+    assert!(last < other_held, "the holder said Held at {last:?}, after the other held ({other_held:?})");
     net.heal_all().unwrap();
     other.release().await.unwrap();
     other_session.close().await;

@@ -6,6 +6,7 @@
 #
 #   csharp  demo    demo/workers/dotnet/Worker.cs          -> target/demo/dotnet/ZooLockDemoWorker.exe
 #   csharp  bench   bench/contestants/dotnet/Contestant.cs -> target/bench/dotnet/ZooLockBenchContestant.exe
+#   csharp  bed     bed/contenders/Contender.cs            -> target/bed/dotnet/ZooLockBedContender.exe
 #   curator demo    demo/workers/curator/CuratorWorker.java         -> target/demo/curator/run
 #   curator bench   bench/contestants/curator/CuratorContestant.java -> target/bench/curator/run
 #
@@ -29,13 +30,14 @@ self=$(cd "$(dirname "$0")" && pwd)/$(basename "$0")
 cd "$(dirname "$0")/../.."
 
 if [ $# -ne 2 ]; then
-  echo "usage: scripts/lib/build-worker.sh csharp|curator demo|bench" >&2
+  echo "usage: scripts/lib/build-worker.sh csharp|curator demo|bench|bed" >&2
   exit 2
 fi
 language=$1 which=$2 name="build-worker $1 $2"
 case "$language $which" in
   "csharp demo") out=target/demo/dotnet program=ZooLockDemoWorker.exe src=demo/workers/dotnet/Worker.cs ;;
   "csharp bench") out=target/bench/dotnet program=ZooLockBenchContestant.exe src=bench/contestants/dotnet/Contestant.cs ;;
+  "csharp bed") out=target/bed/dotnet program=ZooLockBedContender.exe src=bed/contenders/Contender.cs ;;
   # The worker starts often and runs briefly: C1 only, a small heap's GC.
   "curator demo")
     out=target/demo/curator src=demo/workers/curator/CuratorWorker.java env=CURATOR_WORKER
@@ -53,7 +55,7 @@ case "$language $which" in
     out=target/bench/curator src=bench/contestants/curator/CuratorContestant.java env=CURATOR_BENCH
     java_opts="-XX:+UseSerialGC -XX:CompileThresholdScaling=0.1 -Xss512k" description="one Curator contestant of the bench." ;;
   *)
-    echo "usage: scripts/lib/build-worker.sh csharp|curator demo|bench" >&2
+    echo "usage: scripts/lib/build-worker.sh csharp|curator demo|bench|bed" >&2
     exit 2 ;;
 esac
 

@@ -10,6 +10,8 @@ need_apt=()
 command -v java >/dev/null 2>&1 || need_apt+=(default-jre-headless)
 command -v javac >/dev/null 2>&1 || need_apt+=(default-jdk-headless)
 [ -f /usr/share/java/curator-recipes.jar ] || need_apt+=(libcurator-recipes-java)
+# Partitions made in the kernel, in the tests' own network namespaces (zk_harness::net).
+command -v nft >/dev/null 2>&1 || [ -x /usr/sbin/nft ] || need_apt+=(nftables)
 
 if [ ${#need_apt[@]} -gt 0 ]; then
   if [ "$(id -u)" -ne 0 ]; then

@@ -6,48 +6,61 @@
 //! keeps its clients and answers their pings and reads for up to
 //! syncLimit × tickTime, while the leader, hearing nothing of the session,
 //! expires it after the session timeout T and lets another client hold.
-//! Only what goes through the leader proves anything: a `sync` (answered
-//! after the leader handled it) or a write.
+//! Only what goes through the leader proves anything.
 //!
 //! ## The bound, and what it rests on
 //!
-//! The renewal sends a `sync` every T/7, each after the reply to the one
-//! before. Given three answered syncs `a`, `b`, `c` (sent at `s`, answered
-//! at `r`) with `s_b ≥ r_a + BRIDGE` and `s_c ≥ r_b`, the leader touched the
-//! session at a time after `s_a`, so it cannot expire it before `s_a + T`;
-//! the session is confirmed until `s_a + T − MARGIN`. The argument, and the
-//! ZooKeeper behaviour each step assumes (3.8's code):
+//! A leader expires a session T after its last touch of it; a leader that
+//! takes over counts every session's T from when it starts. So the session
+//! cannot have expired before `min(touch, quorum) + T`, where the leader
+//! touched it after `touch`, and no other leader started before `quorum`.
+//! The renewal sends a request through the leader every T/7, each after
+//! the reply to the one before: a `sync`, and every second one a write (a
+//! `delete` of a node that never exists: refused, but as a transaction the
+//! quorum commits). The session is confirmed until
+//! `min(touch, quorum) + T − T/10`, the tenth kept back for timers'
+//! wake-ups. Each step rests on ZooKeeper 3.8 behaving as follows:
 //!
-//! 1. The leader expires a session no earlier than T after its last touch
-//!    of it (`ExpiryQueue` rounds the expiry *up* to the next tick).
-//! 2. A follower touches a session when any packet of it arrives, and
-//!    reports the sessions it touched to the leader in its reply to the
-//!    leader's next ping; the leader touches each. The leader pings every
-//!    follower every tickTime/2, and tickTime ≤ T/2 (ZooKeeper grants no
-//!    session timeout below `minSessionTimeout`, 2 ticks by default), so
-//!    BRIDGE = 0.28 T exceeds the ping period with room for its jitter.
-//! 3. Leader → follower, pings and sync replies travel one TCP stream, read
-//!    in order; follower → leader, ping replies and forwarded requests
-//!    travel one stream, handled in order. So: the leader sent a ping
-//!    between handling `a` (after `s_a`) and answering `b` (`s_b − r_a`
-//!    exceeds the ping period); the follower had it, and answered it with
-//!    the touch `a` made, before `b`'s answer and so before `c` arrived
-//!    (`s_c ≥ r_b`); that answer reached the leader before `c`, which the
-//!    leader handled. Hence a touch after `s_a`.
-//! 4. A client that moves to another server is revalidated by the leader,
-//!    which touches the session; a server that loses its leader closes its
-//!    clients' connections. So a move between `a` and `c` touches it after
-//!    `s_a` too; and a session just opened (or resumed) was touched after
-//!    its connect request was sent.
+//! 1. A leader expires a session no earlier than T after its last touch of
+//!    it (`ExpiryQueue` rounds the expiry *up* to the next tick), and a new
+//!    leader gives every session a full T from its start.
+//! 2. `touch` from three answered renewals `a`, `b`, `c` (sent at `s`,
+//!    answered at `r`) with `s_b ≥ r_a + BRIDGE` and `s_c ≥ r_b`: the
+//!    leader touched the session after `s_a`. A follower touches a session
+//!    when any packet of it arrives, and reports the sessions it touched in
+//!    its reply to the leader's next ping; the leader touches each. The
+//!    leader pings every follower every tickTime/2 and tickTime ≤ T/2
+//!    (ZooKeeper grants no session timeout below `minSessionTimeout`, 2
+//!    ticks by default), so BRIDGE = 0.28 T exceeds the ping period with
+//!    room for its jitter. Leader → follower, pings and replies travel one
+//!    TCP stream, read in order; follower → leader, ping replies and
+//!    forwarded requests travel one stream, handled in order. So the
+//!    leader sent a ping between handling `a` and answering `b`; the
+//!    follower had it, and answered it with `a`'s touch, before `b`'s
+//!    answer and so before `c` arrived; that answer reached the leader
+//!    before `c`, which the leader handled.
+//! 3. `touch` from a connect: a session just opened, resumed or
+//!    reconnected was touched by the leader after its connect request was
+//!    sent (a leader revalidates a session that comes to any server;
+//!    zookeeper-client's `last_handshake`). Not a read-only server's
+//!    connect, which no leader revalidates. A server that loses its leader
+//!    closes its clients' connections, so a chain across a move holds too.
+//! 4. `quorum` from an answered write sent at `s_w`: a quorum acknowledged
+//!    it in its leader's epoch, and a later leader needs a quorum that
+//!    left that leader first; the two quorums share a server. So no later
+//!    leader started before `s_w`. (A `sync` proves no quorum: a leader cut
+//!    off from the others answers syncs until it notices, up to a tick
+//!    after its followers have left it.) Opening a new session is such a
+//!    write; after a reconnect the renewal writes at once.
 //! 5. The machine's clock runs at the servers' rate (ppm apart). The boot
 //!    clock counts a suspended machine's sleep, as the servers' clocks do.
 //!
 //! When 2 fails (an operator set `minSessionTimeout` below 2 ticks), the
 //! bound does not hold; docs/guarantees.md says so.
 //!
-//! The renewal costs one `sync` per T/7 per session, at the leader; it
-//! sends before zookeeper-client's own idle ping (3T/20), so it replaces
-//! those pings rather than adding to them.
+//! The renewal costs a request per T/7 per session at the leader, half of
+//! them writes the quorum logs; it sends before zookeeper-client's own idle
+//! ping (3T/20), so it replaces those pings rather than adding to them.
 
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -67,8 +80,9 @@ const RENEWALS_PER_TIMEOUT: u32 = 7;
 /// bridges it (point 2), in hundredths of the session timeout.
 const BRIDGE_PERCENT: u64 = 28;
 
-/// Kept back from the bound for timers' wake-ups, in tenths of T.
-const MARGIN_TENTHS: u64 = 1;
+/// The node the renewal's writes try to delete: it never exists (and were
+/// it made, the version asked for keeps it from being deleted).
+const NEVER: &str = "/zoolock-confirmation-never-created";
 
 /// Nanoseconds on the boot clock: `CLOCK_BOOTTIME` on Linux, which counts
 /// while the machine sleeps, as the servers' clocks do.
@@ -87,13 +101,22 @@ pub fn boot_now() -> u64 {
     }
 }
 
-/// Until when the session is confirmed, and when it last was; boot clock, ns.
+/// What the quorum confirmed of one session; boot clock, ns.
 #[derive(Default)]
 pub(crate) struct Confirmation {
+    evidence: std::sync::Mutex<Evidence>,
+    /// `min(touch, quorum) + T − T/10`, read without the lock.
     until: AtomicU64,
     last: AtomicU64,
     /// Told each time `until` moves.
     moved: tokio::sync::Notify,
+}
+
+#[derive(Default, Clone, Copy)]
+struct Evidence {
+    touch: u64,
+    quorum: u64,
+    timeout: Duration,
 }
 
 impl Confirmation {
@@ -111,27 +134,31 @@ impl Confirmation {
         self.last.load(Ordering::Acquire)
     }
 
-    /// A new session was opened (or resumed) by a connect request sent at `sent`.
-    pub fn opened(&self, sent: u64, timeout: Duration) {
-        self.until.store(bound(sent, timeout), Ordering::Release);
-        self.last.store(boot_now(), Ordering::Release);
-        self.moved.notify_waiters();
+    /// A session was opened by a connect request sent at `sent`: touched
+    /// after it, and, if it is new (not resumed), created by a write.
+    pub fn opened(&self, sent: u64, new: bool, timeout: Duration) {
+        *self.evidence.lock().unwrap() = Evidence { touch: sent, quorum: if new { sent } else { 0 }, timeout };
+        self.until.store(0, Ordering::Release);
+        self.update(|_| {});
     }
 
-    /// Extends the confirmation to `sent`'s bound; whether it moved.
-    fn extend(&self, sent: u64, timeout: Duration) -> bool {
-        self.last.store(boot_now(), Ordering::Release);
-        let moved = self.until.fetch_max(bound(sent, timeout), Ordering::AcqRel) < bound(sent, timeout);
+    /// Records evidence; whether `until` moved.
+    fn update(&self, record: impl FnOnce(&mut Evidence)) -> bool {
+        let mut evidence = self.evidence.lock().unwrap();
+        record(&mut evidence);
+        let t = evidence.timeout.as_nanos() as u64;
+        let until = match evidence.touch.min(evidence.quorum) {
+            0 => 0,
+            since => since + t - t / 10,
+        };
+        let moved = self.until.fetch_max(until, Ordering::AcqRel) < until;
+        drop(evidence);
         if moved {
+            self.last.store(boot_now(), Ordering::Release);
             self.moved.notify_waiters();
         }
         moved
     }
-}
-
-fn bound(sent: u64, timeout: Duration) -> u64 {
-    let t = timeout.as_nanos() as u64;
-    sent + t - t / 10 * MARGIN_TENTHS
 }
 
 /// The answered renewals of one generation, newest last.
@@ -140,7 +167,7 @@ struct Answered(VecDeque<(u64, u64)>);
 
 impl Answered {
     /// Records renewal `(sent, replied)`; the send time it proves a touch
-    /// after, if three answered renewals now chain (the module's point 3).
+    /// after, if three answered renewals now chain (the module's point 2).
     fn record(&mut self, sent: u64, replied: u64, timeout: Duration) -> Option<u64> {
         if self.0.len() == 16 {
             self.0.pop_front();
@@ -179,26 +206,66 @@ pub(crate) async fn renew<S: Refresh>(
     }
 }
 
-/// Sends a `sync` every T/7, each after the previous reply; returns when
-/// the session ends.
+/// Sends a request through the leader every T/7, each after the previous
+/// reply, every second one a write, and a write at once after each
+/// reconnect; returns when the session ends.
 async fn renewals<S: Refresh>(session: &Weak<S>, confirmation: &Confirmation, client: &zk::Client) {
     let timeout = client.session_timeout();
     let every = timeout / RENEWALS_PER_TIMEOUT;
+    let mut states = client.state_watcher();
     let mut answered = Answered::default();
+    let mut handshake = client.last_handshake();
     let mut next = tokio::time::Instant::now();
+    let mut write = true;
     loop {
-        tokio::time::sleep_until(next).await;
+        tokio::select! {
+            _ = tokio::time::sleep_until(next) => {}
+            state = states.changed() => {
+                if state.is_terminated() {
+                    return;
+                }
+                continue;
+            }
+        }
+        // Reconnected: the connect touched the session; a write now gives the quorum.
+        let latest = client.last_handshake();
+        if latest != handshake && client.state() == zk::SessionState::SyncConnected {
+            handshake = latest;
+            if let Some(at) = latest {
+                let sent = boot_now().saturating_sub(at.elapsed().as_nanos() as u64);
+                confirmation.update(|e| e.touch = e.touch.max(sent));
+            }
+            write = true;
+        }
         let sent = boot_now();
         next = tokio::time::Instant::now() + every;
-        match client.sync("/").await {
+        let reply = if write {
+            match client.delete(NEVER, Some(i32::MAX)).await {
+                // Any answer of the server's: the quorum committed it (refused).
+                Ok(()) | Err(zk::Error::NoNode | zk::Error::BadVersion | zk::Error::NoAuth) => Ok(()),
+                Err(err) => Err(err),
+            }
+        } else {
+            client.sync("/").await
+        };
+        match reply {
             Ok(()) => {
                 let proven = answered.record(sent, boot_now(), timeout);
-                if proven.is_some_and(|proven| confirmation.extend(proven, timeout)) {
+                let moved = confirmation.update(|e| {
+                    if let Some(proven) = proven {
+                        e.touch = e.touch.max(proven);
+                    }
+                    if write {
+                        e.quorum = e.quorum.max(sent);
+                    }
+                });
+                if moved {
                     let Some(owner) = session.upgrade() else { return };
                     owner.refresh();
                 }
+                write = !write;
             }
-            Err(err) if connection_lost(&err) => {}
+            Err(err) if connection_lost(&err) => write = true,
             Err(_) => return,
         }
         // A reply later than the period: the next goes at once.
@@ -259,7 +326,18 @@ mod tests {
     }
 
     #[test]
-    fn the_bound_keeps_a_tenth_of_the_timeout_back() {
-        assert_eq!(bound(100 * S, T), 109 * S);
+    fn the_bound_is_the_older_evidence_plus_nine_tenths_of_the_timeout() {
+        let confirmation = Confirmation::default();
+        confirmation.opened(100 * S, true, T);
+        assert_eq!(confirmation.until(), 109 * S);
+        // A touch proven later moves nothing until a write proves the quorum later too.
+        assert!(!confirmation.update(|e| e.touch = 103 * S));
+        assert!(confirmation.update(|e| e.quorum = 105 * S));
+        assert_eq!(confirmation.until(), 112 * S);
+        // A resumed session: touched, but no write yet.
+        confirmation.opened(200 * S, false, T);
+        assert_eq!(confirmation.until(), 0);
+        assert!(confirmation.update(|e| e.quorum = 201 * S));
+        assert_eq!(confirmation.until(), 209 * S);
     }
 }

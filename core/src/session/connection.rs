@@ -150,7 +150,7 @@ impl Connection {
                 linked: AtomicBool::new(true),
                 refreshing: Mutex::new(()),
             });
-            connection.confirmation.opened(live.opened, live.client.session_timeout());
+            connection.confirmation.opened(live.opened, !resumed, live.client.session_timeout());
             connection.start_renewal(&live);
             let supervisor = Supervisor(Arc::downgrade(&connection));
             connection.runtime.spawn(supervise(supervisor, live));
@@ -346,8 +346,8 @@ async fn supervise(supervisor: Supervisor, mut live: Live) {
                     shared.linked.store(false, Ordering::Release);
                     shared.refresh();
                 }
-                // Connected again: `Connected` if the quorum's confirmation
-                // still holds, else once the renewal confirms it.
+                // Connected again: `Connected` while the quorum's confirmation
+                // holds; the renewal confirms a reconnect at once (confirm.rs).
                 zk::SessionState::SyncConnected | zk::SessionState::ConnectedReadOnly => {
                     shared.linked.store(true, Ordering::Release);
                     shared.refresh();
@@ -397,7 +397,7 @@ async fn reopen(weak: &Weak<Connection>, generation: u64) -> Option<Live> {
                     }
                     *current = Some(Arc::new(live.clone()));
                 }
-                shared.confirmation.opened(live.opened, live.client.session_timeout());
+                shared.confirmation.opened(live.opened, true, live.client.session_timeout());
                 shared.linked.store(true, Ordering::Release);
                 publish(&shared, SessionState::Connected, generation, live.session_id);
                 shared.start_renewal(&live);

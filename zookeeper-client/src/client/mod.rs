@@ -5,8 +5,8 @@ use std::fmt::Write as _;
 use std::future::Future;
 use std::mem::ManuallyDrop;
 use std::sync::atomic::{AtomicI64, Ordering};
-use std::sync::Arc;
-use std::time::Duration;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 use const_format::formatcp;
 use derive_where::derive_where;
@@ -209,6 +209,7 @@ pub struct Client {
     requester: Arc<mpsc::UnboundedSender<Request>>,
     state_watcher: StateWatcher,
     last_zxid: Arc<AtomicI64>,
+    last_handshake: Arc<Mutex<Option<Instant>>>,
 }
 
 impl Client {
@@ -224,6 +225,7 @@ impl Client {
         Connector::new()
     }
 
+    #[allow(clippy::too_many_arguments)]
     pub(crate) fn new(
         chroot: OwnedChroot,
         version: Version,
@@ -232,8 +234,18 @@ impl Client {
         requester: Arc<mpsc::UnboundedSender<Request>>,
         state_watcher: StateWatcher,
         last_zxid: Arc<AtomicI64>,
+        last_handshake: Arc<Mutex<Option<Instant>>>,
     ) -> Client {
-        Client { chroot, version, session, session_timeout: timeout, requester, state_watcher, last_zxid }
+        Client {
+            chroot,
+            version,
+            session,
+            session_timeout: timeout,
+            requester,
+            state_watcher,
+            last_zxid,
+            last_handshake,
+        }
     }
 
     fn validate_path<'a>(&'a self, path: &'a str) -> Result<ChrootPath<'a>> {
@@ -263,6 +275,15 @@ impl Client {
     /// notifications aside, as ZooKeeper's own clients); 0 before the first.
     pub fn last_zxid(&self) -> i64 {
         self.last_zxid.load(Ordering::Relaxed)
+    }
+
+    /// An instant before the connect request of the connection that last
+    /// completed was sent (`None` before the first). The server had that
+    /// request after this instant; the ensemble's leader revalidates a
+    /// session that connects to another server, so it heard from the
+    /// session after it too.
+    pub fn last_handshake(&self) -> Option<Instant> {
+        *self.last_handshake.lock().unwrap()
     }
 
     /// Consumes this instance into session info.
@@ -1840,6 +1861,7 @@ impl Connector {
         let session_info = session.session.clone();
         let session_timeout = session.session_timeout;
         let last_zxid = session.last_zxid_seen.clone();
+        let last_handshake = session.last_handshake.clone();
         let mut state_watcher = StateWatcher::new(session.subscribe_state());
         // Consume all state changes so far.
         state_watcher.state();
@@ -1854,6 +1876,7 @@ impl Connector {
             sender,
             state_watcher,
             last_zxid,
+            last_handshake,
         );
         Ok(client)
     }

@@ -8,7 +8,7 @@ mod xid;
 
 use std::pin::pin;
 use std::sync::atomic::{AtomicI64, Ordering};
-use std::sync::{Arc, Weak};
+use std::sync::{Arc, Mutex, Weak};
 use std::time::{Duration, Instant};
 
 use async_io::Timer;
@@ -127,6 +127,8 @@ impl Builder {
 
             last_zxid: session.last_zxid,
             last_zxid_seen: Arc::new(AtomicI64::new(session.last_zxid)),
+            handshake: now,
+            last_handshake: Arc::new(Mutex::new(None)),
             last_recv: now,
             last_send: now,
             last_ping: None,
@@ -164,6 +166,11 @@ pub struct Session {
     last_zxid: i64,
     /// `last_zxid` for the clients of this session ([Client::last_zxid](crate::Client::last_zxid)).
     pub(crate) last_zxid_seen: Arc<AtomicI64>,
+    /// When the connect request of the connection being opened was queued.
+    handshake: Instant,
+    /// `handshake` of the connection that last completed, for the clients
+    /// ([Client::last_handshake](crate::Client::last_handshake)).
+    pub(crate) last_handshake: Arc<Mutex<Option<Instant>>>,
     last_recv: Instant,
     last_send: Instant,
     last_ping: Option<Instant>,
@@ -433,6 +440,7 @@ impl Session {
     }
 
     fn complete_connect(&mut self) {
+        *self.last_handshake.lock().unwrap() = Some(self.handshake);
         let state = if self.session.readonly { SessionState::ConnectedReadOnly } else { SessionState::SyncConnected };
         self.change_state(state);
     }
@@ -651,6 +659,7 @@ impl Session {
         };
         depot.reset();
         buf.clear();
+        self.handshake = Instant::now();
         self.send_connect(depot);
         #[cfg(any(feature = "sasl-digest-md5", feature = "sasl-gssapi"))]
         self.send_sasl(depot, endpoint.host)?;
