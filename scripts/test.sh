@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Runs every zoolock test against real ZooKeeper servers that the tests
-# start themselves on free loopback ports: the Rust core, harness and demo,
-# each binding's suite, every code block of the documentation, the packages
+# start themselves on free loopback ports (or, for faults inside an
+# ensemble, on hosts in network namespaces of their own): the Rust core,
+# harness and demo, each binding's suite, the ensemble fault bed with
+# contenders in every language, every code block of the documentation, the packages
 # a user installs (built into dist/ by scripts/package.sh, then installed and
 # run without a Rust toolchain), then
 # the main job with workers in every language, plainly and under injected
@@ -31,6 +33,7 @@ ZOOLOCK_NATIVE=$PWD/target/dist/x86_64-unknown-linux-gnu/dist/libzoolock_ffi.so
 export ZOOLOCK_WHEEL ZOOLOCK_NATIVE
 step scripts/test-python.sh
 step scripts/test-dotnet.sh
+step scripts/test-ensemble.sh
 step scripts/test-docs.sh
 step scripts/test-packages.sh
 
