@@ -5,8 +5,10 @@
 //! `zoolock-bench [--seconds S] [--rounds R] [--only raw,rust,…] [--scenarios A,B4,…]
 //!                [--force-sync yes|no|both] [--out DIR]`
 //! `zoolock-bench contestant raw|zoolock|zookeeper-client <protocol args>` (one Rust contestant)
+//! `zoolock-bench confirmation [--sessions N] [--seconds S]` (what the quorum's confirmation costs)
 
 mod args;
+mod confirmation;
 mod contestant;
 mod contestants;
 mod measure;
@@ -46,6 +48,7 @@ fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let outcome = match args.first().map(String::as_str) {
         Some("contestant") => contestant::main(&args[1..]),
+        Some("confirmation") => confirmation::main(&args[1..]),
         _ => plan(&args).and_then(|plan| run(&plan)),
     };
     if let Err(e) = outcome {

@@ -231,7 +231,7 @@ fn packets_received(server: &Ensemble) -> u64 {
 /// on a warm server. The process's total keeps the time of threads that
 /// ended; the compilers' is subtracted thread by thread, so they must not
 /// end (`-XX:-UseDynamicNumberOfCompilerThreads`, main.rs).
-fn server_cpu_seconds(server: &Ensemble) -> f64 {
+pub(crate) fn server_cpu_seconds(server: &Ensemble) -> f64 {
     let ticks = |stat: &str| {
         let fields: Vec<&str> = stat.rsplit_once(')')?.1.split_whitespace().collect();
         Some(fields.get(11)?.parse::<f64>().ok()? + fields.get(12)?.parse::<f64>().ok()?)

@@ -135,9 +135,10 @@ impl Confirmation {
     }
 
     /// A session was opened by a connect request sent at `sent`: touched
-    /// after it, and, if it is new (not resumed), created by a write.
-    pub fn opened(&self, sent: u64, new: bool, timeout: Duration) {
-        *self.evidence.lock().unwrap() = Evidence { touch: sent, quorum: if new { sent } else { 0 }, timeout };
+    /// after it; `quorum` when a write proved the quorum (creating a new
+    /// session is one; a resumed one needs [`quorum_write`]).
+    pub fn opened(&self, sent: u64, quorum: Option<u64>, timeout: Duration) {
+        *self.evidence.lock().unwrap() = Evidence { touch: sent, quorum: quorum.unwrap_or(0), timeout };
         self.until.store(0, Ordering::Release);
         self.update(|_| {});
     }
@@ -158,6 +159,16 @@ impl Confirmation {
             self.moved.notify_waiters();
         }
         moved
+    }
+}
+
+/// Sends the renewal's write; when it was sent, if the server answered.
+pub(crate) async fn quorum_write(client: &zk::Client) -> Result<u64, zk::Error> {
+    let sent = boot_now();
+    match client.delete(NEVER, Some(i32::MAX)).await {
+        // Any answer of the server's: the quorum committed it (refused).
+        Ok(()) | Err(zk::Error::NoNode | zk::Error::BadVersion | zk::Error::NoAuth) => Ok(sent),
+        Err(err) => Err(err),
     }
 }
 
@@ -239,15 +250,7 @@ async fn renewals<S: Refresh>(session: &Weak<S>, confirmation: &Confirmation, cl
         }
         let sent = boot_now();
         next = tokio::time::Instant::now() + every;
-        let reply = if write {
-            match client.delete(NEVER, Some(i32::MAX)).await {
-                // Any answer of the server's: the quorum committed it (refused).
-                Ok(()) | Err(zk::Error::NoNode | zk::Error::BadVersion | zk::Error::NoAuth) => Ok(()),
-                Err(err) => Err(err),
-            }
-        } else {
-            client.sync("/").await
-        };
+        let reply = if write { quorum_write(client).await.map(drop) } else { client.sync("/").await };
         match reply {
             Ok(()) => {
                 let proven = answered.record(sent, boot_now(), timeout);
@@ -328,14 +331,14 @@ mod tests {
     #[test]
     fn the_bound_is_the_older_evidence_plus_nine_tenths_of_the_timeout() {
         let confirmation = Confirmation::default();
-        confirmation.opened(100 * S, true, T);
+        confirmation.opened(100 * S, Some(100 * S), T);
         assert_eq!(confirmation.until(), 109 * S);
         // A touch proven later moves nothing until a write proves the quorum later too.
         assert!(!confirmation.update(|e| e.touch = 103 * S));
         assert!(confirmation.update(|e| e.quorum = 105 * S));
         assert_eq!(confirmation.until(), 112 * S);
         // A resumed session: touched, but no write yet.
-        confirmation.opened(200 * S, false, T);
+        confirmation.opened(200 * S, None, T);
         assert_eq!(confirmation.until(), 0);
         assert!(confirmation.update(|e| e.quorum = 201 * S));
         assert_eq!(confirmation.until(), 209 * S);

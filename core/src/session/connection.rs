@@ -118,6 +118,12 @@ impl Connection {
         // connection's task on the runtime its connect runs on.
         on.spawn(async move {
             let live = open(&options, 1).await?;
+            // A resumed session was not created by a write: one proves the
+            // quorum before the session counts as connected (confirm.rs).
+            let quorum = match options.resume {
+                None => Some(live.opened),
+                Some(_) => confirm::quorum_write(&live.client).await.ok(),
+            };
             if let Some(chroot) = parsed.chroot {
                 match live.client.check_stat("/").await {
                     Ok(Some(_)) => {}
@@ -150,7 +156,7 @@ impl Connection {
                 linked: AtomicBool::new(true),
                 refreshing: Mutex::new(()),
             });
-            connection.confirmation.opened(live.opened, !resumed, live.client.session_timeout());
+            connection.confirmation.opened(live.opened, quorum, live.client.session_timeout());
             connection.start_renewal(&live);
             let supervisor = Supervisor(Arc::downgrade(&connection));
             connection.runtime.spawn(supervise(supervisor, live));
@@ -397,7 +403,7 @@ async fn reopen(weak: &Weak<Connection>, generation: u64) -> Option<Live> {
                     }
                     *current = Some(Arc::new(live.clone()));
                 }
-                shared.confirmation.opened(live.opened, true, live.client.session_timeout());
+                shared.confirmation.opened(live.opened, Some(live.opened), live.client.session_timeout());
                 shared.linked.store(true, Ordering::Release);
                 publish(&shared, SessionState::Connected, generation, live.session_id);
                 shared.start_renewal(&live);
