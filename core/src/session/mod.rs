@@ -1,10 +1,11 @@
 //! One ZooKeeper session shared by every lock of a process, reopened by
 //! itself after expiry so users never rebuild anything.
 //!
-//! [`connection`] opens and follows it; [`Session`] is the facade that
-//! everything above uses. What a layer above keeps once per session (the
-//! contender's doubtful prefixes, the lock's lines, the mirrors) is an
-//! [`Extension`] of it, so the session names none of them.
+//! [`connection`] opens and follows it, [`confirm`] keeps the quorum's
+//! confirmation of it; [`Session`] is the facade that everything above
+//! uses. What a layer above keeps once per session (the contender's
+//! doubtful prefixes, the lock's lines, the mirrors, the one-shot watches)
+//! is an [`Extension`] of it, so the session names none of them.
 
 mod confirm;
 mod connection;
@@ -428,31 +429,34 @@ impl<T: Extension> Hooks for T {
     }
 }
 
-/// The extensions of one session, at most one of each type: a few slots set
-/// once each, so that a lookup takes no lock (acquires look some up on
-/// every attempt).
+/// The extensions of one session, at most one of each type: a chain of
+/// slots, each set once, grown as types come, so that a lookup takes no
+/// lock (acquires look some up on every attempt) and any number fit.
 #[derive(Default)]
-struct Extensions([OnceLock<(TypeId, Box<dyn Hooks>)>; EXTENSIONS]);
-
-/// How many extension types there are at most: one slot each.
-const EXTENSIONS: usize = 4;
+struct Extensions {
+    here: OnceLock<(TypeId, Box<dyn Hooks>)>,
+    rest: OnceLock<Box<Extensions>>,
+}
 
 impl Extensions {
     /// The `T`, made in the first free slot if none has it yet. A slot's
     /// type is set once, so every caller that wants `T` stops at the same slot.
     fn get_or_make<T: Extension>(&self) -> &T {
         let wanted = TypeId::of::<T>();
-        for slot in &self.0 {
-            let (id, hooks) = slot.get_or_init(|| (wanted, Box::new(T::default())));
+        let mut slots = self;
+        loop {
+            let (id, hooks) = slots.here.get_or_init(|| (wanted, Box::new(T::default())));
             if *id == wanted {
-                return hooks.as_any().downcast_ref().expect("the slot holds a T");
+                return hooks.as_any().downcast_ref().expect("a slot of T's type id holds a T");
             }
+            slots = slots.rest.get_or_init(Box::default);
         }
-        panic!("more session extensions than EXTENSIONS slots");
     }
 
     fn iter(&self) -> impl Iterator<Item = &dyn Hooks> {
-        self.0.iter().filter_map(|slot| slot.get()).map(|(_, hooks)| hooks.as_ref())
+        std::iter::successors(Some(self), |slots| slots.rest.get().map(Box::as_ref))
+            .filter_map(|slots| slots.here.get())
+            .map(|(_, hooks)| hooks.as_ref())
     }
 }
 
@@ -462,5 +466,38 @@ impl StatusWatcher for Inner {
         for hooks in self.extensions.iter() {
             hooks.session_changed(now, ended);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    macro_rules! kinds {
+        ($($name:ident),*) => {$(
+            #[derive(Default)]
+            struct $name(std::sync::atomic::AtomicU32);
+            impl Extension for $name {}
+        )*};
+    }
+    kinds!(A, B, C, D, E, F, G);
+
+    /// Any number of extension types fit (four slots once panicked at the fifth),
+    /// each made once and found again.
+    #[test]
+    fn any_number_of_extensions_each_made_once() {
+        let extensions = Extensions::default();
+        extensions.get_or_make::<A>().0.store(1, Ordering::Relaxed);
+        extensions.get_or_make::<G>().0.store(7, Ordering::Relaxed);
+        for _ in 0..2 {
+            extensions.get_or_make::<B>();
+            extensions.get_or_make::<C>();
+            extensions.get_or_make::<D>();
+            extensions.get_or_make::<E>();
+            extensions.get_or_make::<F>();
+        }
+        assert_eq!(extensions.get_or_make::<A>().0.load(Ordering::Relaxed), 1);
+        assert_eq!(extensions.get_or_make::<G>().0.load(Ordering::Relaxed), 7);
+        assert_eq!(extensions.iter().count(), 7);
     }
 }
