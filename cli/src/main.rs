@@ -139,15 +139,36 @@ fn roff_heading(heading: &str) -> String {
     }
 }
 
+/// The exit code of each kind: every kind named, so that a new one fails
+/// to compile here until it is given one (sysexits, as flock's).
 fn error_code(err: &Error) -> u8 {
-    match err {
-        Error::InvalidPath { .. }
-        | Error::InvalidConnectString { .. }
-        | Error::InvalidArgument(_)
-        | Error::InconsistentLeases { .. }
-        | Error::NoChroot(_) => exit::BAD_INPUT,
-        Error::ConnectTimeout { .. } | Error::AuthFailed => exit::CONNECT,
-        _ => exit::ERROR,
+    use zoolock::ErrorKind as Kind;
+    match err.kind() {
+        Kind::InvalidPath
+        | Kind::InvalidConnectString
+        | Kind::InvalidArgument
+        | Kind::InconsistentLeases
+        | Kind::NoChroot => exit::BAD_INPUT,
+        Kind::ConnectTimeout | Kind::AuthFailed => exit::CONNECT,
+        Kind::Tls
+        | Kind::ConnectionLoss
+        | Kind::Cancelled
+        | Kind::Closed
+        | Kind::Forked
+        | Kind::NoAuth
+        | Kind::ZooKeeper
+        | Kind::NotOwner
+        | Kind::NoNode
+        | Kind::NodeExists
+        | Kind::BadVersion
+        | Kind::NotEmpty
+        | Kind::SessionExpired
+        | Kind::NotHeld
+        | Kind::NoChildrenForEphemerals
+        | Kind::InvalidAcl
+        | Kind::RuntimeGone
+        | Kind::BadData
+        | Kind::BadArguments => exit::ERROR,
     }
 }
 
