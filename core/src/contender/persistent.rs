@@ -6,6 +6,7 @@ use std::sync::Mutex;
 use tokio::sync::watch;
 
 use super::removal::{Removal, Target};
+use super::Nodes;
 use crate::session::Session;
 
 /// Persistent nodes a session created, or may have, and that no hold keeps:
@@ -98,5 +99,13 @@ impl PersistentNodes {
                 return;
             }
         }
+    }
+}
+
+impl Removal {
+    /// The registry of this removal's node if it is persistent. Here, not
+    /// in removal.rs: the registry removes its nodes through removals.
+    pub fn persistent(&self) -> Option<&PersistentNodes> {
+        (!self.ephemeral).then(|| &Nodes::of(&self.session).persistent)
     }
 }

@@ -10,7 +10,6 @@ use tokio::task::JoinHandle;
 use zookeeper_client as zk;
 
 use super::create::find_own;
-use super::persistent::PersistentNodes;
 use super::Nodes;
 use crate::error::connection_lost;
 use crate::session::{Live, Session};
@@ -56,7 +55,7 @@ impl Removal {
     /// Removes the node, retrying across connection loss; true once the
     /// node is certainly gone. An ephemeral node is gone once its session is;
     /// a persistent one is retried on the next session, and is struck off
-    /// the session's [`PersistentNodes`] once gone.
+    /// the session's `PersistentNodes` once gone.
     pub async fn run(self) -> bool {
         let gone = self.remove().await;
         if gone && !self.ephemeral {
@@ -153,11 +152,6 @@ impl Removal {
                 _ = disconnected => false,
             }
         }
-    }
-
-    /// The registry of this removal's node if it is persistent.
-    pub fn persistent(&self) -> Option<&PersistentNodes> {
-        (!self.ephemeral).then(|| &Nodes::of(&self.session).persistent)
     }
 }
 
