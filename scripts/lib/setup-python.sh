@@ -4,7 +4,8 @@
 # pytest, kazoo (the peer the interop tests and the benchmark run against),
 # pyOpenSSL<24 and pyjks, which kazoo's test harness imports, and objgraph,
 # which kazoo's TreeCache tests import (kazoo's own tests run against zoolock:
-# python/tests/test_kazoo_*suite.py).
+# python/tests/test_kazoo_*suite.py), and mypy, whose stubtest checks the
+# stubs against the installed package.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
@@ -30,11 +31,11 @@ if [ ! -x .venv/bin/python ]; then
   echo "setup-python: python3 -m venv .venv"
   python3 -m venv .venv
 fi
-want=("maturin>=1.7,<2" "pytest>=7" "kazoo==2.11.0" "pyopenssl<24" "pyjks" "objgraph")
+want=("maturin>=1.7,<2" "pytest>=7" "kazoo==2.11.0" "pyopenssl<24" "pyjks" "objgraph" "mypy==1.13.0")
 if ! .venv/bin/python - "${want[@]}" <<'PY' 2>/dev/null
 import sys
 from importlib.metadata import version
-for name in ("maturin", "pytest", "kazoo", "pyopenssl", "pyjks", "objgraph"):
+for name in ("maturin", "pytest", "kazoo", "pyopenssl", "pyjks", "objgraph", "mypy"):
     version(name)
 PY
 then

@@ -84,7 +84,7 @@ from .exceptions import (
 
 
 class KazooClient(ZnodeAPI, _zoolock.KazooClient):
-    __doc__ = _zoolock.KazooClient.__doc__ + """
+    __doc__ = (_zoolock.KazooClient.__doc__ or "") + """
     kazoo's node operations (``get``, ``set``, ``create``, ``exists``,
     ``get_children``, ``delete``, ``ensure_path``, ``sync``, ``retry``,
     ``transaction()``, their ``*_async`` forms), ``DataWatch``,
@@ -98,7 +98,7 @@ class KazooClient(ZnodeAPI, _zoolock.KazooClient):
 
 
 #: ``lock.fenced()`` (every lock and semaphore): a transaction that commits only while it holds.
-Holder.fenced = fenced
+setattr(Holder, "fenced", fenced)
 
 #: ``zoolock.Client`` is ``KazooClient``.
 Client = KazooClient
@@ -147,7 +147,7 @@ class _KazooRecipe(_BoundToClient):
             raise AttributeError(f"{self.name} is kazoo's own recipe: install kazoo to use it ({err})") from None
 
 
-KazooClient.SetPartitioner = _KazooRecipe("kazoo.recipe.partitioner", "SetPartitioner")
+setattr(KazooClient, "SetPartitioner", _KazooRecipe("kazoo.recipe.partitioner", "SetPartitioner"))
 
 
 class KazooState:

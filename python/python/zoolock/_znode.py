@@ -1154,10 +1154,10 @@ class Election:
         return TransactionRequest(self._client, fence=self._election.term_fence())
 
 
-def fenced(holder):
+def fenced(self):
     """``lock.fenced()``: a ``TransactionRequest`` that commits only while
     this lock (or semaphore lease) holds — its multi first checks the
     holder's own node — else raises ``NotHeldError`` and writes nothing.
     State kept in ZooKeeper is then safe from a holder that lost its lock
     without knowing (a long pause, a partition)."""
-    return TransactionRequest(_zoolock._holder_client(holder), fence=holder)
+    return TransactionRequest(_zoolock._holder_client(self), fence=self)

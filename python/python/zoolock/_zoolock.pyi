@@ -3,7 +3,7 @@
 import datetime
 import os
 from types import TracebackType
-from typing import Any, Awaitable, Callable, Dict, Iterable, Iterator, List, Literal, Optional, Sequence, Tuple, Type, Union
+from typing import Any, Awaitable, Callable, Dict, Iterable, Iterator, List, Literal, Optional, Sequence, Tuple, Type, Union, final
 
 from ._znode import TransactionRequest
 
@@ -40,7 +40,7 @@ class KazooClient:
         check_hostname: bool = False,
         create_chroot: bool = True,
     ) -> None: ...
-    def start(self, timeout: float = 15) -> None:
+    def start(self, timeout: float = 15.0) -> None:
         """Connects, or raises KazooTimeoutError; a no-op when started."""
     def stop(self) -> None:
         """Ends the session, releasing every lock it held."""
@@ -112,6 +112,7 @@ class KazooClient:
                        time_boundary: float = 30, max_reaction_time: float = 1, state_change_event: Any = None) -> Any:
         """kazoo's SetPartitioner bound to this client (kazoo's own class: needs kazoo installed)."""
 
+@final
 class Participant:
     """One holder or waiter on a path, as KazooClient.inspect(path) lists them."""
 
@@ -140,6 +141,7 @@ class Participant:
     def fencing_token(self) -> int:
         """The node's czxid: the holder's fencing token."""
 
+@final
 class LostEvent:
     """Set once the current hold is lost; like a read-only threading.Event."""
 
@@ -222,6 +224,7 @@ class Lock(Holder):
     def fencing_token(self) -> Optional[int]:
         """Strictly increasing from holder to holder; None when not held."""
 
+@final
 class ReadLock(Lock):
     """Shared with other readers; excludes writers."""
 
@@ -229,6 +232,7 @@ class ReadLock(Lock):
         self, client: KazooClient, path: str, identifier: Any = None, extra_lock_patterns: Sequence[str] = (), *, scheme: str = "kazoo", mirror: bool = True
     ) -> None: ...
 
+@final
 class WriteLock(Lock):
     """Exclusive; waits for every earlier reader and writer."""
 
@@ -236,6 +240,7 @@ class WriteLock(Lock):
         self, client: KazooClient, path: str, identifier: Any = None, extra_lock_patterns: Sequence[str] = (), *, scheme: str = "kazoo", mirror: bool = True
     ) -> None: ...
 
+@final
 class Election:
     """The core's election, under zoolock.Election's kazoo signatures."""
 
@@ -250,9 +255,11 @@ class Election:
     def lock(self) -> Lock:
         """The Lock the candidacy holds while it leads."""
 
+@final
 class TermFence:
     """One term's fence: a transaction's commit requires that term."""
 
+@final
 class Semaphore(Holder):
     """A counting semaphore in kazoo's layout."""
 
@@ -268,6 +275,7 @@ class Semaphore(Holder):
     def max_leases(self) -> int:
         """How many holders at once."""
 
+@final
 class MultiLock(Holder):
     """All of several kazoo Locks or none (zoolock's; kazoo has none): taken in sorted order, so two
     multi-locks never deadlock; released together; lost when any path's node is."""
@@ -285,6 +293,7 @@ class MultiLock(Holder):
     def fencing_tokens(self) -> Dict[str, int]:
         """{path: fencing token} while held, in the order taken; {} when not."""
 
+@final
 class Counter:
     """kazoo's Counter: a number kept as one node's data, shared with kazoo's Counter on the path.
     A change whose reply was lost is never made twice: if it cannot tell, ConnectionLoss."""
@@ -315,6 +324,7 @@ class Counter:
 def _try_lease(client: KazooClient, path: str, duration: float, identifier: str, now: float, count: Optional[int] = None) -> bool:
     """The core's lease try behind zoolock.NonBlockingLease (seconds; now since the epoch, UTC)."""
 
+@final
 class Barrier:
     """kazoo's Barrier: up while the node at path exists."""
 
@@ -330,6 +340,7 @@ class Barrier:
     @property
     def client(self) -> KazooClient: ...
 
+@final
 class DoubleBarrier:
     """kazoo's DoubleBarrier: enter waits for num_clients members, leave for all to leave."""
 
@@ -379,11 +390,13 @@ class Party:
     @property
     def client(self) -> KazooClient: ...
 
+@final
 class ShallowParty(Party):
     """kazoo's ShallowParty: the identifier is in the node's name, <uuid4 hex>-<identifier>."""
 
     def __init__(self, client: KazooClient, path: str, identifier: Any = None) -> None: ...
 
+@final
 class Queue:
     """kazoo's Queue: entry-<priority>-<sequence> nodes, removed as they are taken (at most once)."""
 
@@ -398,6 +411,7 @@ class Queue:
     @property
     def client(self) -> KazooClient: ...
 
+@final
 class LockingQueue:
     """kazoo's LockingQueue: get locks an entry, consume removes it, release gives it back (at least once)."""
 
