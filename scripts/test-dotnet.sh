@@ -19,6 +19,15 @@ echo "== ZooLock package (native library, C# library), the harness and the peer"
 package=$(scripts/lib/pack-dotnet.sh "$out" | tail -1)
 scripts/lib/build-tools.sh
 
+echo "== the public API: the packed assembly's against dotnet/PublicAPI.txt"
+mcs @dotnet/mcs.rsp -target:exe -out:"$out/PublicApi.exe" dotnet/tools/PublicApi.cs
+mono "$out/PublicApi.exe" "$out/pack/lib/net462/ZooLock.dll" >"$out/PublicAPI.txt"
+if ! diff -u dotnet/PublicAPI.txt "$out/PublicAPI.txt"; then
+  echo "dotnet: the public API changed (above); if that is meant, take it:" >&2
+  echo "  cp $out/PublicAPI.txt dotnet/PublicAPI.txt" >&2
+  exit 1
+fi
+
 echo "== C# tests (mcs, dotnet/mcs.rsp)"
 nunit=/usr/lib/cli/nunit.framework-2.6.3/nunit.framework.dll
 cp "$out/pack/lib/net462/ZooLock.dll" "$nunit" "$out/pack/runtimes/linux-x64/native/libzoolock_ffi.so" "$out/tests/"
