@@ -50,7 +50,7 @@ static class Contender
         }
         string connect = argv[0], resource = argv[2], name = argv[5];
         string[] paths = argv[1].Split(',');
-        var random = new Random(int.Parse(argv[4]) & int.MaxValue);
+        var random = new Random((int)(ulong.Parse(argv[4]) % int.MaxValue));
         var timeout = TimeSpan.FromMilliseconds(int.Parse(argv[3]));
         var stop = new ManualResetEventSlim();
         new Thread(() => { Console.In.ReadToEnd(); stop.Set(); }) { IsBackground = true }.Start();

@@ -240,6 +240,11 @@ impl Contender {
     pub fn is_up(&self) -> bool {
         self.language == Language::Cli || self.child.is_some()
     }
+
+    /// How its process ended, if it ended by itself (a contender ends only when stopped).
+    pub fn exited(&mut self) -> Option<std::process::ExitStatus> {
+        self.child.as_mut()?.try_wait().ok().flatten()
+    }
 }
 
 fn forward(stdout: impl std::io::Read, contender: usize, heard: &Sender<Heard>, last: &Mutex<Ns>) {

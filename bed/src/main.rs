@@ -277,16 +277,23 @@ impl Bed {
         }
     }
 
-    /// A contender that runs and has said nothing for 30 s hangs.
+    /// A contender that runs and has said nothing for 30 s hangs; one whose
+    /// process ended by itself failed. Each said once.
     fn check_hangs(&mut self) {
         let now = mono_now();
-        for (i, contender) in self.contenders.iter().enumerate() {
-            let silent = now.saturating_sub(*contender.last_heard.lock().unwrap());
-            if !self.paused[i] && contender.is_up() && silent > 30_000_000_000 {
-                let hang = format!("{} said nothing for {:.0} s", contender.name, silent as f64 / 1e9);
-                if !self.hangs.contains(&hang) {
-                    self.hangs.push(hang);
+        for i in 0..self.contenders.len() {
+            let name = self.contenders[i].name.clone();
+            if let Some(status) = self.contenders[i].exited() {
+                let ended = format!("{name} ended by itself ({status})");
+                if !self.hangs.contains(&ended) {
+                    self.hangs.push(ended);
                 }
+                continue;
+            }
+            let silent = now.saturating_sub(*self.contenders[i].last_heard.lock().unwrap());
+            let hang = format!("{name} said nothing for 30 s");
+            if !self.paused[i] && self.contenders[i].is_up() && silent > 30_000_000_000 && !self.hangs.contains(&hang) {
+                self.hangs.push(hang);
             }
         }
     }
