@@ -73,6 +73,14 @@ pub unsafe fn put<T>(ptr: *mut T, value: T, what: &str) -> FfiResult {
 }
 
 /// Checks an out-pointer before any work is done.
+/// A C boolean: 0 or 1, anything else refused by name.
+pub fn flag(value: u8, what: &str) -> FfiResult<bool> {
+    match value {
+        0 | 1 => Ok(value == 1),
+        other => Err(Failure::invalid(format!("{what} must be 0 or 1, got {other}"))),
+    }
+}
+
 pub fn need<T>(ptr: *mut T, what: &str) -> FfiResult {
     if ptr.is_null() {
         return Err(Failure::invalid(format!("{what}: null out-pointer")));

@@ -229,15 +229,9 @@ pub unsafe extern "C" fn zl_session_get(
     out_len: *mut u32,
     out_stat: *mut ZlStat,
 ) -> i32 {
-    guard(|| {
-        let session = &castable::borrow(session)?.session;
-        let path = node_path(path, path_len)?;
-        args::need(out_ptr, "out_ptr")?;
-        args::need(out_len, "out_len")?;
+    read_node(session, path, path_len, "data", out_ptr, out_len, out_stat, |session, path| {
         let (data, stat) = runtime::block_on(session.get(path))?;
-        args::give_data(data, out_ptr, out_len, "data")?;
-        put_stat(out_stat, stat);
-        Ok(())
+        Ok((data, stat))
     })
 }
 
@@ -320,10 +314,7 @@ pub unsafe extern "C" fn zl_session_delete(
     guard(|| {
         let session = &castable::borrow(session)?.session;
         let path = node_path(path, path_len)?;
-        let recursive = match recursive {
-            0 | 1 => recursive == 1,
-            other => return Err(crate::status::Failure::invalid(format!("recursive must be 0 or 1, got {other}"))),
-        };
+        let recursive = args::flag(recursive, "recursive")?;
         Ok(runtime::block_on(session.delete(path, Some(version), recursive))?)
     })
 }
@@ -344,15 +335,72 @@ pub unsafe extern "C" fn zl_session_children(
     out_len: *mut u32,
     out_stat: *mut ZlStat,
 ) -> i32 {
+    read_node(session, path, path_len, "children", out_ptr, out_len, out_stat, |session, path| {
+        let (children, stat) = runtime::block_on(session.children_and_stat(path))?;
+        Ok((Some(args::encode_list(&children)), stat))
+    })
+}
+
+/// A blocking read of the node at `path` of `session` whose answer is bytes
+/// (`what`: the data, the children, the ACL) and a stat: the bytes to
+/// `out_ptr`/`out_len` (null data as `ZL_NULL_DATA`), the stat to `out_stat`
+/// (may be null).
+///
+/// # Safety
+/// `session` must be a live handle; the byte range valid; out-pointers valid
+/// for writes (`out_stat` may be null).
+#[allow(clippy::too_many_arguments)]
+unsafe fn read_node(
+    session: *const ZlSession,
+    path: *const u8,
+    path_len: u32,
+    what: &str,
+    out_ptr: *mut *mut u8,
+    out_len: *mut u32,
+    out_stat: *mut ZlStat,
+    read: impl FnOnce(&zoolock::Session, &str) -> FfiResult<(Option<Vec<u8>>, Stat)>,
+) -> i32 {
     guard(|| {
         let session = &castable::borrow(session)?.session;
         let path = node_path(path, path_len)?;
         args::need(out_ptr, "out_ptr")?;
         args::need(out_len, "out_len")?;
-        let (children, stat) = runtime::block_on(session.children_and_stat(path))?;
-        args::give(args::encode_list(&children), out_ptr, out_len, "children")?;
+        let (bytes, stat) = read(session, path)?;
+        args::give_data(bytes, out_ptr, out_len, what)?;
         put_stat(out_stat, stat);
         Ok(())
+    })
+}
+
+/// An `_async` call on the node at `path` of `session`: `start` checks the
+/// call's other arguments and makes its work from a clone of the session
+/// and the path; `reply` turns the work's result into the callback's. A
+/// fired `cancel` ends it as "`verb` <path>" cancelled.
+///
+/// # Safety
+/// As for `zl_session_exists_async`.
+#[allow(clippy::too_many_arguments)]
+unsafe fn on_node_later<T, F>(
+    session: *const ZlSession,
+    path: *const u8,
+    path_len: u32,
+    verb: &str,
+    cancel: *const ZlCancel,
+    callback: ZlResultCallback,
+    user_data: *mut c_void,
+    start: impl FnOnce(zoolock::Session, String) -> FfiResult<F>,
+    reply: impl FnOnce(T) -> Reply + Send + 'static,
+) -> i32
+where
+    T: Send + 'static,
+    F: std::future::Future<Output = zoolock::Result<T>> + Send + 'static,
+{
+    guard(|| {
+        let session = castable::borrow(session)?.session.clone();
+        let path = node_path(path, path_len)?.to_owned();
+        let what = format!("{verb} {path}");
+        let work = start(session, path)?;
+        reply_later(work, what, Stops::new(cancel.as_ref()), callback, UserData(user_data), reply)
     })
 }
 
@@ -374,17 +422,17 @@ pub unsafe extern "C" fn zl_session_exists_async(
     callback: ZlResultCallback,
     user_data: *mut c_void,
 ) -> i32 {
-    guard(|| {
-        let session = castable::borrow(session)?.session.clone();
-        let path = node_path(path, path_len)?.to_owned();
-        let cancel = Stops::new(cancel.as_ref());
-        let what = format!("exists {path}");
-        let work = async move { session.exists(&path).await };
-        reply_later(work, what, cancel, callback, UserData(user_data), |stat| Reply {
-            data: Some(Vec::new()),
-            stat: stat.map(ZlStat::from),
-        })
-    })
+    on_node_later(
+        session,
+        path,
+        path_len,
+        "exists",
+        cancel,
+        callback,
+        user_data,
+        |session, path| Ok(async move { session.exists(&path).await }),
+        |stat| Reply { data: Some(Vec::new()), stat: stat.map(ZlStat::from) },
+    )
 }
 
 /// `zl_session_get`, completed by `callback`: the node's data and its stat.
@@ -401,17 +449,17 @@ pub unsafe extern "C" fn zl_session_get_async(
     callback: ZlResultCallback,
     user_data: *mut c_void,
 ) -> i32 {
-    guard(|| {
-        let session = castable::borrow(session)?.session.clone();
-        let path = node_path(path, path_len)?.to_owned();
-        let cancel = Stops::new(cancel.as_ref());
-        let what = format!("get {path}");
-        let work = async move { session.get(&path).await };
-        reply_later(work, what, cancel, callback, UserData(user_data), |(data, stat)| Reply {
-            data,
-            stat: Some(stat.into()),
-        })
-    })
+    on_node_later(
+        session,
+        path,
+        path_len,
+        "get",
+        cancel,
+        callback,
+        user_data,
+        |session, path| Ok(async move { session.get(&path).await }),
+        |(data, stat)| Reply { data, stat: Some(stat.into()) },
+    )
 }
 
 /// `zl_session_set`, completed by `callback`: the node's new stat. As
@@ -432,18 +480,20 @@ pub unsafe extern "C" fn zl_session_set_async(
     callback: ZlResultCallback,
     user_data: *mut c_void,
 ) -> i32 {
-    guard(|| {
-        let session = castable::borrow(session)?.session.clone();
-        let path = node_path(path, path_len)?.to_owned();
-        let data = args::data(data, data_len, "data")?.map(<[u8]>::to_vec);
-        let cancel = Stops::new(cancel.as_ref());
-        let what = format!("set {path}");
-        let work = async move { session.set(&path, data.as_deref(), Some(version)).await };
-        reply_later(work, what, cancel, callback, UserData(user_data), |stat| Reply {
-            data: Some(Vec::new()),
-            stat: Some(stat.into()),
-        })
-    })
+    on_node_later(
+        session,
+        path,
+        path_len,
+        "set",
+        cancel,
+        callback,
+        user_data,
+        |session, path| {
+            let data = args::data(data, data_len, "data")?.map(<[u8]>::to_vec);
+            Ok(async move { session.set(&path, data.as_deref(), Some(version)).await })
+        },
+        |stat| Reply { data: Some(Vec::new()), stat: Some(stat.into()) },
+    )
 }
 
 /// `zl_session_create`, completed by `callback`: the path created (with its
@@ -465,19 +515,21 @@ pub unsafe extern "C" fn zl_session_create_async(
     callback: ZlResultCallback,
     user_data: *mut c_void,
 ) -> i32 {
-    guard(|| {
-        let session = castable::borrow(session)?.session.clone();
-        let path = node_path(path, path_len)?.to_owned();
-        let data = args::data(data, data_len, "data")?.map(<[u8]>::to_vec);
-        let options = create_options(flags)?;
-        let cancel = Stops::new(cancel.as_ref());
-        let what = format!("create {path}");
-        let work = async move { session.create(&path, data.as_deref(), &options).await };
-        reply_later(work, what, cancel, callback, UserData(user_data), |(created, stat)| Reply {
-            data: Some(created.into_bytes()),
-            stat: Some(stat.into()),
-        })
-    })
+    on_node_later(
+        session,
+        path,
+        path_len,
+        "create",
+        cancel,
+        callback,
+        user_data,
+        |session, path| {
+            let data = args::data(data, data_len, "data")?.map(<[u8]>::to_vec);
+            let options = create_options(flags)?;
+            Ok(async move { session.create(&path, data.as_deref(), &options).await })
+        },
+        |(created, stat)| Reply { data: Some(created.into_bytes()), stat: Some(stat.into()) },
+    )
 }
 
 /// `zl_session_delete`, completed by `callback` (no data, no stat). As
@@ -497,18 +549,20 @@ pub unsafe extern "C" fn zl_session_delete_async(
     callback: ZlResultCallback,
     user_data: *mut c_void,
 ) -> i32 {
-    guard(|| {
-        let session = castable::borrow(session)?.session.clone();
-        let path = node_path(path, path_len)?.to_owned();
-        let recursive = match recursive {
-            0 | 1 => recursive == 1,
-            other => return Err(Failure::invalid(format!("recursive must be 0 or 1, got {other}"))),
-        };
-        let cancel = Stops::new(cancel.as_ref());
-        let what = format!("delete {path}");
-        let work = async move { session.delete(&path, Some(version), recursive).await };
-        reply_later(work, what, cancel, callback, UserData(user_data), |()| Reply::empty())
-    })
+    on_node_later(
+        session,
+        path,
+        path_len,
+        "delete",
+        cancel,
+        callback,
+        user_data,
+        |session, path| {
+            let recursive = args::flag(recursive, "recursive")?;
+            Ok(async move { session.delete(&path, Some(version), recursive).await })
+        },
+        |()| Reply::empty(),
+    )
 }
 
 /// `zl_session_children`, completed by `callback`: the children's names as
@@ -526,17 +580,17 @@ pub unsafe extern "C" fn zl_session_children_async(
     callback: ZlResultCallback,
     user_data: *mut c_void,
 ) -> i32 {
-    guard(|| {
-        let session = castable::borrow(session)?.session.clone();
-        let path = node_path(path, path_len)?.to_owned();
-        let cancel = Stops::new(cancel.as_ref());
-        let what = format!("children of {path}");
-        let work = async move { session.children_and_stat(&path).await };
-        reply_later(work, what, cancel, callback, UserData(user_data), |(children, stat)| Reply {
-            data: Some(args::encode_list(&children)),
-            stat: Some(stat.into()),
-        })
-    })
+    on_node_later(
+        session,
+        path,
+        path_len,
+        "children of",
+        cancel,
+        callback,
+        user_data,
+        |session, path| Ok(async move { session.children_and_stat(&path).await }),
+        |(children, stat)| Reply { data: Some(args::encode_list(&children)), stat: Some(stat.into()) },
+    )
 }
 
 /// Checks `path` as the core does before any network call, without a
@@ -594,15 +648,9 @@ pub unsafe extern "C" fn zl_session_get_acls(
     out_len: *mut u32,
     out_stat: *mut ZlStat,
 ) -> i32 {
-    guard(|| {
-        let session = &castable::borrow(session)?.session;
-        let path = node_path(path, path_len)?;
-        args::need(out_ptr, "out_ptr")?;
-        args::need(out_len, "out_len")?;
+    read_node(session, path, path_len, "acls", out_ptr, out_len, out_stat, |session, path| {
         let (acls, stat) = runtime::block_on(session.get_acls(path))?;
-        args::give(encode_acls(&acls), out_ptr, out_len, "acls")?;
-        put_stat(out_stat, stat);
-        Ok(())
+        Ok((Some(encode_acls(&acls)), stat))
     })
 }
 
@@ -701,17 +749,17 @@ pub unsafe extern "C" fn zl_session_get_acls_async(
     callback: ZlResultCallback,
     user_data: *mut c_void,
 ) -> i32 {
-    guard(|| {
-        let session = castable::borrow(session)?.session.clone();
-        let path = node_path(path, path_len)?.to_owned();
-        let cancel = Stops::new(cancel.as_ref());
-        let what = format!("get the ACL of {path}");
-        let work = async move { session.get_acls(&path).await };
-        reply_later(work, what, cancel, callback, UserData(user_data), |(acls, stat)| Reply {
-            data: Some(encode_acls(&acls)),
-            stat: Some(stat.into()),
-        })
-    })
+    on_node_later(
+        session,
+        path,
+        path_len,
+        "get the ACL of",
+        cancel,
+        callback,
+        user_data,
+        |session, path| Ok(async move { session.get_acls(&path).await }),
+        |(acls, stat)| Reply { data: Some(encode_acls(&acls)), stat: Some(stat.into()) },
+    )
 }
 
 /// `zl_session_set_acls`, completed by `callback`: the node's new stat. As
@@ -732,16 +780,18 @@ pub unsafe extern "C" fn zl_session_set_acls_async(
     callback: ZlResultCallback,
     user_data: *mut c_void,
 ) -> i32 {
-    guard(|| {
-        let session = castable::borrow(session)?.session.clone();
-        let path = node_path(path, path_len)?.to_owned();
-        let acls = decode_acls(acls, acls_len)?;
-        let cancel = Stops::new(cancel.as_ref());
-        let what = format!("set the ACL of {path}");
-        let work = async move { session.set_acls(&path, &acls, Some(version)).await };
-        reply_later(work, what, cancel, callback, UserData(user_data), |stat| Reply {
-            data: Some(Vec::new()),
-            stat: Some(stat.into()),
-        })
-    })
+    on_node_later(
+        session,
+        path,
+        path_len,
+        "set the ACL of",
+        cancel,
+        callback,
+        user_data,
+        |session, path| {
+            let acls = decode_acls(acls, acls_len)?;
+            Ok(async move { session.set_acls(&path, &acls, Some(version)).await })
+        },
+        |stat| Reply { data: Some(Vec::new()), stat: Some(stat.into()) },
+    )
 }
