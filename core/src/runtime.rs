@@ -8,7 +8,8 @@
 
 use std::future::Future;
 use std::sync::atomic::{AtomicU32, Ordering};
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock};
+use std::task::{Context, Poll, Wake, Waker};
 
 use tokio::runtime::{Builder, Handle, Runtime};
 use tokio::task::JoinHandle;
@@ -64,6 +65,37 @@ where
     F::Output: Send + 'static,
 {
     handle().spawn(future)
+}
+
+/// Runs `future` on zoolock's runtime after polling it once on the calling
+/// thread: a session call sends its request in that first poll, so calls
+/// started one after another reach the server in that order, whatever
+/// thread later waits for them (ZooKeeper applies a session's requests in
+/// the order sent; kazoo's and Java's async calls send when called).
+/// [`spawn`] alone would leave the send to the runtime's next turn, behind a
+/// blocking call made meanwhile. The first poll's waker does nothing: the
+/// spawned task polls again at once.
+pub fn start<F>(future: F) -> JoinHandle<F::Output>
+where
+    F: Future + Send + 'static,
+    F::Output: Send + 'static,
+{
+    let mut future = Box::pin(future);
+    let first = {
+        let _runtime = handle().enter();
+        future.as_mut().poll(&mut Context::from_waker(&Waker::from(Arc::new(NoWake))))
+    };
+    match first {
+        Poll::Ready(output) => spawn(std::future::ready(output)),
+        Poll::Pending => spawn(future),
+    }
+}
+
+/// `Waker::noop` (Rust 1.85) for the rust-version the crate keeps.
+struct NoWake;
+
+impl Wake for NoWake {
+    fn wake(self: Arc<Self>) {}
 }
 
 /// Runs `future` to completion on the calling thread (the blocking API).

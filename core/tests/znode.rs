@@ -502,3 +502,36 @@ async fn last_zxid_is_the_zxid_of_the_sessions_last_reply() {
     assert!(session.last_zxid() >= written.czxid);
     session.delete(&base, None, true).await.unwrap();
 }
+
+/// Calls made while the session is lost wait for the next one in line and
+/// leave in the order they were made (`Session::live_in_turn`): each
+/// `exists` started after its `create` finds the node. Started with
+/// `runtime::start`, as the bindings' async forms are.
+#[tokio::test(flavor = "multi_thread")]
+async fn calls_waiting_for_the_next_session_leave_in_the_order_they_were_made() {
+    let ensemble = Arc::new(inject(|| zk_harness::Ensemble::start(1, Default::default()).unwrap()).await);
+    let options = SessionOptions::new(ensemble.connect_string()).session_timeout(SESSION_TIMEOUT);
+    let session = Session::connect(options).await.unwrap();
+    let path = unique_path("order");
+    session.ensure_path(&path, None).await.unwrap();
+    let cut = ensemble.clone();
+    inject(move || cut.partition_all(0).unwrap()).await;
+    until_state(&session, zoolock::SessionState::Lost).await;
+
+    let mut calls = Vec::new();
+    for i in 0..20 {
+        let node = format!("{path}/n{i}");
+        let (s, n) = (session.clone(), node.clone());
+        let created = zoolock::runtime::start(async move { s.create(&n, None, &Create::default()).await });
+        let s = session.clone();
+        let seen = zoolock::runtime::start(async move { s.exists(&node).await });
+        calls.push((created, seen));
+    }
+    let healed = ensemble.clone();
+    inject(move || healed.heal_all(0).unwrap()).await;
+    for (i, (created, seen)) in calls.into_iter().enumerate() {
+        created.await.unwrap().unwrap();
+        assert!(seen.await.unwrap().unwrap().is_some(), "exists {i} overtook its create");
+    }
+    session.close().await;
+}

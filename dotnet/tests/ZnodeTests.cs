@@ -192,6 +192,29 @@ namespace ZooLock.Tests
             Assert.IsInstanceOf<ZooLockNoNodeException>(Fixture.Failure(session.GetDataAsync(path)));
         }
 
+        /// <summary>ZooKeeper applies a session's requests in the order they were sent, and a Task-returning call
+        /// sends when it is called: a later call reads what an earlier one wrote (the Task forms were sent by the
+        /// runtime's next turn, which a blocking call made meanwhile overtook).</summary>
+        [Test]
+        public void ACallAfterAnAsyncOneReachesTheServerAfterIt()
+        {
+            var path = Fixture.Path("order");
+            session.Create(path, ZooKeeperCreateFlags.MakePath);
+            for (var i = 0; i < 50; i++)
+            {
+                var node = path + "/n" + i;
+                var created = session.CreateAsync(node, Bytes("a"));
+                Assert.IsNotNull(session.Exists(node), "Exists overtook CreateAsync at " + i);
+                var set = session.SetDataAsync(node, Bytes("b"));
+                Assert.That(session.GetData(node), Is.EqualTo(Bytes("b")));
+                var deleted = session.DeleteAsync(node);
+                Assert.IsNull(session.Exists(node));
+                Assert.That(Fixture.Await(created, "CreateAsync"), Is.EqualTo(node));
+                Fixture.Await(set, "SetDataAsync");
+                Assert.IsTrue(deleted.Wait(Fixture.Patience), "DeleteAsync");
+            }
+        }
+
         [Test]
         public void ATransactionCommitsAllOrNothing()
         {

@@ -130,9 +130,10 @@ fn next_job(id: u64, queue: &Receiver<Job>) -> Option<Job> {
     }
 }
 
-/// Runs `work` on zoolock's runtime, then `deliver` with its outcome (a
-/// panic included) on the callback thread: every callback-completed call
-/// (`_async`) ends here, exactly once.
+/// Runs `work` on zoolock's runtime, started on the caller's thread so that
+/// calls keep their order (`runtime::start`), then `deliver` with its
+/// outcome (a panic included) on the callback thread: every
+/// callback-completed call (`_async`) ends here, exactly once.
 pub fn complete_later<T, W, D>(work: W, deliver: D)
 where
     T: Send + 'static,
@@ -140,7 +141,7 @@ where
     D: FnOnce(FfiResult<T>) + Send + 'static,
 {
     let pending = Pending::new();
-    runtime::spawn(async move {
+    runtime::start(async move {
         let outcome = match CatchUnwind(AssertUnwindSafe(Box::pin(work))).await {
             Ok(outcome) => outcome,
             Err(payload) => Err(Failure::panic(payload)),

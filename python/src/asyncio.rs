@@ -173,7 +173,8 @@ pub fn to_asyncio<'py, T: Send + 'static>(
     let pending = Arc::new(Mutex::new(Pending { cancelled: false, outcome: None, abandon: Some(Box::new(abandon)) }));
     let on_cancel = Py::new(py, OnCancel { cancel: Mutex::new(None) })?;
     let (target, shared, watcher) = (future.clone().unbind(), pending.clone(), on_cancel.clone_ref(py));
-    let task = runtime::spawn(async move {
+    // Started here, so that calls keep their order (`runtime::start`).
+    let task = runtime::start(async move {
         let outcome = work.await;
         {
             let mut pending = shared.lock().unwrap();

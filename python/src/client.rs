@@ -52,6 +52,8 @@ pub struct Client {
     /// once stopped: what a closed session says comes too late (stop() has
     /// said LOST itself, in order before a new session's CONNECTED).
     telling: Arc<AtomicU64>,
+    /// The order its `*_async` outcomes are handed over in.
+    pub(crate) started: crate::started::Line,
 }
 
 struct Current {
@@ -226,6 +228,7 @@ impl Client {
             listeners: Listeners::client(callbacks.clone()),
             callbacks,
             telling: Arc::default(),
+            started: Arc::default(),
         })
     }
 

@@ -19,6 +19,7 @@ mod queue;
 mod recipe;
 mod security;
 mod semaphore;
+mod started;
 mod wait;
 mod znode;
 

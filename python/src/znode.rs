@@ -8,6 +8,7 @@ use std::sync::{Arc, Mutex};
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList, PyString, PyTuple};
+use pyo3::IntoPyObjectExt;
 use zoolock::{
     Acl, AuthId, ChildrenWatch, Create, DataWatch, Error, OneShot, OpResult, Retry, Session, Stat, WatchEvent,
     WatchEventKind,
@@ -17,6 +18,7 @@ use crate::client::{permission, Client};
 use crate::election::TermFence;
 use crate::errors::{to_py, ConnectionClosedError, ConnectionLoss, IntoPy, SessionExpiredError};
 use crate::holder::Holder;
+use crate::started::{call_or_start, Line};
 use crate::wait::{attach_from_thread, interruptible, is_main_thread};
 
 /// kazoo's `ZnodeStat` field order; the package makes its namedtuple of it.
@@ -42,6 +44,13 @@ fn stat_tuple<'py>(py: Python<'py>, s: &Stat) -> PyResult<Bound<'py, PyTuple>> {
 fn session_of(client: &Bound<'_, PyAny>) -> PyResult<Session> {
     let client = client.cast::<Client>().map_err(|_| PyTypeError::new_err("not a zoolock KazooClient"))?;
     Ok(client.get().session()?.1)
+}
+
+/// `done` of a started call, with its client's line.
+fn started(client: &Bound<'_, PyAny>, done: Option<Py<PyAny>>) -> PyResult<Option<(Py<PyAny>, Line)>> {
+    let Some(done) = done else { return Ok(None) };
+    let client = client.cast::<Client>().map_err(|_| PyTypeError::new_err("not a zoolock KazooClient"))?;
+    Ok(Some((done, client.get().started.clone())))
 }
 
 /// `(perms, scheme, id)` triples, checked by the package.
@@ -79,127 +88,182 @@ fn _refuse_non_utf8_path(path: &Bound<'_, PyString>) -> PyResult<()> {
     Ok(())
 }
 
+// The calls below that take `done` are kazoo's `*_async` forms too
+// (`started::call_or_start`): the package passes `done` for those.
+
 #[pyfunction]
-fn _exists<'py>(py: Python<'py>, client: &Bound<'py, PyAny>, path: String) -> PyResult<Option<Bound<'py, PyTuple>>> {
+#[pyo3(signature = (client, path, done=None))]
+fn _exists(py: Python<'_>, client: &Bound<'_, PyAny>, path: String, done: Option<Py<PyAny>>) -> PyResult<Py<PyAny>> {
     let s = session_of(client)?;
-    let stat = call(py, async move { s.exists(&path).await })?;
-    stat.map(|stat| stat_tuple(py, &stat)).transpose()
+    call_or_start(py, started(client, done)?, async move { s.exists(&path).await }, |py, stat| {
+        stat.py_err()?.map(|stat| stat_tuple(py, &stat)).transpose()?.into_bound_py_any(py)
+    })
 }
 
 #[pyfunction]
-fn _get<'py>(
-    py: Python<'py>,
-    client: &Bound<'py, PyAny>,
-    path: String,
-) -> PyResult<(Option<Bound<'py, PyBytes>>, Bound<'py, PyTuple>)> {
+#[pyo3(signature = (client, path, done=None))]
+fn _get(py: Python<'_>, client: &Bound<'_, PyAny>, path: String, done: Option<Py<PyAny>>) -> PyResult<Py<PyAny>> {
     let s = session_of(client)?;
-    let (data, stat) = call(py, async move { s.get(&path).await })?;
-    Ok((data.map(|data| PyBytes::new(py, &data)), stat_tuple(py, &stat)?))
+    call_or_start(py, started(client, done)?, async move { s.get(&path).await }, |py, read| {
+        let (data, stat) = read.py_err()?;
+        (data.map(|data| PyBytes::new(py, &data)), stat_tuple(py, &stat)?).into_bound_py_any(py)
+    })
 }
 
 #[pyfunction]
-fn _set<'py>(
-    py: Python<'py>,
-    client: &Bound<'py, PyAny>,
+#[pyo3(signature = (client, path, data, version, done=None))]
+fn _set(
+    py: Python<'_>,
+    client: &Bound<'_, PyAny>,
     path: String,
     data: Option<&[u8]>,
     version: i32,
-) -> PyResult<Bound<'py, PyTuple>> {
+    done: Option<Py<PyAny>>,
+) -> PyResult<Py<PyAny>> {
     let (s, data) = (session_of(client)?, data.map(<[u8]>::to_vec));
-    let stat = call(py, async move { s.set(&path, data.as_deref(), Some(version)).await })?;
-    stat_tuple(py, &stat)
+    call_or_start(
+        py,
+        started(client, done)?,
+        async move { s.set(&path, data.as_deref(), Some(version)).await },
+        |py, stat| stat_tuple(py, &stat.py_err()?)?.into_bound_py_any(py),
+    )
 }
 
 #[pyfunction]
 #[allow(clippy::too_many_arguments)]
-fn _create<'py>(
-    py: Python<'py>,
-    client: &Bound<'py, PyAny>,
+#[pyo3(signature = (client, path, data, acl, ephemeral, sequence, makepath, done=None))]
+fn _create(
+    py: Python<'_>,
+    client: &Bound<'_, PyAny>,
     path: String,
     data: Option<&[u8]>,
     acl: Option<Vec<(u32, String, String)>>,
     ephemeral: bool,
     sequence: bool,
     makepath: bool,
-) -> PyResult<(String, Bound<'py, PyTuple>)> {
+    done: Option<Py<PyAny>>,
+) -> PyResult<Py<PyAny>> {
     let (s, data) = (session_of(client)?, data.map(<[u8]>::to_vec));
     let options = create_options(ephemeral, sequence, makepath, acls(acl)?);
-    let (created, stat) = call(py, async move { s.create(&path, data.as_deref(), &options).await })?;
-    Ok((created, stat_tuple(py, &stat)?))
+    call_or_start(
+        py,
+        started(client, done)?,
+        async move { s.create(&path, data.as_deref(), &options).await },
+        |py, created| {
+            let (created, stat) = created.py_err()?;
+            (created, stat_tuple(py, &stat)?).into_bound_py_any(py)
+        },
+    )
 }
 
 #[pyfunction]
-fn _delete(py: Python<'_>, client: &Bound<'_, PyAny>, path: String, version: i32, recursive: bool) -> PyResult<()> {
+#[pyo3(signature = (client, path, version, recursive, done=None))]
+fn _delete(
+    py: Python<'_>,
+    client: &Bound<'_, PyAny>,
+    path: String,
+    version: i32,
+    recursive: bool,
+    done: Option<Py<PyAny>>,
+) -> PyResult<Py<PyAny>> {
     let s = session_of(client)?;
-    call(py, async move { s.delete(&path, Some(version), recursive).await })
+    call_or_start(py, started(client, done)?, async move { s.delete(&path, Some(version), recursive).await }, none)
 }
 
 #[pyfunction]
-fn _children<'py>(
-    py: Python<'py>,
-    client: &Bound<'py, PyAny>,
+#[pyo3(signature = (client, path, include_data, done=None))]
+fn _children(
+    py: Python<'_>,
+    client: &Bound<'_, PyAny>,
     path: String,
     include_data: bool,
-) -> PyResult<(Vec<String>, Option<Bound<'py, PyTuple>>)> {
+    done: Option<Py<PyAny>>,
+) -> PyResult<Py<PyAny>> {
     let s = session_of(client)?;
-    if include_data {
-        let (children, stat) = call(py, async move { s.children_and_stat(&path).await })?;
-        return Ok((children, Some(stat_tuple(py, &stat)?)));
-    }
-    Ok((call(py, async move { s.children(&path).await })?, None))
+    let listed = async move {
+        match include_data {
+            true => s.children_and_stat(&path).await.map(|(children, stat)| (children, Some(stat))),
+            false => s.children(&path).await.map(|children| (children, None)),
+        }
+    };
+    call_or_start(py, started(client, done)?, listed, |py, listed| {
+        let (children, stat) = listed.py_err()?;
+        (children, stat.map(|stat| stat_tuple(py, &stat)).transpose()?).into_bound_py_any(py)
+    })
 }
 
 #[pyfunction]
+#[pyo3(signature = (client, path, acl, done=None))]
 fn _ensure_path(
     py: Python<'_>,
     client: &Bound<'_, PyAny>,
     path: String,
     acl: Option<Vec<(u32, String, String)>>,
-) -> PyResult<()> {
+    done: Option<Py<PyAny>>,
+) -> PyResult<Py<PyAny>> {
     let (s, acls) = (session_of(client)?, acls(acl)?);
-    call(py, async move { s.ensure_path(&path, acls.as_deref()).await })
+    call_or_start(py, started(client, done)?, async move { s.ensure_path(&path, acls.as_deref()).await }, none)
 }
 
 #[pyfunction]
-fn _sync(py: Python<'_>, client: &Bound<'_, PyAny>, path: String) -> PyResult<()> {
+#[pyo3(signature = (client, path, done=None))]
+fn _sync(py: Python<'_>, client: &Bound<'_, PyAny>, path: String, done: Option<Py<PyAny>>) -> PyResult<Py<PyAny>> {
     let s = session_of(client)?;
-    call(py, async move { s.sync(&path).await })
+    call_or_start(py, started(client, done)?, async move { s.sync(&path).await }, none)
 }
 
 /// The node's ACL as `(perms, scheme, id)` triples (the package makes
 /// kazoo's `ACL` of them) and its stat.
 #[pyfunction]
-fn _get_acls<'py>(
-    py: Python<'py>,
-    client: &Bound<'py, PyAny>,
-    path: String,
-) -> PyResult<(Vec<(u32, String, String)>, Bound<'py, PyTuple>)> {
+#[pyo3(signature = (client, path, done=None))]
+fn _get_acls(py: Python<'_>, client: &Bound<'_, PyAny>, path: String, done: Option<Py<PyAny>>) -> PyResult<Py<PyAny>> {
     let s = session_of(client)?;
-    let (acls, stat) = call(py, async move { s.get_acls(&path).await })?;
-    let triples = acls
-        .iter()
-        .map(|a| (zoolock::permission_bits(a.permission()), a.scheme().to_owned(), a.id().to_owned()))
-        .collect();
-    Ok((triples, stat_tuple(py, &stat)?))
+    call_or_start(py, started(client, done)?, async move { s.get_acls(&path).await }, |py, read| {
+        let (acls, stat) = read.py_err()?;
+        let triples: Vec<_> = acls
+            .iter()
+            .map(|a| (zoolock::permission_bits(a.permission()), a.scheme().to_owned(), a.id().to_owned()))
+            .collect();
+        (triples, stat_tuple(py, &stat)?).into_bound_py_any(py)
+    })
 }
 
 #[pyfunction]
-fn _set_acls<'py>(
-    py: Python<'py>,
-    client: &Bound<'py, PyAny>,
+#[pyo3(signature = (client, path, acl, version, done=None))]
+fn _set_acls(
+    py: Python<'_>,
+    client: &Bound<'_, PyAny>,
     path: String,
     acl: Vec<(u32, String, String)>,
     version: i32,
-) -> PyResult<Bound<'py, PyTuple>> {
+    done: Option<Py<PyAny>>,
+) -> PyResult<Py<PyAny>> {
     let (s, acls) = (session_of(client)?, acls(Some(acl))?.unwrap_or_default());
-    let stat = call(py, async move { s.set_acls(&path, &acls, Some(version)).await })?;
-    stat_tuple(py, &stat)
+    call_or_start(
+        py,
+        started(client, done)?,
+        async move { s.set_acls(&path, &acls, Some(version)).await },
+        |py, stat| stat_tuple(py, &stat.py_err()?)?.into_bound_py_any(py),
+    )
 }
 
 #[pyfunction]
-fn _add_auth(py: Python<'_>, client: &Bound<'_, PyAny>, scheme: String, credential: String) -> PyResult<()> {
+#[pyo3(signature = (client, scheme, credential, done=None))]
+fn _add_auth(
+    py: Python<'_>,
+    client: &Bound<'_, PyAny>,
+    scheme: String,
+    credential: String,
+    done: Option<Py<PyAny>>,
+) -> PyResult<Py<PyAny>> {
     let s = session_of(client)?;
-    call(py, async move { s.add_auth(&scheme, credential.as_bytes()).await })
+    call_or_start(py, started(client, done)?, async move { s.add_auth(&scheme, credential.as_bytes()).await }, none)
+}
+
+/// A call's `None`, or its error.
+fn none(py: Python<'_>, done: zoolock::Result<()>) -> PyResult<Bound<'_, PyAny>> {
+    done.py_err()?;
+    Ok(py.None().into_bound(py))
 }
 
 /// A four-letter word's answer (`Session::command`).
@@ -240,13 +304,14 @@ fn _parse_version(envi: &str) -> Option<Vec<u32>> {
 /// reports that per operation). Bad arguments, a failed fence (`NotHeldError`)
 /// and a failed request raise.
 #[pyfunction]
-#[pyo3(signature = (client, ops, fence=None))]
+#[pyo3(signature = (client, ops, fence=None, done=None))]
 fn _commit<'py>(
     py: Python<'py>,
     client: &Bound<'py, PyAny>,
     ops: &Bound<'py, PyList>,
     fence: Option<&Bound<'py, PyAny>>,
-) -> PyResult<(Option<usize>, Bound<'py, PyAny>)> {
+    done: Option<Py<PyAny>>,
+) -> PyResult<Py<PyAny>> {
     let mut transaction = session_of(client)?.transaction();
     if let Some(term) = fence.and_then(|f| f.cast::<TermFence>().ok()) {
         transaction = term.get().transaction(py, client)?;
@@ -278,8 +343,12 @@ fn _commit<'py>(
             other => return Err(PyTypeError::new_err(format!("unknown transaction operation {other}"))),
         };
     }
-    let committed = interruptible(py, transaction.commit_indexed())?;
-    match committed {
+    call_or_start(py, started(client, done)?, transaction.commit_indexed(), committed)
+}
+
+/// A commit's `(None, results)` or `(index, exception)`.
+fn committed(py: Python<'_>, outcome: Result<Vec<OpResult>, (Option<usize>, Error)>) -> PyResult<Bound<'_, PyAny>> {
+    match outcome {
         Ok(results) => {
             let list = PyList::empty(py);
             for result in results {
@@ -289,11 +358,11 @@ fn _commit<'py>(
                     OpResult::Set(stat) => list.append(stat_tuple(py, &stat)?)?,
                 }
             }
-            Ok((None, list.into_any()))
+            (None::<usize>, list).into_bound_py_any(py)
         }
         // Refused before anything was sent (bad arguments): an error, not a result.
         Err((_, err @ (Error::InvalidPath { .. } | Error::InvalidArgument(_)))) => Err(to_py(err)),
-        Err((Some(index), err)) => Ok((Some(index), to_py(err).into_value(py).into_bound(py).into_any())),
+        Err((Some(index), err)) => (Some(index), to_py(err).into_value(py)).into_bound_py_any(py),
         Err((None, err)) => Err(to_py(err)),
     }
 }
@@ -509,44 +578,75 @@ fn one_shot_call(callback: Py<PyAny>) -> impl FnOnce(WatchEvent) + Send + 'stati
     }
 }
 
+/// `(read, Watch)` of a read with its one-shot watch.
+fn watched<'py>(py: Python<'py>, read: impl IntoPyObject<'py>, watch: OneShot) -> PyResult<Bound<'py, PyAny>> {
+    (read, Watch { inner: WatchKind::OneShot(watch) }).into_bound_py_any(py)
+}
+
 /// kazoo's `get(path, watch=)`: `((data, stat), Watch)`, the watch set by the read's own request.
 #[pyfunction]
-fn _get_watched<'py>(
-    py: Python<'py>,
-    client: &Bound<'py, PyAny>,
+#[pyo3(signature = (client, path, callback, done=None))]
+fn _get_watched(
+    py: Python<'_>,
+    client: &Bound<'_, PyAny>,
     path: String,
     callback: Py<PyAny>,
-) -> PyResult<((Option<Bound<'py, PyBytes>>, Bound<'py, PyTuple>), Watch)> {
+    done: Option<Py<PyAny>>,
+) -> PyResult<Py<PyAny>> {
     let s = session_of(client)?;
-    let ((data, stat), watch) = call(py, async move { s.get_watched(&path, one_shot_call(callback)).await })?;
-    let read = (data.map(|data| PyBytes::new(py, &data)), stat_tuple(py, &stat)?);
-    Ok((read, Watch { inner: WatchKind::OneShot(watch) }))
+    call_or_start(
+        py,
+        started(client, done)?,
+        async move { s.get_watched(&path, one_shot_call(callback)).await },
+        |py, read| {
+            let ((data, stat), watch) = read.py_err()?;
+            watched(py, (data.map(|data| PyBytes::new(py, &data)), stat_tuple(py, &stat)?), watch)
+        },
+    )
 }
 
 /// kazoo's `exists(path, watch=)`: `(stat or None, Watch)`.
 #[pyfunction]
-fn _exists_watched<'py>(
-    py: Python<'py>,
-    client: &Bound<'py, PyAny>,
+#[pyo3(signature = (client, path, callback, done=None))]
+fn _exists_watched(
+    py: Python<'_>,
+    client: &Bound<'_, PyAny>,
     path: String,
     callback: Py<PyAny>,
-) -> PyResult<(Option<Bound<'py, PyTuple>>, Watch)> {
+    done: Option<Py<PyAny>>,
+) -> PyResult<Py<PyAny>> {
     let s = session_of(client)?;
-    let (stat, watch) = call(py, async move { s.exists_watched(&path, one_shot_call(callback)).await })?;
-    Ok((stat.map(|stat| stat_tuple(py, &stat)).transpose()?, Watch { inner: WatchKind::OneShot(watch) }))
+    call_or_start(
+        py,
+        started(client, done)?,
+        async move { s.exists_watched(&path, one_shot_call(callback)).await },
+        |py, read| {
+            let (stat, watch) = read.py_err()?;
+            watched(py, stat.map(|stat| stat_tuple(py, &stat)).transpose()?, watch)
+        },
+    )
 }
 
 /// kazoo's `get_children(path, watch=)`: `((children, stat), Watch)`.
 #[pyfunction]
-fn _children_watched<'py>(
-    py: Python<'py>,
-    client: &Bound<'py, PyAny>,
+#[pyo3(signature = (client, path, callback, done=None))]
+fn _children_watched(
+    py: Python<'_>,
+    client: &Bound<'_, PyAny>,
     path: String,
     callback: Py<PyAny>,
-) -> PyResult<((Vec<String>, Bound<'py, PyTuple>), Watch)> {
+    done: Option<Py<PyAny>>,
+) -> PyResult<Py<PyAny>> {
     let s = session_of(client)?;
-    let ((children, stat), watch) = call(py, async move { s.children_watched(&path, one_shot_call(callback)).await })?;
-    Ok(((children, stat_tuple(py, &stat)?), Watch { inner: WatchKind::OneShot(watch) }))
+    call_or_start(
+        py,
+        started(client, done)?,
+        async move { s.children_watched(&path, one_shot_call(callback)).await },
+        |py, read| {
+            let ((children, stat), watch) = read.py_err()?;
+            watched(py, (children, stat_tuple(py, &stat)?), watch)
+        },
+    )
 }
 
 /// The client a lock or semaphore was made on (for its `fenced()`).

@@ -353,6 +353,57 @@ def test_stopping_watches_and_closing_the_client_log_no_warning(make_client, bas
     assert [r.getMessage() for r in caplog.records if "watch ended" in r.getMessage()] == []
 
 
+# ---- the session's order ------------------------------------------------------
+
+
+def test_a_call_after_an_async_one_reaches_the_server_after_it(client, base):
+    """kazoo sends each request when it is called and ZooKeeper applies a
+    session's requests in that order: what an ``*_async`` call wrote, the
+    next call on the client reads (the async forms ran on a worker thread,
+    which a later blocking call overtook)."""
+    for i in range(50):
+        node = f"{base}/n{i}"
+        created = client.create_async(node, b"a")
+        assert client.exists(node) is not None, f"exists overtook create_async at {i}"
+        client.set_async(node, b"b")
+        assert client.get(node)[0] == b"b"
+        transaction = client.transaction()
+        transaction.set_data(node, b"c")
+        transaction.commit_async()
+        assert client.get_async(node).get(timeout=DEADLINE)[0] == b"c"
+        deleted = client.delete_async(node)
+        assert client.exists(node) is None
+        assert created.get(timeout=DEADLINE) == node and deleted.get(timeout=DEADLINE) is True
+
+
+def test_async_results_are_set_in_the_order_of_the_calls(client, base):
+    """One session's replies come in the order its requests were sent; the
+    results are set in that order, and a callback may wait on another
+    result (kazoo sets results off its callback thread)."""
+    order, inner = [], []
+    results = [client.create_async(f"{base}/n{i}") for i in range(100)]
+    for i, result in enumerate(results):
+        result.rawlink(lambda _, i=i: order.append(i))
+    results[0].rawlink(lambda _: inner.append(client.exists_async(base).get(timeout=DEADLINE)))
+    results[-1].get(timeout=DEADLINE)
+    done = threading.Event()
+    client.handler.dispatch_callback(type("Callback", (), {"func": done.set, "args": ()})())
+    assert done.wait(DEADLINE)
+    assert order == list(range(100))
+    assert inner and inner[0].numChildren >= 1
+
+
+def test_a_refused_async_call_raises_bad_arguments_at_once_and_others_in_the_result(client, base):
+    """As kazoo: a wrong type raises at the call; what the server or the
+    core refuses is the result's exception."""
+    with pytest.raises(TypeError):
+        client.create_async(f"{base}/n", value="text")
+    missing = client.get_async(f"{base}/missing")
+    with pytest.raises(zoolock.NoNodeError):
+        missing.get(timeout=DEADLINE)
+    assert missing.exception is not None
+
+
 # ---- retry --------------------------------------------------------------------------
 
 

@@ -40,6 +40,8 @@ struct Inner {
     /// Held by this alone: the connection's supervisor ends once it is dropped.
     connection: Arc<Connection>,
     extensions: Extensions,
+    /// The line of calls waiting for a connection ([`Session::live_in_turn`]).
+    line: tokio::sync::Semaphore,
 }
 
 impl std::fmt::Debug for Session {
@@ -62,7 +64,8 @@ impl Session {
     /// once that runtime shuts down. Elsewhere they run on zoolock's own.
     pub async fn connect(options: SessionOptions) -> Result<Session> {
         let connection = Connection::connect(options).await?;
-        let inner = Arc::new(Inner { connection, extensions: Extensions::default() });
+        let inner =
+            Arc::new(Inner { connection, extensions: Extensions::default(), line: tokio::sync::Semaphore::new(1) });
         let extensions: Weak<dyn StatusWatcher> = Arc::downgrade(&inner) as Weak<dyn StatusWatcher>;
         inner.connection.watchers.lock().unwrap().add(extensions, None);
         Ok(Session { inner })
@@ -227,20 +230,47 @@ impl Session {
 
     /// The client to use now, waiting while a lost session is being replaced.
     pub(crate) async fn live(&self) -> Result<Arc<Live>> {
+        Ok(self.live_in_turn().await?.0)
+    }
+
+    /// [`Session::live`] in the session's order: a call that finds no
+    /// connection waits in line (FIFO), and every call after it waits behind
+    /// it, so that requests leave in the order their calls started.
+    /// ZooKeeper applies a session's requests in the order they were sent,
+    /// and zookeeper-client sends each when it is called, as kazoo's and
+    /// Java's clients do; only the wait for a connection could reorder them.
+    /// The turn is `Some` when the caller waited: it is dropped once its
+    /// request is sent.
+    pub(crate) async fn live_in_turn(&self) -> Result<(Arc<Live>, Option<tokio::sync::SemaphorePermit<'_>>)> {
         self.check_usable()?;
         let mut status = self.subscribe();
+        // No one in line: the permit is free, and with a connection at hand
+        // the call goes at once.
+        let turn = match self.inner.line.try_acquire() {
+            Ok(turn) => match self.usable_now(&mut status) {
+                Some(found) => return found.map(|live| (live, None)),
+                None => turn,
+            },
+            Err(_) => self.inner.line.acquire().await.map_err(|_| self.closed_error())?,
+        };
         loop {
-            match status.borrow_and_update().state {
-                SessionState::Closed => return Err(self.closed_error()),
-                SessionState::Lost => {}
-                SessionState::Connected | SessionState::Suspended => {
-                    if let Some(live) = self.connection().current.lock().unwrap().clone() {
-                        return Ok(live);
-                    }
-                }
+            if let Some(found) = self.usable_now(&mut status) {
+                return found.map(|live| (live, Some(turn)));
             }
             if status.changed().await.is_err() {
                 return Err(self.closed_error());
+            }
+        }
+    }
+
+    /// The connection to send on now, an error if the session is closed, or
+    /// `None` while a lost session is being replaced.
+    fn usable_now(&self, status: &mut watch::Receiver<Status>) -> Option<Result<Arc<Live>>> {
+        match status.borrow_and_update().state {
+            SessionState::Closed => Some(Err(self.closed_error())),
+            SessionState::Lost => None,
+            SessionState::Connected | SessionState::Suspended => {
+                self.connection().current.lock().unwrap().clone().map(Ok)
             }
         }
     }

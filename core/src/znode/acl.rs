@@ -13,8 +13,10 @@ impl Session {
     pub async fn get_acls(&self, path: &str) -> Result<(Vec<Acl>, Stat)> {
         validate_node_path(path)?;
         self.bounded(async {
-            let live = self.live().await?;
-            let (acls, stat) = live.client.get_acl(path).await.map_err(|e| Error::zk(path, "read the ACL of", e))?;
+            let (live, turn) = self.live_in_turn().await?;
+            let reply = live.client.get_acl(path);
+            drop(turn);
+            let (acls, stat) = reply.await.map_err(|e| Error::zk(path, "read the ACL of", e))?;
             Ok((acls, Stat::from(&stat)))
         })
         .await
@@ -31,9 +33,10 @@ impl Session {
             return Err(Error::InvalidAcl { action: "set the ACL of", path: path.to_owned() });
         }
         self.bounded(async {
-            let live = self.live().await?;
-            let stat =
-                live.client.set_acl(path, acls, version).await.map_err(|e| Error::zk(path, "set the ACL of", e))?;
+            let (live, turn) = self.live_in_turn().await?;
+            let reply = live.client.set_acl(path, acls, version);
+            drop(turn);
+            let stat = reply.await.map_err(|e| Error::zk(path, "set the ACL of", e))?;
             Ok(Stat::from(&stat))
         })
         .await
@@ -50,8 +53,10 @@ impl Session {
             return Err(Error::InvalidArgument("an auth scheme is needed (e.g. \"digest\")".into()));
         }
         self.bounded(async {
-            let live = self.live().await?;
-            live.client.auth(scheme, credential).await.map_err(|e| match e {
+            let (live, turn) = self.live_in_turn().await?;
+            let reply = live.client.auth(scheme, credential);
+            drop(turn);
+            reply.await.map_err(|e| match e {
                 zookeeper_client::Error::AuthFailed => Error::AuthFailed,
                 e => Error::zk(scheme, "authenticate with", e),
             })?;

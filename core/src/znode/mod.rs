@@ -245,8 +245,10 @@ impl Session {
     pub async fn exists(&self, path: &str) -> Result<Option<Stat>> {
         validate_node_path(path)?;
         self.bounded(async {
-            let live = self.live().await?;
-            let stat = live.client.check_stat(path).await.map_err(|e| Error::zk(path, "check", e))?;
+            let (live, turn) = self.live_in_turn().await?;
+            let reply = live.client.check_stat(path);
+            drop(turn);
+            let stat = reply.await.map_err(|e| Error::zk(path, "check", e))?;
             Ok(stat.as_ref().map(Stat::from))
         })
         .await
@@ -256,8 +258,10 @@ impl Session {
     pub async fn get(&self, path: &str) -> Result<(Option<Vec<u8>>, Stat)> {
         validate_node_path(path)?;
         self.bounded(async {
-            let live = self.live().await?;
-            let (data, stat) = live.client.get_data_nullable(path).await.map_err(|e| Error::zk(path, "read", e))?;
+            let (live, turn) = self.live_in_turn().await?;
+            let reply = live.client.get_data_nullable(path);
+            drop(turn);
+            let (data, stat) = reply.await.map_err(|e| Error::zk(path, "read", e))?;
             Ok((data, Stat::from(&stat)))
         })
         .await
@@ -270,9 +274,10 @@ impl Session {
         check_data(data)?;
         let version = check_version(version)?;
         self.bounded(async {
-            let live = self.live().await?;
-            let stat =
-                live.client.set_data_nullable(path, data, version).await.map_err(|e| Error::zk(path, "set", e))?;
+            let (live, turn) = self.live_in_turn().await?;
+            let reply = live.client.set_data_nullable(path, data, version);
+            drop(turn);
+            let stat = reply.await.map_err(|e| Error::zk(path, "set", e))?;
             Ok(Stat::from(&stat))
         })
         .await
@@ -290,12 +295,14 @@ impl Session {
         }
         let mode = options.mode().with_acls(zk::Acls::new(acls));
         self.bounded(async {
-            let live = self.live().await?;
+            let (live, mut turn) = self.live_in_turn().await?;
             // Parents are made once: a create that still misses its parent
             // after that (deleted meanwhile, or a chroot not to be created) fails.
             let mut makepath = options.makepath;
             loop {
-                let created = live.client.create_nullable(path, data, &mode).await;
+                let reply = live.client.create_nullable(path, data, &mode);
+                turn.take();
+                let created = reply.await;
                 return match created {
                     Ok((stat, sequence)) => {
                         let created = if options.sequence { format!("{path}{sequence}") } else { path.to_owned() };
@@ -329,8 +336,10 @@ impl Session {
         if !recursive {
             return self
                 .bounded(async {
-                    let live = self.live().await?;
-                    live.client.delete(path, version).await.map_err(|e| Error::zk(path, "delete", e))
+                    let (live, turn) = self.live_in_turn().await?;
+                    let reply = live.client.delete(path, version);
+                    drop(turn);
+                    reply.await.map_err(|e| Error::zk(path, "delete", e))
                 })
                 .await;
         }
@@ -359,8 +368,10 @@ impl Session {
             let version = if node == path { version } else { None };
             let deleted = self
                 .bounded(async {
-                    let live = self.live().await?;
-                    live.client.delete(&node, version).await.map_err(|e| Error::zk(&node, "delete", e))
+                    let (live, turn) = self.live_in_turn().await?;
+                    let reply = live.client.delete(&node, version);
+                    drop(turn);
+                    reply.await.map_err(|e| Error::zk(&node, "delete", e))
                 })
                 .await;
             match deleted {
@@ -377,8 +388,10 @@ impl Session {
     pub async fn children(&self, path: &str) -> Result<Vec<String>> {
         validate_node_path(path)?;
         self.bounded(async {
-            let live = self.live().await?;
-            live.client.list_children(path).await.map_err(|e| Error::zk(path, "list", e))
+            let (live, turn) = self.live_in_turn().await?;
+            let reply = live.client.list_children(path);
+            drop(turn);
+            reply.await.map_err(|e| Error::zk(path, "list", e))
         })
         .await
     }
@@ -387,8 +400,10 @@ impl Session {
     pub async fn children_and_stat(&self, path: &str) -> Result<(Vec<String>, Stat)> {
         validate_node_path(path)?;
         self.bounded(async {
-            let live = self.live().await?;
-            let (children, stat) = live.client.get_children(path).await.map_err(|e| Error::zk(path, "list", e))?;
+            let (live, turn) = self.live_in_turn().await?;
+            let reply = live.client.get_children(path);
+            drop(turn);
+            let (children, stat) = reply.await.map_err(|e| Error::zk(path, "list", e))?;
             Ok((children, Stat::from(&stat)))
         })
         .await
@@ -418,8 +433,10 @@ impl Session {
     pub async fn sync(&self, path: &str) -> Result<()> {
         validate_node_path(path)?;
         self.bounded(async {
-            let live = self.live().await?;
-            live.client.sync(path).await.map_err(|e| Error::zk(path, "sync", e))
+            let (live, turn) = self.live_in_turn().await?;
+            let reply = live.client.sync(path);
+            drop(turn);
+            reply.await.map_err(|e| Error::zk(path, "sync", e))
         })
         .await
     }

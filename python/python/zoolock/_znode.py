@@ -15,6 +15,7 @@ import inspect
 import logging
 import queue
 import random
+import sys
 import threading
 import time
 import weakref
@@ -110,6 +111,15 @@ def _stat(raw):
     return None if raw is None else ZnodeStat(*raw)
 
 
+def _read(answer):
+    data, stat = answer
+    return data, ZnodeStat(*stat)
+
+
+def _true(_):
+    return True
+
+
 # ---- kazoo's argument checks --------------------------------------------
 
 
@@ -200,13 +210,34 @@ class AsyncResult:
         """Sets the exception and calls the linked callbacks."""
         self._finish(None, exception)
 
-    def _finish(self, value, exception):
+    def _finish(self, value, exception, dispatch=False):
         with self._done:
             self.value, self.exception, self._set = value, exception, True
             callbacks, self._callbacks = self._callbacks, []
             self._done.notify_all()
         for callback in callbacks:
-            callback(self)
+            if dispatch:
+                _dispatch(lambda callback=callback: callback(self))
+            else:
+                callback(self)
+
+    def _complete(self, ok, value, then, failed):
+        """A started core call's outcome (``done`` of ``_core_call``), on the
+        results thread: its value through ``then``, or its exception."""
+        if ok:
+            try:
+                value = then(value)
+            except BaseException as err:  # noqa: B036 - handed to the caller's result
+                ok, value = False, err
+        elif failed is not None:
+            failed()
+        # The callbacks go to the callback thread, so that one may wait for
+        # another result (kazoo's completion queue); set() by others calls
+        # them at once.
+        if ok:
+            self._finish(value, None, True)
+        else:
+            self._finish(None, value, True)
 
     def wait(self, timeout=None):
         """Waits until set, at most ``timeout`` seconds; whether it is set."""
@@ -251,29 +282,30 @@ _worker = None
 
 def _run_jobs():
     while True:
-        call, result = _jobs.get()
+        call = _jobs.get()
         try:
-            value = call()
-        except BaseException as err:  # noqa: B036 - handed to the caller's result
-            result.set_exception(err)
-        else:
-            result.set(value)
-        # Waiting for the next job it keeps nothing of this one (its arguments, its value).
-        call = result = value = None
+            call()
+        except Exception:  # nowhere to raise it to, as kazoo's callback thread
+            sys.excepthook(*sys.exc_info())
+        # Waiting for the next job it keeps nothing of this one.
+        call = None
 
 
-def _submit(call):
-    """Runs ``call`` on one thread, in the order submitted (kazoo sends
-    requests in order): ``create_async(a)`` then ``create_async(a + "/b")``
-    works as in kazoo. Each call is bounded by the core's request bound."""
+def _dispatch(call):
+    """Runs ``call`` on the callback thread, in the order dispatched (kazoo's
+    callback queue): an ``AsyncResult``'s linked callbacks and the
+    handler's ``dispatch_callback``. What it raises is reported."""
     global _worker
-    result = AsyncResult()
     with _worker_lock:
         if _worker is None or not _worker.is_alive():
-            _worker = threading.Thread(target=_run_jobs, name="zoolock-async", daemon=True)
+            _worker = threading.Thread(target=_run_jobs, name="zoolock-callbacks", daemon=True)
             _worker.start()
-    _jobs.put((call, result))
-    return result
+    _jobs.put(call)
+
+
+#: The ``AsyncResult`` of the ``*_async`` call being started on this thread
+#: (``KazooClient._async``), taken by its one core call (``_core_call``).
+_starting = threading.local()
 
 
 class Handler:
@@ -336,7 +368,7 @@ class Handler:
     def dispatch_callback(callback):
         """Runs kazoo's ``Callback`` (``callback.func(*callback.args)``) on
         one thread, in the order dispatched, as kazoo's callback queue."""
-        return _submit(lambda: callback.func(*callback.args))
+        _dispatch(lambda: callback.func(*callback.args))
 
 
 from .exceptions import KazooTimeoutError as _KazooTimeoutError  # noqa: E402
@@ -404,29 +436,34 @@ class _OneShot:
         #: (TreeCache does on close), and then it is not called.
         self.registered = None
 
-    def read(self, watchers, path, start):
+    def read(self, watchers, path, start, then):
         """``start(client, path, callback)``: the core's read with its watch,
-        ``(value, watch)``; returns the value. ``func`` goes into the
-        client's set when the read returns, as kazoo's goes in at the reply
-        (a failed read sets none); an event right behind the reply may call
-        it before that, on the watch thread all the same."""
+        ``(value, watch)``; returns ``then(value)`` (through the client's
+        ``_core_call``). ``func`` goes into the client's set when the read
+        returns, as kazoo's goes in at the reply (a failed read sets none);
+        an event right behind the reply may call it before that, on the
+        watch thread all the same."""
         self.client._hear_session_events()
         self.client._keep(self)
-        try:
-            value, self.watch = start(self.client, path, lambda event: self.fire(*event))
-        except BaseException:
+
+        def returned(answer):
+            value, self.watch = answer
+            with _kept_lock:
+                fired = self.fired
+                if not fired:
+                    self._register(watchers, path)
+                    self.returned = True
+            if fired:
+                self.watch.stop()
+            return then(value)
+
+        def failed():
             with _kept_lock:
                 self.fired = True
             self.client._forget(self)
-            raise
-        with _kept_lock:
-            fired = self.fired
-            if not fired:
-                self._register(watchers, path)
-                self.returned = True
-        if fired:
-            self.watch.stop()
-        return value
+
+        callback = lambda event: self.fire(*event)  # noqa: E731
+        return self.client._core_call(start, self.client, path, callback, then=returned, failed=failed)
 
     def _done(self):
         return self.fired or (self.watch is not None and self.watch.stopped)
@@ -624,29 +661,30 @@ class ZnodeAPI:
         """The node's ``ZnodeStat``, or ``None``; ``watch(event)`` once at its next change."""
         path, watch = _path(path), _watch(watch)
         if watch is None:
-            return _stat(_zoolock._exists(self, path))
-        return _stat(_OneShot(self, watch).read(self._data_watchers, path, _zoolock._exists_watched))
+            return self._core_call(_zoolock._exists, self, path, then=_stat)
+        return _OneShot(self, watch).read(self._data_watchers, path, _zoolock._exists_watched, _stat)
 
     def get(self, path, watch=None):
         """``(data, ZnodeStat)``, data ``None`` for null data; ``NoNodeError``.
         ``watch(event)`` once at its next change."""
         path, watch = _path(path), _watch(watch)
         if watch is None:
-            data, stat = _zoolock._get(self, path)
-        else:
-            data, stat = _OneShot(self, watch).read(self._data_watchers, path, _zoolock._get_watched)
-        return data, ZnodeStat(*stat)
+            return self._core_call(_zoolock._get, self, path, then=_read)
+        return _OneShot(self, watch).read(self._data_watchers, path, _zoolock._get_watched, _read)
 
     def get_children(self, path, watch=None, include_data=False):
         """The children's names (with ``include_data``, and the node's
         ``ZnodeStat``); ``watch(event)`` once when they change or the node goes."""
         path, watch = _path(path), _watch(watch)
         include_data = _bool(include_data, "include_data")
+
+        def listed(answer):
+            children, stat = answer
+            return (children, ZnodeStat(*stat)) if include_data else children
+
         if watch is None:
-            children, stat = _zoolock._children(self, path, include_data)
-        else:
-            children, stat = _OneShot(self, watch).read(self._child_watchers, path, _zoolock._children_watched)
-        return (children, ZnodeStat(*stat)) if include_data else children
+            return self._core_call(_zoolock._children, self, path, include_data, then=listed)
+        return _OneShot(self, watch).read(self._child_watchers, path, _zoolock._children_watched, listed)
 
     def create(self, path, value=b"", acl=None, ephemeral=False, sequence=False, makepath=False,
                include_data=False):
@@ -659,32 +697,32 @@ class ZnodeAPI:
         value, acl = _value(value), _acl(acl) or _acl(self.default_acl)
         ephemeral, makepath = _bool(ephemeral, "ephemeral"), _bool(makepath, "makepath")
         include_data = _bool(include_data, "include_data")
-        created, stat = _zoolock._create(self, path, value, acl, ephemeral, sequence, makepath)
-        return (created, ZnodeStat(*stat)) if include_data else created
+        def made(answer):
+            created, stat = answer
+            return (created, ZnodeStat(*stat)) if include_data else created
+
+        return self._core_call(_zoolock._create, self, path, value, acl, ephemeral, sequence, makepath, then=made)
 
     def set(self, path, value, version=-1):
         """Sets the node's data if at ``version`` (-1: any), returning its new
         ``ZnodeStat``; ``BadVersionError``, ``NoNodeError``."""
         path, value, version = _path(path), _value(value), _int(version, "version")
-        return ZnodeStat(*_zoolock._set(self, path, value, version))
+        return self._core_call(_zoolock._set, self, path, value, version, then=_stat)
 
     def delete(self, path, version=-1, recursive=False):
         """Deletes the node if at ``version``; ``recursive`` deletes its
         descendants first (not atomically, as kazoo). Returns ``True``."""
         path, version = _path(path), _int(version, "version")
-        _zoolock._delete(self, path, version, _bool(recursive, "recursive"))
-        return True
+        return self._core_call(_zoolock._delete, self, path, version, _bool(recursive, "recursive"), then=_true)
 
     def ensure_path(self, path, acl=None):
         """Creates the node and its missing ancestors (and a missing chroot);
         fine if it exists. Returns ``True``."""
-        _zoolock._ensure_path(self, _path(path), _acl(acl) or _acl(self.default_acl))
-        return True
+        return self._core_call(_zoolock._ensure_path, self, _path(path), _acl(acl) or _acl(self.default_acl), then=_true)
 
     def sync(self, path):
         """Waits until the server has every write committed before; returns ``path``."""
-        _zoolock._sync(self, _path(path))
-        return path
+        return self._core_call(_zoolock._sync, self, _path(path), then=lambda _: path)
 
     def retry(self, func, *args, **kwargs):
         """``func(*args, **kwargs)`` until it returns, as kazoo's ``retry``:
@@ -741,8 +779,11 @@ class ZnodeAPI:
     def get_acls(self, path):
         """``([ACL, ...], ZnodeStat)``: the node's ACL as kazoo's ``ACL``
         tuples (equal to ``kazoo.security``'s); ``NoNodeError``."""
-        triples, stat = _zoolock._get_acls(self, _path(path))
-        return [ACL(perms, Id(scheme, ident)) for perms, scheme, ident in triples], ZnodeStat(*stat)
+        def read(answer):
+            triples, stat = answer
+            return [ACL(perms, Id(scheme, ident)) for perms, scheme, ident in triples], ZnodeStat(*stat)
+
+        return self._core_call(_zoolock._get_acls, self, _path(path), then=read)
 
     def set_acls(self, path, acls, version=-1):
         """Replaces the node's ACL if it is at ``version`` (its ``aversion``;
@@ -753,7 +794,7 @@ class ZnodeAPI:
                 len(acls) == 2 and isinstance(acls[0], int)):
             raise TypeError("Invalid type for 'acl' (acl must be a tuple/list of ACL's)")
         version = _int(version, "version")
-        return ZnodeStat(*_zoolock._set_acls(self, path, _acl(acls) or [], version))
+        return self._core_call(_zoolock._set_acls, self, path, _acl(acls) or [], version, then=_stat)
 
     def add_auth(self, scheme, credential):
         """Sends credentials (``add_auth("digest", "user:password")``);
@@ -764,8 +805,7 @@ class ZnodeAPI:
             raise TypeError("Invalid type for 'scheme' (string expected)")
         if not isinstance(credential, str):
             raise TypeError("Invalid type for 'credential' (string expected)")
-        _zoolock._add_auth(self, scheme, credential)
-        return True
+        return self._core_call(_zoolock._add_auth, self, scheme, credential, then=_true)
 
     def command(self, cmd=b"ruok"):
         """Sends a four-letter word (``ruok``, ``envi``, ``stat``, ``mntr``, …)
@@ -834,11 +874,40 @@ class ZnodeAPI:
             raise TypeError("Invalid type for 'credential' (string expected)")
         return self._async(self.add_auth, scheme, credential)
 
-    def _async(self, call, *args):
-        """kazoo checks arguments before sending: bad ones raise here, not in the result."""
+    def _async(self, method, *args):
+        """``method(*args)`` as an ``AsyncResult``: run here, so that bad
+        arguments raise here (as kazoo checks them before sending) and its
+        request is sent now, in the order of the client's calls (a later
+        ``exists`` sees an earlier ``create_async``'s node); its core call
+        (``_core_call``) ends on the results thread."""
         if args and not isinstance(args[0], str):
             raise TypeError("Invalid type for 'path' (string expected)")
-        return _submit(lambda: call(*args))
+        result = _starting.result = AsyncResult()
+        try:
+            method(*args)
+        finally:
+            _starting.result = None
+        return result
+
+    def _core_call(self, func, *args, then, failed=None):
+        """The core call ``func(*args)`` with its value through ``then``,
+        ``failed()`` first if it raises; inside ``_async``, started instead
+        (``done=``), and the ``AsyncResult`` returned."""
+        result = getattr(_starting, "result", None)
+        if result is None:
+            try:
+                value = func(*args)
+            except BaseException:
+                if failed is not None:
+                    failed()
+                raise
+            return then(value)
+        _starting.result = None
+        try:
+            func(*args, done=lambda ok, value: result._complete(ok, value, then, failed))
+        except BaseException as err:  # noqa: B036 - kazoo hands a refused call's error to its result
+            result._complete(False, err, then, failed)
+        return result
 
     def DataWatch(self, path, func=None, *args, **kwargs):  # noqa: N802 - kazoo's name
         """kazoo's ``DataWatch(path, func)``, also as a decorator."""
@@ -906,15 +975,21 @@ class TransactionRequest:
         if self.committed:
             raise ValueError("Transaction already committed")
         self.committed = True
-        failed, results = _zoolock._commit(self.client, list(self.operations), self.fence)
-        if failed is None:
-            return [ZnodeStat(*r) if isinstance(r, tuple) else r for r in results]
-        return [RolledBackError() if i < failed else results if i == failed else RuntimeInconsistency()
-                for i in range(len(self.operations))]
+        count = len(self.operations)
+
+        def committed(answer):
+            failed, results = answer
+            if failed is None:
+                return [ZnodeStat(*r) if isinstance(r, tuple) else r for r in results]
+            return [RolledBackError() if i < failed else results if i == failed else RuntimeInconsistency()
+                    for i in range(count)]
+
+        client = self.client
+        return client._core_call(_zoolock._commit, client, list(self.operations), self.fence, then=committed)
 
     def commit_async(self):
         """``commit()`` as an ``AsyncResult``."""
-        return _submit(self.commit)
+        return self.client._async(self.commit)
 
     def __enter__(self):
         return self
