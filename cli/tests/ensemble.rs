@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 use common::*;
 use zk_harness::{Ensemble, Net, Options};
-use zoolock::{Acquire, Holder, Lock, Session, SessionOptions};
+use zoolock::{Acquire, Lock, Session, SessionOptions};
 
 /// Issue 32: a follower cut off from the leader answers zoolock's requests
 /// until syncLimit × tickTime (3 s here), while the leader expires the

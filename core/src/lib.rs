@@ -95,8 +95,8 @@ pub use multi_lock::MultiLock;
 pub use naming::Scheme;
 pub use one_shot::OneShot;
 pub use options::{
-    path_from_utf8, timeout_from_secs, validate_identifier, validate_node_path, validate_path, ClientId,
-    SessionOptions, MAX_IDENTIFIER_BYTES, MAX_PATH_BYTES, MAX_SESSION_TIMEOUT,
+    connect_string_parts, path_from_utf8, timeout_from_secs, validate_identifier, validate_node_path, validate_path,
+    ClientId, SessionOptions, MAX_IDENTIFIER_BYTES, MAX_PATH_BYTES, MAX_SESSION_TIMEOUT,
 };
 pub use party::Party;
 pub use queue::{LockingQueue, Queue};

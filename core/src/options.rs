@@ -347,6 +347,14 @@ impl ConnectString {
     }
 }
 
+/// The hosts of a connect string, each `(host, port)` (2181 where none is
+/// given, IPv6 without brackets), and its chroot, read as
+/// [`SessionOptions::new`] reads them: kazoo's `client.hosts` and `chroot`.
+pub fn connect_string_parts(connect: &str) -> Result<(Vec<(String, u16)>, Option<String>)> {
+    let parsed = ConnectString::parse(connect)?;
+    Ok((parsed.endpoints(), parsed.chroot))
+}
+
 /// The hosts and the chroot, as zookeeper-client is given them (it neither
 /// trims nor skips empty hosts).
 impl std::fmt::Display for ConnectString {

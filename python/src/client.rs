@@ -1,6 +1,7 @@
 //! `KazooClient`: kazoo's client, as far as locks need it, over one core
 //! `Session` per `start()`.
 
+use std::collections::HashSet;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -54,6 +55,8 @@ pub struct Client {
     telling: Arc<AtomicU64>,
     /// The order its `*_async` outcomes are handed over in.
     pub(crate) started: crate::started::Line,
+    /// The arguments kazoo keeps as attributes (`use_ssl`, `ca`, …), as given.
+    given: Py<PyDict>,
 }
 
 struct Current {
@@ -63,6 +66,12 @@ struct Current {
 }
 
 impl Client {
+    fn connect_string_parts(&self) -> (Vec<(String, u16)>, Option<String>) {
+        let connect = self.options.lock().unwrap().connect.clone();
+        // Checked when it was given (KazooClient(), set_hosts).
+        zoolock::connect_string_parts(&connect).unwrap_or_default()
+    }
+
     /// The session to use now and its epoch; `ConnectionClosedError` at once
     /// if the client is not started (kazoo's answer), never a wait.
     pub fn session(&self) -> PyResult<(u64, Session)> {
@@ -140,6 +149,7 @@ impl Client {
         certfile=None, ca=None, use_ssl=False, verify_certs=True, check_hostname=False, create_chroot=True)")]
     #[allow(clippy::too_many_arguments)]
     fn new(
+        py: Python<'_>,
         hosts: Option<&Bound<'_, PyAny>>,
         timeout: f64,
         client_id: Option<&Bound<'_, PyAny>>,
@@ -221,8 +231,19 @@ impl Client {
             }
             options = options.acls(acls);
         }
+        let given = PyDict::new(py);
+        given.set_item("keyfile", keyfile)?;
+        given.set_item("keyfile_password", keyfile_password)?;
+        given.set_item("certfile", certfile)?;
+        given.set_item("ca", ca)?;
+        given.set_item("use_ssl", use_ssl)?;
+        given.set_item("verify_certs", verify_certs)?;
+        given.set_item("check_hostname", check_hostname)?;
+        given.set_item("randomize_hosts", randomize_hosts)?;
+        given.set_item("read_only", read_only)?;
         let callbacks = CallbackThread::new();
         Ok(Client {
+            given: given.unbind(),
             options: Mutex::new(options),
             now: Mutex::new(Current { session: None, epoch: 0 }),
             listeners: Listeners::client(callbacks.clone()),
@@ -360,10 +381,53 @@ impl Client {
         Ok(Some(PyTuple::new(py, [id.session_id().into_pyobject(py)?.into_any(), password])?))
     }
 
-    /// The hosts (and chroot) this client connects to.
+    /// kazoo's ``hosts``: each ``(host, port)`` this client connects to
+    /// (2181 where none is given, IPv6 without brackets), the chroot apart.
     #[getter]
-    fn hosts(&self) -> String {
-        self.options.lock().unwrap().connect.clone()
+    fn hosts(&self) -> Vec<(String, u16)> {
+        self.connect_string_parts().0
+    }
+
+    /// The ``(host, port)`` of the server the session is connected to, as
+    /// ``hosts`` names it; ``None`` while not connected (the package's
+    /// ``_connection._socket.getpeername()``, kazoo's).
+    #[getter]
+    fn _server(&self) -> Option<(String, u16)> {
+        self.now.lock().unwrap().session.as_ref()?.server()
+    }
+
+    /// kazoo's ``_session_timeout``: in milliseconds, the one the server
+    /// granted while there is a session, else the one asked for.
+    #[getter]
+    fn _session_timeout(&self) -> u128 {
+        let granted = self.now.lock().unwrap().session.as_ref().and_then(Session::session_timeout);
+        granted.unwrap_or_else(|| self.options.lock().unwrap().session_timeout).as_millis()
+    }
+
+    /// kazoo's ``auth_data``: the ``(scheme, credential)`` pairs the session
+    /// authenticates with, ``auth_data=`` and those ``add_auth`` added (a
+    /// copy: add credentials with ``add_auth``).
+    #[getter]
+    fn auth_data(&self) -> HashSet<(String, String)> {
+        let credentials = match &self.now.lock().unwrap().session {
+            Some(session) => session.credentials(),
+            None => self.options.lock().unwrap().auth.clone(),
+        };
+        credentials.into_iter().map(|(scheme, c)| (scheme, String::from_utf8_lossy(&c).into_owned())).collect()
+    }
+
+    /// The arguments kazoo keeps as attributes of the client (``use_ssl``,
+    /// ``ca``, ``read_only``, …), as given; the package's properties of
+    /// those names read them.
+    #[getter]
+    fn _given<'py>(&self, py: Python<'py>) -> Bound<'py, PyDict> {
+        self.given.bind(py).clone()
+    }
+
+    /// kazoo's ``chroot``: the connect string's chroot, ``""`` if none.
+    #[getter]
+    fn chroot(&self) -> String {
+        self.connect_string_parts().1.unwrap_or_default()
     }
 
     /// kazoo's ``last_zxid``: the highest zxid of a reply the session has
@@ -435,6 +499,7 @@ impl Client {
     }
 
     fn __repr__(&self) -> String {
-        format!("<zoolock.KazooClient hosts={:?} state={}>", self.hosts(), self.state())
+        let connect = self.options.lock().unwrap().connect.clone();
+        format!("<zoolock.KazooClient hosts={connect:?} state={}>", self.state())
     }
 }

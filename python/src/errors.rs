@@ -36,9 +36,8 @@ import_exception!(zoolock.exceptions, TlsError);
 pub fn to_py(err: Error) -> PyErr {
     let message = err.to_string();
     match err.kind() {
-        // kazoo raises ValueError for some bad paths and, from the server,
-        // BadArgumentsError for others; zoolock refuses all before sending,
-        // with one class that is both.
+        // The server's BadArgumentsError in kazoo (its ValueError for "." and
+        // "..", in the znode calls, is the package's).
         ErrorKind::InvalidPath => BadArgumentsError::new_err(message),
         ErrorKind::InvalidConnectString | ErrorKind::InvalidArgument => PyValueError::new_err(message),
         // kazoo's ValueError("Inconsistent max leases: …"), whose words the core's message starts with.

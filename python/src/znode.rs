@@ -275,19 +275,24 @@ fn _command(py: Python<'_>, client: &Bound<'_, PyAny>, word: String) -> PyResult
 
 /// kazoo's `reconfig`: the new config and the stat of `/zookeeper/config`.
 #[pyfunction]
-fn _reconfig<'py>(
-    py: Python<'py>,
-    client: &Bound<'py, PyAny>,
+#[pyo3(signature = (client, joining, leaving, new_members, from_config, done=None))]
+fn _reconfig(
+    py: Python<'_>,
+    client: &Bound<'_, PyAny>,
     joining: Option<String>,
     leaving: Option<String>,
     new_members: Option<String>,
     from_config: i64,
-) -> PyResult<(Bound<'py, PyBytes>, Bound<'py, PyTuple>)> {
+    done: Option<Py<PyAny>>,
+) -> PyResult<Py<PyAny>> {
     let s = session_of(client)?;
-    let (config, stat) = call(py, async move {
+    let work = async move {
         s.reconfig(joining.as_deref(), leaving.as_deref(), new_members.as_deref(), Some(from_config)).await
-    })?;
-    Ok((PyBytes::new(py, &config), stat_tuple(py, &stat)?))
+    };
+    call_or_start(py, started(client, done)?, work, |py, made| {
+        let (config, stat) = made.py_err()?;
+        (PyBytes::new(py, &config), stat_tuple(py, &stat)?).into_bound_py_any(py)
+    })
 }
 
 /// The version in an `envi` answer (`zoolock::parse_version`); `None` if cut off.

@@ -209,7 +209,8 @@ def test_client_arguments(connect):
 def test_hosts_as_a_list_with_a_chroot(kz, connect, path):
     kz.ensure_path("/chroot-test")
     client = zoolock.KazooClient(hosts=connect.split(",") + ["/chroot-test"])
-    assert client.hosts == connect + "/chroot-test"
+    assert client.hosts == [(host, int(port)) for host, port in (h.rsplit(":", 1) for h in connect.split(","))]
+    assert client.chroot == "/chroot-test"
     client.start()
     try:
         with client.Lock(path):

@@ -30,7 +30,7 @@ def test_a_barrier_shared_with_kazoo(client, kz, path):
     assert kazoo_waiting.result() is True
     with pytest.raises(TypeError):
         zoolock.Barrier(kz, path)
-    with pytest.raises(ValueError):
+    with pytest.raises(zoolock.BadArgumentsError):
         client.Barrier("relative")
 
 

@@ -8,6 +8,7 @@ import logging
 import threading
 import uuid
 
+import kazoo.client
 import pytest
 import zoolock
 from conftest import DEADLINE
@@ -93,17 +94,35 @@ def test_unchroot_and_logger(make_client, connect, path):
     assert client.logger is logging.getLogger("zoolock")
 
 
+def pairs(connect):
+    """kazoo's ``hosts`` of a connect string: its ``(host, port)`` pairs."""
+    return [(host, int(port)) for host, port in (h.rsplit(":", 1) for h in connect.split("/")[0].split(","))]
+
+
+def test_hosts_are_kazoos_host_and_port_pairs_the_chroot_apart(make_client):
+    """Tools iterate ``client.hosts`` as kazoo's ``(host, port)`` list (it
+    was the connect string) and read the chroot from ``chroot``."""
+    given = " zk1:2181, zk2 ,[::1]:2182/app/x"
+    client, kz = make_client(start=False, hosts=given), kazoo.client.KazooClient(hosts=given)
+    assert client.hosts == kz.hosts == [("zk1", 2181), ("zk2", 2181), ("::1", 2182)]
+    assert client.chroot == kz.chroot == "/app/x"
+    for host, port in client.hosts:
+        assert isinstance(host, str) and isinstance(port, int)
+    listed = make_client(start=False, hosts=["zk1:2181", "zk2:2182"])
+    assert listed.hosts == [("zk1", 2181), ("zk2", 2182)] and listed.chroot == ""
+
+
 def test_set_hosts(make_client, connect, harness):
     client = make_client(start=False, hosts="127.0.0.1:1")
     client.set_hosts(connect)
-    assert client.hosts == connect
+    assert client.hosts == pairs(connect)
     client.start()
     assert client.connected
     with pytest.raises(zoolock.ConfigurationError):
         client.set_hosts(connect + "/new_chroot")
     # The live session stays on its servers; the next one uses the new hosts.
     client.set_hosts(connect.split(",")[0])
-    assert client.connected and client.hosts == connect.split(",")[0]
+    assert client.connected and client.hosts == pairs(connect)[:1]
 
 
 def test_last_zxid_moves_with_this_clients_replies_only(client, kz, path):
@@ -178,3 +197,90 @@ def test_state_changes_are_logged_once_each_in_kazoos_words(make_client, harness
     dropped = ("WARNING", f"Connection dropped, state: CONNECTING, session {first:#x}")
     assert [line for line in ours if line != dropped] == expected, lines
     assert ours.count(dropped) <= 1
+
+
+def test_start_async_connects_in_the_background_and_returns_kazoos_live_event(make_client):
+    """kazoo's ``start_async()``: returns at once the event (``_live``) that
+    is set once connected and cleared when the client is not."""
+    client = make_client(start=False)
+    live = client.start_async()
+    assert isinstance(live, threading.Event) and live is client._live
+    assert live.wait(DEADLINE) and client.connected
+    assert client.start_async() is live
+    client.stop()
+    assert not live.is_set() and not client.connected
+
+
+def test_bad_arguments_error_is_not_a_value_error_as_in_kazoo(client, path):
+    """A program that catches ``ValueError`` for its own bad input must not
+    catch the server's refusals; ``.`` and ``..`` are kazoo's ``ValueError``."""
+    assert not issubclass(zoolock.BadArgumentsError, ValueError)
+    assert not issubclass(kazoo_exceptions.BadArgumentsError, ValueError)
+    with pytest.raises(ValueError, match="relative paths not allowed"):
+        client.get(f"{path}/../x")
+    with pytest.raises(zoolock.BadArgumentsError) as refused:
+        client.create(f"{path}/a\x01b", makepath=True)
+    assert not isinstance(refused.value, ValueError)
+
+
+def test_texts_users_show_are_kazoos(make_client, client, path):
+    """kazoo's words for a start that times out, and its ``ACL`` (``acl_list``, ``repr``)."""
+    unreachable = make_client(start=False, hosts="127.0.0.1:1")
+    with pytest.raises(zoolock.KazooTimeoutError) as timed_out:
+        unreachable.start(timeout=0.5)
+    assert str(timed_out.value) == "Connection time-out"
+    client.ensure_path(path)
+    acls, _ = client.get_acls(path)
+    theirs = [kazoo_security.ACL(a.perms, kazoo_security.Id(*a.id)) for a in acls]
+    assert [repr(a) for a in acls] == [repr(a) for a in theirs]
+    assert [a.acl_list for a in acls] == [a.acl_list for a in theirs] == [["ALL"]]
+    some = zoolock.security.ACL(5, zoolock.security.Id("world", "anyone"))
+    assert some.acl_list == ["READ", "CREATE"] == kazoo_security.ACL(5, some.id).acl_list
+
+
+def test_the_state_tools_read_is_kazoos(make_client, connect):
+    """Shells and admin tools read kazoo's private state: the server the
+    session is on, the session timeout, the credentials."""
+    client = make_client(timeout=6.0, auth_data=[("digest", "u:p")])
+    host, port = client._connection._socket.getpeername()
+    assert (host, port) in client.hosts
+    assert client._session_timeout == 6000
+    client.add_auth("digest", "v:q")
+    assert client.auth_data == {("digest", "u:p"), ("digest", "v:q")}
+    client.stop()
+    assert client._connection._socket is None
+    assert client.auth_data == {("digest", "u:p")}
+
+
+def test_a_four_letter_word_goes_to_the_server_the_session_is_on(make_client, connect):
+    """``command()`` asks the session's server, as kazoo's: a host before it
+    in ``hosts`` that accepts connections (it went there) is not asked."""
+    import socket
+
+    fake = socket.socket()
+    fake.bind(("127.0.0.1", 0))
+    fake.listen(16)
+    stop = threading.Event()
+
+    def answer():
+        while not stop.is_set():
+            try:
+                peer, _ = fake.accept()
+            except OSError:
+                return
+            with peer:
+                peer.settimeout(1)
+                try:
+                    peer.recv(64)
+                    peer.sendall(b"not zookeeper")
+                except OSError:
+                    pass
+
+    threading.Thread(target=answer, daemon=True).start()
+    try:
+        client = make_client(hosts=f"127.0.0.1:{fake.getsockname()[1]},{connect}")
+        assert client._connection._socket.getpeername() == pairs(connect)[0]
+        assert client.command(b"ruok") == "imok"
+    finally:
+        stop.set()
+        fake.close()

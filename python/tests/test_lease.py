@@ -44,7 +44,7 @@ def test_default_identifier_and_bad_input(client, kz, path):
     assert KazooLease(kz, path, HOUR, utcnow=clock(30)), "kazoo's default identifier is the same: a renewal"
     with pytest.raises(ValueError, match="duration"):
         client.NonBlockingLease(path, -HOUR)
-    with pytest.raises(ValueError):
+    with pytest.raises(zoolock.BadArgumentsError):
         client.NonBlockingLease("relative", HOUR)
     kz.set(path + "/lease_holder", b"not json")
     with pytest.raises(ValueError, match="not JSON"):

@@ -60,7 +60,7 @@ def test_bad_input(client):
         client.MultiLock("/a")
     with pytest.raises(ValueError, match="at least one path"):
         client.MultiLock([])
-    with pytest.raises(ValueError):
+    with pytest.raises(zoolock.BadArgumentsError):
         client.MultiLock(["/a", "relative"])
     with pytest.raises(ValueError):
         client.MultiLock(["/a"]).acquire(blocking=False, timeout=1)

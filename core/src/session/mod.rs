@@ -228,6 +228,33 @@ impl Session {
         }
     }
 
+    /// The server the session's connection goes to, `(host, port)` as the
+    /// connect string names it; `None` while it has none. Tools show it and
+    /// ask it four-letter words ([`Session::command`]).
+    pub fn server(&self) -> Option<(String, u16)> {
+        let live = self.connection().current.lock().unwrap().clone()?;
+        let connected = live.client.state() == zookeeper_client::SessionState::SyncConnected;
+        connected.then(|| live.client.last_server()).flatten()
+    }
+
+    /// The session timeout the server granted the current session; `None`
+    /// while there is none.
+    pub fn session_timeout(&self) -> Option<Duration> {
+        Some(self.connection().current.lock().unwrap().as_ref()?.client.session_timeout())
+    }
+
+    /// The credentials the session authenticates with, sent again on each
+    /// new session: the options' and those [`Session::add_auth`] added.
+    pub fn credentials(&self) -> Vec<(String, Vec<u8>)> {
+        let mut all = self.options().auth.clone();
+        for added in self.connection().added_auth.lock().unwrap().iter() {
+            if !all.contains(added) {
+                all.push(added.clone());
+            }
+        }
+        all
+    }
+
     /// The client to use now, waiting while a lost session is being replaced.
     pub(crate) async fn live(&self) -> Result<Arc<Live>> {
         Ok(self.live_in_turn().await?.0)
@@ -520,11 +547,14 @@ mod tests {
         extensions.get_or_make::<A>().0.store(1, Ordering::Relaxed);
         extensions.get_or_make::<G>().0.store(7, Ordering::Relaxed);
         for _ in 0..2 {
-            extensions.get_or_make::<B>();
-            extensions.get_or_make::<C>();
-            extensions.get_or_make::<D>();
-            extensions.get_or_make::<E>();
-            extensions.get_or_make::<F>();
+            let others = [
+                extensions.get_or_make::<B>().0.load(Ordering::Relaxed),
+                extensions.get_or_make::<C>().0.load(Ordering::Relaxed),
+                extensions.get_or_make::<D>().0.load(Ordering::Relaxed),
+                extensions.get_or_make::<E>().0.load(Ordering::Relaxed),
+                extensions.get_or_make::<F>().0.load(Ordering::Relaxed),
+            ];
+            assert_eq!(others, [0; 5]);
         }
         assert_eq!(extensions.get_or_make::<A>().0.load(Ordering::Relaxed), 1);
         assert_eq!(extensions.get_or_make::<G>().0.load(Ordering::Relaxed), 7);

@@ -23,10 +23,8 @@ const MAX_ANSWER: u64 = 1 << 20;
 impl Session {
     /// Sends a four-letter word and returns the server's answer as text
     /// (`"imok"` for `ruok`). [`Error::ConnectionLoss`] while the session is
-    /// not connected, as kazoo. zookeeper-client does not say which server
-    /// the session is on, so the word goes to the first server of the
-    /// connect string that accepts a connection: the connected one when
-    /// the connect string names one server.
+    /// not connected, as kazoo. The word goes to the server the session is
+    /// on ([`Session::server`]), as kazoo's does.
     pub async fn command(&self, word: &str) -> Result<String> {
         if word.len() != 4 || !word.bytes().all(|b| b.is_ascii_lowercase()) {
             return Err(Error::InvalidArgument(format!(
@@ -43,7 +41,9 @@ impl Session {
             ));
         }
         let bound = self.request_bound();
-        let endpoints = ConnectString::parse(&self.hosts())?.endpoints();
+        let endpoints = self
+            .server()
+            .map_or_else(|| Ok(ConnectString::parse(&self.hosts())?.endpoints()), |s| Ok::<_, Error>(vec![s]))?;
         let ask = async {
             let mut last = None;
             for (host, port) in &endpoints {

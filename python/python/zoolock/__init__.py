@@ -160,6 +160,18 @@ class KazooState:
     LOST = "LOST"
 
 
+class KeeperState:
+    """The connection's states, as kazoo's ``KeeperState`` (``client_state``,
+    and a one-shot watch's event on a session change)."""
+
+    AUTH_FAILED = "AUTH_FAILED"
+    CONNECTED = "CONNECTED"
+    CONNECTED_RO = "CONNECTED_RO"
+    CONNECTING = "CONNECTING"
+    CLOSED = "CLOSED"
+    EXPIRED_SESSION = "EXPIRED_SESSION"
+
+
 class LockState:
     """The states of a ``Lock`` or ``Semaphore`` (``lock.state``, lock listeners)."""
 
@@ -195,6 +207,7 @@ __all__ = [
     "KazooClient",
     "KazooException",
     "KazooState",
+    "KeeperState",
     "KazooTimeoutError",
     "Lock",
     "LockingQueue",

@@ -125,12 +125,15 @@ def _true(_):
 
 def _path(path, trailing=False):
     """kazoo's path handling: a ``str``; relative paths are taken from the
-    root and empty components dropped (``"a//b/"`` is ``"/a/b"``); the core
-    refuses what is still bad (``.``, ``..``, control characters) with
-    ``BadArgumentsError``, which is also a ``ValueError``."""
+    root and empty components dropped (``"a//b/"`` is ``"/a/b"``); ``.`` and
+    ``..`` are kazoo's ``ValueError``; the core refuses what is still bad
+    (control characters, ``/zookeeper``) with ``BadArgumentsError``, as the
+    server does in kazoo."""
     if not isinstance(path, str):
         raise TypeError("Invalid type for 'path' (string expected)")
     parts = [p for p in path.split("/") if p]
+    if "." in parts or ".." in parts:
+        raise ValueError("relative paths not allowed")
     normal = "/" + "/".join(parts)
     if not normal.isascii():
         _zoolock._refuse_non_utf8_path(normal)
@@ -528,6 +531,25 @@ class _OneShot:
 _kept_lock = threading.RLock()
 
 
+class _Peer:
+    """A view of the server a session is on, read as kazoo's socket."""
+
+    def __init__(self, server):
+        self._server = server
+
+    def getpeername(self):
+        """``(host, port)``."""
+        return self._server
+
+
+class _Connection:
+    """What tools read of kazoo's ``client._connection``."""
+
+    def __init__(self, socket):
+        #: The server's view (``getpeername()``), ``None`` while not connected.
+        self._socket = socket
+
+
 class ZnodeAPI:
     """kazoo's node operations, mixed into ``zoolock.KazooClient``."""
 
@@ -548,12 +570,6 @@ class ZnodeAPI:
         """kazoo's ``{path: set of watch functions}`` of pending one-shot
         ``get_children`` watches (see ``_data_watchers``)."""
         return self.__dict__.setdefault("_zoolock_child_watchers", collections.defaultdict(_WatchFuncs))
-
-    @property
-    def chroot(self):
-        """The chroot of ``hosts`` (``""`` if none), as kazoo's."""
-        hosts = self.hosts
-        return hosts[hosts.index("/"):] if "/" in hosts else ""
 
     @property
     def client_state(self):
@@ -617,17 +633,75 @@ class ZnodeAPI:
         ``ChildrenWatch`` objects that ran when the client stopped (or were
         made while it was stopped) watch again, from what they last saw:
         they call back once the node differs from it, as kazoo's do."""
+        from .exceptions import KazooTimeoutError
+
         self.__dict__["_zoolock_stopped"] = False
-        super().start(timeout)
+        try:
+            super().start(timeout)
+        except KazooTimeoutError as err:
+            if type(err) is not KazooTimeoutError:  # TlsError says why
+                raise
+            raise KazooTimeoutError("Connection time-out") from err  # kazoo's words; the core's in the cause
         with _kept_lock:
             kept = [w for w in self.__dict__.get("_zoolock_watches", ()) if isinstance(w, DataWatch)]
         for watch in kept:
             watch._resume()
 
+    @property
+    def _connection(self):
+        """What tools read of kazoo's ``_connection``: ``_socket``, whose
+        ``getpeername()`` is the ``(host, port)`` of the server the session
+        is connected to (as ``hosts`` names it); ``None`` while not
+        connected."""
+        server = self._server
+        return _Connection(None if server is None else _Peer(server))
+
+    @property
+    def _live(self):
+        """kazoo's ``_live``: a ``threading.Event`` set while the client is
+        connected (``start_async`` returns it)."""
+        with _kept_lock:
+            live = self.__dict__.get("_zoolock_live")
+            if live is None:
+                live = self.__dict__["_zoolock_live"] = threading.Event()
+                super().add_listener(lambda state: live.set() if state == "CONNECTED" else live.clear())
+                if self.connected:
+                    live.set()
+        return live
+
+    def start_async(self):
+        """kazoo's ``start_async``: connects in the background, trying again
+        until connected or ``stop()``, and returns ``_live``, set once
+        connected. A ``stop()`` that comes while a try is under way ends the
+        session that try opens."""
+        live = self._live
+        if self.connected:
+            return live
+        stops = self.__dict__.get("_zoolock_stops", 0)
+
+        def connect():
+            from .exceptions import KazooTimeoutError
+
+            while self.__dict__.get("_zoolock_stops", 0) == stops and not self.connected:
+                try:
+                    self.start()
+                except KazooTimeoutError:
+                    continue
+                except Exception:  # noqa: BLE001 - nowhere to raise it to; kazoo's connection thread logs too
+                    logging.getLogger("zoolock").exception("start_async: the client could not start")
+                    return
+            if self.__dict__.get("_zoolock_stops", 0) != stops:
+                self.stop()
+
+        threading.Thread(target=connect, name="zoolock-start", daemon=True).start()
+        return live
+
     def stop(self):
         """Ends the session (see the class); pending one-shot watches fire
         with ``CLOSED``; running ``DataWatch`` and ``ChildrenWatch`` objects
         go on at the next ``start()``."""
+        with _kept_lock:
+            self.__dict__["_zoolock_stops"] = self.__dict__.get("_zoolock_stops", 0) + 1
         self.__dict__["_zoolock_stopped"] = True
         with _kept_lock:
             kept = [w for w in self.__dict__.get("_zoolock_watches", ()) if isinstance(w, DataWatch)]
@@ -857,8 +931,12 @@ class ZnodeAPI:
         for name, value in (("joining", joining), ("leaving", leaving), ("new_members", new_members)):
             if value is not None and not isinstance(value, str):
                 raise TypeError(f"Invalid type for '{name}' (string expected)")
-        data, stat = _zoolock._reconfig(self, joining, leaving, new_members, _int(from_config, "from_config"))
-        return data, ZnodeStat(*stat)
+        from_config = _int(from_config, "from_config")
+        return self._core_call(_zoolock._reconfig, self, joining, leaving, new_members, from_config, then=_read)
+
+    def reconfig_async(self, joining, leaving, new_members, from_config=-1):
+        """``reconfig`` as an ``AsyncResult``."""
+        return self._async(self.reconfig, joining, leaving, new_members, from_config, path=False)
 
     def get_acls_async(self, path):
         """``get_acls`` as an ``AsyncResult``."""
@@ -874,19 +952,22 @@ class ZnodeAPI:
             raise TypeError("Invalid type for 'credential' (string expected)")
         return self._async(self.add_auth, scheme, credential)
 
-    def _async(self, method, *args):
+    def _async(self, method, *args, path=True):
         """``method(*args)`` as an ``AsyncResult``: run here, so that bad
         arguments raise here (as kazoo checks them before sending) and its
         request is sent now, in the order of the client's calls (a later
         ``exists`` sees an earlier ``create_async``'s node); its core call
         (``_core_call``) ends on the results thread."""
-        if args and not isinstance(args[0], str):
+        if path and args and not isinstance(args[0], str):
             raise TypeError("Invalid type for 'path' (string expected)")
         result = _starting.result = AsyncResult()
         try:
             method(*args)
         finally:
+            unstarted = _starting.result is result
             _starting.result = None
+        if unstarted:
+            raise RuntimeError(f"zoolock: {method.__name__} made no core call to start")
         return result
 
     def _core_call(self, func, *args, then, failed=None):
@@ -920,6 +1001,16 @@ class ZnodeAPI:
     def Election(self, path, identifier=None):  # noqa: N802 - kazoo's name
         """kazoo's ``Election(path, identifier)``."""
         return Election(self, path, identifier)
+
+
+def _given(name):
+    return property(lambda self: self._given[name], doc=f"kazoo's ``{name}``: as given to ``KazooClient()``.")
+
+
+for _name in ("keyfile", "keyfile_password", "certfile", "ca", "use_ssl", "verify_certs", "check_hostname",
+              "randomize_hosts", "read_only"):
+    setattr(ZnodeAPI, _name, _given(_name))
+del _name
 
 
 class TransactionRequest:

@@ -3,7 +3,7 @@
 import datetime
 import os
 from types import TracebackType
-from typing import Any, Awaitable, Callable, Dict, Iterable, Iterator, List, Literal, Optional, Sequence, Tuple, Type, Union, final
+from typing import Any, Awaitable, Callable, Dict, Iterable, Iterator, List, Literal, Optional, Sequence, Set, Tuple, Type, Union, final
 
 from ._znode import TransactionRequest
 
@@ -58,8 +58,14 @@ class KazooClient:
     def client_id(self) -> Optional[Tuple[int, bytes]]:
         """(session_id, password) while connected, else None; KazooClient(client_id=...) resumes that session."""
     @property
-    def hosts(self) -> str:
-        """The connect string."""
+    def hosts(self) -> List[Tuple[str, int]]:
+        """kazoo's hosts: each (host, port), the chroot apart."""
+    @property
+    def chroot(self) -> str:
+        """The connect string's chroot, "" if none."""
+    @property
+    def auth_data(self) -> Set[Tuple[str, str]]:
+        """The (scheme, credential) pairs the session authenticates with (a copy)."""
     def set_hosts(self, hosts: Union[str, Sequence[str]], randomize_hosts: Optional[bool] = None) -> None:
         """The hosts of the next session (next start(), or after an expiry); the chroot cannot change."""
     @property

@@ -59,10 +59,11 @@ class NoChildrenForEphemeralsError(*_kazoos("NoChildrenForEphemeralsError"), Zoo
     """An ephemeral node cannot have children."""
 
 
-class BadArgumentsError(*_kazoos("BadArgumentsError"), ZookeeperError, ValueError):
-    """A bad path or argument, refused before anything was sent. kazoo raises
-    ``ValueError`` for some bad paths and, from the server, ``BadArgumentsError``
-    for others: this class is both."""
+class BadArgumentsError(*_kazoos("BadArgumentsError"), ZookeeperError):
+    """A bad path or argument, refused before anything was sent, where
+    kazoo's server would refuse it. Not a ``ValueError``, as in kazoo: a
+    program that catches ``ValueError`` for its own bad input does not catch
+    it."""
 
 
 class RolledBackError(*_kazoos("RolledBackError"), ZookeeperError):
@@ -143,6 +144,60 @@ class TlsError(KazooTimeoutError):
     ``verify_certs=False``. A ``KazooTimeoutError``, as kazoo's start() raises
     in its place."""
 
+
+# ---- kazoo's other names -------------------------------------------------
+# Errors zoolock never raises (server errors a lock cannot meet, kazoo's
+# connection's own), with kazoo's names and bases, so that code naming them
+# runs unchanged; and kazoo's ``...Exception`` aliases.
+
+#: (name, base) of each, in kazoo's hierarchy.
+_NEVER_RAISED = (
+    ("ZookeeperStoppedError", KazooException),
+    ("ConnectionDropped", KazooException),
+    ("WriterNotClosedException", KazooException),
+    ("SASLException", KazooException),
+    ("SystemZookeeperError", ZookeeperError),
+    ("DataInconsistency", ZookeeperError),
+    ("MarshallingError", ZookeeperError),
+    ("UnimplementedError", ZookeeperError),
+    ("UnknownSessionError", ZookeeperError),
+    ("NewConfigNoQuorumError", ZookeeperError),
+    ("ReconfigInProcessError", ZookeeperError),
+    ("APIError", ZookeeperError),
+    ("InvalidCallbackError", ZookeeperError),
+    ("SessionMovedError", ZookeeperError),
+    ("NotReadOnlyCallError", ZookeeperError),
+    ("EphemeralOnLocalSessionError", ZookeeperError),
+    ("NoWatcherError", ZookeeperError),
+    ("RequestTimeoutError", ZookeeperError),
+    ("ReconfigDisabledError", ZookeeperError),
+    ("SessionClosedRequireSaslError", ZookeeperError),
+    ("QuotaExceededError", ZookeeperError),
+    ("ThrottledOpError", ZookeeperError),
+)
+for _name, _base in _NEVER_RAISED:
+    globals()[_name] = type(_name, (*_kazoos(_name), _base), {"__module__": __name__, "__doc__": f"kazoo's {_name}."})
+del _name, _base
+
+ConnectionLossException = ConnectionLoss
+MarshallingErrorException = MarshallingError  # noqa: F821 - made above
+SystemErrorException = SystemZookeeperError  # noqa: F821
+RuntimeInconsistencyException = RuntimeInconsistency
+DataInconsistencyException = DataInconsistency  # noqa: F821
+UnimplementedException = UnimplementedError  # noqa: F821
+OperationTimeoutException = OperationTimeoutError
+BadArgumentsException = BadArgumentsError
+ApiErrorException = APIError  # noqa: F821
+NoNodeException = NoNodeError
+NoAuthException = NoAuthError
+BadVersionException = BadVersionError
+NoChildrenForEphemeralsException = NoChildrenForEphemeralsError
+NodeExistsException = NodeExistsError
+InvalidACLException = InvalidACLError
+AuthFailedException = AuthFailedError
+NotEmptyException = NotEmptyError
+SessionExpiredException = SessionExpiredError
+InvalidCallbackException = InvalidCallbackError  # noqa: F821
 
 #: What ``retry()`` calls again after, at growing intervals as kazoo's
 #: ``KazooRetry`` does: zoolock's classes and kazoo's, which they derive from.

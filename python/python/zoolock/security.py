@@ -33,6 +33,18 @@ class ACL(NamedTuple):
     perms: int
     id: Id
 
+    @property
+    def acl_list(self) -> List[str]:
+        """The permissions' names, as kazoo's: ``["ALL"]``, or each of
+        ``READ``, ``WRITE``, ``CREATE``, ``DELETE``, ``ADMIN`` granted."""
+        if self.perms & Permissions.ALL == Permissions.ALL:
+            return ["ALL"]
+        names = ("READ", "WRITE", "CREATE", "DELETE", "ADMIN")
+        return [name for name in names if self.perms & getattr(Permissions, name)]
+
+    def __repr__(self) -> str:
+        return f"ACL(perms={self.perms!r}, acl_list={self.acl_list}, id={self.id!r})"
+
 
 def make_digest_acl_credential(username: str, password: str) -> str:
     """``"username:base64(sha1(username:password))"``, as the digest scheme stores it."""

@@ -31,8 +31,8 @@ pub use crate::proto::{EnsembleUpdate, Stat};
 use crate::record::{self, Record, StaticRecord};
 #[cfg(any(feature = "sasl-digest-md5", feature = "sasl-gssapi"))]
 use crate::sasl::SaslOptions;
-use crate::session::StateReceiver;
 pub use crate::session::{EventType, SessionId, SessionInfo, SessionState, WatchedEvent};
+use crate::session::{LastConnection, StateReceiver};
 #[cfg(feature = "tls")]
 use crate::tls::TlsOptions;
 use crate::util;
@@ -209,7 +209,7 @@ pub struct Client {
     requester: Arc<mpsc::UnboundedSender<Request>>,
     state_watcher: StateWatcher,
     last_zxid: Arc<AtomicI64>,
-    last_handshake: Arc<Mutex<Option<Instant>>>,
+    last_connection: Arc<Mutex<Option<LastConnection>>>,
 }
 
 impl Client {
@@ -234,7 +234,7 @@ impl Client {
         requester: Arc<mpsc::UnboundedSender<Request>>,
         state_watcher: StateWatcher,
         last_zxid: Arc<AtomicI64>,
-        last_handshake: Arc<Mutex<Option<Instant>>>,
+        last_connection: Arc<Mutex<Option<LastConnection>>>,
     ) -> Client {
         Client {
             chroot,
@@ -244,7 +244,7 @@ impl Client {
             requester,
             state_watcher,
             last_zxid,
-            last_handshake,
+            last_connection,
         }
     }
 
@@ -283,7 +283,13 @@ impl Client {
     /// session that connects to another server, so it heard from the
     /// session after it too.
     pub fn last_handshake(&self) -> Option<Instant> {
-        *self.last_handshake.lock().unwrap()
+        self.last_connection.lock().unwrap().as_ref().map(|(handshake, _)| *handshake)
+    }
+
+    /// The host and port of the server the connection that last completed
+    /// went to (`None` before the first), as the connect string names it.
+    pub fn last_server(&self) -> Option<(String, u16)> {
+        self.last_connection.lock().unwrap().as_ref().map(|(_, server)| server.clone())
     }
 
     /// Consumes this instance into session info.
@@ -1861,7 +1867,7 @@ impl Connector {
         let session_info = session.session.clone();
         let session_timeout = session.session_timeout;
         let last_zxid = session.last_zxid_seen.clone();
-        let last_handshake = session.last_handshake.clone();
+        let last_connection = session.last_connection.clone();
         let mut state_watcher = StateWatcher::new(session.subscribe_state());
         // Consume all state changes so far.
         state_watcher.state();
@@ -1876,7 +1882,7 @@ impl Connector {
             sender,
             state_watcher,
             last_zxid,
-            last_handshake,
+            last_connection,
         );
         Ok(client)
     }

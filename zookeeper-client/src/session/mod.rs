@@ -41,6 +41,9 @@ use crate::tls::TlsOptions;
 pub const PASSWORD_LEN: usize = 16;
 pub const DEFAULT_SESSION_TIMEOUT: Duration = Duration::from_secs(6);
 
+/// When the handshake of a completed connection was sent, and to which server.
+pub(crate) type LastConnection = (Instant, (String, u16));
+
 #[derive(Default)]
 pub struct Builder {
     #[cfg(feature = "tls")]
@@ -128,7 +131,8 @@ impl Builder {
             last_zxid: session.last_zxid,
             last_zxid_seen: Arc::new(AtomicI64::new(session.last_zxid)),
             handshake: now,
-            last_handshake: Arc::new(Mutex::new(None)),
+            server: (String::new(), 0),
+            last_connection: Arc::new(Mutex::new(None)),
             last_recv: now,
             last_send: now,
             last_ping: None,
@@ -168,9 +172,12 @@ pub struct Session {
     pub(crate) last_zxid_seen: Arc<AtomicI64>,
     /// When the connect request of the connection being opened was queued.
     handshake: Instant,
-    /// `handshake` of the connection that last completed, for the clients
-    /// ([Client::last_handshake](crate::Client::last_handshake)).
-    pub(crate) last_handshake: Arc<Mutex<Option<Instant>>>,
+    /// The server of the connection being opened.
+    server: (String, u16),
+    /// `handshake` and `server` of the connection that last completed, for
+    /// the clients ([Client::last_handshake](crate::Client::last_handshake),
+    /// [Client::last_server](crate::Client::last_server)).
+    pub(crate) last_connection: Arc<Mutex<Option<LastConnection>>>,
     last_recv: Instant,
     last_send: Instant,
     last_ping: Option<Instant>,
@@ -440,7 +447,7 @@ impl Session {
     }
 
     fn complete_connect(&mut self) {
-        *self.last_handshake.lock().unwrap() = Some(self.handshake);
+        *self.last_connection.lock().unwrap() = Some((self.handshake, self.server.clone()));
         let state = if self.session.readonly { SessionState::ConnectedReadOnly } else { SessionState::SyncConnected };
         self.change_state(state);
     }
@@ -654,6 +661,7 @@ impl Session {
             }
             Ok(conn) => {
                 debug!("succeeds in connecting to {}", endpoint);
+                self.server = (endpoint.host.to_owned(), endpoint.port);
                 conn
             }
         };
