@@ -284,3 +284,52 @@ def test_a_four_letter_word_goes_to_the_server_the_session_is_on(make_client, co
     finally:
         stop.set()
         fake.close()
+
+
+def test_kazoos_transaction_request_and_a_subclass_of_it_commit_on_zoolock(make_client, connect, kz, path):
+    """kazoo applications subclass ``kazoo.client.TransactionRequest``,
+    which commits through the client's ``_call``; with a chroot, as its
+    paths carry it."""
+    kz.ensure_path(path)
+    client = make_client(hosts=connect + path)
+
+    class Audited(kazoo.client.TransactionRequest):
+        def commit(self):
+            self.audited = True
+            return super().commit()
+
+    made = Audited(client)
+    made.create("/a", b"1")
+    made.create("/b-", sequence=True, ephemeral=True)
+    made.check("/a", 0)
+    made.set_data("/a", b"2")
+    created, sequential, checked, stat = made.commit()
+    assert made.audited and created == "/a" and sequential.startswith("/b-") and checked is True
+    assert stat.version == 1 and kz.get(f"{path}/a")[0] == b"2"
+    refused = kazoo.client.TransactionRequest(client)
+    refused.delete("/a")
+    refused.create("/a")
+    refused.delete("/missing")
+    results = refused.commit_async().get(timeout=DEADLINE)
+    assert [type(r) for r in results] == [zoolock.RolledBackError, zoolock.RolledBackError, zoolock.NoNodeError]
+    assert kz.exists(f"{path}/a")
+
+
+def test_zoolocks_transaction_request_takes_a_wrapper_of_the_client(client, path):
+    """An application's wrapper that forwards to the client (a proxy, a
+    retrying facade) serves ``TransactionRequest`` as the client does."""
+
+    class Wrapper:
+        def __init__(self, inner):
+            self._inner = inner
+
+        def __getattr__(self, name):
+            return getattr(self._inner, name)
+
+    client.ensure_path(path)
+    wrapped = zoolock.TransactionRequest(Wrapper(client))
+    wrapped.create(f"{path}/w", b"x")
+    assert wrapped.commit() == [f"{path}/w"]
+    later = zoolock.TransactionRequest(Wrapper(client))
+    later.set_data(f"{path}/w", b"y")
+    assert later.commit_async().get(timeout=DEADLINE)[0].version == 1

@@ -952,6 +952,53 @@ class ZnodeAPI:
             raise TypeError("Invalid type for 'credential' (string expected)")
         return self._async(self.add_auth, scheme, credential)
 
+    def _commit(self, operations, fence):
+        """Commits ``TransactionRequest`` operations (``_zoolock._commit``'s
+        tuples): one result per operation, kazoo's."""
+        count = len(operations)
+
+        def committed(answer):
+            failed, results = answer
+            if failed is None:
+                return [ZnodeStat(*r) if isinstance(r, tuple) else r for r in results]
+            return [RolledBackError() if i < failed else results if i == failed else RuntimeInconsistency()
+                    for i in range(count)]
+
+        return self._core_call(_zoolock._commit, self, operations, fence, then=committed)
+
+    def _call(self, request, async_object):
+        """kazoo's ``_call(request, async_object)``, for the request kazoo's
+        own classes send through it: a ``Transaction``, which kazoo's
+        ``TransactionRequest`` (and an application's subclass of it)
+        commits so, its paths with the chroot. Returns ``True`` (sent), as
+        kazoo's."""
+        if type(request).__name__ != "Transaction" or not hasattr(request, "operations"):
+            raise TypeError(f"zoolock's client takes kazoo's Transaction through _call, not {type(request).__name__}")
+        operations = [self._kazoo_operation(op) for op in request.operations]
+        _starting.result = async_object
+        try:
+            self._commit(operations, None)
+        finally:
+            _starting.result = None
+        return True
+
+    def _kazoo_operation(self, op):
+        """kazoo's ``Create``, ``Delete``, ``SetData`` or ``CheckVersion`` as
+        a ``_zoolock._commit`` tuple."""
+        kind, path = type(op).__name__, self.unchroot(op.path)
+        if kind == "Create":
+            if op.flags & ~3:
+                raise ValueError(f"zoolock's transactions create no container or TTL node (flags {op.flags})")
+            acl = _acl(op.acl) or _acl(self.default_acl)
+            return ("create", path, op.data, acl, bool(op.flags & 1), bool(op.flags & 2))
+        if kind == "Delete":
+            return ("delete", path, op.version)
+        if kind == "SetData":
+            return ("set", path, op.data, op.version)
+        if kind == "CheckVersion":
+            return ("check", path, op.version)
+        raise TypeError(f"not a transaction operation: {kind}")
+
     def _async(self, method, *args, path=True):
         """``method(*args)`` as an ``AsyncResult``: run here, so that bad
         arguments raise here (as kazoo checks them before sending) and its
@@ -1066,17 +1113,8 @@ class TransactionRequest:
         if self.committed:
             raise ValueError("Transaction already committed")
         self.committed = True
-        count = len(self.operations)
-
-        def committed(answer):
-            failed, results = answer
-            if failed is None:
-                return [ZnodeStat(*r) if isinstance(r, tuple) else r for r in results]
-            return [RolledBackError() if i < failed else results if i == failed else RuntimeInconsistency()
-                    for i in range(count)]
-
-        client = self.client
-        return client._core_call(_zoolock._commit, client, list(self.operations), self.fence, then=committed)
+        # Through the client's own method, so that a wrapper of it serves too.
+        return self.client._commit(list(self.operations), self.fence)
 
     def commit_async(self):
         """``commit()`` as an ``AsyncResult``."""
