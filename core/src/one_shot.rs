@@ -132,29 +132,38 @@ async fn watch(
     callback: Callback,
 ) {
     let watched = async {
-        let live = match session.live().await {
-            Ok(live) => live,
+        let (live, turn) = match session.live_in_turn().await {
+            Ok(found) => found,
             Err(err) => return drop(answer.send(Err(err))),
         };
         // A data watch: the session's handles on `path` stop mirroring it while it may be set.
         let _mark = matches!(read, Read::Data | Read::Exists).then(|| Mirrors::of(&session).data_watch(&path));
         let client = &live.client;
         let replied = match read {
-            Read::Data => client
-                .get_and_watch_data_nullable(&path)
-                .await
-                .map(|(data, stat, watcher)| (Value::Data(data, Stat::from(&stat)), watcher))
-                .map_err(|err| Error::zk(&path, "read", err)),
-            Read::Exists => client
-                .check_and_watch_stat(&path)
-                .await
-                .map(|(stat, watcher)| (Value::Exists(stat.as_ref().map(Stat::from)), watcher))
-                .map_err(|err| Error::zk(&path, "check", err)),
-            Read::Children => client
-                .get_and_watch_children(&path)
-                .await
-                .map(|(children, stat, watcher)| (Value::Children(children, Stat::from(&stat)), watcher))
-                .map_err(|err| Error::zk(&path, "list", err)),
+            Read::Data => {
+                let reply = client.get_and_watch_data_nullable(&path);
+                drop(turn);
+                reply
+                    .await
+                    .map(|(data, stat, watcher)| (Value::Data(data, Stat::from(&stat)), watcher))
+                    .map_err(|err| Error::zk(&path, "read", err))
+            }
+            Read::Exists => {
+                let reply = client.check_and_watch_stat(&path);
+                drop(turn);
+                reply
+                    .await
+                    .map(|(stat, watcher)| (Value::Exists(stat.as_ref().map(Stat::from)), watcher))
+                    .map_err(|err| Error::zk(&path, "check", err))
+            }
+            Read::Children => {
+                let reply = client.get_and_watch_children(&path);
+                drop(turn);
+                reply
+                    .await
+                    .map(|(children, stat, watcher)| (Value::Children(children, Stat::from(&stat)), watcher))
+                    .map_err(|err| Error::zk(&path, "list", err))
+            }
         };
         drop(live);
         let (value, watcher) = match replied {
@@ -236,8 +245,14 @@ impl Session {
         // Dropped with this future (an error, a timeout): the watch stops.
         let handle = OneShot { shared: Arc::default() };
         let (answer, answered) = oneshot::channel();
-        let member = watch(self.clone(), path.to_owned(), read, answer, handle.shared.clone(), callback);
-        OneShots::add(self, Box::pin(member));
+        let mut member: Member =
+            Box::pin(watch(self.clone(), path.to_owned(), read, answer, handle.shared.clone(), callback));
+        // Polled once here, the read is sent in the caller's order; the
+        // session's one-shot task polls the rest.
+        let first = std::future::poll_fn(|cx| std::task::Poll::Ready(member.as_mut().poll(cx))).await;
+        if first.is_pending() {
+            OneShots::add(self, member);
+        }
         let value = self.bounded(async { answered.await.unwrap_or_else(|_| Err(self.closed_error())) }).await?;
         Ok((value, handle))
     }

@@ -7,6 +7,8 @@
 //! (see `session_runtime` in session.rs).
 
 use std::future::Future;
+use std::panic::AssertUnwindSafe;
+use std::pin::Pin;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, OnceLock};
 use std::task::{Context, Poll, Wake, Waker};
@@ -88,6 +90,29 @@ where
     match first {
         Poll::Ready(output) => spawn(std::future::ready(output)),
         Poll::Pending => spawn(future),
+    }
+}
+
+/// `future`, its panic (in any poll) an outcome: the payload as `Err`. The
+/// bindings complete a call with it rather than never (a panic must not
+/// cross the C ABI, nor leave a Python result unset).
+pub fn catch_unwind<F: Future>(future: F) -> CatchUnwind<F> {
+    CatchUnwind(Box::pin(future))
+}
+
+/// See [`catch_unwind`].
+pub struct CatchUnwind<F>(Pin<Box<F>>);
+
+impl<F: Future> Future for CatchUnwind<F> {
+    type Output = std::thread::Result<F::Output>;
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let inner = &mut self.0;
+        match std::panic::catch_unwind(AssertUnwindSafe(|| inner.as_mut().poll(cx))) {
+            Ok(Poll::Pending) => Poll::Pending,
+            Ok(Poll::Ready(value)) => Poll::Ready(Ok(value)),
+            Err(payload) => Poll::Ready(Err(payload)),
+        }
     }
 }
 

@@ -13,12 +13,9 @@
 //! hook, and a callback on a thread it has not met by then crashes it.
 
 use std::future::Future;
-use std::panic::AssertUnwindSafe;
-use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc::{channel, Receiver, RecvTimeoutError, Sender, TryRecvError};
 use std::sync::{Condvar, Mutex, MutexGuard, OnceLock, PoisonError};
-use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
 use tokio::sync::watch;
@@ -142,7 +139,7 @@ where
 {
     let pending = Pending::new();
     runtime::start(async move {
-        let outcome = match CatchUnwind(AssertUnwindSafe(Box::pin(work))).await {
+        let outcome = match runtime::catch_unwind(work).await {
             Ok(outcome) => outcome,
             Err(payload) => Err(Failure::panic(payload)),
         };
@@ -190,22 +187,6 @@ impl Drop for Pending {
         *count -= 1;
         if *count == 0 {
             none.notify_all();
-        }
-    }
-}
-
-/// A future that turns a panic while polling into an error.
-struct CatchUnwind<F>(AssertUnwindSafe<Pin<Box<F>>>);
-
-impl<F: Future> Future for CatchUnwind<F> {
-    type Output = std::thread::Result<F::Output>;
-
-    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-        let inner = &mut self.0;
-        match std::panic::catch_unwind(AssertUnwindSafe(|| inner.as_mut().poll(cx))) {
-            Ok(Poll::Pending) => Poll::Pending,
-            Ok(Poll::Ready(value)) => Poll::Ready(Ok(value)),
-            Err(payload) => Poll::Ready(Err(payload)),
         }
     }
 }

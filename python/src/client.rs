@@ -396,6 +396,21 @@ impl Client {
         self.now.lock().unwrap().session.as_ref()?.server()
     }
 
+    /// The connection's local ``(host, port)``; ``None`` while not connected
+    /// (the package's ``_connection._socket.getsockname()``).
+    #[getter]
+    fn _local(&self) -> Option<(String, u16)> {
+        let local = self.now.lock().unwrap().session.as_ref()?.local_addr()?;
+        Some((local.ip().to_string(), local.port()))
+    }
+
+    /// The id of the last request the session sent (the package's
+    /// ``_connection._xid``, kazoo's); 0 before the first.
+    #[getter]
+    fn _xid(&self) -> i32 {
+        self.now.lock().unwrap().session.as_ref().map_or(0, Session::last_xid)
+    }
+
     /// kazoo's ``_session_timeout``: in milliseconds, the one the server
     /// granted while there is a session, else the one asked for.
     #[getter]

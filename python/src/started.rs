@@ -12,6 +12,7 @@ use std::sync::mpsc::{channel, Sender};
 use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 
 use pyo3::exceptions::PyRuntimeError;
+use pyo3::panic::PanicException;
 use pyo3::prelude::*;
 use zoolock::runtime;
 
@@ -39,9 +40,12 @@ pub fn call_or_start<T: Send + 'static>(
     runtime::check_process().map_err(to_py)?;
     let seq = line.lock().unwrap_or_else(PoisonError::into_inner).take();
     let mut turn = Turn { line, seq, done: Some(done) };
+    // A panic, in the first poll here or later, is the call's outcome: never a second one.
     runtime::start(async move {
-        let outcome = work.await;
-        turn.end(move |py| convert(py, outcome));
+        match runtime::catch_unwind(work).await {
+            Ok(outcome) => turn.end(move |py| convert(py, outcome)),
+            Err(_) => turn.end(|_| Err(PanicException::new_err("zoolock: the call panicked"))),
+        }
     });
     Ok(py.None())
 }

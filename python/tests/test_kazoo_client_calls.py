@@ -244,11 +244,17 @@ def test_the_state_tools_read_is_kazoos(make_client, connect):
     client = make_client(timeout=6.0, auth_data=[("digest", "u:p")])
     host, port = client._connection._socket.getpeername()
     assert (host, port) in client.hosts
+    local = client._connection._socket.getsockname()
+    assert local[0] == "127.0.0.1" and local[1] not in (0, port)
+    before = client._connection._xid
+    client.exists("/")
+    assert client._connection._xid > before > 0
+    assert client._session_id == client.client_id[0]
     assert client._session_timeout == 6000
     client.add_auth("digest", "v:q")
     assert client.auth_data == {("digest", "u:p"), ("digest", "v:q")}
     client.stop()
-    assert client._connection._socket is None
+    assert client._connection._socket is None and client._session_id is None
     assert client.auth_data == {("digest", "u:p")}
 
 

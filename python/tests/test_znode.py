@@ -376,6 +376,23 @@ def test_a_call_after_an_async_one_reaches_the_server_after_it(client, base):
         assert created.get(timeout=DEADLINE) == node and deleted.get(timeout=DEADLINE) is True
 
 
+def test_a_read_with_a_watch_is_sent_before_its_async_form_returns(client, base):
+    """``get_async(p, watch=w)`` then ``set(p)``: the read sees the old data
+    and its watch the change, as in kazoo (the watched read went through
+    the session's watch task, which the blocking set overtook)."""
+    for i in range(30):
+        node = client.create(f"{base}/w{i}", b"old")
+        fired = threading.Event()
+        read = client.get_async(node, watch=lambda event: fired.set())
+        client.set(node, b"new")
+        assert read.get(timeout=DEADLINE)[0] == b"old", f"the set overtook the watched read at {i}"
+        assert fired.wait(DEADLINE)
+        seen = threading.Event()
+        exists = client.exists_async(f"{node}-x", watch=lambda event: seen.set())
+        client.create(f"{node}-x")
+        assert exists.get(timeout=DEADLINE) is None and seen.wait(DEADLINE)
+
+
 def test_async_results_are_set_in_the_order_of_the_calls(client, base):
     """One session's replies come in the order its requests were sent; the
     results are set in that order, and a callback may wait on another

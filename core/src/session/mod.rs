@@ -237,6 +237,19 @@ impl Session {
         connected.then(|| live.client.last_server()).flatten()
     }
 
+    /// The local address of the session's connection; `None` while it has none.
+    pub fn local_addr(&self) -> Option<std::net::SocketAddr> {
+        let live = self.connection().current.lock().unwrap().clone()?;
+        let connected = live.client.state() == zookeeper_client::SessionState::SyncConnected;
+        connected.then(|| live.client.last_local_addr()).flatten()
+    }
+
+    /// The id of the last request the session sent (ZooKeeper's xid); 0
+    /// before the first.
+    pub fn last_xid(&self) -> i32 {
+        self.connection().current.lock().unwrap().as_ref().map_or(0, |live| live.client.last_xid())
+    }
+
     /// The session timeout the server granted the current session; `None`
     /// while there is none.
     pub fn session_timeout(&self) -> Option<Duration> {

@@ -421,7 +421,8 @@ impl Session {
         }
         let mode = zk::CreateMode::Persistent.with_acls(zk::Acls::new(acls));
         self.bounded(async {
-            let live = self.live().await?;
+            // A turn waited for is kept to the end: the parents come one by one.
+            let (live, _turn) = self.live_in_turn().await?;
             make_dirs(self, &live, path, &mode).await.map_err(|e| Error::zk(path, "create", e))
         })
         .await

@@ -39,12 +39,10 @@ impl Session {
         };
         let from_config = from_config.filter(|zxid| *zxid != -1);
         self.bounded(async {
-            let live = self.live().await?;
-            let (config, stat) = live
-                .client
-                .update_ensemble(update, from_config)
-                .await
-                .map_err(|e| Error::zk("/zookeeper/config", "reconfigure", e))?;
+            let (live, turn) = self.live_in_turn().await?;
+            let reply = live.client.update_ensemble(update, from_config);
+            drop(turn);
+            let (config, stat) = reply.await.map_err(|e| Error::zk("/zookeeper/config", "reconfigure", e))?;
             Ok((config, Stat::from(&stat)))
         })
         .await

@@ -149,8 +149,8 @@ impl Transaction {
         let (ops, fence) = (self.ops, self.fence);
         let bound = session.request_bound();
         let commit = async {
-            let live = session.live().await.map_err(|err| (None, err))?;
-            commit_on(&session, &live, &ops, &fence).await
+            let (live, turn) = session.live_in_turn().await.map_err(|err| (None, err))?;
+            commit_on(&session, &live, turn, &ops, &fence).await
         };
         timeout(bound, commit).await.unwrap_or(Err((None, Error::ConnectionLoss(bound))))
     }
@@ -210,10 +210,12 @@ fn check_request_size(session: &Session, ops: &[Op], fence: &Option<(String, Vec
     Ok(())
 }
 
-/// Sends a transaction's operations, after the fence's check if any, as one multi.
+/// Sends a transaction's operations, after the fence's check if any, as one
+/// multi; `turn` ([`Session::live_in_turn`]) is let go once it is sent.
 async fn commit_on(
     session: &Session,
     live: &Live,
+    turn: Option<tokio::sync::SemaphorePermit<'_>>,
     ops: &[Op],
     fence: &Option<(String, Vec<String>)>,
 ) -> Result<Vec<OpResult>, (Option<usize>, Error)> {
@@ -246,7 +248,9 @@ async fn commit_on(
         return Ok(Vec::new());
     }
     check_request_size(session, ops, fence).map_err(|err| (None, err))?;
-    let results = match writer.commit().await {
+    let reply = writer.commit();
+    drop(turn);
+    let results = match reply.await {
         Ok(results) => results,
         Err(zk::MultiWriteError::OperationFailed { index, source }) => {
             let err = match (index.checked_sub(checks), fence) {

@@ -531,23 +531,29 @@ class _OneShot:
 _kept_lock = threading.RLock()
 
 
-class _Peer:
-    """A view of the server a session is on, read as kazoo's socket."""
+class _Socket:
+    """A view of a session's connection, read as kazoo's socket."""
 
-    def __init__(self, server):
-        self._server = server
+    def __init__(self, server, local):
+        self._server, self._local = server, local
 
     def getpeername(self):
-        """``(host, port)``."""
+        """The server's ``(host, port)``, as ``hosts`` names it."""
         return self._server
+
+    def getsockname(self):
+        """The local ``(address, port)``."""
+        return self._local
 
 
 class _Connection:
     """What tools read of kazoo's ``client._connection``."""
 
-    def __init__(self, socket):
-        #: The server's view (``getpeername()``), ``None`` while not connected.
+    def __init__(self, socket, xid):
+        #: The connection (``getpeername()``, ``getsockname()``), ``None`` while not connected.
         self._socket = socket
+        #: The id of the last request the session sent.
+        self._xid = xid
 
 
 class ZnodeAPI:
@@ -651,10 +657,16 @@ class ZnodeAPI:
     def _connection(self):
         """What tools read of kazoo's ``_connection``: ``_socket``, whose
         ``getpeername()`` is the ``(host, port)`` of the server the session
-        is connected to (as ``hosts`` names it); ``None`` while not
-        connected."""
-        server = self._server
-        return _Connection(None if server is None else _Peer(server))
+        is connected to (as ``hosts`` names it) and ``getsockname()`` the
+        local address (``None`` while not connected), and ``_xid``."""
+        server, local = self._server, self._local
+        return _Connection(None if server is None else _Socket(server, local), self._xid)
+
+    @property
+    def _session_id(self):
+        """kazoo's ``_session_id``: the session's id, ``None`` without one."""
+        client_id = self.client_id
+        return None if client_id is None else client_id[0]
 
     @property
     def _live(self):

@@ -210,6 +210,7 @@ pub struct Client {
     state_watcher: StateWatcher,
     last_zxid: Arc<AtomicI64>,
     last_connection: Arc<Mutex<Option<LastConnection>>>,
+    last_xid: Arc<std::sync::atomic::AtomicI32>,
 }
 
 impl Client {
@@ -235,6 +236,7 @@ impl Client {
         state_watcher: StateWatcher,
         last_zxid: Arc<AtomicI64>,
         last_connection: Arc<Mutex<Option<LastConnection>>>,
+        last_xid: Arc<std::sync::atomic::AtomicI32>,
     ) -> Client {
         Client {
             chroot,
@@ -245,6 +247,7 @@ impl Client {
             state_watcher,
             last_zxid,
             last_connection,
+            last_xid,
         }
     }
 
@@ -283,13 +286,23 @@ impl Client {
     /// session that connects to another server, so it heard from the
     /// session after it too.
     pub fn last_handshake(&self) -> Option<Instant> {
-        self.last_connection.lock().unwrap().as_ref().map(|(handshake, _)| *handshake)
+        self.last_connection.lock().unwrap().as_ref().map(|last| last.handshake)
     }
 
     /// The host and port of the server the connection that last completed
     /// went to (`None` before the first), as the connect string names it.
     pub fn last_server(&self) -> Option<(String, u16)> {
-        self.last_connection.lock().unwrap().as_ref().map(|(_, server)| server.clone())
+        self.last_connection.lock().unwrap().as_ref().map(|last| last.server.clone())
+    }
+
+    /// The local address of the connection that last completed.
+    pub fn last_local_addr(&self) -> Option<std::net::SocketAddr> {
+        self.last_connection.lock().unwrap().as_ref().and_then(|last| last.local)
+    }
+
+    /// The id of the last request the session sent (kazoo's `_connection._xid`); 0 before the first.
+    pub fn last_xid(&self) -> i32 {
+        self.last_xid.load(Ordering::Relaxed)
     }
 
     /// Consumes this instance into session info.
@@ -1868,6 +1881,7 @@ impl Connector {
         let session_timeout = session.session_timeout;
         let last_zxid = session.last_zxid_seen.clone();
         let last_connection = session.last_connection.clone();
+        let last_xid = depot.last_xid();
         let mut state_watcher = StateWatcher::new(session.subscribe_state());
         // Consume all state changes so far.
         state_watcher.state();
@@ -1883,6 +1897,7 @@ impl Connector {
             state_watcher,
             last_zxid,
             last_connection,
+            last_xid,
         );
         Ok(client)
     }

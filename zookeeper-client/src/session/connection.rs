@@ -128,6 +128,15 @@ impl Connection {
         Self::Raw(stream)
     }
 
+    /// The connection's local address.
+    pub fn local_addr(&self) -> Option<std::net::SocketAddr> {
+        match self {
+            Self::Raw(stream) => stream.local_addr().ok(),
+            #[cfg(feature = "tls")]
+            Self::Tls(stream) => stream.get_ref().0.local_addr().ok(),
+        }
+    }
+
     pub fn split(&mut self) -> (ConnReader<'_>, ConnWriter<'_>) {
         let reader = ConnReader { conn: self };
         let writer = ConnWriter { conn: unsafe { std::ptr::read(&reader.conn) } };

@@ -33,6 +33,11 @@ pub struct Depot {
 }
 
 impl Depot {
+    /// The last request id given, as the clients read it.
+    pub fn last_xid(&self) -> std::sync::Arc<std::sync::atomic::AtomicI32> {
+        self.xid.shared()
+    }
+
     pub fn new() -> Self {
         let writing_capacity = 128usize;
         Depot {

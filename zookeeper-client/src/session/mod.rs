@@ -41,8 +41,16 @@ use crate::tls::TlsOptions;
 pub const PASSWORD_LEN: usize = 16;
 pub const DEFAULT_SESSION_TIMEOUT: Duration = Duration::from_secs(6);
 
-/// When the handshake of a completed connection was sent, and to which server.
-pub(crate) type LastConnection = (Instant, (String, u16));
+/// The connection that last completed, for the clients.
+#[derive(Clone, Debug)]
+pub(crate) struct LastConnection {
+    /// When its connect request was queued.
+    pub handshake: Instant,
+    /// The server, as the connect string names it.
+    pub server: (String, u16),
+    /// The connection's local address.
+    pub local: Option<std::net::SocketAddr>,
+}
 
 #[derive(Default)]
 pub struct Builder {
@@ -132,6 +140,7 @@ impl Builder {
             last_zxid_seen: Arc::new(AtomicI64::new(session.last_zxid)),
             handshake: now,
             server: (String::new(), 0),
+            local: None,
             last_connection: Arc::new(Mutex::new(None)),
             last_recv: now,
             last_send: now,
@@ -172,8 +181,9 @@ pub struct Session {
     pub(crate) last_zxid_seen: Arc<AtomicI64>,
     /// When the connect request of the connection being opened was queued.
     handshake: Instant,
-    /// The server of the connection being opened.
+    /// The server of the connection being opened, and its local address.
     server: (String, u16),
+    local: Option<std::net::SocketAddr>,
     /// `handshake` and `server` of the connection that last completed, for
     /// the clients ([Client::last_handshake](crate::Client::last_handshake),
     /// [Client::last_server](crate::Client::last_server)).
@@ -447,7 +457,8 @@ impl Session {
     }
 
     fn complete_connect(&mut self) {
-        *self.last_connection.lock().unwrap() = Some((self.handshake, self.server.clone()));
+        let completed = LastConnection { handshake: self.handshake, server: self.server.clone(), local: self.local };
+        *self.last_connection.lock().unwrap() = Some(completed);
         let state = if self.session.readonly { SessionState::ConnectedReadOnly } else { SessionState::SyncConnected };
         self.change_state(state);
     }
@@ -662,6 +673,7 @@ impl Session {
             Ok(conn) => {
                 debug!("succeeds in connecting to {}", endpoint);
                 self.server = (endpoint.host.to_owned(), endpoint.port);
+                self.local = conn.local_addr();
                 conn
             }
         };
