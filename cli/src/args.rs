@@ -135,19 +135,22 @@ pub struct HoldArgs {
     /// The lock path (a semaphore's path with --semaphore)
     pub path: String,
     /// Give up after DURATION without the lock (exit 75, or -E's code); 0 tries once
-    #[arg(short = 'w', long, value_name = "DURATION", value_parser = duration::parse)]
+    #[arg(short = 'w', long, visible_alias = "wait", value_name = "DURATION", value_parser = duration::parse)]
     pub timeout: Option<Duration>,
     /// Fail at once if the lock is held (as --timeout 0)
-    #[arg(short = 'n', long, conflicts_with = "timeout")]
+    #[arg(short = 'n', long, visible_alias = "nb", conflicts_with = "timeout")]
     pub nonblock: bool,
+    /// Say nothing when the lock is not acquired (-n, -w): cron mails what a job prints
+    #[arg(short = 'q', long)]
+    pub quiet: bool,
     /// The exit code when the lock is not acquired (-n, -w)
     #[arg(short = 'E', long, value_name = "CODE", default_value_t = exit::TIMEOUT)]
     pub conflict_exit_code: u8,
     /// Take a read lock: shared with other readers
-    #[arg(short = 's', long, conflicts_with_all = ["write", "semaphore"])]
+    #[arg(short = 's', long, visible_alias = "shared", conflicts_with_all = ["write", "semaphore"])]
     pub read: bool,
     /// Take a write lock: excludes readers and writers
-    #[arg(short = 'x', long, conflicts_with = "semaphore")]
+    #[arg(short = 'x', visible_short_alias = 'e', long, visible_alias = "exclusive", conflicts_with = "semaphore")]
     pub write: bool,
     /// Take one of N leases of a kazoo semaphore instead of a lock
     #[arg(short = 'S', long, value_name = "N")]

@@ -28,6 +28,8 @@ pub struct Hold {
     pub timeout: Option<Duration>,
     /// The exit code when not acquired in time.
     pub conflict_exit_code: u8,
+    /// Nothing said when not acquired in time.
+    pub quiet: bool,
     pub kind: Kind,
     pub semaphore: Option<u32>,
     pub identifier: Option<String>,
@@ -179,7 +181,9 @@ async fn acquire(
             Some(timeout) => format!("within {}", show(timeout)),
             None => "within the timeout".to_owned(),
         };
-        eprintln!("zoolock: {} not acquired {within}", args.path);
+        if !args.quiet {
+            eprintln!("zoolock: {} not acquired {within}", args.path);
+        }
         return Ok(Err(args.conflict_exit_code));
     }
     let token = hold.fencing_token().map_or_else(String::new, |t| t.to_string());

@@ -237,6 +237,7 @@ fn hold_of(args: args::HoldArgs) -> exec::Hold {
     exec::Hold {
         timeout: args.wait(),
         conflict_exit_code: args.conflict_exit_code,
+        quiet: args.quiet,
         path: args.path,
         kind,
         semaphore: args.semaphore,

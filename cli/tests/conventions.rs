@@ -207,3 +207,23 @@ async fn help_lists_the_exit_codes_and_the_generator_writes_man_page_and_complet
     assert!(!hidden.contains("--generate") && !hidden.contains("__supervise"), "{hidden}");
     assert_eq!(exit_code(zoolock(&["--generate", "word"])).await, EXIT_BAD_INPUT);
 }
+
+/// flock's long spellings (`--nb`, `--wait`, `--shared`, `--exclusive`,
+/// `-e`) and, for cron, `-q`: nothing on stderr when the lock is not
+/// acquired, so that a skipped run mails nothing (issue 36).
+#[tokio::test(flavor = "multi_thread")]
+async fn flocks_long_spellings_and_a_quiet_skip_for_cron() {
+    let lock = path("flock-long");
+    let (_session, holder) = held(&lock, "the-holder").await;
+    assert_eq!(exit_code(zoolock(&["exec", "--nb", &lock, "--", "true"])).await, EXIT_TIMEOUT);
+    assert_eq!(exit_code(zoolock(&["exec", "--wait", "300ms", &lock, "--", "true"])).await, EXIT_TIMEOUT);
+    assert_eq!(exit_code(zoolock(&["exec", "--shared", "--nb", &lock, "--", "true"])).await, EXIT_TIMEOUT);
+    assert_eq!(exit_code(zoolock(&["exec", "--exclusive", "--nb", &lock, "--", "true"])).await, EXIT_TIMEOUT);
+    assert_eq!(exit_code(zoolock(&["exec", "-e", "-n", &lock, "--", "true"])).await, EXIT_TIMEOUT);
+    let loud = zoolock(&["exec", "-n", "-E", "0", &lock, "--", "true"]).output().await.unwrap();
+    assert_eq!(loud.status.code(), Some(0));
+    assert!(String::from_utf8_lossy(&loud.stderr).contains("not acquired"));
+    let quiet = zoolock(&["exec", "-q", "-n", "-E", "0", &lock, "--", "true"]).output().await.unwrap();
+    assert_eq!((quiet.status.code(), String::from_utf8_lossy(&quiet.stderr).into_owned()), (Some(0), String::new()));
+    holder.release().await.unwrap();
+}
