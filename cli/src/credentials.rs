@@ -72,6 +72,10 @@ fn redacted(text: &str) -> String {
 }
 
 /// Reads a file holding a secret; refused if its group or others may read it.
+fn readable(path: &Path, what: &str) -> Result<(), String> {
+    std::fs::File::open(path).map(drop).map_err(|e| format!("cannot read {what} {}: {e}", path.display()))
+}
+
 pub fn read_secret(path: &Path, what: &str) -> Result<String, String> {
     use std::os::unix::fs::MetadataExt;
     let shown = path.display();
@@ -133,10 +137,14 @@ impl Credentials {
             return Ok(None);
         }
         let mut tls = TlsOptions::new().check_hostname(!self.no_check_hostname);
+        // A file that cannot be read is the command line's fault (64), not
+        // TLS's (70): said before any connection.
         if let Some(ca) = &self.ca {
+            readable(ca, "--ca")?;
             tls = tls.ca(Pem::file(ca));
         }
         if let Some(certfile) = &self.certfile {
+            readable(certfile, "--certfile")?;
             tls = tls.certfile(Pem::file(certfile));
         }
         match (&self.keyfile, &self.certfile) {

@@ -227,3 +227,15 @@ async fn flocks_long_spellings_and_a_quiet_skip_for_cron() {
     assert_eq!((quiet.status.code(), String::from_utf8_lossy(&quiet.stderr).into_owned()), (Some(0), String::new()));
     holder.release().await.unwrap();
 }
+
+/// A TLS file that cannot be read is a bad command line (64), said before
+/// any connection, not a TLS failure (70) (issue 36).
+#[tokio::test(flavor = "multi_thread")]
+async fn a_missing_tls_file_is_a_usage_error() {
+    let lock = path("missing-ca");
+    for flag in ["--ca", "--certfile"] {
+        let out = zoolock(&["exec", flag, "/nonexistent/zoolock.pem", &lock, "--", "true"]).output().await.unwrap();
+        assert_eq!(out.status.code(), Some(EXIT_BAD_INPUT), "{flag}");
+        assert!(String::from_utf8_lossy(&out.stderr).contains("/nonexistent/zoolock.pem"), "{flag}");
+    }
+}
