@@ -56,5 +56,5 @@ impl Progress {
 
 fn holder(p: &Participant) -> String {
     let age = SystemTime::now().duration_since(p.created).unwrap_or_default();
-    format!("{} (session {:#x}, for {})", p.identifier, p.session_id, crate::duration::show(age))
+    format!("{} (session {:#x}, for {})", crate::show::visible(&p.identifier), p.session_id, crate::duration::show(age))
 }

@@ -113,7 +113,7 @@ fn print(path: &str, participants: &[Participant], json: bool, time: Option<Syst
                 [
                     if p.holds { "holds" } else { "waits" }.to_owned(),
                     kind_name(p.kind).to_owned(),
-                    p.identifier.clone(),
+                    visible(&p.identifier),
                     format!("{:#x}", p.session_id),
                     scheme_name(p.scheme).to_owned(),
                     crate::duration::show(age(p)),
@@ -132,4 +132,11 @@ fn print(path: &str, participants: &[Participant], json: bool, time: Option<Syst
         }
     }
     let _ = out.flush();
+}
+
+/// A node's data as one table cell: its control characters escaped (`\n`,
+/// `\t`, `\u{1b}`), so that whatever another client wrote can neither add
+/// rows nor move the terminal's cursor.
+pub fn visible(identifier: &str) -> String {
+    identifier.chars().map(|c| if c.is_control() { c.escape_default().to_string() } else { c.to_string() }).collect()
 }

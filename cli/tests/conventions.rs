@@ -239,3 +239,17 @@ async fn a_missing_tls_file_is_a_usage_error() {
         assert!(String::from_utf8_lossy(&out.stderr).contains("/nonexistent/zoolock.pem"), "{flag}");
     }
 }
+
+/// A holder's identifier is whatever its client wrote: its control
+/// characters are shown escaped, so that a newline cannot forge a row of
+/// `status` (issue 36).
+#[tokio::test(flavor = "multi_thread")]
+async fn an_identifier_with_a_newline_cannot_forge_a_row() {
+    let lock = path("forged-row");
+    let (_session, holder) = held(&lock, "evil\nholds  mutex  forged\x1b[2J").await;
+    let out = zoolock(&["status", &lock]).output().await.unwrap();
+    let shown = String::from_utf8(out.stdout).unwrap();
+    assert_eq!(shown.lines().count(), 3, "the time, the header and one row: {shown}");
+    assert!(shown.contains("evil\\nholds  mutex  forged\\u{1b}[2J"), "{shown}");
+    holder.release().await.unwrap();
+}
