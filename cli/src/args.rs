@@ -31,7 +31,7 @@ pub mod exit {
     /// Every code with what it means, for `--help` and the man page.
     pub const TABLE: [(u8, &str); 8] = [
         (BAD_INPUT, "bad input: flags, path, identifier, connect string, config, a credential file others can read"),
-        (NO_PATH, "status or watch of a path that does not exist"),
+        (NO_PATH, "status of a path that does not exist (watch waits for it)"),
         (CONNECT, "no server answered within the connect timeout, or authentication failed"),
         (ERROR, "any other ZooKeeper error"),
         (LOST, "the hold was lost, released, ran out (--lease) or unconfirmed for --grace: CMD was stopped"),

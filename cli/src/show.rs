@@ -35,8 +35,9 @@ pub async fn watch(
         tokio::select! {
             participants = inspector.next() => {
                 let participants = participants?;
+                // A lock watched before its first use: its path comes with its first holder.
                 if first && !inspector.exists() {
-                    return Ok(missing(&args.path));
+                    eprintln!("zoolock: {}: no such node yet; watching for it", args.path);
                 }
                 first = false;
                 print(&args.path, &participants, args.json, Some(SystemTime::now()));

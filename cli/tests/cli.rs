@@ -341,10 +341,28 @@ async fn status_counts_leases_only_of_a_real_semaphore_and_says_when_a_path_is_m
     semaphore.release().await.unwrap();
 
     let missing = path("no-such-lock");
-    for command in ["status", "watch"] {
-        let output = zoolock(&[command, &missing]).output().await.unwrap();
-        let stderr = String::from_utf8_lossy(&output.stderr);
-        assert_eq!(output.status.code(), Some(EXIT_NO_PATH), "{command}: {stderr}");
-        assert!(stderr.contains("no such node"), "{command}: {stderr}");
+    let output = zoolock(&["status", &missing]).output().await.unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(EXIT_NO_PATH), "{stderr}");
+    assert!(stderr.contains("no such node"), "{stderr}");
+
+    // `watch` of a lock before its first use waits for it (issue 36): it
+    // answered 66, as `status` does for a typo.
+    let mut child = zoolock(&["watch", &missing, "--json"]).stdout(Stdio::piped()).spawn().unwrap();
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    async fn next(lines: &mut tokio::io::Lines<BufReader<tokio::process::ChildStdout>>) -> serde_json::Value {
+        let line = tokio::time::timeout(Duration::from_secs(30), lines.next_line()).await.expect("an answer");
+        serde_json::from_str(&line.unwrap().expect("watch went on")).unwrap()
     }
+    assert_eq!(next(&mut lines).await["participants"].as_array().unwrap().len(), 0);
+    let first = Lock::mutex(&session, &missing).unwrap();
+    assert!(first.acquire(Acquire::default()).await.unwrap());
+    let mut shown = next(&mut lines).await;
+    while shown["participants"].as_array().unwrap().is_empty() {
+        shown = next(&mut lines).await; // the path came before its first node
+    }
+    assert_eq!(shown["participants"][0]["state"].as_str(), Some("holds"), "{shown}");
+    signal(child.id().unwrap() as i32, libc::SIGINT);
+    assert_eq!(wait_exit(&mut child, Duration::from_secs(30)).await, 0);
+    first.release().await.unwrap();
 }
