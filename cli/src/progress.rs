@@ -16,7 +16,9 @@ impl Progress {
 
     pub fn say(&self, what: impl Display) {
         if self.verbose {
-            eprintln!("zoolock: {what}");
+            // Stamped as `watch` stamps its answers: RFC 3339, UTC, to the millisecond.
+            let now = humantime::format_rfc3339_millis(std::time::SystemTime::now());
+            eprintln!("{now} zoolock: {what}");
         }
     }
 

@@ -111,6 +111,11 @@ async fn verbose_tells_whom_it_waits_behind_and_the_token_it_holds_with() {
     assert_eq!(wait_exit(&mut child, Duration::from_secs(30)).await, 0);
     assert!(said.contains("waiting") && said.contains("token"), "{said}");
     assert!(said.contains("released"), "{said}");
+    // Each line stamped, as `watch`'s answers are (issue 36).
+    for line in said.lines() {
+        let (time, rest) = line.split_once(' ').unwrap_or_default();
+        assert!(rfc3339(time) && rest.starts_with("zoolock: "), "{line}");
+    }
 }
 
 /// `2026-11-27T10:00:00.123Z`: UTC, to the millisecond.
