@@ -23,6 +23,10 @@ pub struct Credentials {
     /// Visible to every user in the process list: prefer ZOOLOCK_AUTH or --auth-file
     #[arg(long, value_name = "SCHEME:CREDENTIAL", value_parser = auth, global = true)]
     pub auth: Vec<(String, Vec<u8>)>,
+    /// Whether --auth was on the command line itself (a config file's `auth`
+    /// is not in the process list).
+    #[arg(skip)]
+    pub auth_on_command_line: bool,
     /// A file of credentials, one SCHEME:CREDENTIAL per line ('#' comments);
     /// refused unless only its owner can read it
     #[arg(long, value_name = "FILE", global = true)]
@@ -101,7 +105,7 @@ fn password(file: Option<&Path>, var: &str, what: &str) -> Result<Option<Secret>
 impl Credentials {
     /// Adds the credentials, TLS and SASL to `options`; a message on bad input.
     pub fn apply(&self, mut options: SessionOptions) -> Result<SessionOptions, String> {
-        if !self.auth.is_empty() {
+        if self.auth_on_command_line {
             eprintln!("zoolock: --auth is visible to every user of this machine; prefer {AUTH_VAR} or --auth-file");
         }
         options.auth.extend(self.auth.iter().cloned());

@@ -66,14 +66,18 @@ fn parse(argv: Vec<OsString>) -> Result<Cli, u8> {
             0
         }
     };
-    let first = Cli::try_parse_from(&argv).map_err(printed)?;
+    let mut first = Cli::try_parse_from(&argv).map_err(printed)?;
+    let auth_on_command_line = !first.connection.credentials.auth.is_empty();
+    first.connection.credentials.auth_on_command_line = auth_on_command_line;
     let Some(file) = config::find(first.connection.config.as_deref()) else { return Ok(first) };
     let settings = config::flags(&file).map_err(|err| {
         eprintln!("zoolock: {err}");
         exit::BAD_INPUT
     })?;
     let argv = argv[..1].iter().cloned().chain(settings).chain(argv[1..].iter().cloned());
-    Cli::try_parse_from(argv).map_err(printed)
+    let mut cli = Cli::try_parse_from(argv).map_err(printed)?;
+    cli.connection.credentials.auth_on_command_line = auth_on_command_line;
+    Ok(cli)
 }
 
 fn generate(what: Generate) {
