@@ -46,6 +46,7 @@ cli_extras() {
     return 0
   fi
   mkdir -p "$into/man/man1" "$into/completions"
+  cp cli/README.md LICENSE "$into/"
   "$zoolock" --generate man >"$into/man/man1/zoolock.1"
   "$zoolock" --generate bash >"$into/completions/zoolock.bash"
   "$zoolock" --generate zsh >"$into/completions/_zoolock"

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Runs every code block of README.md, ARCHITECTURE.md, core/README.md and
+# Runs every code block of README.md, ARCHITECTURE.md, core/README.md, cli/README.md and
 # docs/ against one real ZooKeeper server (scripts/lib/doc-blocks.py says
 # how each kind of block runs). Builds each language's part once: the
 # harness, the CLI and the C library (cargo), core/examples (by the runner),

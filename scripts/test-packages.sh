@@ -97,7 +97,7 @@ aarch64="$work/unpacked/cli/zoolock-$version-aarch64-linux-gnu/zoolock"
 arm "$aarch64" --version
 for arch in x86_64 aarch64; do
   dir="$work/unpacked/cli/zoolock-$version-$arch-linux-gnu"
-  for f in man/man1/zoolock.1 completions/zoolock.bash completions/_zoolock completions/zoolock.fish; do
+  for f in README.md LICENSE man/man1/zoolock.1 completions/zoolock.bash completions/_zoolock completions/zoolock.fish; do
     [ -s "$dir/$f" ] || fail "the $arch archive lacks $f"
   done
   bash -n "$dir/completions/zoolock.bash" || fail "the $arch archive's bash completion does not parse"

@@ -130,7 +130,73 @@ fn man(mut command: clap::Command, out: &mut dyn std::io::Write) -> std::io::Res
             }
         }
     }
-    out.write_all(page.as_bytes())
+    // One page is shipped: its commands are sections of it, not pages of their own.
+    for sub in command.get_subcommands() {
+        let name = sub.get_name();
+        let shown = format!("\\fBzoolock {name}\\fR (below)");
+        page = page.replace(&format!("zoolock\\-{name}(1)"), &shown);
+    }
+    page.push_str(&MAN_SECTIONS.replace("{CONFIG}", config::CONFIG_VAR));
+    out.write_all(roff_ascii(&page).as_bytes())
+}
+
+/// What the parser's definitions do not say: the environment (zoolock's and
+/// CMD's), the files, examples.
+const MAN_SECTIONS: &str = r#".SH ENVIRONMENT
+.TP
+\fBZOOLOCK_CONNECT\fR
+The servers and chroot, as \fB\-\-connect\fR.
+.TP
+\fB{CONFIG}\fR
+The config file, as \fB\-\-config\fR.
+.TP
+\fBZOOLOCK_AUTH\fR
+Credentials, one SCHEME:CREDENTIAL per line (not in the process list, as \fB\-\-auth\fR is).
+.TP
+\fBZOOLOCK_KEYFILE_PASSWORD\fR, \fBZOOLOCK_SASL_PASSWORD\fR
+The password of an encrypted \fB\-\-keyfile\fR; the SASL password.
+.PP
+CMD (\fBexec\fR) also gets:
+.TP
+\fBZOOLOCK_NODE\fR
+The lock node it holds with (its full path).
+.TP
+\fBZOOLOCK_FENCING_TOKEN\fR
+The hold's fencing token: a number that grows with each holder; a resource that keeps the largest token it has seen refuses a stale holder's writes.
+.SH FILES
+.TP
+\fI~/.config/zoolock/zoolock.conf\fR, \fI/etc/zoolock/zoolock.conf\fR
+The config file read when \fB\-\-config\fR and \fB{CONFIG}\fR name none (the first that exists): \fBkey = value\fR lines, the keys being the long flags' names; credentials in it need mode 600.
+.SH EXAMPLES
+Run a job on one machine at a time, from cron, quietly skipping a run while another holds:
+.PP
+.nf
+.RS
+*/5 * * * * zoolock exec \-q \-n /locks/report \-\- /usr/local/bin/report
+.RE
+.fi
+.PP
+Wait up to a minute, then run a shell command under the lock:
+.PP
+.nf
+.RS
+zoolock exec \-w 1m /locks/migrate \-c 'migrate && notify'
+.RE
+.fi
+.PP
+Show who holds and who waits, then follow it:
+.PP
+.nf
+.RS
+zoolock status /locks/migrate
+zoolock watch /locks/migrate \-\-json
+.RE
+.fi
+"#;
+
+/// roff wants ASCII: other characters as `\[uXXXX]` escapes.
+fn roff_ascii(page: &str) -> String {
+    page.chars().map(|c| if c.is_ascii() { c.to_string() } else { format!("\\[u{:04X}]", c as u32) }).collect()
 }
 
 /// A section heading as clap_mangen writes it: upper case, quoted if it has spaces.

@@ -211,6 +211,16 @@ async fn help_lists_the_exit_codes_and_the_generator_writes_man_page_and_complet
     };
     let man = generated("man").await;
     assert!(man.contains(".TH zoolock") && man.contains("hold") && man.contains("75"), "{man}");
+    // The sections operators look for, no page that is not shipped, and
+    // nothing groff warns about (issue 36).
+    for section in [".SH ENVIRONMENT", ".SH FILES", ".SH EXAMPLES", "ZOOLOCK_FENCING_TOKEN", "ZOOLOCK_NODE"] {
+        assert!(man.contains(section), "the man page lacks {section}");
+    }
+    assert!(!man.contains("(1)"), "the man page points at a page not shipped");
+    let page = scratch("man").join("zoolock.1");
+    std::fs::write(&page, &man).unwrap();
+    let groff = std::process::Command::new("groff").args(["-ww", "-man", "-Tutf8"]).arg(&page).output().unwrap();
+    assert!(groff.status.success() && groff.stderr.is_empty(), "{}", String::from_utf8_lossy(&groff.stderr));
     assert!(generated("bash").await.contains("complete -F _zoolock"));
     assert!(generated("zsh").await.starts_with("#compdef zoolock"));
     assert!(generated("fish").await.contains("complete -c zoolock"));

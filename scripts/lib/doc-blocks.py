@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Runs every fenced code block of the documentation against one real
 ZooKeeper server, so that no example can rot: README.md, ARCHITECTURE.md,
-core/README.md and docs/*.md (docs/README.md, "How these pages are tested").
+core/README.md, cli/README.md (the CLI archive's) and docs/*.md (docs/README.md, "How these pages are tested").
 
 A block's info string says what it is; a fence without one, or with one not
 below, fails the run before anything runs.
@@ -87,7 +87,7 @@ def _shown_path(path: Path) -> str:
 
 
 def doc_files() -> list:
-    files = [ROOT / "README.md", ROOT / "ARCHITECTURE.md", ROOT / "core" / "README.md"]
+    files = [ROOT / "README.md", ROOT / "ARCHITECTURE.md", ROOT / "core" / "README.md", ROOT / "cli" / "README.md"]
     files += sorted((ROOT / "docs").glob("**/*.md"))
     return [f for f in files if f.exists()]
 

@@ -12,6 +12,8 @@ command -v javac >/dev/null 2>&1 || need_apt+=(default-jdk-headless)
 [ -f /usr/share/java/curator-recipes.jar ] || need_apt+=(libcurator-recipes-java)
 # Partitions made in the kernel, in the tests' own network namespaces (zk_harness::net).
 command -v nft >/dev/null 2>&1 || [ -x /usr/sbin/nft ] || need_apt+=(nftables)
+# The man page is checked with groff -ww (cli/tests/conventions.rs).
+command -v groff >/dev/null 2>&1 || need_apt+=(groff-base)
 
 if [ ${#need_apt[@]} -gt 0 ]; then
   if [ "$(id -u)" -ne 0 ]; then
