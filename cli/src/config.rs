@@ -21,7 +21,7 @@ pub const CONFIG_VAR: &str = "ZOOLOCK_CONFIG";
 
 /// The keys a config file may set: the flag, and the environment variable
 /// that, when set, comes before the file.
-const KEYS: [(&str, Option<&str>); 14] = [
+const KEYS: [(&str, Option<&str>); 15] = [
     ("connect", Some("ZOOLOCK_CONNECT")),
     ("session-timeout", None),
     ("connect-timeout", None),
@@ -36,6 +36,7 @@ const KEYS: [(&str, Option<&str>); 14] = [
     ("sasl-username", None),
     ("sasl-password-file", None),
     ("sasl-mechanism", None),
+    ("acl", None),
 ];
 
 /// Switches: `true` gives the flag, `false` leaves it out.

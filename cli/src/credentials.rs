@@ -8,7 +8,7 @@
 use std::path::{Path, PathBuf};
 
 use clap::Args;
-use zoolock::{Pem, SaslMechanism, SaslOptions, Secret, SessionOptions, TlsOptions};
+use zoolock::{Acl, AuthId, Pem, SaslMechanism, SaslOptions, Secret, SessionOptions, TlsOptions};
 
 /// The environment variable with digest (or other) credentials: one
 /// `SCHEME:CREDENTIAL` per line.
@@ -58,6 +58,35 @@ pub struct Credentials {
     /// The SASL mechanism
     #[arg(long, value_name = "NAME", default_value = "DIGEST-MD5", global = true)]
     pub sasl_mechanism: String,
+    /// The ACL of the lock's nodes, as zkCli writes it: SCHEME:ID:PERMS
+    /// (repeatable; PERMS of cdrwa), e.g. auth::cdrwa for the identities
+    /// this session authenticated as [default: world:anyone:cdrwa]
+    #[arg(long, value_name = "ACL", value_parser = acl, global = true)]
+    pub acl: Vec<Acl>,
+}
+
+/// `scheme:id:perms`, zkCli's form: the id may hold colons (digest's
+/// `user:hash`); the permissions are letters of `cdrwa`.
+pub fn acl(text: &str) -> Result<Acl, String> {
+    let bad = || format!("{text:?} is not SCHEME:ID:PERMS (e.g. auth::cdrwa, world:anyone:r)");
+    let (scheme, rest) = text.split_once(':').ok_or_else(bad)?;
+    let (id, perms) = rest.rsplit_once(':').ok_or_else(bad)?;
+    if scheme.is_empty() || perms.is_empty() {
+        return Err(bad());
+    }
+    let mut bits = 0;
+    for letter in perms.chars() {
+        bits |= match letter {
+            'r' => 1,
+            'w' => 2,
+            'c' => 4,
+            'd' => 8,
+            'a' => 16,
+            _ => return Err(bad()),
+        };
+    }
+    let permission = zoolock::permission_from_bits(bits).map_err(|_| bad())?;
+    Ok(Acl::new(permission, AuthId::new(scheme, id)))
 }
 
 pub fn auth(text: &str) -> Result<(String, Vec<u8>), String> {
@@ -109,6 +138,9 @@ impl Credentials {
             eprintln!("zoolock: --auth is visible to every user of this machine; prefer {AUTH_VAR} or --auth-file");
         }
         options.auth.extend(self.auth.iter().cloned());
+        if !self.acl.is_empty() {
+            options = options.acls(self.acl.clone());
+        }
         if let Ok(text) = std::env::var(AUTH_VAR) {
             options.auth.extend(entries(&text, AUTH_VAR)?);
         }

@@ -274,3 +274,26 @@ async fn an_identifier_with_a_newline_cannot_forge_a_row() {
     assert!(shown.contains("evil\\nholds  mutex  forged\\u{1b}[2J"), "{shown}");
     holder.release().await.unwrap();
 }
+
+/// `--acl`, zkCli's SCHEME:ID:PERMS: with digest credentials, `auth::cdrwa`
+/// keeps the lock's nodes to that identity (they were world:anyone:cdrwa
+/// whatever the credentials; issue 36).
+#[tokio::test(flavor = "multi_thread")]
+async fn acl_gives_the_lock_nodes_the_acl_asked_for() {
+    let lock = path("acl");
+    let args = ["exec", "--auth", "digest:locker:secret", "--acl", "auth::cdrwa", &lock, "-c", "cat >/dev/null"];
+    let mut child = zoolock(&args).stdin(Stdio::piped()).spawn().unwrap();
+    let options = zoolock::SessionOptions::new(connect()).digest_auth("locker", "secret");
+    let observer = zoolock::Session::connect(options).await.unwrap();
+    let mut inspector = Inspector::new(&observer, &lock).unwrap();
+    let seen = until_participants(&mut inspector, |seen| seen.len() == 1).await;
+    let (acls, _) = observer.get_acls(&seen[0].node).await.unwrap();
+    assert_eq!(acls.len(), 1, "{acls:?}");
+    assert_eq!((acls[0].scheme(), acls[0].permission()), ("digest", zoolock::Permission::ALL));
+    assert!(acls[0].id().starts_with("locker:"), "{acls:?}");
+    drop(child.stdin.take());
+    assert_eq!(wait_exit(&mut child, Duration::from_secs(30)).await, 0);
+    for bad in ["world:anyone", "world:anyone:x", ":anyone:r"] {
+        assert_eq!(exit_code(zoolock(&["exec", "--acl", bad, &lock, "--", "true"])).await, EXIT_BAD_INPUT, "{bad}");
+    }
+}
