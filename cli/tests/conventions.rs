@@ -280,7 +280,10 @@ async fn an_identifier_with_a_newline_cannot_forge_a_row() {
 /// whatever the credentials; issue 36).
 #[tokio::test(flavor = "multi_thread")]
 async fn acl_gives_the_lock_nodes_the_acl_asked_for() {
-    let lock = path("acl");
+    // A path of its own from the root: the parents zoolock makes get the ACL
+    // too (as kazoo's ensure_path gives them its default_acl), and the other
+    // tests' parent must stay open to them.
+    let lock = format!("/zoolock-cli-acl{}", zk_harness::unique_path("acl"));
     let args = ["exec", "--auth", "digest:locker:secret", "--acl", "auth::cdrwa", &lock, "-c", "cat >/dev/null"];
     let mut child = zoolock(&args).stdin(Stdio::piped()).spawn().unwrap();
     let options = zoolock::SessionOptions::new(connect()).digest_auth("locker", "secret");
