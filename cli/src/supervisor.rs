@@ -317,8 +317,17 @@ impl Supervisor {
             let mut set: libc::sigset_t = std::mem::zeroed();
             libc::sigemptyset(&mut set);
             libc::sigaddset(&mut set, libc::SIGCHLD);
+            // A unit's stop (systemd: SIGTERM to every process of the
+            // cgroup) must not end the supervisor before CMD: CMD gets the
+            // signal itself, and the keeper passes it on; the supervisor
+            // stays to see CMD finish its cleanup. Blocked, not ignored: CMD
+            // gets the mask zoolock had, and no ignored disposition.
+            let mut blocked = set;
+            for signal in [libc::SIGTERM, libc::SIGINT, libc::SIGHUP, libc::SIGQUIT] {
+                libc::sigaddset(&mut blocked, signal);
+            }
             let mut mask: libc::sigset_t = std::mem::zeroed();
-            check(libc::sigprocmask(libc::SIG_BLOCK, &set, &mut mask))?;
+            check(libc::sigprocmask(libc::SIG_BLOCK, &blocked, &mut mask))?;
             let flags = libc::SFD_CLOEXEC | libc::SFD_NONBLOCK;
             let children = std::fs::File::from(OwnedFd::from_raw_fd(check(libc::signalfd(-1, &set, flags))?));
             let flags = libc::TFD_CLOEXEC | libc::TFD_NONBLOCK;

@@ -223,3 +223,53 @@ async fn a_server_restart_the_session_survives_does_not_stop_the_command() {
     assert_eq!(wait_exit(&mut child, Duration::from_secs(60)).await, 0);
     drop(zk);
 }
+
+/// Every process below `root`, from /proc's parent links.
+fn descendants(root: i32) -> Vec<i32> {
+    let parents: Vec<(i32, i32)> = std::fs::read_dir("/proc")
+        .unwrap()
+        .filter_map(|entry| {
+            let pid: i32 = entry.ok()?.file_name().to_str()?.parse().ok()?;
+            let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+            // The parent is the second field after the command's closing parenthesis.
+            let ppid = stat.rsplit_once(')')?.1.split_whitespace().nth(1)?.parse().ok()?;
+            Some((pid, ppid))
+        })
+        .collect();
+    let mut found = vec![root];
+    let mut i = 0;
+    while i < found.len() {
+        let parent = found[i];
+        found.extend(parents.iter().filter(|(_, ppid)| *ppid == parent).map(|(pid, _)| *pid));
+        i += 1;
+    }
+    found.remove(0);
+    found
+}
+
+/// systemd's stop (KillMode=control-group): SIGTERM to every process of
+/// the unit at once. CMD's TERM handler runs to its end and zoolock exits
+/// with CMD's status (the supervisor died of the TERM: CMD was SIGKILLed
+/// in its cleanup, and zoolock exited 74; issue 36).
+#[tokio::test(flavor = "multi_thread")]
+async fn a_units_stop_lets_cmd_clean_up_and_exits_with_its_status() {
+    use tokio::io::{AsyncBufReadExt, BufReader};
+    let lock = path("unit-stop");
+    let cleaned = scratch("unit-stop").join("cleaned");
+    let script = format!(
+        "trap 'sleep 0.5; echo done > {}; exit 143' TERM; echo ready; while :; do sleep 0.05; done",
+        cleaned.display()
+    );
+    let mut child =
+        zoolock(&["exec", &lock, "-c", &script]).stdout(std::process::Stdio::piped()).process_group(0).spawn().unwrap();
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    let ready = tokio::time::timeout(Duration::from_secs(30), lines.next_line()).await.unwrap().unwrap();
+    assert_eq!(ready.as_deref(), Some("ready"));
+    let zoolock = child.id().unwrap() as i32;
+    for pid in std::iter::once(zoolock).chain(descendants(zoolock)) {
+        // SAFETY: kill only sends a signal; a short-lived `sleep` may be gone already.
+        unsafe { libc::kill(pid, libc::SIGTERM) };
+    }
+    assert_eq!(wait_exit(&mut child, Duration::from_secs(30)).await, 143);
+    assert_eq!(std::fs::read_to_string(&cleaned).unwrap(), "done\n", "CMD's cleanup ran to its end");
+}
