@@ -122,7 +122,7 @@ pub enum Command {
     /// Run CMD while holding the lock at PATH; stop it if the hold is lost
     Exec(ExecArgs),
     /// Hold the lock at PATH until interrupted; print the fencing token
-    Hold(HoldArgs),
+    Hold(HoldCommand),
     /// Show the holders, then the waiters, of PATH in queue order
     Status(ShowArgs),
     /// Show the holders and waiters of PATH again at every change, until interrupted
@@ -158,6 +158,16 @@ pub struct HoldArgs {
     /// The node's data, shown by `status` [default: HOST:PID]
     #[arg(short = 'i', long, value_name = "ID")]
     pub identifier: Option<String>,
+}
+
+#[derive(Args)]
+pub struct HoldCommand {
+    #[command(flatten)]
+    pub hold: HoldArgs,
+    /// Also let go when standard input closes: a coprocess of a shell
+    /// script holds the lock for the rest of the script (flock's fd form)
+    #[arg(long)]
+    pub until_eof: bool,
 }
 
 #[derive(Args)]
@@ -197,7 +207,7 @@ impl Command {
     pub fn path(&self) -> &str {
         match self {
             Command::Exec(args) => &args.hold.path,
-            Command::Hold(args) => &args.path,
+            Command::Hold(args) => &args.hold.path,
             Command::Status(args) | Command::Watch(args) => &args.path,
         }
     }

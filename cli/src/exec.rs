@@ -193,8 +193,9 @@ async fn acquire(
 
 /// `zoolock hold`: holds until SIGINT, SIGTERM or SIGHUP (exit 0) or until
 /// the hold is lost (exit 74); prints the fencing token once held.
-pub async fn hold(session: &Session, args: Hold, progress: &Progress) -> zoolock::Result<u8> {
+pub async fn hold(session: &Session, args: Hold, until_eof: bool, progress: &Progress) -> zoolock::Result<u8> {
     let mut signals = Forwarded::new();
+    let mut stdin_closed = if until_eof { Some(stdin_closed()) } else { None };
     let hold = match acquire(session, &args, &mut signals, progress).await? {
         Ok(hold) => hold,
         Err(code) => return Ok(code),
@@ -220,11 +221,26 @@ pub async fn hold(session: &Session, args: Hold, progress: &Progress) -> zoolock
                 Ok(state) => say_state(progress, &args.path, state),
                 Err(_) => break exit::LOST,
             },
+            _ = async { stdin_closed.as_mut().expect("only with --until-eof").await }, if stdin_closed.is_some() => break 0,
         }
     };
     let _ = hold.release().await;
     progress.say(format_args!("released {}", args.path));
     Ok(code)
+}
+
+/// Completes when standard input reaches its end (or fails). A thread of
+/// its own: a blocking read cannot be cancelled, and the process's exit ends it.
+fn stdin_closed() -> tokio::sync::oneshot::Receiver<()> {
+    let (closed, heard) = tokio::sync::oneshot::channel();
+    std::thread::spawn(move || {
+        use std::io::Read;
+        let mut stdin = std::io::stdin().lock();
+        let mut buffer = [0u8; 512];
+        while matches!(stdin.read(&mut buffer), Ok(read) if read > 0) {}
+        let _ = closed.send(());
+    });
+    heard
 }
 
 fn say_state(progress: &Progress, path: &str, state: LockState) {

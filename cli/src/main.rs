@@ -286,7 +286,7 @@ async fn run(cli: Cli) -> zoolock::Result<u8> {
             };
             exec::exec(&session, exec, &progress).await
         }
-        Command::Hold(args) => exec::hold(&session, hold_of(args), &progress).await,
+        Command::Hold(args) => exec::hold(&session, hold_of(args.hold), args.until_eof, &progress).await,
         Command::Status(args) => show::status(&session, &show::Show { path: args.path, json: args.json }).await,
         Command::Watch(args) => {
             show::watch(&session, &show::Show { path: args.path, json: args.json }, Box::pin(interrupted())).await

@@ -300,3 +300,23 @@ async fn acl_gives_the_lock_nodes_the_acl_asked_for() {
         assert_eq!(exit_code(zoolock(&["exec", "--acl", bad, &lock, "--", "true"])).await, EXIT_BAD_INPUT, "{bad}");
     }
 }
+
+/// `hold --until-eof`: a coprocess of a shell script holds the lock for the
+/// rest of the script (flock's fd form), and lets go when its standard
+/// input closes, as it does when the script ends (issue 36).
+#[tokio::test(flavor = "multi_thread")]
+async fn hold_until_eof_lets_go_when_standard_input_closes() {
+    let lock = path("until-eof");
+    let mut child =
+        zoolock(&["hold", "--until-eof", &lock]).stdin(Stdio::piped()).stdout(Stdio::piped()).spawn().unwrap();
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    let token = tokio::time::timeout(Duration::from_secs(30), lines.next_line()).await.unwrap().unwrap().unwrap();
+    assert!(token.parse::<i64>().unwrap() > 0, "{token}");
+    let other = session().await;
+    let next = Lock::mutex(&other, &lock).unwrap();
+    assert!(!next.acquire(Acquire::no_wait()).await.unwrap(), "held while standard input is open");
+    drop(child.stdin.take());
+    assert_eq!(wait_exit(&mut child, Duration::from_secs(30)).await, 0);
+    assert!(next.acquire(Acquire::no_wait()).await.unwrap(), "released once it closed");
+    next.release().await.unwrap();
+}
