@@ -273,3 +273,15 @@ async fn a_units_stop_lets_cmd_clean_up_and_exits_with_its_status() {
     assert_eq!(wait_exit(&mut child, Duration::from_secs(30)).await, 143);
     assert_eq!(std::fs::read_to_string(&cleaned).unwrap(), "done\n", "CMD's cleanup ran to its end");
 }
+
+/// A CMD that runs longer than --grace right after zoolock connected goes
+/// on: the renewals the quorum answers count, though the first proof of a
+/// later touch takes about T/2 (CMD was stopped at T/3 after every fresh
+/// connect: the CLI contenders of the ensemble bed lost half their holds).
+#[tokio::test(flavor = "multi_thread")]
+async fn a_cmd_longer_than_the_grace_after_a_fresh_connect_goes_on() {
+    let lock = path("fresh-connect");
+    // T = 3 s: --grace 1 s; the command runs 2 s, within D (0.9 T) of the connect.
+    let args = ["--session-timeout", "3s", "exec", &lock, "-c", "sleep 2"];
+    assert_eq!(wait_exit(&mut zoolock(&args).spawn().unwrap(), Duration::from_secs(30)).await, 0);
+}

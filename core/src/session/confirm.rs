@@ -129,9 +129,19 @@ impl Confirmation {
         self.until.load(Ordering::Acquire)
     }
 
-    /// The latest confirmation (when its proof arrived); 0 before the first.
+    /// When the quorum last answered a renewal, or `until` last moved; 0
+    /// before the first.
     pub fn last(&self) -> u64 {
         self.last.load(Ordering::Acquire)
+    }
+
+    /// A renewal was answered: the leader and the quorum answer now, whether
+    /// or not `until` moved (after a connect the first proof of a later
+    /// touch takes about T/2: three renewals bridging the leader's ping
+    /// period), so that [`Confirmation::last`] says when the session was
+    /// last heard of through the leader.
+    fn answered(&self) {
+        self.last.store(boot_now(), Ordering::Release);
     }
 
     /// A session was opened by a connect request sent at `sent`: touched
@@ -262,6 +272,7 @@ async fn renewals<S: Refresh>(session: &Weak<S>, confirmation: &Confirmation, cl
                         e.quorum = e.quorum.max(sent);
                     }
                 });
+                confirmation.answered();
                 if moved {
                     let Some(owner) = session.upgrade() else { return };
                     owner.refresh();

@@ -452,7 +452,8 @@ impl Session {
 pub struct Confirmed {
     /// No server can have expired the session before this time.
     pub until: u64,
-    /// When that was last confirmed (when the proof arrived).
+    /// When the quorum last answered a renewal (or `until` last moved):
+    /// what the CLI's `--grace` counts from.
     pub last: u64,
 }
 
