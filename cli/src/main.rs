@@ -194,7 +194,7 @@ zoolock watch /locks/migrate \-\-json
 .fi
 "#;
 
-/// roff wants ASCII: other characters as `\[uXXXX]` escapes.
+/// roff wants ASCII: every other character as its code point's escape (`…` is `\[u2026]`).
 fn roff_ascii(page: &str) -> String {
     page.chars().map(|c| if c.is_ascii() { c.to_string() } else { format!("\\[u{:04X}]", c as u32) }).collect()
 }

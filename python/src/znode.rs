@@ -41,16 +41,18 @@ fn stat_tuple<'py>(py: Python<'py>, s: &Stat) -> PyResult<Bound<'py, PyTuple>> {
     )
 }
 
+fn client_of<'a, 'py>(client: &'a Bound<'py, PyAny>) -> PyResult<&'a Bound<'py, Client>> {
+    client.cast::<Client>().map_err(|_| PyTypeError::new_err("not a zoolock KazooClient"))
+}
+
 fn session_of(client: &Bound<'_, PyAny>) -> PyResult<Session> {
-    let client = client.cast::<Client>().map_err(|_| PyTypeError::new_err("not a zoolock KazooClient"))?;
-    Ok(client.get().session()?.1)
+    Ok(client_of(client)?.get().session()?.1)
 }
 
 /// `done` of a started call, with its client's line.
 fn started(client: &Bound<'_, PyAny>, done: Option<Py<PyAny>>) -> PyResult<Option<(Py<PyAny>, Line)>> {
     let Some(done) = done else { return Ok(None) };
-    let client = client.cast::<Client>().map_err(|_| PyTypeError::new_err("not a zoolock KazooClient"))?;
-    Ok(Some((done, client.get().started.clone())))
+    Ok(Some((done, client_of(client)?.get().started.clone())))
 }
 
 /// `(perms, scheme, id)` triples, checked by the package.

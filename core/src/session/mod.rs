@@ -232,16 +232,18 @@ impl Session {
     /// connect string names it; `None` while it has none. Tools show it and
     /// ask it four-letter words ([`Session::command`]).
     pub fn server(&self) -> Option<(String, u16)> {
-        let live = self.connection().current.lock().unwrap().clone()?;
-        let connected = live.client.state() == zookeeper_client::SessionState::SyncConnected;
-        connected.then(|| live.client.last_server()).flatten()
+        self.connected_client()?.last_server()
     }
 
     /// The local address of the session's connection; `None` while it has none.
     pub fn local_addr(&self) -> Option<std::net::SocketAddr> {
+        self.connected_client()?.last_local_addr()
+    }
+
+    /// The client while its connection is up (what it says of that connection holds).
+    fn connected_client(&self) -> Option<zookeeper_client::Client> {
         let live = self.connection().current.lock().unwrap().clone()?;
-        let connected = live.client.state() == zookeeper_client::SessionState::SyncConnected;
-        connected.then(|| live.client.last_local_addr()).flatten()
+        (live.client.state() == zookeeper_client::SessionState::SyncConnected).then(|| live.client.clone())
     }
 
     /// The id of the last request the session sent (ZooKeeper's xid); 0
