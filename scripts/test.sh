@@ -19,6 +19,8 @@ step() {
 step scripts/lib/setup.sh
 # One formatting for every crate (rustfmt.toml).
 cargo fmt --all --check
+# The published crates build with the Rust they declare (rust-version).
+step scripts/lib/msrv-check.py
 # cargo test --workspace, two test binaries at a time.
 step scripts/lib/cargo-test.py
 step scripts/lib/build-tools.sh
