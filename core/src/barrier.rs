@@ -145,6 +145,15 @@ pub struct DoubleBarrier {
     inner: Arc<Member>,
 }
 
+impl std::fmt::Debug for DoubleBarrier {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("DoubleBarrier")
+            .field("path", &self.inner.path)
+            .field("num_clients", &self.inner.num_clients)
+            .finish_non_exhaustive()
+    }
+}
+
 struct Member {
     session: Session,
     path: String,

@@ -107,6 +107,12 @@ pub struct Counter {
     inner: Arc<Inner>,
 }
 
+impl std::fmt::Debug for Counter {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Counter").field("path", &self.inner.path).finish_non_exhaustive()
+    }
+}
+
 struct Inner {
     session: Session,
     path: String,

@@ -38,6 +38,12 @@ pub struct Election {
     lock: Lock,
 }
 
+impl std::fmt::Debug for Election {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Election").field("path", &self.lock.path()).finish_non_exhaustive()
+    }
+}
+
 impl Election {
     /// An election at `path`; `identifier` is the node data `contenders()` shows. Nothing is sent before [`Election::lead`].
     pub fn new(session: &Session, path: &str, identifier: impl Into<Vec<u8>>) -> Result<Election> {
@@ -130,6 +136,16 @@ pub struct Leadership {
     node: String,
     token: i64,
     resigned: bool,
+}
+
+impl std::fmt::Debug for Leadership {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Leadership")
+            .field("node", &self.node)
+            .field("token", &self.token)
+            .field("resigned", &self.resigned)
+            .finish_non_exhaustive()
+    }
 }
 
 impl Leadership {

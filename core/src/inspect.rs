@@ -93,6 +93,12 @@ pub struct Inspector {
     exists: bool,
 }
 
+impl std::fmt::Debug for Inspector {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Inspector").field("path", &self.path).finish_non_exhaustive()
+    }
+}
+
 impl Inspector {
     /// An inspector of `path`; nothing is read before [`Inspector::next`].
     pub fn new(session: &Session, path: &str) -> Result<Inspector> {

@@ -53,6 +53,8 @@
 //! waits on a path, for operators; [`metrics`] lists what the core counts.
 
 #![warn(missing_docs)]
+// C-DEBUG: a user's `#[derive(Debug)]` struct may hold any public type.
+#![deny(missing_debug_implementations)]
 
 mod barrier;
 mod codes;

@@ -47,6 +47,12 @@ pub struct MultiLock {
     locks: Arc<[Lock]>,
 }
 
+impl std::fmt::Debug for MultiLock {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("MultiLock").field("paths", &self.paths()).field("state", &self.state()).finish_non_exhaustive()
+    }
+}
+
 impl MultiLock {
     /// A handle on the locks at `paths`, whose nodes hold `identifier`
     /// (kazoo's `Lock(path, identifier)` on each). The same path given twice

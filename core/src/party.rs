@@ -29,6 +29,12 @@ pub struct Party {
     inner: Arc<Member>,
 }
 
+impl std::fmt::Debug for Party {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Party").field("path", &self.inner.path).finish_non_exhaustive()
+    }
+}
+
 struct Member {
     session: Session,
     path: String,

@@ -159,6 +159,12 @@ pub struct LockingQueue {
     inner: Arc<Consumer>,
 }
 
+impl std::fmt::Debug for LockingQueue {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LockingQueue").field("path", &self.inner.path).finish_non_exhaustive()
+    }
+}
+
 struct Consumer {
     session: Session,
     path: String,

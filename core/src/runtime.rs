@@ -10,8 +10,8 @@ use std::future::Future;
 use std::panic::AssertUnwindSafe;
 use std::pin::Pin;
 use std::sync::atomic::{AtomicU32, Ordering};
-use std::sync::{Arc, OnceLock};
-use std::task::{Context, Poll, Wake, Waker};
+use std::sync::OnceLock;
+use std::task::{Context, Poll, Waker};
 
 use tokio::runtime::{Builder, Handle, Runtime};
 use tokio::task::JoinHandle;
@@ -85,7 +85,7 @@ where
     let mut future = Box::pin(future);
     let first = {
         let _runtime = handle().enter();
-        future.as_mut().poll(&mut Context::from_waker(&Waker::from(Arc::new(NoWake))))
+        future.as_mut().poll(&mut Context::from_waker(Waker::noop()))
     };
     match first {
         Poll::Ready(output) => spawn(std::future::ready(output)),
@@ -103,6 +103,12 @@ pub fn catch_unwind<F: Future>(future: F) -> CatchUnwind<F> {
 /// See [`catch_unwind`].
 pub struct CatchUnwind<F>(Pin<Box<F>>);
 
+impl<F> std::fmt::Debug for CatchUnwind<F> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CatchUnwind").finish_non_exhaustive()
+    }
+}
+
 impl<F: Future> Future for CatchUnwind<F> {
     type Output = std::thread::Result<F::Output>;
 
@@ -114,13 +120,6 @@ impl<F: Future> Future for CatchUnwind<F> {
             Err(payload) => Poll::Ready(Err(payload)),
         }
     }
-}
-
-/// `Waker::noop` (Rust 1.85) for the rust-version the crate keeps.
-struct NoWake;
-
-impl Wake for NoWake {
-    fn wake(self: Arc<Self>) {}
 }
 
 /// Runs `future` to completion on the calling thread (the blocking API).

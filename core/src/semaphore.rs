@@ -24,6 +24,16 @@ pub struct Semaphore {
     spec: Arc<Spec>,
 }
 
+impl std::fmt::Debug for Semaphore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Semaphore")
+            .field("path", &self.spec.path)
+            .field("max_leases", &self.spec.max_leases)
+            .field("state", &self.state())
+            .finish_non_exhaustive()
+    }
+}
+
 struct Spec {
     path: String,
     identifier: Vec<u8>,

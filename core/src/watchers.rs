@@ -231,6 +231,12 @@ pub struct DataWatch {
     path: String,
 }
 
+impl std::fmt::Debug for DataWatch {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("DataWatch").field("path", &self.path).finish_non_exhaustive()
+    }
+}
+
 impl DataWatch {
     /// Reads the node and calls back with it before returning, in the
     /// caller's thread (or task). Fails on a bad path, or when the first
@@ -387,6 +393,12 @@ async fn watch_data(
 pub struct ChildrenWatch {
     flag: Arc<Flag>,
     path: String,
+}
+
+impl std::fmt::Debug for ChildrenWatch {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ChildrenWatch").field("path", &self.path).finish_non_exhaustive()
+    }
 }
 
 impl ChildrenWatch {

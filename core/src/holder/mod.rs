@@ -371,6 +371,12 @@ pub struct HolderState {
     pub metered: bool,
 }
 
+impl std::fmt::Debug for HolderState {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("HolderState").field("path", &self.path).finish_non_exhaustive()
+    }
+}
+
 impl HolderState {
     pub(crate) fn new(session: &Session, path: &str, on_held: OnHeld) -> Arc<HolderState> {
         Arc::new(HolderState {

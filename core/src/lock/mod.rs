@@ -138,6 +138,30 @@ pub struct Lock {
     spec: Arc<Spec>,
 }
 
+/// The path, kind, scheme and current state: what a log line about a lock
+/// needs. Every public type has `Debug` (the crate denies
+/// `missing_debug_implementations`), so an application's own types derive it:
+///
+/// ```
+/// #[derive(Debug)]
+/// struct App {
+///     session: zoolock::Session,
+///     lock: zoolock::Lock,
+///     semaphore: zoolock::Semaphore,
+///     election: zoolock::Election,
+/// }
+/// ```
+impl std::fmt::Debug for Lock {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Lock")
+            .field("path", &self.path())
+            .field("kind", &self.spec.kind)
+            .field("scheme", &self.spec.config.scheme)
+            .field("state", &self.state())
+            .finish_non_exhaustive()
+    }
+}
+
 /// What the handle contends with; its path is the holder's.
 struct Spec {
     kind: Kind,
