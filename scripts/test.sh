@@ -21,6 +21,8 @@ step scripts/lib/setup.sh
 cargo fmt --all --check
 # The published crates build with the Rust they declare (rust-version).
 step scripts/lib/msrv-check.py
+# The core without its default features (tls, sasl): it builds, and refuses a TLS or SASL session by name.
+step cargo test --locked -q -p zoolock --no-default-features --lib security
 # cargo test --workspace, two test binaries at a time.
 step scripts/lib/cargo-test.py
 step scripts/lib/build-tools.sh

@@ -19,7 +19,7 @@ use crate::events::{Listeners, WatchThread};
 use crate::metrics::Meter;
 use crate::options::{ConnectString, SessionOptions};
 use crate::runtime;
-use crate::security::{Probe, TlsOptions};
+use crate::security::{Probe, SaslOptions, TlsOptions};
 use crate::state::{SessionState, Status};
 
 /// The ZooKeeper client of one generation, as handed to recipes.
@@ -223,7 +223,11 @@ fn connect_ended(ended: tokio::task::JoinError, hosts: String) -> Error {
 async fn open(options: &SessionOptions, generation: u64) -> Result<Live> {
     let tls = options.tls_on().map(TlsOptions::prepare).transpose()?;
     let parsed = ConnectString::parse(&options.connect)?;
+    #[cfg(feature = "tls")]
     let probe = Probe::new(parsed.endpoints(), tls.as_ref().map(|t| t.probe.clone()));
+    #[cfg(not(feature = "tls"))]
+    let probe = Probe::new(parsed.endpoints(), tls.as_ref().map(|never| match *never {}));
+    let sasl = options.sasl.as_ref().map(SaslOptions::to_zk).transpose()?;
     let cluster = parsed.to_string();
     let started = Instant::now();
     let mut opened = 0;
@@ -240,12 +244,20 @@ async fn open(options: &SessionOptions, generation: u64) -> Result<Live> {
             for (scheme, auth) in &options.auth {
                 connector = connector.with_auth(scheme, auth);
             }
-            if let Some(sasl) = &options.sasl {
-                connector = connector.with_sasl(sasl.to_zk());
+            #[cfg(feature = "sasl")]
+            if let Some(sasl) = &sasl {
+                connector = connector.with_sasl(sasl.clone());
+            }
+            #[cfg(not(feature = "sasl"))]
+            if let Some(never) = sasl {
+                match never {}
             }
             opened = boot_now();
             let attempt = match &tls {
+                #[cfg(feature = "tls")]
                 Some(tls) => connector.with_tls(tls.zk.clone()).secure_connect(&cluster).await,
+                #[cfg(not(feature = "tls"))]
+                Some(never) => match *never {},
                 None => connector.connect(&cluster).await,
             };
             match attempt {
