@@ -108,4 +108,7 @@ pub use session::{boot_clock, Confirmed, Session};
 pub use state::{LockState, LostReason, Outcome, SessionState, Status};
 pub use watchers::{ChildrenWatch, DataWatch, WatchEvent, WatchEventKind};
 pub use znode::{parse_version, permission_bits, permission_from_bits, Create, OpResult, Retry, Stat, Transaction};
+// Shown as zoolock's own: they are the types of zoolock's copy of zookeeper-client
+// (zoolock-zookeeper-client), which cargo keeps apart from the `zookeeper-client` crate's.
+#[doc(inline)]
 pub use zookeeper_client::{Acl, AuthId, Permission};

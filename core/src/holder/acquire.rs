@@ -18,6 +18,29 @@ use crate::error::{Error, Result};
 use crate::state::Outcome;
 
 /// How to acquire: kazoo's `acquire(blocking, timeout, ephemeral)` plus a lease.
+///
+/// ```
+/// use std::time::Duration;
+/// use zoolock::{Acquire, Lock, Session, SessionOptions};
+/// # fn main() -> zoolock::Result<()> {
+/// # // A real server for the example (Debian's ZooKeeper, started by the harness).
+/// # let connect = zk_harness::shared().connect_string();
+/// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+/// let session = Session::connect(SessionOptions::new(connect)).await?;
+/// let first = Lock::mutex(&session, "/locks/ledger")?;
+/// let second = Lock::mutex(&session, "/locks/ledger")?;
+/// // Waits at most 5 s; once held, released by itself after a minute at the latest.
+/// let leased = Acquire::timeout(Duration::from_secs(5)).lease(Duration::from_secs(60));
+/// assert!(first.acquire(leased).await?);
+/// assert!(!second.acquire(Acquire::no_wait()).await?); // kazoo's blocking=False: one try
+/// assert!(!second.acquire(Acquire::timeout(Duration::from_millis(200))).await?); // gave up, no node left
+/// first.release().await?;
+/// assert!(second.acquire(Acquire::default()).await?); // blocking, no timeout: waits as long as it takes
+/// second.release().await?;
+/// session.close().await;
+/// # Ok(()) })
+/// # }
+/// ```
 #[derive(Debug, Clone)]
 pub struct Acquire {
     /// Waits for the holder; `false` tries once (kazoo's `blocking`).

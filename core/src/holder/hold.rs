@@ -366,6 +366,26 @@ async fn session_alive(holder: &Weak<HolderState>, generation: u64) -> bool {
 /// fenced writes are refused and its release or drop leaves the newer hold
 /// alone. On a reentrant lock each hold counts one acquire; on a semaphore
 /// a handle holds one lease, whatever its holds (kazoo).
+///
+/// ```
+/// use zoolock::{Acquire, Lock, Session, SessionOptions};
+/// # fn main() -> zoolock::Result<()> {
+/// # // A real server for the example (Debian's ZooKeeper, started by the harness).
+/// # let connect = zk_harness::shared().connect_string();
+/// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+/// let session = Session::connect(SessionOptions::new(connect)).await?;
+/// session.ensure_path("/ledger", None).await?;
+/// let lock = Lock::mutex(&session, "/locks/ledger")?;
+/// if let Some(hold) = lock.hold(Acquire::default()).await? {
+///     println!("{} holds with token {}", hold.node(), hold.fencing_token());
+///     // Written only if this hold still lasts when the write reaches the server.
+///     hold.fenced()?.set("/ledger", Some(b"balance: 10"), None).commit().await?;
+///     // Stop writing once hold.state() leaves Held (Suspended, Lost(..)).
+/// } // dropped: released in the background, on the session's runtime
+/// session.close().await;
+/// # Ok(()) })
+/// # }
+/// ```
 #[must_use = "dropping a Hold releases it at once"]
 pub struct Hold {
     state: Arc<HolderState>,

@@ -204,11 +204,13 @@ macro_rules! holder_methods {
     ($recipe:ty) => {
         /// The [`Holder`](crate::Holder) methods, callable without importing the trait.
         impl $recipe {
+            /// Acquires: `Ok(true)` once held, `Ok(false)` if a single try or the timeout found it taken.
             /// See [`Holder::acquire`](crate::Holder::acquire).
             pub fn acquire(&self, options: crate::Acquire) -> crate::BoxFuture<'_, crate::Result<bool>> {
                 crate::Holder::acquire(self, options)
             }
 
+            /// [`acquire`](Self::acquire), saying why it did not hold: taken by others, or by this handle.
             /// See [`Holder::acquire_outcome`](crate::Holder::acquire_outcome).
             pub fn acquire_outcome(
                 &self,
@@ -217,101 +219,121 @@ macro_rules! holder_methods {
                 crate::Holder::acquire_outcome(self, options)
             }
 
+            /// [`acquire`](Self::acquire) for code without a runtime.
             /// See [`Holder::acquire_blocking`](crate::Holder::acquire_blocking).
             pub fn acquire_blocking(&self, options: crate::Acquire) -> crate::Result<bool> {
                 crate::Holder::acquire_blocking(self, options)
             }
 
+            /// Acquires, returning a [`Hold`](crate::Hold) that releases when dropped; `Ok(None)` if it was taken.
             /// See [`Holder::hold`](crate::Holder::hold).
             pub fn hold(&self, options: crate::Acquire) -> crate::BoxFuture<'_, crate::Result<Option<crate::Hold>>> {
                 crate::Holder::hold(self, options)
             }
 
+            /// [`hold`](Self::hold) for code without a runtime.
             /// See [`Holder::hold_blocking`](crate::Holder::hold_blocking).
             pub fn hold_blocking(&self, options: crate::Acquire) -> crate::Result<Option<crate::Hold>> {
                 crate::Holder::hold_blocking(self, options)
             }
 
+            /// Releases: `Ok(false)` if the handle held nothing.
             /// See [`Holder::release`](crate::Holder::release).
             pub fn release(&self) -> crate::BoxFuture<'_, crate::Result<bool>> {
                 crate::Holder::release(self)
             }
 
+            /// Releases for `owner`; on a reentrant lock, counts down that owner's acquires.
             /// See [`Holder::release_by`](crate::Holder::release_by).
             pub fn release_by(&self, owner: crate::Owner) -> crate::BoxFuture<'_, crate::Result<bool>> {
                 crate::Holder::release_by(self, owner)
             }
 
+            /// [`release`](Self::release) for code without a runtime.
             /// See [`Holder::release_blocking`](crate::Holder::release_blocking).
             pub fn release_blocking(&self) -> crate::Result<bool> {
                 crate::Holder::release_blocking(self)
             }
 
+            /// Cancels pending acquires: they fail with [`Error::Cancelled`](crate::Error::Cancelled), leaving no node.
             /// See [`Holder::cancel`](crate::Holder::cancel).
             pub fn cancel(&self) {
                 crate::Holder::cancel(self)
             }
 
+            /// Whether the handle holds now (`Held` or `Suspended`).
             /// See [`Holder::is_acquired`](crate::Holder::is_acquired).
             pub fn is_acquired(&self) -> bool {
                 crate::Holder::is_acquired(self)
             }
 
+            /// Where the handle stands now: `Released`, `Held`, `Suspended` or `Lost(..)`.
             /// See [`Holder::state`](crate::Holder::state).
             pub fn state(&self) -> crate::LockState {
                 crate::Holder::state(self)
             }
 
+            /// Watches the handle's state: `wait_for(|s| matches!(s, LockState::Lost(_)))` learns of a loss.
             /// See [`Holder::subscribe`](crate::Holder::subscribe).
             pub fn subscribe(&self) -> tokio::sync::watch::Receiver<crate::LockState> {
                 crate::Holder::subscribe(self)
             }
 
+            /// Calls `callback` with each new state, on zoolock's event thread; returns the listener's id.
             /// See [`Holder::add_listener`](crate::Holder::add_listener).
             pub fn add_listener(&self, callback: Box<dyn Fn(crate::LockState) + Send + Sync>) -> u64 {
                 crate::Holder::add_listener(self, callback)
             }
 
+            /// Stops the listener [`add_listener`](Self::add_listener) returned `id` for; false if it was gone.
             /// See [`Holder::remove_listener`](crate::Holder::remove_listener).
             pub fn remove_listener(&self, id: u64) -> bool {
                 crate::Holder::remove_listener(self, id)
             }
 
+            /// The full path of the node the handle holds with; `None` while it holds nothing.
             /// See [`Holder::node`](crate::Holder::node).
             pub fn node(&self) -> Option<String> {
                 crate::Holder::node(self)
             }
 
+            /// The hold's fencing token, strictly increasing from holder to holder; `None` while not held.
             /// See [`Holder::fencing_token`](crate::Holder::fencing_token).
             pub fn fencing_token(&self) -> Option<i64> {
                 crate::Holder::fencing_token(self)
             }
 
+            /// The lock path and fencing token of each node the handle holds with, in the order taken.
             /// See [`Holder::fencing_tokens`](crate::Holder::fencing_tokens).
             pub fn fencing_tokens(&self) -> Vec<(String, i64)> {
                 crate::Holder::fencing_tokens(self)
             }
 
+            /// A transaction that commits only while it holds; [`Error::NotHeld`](crate::Error::NotHeld) if not.
             /// See [`Holder::fenced`](crate::Holder::fenced).
             pub fn fenced(&self) -> crate::Result<crate::Transaction> {
                 crate::Holder::fenced(self)
             }
 
+            /// The lock path (a semaphore's pool node).
             /// See [`Holder::path`](crate::Holder::path).
             pub fn path(&self) -> &str {
                 crate::Holder::path(self)
             }
 
+            /// The session the handle contends on.
             /// See [`Holder::session`](crate::Holder::session).
             pub fn session(&self) -> &crate::Session {
                 crate::Holder::session(self)
             }
 
+            /// The identifiers queued on the path, holders first (kazoo's `contenders()`, `lease_holders()`).
             /// See [`Holder::queue`](crate::Holder::queue).
             pub fn queue(&self) -> crate::BoxFuture<'_, crate::Result<Vec<String>>> {
                 crate::Holder::queue(self)
             }
 
+            /// [`queue`](Self::queue) for code without a runtime.
             /// See [`Holder::queue_blocking`](crate::Holder::queue_blocking).
             pub fn queue_blocking(&self) -> crate::Result<Vec<String>> {
                 crate::Holder::queue_blocking(self)

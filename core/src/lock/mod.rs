@@ -132,6 +132,34 @@ impl Default for LockConfig {
 /// clones are the same handle. Not reentrant unless [`LockConfig::reentrant`]:
 /// a second acquire on a held handle waits until the handle is released, as
 /// kazoo's does.
+///
+/// ```
+/// use std::time::Duration;
+/// use zoolock::{Acquire, Kind, Lock, LockConfig, Session, SessionOptions};
+/// # fn main() -> zoolock::Result<()> {
+/// # // A real server for the example (Debian's ZooKeeper, started by the harness).
+/// # let connect = zk_harness::shared().connect_string();
+/// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+/// let session = Session::connect(SessionOptions::new(connect)).await?;
+/// let lock = Lock::mutex_with_identifier(&session, "/locks/ledger", "worker-1")?;
+/// if lock.acquire(Acquire::timeout(Duration::from_secs(5))).await? {
+///     assert_eq!(lock.queue().await?, ["worker-1"]); // kazoo's contenders()
+///     let token = lock.fencing_token(); // Some(..) while held
+///     // … write to the guarded resource, passing `token` along …
+///     lock.release().await?;
+/// }
+///
+/// // Read/write: readers share the lock; a writer waits for every earlier contender.
+/// let reader = Lock::new(&session, "/locks/report", Kind::Read, LockConfig::default())?;
+/// let another = Lock::new(&session, "/locks/report", Kind::Read, LockConfig::default())?;
+/// let writer = Lock::new(&session, "/locks/report", Kind::Write, LockConfig::default())?;
+/// assert!(reader.acquire(Acquire::no_wait()).await?);
+/// assert!(another.acquire(Acquire::no_wait()).await?);
+/// assert!(!writer.acquire(Acquire::no_wait()).await?); // a single try, leaving no node
+/// session.close().await;
+/// # Ok(()) })
+/// # }
+/// ```
 #[derive(Clone)]
 pub struct Lock {
     holder: Arc<HolderState>,

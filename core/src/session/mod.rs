@@ -31,6 +31,27 @@ use connection::Connection;
 pub(crate) use connection::{Live, StatusWatcher};
 
 /// A handle to the process's ZooKeeper session; clones share it.
+///
+/// One per process: every lock, semaphore, watch and znode call made on it
+/// shares its connection, and it opens a new ZooKeeper session by itself
+/// after an expiry.
+///
+/// ```
+/// use zoolock::{Session, SessionOptions, SessionState};
+/// # fn main() -> zoolock::Result<()> {
+/// # // A real server for the example (Debian's ZooKeeper, started by the harness).
+/// # let connect = zk_harness::shared().connect_string();
+/// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+/// let session = Session::connect(SessionOptions::new(connect)).await?; // "zk1:2181,zk2:2181/app"
+/// assert_eq!(session.state(), SessionState::Connected);
+/// // Suspended while the connection is down, Lost once the session expired, Connected again.
+/// let listener = session.add_listener(|state| println!("session: {state:?}"));
+/// session.ensure_path("/app/config", None).await?; // kazoo's znode calls
+/// session.remove_listener(listener);
+/// session.close().await; // pending acquires fail, ephemeral nodes go
+/// # Ok(()) })
+/// # }
+/// ```
 #[derive(Clone)]
 pub struct Session {
     inner: Arc<Inner>,
