@@ -218,6 +218,7 @@ fn error_code(err: &Error) -> u8 {
         | Kind::InvalidConnectString
         | Kind::InvalidArgument
         | Kind::InconsistentLeases
+        | Kind::MixedSchemes
         | Kind::NoChroot => exit::BAD_INPUT,
         Kind::ConnectTimeout | Kind::AuthFailed => exit::CONNECT,
         Kind::Tls

@@ -154,6 +154,22 @@ pub enum Error {
         requested: u32,
     },
 
+    /// The lock path holds a node of a library that would not see this
+    /// handle's node (its name follows another [`Scheme`](crate::Scheme)):
+    /// both could hold at once, so the acquire stopped and left no node.
+    /// Give every client of the path one scheme ([`Family::scheme`](crate::naming::Family::scheme)).
+    #[error("{path} has node {node}, written by {}, which would not see this lock's {} node: two holders could follow, so zoolock does not queue there; {}", .family.library(), .scheme.name(), mixed_advice(*.family))]
+    MixedSchemes {
+        /// The lock path.
+        path: String,
+        /// The node of the other library.
+        node: String,
+        /// Whose node it is, by its name.
+        family: crate::naming::Family,
+        /// The scheme this handle names its nodes with.
+        scheme: crate::Scheme,
+    },
+
     /// A node a request needed is not there: the node a znode call names
     /// ([`Session::get`](crate::Session::get), …) or its parent, or a lock
     /// path's ancestor or the chroot, deleted after the session connected
@@ -296,6 +312,20 @@ pub enum Error {
     },
 }
 
+fn mixed_advice(family: crate::naming::Family) -> String {
+    match family.scheme() {
+        Some(scheme) => format!(
+            "use the {} scheme on this path (Scheme::{scheme:?}, scheme=\"{}\", --scheme {})",
+            scheme.name(),
+            scheme.name(),
+            scheme.name()
+        ),
+        None => {
+            "move every client of this path to one library: zoolock cannot write that library's node names".to_owned()
+        }
+    }
+}
+
 fn connection_loss(waited: &Duration) -> String {
     if waited.is_zero() {
         "the connection to ZooKeeper was lost before it answered".to_owned()
@@ -369,6 +399,8 @@ codes! {
         BadData = 26 => "bad_data",
         /// ZooKeeper refused a request's arguments (a reconfiguration spec it cannot parse, …).
         BadArguments = 27 => "bad_arguments",
+        /// The lock path holds a node of a library that would not see this handle's node (another scheme): the acquire left no node.
+        MixedSchemes = 28 => "mixed_schemes",
     }
 }
 
@@ -402,6 +434,7 @@ impl Error {
             Error::ZooKeeper { .. } => ErrorKind::ZooKeeper,
             Error::BadData { .. } => ErrorKind::BadData,
             Error::BadArguments { .. } => ErrorKind::BadArguments,
+            Error::MixedSchemes { .. } => ErrorKind::MixedSchemes,
         }
     }
 
@@ -445,6 +478,12 @@ impl Error {
                 action: "reconfigure",
                 path: "/zookeeper/config".to_owned(),
                 reason: "server error".to_owned(),
+            },
+            ErrorKind::MixedSchemes => Error::MixedSchemes {
+                path,
+                node: "_c_3f2504e0-4f89-11d3-9a0c-0305e82c3301-lock-0000000002".to_owned(),
+                family: crate::naming::Family::Curator,
+                scheme: crate::Scheme::Kazoo,
             },
         }
     }

@@ -86,6 +86,111 @@ pub fn new_prefix(scheme: Scheme, role: Role) -> String {
     }
 }
 
+/// Whose lock wrote a sequential child, told by its name. Each library
+/// counts only its own family's nodes as contenders (kazoo matches
+/// `__lock__`/`__rlock__`; Curator and zookeeper-client's Curator-style
+/// lock sort on the text after `lock-`; DistributedLock takes only
+/// `lock-<seq>`), so a path where two families meet can have two holders:
+/// a contender refuses to go on there ([`unseen_by`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Family {
+    /// kazoo's and zoolock's [`Scheme::Kazoo`]: `…__lock__<seq>`, `…__rlock__<seq>`.
+    Kazoo,
+    /// Curator's and zoolock's [`Scheme::Curator`]: `…lock-<seq>`, `…__READ__<seq>`, `…__WRIT__<seq>`.
+    Curator,
+    /// DistributedLock.ZooKeeper's (.NET): exactly `lock-<seq>`.
+    DistributedLock,
+    /// Any other name ending in a sequence (zookeeper-client's shared
+    /// prefixes, ZooKeeper's own recipes, …).
+    Other,
+}
+
+impl Family {
+    /// Every family, in [`Family::index`] order.
+    pub const ALL: [Family; 4] = [Family::Kazoo, Family::Curator, Family::DistributedLock, Family::Other];
+
+    /// The family of a child name; `None` if it has no sequence suffix.
+    /// ```
+    /// use zoolock::naming::Family;
+    /// assert_eq!(Family::of("5f0c__rlock__0000000042"), Some(Family::Kazoo));
+    /// assert_eq!(Family::of("_c_3f2504e0-4f89-11d3-9a0c-0305e82c3301-lock-0000000001"), Some(Family::Curator));
+    /// assert_eq!(Family::of("lock-0000000007"), Some(Family::DistributedLock));
+    /// assert_eq!(Family::of("n-0000000003"), Some(Family::Other));
+    /// assert_eq!(Family::of("leases"), None);
+    /// ```
+    pub fn of(name: &str) -> Option<Family> {
+        [10, 11].into_iter().find_map(|tail| {
+            let at = name.len().checked_sub(tail).filter(|&at| name.is_char_boundary(at))?;
+            parse_sequence(&name[at..])?;
+            let prefix = &name[..at];
+            Some(if prefix.ends_with("__lock__") || prefix.ends_with("__rlock__") {
+                Family::Kazoo
+            } else if prefix == "lock-" {
+                Family::DistributedLock
+            } else if ["lock-", "__READ__", "__WRIT__"].iter().any(|m| prefix.ends_with(m)) {
+                Family::Curator
+            } else {
+                Family::Other
+            })
+        })
+    }
+
+    /// Its place in [`Family::ALL`].
+    pub fn index(self) -> usize {
+        self as usize
+    }
+
+    /// The library that names its nodes so, for messages.
+    pub fn library(self) -> &'static str {
+        match self {
+            Family::Kazoo => "kazoo (or zoolock's kazoo scheme)",
+            Family::Curator => "Curator (or zookeeper-client's Curator-style lock, or zoolock's curator scheme)",
+            Family::DistributedLock => "DistributedLock.ZooKeeper",
+            Family::Other => "another library",
+        }
+    }
+
+    /// The scheme whose nodes this family's library sees, if zoolock has one.
+    pub fn scheme(self) -> Option<Scheme> {
+        match self {
+            Family::Kazoo => Some(Scheme::Kazoo),
+            Family::Curator => Some(Scheme::Curator),
+            Family::DistributedLock | Family::Other => None,
+        }
+    }
+}
+
+impl Scheme {
+    /// The family of the nodes this scheme writes.
+    pub fn family(self) -> Family {
+        match self {
+            Scheme::Kazoo => Family::Kazoo,
+            Scheme::Curator => Family::Curator,
+        }
+    }
+}
+
+/// The first of `children` whose library would not see a node named by
+/// `scheme`, with its family: a contender that meets one stops
+/// ([`Error::MixedSchemes`](crate::Error::MixedSchemes)) rather than hold
+/// beside it. A child matching one of `extra_markers` passes: the caller
+/// declared it.
+/// ```
+/// use zoolock::naming::{unseen_by, Family};
+/// use zoolock::Scheme;
+/// let children = ["a__lock__0000000001", "_c_3f2504e0-4f89-11d3-9a0c-0305e82c3301-lock-0000000002"].map(String::from);
+/// assert_eq!(unseen_by(&children, Scheme::Kazoo, &[]), Some((children[1].as_str(), Family::Curator)));
+/// assert_eq!(unseen_by(&children, Scheme::Curator, &[]), Some((children[0].as_str(), Family::Kazoo)));
+/// assert_eq!(unseen_by(&children[..1], Scheme::Kazoo, &[]), None);
+/// ```
+pub fn unseen_by<'a>(children: &'a [String], scheme: Scheme, extra_markers: &[String]) -> Option<(&'a str, Family)> {
+    children.iter().find_map(|child| {
+        let family = Family::of(child).filter(|f| *f != scheme.family())?;
+        let declared = extra_markers.iter().any(|m| !m.is_empty() && child.contains(m.as_str()));
+        (!declared).then_some((child.as_str(), family))
+    })
+}
+
 /// Curator names read/write-lock writers differently from its mutex.
 ///
 /// ```

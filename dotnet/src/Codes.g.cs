@@ -63,6 +63,8 @@ namespace ZooLock
         BadData = 26,
         /// <summary>ZooKeeper refused a request's arguments (a reconfiguration spec it cannot parse, …).</summary>
         BadArguments = 27,
+        /// <summary>The lock path holds a node of a library that would not see this handle's node (another scheme): the acquire left no node.</summary>
+        MixedSchemes = 28,
         /// <summary>zoolock's native code panicked; the panic was caught and the process is unharmed.</summary>
         Panic = NativeMethods.ZL_PANIC,
     }
@@ -220,6 +222,8 @@ namespace ZooLock
         T BadData(string message);
         /// <summary>ZooKeeper refused a request's arguments (a reconfiguration spec it cannot parse, …).</summary>
         T BadArguments(string message);
+        /// <summary>The lock path holds a node of a library that would not see this handle's node (another scheme): the acquire left no node.</summary>
+        T MixedSchemes(string message);
         /// <summary>zoolock's native code panicked; the panic was caught and the process is unharmed.</summary>
         T Panic(string message);
     }
@@ -257,6 +261,7 @@ namespace ZooLock
                 case ZooLockStatus.RuntimeGone: return mapping.RuntimeGone(message);
                 case ZooLockStatus.BadData: return mapping.BadData(message);
                 case ZooLockStatus.BadArguments: return mapping.BadArguments(message);
+                case ZooLockStatus.MixedSchemes: return mapping.MixedSchemes(message);
                 case ZooLockStatus.Panic: return mapping.Panic(message);
                 default: return default(T);
             }

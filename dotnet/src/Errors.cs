@@ -41,6 +41,7 @@ namespace ZooLock
             public Exception NoAuth(string message) { return new ZooLockAuthException(ZooLockStatus.NoAuth, message); }
             public Exception AuthFailed(string message) { return new ZooLockAuthException(ZooLockStatus.AuthFailed, message); }
             public Exception InconsistentLeases(string message) { return new ZooLockConfigurationException(ZooLockStatus.InconsistentLeases, message); }
+            public Exception MixedSchemes(string message) { return new ZooLockConfigurationException(ZooLockStatus.MixedSchemes, message); }
             public Exception ZooKeeper(string message) { return new ZooLockZooKeeperException(message); }
             // What Monitor.Exit throws on a thread that does not hold the monitor.
             public Exception NotOwner(string message) { return new SynchronizationLockException(message); }

@@ -45,6 +45,7 @@ namespace ZooLock.Tests
             { ZooLockStatus.RuntimeGone, typeof(ZooLockInternalException) },
             { ZooLockStatus.BadData, typeof(System.IO.InvalidDataException) },
             { ZooLockStatus.BadArguments, typeof(ZooLockBadArgumentsException) },
+            { ZooLockStatus.MixedSchemes, typeof(ZooLockConfigurationException) },
         };
 
         public static IEnumerable<TestCaseData> Statuses()

@@ -143,6 +143,11 @@
 #define ZL_BAD_ARGUMENTS 27
 
 /**
+ * The lock path holds a node of a library that would not see this handle's node (another scheme): the acquire left no node.
+ */
+#define ZL_MIXED_SCHEMES 28
+
+/**
  * Connected to a server, the session alive.
  */
 #define ZL_SESSION_CONNECTED 0

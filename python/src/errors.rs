@@ -29,6 +29,7 @@ import_exception!(zoolock.exceptions, NoChildrenForEphemeralsError);
 import_exception!(zoolock.exceptions, NotHeldError);
 import_exception!(zoolock.exceptions, InvalidACLError);
 import_exception!(zoolock.exceptions, TlsError);
+import_exception!(zoolock.exceptions, ConfigurationError);
 
 /// Raises a core error as the exception kazoo would raise in its place, with
 /// the core's message: one arm per kind, no wildcard, so a kind the core adds
@@ -65,6 +66,8 @@ pub fn to_py(err: Error) -> PyErr {
         ErrorKind::NoChildrenForEphemerals => NoChildrenForEphemeralsError::new_err(message),
         ErrorKind::InvalidAcl => InvalidACLError::new_err(message),
         ErrorKind::BadArguments => BadArgumentsError::new_err(message),
+        // kazoo's class for configuration arguments an object cannot work with.
+        ErrorKind::MixedSchemes => ConfigurationError::new_err(message),
         ErrorKind::ZooKeeper => ZookeeperError::new_err(message),
         // kazoo's recipes fail with the ValueError of int(), float() or json.loads().
         ErrorKind::BadData => PyValueError::new_err(message),

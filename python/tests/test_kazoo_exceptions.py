@@ -74,6 +74,7 @@ CLASS_OF_KIND = {
     "runtime_gone": zoolock.ConnectionClosedError,
     "bad_data": ValueError,
     "bad_arguments": zoolock.BadArgumentsError,
+    "mixed_schemes": zoolock.ConfigurationError,
 }
 
 

@@ -13,7 +13,7 @@ use crate::contender::{Attempt, NodeWatch, Nodes, Recovered};
 use crate::error::{connection_lost, Error, Result};
 use crate::holder::Acquire;
 use crate::mirror::{Decision, Expected, Mirror};
-use crate::naming::{self, Standing};
+use crate::naming::{self, Family, Standing};
 use crate::session::Live;
 use crate::state::SessionState;
 
@@ -88,6 +88,10 @@ impl Lock {
                     // The adaptive design mirrors again once the queue is short (mirror/mod.rs, point 9).
                     if let (Some(adaptive), Some(mirror)) = (self.spec.config.adaptive, self.spec.mirror.get()) {
                         mirror.listed(children.len(), adaptive.mirror_at_most);
+                    }
+                    let (scheme, markers) = (self.spec.config.scheme, &self.spec.config.extra_markers);
+                    if let Some((node, family)) = naming::unseen_by(&children, scheme, markers) {
+                        return Err(self.mixed(node.to_owned(), family));
                     }
                     let role = self.spec.kind.role();
                     watched = match naming::standing(&children, name, role, &self.spec.config.extra_markers) {
@@ -202,6 +206,7 @@ impl Lock {
                         Own::SessionEnded => return Ok(Mirrored::Step(Step::SessionEnded)),
                         Own::Unknown => continue,
                     },
+                    Decision::Mixed(node, family) => return Err(self.mixed(node, family)),
                     Decision::SessionEnded => return Ok(Mirrored::Step(Step::SessionEnded)),
                     Decision::Broken | Decision::Dismissed => return Ok(Mirrored::Refused),
                     Decision::Waits(_) if !options.waits() => return Ok(Mirrored::Step(Step::Taken)),
@@ -222,6 +227,20 @@ impl Lock {
         }
     }
 
+    /// The refusal to queue beside `node`, whose library would not see ours:
+    /// the attempt's error, so its node is removed like any failed acquire's.
+    fn mixed(&self, node: String, family: Family) -> Error {
+        let scheme = self.spec.config.scheme;
+        tracing::warn!(
+            path = self.holder.path,
+            node,
+            ?family,
+            ?scheme,
+            "zoolock refuses a path shared with another scheme"
+        );
+        Error::MixedSchemes { path: self.holder.path.clone(), node, family, scheme }
+    }
+
     /// What the mirror says of our node now; `expected` goes once the
     /// decision was taken on a synced mirror (our entry is marked ours by then).
     fn decide_mirrored(
@@ -236,7 +255,9 @@ impl Lock {
         let doubtful = Nodes::of(&self.holder.session).doubtful.any(&self.holder.path);
         let list_above = self.spec.config.adaptive.map(|adaptive| adaptive.list_above);
         let role = self.spec.kind.role();
-        let decision = mirror.decide(live.generation, attempt.name(), role, doubtful.then_some(&sweep), list_above);
+        let scheme = self.spec.config.scheme;
+        let decision =
+            mirror.decide(live.generation, attempt.name(), role, scheme, doubtful.then_some(&sweep), list_above);
         if !matches!(decision, Decision::Stale(_)) {
             drop(expected.take());
         }

@@ -85,11 +85,14 @@
 //!    session's only watcher on the path. With another (a `ChildrenWatch`
 //!    of the session on the lock path itself) the server keeps the
 //!    recursive watch and its fan-out, and waiters still list.
+//! 10. Mixed families ([`naming::unseen_by`]): the mirror counts every
+//!    sequential child by family, contender or not, so a decision sees a
+//!    node whose library would not see ours exactly as a listing would.
 
 mod mirrors;
 mod notice;
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::{BTreeMap, BTreeSet, HashSet};
 use std::future::Future;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::pin::pin;
@@ -101,8 +104,9 @@ use std::time::Duration;
 use zookeeper_client as zk;
 
 use crate::error::connection_lost;
-use crate::naming::{self, Role};
+use crate::naming::{self, Family, Role};
 use crate::session::Session;
+use crate::Scheme;
 pub(crate) use mirrors::{DataWatchMark, Mirrors};
 use notice::{notice, Notifier};
 pub(crate) use notice::{Deletion, Woken};
@@ -135,6 +139,8 @@ pub(crate) enum Decision {
     Broken,
     /// The queue is long: the adaptive design lists (point 9).
     Dismissed,
+    /// The path holds `node` of a family that would not see ours (point 10).
+    Mixed(String, Family),
 }
 
 pub(crate) struct Mirror {
@@ -159,6 +165,10 @@ struct State {
     /// extras — each with the waiters its deletion wakes: kept in the entry,
     /// not in a map by name of their own (issue 16: bytes per waiter).
     queue: BTreeMap<(i32, String), Entry>,
+    /// Sequential children by [`Family`] (point 10): the queue's, and the
+    /// names of `others`, kept only for the message that names one.
+    families: [usize; 4],
+    others: BTreeSet<String>,
     /// Entries marked [`Entry::ours`]: the queue's other nodes are other
     /// sessions' (or ours whose create's reply was lost), whose fan-out point 9 weighs.
     ours: usize,
@@ -273,6 +283,7 @@ impl Mirror {
         generation: u64,
         name: &str,
         role: Role,
+        scheme: Scheme,
         sweep: Option<&dyn Fn(&mut Vec<String>)>,
         list_above: Option<u32>,
     ) -> Decision {
@@ -298,6 +309,9 @@ impl Mirror {
             let (sender, receiver) = notice();
             state.on_sync.push(sender);
             return Decision::Stale(receiver);
+        }
+        if let Some((node, family)) = state.unseen_by(scheme) {
+            return Decision::Mixed(node, family);
         }
         let Some(mine) = naming::parse(name, &[]) else { return Decision::Missing };
         let key = (mine.sequence, name.to_owned());
@@ -471,7 +485,12 @@ impl State {
     fn install(&mut self, watcher: zk::PersistentWatcher, children: &[String], generation: u64) {
         self.wake_all();
         self.ours = 0;
+        self.families = [0; 4];
+        self.others.clear();
         let mut queue = BTreeMap::new();
+        for c in children {
+            self.count(c, 1);
+        }
         for c in children.iter().filter_map(|c| naming::parse(c, &[])) {
             let entry = self.entry(&c.name, c.role, LISTED);
             queue.insert((c.sequence, c.name), entry);
@@ -502,6 +521,56 @@ impl State {
         self.wake_all();
         self.queue.clear();
         self.ours = 0;
+        self.families = [0; 4];
+        self.others.clear();
+    }
+
+    /// Counts sequential child `name` in (`by` = 1) or out (`by` = -1) of [`State::families`].
+    fn count(&mut self, name: &str, by: isize) {
+        let Some(family) = Family::of(name) else { return };
+        let counted = &mut self.families[family.index()];
+        *counted = counted.checked_add_signed(by).expect("a family counted out more often than in");
+        if family == Family::Other {
+            match by > 0 {
+                true => self.others.insert(name.to_owned()),
+                false => self.others.remove(name),
+            };
+        }
+    }
+
+    /// A child created, as its event says.
+    fn created(&mut self, name: &str) {
+        match naming::parse(name, &[]) {
+            Some(c) => {
+                if !self.queue.contains_key(&(c.sequence, c.name.clone())) {
+                    self.count(name, 1);
+                    let entry = self.entry(&c.name, c.role, self.deletions);
+                    self.queue.insert((c.sequence, c.name), entry);
+                }
+            }
+            None if !self.others.contains(name) => self.count(name, 1),
+            None => {}
+        }
+    }
+
+    /// A node of a second family arrived (point 10): a holder of this
+    /// session cannot stop its library from holding too, but says so.
+    fn warn_if_mixed(&self, path: &str, name: &str) {
+        let Some(family) = Family::of(name) else { return };
+        let present = self.families.iter().filter(|n| **n > 0).count();
+        if self.families[family.index()] == 1 && present > 1 {
+            tracing::warn!(path, node = name, ?family, "zoolock: a node of another lock library joined this path, and that library does not see zoolock's nodes: give every client of the path one scheme");
+        }
+    }
+
+    /// A child whose library would not see a node of `scheme` (point 10).
+    fn unseen_by(&self, scheme: Scheme) -> Option<(String, Family)> {
+        let family = Family::ALL.into_iter().find(|f| *f != scheme.family() && self.families[f.index()] > 0)?;
+        let node = match family {
+            Family::Other => self.others.first().cloned(),
+            _ => self.queue.keys().map(|(_, n)| n).find(|n| Family::of(n) == Some(family)).cloned(),
+        };
+        node.map(|node| (node, family))
     }
 
     fn wake_all(&mut self) {
@@ -536,19 +605,18 @@ impl State {
                 _ => self.unsync(),
             },
             (zk::EventType::NodeCreated, Some(name)) => {
-                if let Some(c) = naming::parse(name, &[]) {
-                    if !self.queue.contains_key(&(c.sequence, c.name.clone())) {
-                        let entry = self.entry(&c.name, c.role, self.deletions);
-                        self.queue.insert((c.sequence, c.name), entry);
-                    }
-                }
+                self.created(name);
+                self.warn_if_mixed(path, name);
             }
             (zk::EventType::NodeDeleted, Some(name)) => {
                 self.deletions += 1;
                 if let Some(mut entry) = naming::parse(name, &[]).and_then(|c| self.queue.remove(&(c.sequence, c.name)))
                 {
+                    self.count(name, -1);
                     self.ours -= usize::from(entry.ours);
                     entry.wake(Woken::Deleted);
+                } else if self.others.contains(name) {
+                    self.count(name, -1);
                 }
             }
             _ => {}

@@ -334,11 +334,10 @@ impl SaslOptions {
     #[cfg(feature = "sasl")]
     pub(crate) fn to_zk(&self) -> Result<zookeeper_client::SaslOptions> {
         match self.mechanism {
-            SaslMechanism::DigestMd5 => Ok(zookeeper_client::SaslOptions::digest_md5(
-                self.username.clone(),
-                self.password.expose().to_owned(),
-            )
-            .into()),
+            SaslMechanism::DigestMd5 => {
+                Ok(zookeeper_client::SaslOptions::digest_md5(self.username.clone(), self.password.expose().to_owned())
+                    .into())
+            }
         }
     }
 

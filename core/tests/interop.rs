@@ -1,0 +1,133 @@
+//! A lock path shared with another library: zoolock queues only beside
+//! nodes whose library sees its own (docs/interop.md's matrix), and refuses
+//! the others with `MixedSchemes`, leaving no node. The peers here are
+//! zookeeper-client's own lock (the Rust library a zoolock user most likely
+//! migrates from) and nodes laid out as DistributedLock.ZooKeeper and
+//! ZooKeeper's recipes lay them out; kazoo's cells are in
+//! python/tests/test_interop.py.
+
+mod common;
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+
+use common::*;
+use zookeeper_client as zk;
+use zoolock::naming::Family;
+use zoolock::{Acquire, Error, ErrorKind, Holder, Kind, Lock, LockConfig, Scheme};
+
+fn lock(session: &zoolock::Session, path: &str, scheme: Scheme, mirror: bool) -> Lock {
+    Lock::new(session, path, Kind::Mutex, LockConfig { scheme, mirror, ..LockConfig::default() }).unwrap()
+}
+
+/// zookeeper-client's lock as its users take it: `LockPrefix::new_curator(path, "lock-")`.
+async fn zk_client_lock(client: &zk::Client, path: &str) -> String {
+    let prefix = zk::LockPrefix::new_curator(path, "lock-").unwrap();
+    let options = zk::LockOptions::new(zk::Acls::anyone_all())
+        .with_ancestor_options(zk::CreateMode::Persistent.with_acls(zk::Acls::anyone_all()))
+        .unwrap();
+    let held = client.lock(prefix, b"", options).await.unwrap();
+    let node = held.lock_path().to_owned();
+    std::mem::forget(held); // released by the test, with a delete
+    node
+}
+
+/// The refusal: the right kind, naming the node and its family, and no node of ours left.
+async fn refused(lock: &Lock, raw: &zk::Client, path: &str, foreign: &str, family: Family) {
+    let before = children(raw, path).await;
+    // Bounded: before the refusal existed, the acquire waited (or held).
+    let err = lock.acquire(Acquire::timeout(std::time::Duration::from_secs(5))).await.unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::MixedSchemes, "{err}");
+    let Error::MixedSchemes { node, family: seen, .. } = &err else { panic!("{err:?}") };
+    assert_eq!((foreign.ends_with(node.as_str()), *seen), (true, family), "{err}");
+    assert!(!lock.is_acquired());
+    assert_eq!(children(raw, path).await, before, "the refused acquire left a node");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn zookeeper_clients_curator_lock_excludes_the_curator_scheme_and_refuses_the_default() {
+    let connect = shared_server();
+    let (session, raw) = (session(&connect).await, raw(&connect).await);
+    for mirror in [true, false] {
+        let path = unique_path("interop-zkc");
+        let node = zk_client_lock(&raw, &path).await;
+        // The default scheme's node would be invisible to zookeeper-client: refused.
+        refused(&lock(&session, &path, Scheme::Kazoo, mirror), &raw, &path, &node, Family::Curator).await;
+        // The Curator scheme queues behind it, and holds once it goes.
+        let curator = lock(&session, &path, Scheme::Curator, mirror);
+        assert!(!curator.acquire(Acquire::timeout(std::time::Duration::ZERO)).await.unwrap());
+        let waiting = spawn_acquire(&curator, Acquire::default());
+        queued(&raw, &path, 2).await;
+        raw.delete(&node, None).await.unwrap();
+        assert!(waiting.await.unwrap().unwrap());
+        // And zookeeper-client waits for it: its lock comes only after our release.
+        let released = Arc::new(AtomicBool::new(false));
+        let theirs = tokio::spawn({
+            let (raw, path, released) = (raw.clone(), path.clone(), released.clone());
+            async move {
+                let node = zk_client_lock(&raw, &path).await;
+                assert!(released.load(Ordering::SeqCst), "zookeeper-client held beside zoolock's curator scheme");
+                raw.delete(&node, None).await.unwrap();
+            }
+        });
+        queued(&raw, &path, 2).await;
+        released.store(true, Ordering::SeqCst);
+        curator.release().await.unwrap();
+        theirs.await.unwrap();
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_kazoo_node_refuses_the_curator_scheme_and_a_curator_node_the_default() {
+    let connect = shared_server();
+    let (session, raw) = (session(&connect).await, raw(&connect).await);
+    let mode = zk::CreateMode::EphemeralSequential.with_acls(zk::Acls::anyone_all());
+    for mirror in [true, false] {
+        let path = unique_path("interop-kazoo");
+        let kazoo = lock(&session, &path, Scheme::Kazoo, mirror);
+        assert!(kazoo.acquire(Acquire::default()).await.unwrap());
+        let node = kazoo.node().unwrap();
+        let other = session_of(&connect).await;
+        refused(&lock(&other, &path, Scheme::Curator, mirror), &raw, &path, &node, Family::Kazoo).await;
+        kazoo.release().await.unwrap();
+        // A Curator node first: the default scheme refuses.
+        let (_, sequence) =
+            raw.create(&format!("{path}/_c_3f2504e0-4f89-11d3-9a0c-0305e82c3301-lock-"), b"", &mode).await.unwrap();
+        let curator = format!("{path}/_c_3f2504e0-4f89-11d3-9a0c-0305e82c3301-lock-{sequence}");
+        refused(&lock(&other, &path, Scheme::Kazoo, mirror), &raw, &path, &curator, Family::Curator).await;
+        raw.delete(&curator, None).await.unwrap();
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn distributed_lock_and_shared_prefix_nodes_refuse_every_scheme() {
+    let connect = shared_server();
+    let (session, raw) = (session(&connect).await, raw(&connect).await);
+    let mode = zk::CreateMode::EphemeralSequential.with_acls(zk::Acls::anyone_all());
+    // DistributedLock.ZooKeeper's `lock-<seq>`; zookeeper-client's `new_shared("…/n-")`
+    // (ZooKeeper's LeaderElectionSupport); ZooKeeper's WriteLock `x-<session>-<seq>`.
+    let layouts = [("lock-", Family::DistributedLock), ("n-", Family::Other), ("x-72057594037927936-", Family::Other)];
+    for (prefix, family) in layouts {
+        let path = unique_path("interop-foreign");
+        session.ensure_path(&path, None).await.unwrap();
+        let (_, sequence) = raw.create(&format!("{path}/{prefix}"), b"", &mode).await.unwrap();
+        let node = format!("{path}/{prefix}{sequence}");
+        for scheme in [Scheme::Kazoo, Scheme::Curator] {
+            for mirror in [true, false] {
+                refused(&lock(&session, &path, scheme, mirror), &raw, &path, &node, family).await;
+            }
+        }
+        // Named as an extra marker, a node is the caller's declared peer: queued behind.
+        let config = LockConfig { extra_markers: vec![prefix.to_owned()], ..LockConfig::default() };
+        let declared = Lock::new(&session, &path, Kind::Mutex, config).unwrap();
+        assert!(!declared.acquire(Acquire::timeout(std::time::Duration::ZERO)).await.unwrap());
+        raw.delete(&node, None).await.unwrap();
+        assert!(declared.acquire(Acquire::default()).await.unwrap());
+        declared.release().await.unwrap();
+    }
+}
+
+/// A second session, so that a refused acquire is not decided by the holder's own mirror.
+async fn session_of(connect: &str) -> zoolock::Session {
+    session(connect).await
+}
