@@ -1,5 +1,6 @@
 //! What zoolock counts, for operators: acquire waits, hold times, handoffs,
-//! suspensions, losses, cleanup retries and session state changes.
+//! acquires that timed out, suspensions, losses, cleanup retries and
+//! session state changes.
 //!
 //! Each event goes two ways under one name. Through the `metrics`
 //! facade to whatever recorder the program installed (for all sessions of
@@ -11,6 +12,13 @@
 //! Histograms appear in a snapshot as `<name>_count` and `<name>_sum`
 //! (seconds), labelled counters as `<name>{label="value"}`: the names of
 //! Prometheus' text format.
+//!
+//! A lock's own metrics — [`ACQUIRE_WAIT`], [`HOLD_TIME`], [`HANDOFFS`] and
+//! [`ACQUIRE_TIMEOUTS`] — carry the lock path as the label [`PATH`] in the
+//! facade (a semaphore's pool node; a multi-lock's paths, as
+//! `[/a, /b]`): one series per path a process locks, so paths are the
+//! operator's few names, not one per job or request. A session's snapshot
+//! sums them over its paths, unlabelled.
 
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
@@ -24,6 +32,11 @@ pub const ACQUIRE_WAIT: &str = "zoolock_acquire_wait_seconds";
 pub const HOLD_TIME: &str = "zoolock_hold_seconds";
 /// Holds taken over from another holder: the acquire waited for one to go.
 pub const HANDOFFS: &str = "zoolock_handoffs_total";
+/// Acquires whose timeout ran out before they held (not a single try that
+/// found the lock taken, nor one cancelled).
+pub const ACQUIRE_TIMEOUTS: &str = "zoolock_acquire_timeouts_total";
+/// The label of a lock's own metrics in the facade: the lock path.
+pub const PATH: &str = "path";
 /// Holds suspended by a dropped connection (stop using the resource).
 pub const SUSPENSIONS: &str = "zoolock_suspensions_total";
 /// Holds lost, by `reason`: `session_expired`, `session_closed`, `lease_expired`, `node_deleted`.
@@ -40,10 +53,11 @@ struct Histogram {
 }
 
 impl Histogram {
-    fn record(&self, name: &'static str, took: Duration) {
+    /// Records `took` for the lock at `path` (its label in the facade).
+    fn record(&self, name: &'static str, path: &str, took: Duration) {
         self.count.fetch_add(1, Relaxed);
         self.nanos.fetch_add(u64::try_from(took.as_nanos()).unwrap_or(u64::MAX), Relaxed);
-        ::metrics::histogram!(name).record(took.as_secs_f64());
+        ::metrics::histogram!(name, PATH => path.to_owned()).record(took.as_secs_f64());
     }
 
     fn snapshot(&self, name: &str, into: &mut BTreeMap<String, f64>) {
@@ -58,6 +72,7 @@ pub(crate) struct Meter {
     acquire_wait: Histogram,
     hold_time: Histogram,
     handoffs: AtomicU64,
+    acquire_timeouts: AtomicU64,
     suspensions: AtomicU64,
     losses: [AtomicU64; LostReason::ALL.len()],
     cleanup_retries: AtomicU64,
@@ -65,16 +80,21 @@ pub(crate) struct Meter {
 }
 
 impl Meter {
-    pub fn acquired(&self, waited: Duration, handoff: bool) {
-        self.acquire_wait.record(ACQUIRE_WAIT, waited);
+    pub fn acquired(&self, path: &str, waited: Duration, handoff: bool) {
+        self.acquire_wait.record(ACQUIRE_WAIT, path, waited);
         if handoff {
             self.handoffs.fetch_add(1, Relaxed);
-            ::metrics::counter!(HANDOFFS).increment(1);
+            ::metrics::counter!(HANDOFFS, PATH => path.to_owned()).increment(1);
         }
     }
 
-    pub fn hold_ended(&self, held: Duration) {
-        self.hold_time.record(HOLD_TIME, held);
+    pub fn timed_out(&self, path: &str) {
+        self.acquire_timeouts.fetch_add(1, Relaxed);
+        ::metrics::counter!(ACQUIRE_TIMEOUTS, PATH => path.to_owned()).increment(1);
+    }
+
+    pub fn hold_ended(&self, path: &str, held: Duration) {
+        self.hold_time.record(HOLD_TIME, path, held);
     }
 
     pub fn suspended(&self) {
@@ -104,6 +124,7 @@ impl Meter {
         self.acquire_wait.snapshot(ACQUIRE_WAIT, &mut out);
         self.hold_time.snapshot(HOLD_TIME, &mut out);
         out.insert(HANDOFFS.to_owned(), self.handoffs.load(Relaxed) as f64);
+        out.insert(ACQUIRE_TIMEOUTS.to_owned(), self.acquire_timeouts.load(Relaxed) as f64);
         out.insert(SUSPENSIONS.to_owned(), self.suspensions.load(Relaxed) as f64);
         for (reason, n) in LostReason::ALL.iter().zip(&self.losses) {
             out.insert(format!("{LOSSES}{{reason=\"{}\"}}", reason.name()), n.load(Relaxed) as f64);
@@ -119,9 +140,10 @@ impl Meter {
 /// Describes zoolock's metrics to the installed recorder (help text and units).
 pub fn describe() {
     use ::metrics::{describe_counter, describe_histogram, Unit};
-    describe_histogram!(ACQUIRE_WAIT, Unit::Seconds, "time from an acquire's call to its hold");
-    describe_histogram!(HOLD_TIME, Unit::Seconds, "time from a hold's start to its release or loss");
-    describe_counter!(HANDOFFS, "holds taken over from another holder");
+    describe_histogram!(ACQUIRE_WAIT, Unit::Seconds, "time from an acquire's call to its hold, by lock path");
+    describe_histogram!(HOLD_TIME, Unit::Seconds, "time from a hold's start to its release or loss, by lock path");
+    describe_counter!(HANDOFFS, "holds taken over from another holder, by lock path");
+    describe_counter!(ACQUIRE_TIMEOUTS, "acquires whose timeout ran out, by lock path");
     describe_counter!(SUSPENSIONS, "holds suspended by a dropped connection");
     describe_counter!(LOSSES, "holds lost, by reason");
     describe_counter!(CLEANUP_RETRIES, "node deletions tried again");

@@ -49,6 +49,26 @@ fn sample(text: &str, name: &str) -> f64 {
         .unwrap()
 }
 
+/// The sum of the samples of `name` over the label `path`, which every sample of it has.
+#[cfg(feature = "prometheus")]
+fn over_paths(text: &str, name: &str) -> f64 {
+    let prefix = format!("{name}{{{PATH}=\"");
+    let samples: Vec<f64> = text
+        .lines()
+        .filter_map(|l| l.strip_prefix(&prefix))
+        .map(|rest| rest.rsplit_once(' ').expect("a value").1.trim().parse().unwrap())
+        .collect();
+    assert!(!samples.is_empty(), "no {name}{{path=...}} in\n{text}");
+    assert!(!text.lines().any(|l| l.starts_with(&format!("{name} "))), "{name} without its path in\n{text}");
+    samples.iter().sum()
+}
+
+/// The sample of `name` for the lock at `path`.
+#[cfg(feature = "prometheus")]
+fn of_path(text: &str, name: &str, path: &str) -> f64 {
+    sample(text, &format!("{name}{{{PATH}=\"{path}\"}}"))
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn metrics_count_a_known_sequence() {
     // The packaged crate's tests build without the feature (its self dev-dependency is dropped).
@@ -78,6 +98,20 @@ async fn metrics_count_a_known_sequence() {
     assert_eq!(value(&m2, HANDOFFS), 1.0);
     // s2 waited at least as long as s1 held.
     assert!(value(&m2, "zoolock_acquire_wait_seconds_sum") >= value(&m1, "zoolock_hold_seconds_sum"), "{m1:?} {m2:?}");
+
+    // A timed acquire whose timeout runs out counts as a timeout; a single
+    // try that finds the lock taken does not. s3 holds, so that s1 and s2
+    // count no acquisition more.
+    let s3 = session(&connect).await;
+    let timed_path = unique_path("metrics-timeout");
+    let (holder, late) = (Lock::mutex(&s3, &timed_path).unwrap(), Lock::mutex(&s2, &timed_path).unwrap());
+    assert!(holder.acquire(Acquire::default()).await.unwrap());
+    assert!(!late.acquire(Acquire::timeout(Duration::from_millis(200))).await.unwrap());
+    assert!(!late.acquire(Acquire::no_wait()).await.unwrap());
+    assert!(holder.release().await.unwrap());
+    assert_eq!(value(&s2.metrics(), ACQUIRE_TIMEOUTS), 1.0, "{:?}", s2.metrics());
+    assert_eq!(value(&s1.metrics(), ACQUIRE_TIMEOUTS), 0.0);
+    assert_eq!(value(&s2.metrics(), "zoolock_acquire_wait_seconds_count"), 1.0, "a timeout is no acquisition");
 
     // A lease runs out; someone deletes a holder's node.
     let leased = Lock::mutex(&s1, &unique_path("metrics-lease")).unwrap();
@@ -140,21 +174,32 @@ async fn metrics_count_a_known_sequence() {
     assert_eq!(value(&m1, &state("closed")), 1.0);
 
     #[cfg(feature = "prometheus")]
-    check_prometheus(&prometheus.render(), &s1, &s2);
+    {
+        let text = prometheus.render();
+        check_prometheus(&text, &[&s1, &s2, &s3]);
+        // A lock's own metrics carry its path.
+        assert_eq!(of_path(&text, "zoolock_acquire_wait_seconds_count", &path), 2.0, "{text}");
+        assert_eq!(of_path(&text, "zoolock_hold_seconds_count", &path), 2.0, "{text}");
+        assert_eq!(of_path(&text, HANDOFFS, &path), 1.0, "{text}");
+        assert_eq!(of_path(&text, ACQUIRE_TIMEOUTS, &timed_path), 1.0, "{text}");
+        assert_eq!(of_path(&text, "zoolock_acquire_wait_seconds_count", &timed_path), 1.0, "s3's: {text}");
+    }
 }
 
-/// The process's Prometheus text adds up both sessions.
+/// The process's Prometheus text adds up the sessions; a lock's own
+/// metrics, over their paths.
 #[cfg(feature = "prometheus")]
-fn check_prometheus(text: &str, s1: &Session, s2: &Session) {
-    let (m1, m2) = (s1.metrics(), s2.metrics());
-    let both = |name: &str| value(&m1, name) + value(&m2, name);
-    for name in
-        [HANDOFFS, SUSPENSIONS, CLEANUP_RETRIES, "zoolock_acquire_wait_seconds_count", "zoolock_hold_seconds_count"]
-    {
-        assert_eq!(sample(text, name), both(name), "{name} in\n{text}");
+fn check_prometheus(text: &str, sessions: &[&Session]) {
+    let snapshots: Vec<_> = sessions.iter().map(|s| s.metrics()).collect();
+    let all = |name: &str| snapshots.iter().map(|m| value(m, name)).sum::<f64>();
+    for name in [SUSPENSIONS, CLEANUP_RETRIES] {
+        assert_eq!(sample(text, name), all(name), "{name} in\n{text}");
+    }
+    for name in [HANDOFFS, ACQUIRE_TIMEOUTS, "zoolock_acquire_wait_seconds_count", "zoolock_hold_seconds_count"] {
+        assert_eq!(over_paths(text, name), all(name), "{name} in\n{text}");
     }
     for reason in ["lease_expired", "node_deleted", "session_expired", "session_closed"] {
-        assert_eq!(sample(text, &loss(reason)), both(&loss(reason)), "{reason} in\n{text}");
+        assert_eq!(sample(text, &loss(reason)), all(&loss(reason)), "{reason} in\n{text}");
     }
     assert!(text.contains("# TYPE zoolock_acquire_wait_seconds histogram"), "{text}");
 }

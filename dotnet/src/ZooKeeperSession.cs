@@ -181,7 +181,8 @@ namespace ZooLock
         /// The session's metrics, named as in Prometheus' text format:
         /// <c>zoolock_acquire_wait_seconds_count</c> and <c>_sum</c>,
         /// <c>zoolock_hold_seconds_count</c> and <c>_sum</c>,
-        /// <c>zoolock_handoffs_total</c>, <c>zoolock_suspensions_total</c>,
+        /// <c>zoolock_handoffs_total</c>, <c>zoolock_acquire_timeouts_total</c>,
+        /// <c>zoolock_suspensions_total</c>,
         /// <c>zoolock_losses_total{reason="..."}</c>,
         /// <c>zoolock_cleanup_retries_total</c> and
         /// <c>zoolock_session_state_changes_total{state="..."}</c>. A snapshot:

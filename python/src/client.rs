@@ -491,6 +491,7 @@ impl Client {
     /// The current session's metrics as ``{name: value}`` (floats): acquire
     /// waits and hold times (``zoolock_acquire_wait_seconds_count``/``_sum``,
     /// ``zoolock_hold_seconds_count``/``_sum``), ``zoolock_handoffs_total``,
+    /// ``zoolock_acquire_timeouts_total``,
     /// ``zoolock_suspensions_total``, ``zoolock_losses_total{reason="..."}``,
     /// ``zoolock_cleanup_retries_total`` and
     /// ``zoolock_session_state_changes_total{state="..."}``, named as in

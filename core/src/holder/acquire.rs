@@ -141,7 +141,10 @@ enum Turn {
     Won(Won, OwnedMutexGuard<()>),
     /// The handle held already ([`OnHeld::Succeed`]).
     AlreadyHeld,
+    /// A single try found it taken.
     NotWon,
+    /// The timeout ran out first.
+    TimedOut,
 }
 
 impl HolderState {
@@ -190,25 +193,29 @@ impl HolderState {
                     // A pending acquire holds a clone of the client, which would keep a
                     // closed session open (and its locks held): it ends on close too.
                     ended = self.cancelled_or_closed(cancels) => Err(ended),
-                    _ = sleep_until_some(deadline) => Ok(Turn::NotWon),
+                    _ = sleep_until_some(deadline) => Ok(Turn::TimedOut),
                 };
                 // Boxed, and only when there is something to wait for: its timer is large.
                 if removals.any() {
                     Box::pin(removals.wait()).await;
                 }
-                let (won, turn) = match outcome? {
+                let outcome = outcome?;
+                if let Turn::TimedOut = outcome {
+                    self.meter().inspect(|m| m.timed_out(&self.path));
+                }
+                let (won, turn) = match outcome {
                     Turn::Won(won, turn) => (won, turn),
                     Turn::AlreadyHeld => return Ok(Outcome::Acquired),
-                    Turn::NotWon if queued.load(Ordering::Acquire) => {
+                    Turn::NotWon | Turn::TimedOut if queued.load(Ordering::Acquire) => {
                         let waited = started.elapsed();
                         tracing::debug!(path = self.path, ?waited, "zoolock did not acquire: taken until the timeout");
                         return Ok(Outcome::Taken);
                     }
-                    Turn::NotWon => return Ok(Outcome::HandleBusy),
+                    Turn::NotWon | Turn::TimedOut => return Ok(Outcome::HandleBusy),
                 };
                 let waited = won.waited;
                 if self.install(won, turn, options) {
-                    self.meter().inspect(|m| m.acquired(started.elapsed(), waited));
+                    self.meter().inspect(|m| m.acquired(&self.path, started.elapsed(), waited));
                     return Ok(Outcome::Acquired);
                 }
                 // The win belonged to a session that has ended since: queue again
@@ -217,6 +224,7 @@ impl HolderState {
                     return Err(self.session.closed_error());
                 }
                 if deadline.is_some_and(|d| Instant::now() >= d) {
+                    self.meter().inspect(|m| m.timed_out(&self.path));
                     return Ok(Outcome::Taken);
                 }
             }
