@@ -169,7 +169,9 @@ impl sealed::Recipe for MultiLock {
 
 impl Holder for MultiLock {
     fn acquire_outcome(&self, options: Acquire) -> BoxFuture<'_, Result<Outcome>> {
-        Box::pin(async move { self.holder.acquire(&options, |removals| self.contend(&options, removals)).await })
+        Box::pin(async move {
+            self.holder.acquire("multi_lock", &options, |removals| self.contend(&options, removals)).await
+        })
     }
 
     /// The contenders of each path in turn, holder first (kazoo's

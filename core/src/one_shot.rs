@@ -104,7 +104,8 @@ impl OneShots {
         };
         let (sender, added) = mpsc::unbounded_channel();
         let _ = sender.send(member);
-        session.spawn(run(added));
+        // The session's one-shot watches, whoever set them: a span of its own.
+        session.spawn_in(tracing::debug_span!(parent: None, "one_shot_watches"), run(added));
         *members = Some(sender);
     }
 }

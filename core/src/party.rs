@@ -19,7 +19,7 @@ use zookeeper_client as zk;
 use crate::error::{Error, Result};
 use crate::options::{validate_identifier, validate_node_path, validate_path};
 use crate::runtime;
-use crate::session::{Live, Session};
+use crate::session::{detached_span, Live, Session};
 use crate::znode::{ask, make_dirs, OnSession, Retry};
 
 /// A member of a kazoo `Party` (or, made by [`Party::shallow`], a
@@ -126,7 +126,9 @@ impl Party {
         let generation = session.retry(Retry::default(), || member.create()).await?;
         member.participating.store(true, Ordering::Release);
         if rejoin.as_ref().is_none_or(|task| task.is_finished()) {
-            *rejoin = Some(session.spawn(rejoin_after(Arc::downgrade(member), session.clone(), generation)));
+            // Until the leave: a span of its own, not the joiner's.
+            let span = detached_span(tracing::info_span!(parent: None, "party", path = %member.path));
+            *rejoin = Some(session.spawn_in(span, rejoin_after(Arc::downgrade(member), session.clone(), generation)));
         }
         Ok(())
     }

@@ -215,7 +215,9 @@ impl Holder for Semaphore {
     /// gets [`Outcome::Acquired`] at once and keeps its one lease (kazoo's
     /// `Semaphore`): one release gives it back.
     fn acquire_outcome(&self, options: Acquire) -> BoxFuture<'_, Result<Outcome>> {
-        Box::pin(async move { self.holder.acquire(&options, |removals| self.contend(&options, removals)).await })
+        Box::pin(async move {
+            self.holder.acquire("semaphore", &options, |removals| self.contend(&options, removals)).await
+        })
     }
 
     /// The current lease holders, in no particular order (kazoo's `lease_holders()`).

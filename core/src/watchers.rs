@@ -16,7 +16,7 @@ use crate::error::{connection_lost, Error, Result};
 use crate::mirror::Mirrors;
 use crate::options::validate_node_path;
 use crate::runtime;
-use crate::session::Session;
+use crate::session::{detached_span, Session};
 use crate::state::SessionState;
 use crate::znode::Stat;
 
@@ -125,8 +125,11 @@ impl Drop for StopUnlessStarted {
 /// [`DataWatch::start`] and [`ChildrenWatch::start`] is made here, in the
 /// caller's thread (or task), as kazoo's recipes make it in the
 /// constructing thread; later calls go to the session's watch thread.
+/// The task runs until the watch stops: in a `watch` span of its own
+/// (`path`), not the caller's.
 async fn start<T: Send + 'static>(
     session: &Session,
+    path: &str,
     flag: &Arc<Flag>,
     task: impl std::future::Future<Output = ()> + Send + 'static,
     started: oneshot::Receiver<Started<T>>,
@@ -134,7 +137,8 @@ async fn start<T: Send + 'static>(
 ) -> Result<()> {
     session.check_usable()?;
     let mut given_up = StopUnlessStarted(Some(flag.clone()));
-    let handle = session.spawn(task);
+    let span = detached_span(tracing::info_span!(parent: None, "watch", path));
+    let handle = session.spawn_in(span, task);
     *flag.task.lock().unwrap() = Some(handle.abort_handle());
     let first = match started.await {
         Ok(Ok(first)) => first,
@@ -275,7 +279,7 @@ impl DataWatch {
         let (started, first) = oneshot::channel();
         let callback: Arc<DataCallback> = Arc::new(callback);
         let task = watch_data(session.clone(), path.to_owned(), flag.clone(), callback.clone(), seen, started);
-        start(session, &flag, task, first, &callback).await?;
+        start(session, path, &flag, task, first, &callback).await?;
         Ok(DataWatch { flag, path: path.to_owned() })
     }
 
@@ -438,7 +442,7 @@ impl ChildrenWatch {
         let (started, first) = oneshot::channel();
         let callback: Arc<ChildrenCallback> = Arc::new(callback);
         let task = watch_children(session.clone(), path.to_owned(), flag.clone(), callback.clone(), seen, started);
-        start(session, &flag, task, first, &callback).await?;
+        start(session, path, &flag, task, first, &callback).await?;
         Ok(ChildrenWatch { flag, path: path.to_owned() })
     }
 

@@ -155,8 +155,14 @@ impl HolderState {
     /// A function returning an `async move` block rather than an `async fn`:
     /// an `async fn`'s future keeps its arguments twice (captured, and moved
     /// into locals), and a queued waiter keeps this one while it waits.
+    ///
+    /// Runs in an `acquire` span of the caller's, with the path and the
+    /// recipe's `kind`: every event of the acquisition is in it, and so is
+    /// the work it leaves in the background while it runs (removing a node
+    /// it did not win with; see [`InSpan`] for an acquire dropped midway).
     pub(crate) fn acquire<'a, F, Fut>(
         self: &'a Arc<Self>,
+        kind: &'static str,
         options: &'a Acquire,
         contend: F,
     ) -> impl Future<Output = Result<Outcome>> + 'a
@@ -164,7 +170,8 @@ impl HolderState {
         F: Fn(Removals) -> Fut + 'a,
         Fut: Future<Output = Result<Option<Won>>> + 'a,
     {
-        async move {
+        let span = tracing::info_span!("acquire", path = %self.path, kind);
+        let acquire = async move {
             options.validate()?;
             self.session.check_usable()?;
             if self.session.is_closed() {
@@ -228,7 +235,8 @@ impl HolderState {
                     return Ok(Outcome::Taken);
                 }
             }
-        }
+        };
+        InSpan::new(span, acquire)
     }
 
     async fn take_turn_and(
@@ -352,6 +360,36 @@ impl Future for CancelledOrClosed<'_> {
     }
 }
 
+pin_project_lite::pin_project! {
+    /// `future`, polled in `span`, as tracing's `Instrumented` does, but with
+    /// the span boxed, and not kept at all when disabled: a queued waiter
+    /// keeps 8 bytes for it rather than 40 (issue 16). Unlike `Instrumented`
+    /// it drops the future outside the span (what an abandoned acquire
+    /// removes in the background is in the dropper's span): in the span, it
+    /// would keep 8 bytes more.
+    struct InSpan<F> {
+        span: Option<Box<tracing::Span>>,
+        #[pin]
+        future: F,
+    }
+}
+
+impl<F> InSpan<F> {
+    fn new(span: tracing::Span, future: F) -> Self {
+        InSpan { span: (!span.is_disabled()).then(|| Box::new(span)), future }
+    }
+}
+
+impl<F: Future> Future for InSpan<F> {
+    type Output = F::Output;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<F::Output> {
+        let this = self.project();
+        let _entered = this.span.as_deref().map(tracing::Span::enter);
+        this.future.poll(cx)
+    }
+}
+
 pub(crate) async fn sleep_until_some(deadline: Option<Instant>) {
     match deadline {
         // Boxed: a timer is large, and an acquire without a timeout (the
@@ -403,7 +441,7 @@ mod tests {
             }
         };
         let options = Acquire::default();
-        let mut acquire = Box::pin(holder.acquire(&options, contend));
+        let mut acquire = Box::pin(holder.acquire("mutex", &options, contend));
         tokio::select! {
             _ = &mut acquire => panic!("the acquire did not wait for the earlier removal"),
             _ = won.notified() => {}

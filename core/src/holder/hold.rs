@@ -1,12 +1,14 @@
 //! A hold: recorded from the win, told of the session's changes, watched
 //! for its node's deletion, ended by a release, a lease or a loss.
 
+use std::future::Future;
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Weak};
 
 use tokio::sync::OwnedMutexGuard;
 use tokio::task::AbortHandle;
 use tokio::time::Instant;
+use tracing::Instrument;
 use zookeeper_client as zk;
 
 use super::{Acquire, HolderState, OnHeld, Owner};
@@ -14,7 +16,7 @@ use crate::contender::{NodeWatch, Nodes, Target, Won};
 use crate::error::{connection_lost, Error, Result};
 use crate::mirror::{Deletion, Woken};
 use crate::runtime;
-use crate::session::StatusWatcher;
+use crate::session::{detached_span, StatusWatcher};
 use crate::state::{LockState, LostReason, SessionState, Status};
 use crate::znode::Transaction;
 
@@ -46,8 +48,15 @@ impl HolderState {
     /// and lets go at its last release; another owner's release is refused
     /// with [`Error::NotOwner`] and changes nothing. Other handles let go
     /// whoever releases (kazoo).
-    pub(crate) async fn release_by(&self, owner: Owner) -> Result<bool> {
-        self.release_own(owner, None).await
+    pub(crate) fn release_by(&self, owner: Owner) -> impl Future<Output = Result<bool>> + Send + '_ {
+        self.release_own(owner, None).instrument(self.release_span())
+    }
+
+    /// The span of a release of this handle's: `release`, with the path, in
+    /// the caller's span. Made where the release is called, so that a
+    /// release in the background (a dropped [`Hold`]'s) is in it too.
+    fn release_span(&self) -> tracing::Span {
+        tracing::info_span!("release", path = %self.path)
     }
 
     /// [`HolderState::release_by`], of the hold won with fencing token
@@ -112,9 +121,12 @@ impl HolderState {
         }));
         self.set_state(LockState::Held);
         tracing::debug!(path = self.path, node, token, "zoolock holds");
+        // The hold's tasks last as long as it does, past the acquire and its
+        // caller: a span of their own, which follows from the acquire's.
+        let span = detached_span(tracing::info_span!(parent: None, "hold", path = %self.path, token));
         if let Some(lease) = lease {
             let holder = Arc::downgrade(self);
-            let timer = self.session.spawn(async move {
+            let timer = self.session.spawn_in(span.clone(), async move {
                 tokio::time::sleep(lease).await;
                 if let Some(holder) = holder.upgrade() {
                     holder.lose(id, LostReason::LeaseExpired);
@@ -129,6 +141,7 @@ impl HolderState {
             // path (mirror/mod.rs, point 2), and a mirror gone stale says so too.
             Some(NodeWatch::Mirror(deletion)) => {
                 let holder = Arc::downgrade(self);
+                let span = span.clone();
                 deletion.then(move |woken| {
                     // Under the mirror's lock: only look, and hand the rest to a task.
                     let Some(holder) = holder.upgrade() else { return };
@@ -137,19 +150,19 @@ impl HolderState {
                     }
                     let node_watch = Some(NodeWatch::Mirror(Deletion::ready(woken)));
                     let watching = watch_node(Arc::downgrade(&holder), id, node, generation, ephemeral, node_watch);
-                    let watch = holder.session.spawn(watching);
+                    let watch = holder.session.spawn_in(span, watching);
                     holder.attach(id, watch.abort_handle());
                 });
             }
             node_watch => {
-                let watch =
-                    self.session.spawn(watch_node(Arc::downgrade(self), id, node, generation, ephemeral, node_watch));
+                let watching = watch_node(Arc::downgrade(self), id, node, generation, ephemeral, node_watch);
+                let watch = self.session.spawn_in(span.clone(), watching);
                 self.attach(id, watch.abort_handle());
             }
         }
         for (node, node_watch) in parts {
-            let watch =
-                self.session.spawn(watch_node(Arc::downgrade(self), id, node, generation, ephemeral, node_watch));
+            let watching = watch_node(Arc::downgrade(self), id, node, generation, ephemeral, node_watch);
+            let watch = self.session.spawn_in(span.clone(), watching);
             self.attach(id, watch.abort_handle());
         }
         // A change between the win and the registration would go unheard.
@@ -168,7 +181,7 @@ impl HolderState {
     /// Releases the hold won with fencing token `token` (a leadership's own
     /// term), and no later one: false if the handle holds another or none.
     pub(crate) async fn release_term(&self, token: i64) -> bool {
-        self.release_if(|won| won.token == token).await
+        self.release_if(|won| won.token == token).instrument(self.release_span()).await
     }
 
     /// Releases the hold if `this` says it is the one: whether it was. If
@@ -252,9 +265,11 @@ impl StatusWatcher for HolderState {
 }
 
 impl Drop for HolderState {
-    /// Dropping a held handle releases it, in the background.
+    /// Dropping a held handle releases it, in the background (in a
+    /// `release` span of the dropper's).
     fn drop(&mut self) {
         if let Some(held) = self.held.get_mut().unwrap().take() {
+            let _release = self.release_span().entered();
             self.session.unwatch_status(held.watch_key);
             self.meter().inspect(|m| m.hold_ended(&self.path, held.since.elapsed()));
             held.won.spawn_removals(&self.session);
@@ -461,7 +476,7 @@ impl Hold {
     /// does: `Ok(false)` if it was over already.
     pub async fn release(mut self) -> Result<bool> {
         self.released = true;
-        self.state.release_own(self.owner, Some(self.token)).await
+        self.state.release_own(self.owner, Some(self.token)).instrument(self.state.release_span()).await
     }
 
     /// [`Hold::release`] for callers without an async runtime.
@@ -478,14 +493,15 @@ impl std::fmt::Debug for Hold {
 
 impl Drop for Hold {
     /// Releases in the background, on the session's runtime: no runtime
-    /// context is needed here. Not in a forked child, whose session's
-    /// threads stayed in the parent.
+    /// context is needed here. In the dropper's span, as a `release`. Not
+    /// in a forked child, whose session's threads stayed in the parent.
     fn drop(&mut self) {
         if self.released || !self.current() || runtime::check_process().is_err() {
             return;
         }
         let (state, owner, token) = (self.state.clone(), self.owner, self.token);
-        self.state.session.spawn(async move {
+        let span = state.release_span();
+        self.state.session.spawn_in(span, async move {
             let _ = state.release_own(owner, Some(token)).await;
         });
     }

@@ -321,12 +321,14 @@ impl Holder for Lock {
     fn acquire(&self, options: Acquire) -> BoxFuture<'_, Result<bool>> {
         Box::pin(async move {
             let contend = |removals| self.contend(&options, removals);
-            self.holder.acquire(&options, contend).await.map(Outcome::is_acquired)
+            self.holder.acquire(self.spec.kind.name(), &options, contend).await.map(Outcome::is_acquired)
         })
     }
 
     fn acquire_outcome(&self, options: Acquire) -> BoxFuture<'_, Result<Outcome>> {
-        Box::pin(async move { self.holder.acquire(&options, |removals| self.contend(&options, removals)).await })
+        Box::pin(async move {
+            self.holder.acquire(self.spec.kind.name(), &options, |removals| self.contend(&options, removals)).await
+        })
     }
 
     /// Everyone queued on this path, holder(s) first (kazoo's `contenders()`).

@@ -196,7 +196,8 @@ impl Mirror {
             state: Mutex::new(state),
             this: this.clone(),
         });
-        session.spawn(pump(Arc::downgrade(&mirror)));
+        // The session's, not the first acquire's: it outlives that.
+        session.spawn_in(mirror_span(path), pump(Arc::downgrade(&mirror)));
         mirror
     }
 
@@ -265,7 +266,7 @@ impl Mirror {
         }
         state.resyncing = true;
         if let Some(mirror) = self.this.upgrade() {
-            self.session.spawn(mirror.resync());
+            self.session.spawn_in(mirror_span(&self.path), mirror.resync());
         }
     }
 
@@ -690,6 +691,12 @@ impl std::task::Wake for NoPump {
 }
 
 /// Applies events as they come, for as long as the mirror exists.
+/// The span of a mirror's work, which serves every waiter on the path
+/// (not the span of the one that started it).
+fn mirror_span(path: &str) -> tracing::Span {
+    tracing::debug_span!(parent: None, "mirror", path)
+}
+
 async fn pump(mirror: Weak<Mirror>) {
     std::future::poll_fn(|cx| {
         let Some(mirror) = mirror.upgrade() else { return Poll::Ready(()) };

@@ -11,6 +11,7 @@ use std::time::{Duration, Instant};
 use tokio::runtime::{Handle, RuntimeFlavor};
 use tokio::sync::{watch, Notify};
 use tokio::time::timeout;
+use tracing::Instrument;
 use zookeeper_client as zk;
 
 use super::confirm::{self, boot_now, Confirmation, Refresh};
@@ -115,8 +116,11 @@ impl Connection {
         let on = handle.clone();
         let hosts = options.connect.clone();
         // Spawned on the chosen runtime: `zookeeper-client` starts the
-        // connection's task on the runtime its connect runs on.
-        on.spawn(async move {
+        // connection's task on the runtime its connect runs on. In a
+        // `connect` span of the caller's: the connect is the caller's.
+        let span = tracing::info_span!("connect", hosts);
+        on.spawn(
+            async move {
             let live = open(&options, 1).await?;
             // A resumed session was not created by a write: one proves the
             // quorum before the session counts as connected (confirm.rs).
@@ -161,7 +165,9 @@ impl Connection {
             let supervisor = Supervisor(Arc::downgrade(&connection));
             connection.runtime.spawn(supervise(supervisor, live));
             Ok(connection)
-        })
+        }
+            .instrument(span),
+        )
         .await
         .unwrap_or_else(|ended| Err(connect_ended(ended, hosts)))
     }
@@ -175,7 +181,7 @@ impl Connection {
             self.status.subscribe(),
             live.generation,
         );
-        self.runtime.spawn(renewal);
+        self.runtime.spawn(renewal.instrument(session_span(live)));
     }
 
     /// Publishes `Closed`, under the lock of the current client: no new
@@ -348,47 +354,65 @@ impl Refresh for Connection {
     }
 }
 
-/// Follows each generation's client and replaces it when its session ends.
+/// The span of one generation's own work (its supervision, its renewals):
+/// they outlive any caller, so not in a caller's span.
+fn session_span(live: &Live) -> tracing::Span {
+    let session_id = format_args!("{:#x}", live.session_id);
+    tracing::info_span!(parent: None, "session", session_id, generation = live.generation)
+}
+
+/// Follows each generation's client and replaces it when its session ends,
+/// in the span of the generation that ended ([`session_span`]).
 async fn supervise(supervisor: Supervisor, mut live: Live) {
     let shared = &supervisor.0;
     loop {
-        let mut states = live.client.state_watcher();
-        let (generation, session_id) = (live.generation, live.session_id);
-        // Holding the client here would keep the session open after close().
-        drop(live);
-        loop {
-            let state = states.changed().await;
-            let Some(shared) = shared.upgrade() else { return };
-            match state {
-                zk::SessionState::Disconnected => {
-                    shared.linked.store(false, Ordering::Release);
-                    shared.refresh();
-                }
-                // Connected again: `Connected` while the quorum's confirmation
-                // holds; the renewal confirms a reconnect at once (confirm.rs).
-                zk::SessionState::SyncConnected | zk::SessionState::ConnectedReadOnly => {
-                    shared.linked.store(true, Ordering::Release);
-                    shared.refresh();
-                }
-                _ => {
-                    if shared.status.borrow().state == SessionState::Closed {
-                        return;
-                    }
-                    tracing::warn!(
-                        ?state,
-                        session_id = format_args!("{session_id:#x}"),
-                        "zoolock session ended; opening a new one"
-                    );
-                    shared.current.lock().unwrap().take();
-                    publish(&shared, SessionState::Lost, generation, session_id);
-                    break;
-                }
-            }
+        let generation = live.generation;
+        let span = session_span(&live);
+        if !follow(shared, live).instrument(span.clone()).await {
+            return;
         }
-        live = match reopen(shared, generation + 1).await {
+        live = match reopen(shared, generation + 1).instrument(span).await {
             Some(live) => live,
             None => return,
         };
+    }
+}
+
+/// Follows one generation's client until its session ends (true), or the
+/// session is closed or dropped (false).
+async fn follow(shared: &Weak<Connection>, live: Live) -> bool {
+    let mut states = live.client.state_watcher();
+    let (generation, session_id) = (live.generation, live.session_id);
+    // Holding the client here would keep the session open after close().
+    drop(live);
+    loop {
+        let state = states.changed().await;
+        let Some(shared) = shared.upgrade() else { return false };
+        match state {
+            zk::SessionState::Disconnected => {
+                shared.linked.store(false, Ordering::Release);
+                shared.refresh();
+            }
+            // Connected again: `Connected` while the quorum's confirmation
+            // holds; the renewal confirms a reconnect at once (confirm.rs).
+            zk::SessionState::SyncConnected | zk::SessionState::ConnectedReadOnly => {
+                shared.linked.store(true, Ordering::Release);
+                shared.refresh();
+            }
+            _ => {
+                if shared.status.borrow().state == SessionState::Closed {
+                    return false;
+                }
+                tracing::warn!(
+                    ?state,
+                    session_id = format_args!("{session_id:#x}"),
+                    "zoolock session ended; opening a new one"
+                );
+                shared.current.lock().unwrap().take();
+                publish(&shared, SessionState::Lost, generation, session_id);
+                return true;
+            }
+        }
     }
 }
 

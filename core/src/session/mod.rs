@@ -216,7 +216,9 @@ impl Session {
         self.connection().closed.notified()
     }
 
-    /// Runs `future` on the session's runtime (see `session_runtime` in connection.rs).
+    /// Runs `future` on the session's runtime (see `session_runtime` in connection.rs),
+    /// in the caller's `tracing` span: background work on behalf of a call
+    /// (a release on drop, a node's removal) logs where the call does.
     /// Once that runtime has shut down, the task is dropped at once and its
     /// handle reports it cancelled.
     pub(crate) fn spawn<F>(&self, future: F) -> JoinHandle<F::Output>
@@ -224,7 +226,18 @@ impl Session {
         F: Future + Send + 'static,
         F::Output: Send + 'static,
     {
-        self.connection().runtime.spawn(future)
+        self.spawn_in(tracing::Span::current(), future)
+    }
+
+    /// [`Session::spawn`] in `span`: for work that outlives the call that
+    /// starts it (a hold's watch, a mirror), in a span of its own (see
+    /// [`detached_span`]), not the caller's, which it would keep open.
+    pub(crate) fn spawn_in<F>(&self, span: tracing::Span, future: F) -> JoinHandle<F::Output>
+    where
+        F: Future + Send + 'static,
+        F::Output: Send + 'static,
+    {
+        self.connection().runtime.spawn(tracing::Instrument::instrument(future, span))
     }
 
     /// Fails in a forked child (none of the threads that run the session
@@ -468,6 +481,15 @@ impl Session {
     fn connection(&self) -> &Connection {
         &self.inner.connection
     }
+}
+
+/// `span` (made with `parent: None`) linked to the caller's span by
+/// `follows_from`, for work that outlives the call that starts it
+/// ([`Session::spawn_in`]): a trace shows which call started it, and the
+/// caller's span still closes when the call ends.
+pub(crate) fn detached_span(span: tracing::Span) -> tracing::Span {
+    span.follows_from(tracing::Span::current());
+    span
 }
 
 /// What [`Session::confirmed_until`] returns; nanoseconds on the boot clock.
