@@ -18,7 +18,7 @@ use super::confirm::{self, boot_now, Confirmation, Refresh};
 use crate::error::{Error, Result};
 use crate::events::{Listeners, WatchThread};
 use crate::metrics::Meter;
-use crate::options::{ConnectString, SessionOptions};
+use crate::options::{ClientId, ConnectString, SessionOptions};
 use crate::runtime;
 use crate::security::{Probe, SaslOptions, TlsOptions};
 use crate::state::{SessionState, Status};
@@ -365,16 +365,65 @@ fn session_span(live: &Live) -> tracing::Span {
 /// in the span of the generation that ended ([`session_span`]).
 async fn supervise(supervisor: Supervisor, mut live: Live) {
     let shared = &supervisor.0;
+    let mut at_shutdown = CloseAtShutdown(Some(shared.clone()));
     loop {
         let generation = live.generation;
         let span = session_span(&live);
         if !follow(shared, live).instrument(span.clone()).await {
-            return;
+            break;
         }
         live = match reopen(shared, generation + 1).instrument(span).await {
             Some(live) => live,
-            None => return,
+            None => break,
         };
+    }
+    at_shutdown.0 = None;
+}
+
+/// How long a runtime's shutdown may wait for [`CloseAtShutdown`]: a
+/// program leaving while the ensemble is unreachable waits no longer.
+const CLOSE_AT_SHUTDOWN: Duration = Duration::from_secs(2);
+
+/// Ends the session when the runtime it runs on shuts down under it (a
+/// `#[tokio::main]` that returns, or leaves by `?`, while it holds): the
+/// supervision, dropped unfinished, resumes the session from zoolock's own
+/// runtime and closes it, so its nodes go now and not a session timeout
+/// later. The release a dropped hold spawned died with that runtime.
+struct CloseAtShutdown(Option<Weak<Connection>>);
+
+impl Drop for CloseAtShutdown {
+    fn drop(&mut self) {
+        let Some(connection) = self.0.take().and_then(|weak| weak.upgrade()) else { return };
+        if connection.status.borrow().state == SessionState::Closed {
+            return;
+        }
+        let current = connection.current.lock().ok().and_then(|current| current.clone());
+        let Some(live) = current else { return };
+        let session = live.client.session();
+        let (session_id, resume) = (session.id().0, ClientId::new(session.id().0, session.password()));
+        let mut options = connection.options.clone();
+        options.resume = Some(resume);
+        if let (Ok(hosts), Ok(added)) = (connection.hosts.lock(), connection.added_auth.lock()) {
+            options.connect = hosts.clone();
+            options.auth.extend(added.iter().cloned());
+        }
+        drop((live, connection));
+        tracing::info!(
+            session_id = format_args!("{session_id:#x}"),
+            "zoolock closes its session: the runtime it ran on shut down"
+        );
+        let close = async move {
+            let live = open(&options, 0).await?;
+            let mut states = live.client.state_watcher();
+            drop(live); // the last clone: zookeeper-client sends CloseSession
+            while !states.state().is_terminated() {
+                states.changed().await;
+            }
+            Ok::<(), Error>(())
+        };
+        // A thread of its own: this one may still be inside the runtime that shuts down.
+        let _ = std::thread::spawn(move || runtime::block_on(async move { timeout(CLOSE_AT_SHUTDOWN, close).await }))
+            .join();
     }
 }
 
