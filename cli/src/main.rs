@@ -223,6 +223,7 @@ fn error_code(err: &Error) -> u8 {
         Kind::ConnectTimeout | Kind::AuthFailed => exit::CONNECT,
         Kind::Tls
         | Kind::ConnectionLoss
+        | Kind::OutcomeUnknown
         | Kind::Cancelled
         | Kind::Closed
         | Kind::Forked

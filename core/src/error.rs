@@ -276,9 +276,9 @@ pub enum Error {
 
     /// A change whose request was sent but not answered (the connection
     /// dropped, or the session expired, under it) and whose outcome the node
-    /// no longer tells: it may or may not have been made. Of kind
-    /// [`ErrorKind::ConnectionLoss`]. Read the node and decide; sending the
-    /// change again may make it twice.
+    /// no longer tells: it may or may not have been made. Of its own kind,
+    /// [`ErrorKind::OutcomeUnknown`], and not [retryable](Error::is_retryable):
+    /// read the node and decide; sending the change again may make it twice.
     #[error("could not tell whether the {action} of {path} was made: the connection was lost before ZooKeeper answered, and the node has changed since")]
     OutcomeUnknown {
         /// What was asked.
@@ -401,6 +401,8 @@ codes! {
         BadArguments = 27 => "bad_arguments",
         /// The lock path holds a node of a library that would not see this handle's node (another scheme): the acquire left no node.
         MixedSchemes = 28 => "mixed_schemes",
+        /// A change sent but not answered, whose outcome the node no longer tells: read it and decide (not retryable).
+        OutcomeUnknown = 29 => "outcome_unknown",
     }
 }
 
@@ -413,7 +415,8 @@ impl Error {
             Error::InvalidArgument(_) => ErrorKind::InvalidArgument,
             Error::ConnectTimeout { .. } => ErrorKind::ConnectTimeout,
             Error::NoChroot(_) => ErrorKind::NoChroot,
-            Error::ConnectionLoss(_) | Error::OutcomeUnknown { .. } => ErrorKind::ConnectionLoss,
+            Error::ConnectionLoss(_) => ErrorKind::ConnectionLoss,
+            Error::OutcomeUnknown { .. } => ErrorKind::OutcomeUnknown,
             Error::Cancelled { .. } => ErrorKind::Cancelled,
             Error::Closed => ErrorKind::Closed,
             Error::RuntimeGone => ErrorKind::RuntimeGone,
@@ -479,6 +482,7 @@ impl Error {
                 path: "/zookeeper/config".to_owned(),
                 reason: "server error".to_owned(),
             },
+            ErrorKind::OutcomeUnknown => Error::OutcomeUnknown { action: "change", path },
             ErrorKind::MixedSchemes => Error::MixedSchemes {
                 path,
                 node: "_c_3f2504e0-4f89-11d3-9a0c-0305e82c3301-lock-0000000002".to_owned(),
@@ -549,6 +553,16 @@ fn refused_by_ended_session(err: &zookeeper_client::Error) -> bool {
 mod tests {
     use super::*;
     use zookeeper_client::Error as Zk;
+
+    /// Retry logic written on `kind()` and on `is_retryable()` agree: the
+    /// retryable errors are exactly those of the retryable kinds.
+    #[test]
+    fn a_kind_is_retryable_exactly_when_its_errors_are() {
+        for kind in ErrorKind::ALL {
+            let retryable = matches!(kind, ErrorKind::ConnectionLoss | ErrorKind::SessionExpired);
+            assert_eq!(Error::example(kind).is_retryable(), retryable, "{kind:?}");
+        }
+    }
 
     #[test]
     fn each_reply_a_binding_must_tell_apart_has_its_own_kind() {

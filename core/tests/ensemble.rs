@@ -9,7 +9,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use zk_harness::{Ensemble, Net, Options};
-use zoolock::{Acquire, Holder, Lock, LockState, Session, SessionOptions, SessionState};
+use zoolock::{Acquire, Lock, LockState, Session, SessionOptions, SessionState};
 
 /// A 3-server ensemble on hosts of its own with `tick_ms` and `sync_limit`.
 async fn ensemble(net: &Arc<Net>, tick_ms: u64, sync_limit: u32) -> Ensemble {

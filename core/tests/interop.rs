@@ -14,7 +14,7 @@ use std::sync::Arc;
 use common::*;
 use zookeeper_client as zk;
 use zoolock::naming::Family;
-use zoolock::{Acquire, Error, ErrorKind, Holder, Kind, Lock, LockConfig, Scheme};
+use zoolock::{Acquire, Error, ErrorKind, Kind, Lock, LockConfig, Scheme};
 
 fn lock(session: &zoolock::Session, path: &str, scheme: Scheme, mirror: bool) -> Lock {
     Lock::new(session, path, Kind::Mutex, LockConfig { scheme, mirror, ..LockConfig::default() }).unwrap()

@@ -65,6 +65,8 @@ namespace ZooLock
         BadArguments = 27,
         /// <summary>The lock path holds a node of a library that would not see this handle's node (another scheme): the acquire left no node.</summary>
         MixedSchemes = 28,
+        /// <summary>A change sent but not answered, whose outcome the node no longer tells: read it and decide (not retryable).</summary>
+        OutcomeUnknown = 29,
         /// <summary>zoolock's native code panicked; the panic was caught and the process is unharmed.</summary>
         Panic = NativeMethods.ZL_PANIC,
     }
@@ -224,6 +226,8 @@ namespace ZooLock
         T BadArguments(string message);
         /// <summary>The lock path holds a node of a library that would not see this handle's node (another scheme): the acquire left no node.</summary>
         T MixedSchemes(string message);
+        /// <summary>A change sent but not answered, whose outcome the node no longer tells: read it and decide (not retryable).</summary>
+        T OutcomeUnknown(string message);
         /// <summary>zoolock's native code panicked; the panic was caught and the process is unharmed.</summary>
         T Panic(string message);
     }
@@ -262,6 +266,7 @@ namespace ZooLock
                 case ZooLockStatus.BadData: return mapping.BadData(message);
                 case ZooLockStatus.BadArguments: return mapping.BadArguments(message);
                 case ZooLockStatus.MixedSchemes: return mapping.MixedSchemes(message);
+                case ZooLockStatus.OutcomeUnknown: return mapping.OutcomeUnknown(message);
                 case ZooLockStatus.Panic: return mapping.Panic(message);
                 default: return default(T);
             }

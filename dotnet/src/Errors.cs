@@ -35,6 +35,7 @@ namespace ZooLock
             public Exception ConnectTimeout(string message) { return new ZooLockConnectionException(ZooLockStatus.ConnectTimeout, message); }
             public Exception NoChroot(string message) { return new ZooLockConfigurationException(ZooLockStatus.NoChroot, message); }
             public Exception ConnectionLoss(string message) { return new ZooLockConnectionException(ZooLockStatus.ConnectionLoss, message); }
+            public Exception OutcomeUnknown(string message) { return new ZooLockConnectionException(ZooLockStatus.OutcomeUnknown, message); }
             public Exception Cancelled(string message) { return new OperationCanceledException(message, token); }
             public Exception Closed(string message) { return new ObjectDisposedException(typeof(ZooKeeperSession).Name, message); }
             public Exception Forked(string message) { return new ZooLockForkedException(message); }

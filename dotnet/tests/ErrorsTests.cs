@@ -46,6 +46,7 @@ namespace ZooLock.Tests
             { ZooLockStatus.BadData, typeof(System.IO.InvalidDataException) },
             { ZooLockStatus.BadArguments, typeof(ZooLockBadArgumentsException) },
             { ZooLockStatus.MixedSchemes, typeof(ZooLockConfigurationException) },
+            { ZooLockStatus.OutcomeUnknown, typeof(ZooLockConnectionException) },
         };
 
         public static IEnumerable<TestCaseData> Statuses()

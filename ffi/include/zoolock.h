@@ -148,6 +148,11 @@
 #define ZL_MIXED_SCHEMES 28
 
 /**
+ * A change sent but not answered, whose outcome the node no longer tells: read it and decide (not retryable).
+ */
+#define ZL_OUTCOME_UNKNOWN 29
+
+/**
  * Connected to a server, the session alive.
  */
 #define ZL_SESSION_CONNECTED 0

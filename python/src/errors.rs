@@ -48,6 +48,8 @@ pub fn to_py(err: Error) -> PyErr {
         ErrorKind::Tls => TlsError::new_err(message),
         ErrorKind::NoChroot => NoNodeError::new_err(message),
         ErrorKind::ConnectionLoss => ConnectionLoss::new_err(message),
+        // kazoo raises ConnectionLoss where its change may or may not have been made.
+        ErrorKind::OutcomeUnknown => ConnectionLoss::new_err(message),
         ErrorKind::Cancelled => CancelledError::new_err(message),
         ErrorKind::Closed => ConnectionClosedError::new_err(message),
         // The module's runtime lives as long as the process; were it gone, no call could succeed again.

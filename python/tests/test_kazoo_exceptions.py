@@ -75,6 +75,7 @@ CLASS_OF_KIND = {
     "bad_data": ValueError,
     "bad_arguments": zoolock.BadArgumentsError,
     "mixed_schemes": zoolock.ConfigurationError,
+    "outcome_unknown": zoolock.ConnectionLoss,
 }
 
 
