@@ -14,7 +14,9 @@
 #   `zoolock exec` and the aarch64 `zoolock hold` hand one lock to each
 #   other, both ways;
 # - the crates: scripts/package.sh checked the packaged crate and its tests
-#   against the packaged harness; here only their presence is checked.
+#   against the packaged harness; here a Rust service with only the
+#   dependency lines docs/install.md and docs/rust.md give (the crates
+#   unpacked as vendor/, the README's example as main) builds and holds.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 here=$(git describe --always --dirty)
@@ -166,8 +168,32 @@ echo "== the NuGet package, in a fresh consumer (x86_64, and aarch64 under qemu)
 scripts/lib/test-nuget-consumer.sh "dist/ZooLock.$version.nupkg" linux-x64 linux-arm64 --aarch64-root "$root"
 done_ "NuGet package"
 
-echo "== the crates"
+echo "== the crates: a Rust service with docs/install.md's dependency lines, run against the server"
 zk_version=$(sed -n 's/^version = "\(.*\)"/\1/p' zookeeper-client/Cargo.toml)
 ls "dist/zoolock-$version.crate" "dist/zk-harness-$version.crate" "dist/zoolock-zookeeper-client-$zk_version.crate"
+service="$work/service"
+mkdir -p "$service/vendor" "$service/src"
+tar -m -xzf "dist/zoolock-$version.crate" -C "$service/vendor"
+tar -m -xzf "dist/zoolock-zookeeper-client-$zk_version.crate" -C "$service/vendor"
+# docs/install.md's lines, and tokio as docs/rust.md says; the README's example as main.
+cat >"$service/Cargo.toml" <<TOML
+[package]
+name = "service"
+version = "0.1.0"
+edition = "2021"
+
+[dependencies]
+zoolock = { path = "vendor/zoolock-$version" }
+tokio = { version = "1", features = ["macros", "rt-multi-thread"] }
+
+[patch.crates-io]
+zoolock-zookeeper-client = { path = "vendor/zoolock-zookeeper-client-$zk_version" }
+TOML
+cp core/examples/readme.rs "$service/src/main.rs"
+# The workspace's lock file as a start: the same versions, so the build reuses target/.
+cp Cargo.lock "$service/Cargo.lock"
+CARGO_TARGET_DIR="$PWD/target" cargo build -q --manifest-path "$service/Cargo.toml"
+said=$(ZOOKEEPER="$connect" "$PWD/target/debug/service")
+[[ "$said" == *" holds with token "* ]] || fail "the service said: $said"
 done_ "crates"
 echo "packages: $passed passed, 0 failed"
