@@ -271,7 +271,22 @@ async fn run(cli: Cli) -> zoolock::Result<u8> {
         eprintln!("zoolock: a command is needed: exec, hold, status or watch (see --help)");
         return Ok(exit::BAD_INPUT);
     };
-    let options = options(&cli.connection, &command)?;
+    let mut options = options(&cli.connection, &command)?;
+    // -w and -n count the connect too: a lock that cannot be had in time
+    // because no server answers is not had in time (issue 35).
+    let started = std::time::Instant::now();
+    let wait = match &command {
+        Command::Exec(args) => args.hold.wait(),
+        Command::Hold(args) => args.hold.wait(),
+        Command::Status(_) | Command::Watch(_) => None,
+    };
+    if let Some(wait) = wait {
+        options = options.connect_within(wait);
+    }
+    let left = |mut hold: exec::Hold| {
+        hold.timeout = hold.timeout.map(|wait| wait.saturating_sub(started.elapsed()));
+        hold
+    };
     let progress = Progress::new(cli.verbose);
     progress.say(format_args!("connecting to {}", options.connect));
     let session = Session::connect(options).await?;
@@ -280,7 +295,7 @@ async fn run(cli: Cli) -> zoolock::Result<u8> {
         Command::Exec(args) => {
             let argv = args.argv();
             let exec = exec::Exec {
-                hold: hold_of(args.hold),
+                hold: left(hold_of(args.hold)),
                 lease: args.lease,
                 grace: args.grace,
                 kill_after: args.kill_after,
@@ -288,7 +303,7 @@ async fn run(cli: Cli) -> zoolock::Result<u8> {
             };
             exec::exec(&session, exec, &progress).await
         }
-        Command::Hold(args) => exec::hold(&session, hold_of(args.hold), args.until_eof, &progress).await,
+        Command::Hold(args) => exec::hold(&session, left(hold_of(args.hold)), args.until_eof, &progress).await,
         Command::Status(args) => show::status(&session, &show::Show { path: args.path, json: args.json }).await,
         Command::Watch(args) => {
             show::watch(&session, &show::Show { path: args.path, json: args.json }, Box::pin(interrupted())).await

@@ -203,6 +203,24 @@ async fn exit_codes_tell_timeout_lost_bad_input_connect_failure_and_the_commands
     assert!(raw.list_children(&lock_path).await.unwrap().is_empty());
 }
 
+/// -n and -w count the connect: with no server up, they give up in their
+/// time (at least a healthy connect's, 1 s), not the connect timeout's 15 s.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_wait_bounds_the_connect_too() {
+    let lock_path = path("connect-wait");
+    for wait in [&["-n"][..], &["-w", "2s"][..]] {
+        let mut args = vec!["exec"];
+        args.extend_from_slice(wait);
+        args.extend_from_slice(&[&lock_path, "--", "true"]);
+        let mut unreachable = zoolock(&args);
+        unreachable.env("ZOOLOCK_CONNECT", "127.0.0.1:1");
+        let started = std::time::Instant::now();
+        assert_eq!(exit_code(unreachable).await, EXIT_CONNECT);
+        let took = started.elapsed();
+        assert!(took < Duration::from_secs(5), "{wait:?} with no server took {took:?}");
+    }
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn durations_take_units_and_are_bounded() {
     let lock = path("exec-durations");

@@ -98,7 +98,7 @@ pub use naming::Scheme;
 pub use one_shot::OneShot;
 pub use options::{
     connect_string_parts, path_from_utf8, timeout_from_secs, validate_identifier, validate_node_path, validate_path,
-    ClientId, SessionOptions, MAX_IDENTIFIER_BYTES, MAX_PATH_BYTES, MAX_SESSION_TIMEOUT,
+    ClientId, SessionOptions, HEALTHY_CONNECT, MAX_IDENTIFIER_BYTES, MAX_PATH_BYTES, MAX_SESSION_TIMEOUT,
 };
 pub use party::Party;
 pub use queue::{LockingQueue, Queue};

@@ -17,6 +17,11 @@ pub const MAX_IDENTIFIER_BYTES: usize = 1_000_000;
 /// a request that is sent again after every reconnect would never end.
 pub const MAX_PATH_BYTES: usize = 16 * 1024;
 
+/// Time a healthy connect (plain or TLS, on loopback or a LAN) needs at
+/// most: the floor of [`SessionOptions::connect_within`]. The TLS probe
+/// assumes the same (it looks only after this long).
+pub const HEALTHY_CONNECT: Duration = Duration::from_secs(1);
+
 /// The longest session timeout: the protocol carries it as a signed 32-bit
 /// number of milliseconds (about 24.8 days). The server clamps it further
 /// to its own `maxSessionTimeout`.
@@ -185,6 +190,25 @@ impl SessionOptions {
     /// How long connecting tries before it fails with [`Error::ConnectTimeout`].
     pub fn connect_timeout(mut self, timeout: Duration) -> Self {
         self.connect_timeout = timeout;
+        self
+    }
+
+    /// Bounds the connect by a caller's limit (the timeout of the acquire
+    /// it is for, whose wait the connect counts against): the connect
+    /// timeout becomes `limit` where that is shorter, but not less than
+    /// [`HEALTHY_CONNECT`], so that a single try (a zero limit) still
+    /// connects to a server that is up.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use zoolock::SessionOptions;
+    /// let secs = |o: SessionOptions| o.connect_timeout.as_secs_f64();
+    /// assert_eq!(secs(SessionOptions::new("zk1:2181").connect_within(Duration::from_secs(2))), 2.0);
+    /// assert_eq!(secs(SessionOptions::new("zk1:2181").connect_within(Duration::ZERO)), 1.0);
+    /// assert_eq!(secs(SessionOptions::new("zk1:2181").connect_within(Duration::from_secs(60))), 15.0);
+    /// ```
+    pub fn connect_within(mut self, limit: Duration) -> Self {
+        self.connect_timeout = self.connect_timeout.min(limit.max(HEALTHY_CONNECT));
         self
     }
 

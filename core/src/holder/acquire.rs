@@ -203,8 +203,16 @@ impl HolderState {
                     _ = sleep_until_some(deadline) => Ok(Turn::TimedOut),
                 };
                 // Boxed, and only when there is something to wait for: its timer is large.
+                // While connected only: a removal waiting for a connection goes
+                // on in the background, and the caller's limit holds (issue 35).
                 if removals.any() {
-                    Box::pin(removals.wait()).await;
+                    Box::pin(async {
+                        tokio::select! {
+                            () = removals.wait() => {}
+                            () = self.session.disconnected() => {}
+                        }
+                    })
+                    .await;
                 }
                 let outcome = outcome?;
                 if let Turn::TimedOut = outcome {
@@ -251,9 +259,10 @@ impl HolderState {
                 return Ok(if self.enter(options.owner) { Turn::AlreadyHeld } else { Turn::NotWon });
             };
             queued.store(true, Ordering::Release);
-            // Even a single try must not hang on a dead connection.
+            // Even a single try must not hang on a dead connection, nor wait
+            // for one to come: its caller's limit is now (issue 35).
             // Boxed: a timer is large, and waiters (who wait for a turn) never need it.
-            let won = Box::pin(self.session.bounded(contend)).await?;
+            let won = Box::pin(self.session.bounded_if_connected(contend)).await?;
             return Ok(won.map_or(Turn::NotWon, |w| Turn::Won(w, turn)));
         }
         // A free turn means nothing is held (a hold keeps the turn): no

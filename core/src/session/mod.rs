@@ -425,6 +425,27 @@ impl Session {
         timeout(bound, work).await.unwrap_or(Err(Error::ConnectionLoss(bound)))
     }
 
+    /// Resolves once the session is not connected (at once if it is not
+    /// now): a caller whose limit is up waits for answers, not for a connection.
+    pub(crate) async fn disconnected(&self) {
+        let mut status = self.subscribe();
+        while self.status().state == SessionState::Connected {
+            // A suspension by the quorum's deadline publishes no change: looked at again each second.
+            let _ = timeout(Duration::from_secs(1), status.changed()).await;
+        }
+    }
+
+    /// [`Session::bounded`], but failing at once ([`Error::ConnectionLoss`])
+    /// when the session is not connected to begin with: a single try (a zero
+    /// timeout) does not wait for a connection. One that was connected waits
+    /// through a blip (a reset connection comes back in milliseconds).
+    pub(crate) async fn bounded_if_connected<T>(&self, work: impl Future<Output = Result<T>>) -> Result<T> {
+        if self.status().state != SessionState::Connected {
+            return Err(Error::ConnectionLoss(Duration::ZERO));
+        }
+        self.bounded(work).await
+    }
+
     /// Runs `work` (a timed wait: its requests and its waits for a
     /// connection alike) until `deadline` (`None`: no deadline); `None` past
     /// it. A partitioned session answers no request, and a caller's timeout
