@@ -84,7 +84,10 @@ namespace ZooLock
         internal Hold TryAcquire(long timeoutMs, CancellationToken token)
         {
             token.ThrowIfCancellationRequested();
-            var lease = source.Take();
+            var started = Environment.TickCount;
+            var lease = source.Take(timeoutMs, token);
+            if (lease == null) return null;
+            timeoutMs = Left(timeoutMs, started);
             Holder holder;
             try { holder = Take(lease); }
             catch (Exception)
@@ -110,7 +113,10 @@ namespace ZooLock
         internal async Task<Hold> TryAcquireAsync(long timeoutMs, CancellationToken token)
         {
             token.ThrowIfCancellationRequested();
-            var lease = await source.TakeAsync(token).ConfigureAwait(false);
+            var started = Environment.TickCount;
+            var lease = await source.TakeAsync(timeoutMs, token).ConfigureAwait(false);
+            if (lease == null) return null;
+            timeoutMs = Left(timeoutMs, started);
             Holder holder;
             try { holder = Take(lease); }
             catch (Exception)
@@ -130,6 +136,13 @@ namespace ZooLock
             Return(holder);
             lease.Dispose();
             return null;
+        }
+
+        /// <summary>What is left of an acquire's limit after its connect (-1: for ever).</summary>
+        static long Left(long timeoutMs, int started)
+        {
+            if (timeoutMs < 0) return timeoutMs;
+            return Math.Max(0, timeoutMs - unchecked(Environment.TickCount - started));
         }
 
         /// <summary>Releases one acquisition, then its lease; never throws.</summary>

@@ -13,10 +13,29 @@ namespace ZooLock
     internal abstract class SessionSource
     {
         /// <summary>A lease on the session, connecting if need be (blocking).</summary>
-        internal abstract Lease Take();
+        internal Lease Take() { return Take(Timeout.Infinite, CancellationToken.None); }
 
-        /// <summary>A lease on the session, connecting if need be; the token ends the wait.</summary>
-        internal abstract Task<Lease> TakeAsync(CancellationToken token);
+        /// <summary>
+        /// A lease on the session, connecting if need be (blocking): null when
+        /// the session is not connected within <paramref name="timeoutMs"/>
+        /// (an acquire's limit counts its connect, but never less than a
+        /// healthy connect's second: the core's <c>HEALTHY_CONNECT</c>); the
+        /// token ends the wait.
+        /// </summary>
+        internal abstract Lease Take(long timeoutMs, CancellationToken token);
+
+        /// <summary><see cref="Take(long, CancellationToken)"/>, awaited.</summary>
+        internal abstract Task<Lease> TakeAsync(long timeoutMs, CancellationToken token);
+
+        /// <summary>How long a connect may take for an acquire of <paramref name="timeoutMs"/> (-1: for ever).</summary>
+        internal static int ConnectWithin(long timeoutMs)
+        {
+            if (timeoutMs < 0 || timeoutMs > int.MaxValue) return Timeout.Infinite;
+            return (int)Math.Max(timeoutMs, HealthyConnectMs);
+        }
+
+        /// <summary>The core's <c>HEALTHY_CONNECT</c>.</summary>
+        const long HealthyConnectMs = 1000;
 
         /// <summary>The session of a lock made from a <see cref="ZooKeeperSession"/>: leased for ever.</summary>
         internal sealed class Given : SessionSource
@@ -32,9 +51,9 @@ namespace ZooLock
 
             internal ZooKeeperSession Session { get; private set; }
 
-            internal override Lease Take() { return lease; }
+            internal override Lease Take(long timeoutMs, CancellationToken token) { return lease; }
 
-            internal override Task<Lease> TakeAsync(CancellationToken token) { return Task.FromResult(lease); }
+            internal override Task<Lease> TakeAsync(long timeoutMs, CancellationToken token) { return Task.FromResult(lease); }
         }
     }
 
@@ -103,10 +122,25 @@ namespace ZooLock
                 this.options = options;
             }
 
-            internal override Lease Take()
+            internal override Lease Take(long timeoutMs, CancellationToken token)
             {
                 var shared = Join(key, connectionString, options);
-                try { return new Lease(shared.Connecting.GetAwaiter().GetResult(), () => Leave(key, shared)); }
+                try
+                {
+                    // Another lock may share this connect: the limit and the token end only this wait.
+                    if (!shared.Connecting.Wait(ConnectWithin(timeoutMs), token))
+                    {
+                        Leave(key, shared);
+                        return null;
+                    }
+                    return new Lease(shared.Connecting.Result, () => Leave(key, shared));
+                }
+                catch (AggregateException e)
+                {
+                    Leave(key, shared);
+                    System.Runtime.ExceptionServices.ExceptionDispatchInfo.Capture(e.InnerException).Throw();
+                    throw;
+                }
                 catch (Exception)
                 {
                     Leave(key, shared);
@@ -114,16 +148,23 @@ namespace ZooLock
                 }
             }
 
-            internal override async Task<Lease> TakeAsync(CancellationToken token)
+            internal override async Task<Lease> TakeAsync(long timeoutMs, CancellationToken token)
             {
                 var shared = Join(key, connectionString, options);
                 try
                 {
-                    // Another lock may share this connect: the token ends only this wait.
-                    var cancelled = new TaskCompletionSource<ZooKeeperSession>();
-                    using (token.Register(() => cancelled.TrySetCanceled(token)))
+                    // Another lock may share this connect: the limit and the token end only this wait.
+                    var ended = new TaskCompletionSource<ZooKeeperSession>();
+                    using (var limit = new CancellationTokenSource(ConnectWithin(timeoutMs)))
+                    using (token.Register(() => ended.TrySetCanceled(token)))
+                    using (limit.Token.Register(() => ended.TrySetResult(null)))
                     {
-                        var session = await (await Task.WhenAny(shared.Connecting, cancelled.Task).ConfigureAwait(false)).ConfigureAwait(false);
+                        var session = await (await Task.WhenAny(shared.Connecting, ended.Task).ConfigureAwait(false)).ConfigureAwait(false);
+                        if (session == null)
+                        {
+                            Leave(key, shared);
+                            return null;
+                        }
                         return new Lease(session, () => Leave(key, shared));
                     }
                 }

@@ -221,6 +221,34 @@ namespace ZooLock.Tests
             finally { silent.Stop(); }
         }
 
+        /// <summary>
+        /// A server that never answers, and the default connect timeout (15 s):
+        /// a timed acquire's limit counts its connect (at least a healthy
+        /// connect's second), and a synchronous acquire's token ends its wait.
+        /// </summary>
+        [Test]
+        public void AnAcquireKeepsItsLimitAndTokenWhileItsSessionConnects()
+        {
+            var silent = new System.Net.Sockets.TcpListener(System.Net.IPAddress.Loopback, 0);
+            silent.Start();
+            try
+            {
+                var address = "127.0.0.1:" + ((System.Net.IPEndPoint)silent.LocalEndpoint).Port;
+                var theLock = new ZooKeeperDistributedLock("limits", address);
+                var watch = System.Diagnostics.Stopwatch.StartNew();
+                Assert.IsNull(theLock.TryAcquire(TimeSpan.FromSeconds(1)));
+                Assert.IsNull(Fixture.Await(theLock.TryAcquireAsync(TimeSpan.Zero), "a zero-timeout try"));
+                Assert.Throws<TimeoutException>(() => theLock.Acquire(TimeSpan.FromMilliseconds(500)));
+                using (var cancel = new CancellationTokenSource(TimeSpan.FromMilliseconds(300)))
+                {
+                    Assert.Throws<OperationCanceledException>(() => theLock.Acquire(null, cancel.Token));
+                }
+                // 1 + 1 + 1 + 0.3 s, where each waited for the 15 s connect.
+                Assert.That(watch.Elapsed, Is.LessThan(TimeSpan.FromSeconds(8)));
+            }
+            finally { silent.Stop(); }
+        }
+
         [Test]
         public void ADistributedLockProgramRunsWithOnlyItsUsingLineChanged()
         {
