@@ -49,6 +49,12 @@ namespace ZooLock
             return handle;
         }
 
+        /// <summary>A handle's task as DistributedLock's interfaces return it.</summary>
+        internal static async Task<IDistributedSynchronizationHandle> AsHandle<T>(Task<T> acquiring) where T : class, IDistributedSynchronizationHandle
+        {
+            return await acquiring.ConfigureAwait(false);
+        }
+
         /// <summary>Wraps a hold in its public handle; releases it if wrapping fails.</summary>
         static T Wrap<T>(HolderPool pool, Hold held, Func<HolderPool, Hold, T> wrap) where T : class
         {

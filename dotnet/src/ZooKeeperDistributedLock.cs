@@ -15,10 +15,11 @@ namespace ZooLock
     /// connection string. A <c>reentrant</c> lock is Curator's
     /// <c>InterProcessMutex</c> instead: see the first constructor.
     /// </summary>
-    public sealed class ZooKeeperDistributedLock
+    public sealed class ZooKeeperDistributedLock : IDistributedLock
     {
         static readonly Func<HolderPool, Hold, ZooKeeperDistributedLockHandle> Wrap = (pool, held) => new ZooKeeperDistributedLockHandle(pool, held);
         readonly HolderPool pool;
+        readonly string name;
 
         /// <summary>A lock on <paramref name="path"/> through <paramref name="session"/>.</summary>
         /// <param name="path">An absolute ZooKeeper path, e.g. <c>/locks/ledger</c>.</param>
@@ -64,12 +65,24 @@ namespace ZooLock
         /// <summary>DistributedLock's: a lock named <paramref name="name"/> under <paramref name="directoryPath"/>, as the constructor above.</summary>
         public ZooKeeperDistributedLock(ZooKeeperPath directoryPath, string name, string connectionString,
             Action<ZooKeeperDistributedSynchronizationOptionsBuilder> options = null)
-            : this(directoryPath.Child(name, "directoryPath"), ZooKeeperDistributedSynchronizationOptionsBuilder.Source(connectionString, options)) { }
+            : this(directoryPath.Child(name, "directoryPath"), ZooKeeperDistributedSynchronizationOptionsBuilder.Source(connectionString, options))
+        {
+            this.name = name;
+        }
 
         /// <summary>DistributedLock's: a lock on <paramref name="path"/> through the session shared by every lock of <paramref name="connectionString"/>.</summary>
         /// <exception cref="ArgumentException">The root, or a path under <c>/zookeeper</c>.</exception>
         public ZooKeeperDistributedLock(ZooKeeperPath path, string connectionString, Action<ZooKeeperDistributedSynchronizationOptionsBuilder> options = null)
             : this(path.Value("path"), ZooKeeperDistributedSynchronizationOptionsBuilder.Source(connectionString, options)) { }
+
+        /// <summary>
+        /// DistributedLock's, with its <paramref name="assumePathExists"/>:
+        /// accepted for the port, and the same either way (zoolock creates a
+        /// missing path, and never deletes one).
+        /// </summary>
+        public ZooKeeperDistributedLock(ZooKeeperPath path, string connectionString, bool assumePathExists,
+            Action<ZooKeeperDistributedSynchronizationOptionsBuilder> options = null)
+            : this(path, connectionString, options) { }
 
         /// <summary>Waits by listing, as DistributedLock does: a shared session lives only while its locks are held.</summary>
         ZooKeeperDistributedLock(string path, SessionSource source)
@@ -79,6 +92,14 @@ namespace ZooLock
 
         /// <summary>The lock path.</summary>
         public string Path { get { return pool.Path; } }
+
+        /// <summary>DistributedLock's: the name it was made with, else its path.</summary>
+        public string Name { get { return name ?? Path; } }
+
+        IDistributedSynchronizationHandle IDistributedLock.TryAcquire(TimeSpan timeout, CancellationToken cancellationToken) { return TryAcquire(timeout, cancellationToken); }
+        IDistributedSynchronizationHandle IDistributedLock.Acquire(TimeSpan? timeout, CancellationToken cancellationToken) { return Acquire(timeout, cancellationToken); }
+        Task<IDistributedSynchronizationHandle> IDistributedLock.TryAcquireAsync(TimeSpan timeout, CancellationToken cancellationToken) { return Acquisition.AsHandle(TryAcquireAsync(timeout, cancellationToken)); }
+        Task<IDistributedSynchronizationHandle> IDistributedLock.AcquireAsync(TimeSpan? timeout, CancellationToken cancellationToken) { return Acquisition.AsHandle(AcquireAsync(timeout, cancellationToken)); }
 
         /// <summary>Acquires, waiting up to <paramref name="timeout"/> (null: forever).</summary>
         /// <exception cref="TimeoutException">The lock stayed taken for the whole timeout.</exception>

@@ -10,8 +10,9 @@ namespace ZooLock
     /// all queue in order. Made from a session of your own, or, as
     /// DistributedLock's, from a lock name (or path) and a connection string.
     /// </summary>
-    public sealed class ZooKeeperDistributedReaderWriterLock
+    public sealed class ZooKeeperDistributedReaderWriterLock : IDistributedReaderWriterLock
     {
+        readonly string name;
         static readonly Func<HolderPool, Hold, ZooKeeperDistributedReaderWriterLockHandle> Wrap = (pool, held) => new ZooKeeperDistributedReaderWriterLockHandle(pool, held);
         readonly HolderPool readers;
         readonly HolderPool writers;
@@ -36,11 +37,23 @@ namespace ZooLock
         /// <summary>DistributedLock's: a read/write lock named <paramref name="name"/> under <paramref name="directoryPath"/>.</summary>
         public ZooKeeperDistributedReaderWriterLock(ZooKeeperPath directoryPath, string name, string connectionString,
             Action<ZooKeeperDistributedSynchronizationOptionsBuilder> options = null)
-            : this(directoryPath.Child(name, "directoryPath"), ZooKeeperDistributedSynchronizationOptionsBuilder.Source(connectionString, options), null, false) { }
+            : this(directoryPath.Child(name, "directoryPath"), ZooKeeperDistributedSynchronizationOptionsBuilder.Source(connectionString, options), null, false)
+        {
+            this.name = name;
+        }
 
         /// <summary>DistributedLock's: a read/write lock on <paramref name="path"/> through the session shared by every lock of <paramref name="connectionString"/>.</summary>
         public ZooKeeperDistributedReaderWriterLock(ZooKeeperPath path, string connectionString, Action<ZooKeeperDistributedSynchronizationOptionsBuilder> options = null)
             : this(path.Value("path"), ZooKeeperDistributedSynchronizationOptionsBuilder.Source(connectionString, options), null, false) { }
+
+        /// <summary>
+        /// DistributedLock's, with its <paramref name="assumePathExists"/>:
+        /// accepted for the port, and the same either way (zoolock creates a
+        /// missing path, and never deletes one).
+        /// </summary>
+        public ZooKeeperDistributedReaderWriterLock(ZooKeeperPath path, string connectionString, bool assumePathExists,
+            Action<ZooKeeperDistributedSynchronizationOptionsBuilder> options = null)
+            : this(path, connectionString, options) { }
 
         ZooKeeperDistributedReaderWriterLock(string path, SessionSource source, string identifier, bool mirror)
         {
@@ -51,6 +64,18 @@ namespace ZooLock
 
         /// <summary>The lock path.</summary>
         public string Path { get { return readers.Path; } }
+
+        /// <summary>DistributedLock's: the name it was made with, else its path.</summary>
+        public string Name { get { return name ?? Path; } }
+
+        IDistributedSynchronizationHandle IDistributedReaderWriterLock.TryAcquireReadLock(TimeSpan timeout, CancellationToken cancellationToken) { return TryAcquireReadLock(timeout, cancellationToken); }
+        IDistributedSynchronizationHandle IDistributedReaderWriterLock.AcquireReadLock(TimeSpan? timeout, CancellationToken cancellationToken) { return AcquireReadLock(timeout, cancellationToken); }
+        Task<IDistributedSynchronizationHandle> IDistributedReaderWriterLock.TryAcquireReadLockAsync(TimeSpan timeout, CancellationToken cancellationToken) { return Acquisition.AsHandle(TryAcquireReadLockAsync(timeout, cancellationToken)); }
+        Task<IDistributedSynchronizationHandle> IDistributedReaderWriterLock.AcquireReadLockAsync(TimeSpan? timeout, CancellationToken cancellationToken) { return Acquisition.AsHandle(AcquireReadLockAsync(timeout, cancellationToken)); }
+        IDistributedSynchronizationHandle IDistributedReaderWriterLock.TryAcquireWriteLock(TimeSpan timeout, CancellationToken cancellationToken) { return TryAcquireWriteLock(timeout, cancellationToken); }
+        IDistributedSynchronizationHandle IDistributedReaderWriterLock.AcquireWriteLock(TimeSpan? timeout, CancellationToken cancellationToken) { return AcquireWriteLock(timeout, cancellationToken); }
+        Task<IDistributedSynchronizationHandle> IDistributedReaderWriterLock.TryAcquireWriteLockAsync(TimeSpan timeout, CancellationToken cancellationToken) { return Acquisition.AsHandle(TryAcquireWriteLockAsync(timeout, cancellationToken)); }
+        Task<IDistributedSynchronizationHandle> IDistributedReaderWriterLock.AcquireWriteLockAsync(TimeSpan? timeout, CancellationToken cancellationToken) { return Acquisition.AsHandle(AcquireWriteLockAsync(timeout, cancellationToken)); }
 
         /// <summary>Takes the read lock, waiting up to <paramref name="timeout"/> (null: forever).</summary>
         /// <exception cref="TimeoutException">A writer held or queued before for the whole timeout.</exception>

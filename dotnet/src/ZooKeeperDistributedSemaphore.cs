@@ -12,10 +12,11 @@ namespace ZooLock
     /// use the same count. Made from a session of your own, or, as
     /// DistributedLock's, from a name (or path) and a connection string.
     /// </summary>
-    public sealed class ZooKeeperDistributedSemaphore
+    public sealed class ZooKeeperDistributedSemaphore : IDistributedSemaphore
     {
         static readonly Func<HolderPool, Hold, ZooKeeperDistributedSemaphoreHandle> Wrap = (pool, held) => new ZooKeeperDistributedSemaphoreHandle(pool, held);
         readonly HolderPool pool;
+        readonly string name;
 
         /// <summary>A semaphore of <paramref name="maxCount"/> leases on <paramref name="path"/>.</summary>
         /// <exception cref="ArgumentException">A bad path, or <paramref name="maxCount"/> below 1.</exception>
@@ -34,12 +35,24 @@ namespace ZooLock
         /// <summary>DistributedLock's: a semaphore named <paramref name="name"/> under <paramref name="directoryPath"/>.</summary>
         public ZooKeeperDistributedSemaphore(ZooKeeperPath directoryPath, string name, int maxCount, string connectionString,
             Action<ZooKeeperDistributedSynchronizationOptionsBuilder> options = null)
-            : this(directoryPath.Child(name, "directoryPath"), maxCount, ZooKeeperDistributedSynchronizationOptionsBuilder.Source(connectionString, options), null) { }
+            : this(directoryPath.Child(name, "directoryPath"), maxCount, ZooKeeperDistributedSynchronizationOptionsBuilder.Source(connectionString, options), null)
+        {
+            this.name = name;
+        }
 
         /// <summary>DistributedLock's: a semaphore on <paramref name="path"/> through the session shared by every lock of <paramref name="connectionString"/>.</summary>
         public ZooKeeperDistributedSemaphore(ZooKeeperPath path, int maxCount, string connectionString,
             Action<ZooKeeperDistributedSynchronizationOptionsBuilder> options = null)
             : this(path.Value("path"), maxCount, ZooKeeperDistributedSynchronizationOptionsBuilder.Source(connectionString, options), null) { }
+
+        /// <summary>
+        /// DistributedLock's, with its <paramref name="assumePathExists"/>:
+        /// accepted for the port, and the same either way (zoolock creates a
+        /// missing path, and never deletes one).
+        /// </summary>
+        public ZooKeeperDistributedSemaphore(ZooKeeperPath path, int maxCount, string connectionString, bool assumePathExists,
+            Action<ZooKeeperDistributedSynchronizationOptionsBuilder> options = null)
+            : this(path, maxCount, connectionString, options) { }
 
         ZooKeeperDistributedSemaphore(string path, int maxCount, SessionSource source, string identifier)
         {
@@ -51,6 +64,14 @@ namespace ZooLock
 
         /// <summary>The semaphore path.</summary>
         public string Path { get { return pool.Path; } }
+
+        /// <summary>DistributedLock's: the name it was made with, else its path.</summary>
+        public string Name { get { return name ?? Path; } }
+
+        IDistributedSynchronizationHandle IDistributedSemaphore.TryAcquire(TimeSpan timeout, CancellationToken cancellationToken) { return TryAcquire(timeout, cancellationToken); }
+        IDistributedSynchronizationHandle IDistributedSemaphore.Acquire(TimeSpan? timeout, CancellationToken cancellationToken) { return Acquire(timeout, cancellationToken); }
+        Task<IDistributedSynchronizationHandle> IDistributedSemaphore.TryAcquireAsync(TimeSpan timeout, CancellationToken cancellationToken) { return Acquisition.AsHandle(TryAcquireAsync(timeout, cancellationToken)); }
+        Task<IDistributedSynchronizationHandle> IDistributedSemaphore.AcquireAsync(TimeSpan? timeout, CancellationToken cancellationToken) { return Acquisition.AsHandle(AcquireAsync(timeout, cancellationToken)); }
 
         /// <summary>The number of leases.</summary>
         public int MaxCount { get; private set; }

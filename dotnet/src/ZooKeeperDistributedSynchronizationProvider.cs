@@ -8,6 +8,7 @@ namespace ZooLock
     /// one connection string and options.
     /// </summary>
     public sealed class ZooKeeperDistributedSynchronizationProvider
+        : IDistributedLockProvider, IDistributedReaderWriterLockProvider, IDistributedSemaphoreProvider
     {
         readonly ZooKeeperPath directoryPath;
         readonly string connectionString;
@@ -45,5 +46,11 @@ namespace ZooLock
         {
             return new ZooKeeperDistributedSemaphore(directoryPath, name, maxCount, connectionString, options);
         }
+
+        IDistributedLock IDistributedLockProvider.CreateLock(string name) { return CreateLock(name); }
+
+        IDistributedReaderWriterLock IDistributedReaderWriterLockProvider.CreateReaderWriterLock(string name) { return CreateReaderWriterLock(name); }
+
+        IDistributedSemaphore IDistributedSemaphoreProvider.CreateSemaphore(string name, int maxCount) { return CreateSemaphore(name, maxCount); }
     }
 }

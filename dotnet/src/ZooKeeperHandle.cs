@@ -9,7 +9,7 @@ namespace ZooLock
     /// (repeating is harmless). A handle that is never disposed is released
     /// once the garbage collector finalizes it, or when its session ends.
     /// </summary>
-    public abstract class ZooKeeperHandle : IDisposable
+    public abstract class ZooKeeperHandle : IDistributedSynchronizationHandle
     {
         readonly HolderPool pool;
         Hold hold;

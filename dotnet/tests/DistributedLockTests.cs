@@ -249,6 +249,36 @@ namespace ZooLock.Tests
             finally { silent.Stop(); }
         }
 
+        /// <summary>
+        /// A service written against DistributedLock's interfaces and provider
+        /// extensions (Medallion.Threading) compiles against zoolock's with only
+        /// its using line changed, and runs on zoolock's provider.
+        /// </summary>
+        [Test]
+        public void AServiceOnDistributedLocksInterfacesRunsWithOnlyItsUsingLineChanged()
+        {
+            var ours = File.ReadAllLines(ZkHarness.Locate("ZOOLOCK_INTERFACES_SAMPLE", "dotnet/tests/DistributedLockInterfacesSample.cs"));
+            var theirs = File.ReadAllLines(ZkHarness.Locate("ZOOLOCK_INTERFACES_SAMPLE_MEDALLION", "dotnet/tests/DistributedLockInterfacesSample.Medallion.txt"));
+            Assert.That(ours.Length, Is.EqualTo(theirs.Length), "line for line");
+            var changed = Enumerable.Range(0, ours.Length).Where(i => ours[i] != theirs[i]).ToList();
+            Assert.That(changed.Select(i => theirs[i]), Is.EqualTo(new[] { "using Medallion.Threading;" }));
+            Assert.That(changed.Select(i => ours[i]), Is.EqualTo(new[] { "using ZooLock;" }));
+
+            var provider = new ZooKeeperDistributedSynchronizationProvider(Connect);
+            var service = new DistributedLockInterfacesSample.Service(provider, provider, provider);
+            var output = Fixture.Await(service.RunAsync(CancellationToken.None), "the service");
+            Assert.That(output.Split(new[] { Environment.NewLine }, StringSplitOptions.RemoveEmptyEntries), Is.EqualTo(new[]
+            {
+                "holds interfaces-lock, told of a loss",
+                "the provider's try does not get it",
+                "the provider acquires it",
+                "readers keep the writer out",
+                "2 tickets taken",
+            }));
+            Assert.That(new ZooKeeperDistributedLock(new ZooKeeperPath("/interfaces/by-path"), Connect, assumePathExists: true).Name,
+                Is.EqualTo("/interfaces/by-path"));
+        }
+
         [Test]
         public void ADistributedLockProgramRunsWithOnlyItsUsingLineChanged()
         {
