@@ -292,7 +292,7 @@ async fn digest_credentials_come_from_the_environment_or_a_private_file() {
 #[tokio::test(flavor = "multi_thread")]
 async fn tls_and_sasl_flags_reach_a_server_that_needs_both() {
     let options = zk_harness::Options {
-        tls: Some(zk_harness::Tls { client_auth: true }),
+        tls: Some(zk_harness::Tls { client_auth: true, self_signed: false }),
         sasl: Some(zk_harness::Sasl { users: vec![("locker".into(), "pw".into())], required: true }),
         ..zk_harness::Options::default()
     };

@@ -23,13 +23,13 @@ fn server(slot: &'static OnceLock<Ensemble>, opts: Options) -> &'static Ensemble
 /// `ssl.clientAuth=none`: any client that trusts the CA.
 fn tls_server() -> &'static Ensemble {
     static SERVER: OnceLock<Ensemble> = OnceLock::new();
-    server(&SERVER, Options { tls: Some(Tls { client_auth: false }), ..Options::default() })
+    server(&SERVER, Options { tls: Some(Tls { client_auth: false, self_signed: false }), ..Options::default() })
 }
 
 /// `ssl.clientAuth=need`: only clients with a certificate signed by the CA.
 fn mutual_tls_server() -> &'static Ensemble {
     static SERVER: OnceLock<Ensemble> = OnceLock::new();
-    server(&SERVER, Options { tls: Some(Tls { client_auth: true }), ..Options::default() })
+    server(&SERVER, Options { tls: Some(Tls { client_auth: true, self_signed: false }), ..Options::default() })
 }
 
 /// DIGEST-MD5 through JAAS, required of every session.
@@ -82,6 +82,30 @@ async fn tls_connect_and_lock_without_client_certificate() {
     connect_and_lock(options(&zk.secure_connect_string("localhost").unwrap()).tls(trusting_ca(zk))).await;
 }
 
+/// A server whose certificate is self-signed and marked CA:TRUE (what
+/// `openssl req -x509` makes), trusted by giving that very certificate as
+/// `ca`, as OpenSSL (kazoo) and Java (zkCli) trust it: webpki alone refused
+/// it as a CA used as an end entity (issue 36). Its name is still checked,
+/// and another self-signed certificate is still refused.
+#[tokio::test(flavor = "multi_thread")]
+async fn tls_trusts_a_self_signed_server_certificate_given_as_the_ca() {
+    static SERVER: OnceLock<Ensemble> = OnceLock::new();
+    let zk =
+        server(&SERVER, Options { tls: Some(Tls { client_auth: false, self_signed: true }), ..Options::default() });
+    let files = zk.tls_files().unwrap();
+    let pinned = || TlsOptions::new().ca(files.self_signed.as_path());
+    connect_and_lock(options(&zk.secure_connect_string("localhost").unwrap()).tls(pinned())).await;
+    // The connect string names an address the certificate does not: refused.
+    let misnamed = options(&zk.secure_connect_string("127.0.0.1").unwrap()).tls(pinned());
+    assert!(matches!(connect_error(misnamed, "self-signed, misnamed").await, Error::Tls { .. }));
+    // Unless hostname checks are off, as kazoo's check_hostname=False.
+    connect_and_lock(options(&zk.secure_connect_string("127.0.0.1").unwrap()).tls(pinned().check_hostname(false)))
+        .await;
+    let stranger =
+        options(&zk.secure_connect_string("localhost").unwrap()).tls(TlsOptions::new().ca(files.other_ca.as_path()));
+    assert!(matches!(connect_error(stranger, "another CA").await, Error::Tls { .. }));
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn tls_connect_and_lock_with_client_certificate() {
     let zk = mutual_tls_server();
@@ -131,7 +155,7 @@ async fn tls_encrypted_client_key() {
 #[tokio::test(flavor = "multi_thread")]
 async fn tls_session_reconnects_and_keeps_its_lock() {
     // A server of its own: restarting a shared one would disturb the other tests.
-    let options_tls = Options { tls: Some(Tls { client_auth: true }), ..Options::default() };
+    let options_tls = Options { tls: Some(Tls { client_auth: true, self_signed: false }), ..Options::default() };
     let zk: &'static Ensemble = Box::leak(Box::new(Ensemble::start(1, options_tls).unwrap()));
     let connect = zk.secure_connect_string("localhost").unwrap();
     let session =

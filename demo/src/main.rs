@@ -213,7 +213,7 @@ fn run(args: &Args, log: &Arc<Log>) -> Result<bool, String> {
         Some(_) => None,
         None => {
             say!("starting a local ZooKeeper{}…", if args.tls { " (TLS, client certificates required)" } else { "" });
-            let tls = args.tls.then_some(zk_harness::Tls { client_auth: true });
+            let tls = args.tls.then_some(zk_harness::Tls { client_auth: true, self_signed: false });
             let options = zk_harness::Options { tls, ..zk_harness::Options::default() };
             Some(zk_harness::Ensemble::start(1, options).map_err(|e| e.to_string())?)
         }

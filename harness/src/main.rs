@@ -237,11 +237,13 @@ fn options(req: &Value) -> Result<Options, String> {
     if let Some(v) = req.get("reconfig") {
         o.reconfig = v.as_bool().ok_or("reconfig: expected true or false")?;
     }
-    // "tls": {"client_auth": bool}
+    // "tls": {"client_auth": bool, "self_signed": bool}
     if let Some(tls) = req.get("tls").filter(|v| !v.is_null()) {
         let client_auth = tls.get("client_auth").map_or(Some(false), Value::as_bool);
         let client_auth = client_auth.ok_or("tls.client_auth: expected true or false")?;
-        o.tls = Some(Tls { client_auth });
+        let self_signed = tls.get("self_signed").map_or(Some(false), Value::as_bool);
+        let self_signed = self_signed.ok_or("tls.self_signed: expected true or false")?;
+        o.tls = Some(Tls { client_auth, self_signed });
     }
     // "sasl": {"users": {"name": "password", …}, "required": bool}
     if let Some(sasl) = req.get("sasl").filter(|v| !v.is_null()) {

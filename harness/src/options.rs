@@ -44,6 +44,10 @@ pub struct Tls {
     /// `ssl.clientAuth=need` (only clients with a certificate signed by the
     /// ensemble's CA) or `none`.
     pub client_auth: bool,
+    /// The servers present [`TlsFiles::self_signed`](crate::TlsFiles::self_signed),
+    /// a self-signed certificate marked CA:TRUE (what `openssl req -x509`
+    /// makes), instead of one signed by the ensemble's CA.
+    pub self_signed: bool,
 }
 
 /// SASL mode: `authProvider.sasl` with a JAAS `Server` section of

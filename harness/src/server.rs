@@ -91,7 +91,7 @@ impl Server {
         // The ensemble's certificates and JAAS file live beside the servers' directories.
         let shared = self.dir.parent().unwrap_or(&self.dir);
         if let Some(tls) = opts.tls {
-            let store = shared.join("tls/server.pem");
+            let store = shared.join(if tls.self_signed { "tls/self-signed-server.pem" } else { "tls/server.pem" });
             let ca = shared.join("tls/ca.pem");
             cfg.push_str(&format!(
                 "secureClientPort={}\nsecureClientPortAddress={}\n\

@@ -23,8 +23,15 @@ pub struct TlsFiles {
     /// need client certificates must refuse it.
     pub stranger_cert: PathBuf,
     pub stranger_key: PathBuf,
+    /// A self-signed server certificate marked CA:TRUE (what `openssl req
+    /// -x509` makes), for `localhost`: the servers present it with
+    /// [`Tls::self_signed`](crate::Tls::self_signed), and a client that
+    /// trusts exactly it (as its CA) accepts them.
+    pub self_signed: PathBuf,
     /// The servers' key store: their key and certificate chain in one PEM.
     pub(crate) server_store: PathBuf,
+    /// The key store of [`TlsFiles::self_signed`].
+    pub(crate) self_signed_store: PathBuf,
 }
 
 /// Host names the servers' certificate carries: `localhost` only, so a
@@ -55,8 +62,13 @@ struct Authority {
 }
 
 fn authority(name: &str) -> Result<Authority> {
+    authority_for(&[], name)
+}
+
+/// A self-signed CA certificate; with `names`, also valid for those hosts.
+fn authority_for(names: &[&str], name: &str) -> Result<Authority> {
     let key = KeyPair::generate().map_err(err)?;
-    let mut params = CertificateParams::new(Vec::<String>::new()).map_err(err)?;
+    let mut params = CertificateParams::new(names.iter().map(|n| n.to_string()).collect::<Vec<_>>()).map_err(err)?;
     params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
     params.distinguished_name.push(DnType::CommonName, name);
     let cert = params.self_signed(&key).map_err(err)?;
@@ -83,6 +95,7 @@ pub(crate) fn make(dir: &Path) -> Result<TlsFiles> {
     let (server_cert, server_key) = leaf(SERVER_NAMES, "zookeeper", &ca)?;
     let (client_cert, client_key) = leaf(&["localhost", "127.0.0.1"], "zoolock client", &ca)?;
     let (stranger_cert, stranger_key) = leaf(&["localhost", "127.0.0.1"], "stranger", &other)?;
+    let self_signed = authority_for(SERVER_NAMES, "zookeeper, self-signed")?;
     let files = TlsFiles {
         ca: dir.join("ca.pem"),
         client_cert: dir.join("client-cert.pem"),
@@ -92,6 +105,8 @@ pub(crate) fn make(dir: &Path) -> Result<TlsFiles> {
         stranger_cert: dir.join("stranger-cert.pem"),
         stranger_key: dir.join("stranger-key.pem"),
         server_store: dir.join("server.pem"),
+        self_signed: dir.join("self-signed.pem"),
+        self_signed_store: dir.join("self-signed-server.pem"),
     };
     std::fs::write(&files.ca, ca.cert.pem())?;
     std::fs::write(&files.other_ca, other.cert.pem())?;
@@ -101,5 +116,7 @@ pub(crate) fn make(dir: &Path) -> Result<TlsFiles> {
     std::fs::write(&files.stranger_cert, stranger_cert)?;
     std::fs::write(&files.stranger_key, stranger_key)?;
     std::fs::write(&files.server_store, format!("{server_key}{server_cert}{}", ca.cert.pem()))?;
+    std::fs::write(&files.self_signed, self_signed.cert.pem())?;
+    std::fs::write(&files.self_signed_store, format!("{}{}", self_signed.key.serialize_pem(), self_signed.cert.pem()))?;
     Ok(files)
 }

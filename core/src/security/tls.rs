@@ -101,12 +101,15 @@ impl TlsOptions {
             }
         };
         let provider = ClientConfig::builder().crypto_provider().clone();
+        let anchors = roots.clone();
         let verifier = WebPkiServerVerifier::builder_with_provider(Arc::new(roots), provider)
             .with_crls(crls)
             .build()
             .map_err(|e| tls_error(format!("ca: {e}")))?;
         let verifier: Arc<dyn ServerCertVerifier> =
             if self.check_hostname { verifier } else { Arc::new(AnyHostName(verifier)) };
+        // As zookeeper-client's own: a self-signed server certificate given as `ca` is trusted.
+        let verifier = Arc::new(zk::TrustedSelfSigned::new(verifier, anchors, self.check_hostname));
         let builder = ClientConfig::builder().dangerous().with_custom_certificate_verifier(verifier);
         let probe = match identity {
             None => builder.with_no_client_auth(),

@@ -412,8 +412,10 @@ const SECURE_CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
 fn server(mode: Mode) -> &'static Ensemble {
     static SERVERS: [OnceLock<Ensemble>; 3] = [OnceLock::new(), OnceLock::new(), OnceLock::new()];
     let (slot, options) = match mode {
-        Mode::Tls => (0, Options { tls: Some(Tls { client_auth: false }), ..Options::default() }),
-        Mode::MutualTls => (1, Options { tls: Some(Tls { client_auth: true }), ..Options::default() }),
+        Mode::Tls => (0, Options { tls: Some(Tls { client_auth: false, self_signed: false }), ..Options::default() }),
+        Mode::MutualTls => {
+            (1, Options { tls: Some(Tls { client_auth: true, self_signed: false }), ..Options::default() })
+        }
         Mode::Sasl => {
             let sasl = Sasl { users: vec![(SASL_USER.into(), "s3cret-pw".into())], required: true };
             (2, Options { sasl: Some(sasl), ..Options::default() })

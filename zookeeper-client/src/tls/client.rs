@@ -8,7 +8,10 @@ use rustls::pki_types::ServerName;
 use rustls::ClientConfig;
 use tracing::warn;
 
-use super::{NoHostnameVerificationServerCertVerifier, TlsCerts, TlsClientOptions, TlsDynamicCerts, TlsInnerCerts};
+use super::{
+    NoHostnameVerificationServerCertVerifier, TlsCerts, TlsClientOptions, TlsDynamicCerts, TlsInnerCerts,
+    TrustedSelfSigned,
+};
 use crate::client::Result;
 use crate::error::Error;
 
@@ -133,26 +136,25 @@ impl TlsClient {
         };
         #[cfg(not(feature = "fips"))]
         let builder = ClientConfig::builder();
-        let builder = match options.hostname_verification {
+        let roots = certs.ca.roots.clone();
+        let verifier: Arc<dyn rustls::client::danger::ServerCertVerifier> = match options.hostname_verification {
             true => {
-                let verifier = WebPkiServerVerifier::builder_with_provider(
-                    certs.ca.roots.into(),
-                    builder.crypto_provider().clone(),
-                )
-                .with_crls(certs.ca.crls)
-                .build()
-                .map_err(|err| Error::with_other("fail to create tls server cert verifier", err))?;
-                builder.with_webpki_verifier(verifier)
+                WebPkiServerVerifier::builder_with_provider(certs.ca.roots.into(), builder.crypto_provider().clone())
+                    .with_crls(certs.ca.crls)
+                    .build()
+                    .map_err(|err| Error::with_other("fail to create tls server cert verifier", err))?
             }
             false => unsafe {
-                let verifier = NoHostnameVerificationServerCertVerifier::new(
+                Arc::new(NoHostnameVerificationServerCertVerifier::new(
                     certs.ca.roots,
                     certs.ca.crls,
                     builder.crypto_provider(),
-                );
-                builder.dangerous().with_custom_certificate_verifier(Arc::new(verifier))
+                ))
             },
         };
+        // zoolock: a self-signed server certificate given as the CA is trusted, as OpenSSL and Java trust it.
+        let verifier = TrustedSelfSigned::new(verifier, roots, options.hostname_verification);
+        let builder = builder.dangerous().with_custom_certificate_verifier(Arc::new(verifier));
         match certs.identity {
             Some(identity) => match builder.with_client_auth_cert(identity.cert, identity.key) {
                 Ok(config) => Ok(config.into()),

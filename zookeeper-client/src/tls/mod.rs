@@ -4,4 +4,5 @@ mod verifier;
 
 pub(crate) use self::client::*;
 pub use self::options::*;
+pub use self::verifier::TrustedSelfSigned;
 use self::verifier::*;

@@ -144,3 +144,88 @@ impl ServerCertVerifier for NoHostnameVerificationServerCertVerifier {
         self.supported.supported_schemes()
     }
 }
+
+/// Accepts a server certificate that is itself one of the trusted roots, as
+/// OpenSSL and Java do: a self-signed certificate made with `openssl req
+/// -x509` is marked CA:TRUE, which webpki refuses as an end entity
+/// (`CaUsedAsEndEntity`) even when the client trusts exactly it. Trusted by
+/// identity (its subject and key are a root's), the server's name is still
+/// checked against it (unless hostname verification is off) and its
+/// handshake signature verified; every other certificate goes through
+/// `inner` unchanged. (zoolock's addition: ZOOLOCK.md.)
+#[derive(Debug)]
+pub struct TrustedSelfSigned {
+    inner: Arc<dyn ServerCertVerifier>,
+    roots: RootCertStore,
+    hostname_verification: bool,
+}
+
+impl TrustedSelfSigned {
+    /// Wraps `inner`, whose trusted roots are `roots`.
+    pub fn new(inner: Arc<dyn ServerCertVerifier>, roots: RootCertStore, hostname_verification: bool) -> Self {
+        Self { inner, roots, hostname_verification }
+    }
+
+    fn is_root(&self, cert: &CertificateDer<'_>) -> bool {
+        let Ok(anchor) = webpki::anchor_from_trusted_cert(cert) else { return false };
+        self.roots.roots.iter().any(|root| {
+            root.subject.as_ref() == anchor.subject.as_ref()
+                && root.subject_public_key_info.as_ref() == anchor.subject_public_key_info.as_ref()
+        })
+    }
+}
+
+fn ca_used_as_end_entity(err: &TlsError) -> bool {
+    match err {
+        TlsError::InvalidCertificate(CertificateError::Other(OtherError(other))) => {
+            matches!(other.downcast_ref::<webpki::Error>(), Some(webpki::Error::CaUsedAsEndEntity))
+        }
+        _ => false,
+    }
+}
+
+impl ServerCertVerifier for TrustedSelfSigned {
+    fn verify_server_cert(
+        &self,
+        end_entity: &CertificateDer<'_>,
+        intermediates: &[CertificateDer<'_>],
+        server_name: &ServerName<'_>,
+        ocsp_response: &[u8],
+        now: UnixTime,
+    ) -> Result<ServerCertVerified, TlsError> {
+        let refused = match self.inner.verify_server_cert(end_entity, intermediates, server_name, ocsp_response, now) {
+            Ok(verified) => return Ok(verified),
+            Err(refused) => refused,
+        };
+        if !ca_used_as_end_entity(&refused) || !self.is_root(end_entity) {
+            return Err(refused);
+        }
+        if self.hostname_verification {
+            let cert = EndEntityCert::try_from(end_entity).map_err(pki_error)?;
+            cert.verify_is_valid_for_subject_name(server_name).map_err(pki_error)?;
+        }
+        Ok(ServerCertVerified::assertion())
+    }
+
+    fn verify_tls12_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &DigitallySignedStruct,
+    ) -> Result<HandshakeSignatureValid, TlsError> {
+        self.inner.verify_tls12_signature(message, cert, dss)
+    }
+
+    fn verify_tls13_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &DigitallySignedStruct,
+    ) -> Result<HandshakeSignatureValid, TlsError> {
+        self.inner.verify_tls13_signature(message, cert, dss)
+    }
+
+    fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
+        self.inner.supported_verify_schemes()
+    }
+}
