@@ -26,6 +26,8 @@ pub struct Hold {
     pub path: String,
     /// `Some(0)`: try once.
     pub timeout: Option<Duration>,
+    /// Spent connecting: the acquire waits what is left of `timeout`.
+    pub connecting: Duration,
     /// The exit code when not acquired in time.
     pub conflict_exit_code: u8,
     /// Nothing said when not acquired in time.
@@ -133,11 +135,12 @@ fn pipe_pair() -> std::io::Result<(OwnedFd, OwnedFd)> {
     Ok(unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) })
 }
 
-/// The first of stdin, stdout and stderr that is a terminal whose
-/// foreground group is ours: the terminal CMD is given.
-fn foreground_terminal() -> Option<RawFd> {
-    // SAFETY: isatty/tcgetpgrp/getpgrp only read.
-    (0..3).find(|&fd| unsafe { libc::isatty(fd) == 1 && libc::tcgetpgrp(fd) == libc::getpgrp() })
+/// The first of stdin, stdout and stderr that is zoolock's controlling
+/// terminal (tcgetpgrp answers only for that): the terminal CMD is given
+/// whenever zoolock's job is in its foreground.
+fn job_terminal() -> Option<RawFd> {
+    // SAFETY: isatty/tcgetpgrp only read.
+    (0..3).find(|&fd| unsafe { libc::isatty(fd) == 1 && libc::tcgetpgrp(fd) > 0 })
 }
 
 /// Whether zoolock's process group is orphaned: no parent in the same
@@ -168,7 +171,8 @@ async fn acquire(
             Box::new(Lock::new(session, &args.path, args.kind, config)?)
         }
     };
-    let options = Acquire { timeout: args.timeout, ..Acquire::default() };
+    let left = args.timeout.map(|wait| wait.saturating_sub(args.connecting));
+    let options = Acquire { timeout: left, ..Acquire::default() };
     // A signal while waiting ends the wait; the acquire, dropped, removes its node.
     let outcome = tokio::select! {
         outcome = hold.acquire_outcome(options) => outcome?,
@@ -290,7 +294,7 @@ pub async fn exec(session: &Session, args: Exec, progress: &Progress) -> zoolock
     let session_timeout = session.options().session_timeout;
     let grace = args.grace.unwrap_or(supervisor::default_grace(session_timeout));
     let grace = grace.max(supervisor::least_grace(session_timeout));
-    let terminal = foreground_terminal();
+    let terminal = job_terminal();
     let plan = |orders, reports| Plan {
         orders,
         reports,
@@ -317,6 +321,9 @@ pub async fn exec(session: &Session, args: Exec, progress: &Progress) -> zoolock
     let renewal = tokio::spawn(renew(session.clone(), states.clone(), first, orders.clone()));
 
     let (mut group, mut suspended, mut why) = (None, false, None::<String>);
+    // How long the job was stopped (Ctrl-Z), the longest time: past --grace,
+    // that, not the quorum, is why CMD was stopped.
+    let (mut stopped_at, mut longest_stop) = (None::<std::time::Instant>, Duration::ZERO);
     let stop = |why: &mut Option<String>, reason: String| {
         if why.is_none() {
             eprintln!("zoolock: the hold on {} {reason}: stopping {}", args.hold.path, args.command[0]);
@@ -332,19 +339,28 @@ pub async fn exec(session: &Session, args: Exec, progress: &Progress) -> zoolock
                     group = Some(pid);
                 }
                 // Stopped as a job: as the shell expects of a job whose command stopped.
-                Some(Report::Suspended) if !orphaned() => {
+                Some(Report::Suspended(signal)) if !orphaned() => {
                     suspended = true;
+                    stopped_at = Some(std::time::Instant::now());
+                    // The shell says "Stopped (tty input)" for SIGTTIN, as for flock's job.
+                    let signal = if matches!(signal, libc::SIGTTIN | libc::SIGTTOU) { signal } else { libc::SIGTSTP };
                     // SAFETY: raise only sends a signal to this process.
-                    unsafe { libc::raise(libc::SIGTSTP) };
+                    unsafe { libc::raise(signal) };
+                }
+                // A read or write of the terminal from an orphaned job: continued, it would
+                // only stop again. It stays stopped, as the kernel leaves it.
+                Some(Report::Suspended(libc::SIGTTIN | libc::SIGTTOU)) => {
+                    eprintln!("zoolock: {} stopped on the terminal, and no shell can continue it", args.command[0]);
                 }
                 // No shell could continue us: the kernel would drop SIGTSTP, so CMD goes on.
-                Some(Report::Suspended) => orders.send(Order::Continue),
+                Some(Report::Suspended(_)) => orders.send(Order::Continue),
                 Some(Report::Ended(end)) => break Some(end),
                 None => break None,
             },
             signal = signals.next() => match signal {
                 libc::SIGCONT if suspended => {
                     suspended = false;
+                    longest_stop = longest_stop.max(stopped_at.take().map_or(Duration::ZERO, |at| at.elapsed()));
                     orders.send(Order::Continue);
                 }
                 libc::SIGCONT => {}
@@ -366,6 +382,15 @@ pub async fn exec(session: &Session, args: Exec, progress: &Progress) -> zoolock
     let code = match end {
         Some(End::Exited(status)) => status,
         Some(End::Stopped) => exit::LOST,
+        Some(End::Unrenewed) if longest_stop >= grace => {
+            eprintln!(
+                "zoolock: its job was stopped for {}, longer than --grace ({}): nothing renewed the hold, so {} was stopped",
+                show(longest_stop),
+                show(grace),
+                args.command[0]
+            );
+            exit::LOST
+        }
         Some(End::Unrenewed) => {
             eprintln!(
                 "zoolock: the quorum did not confirm the session for {} (--grace): {} was stopped",

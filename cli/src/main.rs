@@ -284,7 +284,7 @@ async fn run(cli: Cli) -> zoolock::Result<u8> {
         options = options.connect_within(wait);
     }
     let left = |mut hold: exec::Hold| {
-        hold.timeout = hold.timeout.map(|wait| wait.saturating_sub(started.elapsed()));
+        hold.connecting = started.elapsed();
         hold
     };
     let progress = Progress::new(cli.verbose);
@@ -323,6 +323,7 @@ fn hold_of(args: args::HoldArgs) -> exec::Hold {
     };
     exec::Hold {
         timeout: args.wait(),
+        connecting: Duration::ZERO,
         conflict_exit_code: args.conflict_exit_code,
         quiet: args.quiet,
         path: args.path,

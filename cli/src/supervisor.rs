@@ -106,8 +106,10 @@ pub enum Order {
 pub enum Report {
     /// CMD runs as this pid, the id of its process group.
     Started(i32),
-    /// CMD was stopped from the terminal: zoolock should stop too.
-    Suspended,
+    /// CMD was stopped from the terminal (by this signal: SIGTSTP for
+    /// Ctrl-Z, SIGTTIN or SIGTTOU for a background read or write): zoolock
+    /// should stop too, by the same signal, so the shell says why.
+    Suspended(i32),
     /// CMD and everything it started are gone.
     Ended(End),
 }
@@ -165,7 +167,7 @@ impl Report {
     fn encode(self) -> [u8; RECORD] {
         match self {
             Report::Started(pid) => record(b'P', pid as u64, 0),
-            Report::Suspended => record(b'Z', 0, 0),
+            Report::Suspended(signal) => record(b'Z', signal as u64, 0),
             Report::Ended(End::Exited(status)) => record(b'E', 0, status as u64),
             Report::Ended(End::Stopped) => record(b'E', 1, 0),
             Report::Ended(End::Unrenewed) => record(b'E', 2, 0),
@@ -176,7 +178,7 @@ impl Report {
     pub fn decode(bytes: &[u8]) -> Option<Report> {
         match fields(bytes) {
             (b'P', pid, _) => Some(Report::Started(pid as i32)),
-            (b'Z', _, _) => Some(Report::Suspended),
+            (b'Z', signal, _) => Some(Report::Suspended(signal as i32)),
             (b'E', 0, status) => Some(Report::Ended(End::Exited(status as u8))),
             (b'E', 1, _) => Some(Report::Ended(End::Stopped)),
             (b'E', 2, _) => Some(Report::Ended(End::Unrenewed)),
@@ -198,7 +200,7 @@ pub struct Plan {
     pub until: u64,
     pub grace: u64,
     pub kill_after: u64,
-    /// The descriptor of the terminal zoolock had in the foreground, if any.
+    /// The descriptor of zoolock's controlling terminal, if it has one.
     pub terminal: Option<RawFd>,
     pub command: Vec<OsString>,
 }
@@ -339,10 +341,9 @@ impl Supervisor {
         };
         // SAFETY: getppid/getpgid/isatty/tcgetpgrp only read.
         let keeper_group = unsafe { libc::getpgid(libc::getppid()) };
-        let terminal = plan
-            .terminal
-            .map(|fd| Terminal { fd, keeper_group })
-            .filter(|terminal| terminal.foreground() == terminal.keeper_group);
+        // In the foreground or not: a job started in the background and
+        // brought to the foreground later (`fg`) gives CMD the terminal then.
+        let terminal = plan.terminal.map(|fd| Terminal { fd, keeper_group });
         let grace = plan.grace;
         let kill_at = plan.until;
         let mut supervisor = Supervisor {
@@ -555,7 +556,7 @@ impl Supervisor {
                 continue;
             }
             if libc::WIFSTOPPED(status) {
-                self.suspend();
+                self.suspend(libc::WSTOPSIG(status));
             } else if libc::WIFEXITED(status) || libc::WIFSIGNALED(status) {
                 let code = if libc::WIFEXITED(status) {
                     libc::WEXITSTATUS(status) as u8
@@ -570,16 +571,17 @@ impl Supervisor {
         }
     }
 
-    /// CMD's first process was stopped: from the terminal (Ctrl-Z, or a
-    /// read in the background) the whole job stops, zoolock included.
-    fn suspend(&mut self) {
+    /// CMD's first process was stopped by `signal`: from the terminal
+    /// (Ctrl-Z, or a read or write in the background) the whole job stops,
+    /// zoolock included.
+    fn suspend(&mut self, signal: i32) {
         if self.terminal.is_none() || self.stopping != Stopping::No {
             return;
         }
         send(-self.group, libc::SIGSTOP);
         self.suspended = true;
         self.give_terminal_back();
-        self.report(Report::Suspended);
+        self.report(Report::Suspended(signal));
     }
 
     fn give_terminal_back(&self) {
@@ -616,11 +618,6 @@ struct Terminal {
 }
 
 impl Terminal {
-    fn foreground(&self) -> i32 {
-        // SAFETY: tcgetpgrp only reads.
-        unsafe { libc::tcgetpgrp(self.fd) }
-    }
-
     /// Makes `to` the foreground group if `from` is (async-signal-safe:
     /// CMD's side runs it between fork and exec).
     fn hand(&self, from: i32, to: i32) {
@@ -711,7 +708,7 @@ mod tests {
         }
         for report in [
             Report::Started(4242),
-            Report::Suspended,
+            Report::Suspended(libc::SIGTTIN),
             Report::Ended(End::Exited(130)),
             Report::Ended(End::Stopped),
             Report::Ended(End::Unrenewed),

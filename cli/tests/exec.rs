@@ -202,6 +202,50 @@ async fn ctrl_z_stops_the_job_and_fg_gives_the_terminal_back_to_the_command() {
     assert_eq!(wait_exit(&mut child, Duration::from_secs(30)).await, 0);
 }
 
+/// Ctrl-Z held past --grace: the supervisor stops CMD (a stopped zoolock
+/// renews nothing), and zoolock, brought back, says that the stop was the
+/// cause, not the quorum (issue 36: it blamed the servers).
+#[tokio::test(flavor = "multi_thread")]
+async fn a_job_stopped_past_its_grace_says_so() {
+    let lock = path("exec-ctrl-z-long");
+    let script = "echo ready; read a; echo \"got $a\"";
+    // The user leaves the job stopped for 3 s, past the 1.7 s grace of a 5 s session.
+    let shell =
+        "\"$0\" --session-timeout 5s exec \"$1\" -- sh -c \"$2\"; read _; sleep 3; fg; echo \"zoolock exited $?\"";
+    let mut command = tokio::process::Command::new("bash");
+    command.args(["-m", "-c", shell, env!("CARGO_BIN_EXE_zoolock"), &lock, script]).env("ZOOLOCK_CONNECT", connect());
+    let (mut terminal, mut child) = Terminal::spawn(command.kill_on_drop(true));
+    terminal.shows("ready").await;
+    terminal.type_in("\x1a");
+    terminal.shows("Stopped").await;
+    terminal.type_in("\n");
+    terminal.shows("its job was stopped for").await;
+    terminal.shows("zoolock exited 74").await;
+    assert_eq!(wait_exit(&mut child, Duration::from_secs(30)).await, 0);
+}
+
+/// A job started in the background whose command reads the terminal: the
+/// command stops (SIGTTIN), and so does the job, as the shell shows it; `fg`
+/// gives the command the terminal and it reads (issue 36: it stayed stopped
+/// for good, and the lock held, while the job looked alive).
+#[tokio::test(flavor = "multi_thread")]
+async fn a_background_job_that_reads_the_terminal_stops_and_fg_brings_it_back() {
+    let lock = path("exec-background-tty");
+    let script = "read a; echo \"got $a\"";
+    // `jobs` is polled: bash's `wait` does not return when a job stops.
+    let shell = "\"$0\" exec \"$1\" -- sh -c \"$2\" & \
+                 until jobs -l | grep -q Stopped; do sleep 0.05; done; echo \"job stopped\"; \
+                 fg; echo \"zoolock exited $?\"";
+    let mut command = tokio::process::Command::new("bash");
+    command.args(["-m", "-c", shell, env!("CARGO_BIN_EXE_zoolock"), &lock, script]).env("ZOOLOCK_CONNECT", connect());
+    let (mut terminal, mut child) = Terminal::spawn(command.kill_on_drop(true));
+    terminal.shows("job stopped").await;
+    terminal.type_in("three\n");
+    terminal.shows("got three").await;
+    terminal.shows("zoolock exited 0").await;
+    assert_eq!(wait_exit(&mut child, Duration::from_secs(30)).await, 0);
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn a_server_restart_the_session_survives_does_not_stop_the_command() {
     let zk = tokio::task::spawn_blocking(|| zk_harness::Ensemble::start(1, zk_harness::Options::default()))
