@@ -117,22 +117,31 @@ impl Family {
     /// assert_eq!(Family::of("lock-0000000007"), Some(Family::DistributedLock));
     /// assert_eq!(Family::of("n-0000000003"), Some(Family::Other));
     /// assert_eq!(Family::of("leases"), None);
+    /// // After the counter wrapped (negative sequences):
+    /// assert_eq!(Family::of("5f0c__lock__-1234567890"), Some(Family::Kazoo));
+    /// assert_eq!(Family::of("5f0c__lock__-000000001"), Some(Family::Kazoo));
+    /// assert_eq!(Family::of("_c_3f2504e0-4f89-11d3-9a0c-0305e82c3301-lock--2147483648"), Some(Family::Curator));
+    /// assert_eq!(Family::of("lock--1000000000"), Some(Family::DistributedLock));
     /// ```
     pub fn of(name: &str) -> Option<Family> {
-        [10, 11].into_iter().find_map(|tail| {
+        // A marker right before the sequence decides, as in `parse`: after the
+        // counter wraps, `…__lock__-1234567890`'s last ten characters parse too.
+        let prefixes = [10, 11].into_iter().filter_map(|tail| {
             let at = name.len().checked_sub(tail).filter(|&at| name.is_char_boundary(at))?;
-            parse_sequence(&name[at..])?;
-            let prefix = &name[..at];
-            Some(if prefix.ends_with("__lock__") || prefix.ends_with("__rlock__") {
-                Family::Kazoo
+            parse_sequence(&name[at..]).map(|_| &name[..at])
+        });
+        let mut sequential = false;
+        for prefix in prefixes {
+            sequential = true;
+            if prefix.ends_with("__lock__") || prefix.ends_with("__rlock__") {
+                return Some(Family::Kazoo);
             } else if prefix == "lock-" {
-                Family::DistributedLock
+                return Some(Family::DistributedLock);
             } else if ["lock-", "__READ__", "__WRIT__"].iter().any(|m| prefix.ends_with(m)) {
-                Family::Curator
-            } else {
-                Family::Other
-            })
-        })
+                return Some(Family::Curator);
+            }
+        }
+        sequential.then_some(Family::Other)
     }
 
     /// Its place in [`Family::ALL`].
@@ -174,17 +183,25 @@ impl Scheme {
 /// `scheme`, with its family: a contender that meets one stops
 /// ([`Error::MixedSchemes`](crate::Error::MixedSchemes)) rather than hold
 /// beside it. A child matching one of `extra_markers` passes: the caller
-/// declared it.
+/// declared it; so does one `benign` names (a persistent node of the
+/// [`Family::Other`] names, which no lock library writes: an operator's
+/// note that happens to end in ten digits).
 /// ```
 /// use zoolock::naming::{unseen_by, Family};
 /// use zoolock::Scheme;
 /// let children = ["a__lock__0000000001", "_c_3f2504e0-4f89-11d3-9a0c-0305e82c3301-lock-0000000002"].map(String::from);
-/// assert_eq!(unseen_by(&children, Scheme::Kazoo, &[]), Some((children[1].as_str(), Family::Curator)));
-/// assert_eq!(unseen_by(&children, Scheme::Curator, &[]), Some((children[0].as_str(), Family::Kazoo)));
-/// assert_eq!(unseen_by(&children[..1], Scheme::Kazoo, &[]), None);
+/// let none = |_: &str| false;
+/// assert_eq!(unseen_by(&children, Scheme::Kazoo, &[], none), Some((children[1].as_str(), Family::Curator)));
+/// assert_eq!(unseen_by(&children, Scheme::Curator, &[], none), Some((children[0].as_str(), Family::Kazoo)));
+/// assert_eq!(unseen_by(&children[..1], Scheme::Kazoo, &[], none), None);
 /// ```
-pub fn unseen_by<'a>(children: &'a [String], scheme: Scheme, extra_markers: &[String]) -> Option<(&'a str, Family)> {
-    children.iter().find_map(|child| {
+pub fn unseen_by<'a>(
+    children: &'a [String],
+    scheme: Scheme,
+    extra_markers: &[String],
+    benign: impl Fn(&str) -> bool,
+) -> Option<(&'a str, Family)> {
+    children.iter().filter(|child| !benign(child)).find_map(|child| {
         let family = Family::of(child).filter(|f| *f != scheme.family())?;
         let declared = extra_markers.iter().any(|m| !m.is_empty() && child.contains(m.as_str()));
         (!declared).then_some((child.as_str(), family))
@@ -410,6 +427,30 @@ mod tests {
 
     fn names(list: &[&str]) -> Vec<String> {
         list.iter().map(|s| s.to_string()).collect()
+    }
+
+    /// Every family at every kind of sequence ZooKeeper writes (`%010d` of an
+    /// i32: after the counter wraps, a sign and nine or ten digits).
+    #[test]
+    fn families_are_told_apart_at_every_sequence() {
+        let uuid = "3f2504e0-4f89-11d3-9a0c-0305e82c3301";
+        let cases = [
+            (format!("{}__lock__", uuid.replace('-', "")), Family::Kazoo),
+            (format!("{}__rlock__", uuid.replace('-', "")), Family::Kazoo),
+            (format!("_c_{uuid}-lock-"), Family::Curator),
+            (format!("_c_{uuid}-__READ__"), Family::Curator),
+            (format!("_c_{uuid}-__WRIT__"), Family::Curator),
+            ("lock-".to_owned(), Family::DistributedLock),
+            ("n-".to_owned(), Family::Other),
+            ("x-72057594037927936-".to_owned(), Family::Other),
+        ];
+        for sequence in [0, 7, i32::MAX, -1, -999_999_999, -1_234_567_890, i32::MIN] {
+            for (prefix, family) in &cases {
+                let name = format!("{prefix}{sequence:010}");
+                assert_eq!(Family::of(&name), Some(*family), "{name}");
+            }
+        }
+        assert_eq!(Family::of("notes"), None);
     }
 
     #[test]

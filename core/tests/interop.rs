@@ -127,6 +127,26 @@ async fn distributed_lock_and_shared_prefix_nodes_refuse_every_scheme() {
     }
 }
 
+/// A persistent child whose name ends in ten digits (an operator's note, a
+/// backup's epoch) is nobody's contender: no lock library writes persistent
+/// sequential nodes, so a read of it lets the acquire go on.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_persistent_note_ending_in_digits_is_not_a_foreign_lock() {
+    let connect = shared_server();
+    let (session, raw) = (session(&connect).await, raw(&connect).await);
+    let persistent = zk::CreateMode::Persistent.with_acls(zk::Acls::anyone_all());
+    for mirror in [true, false] {
+        let path = unique_path("interop-note");
+        session.ensure_path(&path, None).await.unwrap();
+        raw.create(&format!("{path}/backup-1732867200"), b"", &persistent).await.unwrap();
+        for scheme in [Scheme::Kazoo, Scheme::Curator] {
+            let lock = lock(&session, &path, scheme, mirror);
+            assert!(lock.acquire(Acquire::timeout(std::time::Duration::from_secs(5))).await.unwrap(), "{scheme:?}");
+            lock.release().await.unwrap();
+        }
+    }
+}
+
 /// A second session, so that a refused acquire is not decided by the holder's own mirror.
 async fn session_of(connect: &str) -> zoolock::Session {
     session(connect).await

@@ -83,15 +83,16 @@ impl Lock {
             }
             let mut waited = false;
             loop {
-                if let Some(mut children) = listed.take() {
+                if let Some(children) = listed.take() {
+                    // Boxed, the children moved in and back: a waiter parks
+                    // after it, and keeps none of it.
+                    let Some(mut children) = Box::pin(self.foreign(live, children)).await? else {
+                        return Ok(Step::SessionEnded);
+                    };
                     attempt.sweep_late(live.generation, &mut children);
                     // The adaptive design mirrors again once the queue is short (mirror/mod.rs, point 9).
                     if let (Some(adaptive), Some(mirror)) = (self.spec.config.adaptive, self.spec.mirror.get()) {
                         mirror.listed(children.len(), adaptive.mirror_at_most);
-                    }
-                    let (scheme, markers) = (self.spec.config.scheme, &self.spec.config.extra_markers);
-                    if let Some((node, family)) = naming::unseen_by(&children, scheme, markers) {
-                        return Err(self.mixed(node.to_owned(), family));
                     }
                     let role = self.spec.kind.role();
                     watched = match naming::standing(&children, name, role, &self.spec.config.extra_markers) {
@@ -206,7 +207,13 @@ impl Lock {
                         Own::SessionEnded => return Ok(Mirrored::Step(Step::SessionEnded)),
                         Own::Unknown => continue,
                     },
-                    Decision::Mixed(node, family) => return Err(self.mixed(node, family)),
+                    // Boxed whole: the name it keeps across the read would size every parked waiter.
+                    Decision::Mixed(node, family) => {
+                        match Box::pin(self.refuse_or_pass(mirror, live, node, family)).await? {
+                            Some(step) => return Ok(Mirrored::Step(step)),
+                            None => continue,
+                        }
+                    }
                     Decision::SessionEnded => return Ok(Mirrored::Step(Step::SessionEnded)),
                     Decision::Broken | Decision::Dismissed => return Ok(Mirrored::Refused),
                     Decision::Waits(_) if !options.waits() => return Ok(Mirrored::Step(Step::Taken)),
@@ -224,6 +231,65 @@ impl Lock {
                 let _ = wake.await;
                 waited = true;
             }
+        }
+    }
+
+    /// Whether `node`, of a `family` that would not see ours, contends: a
+    /// node of a named library's format does; one of the
+    /// [`Family::Other`] names only if ephemeral (a lock library's, such as
+    /// zookeeper-client's shared prefixes), which a read tells — a
+    /// persistent one is an operator's note that happens to end in digits.
+    async fn contends(&self, live: &Live, node: &str, family: Family) -> Result<Own<bool>> {
+        if family != Family::Other {
+            return Ok(Own::There(true));
+        }
+        let path = format!("{}/{node}", self.holder.path);
+        Own::of(&path, live.client.check_stat(&path).await.map(|stat| stat.map(|s| s.ephemeral_owner != 0)))
+    }
+
+    /// For a listing waiter: the refusal to queue beside a node of
+    /// `children` whose library would not see ours (an error), or the
+    /// children to decide on (listed again if the connection broke on a
+    /// read); `None` when the session ended. Persistent nodes of the `Other`
+    /// names are passed over, each found so by a read at each listing: they
+    /// are rare.
+    async fn foreign(&self, live: &Live, mut children: Vec<String>) -> Result<Option<Vec<String>>> {
+        let (scheme, markers) = (self.spec.config.scheme, &self.spec.config.extra_markers);
+        loop {
+            let mut benign: Vec<String> = Vec::new();
+            let broke = loop {
+                let skip = |n: &str| benign.iter().any(|b| b == n);
+                let Some((node, family)) = naming::unseen_by(&children, scheme, markers, skip) else { break false };
+                let node = node.to_owned();
+                match self.contends(live, &node, family).await? {
+                    Own::There(true) => return Err(self.mixed(node, family)),
+                    Own::There(false) | Own::Gone => benign.push(node),
+                    Own::SessionEnded => return Ok(None),
+                    Own::Unknown => break true,
+                }
+            };
+            if !broke {
+                return Ok(Some(children));
+            }
+            match self.list(live).await? {
+                Some(listed) => children = listed,
+                None => return Ok(None),
+            }
+        }
+    }
+
+    /// For a mirrored waiter: the refusal to queue beside `node` (an error),
+    /// the session's end, or `None` to decide again (the node is persistent
+    /// and passed over from now on, gone, or the connection broke).
+    async fn refuse_or_pass(&self, mirror: &Mirror, live: &Live, node: String, family: Family) -> Result<Option<Step>> {
+        match self.contends(live, &node, family).await? {
+            Own::There(true) => Err(self.mixed(node, family)),
+            Own::There(false) | Own::Gone => {
+                mirror.benign(node);
+                Ok(None)
+            }
+            Own::SessionEnded => Ok(Some(Step::SessionEnded)),
+            Own::Unknown => Ok(None),
         }
     }
 

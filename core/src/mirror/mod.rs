@@ -169,6 +169,9 @@ struct State {
     /// names of `others`, kept only for the message that names one.
     families: [usize; 4],
     others: BTreeSet<String>,
+    /// Names of `others` found persistent (an operator's note, no lock
+    /// library's contender): passed over until the mirror is rebuilt.
+    benign: HashSet<String>,
     /// Entries marked [`Entry::ours`]: the queue's other nodes are other
     /// sessions' (or ours whose create's reply was lost), whose fan-out point 9 weighs.
     ours: usize,
@@ -268,6 +271,12 @@ impl Mirror {
         if let Some(mirror) = self.this.upgrade() {
             self.session.spawn_in(mirror_span(&self.path), mirror.resync());
         }
+    }
+
+    /// Passes over `node`, of the [`Family::Other`] names, found persistent
+    /// by a read: no lock library's contender (point 10).
+    pub fn benign(&self, node: String) {
+        self.state.lock().unwrap().benign.insert(node);
     }
 
     /// Where node `name` (of role `role`, created on session `generation`)
@@ -488,6 +497,7 @@ impl State {
         self.ours = 0;
         self.families = [0; 4];
         self.others.clear();
+        self.benign.clear();
         let mut queue = BTreeMap::new();
         for c in children {
             self.count(c, 1);
@@ -524,6 +534,7 @@ impl State {
         self.ours = 0;
         self.families = [0; 4];
         self.others.clear();
+        self.benign.clear();
     }
 
     /// Counts sequential child `name` in (`by` = 1) or out (`by` = -1) of [`State::families`].
@@ -534,7 +545,7 @@ impl State {
         if family == Family::Other {
             match by > 0 {
                 true => self.others.insert(name.to_owned()),
-                false => self.others.remove(name),
+                false => self.benign.remove(name) | self.others.remove(name),
             };
         }
     }
@@ -566,12 +577,14 @@ impl State {
 
     /// A child whose library would not see a node of `scheme` (point 10).
     fn unseen_by(&self, scheme: Scheme) -> Option<(String, Family)> {
-        let family = Family::ALL.into_iter().find(|f| *f != scheme.family() && self.families[f.index()] > 0)?;
-        let node = match family {
-            Family::Other => self.others.first().cloned(),
-            _ => self.queue.keys().map(|(_, n)| n).find(|n| Family::of(n) == Some(family)).cloned(),
-        };
-        node.map(|node| (node, family))
+        let present = Family::ALL.into_iter().filter(|f| *f != scheme.family() && self.families[f.index()] > 0);
+        present.into_iter().find_map(|family| {
+            let node = match family {
+                Family::Other => self.others.iter().find(|n| !self.benign.contains(*n)).cloned(),
+                _ => self.queue.keys().map(|(_, n)| n).find(|n| Family::of(n) == Some(family)).cloned(),
+            }?;
+            Some((node, family))
+        })
     }
 
     fn wake_all(&mut self) {
