@@ -15,9 +15,20 @@ const CHILD: &str = "ZOOLOCK_SHUTDOWN_CHILD";
 /// Longer than the test waits for the node to go: an expiry cannot pass for a close.
 const SESSION_TIMEOUT: Duration = Duration::from_secs(20);
 
-/// The child's `main`: a `#[tokio::main]` that returns while it holds. With
-/// `forget`, its hold never releases: only the session's end can remove the node.
-fn child(connect: &str, path: &str, forget: bool) -> ! {
+/// How the child leaves `main`.
+#[derive(Clone, Copy)]
+enum Leaving {
+    /// Its hold dropped on the way out.
+    Dropped,
+    /// Its hold never released: only the session's end can remove the node.
+    Forgotten,
+    /// Forgotten, after handing its session's id out (`client_id`, for
+    /// another process to resume): the session must live on.
+    HandedOut,
+}
+
+/// The child's `main`: a `#[tokio::main]` that returns while it holds.
+fn child(connect: &str, path: &str, leaving: Leaving) -> ! {
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().unwrap();
     runtime.block_on(async {
         let options = SessionOptions::new(connect).session_timeout(SESSION_TIMEOUT);
@@ -25,16 +36,28 @@ fn child(connect: &str, path: &str, forget: bool) -> ! {
         let lock = Lock::mutex(&session, path).unwrap();
         let hold = lock.hold(Acquire::default()).await.unwrap().unwrap();
         println!("\nnode={}", hold.node());
-        if forget {
-            std::mem::forget(hold);
+        match leaving {
+            Leaving::Dropped => drop(hold),
+            Leaving::Forgotten => std::mem::forget(hold),
+            Leaving::HandedOut => {
+                // Not closed on the way out (dropping the last handle would): handed over.
+                std::mem::forget(session.clone());
+                let id = session.client_id().unwrap();
+                println!(
+                    "\nid={} {}",
+                    id.session_id(),
+                    id.password().iter().map(|b| format!("{b:02x}")).collect::<String>()
+                );
+                std::mem::forget(hold);
+            }
         }
     });
     drop(runtime);
     std::process::exit(0)
 }
 
-/// Runs `test` of this binary as the child, and returns the node it held.
-fn run_child(test: &str, connect: &str, path: &str) -> String {
+/// Runs `test` of this binary as the child, and returns what it printed.
+fn run_child(test: &str, connect: &str, path: &str) -> Vec<String> {
     let mut child = Command::new(std::env::current_exe().unwrap())
         .args([test, "--exact", "--nocapture", "--test-threads=1"])
         .env(CHILD, format!("{connect} {path}"))
@@ -43,29 +66,35 @@ fn run_child(test: &str, connect: &str, path: &str) -> String {
         .unwrap();
     let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
     let seen: Vec<String> = lines.by_ref().map_while(Result::ok).collect();
-    let node = seen.iter().find_map(|l| l.strip_prefix("node=")).unwrap_or_else(|| panic!("no node in {seen:?}"));
     assert!(child.wait().unwrap().success());
-    node.to_owned()
+    seen
+}
+
+/// The value of the child's line `key=…`.
+fn said<'a>(seen: &'a [String], key: &str) -> &'a str {
+    seen.iter().find_map(|l| l.strip_prefix(key)).unwrap_or_else(|| panic!("no {key} in {seen:?}"))
 }
 
 /// Outside any runtime: the child builds its own, as `#[tokio::main]` does.
-fn the_node_goes_at_once(test: &str, forget: bool) {
+fn in_child_or_parent(test: &str, leaving: Leaving, parent: impl std::future::Future<Output = ()>) {
     if let Ok(args) = std::env::var(CHILD) {
         let (connect, path) = args.split_once(' ').unwrap();
-        child(connect, path, forget);
+        child(connect, path, leaving);
     }
-    tokio::runtime::Runtime::new().unwrap().block_on(parent(test));
+    let _ = test;
+    tokio::runtime::Runtime::new().unwrap().block_on(parent);
 }
 
-async fn parent(test: &str) {
+async fn the_node_goes_at_once(test: &str) {
     let connect = shared_server();
     let path = unique_path("shutdown");
-    let node = tokio::task::spawn_blocking({
+    let seen = tokio::task::spawn_blocking({
         let (connect, path, test) = (connect.clone(), path.clone(), test.to_owned());
         move || run_child(&test, &connect, &path)
     })
     .await
     .unwrap();
+    let node = said(&seen, "node=");
     // Gone within a quarter of the session timeout: closed, not expired.
     let raw = raw(&connect).await;
     let gone = within_children(&raw, &path, SESSION_TIMEOUT / 4, |c| c.is_empty()).await;
@@ -78,10 +107,42 @@ async fn parent(test: &str) {
 
 #[test]
 fn a_hold_dropped_as_main_returns_frees_the_lock_at_once() {
-    the_node_goes_at_once("a_hold_dropped_as_main_returns_frees_the_lock_at_once", false);
+    let test = "a_hold_dropped_as_main_returns_frees_the_lock_at_once";
+    in_child_or_parent(test, Leaving::Dropped, the_node_goes_at_once(test));
 }
 
 #[test]
 fn a_hold_never_released_frees_the_lock_when_its_runtime_shuts_down() {
-    the_node_goes_at_once("a_hold_never_released_frees_the_lock_when_its_runtime_shuts_down", true);
+    let test = "a_hold_never_released_frees_the_lock_when_its_runtime_shuts_down";
+    in_child_or_parent(test, Leaving::Forgotten, the_node_goes_at_once(test));
+}
+
+/// kazoo's hand-over of a session to another process (`client_id`): the
+/// session outlives the runtime of the program that handed it out, and the
+/// other process resumes it, its node still there.
+#[test]
+fn a_session_handed_out_is_not_closed_when_its_runtime_shuts_down() {
+    let test = "a_session_handed_out_is_not_closed_when_its_runtime_shuts_down";
+    in_child_or_parent(test, Leaving::HandedOut, async move {
+        let connect = shared_server();
+        let path = unique_path("shutdown-handed-out");
+        let seen = tokio::task::spawn_blocking({
+            let (connect, path) = (connect.clone(), path.clone());
+            move || run_child(test, &connect, &path)
+        })
+        .await
+        .unwrap();
+        let node = said(&seen, "node=").to_owned();
+        let (id, password) = said(&seen, "id=").split_once(' ').unwrap();
+        let password: Vec<u8> =
+            (0..password.len()).step_by(2).map(|i| u8::from_str_radix(&password[i..i + 2], 16).unwrap()).collect();
+        let raw = raw(&connect).await;
+        assert!(raw.check_stat(&node).await.unwrap().is_some(), "the handed-out session was closed");
+        let resumed =
+            SessionOptions::new(connect.clone()).resume(zoolock::ClientId::new(id.parse().unwrap(), password));
+        let session = Session::connect(resumed).await.unwrap();
+        assert!(raw.check_stat(&node).await.unwrap().is_some());
+        session.close().await;
+        assert!(within_children(&raw, &path, SESSION_TIMEOUT / 4, |c| c.is_empty()).await.is_some());
+    });
 }

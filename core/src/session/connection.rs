@@ -68,6 +68,8 @@ pub(crate) struct Connection {
     linked: AtomicBool,
     /// Taken to work out and publish the state: the last to publish read the latest.
     refreshing: Mutex<()>,
+    /// Set once the session's id was handed out (`Session::client_id`).
+    pub(super) id_given: Arc<AtomicBool>,
 }
 
 /// Told of every status change while registered ([`Watchers`]); `ended`:
@@ -159,6 +161,7 @@ impl Connection {
                 confirmation: Arc::default(),
                 linked: AtomicBool::new(true),
                 refreshing: Mutex::new(()),
+                id_given: Arc::default(),
             });
             connection.confirmation.opened(live.opened, quorum, live.client.session_timeout());
             connection.start_renewal(&live);
@@ -365,19 +368,21 @@ fn session_span(live: &Live) -> tracing::Span {
 /// in the span of the generation that ended ([`session_span`]).
 async fn supervise(supervisor: Supervisor, mut live: Live) {
     let shared = &supervisor.0;
-    let mut at_shutdown = CloseAtShutdown(Some(shared.clone()));
+    let mut at_shutdown = CloseAtShutdown::default();
     loop {
+        at_shutdown.arm(shared, &live);
         let generation = live.generation;
         let span = session_span(&live);
         if !follow(shared, live).instrument(span.clone()).await {
             break;
         }
+        at_shutdown.disarm();
         live = match reopen(shared, generation + 1).instrument(span).await {
             Some(live) => live,
             None => break,
         };
     }
-    at_shutdown.0 = None;
+    at_shutdown.disarm();
 }
 
 /// How long a runtime's shutdown may wait for [`CloseAtShutdown`]: a
@@ -388,26 +393,39 @@ const CLOSE_AT_SHUTDOWN: Duration = Duration::from_secs(2);
 /// `#[tokio::main]` that returns, or leaves by `?`, while it holds): the
 /// supervision, dropped unfinished, resumes the session from zoolock's own
 /// runtime and closes it, so its nodes go now and not a session timeout
-/// later. The release a dropped hold spawned died with that runtime.
-struct CloseAtShutdown(Option<Weak<Connection>>);
+/// later (the release a dropped hold spawned died with that runtime). Armed
+/// with what the close needs for each generation, so it does not depend on
+/// the session's handles outliving the shutdown; not for a session whose
+/// id was handed out (`Session::client_id`): another process may go on with it.
+#[derive(Default)]
+struct CloseAtShutdown {
+    armed: Option<(SessionOptions, Weak<Connection>, Arc<AtomicBool>)>,
+}
+
+impl CloseAtShutdown {
+    fn arm(&mut self, shared: &Weak<Connection>, live: &Live) {
+        let Some(connection) = shared.upgrade() else { return };
+        let session = live.client.session();
+        let mut options = connection.options.clone();
+        options.resume = Some(ClientId::new(session.id().0, session.password()));
+        options.connect = connection.hosts.lock().unwrap().clone();
+        options.auth.extend(connection.added_auth.lock().unwrap().iter().cloned());
+        self.armed = Some((options, shared.clone(), connection.id_given.clone()));
+    }
+
+    fn disarm(&mut self) {
+        self.armed = None;
+    }
+}
 
 impl Drop for CloseAtShutdown {
     fn drop(&mut self) {
-        let Some(connection) = self.0.take().and_then(|weak| weak.upgrade()) else { return };
-        if connection.status.borrow().state == SessionState::Closed {
+        let Some((options, shared, id_given)) = self.armed.take() else { return };
+        let closed = shared.upgrade().is_some_and(|c| c.status.borrow().state == SessionState::Closed);
+        if closed || id_given.load(Ordering::Acquire) {
             return;
         }
-        let current = connection.current.lock().ok().and_then(|current| current.clone());
-        let Some(live) = current else { return };
-        let session = live.client.session();
-        let (session_id, resume) = (session.id().0, ClientId::new(session.id().0, session.password()));
-        let mut options = connection.options.clone();
-        options.resume = Some(resume);
-        if let (Ok(hosts), Ok(added)) = (connection.hosts.lock(), connection.added_auth.lock()) {
-            options.connect = hosts.clone();
-            options.auth.extend(added.iter().cloned());
-        }
-        drop((live, connection));
+        let session_id = options.resume.as_ref().map_or(0, |id| id.session_id());
         tracing::info!(
             session_id = format_args!("{session_id:#x}"),
             "zoolock closes its session: the runtime it ran on shut down"
@@ -421,9 +439,14 @@ impl Drop for CloseAtShutdown {
             }
             Ok::<(), Error>(())
         };
-        // A thread of its own: this one may still be inside the runtime that shuts down.
-        let _ = std::thread::spawn(move || runtime::block_on(async move { timeout(CLOSE_AT_SHUTDOWN, close).await }))
-            .join();
+        // A thread of its own: this one may still be inside the runtime that
+        // shuts down. Not one to be had (a process out of threads): nothing closed.
+        let closer = std::thread::Builder::new()
+            .name("zoolock-close".into())
+            .spawn(move || runtime::block_on(async move { timeout(CLOSE_AT_SHUTDOWN, close).await }));
+        if let Ok(closer) = closer {
+            let _ = closer.join();
+        }
     }
 }
 

@@ -140,6 +140,8 @@ impl Session {
         }
         let live = self.connection().current.lock().unwrap().clone()?;
         let session = live.client.session();
+        // Another process may resume it: a runtime's shutdown must not close it.
+        self.connection().id_given.store(true, Ordering::Release);
         Some(ClientId::new(session.id().0, session.password()))
     }
 
