@@ -143,6 +143,12 @@ fn job_terminal() -> Option<RawFd> {
     (0..3).find(|&fd| unsafe { libc::isatty(fd) == 1 && libc::tcgetpgrp(fd) > 0 })
 }
 
+/// Whether zoolock's job is in its terminal's foreground now.
+fn in_foreground() -> bool {
+    // SAFETY: tcgetpgrp/getpgrp only read.
+    job_terminal().is_some_and(|fd| unsafe { libc::tcgetpgrp(fd) == libc::getpgrp() })
+}
+
 /// Whether zoolock's process group is orphaned: no parent in the same
 /// session (a shell) that could continue it after a stop.
 fn orphaned() -> bool {
@@ -338,6 +344,12 @@ pub async fn exec(session: &Session, args: Exec, progress: &Progress) -> zoolock
                     progress.say(format_args!("started {} as process {pid}", args.command[0]));
                     group = Some(pid);
                 }
+                // A read or write of the terminal while zoolock's job is in the
+                // foreground (a background job brought back by `fg` before CMD
+                // read): the terminal is CMD's, handed over with the continue.
+                Some(Report::Suspended(libc::SIGTTIN | libc::SIGTTOU)) if in_foreground() => {
+                    orders.send(Order::Continue);
+                }
                 // Stopped as a job: as the shell expects of a job whose command stopped.
                 Some(Report::Suspended(signal)) if !orphaned() => {
                     suspended = true;
@@ -347,10 +359,10 @@ pub async fn exec(session: &Session, args: Exec, progress: &Progress) -> zoolock
                     // SAFETY: raise only sends a signal to this process.
                     unsafe { libc::raise(signal) };
                 }
-                // A read or write of the terminal from an orphaned job: continued, it would
-                // only stop again. It stays stopped, as the kernel leaves it.
+                // A read or write of the terminal from an orphaned job: continued, it
+                // would only stop again, and stopped it would hold the lock for good.
                 Some(Report::Suspended(libc::SIGTTIN | libc::SIGTTOU)) => {
-                    eprintln!("zoolock: {} stopped on the terminal, and no shell can continue it", args.command[0]);
+                    stop(&mut why, "cannot be continued: its command stopped on the terminal, and no shell can continue it".into());
                 }
                 // No shell could continue us: the kernel would drop SIGTSTP, so CMD goes on.
                 Some(Report::Suspended(_)) => orders.send(Order::Continue),
@@ -382,10 +394,11 @@ pub async fn exec(session: &Session, args: Exec, progress: &Progress) -> zoolock
     let code = match end {
         Some(End::Exited(status)) => status,
         Some(End::Stopped) => exit::LOST,
-        Some(End::Unrenewed) if longest_stop >= grace => {
+        // The stop may be going on still: the report can come before the SIGCONT.
+        Some(End::Unrenewed) if longest_stop.max(stopped_at.map_or(Duration::ZERO, |at| at.elapsed())) >= grace => {
             eprintln!(
                 "zoolock: its job was stopped for {}, longer than --grace ({}): nothing renewed the hold, so {} was stopped",
-                show(longest_stop),
+                show(longest_stop.max(stopped_at.map_or(Duration::ZERO, |at| at.elapsed()))),
                 show(grace),
                 args.command[0]
             );

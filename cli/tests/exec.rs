@@ -224,6 +224,24 @@ async fn a_job_stopped_past_its_grace_says_so() {
     assert_eq!(wait_exit(&mut child, Duration::from_secs(30)).await, 0);
 }
 
+/// A job started in the background and brought to the foreground at once
+/// (`&` then `fg`), whose command reads the terminal whenever it comes to
+/// it: before `fg` (it stops, and `fg` continues it) or after (zoolock's job
+/// has the terminal: zoolock hands it to the command).
+#[tokio::test(flavor = "multi_thread")]
+async fn a_background_job_brought_to_the_foreground_reads_the_terminal() {
+    let lock = path("exec-fg-tty");
+    let script = "read a; echo \"got $a\"";
+    let shell = "\"$0\" exec \"$1\" -- sh -c \"$2\" & fg; echo \"zoolock exited $?\"";
+    let mut command = tokio::process::Command::new("bash");
+    command.args(["-m", "-c", shell, env!("CARGO_BIN_EXE_zoolock"), &lock, script]).env("ZOOLOCK_CONNECT", connect());
+    let (mut terminal, mut child) = Terminal::spawn(command.kill_on_drop(true));
+    terminal.type_in("four\n");
+    terminal.shows("got four").await;
+    terminal.shows("zoolock exited 0").await;
+    assert_eq!(wait_exit(&mut child, Duration::from_secs(30)).await, 0);
+}
+
 /// A job started in the background whose command reads the terminal: the
 /// command stops (SIGTTIN), and so does the job, as the shell shows it; `fg`
 /// gives the command the terminal and it reads (issue 36: it stayed stopped
