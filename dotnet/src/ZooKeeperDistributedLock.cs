@@ -19,7 +19,6 @@ namespace ZooLock
     {
         static readonly Func<HolderPool, Hold, ZooKeeperDistributedLockHandle> Wrap = (pool, held) => new ZooKeeperDistributedLockHandle(pool, held);
         readonly HolderPool pool;
-        readonly string name;
 
         /// <summary>A lock on <paramref name="path"/> through <paramref name="session"/>.</summary>
         /// <param name="path">An absolute ZooKeeper path, e.g. <c>/locks/ledger</c>.</param>
@@ -65,10 +64,7 @@ namespace ZooLock
         /// <summary>DistributedLock's: a lock named <paramref name="name"/> under <paramref name="directoryPath"/>, as the constructor above.</summary>
         public ZooKeeperDistributedLock(ZooKeeperPath directoryPath, string name, string connectionString,
             Action<ZooKeeperDistributedSynchronizationOptionsBuilder> options = null)
-            : this(directoryPath.Child(name, "directoryPath"), ZooKeeperDistributedSynchronizationOptionsBuilder.Source(connectionString, options))
-        {
-            this.name = name;
-        }
+            : this(directoryPath.Child(name, "directoryPath"), ZooKeeperDistributedSynchronizationOptionsBuilder.Source(connectionString, options)) { }
 
         /// <summary>DistributedLock's: a lock on <paramref name="path"/> through the session shared by every lock of <paramref name="connectionString"/>.</summary>
         /// <exception cref="ArgumentException">The root, or a path under <c>/zookeeper</c>.</exception>
@@ -93,8 +89,8 @@ namespace ZooLock
         /// <summary>The lock path.</summary>
         public string Path { get { return pool.Path; } }
 
-        /// <summary>DistributedLock's: the name it was made with, else its path.</summary>
-        public string Name { get { return name ?? Path; } }
+        /// <summary>DistributedLock's: the lock's path, as <c>ZooKeeperPath.ToString()</c> gives it.</summary>
+        public string Name { get { return Path; } }
 
         IDistributedSynchronizationHandle IDistributedLock.TryAcquire(TimeSpan timeout, CancellationToken cancellationToken) { return TryAcquire(timeout, cancellationToken); }
         IDistributedSynchronizationHandle IDistributedLock.Acquire(TimeSpan? timeout, CancellationToken cancellationToken) { return Acquire(timeout, cancellationToken); }

@@ -12,7 +12,6 @@ namespace ZooLock
     /// </summary>
     public sealed class ZooKeeperDistributedReaderWriterLock : IDistributedReaderWriterLock
     {
-        readonly string name;
         static readonly Func<HolderPool, Hold, ZooKeeperDistributedReaderWriterLockHandle> Wrap = (pool, held) => new ZooKeeperDistributedReaderWriterLockHandle(pool, held);
         readonly HolderPool readers;
         readonly HolderPool writers;
@@ -37,10 +36,7 @@ namespace ZooLock
         /// <summary>DistributedLock's: a read/write lock named <paramref name="name"/> under <paramref name="directoryPath"/>.</summary>
         public ZooKeeperDistributedReaderWriterLock(ZooKeeperPath directoryPath, string name, string connectionString,
             Action<ZooKeeperDistributedSynchronizationOptionsBuilder> options = null)
-            : this(directoryPath.Child(name, "directoryPath"), ZooKeeperDistributedSynchronizationOptionsBuilder.Source(connectionString, options), null, false)
-        {
-            this.name = name;
-        }
+            : this(directoryPath.Child(name, "directoryPath"), ZooKeeperDistributedSynchronizationOptionsBuilder.Source(connectionString, options), null, false) { }
 
         /// <summary>DistributedLock's: a read/write lock on <paramref name="path"/> through the session shared by every lock of <paramref name="connectionString"/>.</summary>
         public ZooKeeperDistributedReaderWriterLock(ZooKeeperPath path, string connectionString, Action<ZooKeeperDistributedSynchronizationOptionsBuilder> options = null)
@@ -65,8 +61,8 @@ namespace ZooLock
         /// <summary>The lock path.</summary>
         public string Path { get { return readers.Path; } }
 
-        /// <summary>DistributedLock's: the name it was made with, else its path.</summary>
-        public string Name { get { return name ?? Path; } }
+        /// <summary>DistributedLock's: the lock's path, as <c>ZooKeeperPath.ToString()</c> gives it.</summary>
+        public string Name { get { return Path; } }
 
         IDistributedSynchronizationHandle IDistributedReaderWriterLock.TryAcquireReadLock(TimeSpan timeout, CancellationToken cancellationToken) { return TryAcquireReadLock(timeout, cancellationToken); }
         IDistributedSynchronizationHandle IDistributedReaderWriterLock.AcquireReadLock(TimeSpan? timeout, CancellationToken cancellationToken) { return AcquireReadLock(timeout, cancellationToken); }

@@ -16,7 +16,6 @@ namespace ZooLock
     {
         static readonly Func<HolderPool, Hold, ZooKeeperDistributedSemaphoreHandle> Wrap = (pool, held) => new ZooKeeperDistributedSemaphoreHandle(pool, held);
         readonly HolderPool pool;
-        readonly string name;
 
         /// <summary>A semaphore of <paramref name="maxCount"/> leases on <paramref name="path"/>.</summary>
         /// <exception cref="ArgumentException">A bad path, or <paramref name="maxCount"/> below 1.</exception>
@@ -35,10 +34,7 @@ namespace ZooLock
         /// <summary>DistributedLock's: a semaphore named <paramref name="name"/> under <paramref name="directoryPath"/>.</summary>
         public ZooKeeperDistributedSemaphore(ZooKeeperPath directoryPath, string name, int maxCount, string connectionString,
             Action<ZooKeeperDistributedSynchronizationOptionsBuilder> options = null)
-            : this(directoryPath.Child(name, "directoryPath"), maxCount, ZooKeeperDistributedSynchronizationOptionsBuilder.Source(connectionString, options), null)
-        {
-            this.name = name;
-        }
+            : this(directoryPath.Child(name, "directoryPath"), maxCount, ZooKeeperDistributedSynchronizationOptionsBuilder.Source(connectionString, options), null) { }
 
         /// <summary>DistributedLock's: a semaphore on <paramref name="path"/> through the session shared by every lock of <paramref name="connectionString"/>.</summary>
         public ZooKeeperDistributedSemaphore(ZooKeeperPath path, int maxCount, string connectionString,
@@ -65,8 +61,8 @@ namespace ZooLock
         /// <summary>The semaphore path.</summary>
         public string Path { get { return pool.Path; } }
 
-        /// <summary>DistributedLock's: the name it was made with, else its path.</summary>
-        public string Name { get { return name ?? Path; } }
+        /// <summary>DistributedLock's: the lock's path, as <c>ZooKeeperPath.ToString()</c> gives it.</summary>
+        public string Name { get { return Path; } }
 
         IDistributedSynchronizationHandle IDistributedSemaphore.TryAcquire(TimeSpan timeout, CancellationToken cancellationToken) { return TryAcquire(timeout, cancellationToken); }
         IDistributedSynchronizationHandle IDistributedSemaphore.Acquire(TimeSpan? timeout, CancellationToken cancellationToken) { return Acquire(timeout, cancellationToken); }

@@ -269,7 +269,7 @@ namespace ZooLock.Tests
             var output = Fixture.Await(service.RunAsync(CancellationToken.None), "the service");
             Assert.That(output.Split(new[] { Environment.NewLine }, StringSplitOptions.RemoveEmptyEntries), Is.EqualTo(new[]
             {
-                "holds interfaces-lock, told of a loss",
+                "holds /interfaces-lock, told of a loss",
                 "the provider's try does not get it",
                 "the provider acquires it",
                 "readers keep the writer out",
