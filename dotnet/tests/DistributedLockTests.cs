@@ -250,6 +250,20 @@ namespace ZooLock.Tests
         }
 
         /// <summary>
+        /// dotnet/tests/SAMPLE.cs (zoolock's) and SAMPLE.Medallion.txt (its twin for
+        /// DistributedLock) are the same program but for one line: theirs, <c>using ZooLock;</c> in ours.
+        /// </summary>
+        static void OnlyTheUsingLineDiffers(string sample, string theirUsing)
+        {
+            var ours = File.ReadAllLines(ZkHarness.Locate("ZOOLOCK_SAMPLE_" + sample, "dotnet/tests/" + sample + ".cs"));
+            var theirs = File.ReadAllLines(ZkHarness.Locate("ZOOLOCK_SAMPLE_" + sample + "_MEDALLION", "dotnet/tests/" + sample + ".Medallion.txt"));
+            Assert.That(ours.Length, Is.EqualTo(theirs.Length), "line for line");
+            var changed = Enumerable.Range(0, ours.Length).Where(i => ours[i] != theirs[i]).ToList();
+            Assert.That(changed.Select(i => theirs[i]), Is.EqualTo(new[] { theirUsing }));
+            Assert.That(changed.Select(i => ours[i]), Is.EqualTo(new[] { "using ZooLock;" }));
+        }
+
+        /// <summary>
         /// A service written against DistributedLock's interfaces and provider
         /// extensions (Medallion.Threading) compiles against zoolock's with only
         /// its using line changed, and runs on zoolock's provider.
@@ -257,12 +271,7 @@ namespace ZooLock.Tests
         [Test]
         public void AServiceOnDistributedLocksInterfacesRunsWithOnlyItsUsingLineChanged()
         {
-            var ours = File.ReadAllLines(ZkHarness.Locate("ZOOLOCK_INTERFACES_SAMPLE", "dotnet/tests/DistributedLockInterfacesSample.cs"));
-            var theirs = File.ReadAllLines(ZkHarness.Locate("ZOOLOCK_INTERFACES_SAMPLE_MEDALLION", "dotnet/tests/DistributedLockInterfacesSample.Medallion.txt"));
-            Assert.That(ours.Length, Is.EqualTo(theirs.Length), "line for line");
-            var changed = Enumerable.Range(0, ours.Length).Where(i => ours[i] != theirs[i]).ToList();
-            Assert.That(changed.Select(i => theirs[i]), Is.EqualTo(new[] { "using Medallion.Threading;" }));
-            Assert.That(changed.Select(i => ours[i]), Is.EqualTo(new[] { "using ZooLock;" }));
+            OnlyTheUsingLineDiffers("DistributedLockInterfacesSample", "using Medallion.Threading;");
 
             var provider = new ZooKeeperDistributedSynchronizationProvider(Connect);
             var service = new DistributedLockInterfacesSample.Service(provider, provider, provider);
@@ -282,12 +291,7 @@ namespace ZooLock.Tests
         [Test]
         public void ADistributedLockProgramRunsWithOnlyItsUsingLineChanged()
         {
-            var ours = File.ReadAllLines(ZkHarness.Locate("ZOOLOCK_SAMPLE", "dotnet/tests/DistributedLockSample.cs"));
-            var theirs = File.ReadAllLines(ZkHarness.Locate("ZOOLOCK_SAMPLE_MEDALLION", "dotnet/tests/DistributedLockSample.Medallion.txt"));
-            Assert.That(ours.Length, Is.EqualTo(theirs.Length), "line for line");
-            var changed = Enumerable.Range(0, ours.Length).Where(i => ours[i] != theirs[i]).ToList();
-            Assert.That(changed.Select(i => theirs[i]), Is.EqualTo(new[] { "using Medallion.Threading.ZooKeeper;" }));
-            Assert.That(changed.Select(i => ours[i]), Is.EqualTo(new[] { "using ZooLock;" }));
+            OnlyTheUsingLineDiffers("DistributedLockSample", "using Medallion.Threading.ZooKeeper;");
 
             var output = Fixture.Await(DistributedLockSample.Worker.RunAsync(Connect), "the sample");
             Assert.That(output.Split(new[] { Environment.NewLine }, StringSplitOptions.RemoveEmptyEntries), Is.EqualTo(new[]
