@@ -161,13 +161,6 @@ echo "aarch64 hold -> x86_64 exec: handed over"
 exec {token}>&-
 done_ "CLI archives"
 
-echo '{"cmd":"shutdown"}' >&"${ZKH[1]}"
-wait "$ZKH_PID" 2>/dev/null || true
-
-echo "== the NuGet package, in a fresh consumer (x86_64, and aarch64 under qemu)"
-scripts/lib/test-nuget-consumer.sh "dist/ZooLock.$version.nupkg" linux-x64 linux-arm64 --aarch64-root "$root"
-done_ "NuGet package"
-
 echo "== the crates: a Rust service with docs/install.md's dependency lines, run against the server"
 zk_version=$(sed -n 's/^version = "\(.*\)"/\1/p' zookeeper-client/Cargo.toml)
 ls "dist/zoolock-$version.crate" "dist/zk-harness-$version.crate" "dist/zoolock-zookeeper-client-$zk_version.crate"
@@ -196,4 +189,12 @@ CARGO_TARGET_DIR="$PWD/target" cargo build -q --manifest-path "$service/Cargo.to
 said=$(ZOOKEEPER="$connect" "$PWD/target/debug/service")
 [[ "$said" == *" holds with token "* ]] || fail "the service said: $said"
 done_ "crates"
+
+echo '{"cmd":"shutdown"}' >&"${ZKH[1]}"
+wait "$ZKH_PID" 2>/dev/null || true
+
+echo "== the NuGet package, in a fresh consumer (x86_64, and aarch64 under qemu)"
+scripts/lib/test-nuget-consumer.sh "dist/ZooLock.$version.nupkg" linux-x64 linux-arm64 --aarch64-root "$root"
+done_ "NuGet package"
+
 echo "packages: $passed passed, 0 failed"
