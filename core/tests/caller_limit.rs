@@ -1,7 +1,7 @@
 //! An acquire keeps its caller's limit while the server is away (issue 35):
 //! a timed acquire returns at its timeout, a single try (zero timeout) at
-//! once with `ConnectionLoss`, and what they queued is removed once the
-//! session is back: no node is left.
+//! once with `ConnectionLoss`, a release returns at once, and what they
+//! queued or held is removed once the session is back: no node is left.
 
 mod common;
 
@@ -22,6 +22,9 @@ async fn acquires_keep_their_limit_during_an_outage_and_leave_no_node() {
     let lock = Lock::mutex(&session, &path).unwrap();
     assert!(lock.acquire(Acquire::default()).await.unwrap());
     lock.release().await.unwrap();
+    let held_path = unique_path("caller-limit-held");
+    let held = Lock::mutex(&session, &held_path).unwrap();
+    assert!(held.acquire(Acquire::default()).await.unwrap());
 
     inject(move || ensemble.stop(0).unwrap()).await;
     let started = Instant::now();
@@ -37,10 +40,19 @@ async fn acquires_keep_their_limit_during_an_outage_and_leave_no_node() {
     // It waited for a connection until the session timeout (10.7 s with 10 s).
     assert!(waited < Duration::from_secs(1), "a single try returned after {waited:?}");
 
+    // A release during the outage returns at once (it waited 2 s more for
+    // a connection); its delete goes on in the background.
+    let started = Instant::now();
+    assert!(held.release().await.unwrap());
+    let waited = started.elapsed();
+    assert!(waited < Duration::from_secs(1), "a release returned after {waited:?}");
+
     inject(move || ensemble.restart(0).unwrap()).await;
     let raw = raw(&connect).await;
     let left = within_children(&raw, &path, Duration::from_secs(15), |c| c.is_empty()).await;
     assert!(left.is_some(), "a node of the timed-out acquires is left");
+    let released = within_children(&raw, &held_path, Duration::from_secs(15), |c| c.is_empty()).await;
+    assert!(released.is_some(), "the released node is left");
     assert!(lock.acquire(Acquire::timeout(Duration::from_secs(10))).await.unwrap());
     lock.release().await.unwrap();
 }

@@ -128,7 +128,8 @@ impl Removal {
     /// Runs the removal in the caller's task — no task of its own, no wake
     /// of another thread — and returns true if the node is certainly gone.
     /// The wait is bounded: once the session is not connected, at most
-    /// [`FOREGROUND_WAIT`] more; the removal then goes on in the background,
+    /// [`FOREGROUND_WAIT`] more (none if it was not connected to begin
+    /// with); the removal then goes on in the background,
     /// as it does if the wait is dropped (a caller's timeout, a cancelled
     /// task): a removal once started is never stopped.
     ///
@@ -140,11 +141,16 @@ impl Removal {
     /// release (`a_release_cut_off_midway_returns_within_its_bound`) is the case.
     pub fn run_bounded(self) -> impl Future<Output = bool> + Send {
         let mut status = self.session.subscribe();
+        // Not connected to begin with (an outage): no wait at all, as a
+        // caller's timeout would have it (issue 35: a C# Dispose took 2.2 s).
+        let connected = self.session.status().state == SessionState::Connected;
         let work = Foreground { session: self.session.clone(), work: Some(Box::pin(self.run())) };
         async move {
             let disconnected = async {
                 let _ = status.wait_for(|s| s.state != SessionState::Connected).await;
-                tokio::time::sleep(FOREGROUND_WAIT).await;
+                if connected {
+                    tokio::time::sleep(FOREGROUND_WAIT).await;
+                }
             };
             tokio::select! {
                 biased;
