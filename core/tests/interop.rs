@@ -2,9 +2,10 @@
 //! nodes whose library sees its own (docs/interop.md's matrix), and refuses
 //! the others with `MixedSchemes`, leaving no node. The peers here are
 //! zookeeper-client's own lock (the Rust library a zoolock user most likely
-//! migrates from) and nodes laid out as DistributedLock.ZooKeeper and
-//! ZooKeeper's recipes lay them out; kazoo's cells are in
-//! python/tests/test_interop.py.
+//! migrates from), Curator's `InterProcessMutex` (Java, Debian's jars:
+//! tests/peers/CuratorMutex.java), and nodes laid out as
+//! DistributedLock.ZooKeeper and ZooKeeper's recipes lay them out; kazoo's
+//! cells are in python/tests/test_interop.py.
 
 mod common;
 
@@ -145,6 +146,76 @@ async fn a_persistent_note_ending_in_digits_is_not_a_foreign_lock() {
             lock.release().await.unwrap();
         }
     }
+}
+
+/// Curator's own InterProcessMutex in a JVM of its own: `held` once it
+/// holds, released when its stdin closes (then `released`).
+struct Curator {
+    child: std::process::Child,
+    lines: std::sync::mpsc::Receiver<String>,
+}
+
+impl Curator {
+    fn start(connect: &str, path: &str) -> Curator {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
+        let built = std::process::Command::new(root.join("scripts/lib/build-worker.sh"))
+            .args(["curator", "peer"])
+            .current_dir(root)
+            .output()
+            .unwrap();
+        assert!(built.status.success(), "{}", String::from_utf8_lossy(&built.stderr));
+        let run = root.join(String::from_utf8(built.stdout).unwrap().lines().last().unwrap());
+        let mut child = std::process::Command::new(run)
+            .args([connect, path])
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let stdout = std::io::BufReader::new(child.stdout.take().unwrap());
+        let (tx, lines) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            use std::io::BufRead;
+            for line in stdout.lines().map_while(Result::ok) {
+                let _ = tx.send(line);
+            }
+        });
+        Curator { child, lines }
+    }
+
+    fn says(&self, expected: &str) {
+        let line = tokio::task::block_in_place(|| self.lines.recv_timeout(std::time::Duration::from_secs(60)));
+        assert_eq!(line.as_deref(), Ok(expected));
+    }
+
+    fn release(&mut self) {
+        drop(self.child.stdin.take());
+        self.says("released");
+        self.child.wait().unwrap();
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn curators_own_mutex_excludes_the_curator_scheme_and_refuses_the_default() {
+    let connect = shared_server();
+    let (session, raw) = (session(&connect).await, raw(&connect).await);
+    let path = unique_path("interop-curator");
+    // Curator holds: the default scheme refuses, the Curator scheme queues behind it.
+    let mut theirs = Curator::start(&connect, &path);
+    theirs.says("held");
+    let node = format!("{path}/{}", children(&raw, &path).await[0]);
+    refused(&lock(&session, &path, Scheme::Kazoo, true), &raw, &path, &node, Family::Curator).await;
+    let ours = lock(&session, &path, Scheme::Curator, true);
+    let waiting = spawn_acquire(&ours, Acquire::default());
+    queued(&raw, &path, 2).await;
+    theirs.release();
+    assert!(waiting.await.unwrap().unwrap());
+    // zoolock holds with the Curator scheme: Curator queues behind it.
+    let mut next = Curator::start(&connect, &path);
+    queued(&raw, &path, 2).await;
+    assert!(next.lines.try_recv().is_err(), "Curator held beside zoolock's curator scheme");
+    ours.release().await.unwrap();
+    next.says("held");
+    next.release();
 }
 
 /// A second session, so that a refused acquire is not decided by the holder's own mirror.

@@ -9,6 +9,7 @@
 #   csharp  bed     bed/contenders/Contender.cs            -> target/bed/dotnet/ZooLockBedContender.exe
 #   curator demo    demo/workers/curator/CuratorWorker.java         -> target/demo/curator/run
 #   curator bench   bench/contestants/curator/CuratorContestant.java -> target/bench/curator/run
+#   curator peer    tests/peers/CuratorMutex.java                   -> target/peers/curator/run
 #
 # csharp: the native library ($ZOOLOCK_NATIVE, else cargo's release build), the ZooLock assembly and the
 # program (Mono's mcs, the flags of dotnet/mcs.rsp), side by side in the
@@ -30,7 +31,7 @@ self=$(cd "$(dirname "$0")" && pwd)/$(basename "$0")
 cd "$(dirname "$0")/../.."
 
 if [ $# -ne 2 ]; then
-  echo "usage: scripts/lib/build-worker.sh csharp|curator demo|bench|bed" >&2
+  echo "usage: scripts/lib/build-worker.sh csharp|curator demo|bench|bed|peer" >&2
   exit 2
 fi
 language=$1 which=$2 name="build-worker $1 $2"
@@ -51,11 +52,15 @@ case "$language $which" in
   # same hot code ten times sooner (1 compilation left in the window, client
   # CPU per cycle halved). The serial collector: short pauses on a heap this
   # small, no GC threads competing with the server.
+  # A peer of the core's interop test: briefly, once a test.
+  "curator peer")
+    out=target/peers/curator src=tests/peers/CuratorMutex.java env=CURATOR_PEER
+    java_opts="-XX:+UseSerialGC -XX:TieredStopAtLevel=1 -Xss512k" description="Curator's InterProcessMutex for core/tests/interop.rs." ;;
   "curator bench")
     out=target/bench/curator src=bench/contestants/curator/CuratorContestant.java env=CURATOR_BENCH
     java_opts="-XX:+UseSerialGC -XX:CompileThresholdScaling=0.1 -Xss512k" description="one Curator contestant of the bench." ;;
   *)
-    echo "usage: scripts/lib/build-worker.sh csharp|curator demo|bench|bed" >&2
+    echo "usage: scripts/lib/build-worker.sh csharp|curator demo|bench|bed|peer" >&2
     exit 2 ;;
 esac
 
