@@ -391,14 +391,15 @@ pub async fn exec(session: &Session, args: Exec, progress: &Progress) -> zoolock
     };
     renewal.abort();
     let _ = supervisor.wait().await;
+    // The stop may be going on still: the report can come before the SIGCONT.
+    let stopped_for = longest_stop.max(stopped_at.map_or(Duration::ZERO, |at| at.elapsed()));
     let code = match end {
         Some(End::Exited(status)) => status,
         Some(End::Stopped) => exit::LOST,
-        // The stop may be going on still: the report can come before the SIGCONT.
-        Some(End::Unrenewed) if longest_stop.max(stopped_at.map_or(Duration::ZERO, |at| at.elapsed())) >= grace => {
+        Some(End::Unrenewed) if stopped_for >= grace => {
             eprintln!(
                 "zoolock: its job was stopped for {}, longer than --grace ({}): nothing renewed the hold, so {} was stopped",
-                show(longest_stop.max(stopped_at.map_or(Duration::ZERO, |at| at.elapsed()))),
+                show(stopped_for),
                 show(grace),
                 args.command[0]
             );
