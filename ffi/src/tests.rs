@@ -387,11 +387,14 @@ fn a_call_without_a_result_gives_its_callback_empty_data() {
         _: *const u8,
         _: u32,
     ) {
-        let seen = unsafe { &*(user_data as *const Seen) };
-        seen.send((status, data.is_null(), len)).unwrap();
+        // The callback's own sender (called exactly once): one borrowed from
+        // the test's frame was dropped by the returning test while `send`
+        // still woke the receiver (a use after free, seen as SIGSEGV in CI).
+        let seen = unsafe { Box::from_raw(user_data as *mut Seen) };
+        let _ = seen.send((status, data.is_null(), len));
     }
     let (sender, seen): (Seen, _) = std::sync::mpsc::channel();
-    let user_data = args::UserData(&sender as *const Seen as *mut std::ffi::c_void);
+    let user_data = args::UserData(Box::into_raw(Box::new(sender)) as *mut std::ffi::c_void);
     let work = async { zoolock::Result::Ok(()) };
     znode::reply_later(work, "nothing".into(), crate::cancel::Stops::new(None), record, user_data, |()| {
         znode::Reply::empty()
