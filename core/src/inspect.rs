@@ -19,7 +19,7 @@ use zookeeper_client as zk;
 use crate::codes::codes;
 use crate::error::{Error, Result};
 use crate::mirror::{DataWatchMark, Mirrors};
-use crate::naming::{self, Role, Scheme};
+use crate::naming::{self, Family, Role, Scheme};
 use crate::options::validate_path;
 use crate::session::{Live, Session};
 
@@ -283,10 +283,13 @@ fn kind_of(name: &str, role: Role) -> ParticipantKind {
     }
 }
 
-/// Curator's names start `_c_<uuid>`; kazoo's (and kazoo semaphore leases) with 32 hex digits.
+/// Curator's names start `_c_<uuid>`; kazoo's (and kazoo semaphore leases)
+/// with 32 hex digits; DistributedLock's are `lock-<seq>`.
 fn scheme_of(name: &str) -> Option<Scheme> {
     let hex = |s: &str| s.len() >= 32 && s.as_bytes()[..32].iter().all(u8::is_ascii_hexdigit);
-    if name.starts_with("_c_") {
+    if Family::of(name) == Some(Family::DistributedLock) {
+        Some(Scheme::DistributedLock)
+    } else if name.starts_with("_c_") {
         Some(Scheme::Curator)
     } else if hex(name)
         && (name.len() == 32 || name[32..].starts_with("__lock__") || name[32..].starts_with("__rlock__"))
@@ -303,7 +306,7 @@ fn participant(node: String, kind: ParticipantKind, holds: bool, stat: zk::Stat,
         scheme: scheme_of(name),
         kind,
         holds,
-        identifier: String::from_utf8_lossy(&data).into_owned(),
+        identifier: String::from_utf8_lossy(naming::identifier(&data)).into_owned(),
         session_id: stat.ephemeral_owner,
         created: SystemTime::UNIX_EPOCH + Duration::from_millis(stat.ctime.max(0) as u64),
         fencing_token: stat.czxid,

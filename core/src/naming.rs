@@ -33,6 +33,9 @@ pub enum Scheme {
     Kazoo,
     /// Curator's `_c_<uuid>-lock-<seq>` (read/write lock `__READ__`/`__WRIT__`).
     Curator,
+    /// DistributedLock.ZooKeeper's `lock-<seq>`, mutexes only: every node
+    /// has the same prefix, so the node's [`Tag`] is in its data.
+    DistributedLock,
 }
 
 /// What a contender asks for: writers exclude everyone, readers only writers.
@@ -64,7 +67,8 @@ const READER_MARKERS: [&str; 2] = ["__rlock__", "__READ__"];
 
 /// A fresh, unique prefix for one node: the uuid lets a client find its node
 /// again after a create whose reply was lost. ZooKeeper appends the sequence
-/// number (the node is created `EPHEMERAL_SEQUENTIAL`).
+/// number (the node is created `EPHEMERAL_SEQUENTIAL`). DistributedLock's
+/// `lock-` is the same for every node: [`new_tag`] adds what tells it apart.
 ///
 /// ```
 /// use zoolock::naming::{new_prefix, Role};
@@ -75,6 +79,7 @@ const READER_MARKERS: [&str; 2] = ["__rlock__", "__READ__"];
 /// let curator = new_prefix(Scheme::Curator, Role::Writer);
 /// assert!(curator.starts_with("_c_") && curator.ends_with("-lock-"));
 /// assert_ne!(new_prefix(Scheme::Kazoo, Role::Reader), new_prefix(Scheme::Kazoo, Role::Reader));
+/// assert_eq!(new_prefix(Scheme::DistributedLock, Role::Writer), "lock-");
 /// ```
 pub fn new_prefix(scheme: Scheme, role: Role) -> String {
     let id = Uuid::new_v4();
@@ -83,6 +88,76 @@ pub fn new_prefix(scheme: Scheme, role: Role) -> String {
         (Scheme::Kazoo, Role::Reader) => format!("{}__rlock__", id.simple()),
         (Scheme::Curator, Role::Writer) => format!("_c_{}-lock-", id.hyphenated()),
         (Scheme::Curator, Role::Reader) => format!("_c_{}-__READ__", id.hyphenated()),
+        // Refused by `Lock::new`: DistributedLock's readers are another recipe's.
+        (Scheme::DistributedLock, _) => DISTRIBUTED_LOCK_PREFIX.to_owned(),
+    }
+}
+
+/// DistributedLock.ZooKeeper's node prefix (its `ZooKeeperDistributedLock`'s `NodePrefix`).
+pub const DISTRIBUTED_LOCK_PREFIX: &str = "lock-";
+
+/// What finds a contender's node before its create's reply names it: its
+/// unique name prefix, or, where every node has the same prefix
+/// (DistributedLock's `lock-`), a unique token that starts the node's
+/// data. Finding a node by its token costs a read of each node of that
+/// prefix: only after a create whose reply was lost.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Tag {
+    /// The name ZooKeeper appends the sequence to.
+    pub prefix: String,
+    /// The node data's first bytes, if the prefix is not unique.
+    pub token: Option<String>,
+}
+
+/// Starts the data of a node named by a shared prefix: the token follows, then a newline.
+const TOKEN_MARK: &str = "zoolock-token:";
+
+/// A fresh [`Tag`] for a node of `scheme` and `role`.
+///
+/// ```
+/// use zoolock::naming::{new_tag, Role};
+/// use zoolock::Scheme;
+///
+/// let tag = new_tag(Scheme::DistributedLock, Role::Writer);
+/// assert_eq!(tag.prefix, "lock-");
+/// let data = tag.data(b"worker-1");
+/// assert!(tag.marks(&data) && !new_tag(Scheme::DistributedLock, Role::Writer).marks(&data));
+/// assert_eq!(zoolock::naming::identifier(&data), b"worker-1");
+/// assert_eq!(new_tag(Scheme::Kazoo, Role::Writer).token, None);
+/// ```
+pub fn new_tag(scheme: Scheme, role: Role) -> Tag {
+    let prefix = new_prefix(scheme, role);
+    let token = (scheme == Scheme::DistributedLock).then(|| format!("{TOKEN_MARK}{}\n", Uuid::new_v4().simple()));
+    Tag { prefix, token }
+}
+
+impl Tag {
+    /// The node's data: the token (if any), then `identifier`.
+    pub fn data<'a>(&self, identifier: &'a [u8]) -> std::borrow::Cow<'a, [u8]> {
+        match &self.token {
+            None => identifier.into(),
+            Some(token) => [token.as_bytes(), identifier].concat().into(),
+        }
+    }
+
+    /// Whether a node's `data` is this tag's node's (always, if the prefix is unique).
+    pub fn marks(&self, data: &[u8]) -> bool {
+        self.token.as_ref().is_none_or(|token| data.starts_with(token.as_bytes()))
+    }
+
+    /// The sequence of `child` (a name under the lock path) if it may be
+    /// this tag's node: its prefix, then a sequence.
+    pub fn sequence(&self, child: &str) -> Option<i32> {
+        child.strip_prefix(self.prefix.as_str()).and_then(parse_sequence)
+    }
+}
+
+/// A node's identifier: its data without the token a [`Tag`] put first.
+pub fn identifier(data: &[u8]) -> &[u8] {
+    let Some(rest) = data.strip_prefix(TOKEN_MARK.as_bytes()) else { return data };
+    match rest.get(32) {
+        Some(b'\n') => &rest[33..],
+        _ => data,
     }
 }
 
@@ -164,7 +239,8 @@ impl Family {
         match self {
             Family::Kazoo => Some(Scheme::Kazoo),
             Family::Curator => Some(Scheme::Curator),
-            Family::DistributedLock | Family::Other => None,
+            Family::DistributedLock => Some(Scheme::DistributedLock),
+            Family::Other => None,
         }
     }
 }
@@ -175,6 +251,7 @@ impl Scheme {
         match self {
             Scheme::Kazoo => Family::Kazoo,
             Scheme::Curator => Family::Curator,
+            Scheme::DistributedLock => Family::DistributedLock,
         }
     }
 }
@@ -221,6 +298,7 @@ pub fn new_write_prefix(scheme: Scheme) -> String {
     match scheme {
         Scheme::Kazoo => new_prefix(scheme, Role::Writer),
         Scheme::Curator => format!("_c_{}-__WRIT__", Uuid::new_v4().hyphenated()),
+        Scheme::DistributedLock => DISTRIBUTED_LOCK_PREFIX.to_owned(),
     }
 }
 
@@ -418,6 +496,8 @@ codes! {
         Kazoo = 0 => "kazoo",
         /// Curator's node names: `_c_<uuid>-lock-<seq>`.
         Curator = 1 => "curator",
+        /// DistributedLock.ZooKeeper's: `lock-<seq>`, mutexes only (3: 2 is `ZL_SCHEME_OTHER`).
+        DistributedLock = 3 => "distributedlock",
     }
 }
 

@@ -101,7 +101,7 @@ async fn a_kazoo_node_refuses_the_curator_scheme_and_a_curator_node_the_default(
 }
 
 #[tokio::test(flavor = "multi_thread")]
-async fn distributed_lock_and_shared_prefix_nodes_refuse_every_scheme() {
+async fn distributed_lock_and_shared_prefix_nodes_refuse_every_other_scheme() {
     let connect = shared_server();
     let (session, raw) = (session(&connect).await, raw(&connect).await);
     let mode = zk::CreateMode::EphemeralSequential.with_acls(zk::Acls::anyone_all());
@@ -113,7 +113,7 @@ async fn distributed_lock_and_shared_prefix_nodes_refuse_every_scheme() {
         session.ensure_path(&path, None).await.unwrap();
         let (_, sequence) = raw.create(&format!("{path}/{prefix}"), b"", &mode).await.unwrap();
         let node = format!("{path}/{prefix}{sequence}");
-        for scheme in [Scheme::Kazoo, Scheme::Curator] {
+        for scheme in Scheme::ALL.into_iter().filter(|s| s.family() != family) {
             for mirror in [true, false] {
                 refused(&lock(&session, &path, scheme, mirror), &raw, &path, &node, family).await;
             }
@@ -126,6 +126,72 @@ async fn distributed_lock_and_shared_prefix_nodes_refuse_every_scheme() {
         assert!(declared.acquire(Acquire::default()).await.unwrap());
         declared.release().await.unwrap();
     }
+}
+
+/// Which of `children` DistributedLock.ZooKeeper's lock counts as holding:
+/// its `ZooKeeperSequentialPathHelper` keeps the names that are exactly
+/// `lock-` and a sequence, and sorts them by sequence (the wrap aside).
+fn distributed_lock_holder(children: &[String]) -> Option<String> {
+    let sequence =
+        |name: &str| name.strip_prefix("lock-").filter(|s| s.len() == 10).and_then(|s| s.parse::<i32>().ok());
+    children.iter().filter_map(|c| Some((sequence(c)?, c.clone()))).min().map(|(_, name)| name)
+}
+
+/// A fleet that moves from DistributedLock.ZooKeeper one service at a time:
+/// a service still on it (its nodes laid out as it lays them out, its
+/// holder decided as it decides) and one on zoolock's distributedlock
+/// scheme exclude each other both ways, and the other schemes are refused.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_distributed_lock_service_and_the_distributedlock_scheme_exclude_each_other() {
+    let connect = shared_server();
+    let (session, raw) = (session(&connect).await, raw(&connect).await);
+    let mode = zk::CreateMode::EphemeralSequential.with_acls(zk::Acls::anyone_all());
+    let path = unique_path("interop-distributedlock");
+    session.ensure_path(&path, None).await.unwrap();
+    let old_service = || async {
+        let (_, sequence) = raw.create(&format!("{path}/lock-"), b"", &mode).await.unwrap();
+        format!("lock-{sequence}")
+    };
+    let first = old_service().await;
+    assert_eq!(distributed_lock_holder(&children(&raw, &path).await), Some(first.clone()));
+
+    let config =
+        LockConfig { scheme: Scheme::DistributedLock, identifier: b"new-service".to_vec(), ..LockConfig::default() };
+    let ours = Lock::new(&session, &path, Kind::Mutex, config).unwrap();
+    assert!(!ours.acquire(Acquire::timeout(std::time::Duration::ZERO)).await.unwrap(), "the old service holds");
+    let waiting = spawn_acquire(&ours, Acquire::default());
+    let queued_nodes = queued(&raw, &path, 2).await;
+    let our_node = queued_nodes.iter().find(|n| **n != first).unwrap().clone();
+    assert_eq!(
+        distributed_lock_holder(&queued_nodes),
+        Some(first.clone()),
+        "the old service sees our node behind its own"
+    );
+    // A second old service queues behind ours.
+    let second = old_service().await;
+    raw.delete(&format!("{path}/{first}"), None).await.unwrap();
+    assert!(waiting.await.unwrap().unwrap());
+    assert_eq!(ours.node().unwrap(), format!("{path}/{our_node}"));
+    assert_eq!(distributed_lock_holder(&children(&raw, &path).await), Some(our_node), "the old service waits for ours");
+    // The token that tells our node from every `lock-` is no part of the identifier.
+    assert_eq!(ours.queue().await.unwrap(), ["new-service", ""]);
+    // Refused, in this session too (whose own node is not the one named, maybe).
+    for scheme in [Scheme::Kazoo, Scheme::Curator] {
+        let other = lock(&session, &path, scheme, false);
+        let err = other.acquire(Acquire::timeout(std::time::Duration::from_secs(5))).await.unwrap_err();
+        assert!(matches!(err, Error::MixedSchemes { family: Family::DistributedLock, .. }), "{err:?}");
+        assert_eq!(children(&raw, &path).await.len(), 2, "the refused acquire left a node");
+    }
+    assert!(ours.release().await.unwrap());
+    assert_eq!(distributed_lock_holder(&children(&raw, &path).await), Some(second.clone()));
+    assert!(!ours.acquire(Acquire::timeout(std::time::Duration::ZERO)).await.unwrap(), "the second old service holds");
+    raw.delete(&format!("{path}/{second}"), None).await.unwrap();
+    assert!(ours.acquire(Acquire::timeout(std::time::Duration::from_secs(5))).await.unwrap());
+    ours.release().await.unwrap();
+    // DistributedLock's reader-writer lock is another recipe: refused up front.
+    let read = LockConfig { scheme: Scheme::DistributedLock, ..LockConfig::default() };
+    let err = Lock::new(&session, &path, Kind::Read, read).unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::InvalidArgument, "{err}");
 }
 
 /// A persistent child whose name ends in ten digits (an operator's note, a

@@ -10,7 +10,7 @@ use std::time::Duration;
 use common::*;
 use zk_harness::{FaultState, Landing, Op, Select};
 use zookeeper_client as zk;
-use zoolock::{Acquire, Kind, Lock, LockConfig, LockState, LostReason, Session};
+use zoolock::{Acquire, Kind, Lock, LockConfig, LockState, LostReason, Scheme, Session};
 
 /// A handle that lists the children and watches its predecessor
 /// (`LockConfig::mirror` off): the faults of the tests that use it land on
@@ -213,13 +213,16 @@ async fn a_create_that_lands_late_right_ahead_of_its_retry_is_deleted_not_waited
     let connect = shared_server();
     let raw = raw(&connect).await;
     let tries = [("single try", Acquire::no_wait()), ("wait", Acquire::timeout(Duration::from_secs(5)))];
-    for ((how, options), mirror) in tries.into_iter().flat_map(|t| [(t.clone(), false), (t, true)]) {
-        let how = format!("{how}, mirror: {mirror}");
+    // DistributedLock's `lock-` is every node's prefix: the late node is told by the token in its data.
+    let designs = [(Scheme::Kazoo, false), (Scheme::Kazoo, true), (Scheme::DistributedLock, false)];
+    for ((how, options), (scheme, mirror)) in tries.into_iter().flat_map(|t| designs.map(|d| (t.clone(), d))) {
+        let how = format!("{how}, {scheme:?}, mirror: {mirror}");
         let path = unique_path("late-create");
         // The path exists: the first create on it is the lock node's.
         raw.mkdir(&path, &zk::CreateMode::Persistent.with_acls(zk::Acls::anyone_all())).await.unwrap();
         let session = session(&connect).await;
-        let lock = Lock::new(&session, &path, Kind::Mutex, LockConfig { mirror, ..LockConfig::default() }).unwrap();
+        let config = LockConfig { mirror, scheme, ..LockConfig::default() };
+        let lock = Lock::new(&session, &path, Kind::Mutex, config).unwrap();
         let id = session.status().session_id;
         let creates = Select::session(id).op(Op::Create2).path(path.clone());
         let retry = Landing::Before(Select::any().op(Op::Create2).path(path.clone()));
@@ -234,6 +237,38 @@ async fn a_create_that_lands_late_right_ahead_of_its_retry_is_deleted_not_waited
         lock.release().await.unwrap();
         assert!(children(&raw, &path).await.is_empty());
     }
+}
+
+/// A create whose reply was lost, applied by the server, among other
+/// clients' nodes of the same name (DistributedLock's `lock-`): the acquire
+/// finds its own by the token in its data, queues with it, and leaves no
+/// second node.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_lost_create_reply_under_a_shared_prefix_finds_its_node_by_its_token() {
+    let connect = shared_server();
+    let raw = raw(&connect).await;
+    let path = unique_path("lost-create-token");
+    raw.mkdir(&path, &zk::CreateMode::Persistent.with_acls(zk::Acls::anyone_all())).await.unwrap();
+    let ephemeral = zk::CreateMode::EphemeralSequential.with_acls(zk::Acls::anyone_all());
+    let (_, sequence) = raw.create(&format!("{path}/lock-"), b"", &ephemeral).await.unwrap();
+    let theirs = format!("{path}/lock-{sequence}");
+    let session = session(&connect).await;
+    let config = LockConfig { scheme: Scheme::DistributedLock, identifier: b"ours".to_vec(), ..LockConfig::default() };
+    let lock = Lock::new(&session, &path, Kind::Mutex, config).unwrap();
+    let creates = Select::session(session.status().session_id).op(Op::Create2).path(path.clone());
+    let fault = inject(move || harness().drop_reply(creates).unwrap()).await;
+
+    let waiting = spawn_acquire(&lock, Acquire::timeout(Duration::from_secs(15)));
+    let report = inject(move || harness().wait_fault(fault, FaultState::Fired, Duration::from_secs(10))).await;
+    report.expect("the create's reply was dropped");
+    queued(&raw, &path, 2).await;
+    raw.delete(&theirs, None).await.unwrap();
+    assert!(waiting.await.unwrap().unwrap(), "the acquire found its own node and held");
+    let ours = lock.node().unwrap();
+    assert_eq!(children(&raw, &path).await, [&ours[path.len() + 1..]], "one node, ours");
+    assert_eq!(lock.queue().await.unwrap(), ["ours"]);
+    lock.release().await.unwrap();
+    assert!(children(&raw, &path).await.is_empty());
 }
 
 /// The model's `doubtful_prefixes_forgotten_with_the_attempt`: a create

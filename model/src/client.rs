@@ -41,7 +41,7 @@ pub enum Pc {
     AwaitCheck,
     /// Mirror: holds after a wake; `check_stat` of our node sent (point 8).
     AwaitHoldCheck,
-    /// Removing nodes of doubtful prefixes (`Removal` with `Target::Prefix`):
+    /// Removing nodes of doubtful prefixes (`Removal` with `Target::Tagged`):
     /// listing (or deleting) the `at`-th one.
     Sweep { then: Then, at: u8, deleting: bool },
 }
@@ -90,7 +90,7 @@ pub struct Client {
     /// The node's czxid, its fencing token.
     pub token: Option<u8>,
     /// Prefixes whose create's reply was lost and whose node was not found
-    /// (`Attempt::renew_prefix`): per attempt in main; for the session's life in the new rules.
+    /// (`Attempt::renew_tag`): per attempt in main; for the session's life in the new rules.
     pub doubtful: Vec<u8>,
     /// This handle's place in its session's line is alive (`join_line`'s `place`).
     pub in_line: bool,
@@ -395,7 +395,7 @@ impl Ctx<'_> {
         }
     }
 
-    /// `attempt.renew_prefix`: the create may still land under the old prefix.
+    /// `attempt.renew_tag`: the create may still land under the old prefix.
     fn renew(&mut self) {
         let me = self.me();
         let old = me.prefix_n;

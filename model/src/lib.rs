@@ -67,7 +67,7 @@ pub struct Rules {
     pub doubtful_own: bool,
     /// The handle remembers its doubtful prefixes until their node is found
     /// and deleted or the session ends, not only for the attempt
-    /// (main's `Attempt::doubtful`; now the session's `DoubtfulPrefixes`, per
+    /// (main's `Attempt::doubtful`; now the session's `DoubtfulTags`, per
     /// lock path): a late node can land after the attempt's sweep,
     /// right ahead of the next attempt's node.
     pub doubtful_kept: bool,

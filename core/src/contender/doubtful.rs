@@ -1,4 +1,4 @@
-//! The prefixes of creates whose reply was lost, and the sweep of their late nodes.
+//! The tags of creates whose reply was lost, and the sweep of their late nodes.
 
 use std::collections::HashMap;
 use std::sync::Mutex;
@@ -6,20 +6,23 @@ use std::time::Duration;
 
 use tokio::task::JoinHandle;
 
+use zookeeper_client as zk;
+
 use super::removal::{Removal, Target};
 use super::Nodes;
 use crate::error::connection_lost;
+use crate::naming::Tag;
 use crate::session::Session;
 
-/// Prefixes of this session's creates whose reply was lost and whose node
-/// was not found then, per lock path (see `Attempt::renew_prefix`): such a
+/// Tags of this session's creates whose reply was lost and whose node
+/// was not found then, per lock path (see `Attempt::renew_tag`): such a
 /// create can still land, late, on the server. Its node is ours and in
 /// nobody's way only once deleted, so every listing of the path by any
 /// handle of the session takes it out of the queue and deletes it
-/// ([`DoubtfulPrefixes::sweep`]), and so does a listing made for the
+/// ([`DoubtfulTags::sweep`]), and so does a listing made for the
 /// purpose when an attempt or a hold on the path ends
-/// ([`DoubtfulPrefixes::spawn_sweep`]). Kept by the session, not by the
-/// attempt: a late node can land after the attempt that gave its prefix up
+/// ([`DoubtfulTags::spawn_sweep`]). Kept by the session, not by the
+/// attempt: a late node can land after the attempt that gave its tag up
 /// has ended (its node deleted by an operator, say) and sit right ahead of
 /// the next attempt's node.
 ///
@@ -34,27 +37,44 @@ use crate::session::Session;
 /// No client rule prevents that (the model's
 /// `new_rules_late_creates_are_safe_but_can_orphan`); ZooKeeper 3.8 nearly
 /// rules such late creates out (model/README.md, "Late creates").
+///
+/// A tag whose prefix is not unique (DistributedLock's `lock-`) cannot be
+/// told by the name: a listing leaves such nodes in the queue, and each
+/// node of that prefix not seen before is read once, in the background,
+/// and deleted if it is ours. A waiter that queued behind it is woken by
+/// that delete, as by any other.
 #[derive(Default)]
-pub(crate) struct DoubtfulPrefixes(Mutex<HashMap<String, Vec<Doubtful>>>);
+pub(crate) struct DoubtfulTags(Mutex<HashMap<String, Vec<Doubtful>>>);
+
+/// What a sweep started: deletes of late nodes found by name, and reads
+/// of the new nodes of a shared prefix (each deletes ours if it finds it).
+#[derive(Default)]
+pub(crate) struct Swept {
+    pub removals: Vec<JoinHandle<()>>,
+    pub reads: Vec<JoinHandle<()>>,
+}
 
 struct Doubtful {
-    prefix: String,
+    tag: Tag,
     generation: u64,
     ephemeral: bool,
     /// Found: its removal is under way.
     deleting: bool,
+    /// With a shared prefix: the highest sequence of that prefix read for
+    /// its token (or being read). A late node lands above what was listed.
+    read_up_to: Option<i32>,
 }
 
-impl DoubtfulPrefixes {
-    /// A create under `prefix` on `parent`, sent on session `generation`, may land late.
-    pub fn add(&self, parent: &str, prefix: String, generation: u64, ephemeral: bool) {
+impl DoubtfulTags {
+    /// A create tagged `tag` on `parent`, sent on session `generation`, may land late.
+    pub fn add(&self, parent: &str, tag: Tag, generation: u64, ephemeral: bool) {
         let mut all = self.0.lock().unwrap();
         // Ephemeral entries of ended sessions, on paths not listed since, go too.
         all.retain(|_, doubtful| {
             doubtful.retain(|d| !d.ephemeral || d.generation >= generation);
             !doubtful.is_empty()
         });
-        let doubtful = Doubtful { prefix, generation, ephemeral, deleting: false };
+        let doubtful = Doubtful { tag, generation, ephemeral, deleting: false, read_up_to: None };
         all.entry(parent.to_owned()).or_default().push(doubtful);
     }
 
@@ -63,27 +83,41 @@ impl DoubtfulPrefixes {
     }
 
     /// Takes out of `children` (of `parent`, listed on session `generation`)
-    /// the late nodes of doubtful prefixes, and deletes them in the
-    /// background: the handles say when each is gone.
-    pub fn sweep(
-        &self,
-        session: &Session,
-        parent: &str,
-        generation: u64,
-        children: &mut Vec<String>,
-    ) -> Vec<JoinHandle<()>> {
+    /// the late nodes of doubtful tags, and deletes them in the background:
+    /// the handles say when each is gone. For a shared prefix, the nodes
+    /// stay in `children`, and `reads` says when the new ones of that prefix
+    /// were read and ours deleted.
+    pub fn sweep(&self, session: &Session, parent: &str, generation: u64, children: &mut Vec<String>) -> Swept {
         let mut found = Vec::new();
+        let mut unread = Vec::new();
         {
             let mut all = self.0.lock().unwrap();
-            let Some(doubtful) = all.get_mut(parent) else { return Vec::new() };
+            let Some(doubtful) = all.get_mut(parent) else { return Swept::default() };
             doubtful.retain(|d| !d.ephemeral || d.generation >= generation);
+            let listed_on = |d: &Doubtful| !d.ephemeral || d.generation == generation;
+            for late in doubtful.iter_mut().filter(|d| d.tag.token.is_some() && !d.deleting && listed_on(d)) {
+                let listed: Vec<(i32, &String)> =
+                    children.iter().filter_map(|c| Some((late.tag.sequence(c)?, c))).collect();
+                let top = listed.iter().map(|(sequence, _)| *sequence).max();
+                // Only lower sequences: the path was re-created (its counter restarted): read them all.
+                if top < late.read_up_to {
+                    late.read_up_to = None;
+                }
+                let new: Vec<String> =
+                    listed.into_iter().filter(|(s, _)| Some(*s) > late.read_up_to).map(|(_, c)| c.clone()).collect();
+                if !new.is_empty() {
+                    late.read_up_to = top;
+                    unread.push((new, late.tag.clone(), late.generation, late.ephemeral));
+                }
+            }
             children.retain(|child| {
-                let ours =
-                    |d: &&mut Doubtful| (!d.ephemeral || d.generation == generation) && child.starts_with(&d.prefix);
+                let ours = |d: &&mut Doubtful| {
+                    listed_on(d) && d.tag.token.is_none() && child.starts_with(d.tag.prefix.as_str())
+                };
                 let Some(late) = doubtful.iter_mut().find(ours) else { return true };
                 if !late.deleting {
                     late.deleting = true;
-                    found.push((format!("{parent}/{child}"), late.prefix.clone(), late.generation, late.ephemeral));
+                    found.push((format!("{parent}/{child}"), late.tag.clone(), late.generation, late.ephemeral));
                 }
                 false
             });
@@ -91,29 +125,32 @@ impl DoubtfulPrefixes {
                 all.remove(parent);
             }
         }
-        found
+        let removals = found
             .into_iter()
-            .map(|(node, prefix, generation, ephemeral)| {
-                let target = Target::Node(node);
-                let removal = Removal { session: session.clone(), target, generation, ephemeral };
-                if let Some(persistent) = removal.persistent() {
-                    let doubtful = Target::Prefix { parent: parent.to_owned(), prefix: prefix.clone() };
-                    persistent.retarget(&doubtful, &removal.target);
-                }
-                let parent = parent.to_owned();
-                removal.session.clone().spawn(async move {
-                    let session = removal.session.clone();
-                    removal.run().await;
-                    Nodes::of(&session).doubtful.forget(&parent, &prefix);
+            .map(|(node, tag, generation, ephemeral)| {
+                let removal = Removal { session: session.clone(), target: Target::Node(node), generation, ephemeral };
+                remove_late(removal, parent, tag)
+            })
+            .collect();
+        let reads = unread
+            .into_iter()
+            .map(|(names, tag, generation, ephemeral)| {
+                let (session, parent) = (session.clone(), parent.to_owned());
+                session.clone().spawn(async move {
+                    if let Some(removal) = read_for_token(&session, &parent, &names, &tag, generation, ephemeral).await
+                    {
+                        let _ = remove_late(removal, &parent, tag).await;
+                    }
                 })
             })
-            .collect()
+            .collect();
+        Swept { removals, reads }
     }
 
-    fn forget(&self, parent: &str, prefix: &str) {
+    fn forget(&self, parent: &str, tag: &Tag) {
         let mut all = self.0.lock().unwrap();
         if let Some(doubtful) = all.get_mut(parent) {
-            doubtful.retain(|d| d.prefix != prefix);
+            doubtful.retain(|d| d.tag != *tag);
             if doubtful.is_empty() {
                 all.remove(parent);
             }
@@ -121,8 +158,8 @@ impl DoubtfulPrefixes {
     }
 
     /// Lists `parent` once, in the background, to sweep it (see
-    /// [`DoubtfulPrefixes::sweep`]); `None` if the session has no doubtful
-    /// prefix there. For when an attempt or a hold ends: a late node may
+    /// [`DoubtfulTags::sweep`]); `None` if the session has no doubtful
+    /// tag there. For when an attempt or a hold ends: a late node may
     /// have landed after the last listing.
     pub fn spawn_sweep(session: &Session, parent: &str) -> Option<JoinHandle<()>> {
         if !Nodes::of(session).doubtful.any(parent) {
@@ -134,8 +171,9 @@ impl DoubtfulPrefixes {
                 let Ok(live) = session.live_for_removal().await else { return };
                 match live.client.list_children(&parent).await {
                     Ok(mut children) => {
-                        let doubtful = &Nodes::of(&session).doubtful;
-                        for removal in doubtful.sweep(&session, &parent, live.generation, &mut children) {
+                        let swept =
+                            Nodes::of(&session).doubtful.sweep(&session, &parent, live.generation, &mut children);
+                        for removal in swept.removals.into_iter().chain(swept.reads) {
                             let _ = removal.await;
                         }
                         return;
@@ -146,5 +184,61 @@ impl DoubtfulPrefixes {
                 }
             }
         }))
+    }
+}
+
+/// Deletes a late node found for doubtful `tag`, then forgets the tag.
+fn remove_late(removal: Removal, parent: &str, tag: Tag) -> JoinHandle<()> {
+    if let Some(persistent) = removal.persistent() {
+        let doubtful = Target::Tagged { parent: parent.to_owned(), tag: tag.clone() };
+        persistent.retarget(&doubtful, &removal.target);
+    }
+    let parent = parent.to_owned();
+    removal.session.clone().spawn(async move {
+        let session = removal.session.clone();
+        removal.run().await;
+        Nodes::of(&session).doubtful.forget(&parent, &tag);
+    })
+}
+
+/// Reads `names` (children of `parent` with `tag`'s shared prefix) in one
+/// round trip, retried across connection loss: the removal of the one that
+/// is `tag`'s node, if one is.
+async fn read_for_token(
+    session: &Session,
+    parent: &str,
+    names: &[String],
+    tag: &Tag,
+    generation: u64,
+    ephemeral: bool,
+) -> Option<Removal> {
+    loop {
+        let live = session.live_for_removal().await.ok()?;
+        if ephemeral && live.generation != generation {
+            return None;
+        }
+        let mut reader = live.client.new_multi_reader();
+        for name in names {
+            reader.add_get_data(&format!("{parent}/{name}")).ok()?;
+        }
+        match reader.commit().await {
+            Ok(reads) => {
+                let ours = |stat: &zk::Stat| !ephemeral || stat.ephemeral_owner == live.session_id;
+                let found = reads.into_iter().zip(names).find_map(|(read, name)| match read {
+                    zk::MultiReadResult::Data { data, stat } if ours(&stat) && tag.marks(&data) => Some(name),
+                    _ => None,
+                })?;
+                {
+                    let mut all = Nodes::of(session).doubtful.0.lock().unwrap();
+                    let late = all.get_mut(parent)?.iter_mut().find(|d| d.tag == *tag && !d.deleting)?;
+                    late.deleting = true;
+                }
+                let target = Target::Node(format!("{parent}/{found}"));
+                return Some(Removal { session: session.clone(), target, generation, ephemeral });
+            }
+            // The pause only keeps a flapping connection from spinning.
+            Err(err) if connection_lost(&err) => tokio::time::sleep(Duration::from_millis(20)).await,
+            Err(_) => return None,
+        }
     }
 }

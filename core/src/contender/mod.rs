@@ -1,9 +1,10 @@
 //! The contender's node, from its create to its removal: what every handle
 //! (lock or semaphore) queues with, and what makes sure none is left behind.
 //!
-//! An acquire makes an [`Attempt`]: the node to create, under a unique
-//! prefix. A create whose reply was lost is looked for by that prefix, and
-//! given up to the session's [`DoubtfulPrefixes`] when not found, since it
+//! An acquire makes an [`Attempt`]: the node to create, with a unique
+//! [`Tag`](crate::naming::Tag) (its name's prefix, or a token in its data).
+//! A create whose reply was lost is looked for by that tag, and
+//! given up to the session's [`DoubtfulTags`] when not found, since it
 //! may still land ([`create`]); every listing of the path sweeps such late
 //! nodes. An attempt that wins becomes a [`Won`], which the holder records as
 //! its hold; any other way out of the acquire drops the attempt, and with it
@@ -27,18 +28,18 @@ use tokio::time::timeout;
 use crate::session::{Extension, Session};
 
 pub(crate) use create::Recovered;
-pub(crate) use doubtful::DoubtfulPrefixes;
+pub(crate) use doubtful::DoubtfulTags;
 pub(crate) use persistent::PersistentNodes;
 use removal::FOREGROUND_WAIT;
 pub(crate) use removal::{parent_of, Removal, Target};
 pub(crate) use won::{NodeWatch, Won};
 
 /// What the session keeps of its contenders' nodes: the persistent ones,
-/// and the prefixes of creates that may land late.
+/// and the tags of creates that may land late.
 #[derive(Default)]
 pub(crate) struct Nodes {
     pub persistent: PersistentNodes,
-    pub doubtful: DoubtfulPrefixes,
+    pub doubtful: DoubtfulTags,
 }
 
 impl Nodes {
@@ -100,45 +101,55 @@ impl Attempt {
         Attempt { removal: Some(removal), removals: removals.clone(), place: None }
     }
 
-    /// The prefix the node is (to be) created with.
-    pub fn prefix(&self) -> &str {
+    /// The tag the node is (to be) created with.
+    pub fn tag(&self) -> &crate::naming::Tag {
         match self.removal.as_ref().map(|r| &r.target) {
-            Some(Target::Prefix { prefix, .. }) => prefix,
-            _ => unreachable!("the prefix is only asked for before the create succeeds"),
+            Some(Target::Tagged { tag, .. }) => tag,
+            _ => unreachable!("the tag is only asked for before the create succeeds"),
         }
     }
 
     /// A create's reply was lost and its node not found: that create may
-    /// still land late, under the old prefix. Create again under `prefix`;
-    /// the old one goes to the session's [`DoubtfulPrefixes`], which sweep
+    /// still land late, with the old tag. Create again with `tag`;
+    /// the old one goes to the session's [`DoubtfulTags`], which sweep
     /// its node from the first listing of the path that shows it, by this
     /// attempt or any later one of the session.
-    pub fn renew_prefix(&mut self, prefix: String) {
+    pub fn renew_tag(&mut self, tag: crate::naming::Tag) {
         let removal = self.removal.as_mut().expect("attempt in use");
         let old = removal.target.clone();
-        let Target::Prefix { parent, prefix: current } = &mut removal.target else {
-            unreachable!("a prefix is renewed only before the create succeeds")
+        let Target::Tagged { parent, tag: current } = &mut removal.target else {
+            unreachable!("a tag is renewed only before the create succeeds")
         };
-        let given_up = std::mem::replace(current, prefix);
+        let given_up = std::mem::replace(current, tag);
         Nodes::of(&removal.session).doubtful.add(parent, given_up, removal.generation, removal.ephemeral);
         if let Some(persistent) = removal.persistent() {
-            // The old prefix stays registered until its node is found, or the session closes.
+            // The old tag stays registered until its node is found, or the session closes.
             persistent.settle(&old);
             persistent.own(&removal.target);
         }
     }
 
     /// Takes out of `children` (of the path, listed on session `generation`)
-    /// the late nodes of the session's doubtful prefixes (see
-    /// [`Attempt::renew_prefix`]): each is ours and would sit in the queue,
+    /// the late nodes of the session's doubtful tags (see
+    /// [`Attempt::renew_tag`]): each is ours and would sit in the queue,
     /// maybe right ahead of our own node. It is deleted in the background,
-    /// and this acquire waits for that before it returns.
-    pub fn sweep_late(&self, generation: u64, children: &mut Vec<String>) {
-        let Some(ours) = self.removal.as_ref() else { return };
+    /// and this acquire waits for that before it returns. True if nodes of
+    /// a shared prefix are being read for a late node instead (the
+    /// distributedlock scheme's): list again after [`Attempt::swept`].
+    pub fn sweep_late(&self, generation: u64, children: &mut Vec<String>) -> bool {
+        let Some(ours) = self.removal.as_ref() else { return false };
         let (session, parent) = (&ours.session, ours.target.parent());
-        for removal in Nodes::of(session).doubtful.sweep(session, parent, generation, children) {
+        let swept = Nodes::of(session).doubtful.sweep(session, parent, generation, children);
+        let reading = !swept.reads.is_empty();
+        for removal in swept.removals.into_iter().chain(swept.reads) {
             self.removals.push(removal);
         }
+        reading
+    }
+
+    /// Waits (bounded) for the sweeps and removals this acquire started.
+    pub async fn swept(&self) {
+        self.removals.wait().await;
     }
 
     /// Keeps the node's place in its session's line for as long as it is queued or held.
@@ -203,7 +214,7 @@ impl Drop for Attempt {
         if let Some(persistent) = removal.persistent() {
             persistent.settle(&removal.target);
         }
-        let sweep = DoubtfulPrefixes::spawn_sweep(&removal.session, removal.target.parent());
+        let sweep = DoubtfulTags::spawn_sweep(&removal.session, removal.target.parent());
         self.removals.push(removal.spawn());
         if let Some(sweep) = sweep {
             self.removals.push(sweep);

@@ -12,6 +12,7 @@ use zookeeper_client as zk;
 use super::create::find_own;
 use super::Nodes;
 use crate::error::connection_lost;
+use crate::naming::Tag;
 use crate::session::{Live, Session};
 use crate::state::SessionState;
 
@@ -21,11 +22,11 @@ use crate::state::SessionState;
 pub(crate) const FOREGROUND_WAIT: Duration = Duration::from_secs(2);
 
 /// The node to remove: by name, or — when a create's reply was lost — by the
-/// unique prefix it was created with.
+/// [`Tag`] it was created with.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum Target {
     Node(String),
-    Prefix { parent: String, prefix: String },
+    Tagged { parent: String, tag: Tag },
 }
 
 impl Target {
@@ -33,7 +34,7 @@ impl Target {
     pub fn parent(&self) -> &str {
         match self {
             Target::Node(node) => parent_of(node),
-            Target::Prefix { parent, .. } => parent,
+            Target::Tagged { parent, .. } => parent,
         }
     }
 }
@@ -76,7 +77,7 @@ impl Removal {
             }
             let node = match &self.target {
                 Target::Node(node) => node.clone(),
-                Target::Prefix { parent, prefix } => match find_own(&live, parent, prefix, self.ephemeral).await {
+                Target::Tagged { parent, tag } => match find_own(&live, parent, tag, self.ephemeral).await {
                     Ok(Some((node, _))) => node,
                     Ok(None) => return true,
                     Err(err) if self.retry_after(&live, &err).await => continue,

@@ -6,7 +6,7 @@ use tokio::task::JoinHandle;
 use zookeeper_client as zk;
 
 use super::removal::{parent_of, Removal, Target};
-use super::{DoubtfulPrefixes, Nodes, Removals};
+use super::{DoubtfulTags, Nodes, Removals};
 use crate::mirror::Deletion;
 use crate::session::Session;
 
@@ -64,9 +64,9 @@ impl Won {
 
     /// Sweeps the session's late duplicates of nodes on this lock path,
     /// whatever attempt gave them up: one may have landed after the last
-    /// listing (see [`DoubtfulPrefixes`]).
+    /// listing (see [`DoubtfulTags`]).
     pub fn spawn_sweep(&self, session: &Session) -> Option<JoinHandle<()>> {
-        DoubtfulPrefixes::spawn_sweep(session, parent_of(&self.node))
+        DoubtfulTags::spawn_sweep(session, parent_of(&self.node))
     }
 
     /// Removes the node and its parts, and sweeps their late duplicates, in the background.

@@ -19,7 +19,7 @@ use crate::contender::{Attempt, Nodes, Removal, Removals, Target, Won};
 use crate::error::{Error, Result};
 use crate::holder::{holder_methods, sealed, Acquire, BoxFuture, Holder, HolderState, OnHeld};
 use crate::mirror::{Mirror, Mirrors};
-use crate::naming::{self, Role, Scheme};
+use crate::naming::{self, Role, Scheme, Tag};
 use crate::options::{validate_identifier, validate_path};
 use crate::session::{Live, Session};
 use crate::state::Outcome;
@@ -46,11 +46,11 @@ impl Kind {
         }
     }
 
-    fn new_prefix(self, scheme: Scheme) -> String {
+    fn new_tag(self, scheme: Scheme) -> Tag {
         match self {
-            Kind::Mutex => naming::new_prefix(scheme, Role::Writer),
-            Kind::Read => naming::new_prefix(scheme, Role::Reader),
-            Kind::Write => naming::new_write_prefix(scheme),
+            Kind::Mutex => naming::new_tag(scheme, Role::Writer),
+            Kind::Read => naming::new_tag(scheme, Role::Reader),
+            Kind::Write => Tag { prefix: naming::new_write_prefix(scheme), token: None },
         }
     }
 }
@@ -112,6 +112,22 @@ impl Default for Adaptive {
     /// Four sessions mirror (B(4): the mirror ahead); five and more list.
     fn default() -> Self {
         Adaptive { list_above: 4, mirror_at_most: 2 }
+    }
+}
+
+impl LockConfig {
+    /// Refuses what no lock of `kind` can be made with: for bindings that
+    /// make their core lock only once a session is there.
+    pub fn check(&self, kind: Kind) -> Result<()> {
+        validate_identifier(&self.identifier)?;
+        if self.scheme == Scheme::DistributedLock && kind != Kind::Mutex {
+            return Err(Error::InvalidArgument(format!(
+                "the distributedlock scheme names mutex nodes only, not {} nodes: DistributedLock's \
+                 reader-writer lock is another recipe",
+                kind.name()
+            )));
+        }
+        Ok(())
     }
 }
 
@@ -210,7 +226,7 @@ impl Lock {
     /// semaphore's admission lock: its path plus a suffix, which may take it
     /// past [`crate::MAX_PATH_BYTES`] by those few bytes).
     pub(crate) fn on_checked_path(session: &Session, path: &str, kind: Kind, config: LockConfig) -> Result<Lock> {
-        validate_identifier(&config.identifier)?;
+        config.check(kind)?;
         session.check_usable()?;
         if session.is_closed() {
             return Err(session.closed_error());
@@ -265,11 +281,11 @@ impl Lock {
                     // Boxed: only a contender of a burst waits here.
                     None => Box::pin(lines.create_slot()).await,
                 };
-                let prefix = self.spec.kind.new_prefix(self.spec.config.scheme);
+                let tag = self.spec.kind.new_tag(self.spec.config.scheme);
                 let mut attempt = Attempt::new(
                     Removal {
                         session: self.holder.session.clone(),
-                        target: Target::Prefix { parent: self.holder.path.clone(), prefix },
+                        target: Target::Tagged { parent: self.holder.path.clone(), tag },
                         generation: live.generation,
                         ephemeral: options.ephemeral,
                     },
@@ -298,8 +314,11 @@ impl Lock {
     }
 
     /// The session's mirror of the path, if this handle may wait on one.
+    /// Not with the distributedlock scheme: the mirror tells the session's
+    /// own nodes by their unique prefixes, and `lock-` is everyone's.
     fn mirror(&self) -> Option<Arc<Mirror>> {
-        if !self.spec.config.mirror || !self.spec.config.extra_markers.is_empty() {
+        let config = &self.spec.config;
+        if !config.mirror || !config.extra_markers.is_empty() || config.scheme == Scheme::DistributedLock {
             return None;
         }
         let session = &self.holder.session;
@@ -341,7 +360,7 @@ impl Holder for Lock {
                 };
                 let session = &self.holder.session;
                 // Late nodes of this session's are no contenders: they go.
-                Nodes::of(session).doubtful.sweep(session, &self.holder.path, live.generation, &mut children);
+                let _ = Nodes::of(session).doubtful.sweep(session, &self.holder.path, live.generation, &mut children);
                 let queue = naming::queue(&children, &self.spec.config.extra_markers);
                 let nodes: Vec<String> = queue.iter().map(|c| format!("{}/{}", self.holder.path, c.name)).collect();
                 read_identifiers(&live, &nodes).await
@@ -364,7 +383,9 @@ pub(crate) async fn read_identifiers(live: &Live, nodes: &[String]) -> Result<Ve
     Ok(results
         .into_iter()
         .filter_map(|r| match r {
-            zk::MultiReadResult::Data { data, .. } => Some(String::from_utf8_lossy(&data).into_owned()),
+            zk::MultiReadResult::Data { data, .. } => {
+                Some(String::from_utf8_lossy(naming::identifier(&data)).into_owned())
+            }
             _ => None,
         })
         .collect())

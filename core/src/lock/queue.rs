@@ -89,7 +89,15 @@ impl Lock {
                     let Some(mut children) = Box::pin(self.foreign(live, children)).await? else {
                         return Ok(Step::SessionEnded);
                     };
-                    attempt.sweep_late(live.generation, &mut children);
+                    if attempt.sweep_late(live.generation, &mut children) {
+                        // A shared prefix: our late node, if it landed, is deleted once read.
+                        Box::pin(attempt.swept()).await;
+                        match Box::pin(self.list(live)).await? {
+                            Some(children) => listed = Some(children),
+                            None => return Ok(Step::SessionEnded),
+                        }
+                        continue;
+                    }
                     // The adaptive design mirrors again once the queue is short (mirror/mod.rs, point 9).
                     if let (Some(adaptive), Some(mirror)) = (self.spec.config.adaptive, self.spec.mirror.get()) {
                         mirror.listed(children.len(), adaptive.mirror_at_most);
@@ -317,7 +325,9 @@ impl Lock {
         attempt: &Attempt,
     ) -> Decision {
         // Late nodes of this session's doubtful prefixes go, as from a listing.
-        let sweep = |children: &mut Vec<String>| attempt.sweep_late(live.generation, children);
+        let sweep = |children: &mut Vec<String>| {
+            attempt.sweep_late(live.generation, children);
+        };
         let doubtful = Nodes::of(&self.holder.session).doubtful.any(&self.holder.path);
         let list_above = self.spec.config.adaptive.map(|adaptive| adaptive.list_above);
         let role = self.spec.kind.role();
@@ -377,7 +387,8 @@ impl Lock {
             // empty, and so no allocation, unless a create is tried again.
             let mut given_up: Vec<String> = Vec::new();
             loop {
-                let prefix = attempt.prefix();
+                let tag = attempt.tag();
+                let prefix = tag.prefix.as_str();
                 let prefix_path = format!("{parent}/{prefix}");
                 // Adapting, our node counts as ours from its create event on, until
                 // our waiter decided on it (mirror/mod.rs, point 9).
@@ -392,7 +403,7 @@ impl Lock {
                     };
                     let create_options = mode.with_acls(zk::Acls::new(&self.holder.session.options().acls));
                     Lines::of(&self.holder.session).join_line(parent, prefix, role, || {
-                        live.client.create(&prefix_path, &self.spec.config.identifier, &create_options)
+                        live.client.create(&prefix_path, &tag.data(&self.spec.config.identifier), &create_options)
                     })
                 };
                 slot.sent();
@@ -404,6 +415,8 @@ impl Lock {
                         && role.waits_for(*before_role)
                         && before != prefix
                         && !given_up.contains(before)
+                        // Its name at a sequence is ours only if its prefix is unique.
+                        && before != naming::DISTRIBUTED_LOCK_PREFIX
                 });
                 attempt.keep_place(place);
                 // Mirrored, the mirror shows what is ahead once the create is answered.
@@ -425,11 +438,9 @@ impl Lock {
                     // Boxed: rare, and large for a future that every contender of a burst keeps at once.
                     Err(err) => {
                         // Tried with this prefix: a create again may find it last in line.
-                        given_up.push(attempt.prefix().to_owned());
-                        match Box::pin(
-                            attempt.recover(live, err, || self.spec.kind.new_prefix(self.spec.config.scheme)),
-                        )
-                        .await?
+                        given_up.push(attempt.tag().prefix.clone());
+                        match Box::pin(attempt.recover(live, err, || self.spec.kind.new_tag(self.spec.config.scheme)))
+                            .await?
                         {
                             Recovered::Found { node, token } => (node, token, None),
                             Recovered::Again => continue,
@@ -618,7 +629,8 @@ mod tests {
     }
 
     fn removal_of(session: &Session, path: &str, generation: u64) -> Removal {
-        let target = Target::Prefix { parent: path.to_owned(), prefix: "x-".into() };
+        let tag = crate::naming::Tag { prefix: "x-".into(), token: None };
+        let target = Target::Tagged { parent: path.to_owned(), tag };
         Removal { session: session.clone(), target, generation, ephemeral: true }
     }
 }

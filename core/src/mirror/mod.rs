@@ -284,7 +284,7 @@ impl Mirror {
     /// `list_above`: the adaptive design's limit, if the caller adapts
     /// (point 9); a caller that does not brings a dismissed mirror back.
     /// `sweep`, when given, takes the session's late nodes out of the
-    /// children (deleting them, see [`crate::contender::DoubtfulPrefixes`]):
+    /// children (deleting them, see [`crate::contender::DoubtfulTags`]):
     /// they are no contenders, though the mirror shows them until their
     /// deletion comes. Any late node ahead of ours landed before our create
     /// and is here now; one that lands later sorts behind ours.
