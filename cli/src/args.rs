@@ -5,6 +5,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
+use zoolock::Scheme;
 
 use crate::{credentials, duration};
 
@@ -158,6 +159,14 @@ pub struct HoldArgs {
     /// The node's data, shown by `status` [default: HOST:PID]
     #[arg(short = 'i', long, value_name = "ID")]
     pub identifier: Option<String>,
+    /// Name the lock's nodes as kazoo, curator or distributedlock (.NET's; mutexes only) do
+    #[arg(long, value_name = "NAME", default_value = "kazoo", value_parser = scheme, conflicts_with = "semaphore")]
+    pub scheme: Scheme,
+}
+
+fn scheme(text: &str) -> Result<Scheme, String> {
+    let names = || Scheme::ALL.map(Scheme::name).join(", ");
+    Scheme::ALL.into_iter().find(|s| s.name() == text).ok_or_else(|| format!("one of {}", names()))
 }
 
 #[derive(Args)]

@@ -35,6 +35,7 @@ pub struct Hold {
     pub kind: Kind,
     pub semaphore: Option<u32>,
     pub identifier: Option<String>,
+    pub scheme: Scheme,
 }
 
 /// What `exec` was asked to do.
@@ -173,7 +174,7 @@ async fn acquire(
         Some(leases) => Box::new(Semaphore::new(session, &args.path, identifier, leases)?),
         None => {
             let config =
-                LockConfig { identifier: identifier.into_bytes(), scheme: Scheme::Kazoo, ..LockConfig::default() };
+                LockConfig { identifier: identifier.into_bytes(), scheme: args.scheme, ..LockConfig::default() };
             Box::new(Lock::new(session, &args.path, args.kind, config)?)
         }
     };

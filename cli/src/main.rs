@@ -330,6 +330,7 @@ fn hold_of(args: args::HoldArgs) -> exec::Hold {
         kind,
         semaphore: args.semaphore,
         identifier: args.identifier,
+        scheme: args.scheme,
     }
 }
 

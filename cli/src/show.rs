@@ -62,11 +62,7 @@ fn kind_name(kind: ParticipantKind) -> &'static str {
 }
 
 fn scheme_name(scheme: Option<Scheme>) -> &'static str {
-    match scheme {
-        Some(Scheme::Kazoo) => "kazoo",
-        Some(Scheme::Curator) => "curator",
-        None => "other",
-    }
+    scheme.map_or("other", Scheme::name)
 }
 
 fn age(p: &Participant) -> Duration {

@@ -203,6 +203,28 @@ async fn exit_codes_tell_timeout_lost_bad_input_connect_failure_and_the_commands
     assert!(raw.list_children(&lock_path).await.unwrap().is_empty());
 }
 
+/// `--scheme`: a cron job in a fleet still on DistributedLock.ZooKeeper
+/// queues with its `lock-<seq>` nodes; the default scheme is refused there.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_distributedlock_scheme_shares_a_path_with_distributedlock_services() {
+    let lock_path = path("dl-scheme");
+    let raw = zk::Client::connect(&connect()).await.unwrap();
+    raw.mkdir(&lock_path, &zk::CreateMode::Persistent.with_acls(zk::Acls::anyone_all())).await.unwrap();
+    let theirs = raw_node(&raw, &lock_path, "lock-", "").await;
+    let flags = |scheme: &'static str| ["exec", "--scheme", scheme, "-n", lock_path.as_str(), "--", "true"];
+    assert_eq!(exit_code(zoolock(&flags("distributedlock"))).await, EXIT_TIMEOUT);
+    assert_eq!(exit_code(zoolock(&flags("kazoo"))).await, EXIT_BAD_INPUT, "mixed schemes");
+    assert_eq!(exit_code(zoolock(&flags("nope"))).await, EXIT_BAD_INPUT);
+    let read = ["exec", "--scheme", "distributedlock", "--read", lock_path.as_str(), "--", "true"];
+    assert_eq!(exit_code(zoolock(&read)).await, EXIT_BAD_INPUT, "mutexes only");
+    raw.delete(&theirs, None).await.unwrap();
+    let node = ["exec", "--scheme", "distributedlock", lock_path.as_str(), "--", "sh", "-c", "echo $ZOOLOCK_NODE"];
+    let output = zoolock(&node).output().await.unwrap();
+    let shown = String::from_utf8(output.stdout).unwrap();
+    assert!(shown.trim_end().strip_prefix(&format!("{lock_path}/lock-")).is_some_and(|s| s.len() == 10), "{shown}");
+    assert!(raw.list_children(&lock_path).await.unwrap().is_empty());
+}
+
 /// -n and -w count the connect: with no server up, they give up in their
 /// time (at least a healthy connect's, 1 s), not the connect timeout's 15 s.
 #[tokio::test(flavor = "multi_thread")]

@@ -117,6 +117,8 @@ namespace ZooLock
         Kazoo = 0,
         /// <summary>Curator's node names: <c>_c_&lt;uuid&gt;-lock-&lt;seq&gt;</c>.</summary>
         Curator = 1,
+        /// <summary>DistributedLock.ZooKeeper's: <c>lock-&lt;seq&gt;</c>, mutexes only (3: 2 is <c>ZL_SCHEME_OTHER</c>).</summary>
+        DistributedLock = 3,
         /// <summary>Neither: another client's marker.</summary>
         Other = NativeMethods.ZL_SCHEME_OTHER,
     }

@@ -582,6 +582,8 @@ namespace ZooLock.Native
         ///  `WriteLock` by `kind`: a read/write lock is a pair of holders of kinds
         ///  READ and WRITE on one path); nothing is sent to the server yet.
         ///  `identifier` is the node data others see in `zl_holder_queue`.
+        ///  `scheme` (`ZL_SCHEME_KAZOO`, `_CURATOR`, `_DISTRIBUTEDLOCK`: mutexes
+        ///  only) names the nodes as that library does (docs/interop.md).
         ///  `options` is 0 or a sum of flags. `ZL_LOCK_REENTRANT` makes the lock
         ///  reentrant per owner (Curator's `InterProcessMutex`): an acquire by the
         ///  `owner` that holds counts up and succeeds at once, each

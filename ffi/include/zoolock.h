@@ -233,6 +233,11 @@
 #define ZL_SCHEME_CURATOR 1
 
 /**
+ * DistributedLock.ZooKeeper's: `lock-<seq>`, mutexes only (3: 2 is `ZL_SCHEME_OTHER`).
+ */
+#define ZL_SCHEME_DISTRIBUTEDLOCK 3
+
+/**
  * An exclusive node: a mutex's, or a kazoo write lock's (kazoo names both alike).
  */
 #define ZL_PARTICIPANT_LOCK 0
@@ -948,6 +953,8 @@ void zl_leadership_free(struct ZlLeadership *leadership);
  * `WriteLock` by `kind`: a read/write lock is a pair of holders of kinds
  * READ and WRITE on one path); nothing is sent to the server yet.
  * `identifier` is the node data others see in `zl_holder_queue`.
+ * `scheme` (`ZL_SCHEME_KAZOO`, `_CURATOR`, `_DISTRIBUTEDLOCK`: mutexes
+ * only) names the nodes as that library does (docs/interop.md).
  * `options` is 0 or a sum of flags. `ZL_LOCK_REENTRANT` makes the lock
  * reentrant per owner (Curator's `InterProcessMutex`): an acquire by the
  * `owner` that holds counts up and succeeds at once, each

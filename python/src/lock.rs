@@ -6,6 +6,7 @@ use pyo3::types::PyString;
 use pyo3::PyClassInitializer;
 use zoolock::{Kind, LockConfig, Scheme};
 
+use crate::errors::IntoPy;
 use crate::holder::{self, AcquireCall, Holder};
 
 /// A distributed lock with kazoo's interface and node names: kazoo clients
@@ -16,7 +17,8 @@ use crate::holder::{self, AcquireCall, Holder};
 /// ``contenders()`` shows. ``extra_lock_patterns`` are further node-name
 /// markers to queue behind (matched literally, not as regular expressions).
 /// Keyword ``scheme="curator"`` names nodes like Curator's
-/// ``InterProcessMutex``. Not reentrant: a second ``acquire`` on a held
+/// ``InterProcessMutex``, ``scheme="distributedlock"`` like .NET's
+/// DistributedLock.ZooKeeper (mutexes only). Not reentrant: a second ``acquire`` on a held
 /// object waits for its ``release``, from whichever thread.
 ///
 /// ``reentrant=True`` (zoolock's own; kazoo has none) makes it reentrant
@@ -58,10 +60,9 @@ impl Lock {
                 .extract::<Vec<String>>()
                 .map_err(|_| PyTypeError::new_err("extra_lock_patterns must be a sequence of str"))?,
         };
-        let scheme = match scheme {
-            "kazoo" => Scheme::Kazoo,
-            "curator" => Scheme::Curator,
-            other => return Err(PyValueError::new_err(format!("scheme must be 'kazoo' or 'curator', not {other:?}"))),
+        let Some(scheme) = Scheme::ALL.into_iter().find(|s| s.name() == scheme) else {
+            let names: Vec<&str> = Scheme::ALL.iter().map(|s| s.name()).collect();
+            return Err(PyValueError::new_err(format!("scheme must be one of {names:?}, not {scheme:?}")));
         };
         let config = LockConfig {
             identifier: identifier.clone().into_bytes(),
@@ -71,6 +72,7 @@ impl Lock {
             mirror,
             ..LockConfig::default()
         };
+        config.check(kind).py_err()?;
         let lock_path = path.clone();
         let holder = Holder::new(client, path, identifier, "lock", reentrant, move |session| {
             zoolock::Lock::new(session, &lock_path, kind, config.clone())

@@ -32,3 +32,20 @@ def test_the_curator_scheme_refuses_a_path_where_kazoo_queues(client, kz, path):
     assert before[0] in str(refused.value) and "kazoo scheme" in str(refused.value)
     assert not ours.is_acquired and kz.get_children(path) == before
     theirs.release()
+
+
+def test_the_distributedlock_scheme_queues_with_distributedlock_nodes(client, kz, path):
+    # A .NET service still on DistributedLock.ZooKeeper holds: its node is `lock-<seq>`.
+    theirs = kz.create(path + "/lock-", b"", ephemeral=True, sequence=True, makepath=True)
+    ours = client.Lock(path, "py-worker", scheme="distributedlock")
+    assert not ours.acquire(blocking=False)
+    with pytest.raises(zoolock.ConfigurationError):
+        client.Lock(path, "py-worker").acquire(timeout=5)
+    kz.delete(theirs)
+    assert ours.acquire(timeout=5)
+    assert ours.contenders() == ["py-worker"]
+    ours.release()
+    with pytest.raises(ValueError, match="distributedlock"):
+        client.Lock(path, scheme="nope")
+    with pytest.raises(ValueError, match="mutex nodes only"):
+        client.ReadLock(path, scheme="distributedlock")

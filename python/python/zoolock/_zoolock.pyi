@@ -138,7 +138,7 @@ class Participant:
     def session_id(self) -> int:
         """The owning session (the node's ephemeralOwner; 0 for a persistent node)."""
     @property
-    def scheme(self) -> Literal["kazoo", "curator", "other"]:
+    def scheme(self) -> Literal["kazoo", "curator", "distributedlock", "other"]:
         """Whose naming the node follows (zoolock's default is kazoo's)."""
     @property
     def created(self) -> datetime.datetime:
