@@ -199,7 +199,8 @@ impl Leadership {
         #[cfg(test)]
         tests::after_term_check();
         // On the term's own node: the lock may hold a later term by now.
-        Ok(self.lock.session().transaction().fenced_at(self.lock.path(), vec![self.node.clone()]))
+        // An election's nodes have kazoo's names, unique for good: no session check.
+        Ok(self.lock.session().transaction().fenced_at(self.lock.path(), vec![(self.node.clone(), None)]))
     }
 
     /// Ends the term: the next candidate leads. `Ok(false)` if it was over already.

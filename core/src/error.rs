@@ -315,10 +315,10 @@ pub enum Error {
 fn mixed_advice(family: crate::naming::Family) -> String {
     match family.scheme() {
         Some(scheme) => format!(
-            "use the {} scheme on this path (Scheme::{scheme:?}, scheme=\"{}\", --scheme {})",
-            scheme.name(),
-            scheme.name(),
-            scheme.name()
+            "use the {name} scheme on this path (Scheme::{scheme:?}, scheme=\"{name}\", --scheme {name}, C# \
+             NamingScheme(ZooKeeperNamingScheme.{scheme:?})){}",
+            if scheme == crate::Scheme::DistributedLock { "; it names mutexes only" } else { "" },
+            name = scheme.name(),
         ),
         None => {
             "move every client of this path to one library: zoolock cannot write that library's node names".to_owned()

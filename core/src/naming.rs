@@ -21,6 +21,8 @@
 //! );
 //! ```
 
+use std::fmt::Write;
+
 use uuid::Uuid;
 
 use crate::codes::codes;
@@ -101,13 +103,11 @@ pub const DISTRIBUTED_LOCK_PREFIX: &str = "lock-";
 /// (DistributedLock's `lock-`), a unique token that starts the node's
 /// data. Finding a node by its token costs a read of each node of that
 /// prefix: only after a create whose reply was lost.
+///
+/// One string, as the prefix alone was (a waiter keeps it for as long as it
+/// waits): the token follows a NUL, which no node name holds.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub struct Tag {
-    /// The name ZooKeeper appends the sequence to.
-    pub prefix: String,
-    /// The node data's first bytes, if the prefix is not unique.
-    pub token: Option<String>,
-}
+pub struct Tag(String);
 
 /// Starts the data of a node named by a shared prefix: the token follows, then a newline.
 const TOKEN_MARK: &str = "zoolock-token:";
@@ -119,22 +119,39 @@ const TOKEN_MARK: &str = "zoolock-token:";
 /// use zoolock::Scheme;
 ///
 /// let tag = new_tag(Scheme::DistributedLock, Role::Writer);
-/// assert_eq!(tag.prefix, "lock-");
+/// assert_eq!(tag.prefix(), "lock-");
 /// let data = tag.data(b"worker-1");
 /// assert!(tag.marks(&data) && !new_tag(Scheme::DistributedLock, Role::Writer).marks(&data));
 /// assert_eq!(zoolock::naming::identifier(&data), b"worker-1");
-/// assert_eq!(new_tag(Scheme::Kazoo, Role::Writer).token, None);
+/// assert_eq!(new_tag(Scheme::Kazoo, Role::Writer).token(), None);
 /// ```
 pub fn new_tag(scheme: Scheme, role: Role) -> Tag {
-    let prefix = new_prefix(scheme, role);
-    let token = (scheme == Scheme::DistributedLock).then(|| format!("{TOKEN_MARK}{}\n", Uuid::new_v4().simple()));
-    Tag { prefix, token }
+    let mut tag = new_prefix(scheme, role);
+    if !scheme.unique_names() {
+        write!(tag, "\0{TOKEN_MARK}{}\n", Uuid::new_v4().simple()).expect("a String takes any text");
+    }
+    Tag(tag)
 }
 
 impl Tag {
+    /// A tag of a name prefix unique to its node.
+    pub fn unique(prefix: String) -> Tag {
+        Tag(prefix)
+    }
+
+    /// The name ZooKeeper appends the sequence to.
+    pub fn prefix(&self) -> &str {
+        self.0.split_once('\0').map_or(&self.0, |(prefix, _)| prefix)
+    }
+
+    /// The node data's first bytes, if the prefix is not unique.
+    pub fn token(&self) -> Option<&str> {
+        self.0.split_once('\0').map(|(_, token)| token)
+    }
+
     /// The node's data: the token (if any), then `identifier`.
     pub fn data<'a>(&self, identifier: &'a [u8]) -> std::borrow::Cow<'a, [u8]> {
-        match &self.token {
+        match self.token() {
             None => identifier.into(),
             Some(token) => [token.as_bytes(), identifier].concat().into(),
         }
@@ -142,13 +159,13 @@ impl Tag {
 
     /// Whether a node's `data` is this tag's node's (always, if the prefix is unique).
     pub fn marks(&self, data: &[u8]) -> bool {
-        self.token.as_ref().is_none_or(|token| data.starts_with(token.as_bytes()))
+        self.token().is_none_or(|token| data.starts_with(token.as_bytes()))
     }
 
     /// The sequence of `child` (a name under the lock path) if it may be
     /// this tag's node: its prefix, then a sequence.
     pub fn sequence(&self, child: &str) -> Option<i32> {
-        child.strip_prefix(self.prefix.as_str()).and_then(parse_sequence)
+        child.strip_prefix(self.prefix()).and_then(parse_sequence)
     }
 }
 
@@ -246,6 +263,13 @@ impl Family {
 }
 
 impl Scheme {
+    /// Whether a node's name is its own for good. Not DistributedLock's
+    /// `lock-<seq>`: every client's, and back whenever the path is
+    /// re-created; no shortcut may take such a name for a node it knew.
+    pub fn unique_names(self) -> bool {
+        self != Scheme::DistributedLock
+    }
+
     /// The family of the nodes this scheme writes.
     pub fn family(self) -> Family {
         match self {

@@ -7,7 +7,9 @@ mod common;
 use std::time::Duration;
 
 use common::*;
-use zoolock::{Acquire, Create, Error, Lock, LockState, LostReason, OpResult, Retry, Semaphore};
+use zoolock::{
+    Acquire, Create, Error, Kind, Lock, LockConfig, LockState, LostReason, OpResult, Retry, Scheme, Semaphore,
+};
 
 async fn until_state(lock: &Lock, want: impl Fn(&LockState) -> bool) {
     let mut states = lock.subscribe();
@@ -136,6 +138,33 @@ async fn a_persistent_hold_outlives_an_expiry_and_so_does_its_fence() {
     assert_eq!(lock.state(), LockState::Held);
     lock.release().await.unwrap();
     session.delete(&base, None, true).await.unwrap();
+}
+
+/// DistributedLock's names are everyone's: once the hold's session expired
+/// and the path was made again, a `lock-0000000000` there is another
+/// client's. A fenced write built during the hold and sent again on the
+/// new session (`Session::retry`) must not pass on it.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_fence_of_a_shared_name_fails_on_a_later_session() {
+    let connect = shared_server();
+    let (session, other) = (session(&connect).await, common::session(&connect).await);
+    let base = unique_path("fenced-shared-name");
+    let (state, lock_path) = (format!("{base}/state"), format!("{base}/lock"));
+    session.create(&state, Some(b"0"), &Create::default().makepath()).await.unwrap();
+    let config = LockConfig { scheme: Scheme::DistributedLock, ..LockConfig::default() };
+    let lock = Lock::new(&session, &lock_path, Kind::Mutex, config).unwrap();
+    assert!(lock.acquire(Acquire::default()).await.unwrap());
+    let node = lock.node().unwrap();
+    let write = lock.fenced().unwrap().set(&state, Some(b"stale"), None);
+    expire(&session).await;
+    until_state(&lock, |s| matches!(s, LockState::Lost(_))).await;
+    // A DistributedLock service finds the path empty, deletes it, and another takes its first name.
+    other.delete(&lock_path, None, false).await.unwrap();
+    other.create(&node, Some(b""), &Create::default().ephemeral().makepath()).await.unwrap();
+    let err = session.retry(Retry::default(), || write.clone().commit()).await.unwrap_err();
+    assert_eq!(err, Error::NotHeld { path: lock_path });
+    assert_eq!(other.get(&state).await.unwrap().0, Some(b"0".to_vec()), "the stale write was made");
+    other.delete(&base, None, true).await.unwrap();
 }
 
 /// The fence's assumption — no one but the holder creates a node of its

@@ -86,6 +86,48 @@ async fn a_recreated_lock_path_restarts_the_sequence_and_nobody_holds_beside_its
     first.release().await.unwrap();
 }
 
+/// DistributedLock's names come back whenever the path is re-created (a
+/// DistributedLock service deletes it when it releases last): a waiter whose
+/// predecessor goes must not take that name's earlier win by this session
+/// for a sign that nothing is ahead.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_shared_prefix_name_won_before_the_path_was_recreated_proves_nothing() {
+    let connect = shared_server();
+    let raw = raw(&connect).await;
+    let path = unique_path("recreated-shared-prefix");
+    let open = zk::Acls::anyone_all();
+    let ephemeral = zk::CreateMode::EphemeralSequential.with_acls(open);
+    let service = || async {
+        let (_, sequence) = raw.create(&format!("{path}/lock-"), b"", &ephemeral).await.unwrap();
+        format!("{path}/lock-{sequence}")
+    };
+    raw.mkdir(&path, &zk::CreateMode::Persistent.with_acls(open)).await.unwrap();
+    let config = LockConfig { scheme: Scheme::DistributedLock, ..LockConfig::default() };
+    let lock = Lock::new(&session(&connect).await, &path, Kind::Mutex, config).unwrap();
+    // This session wins `lock-0000000001`, behind a service's `lock-0000000000`.
+    let first = service().await;
+    let waiting = spawn_acquire(&lock, Acquire::default());
+    queued(&raw, &path, 2).await;
+    raw.delete(&first, None).await.unwrap();
+    assert!(waiting.await.unwrap().unwrap());
+    assert_eq!(lock.node().unwrap(), format!("{path}/lock-0000000001"));
+    lock.release().await.unwrap();
+    // The service deletes the empty path; it is made again, its counter at 0.
+    raw.delete(&path, None).await.unwrap();
+    raw.mkdir(&path, &zk::CreateMode::Persistent.with_acls(open)).await.unwrap();
+    let holder = service().await;
+    let next = service().await;
+    assert_eq!(next, format!("{path}/lock-0000000001"));
+    let mut waiting = spawn_acquire(&lock, Acquire::default());
+    queued(&raw, &path, 3).await;
+    // The middle service gives up: the holder still holds.
+    raw.delete(&next, None).await.unwrap();
+    assert!(still_waiting(&mut waiting).await, "held beside lock-0000000000");
+    raw.delete(&holder, None).await.unwrap();
+    assert!(waiting.await.unwrap().unwrap());
+    lock.release().await.unwrap();
+}
+
 /// Issue 10, item 2: an operator's `deleteall` of a "stuck" lock path
 /// deletes the holder's node and the waiter's. The waiter, woken by its last
 /// blocker's deletion, must not hold without a node: it queues again, here
@@ -269,6 +311,56 @@ async fn a_lost_create_reply_under_a_shared_prefix_finds_its_node_by_its_token()
     assert_eq!(lock.queue().await.unwrap(), ["ours"]);
     lock.release().await.unwrap();
     assert!(children(&raw, &path).await.is_empty());
+}
+
+/// A lost create that never lands leaves its tag doubtful for the rest of
+/// the session: under a shared prefix, each listing of the path reads the
+/// `lock-` nodes it has not read. On a path where DistributedLock clients
+/// come and go all the time, a waiter must still decide on what it listed,
+/// not read and list again for as long as new nodes keep coming.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_doubtful_shared_prefix_tag_does_not_keep_a_waiter_from_deciding_on_a_busy_path() {
+    let connect = shared_server();
+    let raw = raw(&connect).await;
+    let path = unique_path("doubtful-busy");
+    raw.mkdir(&path, &zk::CreateMode::Persistent.with_acls(zk::Acls::anyone_all())).await.unwrap();
+    let session = session(&connect).await;
+    let config = LockConfig { scheme: Scheme::DistributedLock, ..LockConfig::default() };
+    let lock = Lock::new(&session, &path, Kind::Mutex, config).unwrap();
+    let creates = Select::session(session.status().session_id).op(Op::Create2).path(path.clone());
+    // Held back until a create2 that never comes: it never lands.
+    let never = Landing::After(Select::any().op(Op::Create2).path("/never"));
+    let fault = inject(move || harness().land_late(creates, never).unwrap()).await;
+    assert!(lock.acquire(Acquire::timeout(Duration::from_secs(5))).await.unwrap());
+    lock.release().await.unwrap();
+    inject(move || harness().disarm(fault)).await.ok();
+
+    // DistributedLock clients that try once and give up, many at a time.
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let churn: Vec<_> = (0..8)
+        .map(|_| {
+            let (raw, path, stop) = (raw.clone(), path.clone(), stop.clone());
+            tokio::spawn(async move {
+                let ephemeral = zk::CreateMode::EphemeralSequential.with_acls(zk::Acls::anyone_all());
+                while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                    let (_, sequence) = raw.create(&format!("{path}/lock-"), b"", &ephemeral).await.unwrap();
+                    raw.delete(&format!("{path}/lock-{sequence}"), None).await.unwrap();
+                }
+            })
+        })
+        .collect();
+    let before = tokio::task::block_in_place(|| received(&session));
+    let acquired = lock.acquire(Acquire::timeout(Duration::from_secs(10))).await;
+    let sent = tokio::task::block_in_place(|| received(&session)) - before;
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    for churn in churn {
+        churn.await.unwrap();
+    }
+    assert!(acquired.unwrap(), "the waiter read and listed until its timeout");
+    // A create, a listing and a read per node it waited behind, and the
+    // quorum's confirmations: tens. Listing again after each read: hundreds.
+    assert!(sent < 100, "{sent} requests for one acquire");
+    lock.release().await.unwrap();
 }
 
 /// The model's `doubtful_prefixes_forgotten_with_the_attempt`: a create

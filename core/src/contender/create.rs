@@ -82,8 +82,8 @@ pub(crate) async fn find_own(
         listed => listed?,
     };
     let ours = |stat: &zk::Stat| !ephemeral || stat.ephemeral_owner == live.session_id;
-    if tag.token.is_none() {
-        let Some(name) = children.into_iter().find(|c| c.starts_with(&tag.prefix)) else { return Ok(None) };
+    if tag.token().is_none() {
+        let Some(name) = children.into_iter().find(|c| c.starts_with(tag.prefix())) else { return Ok(None) };
         let node = format!("{parent}/{name}");
         return Ok(live.client.check_stat(&node).await?.filter(ours).map(|stat| (node, stat)));
     }
@@ -123,8 +123,8 @@ mod tests {
     async fn create(live: &Live, parent: &str, tag: &Tag) -> String {
         let ephemeral = zk::CreateMode::EphemeralSequential.with_acls(zk::Acls::anyone_all());
         let (_, sequence) =
-            live.client.create(&format!("{parent}/{}", tag.prefix), &tag.data(b"id"), &ephemeral).await.unwrap();
-        format!("{parent}/{}{sequence}", tag.prefix)
+            live.client.create(&format!("{parent}/{}", tag.prefix()), &tag.data(b"id"), &ephemeral).await.unwrap();
+        format!("{parent}/{}{sequence}", tag.prefix())
     }
 
     #[tokio::test(flavor = "multi_thread")]
@@ -135,7 +135,7 @@ mod tests {
 
         assert_eq!(find_own(&ours, &parent, &tag, true).await.unwrap(), None);
         let (node, stat) = find_own(&theirs, &parent, &tag, true).await.unwrap().expect("their own node");
-        assert!(node.starts_with(&format!("{parent}/{}", tag.prefix)));
+        assert!(node.starts_with(&format!("{parent}/{}", tag.prefix())));
         assert_eq!(stat.ephemeral_owner, theirs.session_id);
         // A persistent node has no owner: its unique prefix alone names it.
         assert!(find_own(&ours, &parent, &tag, false).await.unwrap().is_some());

@@ -51,7 +51,20 @@ pub(crate) struct DoubtfulTags(Mutex<HashMap<String, Vec<Doubtful>>>);
 #[derive(Default)]
 pub(crate) struct Swept {
     pub removals: Vec<JoinHandle<()>>,
-    pub reads: Vec<JoinHandle<()>>,
+    pub reads: Vec<JoinHandle<bool>>,
+}
+
+/// Whether sequence `s` is newer than `than`, in the counter's own order
+/// (serial-number arithmetic: the signed counter wraps).
+fn newer(s: i32, than: Option<i32>) -> bool {
+    than.is_none_or(|read| s.wrapping_sub(read) > 0)
+}
+
+/// What a read for a doubtful tag's token looks for.
+struct Late {
+    tag: Tag,
+    generation: u64,
+    ephemeral: bool,
 }
 
 struct Doubtful {
@@ -60,8 +73,8 @@ struct Doubtful {
     ephemeral: bool,
     /// Found: its removal is under way.
     deleting: bool,
-    /// With a shared prefix: the highest sequence of that prefix read for
-    /// its token (or being read). A late node lands above what was listed.
+    /// With a shared prefix: the newest sequence of that prefix read for
+    /// its token. A late node lands above what was listed.
     read_up_to: Option<i32>,
 }
 
@@ -86,7 +99,7 @@ impl DoubtfulTags {
     /// the late nodes of doubtful tags, and deletes them in the background:
     /// the handles say when each is gone. For a shared prefix, the nodes
     /// stay in `children`, and `reads` says when the new ones of that prefix
-    /// were read and ours deleted.
+    /// were read, and whether one was ours (then deleted).
     pub fn sweep(&self, session: &Session, parent: &str, generation: u64, children: &mut Vec<String>) -> Swept {
         let mut found = Vec::new();
         let mut unread = Vec::new();
@@ -95,25 +108,25 @@ impl DoubtfulTags {
             let Some(doubtful) = all.get_mut(parent) else { return Swept::default() };
             doubtful.retain(|d| !d.ephemeral || d.generation >= generation);
             let listed_on = |d: &Doubtful| !d.ephemeral || d.generation == generation;
-            for late in doubtful.iter_mut().filter(|d| d.tag.token.is_some() && !d.deleting && listed_on(d)) {
+            for late in doubtful.iter_mut().filter(|d| d.tag.token().is_some() && !d.deleting && listed_on(d)) {
                 let listed: Vec<(i32, &String)> =
                     children.iter().filter_map(|c| Some((late.tag.sequence(c)?, c))).collect();
-                let top = listed.iter().map(|(sequence, _)| *sequence).max();
-                // Only lower sequences: the path was re-created (its counter restarted): read them all.
-                if top < late.read_up_to {
-                    late.read_up_to = None;
+                // Nothing at or past what was read: the path was re-created
+                // (its counter restarted): read them all.
+                if let Some(read) = late.read_up_to {
+                    if !listed.iter().any(|(s, _)| s.wrapping_sub(read) >= 0) {
+                        late.read_up_to = None;
+                    }
                 }
-                let new: Vec<String> =
-                    listed.into_iter().filter(|(s, _)| Some(*s) > late.read_up_to).map(|(_, c)| c.clone()).collect();
-                if !new.is_empty() {
-                    late.read_up_to = top;
-                    unread.push((new, late.tag.clone(), late.generation, late.ephemeral));
+                let new: Vec<(i32, &String)> = listed.into_iter().filter(|(s, _)| newer(*s, late.read_up_to)).collect();
+                if let Some(top) = new.iter().map(|(s, _)| *s).reduce(|a, b| if newer(b, Some(a)) { b } else { a }) {
+                    let names: Vec<String> = new.into_iter().map(|(_, c)| c.clone()).collect();
+                    unread.push((names, top, late.tag.clone(), late.generation, late.ephemeral));
                 }
             }
             children.retain(|child| {
-                let ours = |d: &&mut Doubtful| {
-                    listed_on(d) && d.tag.token.is_none() && child.starts_with(d.tag.prefix.as_str())
-                };
+                let ours =
+                    |d: &&mut Doubtful| listed_on(d) && d.tag.token().is_none() && child.starts_with(d.tag.prefix());
                 let Some(late) = doubtful.iter_mut().find(ours) else { return true };
                 if !late.deleting {
                     late.deleting = true;
@@ -134,13 +147,15 @@ impl DoubtfulTags {
             .collect();
         let reads = unread
             .into_iter()
-            .map(|(names, tag, generation, ephemeral)| {
+            .map(|(names, top, tag, generation, ephemeral)| {
                 let (session, parent) = (session.clone(), parent.to_owned());
+                let late = Late { tag, generation, ephemeral };
                 session.clone().spawn(async move {
-                    if let Some(removal) = read_for_token(&session, &parent, &names, &tag, generation, ephemeral).await
-                    {
-                        let _ = remove_late(removal, &parent, tag).await;
-                    }
+                    let Some(removal) = read_for_token(&session, &parent, &names, top, &late).await else {
+                        return false;
+                    };
+                    let _ = remove_late(removal, &parent, late.tag).await;
+                    true
                 })
             })
             .collect();
@@ -173,8 +188,11 @@ impl DoubtfulTags {
                     Ok(mut children) => {
                         let swept =
                             Nodes::of(&session).doubtful.sweep(&session, &parent, live.generation, &mut children);
-                        for removal in swept.removals.into_iter().chain(swept.reads) {
+                        for removal in swept.removals {
                             let _ = removal.await;
+                        }
+                        for read in swept.reads {
+                            let _ = read.await;
                         }
                         return;
                     }
@@ -201,17 +219,13 @@ fn remove_late(removal: Removal, parent: &str, tag: Tag) -> JoinHandle<()> {
     })
 }
 
-/// Reads `names` (children of `parent` with `tag`'s shared prefix) in one
-/// round trip, retried across connection loss: the removal of the one that
-/// is `tag`'s node, if one is.
-async fn read_for_token(
-    session: &Session,
-    parent: &str,
-    names: &[String],
-    tag: &Tag,
-    generation: u64,
-    ephemeral: bool,
-) -> Option<Removal> {
+/// Reads `names` (children of `parent` with the doubtful tag's shared
+/// prefix, `top` the newest) in one round trip, retried across connection
+/// loss: the removal of the one that is the tag's node, if one is. Only a
+/// read that succeeded moves the tag's `read_up_to`: names not read are
+/// read at the next listing.
+async fn read_for_token(session: &Session, parent: &str, names: &[String], top: i32, late: &Late) -> Option<Removal> {
+    let (tag, generation, ephemeral) = (&late.tag, late.generation, late.ephemeral);
     loop {
         let live = session.live_for_removal().await.ok()?;
         if ephemeral && live.generation != generation {
@@ -227,13 +241,16 @@ async fn read_for_token(
                 let found = reads.into_iter().zip(names).find_map(|(read, name)| match read {
                     zk::MultiReadResult::Data { data, stat } if ours(&stat) && tag.marks(&data) => Some(name),
                     _ => None,
-                })?;
+                });
                 {
                     let mut all = Nodes::of(session).doubtful.0.lock().unwrap();
-                    let late = all.get_mut(parent)?.iter_mut().find(|d| d.tag == *tag && !d.deleting)?;
-                    late.deleting = true;
+                    let doubtful = all.get_mut(parent)?.iter_mut().find(|d| d.tag == *tag && !d.deleting)?;
+                    if newer(top, doubtful.read_up_to) {
+                        doubtful.read_up_to = Some(top);
+                    }
+                    doubtful.deleting = found.is_some();
                 }
-                let target = Target::Node(format!("{parent}/{found}"));
+                let target = Target::Node(format!("{parent}/{}", found?));
                 return Some(Removal { session: session.clone(), target, generation, ephemeral });
             }
             // The pause only keeps a flapping connection from spinning.

@@ -133,23 +133,40 @@ impl Attempt {
     /// the late nodes of the session's doubtful tags (see
     /// [`Attempt::renew_tag`]): each is ours and would sit in the queue,
     /// maybe right ahead of our own node. It is deleted in the background,
-    /// and this acquire waits for that before it returns. True if nodes of
-    /// a shared prefix are being read for a late node instead (the
-    /// distributedlock scheme's): list again after [`Attempt::swept`].
-    pub fn sweep_late(&self, generation: u64, children: &mut Vec<String>) -> bool {
-        let Some(ours) = self.removal.as_ref() else { return false };
+    /// and this acquire waits for that before it returns. Nodes of a shared
+    /// prefix (the distributedlock scheme's) stay in `children`: the reads
+    /// returned say whether one was ours ([`Attempt::read_late`]).
+    pub fn sweep_late(&self, generation: u64, children: &mut Vec<String>) -> Vec<JoinHandle<bool>> {
+        let Some(ours) = self.removal.as_ref() else { return Vec::new() };
         let (session, parent) = (&ours.session, ours.target.parent());
         let swept = Nodes::of(session).doubtful.sweep(session, parent, generation, children);
-        let reading = !swept.reads.is_empty();
-        for removal in swept.removals.into_iter().chain(swept.reads) {
+        for removal in swept.removals {
             self.removals.push(removal);
         }
-        reading
+        swept.reads
     }
 
-    /// Waits (bounded) for the sweeps and removals this acquire started.
-    pub async fn swept(&self) {
-        self.removals.wait().await;
+    /// Waits (bounded) for the reads of [`Attempt::sweep_late`]: true if one
+    /// found a late node of ours, deleted by then, so the listing is stale.
+    /// Reads not done in time go on; the acquire waits for them before it returns.
+    pub async fn read_late(&self, reads: Vec<JoinHandle<bool>>) -> bool {
+        let mut reads = reads.into_iter();
+        let deleted = timeout(FOREGROUND_WAIT, async {
+            let mut deleted = false;
+            for read in reads.by_ref() {
+                deleted |= read.await.unwrap_or(false);
+            }
+            deleted
+        })
+        .await;
+        if let Some(session) = self.removal.as_ref().map(|r| &r.session) {
+            for read in reads {
+                self.removals.push(session.spawn(async move {
+                    let _ = read.await;
+                }));
+            }
+        }
+        deleted.unwrap_or(false)
     }
 
     /// Keeps the node's place in its session's line for as long as it is queued or held.

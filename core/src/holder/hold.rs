@@ -465,7 +465,7 @@ impl Hold {
     /// ([`Transaction::fenced_by`]): [`Error::NotHeld`] once it is over.
     pub fn fenced(&self) -> Result<Transaction> {
         // Read before the check: nodes of a later hold fail it.
-        let nodes = self.state.nodes();
+        let nodes = self.state.fence_nodes();
         if !self.current() {
             return Err(Error::NotHeld { path: self.state.path.clone() });
         }

@@ -23,7 +23,7 @@ use crate::metrics::Meter;
 use crate::runtime;
 use crate::session::Session;
 use crate::state::{LockState, Outcome};
-use crate::znode::Transaction;
+use crate::znode::{FencedNode, Transaction};
 pub use acquire::{Acquire, Owner};
 use hold::Held;
 pub use hold::Hold;
@@ -439,9 +439,13 @@ impl HolderState {
         self.held.lock().unwrap().as_ref().map(|h| (h.won.node.clone(), h.won.token))
     }
 
-    /// Every node of the hold (a multi-lock's one per path); empty if none.
-    pub(crate) fn nodes(&self) -> Vec<String> {
-        self.held.lock().unwrap().as_ref().map_or_else(Vec::new, |h| h.won.all().map(|w| w.node.clone()).collect())
+    /// Every node of the hold (a multi-lock's one per path), with the
+    /// session generation an ephemeral one lives on; empty if none.
+    pub(crate) fn fence_nodes(&self) -> Vec<FencedNode> {
+        let held = self.held.lock().unwrap();
+        held.as_ref().map_or_else(Vec::new, |h| {
+            h.won.all().map(|w| (w.node.clone(), w.ephemeral.then_some(w.generation))).collect()
+        })
     }
 
     /// Each node's lock path and fencing token, in the order taken; empty if none.
@@ -511,10 +515,13 @@ impl Transaction {
     /// nothing, if the node is gone by then (deleted by an operator, its
     /// session expired, released).
     ///
-    /// Assumes no one but this handle creates a node of that name: the name
-    /// carries the handle's own random prefix (kazoo's and Curator's), so a
-    /// node there is this hold's node. An operator who re-creates it by hand
-    /// defeats the fence; the hold itself sees the deletion and ends as
+    /// Assumes no one but this handle creates a node of that name while its
+    /// session lives: the name carries the handle's own random prefix
+    /// (kazoo's and Curator's), so a node there is this hold's node. An
+    /// ephemeral hold's fence also fails on a later session than the hold's,
+    /// where DistributedLock's `lock-<seq>`, everyone's, may name another
+    /// client's node. An operator who re-creates the node by hand defeats
+    /// the fence; the hold itself sees the deletion and ends as
     /// [`LostReason::NodeDeleted`](crate::LostReason::NodeDeleted).
     pub fn fenced_by(self, holder: &dyn Holder) -> Result<Transaction> {
         self.fenced_on(holder.state_of())
@@ -522,7 +529,7 @@ impl Transaction {
 
     /// [`Transaction::fenced_by`] the holder whose state this is.
     pub(crate) fn fenced_on(self, state: &HolderState) -> Result<Transaction> {
-        let nodes = state.nodes();
+        let nodes = state.fence_nodes();
         if nodes.is_empty() {
             return Err(Error::NotHeld { path: state.path.clone() });
         }

@@ -50,7 +50,7 @@ impl Kind {
         match self {
             Kind::Mutex => naming::new_tag(scheme, Role::Writer),
             Kind::Read => naming::new_tag(scheme, Role::Reader),
-            Kind::Write => Tag { prefix: naming::new_write_prefix(scheme), token: None },
+            Kind::Write => Tag::unique(naming::new_write_prefix(scheme)),
         }
     }
 }
@@ -297,7 +297,8 @@ impl Lock {
                 // Decided before the wait: the step (a won hold is large) is not kept across it.
                 let session_ended = match step? {
                     Step::Won(won) => {
-                        if self.spec.kind.role() == Role::Writer {
+                        // A winner's name proves a hand-over only if no other node can have it.
+                        if self.spec.kind.role() == Role::Writer && self.spec.config.scheme.unique_names() {
                             Lines::of(&self.holder.session).record_winner(&won.node);
                         }
                         return Ok(Some(won));
@@ -318,7 +319,7 @@ impl Lock {
     /// own nodes by their unique prefixes, and `lock-` is everyone's.
     fn mirror(&self) -> Option<Arc<Mirror>> {
         let config = &self.spec.config;
-        if !config.mirror || !config.extra_markers.is_empty() || config.scheme == Scheme::DistributedLock {
+        if !config.mirror || !config.extra_markers.is_empty() || !config.scheme.unique_names() {
             return None;
         }
         let session = &self.holder.session;

@@ -86,18 +86,9 @@ impl Lock {
                 if let Some(children) = listed.take() {
                     // Boxed, the children moved in and back: a waiter parks
                     // after it, and keeps none of it.
-                    let Some(mut children) = Box::pin(self.foreign(live, children)).await? else {
+                    let Some(children) = Box::pin(self.settled(live, attempt, children)).await? else {
                         return Ok(Step::SessionEnded);
                     };
-                    if attempt.sweep_late(live.generation, &mut children) {
-                        // A shared prefix: our late node, if it landed, is deleted once read.
-                        Box::pin(attempt.swept()).await;
-                        match Box::pin(self.list(live)).await? {
-                            Some(children) => listed = Some(children),
-                            None => return Ok(Step::SessionEnded),
-                        }
-                        continue;
-                    }
                     // The adaptive design mirrors again once the queue is short (mirror/mod.rs, point 9).
                     if let (Some(adaptive), Some(mirror)) = (self.spec.config.adaptive, self.spec.mirror.get()) {
                         mirror.listed(children.len(), adaptive.mirror_at_most);
@@ -286,6 +277,25 @@ impl Lock {
         }
     }
 
+    /// The children a listing waiter decides on: none of a library that
+    /// would not see our node (refused), none of our late nodes (swept).
+    /// Under a shared prefix a late node is told by a read: if one was ours,
+    /// it is deleted by then and the path is listed again. `None`: the
+    /// session ended.
+    async fn settled(&self, live: &Live, attempt: &Attempt, mut children: Vec<String>) -> Result<Option<Vec<String>>> {
+        loop {
+            let Some(mut checked) = self.foreign(live, children).await? else { return Ok(None) };
+            let reads = attempt.sweep_late(live.generation, &mut checked);
+            if reads.is_empty() || !attempt.read_late(reads).await {
+                return Ok(Some(checked));
+            }
+            match self.list(live).await? {
+                Some(listed) => children = listed,
+                None => return Ok(None),
+            }
+        }
+    }
+
     /// For a mirrored waiter: the refusal to queue beside `node` (an error),
     /// the session's end, or `None` to decide again (the node is persistent
     /// and passed over from now on, gone, or the connection broke).
@@ -325,8 +335,9 @@ impl Lock {
         attempt: &Attempt,
     ) -> Decision {
         // Late nodes of this session's doubtful prefixes go, as from a listing.
+        // No shared prefix mirrors (`Lock::mirror`): no reads to wait for.
         let sweep = |children: &mut Vec<String>| {
-            attempt.sweep_late(live.generation, children);
+            let _ = attempt.sweep_late(live.generation, children);
         };
         let doubtful = Nodes::of(&self.holder.session).doubtful.any(&self.holder.path);
         let list_above = self.spec.config.adaptive.map(|adaptive| adaptive.list_above);
@@ -388,7 +399,7 @@ impl Lock {
             let mut given_up: Vec<String> = Vec::new();
             loop {
                 let tag = attempt.tag();
-                let prefix = tag.prefix.as_str();
+                let prefix = tag.prefix();
                 let prefix_path = format!("{parent}/{prefix}");
                 // Adapting, our node counts as ours from its create event on, until
                 // our waiter decided on it (mirror/mod.rs, point 9).
@@ -438,7 +449,7 @@ impl Lock {
                     // Boxed: rare, and large for a future that every contender of a burst keeps at once.
                     Err(err) => {
                         // Tried with this prefix: a create again may find it last in line.
-                        given_up.push(attempt.tag().prefix.clone());
+                        given_up.push(attempt.tag().prefix().to_owned());
                         match Box::pin(attempt.recover(live, err, || self.spec.kind.new_tag(self.spec.config.scheme)))
                             .await?
                         {
@@ -629,7 +640,7 @@ mod tests {
     }
 
     fn removal_of(session: &Session, path: &str, generation: u64) -> Removal {
-        let tag = crate::naming::Tag { prefix: "x-".into(), token: None };
+        let tag = crate::naming::Tag::unique("x-".into());
         let target = Target::Tagged { parent: path.to_owned(), tag };
         Removal { session: session.clone(), target, generation, ephemeral: true }
     }

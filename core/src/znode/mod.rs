@@ -20,6 +20,7 @@ use crate::Acl;
 pub use acl::{permission_bits, permission_from_bits};
 pub use four_letter::parse_version;
 pub use retry::Retry;
+pub(crate) use transaction::FencedNode;
 pub use transaction::{OpResult, Transaction};
 
 /// A node's metadata (ZooKeeper's `Stat`, kazoo's `ZnodeStat`).

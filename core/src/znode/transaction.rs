@@ -51,6 +51,9 @@ impl Op {
 /// `transaction()`). Each add checks its arguments at once; the first bad
 /// one is returned by [`Transaction::commit`], which then sends nothing.
 ///
+/// A node a fence checks, with the session generation it lives on if ephemeral.
+pub(crate) type FencedNode = (String, Option<u64>);
+
 /// A fenced transaction ([`Transaction::fenced_by`]) commits only while a
 /// given lock or semaphore handle still holds.
 #[derive(Debug, Clone)]
@@ -58,7 +61,7 @@ pub struct Transaction {
     session: Session,
     ops: Vec<Op>,
     /// The lock path and the holder's nodes (one per path of a multi-lock), checked first.
-    fence: Option<(String, Vec<String>)>,
+    fence: Option<(String, Vec<FencedNode>)>,
     /// The first bad operation: its index among those added, and why.
     invalid: Option<(usize, Error)>,
     /// Operations added, bad ones included.
@@ -116,7 +119,7 @@ impl Transaction {
 
     /// Fenced on `nodes`, a hold's own nodes on the lock `path` (see
     /// [`Transaction::fenced_by`], which the holder adds).
-    pub(crate) fn fenced_at(mut self, path: &str, nodes: Vec<String>) -> Transaction {
+    pub(crate) fn fenced_at(mut self, path: &str, nodes: Vec<FencedNode>) -> Transaction {
         self.fence = Some((path.to_owned(), nodes));
         self
     }
@@ -180,12 +183,12 @@ const MAX_MULTI_BYTES: usize = MAX_IDENTIFIER_BYTES + 2 * MAX_PATH_BYTES + 8 * 1
 /// bulk of small operations a server takes is not refused.
 const PER_OP: usize = 36;
 
-fn check_request_size(session: &Session, ops: &[Op], fence: &Option<(String, Vec<String>)>) -> Result<()> {
+fn check_request_size(session: &Session, ops: &[Op], fence: &Option<(String, Vec<FencedNode>)>) -> Result<()> {
     let connect = &session.options().connect;
     let chroot = connect.find('/').map_or(0, |at| connect.len() - at);
     let acl_bytes = |acls: &[zk::Acl]| acls.iter().map(|a| 16 + a.scheme().len() + a.id().len()).sum::<usize>();
     let session_acls = acl_bytes(&session.options().acls);
-    let fenced = fence.as_ref().map_or(0, |(_, nodes)| nodes.iter().map(|n| PER_OP + chroot + n.len()).sum());
+    let fenced = fence.as_ref().map_or(0, |(_, nodes)| nodes.iter().map(|(n, _)| PER_OP + chroot + n.len()).sum());
     let total = fenced
         + ops
             .iter()
@@ -217,7 +220,7 @@ async fn commit_on(
     live: &Live,
     turn: Option<tokio::sync::SemaphorePermit<'_>>,
     ops: &[Op],
-    fence: &Option<(String, Vec<String>)>,
+    fence: &Option<(String, Vec<FencedNode>)>,
 ) -> Result<Vec<OpResult>, (Option<usize>, Error)> {
     let session_acls = &session.options().acls;
     let mut writer = live.client.new_multi_writer();
@@ -226,7 +229,11 @@ async fn commit_on(
     let checks = fence.as_ref().map_or(0, |(_, nodes)| nodes.len());
     let not_held = |lock_path: &str| Error::NotHeld { path: lock_path.to_owned() };
     if let Some((lock_path, nodes)) = fence {
-        for node in nodes {
+        // An ephemeral node ended with its session, whatever has its name now.
+        if nodes.iter().any(|(_, generation)| generation.is_some_and(|g| g != live.generation)) {
+            return Err((None, not_held(lock_path)));
+        }
+        for (node, _) in nodes {
             // -1: any version; the check is of existence.
             writer.add_check_version(node, -1).map_err(|_| (None, not_held(lock_path)))?;
         }
