@@ -2,12 +2,19 @@
 suite, started and stopped zoolock and kazoo clients, unique lock paths, and
 waits that follow the server through watches instead of sleeping."""
 
+import signal
 import threading
 import uuid
 
 import pytest
 
 from zkh import Harness
+
+# The suite's Ctrl-C tests send SIGINT to their own process. A shell
+# without job control starts a background command (`scripts/test.sh &`)
+# with SIGINT ignored, and Python then installs no KeyboardInterrupt
+# handler: those tests failed, one of them by waiting for ever.
+signal.signal(signal.SIGINT, signal.default_int_handler)
 
 #: Short enough that a lost session shows quickly, long enough for a loaded CI box.
 SESSION_TIMEOUT = 4.0
