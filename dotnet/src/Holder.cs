@@ -37,7 +37,8 @@ namespace ZooLock
         /// A lock holder; a <paramref name="reentrant"/> one is shared by all acquisitions of its lock, whose owners the core counts.
         /// Without <paramref name="mirror"/> it waits by listing the children, as kazoo and Curator do.
         /// </summary>
-        internal static Holder NewLock(ZooKeeperSession session, string path, int kind, string identifier, bool reentrant = false, bool mirror = true)
+        internal static Holder NewLock(ZooKeeperSession session, string path, int kind, string identifier, bool reentrant = false, bool mirror = true,
+            ZooKeeperNamingScheme scheme = ZooKeeperNamingScheme.Kazoo)
         {
             var holder = new Holder(session, path);
             if (reentrant) holder.loss.Holds = holder.Holds;
@@ -49,7 +50,7 @@ namespace ZooLock
                 fixed (byte* p = pathBytes, i = id)
                 {
                     Interop.Check(NativeMethods.zl_lock_new((ZlSession*)s, p, (uint)pathBytes.Length, kind,
-                        (int)ZooKeeperNamingScheme.Kazoo, i, (uint)id.Length,
+                        (int)scheme, i, (uint)id.Length,
                         (reentrant ? NativeMethods.ZL_LOCK_REENTRANT : 0) | (mirror ? 0 : NativeMethods.ZL_LOCK_LISTING), &created));
                 }
                 holder.Set((IntPtr)created);

@@ -12,6 +12,17 @@ namespace ZooLock
     /// </summary>
     internal abstract class SessionSource
     {
+        /// <summary>The node names the locks made from these options write (not the session's: it is shared across schemes).</summary>
+        internal ZooKeeperNamingScheme Naming = ZooKeeperNamingScheme.Kazoo;
+
+        /// <summary>Refuses <see cref="Naming"/> for a recipe other than the mutex, which alone takes it.</summary>
+        internal SessionSource DefaultNaming(string recipe)
+        {
+            if (Naming != ZooKeeperNamingScheme.Kazoo)
+                throw new ArgumentException(recipe + " names its nodes one way: NamingScheme is for ZooKeeperDistributedLock", "options");
+            return this;
+        }
+
         /// <summary>A lease on the session, connecting if need be (blocking).</summary>
         internal Lease Take() { return Take(Timeout.Infinite, CancellationToken.None); }
 

@@ -39,13 +39,21 @@ namespace ZooLock
         /// default, adaptive: docs/benchmarks.md); false always waits by listing the
         /// children and watching the predecessor, as Curator does.
         /// </param>
+        /// <param name="naming">
+        /// Whose node names to write: kazoo's (the default, every zoolock language's),
+        /// Curator's, or DistributedLock.ZooKeeper's while its services share the path
+        /// (docs/interop.md).
+        /// </param>
         /// <exception cref="ArgumentException">The path is null, empty or not a valid lock path.</exception>
+        /// <exception cref="ArgumentOutOfRangeException"><paramref name="naming"/> is not a scheme zoolock writes.</exception>
         /// <exception cref="ObjectDisposedException">The session was disposed.</exception>
-        public ZooKeeperDistributedLock(string path, ZooKeeperSession session, string identifier = null, bool reentrant = false, bool mirror = true)
+        public ZooKeeperDistributedLock(string path, ZooKeeperSession session, string identifier = null, bool reentrant = false, bool mirror = true,
+            ZooKeeperNamingScheme naming = ZooKeeperNamingScheme.Kazoo)
         {
             if (path == null) throw new ArgumentNullException("path");
+            ZooKeeperDistributedSynchronizationOptionsBuilder.Written(naming, "naming");
             pool = new HolderPool(new SessionSource.Given(session), path,
-                s => Holder.NewLock(s, path, (int)LockKind.Mutex, identifier, reentrant, mirror), reentrant);
+                s => Holder.NewLock(s, path, (int)LockKind.Mutex, identifier, reentrant, mirror, naming), reentrant);
         }
 
         /// <summary>
@@ -83,7 +91,7 @@ namespace ZooLock
         /// <summary>Waits by listing, as DistributedLock does: a shared session lives only while its locks are held.</summary>
         ZooKeeperDistributedLock(string path, SessionSource source)
         {
-            pool = new HolderPool(source, path, s => Holder.NewLock(s, path, (int)LockKind.Mutex, null, mirror: false));
+            pool = new HolderPool(source, path, s => Holder.NewLock(s, path, (int)LockKind.Mutex, null, mirror: false, scheme: source.Naming));
         }
 
         /// <summary>The lock path.</summary>

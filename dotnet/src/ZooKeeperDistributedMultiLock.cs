@@ -33,6 +33,7 @@ namespace ZooLock
         ZooKeeperDistributedMultiLock(IEnumerable<string> paths, SessionSource source, string identifier)
         {
             if (paths == null) throw new ArgumentNullException("paths");
+            source.DefaultNaming("a multi-lock");
             var sorted = paths.Select(p => p ?? throw new ArgumentNullException("paths", "a path is null"))
                 .Distinct(StringComparer.Ordinal).ToList();
             // Refused here, not as a failed comparison inside Sort.

@@ -54,6 +54,7 @@ namespace ZooLock
         ZooKeeperDistributedReaderWriterLock(string path, SessionSource source, string identifier, bool mirror)
         {
             if (path == null) throw new ArgumentNullException("path");
+            source.DefaultNaming("a reader-writer lock");
             readers = new HolderPool(source, path, s => Holder.NewLock(s, path, (int)LockKind.Read, identifier, mirror: mirror));
             writers = new HolderPool(source, path, s => Holder.NewLock(s, path, (int)LockKind.Write, identifier, mirror: mirror));
         }

@@ -54,6 +54,7 @@ namespace ZooLock
         {
             if (path == null) throw new ArgumentNullException("path");
             if (maxCount < 1) throw new ArgumentOutOfRangeException("maxCount", maxCount, "a semaphore needs at least one lease");
+            source.DefaultNaming("a semaphore");
             MaxCount = maxCount;
             pool = new HolderPool(source, path, s => Holder.NewSemaphore(s, path, identifier, maxCount));
         }

@@ -17,6 +17,7 @@ namespace ZooLock
     {
         readonly ZooKeeperSessionOptions options = new ZooKeeperSessionOptions();
         readonly StringBuilder identity = new StringBuilder();
+        ZooKeeperNamingScheme naming = ZooKeeperNamingScheme.Kazoo;
 
         ZooKeeperDistributedSynchronizationOptionsBuilder() { }
 
@@ -52,6 +53,28 @@ namespace ZooLock
             return this;
         }
 
+        /// <summary>
+        /// Whose node names a lock writes (default: kazoo's, as every zoolock
+        /// language does). <see cref="ZooKeeperNamingScheme.DistributedLock"/>
+        /// while services on DistributedLock.ZooKeeper share the path: its
+        /// <c>lock-&lt;seq&gt;</c>, so that the two exclude each other and a
+        /// fleet moves one service at a time (mutexes only; docs/dotnet.md).
+        /// </summary>
+        /// <exception cref="ArgumentOutOfRangeException">Not a scheme zoolock writes.</exception>
+        public ZooKeeperDistributedSynchronizationOptionsBuilder NamingScheme(ZooKeeperNamingScheme scheme)
+        {
+            naming = Written(scheme, "scheme");
+            return this;
+        }
+
+        /// <summary><paramref name="scheme"/>, if zoolock writes nodes of that scheme.</summary>
+        internal static ZooKeeperNamingScheme Written(ZooKeeperNamingScheme scheme, string parameter)
+        {
+            if (!Enum.IsDefined(typeof(ZooKeeperNamingScheme), scheme) || scheme == ZooKeeperNamingScheme.Other)
+                throw new ArgumentOutOfRangeException(parameter, scheme, "not a scheme zoolock writes");
+            return scheme;
+        }
+
         static TimeSpan Positive(TimeSpan value, string parameter)
         {
             if (value <= TimeSpan.Zero) throw new ArgumentOutOfRangeException(parameter, value, "must be positive");
@@ -69,7 +92,7 @@ namespace ZooLock
             if (configure != null) configure(builder);
             var key = string.Format("{0}\nsession {1}\nconnect {2}{3}", connectionString,
                 builder.options.SessionTimeout.Ticks, builder.options.ConnectTimeout.Ticks, builder.identity);
-            return new SharedSessions.Source(key, connectionString, builder.options);
+            return new SharedSessions.Source(key, connectionString, builder.options) { Naming = builder.naming };
         }
     }
 }

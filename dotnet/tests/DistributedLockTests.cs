@@ -55,6 +55,48 @@ namespace ZooLock.Tests
             }
         }
 
+        /// <summary>
+        /// A fleet that moves one service at a time: a service still on
+        /// DistributedLock.ZooKeeper (its <c>lock-&lt;seq&gt;</c> node, made here as it
+        /// makes it) and one on ZooLock with its naming scheme exclude each other;
+        /// the default scheme is refused there.
+        /// </summary>
+        [Test]
+        public void TheDistributedLockNamingSchemeQueuesWithDistributedLockServices()
+        {
+            var path = Fixture.Path("dl-fleet");
+            using (var oldService = Fixture.Session())
+            {
+                var theirs = oldService.Create(path + "/lock-", ZooKeeperCreateFlags.Ephemeral | ZooKeeperCreateFlags.Sequence | ZooKeeperCreateFlags.MakePath);
+                var migrated = new ZooKeeperDistributedLock(new ZooKeeperPath(path), Connect,
+                    o => o.NamingScheme(ZooKeeperNamingScheme.DistributedLock));
+                Assert.IsNull(migrated.TryAcquire(), "the old service holds");
+                Assert.Throws<ZooLockConfigurationException>(() => new ZooKeeperDistributedLock(new ZooKeeperPath(path), Connect).TryAcquire(Fixture.Patience));
+                Assert.That(oldService.GetChildren(path), Is.EquivalentTo(new[] { theirs.Substring(path.Length + 1) }), "no node left");
+                oldService.Delete(theirs);
+                using (migrated.Acquire(Fixture.Patience))
+                {
+                    var ours = oldService.GetChildren(path).Single();
+                    StringAssert.IsMatch("^lock-[0-9]{10}$", ours);
+                    var next = oldService.Create(path + "/lock-", ZooKeeperCreateFlags.Ephemeral | ZooKeeperCreateFlags.Sequence);
+                    // DistributedLock's rule: the lowest `lock-` sequence holds, and that is ours.
+                    Assert.That(oldService.GetChildren(path).OrderBy(n => n, StringComparer.Ordinal).First(), Is.EqualTo(ours));
+                    oldService.Delete(next);
+                }
+            }
+            using (var session = Fixture.Session())
+            {
+                var own = new ZooKeeperDistributedLock(path, session, naming: ZooKeeperNamingScheme.DistributedLock);
+                using (own.Acquire(Fixture.Patience))
+                    StringAssert.IsMatch("^lock-[0-9]{10}$", session.GetChildren(path).Single());
+                Assert.Throws<ArgumentOutOfRangeException>(() => new ZooKeeperDistributedLock(path, session, naming: (ZooKeeperNamingScheme)7));
+            }
+            Assert.Throws<ArgumentOutOfRangeException>(() => new ZooKeeperDistributedLock(new ZooKeeperPath(path), Connect,
+                o => o.NamingScheme(ZooKeeperNamingScheme.Other)));
+            Assert.Throws<ArgumentException>(() => new ZooKeeperDistributedReaderWriterLock(new ZooKeeperPath(path), Connect,
+                o => o.NamingScheme(ZooKeeperNamingScheme.DistributedLock)));
+        }
+
         [Test]
         public void NamesMapToPathsAsDistributedLockMapsThem()
         {
