@@ -141,14 +141,14 @@ impl Removal {
     /// timeout) and the session leaves `Connected`; a partition under a
     /// release (`a_release_cut_off_midway_returns_within_its_bound`) is the case.
     pub fn run_bounded(self) -> impl Future<Output = bool> + Send {
-        let mut status = self.session.subscribe();
         // Not connected to begin with (an outage): no wait at all, as a
         // caller's timeout would have it (issue 35: a C# Dispose took 2.2 s).
         let connected = self.session.status().state == SessionState::Connected;
+        let session = self.session.clone();
         let work = Foreground { session: self.session.clone(), work: Some(Box::pin(self.run())) };
         async move {
             let disconnected = async {
-                let _ = status.wait_for(|s| s.state != SessionState::Connected).await;
+                session.disconnected().await;
                 if connected {
                     tokio::time::sleep(FOREGROUND_WAIT).await;
                 }
