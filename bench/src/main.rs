@@ -3,7 +3,9 @@
 //! markdown table and the figures for the chart (bench/chart.py).
 //!
 //! `zoolock-bench [--seconds S] [--rounds R] [--only raw,rust,…] [--scenarios A,B4,…]
-//!                [--force-sync yes|no|both] [--out DIR]`
+//!                [--force-sync yes|no|both] [--delay MS] [--out DIR]`
+//! (`--delay`: contestants reach the server through a relay that adds MS
+//! milliseconds each way, a real network's round trip; relay.rs)
 //! `zoolock-bench contestant raw|zoolock|zookeeper-client <protocol args>` (one Rust contestant)
 //! `zoolock-bench confirmation [--sessions N] [--seconds S]` (what the quorum's confirmation costs)
 
@@ -12,6 +14,7 @@ mod confirmation;
 mod contestant;
 mod contestants;
 mod measure;
+mod relay;
 mod report;
 
 use std::path::PathBuf;
@@ -41,6 +44,8 @@ struct Plan {
     contestants: Vec<Contestant>,
     scenarios: Vec<Scenario>,
     force_sync: Vec<bool>,
+    /// Added each way between contestants and server (`--delay`).
+    delay: Option<std::time::Duration>,
     out: PathBuf,
 }
 
@@ -64,6 +69,7 @@ fn plan(args: &[String]) -> Result<Plan, String> {
         contestants: ALL.to_vec(),
         scenarios: SCENARIOS.to_vec(),
         force_sync: vec![true, false],
+        delay: None,
         out: PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("results"),
     };
     let mut rest = args.iter();
@@ -74,6 +80,11 @@ fn plan(args: &[String]) -> Result<Plan, String> {
             "--seconds" => plan.seconds = value.parse().map_err(|_| format!("--seconds {value}"))?,
             "--rounds" => plan.rounds = value.parse().map_err(|_| format!("--rounds {value}"))?,
             "--out" => plan.out = PathBuf::from(value),
+            "--delay" => {
+                let ms: f64 = value.parse().map_err(|_| format!("--delay {value}"))?;
+                plan.delay =
+                    Some(std::time::Duration::try_from_secs_f64(ms / 1000.0).map_err(|e| format!("--delay: {e}"))?);
+            }
             "--only" => {
                 plan.contestants = list()
                     .map(|k| ALL.into_iter().find(|c| c.key() == k).ok_or(format!("no contestant {k}")))
@@ -115,6 +126,7 @@ fn run(plan: &Plan) -> Result<(), String> {
     let load_before = load_average();
     std::fs::create_dir_all(plan.out.join("logs")).map_err(|e| format!("{}: {e}", plan.out.display()))?;
     let mut measured = Vec::new();
+    let mut relay_cost = Vec::new();
     for &force_sync in &plan.force_sync {
         // Compiler threads that never end: measure.rs subtracts their time from the server's.
         let jvm_args = vec!["-XX:-UseDynamicNumberOfCompilerThreads".to_owned()];
@@ -133,9 +145,29 @@ fn run(plan: &Plan) -> Result<(), String> {
             (Contestant::RawFloor, Scenario::C),
         ] {
             let path = format!("/bench/warm-up/{}", scenario.key());
-            let outcome = measure(&server, contestant, scenario, &path, 5.0, &warm_up);
+            let outcome = measure(&server, &server.direct_connect_string(), contestant, scenario, &path, 5.0, &warm_up);
             eprintln!("  warm-up {:>6}: {}", scenario.key(), report::brief(&outcome));
         }
+        let upstream = server.direct_connect_string();
+        let relay = |delay| {
+            let upstream = upstream.parse().map_err(|e| format!("{upstream}: {e}"))?;
+            relay::Relay::start(upstream, delay).map_err(|e| format!("relay: {e}"))
+        };
+        let connect = match plan.delay {
+            None => upstream.clone(),
+            Some(delay) => {
+                // The relay's own cost: the raw floor's A through it with no delay, and direct.
+                let through = relay(std::time::Duration::ZERO)?.connect_string();
+                for (how, connect) in [("direct", &upstream), ("through the relay, no delay", &through)] {
+                    let path = format!("/bench/relay-cost/{}", how.len());
+                    let outcome = measure(&server, connect, Contestant::RawFloor, Scenario::A, &path, 3.0, &warm_up);
+                    let line = format!("raw floor A {how}: {}", report::brief(&outcome));
+                    eprintln!("  {line}");
+                    relay_cost.push(line);
+                }
+                relay(delay)?.connect_string()
+            }
+        };
         // Interleaved rounds: noise on the host hits every contestant alike.
         for round in 0..plan.rounds {
             for &scenario in &plan.scenarios {
@@ -147,7 +179,7 @@ fn run(plan: &Plan) -> Result<(), String> {
                     let key = scenario.key();
                     let path = format!("/bench/{round}/{key}/{}", contestant.key());
                     let log = plan.out.join("logs").join(format!("{}-{key}-sync-{sync}.log", contestant.key()));
-                    let outcome = measure(&server, contestant, scenario, &path, plan.seconds, &log);
+                    let outcome = measure(&server, &connect, contestant, scenario, &path, plan.seconds, &log);
                     eprintln!("  round {round} {key:>6} {:<28} {}", contestant.name(), report::brief(&outcome));
                     measured.push(report::Measured { force_sync, contestant, scenario, outcome });
                 }
@@ -156,6 +188,13 @@ fn run(plan: &Plan) -> Result<(), String> {
         drop(server);
     }
     let mut table = report::markdown(&measured, plan.seconds, plan.rounds);
+    if let Some(delay) = plan.delay {
+        table += &format!(
+            "\nContestants reached the server through the bench's relay, {} ms added each way (bench/src/relay.rs); its own cost: {}.\n",
+            delay.as_secs_f64() * 1000.0,
+            relay_cost.join("; ")
+        );
+    }
     // Other work on the host moves every figure: say how much there was.
     table +=
         &format!("\nHost load average (1, 5, 15 min): {load_before} at the start, {} at the end.\n", load_average());

@@ -86,6 +86,7 @@ const READY_WITHIN: Duration = Duration::from_secs(180);
 
 pub fn measure(
     server: &Ensemble,
+    connect: &str,
     contestant: Contestant,
     scenario: Scenario,
     path: &str,
@@ -96,7 +97,7 @@ pub fn measure(
         return Outcome::Unsupported("not built here".into());
     };
     command
-        .args(["--connect", &server.direct_connect_string(), "--path", path, "--seconds", &seconds.to_string()])
+        .args(["--connect", connect, "--path", path, "--seconds", &seconds.to_string()])
         .args(scenario.protocol_args())
         .stdin(Stdio::piped())
         .stdout(Stdio::piped());
