@@ -60,6 +60,12 @@ namespace ZooLock.Native
         /// </summary>
         internal const int ZL_LOG_TRACE = 5;
         /// <summary>
+        ///  The least connect a call's limit allows, in milliseconds (the core's
+        ///  `HEALTHY_CONNECT`): a binding that bounds a connect by an acquire's
+        ///  timeout gives it at least this, so that a single try still connects.
+        /// </summary>
+        internal const uint ZL_HEALTHY_CONNECT_MS = 1000;
+        /// <summary>
         ///  Which TLS PEM a `zl_session_options_set_tls_pem` call sets.
         /// </summary>
         internal const int ZL_PEM_CA = 0;

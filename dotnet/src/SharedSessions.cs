@@ -2,6 +2,7 @@ using System;
 using System.Collections.Generic;
 using System.Threading;
 using System.Threading.Tasks;
+using ZooLock.Native;
 
 namespace ZooLock
 {
@@ -42,11 +43,8 @@ namespace ZooLock
         internal static int ConnectWithin(long timeoutMs)
         {
             if (timeoutMs < 0 || timeoutMs > int.MaxValue) return Timeout.Infinite;
-            return (int)Math.Max(timeoutMs, HealthyConnectMs);
+            return (int)Math.Max(timeoutMs, NativeMethods.ZL_HEALTHY_CONNECT_MS);
         }
-
-        /// <summary>The core's <c>HEALTHY_CONNECT</c>.</summary>
-        const long HealthyConnectMs = 1000;
 
         /// <summary>The session of a lock made from a <see cref="ZooKeeperSession"/>: leased for ever.</summary>
         internal sealed class Given : SessionSource

@@ -315,6 +315,13 @@
 #define ZL_LOG_TRACE 5
 
 /**
+ * The least connect a call's limit allows, in milliseconds (the core's
+ * `HEALTHY_CONNECT`): a binding that bounds a connect by an acquire's
+ * timeout gives it at least this, so that a single try still connects.
+ */
+#define ZL_HEALTHY_CONNECT_MS 1000
+
+/**
  * Which TLS PEM a `zl_session_options_set_tls_pem` call sets.
  */
 #define ZL_PEM_CA 0

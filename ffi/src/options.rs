@@ -113,6 +113,16 @@ pub unsafe extern "C" fn zl_session_options_set_resume(
     })
 }
 
+/// The least connect a call's limit allows, in milliseconds (the core's
+/// `HEALTHY_CONNECT`): a binding that bounds a connect by an acquire's
+/// timeout gives it at least this, so that a single try still connects.
+pub const ZL_HEALTHY_CONNECT_MS: u32 = 1000;
+
+const _: () = assert!(
+    zoolock::HEALTHY_CONNECT.as_millis() == ZL_HEALTHY_CONNECT_MS as u128,
+    "ZL_HEALTHY_CONNECT_MS is the core's HEALTHY_CONNECT"
+);
+
 /// How long the connect tries before `ZL_CONNECT_TIMEOUT`, in milliseconds (at least 1).
 ///
 /// # Safety
