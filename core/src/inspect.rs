@@ -339,6 +339,9 @@ mod tests {
         assert_eq!(scheme_of(hex), Some(Scheme::Kazoo));
         assert_eq!(scheme_of("_c_3f2504e0-4f89-11d3-9a0c-0305e82c3301-lock-0000000009"), Some(Scheme::Curator));
         assert_eq!(scheme_of("x__mylock__0000000001"), None);
+        assert_eq!(scheme_of("lock-0000000009"), Some(Scheme::DistributedLock));
+        assert_eq!(scheme_of("lock--000000009"), Some(Scheme::DistributedLock));
+        assert_eq!(scheme_of("lock-1"), None);
         assert_eq!(kind_of("_c_x-__WRIT__0000000001", Role::Writer), ParticipantKind::Write);
         assert_eq!(kind_of("x__lock__0000000001", Role::Writer), ParticipantKind::Lock);
         assert!(is_lease_name(hex));
