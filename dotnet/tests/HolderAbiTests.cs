@@ -52,5 +52,37 @@ namespace ZooLock.Tests
                 });
             }
         }
+
+        /// <summary>
+        /// <c>zl_lock_new</c>'s scheme from C: DistributedLock's names are for a
+        /// mutex only, and <c>ZL_SCHEME_OTHER</c> (inspect's "neither") is no scheme
+        /// to write; both are refused with <c>ZL_INVALID_ARGUMENT</c> and no holder.
+        /// </summary>
+        [Test]
+        public void ZlLockNewRefusesASchemeItCannotWrite()
+        {
+            var path = Encoding.ASCII.GetBytes(Fixture.Path("scheme"));
+            using (var session = Fixture.Session())
+            {
+                session.With(s =>
+                {
+                    fixed (byte* p = path)
+                    {
+                        ZlHolder* holder = null;
+                        Assert.That(NativeMethods.zl_lock_new((ZlSession*)s, p, (uint)path.Length, (int)LockKind.Read,
+                            (int)ZooKeeperNamingScheme.DistributedLock, null, 0, 0, &holder), Is.EqualTo((int)ZooLockStatus.InvalidArgument));
+                        StringAssert.Contains("mutex nodes only", Interop.LastError());
+                        Assert.That(NativeMethods.zl_lock_new((ZlSession*)s, p, (uint)path.Length, (int)LockKind.Mutex,
+                            NativeMethods.ZL_SCHEME_OTHER, null, 0, 0, &holder), Is.EqualTo((int)ZooLockStatus.InvalidArgument));
+                        StringAssert.Contains("unknown naming scheme 2", Interop.LastError());
+                        Assert.That((System.IntPtr)holder, Is.EqualTo(System.IntPtr.Zero));
+                        Interop.Check(NativeMethods.zl_lock_new((ZlSession*)s, p, (uint)path.Length, (int)LockKind.Mutex,
+                            (int)ZooKeeperNamingScheme.DistributedLock, null, 0, 0, &holder));
+                        NativeMethods.zl_holder_free(holder);
+                    }
+                    return 0;
+                });
+            }
+        }
     }
 }
