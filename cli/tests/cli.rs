@@ -349,6 +349,28 @@ async fn tls_and_sasl_flags_reach_a_server_that_needs_both() {
     assert_eq!(exit_code(zoolock_on(&secure, &args)).await, EXIT_BAD_INPUT);
 }
 
+/// `--tls` without `--ca` trusts the system's CAs as OpenSSL finds them:
+/// `SSL_CERT_FILE` names a bundle holding the ensemble's CA (the machine's
+/// own bundle does not, and is refused).
+#[tokio::test(flavor = "multi_thread")]
+async fn tls_without_a_ca_trusts_the_systems_cas_and_openssls_variables() {
+    let options = zk_harness::Options {
+        tls: Some(zk_harness::Tls { client_auth: false, self_signed: false }),
+        ..zk_harness::Options::default()
+    };
+    let zk = tokio::task::spawn_blocking(move || zk_harness::Ensemble::start(1, options)).await.unwrap().unwrap();
+    let secure = zk.secure_connect_string("localhost").unwrap();
+    let ca = zk.tls_files().unwrap().ca.clone();
+    let lock = path("system-ca");
+    let args = ["--tls", "--connect-timeout", "3s", "exec", &lock, "--", "true"];
+    let mut trusted = zoolock_on(&secure, &args);
+    trusted.env("SSL_CERT_FILE", &ca).env_remove("SSL_CERT_DIR");
+    assert_eq!(exit_code(trusted).await, 0);
+    let mut machine_only = zoolock_on(&secure, &args);
+    machine_only.env_remove("SSL_CERT_FILE").env_remove("SSL_CERT_DIR");
+    assert_ne!(exit_code(machine_only).await, 0);
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn status_counts_leases_only_of_a_real_semaphore_and_says_when_a_path_is_missing() {
     let raw = zk::Client::connect(&connect()).await.unwrap();

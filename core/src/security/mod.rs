@@ -120,7 +120,7 @@ pub struct TlsOptions {
     /// any option given is refused, never a plaintext connect that drops it.
     pub enabled: bool,
     /// CA certificates (and CRLs) the server's certificate must chain to;
-    /// `None` trusts the system's bundle (`/etc/ssl/certs/ca-certificates.crt`).
+    /// `None` trusts the system's CAs (OpenSSL's files on Unix, `SSL_CERT_FILE` first; Windows' certificate store).
     pub ca: Option<Pem>,
     /// This client's certificate chain, for servers with `ssl.clientAuth=need`.
     /// Its key is `keyfile`, or a key in the same PEM.

@@ -14,7 +14,7 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 use zookeeper_client as zk;
 
-use super::{tls_error, Pem, Secret, TlsOptions};
+use super::{tls_error, Secret, TlsOptions};
 use crate::error::{Error, Result};
 
 /// Refuses a TLS host rustls cannot name: zookeeper-client checks the
@@ -33,9 +33,30 @@ pub(crate) fn check_tls_hosts(connect: &str, hosts: &[(String, u16)]) -> Result<
     }
 }
 
-/// Where Debian, RHEL and Alpine keep the system's CA bundle.
-const SYSTEM_CA_BUNDLES: &[&str] =
-    &["/etc/ssl/certs/ca-certificates.crt", "/etc/pki/tls/certs/ca-bundle.crt", "/etc/ssl/cert.pem"];
+/// The system's CA certificates as PEM, as rustls-native-certs finds them on
+/// each platform: OpenSSL's files and folders on Unix (`SSL_CERT_FILE` and
+/// `SSL_CERT_DIR` first), the certificate store on Windows, the keychain on macOS.
+fn system_ca() -> Result<String> {
+    use base64::Engine;
+    let found = rustls_native_certs::load_native_certs();
+    if found.certs.is_empty() {
+        let why = found.errors.first().map(|e| format!(" ({e})")).unwrap_or_default();
+        return Err(tls_error(format!(
+            "no `ca` given and no system CA certificates found{why}: pass the servers' CA as `ca`"
+        )));
+    }
+    let mut pem = String::new();
+    for cert in &found.certs {
+        let text = base64::engine::general_purpose::STANDARD.encode(cert.as_ref());
+        pem.push_str("-----BEGIN CERTIFICATE-----\n");
+        for line in text.as_bytes().chunks(64) {
+            pem.push_str(std::str::from_utf8(line).expect("base64 is ASCII"));
+            pem.push('\n');
+        }
+        pem.push_str("-----END CERTIFICATE-----\n");
+    }
+    Ok(pem)
+}
 
 /// The TLS options read and checked: zookeeper-client's, and a rustls
 /// config that verifies the same way for [`Probe`].
@@ -51,12 +72,7 @@ impl TlsOptions {
         self.validate()?;
         let ca = match &self.ca {
             Some(ca) => ca.read("ca")?,
-            None => {
-                let bundle = SYSTEM_CA_BUNDLES.iter().find(|p| std::path::Path::new(p).is_file()).ok_or_else(|| {
-                    tls_error("no `ca` given and no system CA bundle found: pass the servers' CA as `ca`")
-                })?;
-                Pem::file(bundle).read("system CA bundle")?
-            }
+            None => system_ca()?,
         };
         let mut roots = RootCertStore::empty();
         for cert in CertificateDer::pem_slice_iter(ca.as_bytes()) {
