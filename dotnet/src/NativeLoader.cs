@@ -18,13 +18,17 @@ namespace ZooLock
     /// <c>runtimes/RID/native</c> when ZooLock.dll is used in place from
     /// <c>lib/net462</c> (a program built with mcs), is loaded by its full
     /// path: the DllImports then bind to it by its soname,
-    /// <c>libzoolock_ffi.so</c> (ffi/build.rs sets it). Otherwise the
-    /// runtime's own search runs (LD_LIBRARY_PATH, Mono's dllmap, .NET's deps.json).
+    /// <c>libzoolock_ffi.so</c> (ffi/build.rs sets it), or on Windows by its
+    /// module name, <c>zoolock_ffi.dll</c>, which the loader finds loaded.
+    /// Otherwise the runtime's own search runs (LD_LIBRARY_PATH or PATH,
+    /// Mono's dllmap, .NET's deps.json). Every rule is a function of the
+    /// operating system and architecture it is given, so that the Linux
+    /// tests check Windows' too (LoaderTests).
     /// </summary>
     internal static unsafe class NativeLoader
     {
         /// <summary>The runtime identifiers the package ships a native library for (scripts/package.sh builds them).</summary>
-        internal static readonly string[] Shipped = { "linux-x64", "linux-arm64" };
+        internal static readonly string[] Shipped = { "linux-x64", "linux-arm64", "win-x64" };
 
         static readonly object Gate = new object();
         static volatile bool loaded;
@@ -59,8 +63,9 @@ namespace ZooLock
         [MethodImpl(MethodImplOptions.NoInlining)]
         static void Load()
         {
-            string rid = RuntimeIdentifier();
-            string file = FileName();
+            string os = Os(), architecture = Architecture();
+            string rid = RuntimeIdentifier(os, architecture, os == "linux" && IsMusl());
+            string file = FileName(os);
             string here = Path.GetDirectoryName(typeof(NativeLoader).Assembly.Location);
             var tried = new List<string>();
             bool foundOne = false;
@@ -74,19 +79,19 @@ namespace ZooLock
                 {
                     if (!File.Exists(path)) { tried.Add(path + ": not there"); continue; }
                     foundOne = true;
-                    string error = Open(path);
+                    string error = Open(path, os, architecture);
                     if (error == null) { tried.Add(path + ": loaded"); break; }
                     tried.Add(path + ": " + error);
                 }
             }
             string failure = Bind();
             if (failure == null) return;
-            tried.Add("the runtime's own search for \"zoolock_ffi\" (LD_LIBRARY_PATH, the system's library folders): " + failure);
+            tried.Add("the runtime's own search for \"zoolock_ffi\" (" + (os == "win" ? "PATH, the system's folders" : "LD_LIBRARY_PATH, the system's library folders") + "): " + failure);
             throw new ZooLockNativeLibraryException(file, rid, tried, Message(file, rid, here, tried, foundOne));
         }
 
         /// <summary>Where the package puts the library, relative to ZooLock.dll: beside it, or the package's runtimes folder.</summary>
-        static string[] Candidates(string here, string rid, string file)
+        internal static string[] Candidates(string here, string rid, string file)
         {
             return new[]
             {
@@ -124,15 +129,15 @@ namespace ZooLock
             catch (EntryPointNotFoundException e) { return "a library of that name without zoolock's functions: " + e.Message; }
         }
 
-        static string Message(string file, string rid, string here, IList<string> tried, bool foundOne)
+        internal static string Message(string file, string rid, string here, IList<string> tried, bool foundOne)
         {
             string advice;
             if (Array.IndexOf(Shipped, rid) < 0)
                 advice = string.Format("The ZooLock package ships its native library for {0} only: {1} is not supported.",
                     string.Join(" and ", Shipped), rid);
             else if (foundOne)
-                advice = string.Format("The library is there but cannot be loaded: the answer above says why. It needs a {0} process on glibc 2.17 or newer; a library of another version or platform must be replaced by the package's runtimes/{0}/native/{1}.",
-                    rid, file);
+                advice = string.Format("The library is there but cannot be loaded: the answer above says why. It needs a {0} process on {2}; a library of another version or platform must be replaced by the package's runtimes/{0}/native/{1}.",
+                    rid, file, rid.StartsWith("win-", StringComparison.Ordinal) ? "Windows 10 or newer" : "glibc 2.17 or newer");
             else
                 advice = string.Format("Reference the package from an MSBuild project (it copies the library next to your program), "
                     + "or copy runtimes/{0}/native/{1} from the package next to ZooLock.dll, "
@@ -142,10 +147,10 @@ namespace ZooLock
                 file, rid, string.IsNullOrEmpty(here) ? "memory" : here, string.Join("; ", tried), advice);
         }
 
-        /// <summary>The library's file name on this operating system.</summary>
-        internal static string FileName()
+        /// <summary>The library's file name on <paramref name="os"/> (win, osx, linux).</summary>
+        internal static string FileName(string os)
         {
-            switch (Os())
+            switch (os)
             {
                 case "win": return "zoolock_ffi.dll";
                 case "osx": return "libzoolock_ffi.dylib";
@@ -153,12 +158,10 @@ namespace ZooLock
             }
         }
 
-        /// <summary>This process's runtime identifier as NuGet names runtimes/ folders: linux-x64, linux-arm64, linux-musl-x64, osx-arm64, win-x64…</summary>
-        internal static string RuntimeIdentifier()
+        /// <summary>A runtime identifier as NuGet names runtimes/ folders: linux-x64, linux-arm64, linux-musl-x64, osx-arm64, win-x64…</summary>
+        internal static string RuntimeIdentifier(string os, string architecture, bool musl)
         {
-            string os = Os();
-            if (os == "linux" && IsMusl()) os = "linux-musl";
-            return os + "-" + Architecture();
+            return (musl ? os + "-musl" : os) + "-" + architecture;
         }
 
         static string Os()
@@ -210,16 +213,14 @@ namespace ZooLock
         }
 
         /// <summary>Loads the file by its full path: null, or the loader's error.</summary>
-        static string Open(string path)
+        static string Open(string path, string os, string architecture)
         {
-            // glibc says "cannot open shared object file" of a library built for another machine.
-            string machine = ElfMachine(path);
-            string expected = ElfMachineOf(Architecture());
-            if (machine != null && expected != null && machine != expected)
-                return string.Format("built for {0}, not for this {1} process", machine, expected);
+            // glibc says "cannot open shared object file" of a library built for another machine, Windows "%1 is not a valid Win32 application".
+            string mismatch = Mismatch(Header(path), os, architecture);
+            if (mismatch != null) return mismatch;
             try
             {
-                switch (Os())
+                switch (os)
                 {
                     case "win":
                         if (LoadLibraryW(path) != IntPtr.Zero) return null;
@@ -238,31 +239,76 @@ namespace ZooLock
             }
         }
 
-        /// <summary>The machine an ELF file is built for (e_machine), or null if it is not ELF or cannot be read.</summary>
-        static string ElfMachine(string path)
+        /// <summary>The file's first bytes (enough for an ELF header and a PE header's machine), or null if it cannot be read.</summary>
+        static byte[] Header(string path)
         {
             try
             {
-                var header = new byte[20];
-                using (var stream = File.OpenRead(path))
-                {
-                    if (stream.Read(header, 0, header.Length) < header.Length) return null;
-                }
-                if (header[0] != 0x7f || header[1] != (byte)'E' || header[2] != (byte)'L' || header[3] != (byte)'F') return null;
-                int machine = header[5] == 2 ? header[18] << 8 | header[19] : header[18] | header[19] << 8;
-                switch (machine)
-                {
-                    case 3: return "x86";
-                    case 40: return "arm";
-                    case 62: return "x86-64";
-                    case 183: return "arm64";
-                    default: return "ELF machine " + machine;
-                }
+                var header = new byte[1024];
+                int length;
+                using (var stream = File.OpenRead(path)) length = stream.Read(header, 0, header.Length);
+                Array.Resize(ref header, length);
+                return header;
             }
             catch (Exception) { return null; }
         }
 
-        static string ElfMachineOf(string architecture)
+        /// <summary>
+        /// Why a library with this header cannot load in an <paramref name="os"/> process of
+        /// <paramref name="architecture"/> (another format, another machine), or null when it
+        /// could or the header says nothing sure.
+        /// </summary>
+        internal static string Mismatch(byte[] header, string os, string architecture)
+        {
+            string format, machine;
+            if (!Machine(header, out format, out machine)) return null;
+            string wanted = os == "win" ? "Windows" : os == "osx" ? null : "ELF";
+            if (wanted != null && format != wanted)
+                return string.Format("a {0} library, not one for this {1} process", format == "ELF" ? "Linux (ELF)" : "Windows (PE)", os);
+            string expected = MachineName(architecture);
+            if (expected != null && machine != expected)
+                return string.Format("built for {0}, not for this {1} process", machine, expected);
+            return null;
+        }
+
+        /// <summary>The format (ELF or Windows' PE) and machine a library's header names.</summary>
+        static bool Machine(byte[] header, out string format, out string machine)
+        {
+            format = machine = null;
+            if (header == null || header.Length < 20) return false;
+            int code;
+            if (header[0] == 0x7f && header[1] == (byte)'E' && header[2] == (byte)'L' && header[3] == (byte)'F')
+            {
+                format = "ELF";
+                code = header[5] == 2 ? header[18] << 8 | header[19] : header[18] | header[19] << 8;
+                switch (code)
+                {
+                    case 3: machine = "x86"; break;
+                    case 40: machine = "arm"; break;
+                    case 62: machine = "x86-64"; break;
+                    case 183: machine = "arm64"; break;
+                    default: machine = "ELF machine " + code; break;
+                }
+                return true;
+            }
+            if (header.Length < 64 || header[0] != (byte)'M' || header[1] != (byte)'Z') return false;
+            int pe = BitConverter.ToInt32(header, 0x3c);
+            if (pe < 0 || pe + 6 > header.Length || header[pe] != (byte)'P' || header[pe + 1] != (byte)'E' || header[pe + 2] != 0 || header[pe + 3] != 0)
+                return false;
+            format = "Windows";
+            code = header[pe + 4] | header[pe + 5] << 8;
+            switch (code)
+            {
+                case 0x14c: machine = "x86"; break;
+                case 0x1c4: machine = "arm"; break;
+                case 0x8664: machine = "x86-64"; break;
+                case 0xaa64: machine = "arm64"; break;
+                default: machine = "PE machine 0x" + code.ToString("x4"); break;
+            }
+            return true;
+        }
+
+        static string MachineName(string architecture)
         {
             switch (architecture)
             {
