@@ -7,7 +7,7 @@
 #       auditwheel (PyPI's own tool) checks again.
 #   ZooLock.<v>.nupkg
 #       the .NET package (scripts/lib/pack-dotnet.sh), with the native
-#       library for runtimes linux-x64 and linux-arm64.
+#       library for runtimes linux-x64, linux-arm64 and win-x64.
 #   zoolock-<v>-<arch>-linux-gnu.tar.gz
 #       the `zoolock` command line, with its man page and shell completions
 #       once the CLI can write them (cli_extras below).
@@ -22,6 +22,8 @@
 # built by Debian's rustc, which has the aarch64 std, with zig as C compiler
 # and linker against glibc 2.17's symbols (scripts/lib/zig-env.sh), and
 # stripped: the machine's gcc would link against its own glibc (2.34).
+# Windows' zoolock_ffi.dll is built by the same rustc with mingw-w64 as C
+# compiler and linker (build_windows below).
 # One target dir, target/dist, serves all of them: an architecture's wheel,
 # library and CLI share their common dependencies, and a second run
 # rebuilds only what changed.
@@ -78,6 +80,20 @@ build() {
   echo "dist/$name.tar.gz ($((SECONDS - started)) s for $arch)"
 }
 
+# Windows x64's library for .NET. Debian's rustc has no Windows std, so
+# cargo builds it from that rustc's own sources (rust-web-src) with
+# -Zbuild-std, the one unstable flag RUSTC_BOOTSTRAP=1 unlocks here (the
+# code is compiled as stable Rust). ffi/build.rs keeps the sections GNU ld
+# would drop on this target.
+build_windows() {
+  local triple=x86_64-pc-windows-gnu started=$SECONDS
+  echo "== x86_64 Windows: the native library for .NET (mingw-w64)"
+  RUSTC_BOOTSTRAP=1 CC_x86_64_pc_windows_gnu=x86_64-w64-mingw32-gcc AR_x86_64_pc_windows_gnu=x86_64-w64-mingw32-ar \
+    CARGO_TARGET_X86_64_PC_WINDOWS_GNU_LINKER=x86_64-w64-mingw32-gcc \
+    cargo build --quiet --profile dist --locked -p zoolock-ffi --lib --target "$triple" -Zbuild-std=std,panic_abort
+  echo "target/dist/$triple/dist/zoolock_ffi.dll ($((SECONDS - started)) s)"
+}
+
 (
   # Debian's cargo and rustc first on PATH (maturin runs `cargo` from it).
   export PATH="/usr/bin:$PWD/.venv/bin:$PATH" CARGO_TARGET_DIR="$PWD/target/dist"
@@ -87,6 +103,7 @@ build() {
   for arch in "${arches[@]}"; do
     build "$arch"
   done
+  build_windows
 )
 .venv/bin/python scripts/lib/glibc-check.py 2.17 target/dist/*-unknown-linux-gnu/dist/libzoolock_ffi.so \
   target/dist/*-unknown-linux-gnu/dist/zoolock
@@ -96,6 +113,7 @@ natives=()
 for arch in "${arches[@]}"; do
   natives+=("${rid[$arch]}=target/dist/$arch-unknown-linux-gnu/dist/libzoolock_ffi.so")
 done
+natives+=("win-x64=target/dist/x86_64-pc-windows-gnu/dist/zoolock_ffi.dll")
 scripts/lib/pack-dotnet.sh dist "${natives[@]}" >/dev/null
 rm -rf dist/pack dist/tools
 ls dist/ZooLock."$version".nupkg

@@ -10,6 +10,8 @@
 #   (tests/packages/take_a_lock.py);
 # - the NuGet package, into a fresh consumer from a folder feed
 #   (scripts/lib/test-nuget-consumer.sh), run by Mono on x86-64 and arm64;
+#   its Windows x64 library under Wine: the C ABI's scenarios from C
+#   programs built by mingw-w64 (ffi/tests/c_abi.rs, its ignored test);
 # - each CLI archive (man page and completions too): the x86-64
 #   `zoolock exec` and the aarch64 `zoolock hold` hand one lock to each
 #   other, both ways;
@@ -49,6 +51,11 @@ mapfile -t natives < <(find "$work/unpacked" -type f \( -name '*.so' -o -name zo
 [ ${#natives[@]} -eq 6 ] || fail "expected 6 native files (2 wheels, 2 NuGet libraries, 2 CLIs), found: ${natives[*]}"
 .venv/bin/python scripts/lib/glibc-check.py 2.17 "${natives[@]}"
 done_ "glibc <= 2.17"
+
+echo "== the NuGet package's win-x64 library under Wine: the C ABI's scenarios"
+ZOOLOCK_WINDOWS_DLL="$work/unpacked/nuget/runtimes/win-x64/native/zoolock_ffi.dll" \
+  cargo test --workspace --locked -q --test c_abi -- --ignored the_windows_dll
+done_ "win-x64 library under Wine"
 
 scripts/lib/build-tools.sh
 coproc ZKH { exec target/debug/zkh; }
@@ -194,7 +201,7 @@ echo '{"cmd":"shutdown"}' >&"${ZKH[1]}"
 wait "$ZKH_PID" 2>/dev/null || true
 
 echo "== the NuGet package, in a fresh consumer (x86_64, and aarch64 under qemu)"
-scripts/lib/test-nuget-consumer.sh "dist/ZooLock.$version.nupkg" linux-x64 linux-arm64 --aarch64-root "$root"
+scripts/lib/test-nuget-consumer.sh "dist/ZooLock.$version.nupkg" linux-x64 linux-arm64 win-x64 --aarch64-root "$root"
 done_ "NuGet package"
 
 echo "packages: $passed passed, 0 failed"

@@ -1,10 +1,14 @@
 #!/usr/bin/env bash
 # Installs what scripts/package.sh needs to build every package for linux
-# x86-64 and aarch64 on this x86-64 machine:
+# x86-64 and aarch64 and the .NET library for Windows x64 on this x86-64
+# machine, and what scripts/test-packages.sh runs the Windows one with:
 # - Debian's Rust (rustc-web, cargo-web: /usr/bin/rustc and /usr/bin/cargo)
 #   with the aarch64 standard library (libstd-rust-web-dev:arm64, after
 #   dpkg --add-architecture arm64): rustup's toolchain here has no aarch64
 #   std, and `rustup target add` cannot reach its server;
+# - for Windows: the sources of that rustc's std (rust-web-src: Debian has
+#   no Windows std, so package.sh builds it), mingw-w64's C compiler and
+#   linker, and Wine (wine64) to run the C ABI's tests;
 # - into .venv (PyPI): ziglang, the C compiler and linker that links against
 #   glibc 2.17's symbols (scripts/lib/zig-env.sh), and auditwheel.
 set -euo pipefail
@@ -14,6 +18,9 @@ scripts/lib/setup-python.sh
 need_apt=()
 [ -x /usr/bin/rustc ] && [ -x /usr/bin/cargo ] || need_apt+=(rustc-web cargo-web)
 [ -d /usr/lib/rustlib/aarch64-unknown-linux-gnu/lib ] || need_apt+=(libstd-rust-web-dev:arm64)
+[ -f /usr/lib/rustlib/src/rust/library/std/Cargo.toml ] || need_apt+=(rust-web-src)
+command -v x86_64-w64-mingw32-gcc >/dev/null || need_apt+=(gcc-mingw-w64-x86-64)
+[ -x /usr/lib/wine/wine64 ] || need_apt+=(wine64)
 if [ ${#need_apt[@]} -gt 0 ]; then
   if [ "$(id -u)" -ne 0 ]; then
     echo "zoolock's packages need: dpkg --add-architecture arm64 && apt-get install ${need_apt[*]}" >&2

@@ -58,7 +58,8 @@ shipped=$(cd "$installed/runtimes" && ls -d */native | sed 's|/native$||' | sort
 want=$(printf '%s\n' "${rids[@]}" | sort | tr '\n' ' ')
 [ "$shipped" = "$want" ] || fail "the package ships runtimes for '$shipped', expected '$want'"
 for rid in "${rids[@]}"; do
-  [ -f "$installed/runtimes/$rid/native/libzoolock_ffi.so" ] || fail "no runtimes/$rid/native/libzoolock_ffi.so"
+  case "$rid" in win-*) library=zoolock_ffi.dll ;; *) library=libzoolock_ffi.so ;; esac
+  [ -f "$installed/runtimes/$rid/native/$library" ] || fail "no runtimes/$rid/native/$library"
 done
 nuspec=$(unzip -p "$installed/ZooLock.$version.nupkg" ZooLock.nuspec)
 for element in '<license type="expression">MIT</license>' '<repository type="git"' '<readme>README.md</readme>' '<releaseNotes>'; do
