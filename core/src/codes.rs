@@ -11,7 +11,7 @@
 //! This module is the [`codes!`] macro that gives an enum its table; each
 //! table stands beside its enum: `ErrorKind` in `error.rs`, the session and
 //! lock states and lost reasons in `state.rs`, `Scheme` in `naming.rs`,
-//! `Kind` in `lock/mod.rs`, `ParticipantKind` in `inspect.rs`. So the
+//! `Kind` in `recipe/lock/mod.rs`, `ParticipantKind` in `inspect.rs`. So the
 //! leaves that use it (`error.rs`, `state.rs`) import nothing above them.
 
 /// Gives a fieldless enum its codes: `ALL` (every value, in code order),

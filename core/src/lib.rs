@@ -56,54 +56,41 @@
 // C-DEBUG: a user's `#[derive(Debug)]` struct may hold any public type.
 #![deny(missing_debug_implementations)]
 
-mod barrier;
 mod codes;
 mod contender;
-mod counter;
-mod election;
 mod error;
 mod events;
 mod holder;
 mod inspect;
-mod lease;
-mod lock;
 pub mod metrics;
 mod mirror;
-mod multi_lock;
 pub mod naming;
 mod one_shot;
 mod options;
-mod party;
-mod queue;
+mod recipe;
 pub mod runtime;
 mod security;
-mod semaphore;
 mod session;
 mod state;
 mod watchers;
 mod znode;
 
-pub use barrier::{Barrier, DoubleBarrier};
-pub use counter::{Counter, CounterChange, CounterFormat, CounterValue};
-pub use election::{Election, Leadership};
 pub use error::{Error, ErrorKind, Result};
 pub use holder::{Acquire, BoxFuture, Hold, Holder, Owner};
 pub use inspect::{inspect, Inspector, Participant, ParticipantKind};
-pub use lease::{try_lease, try_multi_lease};
-pub use lock::{Adaptive, Kind, Lock, LockConfig, CREATES_IN_FLIGHT};
 #[doc(hidden)]
 pub use mirror::adaptive_switches;
-pub use multi_lock::MultiLock;
 pub use naming::Scheme;
 pub use one_shot::OneShot;
 pub use options::{
     connect_string_parts, path_from_utf8, timeout_from_secs, validate_identifier, validate_node_path, validate_path,
     ClientId, SessionOptions, HEALTHY_CONNECT, MAX_IDENTIFIER_BYTES, MAX_PATH_BYTES, MAX_SESSION_TIMEOUT,
 };
-pub use party::Party;
-pub use queue::{LockingQueue, Queue};
+pub use recipe::{
+    try_lease, try_multi_lease, Adaptive, Barrier, Counter, CounterChange, CounterFormat, CounterValue, DoubleBarrier,
+    Election, Kind, Leadership, Lock, LockConfig, LockingQueue, MultiLock, Party, Queue, Semaphore, CREATES_IN_FLIGHT,
+};
 pub use security::{Pem, SaslMechanism, SaslOptions, Secret, TlsOptions};
-pub use semaphore::Semaphore;
 pub use session::{boot_clock, Confirmed, Session};
 pub use state::{LockState, LostReason, Outcome, SessionState, Status};
 pub use watchers::{ChildrenWatch, DataWatch, WatchEvent, WatchEventKind};

@@ -1,7 +1,7 @@
 //! The recipe's shortcuts where the ZooKeeper behaviour they assume fails:
 //! the lock path deleted and re-created (its sequence counter restarts), an
 //! operator deleting nodes under waiters. Each test stands for one shortcut
-//! or one reported two-holder case; see `core/src/lock/queue.rs`.
+//! or one reported two-holder case; see `core/src/recipe/lock/queue.rs`.
 
 mod common;
 

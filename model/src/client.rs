@@ -1,4 +1,4 @@
-//! A lock handle's decision rules (`core/src/lock/`, `holder/`,
+//! A lock handle's decision rules (`core/src/recipe/lock/`, `holder/`,
 //! `contender/`), one message at a time. Every place where the old and the new
 //! rules differ reads a flag of [`Rules`].
 

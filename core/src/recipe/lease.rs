@@ -13,9 +13,9 @@
 
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
+use super::lock::{Kind, Lock, LockConfig};
 use crate::error::{Error, Result};
 use crate::holder::Acquire;
-use crate::lock::{Kind, Lock, LockConfig};
 use crate::options::validate_path;
 use crate::session::Session;
 use crate::znode::{Create, Transaction};

@@ -6,10 +6,10 @@ use std::time::Duration;
 
 use tokio::sync::watch;
 
+use super::lock::{Kind, Lock, LockConfig};
 use crate::error::{Error, Result};
 use crate::holder::sealed::Recipe;
 use crate::holder::Acquire;
-use crate::lock::{Kind, Lock, LockConfig};
 use crate::runtime;
 use crate::session::Session;
 use crate::state::LockState;

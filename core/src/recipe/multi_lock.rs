@@ -7,10 +7,10 @@
 
 use std::sync::Arc;
 
+use super::lock::{Kind, Lock, LockConfig};
 use crate::contender::{Removals, Won};
 use crate::error::{Error, Result};
 use crate::holder::{holder_methods, sealed, Acquire, BoxFuture, Holder, HolderState, OnHeld};
-use crate::lock::{Kind, Lock, LockConfig};
 use crate::options::validate_path;
 use crate::session::Session;
 use crate::state::Outcome;

@@ -9,10 +9,10 @@ use std::sync::Arc;
 use uuid::Uuid;
 use zookeeper_client as zk;
 
+use super::lock::{read_identifiers, Kind, Lock, LockConfig};
 use crate::contender::{Attempt, Removal, Removals, Target, Won};
 use crate::error::{connection_lost, Error, Result};
 use crate::holder::{holder_methods, sealed, Acquire, BoxFuture, Holder, HolderState, OnHeld};
-use crate::lock::{read_identifiers, Kind, Lock, LockConfig};
 use crate::options::{validate_identifier, validate_path};
 use crate::session::{Live, Session};
 use crate::state::Outcome;
