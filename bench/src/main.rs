@@ -3,7 +3,9 @@
 //! markdown table and the figures for the chart (bench/chart.py).
 //!
 //! `zoolock-bench [--seconds S] [--rounds R] [--only raw,rust,…] [--scenarios A,B4,…]
-//!                [--force-sync yes|no|both] [--delay MS] [--out DIR]`
+//!                [--force-sync yes|no|both] [--delay MS] [--out DIR] [--quick]`
+//! (`--quick`: A, B(8) and C, 1 s each, 3 rounds, forceSync=no, every
+//! contestant, in a few minutes, into quick.md: a check while developing)
 //! (`--delay`: contestants reach the server through a relay that adds MS
 //! milliseconds each way, a real network's round trip; relay.rs)
 //! `zoolock-bench contestant raw|zoolock|zookeeper-client <protocol args>` (one Rust contestant)
@@ -38,7 +40,12 @@ const SCENARIOS: [Scenario; 12] = [
     Scenario::Scale,
 ];
 
+/// `--quick`'s scenarios: one process's cost (A), a hand-over (B(8)), many locks in one process (C).
+const QUICK: [Scenario; 3] = [Scenario::A, Scenario::B(8), Scenario::C];
+
 struct Plan {
+    /// The results' file name: latest, or quick.
+    name: &'static str,
     seconds: f64,
     rounds: usize,
     contestants: Vec<Contestant>,
@@ -64,6 +71,7 @@ fn main() {
 
 fn plan(args: &[String]) -> Result<Plan, String> {
     let mut plan = Plan {
+        name: "latest",
         seconds: 3.0,
         rounds: 1,
         contestants: ALL.to_vec(),
@@ -74,6 +82,11 @@ fn plan(args: &[String]) -> Result<Plan, String> {
     };
     let mut rest = args.iter();
     while let Some(flag) = rest.next() {
+        if flag == "--quick" {
+            (plan.name, plan.seconds, plan.rounds) = ("quick", 1.0, 3);
+            (plan.scenarios, plan.force_sync) = (QUICK.to_vec(), vec![false]);
+            continue;
+        }
         let value = rest.next().ok_or_else(|| format!("{flag} needs a value"))?;
         let list = || value.split(',').map(str::trim);
         match flag.as_str() {
@@ -202,8 +215,8 @@ fn run(plan: &Plan) -> Result<(), String> {
         let path = plan.out.join(name);
         std::fs::write(&path, text).map_err(|e| format!("{}: {e}", path.display()))
     };
-    write("latest.md", table.clone())?;
-    write("latest.json", report::json(&measured).to_string())?;
+    write(&format!("{}.md", plan.name), table.clone())?;
+    write(&format!("{}.json", plan.name), report::json(&measured).to_string())?;
     println!("{table}");
     if measured.iter().any(|m| matches!(m.outcome, Outcome::Failed(_))) {
         return Err(format!("some measurements failed (logs in {})", plan.out.join("logs").display()));

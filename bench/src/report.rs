@@ -17,6 +17,8 @@ pub struct Measured {
 #[derive(Default)]
 struct Cell {
     rate: Option<f64>,
+    /// The least and the greatest rate of the rounds, when there were several.
+    spread: Option<(f64, f64)>,
     p50_us: Option<u64>,
     p99_us: Option<u64>,
     packets_per_op: Option<f64>,
@@ -54,6 +56,7 @@ fn cell(measured: &[Measured], force_sync: bool, contestant: Contestant, scenari
         rates.sort_by(f64::total_cmp);
         let middle = rates.len() / 2;
         cell.rate = Some(if rates.len() % 2 == 0 { (rates[middle - 1] + rates[middle]) / 2.0 } else { rates[middle] });
+        cell.spread = (rates.len() > 1).then(|| (rates[0], rates[rates.len() - 1]));
         samples.sort_unstable();
         let at = |q: f64| samples.get(((samples.len() as f64 - 1.0) * q).round() as usize).copied();
         (cell.p50_us, cell.p99_us) = (at(0.50), at(0.99));
@@ -88,7 +91,10 @@ fn ms(us: Option<u64>) -> String {
 
 fn rate_and_latency(c: &Cell) -> String {
     match (c.rate, &c.note) {
-        (Some(rate), _) => format!("{rate:.0} ({} / {})", ms(c.p50_us), ms(c.p99_us)),
+        (Some(rate), _) => {
+            let spread = c.spread.map_or(String::new(), |(least, most)| format!(" [{least:.0}–{most:.0}]"));
+            format!("{rate:.0}{spread} ({} / {})", ms(c.p50_us), ms(c.p99_us))
+        }
         (None, Some(note)) if note.starts_with("FAILED") => "FAILED".into(),
         _ => "—".into(),
     }
@@ -97,8 +103,8 @@ fn rate_and_latency(c: &Cell) -> String {
 pub fn markdown(measured: &[Measured], seconds: f64, rounds: usize) -> String {
     let mut out = format!(
         "# zoolock bench\n\nOne private ZooKeeper 3.8 on loopback; every contestant in turn against it, \
-         {seconds} s per measurement, median of {rounds} interleaved round(s). Rates are cycles (A, C) or \
-         acquisitions (B) per second, with p50 / p99 in ms (A, C: a whole acquire+release; B: the wait to hold). \
+         {seconds} s per measurement, median of {rounds} interleaved round(s) [least–greatest of the rounds]. \
+         Rates are cycles (A, C) or acquisitions (B) per second, with p50 / p99 in ms (A, C: a whole acquire+release; B: the wait to hold). \
          Herd: requests per acquisition (ZooKeeper's `zk_packets_received`, pings included) and the \
          server JVM's CPU per acquisition (user+system of every thread but the JIT compilers', /proc/<pid>/task, 10 ms ticks) with N sessions \
          contending in one process. \
@@ -238,6 +244,7 @@ pub fn json(measured: &[Measured]) -> Value {
             "contestant": m.contestant.name(),
             "scenario": m.scenario.key(),
             "rate": c.rate,
+            "rate_spread": c.spread.map(|(least, most)| [least, most]),
             "p50_us": c.p50_us,
             "p99_us": c.p99_us,
             "packets_per_op": c.packets_per_op,
