@@ -108,6 +108,32 @@ async fn a_leader_whose_session_expired_learns_its_term_is_over_and_cannot_write
     next.resign().await.unwrap();
 }
 
+/// A resigned term is over for good: `Released` when its candidate's next
+/// term is lost, refused for a fenced write, and a second resign is a no-op
+/// (what the C ABI's and Python's shared terms rely on).
+#[tokio::test(flavor = "multi_thread")]
+async fn a_resigned_term_stays_released_whatever_the_candidate_s_next_term_does() {
+    let connect = shared_server();
+    let path = unique_path("election-resigned");
+    let a = session(&connect).await;
+    let election = Election::new(&a, &path, "a").unwrap();
+    let first = election.lead().await.unwrap();
+    assert!(first.resign().await.unwrap());
+    assert!(!first.resign().await.unwrap(), "resigned already");
+    assert_eq!(first.state(), LockState::Released);
+    assert!(matches!(first.fenced(), Err(Error::NotHeld { .. })));
+    let second = election.lead().await.unwrap();
+    let mut states = second.subscribe();
+    let id = a.status().session_id;
+    inject(move || zk_harness::shared().expire(id).unwrap()).await;
+    tokio::time::timeout(Duration::from_secs(20), states.wait_for(|s| matches!(s, LockState::Lost(_))))
+        .await
+        .expect("told of the loss")
+        .unwrap();
+    assert_eq!(second.state(), LockState::Lost(LostReason::SessionExpired));
+    assert_eq!(first.state(), LockState::Released, "the resigned term is not the lost one");
+}
+
 #[test]
 fn run_leads_calls_and_resigns_as_kazoo_s_does() {
     let session = zoolock::Session::connect_blocking(

@@ -4,7 +4,7 @@
 //! which ends when resigned, freed, or lost.
 
 use std::ffi::c_void;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
 use zoolock::{runtime, Election, Leadership, LockState};
@@ -39,14 +39,11 @@ impl Castable for ZlElection {
     const NAME: &'static str = "election";
 }
 
-/// One term of leadership, the core's `Leadership`.
+/// One term of leadership, the core's `Leadership` (shared with its listener).
 pub struct ZlLeadership {
     /// The candidate whose lock the term is, for its listeners.
     election: Election,
-    /// `None` once resigned.
-    term: Arc<Mutex<Option<Leadership>>>,
-    token: i64,
-    node: String,
+    term: Arc<Leadership>,
     listener: Listener,
 }
 
@@ -56,12 +53,7 @@ impl Castable for ZlLeadership {
 
 impl ZlLeadership {
     fn new(election: Election, term: Leadership) -> ZlLeadership {
-        let (token, node) = (term.fencing_token(), term.node().to_owned());
-        ZlLeadership { election, term: Arc::new(Mutex::new(Some(term))), token, node, listener: Listener::default() }
-    }
-
-    fn with<T>(&self, use_term: impl FnOnce(Option<&Leadership>) -> T) -> T {
-        use_term(self.term.lock().unwrap_or_else(|e| e.into_inner()).as_ref())
+        ZlLeadership { election, term: Arc::new(term), listener: Listener::default() }
     }
 }
 
@@ -73,11 +65,6 @@ impl Drop for ZlLeadership {
         }
         self.listener.clear();
     }
-}
-
-/// The term's state as a `ZL_LOCK_*` code: `ZL_LOCK_RELEASED` once resigned.
-fn term_code(term: Option<&Leadership>) -> i32 {
-    term.map_or(LockState::Released.code(), |t| t.state().code())
 }
 
 /// Waits to lead: forever (`timeout` `None`) or within it; cancelled through
@@ -240,7 +227,7 @@ pub unsafe extern "C" fn zl_election_free(election: *mut ZlElection) {
 #[no_mangle]
 pub unsafe extern "C" fn zl_leadership_state(leadership: *const ZlLeadership, out_state: *mut i32) -> i32 {
     guard(|| {
-        let code = castable::borrow(leadership)?.with(term_code);
+        let code = castable::borrow(leadership)?.term.state().code();
         args::put(out_state, code, "out_state")
     })
 }
@@ -251,7 +238,7 @@ pub unsafe extern "C" fn zl_leadership_state(leadership: *const ZlLeadership, ou
 /// `leadership` must be a live handle; `out_token` valid for writes.
 #[no_mangle]
 pub unsafe extern "C" fn zl_leadership_fencing_token(leadership: *const ZlLeadership, out_token: *mut i64) -> i32 {
-    guard(|| args::put(out_token, castable::borrow(leadership)?.token, "out_token"))
+    guard(|| args::put(out_token, castable::borrow(leadership)?.term.fencing_token(), "out_token"))
 }
 
 /// The leader's node (full path), as UTF-8 to free with `zl_bytes_free`.
@@ -265,7 +252,7 @@ pub unsafe extern "C" fn zl_leadership_node(
     out_len: *mut u32,
 ) -> i32 {
     guard(|| {
-        let node = castable::borrow(leadership)?.node.clone();
+        let node = castable::borrow(leadership)?.term.node().to_owned();
         args::give(node.into_bytes(), out_ptr, out_len, "node")
     })
 }
@@ -297,7 +284,7 @@ pub unsafe extern "C" fn zl_leadership_set_listener(
                 lock.add_listener(Box::new(move |state| {
                     let code = match state {
                         LockState::Lost(_) => state.code(),
-                        _ => term_code(term.lock().unwrap_or_else(|e| e.into_inner()).as_ref()),
+                        _ => term.state().code(),
                     };
                     sink(code)
                 }))
@@ -323,9 +310,7 @@ pub unsafe extern "C" fn zl_leadership_fenced(
     guard(|| {
         let this = castable::borrow(leadership)?;
         args::need(out_transaction, "out_transaction")?;
-        let path = this.election.path().to_owned();
-        let transaction =
-            this.with(|term| term.ok_or(zoolock::Error::NotHeld { path }).and_then(Leadership::fenced))?;
+        let transaction = this.term.fenced()?;
         castable::give(ZlTransaction::new(transaction), out_transaction, "out_transaction")
     })
 }
@@ -338,12 +323,7 @@ pub unsafe extern "C" fn zl_leadership_fenced(
 #[no_mangle]
 pub unsafe extern "C" fn zl_leadership_resign(leadership: *const ZlLeadership, out_resigned: *mut u8) -> i32 {
     guard(|| {
-        let this = castable::borrow(leadership)?;
-        let term = this.term.lock().unwrap_or_else(|e| e.into_inner()).take();
-        let resigned = match term {
-            Some(term) => runtime::block_on(term.resign())?,
-            None => false,
-        };
+        let resigned = runtime::block_on(castable::borrow(leadership)?.term.resign())?;
         if !out_resigned.is_null() {
             out_resigned.write(resigned as u8);
         }

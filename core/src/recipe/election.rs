@@ -2,6 +2,7 @@
 //! election path, whose holder leads. Thin on purpose: what the lock knows
 //! (its state, fencing token, loss) is the leadership's.
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use tokio::sync::watch;
@@ -76,7 +77,7 @@ impl Election {
             // Lost between the win and here (an expiry): a term that is over.
             return Err(Error::NotHeld { path: self.lock.path().to_owned() });
         };
-        Ok(Leadership { lock: self.lock.clone(), node, token, resigned: false })
+        Ok(Leadership { lock: self.lock.clone(), node, token, resigned: AtomicBool::new(false) })
     }
 
     /// [`Election::lead`] for callers without an async runtime.
@@ -135,7 +136,8 @@ pub struct Leadership {
     lock: Lock,
     node: String,
     token: i64,
-    resigned: bool,
+    /// Set by the first resign: the term is `Released` for good, whatever the lock does next.
+    resigned: AtomicBool,
 }
 
 impl std::fmt::Debug for Leadership {
@@ -143,7 +145,7 @@ impl std::fmt::Debug for Leadership {
         f.debug_struct("Leadership")
             .field("node", &self.node)
             .field("token", &self.token)
-            .field("resigned", &self.resigned)
+            .field("resigned", &self.resigned.load(Ordering::Relaxed))
             .finish_non_exhaustive()
     }
 }
@@ -167,9 +169,12 @@ impl Leadership {
         self.lock.fencing_token() == Some(self.token)
     }
 
-    /// `Held` while leading; `Suspended`, `Lost(_)` or `Released` otherwise.
+    /// `Held` while leading; `Suspended`, `Lost(_)` or `Released` otherwise
+    /// (`Released` for good once resigned).
     pub fn state(&self) -> LockState {
-        if self.current() {
+        if self.resigned.load(Ordering::Acquire) {
+            LockState::Released
+        } else if self.current() {
             self.lock.state()
         } else {
             match self.lock.state() {
@@ -193,7 +198,7 @@ impl Leadership {
     /// A transaction that commits only while this term lasts
     /// ([`Transaction::fenced_by`]).
     pub fn fenced(&self) -> Result<Transaction> {
-        if !self.current() {
+        if self.resigned.load(Ordering::Acquire) || !self.current() {
             return Err(Error::NotHeld { path: self.lock.path().to_owned() });
         }
         #[cfg(test)]
@@ -203,21 +208,25 @@ impl Leadership {
         Ok(self.lock.session().transaction().fenced_at(self.lock.path(), vec![(self.node.clone(), None)]))
     }
 
-    /// Ends the term: the next candidate leads. `Ok(false)` if it was over already.
-    pub async fn resign(mut self) -> Result<bool> {
-        self.resigned = true;
+    /// Ends the term: the next candidate leads. `Ok(false)` if it was over
+    /// already (lost, or resigned before). By reference, so that a binding
+    /// that shares the term with its listeners needs no state of its own.
+    pub async fn resign(&self) -> Result<bool> {
+        if self.resigned.swap(true, Ordering::AcqRel) {
+            return Ok(false);
+        }
         Ok(self.lock.state_of().release_term(self.token).await)
     }
 
     /// [`Leadership::resign`] for callers without an async runtime.
-    pub fn resign_blocking(self) -> Result<bool> {
+    pub fn resign_blocking(&self) -> Result<bool> {
         runtime::block_on(self.resign())
     }
 }
 
 impl Drop for Leadership {
     fn drop(&mut self) {
-        if !self.resigned && self.current() && runtime::check_process().is_ok() {
+        if !*self.resigned.get_mut() && self.current() && runtime::check_process().is_ok() {
             let (lock, token) = (self.lock.clone(), self.token);
             // Only this term: by the time the task runs, the lock may hold a later one.
             lock.session().clone().spawn(async move { lock.state_of().release_term(token).await });
