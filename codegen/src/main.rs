@@ -9,10 +9,13 @@
 //!   accepts (delegates, not function pointers; `IntPtr`, not `nint`);
 //! - `dotnet/src/Codes.g.cs`: the core's codes as C# enums, and the
 //!   interface that maps each error status to an exception (`Errors.cs`
-//!   implements it, so a new status fails to compile until it is mapped).
+//!   implements it, so a new status fails to compile until it is mapped);
+//! - `dotnet/src/Acquire.g.cs`: each C# recipe's Acquire family (`acquire.rs`).
 //!
 //! `zoolock-codegen [OUT]` reads the workspace and writes below `OUT`
 //! (default: the workspace itself).
+
+mod acquire;
 
 use std::fmt::Write as _;
 use std::fs;
@@ -23,16 +26,18 @@ use zoolock::{ErrorKind, Kind, LockState, LostReason, ParticipantKind, Scheme, S
 const HEADER: &str = "ffi/include/zoolock.h";
 const NATIVE_METHODS: &str = "dotnet/src/NativeMethods.g.cs";
 const CODES: &str = "dotnet/src/Codes.g.cs";
+const ACQUIRE: &str = "dotnet/src/Acquire.g.cs";
 
 fn main() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("codegen/ is in the workspace").to_path_buf();
     let out = std::env::args_os().nth(1).map_or_else(|| root.clone(), PathBuf::from);
-    for file in [HEADER, NATIVE_METHODS, CODES] {
+    for file in [HEADER, NATIVE_METHODS, CODES, ACQUIRE] {
         fs::create_dir_all(out.join(file).parent().unwrap()).expect("could not create the output folders");
     }
     c_header(&root, &out.join(HEADER));
     native_methods(&root, &out.join(NATIVE_METHODS));
     write(&out.join(CODES), &csharp_codes());
+    write(&out.join(ACQUIRE), &acquire::csharp());
 }
 
 fn write(path: &Path, text: &str) {

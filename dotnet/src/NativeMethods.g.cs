@@ -1653,7 +1653,7 @@ namespace ZooLock.Native
     }
 
     /// <summary>
-    ///  One term of leadership, the core's `Leadership`.
+    ///  One term of leadership, the core's `Leadership` (shared with its listener).
     /// </summary>
     [StructLayout(LayoutKind.Sequential)]
     internal unsafe partial struct ZlLeadership

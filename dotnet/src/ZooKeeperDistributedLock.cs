@@ -15,7 +15,7 @@ namespace ZooLock
     /// connection string. A <c>reentrant</c> lock is Curator's
     /// <c>InterProcessMutex</c> instead: see the first constructor.
     /// </summary>
-    public sealed class ZooKeeperDistributedLock : IDistributedLock
+    public sealed partial class ZooKeeperDistributedLock : IDistributedLock
     {
         static readonly Func<HolderPool, Hold, ZooKeeperDistributedLockHandle> Wrap = (pool, held) => new ZooKeeperDistributedLockHandle(pool, held);
         readonly HolderPool pool;
@@ -99,37 +99,6 @@ namespace ZooLock
 
         /// <summary>DistributedLock's: the lock's path, as <c>ZooKeeperPath.ToString()</c> gives it.</summary>
         public string Name { get { return Path; } }
-
-        IDistributedSynchronizationHandle IDistributedLock.TryAcquire(TimeSpan timeout, CancellationToken cancellationToken) { return TryAcquire(timeout, cancellationToken); }
-        IDistributedSynchronizationHandle IDistributedLock.Acquire(TimeSpan? timeout, CancellationToken cancellationToken) { return Acquire(timeout, cancellationToken); }
-        Task<IDistributedSynchronizationHandle> IDistributedLock.TryAcquireAsync(TimeSpan timeout, CancellationToken cancellationToken) { return Acquisition.AsHandle(TryAcquireAsync(timeout, cancellationToken)); }
-        Task<IDistributedSynchronizationHandle> IDistributedLock.AcquireAsync(TimeSpan? timeout, CancellationToken cancellationToken) { return Acquisition.AsHandle(AcquireAsync(timeout, cancellationToken)); }
-
-        /// <summary>Acquires, waiting up to <paramref name="timeout"/> (null: forever).</summary>
-        /// <exception cref="TimeoutException">The lock stayed taken for the whole timeout.</exception>
-        /// <exception cref="OperationCanceledException">The token was cancelled; the wait left no node.</exception>
-        public ZooKeeperDistributedLockHandle Acquire(TimeSpan? timeout = null, CancellationToken cancellationToken = default(CancellationToken))
-        {
-            return Acquisition.Acquire(pool, timeout, cancellationToken, Wrap);
-        }
-
-        /// <summary>Acquires if possible within <paramref name="timeout"/> (zero: one try); null if not.</summary>
-        public ZooKeeperDistributedLockHandle TryAcquire(TimeSpan timeout = default(TimeSpan), CancellationToken cancellationToken = default(CancellationToken))
-        {
-            return Acquisition.TryAcquire(pool, timeout, cancellationToken, Wrap);
-        }
-
-        /// <summary>Acquires without blocking a thread, waiting up to <paramref name="timeout"/> (null: forever).</summary>
-        public Task<ZooKeeperDistributedLockHandle> AcquireAsync(TimeSpan? timeout = null, CancellationToken cancellationToken = default(CancellationToken))
-        {
-            return Acquisition.AcquireAsync(pool, timeout, cancellationToken, Wrap);
-        }
-
-        /// <summary>Acquires without blocking a thread if possible within <paramref name="timeout"/>; null if not.</summary>
-        public Task<ZooKeeperDistributedLockHandle> TryAcquireAsync(TimeSpan timeout = default(TimeSpan), CancellationToken cancellationToken = default(CancellationToken))
-        {
-            return Acquisition.TryAcquireAsync(pool, timeout, cancellationToken, Wrap);
-        }
 
         /// <summary>The identifiers of everyone queued on the path, holder first.</summary>
         public IList<string> GetContenders()

@@ -15,7 +15,7 @@ namespace ZooLock
     /// never deadlock; the handle releases them together and is lost when any
     /// path's node is, with a fencing token per path.
     /// </summary>
-    public sealed class ZooKeeperDistributedMultiLock
+    public sealed partial class ZooKeeperDistributedMultiLock
     {
         static readonly Func<HolderPool, Hold, ZooKeeperDistributedMultiLockHandle> Wrap = (pool, held) => new ZooKeeperDistributedMultiLockHandle(pool, held);
         readonly HolderPool pool;
@@ -48,31 +48,6 @@ namespace ZooLock
 
         /// <summary>The paths, in the order they are taken (sorted, each once).</summary>
         public IList<string> Paths { get; private set; }
-
-        /// <summary>Acquires every path, waiting up to <paramref name="timeout"/> (null: forever).</summary>
-        /// <exception cref="TimeoutException">Some path stayed taken for the timeout; no path is held.</exception>
-        public ZooKeeperDistributedMultiLockHandle Acquire(TimeSpan? timeout = null, CancellationToken cancellationToken = default(CancellationToken))
-        {
-            return Acquisition.Acquire(pool, timeout, cancellationToken, Wrap);
-        }
-
-        /// <summary>Acquires every path if all come free within <paramref name="timeout"/>; null (and no path held) if not.</summary>
-        public ZooKeeperDistributedMultiLockHandle TryAcquire(TimeSpan timeout = default(TimeSpan), CancellationToken cancellationToken = default(CancellationToken))
-        {
-            return Acquisition.TryAcquire(pool, timeout, cancellationToken, Wrap);
-        }
-
-        /// <summary>Acquires every path without blocking a thread.</summary>
-        public Task<ZooKeeperDistributedMultiLockHandle> AcquireAsync(TimeSpan? timeout = null, CancellationToken cancellationToken = default(CancellationToken))
-        {
-            return Acquisition.AcquireAsync(pool, timeout, cancellationToken, Wrap);
-        }
-
-        /// <summary>Acquires every path without blocking a thread if all come free in time; null if not.</summary>
-        public Task<ZooKeeperDistributedMultiLockHandle> TryAcquireAsync(TimeSpan timeout = default(TimeSpan), CancellationToken cancellationToken = default(CancellationToken))
-        {
-            return Acquisition.TryAcquireAsync(pool, timeout, cancellationToken, Wrap);
-        }
 
         static IEnumerable<string> Values(IEnumerable<ZooKeeperPath> paths)
         {

@@ -10,7 +10,7 @@ namespace ZooLock
     /// all queue in order. Made from a session of your own, or, as
     /// DistributedLock's, from a lock name (or path) and a connection string.
     /// </summary>
-    public sealed class ZooKeeperDistributedReaderWriterLock : IDistributedReaderWriterLock
+    public sealed partial class ZooKeeperDistributedReaderWriterLock : IDistributedReaderWriterLock
     {
         static readonly Func<HolderPool, Hold, ZooKeeperDistributedReaderWriterLockHandle> Wrap = (pool, held) => new ZooKeeperDistributedReaderWriterLockHandle(pool, held);
         readonly HolderPool readers;
@@ -64,64 +64,5 @@ namespace ZooLock
 
         /// <summary>DistributedLock's: the lock's path, as <c>ZooKeeperPath.ToString()</c> gives it.</summary>
         public string Name { get { return Path; } }
-
-        IDistributedSynchronizationHandle IDistributedReaderWriterLock.TryAcquireReadLock(TimeSpan timeout, CancellationToken cancellationToken) { return TryAcquireReadLock(timeout, cancellationToken); }
-        IDistributedSynchronizationHandle IDistributedReaderWriterLock.AcquireReadLock(TimeSpan? timeout, CancellationToken cancellationToken) { return AcquireReadLock(timeout, cancellationToken); }
-        Task<IDistributedSynchronizationHandle> IDistributedReaderWriterLock.TryAcquireReadLockAsync(TimeSpan timeout, CancellationToken cancellationToken) { return Acquisition.AsHandle(TryAcquireReadLockAsync(timeout, cancellationToken)); }
-        Task<IDistributedSynchronizationHandle> IDistributedReaderWriterLock.AcquireReadLockAsync(TimeSpan? timeout, CancellationToken cancellationToken) { return Acquisition.AsHandle(AcquireReadLockAsync(timeout, cancellationToken)); }
-        IDistributedSynchronizationHandle IDistributedReaderWriterLock.TryAcquireWriteLock(TimeSpan timeout, CancellationToken cancellationToken) { return TryAcquireWriteLock(timeout, cancellationToken); }
-        IDistributedSynchronizationHandle IDistributedReaderWriterLock.AcquireWriteLock(TimeSpan? timeout, CancellationToken cancellationToken) { return AcquireWriteLock(timeout, cancellationToken); }
-        Task<IDistributedSynchronizationHandle> IDistributedReaderWriterLock.TryAcquireWriteLockAsync(TimeSpan timeout, CancellationToken cancellationToken) { return Acquisition.AsHandle(TryAcquireWriteLockAsync(timeout, cancellationToken)); }
-        Task<IDistributedSynchronizationHandle> IDistributedReaderWriterLock.AcquireWriteLockAsync(TimeSpan? timeout, CancellationToken cancellationToken) { return Acquisition.AsHandle(AcquireWriteLockAsync(timeout, cancellationToken)); }
-
-        /// <summary>Takes the read lock, waiting up to <paramref name="timeout"/> (null: forever).</summary>
-        /// <exception cref="TimeoutException">A writer held or queued before for the whole timeout.</exception>
-        public ZooKeeperDistributedReaderWriterLockHandle AcquireReadLock(TimeSpan? timeout = null, CancellationToken cancellationToken = default(CancellationToken))
-        {
-            return Acquisition.Acquire(readers, timeout, cancellationToken, Wrap);
-        }
-
-        /// <summary>Takes the read lock if possible within <paramref name="timeout"/>; null if not.</summary>
-        public ZooKeeperDistributedReaderWriterLockHandle TryAcquireReadLock(TimeSpan timeout = default(TimeSpan), CancellationToken cancellationToken = default(CancellationToken))
-        {
-            return Acquisition.TryAcquire(readers, timeout, cancellationToken, Wrap);
-        }
-
-        /// <summary>Takes the read lock without blocking a thread.</summary>
-        public Task<ZooKeeperDistributedReaderWriterLockHandle> AcquireReadLockAsync(TimeSpan? timeout = null, CancellationToken cancellationToken = default(CancellationToken))
-        {
-            return Acquisition.AcquireAsync(readers, timeout, cancellationToken, Wrap);
-        }
-
-        /// <summary>Takes the read lock without blocking a thread if possible; null if not.</summary>
-        public Task<ZooKeeperDistributedReaderWriterLockHandle> TryAcquireReadLockAsync(TimeSpan timeout = default(TimeSpan), CancellationToken cancellationToken = default(CancellationToken))
-        {
-            return Acquisition.TryAcquireAsync(readers, timeout, cancellationToken, Wrap);
-        }
-
-        /// <summary>Takes the write lock, waiting up to <paramref name="timeout"/> (null: forever).</summary>
-        /// <exception cref="TimeoutException">Readers or a writer held it for the whole timeout.</exception>
-        public ZooKeeperDistributedReaderWriterLockHandle AcquireWriteLock(TimeSpan? timeout = null, CancellationToken cancellationToken = default(CancellationToken))
-        {
-            return Acquisition.Acquire(writers, timeout, cancellationToken, Wrap);
-        }
-
-        /// <summary>Takes the write lock if possible within <paramref name="timeout"/>; null if not.</summary>
-        public ZooKeeperDistributedReaderWriterLockHandle TryAcquireWriteLock(TimeSpan timeout = default(TimeSpan), CancellationToken cancellationToken = default(CancellationToken))
-        {
-            return Acquisition.TryAcquire(writers, timeout, cancellationToken, Wrap);
-        }
-
-        /// <summary>Takes the write lock without blocking a thread.</summary>
-        public Task<ZooKeeperDistributedReaderWriterLockHandle> AcquireWriteLockAsync(TimeSpan? timeout = null, CancellationToken cancellationToken = default(CancellationToken))
-        {
-            return Acquisition.AcquireAsync(writers, timeout, cancellationToken, Wrap);
-        }
-
-        /// <summary>Takes the write lock without blocking a thread if possible; null if not.</summary>
-        public Task<ZooKeeperDistributedReaderWriterLockHandle> TryAcquireWriteLockAsync(TimeSpan timeout = default(TimeSpan), CancellationToken cancellationToken = default(CancellationToken))
-        {
-            return Acquisition.TryAcquireAsync(writers, timeout, cancellationToken, Wrap);
-        }
     }
 }

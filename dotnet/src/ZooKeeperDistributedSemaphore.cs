@@ -12,7 +12,7 @@ namespace ZooLock
     /// use the same count. Made from a session of your own, or, as
     /// DistributedLock's, from a name (or path) and a connection string.
     /// </summary>
-    public sealed class ZooKeeperDistributedSemaphore : IDistributedSemaphore
+    public sealed partial class ZooKeeperDistributedSemaphore : IDistributedSemaphore
     {
         static readonly Func<HolderPool, Hold, ZooKeeperDistributedSemaphoreHandle> Wrap = (pool, held) => new ZooKeeperDistributedSemaphoreHandle(pool, held);
         readonly HolderPool pool;
@@ -65,39 +65,8 @@ namespace ZooLock
         /// <summary>DistributedLock's: the lock's path, as <c>ZooKeeperPath.ToString()</c> gives it.</summary>
         public string Name { get { return Path; } }
 
-        IDistributedSynchronizationHandle IDistributedSemaphore.TryAcquire(TimeSpan timeout, CancellationToken cancellationToken) { return TryAcquire(timeout, cancellationToken); }
-        IDistributedSynchronizationHandle IDistributedSemaphore.Acquire(TimeSpan? timeout, CancellationToken cancellationToken) { return Acquire(timeout, cancellationToken); }
-        Task<IDistributedSynchronizationHandle> IDistributedSemaphore.TryAcquireAsync(TimeSpan timeout, CancellationToken cancellationToken) { return Acquisition.AsHandle(TryAcquireAsync(timeout, cancellationToken)); }
-        Task<IDistributedSynchronizationHandle> IDistributedSemaphore.AcquireAsync(TimeSpan? timeout, CancellationToken cancellationToken) { return Acquisition.AsHandle(AcquireAsync(timeout, cancellationToken)); }
-
         /// <summary>The number of leases.</summary>
         public int MaxCount { get; private set; }
-
-        /// <summary>Takes a lease, waiting up to <paramref name="timeout"/> (null: forever).</summary>
-        /// <exception cref="TimeoutException">No lease came free within the timeout.</exception>
-        /// <exception cref="ZooLockConfigurationException">The path was set up with another count.</exception>
-        public ZooKeeperDistributedSemaphoreHandle Acquire(TimeSpan? timeout = null, CancellationToken cancellationToken = default(CancellationToken))
-        {
-            return Acquisition.Acquire(pool, timeout, cancellationToken, Wrap);
-        }
-
-        /// <summary>Takes a lease if one is free within <paramref name="timeout"/>; null if not.</summary>
-        public ZooKeeperDistributedSemaphoreHandle TryAcquire(TimeSpan timeout = default(TimeSpan), CancellationToken cancellationToken = default(CancellationToken))
-        {
-            return Acquisition.TryAcquire(pool, timeout, cancellationToken, Wrap);
-        }
-
-        /// <summary>Takes a lease without blocking a thread.</summary>
-        public Task<ZooKeeperDistributedSemaphoreHandle> AcquireAsync(TimeSpan? timeout = null, CancellationToken cancellationToken = default(CancellationToken))
-        {
-            return Acquisition.AcquireAsync(pool, timeout, cancellationToken, Wrap);
-        }
-
-        /// <summary>Takes a lease without blocking a thread if one is free in time; null if not.</summary>
-        public Task<ZooKeeperDistributedSemaphoreHandle> TryAcquireAsync(TimeSpan timeout = default(TimeSpan), CancellationToken cancellationToken = default(CancellationToken))
-        {
-            return Acquisition.TryAcquireAsync(pool, timeout, cancellationToken, Wrap);
-        }
 
         /// <summary>The identifiers of the current lease holders.</summary>
         public IList<string> GetLeaseHolders()

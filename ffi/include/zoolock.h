@@ -404,7 +404,7 @@ typedef struct ZlElection ZlElection;
 typedef struct ZlHolder ZlHolder;
 
 /**
- * One term of leadership, the core's `Leadership`.
+ * One term of leadership, the core's `Leadership` (shared with its listener).
  */
 typedef struct ZlLeadership ZlLeadership;
 
