@@ -160,6 +160,8 @@ pub fn run(args: &Args, log: &Arc<Log>) -> Result<bool, String> {
     let mut died: Vec<String> = Vec::new();
     // When the operator's `deleteall`s ended (ns), and its deletions of zoolock holders' nodes.
     let (mut path_deletions, mut deletions): (Vec<(u128, u128)>, Vec<Deletion>) = (Vec::new(), Vec::new());
+    // The sessions the servers were made to end (each deletes its worker's node).
+    let mut expiries: Vec<Deletion> = Vec::new();
     // The request-level fault armed last, and how each ended.
     let mut pending: Option<(&str, FaultId)> = None;
     let mut requests: BTreeMap<(&str, &str), usize> = BTreeMap::new();
@@ -192,7 +194,17 @@ pub fn run(args: &Args, log: &Arc<Log>) -> Result<bool, String> {
         let done = match kind {
             "expire holder" | "expire waiter" => {
                 let target = if kind == "expire holder" { holder } else { contenders.get(1 + rng.below(3)).cloned() };
-                target.and_then(|n| session_of(&n)).is_some_and(|id| ensemble.expire(id).is_ok())
+                match target.and_then(|n| session_of(&n).map(|id| (n, id))) {
+                    Some((worker, id)) => {
+                        let sent = now_ns();
+                        let expired = ensemble.expire(id).is_ok();
+                        if expired {
+                            expiries.push(Deletion { worker, sent, done: now_ns() });
+                        }
+                        expired
+                    }
+                    None => false,
+                }
             }
             "short partition" | "long partition" => match holder.and_then(|n| session_of(&n).map(|id| (n, id))) {
                 Some((name, id)) if ensemble.partition(id).is_ok() => {
@@ -390,7 +402,7 @@ pub fn run(args: &Args, log: &Arc<Log>) -> Result<bool, String> {
         deletions.len(),
         slowest_deleted.unwrap_or_default()
     );
-    let unexplained = blame(&report, t0, &path_deletions, &deletions, &heard_told);
+    let unexplained = blame(&report, t0, &path_deletions, &deletions, &expiries, &heard_told);
     let deposed = report.overlapping().len() - unexplained;
     if deposed > 0 {
         say!("  overlaps of a holder the operator deposed mid-write: {deposed} (no lock can prevent them; see docs/demo.md)");
@@ -566,12 +578,17 @@ const DEPOSED_BEFORE_WRITE: u128 = 100_000_000;
 /// kazoo and Curator holders are never told. So an overlap counts as
 /// *deposed* when a deletion that could have taken the older holder's node
 /// ran between just before that holder's write and the start of the newer
-/// one's; every other overlap is a violation.
+/// one's. The servers ending a holder's session (a waiter's expiry lands on
+/// the holder it just became) delete its node as at once: that deposes it
+/// too, if the holder was told (suspended or lost) before the newer one
+/// held — what zoolock promises; its write in flight is the overlap. Every
+/// other overlap is a violation.
 fn blame(
     report: &ledger::Report,
     t0: u128,
     path_deletions: &[(u128, u128)],
     deletions: &[Deletion],
+    expiries: &[Deletion],
     told: &[(String, String, u128)],
 ) -> usize {
     let at = |ns: u128| format!("{:.6}s", ns.saturating_sub(t0) as f64 / 1e9);
@@ -582,7 +599,11 @@ fn blame(
         let window = |from: u128, to: u128| to + DEPOSED_BEFORE_WRITE >= stale.start && from <= newer.start;
         let path_deleted = path_deletions.iter().any(|&(from, to)| window(from, to));
         let node_deleted = deletions.iter().any(|d| d.worker == stale.worker && window(d.sent, d.done));
-        let deposed = path_deleted || node_deleted;
+        let told_first = told.iter().any(|(w, state, ns)| {
+            *w == stale.worker && (state == "Suspended" || state == "Lost") && (stale.start..=newer.start).contains(ns)
+        });
+        let expired = told_first && expiries.iter().any(|d| d.worker == stale.worker && window(d.sent, d.done));
+        let deposed = path_deleted || node_deleted || expired;
         if !deposed {
             unexplained += 1;
         }
@@ -594,10 +615,17 @@ fn blame(
         for d in deletions.iter().filter(|d| near(d.sent)) {
             say!("    node of {} deleted at {}..{}", d.worker, at(d.sent), at(d.done));
         }
+        for d in expiries.iter().filter(|d| near(d.sent)) {
+            say!("    session of {} ended by the servers at {}..{}", d.worker, at(d.sent), at(d.done));
+        }
         for (w, state, ns) in told.iter().filter(|(w, _, ns)| (*w == a.worker || *w == b.worker) && near(*ns)) {
             say!("    {w} told {state} at {}", at(*ns));
         }
         let whose = match (deposed, stale.language.as_str()) {
+            (true, _) if expired && !(path_deleted || node_deleted) => format!(
+                "deposed: the servers ended {}'s session, and it was told before the next hold while its write was under way",
+                stale.worker
+            ),
             (true, "kazoo" | "curator") => {
                 format!("deposed: the operator deleted {}'s node, and {} is never told", stale.worker, stale.language)
             }
@@ -654,6 +682,36 @@ mod tests {
     }
 
     const S: u128 = 1_000_000_000;
+
+    /// The overlap of a clean run (24.577–24.581 s): the servers ended the
+    /// holder's session (an expiry aimed at it as a waiter), it was told
+    /// `Suspended` before the next worker held, and its write was in flight.
+    #[test]
+    fn a_holder_whose_session_the_servers_ended_is_deposed_if_told_before_the_next_hold() {
+        use crate::resource::{Ledger, Record};
+        let ms = |n: u128| n * 1_000_000;
+        let record = |worker: &str, token, start, end| Record {
+            worker: worker.into(),
+            language: "rust".into(),
+            token,
+            start,
+            end,
+            wait: Duration::ZERO,
+        };
+        let mut ledger = Ledger::default();
+        ledger.records = vec![record("old", 572, ms(24_577), ms(24_581)), record("new", 574, ms(24_580), ms(24_581))];
+        let report = ledger::verify(&ledger);
+        let expiry = || vec![Deletion { worker: "old".into(), sent: ms(24_570), done: ms(24_586) }];
+        let suspended = vec![("old".to_string(), "Suspended".to_string(), ms(24_578))];
+        assert_eq!(blame(&report, 0, &[], &[], &expiry(), &suspended), 0);
+        // Told only after the next hold began: the promise was broken.
+        let late = vec![("old".to_string(), "Suspended".to_string(), ms(24_580) + 1)];
+        assert_eq!(blame(&report, 0, &[], &[], &expiry(), &late), 1);
+        // No expiry of the old holder's session: nothing explains it.
+        assert_eq!(blame(&report, 0, &[], &[], &[], &suspended), 1);
+        let other = vec![Deletion { worker: "new".into(), sent: ms(24_570), done: ms(24_586) }];
+        assert_eq!(blame(&report, 0, &[], &[], &other, &suspended), 1);
+    }
 
     #[test]
     fn a_holder_suspended_before_a_partition_counts_as_told() {
