@@ -67,7 +67,7 @@ impl Drop for ZlHolder {
 }
 
 /// Builds the core's acquire options from the C arguments.
-pub fn options(timeout_ms: i64, lease_ms: i64, owner: u64) -> FfiResult<Acquire> {
+pub(crate) fn options(timeout_ms: i64, lease_ms: i64, owner: u64) -> FfiResult<Acquire> {
     let timeout = args::timeout(timeout_ms, "timeout_ms")?;
     let lease = match lease_ms {
         -1 => None,
@@ -93,7 +93,7 @@ fn acquire(holder: Arc<dyn Holder>, options: Acquire, cancel: Stops) -> impl Fut
 }
 
 /// Hands an acquire's outcome to its callback.
-pub fn acquired(callback: ZlAcquireCallback, user_data: UserData) -> impl FnOnce(FfiResult<bool>) + Send {
+pub(crate) fn acquired(callback: ZlAcquireCallback, user_data: UserData) -> impl FnOnce(FfiResult<bool>) + Send {
     move |outcome| {
         let data = user_data.get();
         match outcome {

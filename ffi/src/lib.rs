@@ -73,12 +73,7 @@ pub use cancel::*;
 pub use counter::*;
 pub use dispatch::zl_shutdown;
 pub use election::*;
-pub use holder::{
-    zl_holder_acquire, zl_holder_acquire_async, zl_holder_cancel, zl_holder_fencing_tokens, zl_holder_free,
-    zl_holder_queue, zl_holder_release, zl_holder_set_listener, zl_holder_state, zl_lock_fencing_token, zl_lock_new,
-    zl_lock_node, zl_multi_lock_new, zl_semaphore_new, ZlAcquireCallback, ZlHolder,
-};
-pub use holder::{ZL_LOCK_LISTING, ZL_LOCK_REENTRANT};
+pub use holder::*;
 pub use inspect::*;
 pub use lease::*;
 pub use listener::ZlStateCallback;
