@@ -7,7 +7,7 @@
 # --only raw,rust,rust-mirror,rust-adaptive,rust-own-runtime,python,csharp,zookeeper-client,kazoo,curator,
 # --scenarios A,B1,B2,B4,B8,B16,B32,C,herd2,herd8,herd32,scale, --force-sync yes|no|both,
 # --delay MS (a network's delay each way, through the bench's relay),
-# --quick (A, B8 and C, 1 s, 3 rounds, forceSync=no: bench/results/quick.md, a few minutes).
+# --quick (B8 and C, 1 s, 3 rounds, forceSync=no: bench/results/quick.md, about four minutes).
 # The chart: bench/results/latest.png (every scenario) and latest-bn.png (B(N) against N).
 # Not part of the test command.
 set -euo pipefail
