@@ -13,6 +13,17 @@ fn spawn_lead(election: &Election) -> tokio::task::JoinHandle<zoolock::Result<zo
     tokio::spawn(async move { election.lead().await })
 }
 
+/// Expires `session` on the servers and waits until `term` is told it is lost.
+async fn expire_and_wait_lost(session: &zoolock::Session, term: &zoolock::Leadership) {
+    let mut states = term.subscribe();
+    let id = session.status().session_id;
+    inject(move || zk_harness::shared().expire(id).unwrap()).await;
+    tokio::time::timeout(Duration::from_secs(20), states.wait_for(|s| matches!(s, LockState::Lost(_))))
+        .await
+        .expect("told of the loss")
+        .unwrap();
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn leadership_passes_to_the_next_candidate_when_the_leader_resigns() {
     let connect = shared_server();
@@ -90,13 +101,7 @@ async fn a_leader_whose_session_expired_learns_its_term_is_over_and_cannot_write
     let write = term.fenced().unwrap().set(&state, Some(b"a"), None);
     let pending = spawn_lead(&Election::new(&b, &path, "b").unwrap());
 
-    let mut states = term.subscribe();
-    let id = a.status().session_id;
-    inject(move || zk_harness::shared().expire(id).unwrap()).await;
-    tokio::time::timeout(Duration::from_secs(20), states.wait_for(|s| matches!(s, LockState::Lost(_))))
-        .await
-        .expect("told of the loss")
-        .unwrap();
+    expire_and_wait_lost(&a, &term).await;
     assert_eq!(term.state(), LockState::Lost(LostReason::SessionExpired));
     assert!(!term.is_leader());
     let next = pending.await.unwrap().unwrap();
@@ -123,13 +128,7 @@ async fn a_resigned_term_stays_released_whatever_the_candidate_s_next_term_does(
     assert_eq!(first.state(), LockState::Released);
     assert!(matches!(first.fenced(), Err(Error::NotHeld { .. })));
     let second = election.lead().await.unwrap();
-    let mut states = second.subscribe();
-    let id = a.status().session_id;
-    inject(move || zk_harness::shared().expire(id).unwrap()).await;
-    tokio::time::timeout(Duration::from_secs(20), states.wait_for(|s| matches!(s, LockState::Lost(_))))
-        .await
-        .expect("told of the loss")
-        .unwrap();
+    expire_and_wait_lost(&a, &second).await;
     assert_eq!(second.state(), LockState::Lost(LostReason::SessionExpired));
     assert_eq!(first.state(), LockState::Released, "the resigned term is not the lost one");
 }
