@@ -25,6 +25,9 @@ enum Leaving {
     /// Forgotten, after handing its session's id out (`client_id`, for
     /// another process to resume): the session must live on.
     HandedOut,
+    /// Handed out while its session is busy with reads: the client's task
+    /// may still be running as the runtime drops the session's last client.
+    HandedOutBusy,
 }
 
 /// The child's `main`: a `#[tokio::main]` that returns while it holds.
@@ -39,7 +42,14 @@ fn child(connect: &str, path: &str, leaving: Leaving) -> ! {
         match leaving {
             Leaving::Dropped => drop(hold),
             Leaving::Forgotten => std::mem::forget(hold),
-            Leaving::HandedOut => {
+            Leaving::HandedOut | Leaving::HandedOutBusy => {
+                if matches!(leaving, Leaving::HandedOutBusy) {
+                    for _ in 0..32 {
+                        let session = session.clone();
+                        tokio::spawn(async move { while session.exists("/").await.is_ok() {} });
+                    }
+                    tokio::task::yield_now().await;
+                }
                 // Not closed on the way out (dropping the last handle would): handed over.
                 std::mem::forget(session.clone());
                 let id = session.client_id().unwrap();
@@ -123,26 +133,35 @@ fn a_hold_never_released_frees_the_lock_when_its_runtime_shuts_down() {
 #[test]
 fn a_session_handed_out_is_not_closed_when_its_runtime_shuts_down() {
     let test = "a_session_handed_out_is_not_closed_when_its_runtime_shuts_down";
-    in_child_or_parent(test, Leaving::HandedOut, async move {
-        let connect = shared_server();
-        let path = unique_path("shutdown-handed-out");
-        let seen = tokio::task::spawn_blocking({
-            let (connect, path) = (connect.clone(), path.clone());
-            move || run_child(test, &connect, &path)
-        })
-        .await
-        .unwrap();
-        let node = said(&seen, "node=").to_owned();
-        let (id, password) = said(&seen, "id=").split_once(' ').unwrap();
-        let password: Vec<u8> =
-            (0..password.len()).step_by(2).map(|i| u8::from_str_radix(&password[i..i + 2], 16).unwrap()).collect();
-        let raw = raw(&connect).await;
-        assert!(raw.check_stat(&node).await.unwrap().is_some(), "the handed-out session was closed");
-        let resumed =
-            SessionOptions::new(connect.clone()).resume(zoolock::ClientId::new(id.parse().unwrap(), password));
-        let session = Session::connect(resumed).await.unwrap();
-        assert!(raw.check_stat(&node).await.unwrap().is_some());
-        session.close().await;
-        assert!(within_children(&raw, &path, SESSION_TIMEOUT / 4, |c| c.is_empty()).await.is_some());
-    });
+    in_child_or_parent(test, Leaving::HandedOut, the_session_lives_on(test));
+}
+
+/// As above, with reads in flight as the runtime shuts down: the client's
+/// own task may still run while the session's last client is dropped.
+#[test]
+fn a_busy_session_handed_out_is_not_closed_when_its_runtime_shuts_down() {
+    let test = "a_busy_session_handed_out_is_not_closed_when_its_runtime_shuts_down";
+    in_child_or_parent(test, Leaving::HandedOutBusy, the_session_lives_on(test));
+}
+
+async fn the_session_lives_on(test: &'static str) {
+    let connect = shared_server();
+    let path = unique_path("shutdown-handed-out");
+    let seen = tokio::task::spawn_blocking({
+        let (connect, path) = (connect.clone(), path.clone());
+        move || run_child(test, &connect, &path)
+    })
+    .await
+    .unwrap();
+    let node = said(&seen, "node=").to_owned();
+    let (id, password) = said(&seen, "id=").split_once(' ').unwrap();
+    let password: Vec<u8> =
+        (0..password.len()).step_by(2).map(|i| u8::from_str_radix(&password[i..i + 2], 16).unwrap()).collect();
+    let raw = raw(&connect).await;
+    assert!(raw.check_stat(&node).await.unwrap().is_some(), "the handed-out session was closed");
+    let resumed = SessionOptions::new(connect.clone()).resume(zoolock::ClientId::new(id.parse().unwrap(), password));
+    let session = Session::connect(resumed).await.unwrap();
+    assert!(raw.check_stat(&node).await.unwrap().is_some());
+    session.close().await;
+    assert!(within_children(&raw, &path, SESSION_TIMEOUT / 4, |c| c.is_empty()).await.is_some());
 }

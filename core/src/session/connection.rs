@@ -570,7 +570,13 @@ impl Drop for Supervisor {
             return;
         }
         shared.runtime_gone.store(true, Ordering::Release);
-        shared.current.lock().unwrap().take();
+        let last = shared.current.lock().unwrap().take();
+        // zookeeper-client sends CloseSession when its last client drops, if
+        // its task is still polled (a worker not yet told of the shutdown):
+        // a session whose id was handed out lives on, so its client is kept.
+        if shared.id_given.load(Ordering::Acquire) {
+            std::mem::forget(last);
+        }
         let status = *shared.status.borrow();
         publish(&shared, SessionState::Closed, status.generation, status.session_id);
     }
