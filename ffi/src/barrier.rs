@@ -4,17 +4,15 @@
 //! A fired `cancel` drops the wait, and the core then removes what it left
 //! half done (a member's node).
 
-use std::ffi::c_void;
-
 use zoolock::{Barrier, DoubleBarrier};
 
 use crate::args;
-use crate::cancel::ZlCancel;
 use crate::castable;
+use crate::entry::async_entry;
 use crate::recipe::{call_later, impl_recipe, new_recipe};
 use crate::session::ZlSession;
 use crate::status::{guard, guard_void};
-use crate::znode::{Reply, ZlResultCallback};
+use crate::znode::Reply;
 
 /// A barrier: up while the node at its path exists (kazoo's `Barrier`).
 pub struct ZlBarrier {
@@ -46,56 +44,43 @@ pub unsafe extern "C" fn zl_barrier_new(
     })
 }
 
-/// Puts the barrier up (creates its node if missing); `callback` gets empty data.
-///
-/// # Safety
-/// `barrier` must be a live handle until the callback; `cancel` null or
-/// live; `user_data` valid until the callback.
-#[no_mangle]
-pub unsafe extern "C" fn zl_barrier_create_async(
-    barrier: *const ZlBarrier,
-    cancel: *const ZlCancel,
-    callback: ZlResultCallback,
-    user_data: *mut c_void,
-) -> i32 {
-    let start = |barrier: Barrier| Ok(async move { barrier.create().await });
-    call_later(barrier, "create", start, |()| Reply::empty(), cancel, callback, user_data)
+async_entry! {
+    /// Puts the barrier up (creates its node if missing); `callback` gets empty data.
+    ///
+    /// # Safety
+    /// `barrier` must be a live handle until the callback; `cancel` null or
+    /// live; `user_data` valid until the callback.
+    fn zl_barrier_create_async(barrier: *const ZlBarrier) |completion| {
+        let start = |barrier: Barrier| Ok(async move { barrier.create().await });
+        call_later(barrier, "create", start, |()| Reply::empty(), completion)
+    }
 }
 
-/// Takes the barrier down; `callback`'s one byte is 1 if its node was there.
-///
-/// # Safety
-/// As for `zl_barrier_create_async`.
-#[no_mangle]
-pub unsafe extern "C" fn zl_barrier_remove_async(
-    barrier: *const ZlBarrier,
-    cancel: *const ZlCancel,
-    callback: ZlResultCallback,
-    user_data: *mut c_void,
-) -> i32 {
-    let start = |barrier: Barrier| Ok(async move { barrier.remove().await });
-    call_later(barrier, "remove", start, Reply::yes_no, cancel, callback, user_data)
+async_entry! {
+    /// Takes the barrier down; `callback`'s one byte is 1 if its node was there.
+    ///
+    /// # Safety
+    /// As for `zl_barrier_create_async`.
+    fn zl_barrier_remove_async(barrier: *const ZlBarrier) |completion| {
+        let start = |barrier: Barrier| Ok(async move { barrier.remove().await });
+        call_later(barrier, "remove", start, Reply::yes_no, completion)
+    }
 }
 
-/// Waits until the barrier is down, for `timeout_ms` (0 looks once, -1
-/// waits forever); `callback`'s one byte is 1 if it is down, 0 if the
-/// timeout ran out. Goes on across a lost connection and a session expiry.
-///
-/// # Safety
-/// As for `zl_barrier_create_async`.
-#[no_mangle]
-pub unsafe extern "C" fn zl_barrier_wait_async(
-    barrier: *const ZlBarrier,
-    timeout_ms: i64,
-    cancel: *const ZlCancel,
-    callback: ZlResultCallback,
-    user_data: *mut c_void,
-) -> i32 {
-    let start = |barrier: Barrier| {
-        let timeout = args::timeout(timeout_ms, "timeout_ms")?;
-        Ok(async move { barrier.wait(timeout).await })
-    };
-    call_later(barrier, "wait for", start, Reply::yes_no, cancel, callback, user_data)
+async_entry! {
+    /// Waits until the barrier is down, for `timeout_ms` (0 looks once, -1
+    /// waits forever); `callback`'s one byte is 1 if it is down, 0 if the
+    /// timeout ran out. Goes on across a lost connection and a session expiry.
+    ///
+    /// # Safety
+    /// As for `zl_barrier_create_async`.
+    fn zl_barrier_wait_async(barrier: *const ZlBarrier, timeout_ms: i64) |completion| {
+        let start = |barrier: Barrier| {
+            let timeout = args::timeout(timeout_ms, "timeout_ms")?;
+            Ok(async move { barrier.wait(timeout).await })
+        };
+        call_later(barrier, "wait for", start, Reply::yes_no, completion)
+    }
 }
 
 /// Frees the barrier handle (the barrier's node stays). Null is ignored.
@@ -133,37 +118,29 @@ pub unsafe extern "C" fn zl_double_barrier_new(
     })
 }
 
-/// Enters: `callback` (empty data) once `num_clients` members are in. A
-/// failure or a fired `cancel` leaves no node of this member.
-///
-/// # Safety
-/// `barrier` must be a live handle until the callback; `cancel` null or
-/// live; `user_data` valid until the callback.
-#[no_mangle]
-pub unsafe extern "C" fn zl_double_barrier_enter_async(
-    barrier: *const ZlDoubleBarrier,
-    cancel: *const ZlCancel,
-    callback: ZlResultCallback,
-    user_data: *mut c_void,
-) -> i32 {
-    let start = |barrier: DoubleBarrier| Ok(async move { barrier.enter().await });
-    call_later(barrier, "enter", start, |()| Reply::empty(), cancel, callback, user_data)
+async_entry! {
+    /// Enters: `callback` (empty data) once `num_clients` members are in. A
+    /// failure or a fired `cancel` leaves no node of this member.
+    ///
+    /// # Safety
+    /// `barrier` must be a live handle until the callback; `cancel` null or
+    /// live; `user_data` valid until the callback.
+    fn zl_double_barrier_enter_async(barrier: *const ZlDoubleBarrier) |completion| {
+        let start = |barrier: DoubleBarrier| Ok(async move { barrier.enter().await });
+        call_later(barrier, "enter", start, |()| Reply::empty(), completion)
+    }
 }
 
-/// Leaves: `callback` (empty data) once every member has left. This
-/// member's node is deleted even if the wait is cancelled.
-///
-/// # Safety
-/// As for `zl_double_barrier_enter_async`.
-#[no_mangle]
-pub unsafe extern "C" fn zl_double_barrier_leave_async(
-    barrier: *const ZlDoubleBarrier,
-    cancel: *const ZlCancel,
-    callback: ZlResultCallback,
-    user_data: *mut c_void,
-) -> i32 {
-    let start = |barrier: DoubleBarrier| Ok(async move { barrier.leave().await });
-    call_later(barrier, "leave", start, |()| Reply::empty(), cancel, callback, user_data)
+async_entry! {
+    /// Leaves: `callback` (empty data) once every member has left. This
+    /// member's node is deleted even if the wait is cancelled.
+    ///
+    /// # Safety
+    /// As for `zl_double_barrier_enter_async`.
+    fn zl_double_barrier_leave_async(barrier: *const ZlDoubleBarrier) |completion| {
+        let start = |barrier: DoubleBarrier| Ok(async move { barrier.leave().await });
+        call_later(barrier, "leave", start, |()| Reply::empty(), completion)
+    }
 }
 
 /// `*out_participating` 1 while this member has entered and not left.

@@ -5,15 +5,14 @@
 
 use zoolock::{runtime, Counter, CounterFormat, CounterValue};
 
-use std::ffi::c_void;
-
 use crate::args;
 use crate::cancel::{cancellable, Stops, ZlCancel};
 use crate::castable;
+use crate::entry::async_entry;
 use crate::recipe::{call_later, impl_recipe};
 use crate::session::ZlSession;
 use crate::status::{guard, guard_void, Failure, FfiResult};
-use crate::znode::{Reply, ZlResultCallback};
+use crate::znode::Reply;
 
 /// A counter's value: a whole number (`is_float` 0, `int_value`) or a
 /// floating-point one (`is_float` 1, `float_value`), kazoo's `int` or `float`.
@@ -150,46 +149,37 @@ fn record(values: &[CounterValue]) -> Vec<u8> {
     record.0
 }
 
-/// `zl_counter_value`, completed by `callback` (`ZlResultCallback`): the
-/// value as 17 bytes of data (`is_float` u8, `int_value` i64, `float_value`
-/// f64, little-endian). Returns at once; the callback is called exactly
-/// once, if and only if this returns `ZL_OK`; a fired `cancel` ends it with
-/// `ZL_CANCELLED`. The counter and `cancel` must stay alive until the callback.
-///
-/// # Safety
-/// `counter` must be a live handle; `cancel` null or live; `user_data` valid until the callback.
-#[no_mangle]
-pub unsafe extern "C" fn zl_counter_value_async(
-    counter: *const ZlCounter,
-    cancel: *const ZlCancel,
-    callback: ZlResultCallback,
-    user_data: *mut c_void,
-) -> i32 {
-    let start = |counter: Counter| Ok(async move { counter.value().await });
-    call_later(counter, "read", start, |value| Reply::data(record(&[value])), cancel, callback, user_data)
+async_entry! {
+    /// `zl_counter_value`, completed by `callback` (`ZlResultCallback`): the
+    /// value as 17 bytes of data (`is_float` u8, `int_value` i64, `float_value`
+    /// f64, little-endian). Returns at once; the callback is called exactly
+    /// once, if and only if this returns `ZL_OK`; a fired `cancel` ends it with
+    /// `ZL_CANCELLED`. The counter and `cancel` must stay alive until the callback.
+    ///
+    /// # Safety
+    /// `counter` must be a live handle; `cancel` null or live; `user_data` valid until the callback.
+    fn zl_counter_value_async(counter: *const ZlCounter) |completion| {
+        let start = |counter: Counter| Ok(async move { counter.value().await });
+        call_later(counter, "read", start, |value| Reply::data(record(&[value])), completion)
+    }
 }
 
-/// `zl_counter_add`, completed by `callback`: the values before and after
-/// as two of `zl_counter_value_async`'s records (34 bytes). As
-/// `zl_counter_value_async` otherwise; a change cancelled after its write
-/// was sent may still have been made.
-///
-/// # Safety
-/// As for `zl_counter_value_async`; `delta` valid during the call.
-#[no_mangle]
-pub unsafe extern "C" fn zl_counter_add_async(
-    counter: *const ZlCounter,
-    delta: *const ZlCounterValue,
-    cancel: *const ZlCancel,
-    callback: ZlResultCallback,
-    user_data: *mut c_void,
-) -> i32 {
-    let start = |counter: Counter| {
-        let delta = delta.as_ref().ok_or_else(|| Failure::invalid("delta is null"))?.core("delta")?;
-        Ok(async move { counter.add(delta).await })
-    };
-    let reply = |change: zoolock::CounterChange| Reply::data(record(&[change.pre_value, change.post_value]));
-    call_later(counter, "change", start, reply, cancel, callback, user_data)
+async_entry! {
+    /// `zl_counter_add`, completed by `callback`: the values before and after
+    /// as two of `zl_counter_value_async`'s records (34 bytes). As
+    /// `zl_counter_value_async` otherwise; a change cancelled after its write
+    /// was sent may still have been made.
+    ///
+    /// # Safety
+    /// As for `zl_counter_value_async`; `delta` valid during the call.
+    fn zl_counter_add_async(counter: *const ZlCounter, delta: *const ZlCounterValue) |completion| {
+        let start = |counter: Counter| {
+            let delta = delta.as_ref().ok_or_else(|| Failure::invalid("delta is null"))?.core("delta")?;
+            Ok(async move { counter.add(delta).await })
+        };
+        let reply = |change: zoolock::CounterChange| Reply::data(record(&[change.pre_value, change.post_value]));
+        call_later(counter, "change", start, reply, completion)
+    }
 }
 
 /// Frees the counter. Null is ignored.

@@ -50,6 +50,7 @@ mod castable;
 mod counter;
 mod dispatch;
 mod election;
+mod entry;
 mod holder;
 mod inspect;
 mod lease;

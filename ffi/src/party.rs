@@ -1,17 +1,15 @@
 //! kazoo's `Party` and `ShallowParty` (the core's `Party`): membership
 //! calls are `_async` entry points completed by a `ZlResultCallback`.
 
-use std::ffi::c_void;
-
 use zoolock::Party;
 
 use crate::args;
-use crate::cancel::ZlCancel;
 use crate::castable;
+use crate::entry::async_entry;
 use crate::recipe::{call_later, impl_recipe};
 use crate::session::ZlSession;
 use crate::status::{guard, guard_void};
-use crate::znode::{Reply, ZlResultCallback};
+use crate::znode::Reply;
 
 /// A member of a party.
 pub struct ZlParty {
@@ -51,51 +49,39 @@ pub unsafe extern "C" fn zl_party_new(
     })
 }
 
-/// Joins (empty data); the member joins again on each new session until it leaves.
-///
-/// # Safety
-/// `party` must be a live handle until the callback; `cancel` null or live;
-/// `user_data` valid until the callback.
-#[no_mangle]
-pub unsafe extern "C" fn zl_party_join_async(
-    party: *const ZlParty,
-    cancel: *const ZlCancel,
-    callback: ZlResultCallback,
-    user_data: *mut c_void,
-) -> i32 {
-    let start = |party: Party| Ok(async move { party.join().await });
-    call_later(party, "join", start, |()| Reply::empty(), cancel, callback, user_data)
+async_entry! {
+    /// Joins (empty data); the member joins again on each new session until it leaves.
+    ///
+    /// # Safety
+    /// `party` must be a live handle until the callback; `cancel` null or live;
+    /// `user_data` valid until the callback.
+    fn zl_party_join_async(party: *const ZlParty) |completion| {
+        let start = |party: Party| Ok(async move { party.join().await });
+        call_later(party, "join", start, |()| Reply::empty(), completion)
+    }
 }
 
-/// Leaves: one byte, 1 if this member's node was there.
-///
-/// # Safety
-/// As for `zl_party_join_async`.
-#[no_mangle]
-pub unsafe extern "C" fn zl_party_leave_async(
-    party: *const ZlParty,
-    cancel: *const ZlCancel,
-    callback: ZlResultCallback,
-    user_data: *mut c_void,
-) -> i32 {
-    let start = |party: Party| Ok(async move { party.leave().await });
-    call_later(party, "leave", start, Reply::yes_no, cancel, callback, user_data)
+async_entry! {
+    /// Leaves: one byte, 1 if this member's node was there.
+    ///
+    /// # Safety
+    /// As for `zl_party_join_async`.
+    fn zl_party_leave_async(party: *const ZlParty) |completion| {
+        let start = |party: Party| Ok(async move { party.leave().await });
+        call_later(party, "leave", start, Reply::yes_no, completion)
+    }
 }
 
-/// The members' identifiers, as a list encoded as `zl_session_children` encodes it.
-///
-/// # Safety
-/// As for `zl_party_join_async`.
-#[no_mangle]
-pub unsafe extern "C" fn zl_party_members_async(
-    party: *const ZlParty,
-    cancel: *const ZlCancel,
-    callback: ZlResultCallback,
-    user_data: *mut c_void,
-) -> i32 {
-    let start = |party: Party| Ok(async move { party.members().await });
-    let members = |members: Vec<String>| Reply::data(args::encode_list(&members));
-    call_later(party, "list", start, members, cancel, callback, user_data)
+async_entry! {
+    /// The members' identifiers, as a list encoded as `zl_session_children` encodes it.
+    ///
+    /// # Safety
+    /// As for `zl_party_join_async`.
+    fn zl_party_members_async(party: *const ZlParty) |completion| {
+        let start = |party: Party| Ok(async move { party.members().await });
+        let members = |members: Vec<String>| Reply::data(args::encode_list(&members));
+        call_later(party, "list", start, members, completion)
+    }
 }
 
 /// `*out_participating` 1 while this member has joined and not left.

@@ -3,18 +3,17 @@
 //! comes as data `1` followed by the value, or `0` alone when there was none
 //! (an empty queue, a timeout); a yes/no answer as one byte.
 
-use std::ffi::c_void;
 use std::future::Future;
 
 use zoolock::{LockingQueue, Queue};
 
 use crate::args;
-use crate::cancel::ZlCancel;
 use crate::castable;
+use crate::entry::{async_entry, Completion};
 use crate::recipe::{call_later, impl_recipe, new_recipe};
 use crate::session::ZlSession;
 use crate::status::{guard, guard_void, FfiResult};
-use crate::znode::{Reply, ZlResultCallback};
+use crate::znode::Reply;
 
 /// A producer and consumer of kazoo's `Queue`.
 pub struct ZlQueue {
@@ -58,43 +57,32 @@ pub unsafe extern "C" fn zl_queue_new(
     })
 }
 
-/// Adds `value` with `priority` (0 to 999, lower first); `callback`'s data
-/// is the entry's path. Not retried: after `ZL_CONNECTION_LOSS` the entry may be in.
-///
-/// # Safety
-/// `queue` must be a live handle until the callback; the byte range valid;
-/// `cancel` null or live; `user_data` valid until the callback.
-#[no_mangle]
-pub unsafe extern "C" fn zl_queue_put_async(
-    queue: *const ZlQueue,
-    value: *const u8,
-    value_len: u32,
-    priority: u32,
-    cancel: *const ZlCancel,
-    callback: ZlResultCallback,
-    user_data: *mut c_void,
-) -> i32 {
-    let start = |queue: Queue| {
-        let value = args::bytes(value, value_len, "value")?.to_vec();
-        Ok(async move { queue.put(&value, priority).await })
-    };
-    call_later(queue, "put into", start, entry, cancel, callback, user_data)
+async_entry! {
+    /// Adds `value` with `priority` (0 to 999, lower first); `callback`'s data
+    /// is the entry's path. Not retried: after `ZL_CONNECTION_LOSS` the entry may be in.
+    ///
+    /// # Safety
+    /// `queue` must be a live handle until the callback; the byte range valid;
+    /// `cancel` null or live; `user_data` valid until the callback.
+    fn zl_queue_put_async(queue: *const ZlQueue, value: *const u8, value_len: u32, priority: u32) |completion| {
+        let start = |queue: Queue| {
+            let value = args::bytes(value, value_len, "value")?.to_vec();
+            Ok(async move { queue.put(&value, priority).await })
+        };
+        call_later(queue, "put into", start, entry, completion)
+    }
 }
 
-/// Takes the first entry, removing it: data `1` + its value, or `0` if the
-/// queue is empty (it does not wait).
-///
-/// # Safety
-/// As for `zl_queue_put_async`.
-#[no_mangle]
-pub unsafe extern "C" fn zl_queue_get_async(
-    queue: *const ZlQueue,
-    cancel: *const ZlCancel,
-    callback: ZlResultCallback,
-    user_data: *mut c_void,
-) -> i32 {
-    let start = |queue: Queue| Ok(async move { queue.get().await });
-    call_later(queue, "get from", start, taken, cancel, callback, user_data)
+async_entry! {
+    /// Takes the first entry, removing it: data `1` + its value, or `0` if the
+    /// queue is empty (it does not wait).
+    ///
+    /// # Safety
+    /// As for `zl_queue_put_async`.
+    fn zl_queue_get_async(queue: *const ZlQueue) |completion| {
+        let start = |queue: Queue| Ok(async move { queue.get().await });
+        call_later(queue, "get from", start, taken, completion)
+    }
 }
 
 /// How many entries the queue has (every child of its path, as kazoo counts).
@@ -132,74 +120,65 @@ pub unsafe extern "C" fn zl_locking_queue_new(
     })
 }
 
-/// Adds `value` with `priority`, as `zl_queue_put_async`.
-///
-/// # Safety
-/// As for `zl_queue_put_async`.
-#[no_mangle]
-pub unsafe extern "C" fn zl_locking_queue_put_async(
-    queue: *const ZlLockingQueue,
-    value: *const u8,
-    value_len: u32,
-    priority: u32,
-    cancel: *const ZlCancel,
-    callback: ZlResultCallback,
-    user_data: *mut c_void,
-) -> i32 {
-    let start = |queue: LockingQueue| {
-        let value = args::bytes(value, value_len, "value")?.to_vec();
-        Ok(async move { queue.put(&value, priority).await })
-    };
-    call_later(queue, "put into", start, entry, cancel, callback, user_data)
+async_entry! {
+    /// Adds `value` with `priority`, as `zl_queue_put_async`.
+    ///
+    /// # Safety
+    /// As for `zl_queue_put_async`.
+    fn zl_locking_queue_put_async(
+        queue: *const ZlLockingQueue,
+        value: *const u8,
+        value_len: u32,
+        priority: u32,
+    ) |completion| {
+        let start = |queue: LockingQueue| {
+            let value = args::bytes(value, value_len, "value")?.to_vec();
+            Ok(async move { queue.put(&value, priority).await })
+        };
+        call_later(queue, "put into", start, entry, completion)
+    }
 }
 
-/// Adds every value of `values` with `priority`, all or none (one
-/// transaction; kazoo's `put_all`): `values` a list, each a little-endian
-/// u32 length then its bytes (`zl_session_children`'s layout, any bytes).
-/// No data. As `zl_queue_put_async` otherwise.
-///
-/// # Safety
-/// As for `zl_queue_put_async`.
-#[no_mangle]
-pub unsafe extern "C" fn zl_locking_queue_put_all_async(
-    queue: *const ZlLockingQueue,
-    values: *const u8,
-    values_len: u32,
-    priority: u32,
-    cancel: *const ZlCancel,
-    callback: ZlResultCallback,
-    user_data: *mut c_void,
-) -> i32 {
-    let start = |queue: LockingQueue| {
-        let values: Vec<Vec<u8>> = args::decode_byte_list(args::bytes(values, values_len, "values")?, "values")?
-            .into_iter()
-            .map(<[u8]>::to_vec)
-            .collect();
-        Ok(async move { queue.put_all(&values, priority).await })
-    };
-    call_later(queue, "put into", start, |()| Reply::empty(), cancel, callback, user_data)
+async_entry! {
+    /// Adds every value of `values` with `priority`, all or none (one
+    /// transaction; kazoo's `put_all`): `values` a list, each a little-endian
+    /// u32 length then its bytes (`zl_session_children`'s layout, any bytes).
+    /// No data. As `zl_queue_put_async` otherwise.
+    ///
+    /// # Safety
+    /// As for `zl_queue_put_async`.
+    fn zl_locking_queue_put_all_async(
+        queue: *const ZlLockingQueue,
+        values: *const u8,
+        values_len: u32,
+        priority: u32,
+    ) |completion| {
+        let start = |queue: LockingQueue| {
+            let values: Vec<Vec<u8>> = args::decode_byte_list(args::bytes(values, values_len, "values")?, "values")?
+                .into_iter()
+                .map(<[u8]>::to_vec)
+                .collect();
+            Ok(async move { queue.put_all(&values, priority).await })
+        };
+        call_later(queue, "put into", start, |()| Reply::empty(), completion)
+    }
 }
 
-/// Locks the first free entry for this consumer, waiting up to `timeout_ms`
-/// (0 looks once, -1 waits forever): data `1` + its value, or `0` if none
-/// came. The entry got and neither consumed nor released comes again.
-/// Cancelling leaves no lock behind.
-///
-/// # Safety
-/// As for `zl_queue_put_async`.
-#[no_mangle]
-pub unsafe extern "C" fn zl_locking_queue_get_async(
-    queue: *const ZlLockingQueue,
-    timeout_ms: i64,
-    cancel: *const ZlCancel,
-    callback: ZlResultCallback,
-    user_data: *mut c_void,
-) -> i32 {
-    let start = |queue: LockingQueue| {
-        let timeout = args::timeout(timeout_ms, "timeout_ms")?;
-        Ok(async move { queue.get(timeout).await })
-    };
-    call_later(queue, "get from", start, taken, cancel, callback, user_data)
+async_entry! {
+    /// Locks the first free entry for this consumer, waiting up to `timeout_ms`
+    /// (0 looks once, -1 waits forever): data `1` + its value, or `0` if none
+    /// came. The entry got and neither consumed nor released comes again.
+    /// Cancelling leaves no lock behind.
+    ///
+    /// # Safety
+    /// As for `zl_queue_put_async`.
+    fn zl_locking_queue_get_async(queue: *const ZlLockingQueue, timeout_ms: i64) |completion| {
+        let start = |queue: LockingQueue| {
+            let timeout = args::timeout(timeout_ms, "timeout_ms")?;
+            Ok(async move { queue.get(timeout).await })
+        };
+        call_later(queue, "get from", start, taken, completion)
+    }
 }
 
 /// Writes a queue's count to `*out_len` (saturated) once `len` is done.
@@ -216,13 +195,7 @@ enum Finish {
     HoldsLock,
 }
 
-unsafe fn finish(
-    queue: *const ZlLockingQueue,
-    finish: Finish,
-    cancel: *const ZlCancel,
-    callback: ZlResultCallback,
-    user_data: *mut c_void,
-) -> i32 {
+unsafe fn finish(queue: *const ZlLockingQueue, finish: Finish, completion: Completion) -> i32 {
     let start = |queue: LockingQueue| {
         Ok(async move {
             match finish {
@@ -232,50 +205,38 @@ unsafe fn finish(
             }
         })
     };
-    call_later(queue, "finish an entry of", start, Reply::yes_no, cancel, callback, user_data)
+    call_later(queue, "finish an entry of", start, Reply::yes_no, completion)
 }
 
-/// Removes the entry this consumer got, with its lock, in one transaction:
-/// one byte, 0 if it holds none (or lost its lock: its session ended).
-///
-/// # Safety
-/// As for `zl_queue_get_async`.
-#[no_mangle]
-pub unsafe extern "C" fn zl_locking_queue_consume_async(
-    queue: *const ZlLockingQueue,
-    cancel: *const ZlCancel,
-    callback: ZlResultCallback,
-    user_data: *mut c_void,
-) -> i32 {
-    finish(queue, Finish::Consume, cancel, callback, user_data)
+async_entry! {
+    /// Removes the entry this consumer got, with its lock, in one transaction:
+    /// one byte, 0 if it holds none (or lost its lock: its session ended).
+    ///
+    /// # Safety
+    /// As for `zl_queue_get_async`.
+    fn zl_locking_queue_consume_async(queue: *const ZlLockingQueue) |completion| {
+        finish(queue, Finish::Consume, completion)
+    }
 }
 
-/// Gives the entry this consumer got back to the queue: one byte, 0 if it holds none.
-///
-/// # Safety
-/// As for `zl_queue_get_async`.
-#[no_mangle]
-pub unsafe extern "C" fn zl_locking_queue_release_async(
-    queue: *const ZlLockingQueue,
-    cancel: *const ZlCancel,
-    callback: ZlResultCallback,
-    user_data: *mut c_void,
-) -> i32 {
-    finish(queue, Finish::Release, cancel, callback, user_data)
+async_entry! {
+    /// Gives the entry this consumer got back to the queue: one byte, 0 if it holds none.
+    ///
+    /// # Safety
+    /// As for `zl_queue_get_async`.
+    fn zl_locking_queue_release_async(queue: *const ZlLockingQueue) |completion| {
+        finish(queue, Finish::Release, completion)
+    }
 }
 
-/// Whether this consumer still holds the lock of the entry it got: one byte.
-///
-/// # Safety
-/// As for `zl_queue_get_async`.
-#[no_mangle]
-pub unsafe extern "C" fn zl_locking_queue_holds_lock_async(
-    queue: *const ZlLockingQueue,
-    cancel: *const ZlCancel,
-    callback: ZlResultCallback,
-    user_data: *mut c_void,
-) -> i32 {
-    finish(queue, Finish::HoldsLock, cancel, callback, user_data)
+async_entry! {
+    /// Whether this consumer still holds the lock of the entry it got: one byte.
+    ///
+    /// # Safety
+    /// As for `zl_queue_get_async`.
+    fn zl_locking_queue_holds_lock_async(queue: *const ZlLockingQueue) |completion| {
+        finish(queue, Finish::HoldsLock, completion)
+    }
 }
 
 /// How many entries there are, locked ones included.

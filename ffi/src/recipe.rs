@@ -2,15 +2,14 @@
 //! `_async` call runs on a clone of the core object behind the handle and
 //! is completed by a `ZlResultCallback`.
 
-use std::ffi::c_void;
 use std::future::Future;
 
-use crate::args::{self, UserData};
-use crate::cancel::{Stops, ZlCancel};
+use crate::args::{self};
 use crate::castable::{self, Castable};
+use crate::entry::Completion;
 use crate::session::ZlSession;
 use crate::status::{guard, FfiResult};
-use crate::znode::{reply_later, Reply, ZlResultCallback};
+use crate::znode::Reply;
 
 /// A handle on one of the core's recipe objects (cheap clones on a path).
 pub trait Recipe: Castable {
@@ -53,9 +52,7 @@ pub unsafe fn call_later<H, T, F>(
     verb: &str,
     start: impl FnOnce(H::Core) -> FfiResult<F>,
     reply: impl FnOnce(T) -> Reply + Send + 'static,
-    cancel: *const ZlCancel,
-    callback: ZlResultCallback,
-    user_data: *mut c_void,
+    completion: Completion,
 ) -> i32
 where
     H: Recipe,
@@ -66,8 +63,7 @@ where
         let core = castable::borrow(handle)?.core().clone();
         let what = format!("{verb} {} {}", H::NAME, H::path(&core));
         let work = start(core)?;
-        let cancel = Stops::new(cancel.as_ref());
-        reply_later(work, what, cancel, callback, UserData(user_data), reply)
+        completion.start(work, what, reply)
     })
 }
 

@@ -3,18 +3,17 @@
 //! (`zl_holder_fenced`, `zl_leadership_fenced`) commits only while its
 //! holder still holds, else `ZL_NOT_HELD`.
 
-use std::ffi::c_void;
 use std::sync::Mutex;
 
 use zoolock::{runtime, OpResult, Transaction};
 
-use crate::args::{self, UserData};
-use crate::cancel::{Stops, ZlCancel};
+use crate::args::{self};
 use crate::castable::{self, Castable};
+use crate::entry::async_entry;
 use crate::holder::ZlHolder;
 use crate::session::ZlSession;
 use crate::status::{guard, guard_void, Failure, FfiResult};
-use crate::znode::{create_options, node_path, reply_later, Reply, ZlResultCallback};
+use crate::znode::{create_options, node_path, Reply};
 
 /// Operations to commit as one: built by `zl_transaction_*`, sent by
 /// `zl_transaction_commit`, after which it takes no more operations.
@@ -191,33 +190,28 @@ pub unsafe extern "C" fn zl_transaction_commit(
     })
 }
 
-/// `zl_transaction_commit`, completed by `callback` (`ZlResultCallback`):
-/// the list of paths in `data`, no stat. Returns at once; the callback is
-/// called exactly once, if and only if this returns `ZL_OK`. `cancel` (may be
-/// null) abandons the wait (`ZL_CANCELLED`): the commit, if already sent, may
-/// still be made, all of it or none. The transaction is spent either way;
-/// `cancel` must stay alive until the callback has run.
-///
-/// # Safety
-/// `transaction` must be a live handle; `cancel` null or live; `user_data`
-/// must stay valid until the callback.
-#[no_mangle]
-pub unsafe extern "C" fn zl_transaction_commit_async(
-    transaction: *const ZlTransaction,
-    cancel: *const ZlCancel,
-    callback: ZlResultCallback,
-    user_data: *mut c_void,
-) -> i32 {
-    guard(|| {
-        let transaction = castable::borrow(transaction)?;
-        let cancel = Stops::new(cancel.as_ref());
-        let (pending, paths) = transaction.take()?;
-        let what = format!("the commit of {}", paths.join(", "));
-        reply_later(pending.commit(), what, cancel, callback, UserData(user_data), |results| Reply {
-            data: Some(args::encode_list(&result_paths(results, paths))),
-            stat: None,
+async_entry! {
+    /// `zl_transaction_commit`, completed by `callback` (`ZlResultCallback`):
+    /// the list of paths in `data`, no stat. Returns at once; the callback is
+    /// called exactly once, if and only if this returns `ZL_OK`. `cancel` (may be
+    /// null) abandons the wait (`ZL_CANCELLED`): the commit, if already sent, may
+    /// still be made, all of it or none. The transaction is spent either way;
+    /// `cancel` must stay alive until the callback has run.
+    ///
+    /// # Safety
+    /// `transaction` must be a live handle; `cancel` null or live; `user_data`
+    /// must stay valid until the callback.
+    fn zl_transaction_commit_async(transaction: *const ZlTransaction) |completion| {
+        guard(|| {
+            let transaction = castable::borrow(transaction)?;
+            let (pending, paths) = transaction.take()?;
+            let what = format!("the commit of {}", paths.join(", "));
+            completion.start(pending.commit(), what, |results| Reply {
+                data: Some(args::encode_list(&result_paths(results, paths))),
+                stat: None,
+            })
         })
-    })
+    }
 }
 
 /// One path per operation: the path created for a create, the operation's own otherwise.

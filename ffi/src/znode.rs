@@ -10,9 +10,10 @@ use std::future::Future;
 use zoolock::{runtime, Create, Error, Stat};
 
 use crate::args::{self, UserData};
-use crate::cancel::{cancellable, Stops, ZlCancel};
+use crate::cancel::{cancellable, Stops};
 use crate::castable;
 use crate::dispatch;
+use crate::entry::{async_entry, Completion};
 use crate::session::ZlSession;
 use crate::status::{guard, Failure, FfiResult, ZL_OK};
 
@@ -385,9 +386,7 @@ unsafe fn on_node_later<T, F>(
     path: *const u8,
     path_len: u32,
     verb: &str,
-    cancel: *const ZlCancel,
-    callback: ZlResultCallback,
-    user_data: *mut c_void,
+    completion: Completion,
     start: impl FnOnce(zoolock::Session, String) -> FfiResult<F>,
     reply: impl FnOnce(T) -> Reply + Send + 'static,
 ) -> i32
@@ -400,197 +399,131 @@ where
         let path = node_path(path, path_len)?.to_owned();
         let what = format!("{verb} {path}");
         let work = start(session, path)?;
-        reply_later(work, what, Stops::new(cancel.as_ref()), callback, UserData(user_data), reply)
+        completion.start(work, what, reply)
     })
 }
 
-/// `zl_session_exists`, completed by `callback` (`ZlResultCallback`): the
-/// stat, or a null stat if there is no node. Returns at once; the callback is
-/// called exactly once, if and only if this returns `ZL_OK`. `cancel` (may be
-/// null) abandons the wait: `ZL_CANCELLED`. The session and `cancel` must
-/// stay alive until the callback has run.
-///
-/// # Safety
-/// `session` must be a live handle; the byte range valid; `cancel` null or
-/// live; `user_data` must stay valid until the callback.
-#[no_mangle]
-pub unsafe extern "C" fn zl_session_exists_async(
-    session: *const ZlSession,
-    path: *const u8,
-    path_len: u32,
-    cancel: *const ZlCancel,
-    callback: ZlResultCallback,
-    user_data: *mut c_void,
-) -> i32 {
-    on_node_later(
-        session,
-        path,
-        path_len,
-        "exists",
-        cancel,
-        callback,
-        user_data,
-        |session, path| Ok(async move { session.exists(&path).await }),
-        |stat| Reply { data: Some(Vec::new()), stat: stat.map(ZlStat::from) },
-    )
+async_entry! {
+    /// `zl_session_exists`, completed by `callback` (`ZlResultCallback`): the
+    /// stat, or a null stat if there is no node. Returns at once; the callback is
+    /// called exactly once, if and only if this returns `ZL_OK`. `cancel` (may be
+    /// null) abandons the wait: `ZL_CANCELLED`. The session and `cancel` must
+    /// stay alive until the callback has run.
+    ///
+    /// # Safety
+    /// `session` must be a live handle; the byte range valid; `cancel` null or
+    /// live; `user_data` must stay valid until the callback.
+    fn zl_session_exists_async(session: *const ZlSession, path: *const u8, path_len: u32) |completion| {
+        on_node_later(session, path, path_len, "exists", completion,
+            |session, path| Ok(async move { session.exists(&path).await }),
+            |stat| Reply { data: Some(Vec::new()), stat: stat.map(ZlStat::from) },
+        )
+    }
 }
 
-/// `zl_session_get`, completed by `callback`: the node's data and its stat.
-/// As `zl_session_exists_async` otherwise.
-///
-/// # Safety
-/// As for `zl_session_exists_async`.
-#[no_mangle]
-pub unsafe extern "C" fn zl_session_get_async(
-    session: *const ZlSession,
-    path: *const u8,
-    path_len: u32,
-    cancel: *const ZlCancel,
-    callback: ZlResultCallback,
-    user_data: *mut c_void,
-) -> i32 {
-    on_node_later(
-        session,
-        path,
-        path_len,
-        "get",
-        cancel,
-        callback,
-        user_data,
-        |session, path| Ok(async move { session.get(&path).await }),
-        |(data, stat)| Reply { data, stat: Some(stat.into()) },
-    )
+async_entry! {
+    /// `zl_session_get`, completed by `callback`: the node's data and its stat.
+    /// As `zl_session_exists_async` otherwise.
+    ///
+    /// # Safety
+    /// As for `zl_session_exists_async`.
+    fn zl_session_get_async(session: *const ZlSession, path: *const u8, path_len: u32) |completion| {
+        on_node_later(session, path, path_len, "get", completion,
+            |session, path| Ok(async move { session.get(&path).await }),
+            |(data, stat)| Reply { data, stat: Some(stat.into()) },
+        )
+    }
 }
 
-/// `zl_session_set`, completed by `callback`: the node's new stat. As
-/// `zl_session_exists_async` otherwise; a write already sent when `cancel`
-/// fires may still be made.
-///
-/// # Safety
-/// As for `zl_session_exists_async`; the data range valid.
-#[no_mangle]
-pub unsafe extern "C" fn zl_session_set_async(
-    session: *const ZlSession,
-    path: *const u8,
-    path_len: u32,
-    data: *const u8,
-    data_len: u32,
-    version: i32,
-    cancel: *const ZlCancel,
-    callback: ZlResultCallback,
-    user_data: *mut c_void,
-) -> i32 {
-    on_node_later(
-        session,
-        path,
-        path_len,
-        "set",
-        cancel,
-        callback,
-        user_data,
-        |session, path| {
-            let data = args::data(data, data_len, "data")?.map(<[u8]>::to_vec);
-            Ok(async move { session.set(&path, data.as_deref(), Some(version)).await })
-        },
-        |stat| Reply { data: Some(Vec::new()), stat: Some(stat.into()) },
-    )
+async_entry! {
+    /// `zl_session_set`, completed by `callback`: the node's new stat. As
+    /// `zl_session_exists_async` otherwise; a write already sent when `cancel`
+    /// fires may still be made.
+    ///
+    /// # Safety
+    /// As for `zl_session_exists_async`; the data range valid.
+    fn zl_session_set_async(
+        session: *const ZlSession,
+        path: *const u8,
+        path_len: u32,
+        data: *const u8,
+        data_len: u32,
+        version: i32,
+    ) |completion| {
+        on_node_later(session, path, path_len, "set", completion,
+            |session, path| {
+                let data = args::data(data, data_len, "data")?.map(<[u8]>::to_vec);
+                Ok(async move { session.set(&path, data.as_deref(), Some(version)).await })
+            },
+            |stat| Reply { data: Some(Vec::new()), stat: Some(stat.into()) },
+        )
+    }
 }
 
-/// `zl_session_create`, completed by `callback`: the path created (with its
-/// sequence number, if sequential) as `data`, and its stat. As
-/// `zl_session_exists_async` otherwise; a create already sent when `cancel`
-/// fires may still be made.
-///
-/// # Safety
-/// As for `zl_session_exists_async`; the data range valid.
-#[no_mangle]
-pub unsafe extern "C" fn zl_session_create_async(
-    session: *const ZlSession,
-    path: *const u8,
-    path_len: u32,
-    data: *const u8,
-    data_len: u32,
-    flags: u32,
-    cancel: *const ZlCancel,
-    callback: ZlResultCallback,
-    user_data: *mut c_void,
-) -> i32 {
-    on_node_later(
-        session,
-        path,
-        path_len,
-        "create",
-        cancel,
-        callback,
-        user_data,
-        |session, path| {
-            let data = args::data(data, data_len, "data")?.map(<[u8]>::to_vec);
-            let options = create_options(flags)?;
-            Ok(async move { session.create(&path, data.as_deref(), &options).await })
-        },
-        |(created, stat)| Reply { data: Some(created.into_bytes()), stat: Some(stat.into()) },
-    )
+async_entry! {
+    /// `zl_session_create`, completed by `callback`: the path created (with its
+    /// sequence number, if sequential) as `data`, and its stat. As
+    /// `zl_session_exists_async` otherwise; a create already sent when `cancel`
+    /// fires may still be made.
+    ///
+    /// # Safety
+    /// As for `zl_session_exists_async`; the data range valid.
+    fn zl_session_create_async(
+        session: *const ZlSession,
+        path: *const u8,
+        path_len: u32,
+        data: *const u8,
+        data_len: u32,
+        flags: u32,
+    ) |completion| {
+        on_node_later(session, path, path_len, "create", completion,
+            |session, path| {
+                let data = args::data(data, data_len, "data")?.map(<[u8]>::to_vec);
+                let options = create_options(flags)?;
+                Ok(async move { session.create(&path, data.as_deref(), &options).await })
+            },
+            |(created, stat)| Reply { data: Some(created.into_bytes()), stat: Some(stat.into()) },
+        )
+    }
 }
 
-/// `zl_session_delete`, completed by `callback` (no data, no stat). As
-/// `zl_session_exists_async` otherwise; a delete already sent when `cancel`
-/// fires may still be made.
-///
-/// # Safety
-/// As for `zl_session_exists_async`.
-#[no_mangle]
-pub unsafe extern "C" fn zl_session_delete_async(
-    session: *const ZlSession,
-    path: *const u8,
-    path_len: u32,
-    version: i32,
-    recursive: u8,
-    cancel: *const ZlCancel,
-    callback: ZlResultCallback,
-    user_data: *mut c_void,
-) -> i32 {
-    on_node_later(
-        session,
-        path,
-        path_len,
-        "delete",
-        cancel,
-        callback,
-        user_data,
-        |session, path| {
-            let recursive = args::flag(recursive, "recursive")?;
-            Ok(async move { session.delete(&path, Some(version), recursive).await })
-        },
-        |()| Reply::empty(),
-    )
+async_entry! {
+    /// `zl_session_delete`, completed by `callback` (no data, no stat). As
+    /// `zl_session_exists_async` otherwise; a delete already sent when `cancel`
+    /// fires may still be made.
+    ///
+    /// # Safety
+    /// As for `zl_session_exists_async`.
+    fn zl_session_delete_async(
+        session: *const ZlSession,
+        path: *const u8,
+        path_len: u32,
+        version: i32,
+        recursive: u8,
+    ) |completion| {
+        on_node_later(session, path, path_len, "delete", completion,
+            |session, path| {
+                let recursive = args::flag(recursive, "recursive")?;
+                Ok(async move { session.delete(&path, Some(version), recursive).await })
+            },
+            |()| Reply::empty(),
+        )
+    }
 }
 
-/// `zl_session_children`, completed by `callback`: the children's names as
-/// a list (`zl_session_children`'s encoding) in `data`, and the node's stat.
-/// As `zl_session_exists_async` otherwise.
-///
-/// # Safety
-/// As for `zl_session_exists_async`.
-#[no_mangle]
-pub unsafe extern "C" fn zl_session_children_async(
-    session: *const ZlSession,
-    path: *const u8,
-    path_len: u32,
-    cancel: *const ZlCancel,
-    callback: ZlResultCallback,
-    user_data: *mut c_void,
-) -> i32 {
-    on_node_later(
-        session,
-        path,
-        path_len,
-        "children of",
-        cancel,
-        callback,
-        user_data,
-        |session, path| Ok(async move { session.children_and_stat(&path).await }),
-        |(children, stat)| Reply { data: Some(args::encode_list(&children)), stat: Some(stat.into()) },
-    )
+async_entry! {
+    /// `zl_session_children`, completed by `callback`: the children's names as
+    /// a list (`zl_session_children`'s encoding) in `data`, and the node's stat.
+    /// As `zl_session_exists_async` otherwise.
+    ///
+    /// # Safety
+    /// As for `zl_session_exists_async`.
+    fn zl_session_children_async(session: *const ZlSession, path: *const u8, path_len: u32) |completion| {
+        on_node_later(session, path, path_len, "children of", completion,
+            |session, path| Ok(async move { session.children_and_stat(&path).await }),
+            |(children, stat)| Reply { data: Some(args::encode_list(&children)), stat: Some(stat.into()) },
+        )
+    }
 }
 
 /// Checks `path` as the core does before any network call, without a
@@ -708,90 +641,65 @@ pub unsafe extern "C" fn zl_session_set_acls(
     })
 }
 
-/// `zl_session_add_auth`, completed by `callback` (no data, no stat). As
-/// `zl_session_exists_async` otherwise.
-///
-/// # Safety
-/// As for `zl_session_exists_async`; the byte ranges valid.
-#[no_mangle]
-pub unsafe extern "C" fn zl_session_add_auth_async(
-    session: *const ZlSession,
-    scheme: *const u8,
-    scheme_len: u32,
-    credentials: *const u8,
-    credentials_len: u32,
-    cancel: *const ZlCancel,
-    callback: ZlResultCallback,
-    user_data: *mut c_void,
-) -> i32 {
-    guard(|| {
-        let session = castable::borrow(session)?.session.clone();
-        let scheme = args::text(scheme, scheme_len, "scheme")?.to_owned();
-        let credentials = args::bytes(credentials, credentials_len, "credentials")?.to_vec();
-        let cancel = Stops::new(cancel.as_ref());
-        let what = format!("add auth {scheme}");
-        let work = async move { session.add_auth(&scheme, &credentials).await };
-        reply_later(work, what, cancel, callback, UserData(user_data), |()| Reply::empty())
-    })
+async_entry! {
+    /// `zl_session_add_auth`, completed by `callback` (no data, no stat). As
+    /// `zl_session_exists_async` otherwise.
+    ///
+    /// # Safety
+    /// As for `zl_session_exists_async`; the byte ranges valid.
+    fn zl_session_add_auth_async(
+        session: *const ZlSession,
+        scheme: *const u8,
+        scheme_len: u32,
+        credentials: *const u8,
+        credentials_len: u32,
+    ) |completion| {
+        guard(|| {
+            let session = castable::borrow(session)?.session.clone();
+            let scheme = args::text(scheme, scheme_len, "scheme")?.to_owned();
+            let credentials = args::bytes(credentials, credentials_len, "credentials")?.to_vec();
+            let what = format!("add auth {scheme}");
+            let work = async move { session.add_auth(&scheme, &credentials).await };
+            completion.start(work, what, |()| Reply::empty())
+        })
+    }
 }
 
-/// `zl_session_get_acls`, completed by `callback`: the ACL in its encoding
-/// as `data`, and the node's stat. As `zl_session_exists_async` otherwise.
-///
-/// # Safety
-/// As for `zl_session_exists_async`.
-#[no_mangle]
-pub unsafe extern "C" fn zl_session_get_acls_async(
-    session: *const ZlSession,
-    path: *const u8,
-    path_len: u32,
-    cancel: *const ZlCancel,
-    callback: ZlResultCallback,
-    user_data: *mut c_void,
-) -> i32 {
-    on_node_later(
-        session,
-        path,
-        path_len,
-        "get the ACL of",
-        cancel,
-        callback,
-        user_data,
-        |session, path| Ok(async move { session.get_acls(&path).await }),
-        |(acls, stat)| Reply { data: Some(encode_acls(&acls)), stat: Some(stat.into()) },
-    )
+async_entry! {
+    /// `zl_session_get_acls`, completed by `callback`: the ACL in its encoding
+    /// as `data`, and the node's stat. As `zl_session_exists_async` otherwise.
+    ///
+    /// # Safety
+    /// As for `zl_session_exists_async`.
+    fn zl_session_get_acls_async(session: *const ZlSession, path: *const u8, path_len: u32) |completion| {
+        on_node_later(session, path, path_len, "get the ACL of", completion,
+            |session, path| Ok(async move { session.get_acls(&path).await }),
+            |(acls, stat)| Reply { data: Some(encode_acls(&acls)), stat: Some(stat.into()) },
+        )
+    }
 }
 
-/// `zl_session_set_acls`, completed by `callback`: the node's new stat. As
-/// `zl_session_exists_async` otherwise; a write already sent when `cancel`
-/// fires may still be made.
-///
-/// # Safety
-/// As for `zl_session_exists_async`; the ACL range valid.
-#[no_mangle]
-pub unsafe extern "C" fn zl_session_set_acls_async(
-    session: *const ZlSession,
-    path: *const u8,
-    path_len: u32,
-    acls: *const u8,
-    acls_len: u32,
-    version: i32,
-    cancel: *const ZlCancel,
-    callback: ZlResultCallback,
-    user_data: *mut c_void,
-) -> i32 {
-    on_node_later(
-        session,
-        path,
-        path_len,
-        "set the ACL of",
-        cancel,
-        callback,
-        user_data,
-        |session, path| {
-            let acls = decode_acls(acls, acls_len)?;
-            Ok(async move { session.set_acls(&path, &acls, Some(version)).await })
-        },
-        |stat| Reply { data: Some(Vec::new()), stat: Some(stat.into()) },
-    )
+async_entry! {
+    /// `zl_session_set_acls`, completed by `callback`: the node's new stat. As
+    /// `zl_session_exists_async` otherwise; a write already sent when `cancel`
+    /// fires may still be made.
+    ///
+    /// # Safety
+    /// As for `zl_session_exists_async`; the ACL range valid.
+    fn zl_session_set_acls_async(
+        session: *const ZlSession,
+        path: *const u8,
+        path_len: u32,
+        acls: *const u8,
+        acls_len: u32,
+        version: i32,
+    ) |completion| {
+        on_node_later(session, path, path_len, "set the ACL of", completion,
+            |session, path| {
+                let acls = decode_acls(acls, acls_len)?;
+                Ok(async move { session.set_acls(&path, &acls, Some(version)).await })
+            },
+            |stat| Reply { data: Some(Vec::new()), stat: Some(stat.into()) },
+        )
+    }
 }
