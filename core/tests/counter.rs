@@ -69,6 +69,68 @@ async fn a_change_of_another_type_or_unreadable_data_is_refused() {
     assert!(matches!(Counter::new(&session, "relative", 0), Err(Error::InvalidPath { .. })));
 }
 
+/// Curator's compareAndSet: set only from the value expected, of the
+/// counter's type; Curator's format refuses what 32 bits cannot hold.
+#[tokio::test(flavor = "multi_thread")]
+async fn compare_and_set_sets_only_from_the_value_expected() {
+    let connect = shared_server();
+    let raw = raw(&connect).await;
+    let session = session(&connect).await;
+    let path = unique_path("counter-cas");
+    let counter = Counter::new(&session, &path, 0).unwrap();
+    assert!(counter.compare_and_set(0, 7).await.unwrap());
+    assert!(!counter.compare_and_set(0, 9).await.unwrap(), "no longer 0");
+    assert_eq!(raw.get_data(&path).await.unwrap().0, b"7");
+    assert!(matches!(counter.compare_and_set(7, 1.5).await, Err(Error::InvalidArgument(_))));
+    assert!(matches!(counter.compare_and_set(7.0, 1).await, Err(Error::InvalidArgument(_))));
+    assert_eq!(counter.value().await.unwrap(), CounterValue::Int(7));
+
+    let curator = Counter::with_format(&session, &format!("{path}-curator"), 0.into(), CounterFormat::Curator).unwrap();
+    assert!(matches!(curator.compare_and_set(0, 1i64 << 31).await, Err(Error::InvalidArgument(_))));
+    assert!(curator.compare_and_set(0, -2).await.unwrap());
+    assert_eq!(raw.get_data(&format!("{path}-curator")).await.unwrap().0, [0xff, 0xff, 0xff, 0xfe]);
+}
+
+/// Eight clients set from 0 at once: the conditional write lets exactly one in.
+#[tokio::test(flavor = "multi_thread")]
+async fn of_racing_compare_and_sets_from_one_value_exactly_one_wins() {
+    let connect = shared_server();
+    let path = unique_path("counter-cas-race");
+    let sessions = [session(&connect).await, session(&connect).await];
+    let mut tasks = Vec::new();
+    for i in 1..=8i64 {
+        let counter = Counter::new(&sessions[i as usize % 2], &path, 0).unwrap();
+        tasks.push(tokio::spawn(async move { counter.compare_and_set(0, i).await.unwrap().then_some(i) }));
+    }
+    let mut winners = Vec::new();
+    for task in tasks {
+        winners.extend(task.await.unwrap());
+    }
+    assert_eq!(winners.len(), 1, "{winners:?}");
+    let value = Counter::new(&sessions[0], &path, 0).unwrap().value().await.unwrap();
+    assert_eq!(value, CounterValue::Int(winners[0]));
+}
+
+/// A set whose reply was lost is not guessed at: `OutcomeUnknown`, made once.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_compare_and_set_whose_reply_was_lost_says_it_cannot_tell() {
+    let connect = shared_server();
+    let raw = raw(&connect).await;
+    let session = session(&connect).await;
+    let path = unique_path("counter-cas-lost-reply");
+    let counter = Counter::new(&session, &path, 0).unwrap();
+    counter.value().await.unwrap();
+    let id = session.status().session_id;
+    let set = Select::session(id).op(Op::SetData).path(path.clone());
+    let fault = inject(move || harness().drop_reply(set).unwrap()).await;
+
+    let err = counter.compare_and_set(0, 5).await.unwrap_err();
+    let report = inject(move || harness().fault(fault).unwrap()).await;
+    assert_eq!(report.state, FaultState::Fired);
+    assert!(matches!(err, Error::OutcomeUnknown { .. }), "{err:?}");
+    assert_eq!(raw.get_data(&path).await.unwrap().0, b"5", "made once");
+}
+
 /// Four clients on two sessions add one 25 times each: the conditional
 /// write that loses a race reads again, so none of the 100 is lost.
 #[tokio::test(flavor = "multi_thread")]

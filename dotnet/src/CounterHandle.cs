@@ -17,6 +17,8 @@ namespace ZooLock
         static readonly NativeMethods.zl_counter_add_async_callback_delegate OnAdd = (user, status, data, length, stat, message, messageLength) =>
             PendingCall<ZlCounterValue[]>.Deliver(user, status, message, messageLength, call => Values(data, length));
 
+        static readonly NativeMethods.zl_counter_compare_and_set_async_callback_delegate OnCompareAndSet = ResultCallbacks.YesNo;
+
         internal CounterHandle(string path, ZooKeeperSession session, ZlCounterValue initial, int format)
         {
             if (path == null) throw new ArgumentNullException("path");
@@ -67,6 +69,23 @@ namespace ZooLock
             finally { Exit(); }
         }
 
+        internal bool CompareAndSet(ZlCounterValue expected, ZlCounterValue value, CancellationToken cancellationToken)
+        {
+            cancellationToken.ThrowIfCancellationRequested();
+            var pointer = Enter();
+            try
+            {
+                using (var cancel = new NativeCancel(cancellationToken))
+                {
+                    byte set;
+                    int status = NativeMethods.zl_counter_compare_and_set((ZlCounter*)pointer, &expected, &value, cancel.Pointer, &set);
+                    if (status != NativeMethods.ZL_OK) throw Errors.FromStatus(status, Interop.LastError(), cancellationToken);
+                    return set != 0;
+                }
+            }
+            finally { Exit(); }
+        }
+
         /// <summary>The value, without blocking a thread.</summary>
         internal Task<ZlCounterValue> ValueAsync(CancellationToken cancellationToken)
         {
@@ -81,6 +100,16 @@ namespace ZooLock
             {
                 var delta = by;
                 return NativeMethods.zl_counter_add_async((ZlCounter*)c, &delta, cancel, OnAdd, user);
+            });
+        }
+
+        /// <summary><see cref="CompareAndSet"/> without blocking a thread.</summary>
+        internal Task<bool> CompareAndSetAsync(ZlCounterValue expected, ZlCounterValue value, CancellationToken cancellationToken)
+        {
+            return PendingCall<bool>.Start(this, cancellationToken, (c, cancel, user) =>
+            {
+                ZlCounterValue from = expected, to = value;
+                return NativeMethods.zl_counter_compare_and_set_async((ZlCounter*)c, &from, &to, cancel, OnCompareAndSet, user);
             });
         }
 

@@ -119,6 +119,9 @@ namespace ZooLock.Native
         internal delegate void zl_counter_add_async_callback_delegate(void* user_data, int status, byte* data, uint data_len, ZlStat* stat, byte* message, uint message_len);
 
         [UnmanagedFunctionPointer(CallingConvention.Cdecl)]
+        internal delegate void zl_counter_compare_and_set_async_callback_delegate(void* user_data, int status, byte* data, uint data_len, ZlStat* stat, byte* message, uint message_len);
+
+        [UnmanagedFunctionPointer(CallingConvention.Cdecl)]
         internal delegate void zl_counter_value_async_callback_delegate(void* user_data, int status, byte* data, uint data_len, ZlStat* stat, byte* message, uint message_len);
 
         [UnmanagedFunctionPointer(CallingConvention.Cdecl)]
@@ -400,6 +403,18 @@ namespace ZooLock.Native
         internal static extern int zl_counter_add(ZlCounter* counter, ZlCounterValue* delta, ZlCancel* cancel, ZlCounterValue* out_pre, ZlCounterValue* out_post);
 
         /// <summary>
+        ///  Sets the value to `*new` if it is `*expected` now (Curator's
+        ///  `compareAndSet`): `*out_set` 1 if set, 0 (nothing changed) if it was
+        ///  another. Both of the counter's type, else `ZL_INVALID_ARGUMENT`; a lost
+        ///  reply as for `zl_counter_add`.
+        ///
+        ///  # Safety
+        ///  `counter` must be a live handle; `expected` and `new` valid; `cancel` null or live; `out_set` valid for writes.
+        /// </summary>
+        [DllImport(__DllName, EntryPoint = "zl_counter_compare_and_set", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern int zl_counter_compare_and_set(ZlCounter* counter, ZlCounterValue* expected, ZlCounterValue* @new, ZlCancel* cancel, byte* out_set);
+
+        /// <summary>
         ///  `zl_counter_value`, completed by `callback` (`ZlResultCallback`): the
         ///  value as 17 bytes of data (`is_float` u8, `int_value` i64, `float_value`
         ///  f64, little-endian). Returns at once; the callback is called exactly
@@ -423,6 +438,17 @@ namespace ZooLock.Native
         /// </summary>
         [DllImport(__DllName, EntryPoint = "zl_counter_add_async", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
         internal static extern int zl_counter_add_async(ZlCounter* counter, ZlCounterValue* delta, ZlCancel* cancel, zl_counter_add_async_callback_delegate callback, void* user_data);
+
+        /// <summary>
+        ///  `zl_counter_compare_and_set`, completed by `callback`: one byte, 1 if
+        ///  set. As `zl_counter_value_async` otherwise; a set cancelled after its
+        ///  write was sent may still have been made.
+        ///
+        ///  # Safety
+        ///  As for `zl_counter_value_async`; `expected` and `new` valid during the call.
+        /// </summary>
+        [DllImport(__DllName, EntryPoint = "zl_counter_compare_and_set_async", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern int zl_counter_compare_and_set_async(ZlCounter* counter, ZlCounterValue* expected, ZlCounterValue* @new, ZlCancel* cancel, zl_counter_compare_and_set_async_callback_delegate callback, void* user_data);
 
         /// <summary>
         ///  Frees the counter. Null is ignored.

@@ -56,6 +56,24 @@ namespace ZooLock
             return Add(-delta, cancellationToken);
         }
 
+        /// <summary>
+        /// Sets the value to <paramref name="value"/> if it is <paramref name="expected"/> now
+        /// (Curator's <c>compareAndSet</c>): true if set, false (nothing changed) if it was another.
+        /// </summary>
+        /// <exception cref="ArgumentException"><paramref name="value"/> is beyond Curator's 32 bits.</exception>
+        public bool CompareAndSet(long expected, long value, CancellationToken cancellationToken = default(CancellationToken))
+        {
+            return native.CompareAndSet(new ZlCounterValue { is_float = 0, int_value = expected },
+                new ZlCounterValue { is_float = 0, int_value = value }, cancellationToken);
+        }
+
+        /// <summary><see cref="CompareAndSet"/> without blocking a thread; cancelled after its write was sent, it may still have been made.</summary>
+        public Task<bool> CompareAndSetAsync(long expected, long value, CancellationToken cancellationToken = default(CancellationToken))
+        {
+            return native.CompareAndSetAsync(new ZlCounterValue { is_float = 0, int_value = expected },
+                new ZlCounterValue { is_float = 0, int_value = value }, cancellationToken);
+        }
+
         /// <summary><see cref="GetValue"/> without blocking a thread.</summary>
         public Task<long> GetValueAsync(CancellationToken cancellationToken = default(CancellationToken))
         {

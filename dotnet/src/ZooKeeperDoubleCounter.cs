@@ -49,6 +49,23 @@ namespace ZooLock
             return Add(-delta, cancellationToken);
         }
 
+        /// <summary>
+        /// Sets the value to <paramref name="value"/> if it is <paramref name="expected"/> now
+        /// (Curator's <c>compareAndSet</c>): true if set, false (nothing changed) if it was another.
+        /// </summary>
+        public bool CompareAndSet(double expected, double value, CancellationToken cancellationToken = default(CancellationToken))
+        {
+            return native.CompareAndSet(new ZlCounterValue { is_float = 1, float_value = expected },
+                new ZlCounterValue { is_float = 1, float_value = value }, cancellationToken);
+        }
+
+        /// <summary><see cref="CompareAndSet"/> without blocking a thread; cancelled after its write was sent, it may still have been made.</summary>
+        public Task<bool> CompareAndSetAsync(double expected, double value, CancellationToken cancellationToken = default(CancellationToken))
+        {
+            return native.CompareAndSetAsync(new ZlCounterValue { is_float = 1, float_value = expected },
+                new ZlCounterValue { is_float = 1, float_value = value }, cancellationToken);
+        }
+
         /// <summary><see cref="GetValue"/> without blocking a thread.</summary>
         public Task<double> GetValueAsync(CancellationToken cancellationToken = default(CancellationToken))
         {

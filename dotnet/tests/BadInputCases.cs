@@ -567,6 +567,9 @@ namespace ZooLock.Tests
                 c.CheckStatus("zl_counter_add", NativeMethods.zl_counter_add(null, &value, null, null, null));
                 c.CheckStatus("zl_counter_value_async", NativeMethods.zl_counter_value_async(null, null, Never<NativeMethods.zl_counter_value_async_callback_delegate>(), null));
                 c.CheckStatus("zl_counter_add_async", NativeMethods.zl_counter_add_async(null, &value, null, Never<NativeMethods.zl_counter_add_async_callback_delegate>(), null));
+                byte set;
+                c.CheckStatus("zl_counter_compare_and_set", NativeMethods.zl_counter_compare_and_set(null, &value, &value, null, &set));
+                c.CheckStatus("zl_counter_compare_and_set_async", NativeMethods.zl_counter_compare_and_set_async(null, &value, &value, null, Never<NativeMethods.zl_counter_compare_and_set_async_callback_delegate>(), null));
                 ZlHolder* multi;
                 c.CheckStatus("zl_multi_lock_new", NativeMethods.zl_multi_lock_new(null, l, (uint)list.Length, null, 0, &multi));
                 c.CheckStatus("zl_lease_try", NativeMethods.zl_lease_try(null, p, n, null, 0, 3600000, 0, 1, null, &flag));

@@ -43,6 +43,33 @@ namespace ZooLock.Tests
         }
 
         [Test]
+        public void CompareAndSetSetsOnlyFromTheValueExpected()
+        {
+            var path = Fixture.Path("counter-cas");
+            using (var counter = new ZooKeeperCounter(path, session))
+            using (var theirs = new ZooKeeperCounter(path, other))
+            {
+                Assert.That(counter.CompareAndSet(0, 7), Is.True);
+                theirs.Add(1);
+                Assert.That(counter.CompareAndSetAsync(7, 9).Result, Is.False, "no longer 7");
+                Assert.That(counter.CompareAndSetAsync(8, 9).Result, Is.True);
+                Assert.That(Encoding.ASCII.GetString(session.GetData(path)), Is.EqualTo("9"));
+            }
+            using (var curator = new ZooKeeperCounter(path + "-curator", session, 0, curatorFormat: true))
+            {
+                Assert.Throws<ArgumentException>(() => curator.CompareAndSet(0, 1L << 31));
+                Assert.That(curator.CompareAndSet(0, -2), Is.True);
+                Assert.That(session.GetData(path + "-curator"), Is.EqualTo(new byte[] { 0xff, 0xff, 0xff, 0xfe }));
+            }
+            using (var floats = new ZooKeeperDoubleCounter(path + "-float", session))
+            {
+                Assert.That(floats.CompareAndSet(0.0, 2.5), Is.True);
+                Assert.That(floats.CompareAndSetAsync(0.0, 3.5).Result, Is.False);
+                Assert.That(Encoding.ASCII.GetString(session.GetData(path + "-float")), Is.EqualTo("2.5"));
+            }
+        }
+
+        [Test]
         public void ADoubleCounterKeepsKazoosFloatText()
         {
             var path = Fixture.Path("counter-float");

@@ -763,6 +763,21 @@ int32_t zl_counter_add(const struct ZlCounter *counter,
                        struct ZlCounterValue *out_post);
 
 /**
+ * Sets the value to `*new` if it is `*expected` now (Curator's
+ * `compareAndSet`): `*out_set` 1 if set, 0 (nothing changed) if it was
+ * another. Both of the counter's type, else `ZL_INVALID_ARGUMENT`; a lost
+ * reply as for `zl_counter_add`.
+ *
+ * # Safety
+ * `counter` must be a live handle; `expected` and `new` valid; `cancel` null or live; `out_set` valid for writes.
+ */
+int32_t zl_counter_compare_and_set(const struct ZlCounter *counter,
+                                   const struct ZlCounterValue *expected,
+                                   const struct ZlCounterValue *new_,
+                                   const struct ZlCancel *cancel,
+                                   uint8_t *out_set);
+
+/**
  * `zl_counter_value`, completed by `callback` (`ZlResultCallback`): the
  * value as 17 bytes of data (`is_float` u8, `int_value` i64, `float_value`
  * f64, little-endian). Returns at once; the callback is called exactly
@@ -791,6 +806,21 @@ int32_t zl_counter_add_async(const struct ZlCounter *counter,
                              const struct ZlCancel *cancel,
                              ZlResultCallback callback,
                              void *user_data);
+
+/**
+ * `zl_counter_compare_and_set`, completed by `callback`: one byte, 1 if
+ * set. As `zl_counter_value_async` otherwise; a set cancelled after its
+ * write was sent may still have been made.
+ *
+ * # Safety
+ * As for `zl_counter_value_async`; `expected` and `new` valid during the call.
+ */
+int32_t zl_counter_compare_and_set_async(const struct ZlCounter *counter,
+                                         const struct ZlCounterValue *expected,
+                                         const struct ZlCounterValue *new_,
+                                         const struct ZlCancel *cancel,
+                                         ZlResultCallback callback,
+                                         void *user_data);
 
 /**
  * Frees the counter. Null is ignored.

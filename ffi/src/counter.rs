@@ -138,6 +138,45 @@ pub unsafe extern "C" fn zl_counter_add(
     })
 }
 
+/// Sets the value to `*new` if it is `*expected` now (Curator's
+/// `compareAndSet`): `*out_set` 1 if set, 0 (nothing changed) if it was
+/// another. Both of the counter's type, else `ZL_INVALID_ARGUMENT`; a lost
+/// reply as for `zl_counter_add`.
+///
+/// # Safety
+/// `counter` must be a live handle; `expected` and `new` valid; `cancel` null or live; `out_set` valid for writes.
+#[no_mangle]
+pub unsafe extern "C" fn zl_counter_compare_and_set(
+    counter: *const ZlCounter,
+    expected: *const ZlCounterValue,
+    new: *const ZlCounterValue,
+    cancel: *const ZlCancel,
+    out_set: *mut u8,
+) -> i32 {
+    guard(|| {
+        let counter = castable::borrow(counter)?.counter.clone();
+        let work = compare_and_set(counter, expected, new)?;
+        args::need(out_set, "out_set")?;
+        let cancel = Stops::new(cancel.as_ref());
+        let set = runtime::block_on(cancellable(work, cancel, || Some(Failure::cancelled("counter change"))))?;
+        args::put(out_set, set as u8, "out_set")
+    })
+}
+
+/// The compare-and-set of `*expected` to `*new`, its arguments checked.
+///
+/// # Safety
+/// `expected` and `new` null or valid.
+unsafe fn compare_and_set(
+    counter: Counter,
+    expected: *const ZlCounterValue,
+    new: *const ZlCounterValue,
+) -> FfiResult<impl std::future::Future<Output = zoolock::Result<bool>>> {
+    let expected = expected.as_ref().ok_or_else(|| Failure::invalid("expected is null"))?.core("expected")?;
+    let new = new.as_ref().ok_or_else(|| Failure::invalid("new is null"))?.core("new")?;
+    Ok(async move { counter.compare_and_set(expected, new).await })
+}
+
 /// A counter value in a callback's data: `is_float` (u8), then the whole
 /// value (i64) and the floating one (f64), little-endian: 17 bytes.
 fn record(values: &[CounterValue]) -> Vec<u8> {
@@ -179,6 +218,23 @@ async_entry! {
         };
         let reply = |change: zoolock::CounterChange| Reply::data(record(&[change.pre_value, change.post_value]));
         call_later(counter, "change", start, reply, completion)
+    }
+}
+
+async_entry! {
+    /// `zl_counter_compare_and_set`, completed by `callback`: one byte, 1 if
+    /// set. As `zl_counter_value_async` otherwise; a set cancelled after its
+    /// write was sent may still have been made.
+    ///
+    /// # Safety
+    /// As for `zl_counter_value_async`; `expected` and `new` valid during the call.
+    fn zl_counter_compare_and_set_async(
+        counter: *const ZlCounter,
+        expected: *const ZlCounterValue,
+        new: *const ZlCounterValue,
+    ) |completion| {
+        let start = |counter: Counter| compare_and_set(counter, expected, new);
+        call_later(counter, "compare and set", start, Reply::yes_no, completion)
     }
 }
 

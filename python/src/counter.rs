@@ -50,11 +50,7 @@ impl Counter {
     /// counter takes a bool, as `isinstance` does).
     fn change<'py>(slf: &Bound<'py, Self>, delta: &Bound<'py, PyAny>, negate: bool) -> PyResult<Bound<'py, Self>> {
         let this = slf.get();
-        let delta = match this.default_value {
-            CounterValue::Int(_) if delta.is_instance_of::<PyInt>() => CounterValue::Int(delta.extract()?),
-            CounterValue::Float(_) if delta.is_instance_of::<PyFloat>() => CounterValue::Float(delta.extract()?),
-            _ => return Err(PyTypeError::new_err("invalid type for value change")),
-        };
+        let delta = this.value_of(delta)?;
         let counter = this.core()?;
         let change = interruptible(slf.py(), async move {
             if negate {
@@ -69,6 +65,17 @@ impl Counter {
         };
         change.py_err()?;
         Ok(slf.clone())
+    }
+}
+
+impl Counter {
+    /// A value of the default's type (kazoo's `isinstance` check), else `TypeError`.
+    fn value_of(&self, value: &Bound<'_, PyAny>) -> PyResult<CounterValue> {
+        match self.default_value {
+            CounterValue::Int(_) if value.is_instance_of::<PyInt>() => Ok(CounterValue::Int(value.extract()?)),
+            CounterValue::Float(_) if value.is_instance_of::<PyFloat>() => Ok(CounterValue::Float(value.extract()?)),
+            _ => Err(PyTypeError::new_err("invalid type for value change")),
+        }
     }
 }
 
@@ -130,6 +137,16 @@ impl Counter {
         let counter = self.core()?;
         let value = interruptible(py, async move { counter.value().await })?.py_err()?;
         to_py(py, Some(value))
+    }
+
+    /// Sets the value to ``new`` if it is ``expected`` now (Curator's
+    /// ``compareAndSet``): True if set, False (nothing changed) if it was
+    /// another. Both of ``default``'s type, else ``TypeError``;
+    /// ``pre_value`` and ``post_value`` are left as they were.
+    fn compare_and_set(&self, py: Python<'_>, expected: &Bound<'_, PyAny>, new: &Bound<'_, PyAny>) -> PyResult<bool> {
+        let (expected, new) = (self.value_of(expected)?, self.value_of(new)?);
+        let counter = self.core()?;
+        interruptible(py, async move { counter.compare_and_set(expected, new).await })?.py_err()
     }
 
     fn __add__<'py>(slf: &Bound<'py, Self>, value: &Bound<'py, PyAny>) -> PyResult<Bound<'py, Self>> {

@@ -80,3 +80,17 @@ def test_a_change_waits_out_a_partition_and_counts_once_across_an_expiry(client,
     harness.expire(client.client_id[0])
     counter += 1  # on the client's next session, as kazoo's retry would
     assert counter.post_value == 3 and kz.get(path)[0] == b"3"
+
+
+def test_compare_and_set_sets_only_from_the_value_expected_against_kazoos_changes(client, kz, path):
+    ours, theirs = client.Counter(path), KazooCounter(kz, path)
+    assert ours.compare_and_set(0, 7) is True and theirs.value == 7
+    theirs += 1
+    assert ours.compare_and_set(7, 9) is False and kz.get(path)[0] == b"8"
+    assert ours.pre_value is None, "pre_value and post_value are the changes'"
+    with pytest.raises(TypeError):
+        ours.compare_and_set(8, 1.5)
+    curator = client.Counter(path + "/c", support_curator=True)
+    with pytest.raises(ValueError):
+        curator.compare_and_set(0, 1 << 31)
+    assert curator.compare_and_set(0, -2) and kz.get(path + "/c")[0] == b"\xff\xff\xff\xfe"

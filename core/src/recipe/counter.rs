@@ -203,6 +203,37 @@ impl Counter {
         self.add(negated).await
     }
 
+    /// Sets the value to `new` if it is `expected` now (Curator's
+    /// `DistributedAtomicLong.compareAndSet`, `SharedCount.trySetCount`):
+    /// true if set; false, changing nothing, if it was another. Both of the
+    /// counter's type, else [`Error::InvalidArgument`]; a lost reply as for [`Counter::add`].
+    pub async fn compare_and_set(
+        &self,
+        expected: impl Into<CounterValue>,
+        new: impl Into<CounterValue>,
+    ) -> Result<bool> {
+        let (expected, new) = (expected.into(), new.into());
+        self.check_type(expected)?;
+        self.check_type(new)?;
+        if self.inner.format == CounterFormat::Curator
+            && !matches!(new, CounterValue::Int(v) if i32::try_from(v).is_ok())
+        {
+            return Err(Error::InvalidArgument(format!("{new} is out of the range of Curator's 32-bit count")));
+        }
+        let data = self.encode(new);
+        loop {
+            let (value, version) = self.read().await?;
+            if value != expected {
+                return Ok(false);
+            }
+            // Another client's write in between: set only if it left `expected`.
+            match self.write(&data, version).await? {
+                Write::Made => return Ok(true),
+                Write::Changed => continue,
+            }
+        }
+    }
+
     /// [`Counter::value`] for code without a runtime.
     pub fn value_blocking(&self) -> Result<CounterValue> {
         runtime::block_on(self.value())
@@ -211,6 +242,15 @@ impl Counter {
     /// [`Counter::add`] for code without a runtime.
     pub fn add_blocking(&self, delta: impl Into<CounterValue>) -> Result<CounterChange> {
         runtime::block_on(self.add(delta))
+    }
+
+    /// [`Counter::compare_and_set`] for code without a runtime.
+    pub fn compare_and_set_blocking(
+        &self,
+        expected: impl Into<CounterValue>,
+        new: impl Into<CounterValue>,
+    ) -> Result<bool> {
+        runtime::block_on(self.compare_and_set(expected, new))
     }
 
     /// [`Counter::subtract`] for code without a runtime.

@@ -308,6 +308,9 @@ class Counter:
     @property
     def value(self) -> Union[int, float]:
         """The value now (creates the node, empty = default, if missing)."""
+    def compare_and_set(self, expected: Union[int, float], new: Union[int, float]) -> bool:
+        """Sets the value to new if it is expected now (Curator's compareAndSet): True if set,
+        False (nothing changed) if it was another; both of default's type, else TypeError."""
     def __add__(self, value: Union[int, float]) -> Counter:
         """Adds value (of default's type, else TypeError); sets pre_value and post_value."""
     def __sub__(self, value: Union[int, float]) -> Counter:
