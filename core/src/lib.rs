@@ -62,6 +62,7 @@ mod error;
 mod events;
 mod holder;
 mod inspect;
+pub mod logging;
 pub mod metrics;
 mod mirror;
 pub mod naming;

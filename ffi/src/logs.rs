@@ -1,9 +1,9 @@
 //! The core's log events, to a callback the caller registers: without one
 //! they are dropped, as cheaply as a disabled `tracing` event.
 //!
-//! The core logs with `tracing`, whose "log" feature hands events to the
-//! `log` facade when no `tracing` subscriber is set (none is, in a process
-//! that loads this library from C or .NET). This crate's `log` logger
+//! The core logs with `tracing`; once a callback is set,
+//! `zoolock::logging` hands its events, not its spans, to the `log` facade
+//! (unless the process set a `tracing` subscriber). This crate's `log` logger
 //! formats each event on the thread that logged it and posts it to the
 //! callback thread (`dispatch.rs`), so the caller's code never runs on an
 //! I/O thread nor under any lock of zoolock's.
@@ -136,6 +136,7 @@ pub unsafe extern "C" fn zl_set_log_callback(
         static INSTALL: Once = Once::new();
         INSTALL.call_once(|| {
             let _ = log::set_logger(&Forward);
+            zoolock::logging::events_to_log();
         });
         let mut slot = SLOT.lock().unwrap();
         let me = std::thread::current().id();

@@ -2,9 +2,9 @@
 //! the session's state changes in kazoo's words (one line each, with the
 //! session id), zookeeper-client's per-attempt lines only if errors.
 //!
-//! The core logs with `tracing`, whose "log" feature passes events to the
-//! `log` facade; this logger queues them to one thread that takes the GIL,
-//! so an I/O thread never waits for Python to log.
+//! The core logs with `tracing`; `zoolock::logging` passes its events, not
+//! its spans, to the `log` facade; this logger queues them to one thread
+//! that takes the GIL, so an I/O thread never waits for Python to log.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc::Receiver;
@@ -160,6 +160,7 @@ pub fn install() {
     if log::set_boxed_logger(Box::new(Forward { thread: ProcessThread::new() })).is_ok() {
         log::set_max_level(LevelFilter::Debug);
     }
+    zoolock::logging::events_to_log();
 }
 
 #[cfg(test)]

@@ -364,6 +364,38 @@ def test_rust_logs_reach_python_logging(make_client):
         logger.setLevel(previous)
 
 
+def test_a_locks_spans_are_not_log_lines(make_client, path):
+    """The core's tracing spans (acquire, hold, release) are context for a
+    Rust subscriber, not events: at INFO only the session's lines reach
+    ``logging`` (they cost a log record and a GIL hand-off per step)."""
+    heard, closed = [], threading.Event()
+
+    class Catch(logging.Handler):
+        def emit(self, record):
+            heard.append(record.getMessage())
+            if "state: CLOSED" in heard[-1]:
+                closed.set()
+
+    logger = logging.getLogger("zoolock")
+    handler, previous = Catch(level=logging.INFO), logger.level
+    logger.addHandler(handler)
+    logger.setLevel(logging.INFO)
+    try:
+        client = make_client()
+        lock = client.Lock(path, "spans")
+        for _ in range(3):
+            with lock:
+                pass
+        client.stop()
+        assert closed.wait(DEADLINE), heard  # the log thread keeps order: all before it came
+    finally:
+        logger.removeHandler(handler)
+        logger.setLevel(previous)
+    spans = [line for line in heard if any(name in line for name in ("acquire;", "hold;", "release;", "span="))]
+    assert spans == [], spans
+    assert any("state: CONNECTED" in line for line in heard), heard
+
+
 def test_debug_lines_follow_a_level_lowered_at_run_time(client, path):
     """Debug events are dropped unformatted while the "zoolock" logger is above
     DEBUG (its level is cached); lowered at run time, the next call's come through."""
