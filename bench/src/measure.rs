@@ -63,13 +63,15 @@ pub enum Outcome {
     /// `packets`: requests the server received in the window (its
     /// `zk_packets_received`, pings included: one per session per third of
     /// its 10 s timeout at most); `server_cpu`: the server JVM's user+system
-    /// CPU seconds over the same window (/proc/<pid>/stat).
+    /// CPU seconds over the same window (/proc/<pid>/stat); `client_cpu`:
+    /// the contestant processes' own, from `go` to their results.
     Ran {
         ops: u64,
         seconds: f64,
         samples: Vec<u64>,
         packets: u64,
         server_cpu: f64,
+        client_cpu: f64,
     },
     Scale {
         bytes_per_waiter: u64,
@@ -154,6 +156,7 @@ fn drive(
     }
     let before = packets_received(server);
     let cpu_before = server_cpu_seconds(server);
+    let client_before = client_cpu_seconds(children);
     for child in children.iter_mut() {
         let stdin = child.stdin.as_mut().expect("piped");
         if let Err(e) = stdin.write_all(b"go\n").and_then(|_| stdin.flush()) {
@@ -175,7 +178,21 @@ fn drive(
     }
     let packets = packets_received(server).saturating_sub(before);
     let server_cpu = server_cpu_seconds(server) - cpu_before;
-    combine(results.into_iter().flatten().collect(), packets, server_cpu)
+    let client_cpu = client_cpu_seconds(children) - client_before;
+    combine(results.into_iter().flatten().collect(), packets, server_cpu, client_cpu)
+}
+
+/// User+system CPU seconds of the contestant processes so far (NaN if one
+/// cannot be read). One that gave its result and exited is a zombie until
+/// `stop` reaps it: its stat still counts its time.
+fn client_cpu_seconds(children: &[Child]) -> f64 {
+    children.iter().map(|child| process_cpu_seconds(child.id()).unwrap_or(f64::NAN)).sum()
+}
+
+fn process_cpu_seconds(pid: u32) -> Option<f64> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let fields: Vec<&str> = stat.rsplit_once(')')?.1.split_whitespace().collect();
+    Some((fields.get(11)?.parse::<f64>().ok()? + fields.get(12)?.parse::<f64>().ok()?) / 100.0)
 }
 
 fn next_line(lines: &mpsc::Receiver<(usize, Option<String>)>, deadline: Instant) -> Result<(usize, String), String> {
@@ -190,7 +207,7 @@ fn parse(line: &str) -> Option<Value> {
     serde_json::from_str::<Value>(line).ok().filter(Value::is_object)
 }
 
-fn combine(results: Vec<Value>, packets: u64, server_cpu: f64) -> Outcome {
+fn combine(results: Vec<Value>, packets: u64, server_cpu: f64, client_cpu: f64) -> Outcome {
     if let Some(why) = results.iter().find_map(|r| r.get("unsupported")) {
         return Outcome::Unsupported(why.as_str().unwrap_or("").to_owned());
     }
@@ -217,7 +234,7 @@ fn combine(results: Vec<Value>, packets: u64, server_cpu: f64) -> Outcome {
             samples.extend(list.iter().filter_map(Value::as_u64));
         }
     }
-    Outcome::Ran { ops, seconds, samples, packets, server_cpu }
+    Outcome::Ran { ops, seconds, samples, packets, server_cpu, client_cpu }
 }
 
 fn packets_received(server: &Ensemble) -> u64 {

@@ -24,6 +24,8 @@ struct Cell {
     packets_per_op: Option<f64>,
     /// The server's CPU per op, in µs.
     server_cpu_us: Option<f64>,
+    /// The contestant processes' CPU per op, in µs.
+    client_cpu_us: Option<f64>,
     scale: Option<(u64, bool, u64, f64)>,
     note: Option<String>,
 }
@@ -36,13 +38,15 @@ fn cell(measured: &[Measured], force_sync: bool, contestant: Contestant, scenari
         .collect();
     let mut cell = Cell::default();
     let (mut rates, mut samples, mut packets, mut ops, mut cpu) = (Vec::new(), Vec::new(), 0, 0, 0.0);
+    let mut client = 0.0;
     for outcome in outcomes {
         match outcome {
-            Outcome::Ran { ops: n, seconds, samples: s, packets: p, server_cpu } => {
+            Outcome::Ran { ops: n, seconds, samples: s, packets: p, server_cpu, client_cpu } => {
                 rates.push(*n as f64 / seconds);
                 samples.extend_from_slice(s);
                 packets += p;
                 cpu += server_cpu;
+                client += client_cpu;
                 ops += n;
             }
             Outcome::Scale { bytes_per_waiter, served, waiters, in_order, seconds } => {
@@ -62,19 +66,21 @@ fn cell(measured: &[Measured], force_sync: bool, contestant: Contestant, scenari
         (cell.p50_us, cell.p99_us) = (at(0.50), at(0.99));
         cell.packets_per_op = (ops > 0).then(|| packets as f64 / ops as f64);
         cell.server_cpu_us = (ops > 0).then(|| cpu * 1e6 / ops as f64).filter(|c| c.is_finite());
+        cell.client_cpu_us = (ops > 0).then(|| client * 1e6 / ops as f64).filter(|c| c.is_finite());
     }
     cell
 }
 
 pub fn brief(outcome: &Outcome) -> String {
     match outcome {
-        Outcome::Ran { ops, seconds, packets, server_cpu, .. } => {
+        Outcome::Ran { ops, seconds, packets, server_cpu, client_cpu, .. } => {
             let per_op = |x: f64| x / (*ops).max(1) as f64;
             format!(
-                "{:>8.0}/s  ({ops} ops, {:.1} packets/op, server {:.0} µs/op)",
+                "{:>8.0}/s  ({ops} ops, {:.1} packets/op, server {:.0} µs/op, client {:.0} µs/op)",
                 *ops as f64 / seconds,
                 per_op(*packets as f64),
-                per_op(server_cpu * 1e6)
+                per_op(server_cpu * 1e6),
+                per_op(client_cpu * 1e6)
             )
         }
         Outcome::Scale { bytes_per_waiter, served, waiters, in_order, seconds } => {
@@ -107,7 +113,8 @@ pub fn markdown(measured: &[Measured], seconds: f64, rounds: usize) -> String {
          Rates are cycles (A, C) or acquisitions (B) per second, with p50 / p99 in ms (A, C: a whole acquire+release; B: the wait to hold). \
          Herd: requests per acquisition (ZooKeeper's `zk_packets_received`, pings included) and the \
          server JVM's CPU per acquisition (user+system of every thread but the JIT compilers', /proc/<pid>/task, 10 ms ticks) with N sessions \
-         contending in one process. \
+         contending in one process. Client CPU: the contestant processes' user+system from `go` to their results, per op \
+         (a binding's own cost shows here first: a log record per step cost Python's C 60 % more). \
          Scale: 10,000 waiters queued on one lock in one process.\n"
     );
     let syncs: Vec<bool> = [true, false].into_iter().filter(|s| measured.iter().any(|m| m.force_sync == *s)).collect();
@@ -141,6 +148,14 @@ pub fn markdown(measured: &[Measured], seconds: f64, rounds: usize) -> String {
                 None => "— | — | —".into(),
             };
             out += &format!("| {} | {} | {scale} |\n", c.name(), herd.join(" | "));
+        }
+        out += "\n| contestant | client CPU µs/cycle A | µs/acq B(8) | µs/cycle C |\n|---|---:|---:|---:|\n";
+        for c in ALL {
+            let cpu: Vec<String> = [Scenario::A, Scenario::B(8), Scenario::C]
+                .into_iter()
+                .map(|s| get(c, s).client_cpu_us.map_or("—".into(), |u| format!("{u:.0}")))
+                .collect();
+            out += &format!("| {} | {} |\n", c.name(), cpu.join(" | "));
         }
         out += &targets(&get);
     }
@@ -248,6 +263,7 @@ pub fn json(measured: &[Measured]) -> Value {
             "p50_us": c.p50_us,
             "p99_us": c.p99_us,
             "packets_per_op": c.packets_per_op,
+            "client_cpu_us": c.client_cpu_us,
             "bytes_per_waiter": c.scale.map(|s| s.0),
             "note": c.note,
         }));
