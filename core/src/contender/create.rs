@@ -88,20 +88,33 @@ pub(crate) async fn find_own(
         return Ok(live.client.check_stat(&node).await?.filter(ours).map(|stat| (node, stat)));
     }
     // A shared prefix: every node that has it is read, in one round trip.
-    let nodes: Vec<String> =
-        children.iter().filter(|c| tag.sequence(c).is_some()).map(|c| format!("{parent}/{c}")).collect();
-    if nodes.is_empty() {
+    let names: Vec<String> = children.into_iter().filter(|c| tag.sequence(c).is_some()).collect();
+    let found = read_tagged(live, parent, &names, tag, ephemeral).await?;
+    Ok(found.map(|(name, stat)| (format!("{parent}/{name}"), stat)))
+}
+
+/// Reads `names` (children of `parent` with `tag`'s shared prefix) in one
+/// round trip: the one whose data carries the tag's token and, ephemeral,
+/// whose owner is this session.
+pub(crate) async fn read_tagged<'a>(
+    live: &Live,
+    parent: &str,
+    names: &'a [String],
+    tag: &Tag,
+    ephemeral: bool,
+) -> Result<Option<(&'a String, zk::Stat)>, zk::Error> {
+    if names.is_empty() {
         return Ok(None);
     }
     let mut reader = live.client.new_multi_reader();
-    for node in &nodes {
-        reader.add_get_data(node)?;
+    for name in names {
+        reader.add_get_data(&format!("{parent}/{name}"))?;
     }
-    let found = reader.commit().await?.into_iter().zip(nodes).find_map(|(read, node)| match read {
-        zk::MultiReadResult::Data { data, stat } if ours(&stat) && tag.marks(&data) => Some((node, stat)),
+    let ours = |stat: &zk::Stat| !ephemeral || stat.ephemeral_owner == live.session_id;
+    Ok(reader.commit().await?.into_iter().zip(names).find_map(|(read, name)| match read {
+        zk::MultiReadResult::Data { data, stat } if ours(&stat) && tag.marks(&data) => Some((name, stat)),
         _ => None,
-    });
-    Ok(found)
+    }))
 }
 
 #[cfg(test)]

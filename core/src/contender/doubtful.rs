@@ -6,8 +6,7 @@ use std::time::Duration;
 
 use tokio::task::JoinHandle;
 
-use zookeeper_client as zk;
-
+use super::create::read_tagged;
 use super::removal::{Removal, Target};
 use super::Nodes;
 use crate::error::connection_lost;
@@ -162,6 +161,19 @@ impl DoubtfulTags {
         Swept { removals, reads }
     }
 
+    /// Records a read of doubtful `tag`'s nodes up to sequence `top`, and
+    /// whether its node was found (to delete); `None` if the tag is no longer
+    /// doubtful there, or its node is already being deleted.
+    fn read(&self, parent: &str, tag: &Tag, top: i32, found: bool) -> Option<()> {
+        let mut all = self.0.lock().unwrap();
+        let doubtful = all.get_mut(parent)?.iter_mut().find(|d| d.tag == *tag && !d.deleting)?;
+        if newer(top, doubtful.read_up_to) {
+            doubtful.read_up_to = Some(top);
+        }
+        doubtful.deleting = found;
+        Some(())
+    }
+
     fn forget(&self, parent: &str, tag: &Tag) {
         let mut all = self.0.lock().unwrap();
         if let Some(doubtful) = all.get_mut(parent) {
@@ -231,25 +243,10 @@ async fn read_for_token(session: &Session, parent: &str, names: &[String], top: 
         if ephemeral && live.generation != generation {
             return None;
         }
-        let mut reader = live.client.new_multi_reader();
-        for name in names {
-            reader.add_get_data(&format!("{parent}/{name}")).ok()?;
-        }
-        match reader.commit().await {
-            Ok(reads) => {
-                let ours = |stat: &zk::Stat| !ephemeral || stat.ephemeral_owner == live.session_id;
-                let found = reads.into_iter().zip(names).find_map(|(read, name)| match read {
-                    zk::MultiReadResult::Data { data, stat } if ours(&stat) && tag.marks(&data) => Some(name),
-                    _ => None,
-                });
-                {
-                    let mut all = Nodes::of(session).doubtful.0.lock().unwrap();
-                    let doubtful = all.get_mut(parent)?.iter_mut().find(|d| d.tag == *tag && !d.deleting)?;
-                    if newer(top, doubtful.read_up_to) {
-                        doubtful.read_up_to = Some(top);
-                    }
-                    doubtful.deleting = found.is_some();
-                }
+        match read_tagged(&live, parent, names, tag, ephemeral).await {
+            Ok(found) => {
+                let found = found.map(|(name, _)| name);
+                Nodes::of(session).doubtful.read(parent, tag, top, found.is_some())?;
                 let target = Target::Node(format!("{parent}/{}", found?));
                 return Some(Removal { session: session.clone(), target, generation, ephemeral });
             }
