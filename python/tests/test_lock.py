@@ -244,9 +244,9 @@ READ_STATE_IN_A_LOOP = """
 import sys, time, zoolock
 client = zoolock.KazooClient(hosts=sys.argv[1], timeout=float(sys.argv[3]))
 client.start(timeout=15)
-lock = client.Lock(sys.argv[2])
+lock = client.Lock(sys.argv[2], scheme=sys.argv[4])
 assert lock.acquire(timeout=15)
-print("held", flush=True)
+print("held", lock.node, flush=True)
 while True:
     before = time.monotonic_ns()
     state = lock.state
@@ -255,7 +255,8 @@ while True:
 """
 
 
-def test_a_holder_paused_past_its_session_reads_not_held_at_once_on_resume(make_client, connect, path):
+@pytest.mark.parametrize("scheme", ["kazoo", "distributedlock"])
+def test_a_holder_paused_past_its_session_reads_not_held_at_once_on_resume(make_client, connect, path, scheme):
     """A process stopped (SIGSTOP, a long GC, a paused VM) for longer than
     its session timeout: its first read of the state after it resumes says
     the hold is not HELD, before any timer of the session has run."""
@@ -264,10 +265,10 @@ def test_a_holder_paused_past_its_session_reads_not_held_at_once_on_resume(make_
     import sys
 
     timeout = 2.0
-    worker = subprocess.Popen([sys.executable, "-c", READ_STATE_IN_A_LOOP, connect, path, str(timeout)],
+    worker = subprocess.Popen([sys.executable, "-c", READ_STATE_IN_A_LOOP, connect, path, str(timeout), scheme],
                               stdout=subprocess.PIPE, text=True)
     try:
-        assert worker.stdout.readline() == "held\n"
+        assert worker.stdout.readline().startswith("held ")
         assert worker.stdout.readline().split()[1] == "HELD"
         worker.send_signal(signal.SIGSTOP)
         time.sleep(1.5 * timeout)  # the fault: a pause of 1.5 session timeouts
@@ -282,3 +283,33 @@ def test_a_holder_paused_past_its_session_reads_not_held_at_once_on_resume(make_
         worker.kill()
         worker.wait()
     assert "HELD" not in after, after
+
+
+@pytest.mark.parametrize("scheme", ["kazoo", "curator", "distributedlock"])
+def test_a_holder_killed_mid_hold_is_followed_once_its_session_expires(make_client, kz, connect, path, scheme):
+    """SIGKILL while holding, in each scheme: the node outlives the process
+    only until its session expires; a waiter of the same scheme then holds,
+    the dead holder's node gone and no other left behind."""
+    import signal
+    import subprocess
+    import sys
+
+    worker = subprocess.Popen([sys.executable, "-c", READ_STATE_IN_A_LOOP, connect, path, "2.0", scheme],
+                              stdout=subprocess.PIPE, text=True)
+    try:
+        said = worker.stdout.readline().split()
+        assert said[0] == "held", said
+        dead_node = said[1]
+        worker.send_signal(signal.SIGKILL)
+        worker.wait()
+    finally:
+        worker.kill()
+        worker.wait()
+    waiter = make_client().Lock(path, scheme=scheme)
+    assert waiter.acquire(timeout=DEADLINE)
+    try:
+        children = kz.get_children(path)
+        assert dead_node.rsplit("/", 1)[-1] not in children
+        assert children == [waiter.node.rsplit("/", 1)[-1]], children
+    finally:
+        waiter.release()
