@@ -32,15 +32,7 @@ impl Completion {
         what: String,
         reply: impl FnOnce(T) -> Reply + Send + 'static,
     ) -> FfiResult {
-        reply_later(work, what, self.stops(), self.callback, UserData(self.user_data), reply)
-    }
-
-    /// The cancel token's and `zl_shutdown`'s stops.
-    ///
-    /// # Safety
-    /// `cancel` null or live until the callback.
-    pub(crate) unsafe fn stops(&self) -> Stops {
-        Stops::new(self.cancel.as_ref())
+        reply_later(work, what, Stops::new(self.cancel.as_ref()), self.callback, UserData(self.user_data), reply)
     }
 }
 

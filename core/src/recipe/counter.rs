@@ -85,6 +85,11 @@ pub struct CounterChange {
     pub post_value: CounterValue,
 }
 
+/// A whole number Curator's 32-bit count holds.
+fn fits_curator(value: CounterValue) -> bool {
+    matches!(value, CounterValue::Int(v) if i32::try_from(v).is_ok())
+}
+
 /// A shared counter on one node (kazoo's `Counter(path, default=0,
 /// support_curator=False)`). Cheap to clone; nothing is sent before the first call.
 ///
@@ -139,7 +144,7 @@ impl Counter {
     /// A counter in `format`; Curator's takes a whole default that fits 32 bits.
     pub fn with_format(session: &Session, path: &str, default: CounterValue, format: CounterFormat) -> Result<Counter> {
         validate_path(path)?;
-        if format == CounterFormat::Curator && !matches!(default, CounterValue::Int(v) if i32::try_from(v).is_ok()) {
+        if format == CounterFormat::Curator && !fits_curator(default) {
             return Err(Error::InvalidArgument(
                 "a counter in Curator's format counts whole numbers of 32 bits: the default must be one".into(),
             ));
@@ -215,9 +220,7 @@ impl Counter {
         let (expected, new) = (expected.into(), new.into());
         self.check_type(expected)?;
         self.check_type(new)?;
-        if self.inner.format == CounterFormat::Curator
-            && !matches!(new, CounterValue::Int(v) if i32::try_from(v).is_ok())
-        {
+        if self.inner.format == CounterFormat::Curator && !fits_curator(new) {
             return Err(Error::InvalidArgument(format!("{new} is out of the range of Curator's 32-bit count")));
         }
         let data = self.encode(new);
