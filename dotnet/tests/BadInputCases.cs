@@ -3,6 +3,8 @@ using System.Collections.Generic;
 using System.Linq;
 using System.Net;
 using System.Net.Sockets;
+using System.Reflection;
+using System.Reflection.Emit;
 using System.Text;
 using System.Threading;
 using NUnit.Framework;
@@ -354,7 +356,7 @@ namespace ZooLock.Tests
                     BadRecipePath("/recipes/\ud800")(c);
                     NativeRecipesNew(c, Encoding.ASCII.GetBytes("/recipes/").Concat(new byte[] { 0xff }).ToArray());
                 } },
-            { "recipe-null-handle", NullRecipeHandles },
+            { "recipe-null-handle", NullHandles },
             { "recipe-timeout-negative", c =>
                 {
                     var session = c.Session();
@@ -517,82 +519,85 @@ namespace ZooLock.Tests
             });
         }
 
-        /// <summary>Each C call on a recipe's handle given a null handle, each <c>_new</c> and session call a null session.</summary>
-        static void NullRecipeHandles(BadInputContext c)
+        /// <summary>
+        /// Every entry point whose first parameter is a handle (<c>Zl…*</c>),
+        /// found by reflection so that a new one is checked without an edit here:
+        /// called with a null handle, every other pointer at zeroed scratch memory,
+        /// numbers zero and callbacks that must never run.
+        /// </summary>
+        static void NullHandles(BadInputContext c)
         {
-            var path = Encoding.ASCII.GetBytes(c.Path("recipe"));
-            var list = Interop.EncodeList(new[] { c.Path("a") });
-            var x = Encoding.ASCII.GetBytes("x");
-            fixed (byte* p = path, l = list, v = x)
+            var entries = typeof(NativeMethods).GetMethods(BindingFlags.Static | BindingFlags.Public | BindingFlags.NonPublic)
+                .Where(m => m.ReturnType == typeof(int) && m.GetParameters().Length > 0 && IsHandle(m.GetParameters()[0].ParameterType))
+                .OrderBy(m => m.Name).ToList();
+            var scratch = new byte[4096];
+            fixed (byte* zeroed = scratch)
             {
-                uint n = (uint)path.Length;
-                ZlBarrier* barrier;
-                c.CheckStatus("zl_barrier_new", NativeMethods.zl_barrier_new(null, p, n, &barrier));
-                c.CheckStatus("zl_barrier_create_async", NativeMethods.zl_barrier_create_async(null, null, Never<NativeMethods.zl_barrier_create_async_callback_delegate>(), null));
-                c.CheckStatus("zl_barrier_remove_async", NativeMethods.zl_barrier_remove_async(null, null, Never<NativeMethods.zl_barrier_remove_async_callback_delegate>(), null));
-                c.CheckStatus("zl_barrier_wait_async", NativeMethods.zl_barrier_wait_async(null, -1, null, Never<NativeMethods.zl_barrier_wait_async_callback_delegate>(), null));
-                ZlDoubleBarrier* doubleBarrier;
-                byte flag;
-                byte* bytes;
-                uint length;
-                c.CheckStatus("zl_double_barrier_new", NativeMethods.zl_double_barrier_new(null, p, n, 2, null, 0, &doubleBarrier));
-                c.CheckStatus("zl_double_barrier_enter_async", NativeMethods.zl_double_barrier_enter_async(null, null, Never<NativeMethods.zl_double_barrier_enter_async_callback_delegate>(), null));
-                c.CheckStatus("zl_double_barrier_leave_async", NativeMethods.zl_double_barrier_leave_async(null, null, Never<NativeMethods.zl_double_barrier_leave_async_callback_delegate>(), null));
-                c.CheckStatus("zl_double_barrier_participating", NativeMethods.zl_double_barrier_participating(null, &flag));
-                c.CheckStatus("zl_double_barrier_node", NativeMethods.zl_double_barrier_node(null, &bytes, &length));
-                ZlParty* party;
-                c.CheckStatus("zl_party_new", NativeMethods.zl_party_new(null, p, n, null, 0, 0, &party));
-                c.CheckStatus("zl_party_join_async", NativeMethods.zl_party_join_async(null, null, Never<NativeMethods.zl_party_join_async_callback_delegate>(), null));
-                c.CheckStatus("zl_party_leave_async", NativeMethods.zl_party_leave_async(null, null, Never<NativeMethods.zl_party_leave_async_callback_delegate>(), null));
-                c.CheckStatus("zl_party_members_async", NativeMethods.zl_party_members_async(null, null, Never<NativeMethods.zl_party_members_async_callback_delegate>(), null));
-                c.CheckStatus("zl_party_participating", NativeMethods.zl_party_participating(null, &flag));
-                ZlQueue* queue;
-                c.CheckStatus("zl_queue_new", NativeMethods.zl_queue_new(null, p, n, &queue));
-                c.CheckStatus("zl_queue_put_async", NativeMethods.zl_queue_put_async(null, v, 1, 100, null, Never<NativeMethods.zl_queue_put_async_callback_delegate>(), null));
-                c.CheckStatus("zl_queue_get_async", NativeMethods.zl_queue_get_async(null, null, Never<NativeMethods.zl_queue_get_async_callback_delegate>(), null));
-                c.CheckStatus("zl_queue_len", NativeMethods.zl_queue_len(null, &length));
-                ZlLockingQueue* jobs;
-                c.CheckStatus("zl_locking_queue_new", NativeMethods.zl_locking_queue_new(null, p, n, &jobs));
-                c.CheckStatus("zl_locking_queue_put_async", NativeMethods.zl_locking_queue_put_async(null, v, 1, 100, null, Never<NativeMethods.zl_locking_queue_put_async_callback_delegate>(), null));
-                c.CheckStatus("zl_locking_queue_put_all_async", NativeMethods.zl_locking_queue_put_all_async(null, l, (uint)list.Length, 100, null, Never<NativeMethods.zl_locking_queue_put_all_async_callback_delegate>(), null));
-                c.CheckStatus("zl_locking_queue_get_async", NativeMethods.zl_locking_queue_get_async(null, -1, null, Never<NativeMethods.zl_locking_queue_get_async_callback_delegate>(), null));
-                c.CheckStatus("zl_locking_queue_consume_async", NativeMethods.zl_locking_queue_consume_async(null, null, Never<NativeMethods.zl_locking_queue_consume_async_callback_delegate>(), null));
-                c.CheckStatus("zl_locking_queue_release_async", NativeMethods.zl_locking_queue_release_async(null, null, Never<NativeMethods.zl_locking_queue_release_async_callback_delegate>(), null));
-                c.CheckStatus("zl_locking_queue_holds_lock_async", NativeMethods.zl_locking_queue_holds_lock_async(null, null, Never<NativeMethods.zl_locking_queue_holds_lock_async_callback_delegate>(), null));
-                c.CheckStatus("zl_locking_queue_len", NativeMethods.zl_locking_queue_len(null, &length));
-                var value = new ZlCounterValue();
-                ZlCounter* counter;
-                c.CheckStatus("zl_counter_new", NativeMethods.zl_counter_new(null, p, n, &value, NativeMethods.ZL_COUNTER_KAZOO, &counter));
-                c.CheckStatus("zl_counter_value", NativeMethods.zl_counter_value(null, null, &value));
-                c.CheckStatus("zl_counter_add", NativeMethods.zl_counter_add(null, &value, null, null, null));
-                c.CheckStatus("zl_counter_value_async", NativeMethods.zl_counter_value_async(null, null, Never<NativeMethods.zl_counter_value_async_callback_delegate>(), null));
-                c.CheckStatus("zl_counter_add_async", NativeMethods.zl_counter_add_async(null, &value, null, Never<NativeMethods.zl_counter_add_async_callback_delegate>(), null));
-                byte set;
-                c.CheckStatus("zl_counter_compare_and_set", NativeMethods.zl_counter_compare_and_set(null, &value, &value, null, &set));
-                c.CheckStatus("zl_counter_compare_and_set_async", NativeMethods.zl_counter_compare_and_set_async(null, &value, &value, null, Never<NativeMethods.zl_counter_compare_and_set_async_callback_delegate>(), null));
-                ZlHolder* multi;
-                c.CheckStatus("zl_multi_lock_new", NativeMethods.zl_multi_lock_new(null, l, (uint)list.Length, null, 0, &multi));
-                c.CheckStatus("zl_lease_try", NativeMethods.zl_lease_try(null, p, n, null, 0, 3600000, 0, 1, null, &flag));
-                ZlTransaction* transaction;
-                c.CheckStatus("zl_transaction_new", NativeMethods.zl_transaction_new(null, &transaction));
-                c.CheckStatus("zl_transaction_check", NativeMethods.zl_transaction_check(null, p, n, -1));
-                c.CheckStatus("zl_transaction_create", NativeMethods.zl_transaction_create(null, p, n, v, 1, 0));
-                c.CheckStatus("zl_transaction_set", NativeMethods.zl_transaction_set(null, p, n, v, 1, -1));
-                c.CheckStatus("zl_transaction_delete", NativeMethods.zl_transaction_delete(null, p, n, -1));
-                c.CheckStatus("zl_transaction_commit", NativeMethods.zl_transaction_commit(null, &bytes, &length));
-                c.CheckStatus("zl_transaction_commit_async", NativeMethods.zl_transaction_commit_async(null, null, Never<NativeMethods.zl_transaction_commit_async_callback_delegate>(), null));
-                var open = Interop.EncodeList(new[] { "31", "world", "anyone" });
-                var scheme = Encoding.ASCII.GetBytes("digest");
-                fixed (byte* a = open, sc = scheme)
+                foreach (var entry in entries)
+                    c.CheckStatus(entry.Name, CallWithNullHandle(entry)((IntPtr)zeroed));
+            }
+            // Not vacuous: every kind of handle the header declares was among them.
+            var kinds = entries.Select(m => m.GetParameters()[0].ParameterType.GetElementType()).Distinct().ToList();
+            foreach (var handle in typeof(NativeMethods).Assembly.GetTypes().Where(t => t.Namespace == "ZooLock.Native" && IsHandle(t.MakePointerType())))
+                Assert.That(kinds, Has.Member(handle), "an entry point taking " + handle.Name);
+        }
+
+        /// <summary>
+        /// <paramref name="entry"/> as a call of one scratch pointer: a null handle
+        /// first, the scratch for every other pointer, zero for numbers, a callback
+        /// that must never run. Emitted, as Mono's reflection cannot pass pointers.
+        /// </summary>
+        static Func<IntPtr, int> CallWithNullHandle(MethodInfo entry)
+        {
+            var parameters = entry.GetParameters();
+            var callbacks = parameters.Select(p => typeof(Delegate).IsAssignableFrom(p.ParameterType) ? NeverOf(p.ParameterType) : null).ToArray();
+            var call = new DynamicMethod("null_" + entry.Name, typeof(int), new[] { typeof(Delegate[]), typeof(IntPtr) }, typeof(BadInputCases).Module, true);
+            var il = call.GetILGenerator();
+            for (int i = 0; i < parameters.Length; i++)
+            {
+                var type = parameters[i].ParameterType;
+                if (type.IsPointer && i == 0) { il.Emit(OpCodes.Ldc_I4_0); il.Emit(OpCodes.Conv_U); }
+                else if (type.IsPointer) il.Emit(OpCodes.Ldarg_1);
+                else if (callbacks[i] != null) { il.Emit(OpCodes.Ldarg_0); il.Emit(OpCodes.Ldc_I4, i); il.Emit(OpCodes.Ldelem_Ref); il.Emit(OpCodes.Castclass, type); }
+                else
                 {
-                    c.CheckStatus("zl_session_add_auth", NativeMethods.zl_session_add_auth(null, sc, 6, v, 1));
-                    c.CheckStatus("zl_session_get_acls", NativeMethods.zl_session_get_acls(null, p, n, &bytes, &length, null));
-                    c.CheckStatus("zl_session_set_acls", NativeMethods.zl_session_set_acls(null, p, n, a, (uint)open.Length, -1, null));
-                    c.CheckStatus("zl_session_add_auth_async", NativeMethods.zl_session_add_auth_async(null, sc, 6, v, 1, null, Never<NativeMethods.zl_session_add_auth_async_callback_delegate>(), null));
-                    c.CheckStatus("zl_session_get_acls_async", NativeMethods.zl_session_get_acls_async(null, p, n, null, Never<NativeMethods.zl_session_get_acls_async_callback_delegate>(), null));
-                    c.CheckStatus("zl_session_set_acls_async", NativeMethods.zl_session_set_acls_async(null, p, n, a, (uint)open.Length, -1, null, Never<NativeMethods.zl_session_set_acls_async_callback_delegate>(), null));
+                    var zero = il.DeclareLocal(type);
+                    il.Emit(OpCodes.Ldloca, zero);
+                    il.Emit(OpCodes.Initobj, type);
+                    il.Emit(OpCodes.Ldloc, zero);
                 }
             }
+            il.Emit(OpCodes.Call, entry);
+            il.Emit(OpCodes.Ret);
+            return (Func<IntPtr, int>)call.CreateDelegate(typeof(Func<IntPtr, int>), callbacks);
+        }
+
+        /// <summary>An opaque handle of the C ABI: a struct of the header's with no fields (a value type such as ZlStat has some).</summary>
+        static bool IsHandle(Type type)
+        {
+            if (!type.IsPointer) return false;
+            var element = type.GetElementType();
+            return element.IsValueType && element.Name.StartsWith("Zl")
+                && element.GetFields(BindingFlags.Instance | BindingFlags.Public | BindingFlags.NonPublic).Length == 0;
+        }
+
+        /// <summary>A callback of any of the header's types that fails the test if it ever runs.</summary>
+        static Delegate NeverOf(Type type)
+        {
+            var invoke = type.GetMethod("Invoke");
+            if (invoke.ReturnType != typeof(void)) throw new NotSupportedException(type.Name + " returns a value");
+            var never = new DynamicMethod("never", typeof(void), invoke.GetParameters().Select(p => p.ParameterType).ToArray(), typeof(BadInputCases).Module, true);
+            var il = never.GetILGenerator();
+            il.Emit(OpCodes.Call, typeof(BadInputCases).GetMethod("CalledBack", BindingFlags.NonPublic | BindingFlags.Static));
+            il.Emit(OpCodes.Ret);
+            var callback = never.CreateDelegate(type);
+            lock (Callbacks) Callbacks.Add(callback);
+            return callback;
+        }
+
+        static void CalledBack()
+        {
+            Environment.FailFast("a call given a null handle called back");
         }
 
         /// <summary>Each recipe's first call after its session was disposed.</summary>
