@@ -36,24 +36,8 @@ from ._znode import (
     ZnodeStat,
     fenced,
 )
-from ._zoolock import (
-    Counter,
-    Barrier,
-    DoubleBarrier,
-    Holder,
-    Lock,
-    LockingQueue,
-    LostEvent,
-    MultiLock,
-    Participant,
-    Party,
-    Queue,
-    ReadLock,
-    Semaphore,
-    ShallowParty,
-    WriteLock,
-    __version__,
-)
+from ._zoolock import *  # noqa: F403 - the recipes, named in the native module's __all__
+from ._zoolock import Holder, LostEvent, Participant, __version__
 from .exceptions import (
     AuthFailedError,
     BadArgumentsError,
@@ -122,8 +106,7 @@ class _BoundToClient:
         return bound
 
 
-for _recipe in (Lock, ReadLock, WriteLock, Semaphore, MultiLock, Counter, NonBlockingLease, MultiNonBlockingLease,
-                Barrier, DoubleBarrier, Party, ShallowParty, Queue, LockingQueue):
+for _recipe in [getattr(_zoolock, name) for name in _zoolock.__all__] + [NonBlockingLease, MultiNonBlockingLease]:
     setattr(KazooClient, _recipe.__name__, _BoundToClient(_recipe))
 del _recipe
 
@@ -183,6 +166,8 @@ class LockState:
     LOST = "LOST"
 
 
+# Literal, as mypy reads __all__ (stubtest checks it against the package):
+# the native recipes (_zoolock.__all__) are among these names.
 __all__ = [
     "AsyncResult",
     "AuthFailedError",
@@ -207,8 +192,8 @@ __all__ = [
     "KazooClient",
     "KazooException",
     "KazooState",
-    "KeeperState",
     "KazooTimeoutError",
+    "KeeperState",
     "Lock",
     "LockingQueue",
     "LockState",
@@ -218,8 +203,8 @@ __all__ = [
     "MultiNonBlockingLease",
     "NoAuthError",
     "NoChildrenForEphemeralsError",
-    "NonBlockingLease",
     "NodeExistsError",
+    "NonBlockingLease",
     "NoNodeError",
     "NotEmptyError",
     "NotHeldError",

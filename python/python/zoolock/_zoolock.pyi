@@ -9,6 +9,23 @@ from ._znode import TransactionRequest
 
 __version__: str
 
+# The recipe classes (python/src/lib.rs's `recipes!`): zoolock exports them
+# and binds each to KazooClient.
+__all__ = [
+    "Barrier",
+    "DoubleBarrier",
+    "Counter",
+    "Lock",
+    "ReadLock",
+    "WriteLock",
+    "MultiLock",
+    "Party",
+    "ShallowParty",
+    "Queue",
+    "LockingQueue",
+    "Semaphore",
+]
+
 _Acl = Tuple[int, Tuple[str, str]]
 _State = str
 # A PEM file name, or the PEM text itself.
