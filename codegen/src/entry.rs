@@ -1,5 +1,6 @@
-//! ffi/src as cbindgen and csbindgen must see it: each `async_entry!`
-//! declaration (ffi/src/entry.rs) written as the entry point it expands to.
+//! ffi/src as cbindgen and csbindgen must see it: each `async_entry!` and
+//! `path_entry!` declaration (ffi/src/entry.rs) written as the entry point
+//! it expands to.
 //! Both read source and do not expand macros; expanding the whole crate
 //! (`-Zunpretty=expanded`) would need a nightly flag and a second build of
 //! every dependency. The bodies are left out: the generators read signatures.
@@ -9,43 +10,74 @@ use std::path::{Path, PathBuf};
 
 use quote::quote;
 use syn::parse::{Parse, ParseStream};
-use syn::punctuated::Punctuated;
 use syn::{parenthesized, Attribute, FnArg, Ident, Item, Token};
 
-/// One `async_entry!` declaration: its docs, name and leading arguments.
-struct Declaration {
-    attrs: Vec<Attribute>,
-    name: Ident,
-    args: Punctuated<FnArg, Token![,]>,
+/// Which of ffi/src/entry.rs's macros a declaration is for.
+#[derive(Clone, Copy)]
+enum Macro {
+    /// `fn name(args…) |completion| {…}`: `cancel`, `callback`, `user_data` after the arguments.
+    Async,
+    /// `fn name(handle: *const ZlX, path, args…) |x, path| {…}`: `path` is `path`, `path_len`.
+    Path,
 }
 
-impl Parse for Declaration {
-    fn parse(input: ParseStream) -> syn::Result<Declaration> {
-        let attrs = input.call(Attribute::parse_outer)?;
-        input.parse::<Token![fn]>()?;
-        let name = input.parse()?;
-        let content;
-        parenthesized!(content in input);
-        let args = content.parse_terminated(FnArg::parse, Token![,])?;
-        input.parse::<syn::ExprClosure>()?; // `|completion| { … }`, read as a closure
-        Ok(Declaration { attrs, name, args })
+impl Macro {
+    fn of(path: &syn::Path) -> Option<Macro> {
+        if path.is_ident("async_entry") {
+            Some(Macro::Async)
+        } else if path.is_ident("path_entry") {
+            Some(Macro::Path)
+        } else {
+            None
+        }
     }
 }
 
+/// One declaration: its docs, name and arguments as the C signature has them.
+struct Declaration {
+    attrs: Vec<Attribute>,
+    name: Ident,
+    args: Vec<FnArg>,
+}
+
+fn parse(input: ParseStream, kind: Macro) -> syn::Result<Declaration> {
+    let attrs = input.call(Attribute::parse_outer)?;
+    input.parse::<Token![fn]>()?;
+    let name = input.parse()?;
+    let content;
+    parenthesized!(content in input);
+    let mut args = Vec::new();
+    if let Macro::Path = kind {
+        args.push(content.parse::<FnArg>()?);
+        content.parse::<Token![,]>()?;
+        let path: Ident = content.parse()?;
+        if path != "path" {
+            return Err(syn::Error::new(path.span(), "path_entry!: the second argument is `path`"));
+        }
+        args.push(syn::parse_quote!(path: *const u8));
+        args.push(syn::parse_quote!(path_len: u32));
+        if !content.is_empty() {
+            content.parse::<Token![,]>()?;
+        }
+    }
+    args.extend(content.parse_terminated(FnArg::parse, Token![,])?);
+    input.parse::<syn::ExprClosure>()?; // `|completion| { … }`, read as a closure
+    if let Macro::Async = kind {
+        args.push(syn::parse_quote!(cancel: *const ZlCancel));
+        args.push(syn::parse_quote!(callback: ZlResultCallback));
+        args.push(syn::parse_quote!(user_data: *mut c_void));
+    }
+    Ok(Declaration { attrs, name, args })
+}
+
 impl Declaration {
-    /// The entry point `async_entry!` makes of it, its body empty.
+    /// The entry point the macro makes of it, its body empty.
     fn entry_point(&self) -> Item {
         let Declaration { attrs, name, args } = self;
-        let args = args.iter();
         syn::parse_quote! {
             #(#attrs)*
             #[no_mangle]
-            pub unsafe extern "C" fn #name(
-                #(#args,)*
-                cancel: *const ZlCancel,
-                callback: ZlResultCallback,
-                user_data: *mut c_void,
-            ) -> i32 {}
+            pub unsafe extern "C" fn #name(#(#args),*) -> i32 {}
         }
     }
 }
@@ -65,11 +97,11 @@ pub fn expanded_sources(root: &Path, into: &Path) -> PathBuf {
         let mut file = syn::parse_file(&text).unwrap_or_else(|e| panic!("{}: {e}", source.display()));
         for item in &mut file.items {
             if let Item::Macro(invocation) = item {
-                if invocation.mac.path.is_ident("async_entry") {
-                    let declaration: Declaration = invocation
+                if let Some(kind) = Macro::of(&invocation.mac.path) {
+                    let declaration = invocation
                         .mac
-                        .parse_body()
-                        .unwrap_or_else(|e| panic!("{}: async_entry!: {e}", source.display()));
+                        .parse_body_with(|input: ParseStream| parse(input, kind))
+                        .unwrap_or_else(|e| panic!("{}: {e}", source.display()));
                     *item = declaration.entry_point();
                 }
             }

@@ -1,8 +1,11 @@
-//! One declaration per callback-completed entry point: `async_entry!`
-//! writes its C signature's trailer (`cancel`, `callback`, `user_data`),
-//! `#[no_mangle]` and `extern "C"`, and hands the body the three as one
-//! [`Completion`]. `scripts/codegen.sh` expands the same declarations for
-//! cbindgen and csbindgen, which read source (codegen/src/entry.rs).
+//! One declaration per entry point that follows a pattern: `async_entry!`
+//! writes a callback-completed call's trailer (`cancel`, `callback`,
+//! `user_data`) and hands the body the three as one [`Completion`];
+//! `path_entry!` writes a blocking call on a node's path: the handle
+//! borrowed, the path checked, the body under [`guard`](crate::status::guard).
+//! Both write `#[no_mangle]` and `extern "C"`. `scripts/codegen.sh` expands
+//! the same declarations for cbindgen and csbindgen, which read source
+//! (codegen/src/entry.rs).
 
 use std::ffi::c_void;
 use std::future::Future;
@@ -55,3 +58,22 @@ macro_rules! async_entry {
 }
 
 pub(crate) use async_entry;
+
+/// `path_entry! { /// docs  fn zl_x(handle: *const ZlX, path, …) |x, path| { … } }`:
+/// the blocking entry point `zl_x(handle, path, path_len, …) -> i32`, its
+/// body given the borrowed handle and the path as `&str`.
+macro_rules! path_entry {
+    ($(#[$attr:meta])* fn $name:ident($handle:ident: $handle_ty:ty, path $(, $arg:ident: $ty:ty)* $(,)?) |$borrowed:ident, $path:ident| $body:block) => {
+        $(#[$attr])*
+        #[no_mangle]
+        pub unsafe extern "C" fn $name($handle: $handle_ty, path: *const u8, path_len: u32, $($arg: $ty,)*) -> i32 {
+            $crate::status::guard(|| {
+                let $borrowed = $crate::castable::borrow($handle)?;
+                let $path = $crate::znode::node_path(path, path_len)?;
+                $body
+            })
+        }
+    };
+}
+
+pub(crate) use path_entry;

@@ -20,6 +20,15 @@ impl Castable for ZlSession {
     const NAME: &'static str = "session";
 }
 
+/// A borrowed handle is its session, for the calls that only use that.
+impl std::ops::Deref for ZlSession {
+    type Target = Session;
+
+    fn deref(&self) -> &Session {
+        &self.session
+    }
+}
+
 impl Drop for ZlSession {
     /// Stops the callback before the handle goes.
     fn drop(&mut self) {

@@ -9,11 +9,11 @@ use zoolock::{runtime, OpResult, Transaction};
 
 use crate::args::{self};
 use crate::castable::{self, Castable};
-use crate::entry::async_entry;
+use crate::entry::{async_entry, path_entry};
 use crate::holder::ZlHolder;
 use crate::session::ZlSession;
 use crate::status::{guard, guard_void, Failure, FfiResult};
-use crate::znode::{create_options, node_path, Reply};
+use crate::znode::{create_options, Reply};
 
 /// Operations to commit as one: built by `zl_transaction_*`, sent by
 /// `zl_transaction_commit`, after which it takes no more operations.
@@ -81,87 +81,55 @@ pub unsafe extern "C" fn zl_holder_fenced(holder: *const ZlHolder, out_transacti
     })
 }
 
-/// Adds a check: the commit fails unless the node is at `version` (-1: exists).
-///
-/// # Safety
-/// `transaction` must be a live handle; the byte range valid.
-#[no_mangle]
-pub unsafe extern "C" fn zl_transaction_check(
-    transaction: *const ZlTransaction,
-    path: *const u8,
-    path_len: u32,
-    version: i32,
-) -> i32 {
-    guard(|| {
-        let transaction = castable::borrow(transaction)?;
-        let path = node_path(path, path_len)?;
+path_entry! {
+    /// Adds a check: the commit fails unless the node is at `version` (-1: exists).
+    ///
+    /// # Safety
+    /// `transaction` must be a live handle; the byte range valid.
+    fn zl_transaction_check(transaction: *const ZlTransaction, path, version: i32) |transaction, path| {
         transaction.add(path, |t| t.check(path, Some(version)))
-    })
+    }
 }
 
-/// Adds a create with `data` (null data: a null pointer with length
-/// `ZL_NULL_DATA`; `flags`: `ZL_CREATE_EPHEMERAL`, `ZL_CREATE_SEQUENCE`;
-/// `ZL_CREATE_MAKEPATH` is refused at commit: parents would be made outside
-/// the transaction).
-///
-/// # Safety
-/// `transaction` must be a live handle; the byte ranges valid.
-#[no_mangle]
-pub unsafe extern "C" fn zl_transaction_create(
-    transaction: *const ZlTransaction,
-    path: *const u8,
-    path_len: u32,
-    data: *const u8,
-    data_len: u32,
-    flags: u32,
-) -> i32 {
-    guard(|| {
-        let transaction = castable::borrow(transaction)?;
-        let path = node_path(path, path_len)?;
+path_entry! {
+    /// Adds a create with `data` (null data: a null pointer with length
+    /// `ZL_NULL_DATA`; `flags`: `ZL_CREATE_EPHEMERAL`, `ZL_CREATE_SEQUENCE`;
+    /// `ZL_CREATE_MAKEPATH` is refused at commit: parents would be made outside
+    /// the transaction).
+    ///
+    /// # Safety
+    /// `transaction` must be a live handle; the byte ranges valid.
+    fn zl_transaction_create(
+        transaction: *const ZlTransaction, path, data: *const u8, data_len: u32, flags: u32
+    ) |transaction, path| {
         let data = args::data(data, data_len, "data")?;
         let options = create_options(flags)?;
         transaction.add(path, |t| t.create(path, data, options))
-    })
+    }
 }
 
-/// Adds a set of the node's data (null data: a null pointer with length
-/// `ZL_NULL_DATA`), if at `version` (-1: any).
-///
-/// # Safety
-/// `transaction` must be a live handle; the byte ranges valid.
-#[no_mangle]
-pub unsafe extern "C" fn zl_transaction_set(
-    transaction: *const ZlTransaction,
-    path: *const u8,
-    path_len: u32,
-    data: *const u8,
-    data_len: u32,
-    version: i32,
-) -> i32 {
-    guard(|| {
-        let transaction = castable::borrow(transaction)?;
-        let path = node_path(path, path_len)?;
+path_entry! {
+    /// Adds a set of the node's data (null data: a null pointer with length
+    /// `ZL_NULL_DATA`), if at `version` (-1: any).
+    ///
+    /// # Safety
+    /// `transaction` must be a live handle; the byte ranges valid.
+    fn zl_transaction_set(
+        transaction: *const ZlTransaction, path, data: *const u8, data_len: u32, version: i32
+    ) |transaction, path| {
         let data = args::data(data, data_len, "data")?;
         transaction.add(path, |t| t.set(path, data, Some(version)))
-    })
+    }
 }
 
-/// Adds a delete of the node, if at `version` (-1: any).
-///
-/// # Safety
-/// `transaction` must be a live handle; the byte range valid.
-#[no_mangle]
-pub unsafe extern "C" fn zl_transaction_delete(
-    transaction: *const ZlTransaction,
-    path: *const u8,
-    path_len: u32,
-    version: i32,
-) -> i32 {
-    guard(|| {
-        let transaction = castable::borrow(transaction)?;
-        let path = node_path(path, path_len)?;
+path_entry! {
+    /// Adds a delete of the node, if at `version` (-1: any).
+    ///
+    /// # Safety
+    /// `transaction` must be a live handle; the byte range valid.
+    fn zl_transaction_delete(transaction: *const ZlTransaction, path, version: i32) |transaction, path| {
         transaction.add(path, |t| t.delete(path, Some(version)))
-    })
+    }
 }
 
 /// Sends the operations as one request: every write is made, or none. On

@@ -13,7 +13,7 @@ use crate::args::{self, UserData};
 use crate::cancel::{cancellable, Stops};
 use crate::castable;
 use crate::dispatch;
-use crate::entry::{async_entry, Completion};
+use crate::entry::{async_entry, path_entry, Completion};
 use crate::session::ZlSession;
 use crate::status::{guard, Failure, FfiResult, ZL_OK};
 
@@ -188,105 +188,70 @@ pub(crate) fn reply_later<T: Send + 'static>(
     Ok(())
 }
 
-/// Whether the node exists: `*out_found` 1 and its stat in `*out_stat`
-/// (may be null), or 0 and the stat untouched.
-///
-/// # Safety
-/// `session` must be a live handle; the byte range valid; `out_found` valid
-/// for writes, `out_stat` null or valid for writes.
-#[no_mangle]
-pub unsafe extern "C" fn zl_session_exists(
-    session: *const ZlSession,
-    path: *const u8,
-    path_len: u32,
-    out_found: *mut u8,
-    out_stat: *mut ZlStat,
-) -> i32 {
-    guard(|| {
-        let session = &castable::borrow(session)?.session;
-        let path = node_path(path, path_len)?;
+path_entry! {
+    /// Whether the node exists: `*out_found` 1 and its stat in `*out_stat`
+    /// (may be null), or 0 and the stat untouched.
+    ///
+    /// # Safety
+    /// `session` must be a live handle; the byte range valid; `out_found` valid
+    /// for writes, `out_stat` null or valid for writes.
+    fn zl_session_exists(session: *const ZlSession, path, out_found: *mut u8, out_stat: *mut ZlStat) |session, path| {
         args::need(out_found, "out_found")?;
         let stat = runtime::block_on(session.exists(path))?;
         if let Some(stat) = stat {
             put_stat(out_stat, stat);
         }
         args::put(out_found, stat.is_some() as u8, "out_found")
-    })
+    }
 }
 
-/// The node's data, to free with `zl_bytes_free`, and its stat (`out_stat`
-/// may be null); null data as a null pointer with length `ZL_NULL_DATA`.
-/// `ZL_NO_NODE` if there is no such node.
-///
-/// # Safety
-/// `session` must be a live handle; the byte range valid; out-pointers valid
-/// for writes (`out_stat` may be null).
-#[no_mangle]
-pub unsafe extern "C" fn zl_session_get(
-    session: *const ZlSession,
-    path: *const u8,
-    path_len: u32,
-    out_ptr: *mut *mut u8,
-    out_len: *mut u32,
-    out_stat: *mut ZlStat,
-) -> i32 {
-    read_node(session, path, path_len, "data", out_ptr, out_len, out_stat, |session, path| {
-        let (data, stat) = runtime::block_on(session.get(path))?;
-        Ok((data, stat))
-    })
+path_entry! {
+    /// The node's data, to free with `zl_bytes_free`, and its stat (`out_stat`
+    /// may be null); null data as a null pointer with length `ZL_NULL_DATA`.
+    /// `ZL_NO_NODE` if there is no such node.
+    ///
+    /// # Safety
+    /// `session` must be a live handle; the byte range valid; out-pointers valid
+    /// for writes (`out_stat` may be null).
+    fn zl_session_get(
+        session: *const ZlSession, path, out_ptr: *mut *mut u8, out_len: *mut u32, out_stat: *mut ZlStat
+    ) |session, path| {
+        give_read(out_ptr, out_len, out_stat, "data", || Ok(runtime::block_on(session.get(path))?))
+    }
 }
 
-/// Replaces the node's data (null data: a null pointer with length
-/// `ZL_NULL_DATA`) if it is at `version` (-1: any version); its new stat in
-/// `*out_stat` (may be null). `ZL_BAD_VERSION`, `ZL_NO_NODE`.
-///
-/// # Safety
-/// `session` must be a live handle; the byte ranges valid; `out_stat` null or valid for writes.
-#[no_mangle]
-pub unsafe extern "C" fn zl_session_set(
-    session: *const ZlSession,
-    path: *const u8,
-    path_len: u32,
-    data: *const u8,
-    data_len: u32,
-    version: i32,
-    out_stat: *mut ZlStat,
-) -> i32 {
-    guard(|| {
-        let session = &castable::borrow(session)?.session;
-        let path = node_path(path, path_len)?;
+path_entry! {
+    /// Replaces the node's data (null data: a null pointer with length
+    /// `ZL_NULL_DATA`) if it is at `version` (-1: any version); its new stat in
+    /// `*out_stat` (may be null). `ZL_BAD_VERSION`, `ZL_NO_NODE`.
+    ///
+    /// # Safety
+    /// `session` must be a live handle; the byte ranges valid; `out_stat` null or valid for writes.
+    fn zl_session_set(
+        session: *const ZlSession, path, data: *const u8, data_len: u32, version: i32, out_stat: *mut ZlStat
+    ) |session, path| {
         let data = args::data(data, data_len, "data")?;
         let stat = runtime::block_on(session.set(path, data, Some(version)))?;
         put_stat(out_stat, stat);
         Ok(())
-    })
+    }
 }
 
-/// Creates a node (`flags`: `ZL_CREATE_*`, 0 for a persistent node whose
-/// parent exists) with the session's ACL and `data` (null data: a null
-/// pointer with length `ZL_NULL_DATA`). The path created (with its
-/// sequence number, if sequential) as UTF-8 to free with `zl_bytes_free`,
-/// its stat in `*out_stat` (may be null). `ZL_NODE_EXISTS`; `ZL_NO_NODE`
-/// when the parent is missing without `ZL_CREATE_MAKEPATH`.
-///
-/// # Safety
-/// `session` must be a live handle; the byte ranges valid; out-pointers valid
-/// for writes (`out_stat` may be null).
-#[no_mangle]
-pub unsafe extern "C" fn zl_session_create(
-    session: *const ZlSession,
-    path: *const u8,
-    path_len: u32,
-    data: *const u8,
-    data_len: u32,
-    flags: u32,
-    out_path_ptr: *mut *mut u8,
-    out_path_len: *mut u32,
-    out_stat: *mut ZlStat,
-) -> i32 {
-    guard(|| {
-        let session = &castable::borrow(session)?.session;
-        let path = node_path(path, path_len)?;
+path_entry! {
+    /// Creates a node (`flags`: `ZL_CREATE_*`, 0 for a persistent node whose
+    /// parent exists) with the session's ACL and `data` (null data: a null
+    /// pointer with length `ZL_NULL_DATA`). The path created (with its
+    /// sequence number, if sequential) as UTF-8 to free with `zl_bytes_free`,
+    /// its stat in `*out_stat` (may be null). `ZL_NODE_EXISTS`; `ZL_NO_NODE`
+    /// when the parent is missing without `ZL_CREATE_MAKEPATH`.
+    ///
+    /// # Safety
+    /// `session` must be a live handle; the byte ranges valid; out-pointers valid
+    /// for writes (`out_stat` may be null).
+    fn zl_session_create(
+        session: *const ZlSession, path, data: *const u8, data_len: u32, flags: u32, out_path_ptr: *mut *mut u8,
+        out_path_len: *mut u32, out_stat: *mut ZlStat
+    ) |session, path| {
         let data = args::data(data, data_len, "data")?;
         let options = create_options(flags)?;
         args::need(out_path_ptr, "out_path_ptr")?;
@@ -295,82 +260,59 @@ pub unsafe extern "C" fn zl_session_create(
         args::give(created.into_bytes(), out_path_ptr, out_path_len, "path")?;
         put_stat(out_stat, stat);
         Ok(())
-    })
+    }
 }
 
-/// Deletes the node if it is at `version` (-1: any version). `recursive` 1
-/// deletes its descendants first, as kazoo does: not atomically, and a node
-/// already gone is no error. `ZL_NO_NODE`, `ZL_BAD_VERSION`, `ZL_NOT_EMPTY`.
-///
-/// # Safety
-/// `session` must be a live handle; the byte range valid.
-#[no_mangle]
-pub unsafe extern "C" fn zl_session_delete(
-    session: *const ZlSession,
-    path: *const u8,
-    path_len: u32,
-    version: i32,
-    recursive: u8,
-) -> i32 {
-    guard(|| {
-        let session = &castable::borrow(session)?.session;
-        let path = node_path(path, path_len)?;
+path_entry! {
+    /// Deletes the node if it is at `version` (-1: any version). `recursive` 1
+    /// deletes its descendants first, as kazoo does: not atomically, and a node
+    /// already gone is no error. `ZL_NO_NODE`, `ZL_BAD_VERSION`, `ZL_NOT_EMPTY`.
+    ///
+    /// # Safety
+    /// `session` must be a live handle; the byte range valid.
+    fn zl_session_delete(session: *const ZlSession, path, version: i32, recursive: u8) |session, path| {
         let recursive = args::flag(recursive, "recursive")?;
         Ok(runtime::block_on(session.delete(path, Some(version), recursive))?)
-    })
+    }
 }
 
-/// The names of the node's children, unsorted, as a list (each a
-/// little-endian u32 length, then UTF-8; `zl_holder_queue`'s encoding) to
-/// free with `zl_bytes_free`; the node's stat in `*out_stat` (may be null).
+path_entry! {
+    /// The names of the node's children, unsorted, as a list (each a
+    /// little-endian u32 length, then UTF-8; `zl_holder_queue`'s encoding) to
+    /// free with `zl_bytes_free`; the node's stat in `*out_stat` (may be null).
+    ///
+    /// # Safety
+    /// `session` must be a live handle; the byte range valid; out-pointers valid
+    /// for writes (`out_stat` may be null).
+    fn zl_session_children(
+        session: *const ZlSession, path, out_ptr: *mut *mut u8, out_len: *mut u32, out_stat: *mut ZlStat
+    ) |session, path| {
+        give_read(out_ptr, out_len, out_stat, "children", || {
+            let (children, stat) = runtime::block_on(session.children_and_stat(path))?;
+            Ok((Some(args::encode_list(&children)), stat))
+        })
+    }
+}
+
+/// A blocking read's answer: the bytes (the data, the children, the ACL:
+/// `what`) to `out_ptr`/`out_len` (null data as `ZL_NULL_DATA`), the stat
+/// to `out_stat` (may be null); the out-pointers checked before the read.
 ///
 /// # Safety
-/// `session` must be a live handle; the byte range valid; out-pointers valid
-/// for writes (`out_stat` may be null).
-#[no_mangle]
-pub unsafe extern "C" fn zl_session_children(
-    session: *const ZlSession,
-    path: *const u8,
-    path_len: u32,
+/// Out-pointers valid for writes (`out_stat` may be null).
+unsafe fn give_read(
     out_ptr: *mut *mut u8,
     out_len: *mut u32,
     out_stat: *mut ZlStat,
-) -> i32 {
-    read_node(session, path, path_len, "children", out_ptr, out_len, out_stat, |session, path| {
-        let (children, stat) = runtime::block_on(session.children_and_stat(path))?;
-        Ok((Some(args::encode_list(&children)), stat))
-    })
-}
-
-/// A blocking read of the node at `path` of `session` whose answer is bytes
-/// (`what`: the data, the children, the ACL) and a stat: the bytes to
-/// `out_ptr`/`out_len` (null data as `ZL_NULL_DATA`), the stat to `out_stat`
-/// (may be null).
-///
-/// # Safety
-/// `session` must be a live handle; the byte range valid; out-pointers valid
-/// for writes (`out_stat` may be null).
-#[allow(clippy::too_many_arguments)]
-unsafe fn read_node(
-    session: *const ZlSession,
-    path: *const u8,
-    path_len: u32,
     what: &str,
-    out_ptr: *mut *mut u8,
-    out_len: *mut u32,
-    out_stat: *mut ZlStat,
-    read: impl FnOnce(&zoolock::Session, &str) -> FfiResult<(Option<Vec<u8>>, Stat)>,
-) -> i32 {
-    guard(|| {
-        let session = &castable::borrow(session)?.session;
-        let path = node_path(path, path_len)?;
-        args::need(out_ptr, "out_ptr")?;
-        args::need(out_len, "out_len")?;
-        let (bytes, stat) = read(session, path)?;
-        args::give_data(bytes, out_ptr, out_len, what)?;
-        put_stat(out_stat, stat);
-        Ok(())
-    })
+    read: impl FnOnce() -> FfiResult<(Option<Vec<u8>>, Stat)>,
+) -> FfiResult {
+    args::need(out_ptr, "out_ptr")?;
+    args::need(out_len, "out_len")?;
+    let (bytes, stat) = read()?;
+    args::give_data(bytes, out_ptr, out_len, what)?;
+    put_stat(out_stat, stat);
+    Ok(())
 }
 
 /// An `_async` call on the node at `path` of `session`: `start` checks the
@@ -565,26 +507,22 @@ pub unsafe extern "C" fn zl_session_add_auth(
     })
 }
 
-/// The node's ACL as a list (`zl_session_children`'s encoding) of three
-/// items per entry: the permission bits in decimal, the scheme, the id; to
-/// free with `zl_bytes_free`. Its stat in `*out_stat` (may be null). `ZL_NO_NODE`.
-///
-/// # Safety
-/// `session` must be a live handle; the byte range valid; out-pointers valid
-/// for writes (`out_stat` may be null).
-#[no_mangle]
-pub unsafe extern "C" fn zl_session_get_acls(
-    session: *const ZlSession,
-    path: *const u8,
-    path_len: u32,
-    out_ptr: *mut *mut u8,
-    out_len: *mut u32,
-    out_stat: *mut ZlStat,
-) -> i32 {
-    read_node(session, path, path_len, "acls", out_ptr, out_len, out_stat, |session, path| {
-        let (acls, stat) = runtime::block_on(session.get_acls(path))?;
-        Ok((Some(encode_acls(&acls)), stat))
-    })
+path_entry! {
+    /// The node's ACL as a list (`zl_session_children`'s encoding) of three
+    /// items per entry: the permission bits in decimal, the scheme, the id; to
+    /// free with `zl_bytes_free`. Its stat in `*out_stat` (may be null). `ZL_NO_NODE`.
+    ///
+    /// # Safety
+    /// `session` must be a live handle; the byte range valid; out-pointers valid
+    /// for writes (`out_stat` may be null).
+    fn zl_session_get_acls(
+        session: *const ZlSession, path, out_ptr: *mut *mut u8, out_len: *mut u32, out_stat: *mut ZlStat
+    ) |session, path| {
+        give_read(out_ptr, out_len, out_stat, "acls", || {
+            let (acls, stat) = runtime::block_on(session.get_acls(path))?;
+            Ok((Some(encode_acls(&acls)), stat))
+        })
+    }
 }
 
 /// An ACL in `zl_session_get_acls`'s encoding.
@@ -614,31 +552,22 @@ unsafe fn decode_acls(acls: *const u8, acls_len: u32) -> FfiResult<Vec<zoolock::
         .collect()
 }
 
-/// Replaces the node's ACL if its ACL is at `version` (its `aversion`; -1:
-/// any): `acls` in `zl_session_get_acls`'s encoding. Its new stat in
-/// `*out_stat` (may be null). `ZL_BAD_VERSION`, `ZL_NO_NODE`,
-/// `ZL_INVALID_ACL` (also for an empty list), `ZL_NO_AUTH`.
-///
-/// # Safety
-/// `session` must be a live handle; the byte ranges valid; `out_stat` null or valid for writes.
-#[no_mangle]
-pub unsafe extern "C" fn zl_session_set_acls(
-    session: *const ZlSession,
-    path: *const u8,
-    path_len: u32,
-    acls: *const u8,
-    acls_len: u32,
-    version: i32,
-    out_stat: *mut ZlStat,
-) -> i32 {
-    guard(|| {
-        let session = &castable::borrow(session)?.session;
-        let path = node_path(path, path_len)?;
+path_entry! {
+    /// Replaces the node's ACL if its ACL is at `version` (its `aversion`; -1:
+    /// any): `acls` in `zl_session_get_acls`'s encoding. Its new stat in
+    /// `*out_stat` (may be null). `ZL_BAD_VERSION`, `ZL_NO_NODE`,
+    /// `ZL_INVALID_ACL` (also for an empty list), `ZL_NO_AUTH`.
+    ///
+    /// # Safety
+    /// `session` must be a live handle; the byte ranges valid; `out_stat` null or valid for writes.
+    fn zl_session_set_acls(
+        session: *const ZlSession, path, acls: *const u8, acls_len: u32, version: i32, out_stat: *mut ZlStat
+    ) |session, path| {
         let acls = decode_acls(acls, acls_len)?;
         let stat = runtime::block_on(session.set_acls(path, &acls, Some(version)))?;
         put_stat(out_stat, stat);
         Ok(())
-    })
+    }
 }
 
 async_entry! {
