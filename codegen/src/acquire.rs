@@ -1,100 +1,141 @@
 //! `dotnet/src/Acquire.g.cs`: each C# recipe's Acquire family — `Acquire`,
 //! `TryAcquire`, `AcquireAsync`, `TryAcquireAsync` (DistributedLock's four,
 //! with a `ReadLock`/`WriteLock` suffix on the reader-writer lock) and their
-//! DistributedLock interface forms — written once here, one row per family.
-//! Each is one call into `Acquisition` on the recipe's `HolderPool`; the
-//! recipe's own file keeps the rest of the class (`partial`) and its `Wrap`.
+//! DistributedLock interface forms — written once here. A recipe's class
+//! asks for a family with an `[AcquireFamily(…)]` attribute in its own file,
+//! as a .NET source generator would read it (Mono's mcs runs none). Each is
+//! one call into `Acquisition` on the recipe's `HolderPool`; the recipe's
+//! file keeps the rest of the class (`partial`) and its `Wrap`.
 
 use std::fmt::Write as _;
+use std::fs;
+use std::path::Path;
 
-/// One Acquire family of one C# recipe class.
+/// One Acquire family of one C# recipe class: an `[AcquireFamily(…)]`.
+#[derive(Default)]
 struct Family {
-    class: &'static str,
-    handle: &'static str,
-    /// After `Acquire`: `""`, `"ReadLock"`, `"WriteLock"`.
-    suffix: &'static str,
-    /// The class's `HolderPool` field the family acquires from.
-    pool: &'static str,
-    /// DistributedLock's interface the family implements, if any.
-    interface: Option<&'static str>,
+    class: String,
     /// What it takes, for the docs: "the lock", "a lease", …
-    what: &'static str,
+    what: String,
+    handle: String,
+    /// After `Acquire`: `""`, `"ReadLock"`, `"WriteLock"`.
+    suffix: String,
+    /// The class's `HolderPool` field the family acquires from (default `pool`).
+    pool: String,
+    /// DistributedLock's interface the family implements, if any.
+    interface: Option<String>,
     /// `<exception cref="TimeoutException">` of `Acquire`: why it timed out.
-    timeout: &'static str,
+    timeout: String,
     /// Other `<exception>` lines of `Acquire`.
-    more: &'static str,
+    more: String,
 }
 
-const FAMILIES: &[Family] = &[
-    Family {
-        class: "ZooKeeperDistributedLock",
-        handle: "ZooKeeperDistributedLockHandle",
-        suffix: "",
-        pool: "pool",
-        interface: Some("IDistributedLock"),
-        what: "the lock",
-        timeout: "The lock stayed taken for the whole timeout.",
-        more:
-            "<exception cref=\"OperationCanceledException\">The token was cancelled; the wait left no node.</exception>",
-    },
-    Family {
-        class: "ZooKeeperDistributedReaderWriterLock",
-        handle: "ZooKeeperDistributedReaderWriterLockHandle",
-        suffix: "ReadLock",
-        pool: "readers",
-        interface: Some("IDistributedReaderWriterLock"),
-        what: "the read lock",
-        timeout: "A writer held or queued before for the whole timeout.",
-        more: "",
-    },
-    Family {
-        class: "ZooKeeperDistributedReaderWriterLock",
-        handle: "ZooKeeperDistributedReaderWriterLockHandle",
-        suffix: "WriteLock",
-        pool: "writers",
-        interface: Some("IDistributedReaderWriterLock"),
-        what: "the write lock",
-        timeout: "Readers or a writer held it for the whole timeout.",
-        more: "",
-    },
-    Family {
-        class: "ZooKeeperDistributedSemaphore",
-        handle: "ZooKeeperDistributedSemaphoreHandle",
-        suffix: "",
-        pool: "pool",
-        interface: Some("IDistributedSemaphore"),
-        what: "a lease",
-        timeout: "No lease came free within the timeout.",
-        more: "<exception cref=\"ZooLockConfigurationException\">The path was set up with another count.</exception>",
-    },
-    Family {
-        class: "ZooKeeperDistributedMultiLock",
-        handle: "ZooKeeperDistributedMultiLockHandle",
-        suffix: "",
-        pool: "pool",
-        interface: None,
-        what: "every path",
-        timeout: "Some path stayed taken for the timeout; no path is held.",
-        more: "",
-    },
-];
+const ATTRIBUTE: &str = "[AcquireFamily(";
 
-pub fn csharp() -> String {
+/// Every family asked for in `dotnet/src`'s files, by file name, then in order.
+fn families(root: &Path) -> Vec<Family> {
+    let mut files: Vec<_> = fs::read_dir(root.join("dotnet/src"))
+        .expect("dotnet/src")
+        .map(|entry| entry.expect("dotnet/src").path())
+        .filter(|path| path.extension().is_some_and(|ext| ext == "cs") && !path.to_string_lossy().ends_with(".g.cs"))
+        .collect();
+    files.sort();
+    let mut families = Vec::new();
+    for file in files {
+        let text = fs::read_to_string(&file).expect("dotnet/src");
+        let mut rest = text.as_str();
+        while let Some(at) = rest.find(ATTRIBUTE) {
+            let (family, after) = parse(&rest[at + ATTRIBUTE.len()..])
+                .unwrap_or_else(|e| panic!("{}: {ATTRIBUTE}…: {e}", file.display()));
+            families.push(family);
+            rest = after;
+        }
+        // The class the attributes stand on: the next `partial class` after them.
+        let named = families.iter_mut().rev().take_while(|f| f.class.is_empty()).collect::<Vec<_>>();
+        if !named.is_empty() {
+            let class = class_after(&text).unwrap_or_else(|| panic!("{}: no partial class", file.display()));
+            for family in named {
+                family.class = class.clone();
+            }
+        }
+    }
+    families
+}
+
+/// One attribute's named arguments (`Name = "C# string"`, …) up to `)]`.
+fn parse(text: &str) -> Result<(Family, &str), String> {
+    let mut family = Family { pool: "pool".into(), ..Family::default() };
+    let mut rest = text.trim_start();
+    loop {
+        if let Some(after) = rest.strip_prefix(")]") {
+            if family.what.is_empty() || family.handle.is_empty() || family.timeout.is_empty() {
+                return Err("What, Handle and Timeout are needed".into());
+            }
+            return Ok((family, after));
+        }
+        let eq = rest.find('=').ok_or("expected Name = \"…\"")?;
+        let name = rest[..eq].trim().trim_start_matches(',').trim();
+        let (value, after) = string(rest[eq + 1..].trim_start())?;
+        match name {
+            "What" => family.what = value,
+            "Handle" => family.handle = value,
+            "Suffix" => family.suffix = value,
+            "Pool" => family.pool = value,
+            "Interface" => family.interface = Some(value),
+            "Timeout" => family.timeout = value,
+            "More" => family.more = value,
+            other => return Err(format!("unknown argument {other}")),
+        }
+        rest = after.trim_start().trim_start_matches(',').trim_start();
+    }
+}
+
+/// A C# regular string literal at the start of `text`, unescaped (`\"`,
+/// `\\`): its value goes into doc comments.
+fn string(text: &str) -> Result<(String, &str), String> {
+    let body = text.strip_prefix('"').ok_or("expected a string")?;
+    let mut escaped = false;
+    for (i, c) in body.char_indices() {
+        match c {
+            _ if escaped => escaped = false,
+            '\\' => escaped = true,
+            '"' => return Ok((body[..i].replace("\\\"", "\"").replace("\\\\", "\\"), &body[i + 1..])),
+            _ => {}
+        }
+    }
+    Err("unterminated string".into())
+}
+
+fn class_after(text: &str) -> Option<String> {
+    let at = text.rfind(ATTRIBUTE)?;
+    let declaration = &text[at..][text[at..].find("partial class ")? + "partial class ".len()..];
+    Some(declaration.split(|c: char| !c.is_alphanumeric() && c != '_').next()?.to_owned())
+}
+
+pub fn csharp(root: &Path) -> String {
+    let families = families(root);
     let mut out = String::from(
         "// <auto-generated>\n\
          // Generated by scripts/codegen.sh (codegen/src/acquire.rs): do not edit.\n\
          // </auto-generated>\n\
-         using System;\nusing System.Threading;\nusing System.Threading.Tasks;\n\nnamespace ZooLock\n{\n",
+         using System;\nusing System.Threading;\nusing System.Threading.Tasks;\n\nnamespace ZooLock\n{\n\
+         \x20   /// <summary>Asks scripts/codegen.sh for an Acquire family on the class (codegen/src/acquire.rs); never compiled in.</summary>\n\
+         \x20   [AttributeUsage(AttributeTargets.Class, AllowMultiple = true)]\n\
+         \x20   [System.Diagnostics.Conditional(\"ZOOLOCK_CODEGEN\")]\n\
+         \x20   internal sealed class AcquireFamilyAttribute : Attribute\n\
+         \x20   {\n\
+         \x20       public string What, Handle, Suffix, Pool, Interface, Timeout, More;\n\
+         \x20   }\n\n",
     );
-    let mut classes: Vec<&str> = FAMILIES.iter().map(|f| f.class).collect();
+    let mut classes: Vec<&str> = families.iter().map(|f| f.class.as_str()).collect();
     classes.dedup();
     for (i, class) in classes.iter().enumerate() {
         if i > 0 {
             out.push('\n');
         }
         writeln!(out, "    public sealed partial class {class}\n    {{").unwrap();
-        let families: Vec<&Family> = FAMILIES.iter().filter(|f| f.class == *class).collect();
-        for (j, family) in families.iter().enumerate() {
+        let of_class: Vec<&Family> = families.iter().filter(|f| f.class == *class).collect();
+        for (j, family) in of_class.iter().enumerate() {
             if j > 0 {
                 out.push('\n');
             }
@@ -107,8 +148,8 @@ pub fn csharp() -> String {
 }
 
 fn family_methods(out: &mut String, f: &Family) {
-    let (suffix, handle, pool, what) = (f.suffix, f.handle, f.pool, f.what);
-    if let Some(interface) = f.interface {
+    let (suffix, handle, pool, what) = (&f.suffix, &f.handle, &f.pool, &f.what);
+    if let Some(interface) = &f.interface {
         let generic = "IDistributedSynchronizationHandle";
         let lines = [
             format!("{generic} {interface}.TryAcquire{suffix}(TimeSpan timeout, CancellationToken cancellationToken) {{ return TryAcquire{suffix}(timeout, cancellationToken); }}"),

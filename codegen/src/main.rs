@@ -40,7 +40,7 @@ fn main() {
     c_header(&ffi_src, &out.join(HEADER));
     native_methods(&ffi_src, &out.join(NATIVE_METHODS));
     write(&out.join(CODES), &csharp_codes());
-    write(&out.join(ACQUIRE), &acquire::csharp());
+    write(&out.join(ACQUIRE), &acquire::csharp(&root));
 }
 
 fn write(path: &Path, text: &str) {

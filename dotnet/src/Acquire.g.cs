@@ -7,6 +7,14 @@ using System.Threading.Tasks;
 
 namespace ZooLock
 {
+    /// <summary>Asks scripts/codegen.sh for an Acquire family on the class (codegen/src/acquire.rs); never compiled in.</summary>
+    [AttributeUsage(AttributeTargets.Class, AllowMultiple = true)]
+    [System.Diagnostics.Conditional("ZOOLOCK_CODEGEN")]
+    internal sealed class AcquireFamilyAttribute : Attribute
+    {
+        public string What, Handle, Suffix, Pool, Interface, Timeout, More;
+    }
+
     public sealed partial class ZooKeeperDistributedLock
     {
         IDistributedSynchronizationHandle IDistributedLock.TryAcquire(TimeSpan timeout, CancellationToken cancellationToken) { return TryAcquire(timeout, cancellationToken); }
@@ -36,6 +44,34 @@ namespace ZooLock
 
         /// <summary>Takes the lock without blocking a thread if possible within <paramref name="timeout"/>; null if not.</summary>
         public Task<ZooKeeperDistributedLockHandle> TryAcquireAsync(TimeSpan timeout = default(TimeSpan), CancellationToken cancellationToken = default(CancellationToken))
+        {
+            return Acquisition.TryAcquireAsync(pool, timeout, cancellationToken, Wrap);
+        }
+    }
+
+    public sealed partial class ZooKeeperDistributedMultiLock
+    {
+        /// <summary>Takes every path, waiting up to <paramref name="timeout"/> (null: forever).</summary>
+        /// <exception cref="TimeoutException">Some path stayed taken for the timeout; no path is held.</exception>
+        public ZooKeeperDistributedMultiLockHandle Acquire(TimeSpan? timeout = null, CancellationToken cancellationToken = default(CancellationToken))
+        {
+            return Acquisition.Acquire(pool, timeout, cancellationToken, Wrap);
+        }
+
+        /// <summary>Takes every path if possible within <paramref name="timeout"/> (zero: one try); null if not.</summary>
+        public ZooKeeperDistributedMultiLockHandle TryAcquire(TimeSpan timeout = default(TimeSpan), CancellationToken cancellationToken = default(CancellationToken))
+        {
+            return Acquisition.TryAcquire(pool, timeout, cancellationToken, Wrap);
+        }
+
+        /// <summary>Takes every path without blocking a thread, waiting up to <paramref name="timeout"/> (null: forever).</summary>
+        public Task<ZooKeeperDistributedMultiLockHandle> AcquireAsync(TimeSpan? timeout = null, CancellationToken cancellationToken = default(CancellationToken))
+        {
+            return Acquisition.AcquireAsync(pool, timeout, cancellationToken, Wrap);
+        }
+
+        /// <summary>Takes every path without blocking a thread if possible within <paramref name="timeout"/>; null if not.</summary>
+        public Task<ZooKeeperDistributedMultiLockHandle> TryAcquireAsync(TimeSpan timeout = default(TimeSpan), CancellationToken cancellationToken = default(CancellationToken))
         {
             return Acquisition.TryAcquireAsync(pool, timeout, cancellationToken, Wrap);
         }
@@ -133,34 +169,6 @@ namespace ZooLock
 
         /// <summary>Takes a lease without blocking a thread if possible within <paramref name="timeout"/>; null if not.</summary>
         public Task<ZooKeeperDistributedSemaphoreHandle> TryAcquireAsync(TimeSpan timeout = default(TimeSpan), CancellationToken cancellationToken = default(CancellationToken))
-        {
-            return Acquisition.TryAcquireAsync(pool, timeout, cancellationToken, Wrap);
-        }
-    }
-
-    public sealed partial class ZooKeeperDistributedMultiLock
-    {
-        /// <summary>Takes every path, waiting up to <paramref name="timeout"/> (null: forever).</summary>
-        /// <exception cref="TimeoutException">Some path stayed taken for the timeout; no path is held.</exception>
-        public ZooKeeperDistributedMultiLockHandle Acquire(TimeSpan? timeout = null, CancellationToken cancellationToken = default(CancellationToken))
-        {
-            return Acquisition.Acquire(pool, timeout, cancellationToken, Wrap);
-        }
-
-        /// <summary>Takes every path if possible within <paramref name="timeout"/> (zero: one try); null if not.</summary>
-        public ZooKeeperDistributedMultiLockHandle TryAcquire(TimeSpan timeout = default(TimeSpan), CancellationToken cancellationToken = default(CancellationToken))
-        {
-            return Acquisition.TryAcquire(pool, timeout, cancellationToken, Wrap);
-        }
-
-        /// <summary>Takes every path without blocking a thread, waiting up to <paramref name="timeout"/> (null: forever).</summary>
-        public Task<ZooKeeperDistributedMultiLockHandle> AcquireAsync(TimeSpan? timeout = null, CancellationToken cancellationToken = default(CancellationToken))
-        {
-            return Acquisition.AcquireAsync(pool, timeout, cancellationToken, Wrap);
-        }
-
-        /// <summary>Takes every path without blocking a thread if possible within <paramref name="timeout"/>; null if not.</summary>
-        public Task<ZooKeeperDistributedMultiLockHandle> TryAcquireAsync(TimeSpan timeout = default(TimeSpan), CancellationToken cancellationToken = default(CancellationToken))
         {
             return Acquisition.TryAcquireAsync(pool, timeout, cancellationToken, Wrap);
         }

@@ -40,57 +40,29 @@ namespace ZooLock
         internal static Holder NewLock(ZooKeeperSession session, string path, int kind, string identifier, bool reentrant = false, bool mirror = true,
             ZooKeeperNamingScheme scheme = ZooKeeperNamingScheme.Kazoo)
         {
-            var holder = new Holder(session, path);
+            var pathBytes = Interop.Bytes(path);
+            var id = Interop.Bytes(identifier);
+            var holder = New(session, path, (s, created) =>
+            {
+                fixed (byte* p = pathBytes, i = id)
+                    return NativeMethods.zl_lock_new(s, p, (uint)pathBytes.Length, kind, (int)scheme, i, (uint)id.Length,
+                        (reentrant ? NativeMethods.ZL_LOCK_REENTRANT : 0) | (mirror ? 0 : NativeMethods.ZL_LOCK_LISTING), created);
+            });
             if (reentrant) holder.loss.Holds = holder.Holds;
-            var pathBytes = Interop.Bytes(path);
-            var id = Interop.Bytes(identifier);
-            session.With(s =>
-            {
-                ZlHolder* created;
-                fixed (byte* p = pathBytes, i = id)
-                {
-                    Interop.Check(NativeMethods.zl_lock_new((ZlSession*)s, p, (uint)pathBytes.Length, kind,
-                        (int)scheme, i, (uint)id.Length,
-                        (reentrant ? NativeMethods.ZL_LOCK_REENTRANT : 0) | (mirror ? 0 : NativeMethods.ZL_LOCK_LISTING), &created));
-                }
-                holder.Set((IntPtr)created);
-                return 0;
-            });
             return holder;
         }
 
-        internal static Holder NewSemaphore(ZooKeeperSession session, string path, string identifier, int maxLeases)
+        /// <summary>A recipe's native constructor (<c>zl_semaphore_new</c>, …) given the native session and where to put the holder.</summary>
+        internal delegate int NativeNew(ZlSession* session, ZlHolder** created);
+
+        /// <summary>A holder that <paramref name="make"/> creates: how each recipe's class makes its own.</summary>
+        internal static Holder New(ZooKeeperSession session, string path, NativeNew make)
         {
             var holder = new Holder(session, path);
-            var pathBytes = Interop.Bytes(path);
-            var id = Interop.Bytes(identifier);
             session.With(s =>
             {
                 ZlHolder* created;
-                fixed (byte* p = pathBytes, i = id)
-                {
-                    Interop.Check(NativeMethods.zl_semaphore_new((ZlSession*)s, p, (uint)pathBytes.Length, i,
-                        (uint)id.Length, (uint)maxLeases, &created));
-                }
-                holder.Set((IntPtr)created);
-                return 0;
-            });
-            return holder;
-        }
-
-        /// <summary>A multi-lock holder over <paramref name="paths"/> (<c>zl_multi_lock_new</c>).</summary>
-        internal static Holder NewMultiLock(ZooKeeperSession session, string name, IList<string> paths, string identifier)
-        {
-            var holder = new Holder(session, name);
-            var list = Interop.EncodeList(paths);
-            var id = Interop.Bytes(identifier);
-            session.With(s =>
-            {
-                ZlHolder* created;
-                fixed (byte* p = list, i = id)
-                {
-                    Interop.Check(NativeMethods.zl_multi_lock_new((ZlSession*)s, p, (uint)list.Length, i, (uint)id.Length, &created));
-                }
+                Interop.Check(make((ZlSession*)s, &created));
                 holder.Set((IntPtr)created);
                 return 0;
             });

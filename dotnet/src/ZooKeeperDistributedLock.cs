@@ -15,6 +15,9 @@ namespace ZooLock
     /// connection string. A <c>reentrant</c> lock is Curator's
     /// <c>InterProcessMutex</c> instead: see the first constructor.
     /// </summary>
+    [AcquireFamily(What = "the lock", Handle = "ZooKeeperDistributedLockHandle", Interface = "IDistributedLock",
+        Timeout = "The lock stayed taken for the whole timeout.",
+        More = "<exception cref=\"OperationCanceledException\">The token was cancelled; the wait left no node.</exception>")]
     public sealed partial class ZooKeeperDistributedLock : IDistributedLock
     {
         static readonly Func<HolderPool, Hold, ZooKeeperDistributedLockHandle> Wrap = (pool, held) => new ZooKeeperDistributedLockHandle(pool, held);

@@ -3,6 +3,7 @@ using System.Collections.Generic;
 using System.Linq;
 using System.Threading;
 using System.Threading.Tasks;
+using ZooLock.Native;
 
 namespace ZooLock
 {
@@ -15,6 +16,8 @@ namespace ZooLock
     /// never deadlock; the handle releases them together and is lost when any
     /// path's node is, with a fencing token per path.
     /// </summary>
+    [AcquireFamily(What = "every path", Handle = "ZooKeeperDistributedMultiLockHandle",
+        Timeout = "Some path stayed taken for the timeout; no path is held.")]
     public sealed partial class ZooKeeperDistributedMultiLock
     {
         static readonly Func<HolderPool, Hold, ZooKeeperDistributedMultiLockHandle> Wrap = (pool, held) => new ZooKeeperDistributedMultiLockHandle(pool, held);
@@ -30,7 +33,7 @@ namespace ZooLock
             Action<ZooKeeperDistributedSynchronizationOptionsBuilder> options = null)
             : this(Values(paths), ZooKeeperDistributedSynchronizationOptionsBuilder.Source(connectionString, options), null) { }
 
-        ZooKeeperDistributedMultiLock(IEnumerable<string> paths, SessionSource source, string identifier)
+        unsafe ZooKeeperDistributedMultiLock(IEnumerable<string> paths, SessionSource source, string identifier)
         {
             if (paths == null) throw new ArgumentNullException("paths");
             source.DefaultNaming("a multi-lock");
@@ -43,7 +46,13 @@ namespace ZooLock
             if (sorted.Count == 0) throw new ArgumentException("a multi-lock needs at least one path", "paths");
             Paths = sorted.AsReadOnly();
             var name = "[" + string.Join(", ", sorted) + "]";
-            pool = new HolderPool(source, name, s => Holder.NewMultiLock(s, name, Paths, identifier));
+            var list = Interop.EncodeList(Paths);
+            var id = Interop.Bytes(identifier);
+            pool = new HolderPool(source, name, session => Holder.New(session, name, (s, created) =>
+            {
+                fixed (byte* p = list, i = id)
+                    return NativeMethods.zl_multi_lock_new(s, p, (uint)list.Length, i, (uint)id.Length, created);
+            }));
         }
 
         /// <summary>The paths, in the order they are taken (sorted, each once).</summary>

@@ -10,6 +10,10 @@ namespace ZooLock
     /// all queue in order. Made from a session of your own, or, as
     /// DistributedLock's, from a lock name (or path) and a connection string.
     /// </summary>
+    [AcquireFamily(What = "the read lock", Handle = "ZooKeeperDistributedReaderWriterLockHandle", Suffix = "ReadLock", Pool = "readers", Interface = "IDistributedReaderWriterLock",
+        Timeout = "A writer held or queued before for the whole timeout.")]
+    [AcquireFamily(What = "the write lock", Handle = "ZooKeeperDistributedReaderWriterLockHandle", Suffix = "WriteLock", Pool = "writers", Interface = "IDistributedReaderWriterLock",
+        Timeout = "Readers or a writer held it for the whole timeout.")]
     public sealed partial class ZooKeeperDistributedReaderWriterLock : IDistributedReaderWriterLock
     {
         static readonly Func<HolderPool, Hold, ZooKeeperDistributedReaderWriterLockHandle> Wrap = (pool, held) => new ZooKeeperDistributedReaderWriterLockHandle(pool, held);

@@ -12,6 +12,9 @@ namespace ZooLock
     /// use the same count. Made from a session of your own, or, as
     /// DistributedLock's, from a name (or path) and a connection string.
     /// </summary>
+    [AcquireFamily(What = "a lease", Handle = "ZooKeeperDistributedSemaphoreHandle", Interface = "IDistributedSemaphore",
+        Timeout = "No lease came free within the timeout.",
+        More = "<exception cref=\"ZooLockConfigurationException\">The path was set up with another count.</exception>")]
     public sealed partial class ZooKeeperDistributedSemaphore : IDistributedSemaphore
     {
         static readonly Func<HolderPool, Hold, ZooKeeperDistributedSemaphoreHandle> Wrap = (pool, held) => new ZooKeeperDistributedSemaphoreHandle(pool, held);
@@ -50,13 +53,19 @@ namespace ZooLock
             Action<ZooKeeperDistributedSynchronizationOptionsBuilder> options = null)
             : this(path, maxCount, connectionString, options) { }
 
-        ZooKeeperDistributedSemaphore(string path, int maxCount, SessionSource source, string identifier)
+        unsafe ZooKeeperDistributedSemaphore(string path, int maxCount, SessionSource source, string identifier)
         {
             if (path == null) throw new ArgumentNullException("path");
             if (maxCount < 1) throw new ArgumentOutOfRangeException("maxCount", maxCount, "a semaphore needs at least one lease");
             source.DefaultNaming("a semaphore");
             MaxCount = maxCount;
-            pool = new HolderPool(source, path, s => Holder.NewSemaphore(s, path, identifier, maxCount));
+            var pathBytes = Interop.Bytes(path);
+            var id = Interop.Bytes(identifier);
+            pool = new HolderPool(source, path, session => Holder.New(session, path, (s, created) =>
+            {
+                fixed (byte* p = pathBytes, i = id)
+                    return NativeMethods.zl_semaphore_new(s, p, (uint)pathBytes.Length, i, (uint)id.Length, (uint)maxCount, created);
+            }));
         }
 
         /// <summary>The semaphore path.</summary>
