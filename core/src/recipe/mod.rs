@@ -11,6 +11,7 @@ mod lease;
 mod lock;
 mod multi_lock;
 mod party;
+mod persistent_node;
 mod queue;
 mod semaphore;
 
@@ -21,5 +22,6 @@ pub use lease::{try_lease, try_multi_lease};
 pub use lock::{Adaptive, Kind, Lock, LockConfig, CREATES_IN_FLIGHT};
 pub use multi_lock::MultiLock;
 pub use party::Party;
+pub use persistent_node::PersistentNode;
 pub use queue::{LockingQueue, Queue};
 pub use semaphore::Semaphore;

@@ -14,13 +14,12 @@ use std::sync::{Arc, Weak};
 use tokio::sync::Mutex;
 use tokio::task::JoinHandle;
 use uuid::Uuid;
-use zookeeper_client as zk;
 
 use crate::error::{Error, Result};
 use crate::options::{validate_identifier, validate_node_path, validate_path};
 use crate::runtime;
-use crate::session::{detached_span, Live, Session};
-use crate::znode::{ask, make_dirs, OnSession, Retry};
+use crate::session::{detached_span, Session};
+use crate::znode::{create_kept, Retry};
 
 /// A member of a kazoo `Party` (or, made by [`Party::shallow`], a
 /// `ShallowParty`) on the same path. Clones are the same member.
@@ -203,53 +202,9 @@ impl Party {
 }
 
 impl Member {
-    /// Creates the node on the live session; the generation it is on. A
-    /// node of this name that another session made goes with that session:
-    /// the create waits for it to go (not within the request bound).
+    /// Creates the node on the live session; the generation it is on.
     async fn create(&self) -> Result<u64> {
-        let live = self.session.live().await?;
-        let node = format!("{}/{}", self.path, self.node);
-        loop {
-            match self.session.bounded(self.create_on(&live, &node)).await? {
-                OnSession::Done(None) => return Ok(live.generation),
-                OnSession::Done(Some(theirs)) => {
-                    let event = theirs.changed().await;
-                    if event.event_type == zk::EventType::Session && event.session_state.is_terminated() {
-                        return Err(Error::SessionExpired { action: "create", path: node });
-                    }
-                }
-                OnSession::Ended => return Err(Error::SessionExpired { action: "create", path: node }),
-            }
-        }
-    }
-
-    /// Made, or found made by this session (a create whose reply was lost)
-    /// or by hand (a persistent node: kazoo reuses it); or else a watch on
-    /// the node another session owns.
-    async fn create_on(&self, live: &Live, node: &str) -> Result<OnSession<Option<zk::OneshotWatcher>>> {
-        let acls = zk::Acls::new(&self.session.options().acls);
-        let ephemeral = zk::CreateMode::Ephemeral.with_acls(acls);
-        loop {
-            match ask!(live, live.client.create(node, self.identifier.as_bytes(), &ephemeral)) {
-                Ok(_) => return Ok(OnSession::Done(None)),
-                Err(zk::Error::NodeExists) => match ask!(live, live.client.check_and_watch_stat(node)) {
-                    Ok((Some(stat), watcher))
-                        if stat.ephemeral_owner != 0 && stat.ephemeral_owner != live.session_id =>
-                    {
-                        return Ok(OnSession::Done(Some(watcher)))
-                    }
-                    Ok((Some(_), _)) => return Ok(OnSession::Done(None)),
-                    Ok((None, _)) => {}
-                    Err(err) => return Err(Error::zk(node, "check", err)),
-                },
-                Err(zk::Error::NoNode) => {
-                    let persistent = zk::CreateMode::Persistent.with_acls(acls);
-                    ask!(live, make_dirs(&self.session, live, &self.path, &persistent))
-                        .map_err(|err| Error::zk(&self.path, "create", err))?;
-                }
-                Err(err) => return Err(Error::zk(node, "create", err)),
-            }
-        }
+        create_kept(&self.session, &self.path, &self.node, self.identifier.as_bytes()).await
     }
 
     /// The member nodes among the path's children (a `Party` skips others).

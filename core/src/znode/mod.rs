@@ -6,6 +6,7 @@
 
 mod acl;
 mod four_letter;
+mod kept;
 mod reconfig;
 mod retry;
 mod transaction;
@@ -19,6 +20,7 @@ use crate::session::{Live, Session};
 use crate::Acl;
 pub use acl::{permission_bits, permission_from_bits};
 pub use four_letter::parse_version;
+pub(crate) use kept::create_kept;
 pub use retry::Retry;
 pub(crate) use transaction::FencedNode;
 pub use transaction::{OpResult, Transaction};
@@ -137,7 +139,7 @@ fn invalid_path(path: &str) -> Error {
 /// Node data: at most [`MAX_IDENTIFIER_BYTES`]. A bigger packet than the
 /// server's `jute.maxbuffer` makes it drop the connection, and a request
 /// sent again after every reconnect would never end. `None` (null) always fits.
-pub(super) fn check_data(data: Option<&[u8]>) -> Result<()> {
+pub(crate) fn check_data(data: Option<&[u8]>) -> Result<()> {
     let data = data.unwrap_or_default();
     if data.len() > MAX_IDENTIFIER_BYTES {
         return Err(Error::InvalidArgument(format!(
