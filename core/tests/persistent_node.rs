@@ -15,7 +15,8 @@ async fn until_node(raw: &zookeeper_client::Client, node: &str, data: &[u8], own
         loop {
             let (found, watcher) = raw.check_and_watch_stat(node).await.unwrap();
             if let Some(stat) = found {
-                if stat.ephemeral_owner == owner && raw.get_data(node).await.map(|(d, _)| d).ok().as_deref() == Some(data)
+                if stat.ephemeral_owner == owner
+                    && raw.get_data(node).await.map(|(d, _)| d).ok().as_deref() == Some(data)
                 {
                     return;
                 }

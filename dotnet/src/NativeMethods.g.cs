@@ -170,6 +170,15 @@ namespace ZooLock.Native
         internal delegate void zl_party_members_async_callback_delegate(void* user_data, int status, byte* data, uint data_len, ZlStat* stat, byte* message, uint message_len);
 
         [UnmanagedFunctionPointer(CallingConvention.Cdecl)]
+        internal delegate void zl_persistent_node_close_async_callback_delegate(void* user_data, int status, byte* data, uint data_len, ZlStat* stat, byte* message, uint message_len);
+
+        [UnmanagedFunctionPointer(CallingConvention.Cdecl)]
+        internal delegate void zl_persistent_node_set_data_async_callback_delegate(void* user_data, int status, byte* data, uint data_len, ZlStat* stat, byte* message, uint message_len);
+
+        [UnmanagedFunctionPointer(CallingConvention.Cdecl)]
+        internal delegate void zl_persistent_node_start_async_callback_delegate(void* user_data, int status, byte* data, uint data_len, ZlStat* stat, byte* message, uint message_len);
+
+        [UnmanagedFunctionPointer(CallingConvention.Cdecl)]
         internal delegate void zl_queue_get_async_callback_delegate(void* user_data, int status, byte* data, uint data_len, ZlStat* stat, byte* message, uint message_len);
 
         [UnmanagedFunctionPointer(CallingConvention.Cdecl)]
@@ -1051,6 +1060,67 @@ namespace ZooLock.Native
         internal static extern void zl_party_free(ZlParty* party);
 
         /// <summary>
+        ///  The node at `path` (its parent made when missing) holding `data`;
+        ///  nothing is sent before `zl_persistent_node_start_async`.
+        ///
+        ///  # Safety
+        ///  `session` must be a live handle; the byte ranges valid; `out_node` valid for writes.
+        /// </summary>
+        [DllImport(__DllName, EntryPoint = "zl_persistent_node_new", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern int zl_persistent_node_new(ZlSession* session, byte* path, uint path_len, byte* data, uint data_len, ZlPersistentNode** out_node);
+
+        /// <summary>
+        ///  Makes the node and keeps it — made again after a session expiry and
+        ///  after anyone deletes it — until `zl_persistent_node_close_async`.
+        ///  Completes once the node is this session's: a node at the path that
+        ///  another session owns is waited out. Starting again changes nothing.
+        ///
+        ///  # Safety
+        ///  `node` must be a live handle until the callback; `cancel` null or live;
+        ///  `user_data` valid until the callback.
+        /// </summary>
+        [DllImport(__DllName, EntryPoint = "zl_persistent_node_start_async", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern int zl_persistent_node_start_async(ZlPersistentNode* node, ZlCancel* cancel, zl_persistent_node_start_async_callback_delegate callback, void* user_data);
+
+        /// <summary>
+        ///  Changes the node's data, and what it is made with from now on (only
+        ///  this session's node: another's is left as it is).
+        ///
+        ///  # Safety
+        ///  As for `zl_persistent_node_start_async`; the byte range valid.
+        /// </summary>
+        [DllImport(__DllName, EntryPoint = "zl_persistent_node_set_data_async", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern int zl_persistent_node_set_data_async(ZlPersistentNode* node, byte* data, uint data_len, ZlCancel* cancel, zl_persistent_node_set_data_async_callback_delegate callback, void* user_data);
+
+        /// <summary>
+        ///  Stops keeping the node and deletes it: one byte, 1 if it was this session's.
+        ///
+        ///  # Safety
+        ///  As for `zl_persistent_node_start_async`.
+        /// </summary>
+        [DllImport(__DllName, EntryPoint = "zl_persistent_node_close_async", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern int zl_persistent_node_close_async(ZlPersistentNode* node, ZlCancel* cancel, zl_persistent_node_close_async_callback_delegate callback, void* user_data);
+
+        /// <summary>
+        ///  `*out_started` 1 while it is started and not closed.
+        ///
+        ///  # Safety
+        ///  `node` must be a live handle; `out_started` valid for writes.
+        /// </summary>
+        [DllImport(__DllName, EntryPoint = "zl_persistent_node_started", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern int zl_persistent_node_started(ZlPersistentNode* node, byte* out_started);
+
+        /// <summary>
+        ///  Frees the handle. A node started and not closed stays until its session
+        ///  ends, no longer made again. Null is ignored.
+        ///
+        ///  # Safety
+        ///  `node` must come from `zl_persistent_node_new`, freed once, with no call on it in flight.
+        /// </summary>
+        [DllImport(__DllName, EntryPoint = "zl_persistent_node_free", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern void zl_persistent_node_free(ZlPersistentNode* node);
+
+        /// <summary>
         ///  The queue at `path`; nothing is sent before a call.
         ///
         ///  # Safety
@@ -1710,6 +1780,14 @@ namespace ZooLock.Native
     /// </summary>
     [StructLayout(LayoutKind.Sequential)]
     internal unsafe partial struct ZlParty
+    {
+    }
+
+    /// <summary>
+    ///  An ephemeral node kept at its path while started.
+    /// </summary>
+    [StructLayout(LayoutKind.Sequential)]
+    internal unsafe partial struct ZlPersistentNode
     {
     }
 

@@ -419,6 +419,11 @@ typedef struct ZlLockingQueue ZlLockingQueue;
 typedef struct ZlParty ZlParty;
 
 /**
+ * An ephemeral node kept at its path while started.
+ */
+typedef struct ZlPersistentNode ZlPersistentNode;
+
+/**
  * A producer and consumer of kazoo's `Queue`.
  */
 typedef struct ZlQueue ZlQueue;
@@ -1487,6 +1492,77 @@ int32_t zl_party_participating(const struct ZlParty *party, uint8_t *out_partici
  * `party` must come from `zl_party_new`, freed once, with no call on it in flight.
  */
 void zl_party_free(struct ZlParty *party);
+
+/**
+ * The node at `path` (its parent made when missing) holding `data`;
+ * nothing is sent before `zl_persistent_node_start_async`.
+ *
+ * # Safety
+ * `session` must be a live handle; the byte ranges valid; `out_node` valid for writes.
+ */
+int32_t zl_persistent_node_new(const struct ZlSession *session,
+                               const uint8_t *path,
+                               uint32_t path_len,
+                               const uint8_t *data,
+                               uint32_t data_len,
+                               struct ZlPersistentNode **out_node);
+
+/**
+ * Makes the node and keeps it — made again after a session expiry and
+ * after anyone deletes it — until `zl_persistent_node_close_async`.
+ * Completes once the node is this session's: a node at the path that
+ * another session owns is waited out. Starting again changes nothing.
+ *
+ * # Safety
+ * `node` must be a live handle until the callback; `cancel` null or live;
+ * `user_data` valid until the callback.
+ */
+int32_t zl_persistent_node_start_async(const struct ZlPersistentNode *node,
+                                       const struct ZlCancel *cancel,
+                                       ZlResultCallback callback,
+                                       void *user_data);
+
+/**
+ * Changes the node's data, and what it is made with from now on (only
+ * this session's node: another's is left as it is).
+ *
+ * # Safety
+ * As for `zl_persistent_node_start_async`; the byte range valid.
+ */
+int32_t zl_persistent_node_set_data_async(const struct ZlPersistentNode *node,
+                                          const uint8_t *data,
+                                          uint32_t data_len,
+                                          const struct ZlCancel *cancel,
+                                          ZlResultCallback callback,
+                                          void *user_data);
+
+/**
+ * Stops keeping the node and deletes it: one byte, 1 if it was this session's.
+ *
+ * # Safety
+ * As for `zl_persistent_node_start_async`.
+ */
+int32_t zl_persistent_node_close_async(const struct ZlPersistentNode *node,
+                                       const struct ZlCancel *cancel,
+                                       ZlResultCallback callback,
+                                       void *user_data);
+
+/**
+ * `*out_started` 1 while it is started and not closed.
+ *
+ * # Safety
+ * `node` must be a live handle; `out_started` valid for writes.
+ */
+int32_t zl_persistent_node_started(const struct ZlPersistentNode *node, uint8_t *out_started);
+
+/**
+ * Frees the handle. A node started and not closed stays until its session
+ * ends, no longer made again. Null is ignored.
+ *
+ * # Safety
+ * `node` must come from `zl_persistent_node_new`, freed once, with no call on it in flight.
+ */
+void zl_persistent_node_free(struct ZlPersistentNode *node);
 
 /**
  * The queue at `path`; nothing is sent before a call.

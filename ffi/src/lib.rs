@@ -58,6 +58,7 @@ mod listener;
 mod logs;
 mod options;
 mod party;
+mod persistent_node;
 mod queue;
 mod recipe;
 mod selftest;

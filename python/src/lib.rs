@@ -15,6 +15,7 @@ mod lock;
 mod logging;
 mod multi_lock;
 mod party;
+mod persistent_node;
 mod queue;
 mod recipe;
 mod security;
@@ -54,6 +55,7 @@ fn _zoolock(m: &Bound<'_, PyModule>) -> PyResult<()> {
         multi_lock::MultiLock,
         party::Party,
         party::ShallowParty,
+        persistent_node::PersistentNode,
         queue::Queue,
         queue::LockingQueue,
         semaphore::Semaphore,

@@ -211,6 +211,7 @@ __all__ = [
     "OperationTimeoutError",
     "Participant",
     "Party",
+    "PersistentNode",
     "Queue",
     "ReadLock",
     "RolledBackError",

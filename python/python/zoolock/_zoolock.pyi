@@ -21,6 +21,7 @@ __all__ = [
     "MultiLock",
     "Party",
     "ShallowParty",
+    "PersistentNode",
     "Queue",
     "LockingQueue",
     "Semaphore",
@@ -123,6 +124,8 @@ class KazooClient:
         """A Barrier bound to this client."""
     def DoubleBarrier(self, path: str, num_clients: int, identifier: Any = None, node_name: Optional[str] = None) -> DoubleBarrier:
         """A DoubleBarrier bound to this client."""
+    def PersistentNode(self, path: str, data: Optional[bytes] = None) -> PersistentNode:
+        """A PersistentNode bound to this client (zoolock only: Curator's)."""
     def Party(self, path: str, identifier: Any = None) -> Party:
         """A Party bound to this client."""
     def ShallowParty(self, path: str, identifier: Any = None) -> ShallowParty:
@@ -415,6 +418,28 @@ class Party:
     def create_path(self) -> Optional[str]: ...
     @property
     def client(self) -> KazooClient: ...
+
+@final
+class PersistentNode:
+    """Curator's PersistentNode (ephemeral): a node kept at path while started, made again after an expiry or a deletion."""
+
+    def __init__(self, client: KazooClient, path: str, data: Optional[bytes] = None) -> None: ...
+    def start(self) -> None:
+        """Makes the node and keeps it; returns once it is this session's (another session's node is waited out)."""
+    def set_data(self, data: bytes) -> None:
+        """Changes the node's data, and what it is made with from now on."""
+    def close(self) -> bool:
+        """Stops keeping the node and deletes it; True if it was this session's."""
+    @property
+    def data(self) -> bytes: ...
+    @property
+    def is_started(self) -> bool: ...
+    @property
+    def path(self) -> str: ...
+    @property
+    def client(self) -> KazooClient: ...
+    def __enter__(self) -> PersistentNode: ...
+    def __exit__(self, *exc: object) -> bool: ...
 
 @final
 class ShallowParty(Party):
