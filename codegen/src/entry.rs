@@ -1,6 +1,6 @@
-//! ffi/src as cbindgen and csbindgen must see it: each `async_entry!` and
-//! `path_entry!` declaration (ffi/src/entry.rs) written as the entry point
-//! it expands to.
+//! ffi/src as cbindgen and csbindgen must see it: each `async_entry!`,
+//! `path_entry!` and `new_entry!` declaration (ffi/src/entry.rs) written as
+//! the entry point it expands to.
 //! Both read source and do not expand macros; expanding the whole crate
 //! (`-Zunpretty=expanded`) would need a nightly flag and a second build of
 //! every dependency. The bodies are left out: the generators read signatures.
@@ -19,6 +19,8 @@ enum Macro {
     Async,
     /// `fn name(handle: *const ZlX, path, args…) |x, path| {…}`: `path` is `path`, `path_len`.
     Path,
+    /// `fn name(session, path, args…) -> out_x: ZlX |session, path| {…}`.
+    New,
 }
 
 impl Macro {
@@ -27,6 +29,8 @@ impl Macro {
             Some(Macro::Async)
         } else if path.is_ident("path_entry") {
             Some(Macro::Path)
+        } else if path.is_ident("new_entry") {
+            Some(Macro::New)
         } else {
             None
         }
@@ -47,13 +51,17 @@ fn parse(input: ParseStream, kind: Macro) -> syn::Result<Declaration> {
     let content;
     parenthesized!(content in input);
     let mut args = Vec::new();
-    if let Macro::Path = kind {
-        args.push(content.parse::<FnArg>()?);
-        content.parse::<Token![,]>()?;
-        let path: Ident = content.parse()?;
-        if path != "path" {
-            return Err(syn::Error::new(path.span(), "path_entry!: the second argument is `path`"));
+    match kind {
+        Macro::Path => args.push(content.parse::<FnArg>()?),
+        Macro::New => {
+            word(&content, "session")?;
+            args.push(syn::parse_quote!(session: *const ZlSession));
         }
+        Macro::Async => {}
+    }
+    if let Macro::Path | Macro::New = kind {
+        content.parse::<Token![,]>()?;
+        word(&content, "path")?;
         args.push(syn::parse_quote!(path: *const u8));
         args.push(syn::parse_quote!(path_len: u32));
         if !content.is_empty() {
@@ -61,6 +69,13 @@ fn parse(input: ParseStream, kind: Macro) -> syn::Result<Declaration> {
         }
     }
     args.extend(content.parse_terminated(FnArg::parse, Token![,])?);
+    if let Macro::New = kind {
+        input.parse::<Token![->]>()?;
+        let out: Ident = input.parse()?;
+        input.parse::<Token![:]>()?;
+        let handle: syn::Type = input.parse()?;
+        args.push(syn::parse_quote!(#out: *mut *mut #handle));
+    }
     input.parse::<syn::ExprClosure>()?; // `|completion| { … }`, read as a closure
     if let Macro::Async = kind {
         args.push(syn::parse_quote!(cancel: *const ZlCancel));
@@ -68,6 +83,15 @@ fn parse(input: ParseStream, kind: Macro) -> syn::Result<Declaration> {
         args.push(syn::parse_quote!(user_data: *mut c_void));
     }
     Ok(Declaration { attrs, name, args })
+}
+
+/// The bare argument `expected` (`session`, `path`) the macros stand for.
+fn word(input: ParseStream, expected: &str) -> syn::Result<()> {
+    let word: Ident = input.parse()?;
+    if word != expected {
+        return Err(syn::Error::new(word.span(), format!("expected `{expected}`")));
+    }
+    Ok(())
 }
 
 impl Declaration {

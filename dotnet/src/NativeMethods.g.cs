@@ -829,10 +829,14 @@ namespace ZooLock.Native
 
         /// <summary>
         ///  Sets the callback told of zoolock's log events up to `level` (`ZL_LOG_*`:
-        ///  `ZL_LOG_WARN` gives errors and warnings), replacing any earlier one; a
-        ///  null callback or `ZL_LOG_OFF` removes it, and events are then dropped at
-        ///  the cost of one comparison. When this returns, the earlier callback is not
-        ///  running and will not run again. Events of zoolock's client library come
+        ///  `ZL_LOG_WARN` gives errors and warnings), replacing any earlier one. It is
+        ///  called with each event's level (`ZL_LOG_*`), its target (the Rust module,
+        ///  e.g. `zoolock::session`) and its message, both UTF-8 and valid only during
+        ///  the call, on zoolock's callback thread, after the callbacks posted before
+        ///  it (one at a time; the thread ends when idle, so a later call may come on
+        ///  another). A null callback or `ZL_LOG_OFF` removes it, and events are then
+        ///  dropped at the cost of one comparison. When this returns, the earlier
+        ///  callback is not running and will not run again. Events of zoolock's client library come
         ///  from warnings up, whatever the level. If the process already has another
         ///  Rust `log` logger (a Rust program linking this crate), events go to that one.
         ///

@@ -8,9 +8,8 @@ use zoolock::{Barrier, DoubleBarrier};
 
 use crate::args;
 use crate::castable;
-use crate::entry::async_entry;
-use crate::recipe::{call_later, impl_recipe, new_recipe};
-use crate::session::ZlSession;
+use crate::entry::{async_entry, new_entry};
+use crate::recipe::{call_later, impl_recipe};
 use crate::status::{guard, guard_void};
 use crate::znode::Reply;
 
@@ -28,20 +27,14 @@ pub struct ZlDoubleBarrier {
 
 impl_recipe!(ZlDoubleBarrier, barrier: DoubleBarrier, "double barrier");
 
-/// The barrier at `path`; nothing is sent before a call.
-///
-/// # Safety
-/// `session` must be a live handle; the byte range valid; `out_barrier` valid for writes.
-#[no_mangle]
-pub unsafe extern "C" fn zl_barrier_new(
-    session: *const ZlSession,
-    path: *const u8,
-    path_len: u32,
-    out_barrier: *mut *mut ZlBarrier,
-) -> i32 {
-    new_recipe(session, path, path_len, out_barrier, "out_barrier", |session, path| {
+new_entry! {
+    /// The barrier at `path`; nothing is sent before a call.
+    ///
+    /// # Safety
+    /// `session` must be a live handle; the byte range valid; `out_barrier` valid for writes.
+    fn zl_barrier_new(session, path) -> out_barrier: ZlBarrier |session, path| {
         Ok(ZlBarrier { barrier: Barrier::new(session, path)? })
-    })
+    }
 }
 
 async_entry! {
@@ -92,30 +85,20 @@ pub unsafe extern "C" fn zl_barrier_free(barrier: *mut ZlBarrier) {
     guard_void(|| castable::free(barrier))
 }
 
-/// A member of the double barrier at `path` that waits for `num_clients`
-/// members (at least 1); `identifier` is its node's data. Nothing is sent
-/// before `zl_double_barrier_enter_async`.
-///
-/// # Safety
-/// `session` must be a live handle; the byte ranges valid; `out_barrier` valid for writes.
-#[no_mangle]
-pub unsafe extern "C" fn zl_double_barrier_new(
-    session: *const ZlSession,
-    path: *const u8,
-    path_len: u32,
-    num_clients: u32,
-    identifier: *const u8,
-    identifier_len: u32,
-    out_barrier: *mut *mut ZlDoubleBarrier,
-) -> i32 {
-    guard(|| {
-        let session = &castable::borrow(session)?.session;
-        let path = zoolock::path_from_utf8(args::bytes(path, path_len, "path")?)?;
+new_entry! {
+    /// A member of the double barrier at `path` that waits for `num_clients`
+    /// members (at least 1); `identifier` is its node's data. Nothing is sent
+    /// before `zl_double_barrier_enter_async`.
+    ///
+    /// # Safety
+    /// `session` must be a live handle; the byte ranges valid; `out_barrier` valid for writes.
+    fn zl_double_barrier_new(
+        session, path, num_clients: u32, identifier: *const u8, identifier_len: u32
+    ) -> out_barrier: ZlDoubleBarrier |session, path| {
         let identifier = args::bytes(identifier, identifier_len, "identifier")?;
-        args::need(out_barrier, "out_barrier")?;
         let barrier = DoubleBarrier::new(session, path, num_clients, identifier.to_vec())?;
-        castable::give(ZlDoubleBarrier { barrier }, out_barrier, "out_barrier")
-    })
+        Ok(ZlDoubleBarrier { barrier })
+    }
 }
 
 async_entry! {

@@ -8,9 +8,8 @@ use zoolock::{runtime, Counter, CounterFormat, CounterValue};
 use crate::args;
 use crate::cancel::{cancellable, Stops, ZlCancel};
 use crate::castable;
-use crate::entry::async_entry;
+use crate::entry::{async_entry, new_entry};
 use crate::recipe::{call_later, impl_recipe};
-use crate::session::ZlSession;
 use crate::status::{guard, guard_void, Failure, FfiResult};
 use crate::znode::Reply;
 
@@ -55,34 +54,25 @@ pub const ZL_COUNTER_KAZOO: i32 = 0;
 /// `zl_counter_new` format: Curator's `SharedCount` (4 big-endian bytes, whole numbers of 32 bits).
 pub const ZL_COUNTER_CURATOR: i32 = 1;
 
-/// Creates a counter on `path` whose empty node reads as `*default`; its
-/// type (whole or floating) is the counter's, and every change must be of
-/// it. `format` is `ZL_COUNTER_KAZOO` or `ZL_COUNTER_CURATOR`. Nothing is sent yet.
-///
-/// # Safety
-/// `session` must be a live handle; the byte range and `default` valid; `out_counter` valid for writes.
-#[no_mangle]
-pub unsafe extern "C" fn zl_counter_new(
-    session: *const ZlSession,
-    path: *const u8,
-    path_len: u32,
-    default: *const ZlCounterValue,
-    format: i32,
-    out_counter: *mut *mut ZlCounter,
-) -> i32 {
-    guard(|| {
-        let session = &castable::borrow(session)?.session;
-        let path = zoolock::path_from_utf8(args::bytes(path, path_len, "path")?)?;
+new_entry! {
+    /// Creates a counter on `path` whose empty node reads as `*default`; its
+    /// type (whole or floating) is the counter's, and every change must be of
+    /// it. `format` is `ZL_COUNTER_KAZOO` or `ZL_COUNTER_CURATOR`. Nothing is sent yet.
+    ///
+    /// # Safety
+    /// `session` must be a live handle; the byte range and `default` valid; `out_counter` valid for writes.
+    fn zl_counter_new(
+        session, path, default: *const ZlCounterValue, format: i32
+    ) -> out_counter: ZlCounter |session, path| {
         let default = default.as_ref().ok_or_else(|| Failure::invalid("default is null"))?.core("default")?;
         let format = match format {
             ZL_COUNTER_KAZOO => CounterFormat::Kazoo,
             ZL_COUNTER_CURATOR => CounterFormat::Curator,
             other => return Err(Failure::invalid(format!("unknown counter format {other}"))),
         };
-        args::need(out_counter, "out_counter")?;
         let counter = Counter::with_format(session, path, default, format)?;
-        castable::give(ZlCounter { counter }, out_counter, "out_counter")
-    })
+        Ok(ZlCounter { counter })
+    }
 }
 
 /// The value now, creating the node (empty: the default) if missing.

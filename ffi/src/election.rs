@@ -13,8 +13,8 @@ use crate::args::{self, UserData};
 use crate::cancel::{cancellable, Stops, ZlCancel};
 use crate::castable::{self, Castable};
 use crate::dispatch;
+use crate::entry::new_entry;
 use crate::listener::Listener;
-use crate::session::ZlSession;
 use crate::status::{guard, guard_void, FfiResult, ZL_OK};
 use crate::transaction::ZlTransaction;
 
@@ -83,29 +83,20 @@ async fn lead(election: Election, timeout: Option<Duration>, cancel: Stops) -> F
     .await
 }
 
-/// A candidate for the election at `path`; `identifier` is its node's data,
-/// shown by `zl_election_contenders`. Nothing is sent before a lead. Its
-/// nodes are kazoo `Lock` nodes: kazoo's `Election` on the path takes part.
-///
-/// # Safety
-/// `session` must be a live handle; the byte ranges valid; `out_election` valid for writes.
-#[no_mangle]
-pub unsafe extern "C" fn zl_election_new(
-    session: *const ZlSession,
-    path: *const u8,
-    path_len: u32,
-    identifier: *const u8,
-    identifier_len: u32,
-    out_election: *mut *mut ZlElection,
-) -> i32 {
-    guard(|| {
-        let session = &castable::borrow(session)?.session;
-        let path = zoolock::path_from_utf8(args::bytes(path, path_len, "path")?)?;
+new_entry! {
+    /// A candidate for the election at `path`; `identifier` is its node's data,
+    /// shown by `zl_election_contenders`. Nothing is sent before a lead. Its
+    /// nodes are kazoo `Lock` nodes: kazoo's `Election` on the path takes part.
+    ///
+    /// # Safety
+    /// `session` must be a live handle; the byte ranges valid; `out_election` valid for writes.
+    fn zl_election_new(
+        session, path, identifier: *const u8, identifier_len: u32
+    ) -> out_election: ZlElection |session, path| {
         let identifier = args::bytes(identifier, identifier_len, "identifier")?;
-        args::need(out_election, "out_election")?;
         let election = Election::new(session, path, identifier.to_vec())?;
-        castable::give(ZlElection { election }, out_election, "out_election")
-    })
+        Ok(ZlElection { election })
+    }
 }
 
 /// Waits until this candidate leads, blocking the calling thread, for

@@ -2,7 +2,9 @@
 //! writes a callback-completed call's trailer (`cancel`, `callback`,
 //! `user_data`) and hands the body the three as one [`Completion`];
 //! `path_entry!` writes a blocking call on a node's path: the handle
-//! borrowed, the path checked, the body under [`guard`](crate::status::guard).
+//! borrowed, the path checked, the body under [`guard`](crate::status::guard);
+//! `new_entry!` writes a recipe's `_new`: the session borrowed, the path
+//! read, the handle the body makes given out.
 //! Both write `#[no_mangle]` and `extern "C"`. `scripts/codegen.sh` expands
 //! the same declarations for cbindgen and csbindgen, which read source
 //! (codegen/src/entry.rs).
@@ -77,3 +79,24 @@ macro_rules! path_entry {
 }
 
 pub(crate) use path_entry;
+
+/// `new_entry! { /// docs  fn zl_x_new(session, path, …) -> out_x: ZlX |session, path| { … } }`:
+/// the entry point `zl_x_new(session, path, path_len, …, out_x) -> i32`,
+/// its body given the session and the path as `&str`, returning the handle.
+macro_rules! new_entry {
+    ($(#[$attr:meta])* fn $name:ident(session, path $(, $arg:ident: $ty:ty)* $(,)?) -> $out:ident: $out_ty:ty |$session:ident, $path:ident| $body:block) => {
+        $(#[$attr])*
+        #[no_mangle]
+        pub unsafe extern "C" fn $name(
+            session: *const $crate::session::ZlSession,
+            path: *const u8,
+            path_len: u32,
+            $($arg: $ty,)*
+            $out: *mut *mut $out_ty,
+        ) -> i32 {
+            $crate::recipe::new_recipe(session, path, path_len, $out, stringify!($out), |$session, $path| $body)
+        }
+    };
+}
+
+pub(crate) use new_entry;

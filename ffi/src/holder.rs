@@ -16,6 +16,7 @@ use crate::args::{self, UserData};
 use crate::cancel::{cancellable, Stops, ZlCancel};
 use crate::castable::{self, Castable};
 use crate::dispatch;
+use crate::entry::new_entry;
 use crate::listener::Listener;
 use crate::session::ZlSession;
 use crate::status::{guard, guard_void, Failure, FfiResult, ZL_OK};
@@ -165,31 +166,21 @@ pub unsafe extern "C" fn zl_lock_new(
     })
 }
 
-/// Creates a semaphore holder on `path` with `max_leases` leases (kazoo's
-/// `Semaphore`; every client of the path must agree on the number: else
-/// `ZL_INCONSISTENT_LEASES` at acquire). `identifier` is the lease's node
-/// data. A semaphore holder holds at most one lease.
-///
-/// # Safety
-/// `session` must be a live handle; the byte ranges valid; `out_holder` valid for writes.
-#[no_mangle]
-pub unsafe extern "C" fn zl_semaphore_new(
-    session: *const ZlSession,
-    path: *const u8,
-    path_len: u32,
-    identifier: *const u8,
-    identifier_len: u32,
-    max_leases: u32,
-    out_holder: *mut *mut ZlHolder,
-) -> i32 {
-    guard(|| {
-        let session = &castable::borrow(session)?.session;
-        let path = zoolock::path_from_utf8(args::bytes(path, path_len, "path")?)?;
+new_entry! {
+    /// Creates a semaphore holder on `path` with `max_leases` leases (kazoo's
+    /// `Semaphore`; every client of the path must agree on the number: else
+    /// `ZL_INCONSISTENT_LEASES` at acquire). `identifier` is the lease's node
+    /// data. A semaphore holder holds at most one lease.
+    ///
+    /// # Safety
+    /// `session` must be a live handle; the byte ranges valid; `out_holder` valid for writes.
+    fn zl_semaphore_new(
+        session, path, identifier: *const u8, identifier_len: u32, max_leases: u32
+    ) -> out_holder: ZlHolder |session, path| {
         let identifier = args::bytes(identifier, identifier_len, "identifier")?;
-        args::need(out_holder, "out_holder")?;
         let semaphore = Semaphore::new(session, path, identifier.to_vec(), max_leases)?;
-        castable::give(ZlHolder::new(Arc::new(semaphore), None), out_holder, "out_holder")
-    })
+        Ok(ZlHolder::new(Arc::new(semaphore), None))
+    }
 }
 
 /// Creates a multi-lock holder over the paths in `paths` (a list: each a

@@ -5,9 +5,8 @@ use zoolock::Party;
 
 use crate::args;
 use crate::castable;
-use crate::entry::async_entry;
+use crate::entry::{async_entry, new_entry};
 use crate::recipe::{call_later, impl_recipe};
-use crate::session::ZlSession;
 use crate::status::{guard, guard_void};
 use crate::znode::Reply;
 
@@ -18,35 +17,25 @@ pub struct ZlParty {
 
 impl_recipe!(ZlParty, party: Party, "party");
 
-/// A member of the party at `path` with `identifier`: kazoo's `Party`
-/// (`shallow` 0: node `<uuid4 hex>__party__` holding the identifier) or
-/// `ShallowParty` (`shallow` 1: node `<uuid4 hex>-<identifier>`, so no '/').
-/// Nothing is sent before `zl_party_join_async`.
-///
-/// # Safety
-/// `session` must be a live handle; the byte ranges valid; `out_party` valid for writes.
-#[no_mangle]
-pub unsafe extern "C" fn zl_party_new(
-    session: *const ZlSession,
-    path: *const u8,
-    path_len: u32,
-    identifier: *const u8,
-    identifier_len: u32,
-    shallow: u8,
-    out_party: *mut *mut ZlParty,
-) -> i32 {
-    guard(|| {
-        let session = &castable::borrow(session)?.session;
-        let path = zoolock::path_from_utf8(args::bytes(path, path_len, "path")?)?;
+new_entry! {
+    /// A member of the party at `path` with `identifier`: kazoo's `Party`
+    /// (`shallow` 0: node `<uuid4 hex>__party__` holding the identifier) or
+    /// `ShallowParty` (`shallow` 1: node `<uuid4 hex>-<identifier>`, so no '/').
+    /// Nothing is sent before `zl_party_join_async`.
+    ///
+    /// # Safety
+    /// `session` must be a live handle; the byte ranges valid; `out_party` valid for writes.
+    fn zl_party_new(
+        session, path, identifier: *const u8, identifier_len: u32, shallow: u8
+    ) -> out_party: ZlParty |session, path| {
         let identifier = args::text(identifier, identifier_len, "identifier")?;
-        args::need(out_party, "out_party")?;
         let party = if shallow != 0 {
             Party::shallow(session, path, identifier)?
         } else {
             Party::new(session, path, identifier)?
         };
-        castable::give(ZlParty { party }, out_party, "out_party")
-    })
+        Ok(ZlParty { party })
+    }
 }
 
 async_entry! {

@@ -5,9 +5,8 @@ use zoolock::PersistentNode;
 
 use crate::args;
 use crate::castable;
-use crate::entry::async_entry;
-use crate::recipe::{call_later, impl_recipe, new_recipe};
-use crate::session::ZlSession;
+use crate::entry::{async_entry, new_entry};
+use crate::recipe::{call_later, impl_recipe};
 use crate::status::{guard, guard_void};
 use crate::znode::Reply;
 
@@ -18,24 +17,18 @@ pub struct ZlPersistentNode {
 
 impl_recipe!(ZlPersistentNode, node: PersistentNode, "persistent node");
 
-/// The node at `path` (its parent made when missing) holding `data`;
-/// nothing is sent before `zl_persistent_node_start_async`.
-///
-/// # Safety
-/// `session` must be a live handle; the byte ranges valid; `out_node` valid for writes.
-#[no_mangle]
-pub unsafe extern "C" fn zl_persistent_node_new(
-    session: *const ZlSession,
-    path: *const u8,
-    path_len: u32,
-    data: *const u8,
-    data_len: u32,
-    out_node: *mut *mut ZlPersistentNode,
-) -> i32 {
-    new_recipe(session, path, path_len, out_node, "out_node", |session, path| {
+new_entry! {
+    /// The node at `path` (its parent made when missing) holding `data`;
+    /// nothing is sent before `zl_persistent_node_start_async`.
+    ///
+    /// # Safety
+    /// `session` must be a live handle; the byte ranges valid; `out_node` valid for writes.
+    fn zl_persistent_node_new(
+        session, path, data: *const u8, data_len: u32
+    ) -> out_node: ZlPersistentNode |session, path| {
         let data = args::bytes(data, data_len, "data")?.to_vec();
         Ok(ZlPersistentNode { node: PersistentNode::new(session, path, data)? })
-    })
+    }
 }
 
 async_entry! {

@@ -9,9 +9,8 @@ use zoolock::{LockingQueue, Queue};
 
 use crate::args;
 use crate::castable;
-use crate::entry::{async_entry, Completion};
-use crate::recipe::{call_later, impl_recipe, new_recipe};
-use crate::session::ZlSession;
+use crate::entry::{async_entry, new_entry, Completion};
+use crate::recipe::{call_later, impl_recipe};
 use crate::status::{guard, guard_void, FfiResult};
 use crate::znode::Reply;
 
@@ -41,20 +40,14 @@ fn entry(path: String) -> Reply {
     Reply::data(path.into_bytes())
 }
 
-/// The queue at `path`; nothing is sent before a call.
-///
-/// # Safety
-/// `session` must be a live handle; the byte range valid; `out_queue` valid for writes.
-#[no_mangle]
-pub unsafe extern "C" fn zl_queue_new(
-    session: *const ZlSession,
-    path: *const u8,
-    path_len: u32,
-    out_queue: *mut *mut ZlQueue,
-) -> i32 {
-    new_recipe(session, path, path_len, out_queue, "out_queue", |session, path| {
+new_entry! {
+    /// The queue at `path`; nothing is sent before a call.
+    ///
+    /// # Safety
+    /// `session` must be a live handle; the byte range valid; `out_queue` valid for writes.
+    fn zl_queue_new(session, path) -> out_queue: ZlQueue |session, path| {
         Ok(ZlQueue { queue: Queue::new(session, path)? })
-    })
+    }
 }
 
 async_entry! {
@@ -103,21 +96,15 @@ pub unsafe extern "C" fn zl_queue_free(queue: *mut ZlQueue) {
     guard_void(|| castable::free(queue))
 }
 
-/// A consumer of the locking queue at `path`, with a fresh id; nothing is
-/// sent before a call.
-///
-/// # Safety
-/// `session` must be a live handle; the byte range valid; `out_queue` valid for writes.
-#[no_mangle]
-pub unsafe extern "C" fn zl_locking_queue_new(
-    session: *const ZlSession,
-    path: *const u8,
-    path_len: u32,
-    out_queue: *mut *mut ZlLockingQueue,
-) -> i32 {
-    new_recipe(session, path, path_len, out_queue, "out_queue", |session, path| {
+new_entry! {
+    /// A consumer of the locking queue at `path`, with a fresh id; nothing is
+    /// sent before a call.
+    ///
+    /// # Safety
+    /// `session` must be a live handle; the byte range valid; `out_queue` valid for writes.
+    fn zl_locking_queue_new(session, path) -> out_queue: ZlLockingQueue |session, path| {
         Ok(ZlLockingQueue { queue: LockingQueue::new(session, path)? })
-    })
+    }
 }
 
 async_entry! {
