@@ -133,6 +133,47 @@ async fn a_resigned_term_stays_released_whatever_the_candidate_s_next_term_does(
     assert_eq!(first.state(), LockState::Released, "the resigned term is not the lost one");
 }
 
+/// A term's listener hears the term, not the lock: the candidate's next
+/// term makes the lock `Held` again, which the resigned term's listener
+/// hears as `Released`; the next term's listener hears its loss.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_term_s_listener_hears_its_own_term() {
+    let connect = shared_server();
+    let path = unique_path("election-listener");
+    let a = session(&connect).await;
+    let election = Election::new(&a, &path, "a").unwrap();
+    let heard = |term: &std::sync::Arc<zoolock::Leadership>| {
+        let (tx, rx) = std::sync::mpsc::channel();
+        term.add_listener(Box::new(move |state| {
+            let _ = tx.send(state);
+        }));
+        rx
+    };
+    let first = std::sync::Arc::new(election.lead().await.unwrap());
+    let first_heard = heard(&first);
+    assert!(first.resign().await.unwrap());
+    let second = std::sync::Arc::new(election.lead().await.unwrap());
+    let second_heard = heard(&second);
+    expire_and_wait_lost(&a, &second).await;
+    // One event thread calls both listeners in order: once the second term's
+    // loss is heard, so is all the first term heard before it.
+    let lost = LockState::Lost(LostReason::SessionExpired);
+    let until_lost = |heard: std::sync::mpsc::Receiver<LockState>| {
+        let mut states = Vec::new();
+        while states.last() != Some(&lost) {
+            states.push(heard.recv_timeout(Duration::from_secs(20)).expect("a state"));
+        }
+        states
+    };
+    tokio::task::block_in_place(|| {
+        let second_states = until_lost(second_heard);
+        assert!(!second_states.contains(&LockState::Released), "{second_states:?}");
+        let first_states = until_lost(first_heard);
+        assert_eq!(first_states[0], LockState::Released, "{first_states:?}");
+        assert!(!first_states.contains(&LockState::Held), "the next term is not this one's: {first_states:?}");
+    });
+}
+
 #[test]
 fn run_leads_calls_and_resigns_as_kazoo_s_does() {
     let session = zoolock::Session::connect_blocking(

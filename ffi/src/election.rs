@@ -7,7 +7,7 @@ use std::ffi::c_void;
 use std::sync::Arc;
 use std::time::Duration;
 
-use zoolock::{runtime, Election, Leadership, LockState};
+use zoolock::{runtime, Election, Leadership};
 
 use crate::args::{self, UserData};
 use crate::cancel::{cancellable, Stops, ZlCancel};
@@ -41,8 +41,6 @@ impl Castable for ZlElection {
 
 /// One term of leadership, the core's `Leadership` (shared with its listener).
 pub struct ZlLeadership {
-    /// The candidate whose lock the term is, for its listeners.
-    election: Election,
     term: Arc<Leadership>,
     listener: Listener,
 }
@@ -52,8 +50,8 @@ impl Castable for ZlLeadership {
 }
 
 impl ZlLeadership {
-    fn new(election: Election, term: Leadership) -> ZlLeadership {
-        ZlLeadership { election, term: Arc::new(term), listener: Listener::default() }
+    fn new(term: Leadership) -> ZlLeadership {
+        ZlLeadership { term: Arc::new(term), listener: Listener::default() }
     }
 }
 
@@ -61,7 +59,7 @@ impl Drop for ZlLeadership {
     /// Stops the callback; dropping the term resigns it in the background (the core's).
     fn drop(&mut self) {
         if let Some(id) = self.listener.take_registration() {
-            self.election.lock().remove_listener(id);
+            self.term.remove_listener(id);
         }
         self.listener.clear();
     }
@@ -121,7 +119,7 @@ pub unsafe extern "C" fn zl_election_lead(
         let timeout = args::timeout(timeout_ms, "timeout_ms")?;
         let cancel = Stops::new(cancel.as_ref());
         match runtime::block_on(lead(election.clone(), timeout, cancel))? {
-            Some(term) => castable::give(ZlLeadership::new(election, term), out_leadership, "out_leadership"),
+            Some(term) => castable::give(ZlLeadership::new(term), out_leadership, "out_leadership"),
             None => args::put(out_leadership, std::ptr::null_mut(), "out_leadership"),
         }
     })
@@ -153,9 +151,8 @@ pub unsafe extern "C" fn zl_election_lead_async(
             let data = user_data.get();
             match outcome {
                 Ok(term) => {
-                    let won = term.map_or(std::ptr::null_mut(), |term| {
-                        Box::into_raw(Box::new(ZlLeadership::new(election, term)))
-                    });
+                    let won =
+                        term.map_or(std::ptr::null_mut(), |term| Box::into_raw(Box::new(ZlLeadership::new(term))));
                     callback(data, ZL_OK, won, std::ptr::null(), 0);
                 }
                 Err(failure) => {
@@ -264,24 +261,13 @@ pub unsafe extern "C" fn zl_leadership_set_listener(
 ) -> i32 {
     guard(|| {
         let this = castable::borrow(leadership)?;
-        let lock = this.election.lock();
-        let term = this.term.clone();
+        let (term, removes) = (this.term.clone(), this.term.clone());
         this.listener.set(
             callback,
             user_data,
-            // The lock outlives the term: its later changes (another term of this
-            // candidate) are this term's as the core's `Leadership::state` reads them.
-            |sink| {
-                lock.add_listener(Box::new(move |state| {
-                    let code = match state {
-                        LockState::Lost(_) => state.code(),
-                        _ => term.state().code(),
-                    };
-                    sink(code)
-                }))
-            },
+            |sink| term.add_listener(Box::new(move |state| sink(state.code()))),
             |id| {
-                lock.remove_listener(id);
+                removes.remove_listener(id);
             },
         );
         Ok(())

@@ -3,6 +3,7 @@
 //! (its state, fencing token, loss) is the leadership's.
 
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 use std::time::Duration;
 
 use tokio::sync::watch;
@@ -187,6 +188,26 @@ impl Leadership {
     /// Whether this term lasts: held, not suspended or lost.
     pub fn is_leader(&self) -> bool {
         self.state() == LockState::Held
+    }
+
+    /// Tells `callback` of each change of this term's state, on zoolock's
+    /// event thread, as [`Leadership::state`] reads it then (a loss as the
+    /// lock says it): the lock outlives the term, and its later terms are
+    /// this one's `Released`. Returns the listener's id.
+    pub fn add_listener(self: &Arc<Leadership>, callback: Box<dyn Fn(LockState) + Send + Sync>) -> u64 {
+        let term = Arc::downgrade(self);
+        self.lock.add_listener(Box::new(move |state| {
+            callback(match (state, term.upgrade()) {
+                (lost @ LockState::Lost(_), _) => lost,
+                (_, Some(term)) => term.state(),
+                (_, None) => LockState::Released,
+            })
+        }))
+    }
+
+    /// Stops the listener [`add_listener`](Leadership::add_listener) returned `id` for; false if it was gone.
+    pub fn remove_listener(&self, id: u64) -> bool {
+        self.lock.remove_listener(id)
     }
 
     /// Every change of the lock's state: `wait_for(|s| matches!(s, LockState::Lost(_)))`
