@@ -609,6 +609,7 @@ namespace ZooLock.Tests
             var barrier = new ZooKeeperBarrier(c.Path("barrier"), session);
             var doubleBarrier = new ZooKeeperDoubleBarrier(c.Path("double"), session, 2);
             var party = new ZooKeeperParty(c.Path("party"), session);
+            var node = c.Own(new ZooKeeperPersistentNode(c.Path("registry/n"), session));
             var queue = new ZooKeeperQueue(c.Path("queue"), session);
             var jobs = new ZooKeeperLockingQueue(c.Path("jobs"), session);
             var counter = c.Own(new ZooKeeperCounter(c.Path("counter"), session));
@@ -621,6 +622,7 @@ namespace ZooLock.Tests
             c.Check("Barrier.Wait", () => barrier.Wait(Patience));
             c.Check("DoubleBarrier.Enter", () => doubleBarrier.Enter());
             c.Check("Party.Join", () => party.Join());
+            c.Check("PersistentNode.Start", () => node.Start());
             c.Check("Queue.Put", () => queue.Put(x));
             c.Check("Queue.Get", () => queue.Get());
             c.Check("LockingQueue.Put", () => jobs.Put(x));

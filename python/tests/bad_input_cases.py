@@ -457,6 +457,7 @@ def recipe_after_close(ctx):
     barrier = client.Barrier(ctx.path("barrier"))
     double = client.DoubleBarrier(ctx.path("double"), 2)
     party = client.Party(ctx.path("party"))
+    node = client.PersistentNode(ctx.path("registry/n"))
     queue, jobs = client.Queue(ctx.path("queue")), client.LockingQueue(ctx.path("jobs"))
     counter = client.Counter(ctx.path("counter"))
     multi = client.MultiLock([ctx.path("a"), ctx.path("b")])
@@ -468,6 +469,7 @@ def recipe_after_close(ctx):
         ("Barrier.wait", lambda: barrier.wait(timeout=PATIENCE)),
         ("DoubleBarrier.enter", double.enter),
         ("Party.join", party.join),
+        ("PersistentNode.start", node.start),
         ("Queue.put", lambda: queue.put(b"x")),
         ("Queue.get", queue.get),
         ("LockingQueue.put", lambda: jobs.put(b"x")),

@@ -12,8 +12,8 @@ use zk_harness::{Ensemble, Options, Sasl, Tls};
 use zookeeper_client as zk;
 use zoolock::{
     timeout_from_secs, try_lease, try_multi_lease, Acl, Acquire, AuthId, Barrier, ClientId, Counter, Create,
-    DoubleBarrier, Kind, Lock, LockConfig, LockingQueue, MultiLock, Owner, Party, Permission, Queue, SaslMechanism,
-    SaslOptions, Semaphore, Session, SessionOptions, TlsOptions, MAX_IDENTIFIER_BYTES, MAX_PATH_BYTES,
+    DoubleBarrier, Kind, Lock, LockConfig, LockingQueue, MultiLock, Owner, Party, Permission, PersistentNode, Queue,
+    SaslMechanism, SaslOptions, Semaphore, Session, SessionOptions, TlsOptions, MAX_IDENTIFIER_BYTES, MAX_PATH_BYTES,
 };
 
 use super::common::{raw, until_children};
@@ -292,6 +292,7 @@ pub fn all() -> Vec<(&'static str, Case)> {
             let barrier = Barrier::new(&s, &c.path("barrier")).unwrap();
             let double = DoubleBarrier::new(&s, &c.path("double"), 2, "").unwrap();
             let party = Party::new(&s, &c.path("party"), "").unwrap();
+            let node = PersistentNode::new(&s, &c.path("registry/n"), b"".to_vec()).unwrap();
             let queue = Queue::new(&s, &c.path("queue")).unwrap();
             let locking = LockingQueue::new(&s, &c.path("jobs")).unwrap();
             let counter = Counter::new(&s, &c.path("counter"), 0).unwrap();
@@ -302,6 +303,7 @@ pub fn all() -> Vec<(&'static str, Case)> {
             c.check("Barrier wait", barrier.wait(Some(PATIENCE)).await.map(drop));
             c.check("DoubleBarrier enter", double.enter().await);
             c.check("Party join", party.join().await);
+            c.check("PersistentNode start", node.start().await);
             c.check("Queue put", queue.put(b"x", 100).await.map(drop));
             c.check("Queue get", queue.get().await.map(drop));
             c.check("LockingQueue put", locking.put(b"x", 100).await.map(drop));
