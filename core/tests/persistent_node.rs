@@ -52,7 +52,7 @@ async fn a_node_is_kept_across_an_expiry_and_a_deletion_and_goes_on_close() {
 
     node.set_data(b"10.0.0.1:81".to_vec()).await.unwrap();
     assert_eq!(raw.get_data(&path).await.unwrap().0, b"10.0.0.1:81");
-    assert_eq!(node.data().await, b"10.0.0.1:81");
+    assert_eq!(node.data(), b"10.0.0.1:81");
     raw.delete(&path, None).await.unwrap();
     until_node(&raw, &path, b"10.0.0.1:81", second).await;
 
@@ -99,6 +99,48 @@ async fn a_node_of_another_session_is_waited_out_and_left_alone() {
     other.close().await;
     until_node(&raw, &path, b"changed", session.status().session_id).await;
     assert!(node.close().await.unwrap());
+}
+
+/// A close while a start waits out another's node ends the start, and
+/// nothing is made once that node goes (the review's case: the start used
+/// to go on and keep the node the close had deleted).
+#[tokio::test(flavor = "multi_thread")]
+async fn a_close_ends_a_pending_start_and_nothing_is_kept() {
+    let connect = shared_server();
+    let raw = raw(&connect).await;
+    let (session, earlier) = (session(&connect).await, session(&connect).await);
+    let path = format!("{}/worker-1", unique_path("registry-close-pending"));
+    let made = zoolock::Create::default().ephemeral().makepath();
+    earlier.create(&path, Some(b"earlier"), &made).await.unwrap();
+    let node = PersistentNode::new(&session, &path, b"mine".to_vec()).unwrap();
+    let starting = tokio::spawn({
+        let node = node.clone();
+        async move { node.start().await }
+    });
+    watched_by(&path, session.status().session_id).await;
+    assert!(!node.close().await.unwrap(), "another's node is not deleted");
+    assert!(matches!(starting.await.unwrap(), Err(Error::Cancelled { .. })));
+    assert!(!node.is_started());
+    earlier.close().await;
+    // The server has our session's requests in order: a create sent before
+    // this read would show in it.
+    session.exists(&path).await.unwrap();
+    assert!(raw.check_stat(&path).await.unwrap().is_none(), "nothing made after the close");
+}
+
+/// A persistent node at the path goes with no session: no one's to wait
+/// out, and never taken as this one's.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_persistent_node_at_the_path_is_refused() {
+    let connect = shared_server();
+    let session = session(&connect).await;
+    let path = format!("{}/worker-1", unique_path("registry-persistent"));
+    session.create(&path, Some(b"by hand"), &zoolock::Create::default().makepath()).await.unwrap();
+    let node = PersistentNode::new(&session, &path, b"mine".to_vec()).unwrap();
+    assert!(matches!(node.start().await, Err(Error::NodeExists { .. })));
+    assert!(!node.is_started());
+    assert!(!node.close().await.unwrap());
+    assert_eq!(session.get(&path).await.unwrap().0.as_deref(), Some(&b"by hand"[..]));
 }
 
 #[tokio::test(flavor = "multi_thread")]

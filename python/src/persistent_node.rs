@@ -2,12 +2,16 @@
 //! and its faults are the core's; this translates arguments and the
 //! blocking style.
 
+use std::sync::{Arc, Mutex};
+
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyTuple};
 
+use crate::errors::{ConnectionClosedError, IntoPy};
 use crate::holder;
 use crate::recipe::{call, OnClient};
+use crate::wait::uninterruptible;
 
 fn bytes(data: &Bound<'_, PyAny>) -> PyResult<Vec<u8>> {
     let bytes = data.cast::<PyBytes>().map_err(|_| PyTypeError::new_err("data must be a byte string"))?;
@@ -24,6 +28,8 @@ fn bytes(data: &Bound<'_, PyAny>) -> PyResult<Vec<u8>> {
 #[pyclass(frozen, module = "zoolock")]
 pub struct PersistentNode {
     path: String,
+    /// The data as last set: a client's later `start()` makes the node on its new session with it.
+    data: Arc<Mutex<Vec<u8>>>,
     core: OnClient<zoolock::PersistentNode>,
 }
 
@@ -33,11 +39,12 @@ impl PersistentNode {
     #[pyo3(signature = (client, path, data=None))]
     fn new(client: &Bound<'_, PyAny>, path: &Bound<'_, PyAny>, data: Option<&Bound<'_, PyAny>>) -> PyResult<Self> {
         let path = holder::path(path)?;
-        let data = data.map(bytes).transpose()?.unwrap_or_default();
-        let node_path = path.clone();
-        let core =
-            OnClient::new(client, move |session| zoolock::PersistentNode::new(session, &node_path, data.clone()))?;
-        Ok(PersistentNode { path, core })
+        let data = Arc::new(Mutex::new(data.map(bytes).transpose()?.unwrap_or_default()));
+        let (node_path, made_with) = (path.clone(), data.clone());
+        let core = OnClient::new(client, move |session| {
+            zoolock::PersistentNode::new(session, &node_path, made_with.lock().unwrap().clone())
+        })?;
+        Ok(PersistentNode { path, data, core })
     }
 
     /// Makes the node and keeps it; returns once it is this session's.
@@ -51,21 +58,23 @@ impl PersistentNode {
     fn set_data(&self, py: Python<'_>, data: &Bound<'_, PyAny>) -> PyResult<()> {
         let node = self.core.get(py)?;
         let data = bytes(data)?;
+        *self.data.lock().unwrap() = data.clone();
         call(py, async move { node.set_data(data).await })
     }
 
-    /// Stops keeping the node and deletes it: ``True`` if it was this session's.
+    /// Stops keeping the node and deletes it: ``True`` if it was this
+    /// session's. Not cut short by Ctrl-C, as a lock's release is not: a
+    /// close half done would leave the node. A ``start()`` waiting in
+    /// another thread ends with ``CancelledError``.
     fn close(&self, py: Python<'_>) -> PyResult<bool> {
         let node = self.core.get(py)?;
-        call(py, async move { node.close().await })
+        uninterruptible(py, async move { node.close().await })?.py_err()
     }
 
     /// The data the node is made with.
     #[getter]
-    fn data<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyBytes>> {
-        let node = self.core.get(py)?;
-        let data = call(py, async move { Ok(node.data().await) })?;
-        Ok(PyBytes::new(py, &data))
+    fn data<'py>(&self, py: Python<'py>) -> Bound<'py, PyBytes> {
+        PyBytes::new(py, &self.data.lock().unwrap())
     }
 
     /// Whether it is started and not closed.
@@ -91,10 +100,13 @@ impl PersistentNode {
         Ok(slf)
     }
 
+    /// Closes; on a stopped client there is nothing to close (the node went with its session).
     #[pyo3(signature = (*_exc))]
     fn __exit__(&self, py: Python<'_>, _exc: &Bound<'_, PyTuple>) -> PyResult<bool> {
-        self.close(py)?;
-        Ok(false)
+        match self.close(py) {
+            Err(err) if err.is_instance_of::<ConnectionClosedError>(py) => Ok(false),
+            other => other.map(|_| false),
+        }
     }
 
     fn __repr__(&self) -> String {

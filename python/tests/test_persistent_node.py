@@ -56,6 +56,25 @@ def test_kept_across_an_expiry_and_a_deletion_then_closed(harness, client, kz, p
     assert kz.exists(node_path) is None
 
 
+def test_a_client_s_restart_keeps_the_data_and_a_stop_inside_with_raises_nothing(make_client, kz, path):
+    """After ``client.restart()`` (a new session), ``start()`` makes the node
+    with the data last set; leaving a ``with`` block on a stopped client
+    raises nothing (the node went with its session)."""
+    client = make_client()
+    node_path = f"{path}/worker-1"
+    node = client.PersistentNode(node_path, b"first")
+    node.start()
+    node.set_data(b"second")
+    client.restart()
+    assert not node.is_started, "its session closed with the restart"
+    node.start()
+    assert kz.get(node_path)[0] == b"second" and node.data == b"second"
+    node.close()
+    with client.PersistentNode(node_path, b"inside") as inside:
+        client.stop()
+    assert not inside.is_started and kz.exists(node_path) is None
+
+
 KEEP_A_NODE = """
 import sys, zoolock
 client = zoolock.KazooClient(hosts=sys.argv[1], timeout=float(sys.argv[3]))

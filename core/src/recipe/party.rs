@@ -204,7 +204,7 @@ impl Party {
 impl Member {
     /// Creates the node on the live session; the generation it is on.
     async fn create(&self) -> Result<u64> {
-        create_kept(&self.session, &self.path, &self.node, self.identifier.as_bytes()).await
+        create_kept(&self.session, &self.path, &self.node, self.identifier.as_bytes(), true).await
     }
 
     /// The member nodes among the path's children (a `Party` skips others).

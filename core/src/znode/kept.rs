@@ -11,13 +11,14 @@ use crate::session::{Live, Session};
 /// Creates the ephemeral node `name` under `parent` (and `parent`) holding
 /// `data` on the live session; the generation it is on. A node of this name
 /// that another session made goes with that session: the create waits for
-/// it to go (not within the request bound). A party's member and a
-/// persistent node are kept this way.
-pub(crate) async fn create_kept(session: &Session, parent: &str, name: &str, data: &[u8]) -> Result<u64> {
+/// it to go (not within the request bound). A persistent node there is
+/// taken as it is if `adopt` (kazoo's party reuses it), else
+/// [`Error::NodeExists`]. A party's member and a persistent node are kept this way.
+pub(crate) async fn create_kept(session: &Session, parent: &str, name: &str, data: &[u8], adopt: bool) -> Result<u64> {
     let live = session.live().await?;
     let node = format!("{parent}/{name}");
     loop {
-        match session.bounded(create_on(session, &live, parent, &node, data)).await? {
+        match session.bounded(create_on(session, &live, parent, &node, data, adopt)).await? {
             OnSession::Done(None) => return Ok(live.generation),
             OnSession::Done(Some(theirs)) => {
                 let event = theirs.changed().await;
@@ -31,14 +32,15 @@ pub(crate) async fn create_kept(session: &Session, parent: &str, name: &str, dat
 }
 
 /// Made, or found made by this session (a create whose reply was lost)
-/// or by hand (a persistent node: kazoo reuses it); or else a watch on
-/// the node another session owns.
+/// or by hand (a persistent node, if `adopt`); or else a watch on the node
+/// another session owns.
 async fn create_on(
     session: &Session,
     live: &Live,
     parent: &str,
     node: &str,
     data: &[u8],
+    adopt: bool,
 ) -> Result<OnSession<Option<zk::OneshotWatcher>>> {
     let acls = zk::Acls::new(&session.options().acls);
     let ephemeral = zk::CreateMode::Ephemeral.with_acls(acls);
@@ -48,6 +50,9 @@ async fn create_on(
             Err(zk::Error::NodeExists) => match ask!(live, live.client.check_and_watch_stat(node)) {
                 Ok((Some(stat), watcher)) if stat.ephemeral_owner != 0 && stat.ephemeral_owner != live.session_id => {
                     return Ok(OnSession::Done(Some(watcher)))
+                }
+                Ok((Some(stat), _)) if stat.ephemeral_owner == 0 && !adopt => {
+                    return Err(Error::NodeExists { action: "keep", path: node.to_owned() })
                 }
                 Ok((Some(_), _)) => return Ok(OnSession::Done(None)),
                 Ok((None, _)) => {}
