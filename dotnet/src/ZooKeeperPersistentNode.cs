@@ -30,19 +30,11 @@ namespace ZooLock
         /// <exception cref="ArgumentException">A bad path, or data too large for a znode.</exception>
         public ZooKeeperPersistentNode(string path, ZooKeeperSession session, byte[] data = null)
         {
-            if (path == null) throw new ArgumentNullException("path");
-            if (session == null) throw new ArgumentNullException("session");
-            var p = Interop.Bytes(path);
             var d = data ?? new byte[0];
-            session.With(s =>
+            native.Create(session, path, (s, bytes, length, created) =>
             {
-                ZlPersistentNode* created;
-                fixed (byte* bytes = p, value = d)
-                {
-                    Interop.Check(NativeMethods.zl_persistent_node_new((ZlSession*)s, bytes, (uint)p.Length, value, (uint)d.Length, &created));
-                }
-                native.Set((IntPtr)created);
-                return 0;
+                fixed (byte* value = d)
+                    return NativeMethods.zl_persistent_node_new(s, bytes, length, value, (uint)d.Length, (ZlPersistentNode**)created);
             });
             Path = path;
         }
