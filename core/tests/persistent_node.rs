@@ -143,6 +143,26 @@ async fn a_persistent_node_at_the_path_is_refused() {
     assert_eq!(session.get(&path).await.unwrap().0.as_deref(), Some(&b"by hand"[..]));
 }
 
+/// Every handle dropped without a close: the node stays with its session
+/// (as a lock's holder dropped while holding), but is no longer kept.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_dropped_node_is_no_longer_made_again() {
+    let connect = shared_server();
+    let raw = raw(&connect).await;
+    let session = session(&connect).await;
+    let path = format!("{}/worker-1", unique_path("registry-dropped"));
+    let node = PersistentNode::new(&session, &path, b"dropped".to_vec()).unwrap();
+    node.start().await.unwrap();
+    drop(node);
+    assert!(raw.check_stat(&path).await.unwrap().is_some(), "the node stays with its session");
+    raw.delete(&path, None).await.unwrap();
+    session.create(&format!("{path}-probe"), Some(b""), &zoolock::Create::default()).await.unwrap();
+    // A keeper still running would have been woken by the deletion before
+    // the probe's create was answered on this session, and its create sent.
+    session.exists(&path).await.unwrap();
+    assert!(raw.check_stat(&path).await.unwrap().is_none(), "not made again once dropped");
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn bad_arguments_are_refused_before_anything_is_sent() {
     let connect = shared_server();
