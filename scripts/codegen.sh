@@ -2,12 +2,14 @@
 # Generates the C header and the C# files of zoolock's C ABI from ffi/ and the
 # core's codes (codegen/src/main.rs says what and from where):
 #   scripts/codegen.sh           writes ffi/include/zoolock.h, dotnet/src/NativeMethods.g.cs,
-#                                dotnet/src/Codes.g.cs and dotnet/src/Acquire.g.cs: commit them with the change
+#                                dotnet/src/Codes.g.cs and dotnet/src/Acquire.g.cs, and the recipe
+#                                lists of five hand-written files: commit them with the change
 #   scripts/codegen.sh --check   generates into a temporary folder and fails if a
 #                                committed file differs (the test command runs it)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-files=(ffi/include/zoolock.h dotnet/src/NativeMethods.g.cs dotnet/src/Codes.g.cs dotnet/src/Acquire.g.cs)
+files=(ffi/include/zoolock.h dotnet/src/NativeMethods.g.cs dotnet/src/Codes.g.cs dotnet/src/Acquire.g.cs
+  core/src/recipe/mod.rs ffi/src/recipe.rs python/src/recipe.rs python/python/zoolock/_zoolock.pyi python/python/zoolock/__init__.py)
 case "${1:-}" in
   "")
     scripts/lib/build-tools.sh

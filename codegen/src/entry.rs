@@ -111,12 +111,8 @@ impl Declaration {
 pub fn expanded_sources(root: &Path, into: &Path) -> PathBuf {
     let out = into.join("ffi-src");
     let _ = fs::remove_dir_all(&out);
-    fs::create_dir_all(&out).expect("could not create the expansion's folder");
-    for entry in fs::read_dir(root.join("ffi/src")).expect("ffi/src") {
-        let source = entry.expect("ffi/src").path();
-        if source.extension().is_none_or(|ext| ext != "rs") {
-            continue;
-        }
+    let src = root.join("ffi/src");
+    for source in rust_files(&src) {
         let text = fs::read_to_string(&source).expect("ffi/src");
         let mut file = syn::parse_file(&text).unwrap_or_else(|e| panic!("{}: {e}", source.display()));
         for item in &mut file.items {
@@ -130,8 +126,24 @@ pub fn expanded_sources(root: &Path, into: &Path) -> PathBuf {
                 }
             }
         }
-        fs::write(out.join(source.file_name().unwrap()), quote!(#file).to_string())
-            .expect("could not write the expansion");
+        let target = out.join(source.strip_prefix(&src).unwrap());
+        fs::create_dir_all(target.parent().unwrap()).expect("could not create the expansion's folder");
+        fs::write(target, quote!(#file).to_string()).expect("could not write the expansion");
     }
     out
+}
+
+/// The `.rs` files of `folder` and of its folders, sorted.
+pub fn rust_files(folder: &Path) -> Vec<PathBuf> {
+    let mut files = Vec::new();
+    for entry in fs::read_dir(folder).unwrap_or_else(|e| panic!("{}: {e}", folder.display())) {
+        let path = entry.expect("a source folder").path();
+        if path.is_dir() {
+            files.extend(rust_files(&path));
+        } else if path.extension().is_some_and(|ext| ext == "rs") {
+            files.push(path);
+        }
+    }
+    files.sort();
+    files
 }

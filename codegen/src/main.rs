@@ -11,13 +11,16 @@
 //! - `dotnet/src/Codes.g.cs`: the core's codes as C# enums, and the
 //!   interface that maps each error status to an exception (`Errors.cs`
 //!   implements it, so a new status fails to compile until it is mapped);
-//! - `dotnet/src/Acquire.g.cs`: each C# recipe's Acquire family (`acquire.rs`).
+//! - `dotnet/src/Acquire.g.cs`: each C# recipe's Acquire family (`acquire.rs`);
+//! - the lists that register each recipe in the core, the C ABI and the
+//!   Python module, and its Python stub (`recipes.rs`).
 //!
 //! `zoolock-codegen [OUT]` reads the workspace and writes below `OUT`
 //! (default: the workspace itself).
 
 mod acquire;
 mod entry;
+mod recipes;
 
 use std::fmt::Write as _;
 use std::fs;
@@ -41,6 +44,7 @@ fn main() {
     native_methods(&ffi_src, &out.join(NATIVE_METHODS));
     write(&out.join(CODES), &csharp_codes());
     write(&out.join(ACQUIRE), &acquire::csharp(&root));
+    recipes::write(&root, &out);
 }
 
 fn write(path: &Path, text: &str) {
@@ -114,14 +118,8 @@ fn c_header(ffi_src: &Path, path: &Path) {
 /// csbindgen over every file of `ffi_src` (it takes the entry points, which
 /// carry `#[no_mangle]`, and the `ZL_*` constants).
 fn native_methods(ffi_src: &Path, path: &Path) {
-    let mut sources: Vec<PathBuf> = fs::read_dir(ffi_src)
-        .expect("ffi/src")
-        .map(|entry| entry.expect("ffi/src").path())
-        .filter(|file| file.extension().is_some_and(|ext| ext == "rs"))
-        .collect();
-    sources.sort();
     let mut builder = csbindgen::Builder::default();
-    for source in &sources {
+    for source in entry::rust_files(ffi_src) {
         builder = builder.input_extern_file(source);
     }
     builder

@@ -15,14 +15,6 @@ namespace ZooLock.Native
         const string __DllName = "zoolock_ffi";
 
         /// <summary>
-        ///  `zl_counter_new` format: kazoo's text (Python's `repr` of the value).
-        /// </summary>
-        internal const int ZL_COUNTER_KAZOO = 0;
-        /// <summary>
-        ///  `zl_counter_new` format: Curator's `SharedCount` (4 big-endian bytes, whole numbers of 32 bits).
-        /// </summary>
-        internal const int ZL_COUNTER_CURATOR = 1;
-        /// <summary>
         ///  `zl_lock_new` option: reentrant per owner.
         /// </summary>
         internal const uint ZL_LOCK_REENTRANT = 1;
@@ -77,6 +69,14 @@ namespace ZooLock.Native
         ///  The client's private key (`keyfile`).
         /// </summary>
         internal const int ZL_PEM_KEYFILE = 2;
+        /// <summary>
+        ///  `zl_counter_new` format: kazoo's text (Python's `repr` of the value).
+        /// </summary>
+        internal const int ZL_COUNTER_KAZOO = 0;
+        /// <summary>
+        ///  `zl_counter_new` format: Curator's `SharedCount` (4 big-endian bytes, whole numbers of 32 bits).
+        /// </summary>
+        internal const int ZL_COUNTER_CURATOR = 1;
         /// <summary>
         ///  The call succeeded.
         /// </summary>
@@ -239,115 +239,6 @@ namespace ZooLock.Native
         internal static extern void zl_bytes_free(byte* ptr, uint len);
 
         /// <summary>
-        ///  The barrier at `path`; nothing is sent before a call.
-        ///
-        ///  # Safety
-        ///  `session` must be a live handle; the byte range valid; `out_barrier` valid for writes.
-        /// </summary>
-        [DllImport(__DllName, EntryPoint = "zl_barrier_new", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
-        internal static extern int zl_barrier_new(ZlSession* session, byte* path, uint path_len, ZlBarrier** out_barrier);
-
-        /// <summary>
-        ///  Puts the barrier up (creates its node if missing); `callback` gets empty data.
-        ///
-        ///  # Safety
-        ///  `barrier` must be a live handle until the callback; `cancel` null or
-        ///  live; `user_data` valid until the callback.
-        /// </summary>
-        [DllImport(__DllName, EntryPoint = "zl_barrier_create_async", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
-        internal static extern int zl_barrier_create_async(ZlBarrier* barrier, ZlCancel* cancel, zl_barrier_create_async_callback_delegate callback, void* user_data);
-
-        /// <summary>
-        ///  Takes the barrier down; `callback`'s one byte is 1 if its node was there.
-        ///
-        ///  # Safety
-        ///  As for `zl_barrier_create_async`.
-        /// </summary>
-        [DllImport(__DllName, EntryPoint = "zl_barrier_remove_async", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
-        internal static extern int zl_barrier_remove_async(ZlBarrier* barrier, ZlCancel* cancel, zl_barrier_remove_async_callback_delegate callback, void* user_data);
-
-        /// <summary>
-        ///  Waits until the barrier is down, for `timeout_ms` (0 looks once, -1
-        ///  waits forever); `callback`'s one byte is 1 if it is down, 0 if the
-        ///  timeout ran out. Goes on across a lost connection and a session expiry.
-        ///
-        ///  # Safety
-        ///  As for `zl_barrier_create_async`.
-        /// </summary>
-        [DllImport(__DllName, EntryPoint = "zl_barrier_wait_async", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
-        internal static extern int zl_barrier_wait_async(ZlBarrier* barrier, long timeout_ms, ZlCancel* cancel, zl_barrier_wait_async_callback_delegate callback, void* user_data);
-
-        /// <summary>
-        ///  Frees the barrier handle (the barrier's node stays). Null is ignored.
-        ///
-        ///  # Safety
-        ///  `barrier` must come from `zl_barrier_new`, freed once, with no call on it in flight.
-        /// </summary>
-        [DllImport(__DllName, EntryPoint = "zl_barrier_free", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
-        internal static extern void zl_barrier_free(ZlBarrier* barrier);
-
-        /// <summary>
-        ///  A member of the double barrier at `path` that waits for `num_clients`
-        ///  members (at least 1); `identifier` is its node's data. Nothing is sent
-        ///  before `zl_double_barrier_enter_async`.
-        ///
-        ///  # Safety
-        ///  `session` must be a live handle; the byte ranges valid; `out_barrier` valid for writes.
-        /// </summary>
-        [DllImport(__DllName, EntryPoint = "zl_double_barrier_new", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
-        internal static extern int zl_double_barrier_new(ZlSession* session, byte* path, uint path_len, uint num_clients, byte* identifier, uint identifier_len, ZlDoubleBarrier** out_barrier);
-
-        /// <summary>
-        ///  Enters: `callback` (empty data) once `num_clients` members are in. A
-        ///  failure or a fired `cancel` leaves no node of this member.
-        ///
-        ///  # Safety
-        ///  `barrier` must be a live handle until the callback; `cancel` null or
-        ///  live; `user_data` valid until the callback.
-        /// </summary>
-        [DllImport(__DllName, EntryPoint = "zl_double_barrier_enter_async", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
-        internal static extern int zl_double_barrier_enter_async(ZlDoubleBarrier* barrier, ZlCancel* cancel, zl_double_barrier_enter_async_callback_delegate callback, void* user_data);
-
-        /// <summary>
-        ///  Leaves: `callback` (empty data) once every member has left. This
-        ///  member's node is deleted even if the wait is cancelled.
-        ///
-        ///  # Safety
-        ///  As for `zl_double_barrier_enter_async`.
-        /// </summary>
-        [DllImport(__DllName, EntryPoint = "zl_double_barrier_leave_async", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
-        internal static extern int zl_double_barrier_leave_async(ZlDoubleBarrier* barrier, ZlCancel* cancel, zl_double_barrier_leave_async_callback_delegate callback, void* user_data);
-
-        /// <summary>
-        ///  `*out_participating` 1 while this member has entered and not left.
-        ///
-        ///  # Safety
-        ///  `barrier` must be a live handle; `out_participating` valid for writes.
-        /// </summary>
-        [DllImport(__DllName, EntryPoint = "zl_double_barrier_participating", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
-        internal static extern int zl_double_barrier_participating(ZlDoubleBarrier* barrier, byte* out_participating);
-
-        /// <summary>
-        ///  This member's node (full path), as UTF-8 to free with `zl_bytes_free`.
-        ///
-        ///  # Safety
-        ///  `barrier` must be a live handle; out-pointers valid for writes.
-        /// </summary>
-        [DllImport(__DllName, EntryPoint = "zl_double_barrier_node", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
-        internal static extern int zl_double_barrier_node(ZlDoubleBarrier* barrier, byte** out_ptr, uint* out_len);
-
-        /// <summary>
-        ///  Frees the member; a wait in flight must have called back first. A
-        ///  member that entered and did not leave keeps its node until its session
-        ///  ends. Null is ignored.
-        ///
-        ///  # Safety
-        ///  `barrier` must come from `zl_double_barrier_new`, freed once, with no call on it in flight.
-        /// </summary>
-        [DllImport(__DllName, EntryPoint = "zl_double_barrier_free", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
-        internal static extern void zl_double_barrier_free(ZlDoubleBarrier* barrier);
-
-        /// <summary>
         ///  Creates a cancel token; free it with `zl_cancel_free` once the calls it
         ///  was passed to have returned (or called back).
         ///
@@ -378,97 +269,6 @@ namespace ZooLock.Native
         internal static extern void zl_cancel_free(ZlCancel* cancel);
 
         /// <summary>
-        ///  Creates a counter on `path` whose empty node reads as `*default`; its
-        ///  type (whole or floating) is the counter's, and every change must be of
-        ///  it. `format` is `ZL_COUNTER_KAZOO` or `ZL_COUNTER_CURATOR`. Nothing is sent yet.
-        ///
-        ///  # Safety
-        ///  `session` must be a live handle; the byte range and `default` valid; `out_counter` valid for writes.
-        /// </summary>
-        [DllImport(__DllName, EntryPoint = "zl_counter_new", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
-        internal static extern int zl_counter_new(ZlSession* session, byte* path, uint path_len, ZlCounterValue* @default, int format, ZlCounter** out_counter);
-
-        /// <summary>
-        ///  The value now, creating the node (empty: the default) if missing.
-        ///
-        ///  # Safety
-        ///  `counter` must be a live handle; `cancel` null or live; `out_value` valid for writes.
-        /// </summary>
-        [DllImport(__DllName, EntryPoint = "zl_counter_value", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
-        internal static extern int zl_counter_value(ZlCounter* counter, ZlCancel* cancel, ZlCounterValue* out_value);
-
-        /// <summary>
-        ///  Adds `*delta` (of the counter's type): `*out_pre` and `*out_post` (each
-        ///  may be null) are the values before and after (kazoo's `pre_value`,
-        ///  `post_value`). `ZL_INVALID_ARGUMENT` for another type or a result out of
-        ///  range, `ZL_BAD_DATA` if the node holds something else; `ZL_CONNECTION_LOSS`
-        ///  when a write whose reply was lost may or may not have been made (never
-        ///  made twice).
-        ///
-        ///  # Safety
-        ///  `counter` must be a live handle; `delta` valid; `cancel` null or live; out-pointers null or valid for writes.
-        /// </summary>
-        [DllImport(__DllName, EntryPoint = "zl_counter_add", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
-        internal static extern int zl_counter_add(ZlCounter* counter, ZlCounterValue* delta, ZlCancel* cancel, ZlCounterValue* out_pre, ZlCounterValue* out_post);
-
-        /// <summary>
-        ///  Sets the value to `*new` if it is `*expected` now (Curator's
-        ///  `compareAndSet`): `*out_set` 1 if set, 0 (nothing changed) if it was
-        ///  another. Both of the counter's type, else `ZL_INVALID_ARGUMENT`; a lost
-        ///  reply as for `zl_counter_add`.
-        ///
-        ///  # Safety
-        ///  `counter` must be a live handle; `expected` and `new` valid; `cancel` null or live; `out_set` valid for writes.
-        /// </summary>
-        [DllImport(__DllName, EntryPoint = "zl_counter_compare_and_set", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
-        internal static extern int zl_counter_compare_and_set(ZlCounter* counter, ZlCounterValue* expected, ZlCounterValue* @new, ZlCancel* cancel, byte* out_set);
-
-        /// <summary>
-        ///  `zl_counter_value`, completed by `callback` (`ZlResultCallback`): the
-        ///  value as 17 bytes of data (`is_float` u8, `int_value` i64, `float_value`
-        ///  f64, little-endian). Returns at once; the callback is called exactly
-        ///  once, if and only if this returns `ZL_OK`; a fired `cancel` ends it with
-        ///  `ZL_CANCELLED`. The counter and `cancel` must stay alive until the callback.
-        ///
-        ///  # Safety
-        ///  `counter` must be a live handle; `cancel` null or live; `user_data` valid until the callback.
-        /// </summary>
-        [DllImport(__DllName, EntryPoint = "zl_counter_value_async", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
-        internal static extern int zl_counter_value_async(ZlCounter* counter, ZlCancel* cancel, zl_counter_value_async_callback_delegate callback, void* user_data);
-
-        /// <summary>
-        ///  `zl_counter_add`, completed by `callback`: the values before and after
-        ///  as two of `zl_counter_value_async`'s records (34 bytes). As
-        ///  `zl_counter_value_async` otherwise; a change cancelled after its write
-        ///  was sent may still have been made.
-        ///
-        ///  # Safety
-        ///  As for `zl_counter_value_async`; `delta` valid during the call.
-        /// </summary>
-        [DllImport(__DllName, EntryPoint = "zl_counter_add_async", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
-        internal static extern int zl_counter_add_async(ZlCounter* counter, ZlCounterValue* delta, ZlCancel* cancel, zl_counter_add_async_callback_delegate callback, void* user_data);
-
-        /// <summary>
-        ///  `zl_counter_compare_and_set`, completed by `callback`: one byte, 1 if
-        ///  set. As `zl_counter_value_async` otherwise; a set cancelled after its
-        ///  write was sent may still have been made.
-        ///
-        ///  # Safety
-        ///  As for `zl_counter_value_async`; `expected` and `new` valid during the call.
-        /// </summary>
-        [DllImport(__DllName, EntryPoint = "zl_counter_compare_and_set_async", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
-        internal static extern int zl_counter_compare_and_set_async(ZlCounter* counter, ZlCounterValue* expected, ZlCounterValue* @new, ZlCancel* cancel, zl_counter_compare_and_set_async_callback_delegate callback, void* user_data);
-
-        /// <summary>
-        ///  Frees the counter. Null is ignored.
-        ///
-        ///  # Safety
-        ///  `counter` must come from `zl_counter_new`, freed once, with no call on it in flight.
-        /// </summary>
-        [DllImport(__DllName, EntryPoint = "zl_counter_free", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
-        internal static extern void zl_counter_free(ZlCounter* counter);
-
-        /// <summary>
         ///  For the process's exit: cancels every callback-completed call in
         ///  progress (each fails with `ZL_CANCELLED`; an acquire leaves no node),
         ///  waits until their callbacks have returned, then lets the callback thread
@@ -479,144 +279,6 @@ namespace ZooLock.Native
         /// </summary>
         [DllImport(__DllName, EntryPoint = "zl_shutdown", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
         internal static extern int zl_shutdown();
-
-        /// <summary>
-        ///  A candidate for the election at `path`; `identifier` is its node's data,
-        ///  shown by `zl_election_contenders`. Nothing is sent before a lead. Its
-        ///  nodes are kazoo `Lock` nodes: kazoo's `Election` on the path takes part.
-        ///
-        ///  # Safety
-        ///  `session` must be a live handle; the byte ranges valid; `out_election` valid for writes.
-        /// </summary>
-        [DllImport(__DllName, EntryPoint = "zl_election_new", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
-        internal static extern int zl_election_new(ZlSession* session, byte* path, uint path_len, byte* identifier, uint identifier_len, ZlElection** out_election);
-
-        /// <summary>
-        ///  Waits until this candidate leads, blocking the calling thread, for
-        ///  `timeout_ms` (0 tries once, -1 waits forever): `*out_leadership` is the
-        ///  term won (free it with `zl_leadership_free`, which resigns), or null when
-        ///  others led the whole time. `cancel` (may be null) cancels from another
-        ///  thread: `ZL_CANCELLED`. Giving up leaves no candidacy behind. One term at
-        ///  a time: while a term of this candidate lasts, another lead waits for it.
-        ///
-        ///  # Safety
-        ///  `election` must be a live handle; `cancel` null or live; `out_leadership` valid for writes.
-        /// </summary>
-        [DllImport(__DllName, EntryPoint = "zl_election_lead", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
-        internal static extern int zl_election_lead(ZlElection* election, long timeout_ms, ZlCancel* cancel, ZlLeadership** out_leadership);
-
-        /// <summary>
-        ///  Starts a lead and returns at once; `callback` is called exactly once with
-        ///  the outcome, on one of zoolock's threads, if and only if this returns
-        ///  `ZL_OK`. Arguments as for `zl_election_lead`; the election and `cancel`
-        ///  must stay alive until the callback has run.
-        ///
-        ///  # Safety
-        ///  As for `zl_election_lead`; `user_data` must stay valid until the callback.
-        /// </summary>
-        [DllImport(__DllName, EntryPoint = "zl_election_lead_async", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
-        internal static extern int zl_election_lead_async(ZlElection* election, long timeout_ms, ZlCancel* cancel, zl_election_lead_async_callback_delegate callback, void* user_data);
-
-        /// <summary>
-        ///  Withdraws this candidate's pending leads now (`ZL_CANCELLED`, no node
-        ///  left; kazoo's `cancel()`). A term already won is not affected.
-        ///
-        ///  # Safety
-        ///  `election` must be a live handle.
-        /// </summary>
-        [DllImport(__DllName, EntryPoint = "zl_election_cancel", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
-        internal static extern int zl_election_cancel(ZlElection* election);
-
-        /// <summary>
-        ///  The identifiers of the candidates, the leader first, as a list (each a
-        ///  little-endian u32 length, then UTF-8) to free with `zl_bytes_free`.
-        ///
-        ///  # Safety
-        ///  `election` must be a live handle; out-pointers valid for writes.
-        /// </summary>
-        [DllImport(__DllName, EntryPoint = "zl_election_contenders", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
-        internal static extern int zl_election_contenders(ZlElection* election, byte** out_ptr, uint* out_len);
-
-        /// <summary>
-        ///  Frees the candidate; its terms live on until freed themselves. Null is ignored.
-        ///
-        ///  # Safety
-        ///  `election` must come from `zl_election_new`, freed once, with no call on it in flight.
-        /// </summary>
-        [DllImport(__DllName, EntryPoint = "zl_election_free", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
-        internal static extern void zl_election_free(ZlElection* election);
-
-        /// <summary>
-        ///  The term's state, a `ZL_LOCK_*` code: `ZL_LOCK_HELD` while leading,
-        ///  `ZL_LOCK_SUSPENDED` while the connection is down (stop acting as leader
-        ///  until held again), `ZL_LOCK_LOST_*` once lost, `ZL_LOCK_RELEASED` once resigned.
-        ///
-        ///  # Safety
-        ///  `leadership` must be a live handle; `out_state` valid for writes.
-        /// </summary>
-        [DllImport(__DllName, EntryPoint = "zl_leadership_state", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
-        internal static extern int zl_leadership_state(ZlLeadership* leadership, int* out_state);
-
-        /// <summary>
-        ///  The term's fencing token: strictly greater than every earlier term's on the path.
-        ///
-        ///  # Safety
-        ///  `leadership` must be a live handle; `out_token` valid for writes.
-        /// </summary>
-        [DllImport(__DllName, EntryPoint = "zl_leadership_fencing_token", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
-        internal static extern int zl_leadership_fencing_token(ZlLeadership* leadership, long* out_token);
-
-        /// <summary>
-        ///  The leader's node (full path), as UTF-8 to free with `zl_bytes_free`.
-        ///
-        ///  # Safety
-        ///  `leadership` must be a live handle; out-pointers valid for writes.
-        /// </summary>
-        [DllImport(__DllName, EntryPoint = "zl_leadership_node", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
-        internal static extern int zl_leadership_node(ZlLeadership* leadership, byte** out_ptr, uint* out_len);
-
-        /// <summary>
-        ///  Sets the callback told of each change of the term's state (`ZL_LOCK_*`,
-        ///  as `zl_leadership_state` gives it), replacing any earlier one; null
-        ///  removes it. When this returns, the earlier callback is not running and
-        ///  will not run again. No state callback is called after `zl_shutdown`
-        ///  (the process is exiting; `zl_leadership_state` still answers).
-        ///
-        ///  # Safety
-        ///  `leadership` must be a live handle; `user_data` must stay valid for the callback.
-        /// </summary>
-        [DllImport(__DllName, EntryPoint = "zl_leadership_set_listener", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
-        internal static extern int zl_leadership_set_listener(ZlLeadership* leadership, zl_leadership_set_listener_callback_delegate callback, void* user_data);
-
-        /// <summary>
-        ///  A transaction that commits only while this term lasts (the core's
-        ///  `Leadership::fenced`); `ZL_NOT_HELD` if it is over.
-        ///
-        ///  # Safety
-        ///  `leadership` must be a live handle; `out_transaction` valid for writes.
-        /// </summary>
-        [DllImport(__DllName, EntryPoint = "zl_leadership_fenced", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
-        internal static extern int zl_leadership_fenced(ZlLeadership* leadership, ZlTransaction** out_transaction);
-
-        /// <summary>
-        ///  Ends the term: the next candidate leads. `*out_resigned` (may be null)
-        ///  is 0 if the term was over already (lost, or resigned before).
-        ///
-        ///  # Safety
-        ///  `leadership` must be a live handle; `out_resigned` null or valid for writes.
-        /// </summary>
-        [DllImport(__DllName, EntryPoint = "zl_leadership_resign", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
-        internal static extern int zl_leadership_resign(ZlLeadership* leadership, byte* out_resigned);
-
-        /// <summary>
-        ///  Frees the term, resigning it in the background if it lasts. Its callback
-        ///  is not running and will not run once this returns. Null is ignored.
-        ///
-        ///  # Safety
-        ///  `leadership` must come from a lead, freed once, with no call on it in flight.
-        /// </summary>
-        [DllImport(__DllName, EntryPoint = "zl_leadership_free", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
-        internal static extern void zl_leadership_free(ZlLeadership* leadership);
 
         /// <summary>
         ///  Creates a lock holder on `path` (kazoo's `Lock`, `ReadLock` or
@@ -815,19 +477,6 @@ namespace ZooLock.Native
         internal static extern int zl_inspect(ZlSession* session, byte* path, uint path_len, byte** out_ptr, uint* out_len);
 
         /// <summary>
-        ///  One try at kazoo's `NonBlockingLease` on `path` (with `count` &gt; 0, kazoo's
-        ///  `MultiNonBlockingLease` over `path/0` … `path/&lt;count - 1&gt;`) for
-        ///  `duration_ms` from `now_ms` (milliseconds since 1970, UTC: the caller's
-        ///  clock): `*out_obtained` is 1 if obtained or renewed (the same
-        ///  `identifier` holds it), 0 if another holds it until later.
-        ///
-        ///  # Safety
-        ///  `session` must be a live handle; the byte ranges valid; `cancel` null or live; `out_obtained` valid for writes.
-        /// </summary>
-        [DllImport(__DllName, EntryPoint = "zl_lease_try", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
-        internal static extern int zl_lease_try(ZlSession* session, byte* path, uint path_len, byte* identifier, uint identifier_len, long duration_ms, long now_ms, uint count, ZlCancel* cancel, byte* out_obtained);
-
-        /// <summary>
         ///  Sets the callback told of zoolock's log events up to `level` (`ZL_LOG_*`:
         ///  `ZL_LOG_WARN` gives errors and warnings), replacing any earlier one. It is
         ///  called with each event's level (`ZL_LOG_*`), its target (the Rust module,
@@ -1003,6 +652,357 @@ namespace ZooLock.Native
         /// </summary>
         [DllImport(__DllName, EntryPoint = "zl_session_options_describe", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
         internal static extern int zl_session_options_describe(ZlSessionOptions* options, byte** out_ptr, uint* out_len);
+
+        /// <summary>
+        ///  The barrier at `path`; nothing is sent before a call.
+        ///
+        ///  # Safety
+        ///  `session` must be a live handle; the byte range valid; `out_barrier` valid for writes.
+        /// </summary>
+        [DllImport(__DllName, EntryPoint = "zl_barrier_new", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern int zl_barrier_new(ZlSession* session, byte* path, uint path_len, ZlBarrier** out_barrier);
+
+        /// <summary>
+        ///  Puts the barrier up (creates its node if missing); `callback` gets empty data.
+        ///
+        ///  # Safety
+        ///  `barrier` must be a live handle until the callback; `cancel` null or
+        ///  live; `user_data` valid until the callback.
+        /// </summary>
+        [DllImport(__DllName, EntryPoint = "zl_barrier_create_async", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern int zl_barrier_create_async(ZlBarrier* barrier, ZlCancel* cancel, zl_barrier_create_async_callback_delegate callback, void* user_data);
+
+        /// <summary>
+        ///  Takes the barrier down; `callback`'s one byte is 1 if its node was there.
+        ///
+        ///  # Safety
+        ///  As for `zl_barrier_create_async`.
+        /// </summary>
+        [DllImport(__DllName, EntryPoint = "zl_barrier_remove_async", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern int zl_barrier_remove_async(ZlBarrier* barrier, ZlCancel* cancel, zl_barrier_remove_async_callback_delegate callback, void* user_data);
+
+        /// <summary>
+        ///  Waits until the barrier is down, for `timeout_ms` (0 looks once, -1
+        ///  waits forever); `callback`'s one byte is 1 if it is down, 0 if the
+        ///  timeout ran out. Goes on across a lost connection and a session expiry.
+        ///
+        ///  # Safety
+        ///  As for `zl_barrier_create_async`.
+        /// </summary>
+        [DllImport(__DllName, EntryPoint = "zl_barrier_wait_async", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern int zl_barrier_wait_async(ZlBarrier* barrier, long timeout_ms, ZlCancel* cancel, zl_barrier_wait_async_callback_delegate callback, void* user_data);
+
+        /// <summary>
+        ///  Frees the barrier handle (the barrier's node stays). Null is ignored.
+        ///
+        ///  # Safety
+        ///  `barrier` must come from `zl_barrier_new`, freed once, with no call on it in flight.
+        /// </summary>
+        [DllImport(__DllName, EntryPoint = "zl_barrier_free", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern void zl_barrier_free(ZlBarrier* barrier);
+
+        /// <summary>
+        ///  A member of the double barrier at `path` that waits for `num_clients`
+        ///  members (at least 1); `identifier` is its node's data. Nothing is sent
+        ///  before `zl_double_barrier_enter_async`.
+        ///
+        ///  # Safety
+        ///  `session` must be a live handle; the byte ranges valid; `out_barrier` valid for writes.
+        /// </summary>
+        [DllImport(__DllName, EntryPoint = "zl_double_barrier_new", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern int zl_double_barrier_new(ZlSession* session, byte* path, uint path_len, uint num_clients, byte* identifier, uint identifier_len, ZlDoubleBarrier** out_barrier);
+
+        /// <summary>
+        ///  Enters: `callback` (empty data) once `num_clients` members are in. A
+        ///  failure or a fired `cancel` leaves no node of this member.
+        ///
+        ///  # Safety
+        ///  `barrier` must be a live handle until the callback; `cancel` null or
+        ///  live; `user_data` valid until the callback.
+        /// </summary>
+        [DllImport(__DllName, EntryPoint = "zl_double_barrier_enter_async", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern int zl_double_barrier_enter_async(ZlDoubleBarrier* barrier, ZlCancel* cancel, zl_double_barrier_enter_async_callback_delegate callback, void* user_data);
+
+        /// <summary>
+        ///  Leaves: `callback` (empty data) once every member has left. This
+        ///  member's node is deleted even if the wait is cancelled.
+        ///
+        ///  # Safety
+        ///  As for `zl_double_barrier_enter_async`.
+        /// </summary>
+        [DllImport(__DllName, EntryPoint = "zl_double_barrier_leave_async", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern int zl_double_barrier_leave_async(ZlDoubleBarrier* barrier, ZlCancel* cancel, zl_double_barrier_leave_async_callback_delegate callback, void* user_data);
+
+        /// <summary>
+        ///  `*out_participating` 1 while this member has entered and not left.
+        ///
+        ///  # Safety
+        ///  `barrier` must be a live handle; `out_participating` valid for writes.
+        /// </summary>
+        [DllImport(__DllName, EntryPoint = "zl_double_barrier_participating", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern int zl_double_barrier_participating(ZlDoubleBarrier* barrier, byte* out_participating);
+
+        /// <summary>
+        ///  This member's node (full path), as UTF-8 to free with `zl_bytes_free`.
+        ///
+        ///  # Safety
+        ///  `barrier` must be a live handle; out-pointers valid for writes.
+        /// </summary>
+        [DllImport(__DllName, EntryPoint = "zl_double_barrier_node", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern int zl_double_barrier_node(ZlDoubleBarrier* barrier, byte** out_ptr, uint* out_len);
+
+        /// <summary>
+        ///  Frees the member; a wait in flight must have called back first. A
+        ///  member that entered and did not leave keeps its node until its session
+        ///  ends. Null is ignored.
+        ///
+        ///  # Safety
+        ///  `barrier` must come from `zl_double_barrier_new`, freed once, with no call on it in flight.
+        /// </summary>
+        [DllImport(__DllName, EntryPoint = "zl_double_barrier_free", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern void zl_double_barrier_free(ZlDoubleBarrier* barrier);
+
+        /// <summary>
+        ///  Creates a counter on `path` whose empty node reads as `*default`; its
+        ///  type (whole or floating) is the counter's, and every change must be of
+        ///  it. `format` is `ZL_COUNTER_KAZOO` or `ZL_COUNTER_CURATOR`. Nothing is sent yet.
+        ///
+        ///  # Safety
+        ///  `session` must be a live handle; the byte range and `default` valid; `out_counter` valid for writes.
+        /// </summary>
+        [DllImport(__DllName, EntryPoint = "zl_counter_new", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern int zl_counter_new(ZlSession* session, byte* path, uint path_len, ZlCounterValue* @default, int format, ZlCounter** out_counter);
+
+        /// <summary>
+        ///  The value now, creating the node (empty: the default) if missing.
+        ///
+        ///  # Safety
+        ///  `counter` must be a live handle; `cancel` null or live; `out_value` valid for writes.
+        /// </summary>
+        [DllImport(__DllName, EntryPoint = "zl_counter_value", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern int zl_counter_value(ZlCounter* counter, ZlCancel* cancel, ZlCounterValue* out_value);
+
+        /// <summary>
+        ///  Adds `*delta` (of the counter's type): `*out_pre` and `*out_post` (each
+        ///  may be null) are the values before and after (kazoo's `pre_value`,
+        ///  `post_value`). `ZL_INVALID_ARGUMENT` for another type or a result out of
+        ///  range, `ZL_BAD_DATA` if the node holds something else; `ZL_CONNECTION_LOSS`
+        ///  when a write whose reply was lost may or may not have been made (never
+        ///  made twice).
+        ///
+        ///  # Safety
+        ///  `counter` must be a live handle; `delta` valid; `cancel` null or live; out-pointers null or valid for writes.
+        /// </summary>
+        [DllImport(__DllName, EntryPoint = "zl_counter_add", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern int zl_counter_add(ZlCounter* counter, ZlCounterValue* delta, ZlCancel* cancel, ZlCounterValue* out_pre, ZlCounterValue* out_post);
+
+        /// <summary>
+        ///  Sets the value to `*new` if it is `*expected` now (Curator's
+        ///  `compareAndSet`): `*out_set` 1 if set, 0 (nothing changed) if it was
+        ///  another. Both of the counter's type, else `ZL_INVALID_ARGUMENT`; a lost
+        ///  reply as for `zl_counter_add`.
+        ///
+        ///  # Safety
+        ///  `counter` must be a live handle; `expected` and `new` valid; `cancel` null or live; `out_set` valid for writes.
+        /// </summary>
+        [DllImport(__DllName, EntryPoint = "zl_counter_compare_and_set", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern int zl_counter_compare_and_set(ZlCounter* counter, ZlCounterValue* expected, ZlCounterValue* @new, ZlCancel* cancel, byte* out_set);
+
+        /// <summary>
+        ///  `zl_counter_value`, completed by `callback` (`ZlResultCallback`): the
+        ///  value as 17 bytes of data (`is_float` u8, `int_value` i64, `float_value`
+        ///  f64, little-endian). Returns at once; the callback is called exactly
+        ///  once, if and only if this returns `ZL_OK`; a fired `cancel` ends it with
+        ///  `ZL_CANCELLED`. The counter and `cancel` must stay alive until the callback.
+        ///
+        ///  # Safety
+        ///  `counter` must be a live handle; `cancel` null or live; `user_data` valid until the callback.
+        /// </summary>
+        [DllImport(__DllName, EntryPoint = "zl_counter_value_async", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern int zl_counter_value_async(ZlCounter* counter, ZlCancel* cancel, zl_counter_value_async_callback_delegate callback, void* user_data);
+
+        /// <summary>
+        ///  `zl_counter_add`, completed by `callback`: the values before and after
+        ///  as two of `zl_counter_value_async`'s records (34 bytes). As
+        ///  `zl_counter_value_async` otherwise; a change cancelled after its write
+        ///  was sent may still have been made.
+        ///
+        ///  # Safety
+        ///  As for `zl_counter_value_async`; `delta` valid during the call.
+        /// </summary>
+        [DllImport(__DllName, EntryPoint = "zl_counter_add_async", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern int zl_counter_add_async(ZlCounter* counter, ZlCounterValue* delta, ZlCancel* cancel, zl_counter_add_async_callback_delegate callback, void* user_data);
+
+        /// <summary>
+        ///  `zl_counter_compare_and_set`, completed by `callback`: one byte, 1 if
+        ///  set. As `zl_counter_value_async` otherwise; a set cancelled after its
+        ///  write was sent may still have been made.
+        ///
+        ///  # Safety
+        ///  As for `zl_counter_value_async`; `expected` and `new` valid during the call.
+        /// </summary>
+        [DllImport(__DllName, EntryPoint = "zl_counter_compare_and_set_async", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern int zl_counter_compare_and_set_async(ZlCounter* counter, ZlCounterValue* expected, ZlCounterValue* @new, ZlCancel* cancel, zl_counter_compare_and_set_async_callback_delegate callback, void* user_data);
+
+        /// <summary>
+        ///  Frees the counter. Null is ignored.
+        ///
+        ///  # Safety
+        ///  `counter` must come from `zl_counter_new`, freed once, with no call on it in flight.
+        /// </summary>
+        [DllImport(__DllName, EntryPoint = "zl_counter_free", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern void zl_counter_free(ZlCounter* counter);
+
+        /// <summary>
+        ///  A candidate for the election at `path`; `identifier` is its node's data,
+        ///  shown by `zl_election_contenders`. Nothing is sent before a lead. Its
+        ///  nodes are kazoo `Lock` nodes: kazoo's `Election` on the path takes part.
+        ///
+        ///  # Safety
+        ///  `session` must be a live handle; the byte ranges valid; `out_election` valid for writes.
+        /// </summary>
+        [DllImport(__DllName, EntryPoint = "zl_election_new", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern int zl_election_new(ZlSession* session, byte* path, uint path_len, byte* identifier, uint identifier_len, ZlElection** out_election);
+
+        /// <summary>
+        ///  Waits until this candidate leads, blocking the calling thread, for
+        ///  `timeout_ms` (0 tries once, -1 waits forever): `*out_leadership` is the
+        ///  term won (free it with `zl_leadership_free`, which resigns), or null when
+        ///  others led the whole time. `cancel` (may be null) cancels from another
+        ///  thread: `ZL_CANCELLED`. Giving up leaves no candidacy behind. One term at
+        ///  a time: while a term of this candidate lasts, another lead waits for it.
+        ///
+        ///  # Safety
+        ///  `election` must be a live handle; `cancel` null or live; `out_leadership` valid for writes.
+        /// </summary>
+        [DllImport(__DllName, EntryPoint = "zl_election_lead", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern int zl_election_lead(ZlElection* election, long timeout_ms, ZlCancel* cancel, ZlLeadership** out_leadership);
+
+        /// <summary>
+        ///  Starts a lead and returns at once; `callback` is called exactly once with
+        ///  the outcome, on one of zoolock's threads, if and only if this returns
+        ///  `ZL_OK`. Arguments as for `zl_election_lead`; the election and `cancel`
+        ///  must stay alive until the callback has run.
+        ///
+        ///  # Safety
+        ///  As for `zl_election_lead`; `user_data` must stay valid until the callback.
+        /// </summary>
+        [DllImport(__DllName, EntryPoint = "zl_election_lead_async", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern int zl_election_lead_async(ZlElection* election, long timeout_ms, ZlCancel* cancel, zl_election_lead_async_callback_delegate callback, void* user_data);
+
+        /// <summary>
+        ///  Withdraws this candidate's pending leads now (`ZL_CANCELLED`, no node
+        ///  left; kazoo's `cancel()`). A term already won is not affected.
+        ///
+        ///  # Safety
+        ///  `election` must be a live handle.
+        /// </summary>
+        [DllImport(__DllName, EntryPoint = "zl_election_cancel", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern int zl_election_cancel(ZlElection* election);
+
+        /// <summary>
+        ///  The identifiers of the candidates, the leader first, as a list (each a
+        ///  little-endian u32 length, then UTF-8) to free with `zl_bytes_free`.
+        ///
+        ///  # Safety
+        ///  `election` must be a live handle; out-pointers valid for writes.
+        /// </summary>
+        [DllImport(__DllName, EntryPoint = "zl_election_contenders", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern int zl_election_contenders(ZlElection* election, byte** out_ptr, uint* out_len);
+
+        /// <summary>
+        ///  Frees the candidate; its terms live on until freed themselves. Null is ignored.
+        ///
+        ///  # Safety
+        ///  `election` must come from `zl_election_new`, freed once, with no call on it in flight.
+        /// </summary>
+        [DllImport(__DllName, EntryPoint = "zl_election_free", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern void zl_election_free(ZlElection* election);
+
+        /// <summary>
+        ///  The term's state, a `ZL_LOCK_*` code: `ZL_LOCK_HELD` while leading,
+        ///  `ZL_LOCK_SUSPENDED` while the connection is down (stop acting as leader
+        ///  until held again), `ZL_LOCK_LOST_*` once lost, `ZL_LOCK_RELEASED` once resigned.
+        ///
+        ///  # Safety
+        ///  `leadership` must be a live handle; `out_state` valid for writes.
+        /// </summary>
+        [DllImport(__DllName, EntryPoint = "zl_leadership_state", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern int zl_leadership_state(ZlLeadership* leadership, int* out_state);
+
+        /// <summary>
+        ///  The term's fencing token: strictly greater than every earlier term's on the path.
+        ///
+        ///  # Safety
+        ///  `leadership` must be a live handle; `out_token` valid for writes.
+        /// </summary>
+        [DllImport(__DllName, EntryPoint = "zl_leadership_fencing_token", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern int zl_leadership_fencing_token(ZlLeadership* leadership, long* out_token);
+
+        /// <summary>
+        ///  The leader's node (full path), as UTF-8 to free with `zl_bytes_free`.
+        ///
+        ///  # Safety
+        ///  `leadership` must be a live handle; out-pointers valid for writes.
+        /// </summary>
+        [DllImport(__DllName, EntryPoint = "zl_leadership_node", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern int zl_leadership_node(ZlLeadership* leadership, byte** out_ptr, uint* out_len);
+
+        /// <summary>
+        ///  Sets the callback told of each change of the term's state (`ZL_LOCK_*`,
+        ///  as `zl_leadership_state` gives it), replacing any earlier one; null
+        ///  removes it. When this returns, the earlier callback is not running and
+        ///  will not run again. No state callback is called after `zl_shutdown`
+        ///  (the process is exiting; `zl_leadership_state` still answers).
+        ///
+        ///  # Safety
+        ///  `leadership` must be a live handle; `user_data` must stay valid for the callback.
+        /// </summary>
+        [DllImport(__DllName, EntryPoint = "zl_leadership_set_listener", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern int zl_leadership_set_listener(ZlLeadership* leadership, zl_leadership_set_listener_callback_delegate callback, void* user_data);
+
+        /// <summary>
+        ///  A transaction that commits only while this term lasts (the core's
+        ///  `Leadership::fenced`); `ZL_NOT_HELD` if it is over.
+        ///
+        ///  # Safety
+        ///  `leadership` must be a live handle; `out_transaction` valid for writes.
+        /// </summary>
+        [DllImport(__DllName, EntryPoint = "zl_leadership_fenced", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern int zl_leadership_fenced(ZlLeadership* leadership, ZlTransaction** out_transaction);
+
+        /// <summary>
+        ///  Ends the term: the next candidate leads. `*out_resigned` (may be null)
+        ///  is 0 if the term was over already (lost, or resigned before).
+        ///
+        ///  # Safety
+        ///  `leadership` must be a live handle; `out_resigned` null or valid for writes.
+        /// </summary>
+        [DllImport(__DllName, EntryPoint = "zl_leadership_resign", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern int zl_leadership_resign(ZlLeadership* leadership, byte* out_resigned);
+
+        /// <summary>
+        ///  Frees the term, resigning it in the background if it lasts. Its callback
+        ///  is not running and will not run once this returns. Null is ignored.
+        ///
+        ///  # Safety
+        ///  `leadership` must come from a lead, freed once, with no call on it in flight.
+        /// </summary>
+        [DllImport(__DllName, EntryPoint = "zl_leadership_free", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern void zl_leadership_free(ZlLeadership* leadership);
+
+        /// <summary>
+        ///  One try at kazoo's `NonBlockingLease` on `path` (with `count` &gt; 0, kazoo's
+        ///  `MultiNonBlockingLease` over `path/0` … `path/&lt;count - 1&gt;`) for
+        ///  `duration_ms` from `now_ms` (milliseconds since 1970, UTC: the caller's
+        ///  clock): `*out_obtained` is 1 if obtained or renewed (the same
+        ///  `identifier` holds it), 0 if another holds it until later.
+        ///
+        ///  # Safety
+        ///  `session` must be a live handle; the byte ranges valid; `cancel` null or live; `out_obtained` valid for writes.
+        /// </summary>
+        [DllImport(__DllName, EntryPoint = "zl_lease_try", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern int zl_lease_try(ZlSession* session, byte* path, uint path_len, byte* identifier, uint identifier_len, long duration_ms, long now_ms, uint count, ZlCancel* cancel, byte* out_obtained);
 
         /// <summary>
         ///  A member of the party at `path` with `identifier`: kazoo's `Party`
@@ -1700,6 +1700,34 @@ namespace ZooLock.Native
     }
 
     /// <summary>
+    ///  A cancel token for acquires: fire it from any thread to cancel the
+    ///  acquires it was passed to, even one that has not started waiting yet.
+    /// </summary>
+    [StructLayout(LayoutKind.Sequential)]
+    internal unsafe partial struct ZlCancel
+    {
+    }
+
+    /// <summary>
+    ///  One holder (a lock of any kind, or a semaphore): one acquisition at a
+    ///  time (a second acquire waits for the first hold's release, unless the lock
+    ///  is reentrant and the same owner acquires; a semaphore that holds succeeds
+    ///  at once). Make one holder per concurrent acquisition.
+    /// </summary>
+    [StructLayout(LayoutKind.Sequential)]
+    internal unsafe partial struct ZlHolder
+    {
+    }
+
+    /// <summary>
+    ///  The options of a session to connect, owned by the caller.
+    /// </summary>
+    [StructLayout(LayoutKind.Sequential)]
+    internal unsafe partial struct ZlSessionOptions
+    {
+    }
+
+    /// <summary>
     ///  A barrier: up while the node at its path exists (kazoo's `Barrier`).
     /// </summary>
     [StructLayout(LayoutKind.Sequential)]
@@ -1712,15 +1740,6 @@ namespace ZooLock.Native
     /// </summary>
     [StructLayout(LayoutKind.Sequential)]
     internal unsafe partial struct ZlDoubleBarrier
-    {
-    }
-
-    /// <summary>
-    ///  A cancel token for acquires: fire it from any thread to cancel the
-    ///  acquires it was passed to, even one that has not started waiting yet.
-    /// </summary>
-    [StructLayout(LayoutKind.Sequential)]
-    internal unsafe partial struct ZlCancel
     {
     }
 
@@ -1757,25 +1776,6 @@ namespace ZooLock.Native
     /// </summary>
     [StructLayout(LayoutKind.Sequential)]
     internal unsafe partial struct ZlLeadership
-    {
-    }
-
-    /// <summary>
-    ///  One holder (a lock of any kind, or a semaphore): one acquisition at a
-    ///  time (a second acquire waits for the first hold's release, unless the lock
-    ///  is reentrant and the same owner acquires; a semaphore that holds succeeds
-    ///  at once). Make one holder per concurrent acquisition.
-    /// </summary>
-    [StructLayout(LayoutKind.Sequential)]
-    internal unsafe partial struct ZlHolder
-    {
-    }
-
-    /// <summary>
-    ///  The options of a session to connect, owned by the caller.
-    /// </summary>
-    [StructLayout(LayoutKind.Sequential)]
-    internal unsafe partial struct ZlSessionOptions
     {
     }
 

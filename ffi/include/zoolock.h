@@ -259,16 +259,6 @@
 
 
 /**
- * `zl_counter_new` format: kazoo's text (Python's `repr` of the value).
- */
-#define ZL_COUNTER_KAZOO 0
-
-/**
- * `zl_counter_new` format: Curator's `SharedCount` (4 big-endian bytes, whole numbers of 32 bits).
- */
-#define ZL_COUNTER_CURATOR 1
-
-/**
  * `zl_lock_new` option: reentrant per owner.
  */
 #define ZL_LOCK_REENTRANT 1
@@ -335,6 +325,16 @@
  * The client's private key (`keyfile`).
  */
 #define ZL_PEM_KEYFILE 2
+
+/**
+ * `zl_counter_new` format: kazoo's text (Python's `repr` of the value).
+ */
+#define ZL_COUNTER_KAZOO 0
+
+/**
+ * `zl_counter_new` format: Curator's `SharedCount` (4 big-endian bytes, whole numbers of 32 bits).
+ */
+#define ZL_COUNTER_CURATOR 1
 
 /**
  * The call succeeded.
@@ -445,6 +445,30 @@ typedef struct ZlSessionOptions ZlSessionOptions;
 typedef struct ZlTransaction ZlTransaction;
 
 /**
+ * Called once when an asynchronous acquire ends: `status` is `ZL_OK` with
+ * `acquired` 1 (held) or 0 (taken, or the timeout ran out), or an error code
+ * with its UTF-8 message, valid only during the call. Runs on zoolock's
+ * callback thread, which runs every callback in turn: return quickly.
+ */
+typedef void (*ZlAcquireCallback)(void *user_data,
+                                  int32_t status,
+                                  uint8_t acquired,
+                                  const uint8_t *message,
+                                  uint32_t message_len);
+
+/**
+ * Called once when `zl_session_connect_async` ends: `status` `ZL_OK` with
+ * the session (the caller's to free with `zl_session_free`), else an error
+ * code with its UTF-8 message, valid only during the call. Runs on
+ * zoolock's callback thread.
+ */
+typedef void (*ZlConnectCallback)(void *user_data,
+                                  int32_t status,
+                                  struct ZlSession *session,
+                                  const uint8_t *message,
+                                  uint32_t message_len);
+
+/**
  * A node's metadata (ZooKeeper's `Stat`; the core's `Stat`).
  */
 typedef struct ZlStat {
@@ -535,30 +559,6 @@ typedef void (*ZlLeadCallback)(void *user_data,
                                const uint8_t *message,
                                uint32_t message_len);
 
-/**
- * Called once when an asynchronous acquire ends: `status` is `ZL_OK` with
- * `acquired` 1 (held) or 0 (taken, or the timeout ran out), or an error code
- * with its UTF-8 message, valid only during the call. Runs on zoolock's
- * callback thread, which runs every callback in turn: return quickly.
- */
-typedef void (*ZlAcquireCallback)(void *user_data,
-                                  int32_t status,
-                                  uint8_t acquired,
-                                  const uint8_t *message,
-                                  uint32_t message_len);
-
-/**
- * Called once when `zl_session_connect_async` ends: `status` `ZL_OK` with
- * the session (the caller's to free with `zl_session_free`), else an error
- * code with its UTF-8 message, valid only during the call. Runs on
- * zoolock's callback thread.
- */
-typedef void (*ZlConnectCallback)(void *user_data,
-                                  int32_t status,
-                                  struct ZlSession *session,
-                                  const uint8_t *message,
-                                  uint32_t message_len);
-
 #ifdef __cplusplus
 extern "C" {
 #endif // __cplusplus
@@ -571,132 +571,6 @@ extern "C" {
  * `ptr` and `len` must be exactly as zoolock returned them, freed once.
  */
 void zl_bytes_free(uint8_t *ptr, uint32_t len);
-
-/**
- * The barrier at `path`; nothing is sent before a call.
- *
- * # Safety
- * `session` must be a live handle; the byte range valid; `out_barrier` valid for writes.
- */
-int32_t zl_barrier_new(const struct ZlSession *session,
-                       const uint8_t *path,
-                       uint32_t path_len,
-                       struct ZlBarrier **out_barrier);
-
-/**
- * Puts the barrier up (creates its node if missing); `callback` gets empty data.
- *
- * # Safety
- * `barrier` must be a live handle until the callback; `cancel` null or
- * live; `user_data` valid until the callback.
- */
-int32_t zl_barrier_create_async(const struct ZlBarrier *barrier,
-                                const struct ZlCancel *cancel,
-                                ZlResultCallback callback,
-                                void *user_data);
-
-/**
- * Takes the barrier down; `callback`'s one byte is 1 if its node was there.
- *
- * # Safety
- * As for `zl_barrier_create_async`.
- */
-int32_t zl_barrier_remove_async(const struct ZlBarrier *barrier,
-                                const struct ZlCancel *cancel,
-                                ZlResultCallback callback,
-                                void *user_data);
-
-/**
- * Waits until the barrier is down, for `timeout_ms` (0 looks once, -1
- * waits forever); `callback`'s one byte is 1 if it is down, 0 if the
- * timeout ran out. Goes on across a lost connection and a session expiry.
- *
- * # Safety
- * As for `zl_barrier_create_async`.
- */
-int32_t zl_barrier_wait_async(const struct ZlBarrier *barrier,
-                              int64_t timeout_ms,
-                              const struct ZlCancel *cancel,
-                              ZlResultCallback callback,
-                              void *user_data);
-
-/**
- * Frees the barrier handle (the barrier's node stays). Null is ignored.
- *
- * # Safety
- * `barrier` must come from `zl_barrier_new`, freed once, with no call on it in flight.
- */
-void zl_barrier_free(struct ZlBarrier *barrier);
-
-/**
- * A member of the double barrier at `path` that waits for `num_clients`
- * members (at least 1); `identifier` is its node's data. Nothing is sent
- * before `zl_double_barrier_enter_async`.
- *
- * # Safety
- * `session` must be a live handle; the byte ranges valid; `out_barrier` valid for writes.
- */
-int32_t zl_double_barrier_new(const struct ZlSession *session,
-                              const uint8_t *path,
-                              uint32_t path_len,
-                              uint32_t num_clients,
-                              const uint8_t *identifier,
-                              uint32_t identifier_len,
-                              struct ZlDoubleBarrier **out_barrier);
-
-/**
- * Enters: `callback` (empty data) once `num_clients` members are in. A
- * failure or a fired `cancel` leaves no node of this member.
- *
- * # Safety
- * `barrier` must be a live handle until the callback; `cancel` null or
- * live; `user_data` valid until the callback.
- */
-int32_t zl_double_barrier_enter_async(const struct ZlDoubleBarrier *barrier,
-                                      const struct ZlCancel *cancel,
-                                      ZlResultCallback callback,
-                                      void *user_data);
-
-/**
- * Leaves: `callback` (empty data) once every member has left. This
- * member's node is deleted even if the wait is cancelled.
- *
- * # Safety
- * As for `zl_double_barrier_enter_async`.
- */
-int32_t zl_double_barrier_leave_async(const struct ZlDoubleBarrier *barrier,
-                                      const struct ZlCancel *cancel,
-                                      ZlResultCallback callback,
-                                      void *user_data);
-
-/**
- * `*out_participating` 1 while this member has entered and not left.
- *
- * # Safety
- * `barrier` must be a live handle; `out_participating` valid for writes.
- */
-int32_t zl_double_barrier_participating(const struct ZlDoubleBarrier *barrier,
-                                        uint8_t *out_participating);
-
-/**
- * This member's node (full path), as UTF-8 to free with `zl_bytes_free`.
- *
- * # Safety
- * `barrier` must be a live handle; out-pointers valid for writes.
- */
-int32_t zl_double_barrier_node(const struct ZlDoubleBarrier *barrier,
-                               uint8_t **out_ptr,
-                               uint32_t *out_len);
-
-/**
- * Frees the member; a wait in flight must have called back first. A
- * member that entered and did not leave keeps its node until its session
- * ends. Null is ignored.
- *
- * # Safety
- * `barrier` must come from `zl_double_barrier_new`, freed once, with no call on it in flight.
- */
-void zl_double_barrier_free(struct ZlDoubleBarrier *barrier);
 
 /**
  * Creates a cancel token; free it with `zl_cancel_free` once the calls it
@@ -726,116 +600,6 @@ int32_t zl_cancel_fire(const struct ZlCancel *cancel);
 void zl_cancel_free(struct ZlCancel *cancel);
 
 /**
- * Creates a counter on `path` whose empty node reads as `*default`; its
- * type (whole or floating) is the counter's, and every change must be of
- * it. `format` is `ZL_COUNTER_KAZOO` or `ZL_COUNTER_CURATOR`. Nothing is sent yet.
- *
- * # Safety
- * `session` must be a live handle; the byte range and `default` valid; `out_counter` valid for writes.
- */
-int32_t zl_counter_new(const struct ZlSession *session,
-                       const uint8_t *path,
-                       uint32_t path_len,
-                       const struct ZlCounterValue *default_,
-                       int32_t format,
-                       struct ZlCounter **out_counter);
-
-/**
- * The value now, creating the node (empty: the default) if missing.
- *
- * # Safety
- * `counter` must be a live handle; `cancel` null or live; `out_value` valid for writes.
- */
-int32_t zl_counter_value(const struct ZlCounter *counter,
-                         const struct ZlCancel *cancel,
-                         struct ZlCounterValue *out_value);
-
-/**
- * Adds `*delta` (of the counter's type): `*out_pre` and `*out_post` (each
- * may be null) are the values before and after (kazoo's `pre_value`,
- * `post_value`). `ZL_INVALID_ARGUMENT` for another type or a result out of
- * range, `ZL_BAD_DATA` if the node holds something else; `ZL_CONNECTION_LOSS`
- * when a write whose reply was lost may or may not have been made (never
- * made twice).
- *
- * # Safety
- * `counter` must be a live handle; `delta` valid; `cancel` null or live; out-pointers null or valid for writes.
- */
-int32_t zl_counter_add(const struct ZlCounter *counter,
-                       const struct ZlCounterValue *delta,
-                       const struct ZlCancel *cancel,
-                       struct ZlCounterValue *out_pre,
-                       struct ZlCounterValue *out_post);
-
-/**
- * Sets the value to `*new` if it is `*expected` now (Curator's
- * `compareAndSet`): `*out_set` 1 if set, 0 (nothing changed) if it was
- * another. Both of the counter's type, else `ZL_INVALID_ARGUMENT`; a lost
- * reply as for `zl_counter_add`.
- *
- * # Safety
- * `counter` must be a live handle; `expected` and `new` valid; `cancel` null or live; `out_set` valid for writes.
- */
-int32_t zl_counter_compare_and_set(const struct ZlCounter *counter,
-                                   const struct ZlCounterValue *expected,
-                                   const struct ZlCounterValue *new_,
-                                   const struct ZlCancel *cancel,
-                                   uint8_t *out_set);
-
-/**
- * `zl_counter_value`, completed by `callback` (`ZlResultCallback`): the
- * value as 17 bytes of data (`is_float` u8, `int_value` i64, `float_value`
- * f64, little-endian). Returns at once; the callback is called exactly
- * once, if and only if this returns `ZL_OK`; a fired `cancel` ends it with
- * `ZL_CANCELLED`. The counter and `cancel` must stay alive until the callback.
- *
- * # Safety
- * `counter` must be a live handle; `cancel` null or live; `user_data` valid until the callback.
- */
-int32_t zl_counter_value_async(const struct ZlCounter *counter,
-                               const struct ZlCancel *cancel,
-                               ZlResultCallback callback,
-                               void *user_data);
-
-/**
- * `zl_counter_add`, completed by `callback`: the values before and after
- * as two of `zl_counter_value_async`'s records (34 bytes). As
- * `zl_counter_value_async` otherwise; a change cancelled after its write
- * was sent may still have been made.
- *
- * # Safety
- * As for `zl_counter_value_async`; `delta` valid during the call.
- */
-int32_t zl_counter_add_async(const struct ZlCounter *counter,
-                             const struct ZlCounterValue *delta,
-                             const struct ZlCancel *cancel,
-                             ZlResultCallback callback,
-                             void *user_data);
-
-/**
- * `zl_counter_compare_and_set`, completed by `callback`: one byte, 1 if
- * set. As `zl_counter_value_async` otherwise; a set cancelled after its
- * write was sent may still have been made.
- *
- * # Safety
- * As for `zl_counter_value_async`; `expected` and `new` valid during the call.
- */
-int32_t zl_counter_compare_and_set_async(const struct ZlCounter *counter,
-                                         const struct ZlCounterValue *expected,
-                                         const struct ZlCounterValue *new_,
-                                         const struct ZlCancel *cancel,
-                                         ZlResultCallback callback,
-                                         void *user_data);
-
-/**
- * Frees the counter. Null is ignored.
- *
- * # Safety
- * `counter` must come from `zl_counter_new`, freed once, with no call on it in flight.
- */
-void zl_counter_free(struct ZlCounter *counter);
-
-/**
  * For the process's exit: cancels every callback-completed call in
  * progress (each fails with `ZL_CANCELLED`; an acquire leaves no node),
  * waits until their callbacks have returned, then lets the callback thread
@@ -845,150 +609,6 @@ void zl_counter_free(struct ZlCounter *counter);
  * run on the same thread).
  */
 int32_t zl_shutdown(void);
-
-/**
- * A candidate for the election at `path`; `identifier` is its node's data,
- * shown by `zl_election_contenders`. Nothing is sent before a lead. Its
- * nodes are kazoo `Lock` nodes: kazoo's `Election` on the path takes part.
- *
- * # Safety
- * `session` must be a live handle; the byte ranges valid; `out_election` valid for writes.
- */
-int32_t zl_election_new(const struct ZlSession *session,
-                        const uint8_t *path,
-                        uint32_t path_len,
-                        const uint8_t *identifier,
-                        uint32_t identifier_len,
-                        struct ZlElection **out_election);
-
-/**
- * Waits until this candidate leads, blocking the calling thread, for
- * `timeout_ms` (0 tries once, -1 waits forever): `*out_leadership` is the
- * term won (free it with `zl_leadership_free`, which resigns), or null when
- * others led the whole time. `cancel` (may be null) cancels from another
- * thread: `ZL_CANCELLED`. Giving up leaves no candidacy behind. One term at
- * a time: while a term of this candidate lasts, another lead waits for it.
- *
- * # Safety
- * `election` must be a live handle; `cancel` null or live; `out_leadership` valid for writes.
- */
-int32_t zl_election_lead(const struct ZlElection *election,
-                         int64_t timeout_ms,
-                         const struct ZlCancel *cancel,
-                         struct ZlLeadership **out_leadership);
-
-/**
- * Starts a lead and returns at once; `callback` is called exactly once with
- * the outcome, on one of zoolock's threads, if and only if this returns
- * `ZL_OK`. Arguments as for `zl_election_lead`; the election and `cancel`
- * must stay alive until the callback has run.
- *
- * # Safety
- * As for `zl_election_lead`; `user_data` must stay valid until the callback.
- */
-int32_t zl_election_lead_async(const struct ZlElection *election,
-                               int64_t timeout_ms,
-                               const struct ZlCancel *cancel,
-                               ZlLeadCallback callback,
-                               void *user_data);
-
-/**
- * Withdraws this candidate's pending leads now (`ZL_CANCELLED`, no node
- * left; kazoo's `cancel()`). A term already won is not affected.
- *
- * # Safety
- * `election` must be a live handle.
- */
-int32_t zl_election_cancel(const struct ZlElection *election);
-
-/**
- * The identifiers of the candidates, the leader first, as a list (each a
- * little-endian u32 length, then UTF-8) to free with `zl_bytes_free`.
- *
- * # Safety
- * `election` must be a live handle; out-pointers valid for writes.
- */
-int32_t zl_election_contenders(const struct ZlElection *election,
-                               uint8_t **out_ptr,
-                               uint32_t *out_len);
-
-/**
- * Frees the candidate; its terms live on until freed themselves. Null is ignored.
- *
- * # Safety
- * `election` must come from `zl_election_new`, freed once, with no call on it in flight.
- */
-void zl_election_free(struct ZlElection *election);
-
-/**
- * The term's state, a `ZL_LOCK_*` code: `ZL_LOCK_HELD` while leading,
- * `ZL_LOCK_SUSPENDED` while the connection is down (stop acting as leader
- * until held again), `ZL_LOCK_LOST_*` once lost, `ZL_LOCK_RELEASED` once resigned.
- *
- * # Safety
- * `leadership` must be a live handle; `out_state` valid for writes.
- */
-int32_t zl_leadership_state(const struct ZlLeadership *leadership, int32_t *out_state);
-
-/**
- * The term's fencing token: strictly greater than every earlier term's on the path.
- *
- * # Safety
- * `leadership` must be a live handle; `out_token` valid for writes.
- */
-int32_t zl_leadership_fencing_token(const struct ZlLeadership *leadership, int64_t *out_token);
-
-/**
- * The leader's node (full path), as UTF-8 to free with `zl_bytes_free`.
- *
- * # Safety
- * `leadership` must be a live handle; out-pointers valid for writes.
- */
-int32_t zl_leadership_node(const struct ZlLeadership *leadership,
-                           uint8_t **out_ptr,
-                           uint32_t *out_len);
-
-/**
- * Sets the callback told of each change of the term's state (`ZL_LOCK_*`,
- * as `zl_leadership_state` gives it), replacing any earlier one; null
- * removes it. When this returns, the earlier callback is not running and
- * will not run again. No state callback is called after `zl_shutdown`
- * (the process is exiting; `zl_leadership_state` still answers).
- *
- * # Safety
- * `leadership` must be a live handle; `user_data` must stay valid for the callback.
- */
-int32_t zl_leadership_set_listener(const struct ZlLeadership *leadership,
-                                   void (*callback)(void *user_data, int32_t state),
-                                   void *user_data);
-
-/**
- * A transaction that commits only while this term lasts (the core's
- * `Leadership::fenced`); `ZL_NOT_HELD` if it is over.
- *
- * # Safety
- * `leadership` must be a live handle; `out_transaction` valid for writes.
- */
-int32_t zl_leadership_fenced(const struct ZlLeadership *leadership,
-                             struct ZlTransaction **out_transaction);
-
-/**
- * Ends the term: the next candidate leads. `*out_resigned` (may be null)
- * is 0 if the term was over already (lost, or resigned before).
- *
- * # Safety
- * `leadership` must be a live handle; `out_resigned` null or valid for writes.
- */
-int32_t zl_leadership_resign(const struct ZlLeadership *leadership, uint8_t *out_resigned);
-
-/**
- * Frees the term, resigning it in the background if it lasts. Its callback
- * is not running and will not run once this returns. Null is ignored.
- *
- * # Safety
- * `leadership` must come from a lead, freed once, with no call on it in flight.
- */
-void zl_leadership_free(struct ZlLeadership *leadership);
 
 /**
  * Creates a lock holder on `path` (kazoo's `Lock`, `ReadLock` or
@@ -1210,27 +830,6 @@ int32_t zl_inspect(const struct ZlSession *session,
                    uint32_t *out_len);
 
 /**
- * One try at kazoo's `NonBlockingLease` on `path` (with `count` > 0, kazoo's
- * `MultiNonBlockingLease` over `path/0` … `path/<count - 1>`) for
- * `duration_ms` from `now_ms` (milliseconds since 1970, UTC: the caller's
- * clock): `*out_obtained` is 1 if obtained or renewed (the same
- * `identifier` holds it), 0 if another holds it until later.
- *
- * # Safety
- * `session` must be a live handle; the byte ranges valid; `cancel` null or live; `out_obtained` valid for writes.
- */
-int32_t zl_lease_try(const struct ZlSession *session,
-                     const uint8_t *path,
-                     uint32_t path_len,
-                     const uint8_t *identifier,
-                     uint32_t identifier_len,
-                     int64_t duration_ms,
-                     int64_t now_ms,
-                     uint32_t count,
-                     const struct ZlCancel *cancel,
-                     uint8_t *out_obtained);
-
-/**
  * Sets the callback told of zoolock's log events up to `level` (`ZL_LOG_*`:
  * `ZL_LOG_WARN` gives errors and warnings), replacing any earlier one. It is
  * called with each event's level (`ZL_LOG_*`), its target (the Rust module,
@@ -1428,6 +1027,407 @@ int32_t zl_session_connect_async(const struct ZlSessionOptions *options,
 int32_t zl_session_options_describe(const struct ZlSessionOptions *options,
                                     uint8_t **out_ptr,
                                     uint32_t *out_len);
+
+/**
+ * The barrier at `path`; nothing is sent before a call.
+ *
+ * # Safety
+ * `session` must be a live handle; the byte range valid; `out_barrier` valid for writes.
+ */
+int32_t zl_barrier_new(const struct ZlSession *session,
+                       const uint8_t *path,
+                       uint32_t path_len,
+                       struct ZlBarrier **out_barrier);
+
+/**
+ * Puts the barrier up (creates its node if missing); `callback` gets empty data.
+ *
+ * # Safety
+ * `barrier` must be a live handle until the callback; `cancel` null or
+ * live; `user_data` valid until the callback.
+ */
+int32_t zl_barrier_create_async(const struct ZlBarrier *barrier,
+                                const struct ZlCancel *cancel,
+                                ZlResultCallback callback,
+                                void *user_data);
+
+/**
+ * Takes the barrier down; `callback`'s one byte is 1 if its node was there.
+ *
+ * # Safety
+ * As for `zl_barrier_create_async`.
+ */
+int32_t zl_barrier_remove_async(const struct ZlBarrier *barrier,
+                                const struct ZlCancel *cancel,
+                                ZlResultCallback callback,
+                                void *user_data);
+
+/**
+ * Waits until the barrier is down, for `timeout_ms` (0 looks once, -1
+ * waits forever); `callback`'s one byte is 1 if it is down, 0 if the
+ * timeout ran out. Goes on across a lost connection and a session expiry.
+ *
+ * # Safety
+ * As for `zl_barrier_create_async`.
+ */
+int32_t zl_barrier_wait_async(const struct ZlBarrier *barrier,
+                              int64_t timeout_ms,
+                              const struct ZlCancel *cancel,
+                              ZlResultCallback callback,
+                              void *user_data);
+
+/**
+ * Frees the barrier handle (the barrier's node stays). Null is ignored.
+ *
+ * # Safety
+ * `barrier` must come from `zl_barrier_new`, freed once, with no call on it in flight.
+ */
+void zl_barrier_free(struct ZlBarrier *barrier);
+
+/**
+ * A member of the double barrier at `path` that waits for `num_clients`
+ * members (at least 1); `identifier` is its node's data. Nothing is sent
+ * before `zl_double_barrier_enter_async`.
+ *
+ * # Safety
+ * `session` must be a live handle; the byte ranges valid; `out_barrier` valid for writes.
+ */
+int32_t zl_double_barrier_new(const struct ZlSession *session,
+                              const uint8_t *path,
+                              uint32_t path_len,
+                              uint32_t num_clients,
+                              const uint8_t *identifier,
+                              uint32_t identifier_len,
+                              struct ZlDoubleBarrier **out_barrier);
+
+/**
+ * Enters: `callback` (empty data) once `num_clients` members are in. A
+ * failure or a fired `cancel` leaves no node of this member.
+ *
+ * # Safety
+ * `barrier` must be a live handle until the callback; `cancel` null or
+ * live; `user_data` valid until the callback.
+ */
+int32_t zl_double_barrier_enter_async(const struct ZlDoubleBarrier *barrier,
+                                      const struct ZlCancel *cancel,
+                                      ZlResultCallback callback,
+                                      void *user_data);
+
+/**
+ * Leaves: `callback` (empty data) once every member has left. This
+ * member's node is deleted even if the wait is cancelled.
+ *
+ * # Safety
+ * As for `zl_double_barrier_enter_async`.
+ */
+int32_t zl_double_barrier_leave_async(const struct ZlDoubleBarrier *barrier,
+                                      const struct ZlCancel *cancel,
+                                      ZlResultCallback callback,
+                                      void *user_data);
+
+/**
+ * `*out_participating` 1 while this member has entered and not left.
+ *
+ * # Safety
+ * `barrier` must be a live handle; `out_participating` valid for writes.
+ */
+int32_t zl_double_barrier_participating(const struct ZlDoubleBarrier *barrier,
+                                        uint8_t *out_participating);
+
+/**
+ * This member's node (full path), as UTF-8 to free with `zl_bytes_free`.
+ *
+ * # Safety
+ * `barrier` must be a live handle; out-pointers valid for writes.
+ */
+int32_t zl_double_barrier_node(const struct ZlDoubleBarrier *barrier,
+                               uint8_t **out_ptr,
+                               uint32_t *out_len);
+
+/**
+ * Frees the member; a wait in flight must have called back first. A
+ * member that entered and did not leave keeps its node until its session
+ * ends. Null is ignored.
+ *
+ * # Safety
+ * `barrier` must come from `zl_double_barrier_new`, freed once, with no call on it in flight.
+ */
+void zl_double_barrier_free(struct ZlDoubleBarrier *barrier);
+
+/**
+ * Creates a counter on `path` whose empty node reads as `*default`; its
+ * type (whole or floating) is the counter's, and every change must be of
+ * it. `format` is `ZL_COUNTER_KAZOO` or `ZL_COUNTER_CURATOR`. Nothing is sent yet.
+ *
+ * # Safety
+ * `session` must be a live handle; the byte range and `default` valid; `out_counter` valid for writes.
+ */
+int32_t zl_counter_new(const struct ZlSession *session,
+                       const uint8_t *path,
+                       uint32_t path_len,
+                       const struct ZlCounterValue *default_,
+                       int32_t format,
+                       struct ZlCounter **out_counter);
+
+/**
+ * The value now, creating the node (empty: the default) if missing.
+ *
+ * # Safety
+ * `counter` must be a live handle; `cancel` null or live; `out_value` valid for writes.
+ */
+int32_t zl_counter_value(const struct ZlCounter *counter,
+                         const struct ZlCancel *cancel,
+                         struct ZlCounterValue *out_value);
+
+/**
+ * Adds `*delta` (of the counter's type): `*out_pre` and `*out_post` (each
+ * may be null) are the values before and after (kazoo's `pre_value`,
+ * `post_value`). `ZL_INVALID_ARGUMENT` for another type or a result out of
+ * range, `ZL_BAD_DATA` if the node holds something else; `ZL_CONNECTION_LOSS`
+ * when a write whose reply was lost may or may not have been made (never
+ * made twice).
+ *
+ * # Safety
+ * `counter` must be a live handle; `delta` valid; `cancel` null or live; out-pointers null or valid for writes.
+ */
+int32_t zl_counter_add(const struct ZlCounter *counter,
+                       const struct ZlCounterValue *delta,
+                       const struct ZlCancel *cancel,
+                       struct ZlCounterValue *out_pre,
+                       struct ZlCounterValue *out_post);
+
+/**
+ * Sets the value to `*new` if it is `*expected` now (Curator's
+ * `compareAndSet`): `*out_set` 1 if set, 0 (nothing changed) if it was
+ * another. Both of the counter's type, else `ZL_INVALID_ARGUMENT`; a lost
+ * reply as for `zl_counter_add`.
+ *
+ * # Safety
+ * `counter` must be a live handle; `expected` and `new` valid; `cancel` null or live; `out_set` valid for writes.
+ */
+int32_t zl_counter_compare_and_set(const struct ZlCounter *counter,
+                                   const struct ZlCounterValue *expected,
+                                   const struct ZlCounterValue *new_,
+                                   const struct ZlCancel *cancel,
+                                   uint8_t *out_set);
+
+/**
+ * `zl_counter_value`, completed by `callback` (`ZlResultCallback`): the
+ * value as 17 bytes of data (`is_float` u8, `int_value` i64, `float_value`
+ * f64, little-endian). Returns at once; the callback is called exactly
+ * once, if and only if this returns `ZL_OK`; a fired `cancel` ends it with
+ * `ZL_CANCELLED`. The counter and `cancel` must stay alive until the callback.
+ *
+ * # Safety
+ * `counter` must be a live handle; `cancel` null or live; `user_data` valid until the callback.
+ */
+int32_t zl_counter_value_async(const struct ZlCounter *counter,
+                               const struct ZlCancel *cancel,
+                               ZlResultCallback callback,
+                               void *user_data);
+
+/**
+ * `zl_counter_add`, completed by `callback`: the values before and after
+ * as two of `zl_counter_value_async`'s records (34 bytes). As
+ * `zl_counter_value_async` otherwise; a change cancelled after its write
+ * was sent may still have been made.
+ *
+ * # Safety
+ * As for `zl_counter_value_async`; `delta` valid during the call.
+ */
+int32_t zl_counter_add_async(const struct ZlCounter *counter,
+                             const struct ZlCounterValue *delta,
+                             const struct ZlCancel *cancel,
+                             ZlResultCallback callback,
+                             void *user_data);
+
+/**
+ * `zl_counter_compare_and_set`, completed by `callback`: one byte, 1 if
+ * set. As `zl_counter_value_async` otherwise; a set cancelled after its
+ * write was sent may still have been made.
+ *
+ * # Safety
+ * As for `zl_counter_value_async`; `expected` and `new` valid during the call.
+ */
+int32_t zl_counter_compare_and_set_async(const struct ZlCounter *counter,
+                                         const struct ZlCounterValue *expected,
+                                         const struct ZlCounterValue *new_,
+                                         const struct ZlCancel *cancel,
+                                         ZlResultCallback callback,
+                                         void *user_data);
+
+/**
+ * Frees the counter. Null is ignored.
+ *
+ * # Safety
+ * `counter` must come from `zl_counter_new`, freed once, with no call on it in flight.
+ */
+void zl_counter_free(struct ZlCounter *counter);
+
+/**
+ * A candidate for the election at `path`; `identifier` is its node's data,
+ * shown by `zl_election_contenders`. Nothing is sent before a lead. Its
+ * nodes are kazoo `Lock` nodes: kazoo's `Election` on the path takes part.
+ *
+ * # Safety
+ * `session` must be a live handle; the byte ranges valid; `out_election` valid for writes.
+ */
+int32_t zl_election_new(const struct ZlSession *session,
+                        const uint8_t *path,
+                        uint32_t path_len,
+                        const uint8_t *identifier,
+                        uint32_t identifier_len,
+                        struct ZlElection **out_election);
+
+/**
+ * Waits until this candidate leads, blocking the calling thread, for
+ * `timeout_ms` (0 tries once, -1 waits forever): `*out_leadership` is the
+ * term won (free it with `zl_leadership_free`, which resigns), or null when
+ * others led the whole time. `cancel` (may be null) cancels from another
+ * thread: `ZL_CANCELLED`. Giving up leaves no candidacy behind. One term at
+ * a time: while a term of this candidate lasts, another lead waits for it.
+ *
+ * # Safety
+ * `election` must be a live handle; `cancel` null or live; `out_leadership` valid for writes.
+ */
+int32_t zl_election_lead(const struct ZlElection *election,
+                         int64_t timeout_ms,
+                         const struct ZlCancel *cancel,
+                         struct ZlLeadership **out_leadership);
+
+/**
+ * Starts a lead and returns at once; `callback` is called exactly once with
+ * the outcome, on one of zoolock's threads, if and only if this returns
+ * `ZL_OK`. Arguments as for `zl_election_lead`; the election and `cancel`
+ * must stay alive until the callback has run.
+ *
+ * # Safety
+ * As for `zl_election_lead`; `user_data` must stay valid until the callback.
+ */
+int32_t zl_election_lead_async(const struct ZlElection *election,
+                               int64_t timeout_ms,
+                               const struct ZlCancel *cancel,
+                               ZlLeadCallback callback,
+                               void *user_data);
+
+/**
+ * Withdraws this candidate's pending leads now (`ZL_CANCELLED`, no node
+ * left; kazoo's `cancel()`). A term already won is not affected.
+ *
+ * # Safety
+ * `election` must be a live handle.
+ */
+int32_t zl_election_cancel(const struct ZlElection *election);
+
+/**
+ * The identifiers of the candidates, the leader first, as a list (each a
+ * little-endian u32 length, then UTF-8) to free with `zl_bytes_free`.
+ *
+ * # Safety
+ * `election` must be a live handle; out-pointers valid for writes.
+ */
+int32_t zl_election_contenders(const struct ZlElection *election,
+                               uint8_t **out_ptr,
+                               uint32_t *out_len);
+
+/**
+ * Frees the candidate; its terms live on until freed themselves. Null is ignored.
+ *
+ * # Safety
+ * `election` must come from `zl_election_new`, freed once, with no call on it in flight.
+ */
+void zl_election_free(struct ZlElection *election);
+
+/**
+ * The term's state, a `ZL_LOCK_*` code: `ZL_LOCK_HELD` while leading,
+ * `ZL_LOCK_SUSPENDED` while the connection is down (stop acting as leader
+ * until held again), `ZL_LOCK_LOST_*` once lost, `ZL_LOCK_RELEASED` once resigned.
+ *
+ * # Safety
+ * `leadership` must be a live handle; `out_state` valid for writes.
+ */
+int32_t zl_leadership_state(const struct ZlLeadership *leadership, int32_t *out_state);
+
+/**
+ * The term's fencing token: strictly greater than every earlier term's on the path.
+ *
+ * # Safety
+ * `leadership` must be a live handle; `out_token` valid for writes.
+ */
+int32_t zl_leadership_fencing_token(const struct ZlLeadership *leadership, int64_t *out_token);
+
+/**
+ * The leader's node (full path), as UTF-8 to free with `zl_bytes_free`.
+ *
+ * # Safety
+ * `leadership` must be a live handle; out-pointers valid for writes.
+ */
+int32_t zl_leadership_node(const struct ZlLeadership *leadership,
+                           uint8_t **out_ptr,
+                           uint32_t *out_len);
+
+/**
+ * Sets the callback told of each change of the term's state (`ZL_LOCK_*`,
+ * as `zl_leadership_state` gives it), replacing any earlier one; null
+ * removes it. When this returns, the earlier callback is not running and
+ * will not run again. No state callback is called after `zl_shutdown`
+ * (the process is exiting; `zl_leadership_state` still answers).
+ *
+ * # Safety
+ * `leadership` must be a live handle; `user_data` must stay valid for the callback.
+ */
+int32_t zl_leadership_set_listener(const struct ZlLeadership *leadership,
+                                   void (*callback)(void *user_data, int32_t state),
+                                   void *user_data);
+
+/**
+ * A transaction that commits only while this term lasts (the core's
+ * `Leadership::fenced`); `ZL_NOT_HELD` if it is over.
+ *
+ * # Safety
+ * `leadership` must be a live handle; `out_transaction` valid for writes.
+ */
+int32_t zl_leadership_fenced(const struct ZlLeadership *leadership,
+                             struct ZlTransaction **out_transaction);
+
+/**
+ * Ends the term: the next candidate leads. `*out_resigned` (may be null)
+ * is 0 if the term was over already (lost, or resigned before).
+ *
+ * # Safety
+ * `leadership` must be a live handle; `out_resigned` null or valid for writes.
+ */
+int32_t zl_leadership_resign(const struct ZlLeadership *leadership, uint8_t *out_resigned);
+
+/**
+ * Frees the term, resigning it in the background if it lasts. Its callback
+ * is not running and will not run once this returns. Null is ignored.
+ *
+ * # Safety
+ * `leadership` must come from a lead, freed once, with no call on it in flight.
+ */
+void zl_leadership_free(struct ZlLeadership *leadership);
+
+/**
+ * One try at kazoo's `NonBlockingLease` on `path` (with `count` > 0, kazoo's
+ * `MultiNonBlockingLease` over `path/0` … `path/<count - 1>`) for
+ * `duration_ms` from `now_ms` (milliseconds since 1970, UTC: the caller's
+ * clock): `*out_obtained` is 1 if obtained or renewed (the same
+ * `identifier` holds it), 0 if another holds it until later.
+ *
+ * # Safety
+ * `session` must be a live handle; the byte ranges valid; `cancel` null or live; `out_obtained` valid for writes.
+ */
+int32_t zl_lease_try(const struct ZlSession *session,
+                     const uint8_t *path,
+                     uint32_t path_len,
+                     const uint8_t *identifier,
+                     uint32_t identifier_len,
+                     int64_t duration_ms,
+                     int64_t now_ms,
+                     uint32_t count,
+                     const struct ZlCancel *cancel,
+                     uint8_t *out_obtained);
 
 /**
  * A member of the party at `path` with `identifier`: kazoo's `Party`

@@ -44,22 +44,15 @@
 //! translates types, errors and the blocking/callback style.
 
 mod args;
-mod barrier;
 mod cancel;
 mod castable;
-mod counter;
 mod dispatch;
-mod election;
 mod entry;
 mod holder;
 mod inspect;
-mod lease;
 mod listener;
 mod logs;
 mod options;
-mod party;
-mod persistent_node;
-mod queue;
 mod recipe;
 mod selftest;
 mod session;
@@ -70,19 +63,14 @@ mod transaction;
 mod znode;
 
 pub use args::zl_bytes_free;
-pub use barrier::*;
 pub use cancel::*;
-pub use counter::*;
 pub use dispatch::zl_shutdown;
-pub use election::*;
 pub use holder::*;
 pub use inspect::*;
-pub use lease::*;
 pub use listener::ZlStateCallback;
 pub use logs::*;
 pub use options::*;
-pub use party::*;
-pub use queue::*;
+pub use recipe::*;
 pub use selftest::*;
 pub use session::*;
 pub use status::*;

@@ -2,6 +2,24 @@
 //! `_async` call runs on a clone of the core object behind the handle and
 //! is completed by a `ZlResultCallback`.
 
+// codegen: the recipes, from the files of recipe/ (scripts/codegen.sh writes this list)
+mod barrier;
+mod counter;
+mod election;
+mod lease;
+mod party;
+mod persistent_node;
+mod queue;
+
+pub use barrier::*;
+pub use counter::*;
+pub use election::*;
+pub use lease::*;
+pub use party::*;
+pub use persistent_node::*;
+pub use queue::*;
+// codegen: end
+
 use std::future::Future;
 
 use crate::args::{self};
@@ -12,7 +30,7 @@ use crate::status::{guard, FfiResult};
 use crate::znode::Reply;
 
 /// A handle on one of the core's recipe objects (cheap clones on a path).
-pub trait Recipe: Castable {
+pub(crate) trait Recipe: Castable {
     type Core: Clone;
     fn core(&self) -> &Self::Core;
     fn path(core: &Self::Core) -> &str;
@@ -47,7 +65,7 @@ pub(crate) use impl_recipe;
 /// # Safety
 /// `handle` must be a live handle until the callback; `cancel` null or
 /// live; `user_data` valid until the callback.
-pub unsafe fn call_later<H, T, F>(
+pub(crate) unsafe fn call_later<H, T, F>(
     handle: *const H,
     verb: &str,
     start: impl FnOnce(H::Core) -> FfiResult<F>,
@@ -72,7 +90,7 @@ where
 ///
 /// # Safety
 /// `session` must be a live handle; the byte range valid; `out` valid for writes.
-pub unsafe fn new_recipe<H: Castable>(
+pub(crate) unsafe fn new_recipe<H: Castable>(
     session: *const ZlSession,
     path: *const u8,
     path_len: u32,

@@ -14,7 +14,7 @@ use zoolock::{Error, Transaction};
 use crate::client::Client;
 use crate::errors::{to_py, IntoPy};
 use crate::holder::{self, Holder};
-use crate::lock::Lock;
+use crate::recipe::lock::Lock;
 use crate::wait::{interruptible, uninterruptible};
 
 /// A candidate in the election at ``path``: ``Election(client, path,

@@ -3,63 +3,25 @@
 //! lock decision is the core's.
 
 mod asyncio;
-mod barrier;
 mod client;
-mod counter;
 mod election;
 mod errors;
 mod holder;
 mod inspect;
 mod lease;
-mod lock;
 mod logging;
-mod multi_lock;
-mod party;
-mod persistent_node;
-mod queue;
 mod recipe;
 mod security;
-mod semaphore;
 mod started;
 mod wait;
 mod znode;
 
 use pyo3::prelude::*;
 
-/// Adds the recipe classes to the module: their names, the module's
-/// `__all__`, are what `zoolock` exports and binds to `KazooClient`
-/// (`client.Barrier(path)`), so that a new recipe is named here and in its
-/// stub only.
-macro_rules! recipes {
-    ($m:expr; $($class:ty),+ $(,)?) => {{
-        let mut names = Vec::new();
-        $(
-            $m.add_class::<$class>()?;
-            names.push($m.py().get_type::<$class>().name()?);
-        )+
-        names
-    }};
-}
-
 #[pymodule]
 fn _zoolock(m: &Bound<'_, PyModule>) -> PyResult<()> {
     logging::install();
-    let recipes = recipes!(
-        m;
-        barrier::Barrier,
-        barrier::DoubleBarrier,
-        counter::Counter,
-        lock::Lock,
-        lock::ReadLock,
-        lock::WriteLock,
-        multi_lock::MultiLock,
-        party::Party,
-        party::ShallowParty,
-        persistent_node::PersistentNode,
-        queue::Queue,
-        queue::LockingQueue,
-        semaphore::Semaphore,
-    );
+    let recipes = recipe::add_all(m)?;
     m.add_class::<client::Client>()?;
     m.add_class::<election::Election>()?;
     m.add_class::<election::TermFence>()?;

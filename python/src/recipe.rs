@@ -2,11 +2,44 @@
 //! object on the client's current session, made again after a `start()`,
 //! and the blocking call that releases the GIL while it waits.
 
+// codegen: the recipes, from the files of recipe/ and the classes their stubs name (scripts/codegen.sh writes this list)
+pub(crate) mod barrier;
+pub(crate) mod counter;
+pub(crate) mod lock;
+pub(crate) mod multi_lock;
+pub(crate) mod party;
+pub(crate) mod persistent_node;
+pub(crate) mod queue;
+pub(crate) mod semaphore;
+
+/// Adds every recipe class to the module: their names, the module's
+/// `__all__`, are what `zoolock` exports and binds to `KazooClient`.
+pub fn add_all<'py>(m: &Bound<'py, PyModule>) -> PyResult<Vec<Bound<'py, PyString>>> {
+    let mut names = Vec::new();
+    add::<barrier::Barrier>(m, &mut names)?;
+    add::<barrier::DoubleBarrier>(m, &mut names)?;
+    add::<counter::Counter>(m, &mut names)?;
+    add::<lock::Lock>(m, &mut names)?;
+    add::<lock::ReadLock>(m, &mut names)?;
+    add::<lock::WriteLock>(m, &mut names)?;
+    add::<multi_lock::MultiLock>(m, &mut names)?;
+    add::<party::Party>(m, &mut names)?;
+    add::<party::ShallowParty>(m, &mut names)?;
+    add::<persistent_node::PersistentNode>(m, &mut names)?;
+    add::<queue::Queue>(m, &mut names)?;
+    add::<queue::LockingQueue>(m, &mut names)?;
+    add::<semaphore::Semaphore>(m, &mut names)?;
+    Ok(names)
+}
+// codegen: end
+
 use std::sync::Mutex;
 use std::time::Duration;
 
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
+use pyo3::types::PyString;
+use pyo3::PyClass;
 use zoolock::Session;
 
 use crate::client::Client;
@@ -130,4 +163,11 @@ pub fn priority(priority: &Bound<'_, PyAny>) -> PyResult<u32> {
         .and_then(|p| u32::try_from(p).ok())
         .filter(|p| *p <= zoolock::Queue::MAX_PRIORITY)
         .ok_or_else(|| PyValueError::new_err("priority must be between 0 and 999"))
+}
+
+/// Adds the class `T` to the module and its name to `names`.
+fn add<'py, T: PyClass>(m: &Bound<'py, PyModule>, names: &mut Vec<Bound<'py, PyString>>) -> PyResult<()> {
+    m.add_class::<T>()?;
+    names.push(m.py().get_type::<T>().name()?);
+    Ok(())
 }

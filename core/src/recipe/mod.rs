@@ -2,8 +2,10 @@
 //! bindings call, built on the layers below (the session, the znode API, the
 //! contender's node, the holder). A recipe is one file here (the lock, which
 //! the others reuse, a folder), named as users know it; it imports only the
-//! lock among its siblings.
+//! lock among its siblings. `scripts/codegen.sh` declares and exports
+//! each file (or folder) of this one: a new recipe is named nowhere else.
 
+// codegen: the recipes, from the files of recipe/ (scripts/codegen.sh writes this list)
 mod barrier;
 mod counter;
 mod election;
@@ -15,13 +17,14 @@ mod persistent_node;
 mod queue;
 mod semaphore;
 
-pub use barrier::{Barrier, DoubleBarrier};
-pub use counter::{Counter, CounterChange, CounterFormat, CounterValue};
-pub use election::{Election, Leadership};
-pub use lease::{try_lease, try_multi_lease};
-pub use lock::{Adaptive, Kind, Lock, LockConfig, CREATES_IN_FLIGHT};
-pub use multi_lock::MultiLock;
-pub use party::Party;
-pub use persistent_node::PersistentNode;
-pub use queue::{LockingQueue, Queue};
-pub use semaphore::Semaphore;
+pub use barrier::*;
+pub use counter::*;
+pub use election::*;
+pub use lease::*;
+pub use lock::*;
+pub use multi_lock::*;
+pub use party::*;
+pub use persistent_node::*;
+pub use queue::*;
+pub use semaphore::*;
+// codegen: end

@@ -9,9 +9,10 @@ from ._znode import TransactionRequest
 
 __version__: str
 
-# The recipe classes (python/src/lib.rs's `recipes!`): zoolock exports them
-# and binds each to KazooClient.
+# The recipe classes (their stubs are in python/src/recipe/): zoolock exports
+# them and binds each to KazooClient.
 __all__ = [
+# codegen: the recipes' names (scripts/codegen.sh writes them)
     "Barrier",
     "DoubleBarrier",
     "Counter",
@@ -25,6 +26,7 @@ __all__ = [
     "Queue",
     "LockingQueue",
     "Semaphore",
+# codegen: end
 ]
 
 _Acl = Tuple[int, Tuple[str, str]]
@@ -216,6 +218,103 @@ class Holder:
     def __aenter__(self) -> Awaitable[bool]: ...
     def __aexit__(self, exc_type: Optional[Type[BaseException]], exc: Optional[BaseException], tb: Optional[TracebackType]) -> Awaitable[bool]: ...
 
+@final
+class Election:
+    """The core's election, under zoolock.Election's kazoo signatures."""
+
+    def __init__(self, client: KazooClient, path: str, identifier: Any = None) -> None: ...
+    def run(self, func: Callable[..., Any], *args: Any, **kwargs: Any) -> None:
+        """Waits to lead, calls func, resigns; None also when cancelled."""
+    def cancel(self) -> None: ...
+    def contenders(self) -> List[str]: ...
+    def term_fence(self) -> TermFence:
+        """The fence of the term run leads now (for TransactionRequest)."""
+    @property
+    def lock(self) -> Lock:
+        """The Lock the candidacy holds while it leads."""
+
+@final
+class TermFence:
+    """One term's fence: a transaction's commit requires that term."""
+
+def _try_lease(client: KazooClient, path: str, duration: float, identifier: str, now: float, count: Optional[int] = None) -> bool:
+    """The core's lease try behind zoolock.NonBlockingLease (seconds; now since the epoch, UTC)."""
+
+# codegen: the recipes' classes, from the stubs in python/src/recipe/ (scripts/codegen.sh writes them)
+
+@final
+class Barrier:
+    """kazoo's Barrier: up while the node at path exists."""
+
+    def __init__(self, client: KazooClient, path: str) -> None: ...
+    def create(self) -> None:
+        """Puts the barrier up."""
+    def remove(self) -> bool:
+        """Takes it down; True if its node was there."""
+    def wait(self, timeout: Optional[float] = None) -> bool:
+        """True once the barrier is down; False if timeout (seconds) ran out."""
+    @property
+    def path(self) -> str: ...
+    @property
+    def client(self) -> KazooClient: ...
+
+@final
+class DoubleBarrier:
+    """kazoo's DoubleBarrier: enter waits for num_clients members, leave for all to leave."""
+
+    def __init__(
+        self, client: KazooClient, path: str, num_clients: int, identifier: Any = None, node_name: Optional[str] = None
+    ) -> None: ...
+    def enter(self) -> None:
+        """Returns once num_clients members are in (as kazoo's, a failure does not raise: participating is False)."""
+    def leave(self) -> None:
+        """Returns once every member left."""
+    @property
+    def participating(self) -> bool: ...
+    @property
+    def path(self) -> str: ...
+    @property
+    def num_clients(self) -> int: ...
+    @property
+    def identifier(self) -> str: ...
+    @property
+    def node_name(self) -> str: ...
+    @property
+    def create_path(self) -> str: ...
+    @property
+    def client(self) -> KazooClient: ...
+
+@final
+class Counter:
+    """kazoo's Counter: a number kept as one node's data, shared with kazoo's Counter on the path.
+    A change whose reply was lost is never made twice: if it cannot tell, ConnectionLoss."""
+
+    def __init__(self, client: KazooClient, path: str, default: Union[int, float] = 0, support_curator: bool = False) -> None: ...
+    @property
+    def value(self) -> Union[int, float]:
+        """The value now (creates the node, empty = default, if missing)."""
+    def compare_and_set(self, expected: Union[int, float], new: Union[int, float]) -> bool:
+        """Sets the value to new if it is expected now (Curator's compareAndSet): True if set,
+        False (nothing changed) if it was another; both of default's type, else TypeError."""
+    def __add__(self, value: Union[int, float]) -> Counter:
+        """Adds value (of default's type, else TypeError); sets pre_value and post_value."""
+    def __sub__(self, value: Union[int, float]) -> Counter:
+        """Subtracts value, as __add__."""
+    @property
+    def pre_value(self) -> Optional[Union[int, float]]:
+        """The value the last change read."""
+    @property
+    def post_value(self) -> Optional[Union[int, float]]:
+        """The value the last change wrote."""
+    @property
+    def path(self) -> str: ...
+    @property
+    def default(self) -> Union[int, float]: ...
+    @property
+    def default_type(self) -> type: ...
+    @property
+    def support_curator(self) -> bool: ...
+
 class Lock(Holder):
     """A distributed lock with kazoo's interface and node names.
 
@@ -267,41 +366,6 @@ class WriteLock(Lock):
     ) -> None: ...
 
 @final
-class Election:
-    """The core's election, under zoolock.Election's kazoo signatures."""
-
-    def __init__(self, client: KazooClient, path: str, identifier: Any = None) -> None: ...
-    def run(self, func: Callable[..., Any], *args: Any, **kwargs: Any) -> None:
-        """Waits to lead, calls func, resigns; None also when cancelled."""
-    def cancel(self) -> None: ...
-    def contenders(self) -> List[str]: ...
-    def term_fence(self) -> TermFence:
-        """The fence of the term run leads now (for TransactionRequest)."""
-    @property
-    def lock(self) -> Lock:
-        """The Lock the candidacy holds while it leads."""
-
-@final
-class TermFence:
-    """One term's fence: a transaction's commit requires that term."""
-
-@final
-class Semaphore(Holder):
-    """A counting semaphore in kazoo's layout."""
-
-    def __init__(self, client: KazooClient, path: str, identifier: Any = None, max_leases: int = 1) -> None: ...
-    def acquire(self, blocking: bool = True, timeout: Optional[float] = None, *, lease: Optional[float] = None) -> bool:
-        """True once a lease is held (at once if this object holds one: kazoo); False for a failed
-        non-blocking try; LockTimeout on timeout."""
-    def acquire_async(self, blocking: bool = True, timeout: Optional[float] = None, *, lease: Optional[float] = None) -> Awaitable[bool]:
-        """acquire() for asyncio."""
-    def lease_holders(self) -> List[str]:
-        """Identifiers of the current lease holders."""
-    @property
-    def max_leases(self) -> int:
-        """How many holders at once."""
-
-@final
 class MultiLock(Holder):
     """All of several kazoo Locks or none (zoolock's; kazoo has none): taken in sorted order, so two
     multi-locks never deadlock; released together; lost when any path's node is."""
@@ -318,82 +382,6 @@ class MultiLock(Holder):
     @property
     def fencing_tokens(self) -> Dict[str, int]:
         """{path: fencing token} while held, in the order taken; {} when not."""
-
-@final
-class Counter:
-    """kazoo's Counter: a number kept as one node's data, shared with kazoo's Counter on the path.
-    A change whose reply was lost is never made twice: if it cannot tell, ConnectionLoss."""
-
-    def __init__(self, client: KazooClient, path: str, default: Union[int, float] = 0, support_curator: bool = False) -> None: ...
-    @property
-    def value(self) -> Union[int, float]:
-        """The value now (creates the node, empty = default, if missing)."""
-    def compare_and_set(self, expected: Union[int, float], new: Union[int, float]) -> bool:
-        """Sets the value to new if it is expected now (Curator's compareAndSet): True if set,
-        False (nothing changed) if it was another; both of default's type, else TypeError."""
-    def __add__(self, value: Union[int, float]) -> Counter:
-        """Adds value (of default's type, else TypeError); sets pre_value and post_value."""
-    def __sub__(self, value: Union[int, float]) -> Counter:
-        """Subtracts value, as __add__."""
-    @property
-    def pre_value(self) -> Optional[Union[int, float]]:
-        """The value the last change read."""
-    @property
-    def post_value(self) -> Optional[Union[int, float]]:
-        """The value the last change wrote."""
-    @property
-    def path(self) -> str: ...
-    @property
-    def default(self) -> Union[int, float]: ...
-    @property
-    def default_type(self) -> type: ...
-    @property
-    def support_curator(self) -> bool: ...
-
-def _try_lease(client: KazooClient, path: str, duration: float, identifier: str, now: float, count: Optional[int] = None) -> bool:
-    """The core's lease try behind zoolock.NonBlockingLease (seconds; now since the epoch, UTC)."""
-
-@final
-class Barrier:
-    """kazoo's Barrier: up while the node at path exists."""
-
-    def __init__(self, client: KazooClient, path: str) -> None: ...
-    def create(self) -> None:
-        """Puts the barrier up."""
-    def remove(self) -> bool:
-        """Takes it down; True if its node was there."""
-    def wait(self, timeout: Optional[float] = None) -> bool:
-        """True once the barrier is down; False if timeout (seconds) ran out."""
-    @property
-    def path(self) -> str: ...
-    @property
-    def client(self) -> KazooClient: ...
-
-@final
-class DoubleBarrier:
-    """kazoo's DoubleBarrier: enter waits for num_clients members, leave for all to leave."""
-
-    def __init__(
-        self, client: KazooClient, path: str, num_clients: int, identifier: Any = None, node_name: Optional[str] = None
-    ) -> None: ...
-    def enter(self) -> None:
-        """Returns once num_clients members are in (as kazoo's, a failure does not raise: participating is False)."""
-    def leave(self) -> None:
-        """Returns once every member left."""
-    @property
-    def participating(self) -> bool: ...
-    @property
-    def path(self) -> str: ...
-    @property
-    def num_clients(self) -> int: ...
-    @property
-    def identifier(self) -> str: ...
-    @property
-    def node_name(self) -> str: ...
-    @property
-    def create_path(self) -> str: ...
-    @property
-    def client(self) -> KazooClient: ...
 
 class Party:
     """kazoo's Party: members are <uuid4 hex>__party__ nodes holding their identifiers."""
@@ -420,6 +408,12 @@ class Party:
     def client(self) -> KazooClient: ...
 
 @final
+class ShallowParty(Party):
+    """kazoo's ShallowParty: the identifier is in the node's name, <uuid4 hex>-<identifier>."""
+
+    def __init__(self, client: KazooClient, path: str, identifier: Any = None) -> None: ...
+
+@final
 class PersistentNode:
     """Curator's PersistentNode (ephemeral): a node kept at path while started, made again after an expiry or a deletion."""
 
@@ -440,12 +434,6 @@ class PersistentNode:
     def client(self) -> KazooClient: ...
     def __enter__(self) -> PersistentNode: ...
     def __exit__(self, *exc: object) -> bool: ...
-
-@final
-class ShallowParty(Party):
-    """kazoo's ShallowParty: the identifier is in the node's name, <uuid4 hex>-<identifier>."""
-
-    def __init__(self, client: KazooClient, path: str, identifier: Any = None) -> None: ...
 
 @final
 class Queue:
@@ -488,3 +476,21 @@ class LockingQueue:
     def path(self) -> str: ...
     @property
     def client(self) -> KazooClient: ...
+
+@final
+class Semaphore(Holder):
+    """A counting semaphore in kazoo's layout."""
+
+    def __init__(self, client: KazooClient, path: str, identifier: Any = None, max_leases: int = 1) -> None: ...
+    def acquire(self, blocking: bool = True, timeout: Optional[float] = None, *, lease: Optional[float] = None) -> bool:
+        """True once a lease is held (at once if this object holds one: kazoo); False for a failed
+        non-blocking try; LockTimeout on timeout."""
+    def acquire_async(self, blocking: bool = True, timeout: Optional[float] = None, *, lease: Optional[float] = None) -> Awaitable[bool]:
+        """acquire() for asyncio."""
+    def lease_holders(self) -> List[str]:
+        """Identifiers of the current lease holders."""
+    @property
+    def max_leases(self) -> int:
+        """How many holders at once."""
+
+# codegen: end

@@ -1,6 +1,52 @@
 //! kazoo's `Queue` and `LockingQueue` over the core's: the nodes, the
 //! order and the locks are the core's; this translates arguments (kazoo's
 //! `TypeError`/`ValueError`) and the blocking style.
+//!
+//! Its Python face (`scripts/codegen.sh` copies it into `_zoolock.pyi`):
+//!
+//! ```pyi
+//! @final
+//! class Queue:
+//!     """kazoo's Queue: entry-<priority>-<sequence> nodes, removed as they are taken (at most once)."""
+//!
+//!     def __init__(self, client: KazooClient, path: str) -> None: ...
+//!     def put(self, value: bytes, priority: int = 100) -> None:
+//!         """Adds value; priority 0 to 999, lower first."""
+//!     def get(self) -> Optional[bytes]:
+//!         """Takes the first entry's value; None if empty (does not wait)."""
+//!     def __len__(self) -> int: ...
+//!     @property
+//!     def path(self) -> str: ...
+//!     @property
+//!     def client(self) -> KazooClient: ...
+//!
+//! @final
+//! class LockingQueue:
+//!     """kazoo's LockingQueue: get locks an entry, consume removes it, release gives it back (at least once)."""
+//!
+//!     def __init__(self, client: KazooClient, path: str) -> None: ...
+//!     def put(self, value: bytes, priority: int = 100) -> None:
+//!         """Adds value; priority 0 to 999, lower first."""
+//!     def put_all(self, values: List[bytes], priority: int = 100) -> None:
+//!         """Adds every value, all or none."""
+//!     def get(self, timeout: Optional[float] = None) -> Optional[bytes]:
+//!         """Locks the first free entry and returns its value (the same one until consumed or released); None on timeout."""
+//!     def consume(self) -> bool:
+//!         """Removes the entry got; False if this consumer holds none (or lost its lock)."""
+//!     def release(self) -> bool:
+//!         """Gives the entry got back; False if this consumer holds none."""
+//!     def holds_lock(self) -> bool:
+//!         """Whether this consumer still holds the entry's lock."""
+//!     def __len__(self) -> int: ...
+//!     @property
+//!     def processing_element(self) -> Optional[Tuple[str, bytes]]: ...
+//!     @property
+//!     def id(self) -> Optional[bytes]: ...
+//!     @property
+//!     def path(self) -> str: ...
+//!     @property
+//!     def client(self) -> KazooClient: ...
+//! ```
 
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;

@@ -1,6 +1,52 @@
 //! kazoo's `Barrier` and `DoubleBarrier` over the core's: the nodes, the
 //! waits and their faults are the core's; this translates arguments and
 //! the blocking style (the GIL released while waiting, Ctrl-C).
+//!
+//! Its Python face (`scripts/codegen.sh` copies it into `_zoolock.pyi`):
+//!
+//! ```pyi
+//! @final
+//! class Barrier:
+//!     """kazoo's Barrier: up while the node at path exists."""
+//!
+//!     def __init__(self, client: KazooClient, path: str) -> None: ...
+//!     def create(self) -> None:
+//!         """Puts the barrier up."""
+//!     def remove(self) -> bool:
+//!         """Takes it down; True if its node was there."""
+//!     def wait(self, timeout: Optional[float] = None) -> bool:
+//!         """True once the barrier is down; False if timeout (seconds) ran out."""
+//!     @property
+//!     def path(self) -> str: ...
+//!     @property
+//!     def client(self) -> KazooClient: ...
+//!
+//! @final
+//! class DoubleBarrier:
+//!     """kazoo's DoubleBarrier: enter waits for num_clients members, leave for all to leave."""
+//!
+//!     def __init__(
+//!         self, client: KazooClient, path: str, num_clients: int, identifier: Any = None, node_name: Optional[str] = None
+//!     ) -> None: ...
+//!     def enter(self) -> None:
+//!         """Returns once num_clients members are in (as kazoo's, a failure does not raise: participating is False)."""
+//!     def leave(self) -> None:
+//!         """Returns once every member left."""
+//!     @property
+//!     def participating(self) -> bool: ...
+//!     @property
+//!     def path(self) -> str: ...
+//!     @property
+//!     def num_clients(self) -> int: ...
+//!     @property
+//!     def identifier(self) -> str: ...
+//!     @property
+//!     def node_name(self) -> str: ...
+//!     @property
+//!     def create_path(self) -> str: ...
+//!     @property
+//!     def client(self) -> KazooClient: ...
+//! ```
 
 use pyo3::prelude::*;
 

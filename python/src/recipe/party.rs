@@ -1,6 +1,40 @@
 //! kazoo's `Party` and `ShallowParty` over the core's `Party`: membership
 //! and its faults are the core's; this translates arguments and the
 //! blocking style.
+//!
+//! Its Python face (`scripts/codegen.sh` copies it into `_zoolock.pyi`):
+//!
+//! ```pyi
+//! class Party:
+//!     """kazoo's Party: members are <uuid4 hex>__party__ nodes holding their identifiers."""
+//!
+//!     def __init__(self, client: KazooClient, path: str, identifier: Any = None) -> None: ...
+//!     def join(self) -> None:
+//!         """Joins; a member whose session expires joins again on the next one until it leaves."""
+//!     def leave(self) -> bool:
+//!         """Leaves; True if this member's node was there."""
+//!     def __iter__(self) -> Iterator[str]:
+//!         """The members' identifiers."""
+//!     def __len__(self) -> int: ...
+//!     @property
+//!     def participating(self) -> bool: ...
+//!     @property
+//!     def path(self) -> str: ...
+//!     @property
+//!     def data(self) -> bytes: ...
+//!     @property
+//!     def node(self) -> Optional[str]: ...
+//!     @property
+//!     def create_path(self) -> Optional[str]: ...
+//!     @property
+//!     def client(self) -> KazooClient: ...
+//!
+//! @final
+//! class ShallowParty(Party):
+//!     """kazoo's ShallowParty: the identifier is in the node's name, <uuid4 hex>-<identifier>."""
+//!
+//!     def __init__(self, client: KazooClient, path: str, identifier: Any = None) -> None: ...
+//! ```
 
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;

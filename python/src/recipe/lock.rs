@@ -1,4 +1,58 @@
 //! kazoo's `Lock`, `ReadLock` and `WriteLock` over the core's `Lock`.
+//!
+//! Its Python face (`scripts/codegen.sh` copies it into `_zoolock.pyi`):
+//!
+//! ```pyi
+//! class Lock(Holder):
+//!     """A distributed lock with kazoo's interface and node names.
+//!
+//!     reentrant=True (zoolock only): the owner — the asyncio task that calls, else the calling thread —
+//!     re-acquires at once, each release counts down and the last deletes the node; another owner's
+//!     acquire waits, its release raises RuntimeError; a loss ends the hold whatever the count."""
+//!
+//!     def __init__(
+//!         self,
+//!         client: KazooClient,
+//!         path: str,
+//!         identifier: Any = None,
+//!         extra_lock_patterns: Sequence[str] = (),
+//!         *,
+//!         scheme: str = "kazoo",
+//!         reentrant: bool = False,
+//!         mirror: bool = True,
+//!     ) -> None: ...
+//!     def acquire(self, blocking: bool = True, timeout: Optional[float] = None, ephemeral: bool = True, *, lease: Optional[float] = None) -> bool:
+//!         """True once held; False for a failed non-blocking try; LockTimeout when the timeout runs out
+//!         behind others; False when it runs out because this object held the lock all along (kazoo)."""
+//!     def acquire_async(
+//!         self, blocking: bool = True, timeout: Optional[float] = None, ephemeral: bool = True, *, lease: Optional[float] = None
+//!     ) -> Awaitable[bool]:
+//!         """acquire() for asyncio."""
+//!     def contenders(self) -> List[str]:
+//!         """Identifiers of every contender, holder first."""
+//!     @property
+//!     def node(self) -> Optional[str]:
+//!         """The holding node's name (without the path)."""
+//!     @property
+//!     def fencing_token(self) -> Optional[int]:
+//!         """Strictly increasing from holder to holder; None when not held."""
+//!
+//! @final
+//! class ReadLock(Lock):
+//!     """Shared with other readers; excludes writers."""
+//!
+//!     def __init__(
+//!         self, client: KazooClient, path: str, identifier: Any = None, extra_lock_patterns: Sequence[str] = (), *, scheme: str = "kazoo", mirror: bool = True
+//!     ) -> None: ...
+//!
+//! @final
+//! class WriteLock(Lock):
+//!     """Exclusive; waits for every earlier reader and writer."""
+//!
+//!     def __init__(
+//!         self, client: KazooClient, path: str, identifier: Any = None, extra_lock_patterns: Sequence[str] = (), *, scheme: str = "kazoo", mirror: bool = True
+//!     ) -> None: ...
+//! ```
 
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;

@@ -1,4 +1,39 @@
 //! kazoo's `Counter` over the core's `Counter`.
+//!
+//! Its Python face (`scripts/codegen.sh` copies it into `_zoolock.pyi`):
+//!
+//! ```pyi
+//! @final
+//! class Counter:
+//!     """kazoo's Counter: a number kept as one node's data, shared with kazoo's Counter on the path.
+//!     A change whose reply was lost is never made twice: if it cannot tell, ConnectionLoss."""
+//!
+//!     def __init__(self, client: KazooClient, path: str, default: Union[int, float] = 0, support_curator: bool = False) -> None: ...
+//!     @property
+//!     def value(self) -> Union[int, float]:
+//!         """The value now (creates the node, empty = default, if missing)."""
+//!     def compare_and_set(self, expected: Union[int, float], new: Union[int, float]) -> bool:
+//!         """Sets the value to new if it is expected now (Curator's compareAndSet): True if set,
+//!         False (nothing changed) if it was another; both of default's type, else TypeError."""
+//!     def __add__(self, value: Union[int, float]) -> Counter:
+//!         """Adds value (of default's type, else TypeError); sets pre_value and post_value."""
+//!     def __sub__(self, value: Union[int, float]) -> Counter:
+//!         """Subtracts value, as __add__."""
+//!     @property
+//!     def pre_value(self) -> Optional[Union[int, float]]:
+//!         """The value the last change read."""
+//!     @property
+//!     def post_value(self) -> Optional[Union[int, float]]:
+//!         """The value the last change wrote."""
+//!     @property
+//!     def path(self) -> str: ...
+//!     @property
+//!     def default(self) -> Union[int, float]: ...
+//!     @property
+//!     def default_type(self) -> type: ...
+//!     @property
+//!     def support_curator(self) -> bool: ...
+//! ```
 
 use std::sync::Mutex;
 

@@ -1,6 +1,32 @@
 //! Curator's `PersistentNode` (ephemeral) over the core's: keeping the node
 //! and its faults are the core's; this translates arguments and the
 //! blocking style.
+//!
+//! Its Python face (`scripts/codegen.sh` copies it into `_zoolock.pyi`):
+//!
+//! ```pyi
+//! @final
+//! class PersistentNode:
+//!     """Curator's PersistentNode (ephemeral): a node kept at path while started, made again after an expiry or a deletion."""
+//!
+//!     def __init__(self, client: KazooClient, path: str, data: Optional[bytes] = None) -> None: ...
+//!     def start(self) -> None:
+//!         """Makes the node and keeps it; returns once it is this session's (another session's node is waited out)."""
+//!     def set_data(self, data: bytes) -> None:
+//!         """Changes the node's data, and what it is made with from now on."""
+//!     def close(self) -> bool:
+//!         """Stops keeping the node and deletes it; True if it was this session's."""
+//!     @property
+//!     def data(self) -> bytes: ...
+//!     @property
+//!     def is_started(self) -> bool: ...
+//!     @property
+//!     def path(self) -> str: ...
+//!     @property
+//!     def client(self) -> KazooClient: ...
+//!     def __enter__(self) -> PersistentNode: ...
+//!     def __exit__(self, *exc: object) -> bool: ...
+//! ```
 
 use std::sync::{Arc, Mutex};
 

@@ -1,4 +1,26 @@
 //! zoolock's `MultiLock` (kazoo has none) over the core's `MultiLock`.
+//!
+//! Its Python face (`scripts/codegen.sh` copies it into `_zoolock.pyi`):
+//!
+//! ```pyi
+//! @final
+//! class MultiLock(Holder):
+//!     """All of several kazoo Locks or none (zoolock's; kazoo has none): taken in sorted order, so two
+//!     multi-locks never deadlock; released together; lost when any path's node is."""
+//!
+//!     def __init__(self, client: KazooClient, paths: Iterable[str], identifier: Any = None) -> None: ...
+//!     def acquire(self, blocking: bool = True, timeout: Optional[float] = None, *, lease: Optional[float] = None) -> bool:
+//!         """True once every path is held; False for a failed non-blocking try; LockTimeout on timeout.
+//!         Whatever ends it early leaves no node on any path."""
+//!     def acquire_async(self, blocking: bool = True, timeout: Optional[float] = None, *, lease: Optional[float] = None) -> Awaitable[bool]:
+//!         """acquire() for asyncio."""
+//!     @property
+//!     def paths(self) -> List[str]:
+//!         """The paths in the order taken (sorted, each once)."""
+//!     @property
+//!     def fencing_tokens(self) -> Dict[str, int]:
+//!         """{path: fencing token} while held, in the order taken; {} when not."""
+//! ```
 
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;

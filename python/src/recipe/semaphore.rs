@@ -1,4 +1,24 @@
 //! kazoo's `Semaphore` over the core's `Semaphore`.
+//!
+//! Its Python face (`scripts/codegen.sh` copies it into `_zoolock.pyi`):
+//!
+//! ```pyi
+//! @final
+//! class Semaphore(Holder):
+//!     """A counting semaphore in kazoo's layout."""
+//!
+//!     def __init__(self, client: KazooClient, path: str, identifier: Any = None, max_leases: int = 1) -> None: ...
+//!     def acquire(self, blocking: bool = True, timeout: Optional[float] = None, *, lease: Optional[float] = None) -> bool:
+//!         """True once a lease is held (at once if this object holds one: kazoo); False for a failed
+//!         non-blocking try; LockTimeout on timeout."""
+//!     def acquire_async(self, blocking: bool = True, timeout: Optional[float] = None, *, lease: Optional[float] = None) -> Awaitable[bool]:
+//!         """acquire() for asyncio."""
+//!     def lease_holders(self) -> List[str]:
+//!         """Identifiers of the current lease holders."""
+//!     @property
+//!     def max_leases(self) -> int:
+//!         """How many holders at once."""
+//! ```
 
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
