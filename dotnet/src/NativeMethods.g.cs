@@ -140,6 +140,12 @@ namespace ZooLock.Native
         internal delegate void zl_holder_set_listener_callback_delegate(void* user_data, int state);
 
         [UnmanagedFunctionPointer(CallingConvention.Cdecl)]
+        internal delegate void zl_leader_latch_close_async_callback_delegate(void* user_data, int status, byte* data, uint data_len, ZlStat* stat, byte* message, uint message_len);
+
+        [UnmanagedFunctionPointer(CallingConvention.Cdecl)]
+        internal delegate void zl_leader_latch_wait_async_callback_delegate(void* user_data, int status, byte* data, uint data_len, ZlStat* stat, byte* message, uint message_len);
+
+        [UnmanagedFunctionPointer(CallingConvention.Cdecl)]
         internal delegate void zl_leadership_set_listener_callback_delegate(void* user_data, int state);
 
         [UnmanagedFunctionPointer(CallingConvention.Cdecl)]
@@ -992,6 +998,71 @@ namespace ZooLock.Native
         internal static extern void zl_leadership_free(ZlLeadership* leadership);
 
         /// <summary>
+        ///  A candidate in the election at `path` whose node holds `identifier`;
+        ///  nothing is sent before `zl_leader_latch_start`.
+        ///
+        ///  # Safety
+        ///  `session` must be a live handle; the byte ranges valid; `out_latch` valid for writes.
+        /// </summary>
+        [DllImport(__DllName, EntryPoint = "zl_leader_latch_new", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern int zl_leader_latch_new(ZlSession* session, byte* path, uint path_len, byte* identifier, uint identifier_len, ZlLeaderLatch** out_latch);
+
+        /// <summary>
+        ///  Joins the election and returns: from now until
+        ///  `zl_leader_latch_close_async` the candidate leads whenever it can, and
+        ///  campaigns again after a term lost to a session expiry or a deletion of
+        ///  its node. `ZL_INVALID_ARGUMENT` if started already, `ZL_CLOSED` after a close.
+        ///
+        ///  # Safety
+        ///  `latch` must be a live handle.
+        /// </summary>
+        [DllImport(__DllName, EntryPoint = "zl_leader_latch_start", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern int zl_leader_latch_start(ZlLeaderLatch* latch);
+
+        /// <summary>
+        ///  `*out_leads` 1 while the candidate leads (its term held; 0 while the
+        ///  connection is suspended), and `*out_fencing_token` that term's token
+        ///  (0 when it does not lead). Either out-pointer may be null.
+        ///
+        ///  # Safety
+        ///  `latch` must be a live handle; non-null out-pointers valid for writes.
+        /// </summary>
+        [DllImport(__DllName, EntryPoint = "zl_leader_latch_leads", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern int zl_leader_latch_leads(ZlLeaderLatch* latch, byte* out_leads, long* out_fencing_token);
+
+        /// <summary>
+        ///  Waits until the candidate leads, for `timeout_ms` (0 looks once, -1
+        ///  waits forever): one byte, 1 once it leads, 0 if the timeout ran out.
+        ///  `ZL_CLOSED` once the latch is closed.
+        ///
+        ///  # Safety
+        ///  `latch` must be a live handle until the callback; `cancel` null or live;
+        ///  `user_data` valid until the callback.
+        /// </summary>
+        [DllImport(__DllName, EntryPoint = "zl_leader_latch_wait_async", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern int zl_leader_latch_wait_async(ZlLeaderLatch* latch, long timeout_ms, ZlCancel* cancel, zl_leader_latch_wait_async_callback_delegate callback, void* user_data);
+
+        /// <summary>
+        ///  Leaves the election: ends the term it leads or its candidacy, and
+        ///  completes once its node is deleted. Closing again does nothing.
+        ///
+        ///  # Safety
+        ///  As for `zl_leader_latch_wait_async`.
+        /// </summary>
+        [DllImport(__DllName, EntryPoint = "zl_leader_latch_close_async", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern int zl_leader_latch_close_async(ZlLeaderLatch* latch, ZlCancel* cancel, zl_leader_latch_close_async_callback_delegate callback, void* user_data);
+
+        /// <summary>
+        ///  Frees the handle; a latch started and not closed closes in the
+        ///  background (its node deleted). Null is ignored.
+        ///
+        ///  # Safety
+        ///  `latch` must come from `zl_leader_latch_new`, freed once, with no call on it in flight.
+        /// </summary>
+        [DllImport(__DllName, EntryPoint = "zl_leader_latch_free", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern void zl_leader_latch_free(ZlLeaderLatch* latch);
+
+        /// <summary>
         ///  One try at kazoo's `NonBlockingLease` on `path` (with `count` &gt; 0, kazoo's
         ///  `MultiNonBlockingLease` over `path/0` … `path/&lt;count - 1&gt;`) for
         ///  `duration_ms` from `now_ms` (milliseconds since 1970, UTC: the caller's
@@ -1776,6 +1847,14 @@ namespace ZooLock.Native
     /// </summary>
     [StructLayout(LayoutKind.Sequential)]
     internal unsafe partial struct ZlLeadership
+    {
+    }
+
+    /// <summary>
+    ///  A candidate that stays in the election at its path while started.
+    /// </summary>
+    [StructLayout(LayoutKind.Sequential)]
+    internal unsafe partial struct ZlLeaderLatch
     {
     }
 

@@ -404,6 +404,11 @@ typedef struct ZlElection ZlElection;
 typedef struct ZlHolder ZlHolder;
 
 /**
+ * A candidate that stays in the election at its path while started.
+ */
+typedef struct ZlLeaderLatch ZlLeaderLatch;
+
+/**
  * One term of leadership, the core's `Leadership` (shared with its listener).
  */
 typedef struct ZlLeadership ZlLeadership;
@@ -1407,6 +1412,79 @@ int32_t zl_leadership_resign(const struct ZlLeadership *leadership, uint8_t *out
  * `leadership` must come from a lead, freed once, with no call on it in flight.
  */
 void zl_leadership_free(struct ZlLeadership *leadership);
+
+/**
+ * A candidate in the election at `path` whose node holds `identifier`;
+ * nothing is sent before `zl_leader_latch_start`.
+ *
+ * # Safety
+ * `session` must be a live handle; the byte ranges valid; `out_latch` valid for writes.
+ */
+int32_t zl_leader_latch_new(const struct ZlSession *session,
+                            const uint8_t *path,
+                            uint32_t path_len,
+                            const uint8_t *identifier,
+                            uint32_t identifier_len,
+                            struct ZlLeaderLatch **out_latch);
+
+/**
+ * Joins the election and returns: from now until
+ * `zl_leader_latch_close_async` the candidate leads whenever it can, and
+ * campaigns again after a term lost to a session expiry or a deletion of
+ * its node. `ZL_INVALID_ARGUMENT` if started already, `ZL_CLOSED` after a close.
+ *
+ * # Safety
+ * `latch` must be a live handle.
+ */
+int32_t zl_leader_latch_start(const struct ZlLeaderLatch *latch);
+
+/**
+ * `*out_leads` 1 while the candidate leads (its term held; 0 while the
+ * connection is suspended), and `*out_fencing_token` that term's token
+ * (0 when it does not lead). Either out-pointer may be null.
+ *
+ * # Safety
+ * `latch` must be a live handle; non-null out-pointers valid for writes.
+ */
+int32_t zl_leader_latch_leads(const struct ZlLeaderLatch *latch,
+                              uint8_t *out_leads,
+                              int64_t *out_fencing_token);
+
+/**
+ * Waits until the candidate leads, for `timeout_ms` (0 looks once, -1
+ * waits forever): one byte, 1 once it leads, 0 if the timeout ran out.
+ * `ZL_CLOSED` once the latch is closed.
+ *
+ * # Safety
+ * `latch` must be a live handle until the callback; `cancel` null or live;
+ * `user_data` valid until the callback.
+ */
+int32_t zl_leader_latch_wait_async(const struct ZlLeaderLatch *latch,
+                                   int64_t timeout_ms,
+                                   const struct ZlCancel *cancel,
+                                   ZlResultCallback callback,
+                                   void *user_data);
+
+/**
+ * Leaves the election: ends the term it leads or its candidacy, and
+ * completes once its node is deleted. Closing again does nothing.
+ *
+ * # Safety
+ * As for `zl_leader_latch_wait_async`.
+ */
+int32_t zl_leader_latch_close_async(const struct ZlLeaderLatch *latch,
+                                    const struct ZlCancel *cancel,
+                                    ZlResultCallback callback,
+                                    void *user_data);
+
+/**
+ * Frees the handle; a latch started and not closed closes in the
+ * background (its node deleted). Null is ignored.
+ *
+ * # Safety
+ * `latch` must come from `zl_leader_latch_new`, freed once, with no call on it in flight.
+ */
+void zl_leader_latch_free(struct ZlLeaderLatch *latch);
 
 /**
  * One try at kazoo's `NonBlockingLease` on `path` (with `count` > 0, kazoo's

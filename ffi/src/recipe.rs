@@ -6,6 +6,7 @@
 mod barrier;
 mod counter;
 mod election;
+mod leader_latch;
 mod lease;
 mod party;
 mod persistent_node;
@@ -14,6 +15,7 @@ mod queue;
 pub use barrier::*;
 pub use counter::*;
 pub use election::*;
+pub use leader_latch::*;
 pub use lease::*;
 pub use party::*;
 pub use persistent_node::*;

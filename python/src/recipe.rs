@@ -5,6 +5,7 @@
 // codegen: the recipes, from the files of recipe/ and the classes their stubs name (scripts/codegen.sh writes this list)
 pub(crate) mod barrier;
 pub(crate) mod counter;
+pub(crate) mod leader_latch;
 pub(crate) mod lock;
 pub(crate) mod multi_lock;
 pub(crate) mod party;
@@ -19,6 +20,7 @@ pub fn add_all<'py>(m: &Bound<'py, PyModule>) -> PyResult<Vec<Bound<'py, PyStrin
     add::<barrier::Barrier>(m, &mut names)?;
     add::<barrier::DoubleBarrier>(m, &mut names)?;
     add::<counter::Counter>(m, &mut names)?;
+    add::<leader_latch::LeaderLatch>(m, &mut names)?;
     add::<lock::Lock>(m, &mut names)?;
     add::<lock::ReadLock>(m, &mut names)?;
     add::<lock::WriteLock>(m, &mut names)?;

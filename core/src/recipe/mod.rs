@@ -9,6 +9,7 @@
 mod barrier;
 mod counter;
 mod election;
+mod leader_latch;
 mod lease;
 mod lock;
 mod multi_lock;
@@ -20,6 +21,7 @@ mod semaphore;
 pub use barrier::*;
 pub use counter::*;
 pub use election::*;
+pub use leader_latch::*;
 pub use lease::*;
 pub use lock::*;
 pub use multi_lock::*;

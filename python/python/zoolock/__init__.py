@@ -173,6 +173,7 @@ __all__ = [
     "Barrier",
     "DoubleBarrier",
     "Counter",
+    "LeaderLatch",
     "Lock",
     "ReadLock",
     "WriteLock",

@@ -16,6 +16,7 @@ __all__ = [
     "Barrier",
     "DoubleBarrier",
     "Counter",
+    "LeaderLatch",
     "Lock",
     "ReadLock",
     "WriteLock",
@@ -314,6 +315,28 @@ class Counter:
     def default_type(self) -> type: ...
     @property
     def support_curator(self) -> bool: ...
+
+@final
+class LeaderLatch:
+    """Curator's LeaderLatch: a candidate that stays in the election at path from start() to close()."""
+
+    def __init__(self, client: KazooClient, path: str, identifier: Any = None) -> None: ...
+    def start(self) -> None:
+        """Joins the election and returns; leads whenever it can until close()."""
+    def wait(self, timeout: Optional[float] = None) -> bool:
+        """True once this candidate leads; False if timeout (seconds) ran out."""
+    def close(self) -> None:
+        """Leaves the election: its term or candidacy ends and its node is deleted."""
+    @property
+    def has_leadership(self) -> bool: ...
+    @property
+    def fencing_token(self) -> Optional[int]: ...
+    @property
+    def path(self) -> str: ...
+    @property
+    def client(self) -> KazooClient: ...
+    def __enter__(self) -> LeaderLatch: ...
+    def __exit__(self, *exc: object) -> bool: ...
 
 class Lock(Holder):
     """A distributed lock with kazoo's interface and node names.
