@@ -39,12 +39,13 @@ fn main() {
     for file in [HEADER, NATIVE_METHODS, CODES, ACQUIRE] {
         fs::create_dir_all(out.join(file).parent().unwrap()).expect("could not create the output folders");
     }
+    // First: the header follows ffi/src's modules, and the recipe list names them.
+    recipes::write(&root, &out);
     let ffi_src = entry::expanded_sources(&root, &root.join("target/codegen"));
     c_header(&ffi_src, &out.join(HEADER));
     native_methods(&ffi_src, &out.join(NATIVE_METHODS));
     write(&out.join(CODES), &csharp_codes());
     write(&out.join(ACQUIRE), &acquire::csharp(&root));
-    recipes::write(&root, &out);
 }
 
 fn write(path: &Path, text: &str) {
