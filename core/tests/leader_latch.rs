@@ -1,6 +1,7 @@
 //! Curator's LeaderLatch on a real server: one leader at a time, a close
 //! that hands over, a term lost to an expiry or a deletion campaigned for
-//! again, and a close or drop that leaves no node.
+//! again, a close that returns once the node is gone (however many close at
+//! once), a drop that leaves no node, and a session closed under a latch.
 
 mod common;
 
@@ -94,4 +95,59 @@ async fn a_waiting_candidate_closed_or_dropped_leaves_no_node() {
     assert!(leader.has_leadership());
     drop(leader);
     queued(&raw, &path, 0).await;
+}
+
+/// A close returns once the node is gone, read at once (not waited for):
+/// a waiting candidate's `lead` is cancelled and removes its node before
+/// the close returns, and a second close at the same time returns after
+/// the first. Rounds, because the race lost a node one time in three.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_close_returns_once_the_node_is_gone() {
+    let connect = shared_server();
+    let raw = raw(&connect).await;
+    let path = unique_path("latch-close");
+    let (one, two) = (session(&connect).await, session(&connect).await);
+    let leader = LeaderLatch::new(&one, &path, "leader").unwrap();
+    leader.start().unwrap();
+    assert!(leader.wait(LIMIT).await.unwrap());
+    for round in 0..10 {
+        let waiting = LeaderLatch::new(&two, &path, format!("waiting-{round}")).unwrap();
+        waiting.start().unwrap();
+        if round % 2 == 0 {
+            queued(&raw, &path, 2).await;
+        }
+        let (first, second) = (waiting.clone(), waiting.clone());
+        let closes = tokio::spawn(async move { first.close().await });
+        second.close().await;
+        assert!(children(&raw, &path).await.len() == 1, "round {round}: the second close returned with the node there");
+        closes.await.unwrap();
+        assert!(children(&raw, &path).await.len() == 1, "round {round}: the first close returned with the node there");
+    }
+    leader.close().await;
+    assert!(children(&raw, &path).await.is_empty(), "the leader's close returned with its node there");
+}
+
+/// Its session closed under it, the latch's candidacy is over: a wait says
+/// so instead of waiting for ever, and it does not start again.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_session_closed_under_a_latch_ends_its_waits() {
+    let connect = shared_server();
+    let path = unique_path("latch-session-closed");
+    let (one, two) = (session(&connect).await, session(&connect).await);
+    let leader = LeaderLatch::new(&one, &path, "leader").unwrap();
+    leader.start().unwrap();
+    assert!(leader.wait(LIMIT).await.unwrap());
+    let waiting = LeaderLatch::new(&two, &path, "waiting").unwrap();
+    waiting.start().unwrap();
+    let wait = tokio::spawn({
+        let waiting = waiting.clone();
+        async move { waiting.wait(None).await }
+    });
+    two.close().await;
+    let ended = tokio::time::timeout(LIMIT.unwrap(), wait).await.expect("the wait ended").unwrap();
+    assert!(matches!(ended, Err(Error::Closed)), "{ended:?}");
+    assert!(matches!(waiting.start(), Err(Error::Closed)));
+    one.close().await;
+    assert!(matches!(leader.wait(LIMIT).await, Err(Error::Closed)));
+    assert!(!leader.has_leadership());
 }

@@ -65,5 +65,23 @@ namespace ZooLock.Tests
             }
             Assert.AreEqual(0, other.GetChildren(path).Count);
         }
+
+        /// <summary>Its session disposed under it, a waiting latch's wait ends instead of waiting for ever.</summary>
+        [Test]
+        public void ASessionDisposedUnderALatchEndsItsWait()
+        {
+            var path = Fixture.Path("latch-session-disposed");
+            using (var leader = new ZooKeeperLeaderLatch(path, session))
+            using (var latch = new ZooKeeperLeaderLatch(path, other))
+            {
+                leader.Start();
+                Assert.IsTrue(leader.WaitForLeadership(Patience));
+                latch.Start();
+                var waiting = latch.WaitForLeadershipAsync();
+                other.Dispose();
+                Assert.IsInstanceOf<ObjectDisposedException>(Fixture.Failure(waiting), "the wait ends with its session");
+                Assert.Throws<ObjectDisposedException>(() => latch.Start());
+            }
+        }
     }
 }

@@ -1,6 +1,6 @@
 """LeaderLatch (Curator's): one leader with kazoo's Election on the same
-path, a term lost to an expiry campaigned for again, Ctrl-C in a wait, and
-what start, close and the arguments refuse."""
+path, a term lost to an expiry campaigned for again, a client's restart,
+Ctrl-C in a wait, and what start, close and the arguments refuse."""
 
 import os
 import signal
@@ -60,6 +60,24 @@ def test_a_term_lost_to_an_expiry_is_led_again(harness, client, kz, path):
     kz.ChildrenWatch(path, new_owner)
     assert owners.wait(DEADLINE), "a node of the next session"
     assert latch.wait(DEADLINE) and latch.fencing_token > first
+    latch.close()
+    assert kz.get_children(path) == []
+
+
+def test_a_client_s_restart_ends_the_candidacy_until_started_again(make_client, kz, path):
+    """The latch's session closed with ``restart()``: a wait says so instead
+    of waiting for ever on a latch that never started; ``start()`` joins on
+    the new session."""
+    client = make_client()
+    latch = client.LeaderLatch(path)
+    latch.start()
+    assert latch.wait(DEADLINE)
+    client.restart()
+    with pytest.raises(zoolock.ConnectionClosedError):
+        latch.wait(DEADLINE)
+    assert not latch.has_leadership
+    latch.start()
+    assert latch.wait(DEADLINE) and latch.has_leadership
     latch.close()
     assert kz.get_children(path) == []
 

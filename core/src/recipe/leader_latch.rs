@@ -4,8 +4,9 @@
 //! leads. kazoo users write it by hand around `Election.run`. Its node is
 //! the [`Election`]'s, so kazoo `Election` candidates on the path take part.
 //!
-//! It leads only while its term is `Held`: `Suspended` (the connection is
-//! down, the term not confirmed) reads as not leading, as in Curator.
+//! It leads only while its term is `Held`, read when asked: `Suspended`
+//! (the connection down, or the quorum's confirmation of the session
+//! lapsed) reads as not leading, as in Curator.
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -14,13 +15,13 @@ use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
 use super::election::{Election, Leadership};
-use crate::error::{Error, Result};
+use crate::error::{Error, ErrorKind, Result};
 use crate::runtime;
 use crate::session::Session;
 use crate::state::LockState;
 
-/// The pause before campaigning again after a `lead` that failed (not a
-/// lost term: that campaigns at once).
+/// The pause before campaigning again after a `lead` that failed with a
+/// passing error (a lost term campaigns at once).
 const AGAIN_AFTER: Duration = Duration::from_millis(500);
 
 /// A candidate that stays in the election at its path while started.
@@ -54,16 +55,18 @@ impl std::fmt::Debug for LeaderLatch {
 
 struct Latch {
     election: Election,
-    /// The leading term's fencing token while this candidate leads.
+    /// The fencing token of the term the campaign holds, while it holds it.
     leading: Arc<watch::Sender<Option<i64>>>,
+    /// Why the candidacy is over: closed, its session closed, or an error
+    /// no new campaign would get past. Set once the node is gone.
+    ended: Arc<watch::Sender<Option<Error>>>,
     campaign: Mutex<Campaign>,
-    closed: watch::Sender<bool>,
 }
 
 enum Campaign {
     Idle,
-    Started { closing: watch::Sender<bool>, task: JoinHandle<()> },
-    Closed,
+    Started { stop: watch::Sender<bool>, task: JoinHandle<()> },
+    Closing,
 }
 
 impl LeaderLatch {
@@ -74,57 +77,85 @@ impl LeaderLatch {
         let latch = Latch {
             election,
             leading: Arc::new(watch::Sender::new(None)),
+            ended: Arc::new(watch::Sender::new(None)),
             campaign: Mutex::new(Campaign::Idle),
-            closed: watch::Sender::new(false),
         };
         Ok(LeaderLatch { inner: Arc::new(latch) })
     }
 
     /// Joins the election and returns: from now until [`LeaderLatch::close`],
     /// a task of zoolock's runtime leads whenever this candidate can.
-    /// Starting twice is [`Error::InvalidArgument`]; after a close, [`Error::Closed`].
+    /// Starting twice is [`Error::InvalidArgument`]; after the candidacy
+    /// ended, why it did ([`Error::Closed`] after a close).
     pub fn start(&self) -> Result<()> {
         let mut campaign = self.inner.campaign.lock().unwrap();
+        if let Some(ended) = self.inner.ended.borrow().clone() {
+            return Err(ended);
+        }
         match *campaign {
             Campaign::Idle => {}
             Campaign::Started { .. } => {
                 return Err(Error::InvalidArgument("the leader latch is started already".into()))
             }
-            Campaign::Closed => return Err(Error::Closed),
+            Campaign::Closing => return Err(Error::Closed),
         }
         runtime::check_process()?;
-        let (closing, stop) = watch::channel(false);
-        let task = runtime::spawn(run(self.inner.election.clone(), self.inner.leading.clone(), stop));
-        *campaign = Campaign::Started { closing, task };
+        let (stop, stopped) = watch::channel(false);
+        let election = self.inner.election.clone();
+        let (leading, ended) = (self.inner.leading.clone(), self.inner.ended.clone());
+        let task = runtime::spawn(async move {
+            let why = run(&election, &leading, stopped).await;
+            leading.send_replace(None);
+            ended.send_if_modified(|now| {
+                now.is_none() && {
+                    *now = Some(why);
+                    true
+                }
+            });
+        });
+        *campaign = Campaign::Started { stop, task };
         Ok(())
     }
 
-    /// Whether this candidate leads now (its term `Held`).
+    /// Whether this candidate leads now: its term held, and the session
+    /// confirmed by the quorum at this instant.
     pub fn has_leadership(&self) -> bool {
-        self.inner.leading.borrow().is_some()
+        self.fencing_token().is_some()
     }
 
     /// The fencing token of the term this candidate leads now, if it leads.
     pub fn fencing_token(&self) -> Option<i64> {
-        *self.inner.leading.borrow()
+        let token = (*self.inner.leading.borrow())?;
+        let lock = self.inner.election.lock();
+        (lock.state() == LockState::Held && lock.fencing_token() == Some(token)).then_some(token)
     }
 
-    /// Watches the leading term's fencing token: `Some` while this candidate
-    /// leads (Curator's `LeaderLatchListener`: `isLeader`, `notLeader`).
+    /// Watches the leading term's fencing token as the campaign sees it:
+    /// `Some` while its term is held (Curator's `LeaderLatchListener`:
+    /// `isLeader`, `notLeader`); [`LeaderLatch::has_leadership`] also checks
+    /// the session's confirmation when read.
     pub fn subscribe(&self) -> watch::Receiver<Option<i64>> {
         self.inner.leading.subscribe()
     }
 
     /// Waits until this candidate leads (Curator's `await`): `Ok(true)`, or
-    /// `Ok(false)` once `timeout` has passed (`None`: for ever).
-    /// [`Error::Closed`] when closed, before or during the wait.
+    /// `Ok(false)` once `timeout` has passed (`None`: for ever). Once the
+    /// candidacy is over, why: [`Error::Closed`] after a close or when its
+    /// session closed.
     pub async fn wait(&self, timeout: Option<Duration>) -> Result<bool> {
-        let (mut leading, mut closed) = (self.inner.leading.subscribe(), self.inner.closed.subscribe());
+        let (mut leading, mut ended) = (self.inner.leading.subscribe(), self.inner.ended.subscribe());
         let leads = async {
-            tokio::select! {
-                biased;
-                _ = closed.wait_for(|closed| *closed) => Err(Error::Closed),
-                _ = leading.wait_for(Option::is_some) => Ok(true),
+            loop {
+                tokio::select! {
+                    biased;
+                    why = ended.wait_for(Option::is_some) => return Err(why.expect("the sender lives").clone().unwrap()),
+                    _ = leading.wait_for(Option::is_some) => {}
+                }
+                if self.has_leadership() {
+                    return Ok(true);
+                }
+                // Held but not confirmed: the session's timer publishes `Suspended`, then `Held` again.
+                let _ = leading.changed().await;
             }
         };
         match timeout {
@@ -140,17 +171,29 @@ impl LeaderLatch {
 
     /// Leaves the election: ends the term it leads or its candidacy, and
     /// returns once its node is deleted (in the background while the
-    /// connection is down, as a release). Closing again does nothing.
+    /// connection is down, as a release). A second close returns when the
+    /// first is done.
     pub async fn close(&self) {
-        let campaign = std::mem::replace(&mut *self.inner.campaign.lock().unwrap(), Campaign::Closed);
-        self.inner.closed.send_replace(true);
-        if let Campaign::Started { closing, task } = campaign {
-            closing.send_replace(true);
-            // A `lead` pending now fails with Cancelled once its node is removed.
-            self.inner.election.cancel();
-            let _ = task.await;
+        let campaign = std::mem::replace(&mut *self.inner.campaign.lock().unwrap(), Campaign::Closing);
+        match campaign {
+            Campaign::Started { stop, task } => {
+                stop.send_replace(true);
+                let _ = task.await;
+            }
+            Campaign::Idle => {}
+            Campaign::Closing => {
+                let mut ended = self.inner.ended.subscribe();
+                let _ = ended.wait_for(Option::is_some).await;
+                return;
+            }
         }
         self.inner.leading.send_replace(None);
+        self.inner.ended.send_if_modified(|now| {
+            now.is_none() && {
+                *now = Some(Error::Closed);
+                true
+            }
+        });
     }
 
     /// [`LeaderLatch::close`] for callers without an async runtime.
@@ -163,13 +206,11 @@ impl LeaderLatch {
         self.inner.election.path()
     }
 }
-
 impl Drop for Latch {
-    /// Closes in the background: the campaign resigns its term, or its candidacy, and ends.
+    /// Closes in the background: the campaign resigns its term, or withdraws its candidacy, and ends.
     fn drop(&mut self) {
-        if let Campaign::Started { closing, .. } = &*self.campaign.lock().unwrap() {
-            closing.send_replace(true);
-            self.election.cancel();
+        if let Campaign::Started { stop, .. } = &*self.campaign.lock().unwrap() {
+            stop.send_replace(true);
         }
     }
 }
@@ -177,37 +218,68 @@ impl Drop for Latch {
 /// How a term ended.
 enum Ended {
     Lost,
-    Closing,
+    Stopped,
 }
 
 /// The campaign: leads, keeps `leading` current while it does, and leads
-/// again when the term is lost, until `stop` says the latch is closing.
-async fn run(election: Election, leading: Arc<watch::Sender<Option<i64>>>, mut stop: watch::Receiver<bool>) {
+/// again when the term is lost, until `stop` (a close) or an error that a
+/// new campaign would not get past. Returns why it ended, its node gone.
+async fn run(election: &Election, leading: &watch::Sender<Option<i64>>, mut stop: watch::Receiver<bool>) -> Error {
     loop {
-        let won = tokio::select! {
-            biased;
-            _ = stop.wait_for(|stop| *stop) => return,
-            won = election.lead() => won,
+        if *stop.borrow() {
+            return Error::Closed;
+        }
+        // Polled before `stop` is looked at: a close then cancels a `lead`
+        // that has started, which fails with Cancelled once its node is
+        // removed (dropping it would remove the node in the background,
+        // after the close returned).
+        let lead = election.lead();
+        tokio::pin!(lead);
+        let mut stopping = false;
+        let won = loop {
+            tokio::select! {
+                biased;
+                won = &mut lead => break won,
+                _ = stop.wait_for(|stop| *stop), if !stopping => {
+                    stopping = true;
+                    election.cancel();
+                }
+            }
         };
         let term = match won {
+            Ok(term) if stopping => {
+                let _ = term.resign().await;
+                return Error::Closed;
+            }
             Ok(term) => term,
-            Err(Error::Closed) => return,
+            Err(_) if stopping => return Error::Closed,
+            Err(err) if !passing(&err) => return err,
             Err(err) => {
-                tracing::debug!(path = election.path(), error = %err, "leader latch: campaigning again");
+                tracing::warn!(path = election.path(), error = %err, "leader latch: campaigning again");
                 tokio::select! {
                     biased;
-                    _ = stop.wait_for(|stop| *stop) => return,
+                    _ = stop.wait_for(|stop| *stop) => return Error::Closed,
                     () = tokio::time::sleep(AGAIN_AFTER) => continue,
                 }
             }
         };
-        let ended = lead_while(&term, &leading, &mut stop).await;
+        let ended = lead_while(&term, leading, &mut stop).await;
         leading.send_replace(None);
-        if let Ended::Closing = ended {
+        if let Ended::Stopped = ended {
             let _ = term.resign().await;
-            return;
+            return Error::Closed;
         }
     }
+}
+
+/// An error a new campaign may get past: the connection or the session
+/// went while it waited, or the term ended as it was won. Anything else (the
+/// session closed, the runtime gone, a refused ACL) ends the candidacy.
+fn passing(err: &Error) -> bool {
+    matches!(
+        err.kind(),
+        ErrorKind::ConnectionLoss | ErrorKind::SessionExpired | ErrorKind::NotHeld | ErrorKind::OutcomeUnknown
+    )
 }
 
 /// Keeps `leading` to the term's state until the term ends or the latch closes.
@@ -218,6 +290,9 @@ async fn lead_while(
 ) -> Ended {
     let mut states = term.subscribe();
     loop {
+        if *stop.borrow() {
+            return Ended::Stopped;
+        }
         let leads = match *states.borrow_and_update() {
             LockState::Held => Some(term.fencing_token()),
             LockState::Suspended => None,
@@ -226,7 +301,7 @@ async fn lead_while(
         leading.send_if_modified(|now| std::mem::replace(now, leads) != leads);
         tokio::select! {
             biased;
-            _ = stop.wait_for(|stop| *stop) => return Ended::Closing,
+            _ = stop.wait_for(|stop| *stop) => return Ended::Stopped,
             changed = states.changed() => if changed.is_err() { return Ended::Lost },
         }
     }

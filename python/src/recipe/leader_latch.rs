@@ -49,6 +49,15 @@ pub struct LeaderLatch {
     core: OnClient<zoolock::LeaderLatch>,
 }
 
+impl LeaderLatch {
+    /// The core latch made last: after a client's restart, the one on its
+    /// closed session (its waits end with ``ConnectionClosedError``) until
+    /// ``start()`` makes one on the new session; none yet, one on the client's.
+    fn started(&self, py: Python<'_>) -> PyResult<zoolock::LeaderLatch> {
+        self.core.last().map_or_else(|| self.core.get(py), Ok)
+    }
+}
+
 #[pymethods]
 impl LeaderLatch {
     #[new]
@@ -66,8 +75,8 @@ impl LeaderLatch {
         Ok(LeaderLatch { path, core })
     }
 
-    /// Joins the election and returns. Twice: ``ValueError``; after
-    /// ``close()``: ``ConnectionClosedError``.
+    /// Joins the election and returns, on the client's current session.
+    /// Twice: ``ValueError``; after ``close()``: ``ConnectionClosedError``.
     fn start(&self, py: Python<'_>) -> PyResult<()> {
         self.core.get(py)?.start().py_err()
     }
@@ -77,14 +86,14 @@ impl LeaderLatch {
     /// it waits; Ctrl-C ends the wait (not the candidacy).
     #[pyo3(signature = (timeout=None))]
     fn wait(&self, py: Python<'_>, timeout: Option<f64>) -> PyResult<bool> {
-        let (latch, limit) = (self.core.get(py)?, self::timeout(timeout)?);
+        let (latch, limit) = (self.started(py)?, self::timeout(timeout)?);
         call(py, async move { latch.wait(limit).await })
     }
 
     /// Leaves the election: ends the term it leads or its candidacy, and
     /// returns once its node is deleted. Not cut short by Ctrl-C.
     fn close(&self, py: Python<'_>) -> PyResult<()> {
-        let latch = self.core.get(py)?;
+        let Some(latch) = self.core.last() else { return Ok(()) };
         uninterruptible(py, async move { latch.close().await })
     }
 
