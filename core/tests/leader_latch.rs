@@ -151,3 +151,35 @@ async fn a_session_closed_under_a_latch_ends_its_waits() {
     assert!(matches!(leader.wait(LIMIT).await, Err(Error::Closed)));
     assert!(!leader.has_leadership());
 }
+
+/// A leader cut off from the server: it stops leading (its confirmation
+/// lapses) before its session can expire and another candidate lead; when
+/// the partition heals, it campaigns again behind the new leader.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_partitioned_leader_stops_leading_before_another_leads() {
+    let connect = shared_server();
+    let raw = raw(&connect).await;
+    let path = unique_path("latch-partition");
+    let (one, two) = (session(&connect).await, session(&connect).await);
+    let leader = LeaderLatch::new(&one, &path, "leader").unwrap();
+    leader.start().unwrap();
+    assert!(leader.wait(LIMIT).await.unwrap());
+    let follower = LeaderLatch::new(&two, &path, "follower").unwrap();
+    follower.start().unwrap();
+    queued(&raw, &path, 2).await;
+
+    let cut = one.status().session_id;
+    inject(move || harness().partition(cut).unwrap()).await;
+    let mut leading = leader.subscribe();
+    tokio::time::timeout(LIMIT.unwrap(), leading.wait_for(Option::is_none)).await.expect("stops leading").unwrap();
+    assert!(follower.wait(Some(Duration::from_secs(30))).await.unwrap(), "leads once the cut-off session expired");
+    assert!(!leader.has_leadership(), "two leaders");
+    inject(move || harness().heal(cut).unwrap()).await;
+
+    queued(&raw, &path, 2).await;
+    assert!(!leader.has_leadership());
+    follower.close().await;
+    assert!(leader.wait(LIMIT).await.unwrap(), "leads again on its next session");
+    leader.close().await;
+    assert!(children(&raw, &path).await.is_empty());
+}
