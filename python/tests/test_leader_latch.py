@@ -4,11 +4,13 @@ Ctrl-C in a wait, and what start, close and the arguments refuse."""
 
 import os
 import signal
+import subprocess
+import sys
 import threading
 
 import pytest
 import zoolock
-from conftest import DEADLINE, run_in_thread, until_children
+from conftest import DEADLINE, SESSION_TIMEOUT, run_in_thread, until_children
 
 
 def test_leads_beside_kazoo_s_election_and_hands_over_on_close(client, kz, path):
@@ -80,6 +82,40 @@ def test_a_client_s_restart_ends_the_candidacy_until_started_again(make_client, 
     assert latch.wait(DEADLINE) and latch.has_leadership
     latch.close()
     assert kz.get_children(path) == []
+
+
+LEAD = """
+import sys, zoolock
+client = zoolock.KazooClient(hosts=sys.argv[1], timeout=float(sys.argv[3]))
+client.start()
+latch = zoolock.LeaderLatch(client, sys.argv[2], "killed")
+latch.start()
+assert latch.wait(15)
+print(latch.fencing_token, flush=True)
+sys.stdin.read()
+"""
+
+
+def test_a_killed_leader_s_term_passes_on_once_its_session_expires(client, kz, connect, path):
+    """A leader process killed while it leads: its node stays until its
+    session expires (nobody else leads meanwhile), then the waiting
+    candidate leads with a greater token."""
+    leader = subprocess.Popen([sys.executable, "-c", LEAD, connect, path, str(SESSION_TIMEOUT)],
+                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        killed_token = int(leader.stdout.readline())
+        latch = client.LeaderLatch(path, "next")
+        latch.start()
+        until_children(kz, path, lambda c: len(c) == 2, "the next candidate queued")
+        leader.send_signal(signal.SIGKILL)
+        leader.wait()
+    finally:
+        leader.kill()
+        leader.wait()
+    assert latch.wait(DEADLINE), "leads once the killed leader's session expired"
+    assert latch.fencing_token > killed_token
+    assert kz.Election(path).contenders() == ["next"]
+    latch.close()
 
 
 def test_ctrl_c_ends_a_wait_and_keeps_the_candidacy(make_client, client, kz, path):
