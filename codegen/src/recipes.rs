@@ -84,23 +84,52 @@ fn modules(folder: &Path) -> Vec<String> {
     modules
 }
 
-/// Each file of `python/src/recipe`, with the stub its module doc declares.
+/// Each module of `python/src/recipe`, with the stub its module doc
+/// declares; a `#[pyclass]` of the module that its stub leaves out (it
+/// would never be added) or renames (`name = …`) fails here.
 fn python_bindings(root: &Path) -> Vec<Binding> {
     let folder = root.join("python/src/recipe");
     modules(&folder)
         .into_iter()
         .map(|module| {
-            let path = folder.join(format!("{module}.rs"));
+            let file = folder.join(format!("{module}.rs"));
+            let path = if file.is_file() { file } else { folder.join(&module).join("mod.rs") };
             let source = fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
             let stub = stub(&source).unwrap_or_else(|| panic!("{}: no ```pyi block in its module doc", path.display()));
-            let classes = stub
+            let classes: Vec<String> = stub
                 .lines()
                 .filter_map(|l| l.strip_prefix("class "))
                 .map(|l| l.split(|c: char| c == '(' || c == ':').next().unwrap().to_owned())
                 .collect();
+            for class in pyclasses(&source) {
+                assert!(
+                    classes.contains(&class),
+                    "{}: #[pyclass] {class} is not in its stub (a recipe's classes are the ones its stub declares)",
+                    path.display()
+                );
+            }
             Binding { module, stub, classes }
         })
         .collect()
+}
+
+/// The structs a source declares `#[pyclass]` as written (not those a macro makes).
+fn pyclasses(source: &str) -> Vec<String> {
+    let mut found = Vec::new();
+    let mut lines = source.lines().map(str::trim);
+    while let Some(line) = lines.next() {
+        if !line.starts_with("#[pyclass") {
+            continue;
+        }
+        assert!(!line.contains("name ="), "a recipe class's Python name is its Rust name: {line}");
+        let Some(declaration) = lines.find(|l| l.contains("struct ")) else { break };
+        let name = declaration.split("struct ").nth(1).unwrap();
+        let name: String = name.chars().take_while(|c| c.is_alphanumeric() || *c == '_' || *c == '$').collect();
+        if !name.starts_with('$') {
+            found.push(name);
+        }
+    }
+    found
 }
 
 /// The ```` ```pyi ```` block of a module doc (`//!` lines), without the prefix.
@@ -112,22 +141,22 @@ fn stub(source: &str) -> Option<String> {
 }
 
 /// Writes `file` from `root` into `out` with each region's lines replaced:
-/// (comment, title, text) for the lines between `<comment> codegen: <title>…`
-/// and the next `<comment> codegen: end`.
+/// (comment, title, text) for the lines between the line that begins
+/// `<comment> codegen: <title>` and the next line `<comment> codegen: end`.
 fn update(root: &Path, out: &Path, file: &str, regions: &[(&str, &str, String)]) {
     let source = root.join(file);
-    let mut text = fs::read_to_string(&source).unwrap_or_else(|e| panic!("{}: {e}", source.display()));
+    let text = fs::read_to_string(&source).unwrap_or_else(|e| panic!("{}: {e}", source.display()));
+    let mut lines: Vec<String> = text.lines().map(str::to_owned).collect();
     for (comment, title, body) in regions {
-        let begin = format!("{comment} codegen: {title}");
-        let start = text
-            .find(&begin)
-            .and_then(|at| text[at..].find('\n').map(|end| at + end + 1))
-            .unwrap_or_else(|| panic!("{file}: no line `{begin}`"));
-        let end_marker = format!("{comment} codegen: end");
-        let end = start + text[start..].find(&end_marker).unwrap_or_else(|| panic!("{file}: no `{end_marker}`"));
-        text.replace_range(start..end, body);
+        let (begin, end) = (format!("{} codegen: {title}", comment.trim()), format!("{} codegen: end", comment.trim()));
+        let starts: Vec<usize> = (0..lines.len()).filter(|&i| lines[i].trim().starts_with(&begin)).collect();
+        let [start] = starts[..] else { panic!("{file}: {} lines `{begin}`, not one", starts.len()) };
+        let stop = (start + 1..lines.len())
+            .find(|&i| lines[i].trim() == end)
+            .unwrap_or_else(|| panic!("{file}: no line `{end}` after `{begin}`"));
+        lines.splice(start + 1..stop, body.lines().map(str::to_owned));
     }
     let target = out.join(file);
     fs::create_dir_all(target.parent().unwrap()).expect("could not create the output folders");
-    fs::write(&target, text).unwrap_or_else(|e| panic!("could not write {}: {e}", target.display()));
+    fs::write(&target, lines.join("\n") + "\n").unwrap_or_else(|e| panic!("could not write {}: {e}", target.display()));
 }

@@ -13,12 +13,13 @@
 //!   that commits only while a hold lasts (`ZL_NOT_HELD` otherwise). Each
 //!   has an `_async` form completed by a `ZlResultCallback`.
 //! - **Barriers**: a `ZlBarrier` and a `ZlDoubleBarrier` member (kazoo's
-//!   `Barrier` and `DoubleBarrier`), waits completed by a `ZlResultCallback` (`barrier.rs`).
+//!   `Barrier` and `DoubleBarrier`), waits completed by a `ZlResultCallback` (`recipe/barrier.rs`).
 //! - **Queues and parties**: a `ZlQueue`, a `ZlLockingQueue` consumer and a
 //!   `ZlParty` member (kazoo's `Queue`, `LockingQueue`, `Party` and
-//!   `ShallowParty`), calls completed the same way (`queue.rs`, `party.rs`).
+//!   `ShallowParty`), calls completed the same way (`recipe/queue.rs`, `recipe/party.rs`); a
+//!   `ZlPersistentNode` and a `ZlLeaderLatch` (Curator's, `recipe/`).
 //! - **Elections**: a `ZlElection` candidate leads (`zl_election_lead`, as
-//!   an acquire) and each term won is a `ZlLeadership` (`election.rs`).
+//!   an acquire) and each term won is a `ZlLeadership` (`recipe/election.rs`).
 //! - **Holders**: a lock or semaphore is one `ZlHolder` with one set of
 //!   entry points, `zl_holder_*`; the lock-only queries, `zl_lock_*`,
 //!   refuse a semaphore holder with `ZL_INVALID_ARGUMENT`.

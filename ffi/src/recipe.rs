@@ -1,6 +1,8 @@
 //! What the recipes' handles (barriers, parties, queues) share: each
 //! `_async` call runs on a clone of the core object behind the handle and
-//! is completed by a `ZlResultCallback`.
+//! is completed by a `ZlResultCallback`. `scripts/codegen.sh` declares
+//! each file of `recipe/` below and re-exports it whole: every `pub` item
+//! there is exported.
 
 // codegen: the recipes, from the files of recipe/ (scripts/codegen.sh writes this list)
 mod barrier;

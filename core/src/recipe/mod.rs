@@ -3,7 +3,8 @@
 //! contender's node, the holder). A recipe is one file here (the lock, which
 //! the others reuse, a folder), named as users know it; it imports only the
 //! lock among its siblings. `scripts/codegen.sh` declares and exports
-//! each file (or folder) of this one: a new recipe is named nowhere else.
+//! each file (or folder) of this one: a new recipe is named nowhere else,
+//! and every `pub` item of a recipe's file is the crate's public API.
 
 // codegen: the recipes, from the files of recipe/ (scripts/codegen.sh writes this list)
 mod barrier;
