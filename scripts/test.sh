@@ -3,11 +3,11 @@
 # start themselves on free loopback ports (or, for faults inside an
 # ensemble, on hosts in network namespaces of their own): the Rust core,
 # harness and demo, each binding's suite, the ensemble fault bed with
-# contenders in every language, every code block of the documentation, the packages
-# a user installs (built into dist/ by scripts/package.sh, then installed and
-# run without a Rust toolchain), then
-# the main job with workers in every language, plainly and under injected
-# faults. Installs what it needs first (Debian packages; PyPI into .venv).
+# contenders in every language, every code block of the documentation, the
+# main job with workers in every language, plainly and under injected
+# faults, then the packages a user installs (built into dist/ by
+# scripts/package.sh, then installed and run without a Rust toolchain).
+# Installs what it needs first (Debian packages; PyPI into .venv).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 # Each step's time, so that a slow one is seen (CI's budget is 30 minutes on 2 cores).
@@ -68,9 +68,7 @@ step scripts/test-python.sh
 step scripts/test-dotnet.sh
 step scripts/test-ensemble.sh
 step scripts/test-docs.sh
-finish_background rest
-step scripts/test-packages.sh
-
+# The main job needs none of the other architectures' packages: it runs while they build.
 echo "== the main job: Rust, Python, kazoo and C# workers on one lock, then Rust, Python and Curator"
 scripts/lib/build-worker.sh csharp demo >/dev/null
 scripts/lib/build-worker.sh curator demo >/dev/null
@@ -81,4 +79,7 @@ target/debug/zoolock-demo "${kazoo_named[@]}" --faults --duration 20
 target/debug/zoolock-demo "${curator_named[@]}" --acquisitions 25
 target/debug/zoolock-demo "${curator_named[@]}" --faults --duration 20
 echo "main job: 4 passed, 0 failed"
+finish_background rest
+step scripts/test-packages.sh
+
 echo "test.sh: all passed in $SECONDS s"

@@ -22,7 +22,11 @@ pub struct Options {
     pub max_session_timeout_ms: u64,
     /// How long to wait for the servers to serve requests.
     pub start_timeout: Duration,
-    /// Extra JVM arguments, placed before the default ones.
+    /// Extra JVM arguments, placed before the fixed ones. By default
+    /// `-XX:TieredStopAtLevel=1`: a test's server lives for one test binary
+    /// or suite, where C2's compilations cost more CPU than they save (a
+    /// third of the CPU of core's invariant test, on 2 cores). A benchmark
+    /// measures steady state: it sets its own, without it.
     pub jvm_args: Vec<String>,
     /// TLS on a `secureClientPort` beside the plain `clientPort` (Netty),
     /// with certificates made at start ([`crate::Ensemble::tls_files`]).
@@ -71,7 +75,7 @@ impl Default for Options {
             min_session_timeout_ms: None,
             max_session_timeout_ms: 60_000,
             start_timeout: Duration::from_secs(60),
-            jvm_args: Vec::new(),
+            jvm_args: vec!["-XX:TieredStopAtLevel=1".to_owned()],
             reconfig: false,
             tls: None,
             sasl: None,
@@ -81,9 +85,9 @@ impl Default for Options {
 }
 
 impl Options {
-    /// Settings for benchmarks: `forceSync=no`.
+    /// Settings for benchmarks: `forceSync=no`, the JIT's every tier.
     pub fn benchmark() -> Options {
-        Options { force_sync: false, ..Options::default() }
+        Options { force_sync: false, jvm_args: Vec::new(), ..Options::default() }
     }
 
     pub(crate) fn min_session_timeout(&self) -> u64 {
