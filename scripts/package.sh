@@ -24,7 +24,7 @@
 # stripped: the machine's gcc would link against its own glibc (2.34).
 # Windows' zoolock_ffi.dll is built by the same rustc with mingw-w64 as C
 # compiler and linker (build_windows below).
-# One target dir, target/dist, serves the Linux ones: an architecture's wheel,
+# One target dir, target/dist, serves all of them: an architecture's wheel,
 # library and CLI share their common dependencies, and a second run
 # rebuilds only what changed.
 # scripts/test-packages.sh installs and runs them.
@@ -81,8 +81,12 @@ build() {
 
   echo "== $arch: the native library for .NET and the command line"
   # With the wheel's package too: the same features as maturin's build (pyo3's
-  # macros ask syn for one more), so that every dependency is built already.
-  cargo build --quiet --profile dist --locked -p zoolock-python -p zoolock-ffi -p zoolock-cli --target "$triple"
+  # macros ask syn for one more), and pyo3's configuration as maturin wrote it,
+  # so that every unit maturin built, the module too, is reused as it is.
+  local pyo3_config
+  pyo3_config=$(ls "$PWD"/target/dist/maturin/pyo3-config-"$triple"-*.txt)
+  PYO3_CONFIG_FILE=$pyo3_config \
+    cargo build --quiet --profile dist --locked -p zoolock-python -p zoolock-ffi -p zoolock-cli --target "$triple"
   local name="zoolock-$version-$arch-linux-gnu" stage="target/dist/cli/zoolock-$version-$arch-linux-gnu"
   rm -rf "$stage"
   mkdir -p "$stage"
@@ -96,18 +100,14 @@ build() {
 # cargo builds it from that rustc's own sources (rust-web-src) with
 # -Zbuild-std, the one unstable flag RUSTC_BOOTSTRAP=1 unlocks here (the
 # code is compiled as stable Rust). ffi/build.rs keeps the sections GNU ld
-# would drop on this target. It builds beside the Linux ones, in a target
-# dir of its own (cargo locks one per build): std's crates build one after
-# another, with a core to spare for the other build.
-windows_dir=target/dist-windows
-windows_dll=$windows_dir/x86_64-pc-windows-gnu/dist/zoolock_ffi.dll
+# would drop on this target.
 build_windows() {
   local triple=x86_64-pc-windows-gnu started=$SECONDS
   echo "== x86_64 Windows: the native library for .NET (mingw-w64)"
   RUSTC_BOOTSTRAP=1 CC_x86_64_pc_windows_gnu=x86_64-w64-mingw32-gcc AR_x86_64_pc_windows_gnu=x86_64-w64-mingw32-ar \
-    CARGO_TARGET_X86_64_PC_WINDOWS_GNU_LINKER=x86_64-w64-mingw32-gcc CARGO_TARGET_DIR="$PWD/$windows_dir" \
+    CARGO_TARGET_X86_64_PC_WINDOWS_GNU_LINKER=x86_64-w64-mingw32-gcc \
     cargo build --quiet --profile dist --locked -p zoolock-ffi --lib --target "$triple" -Zbuild-std=std,panic_abort
-  echo "$windows_dll ($((SECONDS - started)) s)"
+  echo "target/dist/$triple/dist/zoolock_ffi.dll ($((SECONDS - started)) s)"
 }
 
 (
@@ -116,20 +116,11 @@ build_windows() {
   # shellcheck source=lib/zig-env.sh
   source scripts/lib/zig-env.sh
   zig_env x86_64-unknown-linux-gnu aarch64-unknown-linux-gnu
-  windows=
-  if [ "$phase" != host ]; then
-    mkdir -p "$windows_dir"
-    build_windows >"$windows_dir/build.log" 2>&1 &
-    windows=$!
-  fi
   for arch in "${arches[@]}"; do
     build "$arch"
   done
-  if [ -n "$windows" ]; then
-    status=0
-    wait "$windows" || status=$?
-    cat "$windows_dir/build.log"
-    [ "$status" -eq 0 ] || { echo "package: the Windows library did not build" >&2; exit 1; }
+  if [ "$phase" != host ]; then
+    build_windows
   fi
 )
 if [ "$phase" = host ]; then
@@ -144,7 +135,7 @@ natives=()
 for arch in "${arches[@]}"; do
   natives+=("${rid[$arch]}=target/dist/$arch-unknown-linux-gnu/dist/libzoolock_ffi.so")
 done
-natives+=("win-x64=$windows_dll")
+natives+=("win-x64=target/dist/x86_64-pc-windows-gnu/dist/zoolock_ffi.dll")
 scripts/lib/pack-dotnet.sh dist "${natives[@]}" >/dev/null
 rm -rf dist/pack dist/tools
 ls dist/ZooLock."$version".nupkg
