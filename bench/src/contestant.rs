@@ -229,6 +229,7 @@ async fn run(library: Library, args: &Args) -> Result<serde_json::Value, String>
     }
     ready_then_go()?;
     let cpu_before = cpu_seconds();
+    let queued_before = zoolock::designs_queued();
     let started = Instant::now();
     let until = started + args.seconds;
     let wait_only = args.scenario == "b";
@@ -238,6 +239,7 @@ async fn run(library: Library, args: &Args) -> Result<serde_json::Value, String>
         samples.extend(task.await.map_err(|e| e.to_string())??);
     }
     let seconds = started.elapsed().as_secs_f64();
+    let queued = zoolock::designs_queued();
     if let (Some(after), Some(before)) = (cpu_seconds(), cpu_before) {
         eprintln!("client CPU {:.0} µs/op", (after - before) * 1e6 / samples.len().max(1) as f64);
     }
@@ -247,7 +249,14 @@ async fn run(library: Library, args: &Args) -> Result<serde_json::Value, String>
             lock.session().close().await;
         }
     }
-    Ok(json!({"ops": samples.len(), "seconds": seconds, "samples_us": samples}))
+    Ok(json!({
+        "ops": samples.len(),
+        "seconds": seconds,
+        "samples_us": samples,
+        // The design zoolock's acquisitions waited by (the adaptive default's choice).
+        "queued_mirror": queued.0 - queued_before.0,
+        "queued_listing": queued.1 - queued_before.1,
+    }))
 }
 
 /// 10,000 waiters queued behind a holder on one session, then served.

@@ -64,7 +64,9 @@ pub enum Outcome {
     /// `zk_packets_received`, pings included: one per session per third of
     /// its 10 s timeout at most); `server_cpu`: the server JVM's user+system
     /// CPU seconds over the same window (/proc/<pid>/stat); `client_cpu`:
-    /// the contestant processes' own, from `go` to their results.
+    /// the contestant processes' own, from `go` to their results;
+    /// `queued`: zoolock's acquisitions that waited on a mirror and by
+    /// listing (Rust contestants; zero for the others).
     Ran {
         ops: u64,
         seconds: f64,
@@ -72,6 +74,7 @@ pub enum Outcome {
         packets: u64,
         server_cpu: f64,
         client_cpu: f64,
+        queued: (u64, u64),
     },
     Scale {
         bytes_per_waiter: u64,
@@ -223,8 +226,10 @@ fn combine(results: Vec<Value>, packets: u64, server_cpu: f64, client_cpu: f64) 
             };
         }
     }
-    let (mut ops, mut seconds, mut samples) = (0, 0.0, Vec::new());
+    let (mut ops, mut seconds, mut samples, mut queued) = (0, 0.0, Vec::new(), (0, 0));
     for r in &results {
+        queued.0 += number(r, "queued_mirror").unwrap_or(0.0) as u64;
+        queued.1 += number(r, "queued_listing").unwrap_or(0.0) as u64;
         let (Some(n), Some(s)) = (number(r, "ops"), number(r, "seconds")) else {
             return Outcome::Failed(format!("result without ops/seconds: {r}"));
         };
@@ -234,7 +239,7 @@ fn combine(results: Vec<Value>, packets: u64, server_cpu: f64, client_cpu: f64) 
             samples.extend(list.iter().filter_map(Value::as_u64));
         }
     }
-    Outcome::Ran { ops, seconds, samples, packets, server_cpu, client_cpu }
+    Outcome::Ran { ops, seconds, samples, packets, server_cpu, client_cpu, queued }
 }
 
 fn packets_received(server: &Ensemble) -> u64 {

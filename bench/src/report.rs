@@ -26,6 +26,8 @@ struct Cell {
     server_cpu_us: Option<f64>,
     /// The contestant processes' CPU per op, in µs.
     client_cpu_us: Option<f64>,
+    /// The share of zoolock's acquisitions that waited on the mirror (Rust contestants).
+    mirrored: Option<f64>,
     scale: Option<(u64, bool, u64, f64)>,
     note: Option<String>,
 }
@@ -38,10 +40,11 @@ fn cell(measured: &[Measured], force_sync: bool, contestant: Contestant, scenari
         .collect();
     let mut cell = Cell::default();
     let (mut rates, mut samples, mut packets, mut ops, mut cpu) = (Vec::new(), Vec::new(), 0, 0, 0.0);
-    let mut client = 0.0;
+    let (mut client, mut queued) = (0.0, (0, 0));
     for outcome in outcomes {
         match outcome {
-            Outcome::Ran { ops: n, seconds, samples: s, packets: p, server_cpu, client_cpu } => {
+            Outcome::Ran { ops: n, seconds, samples: s, packets: p, server_cpu, client_cpu, queued: q } => {
+                queued = (queued.0 + q.0, queued.1 + q.1);
                 rates.push(*n as f64 / seconds);
                 samples.extend_from_slice(s);
                 packets += p;
@@ -67,6 +70,8 @@ fn cell(measured: &[Measured], force_sync: bool, contestant: Contestant, scenari
         cell.packets_per_op = (ops > 0).then(|| packets as f64 / ops as f64);
         cell.server_cpu_us = (ops > 0).then(|| cpu * 1e6 / ops as f64).filter(|c| c.is_finite());
         cell.client_cpu_us = (ops > 0).then(|| client * 1e6 / ops as f64).filter(|c| c.is_finite());
+        let all = queued.0 + queued.1;
+        cell.mirrored = (all > 0).then(|| queued.0 as f64 / all as f64);
     }
     cell
 }
@@ -99,7 +104,8 @@ fn rate_and_latency(c: &Cell) -> String {
     match (c.rate, &c.note) {
         (Some(rate), _) => {
             let spread = c.spread.map_or(String::new(), |(least, most)| format!(" [{least:.0}–{most:.0}]"));
-            format!("{rate:.0}{spread} ({} / {})", ms(c.p50_us), ms(c.p99_us))
+            let design = c.mirrored.map_or(String::new(), |share| format!(" mirror {:.0} %", share * 100.0));
+            format!("{rate:.0}{spread} ({} / {}){design}", ms(c.p50_us), ms(c.p99_us))
         }
         (None, Some(note)) if note.starts_with("FAILED") => "FAILED".into(),
         _ => "—".into(),
@@ -115,6 +121,8 @@ pub fn markdown(measured: &[Measured], seconds: f64, rounds: usize) -> String {
          server JVM's CPU per acquisition (user+system of every thread but the JIT compilers', /proc/<pid>/task, 10 ms ticks) with N sessions \
          contending in one process. Client CPU: the contestant processes' user+system from `go` to their results, per op \
          (a binding's own cost shows here first: a log record per step cost Python's C 60 % more). \
+         zoolock's Rust rows end with the share of acquisitions that waited on the mirror (the rest listed): \
+         the design the adaptive default chose. \
          Scale: 10,000 waiters queued on one lock in one process.\n"
     );
     let syncs: Vec<bool> = [true, false].into_iter().filter(|s| measured.iter().any(|m| m.force_sync == *s)).collect();
@@ -264,6 +272,7 @@ pub fn json(measured: &[Measured]) -> Value {
             "p99_us": c.p99_us,
             "packets_per_op": c.packets_per_op,
             "client_cpu_us": c.client_cpu_us,
+            "mirrored": c.mirrored,
             "bytes_per_waiter": c.scale.map(|s| s.0),
             "note": c.note,
         }));

@@ -80,7 +80,7 @@ pub use error::{Error, ErrorKind, Result};
 pub use holder::{Acquire, BoxFuture, Hold, Holder, Owner};
 pub use inspect::{inspect, Inspector, Participant, ParticipantKind};
 #[doc(hidden)]
-pub use mirror::adaptive_switches;
+pub use mirror::{adaptive_switches, designs_queued};
 pub use naming::Scheme;
 pub use one_shot::OneShot;
 pub use options::{

@@ -122,6 +122,21 @@ pub fn adaptive_switches() -> (u64, u64) {
     (SWITCHES[0].load(Relaxed), SWITCHES[1].load(Relaxed))
 }
 
+/// Acquisitions that waited on a mirror, and by listing, in this process.
+static QUEUED: [AtomicU64; 2] = [AtomicU64::new(0), AtomicU64::new(0)];
+
+/// How many acquisitions queued on a mirror, and by listing, in this
+/// process: the design the adaptive default chose (the bench shows it).
+#[doc(hidden)]
+pub fn designs_queued() -> (u64, u64) {
+    (QUEUED[0].load(Relaxed), QUEUED[1].load(Relaxed))
+}
+
+/// Counts one acquisition queued on a mirror (`true`) or by listing.
+pub(crate) fn count_queued(mirrored: bool) {
+    QUEUED[usize::from(!mirrored)].fetch_add(1, Relaxed);
+}
+
 /// What the mirror says of one contender's node.
 pub(crate) enum Decision {
     /// First in line, with the deletion notice of our node; `fresh` when

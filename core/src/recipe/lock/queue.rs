@@ -40,6 +40,7 @@ impl Lock {
             let Some((token, ahead)) = Box::pin(self.enqueue(live, attempt, options, slot)).await? else {
                 return Ok(Step::SessionEnded);
             };
+            crate::mirror::count_queued(matches!(ahead, Ahead::Mirror(..)));
             let (listed, watched) = match ahead {
                 Ahead::Listed(children) => (Some(children), None),
                 Ahead::Neighbour(neighbour) => (None, Some((neighbour, Watched::Neighbour))),
