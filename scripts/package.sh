@@ -35,10 +35,11 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 phase=${1:-all}
+arches=(x86_64 aarch64)
 case $phase in
-  all) arches=(x86_64 aarch64) ;;
-  host) arches=(x86_64) ;;
-  rest) arches=(aarch64) ;;
+  all) building=("${arches[@]}") ;;
+  host) building=(x86_64) ;;
+  rest) building=(aarch64) ;;
   *) echo "usage: $0 [all|host|rest]" >&2; exit 2 ;;
 esac
 scripts/lib/setup.sh
@@ -116,7 +117,7 @@ build_windows() {
   # shellcheck source=lib/zig-env.sh
   source scripts/lib/zig-env.sh
   zig_env x86_64-unknown-linux-gnu aarch64-unknown-linux-gnu
-  for arch in "${arches[@]}"; do
+  for arch in "${building[@]}"; do
     build "$arch"
   done
   if [ "$phase" != host ]; then
@@ -126,7 +127,6 @@ build_windows() {
 if [ "$phase" = host ]; then
   exit 0
 fi
-arches=(x86_64 aarch64)
 .venv/bin/python scripts/lib/glibc-check.py 2.17 target/dist/*-unknown-linux-gnu/dist/libzoolock_ffi.so \
   target/dist/*-unknown-linux-gnu/dist/zoolock
 
