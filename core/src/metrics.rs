@@ -22,6 +22,7 @@
 
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use std::sync::Mutex;
 use std::time::Duration;
 
 use crate::state::{LostReason, SessionState};
@@ -53,11 +54,9 @@ struct Histogram {
 }
 
 impl Histogram {
-    /// Records `took` for the lock at `path` (its label in the facade).
-    fn record(&self, name: &'static str, path: &str, took: Duration) {
+    fn record(&self, took: Duration) {
         self.count.fetch_add(1, Relaxed);
         self.nanos.fetch_add(u64::try_from(took.as_nanos()).unwrap_or(u64::MAX), Relaxed);
-        ::metrics::histogram!(name, PATH => path.to_owned()).record(took.as_secs_f64());
     }
 
     fn snapshot(&self, name: &str, into: &mut BTreeMap<String, f64>) {
@@ -79,13 +78,53 @@ pub(crate) struct Meter {
     session_states: [AtomicU64; SessionState::ALL.len()],
 }
 
+/// One handle's series in the facade, labelled with its lock path.
+/// Registered at its first acquisition and kept: a registration builds the
+/// key (the label's copy of the path and its list), two allocations per
+/// metric, which an acquisition would otherwise pay twice per cycle.
+#[derive(Default)]
+pub(crate) struct PathSeries(Mutex<Option<Box<Registered>>>);
+
+struct Registered {
+    /// The recorder they were registered with. Assumes one recorder is one
+    /// address: true of the global one (leaked, never freed); a program that
+    /// installs a recorder later (or a thread's local one) gets its handles
+    /// registered again with it.
+    recorder: usize,
+    acquire_wait: ::metrics::Histogram,
+    hold_time: ::metrics::Histogram,
+    handoffs: ::metrics::Counter,
+}
+
+impl PathSeries {
+    fn with(&self, path: &str, record: impl FnOnce(&Registered)) {
+        let recorder = ::metrics::with_recorder(|r| r as *const dyn ::metrics::Recorder as *const () as usize);
+        let mut registered = self.0.lock().unwrap();
+        let current = match registered.as_deref() {
+            Some(r) if r.recorder == recorder => r,
+            _ => registered.insert(Box::new(Registered {
+                recorder,
+                acquire_wait: ::metrics::histogram!(ACQUIRE_WAIT, PATH => path.to_owned()),
+                hold_time: ::metrics::histogram!(HOLD_TIME, PATH => path.to_owned()),
+                handoffs: ::metrics::counter!(HANDOFFS, PATH => path.to_owned()),
+            })),
+        };
+        record(current)
+    }
+}
+
 impl Meter {
-    pub fn acquired(&self, path: &str, waited: Duration, handoff: bool) {
-        self.acquire_wait.record(ACQUIRE_WAIT, path, waited);
+    pub fn acquired(&self, series: &PathSeries, path: &str, waited: Duration, handoff: bool) {
+        self.acquire_wait.record(waited);
         if handoff {
             self.handoffs.fetch_add(1, Relaxed);
-            ::metrics::counter!(HANDOFFS, PATH => path.to_owned()).increment(1);
         }
+        series.with(path, |r| {
+            r.acquire_wait.record(waited.as_secs_f64());
+            if handoff {
+                r.handoffs.increment(1);
+            }
+        });
     }
 
     pub fn timed_out(&self, path: &str) {
@@ -93,8 +132,9 @@ impl Meter {
         ::metrics::counter!(ACQUIRE_TIMEOUTS, PATH => path.to_owned()).increment(1);
     }
 
-    pub fn hold_ended(&self, path: &str, held: Duration) {
-        self.hold_time.record(HOLD_TIME, path, held);
+    pub fn hold_ended(&self, series: &PathSeries, path: &str, held: Duration) {
+        self.hold_time.record(held);
+        series.with(path, |r| r.hold_time.record(held.as_secs_f64()));
     }
 
     pub fn suspended(&self) {
@@ -165,4 +205,33 @@ pub fn install_prometheus(
         .install_recorder()?;
     describe();
     Ok(handle)
+}
+
+#[cfg(all(test, feature = "prometheus"))]
+mod tests {
+    use super::*;
+
+    /// A handle's series are kept from its first acquisition: a recorder
+    /// installed after it (here a thread's own) must still get them.
+    #[test]
+    fn a_recorder_installed_after_a_handle_acquired_gets_its_series() {
+        let (meter, series) = (Meter::default(), PathSeries::default());
+        // No recorder yet: the facade's no-op one.
+        meter.acquired(&series, "/late", Duration::from_millis(5), true);
+        let recorder = metrics_exporter_prometheus::PrometheusBuilder::new().build_recorder();
+        let handle = recorder.handle();
+        ::metrics::with_local_recorder(&recorder, || {
+            meter.acquired(&series, "/late", Duration::from_millis(5), true);
+            meter.hold_ended(&series, "/late", Duration::from_millis(7));
+        });
+        let text = handle.render();
+        for line in [
+            "zoolock_acquire_wait_seconds_count{path=\"/late\"} 1",
+            "zoolock_hold_seconds_count{path=\"/late\"} 1",
+            "zoolock_handoffs_total{path=\"/late\"} 1",
+        ] {
+            assert!(text.lines().any(|l| l == line), "no {line} in\n{text}");
+        }
+        assert_eq!(meter.snapshot()[HANDOFFS], 2.0);
+    }
 }

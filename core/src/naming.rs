@@ -85,14 +85,18 @@ const READER_MARKERS: [&str; 2] = ["__rlock__", "__READ__"];
 /// ```
 pub fn new_prefix(scheme: Scheme, role: Role) -> String {
     let id = Uuid::new_v4();
+    // Sized once, for the longest (47): `format!` would grow it twice.
+    let mut prefix = String::with_capacity(48);
     match (scheme, role) {
-        (Scheme::Kazoo, Role::Writer) => format!("{}__lock__", id.simple()),
-        (Scheme::Kazoo, Role::Reader) => format!("{}__rlock__", id.simple()),
-        (Scheme::Curator, Role::Writer) => format!("_c_{}-lock-", id.hyphenated()),
-        (Scheme::Curator, Role::Reader) => format!("_c_{}-__READ__", id.hyphenated()),
+        (Scheme::Kazoo, Role::Writer) => write!(prefix, "{}__lock__", id.simple()),
+        (Scheme::Kazoo, Role::Reader) => write!(prefix, "{}__rlock__", id.simple()),
+        (Scheme::Curator, Role::Writer) => write!(prefix, "_c_{}-lock-", id.hyphenated()),
+        (Scheme::Curator, Role::Reader) => write!(prefix, "_c_{}-__READ__", id.hyphenated()),
         // Refused by `Lock::new`: DistributedLock's readers are another recipe's.
-        (Scheme::DistributedLock, _) => DISTRIBUTED_LOCK_PREFIX.to_owned(),
+        (Scheme::DistributedLock, _) => return DISTRIBUTED_LOCK_PREFIX.to_owned(),
     }
+    .expect("a String takes any text");
+    prefix
 }
 
 /// DistributedLock.ZooKeeper's node prefix (its `ZooKeeperDistributedLock`'s `NodePrefix`).
@@ -351,6 +355,11 @@ pub struct Contender {
 /// assert_eq!(parse("7a__mylock__0000000001", &["__mylock__".to_string()]).map(|c| c.role), Some(Role::Writer));
 /// ```
 pub fn parse(name: &str, extra_markers: &[String]) -> Option<Contender> {
+    classify(name, extra_markers).map(|(role, sequence)| Contender { name: name.to_owned(), role, sequence })
+}
+
+/// [`parse`] without a copy of the name: its role and sequence.
+pub fn classify(name: &str, extra_markers: &[String]) -> Option<(Role, i32)> {
     let readers = READER_MARKERS.iter().map(|m| (*m, Role::Reader));
     let writers = WRITER_MARKERS.iter().map(|m| (*m, Role::Writer));
     // The built-in markers, read from the end: the sequence is the name's
@@ -363,7 +372,7 @@ pub fn parse(name: &str, extra_markers: &[String]) -> Option<Contender> {
         let Some(at) = name.len().checked_sub(tail).filter(|&at| name.is_char_boundary(at)) else { continue };
         let Some(sequence) = parse_sequence(&name[at..]) else { continue };
         if let Some((_, role)) = readers.clone().chain(writers.clone()).find(|(m, _)| name[..at].ends_with(m)) {
-            return Some(Contender { name: name.to_owned(), role, sequence });
+            return Some((role, sequence));
         }
     }
     // Extra markers may hold anything (digits, a dash): the general search.
@@ -371,7 +380,7 @@ pub fn parse(name: &str, extra_markers: &[String]) -> Option<Contender> {
     extras.into_iter().find_map(|(marker, role)| {
         let at = name.rfind(marker)?;
         let sequence = parse_sequence(&name[at + marker.len()..])?;
-        Some(Contender { name: name.to_owned(), role, sequence })
+        Some((role, sequence))
     })
 }
 

@@ -230,7 +230,7 @@ impl HolderState {
                 };
                 let waited = won.waited;
                 if self.install(won, turn, options) {
-                    self.meter().inspect(|m| m.acquired(&self.path, started.elapsed(), waited));
+                    self.meter().inspect(|m| m.acquired(&self.series, &self.path, started.elapsed(), waited));
                     return Ok(Outcome::Acquired);
                 }
                 // The win belonged to a session that has ended since: queue again

@@ -199,7 +199,7 @@ impl HolderState {
         // notice, zookeeper-client would send `RemoveWatches` for it, and
         // again for the notice.
         self.session.unwatch_status(held.watch_key);
-        self.meter().inspect(|m| m.hold_ended(&self.path, held.since.elapsed()));
+        self.meter().inspect(|m| m.hold_ended(&self.series, &self.path, held.since.elapsed()));
         self.set_state(LockState::Released);
         if !held.won.ephemeral {
             for won in held.won.all() {
@@ -219,7 +219,7 @@ impl HolderState {
         let lost = held.take().expect("checked above");
         drop(held);
         self.session.unwatch_status(lost.watch_key);
-        self.meter().inspect(|m| m.hold_ended(&self.path, lost.since.elapsed()));
+        self.meter().inspect(|m| m.hold_ended(&self.series, &self.path, lost.since.elapsed()));
         self.set_state(LockState::Lost(reason));
         // The node (and any late duplicate of it) may still be there: a lease
         // ran out, or only the node itself was deleted. Otherwise the session
@@ -271,7 +271,7 @@ impl Drop for HolderState {
         if let Some(held) = self.held.get_mut().unwrap().take() {
             let _release = self.release_span().entered();
             self.session.unwatch_status(held.watch_key);
-            self.meter().inspect(|m| m.hold_ended(&self.path, held.since.elapsed()));
+            self.meter().inspect(|m| m.hold_ended(&self.series, &self.path, held.since.elapsed()));
             held.won.spawn_removals(&self.session);
         }
     }

@@ -19,7 +19,7 @@ use tokio::sync::{watch, Notify};
 use crate::contender::parent_of;
 use crate::error::{Error, Result};
 use crate::events::Listeners;
-use crate::metrics::Meter;
+use crate::metrics::{Meter, PathSeries};
 use crate::runtime;
 use crate::session::Session;
 use crate::state::{LockState, Outcome};
@@ -391,6 +391,7 @@ pub struct HolderState {
     acquisitions: AtomicU64,
     /// Whether its holds count in the session's metrics (not a semaphore's admission lock).
     pub metered: bool,
+    series: PathSeries,
 }
 
 impl std::fmt::Debug for HolderState {
@@ -414,6 +415,7 @@ impl HolderState {
             listeners: Listeners::new(),
             acquisitions: AtomicU64::new(0),
             metered: true,
+            series: PathSeries::default(),
         })
     }
 

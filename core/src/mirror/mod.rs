@@ -94,6 +94,7 @@ mod notice;
 
 use std::collections::{BTreeMap, BTreeSet, HashSet};
 use std::future::Future;
+use std::ops::Bound;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::pin::pin;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
@@ -338,8 +339,8 @@ impl Mirror {
         if let Some((node, family)) = state.unseen_by(scheme) {
             return Decision::Mixed(node, family);
         }
-        let Some(mine) = naming::parse(name, &[]) else { return Decision::Missing };
-        let key = (mine.sequence, name.to_owned());
+        let Some((_, sequence)) = naming::classify(name, &[]) else { return Decision::Missing };
+        let key = (sequence, name.to_owned());
         let Some(entry) = state.queue.get_mut(&key) else { return Decision::Missing };
         if !entry.ours {
             entry.ours = true;
@@ -376,7 +377,7 @@ impl Mirror {
             }
             false => state
                 .queue
-                .range(..key.clone())
+                .range((Bound::Unbounded, Bound::Excluded(&key)))
                 .rev()
                 .find(|((_, n), e)| role.waits_for(e.role) && !late.contains(n))
                 .map(|(key, _)| key.clone()),
@@ -389,7 +390,7 @@ impl Mirror {
         match predecessor {
             None => Decision::Holds(receiver, fresh),
             Some((_, predecessor)) => {
-                let ahead = || state.queue.range(..key.clone()).count();
+                let ahead = || state.queue.range((Bound::Unbounded, Bound::Excluded(&key))).count();
                 tracing::debug!(path = self.path, node = name, predecessor, ahead = ahead(), "zoolock waits");
                 Decision::Waits(receiver)
             }
@@ -565,18 +566,28 @@ impl State {
         }
     }
 
-    /// A child created, as its event says.
-    fn created(&mut self, name: &str) {
-        match naming::parse(name, &[]) {
-            Some(c) => {
-                if !self.queue.contains_key(&(c.sequence, c.name.clone())) {
-                    self.count(name, 1);
-                    let entry = self.entry(&c.name, c.role, self.deletions);
-                    self.queue.insert((c.sequence, c.name), entry);
+    /// A child created, as its event says (`name`: the event's own string).
+    fn created(&mut self, path: &str, name: String) {
+        match naming::classify(&name, &[]) {
+            Some((role, sequence)) => {
+                let mut key = (sequence, name);
+                if self.queue.contains_key(&key) {
+                    self.warn_if_mixed(path, &key.1);
+                } else {
+                    self.count(&key.1, 1);
+                    self.warn_if_mixed(path, &key.1);
+                    let entry = self.entry(&key.1, role, self.deletions);
+                    // The event's string had room for the path too; kept while the node is.
+                    key.1.shrink_to_fit();
+                    self.queue.insert(key, entry);
                 }
             }
-            None if !self.others.contains(name) => self.count(name, 1),
-            None => {}
+            None => {
+                if !self.others.contains(&name) {
+                    self.count(&name, 1);
+                }
+                self.warn_if_mixed(path, &name);
+            }
         }
     }
 
@@ -626,26 +637,33 @@ impl State {
     }
 
     fn apply(&mut self, path: &str, event: zk::WatchedEvent) {
-        let child = event.path.strip_prefix(path).and_then(|p| p.strip_prefix('/')).filter(|n| !n.contains('/'));
-        match (event.event_type, child) {
-            (zk::EventType::Session, _) => match event.session_state {
+        let zk::WatchedEvent { event_type, session_state, path: mut name, .. } = event;
+        let child = name.strip_prefix(path).and_then(|p| p.strip_prefix('/')).is_some_and(|n| !n.contains('/'));
+        if child {
+            // The child's name, in the event's own string: no copy per event.
+            name.drain(..=path.len());
+        }
+        match (event_type, child) {
+            (zk::EventType::Session, _) => match session_state {
                 zk::SessionState::SyncConnected | zk::SessionState::ConnectedReadOnly => {}
                 // Disconnected (point 3), or the session's end (point 4).
                 _ => self.unsync(),
             },
-            (zk::EventType::NodeCreated, Some(name)) => {
-                self.created(name);
-                self.warn_if_mixed(path, name);
-            }
-            (zk::EventType::NodeDeleted, Some(name)) => {
+            (zk::EventType::NodeCreated, true) => self.created(path, name),
+            (zk::EventType::NodeDeleted, true) => {
                 self.deletions += 1;
-                if let Some(mut entry) = naming::parse(name, &[]).and_then(|c| self.queue.remove(&(c.sequence, c.name)))
-                {
-                    self.count(name, -1);
+                let mut queued = None;
+                if let Some((_, sequence)) = naming::classify(&name, &[]) {
+                    let key = (sequence, name);
+                    queued = self.queue.remove(&key);
+                    name = key.1;
+                }
+                if let Some(mut entry) = queued {
+                    self.count(&name, -1);
                     self.ours -= usize::from(entry.ours);
                     entry.wake(Woken::Deleted);
-                } else if self.others.contains(name) {
-                    self.count(name, -1);
+                } else if self.others.contains(&name) {
+                    self.count(&name, -1);
                 }
             }
             _ => {}

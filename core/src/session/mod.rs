@@ -311,6 +311,16 @@ impl Session {
         Ok(self.live_in_turn().await?.0)
     }
 
+    /// [`Session::live`] if it need not wait: `None` when it would (no
+    /// connection now, or calls in line before it).
+    pub(crate) fn live_now(&self) -> Option<Result<Arc<Live>>> {
+        if let Err(err) = self.check_usable() {
+            return Some(Err(err));
+        }
+        let _turn = self.inner.line.try_acquire().ok()?;
+        self.usable_now(&mut self.subscribe())
+    }
+
     /// [`Session::live`] in the session's order: a call that finds no
     /// connection waits in line (FIFO), and every call after it waits behind
     /// it, so that requests leave in the order their calls started.

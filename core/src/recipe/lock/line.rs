@@ -102,8 +102,9 @@ impl Lines {
             let oldest = winners.order.pop_front().expect("full");
             winners.set.remove(&oldest);
         }
-        winners.order.push_back(node.to_owned());
-        winners.set.insert(node.to_owned());
+        let node: Arc<str> = Arc::from(node);
+        winners.order.push_back(node.clone());
+        winners.set.insert(node);
     }
 
     pub(super) fn won_recently(&self, node: &str) -> bool {
@@ -125,10 +126,12 @@ impl Lines {
         let place = Arc::new(());
         let mut lines = self.lines.lock().unwrap();
         let ours = LastInLine { prefix: prefix.to_owned(), role, place: Arc::downgrade(&place) };
-        let before = lines
-            .insert(path.to_owned(), ours)
-            .filter(|last| last.place.strong_count() > 0)
-            .map(|last| (last.prefix, last.role));
+        // The path's key is made once, at its first node.
+        let last = match lines.get_mut(path) {
+            Some(last) => Some(std::mem::replace(last, ours)),
+            None => lines.insert(path.to_owned(), ours),
+        };
+        let before = last.filter(|last| last.place.strong_count() > 0).map(|last| (last.prefix, last.role));
         (send(), place, before)
     }
 }
@@ -147,8 +150,9 @@ struct LastInLine {
 /// contenders of one process costs nothing, however long the queue.
 #[derive(Default)]
 struct RecentWinners {
-    order: VecDeque<String>,
-    set: HashSet<String>,
+    /// One copy of each name, shared by the two.
+    order: VecDeque<Arc<str>>,
+    set: HashSet<Arc<str>>,
 }
 
 const RECENT_WINNERS: usize = 4096;

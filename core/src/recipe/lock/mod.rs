@@ -271,8 +271,11 @@ impl Lock {
     ) -> impl Future<Output = Result<Option<Won>>> + Send + 'a {
         async move {
             loop {
-                // Boxed: its wait is larger than what a parked waiter keeps here.
-                let live = Box::pin(self.holder.session.live()).await?;
+                let live = match self.holder.session.live_now() {
+                    Some(live) => live?,
+                    // Boxed: its wait is larger than what a parked waiter keeps here.
+                    None => Box::pin(self.holder.session.live()).await?,
+                };
                 // A slot before anything of the attempt: a contender waiting
                 // for one holds no node and no prefix (line.rs, `CREATES_IN_FLIGHT`).
                 let lines = Lines::of(&self.holder.session);

@@ -401,7 +401,9 @@ impl Lock {
             loop {
                 let tag = attempt.tag();
                 let prefix = tag.prefix();
-                let prefix_path = format!("{parent}/{prefix}");
+                // Room for the sequence's ten digits: the node's path is made in it.
+                let mut prefix_path = String::with_capacity(parent.len() + 1 + prefix.len() + 10);
+                write!(prefix_path, "{parent}/{prefix}").expect("a String takes any text");
                 // Adapting, our node counts as ours from its create event on, until
                 // our waiter decided on it (mirror/mod.rs, point 9).
                 let mut expected =
@@ -442,9 +444,10 @@ impl Lock {
                 };
                 let (node, token, sequence) = match created {
                     Ok((stat, sequence)) => {
-                        // Sized exactly: the attempt keeps it for as long as it waits.
-                        let mut node = String::with_capacity(prefix_path.len() + 11);
-                        write!(node, "{prefix_path}{sequence}").expect("a String takes any text");
+                        // Sized exactly (but for a negative sequence's sign): the
+                        // attempt keeps it for as long as it waits.
+                        let mut node = prefix_path;
+                        write!(node, "{sequence}").expect("a String takes any text");
                         (node, stat.czxid, Some(sequence.into_i64() as i32))
                     }
                     // Boxed: rare, and large for a future that every contender of a burst keeps at once.
