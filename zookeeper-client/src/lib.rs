@@ -38,6 +38,7 @@ mod client;
 mod deadline;
 mod endpoint;
 mod error;
+mod net;
 mod proto;
 mod record;
 #[cfg(any(feature = "sasl-digest-md5", feature = "sasl-gssapi"))]
