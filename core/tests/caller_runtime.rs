@@ -44,6 +44,29 @@ fn a_multi_thread_caller_runs_the_session_on_its_own_runtime() {
     });
 }
 
+/// A multi-thread runtime built without tokio's I/O driver cannot hold the
+/// session's socket (zookeeper-client's is tokio's): the session runs on
+/// zoolock's runtime instead, and works.
+#[test]
+fn a_multi_thread_caller_without_an_io_driver_keeps_zoolocks_runtime() {
+    let connect = shared_server();
+    let path = unique_path("caller-no-io");
+    let runtime = Builder::new_multi_thread().worker_threads(2).enable_time().build().unwrap();
+    let session = runtime.block_on(session(&connect));
+    runtime.block_on(async {
+        let lock = Lock::mutex(&session, &path).unwrap();
+        assert!(lock.acquire(Acquire::default()).await.unwrap());
+        assert!(lock.release().await.unwrap());
+    });
+    drop(runtime);
+    // On zoolock's runtime: it outlives the caller's.
+    assert_eq!(session.state(), SessionState::Connected);
+    let lock = Lock::mutex(&session, &path).unwrap();
+    assert!(lock.acquire_blocking(Acquire::default()).unwrap());
+    assert!(lock.release_blocking().unwrap());
+    session.close_blocking();
+}
+
 /// A current_thread runtime runs its tasks only inside its own `block_on`:
 /// the session stays on zoolock's runtime, so it still works once that
 /// runtime is gone, from a thread without any.

@@ -112,9 +112,36 @@ impl Connection {
     /// Connects (see [`Session::connect`](super::Session::connect)) and
     /// starts following the session.
     pub(super) async fn connect(options: SessionOptions) -> Result<Arc<Connection>> {
-        let parsed = options.validate()?;
+        options.validate()?;
         runtime::check_process()?;
-        let handle = session_runtime();
+        let (handle, callers) = session_runtime();
+        let hosts = options.connect.clone();
+        match Connection::connect_on(options.clone(), handle).await {
+            Ok(connected) => connected,
+            // zookeeper-client's socket is tokio's: a caller's runtime built
+            // without tokio's I/O driver panics at its registration. The
+            // session runs on zoolock's runtime instead, as it did before.
+            // (tokio's JoinError shows the panic's text.)
+            Err(ended) if callers && ended.is_panic() && ended.to_string().contains("IO is disabled") => {
+                tracing::warn!(
+                    "zoolock: the caller's tokio runtime has no I/O driver (Builder::enable_io): the session runs on zoolock's own runtime"
+                );
+                let own = runtime::handle().clone();
+                Connection::connect_on(options, own).await.unwrap_or_else(|ended| Err(connect_ended(ended, hosts)))
+            }
+            Err(ended) => Err(connect_ended(ended, hosts)),
+        }
+    }
+
+    /// [`Connection::connect`] on the runtime `handle`.
+    async fn connect_on(
+        options: SessionOptions,
+        handle: Handle,
+    ) -> std::result::Result<Result<Arc<Connection>>, tokio::task::JoinError> {
+        let parsed = match options.validate() {
+            Ok(parsed) => parsed,
+            Err(err) => return Ok(Err(err)),
+        };
         let on = handle.clone();
         let hosts = options.connect.clone();
         // Spawned on the chosen runtime: `zookeeper-client` starts the
@@ -172,7 +199,6 @@ impl Connection {
             .instrument(span),
         )
         .await
-        .unwrap_or_else(|ended| Err(connect_ended(ended, hosts)))
     }
 
     /// Renews the confirmation of `live`'s session while that generation lasts.
@@ -548,10 +574,10 @@ async fn reopen(weak: &Weak<Connection>, generation: u64) -> Option<Live> {
 /// instead of waiting on a task that is gone; the server ends the session,
 /// and its ephemeral nodes with it, when the dropped connection's session
 /// timeout runs out.
-fn session_runtime() -> Handle {
+fn session_runtime() -> (Handle, bool) {
     match Handle::try_current() {
-        Ok(caller) if caller.runtime_flavor() == RuntimeFlavor::MultiThread => caller,
-        _ => runtime::handle().clone(),
+        Ok(caller) if caller.runtime_flavor() == RuntimeFlavor::MultiThread => (caller, true),
+        _ => (runtime::handle().clone(), false),
     }
 }
 

@@ -81,9 +81,9 @@ impl Session {
     /// [`SessionOptions::create_chroot`]).
     ///
     /// Awaited on a multi-thread tokio runtime, the session's connection and
-    /// tasks run on that runtime, which needs tokio's I/O and time drivers
-    /// (`enable_all`); its calls fail with [`Error::RuntimeGone`] once that
-    /// runtime shuts down. Elsewhere they run on zoolock's own.
+    /// tasks run on that runtime if it has tokio's I/O driver; its calls fail
+    /// with [`Error::RuntimeGone`] once that runtime shuts down. Elsewhere
+    /// they run on zoolock's own.
     pub async fn connect(options: SessionOptions) -> Result<Session> {
         let connection = Connection::connect(options).await?;
         let inner =
