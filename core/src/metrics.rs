@@ -22,8 +22,8 @@
 
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
-use std::sync::Mutex;
-use std::time::Duration;
+use std::sync::{Mutex, PoisonError};
+use std::time::{Duration, Instant};
 
 use crate::state::{LostReason, SessionState};
 
@@ -78,38 +78,74 @@ pub(crate) struct Meter {
     session_states: [AtomicU64; SessionState::ALL.len()],
 }
 
-/// One handle's series in the facade, labelled with its lock path.
-/// Registered at its first acquisition and kept: a registration builds the
-/// key (the label's copy of the path and its list), two allocations per
-/// metric, which an acquisition would otherwise pay twice per cycle.
+/// One handle's series in the facade, labelled with its lock path, kept
+/// between records: registering one builds its key (a copy of the path and
+/// a label list), which every acquisition would otherwise pay for each.
 #[derive(Default)]
-pub(crate) struct PathSeries(Mutex<Option<Box<Registered>>>);
+pub(crate) struct PathSeries(Mutex<Option<Box<Kept>>>);
 
-struct Registered {
-    /// The recorder they were registered with. Assumes one recorder is one
-    /// address: true of the global one (leaked, never freed); a program that
-    /// installs a recorder later (or a thread's local one) gets its handles
-    /// registered again with it.
-    recorder: usize,
-    acquire_wait: ::metrics::Histogram,
-    hold_time: ::metrics::Histogram,
-    handoffs: ::metrics::Counter,
+#[derive(Default)]
+struct Kept {
+    acquire_wait: Option<KeptHandle<::metrics::Histogram>>,
+    hold_time: Option<KeptHandle<::metrics::Histogram>>,
+    handoffs: Option<KeptHandle<::metrics::Counter>>,
+}
+
+/// A registered handle, the recorder it was registered with, and when it last recorded.
+struct KeptHandle<H> {
+    handle: H,
+    recorder: RecorderId,
+    last: Instant,
+}
+
+/// A recorder, by address and type (its vtable): only compared, never dereferenced.
+#[derive(Clone, Copy)]
+struct RecorderId(*const dyn ::metrics::Recorder);
+
+// Safety: the pointer is never dereferenced.
+unsafe impl Send for RecorderId {}
+unsafe impl Sync for RecorderId {}
+
+impl RecorderId {
+    fn current() -> RecorderId {
+        ::metrics::with_recorder(|r| {
+            let pointer: *const (dyn ::metrics::Recorder + '_) = r;
+            // Safety: only the lifetime changes, and the pointer is never dereferenced.
+            RecorderId(unsafe {
+                std::mem::transmute::<*const (dyn ::metrics::Recorder + '_), *const dyn ::metrics::Recorder>(pointer)
+            })
+        })
+    }
+
+    fn is(self, other: RecorderId) -> bool {
+        std::ptr::eq(self.0, other.0)
+    }
+}
+
+/// A kept handle is used again only if it is the current recorder's and
+/// recorded less than this long ago. An exporter may drop a series idle for
+/// longer (the Prometheus exporter's `idle_timeout`), and a kept handle
+/// would then record into nothing: registered again, it is back. Assumes no
+/// exporter drops a series idle for less than this.
+const REUSE_WITHIN: Duration = Duration::from_millis(100);
+
+fn kept<H>(slot: &mut Option<KeptHandle<H>>, recorder: RecorderId, now: Instant, register: impl FnOnce() -> H) -> &H {
+    let reusable =
+        slot.as_ref().is_some_and(|k| k.recorder.is(recorder) && now.saturating_duration_since(k.last) < REUSE_WITHIN);
+    if !reusable {
+        *slot = Some(KeptHandle { handle: register(), recorder, last: now });
+    }
+    let kept = slot.as_mut().expect("kept just above");
+    kept.last = now;
+    &kept.handle
 }
 
 impl PathSeries {
-    fn with(&self, path: &str, record: impl FnOnce(&Registered)) {
-        let recorder = ::metrics::with_recorder(|r| r as *const dyn ::metrics::Recorder as *const () as usize);
-        let mut registered = self.0.lock().unwrap();
-        let current = match registered.as_deref() {
-            Some(r) if r.recorder == recorder => r,
-            _ => registered.insert(Box::new(Registered {
-                recorder,
-                acquire_wait: ::metrics::histogram!(ACQUIRE_WAIT, PATH => path.to_owned()),
-                hold_time: ::metrics::histogram!(HOLD_TIME, PATH => path.to_owned()),
-                handoffs: ::metrics::counter!(HANDOFFS, PATH => path.to_owned()),
-            })),
-        };
-        record(current)
+    fn with(&self, record: impl FnOnce(&mut Kept, RecorderId, Instant)) {
+        let (recorder, now) = (RecorderId::current(), Instant::now());
+        // A recorder that panicked once leaves the handles as good as they were.
+        let mut kept = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        record(kept.get_or_insert_with(Box::default), recorder, now)
     }
 }
 
@@ -119,10 +155,13 @@ impl Meter {
         if handoff {
             self.handoffs.fetch_add(1, Relaxed);
         }
-        series.with(path, |r| {
-            r.acquire_wait.record(waited.as_secs_f64());
+        series.with(|kept_series, recorder, now| {
+            let label = || path.to_owned();
+            kept(&mut kept_series.acquire_wait, recorder, now, || ::metrics::histogram!(ACQUIRE_WAIT, PATH => label()))
+                .record(waited.as_secs_f64());
             if handoff {
-                r.handoffs.increment(1);
+                kept(&mut kept_series.handoffs, recorder, now, || ::metrics::counter!(HANDOFFS, PATH => label()))
+                    .increment(1);
             }
         });
     }
@@ -134,7 +173,15 @@ impl Meter {
 
     pub fn hold_ended(&self, series: &PathSeries, path: &str, held: Duration) {
         self.hold_time.record(held);
-        series.with(path, |r| r.hold_time.record(held.as_secs_f64()));
+        series.with(|kept_series, recorder, now| {
+            kept(
+                &mut kept_series.hold_time,
+                recorder,
+                now,
+                || ::metrics::histogram!(HOLD_TIME, PATH => path.to_owned()),
+            )
+            .record(held.as_secs_f64())
+        });
     }
 
     pub fn suspended(&self) {
@@ -233,5 +280,26 @@ mod tests {
             assert!(text.lines().any(|l| l == line), "no {line} in\n{text}");
         }
         assert_eq!(meter.snapshot()[HANDOFFS], 2.0);
+    }
+
+    /// An exporter may drop a series idle for a while (metrics-rs #314): a
+    /// handle that records after that must bring it back, not record into
+    /// the dropped one.
+    #[test]
+    fn a_series_dropped_as_idle_comes_back_at_the_next_record() {
+        let idle = Duration::from_millis(300);
+        let recorder = metrics_exporter_prometheus::PrometheusBuilder::new()
+            .idle_timeout(metrics_util::MetricKindMask::ALL, Some(idle))
+            .build_recorder();
+        let handle = recorder.handle();
+        let (meter, series) = (Meter::default(), PathSeries::default());
+        let line = "zoolock_hold_seconds_count{path=\"/idle\"} 1";
+        ::metrics::with_local_recorder(&recorder, || meter.hold_ended(&series, "/idle", Duration::from_millis(7)));
+        assert!(handle.render().lines().any(|l| l == line), "{}", handle.render());
+        // What is measured is idleness itself: no event marks it.
+        std::thread::sleep(idle * 2);
+        assert!(!handle.render().contains("/idle"), "dropped as idle:\n{}", handle.render());
+        ::metrics::with_local_recorder(&recorder, || meter.hold_ended(&series, "/idle", Duration::from_millis(7)));
+        assert!(handle.render().lines().any(|l| l == line), "back:\n{}", handle.render());
     }
 }

@@ -85,7 +85,7 @@ const READER_MARKERS: [&str; 2] = ["__rlock__", "__READ__"];
 /// ```
 pub fn new_prefix(scheme: Scheme, role: Role) -> String {
     let id = Uuid::new_v4();
-    // Sized once, for the longest (47): `format!` would grow it twice.
+    // Sized once, for the longest (48): `format!` would grow it twice.
     let mut prefix = String::with_capacity(48);
     match (scheme, role) {
         (Scheme::Kazoo, Role::Writer) => write!(prefix, "{}__lock__", id.simple()),
