@@ -2,14 +2,15 @@
 //! its readiness comes from the runtime's own driver, which the task that
 //! serves the session polls. async-net's would come from async-io's reactor
 //! thread, which wakes the task across threads on every read (zoolock:
-//! ZOOLOCK.md).
+//! ZOOLOCK.md). With another runtime's feature on as well (features add up
+//! across a build), the tasks may run where tokio's socket cannot: async-net's.
 
-#[cfg(not(feature = "tokio"))]
+#[cfg(not(all(feature = "tokio", not(feature = "smol"), not(feature = "async-global-executor"))))]
 pub use async_net::TcpStream;
-#[cfg(feature = "tokio")]
+#[cfg(all(feature = "tokio", not(feature = "smol"), not(feature = "async-global-executor")))]
 pub use tokio_stream::TcpStream;
 
-#[cfg(feature = "tokio")]
+#[cfg(all(feature = "tokio", not(feature = "smol"), not(feature = "async-global-executor")))]
 mod tokio_stream {
     use std::io::{IoSlice, Result};
     use std::net::SocketAddr;
