@@ -13,7 +13,6 @@ use std::time::{Duration, Instant};
 
 use async_io::Timer;
 use asyncs::{select, sync};
-use futures::channel::mpsc;
 use futures::{AsyncWriteExt, StreamExt};
 use ignore_result::Ignore;
 use tracing::field::display;
@@ -28,6 +27,7 @@ pub use self::request::{
 pub use self::types::{EventType, SessionId, SessionInfo, SessionState, WatchedEvent};
 use self::watch::WatchManager;
 pub use self::watch::{OneshotReceiver, PersistentReceiver, WatchReceiver};
+use crate::channel as mpsc;
 use crate::deadline::Deadline;
 use crate::endpoint::IterableEndpoints;
 use crate::error::Error;

@@ -1,7 +1,7 @@
 use std::sync::{Arc, Weak};
 
 use asyncs::sync;
-use futures::channel::{mpsc, oneshot};
+use futures::channel::oneshot;
 use futures::StreamExt;
 use hashbrown::HashMap;
 use hashlink::LinkedHashSet;
@@ -12,6 +12,7 @@ use super::depot::Depot;
 use super::event::WatcherEvent;
 use super::request::{Operation, Request, SessionOperation, StateReceiver, StateResponser};
 use super::types::{EventType, SessionState, WatchMode, WatchedEvent};
+use crate::channel as mpsc;
 use crate::error::Error;
 use crate::proto::{ErrorCode, OpCode, SetWatchesRequest};
 use crate::util::{Ref, ToRef};

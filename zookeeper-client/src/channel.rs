@@ -1,0 +1,90 @@
+//! The unbounded channels that carry requests to the session's task and
+//! notifications to persistent watchers. On tokio they are tokio's, which
+//! keep messages in blocks of 32 and reuse them; `futures`' allocate a node
+//! per message (zoolock: ZOOLOCK.md). Both keep the order of sends, and a
+//! send is in the channel when it returns.
+
+#[cfg(not(all(feature = "tokio", not(feature = "smol"), not(feature = "async-global-executor"))))]
+pub use futures::channel::mpsc::{unbounded, UnboundedReceiver, UnboundedSender};
+#[cfg(all(feature = "tokio", not(feature = "smol"), not(feature = "async-global-executor")))]
+pub use tokio_channel::{unbounded, UnboundedReceiver, UnboundedSender};
+
+#[cfg(all(feature = "tokio", not(feature = "smol"), not(feature = "async-global-executor")))]
+mod tokio_channel {
+    use std::pin::Pin;
+    use std::task::{Context, Poll};
+
+    use futures::stream::{FusedStream, Stream};
+    use tokio::sync::mpsc;
+
+    pub fn unbounded<T>() -> (UnboundedSender<T>, UnboundedReceiver<T>) {
+        let (sender, receiver) = mpsc::unbounded_channel();
+        (UnboundedSender(sender), UnboundedReceiver { receiver, ended: false })
+    }
+
+    pub struct UnboundedSender<T>(mpsc::UnboundedSender<T>);
+
+    impl<T> std::fmt::Debug for UnboundedSender<T> {
+        fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            f.debug_struct("UnboundedSender").finish_non_exhaustive()
+        }
+    }
+
+    impl<T> Clone for UnboundedSender<T> {
+        fn clone(&self) -> Self {
+            UnboundedSender(self.0.clone())
+        }
+    }
+
+    /// A send to a closed channel, with the message it gives back.
+    pub struct SendError<T>(T);
+
+    impl<T> SendError<T> {
+        pub fn into_inner(self) -> T {
+            self.0
+        }
+    }
+
+    impl<T> UnboundedSender<T> {
+        pub fn unbounded_send(&self, message: T) -> Result<(), SendError<T>> {
+            self.0.send(message).map_err(|error| SendError(error.0))
+        }
+    }
+
+    pub struct UnboundedReceiver<T> {
+        receiver: mpsc::UnboundedReceiver<T>,
+        ended: bool,
+    }
+
+    impl<T> std::fmt::Debug for UnboundedReceiver<T> {
+        fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            f.debug_struct("UnboundedReceiver").finish_non_exhaustive()
+        }
+    }
+
+    impl<T> UnboundedReceiver<T> {
+        /// Refuses further sends; what was sent before is still received.
+        pub fn close(&mut self) {
+            self.receiver.close()
+        }
+    }
+
+    impl<T> Stream for UnboundedReceiver<T> {
+        type Item = T;
+
+        fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<T>> {
+            let this = self.get_mut();
+            let polled = this.receiver.poll_recv(cx);
+            if let Poll::Ready(None) = polled {
+                this.ended = true;
+            }
+            polled
+        }
+    }
+
+    impl<T> FusedStream for UnboundedReceiver<T> {
+        fn is_terminated(&self) -> bool {
+            self.ended
+        }
+    }
+}
