@@ -499,3 +499,39 @@ async fn dismissing_the_mirror_does_not_deafen_a_children_watch_of_its_session()
     assert_eq!(timeout(SETTLE, seen.recv()).await.expect("and again"), Some(0));
     watch.stop();
 }
+
+/// Point 2 assumes a notification is read from the watcher's channel once
+/// it is there: the mirror drains until the channel says nothing is left.
+/// tokio's cooperative budget makes a channel say that with a message
+/// buffered, once the polling task has spent its budget; the channel must
+/// not take part in it.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_buffered_notification_is_read_whatever_the_tasks_budget() {
+    use std::future::Future;
+    use std::task::{Context, Poll, Waker};
+    use zookeeper_client as zk;
+    let raw = raw(&shared_server()).await;
+    let path = unique_path("mirror-budget");
+    let mode = zk::CreateMode::Persistent.with_acls(zk::Acls::anyone_all());
+    raw.mkdir(&path, &mode).await.unwrap();
+    let mut watcher = raw.watch(&path, zk::AddWatchMode::PersistentRecursive).await.unwrap();
+    // The create's reply comes after its notification is in the channel.
+    raw.create(&format!("{path}/child"), b"", &mode).await.unwrap();
+    // Spend this task's budget on a channel that is always ready.
+    let (sender, mut receiver) = tokio::sync::mpsc::unbounded_channel();
+    let mut cx = Context::from_waker(Waker::noop());
+    let mut spent = 0;
+    loop {
+        sender.send(()).unwrap();
+        match std::pin::pin!(receiver.recv()).poll(&mut cx) {
+            Poll::Ready(_) => spent += 1,
+            Poll::Pending => break,
+        }
+    }
+    assert!(spent > 0, "the budget was spent");
+    let polled = std::pin::pin!(watcher.changed()).poll(&mut cx);
+    match polled {
+        Poll::Ready(event) => assert_eq!(event.path, format!("{path}/child")),
+        Poll::Pending => panic!("the notification is buffered, yet the watcher said nothing is left"),
+    }
+}

@@ -1,8 +1,8 @@
 //! The unbounded channels that carry requests to the session's task and
 //! notifications to persistent watchers. On tokio they are tokio's, which
 //! keep messages in blocks of 32 and reuse them; `futures`' allocate a node
-//! per message (zoolock: ZOOLOCK.md). Both keep the order of sends, and a
-//! send is in the channel when it returns.
+//! per message (zoolock: ZOOLOCK.md). Both keep the order of sends, a send
+//! is in the channel when it returns, and a receive finds what is there.
 
 #[cfg(not(all(feature = "tokio", not(feature = "smol"), not(feature = "async-global-executor"))))]
 pub use futures::channel::mpsc::{unbounded, UnboundedReceiver, UnboundedSender};
@@ -11,11 +11,13 @@ pub use tokio_channel::{unbounded, UnboundedReceiver, UnboundedSender};
 
 #[cfg(all(feature = "tokio", not(feature = "smol"), not(feature = "async-global-executor")))]
 mod tokio_channel {
-    use std::pin::Pin;
+    use std::future::{poll_fn, Future};
+    use std::pin::{pin, Pin};
     use std::task::{Context, Poll};
 
     use futures::stream::{FusedStream, Stream};
     use tokio::sync::mpsc;
+    use tokio::task::coop::unconstrained;
 
     pub fn unbounded<T>() -> (UnboundedSender<T>, UnboundedReceiver<T>) {
         let (sender, receiver) = mpsc::unbounded_channel();
@@ -72,9 +74,14 @@ mod tokio_channel {
     impl<T> Stream for UnboundedReceiver<T> {
         type Item = T;
 
+        /// Outside tokio's cooperative budget: polled by a task that has
+        /// spent it, tokio's receiver says `Pending` with messages
+        /// buffered, and a caller that reads until `Pending` (zoolock's
+        /// mirror) would take the channel for empty. `futures`' never does.
         fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<T>> {
             let this = self.get_mut();
-            let polled = this.receiver.poll_recv(cx);
+            let receiver = &mut this.receiver;
+            let polled = pin!(unconstrained(poll_fn(|cx| receiver.poll_recv(cx)))).poll(cx);
             if let Poll::Ready(None) = polled {
                 this.ended = true;
             }
