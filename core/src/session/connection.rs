@@ -121,7 +121,8 @@ impl Connection {
             // zookeeper-client's socket is tokio's: a caller's runtime built
             // without tokio's I/O driver panics at its registration. The
             // session runs on zoolock's runtime instead, as it did before.
-            // (tokio's JoinError shows the panic's text.)
+            // (tokio's JoinError shows the panic's text.) A runtime without
+            // timers fails as before: every acquire's own wait needs them.
             Err(ended) if callers && ended.is_panic() && ended.to_string().contains("IO is disabled") => {
                 tracing::warn!(
                     "zoolock: the caller's tokio runtime has no I/O driver (Builder::enable_io): the session runs on zoolock's own runtime"

@@ -81,7 +81,8 @@ impl Session {
     /// [`SessionOptions::create_chroot`]).
     ///
     /// Awaited on a multi-thread tokio runtime, the session's connection and
-    /// tasks run on that runtime if it has tokio's I/O driver; its calls fail
+    /// tasks run on that runtime if it has tokio's I/O driver (its time
+    /// driver every runtime needs, for the calls' own waits); its calls fail
     /// with [`Error::RuntimeGone`] once that runtime shuts down. Elsewhere
     /// they run on zoolock's own.
     pub async fn connect(options: SessionOptions) -> Result<Session> {
