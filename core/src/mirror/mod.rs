@@ -571,11 +571,12 @@ impl State {
         match naming::classify(&name, &[]) {
             Some((role, sequence)) => {
                 let mut key = (sequence, name);
-                if self.queue.contains_key(&key) {
-                    self.warn_if_mixed(path, &key.1);
-                } else {
+                let new = !self.queue.contains_key(&key);
+                if new {
                     self.count(&key.1, 1);
-                    self.warn_if_mixed(path, &key.1);
+                }
+                self.warn_if_mixed(path, &key.1);
+                if new {
                     let entry = self.entry(&key.1, role, self.deletions);
                     // The event's string had room for the path too; kept while the node is.
                     key.1.shrink_to_fit();

@@ -112,11 +112,11 @@ impl Connection {
     /// Connects (see [`Session::connect`](super::Session::connect)) and
     /// starts following the session.
     pub(super) async fn connect(options: SessionOptions) -> Result<Arc<Connection>> {
-        options.validate()?;
+        let chroot = options.validate()?.chroot;
         runtime::check_process()?;
         let (handle, callers) = session_runtime();
         let hosts = options.connect.clone();
-        match Connection::connect_on(options.clone(), handle).await {
+        match Connection::connect_on(options.clone(), chroot.clone(), handle).await {
             Ok(connected) => connected,
             // zookeeper-client's socket is tokio's: a caller's runtime built
             // without tokio's I/O driver panics at its registration. The
@@ -128,21 +128,21 @@ impl Connection {
                     "zoolock: the caller's tokio runtime has no I/O driver (Builder::enable_io): the session runs on zoolock's own runtime"
                 );
                 let own = runtime::handle().clone();
-                Connection::connect_on(options, own).await.unwrap_or_else(|ended| Err(connect_ended(ended, hosts)))
+                Connection::connect_on(options, chroot, own)
+                    .await
+                    .unwrap_or_else(|ended| Err(connect_ended(ended, hosts)))
             }
             Err(ended) => Err(connect_ended(ended, hosts)),
         }
     }
 
-    /// [`Connection::connect`] on the runtime `handle`.
+    /// [`Connection::connect`] on the runtime `handle`, with the connect
+    /// string's `chroot` (validated options).
     async fn connect_on(
         options: SessionOptions,
+        chroot: Option<String>,
         handle: Handle,
     ) -> std::result::Result<Result<Arc<Connection>>, tokio::task::JoinError> {
-        let parsed = match options.validate() {
-            Ok(parsed) => parsed,
-            Err(err) => return Ok(Err(err)),
-        };
         let on = handle.clone();
         let hosts = options.connect.clone();
         // Spawned on the chosen runtime: `zookeeper-client` starts the
@@ -158,7 +158,7 @@ impl Connection {
                 None => Some(live.opened),
                 Some(_) => confirm::quorum_write(&live.client).await.ok(),
             };
-            if let Some(chroot) = parsed.chroot {
+            if let Some(chroot) = chroot {
                 match live.client.check_stat("/").await {
                     Ok(Some(_)) => {}
                     // Created on first need instead (`SessionOptions::create_chroot`).
