@@ -52,6 +52,27 @@ impl Contender {
     }
 }
 
+/// This process's CPU time and voluntary context switches (every thread's):
+/// a wake-up that crosses threads costs a switch.
+struct Usage {
+    cpu_us: i64,
+    switches: i64,
+}
+
+impl Usage {
+    fn now() -> Usage {
+        // SAFETY: getrusage fills the struct it is given.
+        let mut u: libc::rusage = unsafe { std::mem::zeroed() };
+        unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut u) };
+        let us = |t: libc::timeval| t.tv_sec * 1_000_000 + t.tv_usec;
+        Usage { cpu_us: us(u.ru_utime) + us(u.ru_stime), switches: u.ru_nvcsw }
+    }
+
+    fn since(&self, before: &Usage) -> Usage {
+        Usage { cpu_us: self.cpu_us - before.cpu_us, switches: self.switches - before.switches }
+    }
+}
+
 fn main() {
     let arg = |i: usize| std::env::args().nth(i);
     let sessions: usize = arg(1).and_then(|a| a.parse().ok()).unwrap_or(2);
@@ -110,14 +131,19 @@ fn main() {
         run(warm).await;
         let each = cycles / sessions as u64;
         let (calls, bytes, started) = (CALLS.load(Ordering::Relaxed), BYTES.load(Ordering::Relaxed), Instant::now());
+        let usage = Usage::now();
         run(each).await;
         let elapsed = started.elapsed();
+        let used = Usage::now().since(&usage);
         let acquisitions = (each * sessions as u64) as f64;
         println!(
-            "{design} B({sessions}): {:.1} allocations/acquisition, {:.0} B allocated/acquisition, {:.0} acquisitions/s",
+            "{design} B({sessions}): {:.1} allocations/acquisition, {:.0} B allocated/acquisition, {:.0} acquisitions/s, \
+             {:.0} µs of CPU and {:.1} context switches (voluntary) per acquisition",
             (CALLS.load(Ordering::Relaxed) - calls) as f64 / acquisitions,
             (BYTES.load(Ordering::Relaxed) - bytes) as f64 / acquisitions,
-            acquisitions / elapsed.as_secs_f64()
+            acquisitions / elapsed.as_secs_f64(),
+            used.cpu_us as f64 / acquisitions,
+            used.switches as f64 / acquisitions,
         );
         for session in sessions_kept {
             session.close().await;

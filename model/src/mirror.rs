@@ -38,7 +38,7 @@ impl Recipe {
     }
 
     /// The client of session `s` reads the next event of the mirror's watch
-    /// (the pump, or a drain before a later reply).
+    /// (as the client's task reads it, or a drain before a later reply).
     pub(crate) fn read_event(&self, st: &mut State, s: u8) {
         let Some(event) = st.sessions[s as usize].events.pop_front() else { return };
         for c in self.clients_of(s) {

@@ -164,6 +164,9 @@ pub(crate) struct Mirror {
     session: Session,
     state: Mutex<State>,
     this: Weak<Mirror>,
+    /// Registered with the watcher's channel by every drain: the client's
+    /// task calls it as it sends each event ([`Apply`]).
+    apply: Waker,
 }
 
 #[derive(Default)]
@@ -199,9 +202,6 @@ struct State {
     deletions: u64,
     /// Waiters for the next rebuild.
     on_sync: Vec<Notifier>,
-    /// The pump's waker: whoever drains the channel registers it, so the pump
-    /// still hears the next event.
-    pump: Option<Waker>,
 }
 
 impl Mirror {
@@ -209,21 +209,19 @@ impl Mirror {
     /// waiters list from the start.
     pub fn new(session: &Session, path: &str, deaf: bool) -> Arc<Mirror> {
         let state = State { broken: deaf, ..State::default() };
-        let mirror = Arc::new_cyclic(|this| Mirror {
+        Arc::new_cyclic(|this| Mirror {
             path: path.to_owned(),
             session: session.clone(),
             state: Mutex::new(state),
             this: this.clone(),
-        });
-        // The session's, not the first acquire's: it outlives that.
-        session.spawn_in(mirror_span(path), pump(Arc::downgrade(&mirror)));
-        mirror
+            apply: Waker::from(Arc::new(Apply(this.clone()))),
+        })
     }
 
     /// The state, with every event received so far applied (point 2).
     fn caught_up(&self) -> MutexGuard<'_, State> {
         let mut state = self.state.lock().unwrap();
-        state.drain(&self.path);
+        state.drain(&self.path, &self.apply);
         state
     }
 
@@ -452,7 +450,7 @@ impl Mirror {
                         return;
                     }
                     state.install(watcher, &children, live.generation);
-                    state.drain(&self.path);
+                    state.drain(&self.path, &self.apply);
                     return;
                 }
                 (Err(err), _) | (_, Err(err)) if connection_lost(&err) => {
@@ -482,10 +480,6 @@ impl Drop for Mirror {
         let mut state = self.state.lock().unwrap();
         state.watcher = None;
         state.wake_all();
-        // The pump holds only a weak reference: let it see that and end.
-        if let Some(pump) = state.pump.take() {
-            pump.wake();
-        }
     }
 }
 
@@ -620,15 +614,17 @@ impl State {
         }
     }
 
-    /// Applies every event already in the watcher's channel.
-    fn drain(&mut self, path: &str) {
-        let waker = self.pump.clone().unwrap_or_else(|| Waker::from(Arc::new(NoPump)));
-        let mut cx = Context::from_waker(&waker);
+    /// Applies every event already in the watcher's channel, and leaves
+    /// `apply` registered for the next one.
+    fn drain(&mut self, path: &str, apply: &Waker) {
+        let mut cx = Context::from_waker(apply);
         while let Some(watcher) = self.watcher.as_mut() {
             // The channel's `changed` panics once closed; a terminal event
             // comes first and ends polling, so this only guards the runtime's
             // shutdown, which drops the client's I/O task without one.
+            DRAINING.set(true);
             let polled = catch_unwind(AssertUnwindSafe(|| pin!(watcher.changed()).poll(&mut cx)));
+            DRAINING.set(false);
             match polled {
                 Ok(Poll::Pending) => return,
                 Ok(Poll::Ready(event)) => self.apply(path, event),
@@ -730,27 +726,48 @@ impl Entry {
     }
 }
 
-/// The waker of a drain before the pump first ran (it registers its own then).
-struct NoPump;
-
-impl std::task::Wake for NoPump {
-    fn wake(self: Arc<Self>) {}
-}
-
-/// Applies events as they come, for as long as the mirror exists.
 /// The span of a mirror's work, which serves every waiter on the path
 /// (not the span of the one that started it).
 fn mirror_span(path: &str) -> tracing::Span {
     tracing::debug_span!(parent: None, "mirror", path)
 }
 
-async fn pump(mirror: Weak<Mirror>) {
-    std::future::poll_fn(|cx| {
-        let Some(mirror) = mirror.upgrade() else { return Poll::Ready(()) };
-        let mut state = mirror.state.lock().unwrap();
-        state.pump = Some(cx.waker().clone());
-        state.drain(&mirror.path);
-        Poll::Pending
-    })
-    .await
+thread_local! {
+    /// Set while a drain polls the channel, under the state's lock.
+    static DRAINING: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Applies the mirror's events where they are sent: the channel wakes its
+/// receiver's waker on each send, in the client's task, so an event is
+/// applied, and its waiter woken, before the client reads on. A task of
+/// the mirror's own would cost a wake-up per event, and the client's next
+/// reply would then wake a second task at once, which tokio hands to
+/// another worker thread (measured: about one thread wake-up per
+/// acquisition at B(2), zookeeper-client's own lock none).
+///
+/// Assumes (zookeeper-client's channel, tokio's or futures'): the sender
+/// wakes the receiver's waker after the event is in the channel, and the
+/// receiver, registering its waker during a send, may wake it at once —
+/// inside our drain, under the state's lock — then looks again before it
+/// says `Pending`. That wake is skipped ([`DRAINING`]): the drain reads the
+/// event. Every other wake takes the lock, held elsewhere only briefly and
+/// never across an await.
+struct Apply(Weak<Mirror>);
+
+impl std::task::Wake for Apply {
+    fn wake(self: Arc<Self>) {
+        self.wake_by_ref();
+    }
+
+    fn wake_by_ref(self: &Arc<Self>) {
+        if DRAINING.get() {
+            return;
+        }
+        let Some(mirror) = self.0.upgrade() else { return };
+        let _span = mirror_span(&mirror.path).entered();
+        // In the client's task: a poisoned lock is left to the callers, who panic on it.
+        if let Ok(mut state) = mirror.state.lock() {
+            state.drain(&mirror.path, &mirror.apply);
+        };
+    }
 }

@@ -443,9 +443,13 @@ impl Session {
     /// now): a caller whose limit is up waits for answers, not for a connection.
     pub(crate) async fn disconnected(&self) {
         let mut status = self.subscribe();
+        // The quorum's deadline is published too, when it passes (`confirm::lapses`):
+        // no timer here, whose registration at every release would wake a parked
+        // worker thread to re-arm tokio's timer wheel.
         while self.status().state == SessionState::Connected {
-            // A suspension by the quorum's deadline publishes no change: looked at again each second.
-            let _ = timeout(Duration::from_secs(1), status.changed()).await;
+            if status.changed().await.is_err() {
+                return; // the session's status is gone with it
+            }
         }
     }
 
