@@ -61,6 +61,7 @@ mod contender;
 mod error;
 mod events;
 mod holder;
+mod inline;
 mod inspect;
 pub mod logging;
 pub mod metrics;

@@ -25,7 +25,7 @@ fn runtime() -> &'static Runtime {
     static RUNTIME: OnceLock<Runtime> = OnceLock::new();
     RUNTIME.get_or_init(|| {
         STARTED_IN.store(std::process::id(), Ordering::Release);
-        // One worker: its tasks (the sessions' I/O, the mirrors' pumps,
+        // One worker: its tasks (the sessions' I/O, the holds' watches,
         // background removals) are short, and callers poll their own futures
         // (`block_on`) or get callbacks on the bindings' dispatch thread, so a
         // second worker only adds wakes: measured on the uncontended cycle,

@@ -16,6 +16,8 @@ pub(crate) enum NodeWatch {
     Oneshot(zk::OneshotWatcher),
     /// The session's mirror of the lock path (see [`crate::mirror`]).
     Mirror(Deletion),
+    /// A data watch that fired already, with this event.
+    Fired(zk::EventType),
 }
 
 /// The node that won, before the handle records it.

@@ -154,6 +154,23 @@ impl HolderState {
                     holder.attach(id, watch.abort_handle());
                 });
             }
+            // The same for the data watch the read of our node set: its
+            // event comes in zookeeper-client's task, which looks here.
+            Some(NodeWatch::Oneshot(watcher)) => {
+                let holder = Arc::downgrade(self);
+                let span = span.clone();
+                crate::inline::on_ready(watcher.changed(), move |event| {
+                    let Some(event) = event else { return }; // the client's task is gone
+                    let Some(holder) = holder.upgrade() else { return };
+                    if !holder.holds(id) {
+                        return; // our own release deleted it
+                    }
+                    let node_watch = Some(NodeWatch::Fired(event.event_type));
+                    let watching = watch_node(Arc::downgrade(&holder), id, node, generation, ephemeral, node_watch);
+                    let watch = holder.session.spawn_in(span, watching);
+                    holder.attach(id, watch.abort_handle());
+                });
+            }
             node_watch => {
                 let watching = watch_node(Arc::downgrade(self), id, node, generation, ephemeral, node_watch);
                 let watch = self.session.spawn_in(span.clone(), watching);
@@ -193,11 +210,12 @@ impl HolderState {
     /// [`Removal::run_bounded`](crate::contender::Removal::run_bounded)): no node outlives it.
     async fn release_if(&self, this: impl FnOnce(&Won) -> bool) -> bool {
         let Some(held) = self.held.lock().unwrap().take_if(|h| this(&h.won)) else { return false };
-        // The node's watch stops with `held`, after our delete: it has had
-        // the delete's notice by then (the notice comes before the reply),
-        // and takes it for no loss, the hold being gone. Dropped before the
-        // notice, zookeeper-client would send `RemoveWatches` for it, and
-        // again for the notice.
+        // The node's watch ends at our delete's notice, which it takes for
+        // no loss, the hold being gone; a task watching it stops with
+        // `held`, after our delete, which has had that notice by then (the
+        // notice comes before the reply). Dropped before the notice,
+        // zookeeper-client would send `RemoveWatches` for it, and again for
+        // the notice.
         self.session.unwatch_status(held.watch_key);
         self.meter().inspect(|m| m.hold_ended(&self.series, &self.path, held.since.elapsed()));
         self.set_state(LockState::Released);
@@ -326,6 +344,7 @@ async fn watch_node(
         };
         let event_type = match watcher {
             NodeWatch::Oneshot(watcher) => watcher.changed().await.event_type,
+            NodeWatch::Fired(event_type) => event_type,
             // The mirror's notice of the deletion; gone stale, watch the node itself.
             NodeWatch::Mirror(deletion) => match deletion.await {
                 Woken::Deleted => zk::EventType::NodeDeleted,
