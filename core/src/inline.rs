@@ -12,10 +12,13 @@ use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll, Wake, Waker};
 
 /// Polls `future` now and then in the thread of each wake-up, and calls
-/// `then` there with its output; `None` if a poll panicked (a watch whose
-/// client went without a word: its runtime shut down). Each poll and
+/// `then` there with its output; `None` if a poll panicked. Each poll and
 /// `then` run wherever the waker is called — zookeeper-client's task,
-/// for a watch — so both must only look and hand the rest to a task.
+/// for a watch — so both must only look and hand the rest to a task; a
+/// panic in `then` is caught, so that it cannot end that task. `future`
+/// must not use tokio's cooperative budget: polled in a task that spent
+/// it, it would wake itself, and be polled again at once, until the task
+/// yields (zookeeper-client's one-shot watch is `futures`' channel).
 pub(crate) fn on_ready<F>(future: F, then: impl FnOnce(Option<F::Output>) + Send + 'static)
 where
     F: Future + Send + 'static,
@@ -85,7 +88,7 @@ impl<F: Future + Send + 'static> Wake for Inline<F> {
             self.state.store(DONE, Release);
             let (_, then) = work.take().expect("polled while there was work");
             drop(work);
-            then(output);
+            let _ = catch_unwind(AssertUnwindSafe(|| then(output)));
             return;
         }
     }

@@ -165,3 +165,53 @@ async fn the_session_lives_on(test: &'static str) {
     session.close().await;
     assert!(within_children(&raw, &path, SESSION_TIMEOUT / 4, |c| c.is_empty()).await.is_some());
 }
+
+/// A runtime shut down under a mirrored waiter and a hold watching its node
+/// says nothing on its way out. Both are polled where zookeeper-client's
+/// task drops their channels (mirror/mod.rs `Apply`, `inline.rs`), and
+/// read the end as an end: `changed()` there would panic, each caught but
+/// printed by the panic hook.
+#[test]
+fn a_runtime_shut_down_under_a_mirror_and_a_watched_hold_panics_nowhere() {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::Arc;
+    use zoolock::{Kind, LockConfig};
+
+    let panics = Arc::new(AtomicUsize::new(0));
+    let previous = std::panic::take_hook();
+    let counted = panics.clone();
+    std::panic::set_hook(Box::new(move |info| {
+        // Other tests of this binary may panic meanwhile: only the client's watches count.
+        if info.location().is_some_and(|l| l.file().contains("zookeeper-client")) {
+            counted.fetch_add(1, Ordering::SeqCst);
+        }
+        previous(info)
+    }));
+    let connect = shared_server();
+    let (mirrored, listed) = (unique_path("shutdown-mirror"), unique_path("shutdown-watch"));
+    let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
+    runtime.block_on(async {
+        let raw = raw(&connect).await;
+        let session = Session::connect(SessionOptions::new(&connect)).await.unwrap();
+        // A holder and a waiter parked on the session's mirror of the path.
+        let holder = Lock::mutex(&session, &mirrored).unwrap();
+        assert!(holder.acquire(Acquire::default()).await.unwrap());
+        let waiter = Lock::mutex(&session, &mirrored).unwrap();
+        spawn_acquire(&waiter, Acquire::default());
+        queued(&raw, &mirrored, 2).await;
+        // A listing waiter that held after its predecessor went: it reads
+        // its node with a watch, which the hold keeps.
+        let listing = LockConfig { mirror: false, ..LockConfig::default() };
+        let first = Lock::new(&session, &listed, Kind::Mutex, listing.clone()).unwrap();
+        let second = Lock::new(&session, &listed, Kind::Mutex, listing).unwrap();
+        assert!(first.acquire(Acquire::default()).await.unwrap());
+        let won = spawn_acquire(&second, Acquire::default());
+        queued(&raw, &listed, 2).await;
+        first.release().await.unwrap();
+        assert!(won.await.unwrap().unwrap());
+        std::mem::forget((holder, waiter, first, second, session));
+    });
+    drop(runtime);
+    let _ = std::panic::take_hook();
+    assert_eq!(panics.load(Ordering::SeqCst), 0, "a watch panicked as its runtime shut down");
+}

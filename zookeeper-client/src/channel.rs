@@ -95,3 +95,48 @@ mod tokio_channel {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::future::Future;
+    use std::pin::pin;
+    use std::sync::{Arc, Mutex};
+    use std::task::{Context, Poll, Wake, Waker};
+
+    use futures::StreamExt;
+
+    use super::{unbounded, UnboundedReceiver};
+
+    /// Reads the channel whenever woken, as zoolock's mirror does: it
+    /// registers no task, only this waker, and relies on each send to call it.
+    struct Reader(Mutex<(UnboundedReceiver<u32>, Vec<u32>)>, Mutex<Option<Waker>>);
+
+    impl Wake for Reader {
+        fn wake(self: Arc<Self>) {
+            let waker = self.1.lock().unwrap().clone().unwrap();
+            let Ok(mut state) = self.0.try_lock() else { return };
+            let (receiver, read) = &mut *state;
+            let mut cx = Context::from_waker(&waker);
+            while let Poll::Ready(Some(message)) = pin!(receiver.next()).poll(&mut cx) {
+                read.push(message);
+            }
+        }
+    }
+
+    #[test]
+    fn each_send_wakes_the_registered_waker_with_its_message_already_in() {
+        let (sender, receiver) = unbounded();
+        let reader = Arc::new(Reader(Mutex::new((receiver, Vec::new())), Mutex::new(None)));
+        let waker = Waker::from(reader.clone());
+        *reader.1.lock().unwrap() = Some(waker.clone());
+        waker.wake_by_ref(); // the first read registers it
+        let sending = std::thread::spawn(move || {
+            for i in 0..1000 {
+                sender.unbounded_send(i).map_err(|_| "closed").unwrap();
+            }
+        });
+        sending.join().unwrap();
+        // No poll after the sends: every message was read in the sender's thread.
+        assert_eq!(reader.0.lock().unwrap().1, (0..1000).collect::<Vec<_>>());
+    }
+}

@@ -143,7 +143,8 @@ impl HolderState {
                 let holder = Arc::downgrade(self);
                 let span = span.clone();
                 deletion.then(move |woken| {
-                    // Under the mirror's lock: only look, and hand the rest to a task.
+                    // Under the mirror's lock, in zookeeper-client's task: only look,
+                    // and hand the rest to a task.
                     let Some(holder) = holder.upgrade() else { return };
                     if !holder.holds(id) {
                         return; // our own release deleted it
@@ -155,12 +156,13 @@ impl HolderState {
                 });
             }
             // The same for the data watch the read of our node set: its
-            // event comes in zookeeper-client's task, which looks here.
+            // event comes in zookeeper-client's task, which looks here
+            // (only looks: the whole session waits meanwhile).
             Some(NodeWatch::Oneshot(watcher)) => {
                 let holder = Arc::downgrade(self);
                 let span = span.clone();
-                crate::inline::on_ready(watcher.changed(), move |event| {
-                    let Some(event) = event else { return }; // the client's task is gone
+                crate::inline::on_ready(watcher.changed_or_closed(), move |event| {
+                    let Some(event) = event.flatten() else { return }; // the client's task is gone
                     let Some(holder) = holder.upgrade() else { return };
                     if !holder.holds(id) {
                         return; // our own release deleted it

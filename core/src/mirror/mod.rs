@@ -93,10 +93,8 @@ mod mirrors;
 mod notice;
 
 use std::collections::{BTreeMap, BTreeSet, HashSet};
-use std::future::Future;
 use std::ops::Bound;
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::pin::pin;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::sync::{Arc, Mutex, MutexGuard, Weak};
 use std::task::{Context, Poll, Waker};
@@ -619,16 +617,18 @@ impl State {
     fn drain(&mut self, path: &str, apply: &Waker) {
         let mut cx = Context::from_waker(apply);
         while let Some(watcher) = self.watcher.as_mut() {
-            // The channel's `changed` panics once closed; a terminal event
-            // comes first and ends polling, so this only guards the runtime's
-            // shutdown, which drops the client's I/O task without one.
-            DRAINING.set(true);
-            let polled = catch_unwind(AssertUnwindSafe(|| pin!(watcher.changed()).poll(&mut cx)));
-            DRAINING.set(false);
+            DRAINING.set(Some(false));
+            let polled = watcher.poll_changed(&mut cx);
+            // Woken while registering: the waker was taken out of the
+            // channel to be called, and none is left there (see [`Apply`]).
+            let woken = DRAINING.replace(None) == Some(true);
             match polled {
-                Ok(Poll::Pending) => return,
-                Ok(Poll::Ready(event)) => self.apply(path, event),
-                Err(_) => self.unsync(),
+                Poll::Pending if woken => continue,
+                Poll::Pending => return,
+                Poll::Ready(Some(event)) => self.apply(path, event),
+                // The client's task ended without a terminal event: its
+                // runtime shut down.
+                Poll::Ready(None) => self.unsync(),
             }
         }
     }
@@ -733,8 +733,9 @@ fn mirror_span(path: &str) -> tracing::Span {
 }
 
 thread_local! {
-    /// Set while a drain polls the channel, under the state's lock.
-    static DRAINING: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+    /// Some while a drain polls the channel, under the state's lock; true
+    /// once [`Apply`] was called meanwhile.
+    static DRAINING: std::cell::Cell<Option<bool>> = const { std::cell::Cell::new(None) };
 }
 
 /// Applies the mirror's events where they are sent: the channel wakes its
@@ -745,13 +746,18 @@ thread_local! {
 /// another worker thread (measured: about one thread wake-up per
 /// acquisition at B(2), zookeeper-client's own lock none).
 ///
-/// Assumes (zookeeper-client's channel, tokio's or futures'): the sender
-/// wakes the receiver's waker after the event is in the channel, and the
-/// receiver, registering its waker during a send, may wake it at once —
-/// inside our drain, under the state's lock — then looks again before it
-/// says `Pending`. That wake is skipped ([`DRAINING`]): the drain reads the
-/// event. Every other wake takes the lock, held elsewhere only briefly and
-/// never across an await.
+/// Assumes (zookeeper-client's channel, tokio's or futures'; its test
+/// pins the first): each send wakes the waker registered last, after the
+/// event is in the channel; and a receiver registering its waker while a
+/// send wakes the old one takes the new one out again and wakes it at
+/// once — inside our drain, under the state's lock. That call only marks
+/// the drain ([`DRAINING`]), which polls again to register anew: the
+/// event may be one the drain already read, and skipping the call would
+/// leave no waker in the channel. Every other call takes the lock, held
+/// elsewhere only briefly and never across an await. What it runs (the
+/// waiters' wake-ups, a hold's callback) runs in the client's task: it
+/// must only look and hand off, and a panic there is caught, leaving the
+/// mirror to listing (point 6's way), not the client's task dead.
 struct Apply(Weak<Mirror>);
 
 impl std::task::Wake for Apply {
@@ -760,14 +766,28 @@ impl std::task::Wake for Apply {
     }
 
     fn wake_by_ref(self: &Arc<Self>) {
-        if DRAINING.get() {
+        if let Some(woken) = DRAINING.get() {
+            if !woken {
+                DRAINING.set(Some(true));
+            }
             return;
         }
         let Some(mirror) = self.0.upgrade() else { return };
         let _span = mirror_span(&mirror.path).entered();
-        // In the client's task: a poisoned lock is left to the callers, who panic on it.
-        if let Ok(mut state) = mirror.state.lock() {
-            state.drain(&mirror.path, &mirror.apply);
-        };
+        let lock = || mirror.state.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        if catch_unwind(AssertUnwindSafe(|| lock().drain(&mirror.path, &mirror.apply))).is_err() {
+            DRAINING.set(None);
+            tracing::error!(
+                path = mirror.path,
+                "zoolock's mirror failed to apply an event; waiters list the lock path instead"
+            );
+            let _ = catch_unwind(AssertUnwindSafe(|| {
+                let mut state = lock();
+                state.broken = true;
+                state.unsync();
+                state.stop_resync();
+            }));
+            mirror.state.clear_poison();
+        }
     }
 }

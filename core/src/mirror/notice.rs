@@ -38,7 +38,8 @@ pub(crate) fn notice() -> (Notifier, Deletion) {
 
 impl Notifier {
     /// Wakes the waiter, or calls its callback here: the mirror calls this
-    /// under its state's lock, so a callback must only look and hand off.
+    /// under its state's lock, mostly in zookeeper-client's task, so a
+    /// callback must only look and hand off.
     pub fn send(mut self, woken: Woken) {
         let Some(notice) = self.0.take() else { return };
         let mut slot = notice.lock().unwrap();
@@ -70,7 +71,8 @@ impl Drop for Notifier {
 impl Deletion {
     /// Calls `then` with the wake-up instead of waiting for it: now if it
     /// has come, else wherever the mirror sends it (under the mirror's
-    /// lock: `then` must only look and hand off).
+    /// lock, mostly in zookeeper-client's task: `then` must only look and
+    /// hand off).
     pub fn then(self, then: impl FnOnce(Woken) + Send + 'static) {
         let mut slot = self.0.lock().unwrap();
         match std::mem::replace(&mut *slot, Notice::Taken) {

@@ -67,6 +67,14 @@ impl OneshotWatcher {
         event
     }
 
+    /// [OneshotWatcher::changed], or `None` if the session's task ended
+    /// without a terminal event (its runtime shut down), where `changed` panics.
+    pub async fn changed_or_closed(self) -> Option<WatchedEvent> {
+        let mut event = self.receiver.recv_or_closed().await?;
+        event.drain_root_path(self.chroot.root());
+        Some(event)
+    }
+
     /// Removes this watcher.
     #[deprecated(since = "0.10.0", note = "Rust has Drop")]
     pub async fn remove(self) -> Result<(), Error> {
@@ -102,6 +110,19 @@ impl PersistentWatcher {
         let mut event = self.receiver.recv().await;
         event.drain_root_path(self.chroot.root());
         event
+    }
+
+    /// The next event if one is there, registering `cx`'s waker otherwise;
+    /// `Ready(None)` if the session's task ended without a terminal event
+    /// (its runtime shut down), where [PersistentWatcher::changed] panics.
+    /// Each send wakes the waker registered last, with the event already in.
+    pub fn poll_changed(&mut self, cx: &mut std::task::Context<'_>) -> std::task::Poll<Option<WatchedEvent>> {
+        self.receiver.poll_recv(cx).map(|event| {
+            event.map(|mut event| {
+                event.drain_root_path(self.chroot.root());
+                event
+            })
+        })
     }
 
     /// Removes this watcher.

@@ -123,6 +123,14 @@ impl OneshotReceiver {
         event
     }
 
+    /// `None` if the session's task went without a word (its runtime shut down).
+    pub async fn recv_or_closed(mut self) -> Option<WatchedEvent> {
+        let receiver = self.receiver.take().unwrap();
+        let event = receiver.await.ok()?;
+        self.watcher.discard();
+        Some(event)
+    }
+
     pub async fn remove(self) -> Result<(), Error> {
         self.watcher.remove().await
     }
@@ -146,6 +154,11 @@ impl PersistentReceiver {
 
     pub async fn recv(&mut self) -> WatchedEvent {
         self.receiver.next().await.unwrap()
+    }
+
+    /// `Ready(None)` once the session's task went without a word (its runtime shut down).
+    pub fn poll_recv(&mut self, cx: &mut std::task::Context<'_>) -> std::task::Poll<Option<WatchedEvent>> {
+        self.receiver.poll_next_unpin(cx)
     }
 
     pub async fn remove(self) -> Result<(), Error> {
