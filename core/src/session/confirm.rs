@@ -220,8 +220,14 @@ pub(crate) async fn renew<S: Refresh>(
 ) {
     let ended =
         status.wait_for(|s| s.generation != generation || matches!(s.state, SessionState::Lost | SessionState::Closed));
+    // Renewals that stop (a refused request) leave the lapse to be published
+    // all the same: waits for a disconnect rely on it (`Session::disconnected`).
+    let renewing = async {
+        renewals(&session, &confirmation, &client).await;
+        std::future::pending::<()>().await
+    };
     tokio::select! {
-        _ = renewals(&session, &confirmation, &client) => {}
+        _ = renewing => {}
         _ = lapses(&session, &confirmation) => {}
         _ = ended => {}
     }
@@ -288,7 +294,9 @@ async fn renewals<S: Refresh>(session: &Weak<S>, confirmation: &Confirmation, cl
 }
 
 /// Publishes the state each time the confirmation runs out, without
-/// waiting for any reply; never returns while the session lives.
+/// waiting for any reply; never returns while the session lives. Looks at
+/// least each second: tokio's clock stops while the machine sleeps, the
+/// boot clock the confirmation is on does not.
 async fn lapses<S: Refresh>(session: &Weak<S>, confirmation: &Confirmation) {
     loop {
         let moved = confirmation.moved.notified();
@@ -296,8 +304,9 @@ async fn lapses<S: Refresh>(session: &Weak<S>, confirmation: &Confirmation) {
         moved.as_mut().enable();
         let (now, until) = (boot_now(), confirmation.until());
         if now < until {
+            let left = Duration::from_nanos(until - now).min(Duration::from_secs(1));
             tokio::select! {
-                _ = tokio::time::sleep(Duration::from_nanos(until - now)) => {}
+                _ = tokio::time::sleep(left) => {}
                 _ = moved => {}
             }
             continue;

@@ -443,8 +443,9 @@ impl Session {
     /// now): a caller whose limit is up waits for answers, not for a connection.
     pub(crate) async fn disconnected(&self) {
         let mut status = self.subscribe();
-        // The quorum's deadline is published too, when it passes (`confirm::lapses`):
-        // no timer here, whose registration at every release would wake a parked
+        // The quorum's deadline is published too, within a second of passing
+        // (`confirm::lapses`, for as long as the generation lasts): no timer
+        // here, whose registration at every release would wake a parked
         // worker thread to re-arm tokio's timer wheel.
         while self.status().state == SessionState::Connected {
             if status.changed().await.is_err() {
