@@ -84,7 +84,8 @@ fn main() {
         "adaptive" => Some(LockConfig::default()),
         _ => None,
     };
-    let connect = zk_harness::shared().connect_string();
+    // Direct: the harness's fault proxy would count its own allocations and CPU here.
+    let connect = zk_harness::shared().direct_connect_string();
     let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
     rt.block_on(async move {
         let path = format!("/acquire-allocs-{}", std::process::id());
