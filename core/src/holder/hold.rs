@@ -140,53 +140,50 @@ impl HolderState {
             // mirror's watch the node's deletion like any other change of the
             // path (mirror/mod.rs, point 2), and a mirror gone stale says so too.
             Some(NodeWatch::Mirror(deletion)) => {
-                let holder = Arc::downgrade(self);
-                let span = span.clone();
+                let (holder, span) = (Arc::downgrade(self), span.clone());
                 deletion.then(move |woken| {
                     // Under the mirror's lock, in zookeeper-client's task: only look,
                     // and hand the rest to a task.
-                    let Some(holder) = holder.upgrade() else { return };
-                    if !holder.holds(id) {
-                        return; // our own release deleted it
-                    }
-                    let node_watch = Some(NodeWatch::Mirror(Deletion::ready(woken)));
-                    let watching = watch_node(Arc::downgrade(&holder), id, node, generation, ephemeral, node_watch);
-                    let watch = holder.session.spawn_in(span, watching);
-                    holder.attach(id, watch.abort_handle());
+                    let node_watch = NodeWatch::Mirror(Deletion::ready(woken));
+                    watch_if_held(&holder, id, node, generation, ephemeral, span, node_watch);
                 });
             }
             // The same for the data watch the read of our node set: its
             // event comes in zookeeper-client's task, which looks here
             // (only looks: the whole session waits meanwhile).
             Some(NodeWatch::Oneshot(watcher)) => {
-                let holder = Arc::downgrade(self);
-                let span = span.clone();
+                let (holder, span) = (Arc::downgrade(self), span.clone());
                 crate::inline::on_ready(watcher.changed_or_closed(), move |event| {
-                    let Some(event) = event.flatten() else { return }; // the client's task is gone
-                    let Some(holder) = holder.upgrade() else { return };
-                    if !holder.holds(id) {
-                        return; // our own release deleted it
+                    // None: the client's task is gone.
+                    if let Some(event) = event.flatten() {
+                        let node_watch = NodeWatch::Fired(event.event_type);
+                        watch_if_held(&holder, id, node, generation, ephemeral, span, node_watch);
                     }
-                    let node_watch = Some(NodeWatch::Fired(event.event_type));
-                    let watching = watch_node(Arc::downgrade(&holder), id, node, generation, ephemeral, node_watch);
-                    let watch = holder.session.spawn_in(span, watching);
-                    holder.attach(id, watch.abort_handle());
                 });
             }
-            node_watch => {
-                let watching = watch_node(Arc::downgrade(self), id, node, generation, ephemeral, node_watch);
-                let watch = self.session.spawn_in(span.clone(), watching);
-                self.attach(id, watch.abort_handle());
-            }
+            node_watch => self.watch_in_task(id, node, generation, ephemeral, span.clone(), node_watch),
         }
         for (node, node_watch) in parts {
-            let watching = watch_node(Arc::downgrade(self), id, node, generation, ephemeral, node_watch);
-            let watch = self.session.spawn_in(span.clone(), watching);
-            self.attach(id, watch.abort_handle());
+            self.watch_in_task(id, node, generation, ephemeral, span.clone(), node_watch);
         }
         // A change between the win and the registration would go unheard.
         self.session_changed(self.session.status(), false);
         true
+    }
+
+    /// Watches hold `id`'s node in a task of the hold's ([`watch_node`]).
+    fn watch_in_task(
+        self: &Arc<Self>,
+        id: u64,
+        node: String,
+        generation: u64,
+        ephemeral: bool,
+        span: tracing::Span,
+        node_watch: Option<NodeWatch>,
+    ) {
+        let watching = watch_node(Arc::downgrade(self), id, node, generation, ephemeral, node_watch);
+        let watch = self.session.spawn_in(span, watching);
+        self.attach(id, watch.abort_handle());
     }
 
     /// Ties `task` to hold `id`: aborted when the hold ends, or now if it has.
@@ -294,6 +291,22 @@ impl Drop for HolderState {
             self.meter().inspect(|m| m.hold_ended(&self.series, &self.path, held.since.elapsed()));
             held.won.spawn_removals(&self.session);
         }
+    }
+}
+
+/// A watch of hold `id`'s node fired (`node_watch` says how): the rest
+/// goes to a task, unless the hold is gone (our own release deleted it).
+fn watch_if_held(
+    holder: &Weak<HolderState>,
+    id: u64,
+    node: String,
+    generation: u64,
+    ephemeral: bool,
+    span: tracing::Span,
+    node_watch: NodeWatch,
+) {
+    if let Some(holder) = holder.upgrade().filter(|h| h.holds(id)) {
+        holder.watch_in_task(id, node, generation, ephemeral, span, Some(node_watch));
     }
 }
 

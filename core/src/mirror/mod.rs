@@ -407,10 +407,7 @@ impl Mirror {
     /// back by the other watch's next round.
     pub fn blind(&self) {
         tracing::debug!(path = self.path, "zoolock's mirror of the lock path is deaf; waiters list it instead");
-        let mut state = self.state.lock().unwrap();
-        state.broken = true;
-        state.unsync();
-        state.stop_resync();
+        self.state.lock().unwrap().blind();
     }
 
     /// Sets a new watch and lists (point 1), on the session's current client.
@@ -518,6 +515,13 @@ impl State {
         self.watcher = Some(watcher);
         self.generation = generation;
         self.synced = true;
+        self.stop_resync();
+    }
+
+    /// Gives way to listing for good (point 6, or a failure to apply an event).
+    fn blind(&mut self) {
+        self.broken = true;
+        self.unsync();
         self.stop_resync();
     }
 
@@ -766,10 +770,8 @@ impl std::task::Wake for Apply {
     }
 
     fn wake_by_ref(self: &Arc<Self>) {
-        if let Some(woken) = DRAINING.get() {
-            if !woken {
-                DRAINING.set(Some(true));
-            }
+        if DRAINING.get().is_some() {
+            DRAINING.set(Some(true));
             return;
         }
         let Some(mirror) = self.0.upgrade() else { return };
@@ -781,12 +783,7 @@ impl std::task::Wake for Apply {
                 path = mirror.path,
                 "zoolock's mirror failed to apply an event; waiters list the lock path instead"
             );
-            let _ = catch_unwind(AssertUnwindSafe(|| {
-                let mut state = lock();
-                state.broken = true;
-                state.unsync();
-                state.stop_resync();
-            }));
+            let _ = catch_unwind(AssertUnwindSafe(|| lock().blind()));
             mirror.state.clear_poison();
         }
     }
