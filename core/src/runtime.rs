@@ -21,10 +21,42 @@ use crate::error::{Error, Result};
 /// The process that started zoolock's threads.
 static STARTED_IN: AtomicU32 = AtomicU32::new(0);
 
+/// This process's id once asked, 0 before: [`process_id`].
+static PROCESS_ID: AtomicU32 = AtomicU32::new(0);
+
+/// This process's id, asked of the kernel once: the fork checks run on
+/// every call, and a `getpid` each is a system call. A forked child forgets
+/// it (`pthread_atfork`), so its next check asks again and finds it is not
+/// the parent. Assumes the fork is libc's
+/// `fork()`, which runs those handlers (Python's `os.fork`, `multiprocessing`):
+/// a child made by a raw `clone` system call, or by glibc's `_Fork`, that
+/// went on to use zoolock would be taken for its parent.
+pub fn process_id() -> u32 {
+    let known = PROCESS_ID.load(Ordering::Acquire);
+    if known != 0 {
+        return known;
+    }
+    #[cfg(unix)]
+    {
+        static ATFORK: std::sync::Once = std::sync::Once::new();
+        extern "C" fn forget_in_child() {
+            PROCESS_ID.store(0, Ordering::Release);
+        }
+        // Before the id is kept: a fork after this line clears it in the child.
+        // Safety: the handler only stores to an atomic (async-signal-safe).
+        ATFORK.call_once(|| unsafe {
+            libc::pthread_atfork(None, None, Some(forget_in_child));
+        });
+    }
+    let pid = std::process::id();
+    PROCESS_ID.store(pid, Ordering::Release);
+    pid
+}
+
 fn runtime() -> &'static Runtime {
     static RUNTIME: OnceLock<Runtime> = OnceLock::new();
     RUNTIME.get_or_init(|| {
-        STARTED_IN.store(std::process::id(), Ordering::Release);
+        STARTED_IN.store(process_id(), Ordering::Release);
         // One worker: its tasks (the sessions' I/O, the holds' watches,
         // background removals) are short, and callers poll their own futures
         // (`block_on`) or get callbacks on the bindings' dispatch thread, so a
@@ -50,7 +82,7 @@ fn runtime() -> &'static Runtime {
 pub fn check_process() -> Result<()> {
     match STARTED_IN.load(Ordering::Acquire) {
         0 => Ok(()),
-        pid if pid == std::process::id() => Ok(()),
+        pid if pid == process_id() => Ok(()),
         parent => Err(Error::Forked { parent }),
     }
 }

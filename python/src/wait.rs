@@ -176,7 +176,7 @@ impl<T: Send + 'static> ProcessThread<T> {
     /// Sends `item` to the thread, starting it with `start` if needed.
     pub fn send(&self, item: T, start: impl FnOnce(Receiver<T>)) {
         let mut current = self.current.lock().unwrap();
-        let pid = std::process::id();
+        let pid = runtime::process_id();
         if !matches!(&*current, Some((started_in, _)) if *started_in == pid) {
             let (sender, receiver) = channel();
             start(receiver);

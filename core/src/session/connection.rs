@@ -182,7 +182,7 @@ impl Connection {
                 watchers: Mutex::default(),
                 meter: Meter::default(),
                 runtime: handle,
-                pid: std::process::id(),
+                pid: runtime::process_id(),
                 runtime_gone: AtomicBool::new(false),
                 added_auth: Mutex::default(),
                 hosts: Mutex::new(connect),

@@ -248,7 +248,7 @@ impl Session {
     /// exist there) and once the session's runtime is gone.
     pub(crate) fn check_usable(&self) -> Result<()> {
         runtime::check_process()?;
-        if self.connection().pid != std::process::id() {
+        if self.connection().pid != runtime::process_id() {
             return Err(Error::Forked { parent: self.connection().pid });
         }
         if self.connection().runtime_gone.load(Ordering::Acquire) {
