@@ -9,6 +9,7 @@ use std::time::Duration;
 use common::*;
 use tokio::time::timeout;
 use zk_harness::{Op, Select};
+use zookeeper_client as zk;
 use zoolock::{Acquire, Kind, Lock, LockConfig, LockState, LostReason, Outcome, Semaphore, Session, SessionState};
 
 async fn wait_state(states: &mut tokio::sync::watch::Receiver<LockState>, want: LockState) {
@@ -184,13 +185,26 @@ async fn a_win_whose_session_ended_is_no_hold_once_the_timeout_is_gone_with(mirr
 
 #[tokio::test(flavor = "multi_thread")]
 async fn deleting_the_holders_node_tells_the_holder_and_the_next_waiter_holds() {
+    deleting_the_holders_node_tells_the_holder_and_the_next_waiter_holds_with(true).await;
+}
+
+/// A listed hold watches its node by a read the session skips only if the
+/// hold is gone (`HolderState::read_and_watch`). This pins the outcome, not
+/// the path: the task it falls back to would pass too.
+#[tokio::test(flavor = "multi_thread")]
+async fn deleting_a_listed_holders_node_tells_the_holder_and_the_next_waiter_holds() {
+    deleting_the_holders_node_tells_the_holder_and_the_next_waiter_holds_with(false).await;
+}
+
+async fn deleting_the_holders_node_tells_the_holder_and_the_next_waiter_holds_with(mirror: bool) {
     let connect = shared_server();
     let raw = raw(&connect).await;
     let path = unique_path("node-deleted");
-    let holder = Lock::mutex(&session(&connect).await, &path).unwrap();
+    let config = LockConfig { mirror, ..LockConfig::default() };
+    let holder = Lock::new(&session(&connect).await, &path, Kind::Mutex, config.clone()).unwrap();
     assert!(holder.acquire(Acquire::default()).await.unwrap());
     let mut states = holder.subscribe();
-    let waiter = Lock::mutex(&session(&connect).await, &path).unwrap();
+    let waiter = Lock::new(&session(&connect).await, &path, Kind::Mutex, config).unwrap();
     let waiting = spawn_acquire(&waiter, Acquire::default());
     queued(&raw, &path, 2).await;
     raw.delete(&holder.node().unwrap(), None).await.unwrap();
@@ -361,4 +375,45 @@ async fn releasing_a_watched_hold_sends_no_remove_watches() {
         assert!(report.request.is_none(), "round {round}: the release sent RemoveWatches: {:?}", report.request);
     }
     session.close().await;
+}
+
+/// The read that sets a listed hold's watch may be skipped (zookeeper-client's
+/// `get_and_watch_data_or_skip`): `skip` is asked when the session's task
+/// takes the read from its queue, not when it is called. Skipped, the read
+/// reaches no server and sets no watch; sent, its watch hears the deletion.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_read_or_skip_is_skipped_as_the_session_takes_it_and_watches_otherwise() {
+    let connect = shared_server();
+    let raw = raw(&connect).await;
+    let id = raw.session_id().0;
+    let path = unique_path("read-or-skip");
+    raw.mkdir(&path, &zk::CreateMode::Persistent.with_acls(zk::Acls::anyone_all())).await.unwrap();
+
+    // Queued while the session reconnects (its new connections black-holed),
+    // so its task takes the read only after `skip`'s answer changed.
+    inject(move || harness().partition(id).unwrap()).await;
+    let mut states = raw.state_watcher();
+    inject(move || assert!(harness().drop_connections(id).unwrap() > 0, "the client had a connection")).await;
+    while states.state() != zk::SessionState::Disconnected {
+        timeout(Duration::from_secs(10), states.changed()).await.expect("the reset disconnected the client");
+    }
+    let reads = Select::session(id).op(Op::GetData);
+    let armed = inject(move || harness().drop_reply(reads).unwrap()).await;
+    let gone = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let asked = gone.clone();
+    let read = raw.get_and_watch_data_or_skip(&path, move || asked.load(std::sync::atomic::Ordering::SeqCst));
+    gone.store(true, std::sync::atomic::Ordering::SeqCst);
+    inject(move || harness().heal(id).unwrap()).await;
+    let skipped = timeout(Duration::from_secs(10), read).await.expect("the skipped read ended");
+    assert!(matches!(skipped, Err(zk::Error::Skipped)), "{:?}", skipped.map(|(_, stat, _)| stat));
+    // A round trip after it: had it been sent, the server has it by then.
+    raw.check_stat(&path).await.unwrap();
+    let report = inject(move || harness().disarm(armed).unwrap()).await;
+    assert!(report.request.is_none(), "a skipped read reached the server: {:?}", report.request);
+
+    let (_, _, watcher) = raw.get_and_watch_data_or_skip(&path, || false).await.unwrap();
+    watched_by(&path, id).await;
+    raw.delete(&path, None).await.unwrap();
+    let event = timeout(Duration::from_secs(10), watcher.changed()).await.expect("the watch fired");
+    assert_eq!(event.event_type, zk::EventType::NodeDeleted);
 }

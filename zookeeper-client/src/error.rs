@@ -87,6 +87,11 @@ pub enum Error {
     #[error("runtime condition mismatch")]
     RuntimeInconsistent,
 
+    /// A request was skipped, never sent: its `skip` returned true as the
+    /// session's task took it ([Client::get_and_watch_data_or_skip](crate::Client::get_and_watch_data_or_skip)).
+    #[error("request skipped before it was sent")]
+    Skipped,
+
     #[error(transparent)]
     Custom(CustomError),
 }

@@ -144,24 +144,19 @@ impl HolderState {
                 deletion.then(move |woken| {
                     // Under the mirror's lock, in zookeeper-client's task: only look,
                     // and hand the rest to a task.
-                    let node_watch = NodeWatch::Mirror(Deletion::ready(woken));
+                    let node_watch = Some(NodeWatch::Mirror(Deletion::ready(woken)));
                     watch_if_held(&holder, id, node, generation, ephemeral, span, node_watch);
                 });
             }
-            // The same for the data watch the read of our node set: its
-            // event comes in zookeeper-client's task, which looks here
-            // (only looks: the whole session waits meanwhile).
+            // The same for the data watch the read of our node set.
             Some(NodeWatch::Oneshot(watcher)) => {
-                let (holder, span) = (Arc::downgrade(self), span.clone());
-                crate::inline::on_ready(watcher.changed_or_closed(), move |event| {
-                    // None: the client's task is gone.
-                    if let Some(event) = event.flatten() {
-                        let node_watch = NodeWatch::Fired(event.event_type);
-                        watch_if_held(&holder, id, node, generation, ephemeral, span, node_watch);
-                    }
-                });
+                watch_inline(Arc::downgrade(self), id, node, generation, ephemeral, span.clone(), watcher);
             }
-            node_watch => self.watch_in_task(id, node, generation, ephemeral, span.clone(), node_watch),
+            None => self.read_and_watch(id, node, generation, ephemeral, span.clone()),
+            // A win carries no watch that fired already; were it to, a task takes it.
+            fired @ Some(NodeWatch::Fired(_)) => {
+                self.watch_in_task(id, node, generation, ephemeral, span.clone(), fired)
+            }
         }
         for (node, node_watch) in parts {
             self.watch_in_task(id, node, generation, ephemeral, span.clone(), node_watch);
@@ -169,6 +164,39 @@ impl HolderState {
         // A change between the win and the registration would go unheard.
         self.session_changed(self.session.status(), false);
         true
+    }
+
+    /// A hold decided by a listing has no watch on its node yet. The read
+    /// that sets one is queued now, on the condition that the hold is still
+    /// there when zookeeper-client's task takes it from its queue (a hold
+    /// released at once sends nothing), and its reply is looked at inline.
+    /// A task spawned here would be pushed out of tokio's LIFO slot by the
+    /// release's wake of the session's task, and a parked worker woken to
+    /// take it. With no connection at hand, a task waits for one.
+    fn read_and_watch(self: &Arc<Self>, id: u64, node: String, generation: u64, ephemeral: bool, span: tracing::Span) {
+        let live = match self.session.live_now() {
+            Some(Ok(live)) if live.generation == generation => live,
+            _ => return self.watch_in_task(id, node, generation, ephemeral, span, None),
+        };
+        let holder = Arc::downgrade(self);
+        let (path, still) = (node.clone(), holder.clone());
+        let skip = move || !still_holds(&still, id);
+        // Queued at on_ready's first poll, here: zookeeper-client queues a request when called.
+        let read = async move { live.client.get_and_watch_data_or_skip(&path, skip).await };
+        crate::inline::on_ready(read, move |reply| match reply {
+            // Kept whether or not the hold is released meanwhile: dropped
+            // before its event, zookeeper-client would send `RemoveWatches`.
+            Some(Ok((_, _, watcher))) => watch_inline(holder, id, node, generation, ephemeral, span, watcher),
+            // Gone before our release could delete it (the read went first).
+            Some(Err(zk::Error::NoNode)) => {
+                let deleted = Some(NodeWatch::Fired(zk::EventType::NodeDeleted));
+                watch_if_held(&holder, id, node, generation, ephemeral, span, deleted);
+            }
+            // Skipped (the hold ended), the connection broke, the session
+            // ended, or the poll panicked: a hold still there is watched by
+            // a task, which tells which, as with no connection at hand.
+            _ => watch_if_held(&holder, id, node, generation, ephemeral, span, None),
+        });
     }
 
     /// Watches hold `id`'s node in a task of the hold's ([`watch_node`]).
@@ -294,8 +322,9 @@ impl Drop for HolderState {
     }
 }
 
-/// A watch of hold `id`'s node fired (`node_watch` says how): the rest
-/// goes to a task, unless the hold is gone (our own release deleted it).
+/// A watch of hold `id`'s node fired (`node_watch` says how; `None`: it
+/// could not be set): the rest goes to a task, unless the hold is gone (our
+/// own release deleted it).
 fn watch_if_held(
     holder: &Weak<HolderState>,
     id: u64,
@@ -303,11 +332,37 @@ fn watch_if_held(
     generation: u64,
     ephemeral: bool,
     span: tracing::Span,
-    node_watch: NodeWatch,
+    node_watch: Option<NodeWatch>,
 ) {
     if let Some(holder) = holder.upgrade().filter(|h| h.holds(id)) {
-        holder.watch_in_task(id, node, generation, ephemeral, span, Some(node_watch));
+        holder.watch_in_task(id, node, generation, ephemeral, span, node_watch);
     }
+}
+
+/// Whether the handle behind `holder` still holds with acquisition `id`.
+fn still_holds(holder: &Weak<HolderState>, id: u64) -> bool {
+    holder.upgrade().is_some_and(|h| h.holds(id))
+}
+
+/// Watches hold `id`'s node with the data watch `watcher`, polled inline:
+/// its event comes in zookeeper-client's task, which looks here (only
+/// looks: the whole session waits meanwhile).
+fn watch_inline(
+    holder: Weak<HolderState>,
+    id: u64,
+    node: String,
+    generation: u64,
+    ephemeral: bool,
+    span: tracing::Span,
+    watcher: zk::OneshotWatcher,
+) {
+    crate::inline::on_ready(watcher.changed_or_closed(), move |event| {
+        // None: the client's task is gone.
+        if let Some(event) = event.flatten() {
+            let fired = Some(NodeWatch::Fired(event.event_type));
+            watch_if_held(&holder, id, node, generation, ephemeral, span, fired);
+        }
+    });
 }
 
 /// Watches hold `id`'s node and ends the hold with [`LostReason::NodeDeleted`]
@@ -339,13 +394,14 @@ async fn watch_node(
                 }
                 // Released already (before this task first ran, in a short
                 // hold): no watch to set, and none to remove.
-                if !holder.upgrade().is_some_and(|h| h.holds(id)) {
+                if !still_holds(&holder, id) {
                     return;
                 }
                 // Sent at once and not awaited by the acquirer: the hold costs no round trip more.
                 match live.client.get_and_watch_data(&node).await {
                     Ok((_, _, watcher)) => NodeWatch::Oneshot(watcher),
-                    Err(zk::Error::NoNode) => return lose(&holder),
+                    // As a deletion seen by a watch: an expiring session's ephemeral node goes too.
+                    Err(zk::Error::NoNode) => NodeWatch::Fired(zk::EventType::NodeDeleted),
                     Err(err) if connection_lost(&err) => continue,
                     Err(zk::Error::SessionExpired | zk::Error::ClientClosed) if !ephemeral => {
                         if !session.wait_past(live.generation).await {
@@ -373,7 +429,7 @@ async fn watch_node(
                 // lost to expiry, not to someone else, and says so only if a
                 // request on the session still succeeds.
                 // Our own release deleted it (the hold is gone): nothing to ask.
-                let current = holder.upgrade().is_some_and(|h| h.holds(id));
+                let current = still_holds(&holder, id);
                 if current && session_alive(&holder, generation).await {
                     lose(&holder);
                 }

@@ -16,7 +16,7 @@ use thiserror::Error;
 use tracing::instrument;
 
 pub use self::watcher::{OneshotWatcher, PersistentWatcher, StateWatcher};
-use super::session::{Depot, MarshalledRequest, Request, Session, SessionOperation, WatchReceiver};
+use super::session::{Depot, MarshalledRequest, Request, Session, SessionOperation, Skip, WatchReceiver};
 use crate::acl::{Acl, Acls, AuthUser};
 use crate::channel as mpsc;
 use crate::chroot::{Chroot, ChrootPath, OwnedChroot};
@@ -348,8 +348,13 @@ impl Client {
     }
 
     fn send_marshalled_request(&self, request: MarshalledRequest) -> StateReceiver {
+        self.queue(request, Request::Session)
+    }
+
+    /// Queues `request` for the session's task, as `into` wraps it.
+    fn queue(&self, request: MarshalledRequest, into: impl FnOnce(SessionOperation) -> Request) -> StateReceiver {
         let (operation, receiver) = SessionOperation::new_marshalled(request).with_responser();
-        if let Err(err) = self.requester.unbounded_send(operation.into()) {
+        if let Err(err) = self.requester.unbounded_send(into(operation)) {
             let state = self.state();
             err.into_inner().into_responser().send(Err(state.to_error()));
         }
@@ -606,8 +611,9 @@ impl Client {
         chroot: Chroot,
         path: &str,
         watch: bool,
+        skip: Option<Skip>,
     ) -> Result<impl Future<Output = Result<(Vec<u8>, Stat, WatchReceiver)>> + Send> {
-        let receiver = self.send_get_data(chroot, path, watch)?;
+        let receiver = self.send_get_data(chroot, path, watch, skip)?;
         Ok(async move {
             let (body, watcher) = receiver.await?;
             let (data, stat) = Self::parse_data(body)?;
@@ -622,7 +628,7 @@ impl Client {
         path: &str,
         watch: bool,
     ) -> Result<impl Future<Output = Result<(Option<Vec<u8>>, Stat, WatchReceiver)>> + Send> {
-        let receiver = self.send_get_data(chroot, path, watch)?;
+        let receiver = self.send_get_data(chroot, path, watch, None)?;
         Ok(async move {
             let (body, watcher) = receiver.await?;
             let (data, stat) = Self::parse_data(body)?;
@@ -630,10 +636,13 @@ impl Client {
         })
     }
 
-    fn send_get_data(&self, chroot: Chroot, path: &str, watch: bool) -> Result<StateReceiver> {
+    fn send_get_data(&self, chroot: Chroot, path: &str, watch: bool, skip: Option<Skip>) -> Result<StateReceiver> {
         let chroot_path = ChrootPath::new(chroot, path, false)?;
-        let request = GetRequest { path: chroot_path, watch };
-        Ok(self.send_request(OpCode::GetData, &request))
+        let request = MarshalledRequest::new(OpCode::GetData, &GetRequest { path: chroot_path, watch });
+        Ok(match skip {
+            None => self.send_marshalled_request(request),
+            Some(skip) => self.queue(request, |operation| Request::Skippable { operation, skip }),
+        })
     }
 
     /// A `GetDataResponse`: the data (`None` for null, length -1) and the stat.
@@ -653,7 +662,7 @@ impl Client {
     /// # Notable errors
     /// * [Error::NoNode] if such node does not exist.
     pub fn get_data(&self, path: &str) -> impl Future<Output = Result<(Vec<u8>, Stat)>> + Send {
-        let result = self.get_data_internally(self.chroot.as_ref(), path, false);
+        let result = self.get_data_internally(self.chroot.as_ref(), path, false, None);
         Self::map_wait(result, |(data, stat, _)| (data, stat))
     }
 
@@ -677,7 +686,23 @@ impl Client {
         &self,
         path: &str,
     ) -> impl Future<Output = Result<(Vec<u8>, Stat, OneshotWatcher)>> + Send + '_ {
-        let result = self.get_data_internally(self.chroot.as_ref(), path, true);
+        let result = self.get_data_internally(self.chroot.as_ref(), path, true, None);
+        Self::map_wait(result, |(data, stat, watcher)| (data, stat, watcher.into_oneshot(&self.chroot)))
+    }
+
+    /// Same as [Client::get_and_watch_data], unless `skip` says otherwise:
+    /// the session's task calls it as it takes the request from its queue,
+    /// after every request queued before it (in that task: only look), and
+    /// if it returns true the request is never sent, sets no watch and ends
+    /// with [Error::Skipped]. zoolock's hold watches its node so: a hold
+    /// released at once has its delete queued behind the read, which is
+    /// then skipped.
+    pub fn get_and_watch_data_or_skip(
+        &self,
+        path: &str,
+        skip: impl FnOnce() -> bool + Send + 'static,
+    ) -> impl Future<Output = Result<(Vec<u8>, Stat, OneshotWatcher)>> + Send + '_ {
+        let result = self.get_data_internally(self.chroot.as_ref(), path, true, Some(Box::new(skip)));
         Self::map_wait(result, |(data, stat, watcher)| (data, stat, watcher.into_oneshot(&self.chroot)))
     }
 
@@ -1057,13 +1082,13 @@ impl Client {
 
     /// Gets data for ZooKeeper config node, that is node with path "/zookeeper/config".
     pub fn get_config(&self) -> impl Future<Output = Result<(Vec<u8>, Stat)>> + Send {
-        let result = self.get_data_internally(Chroot::default(), Self::CONFIG_NODE, false);
+        let result = self.get_data_internally(Chroot::default(), Self::CONFIG_NODE, false, None);
         Self::map_wait(result, |(data, stat, _)| (data, stat))
     }
 
     /// Gets stat and data for ZooKeeper config node, that is node with path "/zookeeper/config".
     pub fn get_and_watch_config(&self) -> impl Future<Output = Result<(Vec<u8>, Stat, OneshotWatcher)>> + Send {
-        let result = self.get_data_internally(Chroot::default(), Self::CONFIG_NODE, true);
+        let result = self.get_data_internally(Chroot::default(), Self::CONFIG_NODE, true, None);
         Self::map_wait(result, |(data, stat, watcher)| (data, stat, watcher.into_oneshot(&OwnedChroot::default())))
     }
 

@@ -22,7 +22,7 @@ use self::connection::{AsyncReadToBuf, Connection, Connector};
 pub use self::depot::Depot;
 use self::event::WatcherEvent;
 pub use self::request::{
-    ConnectOperation, MarshalledRequest, OpStat, Operation, Request, SessionOperation, StateReceiver,
+    ConnectOperation, MarshalledRequest, OpStat, Operation, Request, SessionOperation, Skip, StateReceiver,
 };
 pub use self::types::{EventType, SessionId, SessionInfo, SessionState, WatchedEvent};
 use self::watch::WatchManager;
@@ -593,6 +593,14 @@ impl Session {
                         channel_halted = true;
                     }
                     Some(Request::Session(operation)) => depot.push_session(operation),
+                    Some(Request::Skippable { operation, skip }) => {
+                        // A panicking `skip` must not end the session's task: it skips.
+                        if std::panic::catch_unwind(std::panic::AssertUnwindSafe(skip)).unwrap_or(true) {
+                            operation.responser.send(Err(Error::Skipped));
+                        } else {
+                            depot.push_session(operation);
+                        }
+                    }
                     Some(Request::RemoveWatcher {
                         id, responser
                     }) => {

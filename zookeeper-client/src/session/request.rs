@@ -128,8 +128,20 @@ pub enum Operation {
 
 pub enum Request {
     Session(SessionOperation),
-    RemoveWatcher { id: WatcherId, responser: StateResponser },
+    RemoveWatcher {
+        id: WatcherId,
+        responser: StateResponser,
+    },
+    /// `operation`, unless `skip` returns true when the session's task takes
+    /// it from the queue: then it ends with [Error::Skipped], never sent.
+    Skippable {
+        operation: SessionOperation,
+        skip: Skip,
+    },
 }
+
+/// What decides, as the session's task takes a request, to skip it.
+pub type Skip = Box<dyn FnOnce() -> bool + Send>;
 
 impl From<SessionOperation> for Request {
     fn from(operation: SessionOperation) -> Self {
@@ -142,6 +154,7 @@ impl Request {
         match self {
             Self::Session(operation) => operation.responser,
             Self::RemoveWatcher { responser, .. } => responser,
+            Self::Skippable { operation, .. } => operation.responser,
         }
     }
 }
