@@ -19,12 +19,16 @@ use std::task::{Context, Poll, Wake, Waker};
 /// must not use tokio's cooperative budget: polled in a task that spent
 /// it, it would wake itself, and be polled again at once, until the task
 /// yields (zookeeper-client's one-shot watch is `futures`' channel).
-pub(crate) fn on_ready<F>(future: F, then: impl FnOnce(Option<F::Output>) + Send + 'static)
+pub(crate) fn on_ready<F, T>(future: F, then: T)
 where
     F: Future + Send + 'static,
+    T: FnOnce(Option<F::Output>) + Send + 'static,
 {
-    let inline =
-        Arc::new(Inline { state: AtomicU8::new(IDLE), work: Mutex::new(Some((Box::pin(future), Box::new(then)))) });
+    // One allocation: the future is pinned in place inside it.
+    let inline = Arc::new(Inline {
+        state: AtomicU8::new(IDLE),
+        work: Mutex::new(Work { future: Some(future), then: Some(then) }),
+    });
     inline.wake_by_ref();
 }
 
@@ -34,19 +38,26 @@ const POLLING: u8 = 1;
 const NOTIFIED: u8 = 2;
 const DONE: u8 = 3;
 
-type Then<T> = Box<dyn FnOnce(Option<T>) + Send>;
 /// The future and what to do with its output, until it is ready.
-type Work<F> = Option<(Pin<Box<F>>, Then<<F as Future>::Output>)>;
+struct Work<F, T> {
+    /// Pinned: never moved while `Some`, dropped in place once ready.
+    future: Option<F>,
+    then: Option<T>,
+}
 
-struct Inline<F: Future> {
+struct Inline<F, T> {
     /// Who polls, on one atomic: a wake-up during a poll (another thread's,
     /// or the future's own as it registers) is never lost nor run twice at once.
     state: AtomicU8,
     /// Touched only by the thread that moved `state` to `POLLING`.
-    work: Mutex<Work<F>>,
+    work: Mutex<Work<F, T>>,
 }
 
-impl<F: Future + Send + 'static> Wake for Inline<F> {
+impl<F, T> Wake for Inline<F, T>
+where
+    F: Future + Send + 'static,
+    T: FnOnce(Option<F::Output>) + Send + 'static,
+{
     fn wake(self: Arc<Self>) {
         self.wake_by_ref();
     }
@@ -69,8 +80,11 @@ impl<F: Future + Send + 'static> Wake for Inline<F> {
         let mut cx = Context::from_waker(&waker);
         let mut work = self.work.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
         loop {
-            let Some((future, _)) = work.as_mut() else { return };
-            let polled = catch_unwind(AssertUnwindSafe(|| future.as_mut().poll(&mut cx)));
+            let Some(future) = work.future.as_mut() else { return };
+            // Safety: the future lives in this `Arc`, which never moves it:
+            // it is only ever dropped in place (below).
+            let future = unsafe { Pin::new_unchecked(future) };
+            let polled = catch_unwind(AssertUnwindSafe(|| future.poll(&mut cx)));
             let output = match polled {
                 Ok(Poll::Pending) => {
                     match self.state.compare_exchange(POLLING, IDLE, AcqRel, Acquire) {
@@ -86,7 +100,8 @@ impl<F: Future + Send + 'static> Wake for Inline<F> {
                 Err(_) => None,
             };
             self.state.store(DONE, Release);
-            let (_, then) = work.take().expect("polled while there was work");
+            work.future = None;
+            let then = work.then.take().expect("polled while there was work");
             drop(work);
             let _ = catch_unwind(AssertUnwindSafe(|| then(output)));
             return;
