@@ -179,40 +179,24 @@ impl HolderState {
             _ => return self.watch_in_task(id, node, generation, ephemeral, span, None),
         };
         let holder = Arc::downgrade(self);
-        let still = holder.clone();
+        let (path, still) = (node.clone(), holder.clone());
         let skip = move || !still_holds(&still, id);
-        // Queued at on_ready's first poll, here: zookeeper-client queues a
-        // request when called. The node's path comes back with the reply.
-        let read = async move { (live.client.get_and_watch_data_or_skip(&node, skip).await, node) };
-        crate::inline::on_ready(read, move |reply| {
-            // The poll panicked, and the path went with it: the hold's record has it.
-            let Some((reply, node)) = reply else {
-                let node = holder.upgrade().and_then(|h| h.held_node(id));
-                if let Some(node) = node {
-                    watch_if_held(&holder, id, node, generation, ephemeral, span, None);
-                }
-                return;
-            };
-            match reply {
-                // Kept whether or not the hold is released meanwhile: dropped
-                // before its event, zookeeper-client would send `RemoveWatches`.
-                Ok((_, _, watcher)) => watch_inline(holder, id, node, generation, ephemeral, span, watcher),
-                // Gone before our release could delete it (the read went first).
-                Err(zk::Error::NoNode) => {
-                    let deleted = Some(NodeWatch::Fired(zk::EventType::NodeDeleted));
-                    watch_if_held(&holder, id, node, generation, ephemeral, span, deleted);
-                }
-                // Skipped (the hold ended), the connection broke or the
-                // session ended: a hold still there is watched by a task,
-                // which tells which, as with no connection at hand.
-                Err(_) => watch_if_held(&holder, id, node, generation, ephemeral, span, None),
+        // Queued at on_ready's first poll, here: zookeeper-client queues a request when called.
+        let read = async move { live.client.get_and_watch_data_or_skip(&path, skip).await };
+        crate::inline::on_ready(read, move |reply| match reply {
+            // Kept whether or not the hold is released meanwhile: dropped
+            // before its event, zookeeper-client would send `RemoveWatches`.
+            Some(Ok((_, _, watcher))) => watch_inline(holder, id, node, generation, ephemeral, span, watcher),
+            // Gone before our release could delete it (the read went first).
+            Some(Err(zk::Error::NoNode)) => {
+                let deleted = Some(NodeWatch::Fired(zk::EventType::NodeDeleted));
+                watch_if_held(&holder, id, node, generation, ephemeral, span, deleted);
             }
+            // Skipped (the hold ended), the connection broke, the session
+            // ended, or the poll panicked: a hold still there is watched by
+            // a task, which tells which, as with no connection at hand.
+            _ => watch_if_held(&holder, id, node, generation, ephemeral, span, None),
         });
-    }
-
-    /// The node of hold `id`, while it holds.
-    fn held_node(&self, id: u64) -> Option<String> {
-        self.held.lock().unwrap().as_ref().filter(|h| h.id == id).map(|h| h.won.node.clone())
     }
 
     /// Watches hold `id`'s node in a task of the hold's ([`watch_node`]).
