@@ -25,7 +25,8 @@ use tokio::time::timeout;
 use zk_harness::{Op, Select};
 use zookeeper_client as zk;
 use zoolock::{
-    Acquire, Adaptive, Holder, Kind, Lock, LockConfig, LockState, LostReason, Semaphore, Session, SessionState,
+    Acquire, Adaptive, Holder, Kind, Lock, LockConfig, LockState, LostReason, Semaphore, Session, SessionOptions,
+    SessionState,
 };
 
 /// How long a future may stay silent (neither wake nor complete) before the
@@ -625,12 +626,6 @@ async fn a_release_its_caller_gave_up_on_still_deletes_the_node() {
     only_theirs(&bench.raw, &path, bench.their_id(), "the released node").await;
 }
 
-/// Polls `future` once with a waker that does nothing: the test polls again
-/// on its own schedule.
-fn poll_once<F: Future + ?Sized>(future: std::pin::Pin<&mut F>) -> Poll<F::Output> {
-    future.poll(&mut Context::from_waker(Waker::noop()))
-}
-
 /// A burst of acquires fills the session's create slots
 /// ([`zoolock::CREATES_IN_FLIGHT`]): each sends its create at its first poll
 /// and keeps its slot until polled again, which the test does not do. The
@@ -640,7 +635,13 @@ fn poll_once<F: Future + ?Sized>(future: std::pin::Pin<&mut F>) -> Poll<F::Outpu
 /// however they are polled once slots are free.
 #[tokio::test(flavor = "multi_thread")]
 async fn dropping_an_acquire_waiting_for_a_create_slot_leaves_nothing() {
-    let bench = Bench::new().await;
+    let mut bench = Bench::new().await;
+    // The polls below run under a partition. At the common 4 s session
+    // timeout the client drops a connection silent for 1.6 s (zookeeper-client:
+    // 2/5 of it), and its creates with it: on a loaded CI machine the
+    // partition lasted that long once. At 30 s it waits 12 s.
+    bench.ours =
+        Session::connect(SessionOptions::new(&shared_server()).session_timeout(Duration::from_secs(30))).await.unwrap();
     let path = unique_path("sweep-create-slot");
     // The path first: a create that finds no parent is answered, and sent
     // again, only when polled again.
@@ -648,6 +649,10 @@ async fn dropping_an_acquire_waiting_for_a_create_slot_leaves_nothing() {
     let lock = |who: &str| Lock::new(&bench.ours, &path, Kind::Mutex, config(who)).unwrap();
     let burst: Vec<Lock> = (0..zoolock::CREATES_IN_FLIGHT).map(|i| lock(&format!("burst-{i}"))).collect();
     let mut burst: Vec<_> = burst.iter().map(|l| Box::pin(l.acquire(Acquire::default()))).collect();
+    // The session's bytes held while the test polls: no reply can come within
+    // a poll and let an acquire go on (and free its slot) on a slow machine.
+    let id = bench.our_id();
+    inject(move || harness().partition(id).unwrap()).await;
     for acquire in &mut burst {
         assert!(poll_once(acquire.as_mut()).is_pending());
     }
@@ -657,6 +662,7 @@ async fn dropping_an_acquire_waiting_for_a_create_slot_leaves_nothing() {
     for acquire in waiting.iter_mut().flatten() {
         assert!(poll_once(acquire.as_mut()).is_pending());
     }
+    inject(move || harness().heal(id).unwrap()).await;
     // A request of the same session after the waiters' first polls: answered,
     // every create sent before it has been applied.
     bench.ours.exists(&path).await.unwrap();
@@ -668,12 +674,14 @@ async fn dropping_an_acquire_waiting_for_a_create_slot_leaves_nothing() {
     waiting[0] = None;
     waiting[2] = None;
     // Slots free: the waiters left are polled last first, and send in order.
+    inject(move || harness().partition(id).unwrap()).await;
     drop(burst);
     for _ in 0..3 {
         for acquire in waiting.iter_mut().rev().flatten() {
             assert!(poll_once(acquire.as_mut()).is_pending());
         }
     }
+    inject(move || harness().heal(id).unwrap()).await;
     bench.ours.exists(&path).await.unwrap();
     let mut ours = Vec::new();
     for child in children(&bench.raw, &path).await {
