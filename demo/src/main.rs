@@ -258,14 +258,17 @@ fn run(args: &Args, log: &Arc<Log>) -> Result<bool, String> {
     let lock = Lock::mutex(&observer, &args.path).map_err(|e| e.to_string())?;
     let expected = args.workers * args.acquisitions;
     let started = Instant::now();
-    let mut failed_workers = 0;
+    // Each failed worker's name and exit status: a worker that fails silently is named.
+    let mut failed: Vec<String> = Vec::new();
     while !children.is_empty() {
         std::thread::sleep(Duration::from_millis(500)); // the progress line's pace
         let holder = lock.queue_blocking().ok().and_then(|c| c.into_iter().next()).unwrap_or_else(|| "-".into());
         say!("  {:>6}/{expected} acquisitions, holder now: {holder}", resource.count());
         children.retain_mut(|(name, child, lines)| match child.try_wait() {
             Ok(Some(status)) => {
-                failed_workers += usize::from(!status.success());
+                if !status.success() {
+                    failed.push(format!("{name} ({status})"));
+                }
                 // Its stdout is read to the end by then, or soon: the reader stops at EOF.
                 while let Ok(line) = lines.recv_timeout(Duration::from_secs(5)) {
                     if let Some(reported) = metrics::parse(&line) {
@@ -281,9 +284,10 @@ fn run(args: &Args, log: &Arc<Log>) -> Result<bool, String> {
     let report = ledger::verify(&resource.ledger.lock().unwrap());
     report.print(started.elapsed(), &names);
     metrics.print();
+    let failed_workers = failed.len();
     let ok = report.is_clean() && failed_workers == 0 && report.total() == expected && report.refused == 0;
     if failed_workers > 0 {
-        say!("{failed_workers} worker(s) failed");
+        say!("{failed_workers} worker(s) failed: {}", failed.join(", "));
     }
     say!("client logs: {}", log.path.display());
     say!("{}", if ok { "VERIFIED: mutual exclusion held and fencing tokens increased" } else { "VIOLATION" });
