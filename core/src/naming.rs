@@ -511,15 +511,32 @@ pub enum Standing {
 /// assert_eq!(standing(&children, "gone__lock__0000000009", Role::Writer, &[]), Standing::Missing);
 /// ```
 pub fn standing(children: &[String], mine: &str, role: Role, extra_markers: &[String]) -> Standing {
-    let queue = queue(children, extra_markers);
-    let Some(position) = queue.iter().position(|c| c.name == mine) else {
+    // `queue`'s order, the names borrowed: a listing's names are not copied.
+    let mut queue = Vec::with_capacity(children.len());
+    let classified = children.iter().filter_map(|c| classify(c, extra_markers).map(|(r, s)| (r, s, c.as_str())));
+    queue.extend(classified);
+    let wrapped = wrapped(queue.iter().map(|&(_, sequence, _)| sequence));
+    queue.sort_by_key(|&(_, sequence, _)| sequence_key(wrapped, sequence));
+    let Some(position) = queue.iter().position(|&(_, _, name)| name == mine) else {
         return Standing::Missing;
     };
-    let mut blockers = queue[..position].iter().filter(|c| role.waits_for(c.role));
+    let mut blockers = queue[..position].iter().filter(|&&(r, _, _)| role.waits_for(r));
     match blockers.next_back() {
         None => Standing::Holds,
-        Some(nearest) => Standing::Waits { predecessor: nearest.name.clone(), last_blocker: blockers.next().is_none() },
+        Some(&(_, _, nearest)) => {
+            Standing::Waits { predecessor: nearest.to_owned(), last_blocker: blockers.next().is_none() }
+        }
     }
+}
+
+/// The path of child `name` of `parent`, in one allocation (`format!`
+/// would grow its string twice).
+pub(crate) fn child_path(parent: &str, name: &str) -> String {
+    let mut path = String::with_capacity(parent.len() + 1 + name.len());
+    path.push_str(parent);
+    path.push('/');
+    path.push_str(name);
+    path
 }
 
 codes! {

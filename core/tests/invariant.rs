@@ -22,7 +22,9 @@
 //! - a handle that reports held has its node, or stops reporting held within
 //!   [`LOST_BOUND`] after its node is first seen gone;
 //! - fencing tokens increase: a new exclusive hold's token exceeds every
-//!   earlier hold's, a new reader's every earlier exclusive hold's;
+//!   earlier hold's, a new reader's every earlier exclusive hold's; but for
+//!   a hold whose node an operator's delete was sent for before every
+//!   earlier hold it is not above was recorded (see [`Shared::fence`]);
 //! - every acquire returns within its timeout (a single try: the session
 //!   timeout; a forever acquire: from its cancel, drop or close) plus
 //!   [`ACQUIRE_SLACK`];
@@ -48,7 +50,7 @@
 mod common;
 
 use std::collections::{BTreeMap, HashMap, HashSet};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -374,6 +376,11 @@ struct Shared {
     /// Bumped by every event: what settling waits on.
     tick: watch::Sender<u64>,
     fence: Mutex<Fence>,
+    /// The nodes an operator's delete was sent for (full paths: unique,
+    /// kazoo's names), each with the [`Shared::moment`] it was sent at.
+    deleted_by_operator: Mutex<HashMap<String, u64>>,
+    /// Orders operators' deletes and recorded holds.
+    moments: AtomicU64,
     violations: Mutex<Vec<(usize, String)>>,
     counts: Mutex<BTreeMap<String, u64>>,
     /// Session ids seen, by the name of their slot and generation.
@@ -402,34 +409,65 @@ impl Shared {
         self.violations.lock().unwrap().push((self.step.load(Ordering::Relaxed), format!("{kind}: {text}")));
     }
 
+    fn moment(&self) -> u64 {
+        self.moments.fetch_add(1, Ordering::Relaxed)
+    }
+
+    /// Records that an operator's delete of `node` is about to be sent.
+    fn deleting(&self, node: &str) {
+        let moment = self.moment();
+        self.deleted_by_operator.lock().unwrap().insert(node.to_owned(), moment);
+    }
+
     /// Records a new hold on the lock path and checks its fencing token.
-    fn fence(&self, who: &str, exclusive: bool, token: i64) {
+    ///
+    /// Not checked if an operator's delete of this hold's `node` was sent
+    /// before every earlier hold it is not above was recorded: the reply
+    /// that decided this hold may have come before the delete, and its
+    /// acquire returned after those, queued behind it, had held (its task
+    /// polled late). No ZooKeeper lock can rule that out across sessions;
+    /// the hold is told lost within [`LOST_BOUND`] instead. Within a session
+    /// the reports are ordered (`holder::order`, tested in read_write.rs),
+    /// but two acquires returning at once on two threads still return in
+    /// either order: the same rule applies to pairs of one session.
+    fn fence(&self, who: &str, node: &str, exclusive: bool, token: i64) {
+        let deleted = self.deleted_by_operator.lock().unwrap().get(node).copied();
         let mut fence = self.fence.lock().unwrap();
-        let bar = if exclusive { &fence.any } else { &fence.exclusive };
-        if let Some((highest, by)) = bar.clone().filter(|(highest, _)| token <= *highest) {
+        // The earlier holds it must be above: all for an exclusive hold, the
+        // exclusive ones for a reader. The highest, and when the first was recorded.
+        let mut above = fence.holds.range(token..).filter(|(_, recorded)| exclusive || recorded.exclusive);
+        let first = above.clone().map(|(_, recorded)| recorded.at).min();
+        if let (Some(first), Some((highest, by))) = (first, above.next_back().map(|(t, r)| (*t, r.who.clone()))) {
             drop(fence);
+            if deleted.is_some_and(|deleted| deleted < first) {
+                self.count("fencing: not checked, the node's delete sent before the earlier holds");
+                return self.note(format!(
+                    "{who}: token {token:#x} not fenced against {by}'s {highest:#x} and any lower: an operator's delete of its node was sent before those holds"
+                ));
+            }
             self.violate(
                 "fencing",
                 format!("{who} holds with token {token:#x}, not above {highest:#x} of {by}, an earlier holder"),
             );
             return;
         }
-        let entry = (token, who.to_owned());
-        if fence.any.as_ref().is_none_or(|(t, _)| token > *t) {
-            fence.any = Some(entry.clone());
-        }
-        if exclusive && fence.exclusive.as_ref().is_none_or(|(t, _)| token > *t) {
-            fence.exclusive = Some(entry);
-        }
+        let at = self.moment();
+        fence.holds.insert(token, Recorded { who: who.to_owned(), exclusive, at });
     }
 }
 
 #[derive(Default)]
 struct Fence {
-    /// The highest token of any hold so far, and whose.
-    any: Option<(i64, String)>,
-    /// The highest token of an exclusive (mutex or writer) hold so far.
-    exclusive: Option<(i64, String)>,
+    /// Every hold so far, by its token.
+    holds: BTreeMap<i64, Recorded>,
+}
+
+struct Recorded {
+    who: String,
+    /// A mutex's or a writer's.
+    exclusive: bool,
+    /// When recorded ([`Shared::moment`]).
+    at: u64,
 }
 
 struct Slot {
@@ -502,6 +540,8 @@ impl Driver {
             log: Mutex::default(),
             tick: watch::Sender::new(0),
             fence: Mutex::default(),
+            deleted_by_operator: Mutex::default(),
+            moments: Default::default(),
             violations: Mutex::default(),
             counts: Mutex::default(),
             owners: Mutex::default(),
@@ -825,6 +865,7 @@ impl Driver {
                     .map(|(d, _)| String::from_utf8_lossy(&d).into_owned())
                     .unwrap_or_default();
                 note(self, format!("delete the holder's node {node} (data {data:?}) ..."));
+                self.shared.deleting(&node);
                 let deleted = self.raw.delete(&node, None).await;
                 note(self, format!("deleted {node}: {deleted:?}"));
                 self.shared.count(format!("fault: delete holder node ({res:?})"));
@@ -996,7 +1037,9 @@ impl Driver {
                 Err(e) => panic!("list {path}: {e}"),
             };
             for child in children {
-                match self.raw.delete(&format!("{path}/{child}"), None).await {
+                let node = format!("{path}/{child}");
+                self.shared.deleting(&node);
+                match self.raw.delete(&node, None).await {
                     Ok(()) => deleted.push(child),
                     Err(zk::Error::NoNode) => {}
                     Err(e) => panic!("delete {path}/{child}: {e}"),
@@ -1332,7 +1375,7 @@ async fn acquire_task(shared: Arc<Shared>, who: String, kind: usize, handle: Han
                 handle.state()
             ));
             if let Some(token) = token {
-                shared.fence(&who, kind != 1, token);
+                shared.fence(&who, node.as_deref().unwrap_or_default(), kind != 1, token);
             } else if kind != SEM {
                 shared.count("acquire true but not held");
             }

@@ -41,6 +41,21 @@ async fn events_reach_the_log_as_tracing_writes_them_and_spans_do_not() {
         assert!(lock.acquire(Acquire::default()).await.unwrap());
         lock.release().await.unwrap();
     }
+    // A waiter's event, decided by the mirror (two sessions on a path: the default mirrors).
+    let other = common::session(&connect).await;
+    let path = unique_path("logging-waits");
+    let holder = Lock::mutex(&session, &path).unwrap();
+    let waiter = Lock::mutex(&other, &path).unwrap();
+    // The waiter's mirror synced first: a first decision waits for the sync,
+    // which could come after the release.
+    assert!(waiter.acquire(Acquire::default()).await.unwrap());
+    waiter.release().await.unwrap();
+    assert!(holder.acquire(Acquire::default()).await.unwrap());
+    let waiting = spawn_acquire(&waiter, Acquire::default());
+    queued(&raw(&connect).await, &path, 2).await;
+    holder.release().await.unwrap();
+    assert!(waiting.await.unwrap().unwrap());
+    other.close().await;
     session.close().await;
 
     let heard = HEARD.lock().unwrap().clone();
@@ -54,6 +69,15 @@ async fn events_reach_the_log_as_tracing_writes_them_and_spans_do_not() {
         "{connected} not in {heard:#?}"
     );
     assert!(heard.iter().any(|(level, _, text)| *level == log::Level::Debug && text.starts_with("zoolock holds")));
+    let waits = |(level, target, text): &(log::Level, String, String)| {
+        *level == log::Level::Debug
+            && target == "zoolock::mirror"
+            && text.starts_with("zoolock waits")
+            && text.contains(&format!("path={path:?}"))
+            && text.contains("predecessor=")
+            && text.ends_with("ahead=1")
+    };
+    assert!(heard.iter().any(waits), "no mirrored waiter's event in {heard:#?}");
     let spans: Vec<_> = heard
         .iter()
         .filter(|(_, _, text)| ["acquire;", "hold;", "release;", "session;", "span="].iter().any(|s| text.contains(s)))

@@ -188,9 +188,15 @@ impl Attempt {
     /// The created node's name under its parent: kept once, here, for as
     /// long as the attempt waits.
     pub fn name(&self) -> &str {
+        let node = self.node();
+        node.rsplit_once('/').map_or(node, |(_, name)| name)
+    }
+
+    /// Our node's path, once created.
+    pub fn node(&self) -> &str {
         match self.removal.as_ref().map(|r| &r.target) {
-            Some(Target::Node(node)) => node.rsplit_once('/').map_or(node.as_str(), |(_, name)| name),
-            _ => unreachable!("a node's name is only asked for after its create"),
+            Some(Target::Node(node)) => node,
+            _ => unreachable!("a node's path is only asked for after its create"),
         }
     }
 
@@ -208,6 +214,7 @@ impl Attempt {
             ephemeral: removal.ephemeral,
             node_watch: None,
             waited: false,
+            role: None,
             _place: self.place.take(),
             guard: Some((removal.session, self.removals.clone())),
             parts: Vec::new(),

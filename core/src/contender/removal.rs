@@ -75,16 +75,20 @@ impl Removal {
             if self.ephemeral && live.generation != self.generation {
                 return true;
             }
+            let found;
             let node = match &self.target {
-                Target::Node(node) => node.clone(),
+                Target::Node(node) => node.as_str(),
                 Target::Tagged { parent, tag } => match find_own(&live, parent, tag, self.ephemeral).await {
-                    Ok(Some((node, _))) => node,
+                    Ok(Some((node, _))) => {
+                        found = node;
+                        found.as_str()
+                    }
                     Ok(None) => return true,
                     Err(err) if self.retry_after(&live, &err).await => continue,
                     Err(_) => return false,
                 },
             };
-            match live.client.delete(&node, None).await {
+            match live.client.delete(node, None).await {
                 Ok(()) | Err(zk::Error::NoNode) => return true,
                 // An ephemeral node ends with its session.
                 Err(zk::Error::SessionExpired | zk::Error::ClientClosed) if self.ephemeral => return true,

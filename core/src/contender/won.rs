@@ -8,6 +8,7 @@ use zookeeper_client as zk;
 use super::removal::{parent_of, Removal, Target};
 use super::{DoubtfulTags, Nodes, Removals};
 use crate::mirror::Deletion;
+use crate::naming::Role;
 use crate::session::Session;
 
 /// How a hold learns of its node's deletion without a request of its own.
@@ -31,6 +32,10 @@ pub(crate) struct Won {
     pub node_watch: Option<NodeWatch>,
     /// Whether the acquire waited for another holder to go (a handoff).
     pub waited: bool,
+    /// The lock role the node holds in, which orders its report among the
+    /// session's other holds on its path (`holder::order`); `None` for a
+    /// semaphore's lease, which is not ordered.
+    pub role: Option<Role>,
     /// The node's place in its session's line, kept while it holds.
     pub(super) _place: Option<Arc<()>>,
     /// Until the handle records the win: a dropped acquire (between its

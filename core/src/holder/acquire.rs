@@ -202,18 +202,7 @@ impl HolderState {
                     ended = self.cancelled_or_closed(cancels) => Err(ended),
                     _ = sleep_until_some(deadline) => Ok(Turn::TimedOut),
                 };
-                // Boxed, and only when there is something to wait for: its timer is large.
-                // While connected only: a removal waiting for a connection goes
-                // on in the background, and the caller's limit holds (issue 35).
-                if removals.any() {
-                    Box::pin(async {
-                        tokio::select! {
-                            () = removals.wait() => {}
-                            () = self.session.disconnected() => {}
-                        }
-                    })
-                    .await;
-                }
+                self.removed(&removals).await;
                 let outcome = outcome?;
                 if let Turn::TimedOut = outcome {
                     self.meter().inspect(|m| m.timed_out(&self.path));
@@ -233,8 +222,10 @@ impl HolderState {
                     self.meter().inspect(|m| m.acquired(&self.series, &self.path, started.elapsed(), waited));
                     return Ok(Outcome::Acquired);
                 }
-                // The win belonged to a session that has ended since: queue again
-                // on the new one, as a waiter whose session expired does.
+                // The win belonged to a session that has ended since, or was
+                // stale: queue again, as a waiter whose session expired does,
+                // once the dropped win's nodes are gone (a multi-lock's others live).
+                self.removed(&removals).await;
                 if self.session.is_closed() {
                     return Err(self.session.closed_error());
                 }
@@ -247,39 +238,59 @@ impl HolderState {
         InSpan::new(span, acquire)
     }
 
-    async fn take_turn_and(
-        &self,
-        options: &Acquire,
-        queued: &AtomicBool,
-        contend: impl Future<Output = Result<Option<Won>>>,
-    ) -> Result<Turn> {
-        let turn = self.turn.clone();
-        if !options.waits() {
-            let Ok(turn) = turn.try_lock_owned() else {
-                return Ok(if self.enter(options.owner) { Turn::AlreadyHeld } else { Turn::NotWon });
+    /// Waits for `removals`, the nodes an attempt queued and did not hold
+    /// with, while connected only: a removal waiting for a connection goes
+    /// on in the background, and the caller's limit holds (issue 35).
+    async fn removed(&self, removals: &Removals) {
+        // Boxed, and only when there is something to wait for: its timer is large.
+        if removals.any() {
+            Box::pin(async {
+                tokio::select! {
+                    () = removals.wait() => {}
+                    () = self.session.disconnected() => {}
+                }
+            })
+            .await;
+        }
+    }
+
+    /// An `async move` block, not an `async fn`: a queued waiter keeps it
+    /// (see [`HolderState::acquire`]).
+    fn take_turn_and<'a>(
+        &'a self,
+        options: &'a Acquire,
+        queued: &'a AtomicBool,
+        contend: impl Future<Output = Result<Option<Won>>> + 'a,
+    ) -> impl Future<Output = Result<Turn>> + 'a {
+        async move {
+            let turn = self.turn.clone();
+            if !options.waits() {
+                let Ok(turn) = turn.try_lock_owned() else {
+                    return Ok(if self.enter(options.owner) { Turn::AlreadyHeld } else { Turn::NotWon });
+                };
+                queued.store(true, Ordering::Release);
+                // Even a single try must not hang on a dead connection, nor wait
+                // for one to come: its caller's limit is now (issue 35).
+                // Boxed: a timer is large, and waiters (who wait for a turn) never need it.
+                let won = Box::pin(self.session.bounded_if_connected(contend)).await?;
+                return Ok(won.map_or(Turn::NotWon, |w| Turn::Won(w, turn)));
+            }
+            // A free turn means nothing is held (a hold keeps the turn): no
+            // hold to wait for or enter. Waiting for a busy one is boxed, so
+            // that what a queued waiter keeps is small (issue 16).
+            let turn = match (turn.clone().try_lock_owned(), self.on_held) {
+                (Ok(turn), _) => turn,
+                (Err(_), OnHeld::Wait) => Box::pin(turn.lock_owned()).await,
+                (Err(_), OnHeld::Succeed | OnHeld::Reenter) => {
+                    match Box::pin(self.turn_or_enter(turn, options.owner)).await {
+                        Some(turn) => turn,
+                        None => return Ok(Turn::AlreadyHeld),
+                    }
+                }
             };
             queued.store(true, Ordering::Release);
-            // Even a single try must not hang on a dead connection, nor wait
-            // for one to come: its caller's limit is now (issue 35).
-            // Boxed: a timer is large, and waiters (who wait for a turn) never need it.
-            let won = Box::pin(self.session.bounded_if_connected(contend)).await?;
-            return Ok(won.map_or(Turn::NotWon, |w| Turn::Won(w, turn)));
+            Ok(contend.await?.map_or(Turn::NotWon, |w| Turn::Won(w, turn)))
         }
-        // A free turn means nothing is held (a hold keeps the turn): no
-        // hold to wait for or enter. Waiting for a busy one is boxed, so
-        // that what a queued waiter keeps is small (issue 16).
-        let turn = match (turn.clone().try_lock_owned(), self.on_held) {
-            (Ok(turn), _) => turn,
-            (Err(_), OnHeld::Wait) => Box::pin(turn.lock_owned()).await,
-            (Err(_), OnHeld::Succeed | OnHeld::Reenter) => {
-                match Box::pin(self.turn_or_enter(turn, options.owner)).await {
-                    Some(turn) => turn,
-                    None => return Ok(Turn::AlreadyHeld),
-                }
-            }
-        };
-        queued.store(true, Ordering::Release);
-        Ok(contend.await?.map_or(Turn::NotWon, |w| Turn::Won(w, turn)))
     }
 
     /// Waits for the handle's turn, or until a hold that `owner` may enter

@@ -11,6 +11,7 @@ use tokio::time::Instant;
 use tracing::Instrument;
 use zookeeper_client as zk;
 
+use super::order::HoldOrder;
 use super::{Acquire, HolderState, OnHeld, Owner};
 use crate::contender::{NodeWatch, Nodes, Target, Won};
 use crate::error::{connection_lost, Error, Result};
@@ -89,7 +90,9 @@ impl HolderState {
     /// Records the win as this handle's hold; false, recording nothing, if
     /// the session the node was won on has ended since (a caller not polled
     /// for a while, or a wake that raced the expiry): an ephemeral node of an
-    /// ended session is gone, and another contender may hold by now.
+    /// ended session is gone, and another contender may hold by now. False
+    /// too if the hold is stale: the session reported one it excluded, with
+    /// a higher token, since it was decided ([`HoldOrder::admit`]).
     pub(super) fn install(self: &Arc<Self>, mut won: Won, turn: OwnedMutexGuard<()>, options: &Acquire) -> bool {
         let (lease, owner) = (options.lease, options.owner);
         let status = self.session.status();
@@ -98,6 +101,12 @@ impl HolderState {
             drop(won); // its guard removes the node; the acquire waits for that
             return false;
         }
+        // Held until the hold is reported: the session's holds are reported in order.
+        let Some(admitted) = HoldOrder::of(&self.session).admit(&won) else {
+            tracing::debug!(path = self.path, node = won.node, token = won.token, "zoolock hold is stale");
+            drop(won); // as above
+            return false;
+        };
         let id = self.acquisitions.fetch_add(1, Ordering::Relaxed) + 1;
         let watcher: Weak<dyn StatusWatcher> = Arc::downgrade(self) as Weak<dyn StatusWatcher>;
         // A kept hold's session keeps its state alive until the hold ends (`unwatch_status`).
@@ -120,6 +129,7 @@ impl HolderState {
             _turn: turn,
         }));
         self.set_state(LockState::Held);
+        drop(admitted);
         tracing::debug!(path = self.path, node, token, "zoolock holds");
         // The hold's tasks last as long as it does, past the acquire and its
         // caller: a span of their own, which follows from the acquire's.
@@ -134,32 +144,29 @@ impl HolderState {
             });
             self.attach(id, timer.abort_handle());
         }
+        let node_of =
+            |node| HeldNode { holder: Arc::downgrade(self), id, node, generation, ephemeral, span: span.clone() };
+        let held = node_of(node);
         match node_watch {
             // The mirror calls back on the node's deletion: a hold costs no
             // task, and its release nothing to abort. ZooKeeper sends the
             // mirror's watch the node's deletion like any other change of the
             // path (mirror/mod.rs, point 2), and a mirror gone stale says so too.
             Some(NodeWatch::Mirror(deletion)) => {
-                let (holder, span) = (Arc::downgrade(self), span.clone());
                 deletion.then(move |woken| {
                     // Under the mirror's lock, in zookeeper-client's task: only look,
                     // and hand the rest to a task.
-                    let node_watch = Some(NodeWatch::Mirror(Deletion::ready(woken)));
-                    watch_if_held(&holder, id, node, generation, ephemeral, span, node_watch);
+                    held.watch_if_held(Some(NodeWatch::Mirror(Deletion::ready(woken))));
                 });
             }
             // The same for the data watch the read of our node set.
-            Some(NodeWatch::Oneshot(watcher)) => {
-                watch_inline(Arc::downgrade(self), id, node, generation, ephemeral, span.clone(), watcher);
-            }
-            None => self.read_and_watch(id, node, generation, ephemeral, span.clone()),
+            Some(NodeWatch::Oneshot(watcher)) => held.watch_inline(watcher),
+            None => self.read_and_watch(held),
             // A win carries no watch that fired already; were it to, a task takes it.
-            fired @ Some(NodeWatch::Fired(_)) => {
-                self.watch_in_task(id, node, generation, ephemeral, span.clone(), fired)
-            }
+            fired @ Some(NodeWatch::Fired(_)) => self.watch_in_task(held, fired),
         }
         for (node, node_watch) in parts {
-            self.watch_in_task(id, node, generation, ephemeral, span.clone(), node_watch);
+            self.watch_in_task(node_of(node), node_watch);
         }
         // A change between the win and the registration would go unheard.
         self.session_changed(self.session.status(), false);
@@ -173,44 +180,51 @@ impl HolderState {
     /// A task spawned here would be pushed out of tokio's LIFO slot by the
     /// release's wake of the session's task, and a parked worker woken to
     /// take it. With no connection at hand, a task waits for one.
-    fn read_and_watch(self: &Arc<Self>, id: u64, node: String, generation: u64, ephemeral: bool, span: tracing::Span) {
+    fn read_and_watch(self: &Arc<Self>, held: HeldNode) {
         let live = match self.session.live_now() {
-            Some(Ok(live)) if live.generation == generation => live,
-            _ => return self.watch_in_task(id, node, generation, ephemeral, span, None),
+            Some(Ok(live)) if live.generation == held.generation => live,
+            _ => return self.watch_in_task(held, None),
         };
-        let holder = Arc::downgrade(self);
-        let (path, still) = (node.clone(), holder.clone());
+        let (holder, id, span) = (held.holder.clone(), held.id, held.span.clone());
+        let still = holder.clone();
         let skip = move || !still_holds(&still, id);
-        // Queued at on_ready's first poll, here: zookeeper-client queues a request when called.
-        let read = async move { live.client.get_and_watch_data_or_skip(&path, skip).await };
-        crate::inline::on_ready(read, move |reply| match reply {
-            // Kept whether or not the hold is released meanwhile: dropped
-            // before its event, zookeeper-client would send `RemoveWatches`.
-            Some(Ok((_, _, watcher))) => watch_inline(holder, id, node, generation, ephemeral, span, watcher),
-            // Gone before our release could delete it (the read went first).
-            Some(Err(zk::Error::NoNode)) => {
-                let deleted = Some(NodeWatch::Fired(zk::EventType::NodeDeleted));
-                watch_if_held(&holder, id, node, generation, ephemeral, span, deleted);
+        // Queued at on_ready's first poll, here: zookeeper-client queues a
+        // request when called. The node comes back with the reply.
+        let read = async move { (live.client.get_and_watch_data_or_skip(&held.node, skip).await, held) };
+        crate::inline::on_ready(read, move |reply| {
+            // The poll panicked, and the node went with it: the hold's record has it.
+            let Some((reply, held)) = reply else {
+                if let Some(held) = holder.upgrade().and_then(|h| h.held_node(id, span)) {
+                    held.watch_if_held(None);
+                }
+                return;
+            };
+            match reply {
+                // Kept whether or not the hold is released meanwhile: dropped
+                // before its event, zookeeper-client would send `RemoveWatches`.
+                Ok((_, _, watcher)) => held.watch_inline(watcher),
+                // Gone before our release could delete it (the read went first).
+                Err(zk::Error::NoNode) => held.watch_if_held(Some(NodeWatch::Fired(zk::EventType::NodeDeleted))),
+                // Skipped (the hold ended), the connection broke or the
+                // session ended: a hold still there is watched by a task,
+                // which tells which, as with no connection at hand.
+                Err(_) => held.watch_if_held(None),
             }
-            // Skipped (the hold ended), the connection broke, the session
-            // ended, or the poll panicked: a hold still there is watched by
-            // a task, which tells which, as with no connection at hand.
-            _ => watch_if_held(&holder, id, node, generation, ephemeral, span, None),
         });
     }
 
-    /// Watches hold `id`'s node in a task of the hold's ([`watch_node`]).
-    fn watch_in_task(
-        self: &Arc<Self>,
-        id: u64,
-        node: String,
-        generation: u64,
-        ephemeral: bool,
-        span: tracing::Span,
-        node_watch: Option<NodeWatch>,
-    ) {
-        let watching = watch_node(Arc::downgrade(self), id, node, generation, ephemeral, node_watch);
-        let watch = self.session.spawn_in(span, watching);
+    /// Hold `id`'s node, while it holds.
+    fn held_node(self: &Arc<Self>, id: u64, span: tracing::Span) -> Option<HeldNode> {
+        let held = self.held.lock().unwrap();
+        let won = &held.as_ref().filter(|h| h.id == id)?.won;
+        let (node, generation, ephemeral) = (won.node.clone(), won.generation, won.ephemeral);
+        Some(HeldNode { holder: Arc::downgrade(self), id, node, generation, ephemeral, span })
+    }
+
+    /// Watches `held`'s node in a task of the hold's ([`watch_node`]).
+    fn watch_in_task(self: &Arc<Self>, held: HeldNode, node_watch: Option<NodeWatch>) {
+        let (id, span) = (held.id, held.span.clone());
+        let watch = self.session.spawn_in(span, watch_node(held, node_watch));
         self.attach(id, watch.abort_handle());
     }
 
@@ -322,20 +336,38 @@ impl Drop for HolderState {
     }
 }
 
-/// A watch of hold `id`'s node fired (`node_watch` says how; `None`: it
-/// could not be set): the rest goes to a task, unless the hold is gone (our
-/// own release deleted it).
-fn watch_if_held(
-    holder: &Weak<HolderState>,
+/// One node of hold `id` and what watching it takes, handed whole from
+/// one way of watching to the next.
+struct HeldNode {
+    holder: Weak<HolderState>,
     id: u64,
     node: String,
     generation: u64,
     ephemeral: bool,
+    /// The hold's span, for a task that takes the watch over.
     span: tracing::Span,
-    node_watch: Option<NodeWatch>,
-) {
-    if let Some(holder) = holder.upgrade().filter(|h| h.holds(id)) {
-        holder.watch_in_task(id, node, generation, ephemeral, span, node_watch);
+}
+
+impl HeldNode {
+    /// A watch of the node fired (`node_watch` says how; `None`: it could
+    /// not be set): the rest goes to a task, unless the hold is gone (our
+    /// own release deleted it).
+    fn watch_if_held(self, node_watch: Option<NodeWatch>) {
+        if let Some(holder) = self.holder.upgrade().filter(|h| h.holds(self.id)) {
+            holder.watch_in_task(self, node_watch);
+        }
+    }
+
+    /// Watches the node with the data watch `watcher`, polled inline: its
+    /// event comes in zookeeper-client's task, which looks here (only
+    /// looks: the whole session waits meanwhile).
+    fn watch_inline(self, watcher: zk::OneshotWatcher) {
+        crate::inline::on_ready(watcher.changed_or_closed(), move |event| {
+            // None: the client's task is gone.
+            if let Some(event) = event.flatten() {
+                self.watch_if_held(Some(NodeWatch::Fired(event.event_type)));
+            }
+        });
     }
 }
 
@@ -344,40 +376,15 @@ fn still_holds(holder: &Weak<HolderState>, id: u64) -> bool {
     holder.upgrade().is_some_and(|h| h.holds(id))
 }
 
-/// Watches hold `id`'s node with the data watch `watcher`, polled inline:
-/// its event comes in zookeeper-client's task, which looks here (only
-/// looks: the whole session waits meanwhile).
-fn watch_inline(
-    holder: Weak<HolderState>,
-    id: u64,
-    node: String,
-    generation: u64,
-    ephemeral: bool,
-    span: tracing::Span,
-    watcher: zk::OneshotWatcher,
-) {
-    crate::inline::on_ready(watcher.changed_or_closed(), move |event| {
-        // None: the client's task is gone.
-        if let Some(event) = event.flatten() {
-            let fired = Some(NodeWatch::Fired(event.event_type));
-            watch_if_held(&holder, id, node, generation, ephemeral, span, fired);
-        }
-    });
-}
-
-/// Watches hold `id`'s node and ends the hold with [`LostReason::NodeDeleted`]
+/// Watches `held`'s node and ends the hold with [`LostReason::NodeDeleted`]
 /// when someone else deletes it. Our own release deletes it too, but the hold
 /// is gone by then (and this task aborted), so that is a no-op. A watch ends
 /// early only when its session does, which the session's own logic reports;
 /// a persistent node outlives its session and is watched again on the next.
-async fn watch_node(
-    holder: Weak<HolderState>,
-    id: u64,
-    node: String,
-    generation: u64,
-    ephemeral: bool,
-    mut armed: Option<NodeWatch>,
-) {
+async fn watch_node(held: HeldNode, mut armed: Option<NodeWatch>) {
+    // The task runs in the span already.
+    let HeldNode { holder, id, node, generation, ephemeral, span } = held;
+    drop(span);
     let lose = |holder: &Weak<HolderState>| {
         if let Some(holder) = holder.upgrade() {
             holder.lose(id, LostReason::NodeDeleted);

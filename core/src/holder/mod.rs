@@ -8,6 +8,7 @@
 
 mod acquire;
 mod hold;
+mod order;
 
 use std::future::Future;
 use std::pin::Pin;

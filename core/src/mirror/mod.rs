@@ -108,6 +108,9 @@ use crate::session::Session;
 use crate::Scheme;
 pub(crate) use mirrors::{DataWatchMark, Mirrors};
 use notice::{notice, Notifier};
+
+/// What takes the session's late nodes out of a decision's children ([`Mirror::decide`]).
+pub type Sweep<'a> = &'a dyn Fn(&mut Vec<String>);
 pub(crate) use notice::{Deletion, Woken};
 
 /// Mirrors dismissed and brought back by the adaptive design (point 9), in this process.
@@ -200,6 +203,8 @@ struct State {
     deletions: u64,
     /// Waiters for the next rebuild.
     on_sync: Vec<Notifier>,
+    /// Room for the key [`Mirror::decide`] looks a node up by.
+    lookup: String,
 }
 
 impl Mirror {
@@ -306,7 +311,7 @@ impl Mirror {
         name: &str,
         role: Role,
         scheme: Scheme,
-        sweep: Option<&dyn Fn(&mut Vec<String>)>,
+        sweep: Option<Sweep<'_>>,
         list_above: Option<u32>,
     ) -> Decision {
         let mut state = self.caught_up();
@@ -336,8 +341,25 @@ impl Mirror {
             return Decision::Mixed(node, family);
         }
         let Some((_, sequence)) = naming::classify(name, &[]) else { return Decision::Missing };
-        let key = (sequence, name.to_owned());
-        let Some(entry) = state.queue.get_mut(&key) else { return Decision::Missing };
+        // Our node's key, in a string the mirror keeps for lookups: a decision allocates no key.
+        let mut key = (sequence, std::mem::take(&mut state.lookup));
+        key.1.push_str(name);
+        let decision = self.stand(&mut state, &key, role, sweep, list_above);
+        key.1.clear();
+        state.lookup = key.1;
+        decision
+    }
+
+    /// [`Mirror::decide`] on a synced mirror, for the node at `key`.
+    fn stand(
+        &self,
+        state: &mut State,
+        key: &(i32, String),
+        role: Role,
+        sweep: Option<Sweep<'_>>,
+        list_above: Option<u32>,
+    ) -> Decision {
+        let Some(entry) = state.queue.get_mut(key) else { return Decision::Missing };
         if !entry.ours {
             entry.ours = true;
             state.ours += 1;
@@ -346,7 +368,7 @@ impl Mirror {
         // other nodes (as many sessions at most) and ours, counted once.
         let contenders = state.queue.len() - state.ours + 1;
         if list_above.is_some_and(|limit| contenders > limit as usize) {
-            self.dismiss(&mut state, contenders);
+            self.dismiss(state, contenders);
             return Decision::Dismissed;
         }
         let mut late = HashSet::new();
@@ -358,39 +380,44 @@ impl Mirror {
                 late.remove(kept);
             }
         }
-        // The node awaited, by its key in the queue.
-        let predecessor = match state.wrapped() {
-            // Rare (the counter wrapped between live nodes): the full sort.
-            true => {
-                let names: Vec<String> =
-                    state.queue.keys().map(|(_, n)| n.clone()).filter(|n| !late.contains(n)).collect();
-                match naming::standing(&names, name, role, &[]) {
-                    naming::Standing::Waits { predecessor, .. } => {
-                        naming::parse(&predecessor, &[]).map(|c| (c.sequence, c.name))
-                    }
-                    _ => None,
+        // Rare (the counter wrapped between live nodes): the full sort names the node awaited.
+        let wrapped = state.wrapped().then(|| {
+            let names: Vec<String> = state.queue.keys().map(|(_, n)| n.clone()).filter(|n| !late.contains(n)).collect();
+            match naming::standing(&names, &key.1, role, &[]) {
+                naming::Standing::Waits { predecessor, .. } => {
+                    naming::parse(&predecessor, &[]).map(|c| (c.sequence, c.name))
                 }
+                _ => None,
             }
-            false => state
-                .queue
-                .range((Bound::Unbounded, Bound::Excluded(&key)))
-                .rev()
-                .find(|((_, n), e)| role.waits_for(e.role) && !late.contains(n))
-                .map(|(key, _)| key.clone()),
-        };
+        });
         let (sender, receiver) = notice();
-        let awaited = predecessor.as_ref().unwrap_or(&key);
-        let entry = state.queue.get_mut(awaited).expect("the awaited node is in the queue");
-        entry.add(sender);
-        let fresh = entry.arrived == state.deletions;
-        match predecessor {
-            None => Decision::Holds(receiver, fresh),
-            Some((_, predecessor)) => {
-                let ahead = || state.queue.range((Bound::Unbounded, Bound::Excluded(&key))).count();
-                tracing::debug!(path = self.path, node = name, predecessor, ahead = ahead(), "zoolock waits");
-                Decision::Waits(receiver)
+        let deletions = state.deletions;
+        let ahead = match &wrapped {
+            Some(Some(predecessor)) => {
+                Some(state.queue.range_mut(predecessor..=predecessor).next().expect("the awaited node is in the queue"))
             }
+            Some(None) => None,
+            None => state
+                .queue
+                .range_mut((Bound::Unbounded, Bound::Excluded(key)))
+                .rev()
+                .find(|((_, n), e)| role.waits_for(e.role) && !late.contains(n)),
+        };
+        let Some(((_, predecessor), entry)) = ahead else {
+            // Nothing ahead: woken by our own node's deletion.
+            let entry = state.queue.get_mut(key).expect("our node is in the queue");
+            entry.add(sender);
+            return Decision::Holds(receiver, entry.arrived == deletions);
+        };
+        entry.add(sender);
+        // Asked as an event: the bindings' subscribers enable events only, and
+        // `enabled!` asks as a hint (kind HINT), which they refuse.
+        if tracing::event_enabled!(tracing::Level::DEBUG) {
+            let predecessor = predecessor.clone();
+            let ahead = state.queue.range((Bound::Unbounded, Bound::Excluded(key))).count();
+            tracing::debug!(path = self.path, node = key.1, predecessor, ahead, "zoolock waits");
         }
+        Decision::Waits(receiver)
     }
 
     /// The session's status changed (ended, closed, a new generation): every

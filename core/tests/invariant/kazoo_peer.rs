@@ -179,7 +179,7 @@ fn answered(shared: &Shared, state: &Mutex<State>, reply: Value) {
             let token = reply["token"].as_i64();
             shared.note(format!("{who}: acquire → held: {}, token {token:x?}", reply["node"]));
             if let (Some(token), true) = (token, k != 2) {
-                shared.fence(&who, k == 0, token);
+                shared.fence(&who, reply["node"].as_str().unwrap_or_default(), k == 0, token);
             }
         }
         Some("acquire") if reply["ok"] == json!(true) => shared.note(format!("{who}: acquire → false")),

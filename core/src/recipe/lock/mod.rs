@@ -271,6 +271,7 @@ impl Lock {
         removals: Removals,
     ) -> impl Future<Output = Result<Option<Won>>> + Send + 'a {
         async move {
+            let role = self.spec.kind.role();
             loop {
                 let live = match self.holder.session.live_now() {
                     Some(live) => live?,
@@ -300,10 +301,11 @@ impl Lock {
                 drop(attempt);
                 // Decided before the wait: the step (a won hold is large) is not kept across it.
                 let session_ended = match step? {
-                    Step::Won(won) => {
+                    Step::Won(mut won) => {
+                        won.role = Some(role);
                         // A winner's name proves a hand-over only if no other node can have it.
-                        if self.spec.kind.role() == Role::Writer && self.spec.config.scheme.unique_names() {
-                            Lines::of(&self.holder.session).record_winner(&won.node);
+                        if role == Role::Writer && self.spec.config.scheme.unique_names() {
+                            lines.record_winner(&won.node);
                         }
                         return Ok(Some(won));
                     }

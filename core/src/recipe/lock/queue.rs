@@ -114,7 +114,7 @@ impl Lock {
                     };
                 }
                 let (predecessor, how) = watched.take().expect("a predecessor to watch after a listing that waits");
-                let path = format!("{}/{predecessor}", self.holder.path);
+                let path = naming::child_path(&self.holder.path, &predecessor);
                 let wake = Box::pin(self.await_deletion(live, &path)).await?;
                 waited = true;
                 let decisive = match (wake, how) {
@@ -142,7 +142,7 @@ impl Lock {
                 };
                 if decisive {
                     // Every shortcut above also assumes our node is still there.
-                    match Box::pin(self.own_node(live, name)).await? {
+                    match Box::pin(self.own_node(live, attempt.node())).await? {
                         Own::There(watch) => {
                             return Ok(Step::Won(
                                 attempt.won_watched(token, NodeWatch::Oneshot(watch)).with_wait(waited),
@@ -186,7 +186,7 @@ impl Lock {
                         // `deleteall`), its notice not read yet. The read's reply
                         // comes after every notice of that transaction.
                         if !fresh {
-                            match Box::pin(self.presence(live, attempt.name())).await? {
+                            match Box::pin(self.presence(live, attempt.node())).await? {
                                 Own::There(()) => {}
                                 Own::Gone => return Ok(Mirrored::Step(Step::NodeGone)),
                                 Own::SessionEnded => return Ok(Mirrored::Step(Step::SessionEnded)),
@@ -198,7 +198,7 @@ impl Lock {
                     }
                     // Our create's reply came and the mirror lacks our node: gone,
                     // or the mirror is deaf to creates (mirror/mod.rs, point 6). A read tells.
-                    Decision::Missing => match Box::pin(self.presence(live, attempt.name())).await? {
+                    Decision::Missing => match Box::pin(self.presence(live, attempt.node())).await? {
                         Own::Gone => return Ok(Mirrored::Step(Step::NodeGone)),
                         Own::There(()) => {
                             mirror.blind();
@@ -243,7 +243,7 @@ impl Lock {
         if family != Family::Other {
             return Ok(Own::There(true));
         }
-        let path = format!("{}/{node}", self.holder.path);
+        let path = naming::child_path(&self.holder.path, node);
         Own::of(&path, live.client.check_stat(&path).await.map(|stat| stat.map(|s| s.ephemeral_owner != 0)))
     }
 
@@ -352,17 +352,15 @@ impl Lock {
         decision
     }
 
-    /// Whether our node `name` is there, by a read (no watch): for a
+    /// Whether our node (its path) is there, by a read (no watch): for a
     /// mirrored waiter, whose mirror's watch already covers the node.
-    async fn presence(&self, live: &Live, name: &str) -> Result<Own<()>> {
-        let node = format!("{}/{name}", self.holder.path);
-        Own::of(&node, live.client.check_stat(&node).await.map(|stat| stat.map(drop)))
+    async fn presence(&self, live: &Live, node: &str) -> Result<Own<()>> {
+        Own::of(node, live.client.check_stat(node).await.map(|stat| stat.map(drop)))
     }
 
-    /// Whether our node `name` is still there, leaving a data watch on it if so.
-    async fn own_node(&self, live: &Live, name: &str) -> Result<Own<zk::OneshotWatcher>> {
-        let node = format!("{}/{name}", self.holder.path);
-        Own::of(&node, live.client.get_and_watch_data(&node).await.map(|(_, _, watcher)| Some(watcher)))
+    /// Whether our node (its path) is still there, leaving a data watch on it if so.
+    async fn own_node(&self, live: &Live, node: &str) -> Result<Own<zk::OneshotWatcher>> {
+        Own::of(node, live.client.get_and_watch_data(node).await.map(|(_, _, watcher)| Some(watcher)))
     }
 
     /// Creates our node and learns what is ahead of it; `None` when the
@@ -595,7 +593,7 @@ mod tests {
     /// state; these bounds catch a state that grows them back (the three
     /// were 536, 312 and 208 bytes while they were `async fn`s, which keep
     /// their arguments twice, and 912, 944 and 600 before issue 16).
-    const ACQUIRE_BOUND: usize = 464;
+    const ACQUIRE_BOUND: usize = 448;
     const CONTEND_BOUND: usize = 256;
     const MIRRORED_BOUND: usize = 128;
     /// A listing waiter's own wait (288 B as an `async fn`, 488 B before its

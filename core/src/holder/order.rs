@@ -1,0 +1,107 @@
+//! The order of a session's holds on each lock path: reported in the
+//! order of their fencing tokens, a stale one not at all.
+
+use std::collections::HashMap;
+use std::sync::{Mutex, MutexGuard, PoisonError};
+
+use crate::contender::{parent_of, Won};
+use crate::naming::Role;
+use crate::session::{Extension, Session};
+
+/// Per lock path, the highest fencing tokens of the holds this session
+/// reported there, on the latest generation it reported one on. One entry
+/// per path for the session's life, as the lock's `Lines` keeps.
+#[derive(Default)]
+pub(super) struct HoldOrder(Mutex<HashMap<String, Highest>>);
+
+impl Extension for HoldOrder {}
+
+#[derive(Default)]
+struct Highest {
+    generation: u64,
+    /// Of any hold, and of a writer's.
+    any: i64,
+    writer: i64,
+}
+
+/// The order held while a hold is recorded and reported: another hold of
+/// the session is admitted before or after, not in between. A win with no
+/// lock role (a semaphore's lease) is not ordered, and holds no lock.
+pub(super) struct Admitted<'a> {
+    _order: Option<MutexGuard<'a, HashMap<String, Highest>>>,
+}
+
+impl HoldOrder {
+    /// `session`'s.
+    pub(super) fn of(session: &Session) -> &HoldOrder {
+        session.extension()
+    }
+
+    /// Admits `won` (and its parts, each on its own path) to be reported
+    /// held, recording its tokens; `None`, recording nothing, if the session
+    /// reported a hold before that excludes one of them and has a higher
+    /// token. That hold was decided after this node was gone, so this one
+    /// is stale: decided on a reply that came before the other's, and acted
+    /// on after it (two acquires of one session, polled out of order). The
+    /// caller reports the hold before it lets the order go.
+    ///
+    /// Assumes every hold decided before was right when decided: a writer
+    /// holds only once every node created before it (a lower czxid, on this
+    /// incarnation of the path or an earlier one) is gone, a reader once
+    /// every such writer is, and a deleted node never comes back. And that
+    /// zxids only grow, which holds within one ZooKeeper session, one
+    /// generation: holds of different generations are not compared (a
+    /// persistent node won on an ended generation is not checked).
+    pub(super) fn admit(&self, won: &Won) -> Option<Admitted<'_>> {
+        let ordered = || won.all().filter_map(|w| w.role.map(|role| (parent_of(&w.node), role, w.token)));
+        if ordered().next().is_none() {
+            return Some(Admitted { _order: None });
+        }
+        // A map of maximums stays whole whatever panicked while it was held.
+        let mut paths = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        let stale = ordered().any(|(path, role, token)| {
+            paths.get(path).is_some_and(|h| h.generation == won.generation && token < h.above(role))
+        });
+        if stale {
+            return None;
+        }
+        for (path, role, token) in ordered() {
+            match paths.get_mut(path) {
+                Some(highest) => highest.record(won.generation, role, token),
+                // The path's key is made once, at its first hold.
+                None => {
+                    let mut highest = Highest::default();
+                    highest.record(won.generation, role, token);
+                    paths.insert(path.to_owned(), highest);
+                }
+            }
+        }
+        Some(Admitted { _order: Some(paths) })
+    }
+}
+
+impl Highest {
+    /// The token a hold of `role` must not be below: every earlier hold's
+    /// for a writer, every earlier writer's for a reader.
+    fn above(&self, role: Role) -> i64 {
+        match role {
+            Role::Writer => self.any,
+            Role::Reader => self.writer,
+        }
+    }
+
+    /// Records a hold on `generation`: a later one starts afresh, an earlier
+    /// one is not recorded.
+    fn record(&mut self, generation: u64, role: Role, token: i64) {
+        if generation < self.generation {
+            return;
+        }
+        if generation > self.generation {
+            *self = Highest { generation, ..Highest::default() };
+        }
+        self.any = self.any.max(token);
+        if role == Role::Writer {
+            self.writer = self.writer.max(token);
+        }
+    }
+}
