@@ -310,3 +310,41 @@ async fn handles_of_one_session_hand_over_in_order_and_a_cancelled_waiter_hands_
     }
     assert_eq!(order, [0, 1, 2]);
 }
+
+/// A worker that locks path after path (a lock per job) keeps a record of
+/// the paths it has nodes on, and of some it had, not of every path it
+/// ever locked: the session's lines and its holds' order forget a path
+/// with no node of the session in line once their maps double.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_session_locking_path_after_path_keeps_only_what_it_has_in_line() {
+    let connect = shared_server();
+    let (session, raw) = (session(&connect).await, raw(&connect).await);
+    let base = unique_path("per-job");
+    let held: Vec<Lock> = (0..40).map(|i| Lock::mutex(&session, &format!("{base}/held-{i}")).unwrap()).collect();
+    for lock in &held {
+        assert!(lock.acquire(Acquire::default()).await.unwrap());
+    }
+    for i in 0..400 {
+        let lock = Lock::mutex(&session, &format!("{base}/job-{i}")).unwrap();
+        assert!(lock.acquire(Acquire::default()).await.unwrap());
+        assert!(lock.release().await.unwrap());
+    }
+    // 440 paths locked; 40 held. Each map forgets down to what is in line
+    // (the order's, to what the lines keep), then grows to twice that.
+    let (lines, orders) = (session.lock_lines_kept(), session.hold_orders_kept());
+    assert!((40..=128).contains(&lines), "{lines} lines kept");
+    assert!((40..=256).contains(&orders), "{orders} hold orders kept");
+    // What is held still hands over: a waiter of another session gets each lock.
+    let other = common::session(&connect).await;
+    for (i, lock) in held.iter().enumerate().step_by(13) {
+        let path = format!("{base}/held-{i}");
+        let waiter = Lock::mutex(&other, &path).unwrap();
+        let waiting = spawn_acquire(&waiter, Acquire::default());
+        queued(&raw, &path, 2).await;
+        assert!(lock.release().await.unwrap());
+        assert!(waiting.await.unwrap().unwrap());
+        assert!(waiter.release().await.unwrap());
+    }
+    other.close().await;
+    session.close().await;
+}

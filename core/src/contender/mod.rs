@@ -20,7 +20,7 @@ mod won;
 
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, Weak};
 
 use tokio::task::JoinHandle;
 use tokio::time::timeout;
@@ -88,7 +88,25 @@ impl Removals {
 pub(crate) struct Attempt {
     removal: Option<Removal>,
     removals: Removals,
-    place: Option<Arc<()>>,
+    place: Option<Arc<Place>>,
+}
+
+/// A node's place in its session's line on its lock path, kept while the
+/// node is queued or held. Its count shows whether the node is still in
+/// line; `line`'s, whether any node of the session is.
+pub(crate) struct Place {
+    line: Arc<()>,
+}
+
+impl Place {
+    pub fn new(line: &Arc<()>) -> Arc<Place> {
+        Arc::new(Place { line: line.clone() })
+    }
+
+    /// Gone once no node of the session is in line on the path and the line is forgotten.
+    pub fn line(&self) -> Weak<()> {
+        Arc::downgrade(&self.line)
+    }
 }
 
 impl Attempt {
@@ -170,7 +188,7 @@ impl Attempt {
     }
 
     /// Keeps the node's place in its session's line for as long as it is queued or held.
-    pub fn keep_place(&mut self, place: Arc<()>) {
+    pub fn keep_place(&mut self, place: Arc<Place>) {
         self.place = Some(place);
     }
 
@@ -215,7 +233,7 @@ impl Attempt {
             node_watch: None,
             waited: false,
             role: None,
-            _place: self.place.take(),
+            place: self.place.take(),
             guard: Some((removal.session, self.removals.clone())),
             parts: Vec::new(),
         }

@@ -1,12 +1,12 @@
 //! The node that won, from the attempt's end until the handle records it.
 
-use std::sync::Arc;
+use std::sync::{Arc, Weak};
 
 use tokio::task::JoinHandle;
 use zookeeper_client as zk;
 
 use super::removal::{parent_of, Removal, Target};
-use super::{DoubtfulTags, Nodes, Removals};
+use super::{DoubtfulTags, Nodes, Place, Removals};
 use crate::mirror::Deletion;
 use crate::naming::Role;
 use crate::session::Session;
@@ -37,7 +37,7 @@ pub(crate) struct Won {
     /// semaphore's lease, which is not ordered.
     pub role: Option<Role>,
     /// The node's place in its session's line, kept while it holds.
-    pub(super) _place: Option<Arc<()>>,
+    pub(super) place: Option<Arc<Place>>,
     /// Until the handle records the win: a dropped acquire (between its
     /// win and the record) removes the node, and its acquire waits for that.
     pub(super) guard: Option<(Session, Removals)>,
@@ -52,6 +52,12 @@ impl Won {
     pub fn with_wait(mut self, waited: bool) -> Won {
         self.waited = waited;
         self
+    }
+
+    /// The session's line on the node's path, while any node of the session
+    /// is in it (a dangling one for a node with no place, a semaphore's).
+    pub fn line(&self) -> Weak<()> {
+        self.place.as_ref().map_or_else(Weak::new, |place| place.line())
     }
 
     /// This node, then its parts.

@@ -2,22 +2,38 @@
 //! order of their fencing tokens, a stale one not at all.
 
 use std::collections::HashMap;
-use std::sync::{Mutex, MutexGuard, PoisonError};
+use std::sync::{Mutex, MutexGuard, PoisonError, Weak};
 
 use crate::contender::{parent_of, Won};
 use crate::naming::Role;
 use crate::session::{Extension, Session};
 
 /// Per lock path, the highest fencing tokens of the holds this session
-/// reported there, on the latest generation it reported one on. One entry
-/// per path for the session's life, as the lock's `Lines` keeps.
+/// reported there, on the latest generation it reported one on; kept while
+/// the session has a node in line there (see [`Paths`]).
 #[derive(Default)]
-pub(super) struct HoldOrder(Mutex<HashMap<String, Highest>>);
+pub(super) struct HoldOrder(Mutex<Paths>);
+
+/// A path's record is forgotten once the map doubles and no node of the
+/// session is in line there: every node created later has a higher token
+/// than every hold recorded, and so no record to be checked against. A
+/// session that locks path after path keeps what it has in line.
+#[derive(Default)]
+struct Paths {
+    highest: HashMap<String, Highest>,
+    /// The size at which records are forgotten next.
+    forget_at: usize,
+}
+
+/// Below this many paths, no record is forgotten.
+const PATHS_KEPT: usize = 64;
 
 impl Extension for HoldOrder {}
 
 #[derive(Default)]
 struct Highest {
+    /// The session's line on the path ([`Won::line`]), as of the last hold recorded.
+    line: Weak<()>,
     generation: u64,
     /// Of any hold, and of a writer's.
     any: i64,
@@ -28,7 +44,15 @@ struct Highest {
 /// the session is admitted before or after, not in between. A win with no
 /// lock role (a semaphore's lease) is not ordered, and holds no lock.
 pub(super) struct Admitted<'a> {
-    _order: Option<MutexGuard<'a, HashMap<String, Highest>>>,
+    _order: Option<MutexGuard<'a, Paths>>,
+}
+
+impl Session {
+    /// How many lock paths the session keeps a record of holds for now (tests).
+    #[doc(hidden)]
+    pub fn hold_orders_kept(&self) -> usize {
+        HoldOrder::of(self).0.lock().unwrap_or_else(PoisonError::into_inner).highest.len()
+    }
 }
 
 impl HoldOrder {
@@ -53,28 +77,28 @@ impl HoldOrder {
     /// generation: holds of different generations are not compared (a
     /// persistent node won on an ended generation is not checked).
     pub(super) fn admit(&self, won: &Won) -> Option<Admitted<'_>> {
-        let ordered = || won.all().filter_map(|w| w.role.map(|role| (parent_of(&w.node), role, w.token)));
+        let ordered = || won.all().filter_map(|w| w.role.map(|role| (w, parent_of(&w.node), role)));
         if ordered().next().is_none() {
             return Some(Admitted { _order: None });
         }
         // A map of maximums stays whole whatever panicked while it was held.
         let mut paths = self.0.lock().unwrap_or_else(PoisonError::into_inner);
-        let stale = ordered().any(|(path, role, token)| {
-            paths.get(path).is_some_and(|h| h.generation == won.generation && token < h.above(role))
+        let stale = ordered().any(|(w, path, role)| {
+            paths.highest.get(path).is_some_and(|h| h.generation == won.generation && w.token < h.above(role))
         });
         if stale {
             return None;
         }
-        for (path, role, token) in ordered() {
-            match paths.get_mut(path) {
-                Some(highest) => highest.record(won.generation, role, token),
-                // The path's key is made once, at its first hold.
-                None => {
-                    let mut highest = Highest::default();
-                    highest.record(won.generation, role, token);
-                    paths.insert(path.to_owned(), highest);
+        for (w, path, role) in ordered() {
+            if !paths.highest.contains_key(path) {
+                if paths.highest.len() >= paths.forget_at.max(PATHS_KEPT) {
+                    paths.highest.retain(|_, h| h.line.strong_count() > 0);
+                    paths.forget_at = 2 * paths.highest.len();
                 }
+                // The path's key is made once, at its first hold.
+                paths.highest.insert(path.to_owned(), Highest::default());
             }
+            paths.highest.get_mut(path).expect("inserted above").record(w, won.generation, role);
         }
         Some(Admitted { _order: Some(paths) })
     }
@@ -92,16 +116,17 @@ impl Highest {
 
     /// Records a hold on `generation`: a later one starts afresh, an earlier
     /// one is not recorded.
-    fn record(&mut self, generation: u64, role: Role, token: i64) {
+    fn record(&mut self, won: &Won, generation: u64, role: Role) {
         if generation < self.generation {
             return;
         }
         if generation > self.generation {
             *self = Highest { generation, ..Highest::default() };
         }
-        self.any = self.any.max(token);
+        self.line = won.line();
+        self.any = self.any.max(won.token);
         if role == Role::Writer {
-            self.writer = self.writer.max(token);
+            self.writer = self.writer.max(won.token);
         }
     }
 }

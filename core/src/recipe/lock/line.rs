@@ -8,6 +8,7 @@ use std::sync::{Arc, Mutex, Weak};
 
 use tokio::sync::Semaphore;
 
+use crate::contender::Place;
 use crate::naming::Role;
 use crate::session::{Extension, Session};
 
@@ -20,8 +21,8 @@ pub const CREATES_IN_FLIGHT: usize = 128;
 /// The session's contenders on each lock path, as the lock's shortcuts need
 /// them: the last node queued, and the writers that held recently.
 pub(super) struct Lines {
-    /// Per lock path, the node this session queued last, while it is queued.
-    lines: Mutex<HashMap<String, LastInLine>>,
+    /// Per lock path, the session's line there.
+    lines: Mutex<Paths>,
     winners: Mutex<RecentWinners>,
     /// One permit: held from a slot's grant to its create's send. tokio's
     /// semaphore is fair (first asked, first served), so the sends go in the
@@ -41,6 +42,20 @@ impl Default for Lines {
         }
     }
 }
+
+/// The lines of the paths the session has nodes on, and some it had: a
+/// line with no node is forgotten once the map doubles, so that a session
+/// that locks path after path (a lock per job) keeps what it has in line,
+/// not every path it ever locked.
+#[derive(Default)]
+struct Paths {
+    lines: HashMap<String, Line>,
+    /// The size at which empty lines are forgotten next.
+    forget_at: usize,
+}
+
+/// Below this many paths, no line is forgotten.
+const PATHS_KEPT: usize = 64;
 
 impl Extension for Lines {}
 
@@ -64,6 +79,14 @@ impl Drop for Slot<'_> {
     fn drop(&mut self) {
         self.sent();
         self.lines.slots.add_permits(1);
+    }
+}
+
+impl Session {
+    /// How many lock paths the session keeps a line for now (tests).
+    #[doc(hidden)]
+    pub fn lock_lines_kept(&self) -> usize {
+        Lines::of(self).lines.lock().unwrap().lines.len()
     }
 }
 
@@ -122,25 +145,38 @@ impl Lines {
         prefix: &str,
         role: Role,
         send: impl FnOnce() -> T,
-    ) -> (T, Arc<()>, Option<(String, Role)>) {
-        let place = Arc::new(());
-        let mut lines = self.lines.lock().unwrap();
-        let ours = LastInLine { prefix: prefix.to_owned(), role, place: Arc::downgrade(&place) };
+    ) -> (T, Arc<Place>, Option<(String, Role)>) {
+        let mut paths = self.lines.lock().unwrap();
+        if paths.lines.len() >= paths.forget_at.max(PATHS_KEPT) {
+            paths.lines.retain(|_, line| Arc::strong_count(&line.nodes) > 1);
+            paths.forget_at = 2 * paths.lines.len();
+        }
         // The path's key is made once, at its first node.
-        let last = match lines.get_mut(path) {
-            Some(last) => Some(std::mem::replace(last, ours)),
-            None => lines.insert(path.to_owned(), ours),
-        };
+        if !paths.lines.contains_key(path) {
+            paths.lines.insert(path.to_owned(), Line { nodes: Arc::new(()), last: None });
+        }
+        let line = paths.lines.get_mut(path).expect("inserted above");
+        let place = Place::new(&line.nodes);
+        let ours = LastInLine { prefix: prefix.to_owned(), role, place: Arc::downgrade(&place) };
+        let last = line.last.replace(ours);
         let before = last.filter(|last| last.place.strong_count() > 0).map(|last| (last.prefix, last.role));
         (send(), place, before)
     }
+}
+
+/// The session's nodes on one lock path.
+struct Line {
+    /// Cloned into every node's place: the line is empty once this is the only one.
+    nodes: Arc<()>,
+    /// The node queued last.
+    last: Option<LastInLine>,
 }
 
 /// A node this session is queueing or holding; `place` dies when it leaves.
 struct LastInLine {
     prefix: String,
     role: Role,
-    place: Weak<()>,
+    place: Weak<Place>,
 }
 
 /// Writer nodes of this session that held their lock, the latest few
