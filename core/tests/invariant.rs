@@ -12,7 +12,9 @@
 //! next write or after N requests; a reset before the reply) on a create2,
 //! delete, getChildren, getData or multi-read of the session of a handle
 //! about to act (`invariant/request_faults.rs`); the step log names the
-//! request each hit. Acquires run concurrently;
+//! request each hit. Every [`CHURN_EVERY`] steps a session locks fresh
+//! paths in the background, past the point where it forgets its records
+//! of paths it has no node in line on. Acquires run concurrently;
 //! the driver settles after each step on events (an acquire returning, a
 //! state change) with a bound, then checks:
 //!
@@ -92,6 +94,13 @@ const CALL_BOUND: Duration = Duration::from_secs(5);
 const SWITCHING: Adaptive = Adaptive { list_above: 2, mirror_at_most: 2 };
 const KINDS: [&str; 4] = ["mutex", "read", "write", "sem"];
 const SEM: usize = 3;
+
+/// Every this many steps a session locks [`CHURN_PATHS`] fresh paths in
+/// the background, within [`CHURN_BOUND`] (see [`Driver::churn`]).
+const CHURN_EVERY: usize = 20;
+/// More than the 64 paths below which a session forgets none of its records.
+const CHURN_PATHS: usize = 70;
+const CHURN_BOUND: Duration = Duration::from_secs(8);
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn random_steps_under_faults_keep_every_invariant() {
@@ -638,9 +647,41 @@ impl Driver {
                 continue;
             }
             self.step(step).await;
+            if self.steps_run % CHURN_EVERY == 0 {
+                self.churn();
+            }
             self.reap();
             self.check().await;
         }
+    }
+
+    /// A session locks path after path meanwhile, as a worker with a lock
+    /// per job does: its records of its holds' order and of its lines are
+    /// forgotten for paths it has no node in line on, while its handles on
+    /// the lock path are decided (`holder::order`). Not drawn from the seed:
+    /// a replay keeps its schedule. Errors are the faults' and are ignored.
+    fn churn(&mut self) {
+        let slot = (self.steps_run / CHURN_EVERY) % SESSIONS;
+        if self.slots[slot].closed {
+            return;
+        }
+        let session = self.slots[slot].session.clone();
+        let (shared, base) = (self.shared.clone(), common::unique_path("invariant-churn"));
+        self.faults.push(tokio::spawn(async move {
+            let mut held = 0;
+            let _ = timeout(CHURN_BOUND, async {
+                for i in 0..CHURN_PATHS {
+                    let Ok(lock) = Lock::mutex(&session, &format!("{base}/p{i}")) else { return };
+                    if let Ok(true) = lock.acquire(Acquire::timeout(Duration::from_secs(1))).await {
+                        held += 1;
+                        let _ = lock.release().await;
+                    }
+                }
+            })
+            .await;
+            let kept = (session.lock_lines_kept(), session.hold_orders_kept());
+            shared.note(format!("s{slot}: churn held {held} of {CHURN_PATHS} fresh paths; records kept {kept:?}"));
+        }));
     }
 
     /// Waits until `done` holds or `bound` passes, waking on every event.

@@ -120,6 +120,14 @@ async fn a_hold_decided_before_its_node_went_is_not_reported_after_one_it_exclud
         raw.delete(&format!("{path}/{reader_node}"), None).await.unwrap();
         assert!(writing.await.unwrap().unwrap());
         let writer_token = writer.fencing_token().unwrap();
+        // The session locks path after path meanwhile: its records of other
+        // paths are forgotten, not this path's, where it has nodes in line.
+        for i in 0..150 {
+            let other = Lock::mutex(&ours, &format!("{path}-other-{i}")).unwrap();
+            assert!(other.acquire(Acquire::default()).await.unwrap());
+            assert!(other.release().await.unwrap());
+        }
+        assert!(ours.lock_lines_kept() < 150 && ours.hold_orders_kept() < 150);
         // The reader, polled at last: not held, queued again behind the writer.
         assert!(poll_once(reading.as_mut()).is_pending(), "the reader held after the writer (mirror: {mirror})");
         assert!(!reader.is_acquired());

@@ -55,9 +55,9 @@ impl Won {
     }
 
     /// The session's line on the node's path, while any node of the session
-    /// is in it (a dangling one for a node with no place, a semaphore's).
-    pub fn line(&self) -> Weak<()> {
-        self.place.as_ref().map_or_else(Weak::new, |place| place.line())
+    /// is in it; `None` for a node with no place (a semaphore's).
+    pub fn line(&self) -> Option<Weak<()>> {
+        self.place.as_ref().map(|place| place.line())
     }
 
     /// This node, then its parts.

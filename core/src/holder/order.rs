@@ -9,15 +9,16 @@ use crate::naming::Role;
 use crate::session::{Extension, Session};
 
 /// Per lock path, the highest fencing tokens of the holds this session
-/// reported there, on the latest generation it reported one on; kept while
-/// the session has a node in line there (see [`Paths`]).
+/// reported there, on the latest generation it reported one on; kept at
+/// least while the session has a node in line there (see [`Paths`]).
 #[derive(Default)]
 pub(super) struct HoldOrder(Mutex<Paths>);
 
-/// A path's record is forgotten once the map doubles and no node of the
-/// session is in line there: every node created later has a higher token
-/// than every hold recorded, and so no record to be checked against. A
-/// session that locks path after path keeps what it has in line.
+/// A path's record is forgotten once the map doubles and the session's
+/// lines have forgotten the path (only once no node of the session was in
+/// line there): every node created later has a higher token than every hold
+/// recorded, and so no record to be checked against. A session that locks
+/// path after path keeps what it has in line.
 #[derive(Default)]
 struct Paths {
     highest: HashMap<String, Highest>,
@@ -32,8 +33,9 @@ impl Extension for HoldOrder {}
 
 #[derive(Default)]
 struct Highest {
-    /// The session's line on the path ([`Won::line`]), as of the last hold recorded.
-    line: Weak<()>,
+    /// The session's line on the path ([`Won::line`]), as of the last hold
+    /// recorded; `None` for a win with none, which is never forgotten.
+    line: Option<Weak<()>>,
     generation: u64,
     /// Of any hold, and of a writer's.
     any: i64,
@@ -92,10 +94,10 @@ impl HoldOrder {
         for (w, path, role) in ordered() {
             if !paths.highest.contains_key(path) {
                 if paths.highest.len() >= paths.forget_at.max(PATHS_KEPT) {
-                    paths.highest.retain(|_, h| h.line.strong_count() > 0);
+                    paths.highest.retain(|_, h| h.line.as_ref().is_none_or(|line| line.strong_count() > 0));
                     paths.forget_at = 2 * paths.highest.len();
                 }
-                // The path's key is made once, at its first hold.
+                // The path's key is made at its first hold, again once forgotten.
                 paths.highest.insert(path.to_owned(), Highest::default());
             }
             paths.highest.get_mut(path).expect("inserted above").record(w, won.generation, role);

@@ -151,7 +151,7 @@ impl Lines {
             paths.lines.retain(|_, line| Arc::strong_count(&line.nodes) > 1);
             paths.forget_at = 2 * paths.lines.len();
         }
-        // The path's key is made once, at its first node.
+        // The path's key is made at its first node, again once forgotten.
         if !paths.lines.contains_key(path) {
             paths.lines.insert(path.to_owned(), Line { nodes: Arc::new(()), last: None });
         }
