@@ -37,7 +37,7 @@
 //! `ZOOLOCK_STEPS=<n>` runs that many steps, `ZOOLOCK_MINUTES=<m>` steps for
 //! that long (default 45 s, plus settling); `ZOOLOCK_KEEP_GOING=1` counts
 //! every violation instead of stopping at the first (`scripts/soak.sh`);
-//! `ZOOLOCK_WITHOUT=delete-holder,kazoo,...` leaves kinds of steps out
+//! `ZOOLOCK_WITHOUT=delete-holder,kazoo,churn,...` leaves kinds of steps (or the churn) out
 //! (`request-fault`: all request faults; or one kind of them, `drop-reply`,
 //! `reset-before-reply`, `land-late`, or one op, `create2`, `getData`, ...).
 //! `ZOOLOCK_MIRROR=on|off|adaptive|mixed` makes the lock handles wait on
@@ -643,13 +643,14 @@ impl Driver {
             self.steps_run += 1;
             self.shared.step.store(self.steps_run, Ordering::Relaxed);
             let step = Step::draw(&mut self.rng);
+            // By the step's number, whatever the step: leaving steps out keeps the churn.
+            if self.steps_run % CHURN_EVERY == 0 && !self.config.without.iter().any(|w| w == "churn") {
+                self.churn();
+            }
             if self.config.without.iter().any(|w| step.left_out_by(w)) {
                 continue;
             }
             self.step(step).await;
-            if self.steps_run % CHURN_EVERY == 0 {
-                self.churn();
-            }
             self.reap();
             self.check().await;
         }
@@ -659,19 +660,22 @@ impl Driver {
     /// per job does: its records of its holds' order and of its lines are
     /// forgotten for paths it has no node in line on, while its handles on
     /// the lock path are decided (`holder::order`). Not drawn from the seed:
-    /// a replay keeps its schedule. Errors are the faults' and are ignored.
+    /// a replay keeps its schedule. Failures are the faults' and are only
+    /// counted. Its requests are the session's: a request fault held to land
+    /// after the session's next N requests may land after churn's.
     fn churn(&mut self) {
         let slot = (self.steps_run / CHURN_EVERY) % SESSIONS;
         if self.slots[slot].closed {
             return;
         }
         let session = self.slots[slot].session.clone();
+        let name = format!("s{slot}#{}", self.slots[slot].incarnation);
         let (shared, base) = (self.shared.clone(), common::unique_path("invariant-churn"));
         self.faults.push(tokio::spawn(async move {
             let mut held = 0;
-            let _ = timeout(CHURN_BOUND, async {
+            let done = timeout(CHURN_BOUND, async {
                 for i in 0..CHURN_PATHS {
-                    let Ok(lock) = Lock::mutex(&session, &format!("{base}/p{i}")) else { return };
+                    let lock = Lock::mutex(&session, &format!("{base}/p{i}")).expect("a valid path");
                     if let Ok(true) = lock.acquire(Acquire::timeout(Duration::from_secs(1))).await {
                         held += 1;
                         let _ = lock.release().await;
@@ -679,8 +683,13 @@ impl Driver {
                 }
             })
             .await;
+            shared.count(match (done, held) {
+                (Err(_), _) => "churn: cut short by its bound",
+                (Ok(()), CHURN_PATHS) => "churn: every path held",
+                (Ok(()), _) => "churn: some paths not held",
+            });
             let kept = (session.lock_lines_kept(), session.hold_orders_kept());
-            shared.note(format!("s{slot}: churn held {held} of {CHURN_PATHS} fresh paths; records kept {kept:?}"));
+            shared.note(format!("{name}: churn held {held} of {CHURN_PATHS} fresh paths; records kept {kept:?}"));
         }));
     }
 
