@@ -12,9 +12,11 @@
 //! --workspace --test c_abi -- --ignored`) on the NuGet package's
 //! win-x64 library, with mingw-w64 and Wine from Debian.
 
+use std::fs::{self, File};
 use std::io::{BufRead, BufReader, Write};
 use std::path::PathBuf;
 use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc::{channel, Receiver};
 use std::time::Duration;
 
@@ -127,12 +129,26 @@ impl Platform {
         command
     }
 
-    /// Runs a program to its end: its stdout's lines.
+    /// Runs a program to its end: its stdout's lines. Its output goes to
+    /// files, not pipes: Wine's services, started by the program that first
+    /// needs them, inherit its stderr and keep it open while they live, so
+    /// a pipe's reader would wait for its end forever.
     fn run(&self, program: &str, args: &[&str]) -> Vec<String> {
-        let output = self.command(program, args).output().unwrap();
-        let stdout = String::from_utf8_lossy(&output.stdout);
-        let stderr = String::from_utf8_lossy(&output.stderr);
-        assert!(output.status.success(), "{program} {args:?} failed:\n{stdout}\n{stderr}");
+        static RUNS: AtomicUsize = AtomicUsize::new(0);
+        let n = RUNS.fetch_add(1, Ordering::Relaxed);
+        let file = |stream: &str| {
+            PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("c_abi-{}-{n}.{stream}", std::process::id()))
+        };
+        let (out, err) = (file("out"), file("err"));
+        let status = self
+            .command(program, args)
+            .stdout(File::create(&out).unwrap())
+            .stderr(File::create(&err).unwrap())
+            .status()
+            .unwrap();
+        let (stdout, stderr) = (fs::read_to_string(&out).unwrap(), fs::read_to_string(&err).unwrap());
+        let _ = (fs::remove_file(&out), fs::remove_file(&err));
+        assert!(status.success(), "{program} {args:?} failed:\n{stdout}\n{stderr}");
         stdout.lines().map(|line| line.trim_end().to_string()).collect()
     }
 
