@@ -69,6 +69,7 @@ mod mirror;
 pub mod naming;
 mod one_shot;
 mod options;
+mod per_path;
 mod recipe;
 pub mod runtime;
 mod security;

@@ -1,33 +1,21 @@
 //! The order of a session's holds on each lock path: reported in the
 //! order of their fencing tokens, a stale one not at all.
 
-use std::collections::HashMap;
 use std::sync::{Mutex, MutexGuard, PoisonError, Weak};
 
 use crate::contender::{parent_of, Won};
 use crate::naming::Role;
+use crate::per_path::PerPath;
 use crate::session::{Extension, Session};
 
 /// Per lock path, the highest fencing tokens of the holds this session
 /// reported there, on the latest generation it reported one on; kept at
-/// least while the session has a node in line there (see [`Paths`]).
+/// least while the session has a node in line there. A path's record may
+/// be forgotten once the session's lines have forgotten the path (only once no node of the session was in line there): every
+/// node created later has a higher token than every hold recorded, and so
+/// no record to be checked against.
 #[derive(Default)]
-pub(super) struct HoldOrder(Mutex<Paths>);
-
-/// A path's record is forgotten once the map doubles and the session's
-/// lines have forgotten the path (only once no node of the session was in
-/// line there): every node created later has a higher token than every hold
-/// recorded, and so no record to be checked against. A session that locks
-/// path after path keeps what it has in line.
-#[derive(Default)]
-struct Paths {
-    highest: HashMap<String, Highest>,
-    /// The size at which records are forgotten next.
-    forget_at: usize,
-}
-
-/// Below this many paths, no record is forgotten.
-const PATHS_KEPT: usize = 64;
+pub(super) struct HoldOrder(Mutex<PerPath<Highest>>);
 
 impl Extension for HoldOrder {}
 
@@ -46,14 +34,14 @@ struct Highest {
 /// the session is admitted before or after, not in between. A win with no
 /// lock role (a semaphore's lease) is not ordered, and holds no lock.
 pub(super) struct Admitted<'a> {
-    _order: Option<MutexGuard<'a, Paths>>,
+    _order: Option<MutexGuard<'a, PerPath<Highest>>>,
 }
 
 impl Session {
     /// How many lock paths the session keeps a record of holds for now (tests).
     #[doc(hidden)]
     pub fn hold_orders_kept(&self) -> usize {
-        HoldOrder::of(self).0.lock().unwrap_or_else(PoisonError::into_inner).highest.len()
+        HoldOrder::of(self).0.lock().unwrap_or_else(PoisonError::into_inner).len()
     }
 }
 
@@ -86,21 +74,14 @@ impl HoldOrder {
         // A map of maximums stays whole whatever panicked while it was held.
         let mut paths = self.0.lock().unwrap_or_else(PoisonError::into_inner);
         let stale = ordered().any(|(w, path, role)| {
-            paths.highest.get(path).is_some_and(|h| h.generation == won.generation && w.token < h.above(role))
+            paths.get(path).is_some_and(|h| h.generation == won.generation && w.token < h.above(role))
         });
         if stale {
             return None;
         }
         for (w, path, role) in ordered() {
-            if !paths.highest.contains_key(path) {
-                if paths.highest.len() >= paths.forget_at.max(PATHS_KEPT) {
-                    paths.highest.retain(|_, h| h.line.as_ref().is_none_or(|line| line.strong_count() > 0));
-                    paths.forget_at = 2 * paths.highest.len();
-                }
-                // The path's key is made at its first hold, again once forgotten.
-                paths.highest.insert(path.to_owned(), Highest::default());
-            }
-            paths.highest.get_mut(path).expect("inserted above").record(w, won.generation, role);
+            let needed = |h: &Highest| h.line.as_ref().is_none_or(|line| line.strong_count() > 0);
+            paths.entry(path, Highest::default, needed).record(w, won.generation, role);
         }
         Some(Admitted { _order: Some(paths) })
     }

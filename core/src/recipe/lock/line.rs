@@ -3,13 +3,14 @@
 //! writers that held recently (their deletion hands over without a listing);
 //! and the slots that bound its lock-node creates in flight.
 
-use std::collections::{HashMap, HashSet, VecDeque};
+use std::collections::{HashSet, VecDeque};
 use std::sync::{Arc, Mutex, Weak};
 
 use tokio::sync::Semaphore;
 
 use crate::contender::Place;
 use crate::naming::Role;
+use crate::per_path::PerPath;
 use crate::session::{Extension, Session};
 
 /// At most this many lock-node creates of one session are in flight at
@@ -21,8 +22,8 @@ pub const CREATES_IN_FLIGHT: usize = 128;
 /// The session's contenders on each lock path, as the lock's shortcuts need
 /// them: the last node queued, and the writers that held recently.
 pub(super) struct Lines {
-    /// Per lock path, the session's line there.
-    lines: Mutex<Paths>,
+    /// Per lock path, the session's line there; a line with no node may be forgotten.
+    lines: Mutex<PerPath<Line>>,
     winners: Mutex<RecentWinners>,
     /// One permit: held from a slot's grant to its create's send. tokio's
     /// semaphore is fair (first asked, first served), so the sends go in the
@@ -42,20 +43,6 @@ impl Default for Lines {
         }
     }
 }
-
-/// The lines of the paths the session has nodes on, and some it had: a
-/// line with no node is forgotten once the map doubles, so that a session
-/// that locks path after path (a lock per job) keeps what it has in line,
-/// not every path it ever locked.
-#[derive(Default)]
-struct Paths {
-    lines: HashMap<String, Line>,
-    /// The size at which empty lines are forgotten next.
-    forget_at: usize,
-}
-
-/// Below this many paths, no line is forgotten.
-const PATHS_KEPT: usize = 64;
 
 impl Extension for Lines {}
 
@@ -86,7 +73,7 @@ impl Session {
     /// How many lock paths the session keeps a line for now (tests).
     #[doc(hidden)]
     pub fn lock_lines_kept(&self) -> usize {
-        Lines::of(self).lines.lock().unwrap().lines.len()
+        Lines::of(self).lines.lock().unwrap().len()
     }
 }
 
@@ -147,15 +134,8 @@ impl Lines {
         send: impl FnOnce() -> T,
     ) -> (T, Arc<Place>, Option<(String, Role)>) {
         let mut paths = self.lines.lock().unwrap();
-        if paths.lines.len() >= paths.forget_at.max(PATHS_KEPT) {
-            paths.lines.retain(|_, line| Arc::strong_count(&line.nodes) > 1);
-            paths.forget_at = 2 * paths.lines.len();
-        }
-        // The path's key is made at its first node, again once forgotten.
-        if !paths.lines.contains_key(path) {
-            paths.lines.insert(path.to_owned(), Line { nodes: Arc::new(()), last: None });
-        }
-        let line = paths.lines.get_mut(path).expect("inserted above");
+        let new_line = || Line { nodes: Arc::new(()), last: None };
+        let line = paths.entry(path, new_line, |line| Arc::strong_count(&line.nodes) > 1);
         let place = Place::new(&line.nodes);
         let ours = LastInLine { prefix: prefix.to_owned(), role, place: Arc::downgrade(&place) };
         let last = line.last.replace(ours);
