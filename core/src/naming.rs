@@ -415,8 +415,13 @@ fn parse_sequence(text: &str) -> Option<i32> {
 /// assert_eq!(plain[0].name, "c__lock__0000000007");
 /// ```
 pub fn sort(contenders: &mut [Contender]) {
-    let wrapped = wrapped(contenders.iter().map(|c| c.sequence));
-    contenders.sort_by_key(|c| sequence_key(wrapped, c.sequence));
+    sort_by_sequence(contenders, |c| c.sequence);
+}
+
+/// [`sort`]'s order for anything with a sequence.
+fn sort_by_sequence<T>(items: &mut [T], sequence: impl Fn(&T) -> i32) {
+    let wrapped = wrapped(items.iter().map(&sequence));
+    items.sort_by_key(|item| sequence_key(wrapped, sequence(item)));
 }
 
 /// Whether the counter wrapped between the sequences of one parent's live
@@ -512,11 +517,10 @@ pub enum Standing {
 /// ```
 pub fn standing(children: &[String], mine: &str, role: Role, extra_markers: &[String]) -> Standing {
     // `queue`'s order, the names borrowed: a listing's names are not copied.
+    // Sized once: a collect from the filter would grow it.
     let mut queue = Vec::with_capacity(children.len());
-    let classified = children.iter().filter_map(|c| classify(c, extra_markers).map(|(r, s)| (r, s, c.as_str())));
-    queue.extend(classified);
-    let wrapped = wrapped(queue.iter().map(|&(_, sequence, _)| sequence));
-    queue.sort_by_key(|&(_, sequence, _)| sequence_key(wrapped, sequence));
+    queue.extend(children.iter().filter_map(|c| classify(c, extra_markers).map(|(r, s)| (r, s, c.as_str()))));
+    sort_by_sequence(&mut queue, |&(_, sequence, _)| sequence);
     let Some(position) = queue.iter().position(|&(_, _, name)| name == mine) else {
         return Standing::Missing;
     };
