@@ -118,6 +118,30 @@ async fn verbose_tells_whom_it_waits_behind_and_the_token_it_holds_with() {
     }
 }
 
+/// A signal while `--verbose` waits (its display looking at the queue, again
+/// every second until it sees its own node) ends the wait like any other:
+/// the exit says which signal, and the waiter's node is gone.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_signal_while_verbose_waits_ends_the_wait_and_leaves_no_node() {
+    let lock = path("verbose-signal");
+    let (_session, holder) = held(&lock, "slow-job").await;
+    let mut child = zoolock(&["exec", "-v", &lock, "--", "true"]).stderr(Stdio::piped()).spawn().unwrap();
+    let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
+    loop {
+        let line = tokio::time::timeout(Duration::from_secs(30), lines.next_line()).await.unwrap().unwrap().unwrap();
+        if line.contains("slow-job") {
+            break;
+        }
+    }
+    signal(child.id().unwrap() as i32, libc::SIGTERM);
+    assert_eq!(wait_exit(&mut child, Duration::from_secs(30)).await, 128 + libc::SIGTERM);
+    let observer = session().await;
+    let mut inspector = Inspector::new(&observer, &lock).unwrap();
+    let seen = until_participants(&mut inspector, |seen| seen.len() == 1).await;
+    assert!(seen[0].holds && seen[0].identifier == "slow-job", "{seen:?}");
+    assert!(holder.release().await.unwrap());
+}
+
 /// `2026-11-27T10:00:00.123Z`: UTC, to the millisecond.
 fn rfc3339(text: &str) -> bool {
     let shape = "dddd-dd-ddTdd:dd:dd.dddZ";
