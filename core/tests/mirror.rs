@@ -275,6 +275,29 @@ async fn the_mirror_does_not_deafen_a_children_watch_of_its_session_on_the_lock_
     watch.stop();
 }
 
+/// The window inside the mirror's resync: its `addWatch` has made the
+/// session's entry for the path in ZooKeeper's children table recursive
+/// (point 6), its listing has not yet made it standard again, and a child
+/// is created. The server sends the recursive watch's `NodeCreated` only;
+/// zookeeper-client wakes the session's children watchers set before from
+/// it. Without that, a `ChildrenWatch` (the CLI's `--verbose`) missed the
+/// change until the next one.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_child_made_between_the_mirrors_watch_and_its_listing_wakes_an_earlier_children_watch() {
+    use zookeeper_client as zk;
+    let raw = raw(&shared_server()).await;
+    let other = common::raw(&shared_server()).await;
+    let path = unique_path("mirror-children-window");
+    let mode = zk::CreateMode::Persistent.with_acls(zk::Acls::anyone_all());
+    raw.mkdir(&path, &mode).await.unwrap();
+    let (_, _, earlier) = raw.get_and_watch_children(&path).await.unwrap();
+    let _recursive = raw.watch(&path, zk::AddWatchMode::PersistentRecursive).await.unwrap();
+    other.create(&format!("{path}/child"), b"", &mode).await.unwrap();
+    let event = timeout(Duration::from_secs(10), earlier.changed()).await.expect("the earlier children watch fires");
+    assert_eq!(event.event_type, zk::EventType::NodeChildrenChanged);
+    assert_eq!(event.path, path);
+}
+
 /// The same data watch set while a mirrored waiter already waits: with the
 /// session's children watch entry standard (the mirror's listing sets one),
 /// ZooKeeper 3.8 would send the mirror neither creates nor deletes under the

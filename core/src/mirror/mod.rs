@@ -49,7 +49,9 @@
 //!    it is there the mirror gives way the same.
 //!    The other way round, the mirror's `addWatch` would deafen a children
 //!    watch of the session on the path; its listing sets one after it,
-//!    which undoes that ([`Mirror::resync`]).
+//!    which undoes that ([`Mirror::resync`]). A child made between the two
+//!    is told by the recursive watch alone: zoolock's zookeeper-client
+//!    wakes the session's children watchers on the path from it.
 //! 7. The trust issue's shortcuts: a late create of a doubtful prefix shows
 //!    up as a child and is swept like one from a listing; a hold learns of
 //!    its node's deletion from the mirror (the same notice as a data watch).
@@ -450,8 +452,10 @@ impl Mirror {
             // (ZOOKEEPER-4466), and `addWatch` just made this session's entry
             // in the children table recursive, deaf to NodeChildrenChanged —
             // a `ChildrenWatch` of the session on the path would never fire.
-            // A children watch set after it makes that entry standard again;
-            // the mirror hears creates and deletes from the data table alone.
+            // A children watch set after it makes that entry standard again
+            // (zookeeper-client wakes a children watcher from the recursive
+            // watch's events in between); the mirror hears creates and
+            // deletes from the data table alone.
             let watch = live.client.watch(&self.path, zk::AddWatchMode::PersistentRecursive);
             let list = live.client.list_and_watch_children(&self.path);
             let (watch, list) = (watch.await, list.await);

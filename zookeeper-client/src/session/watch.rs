@@ -394,6 +394,9 @@ impl WatchManager {
             }
             has_watch = true;
         }
+        if matches!(event.event_type, EventType::NodeCreated | EventType::NodeDeleted) {
+            self.wake_children_watchers_beside_recursive(&event);
+        }
         let is_children_event = event.event_type == EventType::NodeChildrenChanged;
         while !is_children_event && path.len() > 1 {
             let i = path.rfind('/').unwrap_or(0).max(1);
@@ -408,6 +411,44 @@ impl WatchManager {
         if !has_watch {
             // Probably a dangling persistent watcher.
             depot.push_remove_watch(event.path, WatchMode::Any, StateResponser::none());
+        }
+    }
+
+    /// ZooKeeper < 3.9 keeps one watch mode per session and path in its
+    /// children table (ZOOKEEPER-4466): an `addWatch` recursive on a path
+    /// after a children watch of the session there replaces that watch, and
+    /// the server then sends no `NodeChildrenChanged` for the path. Until a
+    /// children watch is set again, the recursive watch's create or delete
+    /// of a direct child is the only word of it, so it wakes the session's
+    /// one-shot children watchers on the parent. Where the server did send
+    /// `NodeChildrenChanged` too, it comes after, and finds them gone.
+    fn wake_children_watchers_beside_recursive(&mut self, event: &WatcherEvent) {
+        let Some(i) = event.path.rfind('/') else {
+            return;
+        };
+        let parent = if i == 0 { "/" } else { &event.path[..i] };
+        if parent == event.path {
+            return;
+        }
+        let Some(watch) = self.watches.get_mut(parent) else {
+            return;
+        };
+        let recursive = watch.iter().any(|watcher| watcher.kind == WatcherKind::PersistentRecursive);
+        if !recursive || !watch.iter().any(|watcher| watcher.kind == WatcherKind::Child) {
+            return;
+        }
+        let children = WatcherEvent {
+            event_type: EventType::NodeChildrenChanged,
+            session_state: event.session_state,
+            path: parent,
+            zxid: event.zxid,
+        };
+        for i in (0..watch.watchers.len()).rev() {
+            if watch.watchers[i].kind == WatcherKind::Child {
+                let watcher = watch.watchers.swap_remove(i);
+                self.watching_paths.remove(&watcher.id);
+                watcher.sender.into_oneshot().send(children.to_value()).ignore();
+            }
         }
     }
 
