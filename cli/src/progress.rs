@@ -1,7 +1,7 @@
 //! `--verbose`: what zoolock is doing, on stderr, each line `zoolock: …`.
 
 use std::fmt::Display;
-use std::time::{Duration, SystemTime};
+use std::time::SystemTime;
 
 use zoolock::{Inspector, Participant, Session};
 
@@ -31,22 +31,11 @@ impl Progress {
         let Ok(mut inspector) = Inspector::new(session, path) else { return std::future::pending().await };
         let mut said = String::new();
         loop {
-            // Until our node is seen, look again every second: the children
-            // watch a look sets went unheard in about one run in five of the
-            // CLI's verbose test (a look before our create; the session's
-            // mirror watches the same path). A dropped look leaves no watch,
-            // and the next one reads at once.
-            let look = inspector.next();
-            let looked = match said.is_empty() {
-                true => tokio::time::timeout(Duration::from_secs(1), look).await.ok(),
-                false => Some(look.await),
-            };
             // A failed look (a lost connection, a loaded server) is not the end of the wait: look again.
-            let seen = match looked {
-                None => continue,
-                Some(Ok(seen)) => seen,
-                Some(Err(_)) => {
-                    tokio::time::sleep(Duration::from_millis(200)).await;
+            let seen = match inspector.next().await {
+                Ok(seen) => seen,
+                Err(_) => {
+                    tokio::time::sleep(std::time::Duration::from_millis(200)).await;
                     match Inspector::new(session, path) {
                         Ok(again) => inspector = again,
                         Err(_) => return std::future::pending().await,

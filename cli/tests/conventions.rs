@@ -118,8 +118,8 @@ async fn verbose_tells_whom_it_waits_behind_and_the_token_it_holds_with() {
     }
 }
 
-/// A signal while `--verbose` waits (its display looking at the queue, again
-/// every second until it sees its own node) ends the wait like any other:
+/// A signal while `--verbose` waits (its display watching the queue) ends
+/// the wait like any other:
 /// the exit says which signal, and the waiter's node is gone.
 #[tokio::test(flavor = "multi_thread")]
 async fn a_signal_while_verbose_waits_ends_the_wait_and_leaves_no_node() {
