@@ -450,12 +450,14 @@ impl Mirror {
             // sets a children watch, dropped at once: ZooKeeper 3.8 keeps one
             // mode per connection and path in each of its two watch tables
             // (ZOOKEEPER-4466), and `addWatch` just made this session's entry
-            // in the children table recursive, deaf to NodeChildrenChanged —
-            // a `ChildrenWatch` of the session on the path would never fire.
+            // in the children table recursive, deaf to NodeChildrenChanged.
             // A children watch set after it makes that entry standard again
-            // (zookeeper-client wakes a children watcher from the recursive
-            // watch's events in between); the mirror hears creates and
-            // deletes from the data table alone.
+            // (until then zookeeper-client wakes the session's earlier
+            // children watchers from the recursive watch's events). Left
+            // recursive, the entry would outlive a dismissed mirror whose
+            // session still watches the path (no `RemoveWatches` is sent
+            // then), and a `ChildrenWatch` there would never fire again.
+            // The mirror hears creates and deletes from the data table alone.
             let watch = live.client.watch(&self.path, zk::AddWatchMode::PersistentRecursive);
             let list = live.client.list_and_watch_children(&self.path);
             let (watch, list) = (watch.await, list.await);

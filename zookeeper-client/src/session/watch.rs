@@ -414,7 +414,7 @@ impl WatchManager {
         }
     }
 
-    /// ZooKeeper < 3.9 keeps one watch mode per session and path in its
+    /// ZooKeeper < 3.9 keeps one watch mode per connection and path in its
     /// children table (ZOOKEEPER-4466): an `addWatch` recursive on a path
     /// after a children watch of the session there replaces that watch, and
     /// the server then sends no `NodeChildrenChanged` for the path. Until a
