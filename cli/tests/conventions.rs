@@ -8,7 +8,8 @@ use std::process::Stdio;
 use std::time::Duration;
 
 use common::*;
-use tokio::io::{AsyncBufReadExt, BufReader};
+use tokio::io::{AsyncBufReadExt, BufReader, Lines};
+use tokio::process::{Child, ChildStderr};
 use zoolock::{Acquire, Inspector, Lock, LockConfig};
 
 /// A lock held by another session, with `identifier` as its data.
@@ -95,14 +96,7 @@ async fn hold_prints_the_token_and_holds_until_interrupted() {
 async fn verbose_tells_whom_it_waits_behind_and_the_token_it_holds_with() {
     let lock = path("verbose");
     let (_session, holder) = held(&lock, "slow-job").await;
-    let mut child = zoolock(&["exec", "-v", &lock, "--", "true"]).stderr(Stdio::piped()).spawn().unwrap();
-    let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
-    let mut said = String::new();
-    while !said.contains("slow-job") {
-        let line = tokio::time::timeout(Duration::from_secs(30), lines.next_line()).await.unwrap().unwrap().unwrap();
-        said.push_str(&line);
-        said.push('\n');
-    }
+    let (mut child, mut lines, mut said) = verbose_waiter_behind(&lock, "slow-job").await;
     holder.release().await.unwrap();
     while let Ok(Some(line)) = tokio::time::timeout(Duration::from_secs(30), lines.next_line()).await.unwrap() {
         said.push_str(&line);
@@ -125,14 +119,7 @@ async fn verbose_tells_whom_it_waits_behind_and_the_token_it_holds_with() {
 async fn a_signal_while_verbose_waits_ends_the_wait_and_leaves_no_node() {
     let lock = path("verbose-signal");
     let (_session, holder) = held(&lock, "slow-job").await;
-    let mut child = zoolock(&["exec", "-v", &lock, "--", "true"]).stderr(Stdio::piped()).spawn().unwrap();
-    let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
-    loop {
-        let line = tokio::time::timeout(Duration::from_secs(30), lines.next_line()).await.unwrap().unwrap().unwrap();
-        if line.contains("slow-job") {
-            break;
-        }
-    }
+    let (mut child, _lines, _) = verbose_waiter_behind(&lock, "slow-job").await;
     signal(child.id().unwrap() as i32, libc::SIGTERM);
     assert_eq!(wait_exit(&mut child, Duration::from_secs(30)).await, 128 + libc::SIGTERM);
     let observer = session().await;
@@ -140,6 +127,20 @@ async fn a_signal_while_verbose_waits_ends_the_wait_and_leaves_no_node() {
     let seen = until_participants(&mut inspector, |seen| seen.len() == 1).await;
     assert!(seen[0].holds && seen[0].identifier == "slow-job", "{seen:?}");
     assert!(holder.release().await.unwrap());
+}
+
+/// `zoolock exec -v` on `lock`, read until its display names `holder`:
+/// the child, the rest of its stderr, and what it said so far.
+async fn verbose_waiter_behind(lock: &str, holder: &str) -> (Child, Lines<BufReader<ChildStderr>>, String) {
+    let mut child = zoolock(&["exec", "-v", lock, "--", "true"]).stderr(Stdio::piped()).spawn().unwrap();
+    let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
+    let mut said = String::new();
+    while !said.contains(holder) {
+        let line = tokio::time::timeout(Duration::from_secs(30), lines.next_line()).await.unwrap().unwrap().unwrap();
+        said.push_str(&line);
+        said.push('\n');
+    }
+    (child, lines, said)
 }
 
 /// `2026-11-27T10:00:00.123Z`: UTC, to the millisecond.

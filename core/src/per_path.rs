@@ -32,10 +32,9 @@ impl<V> PerPath<V> {
 
     /// `path`'s entry, made by `make` if it has none. Before a new path is
     /// added, the entries `needed` refuses may be forgotten.
-    pub fn entry(&mut self, path: &str, make: impl FnOnce() -> V, needed: impl FnMut(&V) -> bool) -> &mut V {
+    pub fn entry(&mut self, path: &str, make: impl FnOnce() -> V, mut needed: impl FnMut(&V) -> bool) -> &mut V {
         if !self.map.contains_key(path) {
             if self.map.len() >= self.forget_at {
-                let mut needed = needed;
                 self.map.retain(|_, v| needed(v));
                 self.forget_at = (2 * self.map.len()).max(KEPT);
             }

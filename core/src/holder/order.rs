@@ -11,9 +11,10 @@ use crate::session::{Extension, Session};
 /// Per lock path, the highest fencing tokens of the holds this session
 /// reported there, on the latest generation it reported one on; kept at
 /// least while the session has a node in line there. A path's record may
-/// be forgotten once the session's lines have forgotten the path (only once no node of the session was in line there): every
-/// node created later has a higher token than every hold recorded, and so
-/// no record to be checked against.
+/// be forgotten once the session's lines have forgotten the path (only once
+/// no node of the session was in line there): every node created later has
+/// a higher token than every hold recorded, and so no record to be checked
+/// against.
 #[derive(Default)]
 pub(super) struct HoldOrder(Mutex<PerPath<Highest>>);
 
@@ -79,8 +80,8 @@ impl HoldOrder {
         if stale {
             return None;
         }
+        let needed = |h: &Highest| h.line.as_ref().is_none_or(|line| line.strong_count() > 0);
         for (w, path, role) in ordered() {
-            let needed = |h: &Highest| h.line.as_ref().is_none_or(|line| line.strong_count() > 0);
             paths.entry(path, Highest::default, needed).record(w, won.generation, role);
         }
         Some(Admitted { _order: Some(paths) })

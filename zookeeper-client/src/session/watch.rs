@@ -223,9 +223,19 @@ impl Watch {
     }
 
     fn send(&mut self, event: &WatcherEvent, watching_paths: &mut HashMap<WatcherId, &'static str>) {
+        self.send_to(event, watching_paths, |watcher| watcher.interest(event))
+    }
+
+    /// Sends `event` to the watchers `to` picks; a one-shot one goes with it.
+    fn send_to(
+        &mut self,
+        event: &WatcherEvent,
+        watching_paths: &mut HashMap<WatcherId, &'static str>,
+        to: impl Fn(&Watcher) -> bool,
+    ) {
         for i in (0..self.watchers.len()).rev() {
             let watcher = &self.watchers[i];
-            if !watcher.interest(event) {
+            if !to(watcher) {
                 continue;
             }
             match &watcher.sender {
@@ -423,10 +433,8 @@ impl WatchManager {
     /// one-shot children watchers on the parent. Where the server did send
     /// `NodeChildrenChanged` too, it comes after, and finds them gone.
     fn wake_children_watchers_beside_recursive(&mut self, event: &WatcherEvent) {
-        let Some(i) = event.path.rfind('/') else {
-            return;
-        };
-        let parent = if i == 0 { "/" } else { &event.path[..i] };
+        // The parent as the walk to recursive watchers takes it.
+        let parent = &event.path[..event.path.rfind('/').unwrap_or(0).max(1)];
         if parent == event.path {
             return;
         }
@@ -443,13 +451,7 @@ impl WatchManager {
             path: parent,
             zxid: event.zxid,
         };
-        for i in (0..watch.watchers.len()).rev() {
-            if watch.watchers[i].kind == WatcherKind::Child {
-                let watcher = watch.watchers.swap_remove(i);
-                self.watching_paths.remove(&watcher.id);
-                watcher.sender.into_oneshot().send(children.to_value()).ignore();
-            }
-        }
+        watch.send_to(&children, &mut self.watching_paths, |watcher| watcher.kind == WatcherKind::Child);
     }
 
     fn try_remove_watcher(&mut self, watcher_id: WatcherId, depot: &Depot) -> Option<(&str, WatchMode)> {
