@@ -10,8 +10,8 @@ use std::future::Future;
 use std::panic::AssertUnwindSafe;
 use std::pin::Pin;
 use std::sync::atomic::{AtomicU32, Ordering};
-use std::sync::OnceLock;
-use std::task::{Context, Poll, Waker};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, OnceLock, PoisonError};
+use std::task::{Context, Poll, Wake, Waker};
 
 use tokio::runtime::{Builder, Handle, Runtime};
 use tokio::task::JoinHandle;
@@ -133,15 +133,15 @@ pub fn catch_unwind<F: Future>(future: F) -> CatchUnwind<F> {
 }
 
 /// See [`catch_unwind`].
-pub struct CatchUnwind<F>(Pin<Box<F>>);
+pub struct CatchUnwind<F: ?Sized>(Pin<Box<F>>);
 
-impl<F> std::fmt::Debug for CatchUnwind<F> {
+impl<F: ?Sized> std::fmt::Debug for CatchUnwind<F> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("CatchUnwind").finish_non_exhaustive()
     }
 }
 
-impl<F: Future> Future for CatchUnwind<F> {
+impl<F: Future + ?Sized> Future for CatchUnwind<F> {
     type Output = std::thread::Result<F::Output>;
 
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
@@ -158,4 +158,165 @@ impl<F: Future> Future for CatchUnwind<F> {
 /// Must not be called from inside an async task.
 pub fn block_on<F: Future>(future: F) -> F::Output {
     handle().block_on(future)
+}
+
+/// Runs `future` to completion, blocking the calling thread: the bindings'
+/// blocking calls. It is polled here first, so its first request leaves at
+/// once and in call order (as with [`start`]). If it has to wait, it moves
+/// onto the runtime at its first wake-up and runs there to the end, and this
+/// thread wakes once, for the output. Polled here throughout ([`block_on`]),
+/// each reply it waits for would cross threads twice: the reply wakes this
+/// thread, and its next request wakes the runtime's again. A panic in
+/// `future` is raised here. Must not be called from inside an async task,
+/// which would wait for itself.
+pub fn wait<F>(future: F) -> F::Output
+where
+    F: Future + Send + 'static,
+    F::Output: Send + 'static,
+{
+    assert!(tokio::task::try_id().is_none(), "zoolock: a blocking call inside an async task would wait for itself");
+    let call = Arc::new(Call { stage: Mutex::new(Stage::Polled { woken: false }), done: Condvar::new() });
+    let mut future: Pin<Box<dyn Future<Output = F::Output> + Send>> = Box::pin(future);
+    let first = {
+        let _runtime = handle().enter();
+        future.as_mut().poll(&mut Context::from_waker(&Waker::from(call.clone())))
+    };
+    if let Poll::Ready(output) = first {
+        return output;
+    }
+    let mut stage = call.lock();
+    // Woken while this thread polled: the wake found nothing to hand over yet.
+    let woken = matches!(*stage, Stage::Polled { woken: true });
+    *stage = Stage::Parked(future);
+    if woken {
+        call.hand_over(&mut stage);
+    }
+    loop {
+        if let Stage::Done(_) = &*stage {
+            let Stage::Done(output) = std::mem::replace(&mut *stage, Stage::Running) else { unreachable!() };
+            return output.unwrap_or_else(|payload| std::panic::resume_unwind(payload));
+        }
+        stage = call.done.wait(stage).unwrap_or_else(PoisonError::into_inner);
+    }
+}
+
+/// A call of [`wait`]'s, shared by the waiting thread, the call's waker and
+/// the task it becomes.
+struct Call<T> {
+    stage: Mutex<Stage<T>>,
+    done: Condvar,
+}
+
+enum Stage<T> {
+    /// Polled on the caller's thread; `woken` if a wake-up came meanwhile.
+    Polled { woken: bool },
+    /// Pending after that poll, until its first wake-up.
+    Parked(Pin<Box<dyn Future<Output = T> + Send>>),
+    /// A task on the runtime (from then on the task's waker is the one registered).
+    Running,
+    /// Its output, or its panic.
+    Done(std::thread::Result<T>),
+}
+
+impl<T: Send + 'static> Call<T> {
+    fn lock(&self) -> MutexGuard<'_, Stage<T>> {
+        self.stage.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Spawns the parked future on the runtime, which runs it to the end.
+    /// From a wake-up on the runtime's thread (a reply), the task goes to
+    /// that thread's own queue: no other thread is woken for it.
+    fn hand_over(self: &Arc<Self>, stage: &mut MutexGuard<'_, Stage<T>>) {
+        let Stage::Parked(future) = std::mem::replace(&mut **stage, Stage::Running) else { return };
+        let call = self.clone();
+        spawn(async move {
+            // The future is dropped at the end of this statement, on the runtime, before the caller goes on.
+            let output = CatchUnwind(future).await;
+            *call.lock() = Stage::Done(output);
+            call.done.notify_one();
+        });
+    }
+}
+
+impl<T: Send + 'static> Wake for Call<T> {
+    fn wake(self: Arc<Self>) {
+        self.wake_by_ref();
+    }
+
+    fn wake_by_ref(self: &Arc<Self>) {
+        let mut stage = self.lock();
+        match &mut *stage {
+            Stage::Polled { woken } => *woken = true,
+            Stage::Parked(_) => self.hand_over(&mut stage),
+            // The task's own waker runs it; this one was left with a sub-future.
+            Stage::Running | Stage::Done(_) => {}
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::future::poll_fn;
+    use std::thread;
+    use std::time::Duration;
+
+    use super::*;
+
+    fn thread_name() -> Option<String> {
+        thread::current().name().map(str::to_owned)
+    }
+
+    /// A call that waits is polled by the caller once, then by the runtime.
+    #[test]
+    fn a_waiting_call_runs_on_the_runtime_from_its_first_wake_up() {
+        let (tell, told) = tokio::sync::oneshot::channel();
+        let teller = thread::spawn(move || {
+            thread::sleep(Duration::from_millis(20));
+            tell.send(()).unwrap();
+        });
+        let (first, after_reply, after_timer) = wait(async move {
+            let first = thread_name();
+            told.await.unwrap();
+            let after_reply = thread_name();
+            tokio::time::sleep(Duration::from_millis(1)).await;
+            (first, after_reply, thread_name())
+        });
+        teller.join().unwrap();
+        assert_eq!(first, thread_name(), "the first poll is the caller's");
+        assert_eq!(after_reply.as_deref(), Some("zoolock-io"));
+        assert_eq!(after_timer.as_deref(), Some("zoolock-io"));
+    }
+
+    /// Ready at once: no hand-over, the caller's thread throughout.
+    #[test]
+    fn a_call_ready_at_once_stays_on_the_callers_thread() {
+        assert_eq!(wait(async { thread_name() }), thread_name());
+    }
+
+    /// A wake-up during the caller's own poll is not lost: the caller hands over.
+    #[test]
+    fn a_call_woken_during_its_first_poll_is_handed_over_by_the_caller() {
+        let mut polled = false;
+        let ran_on = wait(poll_fn(move |cx| {
+            if std::mem::replace(&mut polled, true) {
+                return Poll::Ready(thread_name());
+            }
+            cx.waker().wake_by_ref();
+            Poll::Pending
+        }));
+        assert_eq!(ran_on.as_deref(), Some("zoolock-io"));
+    }
+
+    /// A panic on the runtime is raised on the caller's thread, not left as a call that never returns.
+    #[test]
+    fn a_panic_after_the_hand_over_is_raised_to_the_caller() {
+        let raised = std::panic::catch_unwind(|| {
+            wait(async {
+                tokio::time::sleep(Duration::from_millis(1)).await;
+                panic!("boom after the hand-over");
+            })
+        });
+        let payload = raised.expect_err("the panic reaches the caller");
+        assert_eq!(payload.downcast_ref::<&str>(), Some(&"boom after the hand-over"));
+    }
 }

@@ -239,7 +239,7 @@ pub unsafe extern "C" fn zl_holder_acquire(
         args::need(out_acquired, "out_acquired")?;
         let options = options(timeout_ms, lease_ms, owner)?;
         let cancel = Stops::new(cancel.as_ref());
-        let acquired = runtime::block_on(acquire(holder.holder.clone(), options, cancel))?;
+        let acquired = runtime::wait(acquire(holder.holder.clone(), options, cancel))?;
         args::put(out_acquired, acquired as u8, "out_acquired")
     })
 }
@@ -287,7 +287,7 @@ pub unsafe extern "C" fn zl_holder_acquire_async(
 pub unsafe extern "C" fn zl_holder_release(holder: *const ZlHolder, owner: u64, out_released: *mut u8) -> i32 {
     guard(|| {
         let holder = &castable::borrow(holder)?.holder;
-        let released = runtime::block_on(holder.release_by(Owner(owner)))?;
+        let released = runtime::wait(holder.release_by(Owner(owner)))?;
         if !out_released.is_null() {
             out_released.write(released as u8);
         }
@@ -330,7 +330,7 @@ pub unsafe extern "C" fn zl_holder_queue(holder: *const ZlHolder, out_ptr: *mut 
     guard(|| {
         let holder = &castable::borrow(holder)?.holder;
         args::need(out_ptr, "out_ptr")?;
-        let queue = runtime::block_on(holder.queue())?;
+        let queue = runtime::wait(holder.queue())?;
         args::give(args::encode_list(&queue), out_ptr, out_len, "queue")
     })
 }

@@ -41,7 +41,7 @@ pub unsafe extern "C" fn zl_inspect(
         let path = zoolock::path_from_utf8(args::bytes(path, path_len, "path")?)?;
         args::need(out_ptr, "out_ptr")?;
         args::need(out_len, "out_len")?;
-        let participants = runtime::block_on(zoolock::inspect(session, path))?;
+        let participants = runtime::wait(zoolock::inspect(session, path))?;
         let mut record = args::Record::default();
         for p in participants {
             let created = p.created.duration_since(UNIX_EPOCH).map_or(0, |d| d.as_millis() as i64);

@@ -153,7 +153,7 @@ pub unsafe extern "C" fn zl_transaction_commit(
         args::need(out_ptr, "out_ptr")?;
         args::need(out_len, "out_len")?;
         let (pending, paths) = transaction.take()?;
-        let results = runtime::block_on(pending.commit())?;
+        let results = runtime::wait(pending.commit())?;
         args::give(args::encode_list(&result_paths(results, paths)), out_ptr, out_len, "results")
     })
 }

@@ -197,7 +197,7 @@ path_entry! {
     /// for writes, `out_stat` null or valid for writes.
     fn zl_session_exists(session: *const ZlSession, path, out_found: *mut u8, out_stat: *mut ZlStat) |session, path| {
         args::need(out_found, "out_found")?;
-        let stat = runtime::block_on(session.exists(path))?;
+        let stat = runtime::wait(session.exists(path))?;
         if let Some(stat) = stat {
             put_stat(out_stat, stat);
         }
@@ -216,7 +216,7 @@ path_entry! {
     fn zl_session_get(
         session: *const ZlSession, path, out_ptr: *mut *mut u8, out_len: *mut u32, out_stat: *mut ZlStat
     ) |session, path| {
-        give_read(out_ptr, out_len, out_stat, "data", || Ok(runtime::block_on(session.get(path))?))
+        give_read(out_ptr, out_len, out_stat, "data", || Ok(runtime::wait(session.get(path))?))
     }
 }
 
@@ -231,7 +231,7 @@ path_entry! {
         session: *const ZlSession, path, data: *const u8, data_len: u32, version: i32, out_stat: *mut ZlStat
     ) |session, path| {
         let data = args::data(data, data_len, "data")?;
-        let stat = runtime::block_on(session.set(path, data, Some(version)))?;
+        let stat = runtime::wait(session.set(path, data, Some(version)))?;
         put_stat(out_stat, stat);
         Ok(())
     }
@@ -256,7 +256,7 @@ path_entry! {
         let options = create_options(flags)?;
         args::need(out_path_ptr, "out_path_ptr")?;
         args::need(out_path_len, "out_path_len")?;
-        let (created, stat) = runtime::block_on(session.create(path, data, &options))?;
+        let (created, stat) = runtime::wait(async move { session.create(path, data, &options).await })?;
         args::give(created.into_bytes(), out_path_ptr, out_path_len, "path")?;
         put_stat(out_stat, stat);
         Ok(())
@@ -272,7 +272,7 @@ path_entry! {
     /// `session` must be a live handle; the byte range valid.
     fn zl_session_delete(session: *const ZlSession, path, version: i32, recursive: u8) |session, path| {
         let recursive = args::flag(recursive, "recursive")?;
-        Ok(runtime::block_on(session.delete(path, Some(version), recursive))?)
+        Ok(runtime::wait(session.delete(path, Some(version), recursive))?)
     }
 }
 
@@ -288,7 +288,7 @@ path_entry! {
         session: *const ZlSession, path, out_ptr: *mut *mut u8, out_len: *mut u32, out_stat: *mut ZlStat
     ) |session, path| {
         give_read(out_ptr, out_len, out_stat, "children", || {
-            let (children, stat) = runtime::block_on(session.children_and_stat(path))?;
+            let (children, stat) = runtime::wait(session.children_and_stat(path))?;
             Ok((Some(args::encode_list(&children)), stat))
         })
     }
@@ -503,7 +503,7 @@ pub unsafe extern "C" fn zl_session_add_auth(
         let session = &castable::borrow(session)?.session;
         let scheme = args::text(scheme, scheme_len, "scheme")?;
         let credentials = args::bytes(credentials, credentials_len, "credentials")?;
-        Ok(runtime::block_on(session.add_auth(scheme, credentials))?)
+        Ok(runtime::wait(session.add_auth(scheme, credentials))?)
     })
 }
 
@@ -519,7 +519,7 @@ path_entry! {
         session: *const ZlSession, path, out_ptr: *mut *mut u8, out_len: *mut u32, out_stat: *mut ZlStat
     ) |session, path| {
         give_read(out_ptr, out_len, out_stat, "acls", || {
-            let (acls, stat) = runtime::block_on(session.get_acls(path))?;
+            let (acls, stat) = runtime::wait(session.get_acls(path))?;
             Ok((Some(encode_acls(&acls)), stat))
         })
     }
@@ -564,7 +564,7 @@ path_entry! {
         session: *const ZlSession, path, acls: *const u8, acls_len: u32, version: i32, out_stat: *mut ZlStat
     ) |session, path| {
         let acls = decode_acls(acls, acls_len)?;
-        let stat = runtime::block_on(session.set_acls(path, &acls, Some(version)))?;
+        let stat = runtime::wait(async move { session.set_acls(path, &acls, Some(version)).await })?;
         put_stat(out_stat, stat);
         Ok(())
     }

@@ -20,19 +20,21 @@ use crate::errors::to_py;
 /// How often a waiting main thread looks for a pending signal (Ctrl-C).
 const SIGNAL_SLICE: Duration = Duration::from_millis(50);
 
-/// Runs `work` on the calling thread with the GIL released, inside zoolock's
-/// runtime (its I/O and timers run there; they wake this thread). Polling
-/// here rather than spawning saves a hand-off to a runtime thread and back
-/// on every call. On the main thread the wait goes in slices, and a pending
-/// signal (KeyboardInterrupt) between slices drops `work` unfinished:
-/// dropping a core acquire removes the node it queued.
+/// Runs `work` with the GIL released: polled on the calling thread first
+/// (its first request leaves at once), then, off the main thread, on
+/// zoolock's runtime from its first wake-up, waking this thread once with
+/// the outcome (`runtime::wait`). On the main thread the wait goes in
+/// slices, polled here throughout, and a pending signal (KeyboardInterrupt)
+/// between slices drops `work` unfinished: dropping a core acquire removes
+/// the node it queued. A call handed to the runtime could finish between the
+/// signal and its drop, and its outcome (a lock just won) would be lost.
 pub fn interruptible<T: Send + 'static>(py: Python<'_>, work: impl Future<Output = T> + Send + 'static) -> PyResult<T> {
     // In a forked child the runtime's threads are gone: nothing would wake us.
     runtime::check_process().map_err(to_py)?;
     crate::logging::refresh_level(py);
     if !is_main_thread(py) {
         // Only the main thread receives signals.
-        return Ok(py.detach(move || runtime::block_on(work)));
+        return Ok(py.detach(move || runtime::wait(work)));
     }
     let mut work: Pin<Box<dyn Future<Output = T> + Send>> = Box::pin(work);
     loop {
@@ -81,7 +83,7 @@ pub fn uninterruptible<T: Send + 'static>(
 ) -> PyResult<T> {
     runtime::check_process().map_err(to_py)?;
     crate::logging::refresh_level(py);
-    Ok(py.detach(move || runtime::block_on(work)))
+    Ok(py.detach(move || runtime::wait(work)))
 }
 
 pub fn is_main_thread(py: Python<'_>) -> bool {

@@ -90,7 +90,7 @@ pub unsafe extern "C" fn zl_counter_value(
         args::need(out_value, "out_value")?;
         let cancel = Stops::new(cancel.as_ref());
         let work = async move { counter.value().await };
-        let value = runtime::block_on(cancellable(work, cancel, || Some(Failure::cancelled("counter read"))))?;
+        let value = runtime::wait(cancellable(work, cancel, || Some(Failure::cancelled("counter read"))))?;
         args::put(out_value, value.into(), "out_value")
     })
 }
@@ -117,7 +117,7 @@ pub unsafe extern "C" fn zl_counter_add(
         let delta = delta.as_ref().ok_or_else(|| Failure::invalid("delta is null"))?.core("delta")?;
         let cancel = Stops::new(cancel.as_ref());
         let work = async move { counter.add(delta).await };
-        let change = runtime::block_on(cancellable(work, cancel, || Some(Failure::cancelled("counter change"))))?;
+        let change = runtime::wait(cancellable(work, cancel, || Some(Failure::cancelled("counter change"))))?;
         if !out_pre.is_null() {
             out_pre.write(change.pre_value.into());
         }
@@ -148,7 +148,7 @@ pub unsafe extern "C" fn zl_counter_compare_and_set(
         let work = compare_and_set(counter, expected, new)?;
         args::need(out_set, "out_set")?;
         let cancel = Stops::new(cancel.as_ref());
-        let set = runtime::block_on(cancellable(work, cancel, || Some(Failure::cancelled("counter change"))))?;
+        let set = runtime::wait(cancellable(work, cancel, || Some(Failure::cancelled("counter change"))))?;
         args::put(out_set, set as u8, "out_set")
     })
 }

@@ -118,7 +118,7 @@ pub unsafe extern "C" fn zl_election_lead(
         args::need(out_leadership, "out_leadership")?;
         let timeout = args::timeout(timeout_ms, "timeout_ms")?;
         let cancel = Stops::new(cancel.as_ref());
-        match runtime::block_on(lead(election.clone(), timeout, cancel))? {
+        match runtime::wait(lead(election.clone(), timeout, cancel))? {
             Some(term) => castable::give(ZlLeadership::new(term), out_leadership, "out_leadership"),
             None => args::put(out_leadership, std::ptr::null_mut(), "out_leadership"),
         }
@@ -192,7 +192,7 @@ pub unsafe extern "C" fn zl_election_contenders(
     guard(|| {
         let election = &castable::borrow(election)?.election;
         args::need(out_ptr, "out_ptr")?;
-        let contenders = runtime::block_on(election.contenders())?;
+        let contenders = runtime::wait(election.contenders())?;
         args::give(args::encode_list(&contenders), out_ptr, out_len, "contenders")
     })
 }
@@ -300,7 +300,7 @@ pub unsafe extern "C" fn zl_leadership_fenced(
 #[no_mangle]
 pub unsafe extern "C" fn zl_leadership_resign(leadership: *const ZlLeadership, out_resigned: *mut u8) -> i32 {
     guard(|| {
-        let resigned = runtime::block_on(castable::borrow(leadership)?.term.resign())?;
+        let resigned = runtime::wait(castable::borrow(leadership)?.term.resign())?;
         if !out_resigned.is_null() {
             out_resigned.write(resigned as u8);
         }

@@ -50,7 +50,7 @@ pub unsafe extern "C" fn zl_lease_try(
                 count => zoolock::try_multi_lease(&session, count, &path, duration, &identifier, now).await,
             }
         };
-        let obtained = runtime::block_on(cancellable(work, cancel, || Some(Failure::cancelled("lease try"))))?;
+        let obtained = runtime::wait(cancellable(work, cancel, || Some(Failure::cancelled("lease try"))))?;
         args::put(out_obtained, obtained as u8, "out_obtained")
     })
 }

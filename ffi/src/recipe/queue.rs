@@ -169,9 +169,9 @@ async_entry! {
 }
 
 /// Writes a queue's count to `*out_len` (saturated) once `len` is done.
-unsafe fn put_len(len: impl Future<Output = zoolock::Result<usize>>, out_len: *mut u32) -> FfiResult {
+unsafe fn put_len(len: impl Future<Output = zoolock::Result<usize>> + Send + 'static, out_len: *mut u32) -> FfiResult {
     args::need(out_len, "out_len")?;
-    let len = zoolock::runtime::block_on(len)?;
+    let len = zoolock::runtime::wait(len)?;
     args::put(out_len, u32::try_from(len).unwrap_or(u32::MAX), "out_len")
 }
 
