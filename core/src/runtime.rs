@@ -58,8 +58,8 @@ fn runtime() -> &'static Runtime {
     RUNTIME.get_or_init(|| {
         STARTED_IN.store(process_id(), Ordering::Release);
         // One worker: its tasks (the sessions' I/O, the holds' watches,
-        // background removals) are short, and callers poll their own futures
-        // (`block_on`) or get callbacks on the bindings' dispatch thread, so a
+        // background removals, the bindings' calls once they wait: `wait`)
+        // are short, and callbacks run on the bindings' own threads, so a
         // second worker only adds wakes: measured on the uncontended cycle,
         // about 13 context switches per acquire+release instead of 17-18,
         // and 4-5 instead of 5-10 with 64 locks cycled at once (issue 16).
@@ -167,14 +167,19 @@ pub fn block_on<F: Future>(future: F) -> F::Output {
 /// thread wakes once, for the output. Polled here throughout ([`block_on`]),
 /// each reply it waits for would cross threads twice: the reply wakes this
 /// thread, and its next request wakes the runtime's again. A panic in
-/// `future` is raised here. Must not be called from inside an async task,
-/// which would wait for itself.
+/// `future`, or in its drop, is raised here. `future` must not run code that
+/// may block or call back in (a binding's callback): on the runtime's thread
+/// it would hold up every session's I/O.
 pub fn wait<F>(future: F) -> F::Output
 where
     F: Future + Send + 'static,
     F::Output: Send + 'static,
 {
-    assert!(tokio::task::try_id().is_none(), "zoolock: a blocking call inside an async task would wait for itself");
+    // Inside a task (a runtime's worker or blocking pool), as tokio's own
+    // `block_on` does: a worker of ours would wait for itself.
+    if tokio::task::try_id().is_some() {
+        return block_on(future);
+    }
     let call = Arc::new(Call { stage: Mutex::new(Stage::Polled { woken: false }), done: Condvar::new() });
     let mut future: Pin<Box<dyn Future<Output = F::Output> + Send>> = Box::pin(future);
     let first = {
@@ -186,10 +191,13 @@ where
     }
     let mut stage = call.lock();
     // Woken while this thread polled: the wake found nothing to hand over yet.
-    let woken = matches!(*stage, Stage::Polled { woken: true });
-    *stage = Stage::Parked(future);
-    if woken {
-        call.hand_over(&mut stage);
+    if let Stage::Polled { woken: true } = *stage {
+        *stage = Stage::Running;
+        drop(stage);
+        call.hand_over(future);
+        stage = call.lock();
+    } else {
+        *stage = Stage::Parked(future);
     }
     loop {
         if let Stage::Done(_) = &*stage {
@@ -223,15 +231,19 @@ impl<T: Send + 'static> Call<T> {
         self.stage.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// Spawns the parked future on the runtime, which runs it to the end.
-    /// From a wake-up on the runtime's thread (a reply), the task goes to
-    /// that thread's own queue: no other thread is woken for it.
-    fn hand_over(self: &Arc<Self>, stage: &mut MutexGuard<'_, Stage<T>>) {
-        let Stage::Parked(future) = std::mem::replace(&mut **stage, Stage::Running) else { return };
+    /// Spawns `future` (the stage already `Running`), which runs to the end
+    /// on the runtime. From a wake-up on the runtime's thread (a reply), the
+    /// task goes to that thread's own queue: no other thread is woken for it.
+    fn hand_over(self: &Arc<Self>, future: Pin<Box<dyn Future<Output = T> + Send>>) {
         let call = self.clone();
         spawn(async move {
-            // The future is dropped at the end of this statement, on the runtime, before the caller goes on.
-            let output = CatchUnwind(future).await;
+            let mut run = CatchUnwind(future);
+            let mut output = (&mut run).await;
+            // Dropped here, on the runtime, before the caller goes on (it may
+            // borrow the caller's memory); a panic there is the call's too.
+            if let Err(payload) = std::panic::catch_unwind(AssertUnwindSafe(|| drop(run))) {
+                output = output.and(Err(payload));
+            }
             *call.lock() = Stage::Done(output);
             call.done.notify_one();
         });
@@ -247,7 +259,11 @@ impl<T: Send + 'static> Wake for Call<T> {
         let mut stage = self.lock();
         match &mut *stage {
             Stage::Polled { woken } => *woken = true,
-            Stage::Parked(_) => self.hand_over(&mut stage),
+            Stage::Parked(_) => {
+                let Stage::Parked(future) = std::mem::replace(&mut *stage, Stage::Running) else { unreachable!() };
+                drop(stage);
+                self.hand_over(future);
+            }
             // The task's own waker runs it; this one was left with a sub-future.
             Stage::Running | Stage::Done(_) => {}
         }
@@ -318,5 +334,44 @@ mod tests {
         });
         let payload = raised.expect_err("the panic reaches the caller");
         assert_eq!(payload.downcast_ref::<&str>(), Some(&"boom after the hand-over"));
+    }
+
+    /// A future that panics when dropped, after the hand-over: the caller gets the panic, not a wait forever.
+    #[test]
+    fn a_panic_dropping_the_call_on_the_runtime_is_raised_to_the_caller() {
+        struct PanicsOnDrop(Option<Pin<Box<tokio::time::Sleep>>>);
+        impl Future for PanicsOnDrop {
+            type Output = u8;
+            fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<u8> {
+                let sleep = self.0.get_or_insert_with(|| Box::pin(tokio::time::sleep(Duration::from_millis(1))));
+                sleep.as_mut().poll(cx).map(|()| 7)
+            }
+        }
+        impl Drop for PanicsOnDrop {
+            fn drop(&mut self) {
+                panic!("boom in the drop");
+            }
+        }
+        let raised = std::panic::catch_unwind(|| wait(PanicsOnDrop(None)));
+        let payload = raised.expect_err("the drop's panic reaches the caller");
+        assert_eq!(payload.downcast_ref::<&str>(), Some(&"boom in the drop"));
+    }
+
+    /// Inside a task (here a blocking-pool thread) it polls where it is called, as tokio's `block_on`.
+    #[test]
+    fn inside_a_blocking_task_a_call_is_polled_where_it_is() {
+        let here = handle().block_on(async {
+            tokio::task::spawn_blocking(|| {
+                let caller = thread_name();
+                let ran_on = wait(async {
+                    tokio::time::sleep(Duration::from_millis(1)).await;
+                    thread_name()
+                });
+                ran_on == caller
+            })
+            .await
+            .unwrap()
+        });
+        assert!(here);
     }
 }

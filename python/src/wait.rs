@@ -28,13 +28,34 @@ const SIGNAL_SLICE: Duration = Duration::from_millis(50);
 /// between slices drops `work` unfinished: dropping a core acquire removes
 /// the node it queued. A call handed to the runtime could finish between the
 /// signal and its drop, and its outcome (a lock just won) would be lost.
+/// `work` must not call Python code: see [`interruptible_here`].
 pub fn interruptible<T: Send + 'static>(py: Python<'_>, work: impl Future<Output = T> + Send + 'static) -> PyResult<T> {
+    wait_for(py, work, true)
+}
+
+/// [`interruptible`], polled on the calling thread throughout, for `work`
+/// that calls Python code: a watch's first callback, which kazoo makes in
+/// the calling thread and which may call the client there. On the runtime's
+/// thread it would hold up every session's I/O for the GIL, and a call of
+/// the client from it would wait for that thread itself.
+pub fn interruptible_here<T: Send + 'static>(
+    py: Python<'_>,
+    work: impl Future<Output = T> + Send + 'static,
+) -> PyResult<T> {
+    wait_for(py, work, false)
+}
+
+fn wait_for<T: Send + 'static>(
+    py: Python<'_>,
+    work: impl Future<Output = T> + Send + 'static,
+    hand_over: bool,
+) -> PyResult<T> {
     // In a forked child the runtime's threads are gone: nothing would wake us.
     runtime::check_process().map_err(to_py)?;
     crate::logging::refresh_level(py);
     if !is_main_thread(py) {
         // Only the main thread receives signals.
-        return Ok(py.detach(move || runtime::wait(work)));
+        return Ok(py.detach(move || if hand_over { runtime::wait(work) } else { runtime::block_on(work) }));
     }
     let mut work: Pin<Box<dyn Future<Output = T> + Send>> = Box::pin(work);
     loop {
@@ -75,8 +96,9 @@ impl Wake for Unpark {
     }
 }
 
-/// Runs `work` with the GIL released and no interruption: for short,
-/// bounded calls (release) that must not stop halfway.
+/// Runs `work` with the GIL released and no interruption, on the runtime
+/// from its first wake-up (`runtime::wait`): for short, bounded calls
+/// (release) that must not stop halfway. `work` must not call Python code.
 pub fn uninterruptible<T: Send + 'static>(
     py: Python<'_>,
     work: impl Future<Output = T> + Send + 'static,

@@ -19,7 +19,7 @@ use crate::election::TermFence;
 use crate::errors::{to_py, ConnectionClosedError, ConnectionLoss, IntoPy, SessionExpiredError};
 use crate::holder::Holder;
 use crate::started::{call_or_start, Line};
-use crate::wait::{attach_from_thread, interruptible, is_main_thread};
+use crate::wait::{attach_from_thread, interruptible, interruptible_here, is_main_thread};
 
 /// kazoo's `ZnodeStat` field order; the package makes its namedtuple of it.
 fn stat_tuple<'py>(py: Python<'py>, s: &Stat) -> PyResult<Bound<'py, PyTuple>> {
@@ -429,9 +429,10 @@ fn _retry(
     let call: Arc<Call> = Arc::new((func, args, kwargs));
     let raised = Arc::new(Mutex::new(None));
     let outcome = if is_main_thread(py) {
-        // Polled on this thread (interruptible's way), so `func`'s own calls
-        // poll there too; `retry_blocking` below would nest a runtime's
-        // block_on in theirs off the main thread.
+        // Polled on this thread (interruptible's way on the main thread), so
+        // `func` runs here. Off the main thread `retry_blocking` calls it here
+        // too: handed to the runtime (`interruptible` there), it would run on
+        // the runtime's thread.
         let raised = raised.clone();
         let tries = async move {
             let attempt = || {
@@ -544,12 +545,14 @@ fn _data_watch(
             PyTuple::new(py, [data, stat, event_tuple(py, event)?])
         })
     };
-    let watch = call(py, async move {
+    // Its first callback runs in this thread (kazoo's), and may call the client.
+    let watch = interruptible_here(py, async move {
         match resume {
             true => DataWatch::start_from(&s, &path, seen, on_change).await,
             false => DataWatch::start(&s, &path, on_change).await,
         }
-    })?;
+    })?
+    .py_err()?;
     Ok(Watch { inner: WatchKind::Data(watch) })
 }
 
@@ -569,12 +572,14 @@ fn _children_watch(
     let on_change = move |children: Vec<String>, event: Option<WatchEvent>| {
         call_back(&callback, |py| PyTuple::new(py, [PyList::new(py, children)?.into_any(), event_tuple(py, event)?]))
     };
-    let watch = call(py, async move {
+    // Its first callback runs in this thread (kazoo's), and may call the client.
+    let watch = interruptible_here(py, async move {
         match seen {
             Some(seen) => ChildrenWatch::start_from(&s, &path, seen, on_change).await,
             None => ChildrenWatch::start(&s, &path, on_change).await,
         }
-    })?;
+    })?
+    .py_err()?;
     Ok(Watch { inner: WatchKind::Children(watch) })
 }
 

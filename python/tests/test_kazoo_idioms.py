@@ -193,6 +193,29 @@ def test_registering_watches_never_waits_for_a_blocked_callback(client, base):
     held.release()
 
 
+def test_a_watch_made_off_the_main_thread_calls_first_there_and_its_callback_may_call_the_client(client, base):
+    """A worker thread's DataWatch and ChildrenWatch (kazoo applications make
+    them in threads, and their callbacks read what changed): the first call
+    runs in that thread, and may call the client, which waits there."""
+    node = client.create(f"{base}/n", b"0")
+
+    def watch_from_a_worker():
+        calls = []
+
+        def on_data(data, stat):
+            calls.append(("data", threading.current_thread(), client.get(node)[0]))
+
+        def on_children(children):
+            calls.append(("children", threading.current_thread(), client.get_children(base)))
+
+        client.DataWatch(node, on_data)
+        client.ChildrenWatch(base, on_children)
+        return threading.current_thread(), calls
+
+    worker, calls = run_in_thread(watch_from_a_worker).result(timeout=DEADLINE)
+    assert calls == [("data", worker, b"0"), ("children", worker, ["n"])]
+
+
 def test_a_blocked_callback_does_not_stall_another_clients_watches(make_client, base):
     blocked, free = make_client(), make_client()
     node = blocked.create(f"{base}/n", b"0")
