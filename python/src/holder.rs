@@ -16,7 +16,7 @@ use zoolock::{runtime, timeout_from_secs, Acquire, LockState, Outcome, Owner, Se
 use crate::asyncio::{to_asyncio, weak_keys};
 use crate::client::Client;
 use crate::errors::{IntoPy, LockTimeout};
-use crate::wait::{interruptible, uninterruptible, Listeners};
+use crate::wait::{interruptible, interruptible_undoing, uninterruptible, Listeners};
 
 pub const HELD: &str = "HELD";
 pub const RELEASED: &str = "RELEASED";
@@ -210,8 +210,12 @@ impl Holder {
     /// The recipes' ``acquire``, whose Python signatures differ.
     pub fn acquire(&self, py: Python<'_>, call: AcquireCall<'_, '_>) -> PyResult<bool> {
         let args = self.args(py, call)?;
-        let (core, options) = (self.core()?, args.options.clone());
-        let got = interruptible(py, async move { core.acquire_outcome(options).await })?;
+        let (core, options, owner) = (self.core()?, args.options.clone(), args.options.owner);
+        let undo = {
+            let core = core.clone();
+            move |got| release_in_background(core, got, owner)
+        };
+        let got = interruptible_undoing(py, async move { core.acquire_outcome(options).await }, undo)?;
         outcome(self.what, &self.path, &args, got)
     }
 

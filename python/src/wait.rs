@@ -33,6 +33,34 @@ pub fn interruptible<T: Send + 'static>(py: Python<'_>, work: impl Future<Output
     wait_for(py, work, true)
 }
 
+/// [`interruptible`] for an acquire, which on the main thread too runs on
+/// the runtime from its first wake-up (`runtime::begin`): a signal gives it
+/// up there, dropped unfinished, and a win that came first goes to `undo`
+/// (released), as a cancelled asyncio acquire's does.
+pub fn interruptible_undoing<T: Send + 'static>(
+    py: Python<'_>,
+    work: impl Future<Output = T> + Send + 'static,
+    undo: impl FnOnce(T),
+) -> PyResult<T> {
+    runtime::check_process().map_err(to_py)?;
+    crate::logging::refresh_level(py);
+    if !is_main_thread(py) {
+        return Ok(py.detach(move || runtime::wait(work)));
+    }
+    let call = py.detach(move || runtime::begin(work));
+    loop {
+        if let Some(done) = py.detach(|| call.wait_for(SIGNAL_SLICE)) {
+            return Ok(done);
+        }
+        if let Err(interrupted) = py.check_signals() {
+            if let Some(won) = py.detach(move || call.stop()) {
+                undo(won);
+            }
+            return Err(interrupted);
+        }
+    }
+}
+
 /// [`interruptible`], polled on the calling thread throughout, for `work`
 /// that calls Python code: a watch's first callback, which kazoo makes in
 /// the calling thread and which may call the client there. On the runtime's

@@ -55,9 +55,15 @@ pub trait Holder: sealed::Recipe + Send + Sync {
     /// ([`Outcome::Taken`]), or this handle did the whole time ([`Outcome::HandleBusy`]).
     fn acquire_outcome(&self, options: Acquire) -> BoxFuture<'_, Result<Outcome>>;
 
-    /// [`Holder::acquire`] for code without a runtime.
-    fn acquire_blocking(&self, options: Acquire) -> Result<bool> {
-        runtime::block_on(self.acquire(options))
+    /// [`Holder::acquire`] for code without a runtime. A waiter's replies
+    /// are handled on zoolock's runtime, and the caller woken once
+    /// (`runtime::wait`).
+    fn acquire_blocking(&self, options: Acquire) -> Result<bool>
+    where
+        Self: Clone + 'static,
+    {
+        let handle = self.clone();
+        runtime::wait(async move { handle.acquire(options).await })
     }
 
     /// [`Holder::acquire`], returning the hold as a [`Hold`] that releases
@@ -74,9 +80,13 @@ pub trait Holder: sealed::Recipe + Send + Sync {
         })
     }
 
-    /// [`Holder::hold`] for code without a runtime.
-    fn hold_blocking(&self, options: Acquire) -> Result<Option<Hold>> {
-        runtime::block_on(self.hold(options))
+    /// [`Holder::hold`] for code without a runtime, as [`Holder::acquire_blocking`].
+    fn hold_blocking(&self, options: Acquire) -> Result<Option<Hold>>
+    where
+        Self: Clone + 'static,
+    {
+        let handle = self.clone();
+        runtime::wait(async move { handle.hold(options).await })
     }
 
     /// Releases: `Ok(false)` if this handle held nothing. If the connection
