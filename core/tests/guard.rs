@@ -7,7 +7,7 @@ mod common;
 use std::time::Duration;
 
 use common::*;
-use zoolock::{Acquire, Error, Kind, Lock, LockConfig, LockState, Semaphore, Session, SessionOptions};
+use zoolock::{Acquire, Error, Holder, Kind, Lock, LockConfig, LockState, Semaphore, Session, SessionOptions};
 
 /// Waits until `lock`, on another session, can be taken: the first handle let go.
 async fn taken_by(lock: &Lock) {
@@ -50,6 +50,34 @@ fn a_hold_dropped_on_a_thread_without_a_runtime_releases_and_does_not_panic() {
     let other = Lock::mutex(&theirs, &path).unwrap();
     assert!(other.acquire_blocking(Acquire::timeout(Duration::from_secs(20))).unwrap());
     other.release_blocking().unwrap();
+    ours.close_blocking();
+    theirs.close_blocking();
+}
+
+/// The blocking twins on a `dyn Holder`, a wait behind another holder
+/// included: the call moves to zoolock's runtime at its first wake-up and
+/// takes a handle of its own along.
+#[test]
+fn a_dyn_holder_waits_blocking_behind_another_and_holds() {
+    let connect = shared_server();
+    let options = || SessionOptions::new(&connect).session_timeout(SESSION_TIMEOUT);
+    let (ours, theirs) = (Session::connect_blocking(options()).unwrap(), Session::connect_blocking(options()).unwrap());
+    let path = unique_path("guard-dyn");
+    let first: Box<dyn Holder> = Box::new(Lock::mutex(&ours, &path).unwrap());
+    let second: Box<dyn Holder> = Box::new(Lock::mutex(&theirs, &path).unwrap());
+    assert!(first.acquire_blocking(Acquire::default()).unwrap());
+    let waiter = std::thread::spawn(move || {
+        let hold = second.hold_blocking(Acquire::timeout(Duration::from_secs(20))).unwrap();
+        (hold.map(|hold| hold.fencing_token()), second)
+    });
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    while first.queue_blocking().unwrap().len() < 2 {
+        assert!(std::time::Instant::now() < deadline, "the second never queued");
+    }
+    let first_token = first.fencing_token().unwrap();
+    assert!(first.release_blocking().unwrap());
+    let (token, _second) = waiter.join().unwrap();
+    assert!(token.unwrap() > first_token, "the waiter held after the first");
     ours.close_blocking();
     theirs.close_blocking();
 }

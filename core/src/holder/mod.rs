@@ -58,11 +58,8 @@ pub trait Holder: sealed::Recipe + Send + Sync {
     /// [`Holder::acquire`] for code without a runtime. A waiter's replies
     /// are handled on zoolock's runtime, and the caller woken once
     /// (`runtime::wait`).
-    fn acquire_blocking(&self, options: Acquire) -> Result<bool>
-    where
-        Self: Clone + 'static,
-    {
-        let handle = self.clone();
+    fn acquire_blocking(&self, options: Acquire) -> Result<bool> {
+        let handle = self.handle();
         runtime::wait(async move { handle.acquire(options).await })
     }
 
@@ -81,11 +78,8 @@ pub trait Holder: sealed::Recipe + Send + Sync {
     }
 
     /// [`Holder::hold`] for code without a runtime, as [`Holder::acquire_blocking`].
-    fn hold_blocking(&self, options: Acquire) -> Result<Option<Hold>>
-    where
-        Self: Clone + 'static,
-    {
-        let handle = self.clone();
+    fn hold_blocking(&self, options: Acquire) -> Result<Option<Hold>> {
+        let handle = self.handle();
         runtime::wait(async move { handle.hold(options).await })
     }
 
@@ -362,6 +356,10 @@ pub(crate) mod sealed {
     pub trait Recipe {
         /// The handle's holding state, shared by its clones.
         fn state_of(&self) -> &Arc<HolderState>;
+
+        /// A clone of the handle that a call moved to the runtime owns
+        /// (`runtime::wait`), for a `dyn Holder` as for the recipe itself.
+        fn handle(&self) -> Box<dyn Holder>;
     }
 }
 

@@ -165,6 +165,10 @@ impl sealed::Recipe for MultiLock {
     fn state_of(&self) -> &Arc<HolderState> {
         &self.holder
     }
+
+    fn handle(&self) -> Box<dyn Holder> {
+        Box::new(self.clone())
+    }
 }
 
 impl Holder for MultiLock {

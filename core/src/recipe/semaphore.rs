@@ -207,6 +207,10 @@ impl sealed::Recipe for Semaphore {
     fn state_of(&self) -> &Arc<HolderState> {
         &self.holder
     }
+
+    fn handle(&self) -> Box<dyn Holder> {
+        Box::new(self.clone())
+    }
 }
 
 impl Holder for Semaphore {

@@ -25,7 +25,9 @@ where
     F::Output: Send + 'static,
 {
     // Inside a task (a runtime's worker or blocking pool), as tokio's own
-    // `block_on` does: a worker of ours would wait for itself.
+    // `block_on` does: a worker of ours would wait for itself. Not inside a
+    // `block_on`, where a binding's callback (a watch's first) may call back
+    // in: tokio's would refuse to nest.
     if tokio::task::try_id().is_some() {
         return block_on(future);
     }
@@ -41,6 +43,7 @@ where
     F: Future + Send + 'static,
     F::Output: Send + 'static,
 {
+    debug_assert!(tokio::task::try_id().is_none(), "zoolock: a call begun inside a task would wait for itself");
     let call = Arc::new(Call { stage: Mutex::new(Stage::Polled { woken: false }), done: Condvar::new() });
     let mut future: Pin<Box<dyn Future<Output = F::Output> + Send>> = Box::pin(future);
     let first = {
@@ -82,7 +85,7 @@ impl<T: Send + 'static> Begun<T> {
             if let Some(output) = stage.take_output() {
                 return output;
             }
-            assert!(!matches!(*stage, Stage::Stopped), "zoolock's runtime dropped a call it was running");
+            stage.assert_not_dropped();
             stage = self.call.done.wait(stage).unwrap_or_else(PoisonError::into_inner);
         }
     }
@@ -90,18 +93,22 @@ impl<T: Send + 'static> Begun<T> {
     /// Waits at most `slice`: the output, or `None` while the call runs on.
     pub fn wait_for(&self, slice: std::time::Duration) -> Option<T> {
         let stage = self.call.lock();
-        let waited = self.call.done.wait_timeout_while(stage, slice, |stage| !matches!(stage, Stage::Done(_)));
-        waited.unwrap_or_else(PoisonError::into_inner).0.take_output()
+        let ended = |stage: &mut Stage<T>| matches!(stage, Stage::Done(_) | Stage::Stopped);
+        let waited = self.call.done.wait_timeout_while(stage, slice, |stage| !ended(stage));
+        let mut stage = waited.unwrap_or_else(PoisonError::into_inner).0;
+        stage.assert_not_dropped();
+        stage.take_output()
     }
 
     /// Gives the call up: dropped unfinished (`None`), or its output if it
     /// finished first, which the caller undoes (a lock won just then is
     /// released). Returns once the future is dropped.
     pub fn stop(self) -> Option<T> {
-        self.give_up()
+        self.give_up().map(|output| output.unwrap_or_else(|payload| std::panic::resume_unwind(payload)))
     }
 
-    fn give_up(&self) -> Option<T> {
+    /// What [`Begun::stop`] returns, with the call's panic as `Err`.
+    fn give_up(&self) -> Option<std::thread::Result<T>> {
         let mut stage = self.call.lock();
         match &mut *stage {
             Stage::Parked(_) => {
@@ -123,10 +130,13 @@ impl<T: Send + 'static> Begun<T> {
             Stage::Polled { .. } | Stage::Done(_) | Stage::Stopped => {}
         }
         loop {
-            match &*stage {
-                Stage::Done(_) => return stage.take_output(),
+            match std::mem::replace(&mut *stage, Stage::Stopped) {
+                Stage::Done(output) => return Some(output),
                 Stage::Stopped => return None,
-                _ => stage = self.call.done.wait(stage).unwrap_or_else(PoisonError::into_inner),
+                waiting => {
+                    *stage = waiting;
+                    stage = self.call.done.wait(stage).unwrap_or_else(PoisonError::into_inner);
+                }
             }
         }
     }
@@ -134,7 +144,8 @@ impl<T: Send + 'static> Begun<T> {
 
 impl<T: Send + 'static> Drop for Begun<T> {
     /// Neither waited for nor stopped (its caller unwinding): given up, so
-    /// that nothing of it outlives its caller.
+    /// that the future does not outlive its caller. An output that came
+    /// first is dropped, not undone, and a panic of the call is not raised.
     fn drop(&mut self) {
         if !matches!(*self.call.lock(), Stage::Stopped) {
             drop(self.give_up());
@@ -164,6 +175,11 @@ enum Stage<T> {
 }
 
 impl<T> Stage<T> {
+    /// Only the runtime going away drops a call its caller still waits for.
+    fn assert_not_dropped(&self) {
+        assert!(!matches!(self, Stage::Stopped), "zoolock's runtime dropped a call it was running");
+    }
+
     /// The output, if done (a panic raised here); the stage is `Stopped` after.
     fn take_output(&mut self) -> Option<T> {
         if !matches!(self, Stage::Done(_)) {
@@ -258,7 +274,7 @@ impl<T: Send + 'static> Task<T> {
             }
         }
         *self.call.lock() = output.map_or(Stage::Stopped, Stage::Done);
-        self.call.done.notify_one();
+        self.call.done.notify_all();
     }
 }
 
@@ -408,6 +424,19 @@ mod tests {
         });
         finished.recv().unwrap();
         assert_eq!(call.stop(), Some(7));
+    }
+
+    /// Dropped unwaited after the call panicked: the drop neither raises the panic nor waits.
+    #[test]
+    fn a_begun_call_dropped_after_it_panicked_raises_nothing() {
+        let (panicking, panicked) = std::sync::mpsc::channel();
+        let call = begin(async move {
+            tokio::time::sleep(Duration::from_millis(1)).await;
+            panicking.send(()).unwrap();
+            panic!("boom, never waited for");
+        });
+        panicked.recv().unwrap();
+        assert!(std::panic::catch_unwind(AssertUnwindSafe(|| drop(call))).is_ok());
     }
 
     /// Waited for in slices, as Python's main thread does between its looks for a signal.

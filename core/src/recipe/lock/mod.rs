@@ -339,6 +339,10 @@ impl sealed::Recipe for Lock {
     fn state_of(&self) -> &Arc<HolderState> {
         &self.holder
     }
+
+    fn handle(&self) -> Box<dyn Holder> {
+        Box::new(self.clone())
+    }
 }
 
 impl Holder for Lock {
