@@ -303,15 +303,18 @@ mod tests {
     #[test]
     fn a_waiting_call_runs_on_the_runtime_from_its_first_wake_up() {
         let (tell, told) = tokio::sync::oneshot::channel();
+        let (polled, first_poll) = std::sync::mpsc::channel();
+        // Tells once the caller has polled: a reply from another thread.
         let teller = thread::spawn(move || {
-            thread::sleep(Duration::from_millis(20));
+            first_poll.recv().unwrap();
             tell.send(()).unwrap();
         });
         let (first, after_reply, after_timer) = wait(async move {
             let first = thread_name();
+            polled.send(()).unwrap();
             told.await.unwrap();
             let after_reply = thread_name();
-            tokio::time::sleep(Duration::from_millis(1)).await;
+            tokio::task::yield_now().await;
             (first, after_reply, thread_name())
         });
         teller.join().unwrap();
@@ -345,7 +348,7 @@ mod tests {
     fn a_panic_after_the_hand_over_is_raised_to_the_caller() {
         let raised = std::panic::catch_unwind(|| {
             wait(async {
-                tokio::time::sleep(Duration::from_millis(1)).await;
+                tokio::task::yield_now().await;
                 panic!("boom after the hand-over");
             })
         });
@@ -356,12 +359,16 @@ mod tests {
     /// A future that panics when dropped, after the hand-over: the caller gets the panic, not a wait forever.
     #[test]
     fn a_panic_dropping_the_call_on_the_runtime_is_raised_to_the_caller() {
-        struct PanicsOnDrop(Option<Pin<Box<tokio::time::Sleep>>>);
+        /// Pending once (waking itself: handed over), then ready.
+        struct PanicsOnDrop(bool);
         impl Future for PanicsOnDrop {
             type Output = u8;
             fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<u8> {
-                let sleep = self.0.get_or_insert_with(|| Box::pin(tokio::time::sleep(Duration::from_millis(1))));
-                sleep.as_mut().poll(cx).map(|()| 7)
+                if std::mem::replace(&mut self.0, true) {
+                    return Poll::Ready(7);
+                }
+                cx.waker().wake_by_ref();
+                Poll::Pending
             }
         }
         impl Drop for PanicsOnDrop {
@@ -369,7 +376,7 @@ mod tests {
                 panic!("boom in the drop");
             }
         }
-        let raised = std::panic::catch_unwind(|| wait(PanicsOnDrop(None)));
+        let raised = std::panic::catch_unwind(|| wait(PanicsOnDrop(false)));
         let payload = raised.expect_err("the drop's panic reaches the caller");
         assert_eq!(payload.downcast_ref::<&str>(), Some(&"boom in the drop"));
     }
@@ -404,7 +411,7 @@ mod tests {
         let (running, on_the_runtime) = std::sync::mpsc::channel();
         let call = begin(async move {
             let _guard = guard;
-            tokio::time::sleep(Duration::from_millis(1)).await;
+            tokio::task::yield_now().await;
             running.send(()).unwrap();
             std::future::pending::<()>().await
         });
@@ -418,7 +425,7 @@ mod tests {
     fn a_call_finished_before_it_was_given_up_hands_its_output_to_stop() {
         let (finishing, finished) = std::sync::mpsc::channel();
         let call = begin(async move {
-            tokio::time::sleep(Duration::from_millis(1)).await;
+            tokio::task::yield_now().await;
             finishing.send(()).unwrap();
             7
         });
@@ -431,7 +438,7 @@ mod tests {
     fn a_begun_call_dropped_after_it_panicked_raises_nothing() {
         let (panicking, panicked) = std::sync::mpsc::channel();
         let call = begin(async move {
-            tokio::time::sleep(Duration::from_millis(1)).await;
+            tokio::task::yield_now().await;
             panicking.send(()).unwrap();
             panic!("boom, never waited for");
         });
@@ -456,7 +463,7 @@ mod tests {
             tokio::task::spawn_blocking(|| {
                 let caller = thread_name();
                 let ran_on = wait(async {
-                    tokio::time::sleep(Duration::from_millis(1)).await;
+                    tokio::task::yield_now().await;
                     thread_name()
                 });
                 ran_on == caller
