@@ -42,8 +42,7 @@ pub fn interruptible_undoing<T: Send + 'static>(
     work: impl Future<Output = T> + Send + 'static,
     undo: impl FnOnce(T),
 ) -> PyResult<T> {
-    runtime::check_process().map_err(to_py)?;
-    crate::logging::refresh_level(py);
+    prepare(py)?;
     if !is_main_thread(py) {
         return Ok(py.detach(move || runtime::wait(work)));
     }
@@ -78,9 +77,7 @@ fn wait_for<T: Send + 'static>(
     work: impl Future<Output = T> + Send + 'static,
     hand_over: bool,
 ) -> PyResult<T> {
-    // In a forked child the runtime's threads are gone: nothing would wake us.
-    runtime::check_process().map_err(to_py)?;
-    crate::logging::refresh_level(py);
+    prepare(py)?;
     if !is_main_thread(py) {
         // Only the main thread receives signals.
         return Ok(py.detach(move || if hand_over { runtime::wait(work) } else { runtime::block_on(work) }));
@@ -131,9 +128,16 @@ pub fn uninterruptible<T: Send + 'static>(
     py: Python<'_>,
     work: impl Future<Output = T> + Send + 'static,
 ) -> PyResult<T> {
+    prepare(py)?;
+    Ok(py.detach(move || runtime::wait(work)))
+}
+
+/// What every wait does first: in a forked child the runtime's threads are
+/// gone (nothing would wake us), and the runtime logs at Python's level.
+fn prepare(py: Python<'_>) -> PyResult<()> {
     runtime::check_process().map_err(to_py)?;
     crate::logging::refresh_level(py);
-    Ok(py.detach(move || runtime::wait(work)))
+    Ok(())
 }
 
 pub fn is_main_thread(py: Python<'_>) -> bool {

@@ -7,7 +7,7 @@ use std::pin::Pin;
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
 use std::task::{Context, Poll, Wake, Waker};
 
-use super::{block_on, handle, spawn};
+use super::{block_on, handle, poll_caught, spawn};
 
 /// Runs `future` to completion, blocking the calling thread: the bindings'
 /// blocking calls. It is polled here first, so its first request leaves at
@@ -250,11 +250,7 @@ impl<T: Send + 'static> Future for Task<T> {
             return Poll::Ready(());
         }
         let Some(future) = task.future.as_mut() else { return Poll::Ready(()) };
-        let output = match std::panic::catch_unwind(AssertUnwindSafe(|| future.as_mut().poll(cx))) {
-            Ok(Poll::Pending) => return Poll::Pending,
-            Ok(Poll::Ready(output)) => Ok(output),
-            Err(payload) => Err(payload),
-        };
+        let Poll::Ready(output) = poll_caught(future.as_mut(), cx) else { return Poll::Pending };
         task.end(Some(output));
         Poll::Ready(())
     }

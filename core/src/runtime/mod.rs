@@ -150,12 +150,17 @@ impl<F: Future> Future for CatchUnwind<F> {
     type Output = std::thread::Result<F::Output>;
 
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-        let inner = &mut self.0;
-        match std::panic::catch_unwind(AssertUnwindSafe(|| inner.as_mut().poll(cx))) {
-            Ok(Poll::Pending) => Poll::Pending,
-            Ok(Poll::Ready(value)) => Poll::Ready(Ok(value)),
-            Err(payload) => Poll::Ready(Err(payload)),
-        }
+        poll_caught(self.0.as_mut(), cx)
+    }
+}
+
+/// One poll of `future`, its panic an outcome: [`CatchUnwind`]'s, and a
+/// handed-over call's (`call.rs`), whose future is unsized.
+fn poll_caught<F: Future + ?Sized>(future: Pin<&mut F>, cx: &mut Context<'_>) -> Poll<std::thread::Result<F::Output>> {
+    match std::panic::catch_unwind(AssertUnwindSafe(|| future.poll(cx))) {
+        Ok(Poll::Pending) => Poll::Pending,
+        Ok(Poll::Ready(value)) => Poll::Ready(Ok(value)),
+        Err(payload) => Poll::Ready(Err(payload)),
     }
 }
 
