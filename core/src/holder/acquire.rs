@@ -410,12 +410,23 @@ impl<F: Future> Future for InSpan<F> {
     }
 }
 
-pub(crate) async fn sleep_until_some(deadline: Option<Instant>) {
-    match deadline {
-        // Boxed: a timer is large, and an acquire without a timeout (the
-        // common waiter) would carry one for as long as it waits.
-        Some(deadline) => Box::pin(sleep_until(deadline)).await,
-        None => std::future::pending().await,
+/// Completes at `deadline`, never without one. Boxed: a timer is large, and
+/// an acquire without a timeout (the common waiter) would carry one for as
+/// long as it waits; written out, it keeps a pointer and nothing else.
+fn sleep_until_some(deadline: Option<Instant>) -> SleepUntilSome {
+    SleepUntilSome(deadline.map(|deadline| Box::pin(sleep_until(deadline))))
+}
+
+struct SleepUntilSome(Option<Pin<Box<tokio::time::Sleep>>>);
+
+impl Future for SleepUntilSome {
+    type Output = ();
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
+        match self.0.as_mut() {
+            Some(sleep) => sleep.as_mut().poll(cx),
+            None => Poll::Pending,
+        }
     }
 }
 
