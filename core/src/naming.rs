@@ -555,6 +555,26 @@ codes! {
     }
 }
 
+/// What ends a hand-over marker's name: `<next node's name>.handoff`, a
+/// child a release creates and deletes in the transaction that deletes its
+/// node, so that the next waiter's mirror hears its node named there
+/// (mirror/mod.rs, point 11). Never a contender of any library: nothing
+/// follows the sequence, and no listing ever shows it.
+const HANDOFF: &str = ".handoff";
+
+/// The hand-over marker's name for node `next`.
+pub(crate) fn handoff_marker(next: &str) -> String {
+    let mut marker = String::with_capacity(next.len() + HANDOFF.len());
+    marker.push_str(next);
+    marker.push_str(HANDOFF);
+    marker
+}
+
+/// The node a hand-over marker names, if `child` is one.
+pub(crate) fn handed_to(child: &str) -> Option<&str> {
+    child.strip_suffix(HANDOFF).filter(|next| classify(next, &[]).is_some())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -662,5 +682,19 @@ mod tests {
         assert_eq!(standing(&children, "gone__lock__0000000009", Role::Writer, &[]), Standing::Missing);
         let readers = names(&["r1__rlock__0000000001", "r2__rlock__0000000002"]);
         assert_eq!(standing(&readers, "r2__rlock__0000000002", Role::Reader, &[]), Standing::Holds);
+    }
+
+    /// A hand-over marker (mirror/mod.rs, point 11) is no contender of any
+    /// library and no sequential child, and names the node it is for.
+    #[test]
+    fn a_hand_over_marker_names_its_node_and_is_no_contender() {
+        for node in ["0f1e__lock__0000000003", "_c_9b2f-lock-0000000002", "lock-0000000007", "r__rlock__-000000001"] {
+            let marker = handoff_marker(node);
+            assert_eq!(handed_to(&marker), Some(node));
+            assert_eq!(classify(&marker, &[]), None);
+            assert_eq!(Family::of(&marker), None);
+        }
+        assert_eq!(handed_to("0f1e__lock__0000000003"), None);
+        assert_eq!(handed_to("notes.handoff"), None);
     }
 }

@@ -13,6 +13,7 @@ use std::time::Duration;
 
 use common::*;
 use tokio::time::timeout;
+use zk_harness::{FaultState, Op, Select};
 use zoolock::{Acquire, Adaptive, Kind, Lock, LockConfig, LockState, LostReason, Session, SessionState};
 
 const SETTLE: Duration = Duration::from_secs(20);
@@ -382,6 +383,59 @@ async fn a_waiter_whose_node_goes_in_the_same_multi_as_its_predecessor_does_not_
         assert!(waiter.release().await.unwrap());
         drop(holder);
     }
+}
+
+/// A release hands the lock over in its delete's transaction (mirror/mod.rs,
+/// point 11): the mirrored waiter behind hears its node named by the marker
+/// that comes and goes there, and holds without reading its node. Every
+/// read of a node on the path by the waiter's session has its reply
+/// dropped: the fault is still armed after the hold, so none was sent.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_release_hands_the_lock_over_to_the_mirrored_waiter_behind_without_a_read() {
+    let scene = scene("hand-over").await;
+    let Scene { ours, theirs, raw, path } = &scene;
+    let holder = mirrored(theirs, path);
+    assert!(holder.acquire(Acquire::default()).await.unwrap());
+    let waiter = mirrored(ours, path);
+    let waiting = spawn_acquire(&waiter, Acquire::default());
+    let held = holder.node().unwrap();
+    let queued_node = queued(raw, path, 2).await.into_iter().find(|n| !held.ends_with(n.as_str())).unwrap();
+    // A round trip of the holder's session: by its reply, the holder's mirror
+    // has heard of the waiter's node (a release hands over to a node it knows).
+    theirs.exists(path).await.unwrap();
+    let reads = Select::session(ours.client_id().unwrap().session_id()).op(Op::Exists).path(path.clone());
+    let armed = inject(move || harness().drop_reply(reads).unwrap()).await;
+    assert!(holder.release().await.unwrap());
+    assert!(timeout(SETTLE, waiting).await.expect("the waiter holds").unwrap().unwrap());
+    let report = inject(move || harness().disarm(armed).unwrap()).await;
+    assert!(report.request.is_none(), "the waiter read its node before it held: {:?}", report.request);
+    assert_eq!(waiter.node().unwrap(), format!("{path}/{queued_node}"));
+    // No marker is left, and the path lists only the holder.
+    assert_eq!(raw.list_children(path).await.unwrap(), [queued_node]);
+    assert!(waiter.release().await.unwrap());
+}
+
+/// The same waiter, its predecessor deleted without a hand-over (an
+/// operator's delete): the deletion alone does not say that our node is
+/// still there (point 8), so the waiter reads it before it holds — the read
+/// the test above shows a hand-over saves.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_waiter_whose_predecessor_is_deleted_without_a_hand_over_reads_its_node() {
+    let scene = scene("no-hand-over").await;
+    let Scene { ours, theirs, raw, path } = &scene;
+    let holder = mirrored(theirs, path);
+    assert!(holder.acquire(Acquire::default()).await.unwrap());
+    let waiter = mirrored(ours, path);
+    let waiting = spawn_acquire(&waiter, Acquire::default());
+    queued(raw, path, 2).await;
+    let reads = Select::session(ours.client_id().unwrap().session_id()).op(Op::Exists).path(path.clone());
+    let armed = inject(move || harness().drop_reply(reads).unwrap()).await;
+    raw.delete(&holder.node().unwrap(), None).await.unwrap();
+    let read = inject(move || harness().wait_fault(armed, FaultState::AwaitingReply, SETTLE)).await;
+    assert!(read.is_ok_and(|report| report.request.is_some()), "the waiter held without reading its node");
+    // The dropped reply costs the waiter its connection; it holds after it.
+    assert!(timeout(SETTLE, waiting).await.expect("the waiter holds").unwrap().unwrap());
+    assert!(waiter.release().await.unwrap());
 }
 
 /// The adaptive design (mirror/mod.rs, point 9). A waiter that sees more

@@ -1,7 +1,8 @@
 //! Runs the checker on one configuration given on the command line, e.g.
 //! `explore new 0W2,0W1,1R1 1,0,0,0,1,0` (rules: old, new, mirror, mirror-noresync,
-//! mirror-listfirst, mirror-trust, mirror-trust-wake, adaptive-nowake; clients as session+role+acquisitions;
-//! faults as conn_loss,late,expire,delete_node,delete_all,reap[,deafen,data_watch,dismiss]). PATHS=1 prints the paths.
+//! mirror-listfirst, mirror-trust, mirror-trust-wake, adaptive-nowake,
+//! mirror-handover-first; clients as session+role+acquisitions;
+//! faults as conn_loss,late,expire,delete_node,delete_all,reap[,deafen,data_watch,dismiss,delete_all_descending]). PATHS=1 prints the paths.
 use std::time::Instant;
 
 use stateright::{Checker, Model};
@@ -18,6 +19,7 @@ fn main() {
         "mirror-trust" => Rules { mirror_missing_reads: false, ..Rules::MIRROR },
         "mirror-trust-wake" => Rules { mirror_wake_reads_own: false, ..Rules::MIRROR },
         "adaptive-nowake" => Rules { adaptive_wakes: false, ..Rules::MIRROR },
+        "mirror-handover-first" => Rules { hand_over_deletes_last: false, ..Rules::MIRROR },
         _ => Rules::NEW,
     };
     let clients: Vec<ClientSpec> = args[2]
@@ -30,7 +32,7 @@ fn main() {
         .collect();
     let f: Vec<u8> = args[3].split(',').map(|x| x.parse().unwrap()).collect();
     let extra = |i: usize| f.get(i).copied().unwrap_or(0);
-    let (deafen, data_watch, dismiss) = (extra(6), extra(7), extra(8));
+    let (deafen, data_watch, dismiss, delete_all_descending) = (extra(6), extra(7), extra(8), extra(9));
     let faults = Faults {
         conn_loss: f[0],
         late: f[1],
@@ -41,6 +43,7 @@ fn main() {
         deafen,
         data_watch,
         dismiss,
+        delete_all_descending,
     };
     let sessions = clients.iter().map(|c| c.session).max().unwrap() + 1;
     let model = Recipe { clients, sessions, rules, faults };

@@ -343,6 +343,11 @@ impl Ctx<'_> {
                 }
             }
             (Pc::Releasing, Body::DeleteDone) => self.released(),
+            // The next node went: a plain delete.
+            (Pc::Releasing, Body::HandOverRefused) => {
+                let own = self.own();
+                self.send(Op::Delete(own));
+            }
             (Pc::Releasing, Body::ConnLoss(OpKind::Delete)) => {
                 let own = self.own();
                 self.send(Op::Delete(own));
@@ -582,10 +587,22 @@ impl Ctx<'_> {
         self.goto(Pc::Holding { watch });
     }
 
-    /// `Lock::release`: the handle stops believing, then deletes its node.
+    /// `Lock::release`: the handle stops believing, then deletes its node;
+    /// a hold on the mirror hands the lock over to the next node in it
+    /// (`Mirror::successor`: a reader does not hand over to a reader).
     pub fn release(&mut self) {
-        let own = self.own();
-        self.send(Op::Delete(own));
+        let (own, role, s) = (self.own(), self.role(), self.session());
+        let hands_over = self.rules().mirror_hand_over && self.me().mirroring;
+        let mirror = &self.st.sessions[s].mirror;
+        let usable = mirror.synced && !mirror.broken && !mirror.dismissed;
+        let next = match hands_over && usable {
+            true => {
+                let after = mirror.names.iter().skip_while(|(n, _)| *n != own).nth(1);
+                after.filter(|(_, r)| role.waits_for(*r)).map(|(n, _)| *n)
+            }
+            false => None,
+        };
+        self.send(next.map_or(Op::Delete(own), |next| Op::HandOver(own, next)));
         self.goto(Pc::Releasing);
     }
 

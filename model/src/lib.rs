@@ -91,6 +91,15 @@ pub struct Rules {
     /// Adaptive: dismissing the mirror wakes its waiters and holds, which
     /// list or watch their node (point 9). Else they stay parked on it.
     pub adaptive_wakes: bool,
+    /// Mirror: a release of a hold decided on the mirror hands the lock over
+    /// to the next node in it (point 11): one transaction checks that node,
+    /// creates and deletes its marker, and deletes ours; the next waiter,
+    /// its mirror having applied the marker and then that deletion, holds
+    /// without reading its node.
+    pub mirror_hand_over: bool,
+    /// The hand-over's transaction deletes our node last. Else first (before
+    /// the check and the marker): the marker then says nothing of the deletion that follows it.
+    pub hand_over_deletes_last: bool,
 }
 
 impl Rules {
@@ -109,6 +118,8 @@ impl Rules {
         mirror_missing_reads: true,
         mirror_wake_reads_own: true,
         adaptive_wakes: true,
+        mirror_hand_over: false,
+        hand_over_deletes_last: true,
     };
     /// What branch `recipe` implements.
     pub const NEW: Rules = Rules {
@@ -125,9 +136,11 @@ impl Rules {
         mirror_missing_reads: true,
         mirror_wake_reads_own: true,
         adaptive_wakes: true,
+        mirror_hand_over: false,
+        hand_over_deletes_last: true,
     };
     /// The mirror design (`core/src/mirror/mod.rs`), on the new rules.
-    pub const MIRROR: Rules = Rules { mirror: true, ..Rules::NEW };
+    pub const MIRROR: Rules = Rules { mirror: true, mirror_hand_over: true, ..Rules::NEW };
 }
 
 /// How many faults of each kind may happen on one path.
@@ -143,6 +156,9 @@ pub struct Faults {
     pub delete_node: u8,
     /// An operator deletes the lock path with its children, as one multi.
     pub delete_all: u8,
+    /// The same, highest node first: a multi's order is its caller's (the
+    /// CLI's `deleteall` goes by its own listing).
+    pub delete_all_descending: u8,
     /// The empty lock path is deleted (a reaped CONTAINER, a cleanup job).
     pub reap: u8,
     /// A data watch of the session on the lock path that zoolock did not
@@ -226,6 +242,7 @@ pub enum Action {
     Restore(u8),
     DeleteNode(Name),
     DeleteAll,
+    DeleteAllDescending,
     Reap,
 }
 
@@ -291,6 +308,20 @@ impl Recipe {
                 Body::DeleteDone
             }
             Op::DeleteQuiet(name) => return self.delete(st, name),
+            // `Removal::hand_over`: all or nothing.
+            Op::HandOver(_, next) if !st.tree.has(next) => Body::HandOverRefused,
+            Op::HandOver(own, next) => {
+                if st.tree.has(own) {
+                    if !self.rules.hand_over_deletes_last {
+                        self.delete(st, own);
+                    }
+                    self.notify_marker(st, next);
+                    if self.rules.hand_over_deletes_last {
+                        self.delete(st, own);
+                    }
+                }
+                Body::DeleteDone
+            }
             Op::Check(name) => Body::Stat(name, st.tree.has(name)),
             Op::AddWatch => {
                 st.sessions[s as usize].path_watch = PathWatch::Live(0);
@@ -353,7 +384,7 @@ impl Recipe {
                     Body::Absent(_) => OpKind::Get,
                     Body::Created(..) | Body::NoParent(OpKind::Create) => OpKind::Create,
                     Body::Children(_) | Body::NoParent(_) => OpKind::List,
-                    Body::DeleteDone => OpKind::Delete,
+                    Body::DeleteDone | Body::HandOverRefused => OpKind::Delete,
                     Body::MkdirDone => OpKind::Mkdir,
                     Body::Stat(..) => OpKind::Check,
                     Body::Watching => OpKind::AddWatch,
@@ -454,6 +485,7 @@ impl Recipe {
                     .map(|e| match e {
                         Event::Child { name, created: true, .. } => format!("+{name:?}"),
                         Event::Child { name, .. } => format!("-{name:?}"),
+                        Event::Marker(name) => format!("marker {name:?}"),
                         Event::Disconnected => "Disconnected".to_string(),
                     })
                     .collect();
@@ -566,6 +598,9 @@ impl Model for Recipe {
         if b.delete_all > 0 && st.tree.parent {
             actions.push(Action::DeleteAll);
         }
+        if b.delete_all_descending > 0 && st.tree.parent {
+            actions.push(Action::DeleteAllDescending);
+        }
         if b.reap > 0 && st.tree.parent && st.tree.nodes.is_empty() {
             actions.push(Action::Reap);
         }
@@ -631,10 +666,15 @@ impl Model for Recipe {
                 st.budget.delete_node -= 1;
                 self.delete(&mut st, name);
             }
-            Action::DeleteAll => {
-                st.budget.delete_all -= 1;
+            Action::DeleteAll | Action::DeleteAllDescending => {
+                let mut names: Vec<Name> = st.tree.nodes.iter().map(|n| n.name).collect();
+                if action == Action::DeleteAll {
+                    st.budget.delete_all -= 1;
+                } else {
+                    st.budget.delete_all_descending -= 1;
+                    names.reverse();
+                }
                 // One multi: every event is produced after the whole transaction.
-                let names: Vec<Name> = st.tree.nodes.iter().map(|n| n.name).collect();
                 st.tree.parent = false;
                 self.delete_many(&mut st, names);
             }

@@ -37,6 +37,16 @@ impl Recipe {
         }
     }
 
+    /// A hand-over's marker for `next`, for every session whose watch hears it.
+    pub(crate) fn notify_marker(&self, st: &mut State, next: Name) {
+        for session in st.sessions.iter_mut() {
+            if let crate::zk::PathWatch::Live(produced) = &mut session.path_watch {
+                session.events.push_back(Event::Marker(next));
+                *produced = produced.saturating_add(1);
+            }
+        }
+    }
+
     /// The client of session `s` reads the next event of the mirror's watch
     /// (as the client's task reads it, or a drain before a later reply).
     pub(crate) fn read_event(&self, st: &mut State, s: u8) {
@@ -55,15 +65,23 @@ impl Recipe {
                 self.unsync(st, s);
             }
             _ if mirror.broken || mirror.dismissed => {}
-            Event::Child { .. } if mirror.synced => self.apply_event(st, s, event, true),
+            Event::Child { .. } | Event::Marker(_) if mirror.synced => self.apply_event(st, s, event, true),
             // The new watch's own channel: replayed once its listing is in.
-            Event::Child { .. } if mirror.resyncing => mirror.buffer.push(event),
-            Event::Child { .. } => {}
+            Event::Child { .. } | Event::Marker(_) if mirror.resyncing => mirror.buffer.push(event),
+            Event::Child { .. } | Event::Marker(_) => {}
         }
     }
 
     /// `State::apply`: one create or delete, and the waiters it wakes.
     fn apply_event(&self, st: &mut State, s: u8, event: Event, check: bool) {
+        if let Event::Marker(next) = event {
+            // `State::handed_over`.
+            let mirror = &mut st.sessions[s as usize].mirror;
+            if mirror.names.iter().any(|(n, _)| *n == next) {
+                mirror.handed = Some(next);
+            }
+            return;
+        }
         let Event::Child { name, role, created, truth, last } = event else { return };
         let mirror = &mut st.sessions[s as usize].mirror;
         mirror.names.retain(|(n, _)| *n != name);
@@ -73,6 +91,7 @@ impl Recipe {
             mirror.fresh.push(name);
         } else {
             mirror.fresh.clear();
+            mirror.fresh.extend(mirror.handed.take().filter(|n| mirror.names.iter().any(|(m, _)| m == n)));
         }
         if check && last && !same(&mirror.names, &truth) {
             st.mirror_wrong.get_or_insert(s);
@@ -104,6 +123,7 @@ impl Recipe {
         mirror.synced = false;
         mirror.names.clear();
         mirror.fresh.clear();
+        mirror.handed = None;
         self.wake(st, s, None, Woken::Stale);
     }
 
@@ -175,6 +195,7 @@ impl Recipe {
             mirror.synced = false;
             mirror.names.clear();
             mirror.fresh.clear();
+            mirror.handed = None;
         }
     }
 
@@ -203,6 +224,7 @@ impl Recipe {
         mirror.names = children.clone();
         sort(&mut mirror.names);
         mirror.fresh.clear();
+        mirror.handed = None;
         mirror.truth = children.iter().map(|(n, _)| *n).collect();
         mirror.synced = true;
         mirror.resyncing = false;
@@ -211,6 +233,8 @@ impl Recipe {
         // Mid-transaction (some of its events not read yet), there is nothing to compare with.
         let (truth, check) = match buffer.last() {
             Some(Event::Child { truth, last, .. }) if later => (truth.clone(), *last),
+            // A marker is never a transaction's last change.
+            Some(Event::Marker(_)) if later => (mirror.truth.clone(), false),
             _ => (mirror.truth.clone(), true),
         };
         for event in buffer {

@@ -97,6 +97,8 @@ pub enum Op {
     AddWatch,
     /// The mirror's listing.
     MirrorList,
+    /// A release that hands the lock over to the next node (`Removal::hand_over`).
+    HandOver(Name, Name),
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -117,7 +119,7 @@ impl Op {
             Op::Create(..) => OpKind::Create,
             Op::List => OpKind::List,
             Op::GetWatch(_) => OpKind::Get,
-            Op::Delete(_) | Op::DeleteQuiet(_) => OpKind::Delete,
+            Op::Delete(_) | Op::DeleteQuiet(_) | Op::HandOver(..) => OpKind::Delete,
             Op::Mkdir => OpKind::Mkdir,
             Op::Check(_) => OpKind::Check,
             Op::AddWatch => OpKind::AddWatch,
@@ -144,6 +146,8 @@ pub enum Body {
     Exists(Name),
     Absent(Name),
     DeleteDone,
+    /// A hand-over whose next node is gone: nothing was done.
+    HandOverRefused,
     MkdirDone,
     ConnLoss(OpKind),
     SessionEnded,
@@ -165,6 +169,9 @@ pub enum Event {
     /// children when the server produced it (after the whole transaction).
     /// `last`: the transaction's last change (its truth is the mirror's own then).
     Child { name: Name, role: Role, created: bool, truth: Vec<Name>, last: bool },
+    /// A hand-over's marker naming the node it is for, created and deleted
+    /// in its transaction (the mirror ignores the deletion: one event here).
+    Marker(Name),
     /// zookeeper-client's session event on a broken connection.
     Disconnected,
 }
@@ -195,6 +202,8 @@ pub struct Mirror {
     /// Names whose create event this mirror applied with no deletion since
     /// (`Entry::fresh`, point 8): what was ahead of them then still is.
     pub fresh: Vec<Name>,
+    /// The node a marker named, fresh from the next deletion on (point 11).
+    pub handed: Option<Name>,
     /// The resync's answers so far: the watch, the listing (with its ghost).
     pub got_watch: bool,
     pub got_list: Option<(Vec<(Name, Role)>, u8)>,

@@ -235,6 +235,7 @@ impl Attempt {
             role: None,
             place: self.place.take(),
             guard: Some((removal.session, self.removals.clone())),
+            hands_over: None,
             parts: Vec::new(),
         }
     }

@@ -58,14 +58,21 @@ impl Removal {
     /// a persistent one is retried on the next session, and is struck off
     /// the session's `PersistentNodes` once gone.
     pub async fn run(self) -> bool {
-        let gone = self.remove().await;
+        self.run_handing_over(None).await
+    }
+
+    /// [`Removal::run`], handing the lock over to node `next` (a name under
+    /// the same parent) in the transaction that deletes ours, if `next` is
+    /// still there then ([`Removal::hand_over`]).
+    async fn run_handing_over(self, next: Option<String>) -> bool {
+        let gone = self.remove(next).await;
         if gone && !self.ephemeral {
             Nodes::of(&self.session).persistent.disown(&self.target);
         }
         gone
     }
 
-    async fn remove(&self) -> bool {
+    async fn remove(&self, mut next: Option<String>) -> bool {
         loop {
             // Closing ends the session, and its ephemeral nodes with it.
             if self.ephemeral && self.session.is_closed() {
@@ -88,7 +95,16 @@ impl Removal {
                     Err(_) => return false,
                 },
             };
-            match live.client.delete(node, None).await {
+            let deleted = match next.take() {
+                Some(next) => match hand_over(&live, node, &next, &self.session).await {
+                    // `next` went meanwhile (or a marker's name is taken), and the
+                    // transaction with it: a plain delete.
+                    Err(zk::MultiWriteError::OperationFailed { index, .. }) if index < 3 => continue,
+                    done => done.map_err(zk::Error::from),
+                },
+                None => live.client.delete(node, None).await,
+            };
+            match deleted {
                 Ok(()) | Err(zk::Error::NoNode) => return true,
                 // An ephemeral node ends with its session.
                 Err(zk::Error::SessionExpired | zk::Error::ClientClosed) if self.ephemeral => return true,
@@ -145,11 +161,17 @@ impl Removal {
     /// timeout) and the session leaves `Connected`; a partition under a
     /// release (`a_release_cut_off_midway_returns_within_its_bound`) is the case.
     pub fn run_bounded(self) -> impl Future<Output = bool> + Send {
+        self.hand_over_bounded(None)
+    }
+
+    /// [`Removal::run_bounded`], handing the lock over to node `next` as
+    /// [`Removal::run_handing_over`] does: a release's.
+    pub fn hand_over_bounded(self, next: Option<String>) -> impl Future<Output = bool> + Send {
         // Not connected to begin with (an outage): no wait at all, as a
         // caller's timeout would have it (issue 35: a C# Dispose took 2.2 s).
         let connected = self.session.status().state == SessionState::Connected;
         let session = self.session.clone();
-        let work = Foreground { session: self.session.clone(), work: Some(Box::pin(self.run())) };
+        let work = Foreground { session: self.session.clone(), work: Some(Box::pin(self.run_handing_over(next))) };
         async move {
             let disconnected = async {
                 session.disconnected().await;
@@ -164,6 +186,25 @@ impl Removal {
             }
         }
     }
+}
+
+/// Deletes `node` in a transaction that first checks that node `next` (its
+/// successor in the mirror's queue) is there, and creates and deletes its
+/// hand-over marker: the next waiter's mirror hears the marker come and go
+/// right before our node's deletion, proof that its node was there in that
+/// transaction, and holds without reading it (mirror/mod.rs, point 11). The
+/// deletion is last, so that the waiter, woken by it, has heard the marker.
+/// All or nothing: if `next` is gone (index 0 fails), nothing is deleted.
+async fn hand_over(live: &Live, node: &str, next: &str, session: &Session) -> Result<(), zk::MultiWriteError> {
+    let parent = parent_of(node);
+    let marker = crate::naming::child_path(parent, &crate::naming::handoff_marker(next));
+    let ephemeral = zk::CreateMode::Ephemeral.with_acls(zk::Acls::new(&session.options().acls));
+    let mut multi = live.client.new_multi_writer();
+    multi.add_check_version(&crate::naming::child_path(parent, next), -1)?;
+    multi.add_create(&marker, b"", &ephemeral)?;
+    multi.add_delete(&marker, None)?;
+    multi.add_delete(node, None)?;
+    multi.commit().await.map(drop)
 }
 
 /// A removal polled by its caller; dropped before it ends, it finishes in the background.
@@ -189,5 +230,49 @@ impl Drop for Foreground {
                 work.await;
             });
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::SessionOptions;
+
+    /// A release's hand-over (mirror/mod.rs, point 11): the node goes, the
+    /// next stays, and no marker is left; if the next node went first, the
+    /// transaction fails whole and a plain delete removes ours all the same.
+    #[tokio::test(flavor = "multi_thread")]
+    async fn a_hand_over_deletes_our_node_whether_or_not_the_next_is_there() {
+        let connect = zk_harness::shared().connect_string();
+        let session = Session::connect(SessionOptions::new(&connect)).await.unwrap();
+        let live = session.live().await.unwrap();
+        let parent = format!("/zoolock-tests{}", zk_harness::unique_path("hand-over"));
+        let open = zk::Acls::anyone_all();
+        live.client.mkdir(&parent, &zk::CreateMode::Persistent.with_acls(open)).await.unwrap();
+        let ephemeral = zk::CreateMode::EphemeralSequential.with_acls(open);
+        let mut nodes = Vec::new();
+        for _ in 0..3 {
+            let (_, sequence) = live.client.create(&format!("{parent}/x__lock__"), b"", &ephemeral).await.unwrap();
+            nodes.push(format!("x__lock__{sequence}"));
+        }
+        let children = || async {
+            let mut children = live.client.list_children(&parent).await.unwrap();
+            children.sort();
+            children
+        };
+        let removal = |name: &str| Removal {
+            session: session.clone(),
+            target: Target::Node(crate::naming::child_path(&parent, name)),
+            generation: live.generation,
+            ephemeral: true,
+        };
+        assert!(removal(&nodes[0]).hand_over_bounded(Some(nodes[1].clone())).await);
+        assert_eq!(children().await, &nodes[1..]);
+        // The next node named is gone: index 0 of the transaction fails.
+        assert!(removal(&nodes[1]).hand_over_bounded(Some("x__lock__0000009999".to_owned())).await);
+        assert_eq!(children().await, &nodes[2..]);
+        // Ours is gone already: done.
+        assert!(removal(&nodes[0]).hand_over_bounded(Some(nodes[2].clone())).await);
+        assert_eq!(children().await, &nodes[2..]);
     }
 }

@@ -7,7 +7,7 @@ use zookeeper_client as zk;
 
 use super::removal::{parent_of, Removal, Target};
 use super::{DoubtfulTags, Nodes, Place, Removals};
-use crate::mirror::Deletion;
+use crate::mirror::{Deletion, Mirror};
 use crate::naming::Role;
 use crate::session::Session;
 
@@ -41,6 +41,9 @@ pub(crate) struct Won {
     /// Until the handle records the win: a dropped acquire (between its
     /// win and the record) removes the node, and its acquire waits for that.
     pub(super) guard: Option<(Session, Removals)>,
+    /// The mirror that decided the hold: a release hands the lock over
+    /// through it to the node after ours (mirror/mod.rs, point 11).
+    pub hands_over: Option<Arc<Mirror>>,
     /// The other nodes of a hold over several paths (a [`MultiLock`](crate::MultiLock)),
     /// each won on a path of its own, in the order taken; empty otherwise.
     /// They go with this one: recorded, watched, released or lost together.
@@ -94,7 +97,9 @@ impl Won {
     /// bounded as [`Removal::run_bounded`]'s, and then goes on in the background.
     pub async fn release(&self, session: &Session) {
         let parts: Vec<_> = self.parts.iter().map(|part| session.spawn(part.removal(session).run_bounded())).collect();
-        let own = self.removal(session).run_bounded();
+        let name = self.node.rsplit_once('/').map_or(self.node.as_str(), |(_, name)| name);
+        let next = self.hands_over.as_ref().and_then(|mirror| mirror.successor(name, self.generation));
+        let own = self.removal(session).hand_over_bounded(next);
         for won in self.all() {
             won.spawn_sweep(session);
         }

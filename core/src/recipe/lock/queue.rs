@@ -47,7 +47,8 @@ impl Lock {
                 Ahead::Mirror(mirror, expected) => {
                     match Box::pin(self.wait_mirrored(&mirror, expected, live, attempt, options)).await? {
                         Mirrored::Holds(deletion, waited) => {
-                            let won = attempt.won_watched(token, NodeWatch::Mirror(deletion));
+                            let mut won = attempt.won_watched(token, NodeWatch::Mirror(deletion));
+                            won.hands_over = Some(mirror);
                             return Ok(Step::Won(won.with_wait(waited)));
                         }
                         Mirrored::Step(step) => return Ok(step),
@@ -180,8 +181,9 @@ impl Lock {
                 // Matched without a binding: nothing of the decision is kept while parked.
                 let wake = match self.decide_mirrored(mirror, &mut expected, live, attempt) {
                     Decision::Holds(deletion, fresh) => {
-                        // Not decided on our create's own evidence (mirror/mod.rs, point
-                        // 8): the transaction that deleted the last node ahead may
+                        // Not decided on our create's own evidence, nor on a
+                        // hand-over's (mirror/mod.rs, points 8 and 11): the
+                        // transaction that deleted the last node ahead may
                         // have deleted ours too (a multi, such as the CLI's
                         // `deleteall`), its notice not read yet. The read's reply
                         // comes after every notice of that transaction.
