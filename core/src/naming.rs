@@ -558,8 +558,8 @@ codes! {
 /// What ends a hand-over marker's name: `<next node's name>.handoff`, a
 /// child a release creates and deletes in the transaction that deletes its
 /// node, so that the next waiter's mirror hears its node named there
-/// (mirror/mod.rs, point 11). Never a contender of any library: nothing
-/// follows the sequence, and no listing ever shows it.
+/// (mirror/mod.rs, point 11). Never a contender of any library: its name
+/// does not end in a sequence, and no listing ever shows it.
 const HANDOFF: &str = ".handoff";
 
 /// The hand-over marker's name for node `next`.

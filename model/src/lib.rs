@@ -312,6 +312,8 @@ impl Recipe {
             Op::HandOver(_, next) if !st.tree.has(next) => Body::HandOverRefused,
             Op::HandOver(own, next) => {
                 if st.tree.has(own) {
+                    // The marker's create takes a sequence number, as any child's does.
+                    st.tree.counter += 1;
                     if !self.rules.hand_over_deletes_last {
                         self.delete(st, own);
                     }

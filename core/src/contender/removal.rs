@@ -96,11 +96,9 @@ impl Removal {
                 },
             };
             let deleted = match next.take() {
-                Some(next) => match hand_over(&live, node, &next, &self.session).await {
-                    // `next` went meanwhile (or a marker's name is taken), and the
-                    // transaction with it: a plain delete.
-                    Err(zk::MultiWriteError::OperationFailed { index, .. }) if index < 3 => continue,
-                    done => done.map_err(zk::Error::from),
+                Some(next) => match hand_over(&live, node, &next).await {
+                    Some(deleted) => deleted,
+                    None => continue,
                 },
                 None => live.client.delete(node, None).await,
             };
@@ -194,17 +192,27 @@ impl Removal {
 /// right before our node's deletion, proof that its node was there in that
 /// transaction, and holds without reading it (mirror/mod.rs, point 11). The
 /// deletion is last, so that the waiter, woken by it, has heard the marker.
-/// All or nothing: if `next` is gone (index 0 fails), nothing is deleted.
-async fn hand_over(live: &Live, node: &str, next: &str, session: &Session) -> Result<(), zk::MultiWriteError> {
+/// All or nothing: `None` when it did nothing for a reason a plain delete
+/// does not share (`next` is gone, or the marker refused: its name taken,
+/// no permission, a quota), else the delete's outcome. The marker is
+/// persistent: it outlives nothing, and needs no global session.
+async fn hand_over(live: &Live, node: &str, next: &str) -> Option<Result<(), zk::Error>> {
     let parent = parent_of(node);
     let marker = crate::naming::child_path(parent, &crate::naming::handoff_marker(next));
-    let ephemeral = zk::CreateMode::Ephemeral.with_acls(zk::Acls::new(&session.options().acls));
+    let persistent = zk::CreateMode::Persistent.with_acls(zk::Acls::anyone_all());
     let mut multi = live.client.new_multi_writer();
-    multi.add_check_version(&crate::naming::child_path(parent, next), -1)?;
-    multi.add_create(&marker, b"", &ephemeral)?;
-    multi.add_delete(&marker, None)?;
-    multi.add_delete(node, None)?;
-    multi.commit().await.map(drop)
+    multi.add_check_version(&crate::naming::child_path(parent, next), -1).ok()?;
+    multi.add_create(&marker, b"", &persistent).ok()?;
+    multi.add_delete(&marker, None).ok()?;
+    multi.add_delete(node, None).ok()?;
+    match multi.commit().await {
+        Ok(_) => Some(Ok(())),
+        Err(zk::MultiWriteError::OperationFailed { index, source }) if index < 3 => {
+            tracing::debug!(node, next, %source, "zoolock hands nothing over: a plain delete");
+            None
+        }
+        Err(err) => Some(Err(err.into())),
+    }
 }
 
 /// A removal polled by its caller; dropped before it ends, it finishes in the background.

@@ -102,11 +102,15 @@
 //!     was there in the transaction that deleted the node ahead of it, and a
 //!     later deletion (one of a multi that deletes it too) ends that — and
 //!     it holds without the read, one round trip less per hand-over. Assumes
-//!     that only a release makes a marker (an operator who creates one names
-//!     a node as present), and that a multi's notices are in its operations'
-//!     order (checked on 3.8.0: `mirror.rs`'s hand-over tests). The model
-//!     finds the hold on a deleted node when the deletion comes first
+//!     that only a release makes a marker, in that order, and that a
+//!     multi's notices are in its operations' order (checked on 3.8.0:
+//!     `mirror.rs`'s hand-over tests). A marker made otherwise — before
+//!     the deletions of a multi that deletes a node behind the one named,
+//!     then that node — is point 8's split again: the model finds the hold
+//!     on a deleted node when the release deletes first
 //!     (`mirror_hand_over_deleting_first_holds_on_a_node_deleted_later`).
+//!     Each hand-over moves the path's sequence counter by two more (the
+//!     marker's create and delete), so it wraps twice as soon.
 
 mod mirrors;
 mod notice;
@@ -441,7 +445,9 @@ impl Mirror {
 
     /// The node after `node` (a name) in the queue, while the mirror is
     /// synced on session `generation`: the one a release of `node` hands
-    /// the lock over to (point 11).
+    /// the lock over to (point 11). In the queue's key order: after the
+    /// sequence counter wraps, none or a node that is not next, which only
+    /// costs the next waiter its shortcut (its mirror decides for itself).
     pub fn successor(&self, node: &str, generation: u64) -> Option<String> {
         let mut state = self.caught_up();
         if !state.synced || state.dismissed || state.broken || state.generation != generation {
@@ -451,7 +457,7 @@ impl Mirror {
         let mut key = (sequence, std::mem::take(&mut state.lookup));
         key.1.push_str(node);
         let next = state.queue.range((Bound::Excluded(&key), Bound::Unbounded)).next();
-        // A reader behind a reader may hold already: its hold is not woken for nothing.
+        // A reader behind a reader does not wait for ours: nothing to hand over.
         let next = next.filter(|(_, e)| role.waits_for(e.role)).map(|((_, n), _)| n.clone());
         key.1.clear();
         state.lookup = key.1;
