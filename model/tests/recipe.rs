@@ -421,7 +421,7 @@ fn larger_mirror_rules() {
 /// deletion on, which may be one of a later multi that deletes that node
 /// too (after a node behind it), its notice not read yet: it holds on a node
 /// already gone. With the deletion last (the rules), everything holds (the
-/// same three clients: `larger_mirror_rules`, 8 million states).
+/// same three clients: `larger_mirror_rules`, 8.3 million states).
 #[test]
 fn mirror_hand_over_deleting_first_holds_on_a_node_deleted_later() {
     let first = Rules { hand_over_deletes_last: false, ..Rules::MIRROR };
