@@ -104,10 +104,11 @@
 //!     it holds without the read, one round trip less per hand-over. Assumes
 //!     that only a release makes a marker, in that order, and that a
 //!     multi's notices are in its operations' order (checked on 3.8.0:
-//!     `mirror.rs`'s hand-over tests). A marker made otherwise — before
-//!     the deletions of a multi that deletes a node behind the one named,
-//!     then that node — is point 8's split again: the model finds the hold
-//!     on a deleted node when the release deletes first
+//!     `mirror.rs`'s hand-over tests). A marker followed by any deletion
+//!     other than the node ahead's breaks that: a later multi that deletes
+//!     a node behind the one named, then that node, is point 8's split
+//!     again. So the release deletes last; deleting first, the model finds
+//!     the hold on a deleted node
 //!     (`mirror_hand_over_deleting_first_holds_on_a_node_deleted_later`).
 //!     Each hand-over moves the path's sequence counter by two more (the
 //!     marker's create and delete), so it wraps twice as soon.
