@@ -60,6 +60,27 @@ impl Scene {
         queued(&self.raw, &self.path, 2).await;
         (holder, waiter, waiting)
     }
+
+    /// [`Scene::waiter_behind_a_holder`] with a mirrored holder (one whose
+    /// release hands over), and the waiter's node's name.
+    async fn waiter_behind_a_mirrored_holder(
+        &self,
+    ) -> (Lock, Lock, tokio::task::JoinHandle<zoolock::Result<bool>>, String) {
+        let holder = mirrored(&self.theirs, &self.path);
+        assert!(holder.acquire(Acquire::default()).await.unwrap());
+        let waiter = mirrored(&self.ours, &self.path);
+        let waiting = spawn_acquire(&waiter, Acquire::default());
+        let held = holder.node().unwrap();
+        let queued = queued(&self.raw, &self.path, 2).await;
+        let node = queued.into_iter().find(|n| !held.ends_with(n.as_str())).unwrap();
+        (holder, waiter, waiting, node)
+    }
+
+    /// Drops the replies to our session's reads of nodes on the path.
+    async fn drop_our_reads(&self) -> zk_harness::FaultId {
+        let reads = Select::session(self.ours.client_id().unwrap().session_id()).op(Op::Exists).path(self.path.clone());
+        inject(move || harness().drop_reply(reads).unwrap()).await
+    }
 }
 
 async fn wait_connected(session: &Session, generation: u64) {
@@ -393,18 +414,12 @@ async fn a_waiter_whose_node_goes_in_the_same_multi_as_its_predecessor_does_not_
 #[tokio::test(flavor = "multi_thread")]
 async fn a_release_hands_the_lock_over_to_the_mirrored_waiter_behind_without_a_read() {
     let scene = scene("hand-over").await;
-    let Scene { ours, theirs, raw, path } = &scene;
-    let holder = mirrored(theirs, path);
-    assert!(holder.acquire(Acquire::default()).await.unwrap());
-    let waiter = mirrored(ours, path);
-    let waiting = spawn_acquire(&waiter, Acquire::default());
-    let held = holder.node().unwrap();
-    let queued_node = queued(raw, path, 2).await.into_iter().find(|n| !held.ends_with(n.as_str())).unwrap();
+    let Scene { theirs, raw, path, .. } = &scene;
+    let (holder, waiter, waiting, queued_node) = scene.waiter_behind_a_mirrored_holder().await;
     // A round trip of the holder's session: by its reply, the holder's mirror
     // has heard of the waiter's node (a release hands over to a node it knows).
     theirs.exists(path).await.unwrap();
-    let reads = Select::session(ours.client_id().unwrap().session_id()).op(Op::Exists).path(path.clone());
-    let armed = inject(move || harness().drop_reply(reads).unwrap()).await;
+    let armed = scene.drop_our_reads().await;
     assert!(holder.release().await.unwrap());
     assert!(timeout(SETTLE, waiting).await.expect("the waiter holds").unwrap().unwrap());
     let report = inject(move || harness().disarm(armed).unwrap()).await;
@@ -422,15 +437,9 @@ async fn a_release_hands_the_lock_over_to_the_mirrored_waiter_behind_without_a_r
 #[tokio::test(flavor = "multi_thread")]
 async fn a_waiter_whose_predecessor_is_deleted_without_a_hand_over_reads_its_node() {
     let scene = scene("no-hand-over").await;
-    let Scene { ours, theirs, raw, path } = &scene;
-    let holder = mirrored(theirs, path);
-    assert!(holder.acquire(Acquire::default()).await.unwrap());
-    let waiter = mirrored(ours, path);
-    let waiting = spawn_acquire(&waiter, Acquire::default());
-    queued(raw, path, 2).await;
-    let reads = Select::session(ours.client_id().unwrap().session_id()).op(Op::Exists).path(path.clone());
-    let armed = inject(move || harness().drop_reply(reads).unwrap()).await;
-    raw.delete(&holder.node().unwrap(), None).await.unwrap();
+    let (holder, waiter, waiting, _) = scene.waiter_behind_a_mirrored_holder().await;
+    let armed = scene.drop_our_reads().await;
+    scene.raw.delete(&holder.node().unwrap(), None).await.unwrap();
     let read = inject(move || harness().wait_fault(armed, FaultState::AwaitingReply, SETTLE)).await;
     assert!(read.is_ok_and(|report| report.request.is_some()), "the waiter held without reading its node");
     // The dropped reply costs the waiter its connection; it holds after it.
