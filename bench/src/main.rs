@@ -7,7 +7,7 @@
 //! (`--quick`: B(8) and C, 1 s each, 3 rounds, forceSync=no, every
 //! contestant, in about four minutes, into quick.md: a check while developing)
 //! (`--delay`: contestants reach the server through a relay that adds MS
-//! milliseconds each way, a real network's round trip; relay.rs)
+//! milliseconds each way, a real network's round trip; zk_harness::DelayRelay)
 //! `zoolock-bench contestant raw|zoolock|zookeeper-client <protocol args>` (one Rust contestant)
 //! `zoolock-bench confirmation [--sessions N] [--seconds S]` (what the quorum's confirmation costs)
 
@@ -16,14 +16,13 @@ mod confirmation;
 mod contestant;
 mod contestants;
 mod measure;
-mod relay;
 mod report;
 
 use std::path::PathBuf;
 
 use contestants::{Contestant, ALL};
 use measure::{measure, Outcome, Scenario};
-use zk_harness::{Ensemble, Options};
+use zk_harness::{DelayRelay, Ensemble, Options};
 
 const SCENARIOS: [Scenario; 12] = [
     Scenario::A,
@@ -165,13 +164,16 @@ fn run(plan: &Plan) -> Result<(), String> {
         let upstream = server.direct_connect_string();
         let relay = |delay| {
             let upstream = upstream.parse().map_err(|e| format!("{upstream}: {e}"))?;
-            relay::Relay::start(upstream, delay).map_err(|e| format!("relay: {e}"))
+            DelayRelay::start(upstream, delay).map_err(|e| format!("relay: {e}"))
         };
+        // Kept for the measurements: a relay dropped takes no new connection.
+        let delayed;
         let connect = match plan.delay {
             None => upstream.clone(),
             Some(delay) => {
                 // The relay's own cost: the raw floor's A through it with no delay, and direct.
-                let through = relay(std::time::Duration::ZERO)?.connect_string();
+                let undelayed = relay(std::time::Duration::ZERO)?;
+                let through = undelayed.connect_string();
                 for (how, connect) in [("direct", &upstream), ("through the relay, no delay", &through)] {
                     let path = format!("/bench/relay-cost/{}", how.len());
                     let outcome = measure(&server, connect, Contestant::RawFloor, Scenario::A, &path, 3.0, &warm_up);
@@ -179,7 +181,8 @@ fn run(plan: &Plan) -> Result<(), String> {
                     eprintln!("  {line}");
                     relay_cost.push(line);
                 }
-                relay(delay)?.connect_string()
+                delayed = relay(delay)?;
+                delayed.connect_string()
             }
         };
         // Interleaved rounds: noise on the host hits every contestant alike.
@@ -204,7 +207,7 @@ fn run(plan: &Plan) -> Result<(), String> {
     let mut table = report::markdown(&measured, plan.seconds, plan.rounds);
     if let Some(delay) = plan.delay {
         table += &format!(
-            "\nContestants reached the server through the bench's relay, {} ms added each way (bench/src/relay.rs); its own cost: {}.\n",
+            "\nContestants reached the server through the bench's relay, {} ms added each way (zk_harness::DelayRelay, harness/src/relay.rs); its own cost: {}.\n",
             delay.as_secs_f64() * 1000.0,
             relay_cost.join("; ")
         );

@@ -28,6 +28,7 @@ mod options;
 mod proxy;
 mod raw;
 mod registry;
+mod relay;
 mod server;
 mod spawner;
 mod startup;
@@ -40,6 +41,7 @@ pub use fault::{FaultId, FaultKind, FaultReport, FaultState, Landing, Op, Picked
 pub use net::Net;
 pub use options::{Options, Sasl, Tls};
 pub use raw::{NodeAcl, TreeNode};
+pub use relay::DelayRelay;
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::OnceLock;
