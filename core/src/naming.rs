@@ -533,6 +533,11 @@ pub fn standing(children: &[String], mine: &str, role: Role, extra_markers: &[St
     }
 }
 
+/// The last part of a node's path: its name under its parent.
+pub(crate) fn name_of(node: &str) -> &str {
+    node.rsplit_once('/').map_or(node, |(_, name)| name)
+}
+
 /// The path of child `name` of `parent`, in one allocation (`format!`
 /// would grow its string twice).
 pub(crate) fn child_path(parent: &str, name: &str) -> String {

@@ -25,6 +25,7 @@ use std::sync::{Arc, Mutex, Weak};
 use tokio::task::JoinHandle;
 use tokio::time::timeout;
 
+use crate::naming;
 use crate::session::{Extension, Session};
 
 pub(crate) use create::Recovered;
@@ -206,8 +207,7 @@ impl Attempt {
     /// The created node's name under its parent: kept once, here, for as
     /// long as the attempt waits.
     pub fn name(&self) -> &str {
-        let node = self.node();
-        node.rsplit_once('/').map_or(node, |(_, name)| name)
+        naming::name_of(self.node())
     }
 
     /// Our node's path, once created.

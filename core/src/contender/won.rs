@@ -8,7 +8,7 @@ use zookeeper_client as zk;
 use super::removal::{parent_of, Removal, Target};
 use super::{DoubtfulTags, Nodes, Place, Removals};
 use crate::mirror::{Deletion, Mirror};
-use crate::naming::Role;
+use crate::naming::{self, Role};
 use crate::session::Session;
 
 /// How a hold learns of its node's deletion without a request of its own.
@@ -97,7 +97,7 @@ impl Won {
     /// bounded as [`Removal::run_bounded`]'s, and then goes on in the background.
     pub async fn release(&self, session: &Session) {
         let parts: Vec<_> = self.parts.iter().map(|part| session.spawn(part.removal(session).run_bounded())).collect();
-        let name = self.node.rsplit_once('/').map_or(self.node.as_str(), |(_, name)| name);
+        let name = naming::name_of(&self.node);
         let next = self.hands_over.as_ref().and_then(|mirror| mirror.successor(name, self.generation));
         let own = self.removal(session).hand_over_bounded(next);
         for won in self.all() {

@@ -227,7 +227,7 @@ struct State {
     deletions: u64,
     /// Waiters for the next rebuild.
     on_sync: Vec<Notifier>,
-    /// Room for the key [`Mirror::decide`] looks a node up by.
+    /// Room for the key a node is looked up by ([`State::keyed`]).
     lookup: String,
 }
 
@@ -365,13 +365,7 @@ impl Mirror {
             return Decision::Mixed(node, family);
         }
         let Some((_, sequence)) = naming::classify(name, &[]) else { return Decision::Missing };
-        // Our node's key, in a string the mirror keeps for lookups: a decision allocates no key.
-        let mut key = (sequence, std::mem::take(&mut state.lookup));
-        key.1.push_str(name);
-        let decision = self.stand(&mut state, &key, role, sweep, list_above);
-        key.1.clear();
-        state.lookup = key.1;
-        decision
+        state.keyed(sequence, name, |state, key| self.stand(state, key, role, sweep, list_above))
     }
 
     /// [`Mirror::decide`] on a synced mirror, for the node at `key`.
@@ -455,14 +449,11 @@ impl Mirror {
             return None;
         }
         let (role, sequence) = naming::classify(node, &[])?;
-        let mut key = (sequence, std::mem::take(&mut state.lookup));
-        key.1.push_str(node);
-        let next = state.queue.range((Bound::Excluded(&key), Bound::Unbounded)).next();
-        // A reader behind a reader does not wait for ours: nothing to hand over.
-        let next = next.filter(|(_, e)| role.waits_for(e.role)).map(|((_, n), _)| n.clone());
-        key.1.clear();
-        state.lookup = key.1;
-        next
+        state.keyed(sequence, node, |state, key| {
+            let next = state.queue.range((Bound::Excluded(key), Bound::Unbounded)).next();
+            // A reader behind a reader does not wait for ours: nothing to hand over.
+            next.filter(|(_, e)| role.waits_for(e.role)).map(|((_, n), _)| n.clone())
+        })
     }
 
     /// The session's status changed (ended, closed, a new generation): every
@@ -670,13 +661,22 @@ impl State {
     /// applied, `next` is as fresh as if its create event had come then.
     fn handed_over(&mut self, next: &str) {
         let Some((_, sequence)) = naming::classify(next, &[]) else { return };
+        self.keyed(sequence, next, |state, key| {
+            if let Some(entry) = state.queue.get_mut(key) {
+                entry.arrived = state.deletions + 1;
+            }
+        });
+    }
+
+    /// Runs `f` with node `name`'s key in the queue, built in the string
+    /// kept for lookups: a lookup allocates no key.
+    fn keyed<R>(&mut self, sequence: i32, name: &str, f: impl FnOnce(&mut State, &(i32, String)) -> R) -> R {
         let mut key = (sequence, std::mem::take(&mut self.lookup));
-        key.1.push_str(next);
-        if let Some(entry) = self.queue.get_mut(&key) {
-            entry.arrived = self.deletions + 1;
-        }
+        key.1.push_str(name);
+        let out = f(self, &key);
         key.1.clear();
         self.lookup = key.1;
+        out
     }
 
     /// A node of a second family arrived (point 10): a holder of this
