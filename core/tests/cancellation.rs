@@ -320,7 +320,7 @@ impl Subject {
 /// The adaptive design switching at every acquisition: off the mirror
 /// behind any other contender, back on it alone (mirror/mod.rs, point 9).
 fn switching(identifier: &str) -> LockConfig {
-    LockConfig { adaptive: Some(Adaptive { list_above: 1, mirror_at_most: 1 }), ..config(identifier) }
+    LockConfig { adaptive: Some(Adaptive { list_above: 1, mirror_at_most: 1, round_trip: None }), ..config(identifier) }
 }
 
 /// One acquire future per k on the subject's handle, behind a hold of

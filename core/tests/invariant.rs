@@ -91,7 +91,7 @@ const CALL_BOUND: Duration = Duration::from_secs(5);
 
 /// The adaptive design at limits that switch it off the mirror whenever
 /// more than two contenders queue, and back whenever a listing shows two.
-const SWITCHING: Adaptive = Adaptive { list_above: 2, mirror_at_most: 2 };
+const SWITCHING: Adaptive = Adaptive { list_above: 2, mirror_at_most: 2, round_trip: None };
 const KINDS: [&str; 4] = ["mutex", "read", "write", "sem"];
 const SEM: usize = 3;
 

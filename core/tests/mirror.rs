@@ -13,7 +13,7 @@ use std::time::Duration;
 
 use common::*;
 use tokio::time::timeout;
-use zk_harness::{FaultState, Op, Select};
+use zk_harness::{DelayRelay, FaultState, Op, Select};
 use zoolock::{Acquire, Adaptive, Kind, Lock, LockConfig, LockState, LostReason, Session, SessionState};
 
 const SETTLE: Duration = Duration::from_secs(20);
@@ -30,7 +30,7 @@ fn listing(session: &Session, path: &str) -> Lock {
 /// The adaptive design, listing above `list_above` contenders and
 /// mirroring again once a listing shows the node alone.
 fn switching(session: &Session, path: &str, list_above: u32) -> Lock {
-    let adaptive = Some(Adaptive { list_above, mirror_at_most: 1 });
+    let adaptive = Some(Adaptive { list_above, mirror_at_most: 1, round_trip: None });
     Lock::new(session, path, Kind::Mutex, LockConfig { mirror: true, adaptive, ..LockConfig::default() }).unwrap()
 }
 
@@ -491,6 +491,39 @@ async fn a_long_queue_dismisses_the_mirror_and_a_short_one_brings_it_back() {
     assert!(first.acquire(Acquire::default()).await.unwrap());
     watched_by(path, id).await;
     assert!(first.release().await.unwrap());
+}
+
+/// The adaptive design weighs the round trip too (point 9): the mirror
+/// saves one at each hand-over, so a session whose reads take 10 ms, ten
+/// times the limits' round trip, mirrors a queue of four past a limit of
+/// two. The first waiter, knowing no round trip yet, dismisses the mirror
+/// and has the session measure it (eight reads in the background, done
+/// well within its try); the second lists, and the listing brings the
+/// mirror back; the third keeps it. Without the measure, the listings'
+/// own reads (one a try here) would give the round trip only after eight
+/// tries; weighing the queue alone, every waiter would dismiss it.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_long_round_trip_keeps_a_long_queue_on_the_mirror() {
+    let relay = DelayRelay::start(shared_server().parse().unwrap(), Duration::from_millis(5)).unwrap();
+    let far = session(&relay.connect_string()).await;
+    let scene = scene("mirror-round-trip").await;
+    let Scene { theirs, raw, path, .. } = &scene;
+    let holder = listing(theirs, path);
+    assert!(holder.acquire(Acquire::default()).await.unwrap());
+    let behind: Vec<Lock> = (0..2).map(|_| listing(theirs, path)).collect();
+    let _waiting: Vec<_> = behind.iter().map(|waiter| spawn_acquire(waiter, Acquire::default())).collect();
+    queued(raw, path, 3).await;
+
+    let adaptive = Some(Adaptive { list_above: 2, mirror_at_most: 1, round_trip: Some(Duration::from_millis(1)) });
+    let ours = Lock::new(&far, path, Kind::Mutex, LockConfig { mirror: true, adaptive, ..LockConfig::default() });
+    let ours = ours.unwrap();
+    let tries = Acquire { timeout: Some(Duration::from_secs(2)), ..Acquire::default() };
+    for _ in 0..3 {
+        assert!(!ours.acquire(tries.clone()).await.unwrap(), "the path stays held");
+    }
+    watched_by(path, far.status().session_id).await;
+    assert!(!ours.acquire(tries).await.unwrap());
+    watched_by(path, far.status().session_id).await;
 }
 
 /// The adaptive design weighs other sessions' nodes only (point 9): the

@@ -77,7 +77,11 @@
 //!    listing and watching its predecessor (the listing rules, which assume
 //!    nothing of the mirror), holds by a watch of their node. A listing that
 //!    shows a short queue lets the next acquisition rebuild the mirror from
-//!    scratch (1.). Safety assumes nothing of the server here: no decision
+//!    scratch (1.). What is long and short grows with the session's round
+//!    trip (`Adaptive::at`): the mirror saves one per hand-over. The round
+//!    trip is the least of the session's last lock reads, so it is known
+//!    only once the session listed; a mirrored waiter seldom reads, so the
+//!    limits it set hold until the next listing or a new session. Safety assumes nothing of the server here: no decision
 //!    is taken on a dismissed mirror, whatever events still arrive; and
 //!    only a synced mirror is dismissed, so no resync is in flight. The
 //!    rebuilt mirror hears none of the old watch's events: zookeeper-client
@@ -204,6 +208,9 @@ struct State {
     /// Dismissed by the adaptive design while the queue is long (point 9):
     /// no watch, and adaptive waiters list until a listing shows it short.
     dismissed: bool,
+    /// The limit that dismissed it: a listing judges the queue again by
+    /// a higher one, once the session's round trip raised it.
+    dismissed_above: u32,
     watcher: Option<zk::PersistentWatcher>,
     /// Contenders by (sequence, name) — kazoo's and Curator's markers, no
     /// extras — each with the waiters its deletion wakes: kept in the entry,
@@ -280,10 +287,13 @@ impl Mirror {
     }
 
     /// A listing of the adaptive design showed `contenders`: at most
-    /// `mirror_at_most`, the next acquisition mirrors again (point 9).
-    pub fn listed(&self, contenders: usize, mirror_at_most: u32) {
+    /// `mirror_at_most`, or at most `list_above` if that is higher than the
+    /// limit that dismissed the mirror (the round trip raised it since),
+    /// the next acquisition mirrors again (point 9).
+    pub fn listed(&self, contenders: usize, list_above: u32, mirror_at_most: u32) {
         let mut state = self.state.lock().unwrap();
-        if state.dismissed && contenders <= mirror_at_most as usize {
+        let raised = list_above > state.dismissed_above && contenders <= list_above as usize;
+        if state.dismissed && (contenders <= mirror_at_most as usize || raised) {
             tracing::debug!(path = self.path, contenders, "zoolock mirrors the lock path again: its queue is short");
             state.dismissed = false;
             SWITCHES[1].fetch_add(1, Relaxed);
@@ -292,13 +302,15 @@ impl Mirror {
 
     /// Drops the watch and wakes every waiter and hold on the mirror: they
     /// list, or watch their node, until [`Mirror::listed`] brings it back.
-    fn dismiss(&self, state: &mut State, contenders: usize) {
+    fn dismiss(&self, state: &mut State, contenders: usize, limit: u32) {
         tracing::debug!(
             path = self.path,
             contenders,
+            limit,
             "zoolock lists the lock path instead of mirroring it: its queue is long"
         );
         state.dismissed = true;
+        state.dismissed_above = limit;
         SWITCHES[0].fetch_add(1, Relaxed);
         state.unsync();
         state.wake_on_sync();
@@ -385,8 +397,8 @@ impl Mirror {
         // Our own nodes cost no fan-out: the contenders weighed are the
         // other nodes (as many sessions at most) and ours, counted once.
         let contenders = state.queue.len() - state.ours + 1;
-        if list_above.is_some_and(|limit| contenders > limit as usize) {
-            self.dismiss(state, contenders);
+        if let Some(limit) = list_above.filter(|limit| contenders > *limit as usize) {
+            self.dismiss(state, contenders, limit);
             return Decision::Dismissed;
         }
         let mut late = HashSet::new();

@@ -15,6 +15,7 @@ use tracing::Instrument;
 use zookeeper_client as zk;
 
 use super::confirm::{self, boot_now, Confirmation, Refresh};
+use super::round_trip::RoundTrip;
 use crate::error::{Error, Result};
 use crate::events::{Listeners, WatchThread};
 use crate::metrics::Meter;
@@ -31,6 +32,24 @@ pub(crate) struct Live {
     pub session_id: i64,
     /// When the connect request that opened it was sent (boot clock, ns).
     pub opened: u64,
+    /// Its round trip, by its locks' reads (round_trip.rs); shared by clones.
+    pub round_trip: Arc<RoundTrip>,
+}
+
+impl Live {
+    /// A lock's read, sent by `send`, its round trip recorded when the
+    /// server answered (a missing node too; a lost connection not).
+    pub async fn timed_read<'a, T, F>(&'a self, send: impl FnOnce(&'a zk::Client) -> F) -> Result<T, zk::Error>
+    where
+        F: std::future::Future<Output = Result<T, zk::Error>>,
+    {
+        let sent = boot_now();
+        let reply = send(&self.client).await;
+        if matches!(reply, Ok(_) | Err(zk::Error::NoNode)) {
+            self.round_trip.record(sent);
+        }
+        reply
+    }
 }
 
 /// What every generation of one session shares: its options, its status,
@@ -329,7 +348,7 @@ async fn open(options: &SessionOptions, generation: u64) -> Result<Live> {
         Ok(Ok(client)) => client,
     };
     let session_id = client.session_id().0;
-    Ok(Live { client, generation, session_id, opened })
+    Ok(Live { client, generation, session_id, opened, round_trip: Arc::default() })
 }
 
 /// Between two connect attempts that each tried every host until the session timeout.

@@ -9,6 +9,7 @@
 
 mod confirm;
 mod connection;
+mod round_trip;
 
 use std::any::{Any, TypeId};
 use std::future::Future;
@@ -29,6 +30,7 @@ use crate::runtime;
 use crate::state::{SessionState, Status};
 use connection::Connection;
 pub(crate) use connection::{Live, StatusWatcher};
+pub(crate) use round_trip::WINDOW;
 
 /// A handle to the process's ZooKeeper session; clones share it.
 ///

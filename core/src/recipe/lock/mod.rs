@@ -11,6 +11,7 @@ mod queue;
 
 use std::future::Future;
 use std::sync::Arc;
+use std::time::Duration;
 
 use zookeeper_client as zk;
 
@@ -106,15 +107,37 @@ pub struct Adaptive {
     /// included) lets the next acquisition of the session on the path
     /// mirror again.
     pub mirror_at_most: u32,
+    /// The round trip the two limits are for. A session whose round trip
+    /// is longer (the least of its last eight reads, session/round_trip.rs)
+    /// scales both by its round trip over this one: the mirror saves a
+    /// round trip at each hand-over, while its fan-out costs the same for
+    /// each contender. `None`: the limits whatever the round trip.
+    pub round_trip: Option<Duration>,
 }
 
 impl Default for Adaptive {
-    /// Up to eight sessions mirror; more list. With the hand-over (mirror
-    /// point 11) the mirror leads listing to B(8) on one host, where the
-    /// server's fan-out to every session is the price, and far beyond it
-    /// across a network (docs/benchmarks.md, "The hand-over").
+    /// Up to eight sessions mirror; more list, but for a longer round trip
+    /// than 0.4 ms: twice as many for 0.8 ms, 80 for 4 ms. With the hand-over
+    /// (mirror point 11) the mirror leads listing to B(8) on one host,
+    /// where the server's fan-out to every session is the price; across a
+    /// network it leads further: at B(16) with 0.5 ms each way, at B(32)
+    /// with 1 ms (docs/benchmarks.md, "The round trip").
     fn default() -> Self {
-        Adaptive { list_above: 8, mirror_at_most: 4 }
+        Adaptive { list_above: 8, mirror_at_most: 4, round_trip: Some(Duration::from_micros(400)) }
+    }
+}
+
+impl Adaptive {
+    /// The limits for a session whose round trip is `measured`: as they
+    /// are up to [`Adaptive::round_trip`], in proportion beyond it.
+    pub fn at(self, measured: Option<Duration>) -> Adaptive {
+        let (Some(base), Some(measured)) = (self.round_trip, measured) else { return self };
+        if base.is_zero() || measured <= base {
+            return self;
+        }
+        let scale =
+            |limit: u32| (u128::from(limit) * measured.as_nanos() / base.as_nanos()).min(u32::MAX.into()) as u32;
+        Adaptive { list_above: scale(self.list_above), mirror_at_most: scale(self.mirror_at_most), ..self }
     }
 }
 
@@ -123,6 +146,12 @@ impl LockConfig {
     /// make their core lock only once a session is there.
     pub fn check(&self, kind: Kind) -> Result<()> {
         validate_identifier(&self.identifier)?;
+        if self.adaptive.is_some_and(|adaptive| adaptive.round_trip == Some(Duration::ZERO)) {
+            return Err(Error::InvalidArgument(
+                "the adaptive design's round trip must be longer than zero, or None to leave the limits as they are"
+                    .into(),
+            ));
+        }
         if self.scheme == Scheme::DistributedLock && kind != Kind::Mutex {
             return Err(Error::InvalidArgument(format!(
                 "the distributedlock scheme names mutex nodes only, not {} nodes: DistributedLock's \
@@ -421,5 +450,30 @@ codes! {
         Read = 1 => "read",
         /// The write side of a read/write lock: excludes readers and writers.
         Write = 2 => "write",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_limits_grow_with_the_round_trip_beyond_theirs() {
+        let adaptive = Adaptive::default();
+        let at = |micros| adaptive.at(Some(Duration::from_micros(micros)));
+        assert_eq!(adaptive.at(None), adaptive, "no round trip known: the limits as they are");
+        assert_eq!(at(300), adaptive, "a shorter round trip than theirs: the limits as they are");
+        assert_eq!((at(1_000).list_above, at(1_000).mirror_at_most), (20, 10));
+        assert_eq!((at(4_000).list_above, at(4_000).mirror_at_most), (80, 40));
+        assert_eq!(at(u64::MAX).list_above, u32::MAX, "saturates");
+        let fixed = Adaptive { round_trip: None, ..adaptive };
+        assert_eq!(fixed.at(Some(Duration::from_secs(1))), fixed);
+    }
+
+    #[test]
+    fn a_round_trip_of_zero_is_refused() {
+        let adaptive = Some(Adaptive { round_trip: Some(Duration::ZERO), ..Adaptive::default() });
+        let refused = LockConfig { adaptive, ..LockConfig::default() }.check(Kind::Mutex);
+        assert!(matches!(refused, Err(Error::InvalidArgument(_))), "{refused:?}");
     }
 }

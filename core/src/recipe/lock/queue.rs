@@ -14,7 +14,7 @@ use crate::error::{connection_lost, Error, Result};
 use crate::holder::Acquire;
 use crate::mirror::{Decision, Expected, Mirror};
 use crate::naming::{self, Family, Standing};
-use crate::session::Live;
+use crate::session::{boot_clock, Live, WINDOW};
 use crate::state::SessionState;
 
 impl Lock {
@@ -93,7 +93,8 @@ impl Lock {
                     };
                     // The adaptive design mirrors again once the queue is short (mirror/mod.rs, point 9).
                     if let (Some(adaptive), Some(mirror)) = (self.spec.config.adaptive, self.spec.mirror.get()) {
-                        mirror.listed(children.len(), adaptive.mirror_at_most);
+                        let limits = adaptive.at(live.round_trip.least());
+                        mirror.listed(children.len(), limits.list_above, limits.mirror_at_most);
                     }
                     let role = self.spec.kind.role();
                     watched = match naming::standing(&children, name, role, &self.spec.config.extra_markers) {
@@ -343,7 +344,7 @@ impl Lock {
             let _ = attempt.sweep_late(live.generation, children);
         };
         let doubtful = Nodes::of(&self.holder.session).doubtful.any(&self.holder.path);
-        let list_above = self.spec.config.adaptive.map(|adaptive| adaptive.list_above);
+        let list_above = self.spec.config.adaptive.map(|adaptive| adaptive.at(live.round_trip.least()).list_above);
         let role = self.spec.kind.role();
         let scheme = self.spec.config.scheme;
         let decision =
@@ -351,18 +352,45 @@ impl Lock {
         if !matches!(decision, Decision::Stale(_)) {
             drop(expected.take());
         }
+        if matches!(decision, Decision::Dismissed) && self.spec.config.adaptive.is_some_and(|a| a.round_trip.is_some())
+        {
+            self.measure_round_trip(live);
+        }
         decision
+    }
+
+    /// Learns the session's round trip, unless known or being learnt: the
+    /// mirror was dismissed by limits that may not have weighed it (point
+    /// 9). Eight reads of the path in turn, in the background: listing
+    /// waiters read only one or two each, and would take as many
+    /// acquisitions to give it.
+    fn measure_round_trip(&self, live: &Live) {
+        if !live.round_trip.start_measuring() {
+            return;
+        }
+        let (session, path) = (self.holder.session.clone(), self.holder.path.clone());
+        self.holder.session.spawn(async move {
+            let Ok(live) = session.live().await else { return };
+            for _ in 0..WINDOW {
+                if !matches!(live.timed_read(|client| client.check_stat(&path)).await, Ok(_)) {
+                    return;
+                }
+            }
+        });
     }
 
     /// Whether our node (its path) is there, by a read (no watch): for a
     /// mirrored waiter, whose mirror's watch already covers the node.
     async fn presence(&self, live: &Live, node: &str) -> Result<Own<()>> {
-        Own::of(node, live.client.check_stat(node).await.map(|stat| stat.map(drop)))
+        Own::of(node, live.timed_read(|client| client.check_stat(node)).await.map(|stat| stat.map(drop)))
     }
 
     /// Whether our node (its path) is still there, leaving a data watch on it if so.
     async fn own_node(&self, live: &Live, node: &str) -> Result<Own<zk::OneshotWatcher>> {
-        Own::of(node, live.client.get_and_watch_data(node).await.map(|(_, _, watcher)| Some(watcher)))
+        Own::of(
+            node,
+            live.timed_read(|client| client.get_and_watch_data(node)).await.map(|(_, _, watcher)| Some(watcher)),
+        )
     }
 
     /// Creates our node and learns what is ahead of it; `None` when the
@@ -485,7 +513,7 @@ impl Lock {
     /// The children of the lock path; `None` when the session ended.
     pub(super) async fn list(&self, live: &Live) -> Result<Option<Vec<String>>> {
         loop {
-            match live.client.list_children(&self.holder.path).await {
+            match live.timed_read(|client| client.list_children(&self.holder.path)).await {
                 Ok(children) => return Ok(Some(children)),
                 Err(err) if connection_lost(&err) => continue,
                 // The lock path itself was deleted: our node went with it.
@@ -500,8 +528,12 @@ impl Lock {
     /// leaves no watch behind when the node is already gone, unlike `exists`.
     fn await_deletion<'a>(&'a self, live: &'a Live, path: &'a str) -> impl Future<Output = Result<Wake>> + Send + 'a {
         async move {
+            let sent = boot_clock();
             let watcher = match live.client.get_and_watch_data(path).await {
-                Ok((_, _, watcher)) => watcher,
+                Ok((_, _, watcher)) => {
+                    live.round_trip.record(sent);
+                    watcher
+                }
                 Err(zk::Error::NoNode) => return Ok(Wake::Gone),
                 Err(err) if connection_lost(&err) => return Ok(Wake::Relist),
                 Err(zk::Error::SessionExpired | zk::Error::ClientClosed) => return Ok(Wake::SessionEnded),
