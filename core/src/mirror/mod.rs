@@ -72,16 +72,19 @@
 //! 9. The adaptive switch ([`Mirror::dismiss`], `LockConfig::adaptive`).
 //!    A waiter that sees a long queue (other sessions' nodes: ours cost no
 //!    fan-out; a node is ours once its waiter decided, or from its create
-//!    event on while its create is in flight, [`Expected`]) dismisses the mirror: the watcher is dropped, every waiter
-//!    and hold on it woken as stale, and from then on each decides by
+//!    event on while its create is in flight, [`Expected`]) dismisses the
+//!    mirror: the watcher is dropped, every waiter and hold on it woken as
+//!    stale, and from then on each decides by
 //!    listing and watching its predecessor (the listing rules, which assume
 //!    nothing of the mirror), holds by a watch of their node. A listing that
 //!    shows a short queue lets the next acquisition rebuild the mirror from
 //!    scratch (1.). What is long and short grows with the session's round
 //!    trip (`Adaptive::at`): the mirror saves one per hand-over. The round
-//!    trip is the least of the session's last lock reads, so it is known
-//!    only once the session listed; a mirrored waiter seldom reads, so the
-//!    limits it set hold until the next listing or a new session. Safety assumes nothing of the server here: no decision
+//!    trip is the least of the session's last eight lock reads; a waiter
+//!    that dismisses the mirror with none known has the session read the
+//!    path for it, and the first listing that weighs it judges the queue
+//!    again ([`ListAbove`]). A mirrored waiter seldom reads, so the limits
+//!    a round trip set hold until the next listing or a new session. Safety assumes nothing of the server here: no decision
 //!    is taken on a dismissed mirror, whatever events still arrive; and
 //!    only a synced mirror is dismissed, so no resync is in flight. The
 //!    rebuilt mirror hears none of the old watch's events: zookeeper-client
@@ -140,6 +143,14 @@ use notice::{notice, Notifier};
 /// What takes the session's late nodes out of a decision's children ([`Mirror::decide`]).
 pub type Sweep<'a> = &'a dyn Fn(&mut Vec<String>);
 pub(crate) use notice::{Deletion, Woken};
+
+/// The adaptive design's limit on contenders (point 9), and whether it
+/// weighed the session's round trip (`Adaptive::at`).
+#[derive(Debug, Clone, Copy)]
+pub struct ListAbove {
+    pub limit: u32,
+    pub weighed: bool,
+}
 
 /// Mirrors dismissed and brought back by the adaptive design (point 9), in this process.
 static SWITCHES: [AtomicU64; 2] = [AtomicU64::new(0), AtomicU64::new(0)];
@@ -208,9 +219,9 @@ struct State {
     /// Dismissed by the adaptive design while the queue is long (point 9):
     /// no watch, and adaptive waiters list until a listing shows it short.
     dismissed: bool,
-    /// The limit that dismissed it: a listing judges the queue again by
-    /// a higher one, once the session's round trip raised it.
-    dismissed_above: u32,
+    /// Dismissed by a limit that weighed no round trip (none known yet):
+    /// the first listing whose limit weighs one judges the queue by it.
+    dismissed_unweighed: bool,
     watcher: Option<zk::PersistentWatcher>,
     /// Contenders by (sequence, name) — kazoo's and Curator's markers, no
     /// extras — each with the waiters its deletion wakes: kept in the entry,
@@ -287,13 +298,13 @@ impl Mirror {
     }
 
     /// A listing of the adaptive design showed `contenders`: at most
-    /// `mirror_at_most`, or at most `list_above` if that is higher than the
-    /// limit that dismissed the mirror (the round trip raised it since),
-    /// the next acquisition mirrors again (point 9).
-    pub fn listed(&self, contenders: usize, list_above: u32, mirror_at_most: u32) {
+    /// `mirror_at_most`, the next acquisition mirrors again (point 9); so
+    /// it does at most `list_above` when the limit that dismissed the
+    /// mirror weighed no round trip and this one does.
+    pub fn listed(&self, contenders: usize, list_above: ListAbove, mirror_at_most: u32) {
         let mut state = self.state.lock().unwrap();
-        let raised = list_above > state.dismissed_above && contenders <= list_above as usize;
-        if state.dismissed && (contenders <= mirror_at_most as usize || raised) {
+        let weighed_now = state.dismissed_unweighed && list_above.weighed && contenders <= list_above.limit as usize;
+        if state.dismissed && (contenders <= mirror_at_most as usize || weighed_now) {
             tracing::debug!(path = self.path, contenders, "zoolock mirrors the lock path again: its queue is short");
             state.dismissed = false;
             SWITCHES[1].fetch_add(1, Relaxed);
@@ -302,15 +313,15 @@ impl Mirror {
 
     /// Drops the watch and wakes every waiter and hold on the mirror: they
     /// list, or watch their node, until [`Mirror::listed`] brings it back.
-    fn dismiss(&self, state: &mut State, contenders: usize, limit: u32) {
+    fn dismiss(&self, state: &mut State, contenders: usize, list_above: ListAbove) {
         tracing::debug!(
             path = self.path,
             contenders,
-            limit,
+            limit = list_above.limit,
             "zoolock lists the lock path instead of mirroring it: its queue is long"
         );
         state.dismissed = true;
-        state.dismissed_above = limit;
+        state.dismissed_unweighed = !list_above.weighed;
         SWITCHES[0].fetch_add(1, Relaxed);
         state.unsync();
         state.wake_on_sync();
@@ -348,7 +359,7 @@ impl Mirror {
         role: Role,
         scheme: Scheme,
         sweep: Option<Sweep<'_>>,
-        list_above: Option<u32>,
+        list_above: Option<ListAbove>,
     ) -> Decision {
         let mut state = self.caught_up();
         if state.broken {
@@ -387,7 +398,7 @@ impl Mirror {
         key: &(i32, String),
         role: Role,
         sweep: Option<Sweep<'_>>,
-        list_above: Option<u32>,
+        list_above: Option<ListAbove>,
     ) -> Decision {
         let Some(entry) = state.queue.get_mut(key) else { return Decision::Missing };
         if !entry.ours {
@@ -397,7 +408,7 @@ impl Mirror {
         // Our own nodes cost no fan-out: the contenders weighed are the
         // other nodes (as many sessions at most) and ours, counted once.
         let contenders = state.queue.len() - state.ours + 1;
-        if let Some(limit) = list_above.filter(|limit| contenders > *limit as usize) {
+        if let Some(limit) = list_above.filter(|limit| contenders > limit.limit as usize) {
             self.dismiss(state, contenders, limit);
             return Decision::Dismissed;
         }

@@ -93,8 +93,8 @@ pub struct LockConfig {
 
 /// When the adaptive design ([`LockConfig::adaptive`]) leaves the mirror
 /// and when it comes back, by the number of contenders a session sees on
-/// the path; the gap between the two keeps a queue at the edge from
-/// switching at every acquisition.
+/// the path, for a round trip (longer ones scale both); the gap between
+/// the two keeps a queue at the edge from switching at every acquisition.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Adaptive {
     /// A waiter that finds more contenders than this on the mirror
@@ -121,7 +121,7 @@ impl Default for Adaptive {
     /// (mirror point 11) the mirror leads listing to B(8) on one host,
     /// where the server's fan-out to every session is the price; across a
     /// network it leads further: at B(16) with 0.5 ms each way, at B(32)
-    /// with 1 ms (docs/benchmarks.md, "The round trip").
+    /// with 1 ms each way (docs/benchmarks.md, "The round trip").
     fn default() -> Self {
         Adaptive { list_above: 8, mirror_at_most: 4, round_trip: Some(Duration::from_micros(400)) }
     }

@@ -12,9 +12,9 @@ use super::{Lock, Step};
 use crate::contender::{Attempt, NodeWatch, Nodes, Recovered};
 use crate::error::{connection_lost, Error, Result};
 use crate::holder::Acquire;
-use crate::mirror::{Decision, Expected, Mirror};
+use crate::mirror::{Decision, Expected, ListAbove, Mirror};
 use crate::naming::{self, Family, Standing};
-use crate::session::{boot_clock, Live, WINDOW};
+use crate::session::{boot_clock, detached_span, Live, WINDOW};
 use crate::state::SessionState;
 
 impl Lock {
@@ -92,9 +92,10 @@ impl Lock {
                         return Ok(Step::SessionEnded);
                     };
                     // The adaptive design mirrors again once the queue is short (mirror/mod.rs, point 9).
-                    if let (Some(adaptive), Some(mirror)) = (self.spec.config.adaptive, self.spec.mirror.get()) {
-                        let limits = adaptive.at(live.round_trip.least());
-                        mirror.listed(children.len(), limits.list_above, limits.mirror_at_most);
+                    if let (Some((list_above, mirror_at_most)), Some(mirror)) =
+                        (self.limits(live), self.spec.mirror.get())
+                    {
+                        mirror.listed(children.len(), list_above, mirror_at_most);
                     }
                     let role = self.spec.kind.role();
                     watched = match naming::standing(&children, name, role, &self.spec.config.extra_markers) {
@@ -344,7 +345,7 @@ impl Lock {
             let _ = attempt.sweep_late(live.generation, children);
         };
         let doubtful = Nodes::of(&self.holder.session).doubtful.any(&self.holder.path);
-        let list_above = self.spec.config.adaptive.map(|adaptive| adaptive.at(live.round_trip.least()).list_above);
+        let list_above = self.limits(live).map(|(list_above, _)| list_above);
         let role = self.spec.kind.role();
         let scheme = self.spec.config.scheme;
         let decision =
@@ -352,11 +353,20 @@ impl Lock {
         if !matches!(decision, Decision::Stale(_)) {
             drop(expected.take());
         }
-        if matches!(decision, Decision::Dismissed) && self.spec.config.adaptive.is_some_and(|a| a.round_trip.is_some())
-        {
+        if matches!(decision, Decision::Dismissed) && list_above.is_some_and(|limit| !limit.weighed) {
             self.measure_round_trip(live);
         }
         decision
+    }
+
+    /// The adaptive design's limits for this session now (its round trip
+    /// weighed, if known): `list_above` and `mirror_at_most`.
+    fn limits(&self, live: &Live) -> Option<(ListAbove, u32)> {
+        let adaptive = self.spec.config.adaptive?;
+        let round_trip = live.round_trip.least();
+        let limits = adaptive.at(round_trip);
+        let weighed = adaptive.round_trip.is_none() || round_trip.is_some();
+        Some((ListAbove { limit: limits.list_above, weighed }, limits.mirror_at_most))
     }
 
     /// Learns the session's round trip, unless known or being learnt: the
@@ -368,11 +378,14 @@ impl Lock {
         if !live.round_trip.start_measuring() {
             return;
         }
-        let (session, path) = (self.holder.session.clone(), self.holder.path.clone());
-        self.holder.session.spawn(async move {
-            let Ok(live) = session.live().await else { return };
+        // This generation's client: its reads fail once the connection or the session is lost.
+        let (live, path) = (live.clone(), self.holder.path.clone());
+        let span = detached_span(tracing::debug_span!(parent: None, "round trip", path));
+        self.holder.session.spawn_in(span, async move {
             for _ in 0..WINDOW {
-                if !matches!(live.timed_read(|client| client.check_stat(&path)).await, Ok(_)) {
+                if live.timed_read(|client| client.check_stat(&path)).await.is_err() {
+                    // A later dismissal measures again; listings' reads count meanwhile.
+                    live.round_trip.stop_measuring();
                     return;
                 }
             }
@@ -528,13 +541,18 @@ impl Lock {
     /// leaves no watch behind when the node is already gone, unlike `exists`.
     fn await_deletion<'a>(&'a self, live: &'a Live, path: &'a str) -> impl Future<Output = Result<Wake>> + Send + 'a {
         async move {
+            // Timed by hand: `Live::timed_read` would make the future a
+            // parked listing waiter keeps 24 bytes larger.
             let sent = boot_clock();
             let watcher = match live.client.get_and_watch_data(path).await {
                 Ok((_, _, watcher)) => {
                     live.round_trip.record(sent);
                     watcher
                 }
-                Err(zk::Error::NoNode) => return Ok(Wake::Gone),
+                Err(zk::Error::NoNode) => {
+                    live.round_trip.record(sent);
+                    return Ok(Wake::Gone);
+                }
                 Err(err) if connection_lost(&err) => return Ok(Wake::Relist),
                 Err(zk::Error::SessionExpired | zk::Error::ClientClosed) => return Ok(Wake::SessionEnded),
                 Err(err) => return Err(Error::zk(path, "watch", err)),
