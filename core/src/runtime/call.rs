@@ -307,8 +307,18 @@ mod tests {
         });
         let (first, after_reply, after_timer) = wait(async move {
             let first = thread_name();
-            polled.send(()).unwrap();
-            told.await.unwrap();
+            // Told only once this poll found no reply and left its wake-up:
+            // a reply sent earlier would make the first poll ready at once.
+            let mut told = std::pin::pin!(told);
+            poll_fn(|cx| {
+                let reply = told.as_mut().poll(cx);
+                if reply.is_pending() {
+                    let _ = polled.send(());
+                }
+                reply
+            })
+            .await
+            .unwrap();
             let after_reply = thread_name();
             tokio::task::yield_now().await;
             (first, after_reply, thread_name())
