@@ -167,7 +167,7 @@ fn run(plan: &Plan) -> Result<(), String> {
             DelayRelay::start(upstream, delay).map_err(|e| format!("relay: {e}"))
         };
         // Kept for the measurements: a relay dropped takes no new connection.
-        let delayed;
+        let mut delayed = None;
         let connect = match plan.delay {
             None => upstream.clone(),
             Some(delay) => {
@@ -181,8 +181,8 @@ fn run(plan: &Plan) -> Result<(), String> {
                     eprintln!("  {line}");
                     relay_cost.push(line);
                 }
-                delayed = relay(delay)?;
-                delayed.connect_string()
+                let relay = delayed.insert(relay(delay)?);
+                relay.connect_string()
             }
         };
         // Interleaved rounds: noise on the host hits every contestant alike.
@@ -196,9 +196,13 @@ fn run(plan: &Plan) -> Result<(), String> {
                     let key = scenario.key();
                     let path = format!("/bench/{round}/{key}/{}", contestant.key());
                     let log = plan.out.join("logs").join(format!("{}-{key}-sync-{sync}.log", contestant.key()));
+                    let relay_before = delayed.as_ref().map(DelayRelay::cpu_time);
                     let outcome = measure(&server, &connect, contestant, scenario, &path, plan.seconds, &log);
-                    eprintln!("  round {round} {key:>6} {:<28} {}", contestant.name(), report::brief(&outcome));
-                    measured.push(report::Measured { force_sync, contestant, scenario, outcome });
+                    let relay_after = delayed.as_ref().map(DelayRelay::cpu_time);
+                    let relay_cpu = relay_before.zip(relay_after).map(|(a, b)| (b - a).as_secs_f64());
+                    let relay = relay_cpu.map_or(String::new(), |cpu| format!(", relay {:.2} s CPU", cpu));
+                    eprintln!("  round {round} {key:>6} {:<28} {}{relay}", contestant.name(), report::brief(&outcome));
+                    measured.push(report::Measured { force_sync, contestant, scenario, outcome, relay_cpu });
                 }
             }
         }

@@ -11,6 +11,8 @@ pub struct Measured {
     pub contestant: Contestant,
     pub scenario: Scenario,
     pub outcome: Outcome,
+    /// CPU seconds the delay relay used while this was measured (`--delay`).
+    pub relay_cpu: Option<f64>,
 }
 
 /// The figures of one contestant in one scenario, over its rounds.
@@ -26,6 +28,8 @@ struct Cell {
     server_cpu_us: Option<f64>,
     /// The contestant processes' CPU per op, in µs.
     client_cpu_us: Option<f64>,
+    /// The delay relay's CPU per op, in µs (`--delay`).
+    relay_cpu_us: Option<f64>,
     /// The share of zoolock's acquisitions that waited on the mirror (Rust contestants).
     mirrored: Option<f64>,
     scale: Option<(u64, bool, u64, f64)>,
@@ -33,11 +37,12 @@ struct Cell {
 }
 
 fn cell(measured: &[Measured], force_sync: bool, contestant: Contestant, scenario: Scenario) -> Cell {
-    let outcomes: Vec<&Outcome> = measured
+    let of_cell: Vec<&Measured> = measured
         .iter()
         .filter(|m| m.force_sync == force_sync && m.contestant == contestant && m.scenario == scenario)
-        .map(|m| &m.outcome)
         .collect();
+    let relay: Option<f64> = of_cell.iter().map(|m| m.relay_cpu).sum();
+    let outcomes = of_cell.iter().map(|m| &m.outcome);
     let mut cell = Cell::default();
     let (mut rates, mut samples, mut packets, mut ops, mut cpu) = (Vec::new(), Vec::new(), 0, 0, 0.0);
     let (mut client, mut queued) = (0.0, (0, 0));
@@ -70,6 +75,7 @@ fn cell(measured: &[Measured], force_sync: bool, contestant: Contestant, scenari
         cell.packets_per_op = (ops > 0).then(|| packets as f64 / ops as f64);
         cell.server_cpu_us = (ops > 0).then(|| cpu * 1e6 / ops as f64).filter(|c| c.is_finite());
         cell.client_cpu_us = (ops > 0).then(|| client * 1e6 / ops as f64).filter(|c| c.is_finite());
+        cell.relay_cpu_us = relay.filter(|_| ops > 0).map(|r| r * 1e6 / ops as f64);
         let all = queued.0 + queued.1;
         cell.mirrored = (all > 0).then(|| queued.0 as f64 / all as f64);
     }
@@ -164,6 +170,16 @@ pub fn markdown(measured: &[Measured], seconds: f64, rounds: usize) -> String {
                 .map(|s| get(c, s).client_cpu_us.map_or("—".into(), |u| format!("{u:.0}")))
                 .collect();
             out += &format!("| {} | {} |\n", c.name(), cpu.join(" | "));
+        }
+        if measured.iter().any(|m| m.relay_cpu.is_some()) {
+            out += "\n| contestant | relay CPU µs/op A | B(2) | B(8) | B(16) | B(32) | C |\n|---|---:|---:|---:|---:|---:|---:|\n";
+            for c in ALL {
+                let scenarios =
+                    [Scenario::A, Scenario::B(2), Scenario::B(8), Scenario::B(16), Scenario::B(32), Scenario::C];
+                let cpu: Vec<String> =
+                    scenarios.map(|s| get(c, s).relay_cpu_us.map_or("—".into(), |u| format!("{u:.0}"))).to_vec();
+                out += &format!("| {} | {} |\n", c.name(), cpu.join(" | "));
+            }
         }
         out += &targets(&get);
     }
@@ -272,6 +288,7 @@ pub fn json(measured: &[Measured]) -> Value {
             "p99_us": c.p99_us,
             "packets_per_op": c.packets_per_op,
             "client_cpu_us": c.client_cpu_us,
+            "relay_cpu_us": c.relay_cpu_us,
             "mirrored": c.mirrored,
             "bytes_per_waiter": c.scale.map(|s| s.0),
             "note": c.note,

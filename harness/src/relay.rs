@@ -3,14 +3,29 @@
 //! without netem (the bench's `--delay`, and tests of what a long round
 //! trip changes). Each chunk read is written `delay` after it was read, in
 //! order, so the added latency is `delay` each way and the relay does not
-//! limit throughput. Plain threads, not tokio: its timer's 1 ms granularity
-//! would make 0.5 ms into 1.
+//! limit throughput.
+//!
+//! A network's delay costs the hosts no CPU; this relay's does, on the
+//! cores the contestants share. So it is one thread for every connection
+//! (tokio's current-thread runtime: one `epoll_wait` serves every chunk
+//! ready at once), each direction timed by its own `timerfd` (tokio's
+//! timer rounds 0.5 ms up to 1), and it counts its thread's CPU time
+//! ([`DelayRelay::cpu_time`]) so a measurement can say what it cost.
 
-use std::io::{Read, Write};
-use std::net::{Shutdown, SocketAddr, TcpListener, TcpStream};
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{mpsc, Arc};
+use std::collections::VecDeque;
+use std::io;
+use std::net::{SocketAddr, TcpListener};
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
+
+use tokio::io::unix::AsyncFd;
+use tokio::io::Interest;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::tcp::{OwnedReadHalf, OwnedWriteHalf};
+use tokio::net::TcpStream;
+use tokio::sync::mpsc;
 
 /// Relays each connection made to it to one server, `delay` late each way.
 /// Dropped, it takes no new connection; those made go on until either end
@@ -18,66 +33,162 @@ use std::time::{Duration, Instant};
 pub struct DelayRelay {
     address: SocketAddr,
     stopped: Arc<AtomicBool>,
+    /// The relay thread's id, for its CPU time; 0 until it runs.
+    thread: Arc<AtomicI32>,
 }
 
 impl DelayRelay {
     /// Listens on a free loopback port; each connection is relayed to `upstream`.
-    pub fn start(upstream: SocketAddr, delay: Duration) -> std::io::Result<DelayRelay> {
+    pub fn start(upstream: SocketAddr, delay: Duration) -> io::Result<DelayRelay> {
         let listener = TcpListener::bind("127.0.0.1:0")?;
+        listener.set_nonblocking(true)?;
         let address = listener.local_addr()?;
-        let stopped = Arc::new(AtomicBool::new(false));
-        let stop = stopped.clone();
-        std::thread::spawn(move || {
-            for client in listener.incoming().map_while(Result::ok) {
-                if stop.load(Ordering::Acquire) {
-                    break;
-                }
-                let Ok(server) = TcpStream::connect(upstream) else { continue };
-                for (from, to) in [(&client, &server), (&server, &client)] {
-                    let (Ok(from), Ok(to)) = (from.try_clone(), to.try_clone()) else { continue };
-                    let _ = (from.set_nodelay(true), to.set_nodelay(true));
-                    pump(from, to, delay);
-                }
-            }
-        });
-        Ok(DelayRelay { address, stopped })
+        let runtime = tokio::runtime::Builder::new_current_thread().enable_io().build()?;
+        let (stopped, thread) = (Arc::new(AtomicBool::new(false)), Arc::new(AtomicI32::new(0)));
+        let (stop, id) = (stopped.clone(), thread.clone());
+        let (started, running) = std::sync::mpsc::channel();
+        std::thread::Builder::new().name("delay-relay".into()).spawn(move || {
+            // SAFETY: gettid has no preconditions.
+            id.store(unsafe { libc::gettid() }, Ordering::Release);
+            let _ = started.send(());
+            runtime.block_on(accept(listener, upstream, delay, stop))
+        })?;
+        let _ = running.recv();
+        Ok(DelayRelay { address, stopped, thread })
     }
 
     /// The connect string of the server through the relay.
     pub fn connect_string(&self) -> String {
         self.address.to_string()
     }
+
+    /// CPU time (user and system) the relay's thread has used so far.
+    pub fn cpu_time(&self) -> Duration {
+        let tid = self.thread.load(Ordering::Acquire);
+        let stat = std::fs::read_to_string(format!("/proc/self/task/{tid}/stat")).unwrap_or_default();
+        // Fields after the command's closing parenthesis: utime and stime are the 12th and 13th.
+        let fields: Vec<&str> =
+            stat.rsplit_once(')').map(|(_, rest)| rest.split_whitespace().collect()).unwrap_or_default();
+        let ticks: u64 = fields.get(11..13).map(|t| t.iter().filter_map(|f| f.parse::<u64>().ok()).sum()).unwrap_or(0);
+        // SAFETY: sysconf has no preconditions.
+        let per_second = unsafe { libc::sysconf(libc::_SC_CLK_TCK) }.max(1) as u64;
+        Duration::from_millis(ticks * 1000 / per_second)
+    }
 }
 
 impl Drop for DelayRelay {
     fn drop(&mut self) {
         self.stopped.store(true, Ordering::Release);
-        // Wakes the accepting thread, which sees the flag and ends.
-        let _ = TcpStream::connect(self.address);
+        // Wakes the accepting task, which sees the flag and ends.
+        let _ = std::net::TcpStream::connect(self.address);
     }
 }
 
-/// One direction: a reader that stamps each chunk, a writer that sends it when due.
-fn pump(mut from: TcpStream, mut to: TcpStream, delay: Duration) {
-    let (chunks, due) = mpsc::channel::<(Instant, Vec<u8>)>();
-    std::thread::spawn(move || {
+/// Takes connections until stopped, then serves those made until they close.
+async fn accept(listener: TcpListener, upstream: SocketAddr, delay: Duration, stopped: Arc<AtomicBool>) {
+    let Ok(listener) = tokio::net::TcpListener::from_std(listener) else { return };
+    let mut pumps = tokio::task::JoinSet::new();
+    while let Ok((client, _)) = listener.accept().await {
+        if stopped.load(Ordering::Acquire) {
+            break;
+        }
+        let Ok(server) = TcpStream::connect(upstream).await else { continue };
+        let _ = (client.set_nodelay(true), server.set_nodelay(true));
+        let (client_read, client_write) = client.into_split();
+        let (server_read, server_write) = server.into_split();
+        pumps.spawn(pump(client_read, server_write, delay));
+        pumps.spawn(pump(server_read, client_write, delay));
+    }
+    drop(listener);
+    while pumps.join_next().await.is_some() {}
+}
+
+/// One direction: each chunk read is stamped, and written when due.
+async fn pump(mut from: OwnedReadHalf, mut to: OwnedWriteHalf, delay: Duration) {
+    let Ok(mut timer) = Timer::new() else { return };
+    let (chunks, mut due) = mpsc::unbounded_channel::<(Instant, Vec<u8>)>();
+    let read = async move {
         let mut buffer = vec![0; 64 * 1024];
-        while let Ok(n @ 1..) = from.read(&mut buffer) {
+        while let Ok(n @ 1..) = from.read(&mut buffer).await {
             if chunks.send((Instant::now() + delay, buffer[..n].to_vec())).is_err() {
                 break;
             }
         }
-        let _ = from.shutdown(Shutdown::Read);
-    });
-    std::thread::spawn(move || {
-        for (at, bytes) in due {
-            if let Some(wait) = at.checked_duration_since(Instant::now()) {
-                std::thread::sleep(wait);
+    };
+    let write = async move {
+        // Chunks due together go in one write.
+        let mut ready: VecDeque<(Instant, Vec<u8>)> = VecDeque::new();
+        let mut batch = Vec::new();
+        loop {
+            if ready.is_empty() {
+                match due.recv().await {
+                    Some(chunk) => ready.push_back(chunk),
+                    None => break,
+                }
             }
-            if to.write_all(&bytes).is_err() {
+            while let Ok(chunk) = due.try_recv() {
+                ready.push_back(chunk);
+            }
+            let at = ready.front().expect("a chunk").0;
+            if timer.until(at).await.is_err() {
+                break;
+            }
+            let now = Instant::now();
+            batch.clear();
+            while ready.front().is_some_and(|(at, _)| *at <= now) {
+                batch.extend_from_slice(&ready.pop_front().expect("a chunk").1);
+            }
+            if to.write_all(&batch).await.is_err() {
                 break;
             }
         }
-        let _ = to.shutdown(Shutdown::Write);
-    });
+        let _ = to.shutdown().await;
+    };
+    tokio::join!(read, write);
+}
+
+/// A one-shot timer of the kernel's precision, awaited through the runtime's epoll.
+struct Timer(AsyncFd<OwnedFd>);
+
+impl Timer {
+    fn new() -> io::Result<Timer> {
+        // SAFETY: timerfd_create has no preconditions; a non-negative result is a new fd we own.
+        let fd = unsafe { libc::timerfd_create(libc::CLOCK_MONOTONIC, libc::TFD_NONBLOCK | libc::TFD_CLOEXEC) };
+        if fd < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        // SAFETY: `fd` was just created and is owned by nothing else; the
+        // AsyncFd owns it from here, so it outlives the registration.
+        let timer = unsafe { AsyncFd::register_with_interest(OwnedFd::from_raw_fd(fd), Interest::READABLE) };
+        Ok(Timer(timer.map_err(io::Error::from)?))
+    }
+
+    /// Returns at `at` (at once if it has passed).
+    async fn until(&mut self, at: Instant) -> io::Result<()> {
+        let Some(wait) = at.checked_duration_since(Instant::now()).filter(|wait| !wait.is_zero()) else {
+            return Ok(());
+        };
+        let spec = libc::itimerspec {
+            it_interval: libc::timespec { tv_sec: 0, tv_nsec: 0 },
+            it_value: libc::timespec { tv_sec: wait.as_secs() as _, tv_nsec: wait.subsec_nanos() as _ },
+        };
+        // SAFETY: a valid timerfd and a valid itimerspec; the old value is not asked for.
+        if unsafe { libc::timerfd_settime(self.0.as_raw_fd(), 0, &spec, std::ptr::null_mut()) } < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        loop {
+            let mut guard = self.0.readable().await?;
+            let mut expirations = [0u8; 8];
+            // SAFETY: reads at most 8 bytes into an 8-byte buffer.
+            let n = unsafe { libc::read(self.0.as_raw_fd(), expirations.as_mut_ptr().cast(), 8) };
+            if n == 8 {
+                return Ok(());
+            }
+            let err = io::Error::last_os_error();
+            if err.kind() != io::ErrorKind::WouldBlock {
+                return Err(err);
+            }
+            guard.clear_ready();
+        }
+    }
 }
