@@ -21,7 +21,7 @@ mod report;
 use std::path::PathBuf;
 
 use contestants::{Contestant, ALL};
-use measure::{measure, Outcome, Scenario};
+use measure::{measure, Outcome, Route, Scenario};
 use zk_harness::{DelayRelay, Ensemble, Options};
 
 const SCENARIOS: [Scenario; 12] = [
@@ -158,7 +158,9 @@ fn run(plan: &Plan) -> Result<(), String> {
             (Contestant::RawFloor, Scenario::C),
         ] {
             let path = format!("/bench/warm-up/{}", scenario.key());
-            let outcome = measure(&server, &server.direct_connect_string(), contestant, scenario, &path, 5.0, &warm_up);
+            let direct = server.direct_connect_string();
+            let outcome =
+                measure(&server, Route { connect: &direct, relay: None }, contestant, scenario, &path, 5.0, &warm_up);
             eprintln!("  warm-up {:>6}: {}", scenario.key(), report::brief(&outcome));
         }
         let upstream = server.direct_connect_string();
@@ -174,9 +176,19 @@ fn run(plan: &Plan) -> Result<(), String> {
                 // The relay's own cost: the raw floor's A through it with no delay, and direct.
                 let undelayed = relay(std::time::Duration::ZERO)?;
                 let through = undelayed.connect_string();
-                for (how, connect) in [("direct", &upstream), ("through the relay, no delay", &through)] {
+                for (how, connect, relay) in
+                    [("direct", &upstream, None), ("through the relay, no delay", &through, Some(&undelayed))]
+                {
                     let path = format!("/bench/relay-cost/{}", how.len());
-                    let outcome = measure(&server, connect, Contestant::RawFloor, Scenario::A, &path, 3.0, &warm_up);
+                    let outcome = measure(
+                        &server,
+                        Route { connect, relay },
+                        Contestant::RawFloor,
+                        Scenario::A,
+                        &path,
+                        3.0,
+                        &warm_up,
+                    );
                     let line = format!("raw floor A {how}: {}", report::brief(&outcome));
                     eprintln!("  {line}");
                     relay_cost.push(line);
@@ -196,13 +208,18 @@ fn run(plan: &Plan) -> Result<(), String> {
                     let key = scenario.key();
                     let path = format!("/bench/{round}/{key}/{}", contestant.key());
                     let log = plan.out.join("logs").join(format!("{}-{key}-sync-{sync}.log", contestant.key()));
-                    let relay_before = delayed.as_ref().map(DelayRelay::cpu_time);
-                    let outcome = measure(&server, &connect, contestant, scenario, &path, plan.seconds, &log);
-                    let relay_after = delayed.as_ref().map(DelayRelay::cpu_time);
-                    let relay_cpu = relay_before.zip(relay_after).map(|(a, b)| (b - a).as_secs_f64());
-                    let relay = relay_cpu.map_or(String::new(), |cpu| format!(", relay {:.2} s CPU", cpu));
-                    eprintln!("  round {round} {key:>6} {:<28} {}{relay}", contestant.name(), report::brief(&outcome));
-                    measured.push(report::Measured { force_sync, contestant, scenario, outcome, relay_cpu });
+                    let relay = delayed.as_ref();
+                    let outcome = measure(
+                        &server,
+                        Route { connect: &connect, relay },
+                        contestant,
+                        scenario,
+                        &path,
+                        plan.seconds,
+                        &log,
+                    );
+                    eprintln!("  round {round} {key:>6} {:<28} {}", contestant.name(), report::brief(&outcome));
+                    measured.push(report::Measured { force_sync, contestant, scenario, outcome });
                 }
             }
         }

@@ -9,7 +9,7 @@ use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
-use zk_harness::Ensemble;
+use zk_harness::{DelayRelay, Ensemble};
 
 use crate::contestants::Contestant;
 
@@ -66,7 +66,8 @@ pub enum Outcome {
     /// CPU seconds over the same window (/proc/<pid>/stat); `client_cpu`:
     /// the contestant processes' own, from `go` to their results;
     /// `queued`: zoolock's acquisitions that waited on a mirror and by
-    /// listing (Rust contestants; zero for the others).
+    /// listing (Rust contestants; zero for the others); `relay_cpu`: the
+    /// delay relay's CPU seconds over the same window (`--delay`).
     Ran {
         ops: u64,
         seconds: f64,
@@ -75,6 +76,7 @@ pub enum Outcome {
         server_cpu: f64,
         client_cpu: f64,
         queued: (u64, u64),
+        relay_cpu: Option<f64>,
     },
     Scale {
         bytes_per_waiter: u64,
@@ -87,11 +89,19 @@ pub enum Outcome {
     Failed(String),
 }
 
+/// How contestants reach the server: its connect string, and the delay
+/// relay on the way (`--delay`), whose CPU time is measured with theirs.
+#[derive(Clone, Copy)]
+pub struct Route<'a> {
+    pub connect: &'a str,
+    pub relay: Option<&'a DelayRelay>,
+}
+
 const READY_WITHIN: Duration = Duration::from_secs(180);
 
 pub fn measure(
     server: &Ensemble,
-    connect: &str,
+    route: Route,
     contestant: Contestant,
     scenario: Scenario,
     path: &str,
@@ -102,7 +112,7 @@ pub fn measure(
         return Outcome::Unsupported("not built here".into());
     };
     command
-        .args(["--connect", connect, "--path", path, "--seconds", &seconds.to_string()])
+        .args(["--connect", route.connect, "--path", path, "--seconds", &seconds.to_string()])
         .args(scenario.protocol_args())
         .stdin(Stdio::piped())
         .stdout(Stdio::piped());
@@ -130,13 +140,14 @@ pub fn measure(
         });
         children.push(child);
     }
-    let outcome = drive(server, &mut children, &received, seconds);
+    let outcome = drive(server, route.relay, &mut children, &received, seconds);
     stop(&mut children);
     outcome
 }
 
 fn drive(
     server: &Ensemble,
+    relay: Option<&DelayRelay>,
     children: &mut [Child],
     lines: &mpsc::Receiver<(usize, Option<String>)>,
     seconds: f64,
@@ -160,6 +171,7 @@ fn drive(
     let before = packets_received(server);
     let cpu_before = server_cpu_seconds(server);
     let client_before = client_cpu_seconds(children);
+    let relay_before = relay.map(DelayRelay::cpu_time);
     for child in children.iter_mut() {
         let stdin = child.stdin.as_mut().expect("piped");
         if let Err(e) = stdin.write_all(b"go\n").and_then(|_| stdin.flush()) {
@@ -182,7 +194,8 @@ fn drive(
     let packets = packets_received(server).saturating_sub(before);
     let server_cpu = server_cpu_seconds(server) - cpu_before;
     let client_cpu = client_cpu_seconds(children) - client_before;
-    combine(results.into_iter().flatten().collect(), packets, server_cpu, client_cpu)
+    let relay_cpu = relay.zip(relay_before).map(|(relay, before)| (relay.cpu_time() - before).as_secs_f64());
+    combine(results.into_iter().flatten().collect(), packets, server_cpu, client_cpu, relay_cpu)
 }
 
 /// User+system CPU seconds of the contestant processes so far (NaN if one
@@ -210,7 +223,7 @@ fn parse(line: &str) -> Option<Value> {
     serde_json::from_str::<Value>(line).ok().filter(Value::is_object)
 }
 
-fn combine(results: Vec<Value>, packets: u64, server_cpu: f64, client_cpu: f64) -> Outcome {
+fn combine(results: Vec<Value>, packets: u64, server_cpu: f64, client_cpu: f64, relay_cpu: Option<f64>) -> Outcome {
     if let Some(why) = results.iter().find_map(|r| r.get("unsupported")) {
         return Outcome::Unsupported(why.as_str().unwrap_or("").to_owned());
     }
@@ -239,7 +252,7 @@ fn combine(results: Vec<Value>, packets: u64, server_cpu: f64, client_cpu: f64) 
             samples.extend(list.iter().filter_map(Value::as_u64));
         }
     }
-    Outcome::Ran { ops, seconds, samples, packets, server_cpu, client_cpu, queued }
+    Outcome::Ran { ops, seconds, samples, packets, server_cpu, client_cpu, queued, relay_cpu }
 }
 
 fn packets_received(server: &Ensemble) -> u64 {

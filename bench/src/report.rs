@@ -11,8 +11,6 @@ pub struct Measured {
     pub contestant: Contestant,
     pub scenario: Scenario,
     pub outcome: Outcome,
-    /// CPU seconds the delay relay used while this was measured (`--delay`).
-    pub relay_cpu: Option<f64>,
 }
 
 /// The figures of one contestant in one scenario, over its rounds.
@@ -37,19 +35,19 @@ struct Cell {
 }
 
 fn cell(measured: &[Measured], force_sync: bool, contestant: Contestant, scenario: Scenario) -> Cell {
-    let of_cell: Vec<&Measured> = measured
+    let outcomes: Vec<&Outcome> = measured
         .iter()
         .filter(|m| m.force_sync == force_sync && m.contestant == contestant && m.scenario == scenario)
+        .map(|m| &m.outcome)
         .collect();
-    let relay: Option<f64> = of_cell.iter().map(|m| m.relay_cpu).sum();
-    let outcomes = of_cell.iter().map(|m| &m.outcome);
     let mut cell = Cell::default();
     let (mut rates, mut samples, mut packets, mut ops, mut cpu) = (Vec::new(), Vec::new(), 0, 0, 0.0);
-    let (mut client, mut queued) = (0.0, (0, 0));
+    let (mut client, mut queued, mut relay) = (0.0, (0, 0), None);
     for outcome in outcomes {
         match outcome {
-            Outcome::Ran { ops: n, seconds, samples: s, packets: p, server_cpu, client_cpu, queued: q } => {
+            Outcome::Ran { ops: n, seconds, samples: s, packets: p, server_cpu, client_cpu, queued: q, relay_cpu } => {
                 queued = (queued.0 + q.0, queued.1 + q.1);
+                relay = relay_cpu.map(|cpu| relay.unwrap_or(0.0) + cpu);
                 rates.push(*n as f64 / seconds);
                 samples.extend_from_slice(s);
                 packets += p;
@@ -84,10 +82,11 @@ fn cell(measured: &[Measured], force_sync: bool, contestant: Contestant, scenari
 
 pub fn brief(outcome: &Outcome) -> String {
     match outcome {
-        Outcome::Ran { ops, seconds, packets, server_cpu, client_cpu, .. } => {
+        Outcome::Ran { ops, seconds, packets, server_cpu, client_cpu, relay_cpu, .. } => {
             let per_op = |x: f64| x / (*ops).max(1) as f64;
+            let relay = relay_cpu.map_or(String::new(), |cpu| format!(", relay {:.0} µs/op", per_op(cpu * 1e6)));
             format!(
-                "{:>8.0}/s  ({ops} ops, {:.1} packets/op, server {:.0} µs/op, client {:.0} µs/op)",
+                "{:>8.0}/s  ({ops} ops, {:.1} packets/op, server {:.0} µs/op, client {:.0} µs/op{relay})",
                 *ops as f64 / seconds,
                 per_op(*packets as f64),
                 per_op(server_cpu * 1e6),
@@ -171,7 +170,7 @@ pub fn markdown(measured: &[Measured], seconds: f64, rounds: usize) -> String {
                 .collect();
             out += &format!("| {} | {} |\n", c.name(), cpu.join(" | "));
         }
-        if measured.iter().any(|m| m.relay_cpu.is_some()) {
+        if measured.iter().any(|m| matches!(m.outcome, Outcome::Ran { relay_cpu: Some(_), .. })) {
             out += "\n| contestant | relay CPU µs/op A | B(2) | B(8) | B(16) | B(32) | C |\n|---|---:|---:|---:|---:|---:|---:|\n";
             for c in ALL {
                 let scenarios =
