@@ -538,6 +538,14 @@ pub(crate) fn name_of(node: &str) -> &str {
     node.rsplit_once('/').map_or(node, |(_, name)| name)
 }
 
+/// The path of a node's parent, as ZooKeeper has it: the root's children's is `/`.
+pub(crate) fn parent_of(path: &str) -> &str {
+    match path.rfind('/') {
+        Some(0) | None => "/",
+        Some(i) => &path[..i],
+    }
+}
+
 /// The path of child `name` of `parent`, in one allocation (`format!`
 /// would grow its string twice).
 pub(crate) fn child_path(parent: &str, name: &str) -> String {
@@ -610,6 +618,15 @@ mod tests {
             }
         }
         assert_eq!(Family::of("notes"), None);
+    }
+
+    #[test]
+    fn a_path_splits_into_its_parent_and_name() {
+        assert_eq!((parent_of("/a"), name_of("/a")), ("/", "a"));
+        assert_eq!(
+            (parent_of("/locks/a/x-0000000001"), name_of("/locks/a/x-0000000001")),
+            ("/locks/a", "x-0000000001")
+        );
     }
 
     #[test]

@@ -32,7 +32,7 @@ pub(crate) use create::Recovered;
 pub(crate) use doubtful::DoubtfulTags;
 pub(crate) use persistent::PersistentNodes;
 use removal::FOREGROUND_WAIT;
-pub(crate) use removal::{parent_of, Removal, Target};
+pub(crate) use removal::{Removal, Target};
 pub(crate) use won::{NodeWatch, Won};
 
 /// What the session keeps of its contenders' nodes: the persistent ones,

@@ -12,7 +12,7 @@ use zookeeper_client as zk;
 use super::create::find_own;
 use super::Nodes;
 use crate::error::connection_lost;
-use crate::naming::Tag;
+use crate::naming::{parent_of, Tag};
 use crate::session::{Live, Session};
 use crate::state::SessionState;
 
@@ -37,10 +37,6 @@ impl Target {
             Target::Tagged { parent, .. } => parent,
         }
     }
-}
-
-pub(crate) fn parent_of(node: &str) -> &str {
-    node.rsplit_once('/').map_or("", |(parent, _)| parent)
 }
 
 /// One node that must go: created (or maybe created) on `generation`.

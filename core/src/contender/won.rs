@@ -5,9 +5,10 @@ use std::sync::{Arc, Weak};
 use tokio::task::JoinHandle;
 use zookeeper_client as zk;
 
-use super::removal::{parent_of, Removal, Target};
+use super::removal::{Removal, Target};
 use super::{DoubtfulTags, Nodes, Place, Removals};
 use crate::mirror::{Deletion, Mirror};
+use crate::naming::parent_of;
 use crate::naming::{self, Role};
 use crate::session::Session;
 

@@ -17,10 +17,10 @@ use std::sync::{Arc, Mutex, OnceLock};
 
 use tokio::sync::{watch, Notify};
 
-use crate::contender::parent_of;
 use crate::error::{Error, Result};
 use crate::events::Listeners;
 use crate::metrics::{Meter, PathSeries};
+use crate::naming::parent_of;
 use crate::runtime;
 use crate::session::Session;
 use crate::state::{LockState, Outcome};

@@ -3,8 +3,8 @@
 
 use std::sync::{Mutex, MutexGuard, PoisonError, Weak};
 
-use crate::contender::{parent_of, Won};
-use crate::naming::Role;
+use crate::contender::Won;
+use crate::naming::{parent_of, Role};
 use crate::per_path::PerPath;
 use crate::session::{Extension, Session};
 

@@ -152,6 +152,16 @@ pub struct ListAbove {
     pub weighed: bool,
 }
 
+/// By which limit the adaptive design dismissed the mirror (point 9).
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Dismissal {
+    /// One that weighed the session's round trip.
+    Weighed,
+    /// One that weighed no round trip (none known yet): the first listing
+    /// whose limit weighs one judges the queue by it.
+    Unweighed,
+}
+
 /// Mirrors dismissed and brought back by the adaptive design (point 9), in this process.
 static SWITCHES: [AtomicU64; 2] = [AtomicU64::new(0), AtomicU64::new(0)];
 
@@ -218,10 +228,7 @@ struct State {
     broken: bool,
     /// Dismissed by the adaptive design while the queue is long (point 9):
     /// no watch, and adaptive waiters list until a listing shows it short.
-    dismissed: bool,
-    /// Dismissed by a limit that weighed no round trip (none known yet):
-    /// the first listing whose limit weighs one judges the queue by it.
-    dismissed_unweighed: bool,
+    dismissed: Option<Dismissal>,
     watcher: Option<zk::PersistentWatcher>,
     /// Contenders by (sequence, name) — kazoo's and Curator's markers, no
     /// extras — each with the waiters its deletion wakes: kept in the entry,
@@ -276,11 +283,11 @@ impl Mirror {
     /// caller that mirrors whatever the queue brings a dismissed mirror back.
     pub fn prepare(&self, adaptive: bool) -> bool {
         let mut state = self.caught_up();
-        if state.dismissed {
+        if state.dismissed.is_some() {
             if adaptive {
                 return false;
             }
-            state.dismissed = false;
+            state.dismissed = None;
         }
         self.start_resync(&mut state);
         true
@@ -303,10 +310,12 @@ impl Mirror {
     /// mirror weighed no round trip and this one does.
     pub fn listed(&self, contenders: usize, list_above: ListAbove, mirror_at_most: u32) {
         let mut state = self.state.lock().unwrap();
-        let weighed_now = state.dismissed_unweighed && list_above.weighed && contenders <= list_above.limit as usize;
-        if state.dismissed && (contenders <= mirror_at_most as usize || weighed_now) {
+        let weighed_now = state.dismissed == Some(Dismissal::Unweighed)
+            && list_above.weighed
+            && contenders <= list_above.limit as usize;
+        if state.dismissed.is_some() && (contenders <= mirror_at_most as usize || weighed_now) {
             tracing::debug!(path = self.path, contenders, "zoolock mirrors the lock path again: its queue is short");
-            state.dismissed = false;
+            state.dismissed = None;
             SWITCHES[1].fetch_add(1, Relaxed);
         }
     }
@@ -320,8 +329,7 @@ impl Mirror {
             limit = list_above.limit,
             "zoolock lists the lock path instead of mirroring it: its queue is long"
         );
-        state.dismissed = true;
-        state.dismissed_unweighed = !list_above.weighed;
+        state.dismissed = Some(if list_above.weighed { Dismissal::Weighed } else { Dismissal::Unweighed });
         SWITCHES[0].fetch_add(1, Relaxed);
         state.unsync();
         state.wake_on_sync();
@@ -365,11 +373,11 @@ impl Mirror {
         if state.broken {
             return Decision::Broken;
         }
-        if state.dismissed {
+        if state.dismissed.is_some() {
             if list_above.is_some() {
                 return Decision::Dismissed;
             }
-            state.dismissed = false;
+            state.dismissed = None;
         }
         if state.synced && state.generation > generation {
             return Decision::SessionEnded;
@@ -468,7 +476,7 @@ impl Mirror {
     /// costs the next waiter its shortcut (its mirror decides for itself).
     pub fn successor(&self, node: &str, generation: u64) -> Option<String> {
         let mut state = self.caught_up();
-        if !state.synced || state.dismissed || state.broken || state.generation != generation {
+        if !state.synced || state.dismissed.is_some() || state.broken || state.generation != generation {
             return None;
         }
         let (role, sequence) = naming::classify(node, &[])?;
@@ -529,7 +537,7 @@ impl Mirror {
                     if state.broken {
                         return;
                     }
-                    if state.dismissed {
+                    if state.dismissed.is_some() {
                         // Dismissed on the way (point 9): the watcher goes with this task.
                         state.stop_resync();
                         return;

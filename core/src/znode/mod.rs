@@ -14,6 +14,7 @@ mod transaction;
 use zookeeper_client as zk;
 
 use crate::error::{Error, Result};
+use crate::naming::parent_of;
 use crate::options::{validate_node_path, ConnectString, MAX_IDENTIFIER_BYTES};
 use crate::runtime;
 use crate::session::{Live, Session};
@@ -156,13 +157,6 @@ pub(super) fn check_version(version: Option<i32>) -> Result<Option<i32>> {
         Some(v) if v < -1 => Err(Error::InvalidArgument(format!("version must be -1 (any) or at least 0, got {v}"))),
         Some(-1) | None => Ok(None),
         Some(v) => Ok(Some(v)),
-    }
-}
-
-fn parent_of(path: &str) -> &str {
-    match path.rfind('/') {
-        Some(0) | None => "/",
-        Some(i) => &path[..i],
     }
 }
 
@@ -511,7 +505,5 @@ mod tests {
         assert!(matches!(check_create_path("/", false), Err(Error::InvalidPath { .. })));
         assert!(matches!(check_create_path("//", true), Err(Error::InvalidPath { .. })));
         assert!(matches!(check_data(Some(&vec![0; MAX_IDENTIFIER_BYTES + 1])), Err(Error::InvalidArgument(_))));
-        assert_eq!(parent_of("/a"), "/");
-        assert_eq!(parent_of("/a/b"), "/a");
     }
 }
