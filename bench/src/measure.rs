@@ -194,7 +194,9 @@ fn drive(
     let packets = packets_received(server).saturating_sub(before);
     let server_cpu = server_cpu_seconds(server) - cpu_before;
     let client_cpu = client_cpu_seconds(children) - client_before;
-    let relay_cpu = relay.zip(relay_before).map(|(relay, before)| (relay.cpu_time() - before).as_secs_f64());
+    // None if the relay's thread ended meanwhile (its time reads as zero then).
+    let relay_cpu = relay.zip(relay_before).and_then(|(relay, before)| relay.cpu_time().checked_sub(before));
+    let relay_cpu = relay_cpu.map(|cpu| cpu.as_secs_f64());
     combine(results.into_iter().flatten().collect(), packets, server_cpu, client_cpu, relay_cpu)
 }
 

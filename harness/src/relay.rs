@@ -16,8 +16,6 @@ use std::collections::VecDeque;
 use std::io;
 use std::net::{SocketAddr, TcpListener};
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
-use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use tokio::io::unix::AsyncFd;
@@ -25,16 +23,16 @@ use tokio::io::Interest;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::tcp::{OwnedReadHalf, OwnedWriteHalf};
 use tokio::net::TcpStream;
-use tokio::sync::mpsc;
+use tokio::sync::{mpsc, oneshot};
 
 /// Relays each connection made to it to one server, `delay` late each way.
 /// Dropped, it takes no new connection; those made go on until either end
 /// closes.
 pub struct DelayRelay {
     address: SocketAddr,
-    stopped: Arc<AtomicBool>,
-    /// The relay thread's id, for its CPU time; 0 until it runs.
-    thread: Arc<AtomicI32>,
+    stop: Option<oneshot::Sender<()>>,
+    /// The relay thread's id, for its CPU time.
+    thread: i32,
 }
 
 impl DelayRelay {
@@ -44,17 +42,15 @@ impl DelayRelay {
         listener.set_nonblocking(true)?;
         let address = listener.local_addr()?;
         let runtime = tokio::runtime::Builder::new_current_thread().enable_io().build()?;
-        let (stopped, thread) = (Arc::new(AtomicBool::new(false)), Arc::new(AtomicI32::new(0)));
-        let (stop, id) = (stopped.clone(), thread.clone());
+        let (stop, stopped) = oneshot::channel();
         let (started, running) = std::sync::mpsc::channel();
         std::thread::Builder::new().name("delay-relay".into()).spawn(move || {
             // SAFETY: gettid has no preconditions.
-            id.store(unsafe { libc::gettid() }, Ordering::Release);
-            let _ = started.send(());
-            runtime.block_on(accept(listener, upstream, delay, stop))
+            let _ = started.send(unsafe { libc::gettid() });
+            runtime.block_on(accept(listener, upstream, delay, stopped))
         })?;
-        let _ = running.recv();
-        Ok(DelayRelay { address, stopped, thread })
+        let thread = running.recv().map_err(|_| io::Error::other("the relay's thread did not start"))?;
+        Ok(DelayRelay { address, stop: Some(stop), thread })
     }
 
     /// The connect string of the server through the relay.
@@ -62,10 +58,9 @@ impl DelayRelay {
         self.address.to_string()
     }
 
-    /// CPU time (user and system) the relay's thread has used so far.
+    /// CPU time (user and system) the relay's thread has used so far; zero once it ended.
     pub fn cpu_time(&self) -> Duration {
-        let tid = self.thread.load(Ordering::Acquire);
-        let stat = std::fs::read_to_string(format!("/proc/self/task/{tid}/stat")).unwrap_or_default();
+        let stat = std::fs::read_to_string(format!("/proc/self/task/{}/stat", self.thread)).unwrap_or_default();
         // Fields after the command's closing parenthesis: utime and stime are the 12th and 13th.
         let fields: Vec<&str> =
             stat.rsplit_once(')').map(|(_, rest)| rest.split_whitespace().collect()).unwrap_or_default();
@@ -78,29 +73,52 @@ impl DelayRelay {
 
 impl Drop for DelayRelay {
     fn drop(&mut self) {
-        self.stopped.store(true, Ordering::Release);
-        // Wakes the accepting task, which sees the flag and ends.
-        let _ = std::net::TcpStream::connect(self.address);
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
     }
 }
 
 /// Takes connections until stopped, then serves those made until they close.
-async fn accept(listener: TcpListener, upstream: SocketAddr, delay: Duration, stopped: Arc<AtomicBool>) {
+async fn accept(listener: TcpListener, upstream: SocketAddr, delay: Duration, mut stopped: oneshot::Receiver<()>) {
     let Ok(listener) = tokio::net::TcpListener::from_std(listener) else { return };
     let mut pumps = tokio::task::JoinSet::new();
-    while let Ok((client, _)) = listener.accept().await {
-        if stopped.load(Ordering::Acquire) {
-            break;
-        }
-        let Ok(server) = TcpStream::connect(upstream).await else { continue };
-        let _ = (client.set_nodelay(true), server.set_nodelay(true));
-        let (client_read, client_write) = client.into_split();
-        let (server_read, server_write) = server.into_split();
-        pumps.spawn(pump(client_read, server_write, delay));
-        pumps.spawn(pump(server_read, client_write, delay));
+    loop {
+        let accepted = tokio::select! {
+            biased;
+            _ = &mut stopped => break,
+            accepted = listener.accept() => accepted,
+        };
+        // Connections that ended go; one that failed to come (out of fds, aborted) is no reason to stop.
+        while pumps.try_join_next().is_some() {}
+        let Ok((client, _)) = accepted else {
+            // A pause, not a spin, while the others are served.
+            if let Ok(mut pause) = Timer::new() {
+                let _ = pause.until(Instant::now() + Duration::from_millis(10)).await;
+            }
+            continue;
+        };
+        relay(client, upstream, delay, &mut pumps).await;
     }
-    drop(listener);
+    // Connections whose handshake was done when the relay was dropped were made: served too.
+    if let Ok(listener) = listener.into_std() {
+        while let Ok((client, _)) = listener.accept() {
+            if let Ok(client) = client.set_nonblocking(true).and_then(|()| TcpStream::from_std(client)) {
+                relay(client, upstream, delay, &mut pumps).await;
+            }
+        }
+    }
     while pumps.join_next().await.is_some() {}
+}
+
+/// Relays `client` to a new connection to `upstream`, a pump each way.
+async fn relay(client: TcpStream, upstream: SocketAddr, delay: Duration, pumps: &mut tokio::task::JoinSet<()>) {
+    let Ok(server) = TcpStream::connect(upstream).await else { return };
+    let _ = (client.set_nodelay(true), server.set_nodelay(true));
+    let (client_read, client_write) = client.into_split();
+    let (server_read, server_write) = server.into_split();
+    pumps.spawn(pump(client_read, server_write, delay));
+    pumps.spawn(pump(server_read, client_write, delay));
 }
 
 /// One direction: each chunk read is stamped, and written when due.
@@ -182,6 +200,9 @@ impl Timer {
             // SAFETY: reads at most 8 bytes into an 8-byte buffer.
             let n = unsafe { libc::read(self.0.as_raw_fd(), expirations.as_mut_ptr().cast(), 8) };
             if n == 8 {
+                // One-shot: nothing more to read until it is set again, which
+                // spares the next wait a read that would find nothing.
+                guard.clear_ready();
                 return Ok(());
             }
             let err = io::Error::last_os_error();

@@ -33,7 +33,7 @@ fn connect(relay: &DelayRelay) -> TcpStream {
 
 #[test]
 fn a_relay_delays_each_way_keeps_order_and_does_not_limit_throughput() {
-    let delay = Duration::from_millis(20);
+    let delay = Duration::from_millis(50);
     let relay = DelayRelay::start(echo_server(), delay).unwrap();
     let mut stream = connect(&relay);
     let sent = Instant::now();
@@ -44,48 +44,76 @@ fn a_relay_delays_each_way_keeps_order_and_does_not_limit_throughput() {
     assert_eq!(&reply, b"ping");
     assert!(round_trip >= 2 * delay, "a round trip of {round_trip:?} through a relay of {delay:?} each way");
 
-    // 500 writes in a row come back in order within a few round trips, not 500.
+    // Twenty writes 5 ms apart, each a chunk of its own, come back in order
+    // a round trip after the last: a relay that held each chunk until the
+    // one before was delivered would take a delay per chunk, 20 in all.
     let sent = Instant::now();
     let writer = {
         let mut stream = stream.try_clone().unwrap();
         std::thread::spawn(move || {
-            for i in 0u32..500 {
+            for i in 0u32..20 {
                 stream.write_all(&i.to_be_bytes()).unwrap();
+                std::thread::sleep(Duration::from_millis(5));
             }
         })
     };
-    for i in 0u32..500 {
+    for i in 0u32..20 {
         let mut number = [0; 4];
         stream.read_exact(&mut number).unwrap();
         assert_eq!(u32::from_be_bytes(number), i, "out of order");
     }
     writer.join().unwrap();
     let all = sent.elapsed();
-    assert!(all < 50 * delay, "500 writes took {all:?}: the relay holds each chunk up");
+    assert!(all < 8 * delay, "20 paced writes took {all:?}: the relay holds each chunk up");
 }
 
+/// The CPU time of the relay's own thread: it grows with what it relays,
+/// and not with what another thread of the process does.
 #[test]
 fn a_relay_counts_its_own_cpu_time() {
     let relay = DelayRelay::start(echo_server(), Duration::ZERO).unwrap();
+    let idle = relay.cpu_time();
+    let spun = Instant::now();
+    while spun.elapsed() < Duration::from_millis(300) {
+        std::hint::black_box(spun.elapsed());
+    }
+    let while_spinning = relay.cpu_time() - idle;
+    assert!(while_spinning < Duration::from_millis(50), "another thread's 300 ms counted as {while_spinning:?}");
+
     let before = relay.cpu_time();
     let mut stream = connect(&relay);
+    const TOTAL: usize = 256 << 20;
     let reader = {
         let mut stream = stream.try_clone().unwrap();
         std::thread::spawn(move || {
             let mut buffer = vec![0; 64 * 1024];
             let mut read = 0;
-            while read < 256 << 20 {
-                read += stream.read(&mut buffer).unwrap();
+            while read < TOTAL {
+                let n = stream.read(&mut buffer).unwrap();
+                assert!(n > 0, "the relay closed after {read} bytes");
+                read += n;
             }
         })
     };
     let chunk = vec![7; 64 * 1024];
-    for _ in 0..(256 << 20) / chunk.len() {
+    for _ in 0..TOTAL / chunk.len() {
         stream.write_all(&chunk).unwrap();
     }
     reader.join().unwrap();
     let used = relay.cpu_time() - before;
     assert!(used > Duration::ZERO, "256 MiB relayed both ways in no CPU time");
+}
+
+/// One end's half-close reaches the other, and the other way still relays.
+#[test]
+fn a_relay_passes_a_half_close_on() {
+    let relay = DelayRelay::start(echo_server(), Duration::from_millis(1)).unwrap();
+    let mut stream = connect(&relay);
+    stream.write_all(b"last words").unwrap();
+    stream.shutdown(std::net::Shutdown::Write).unwrap();
+    let mut echoed = Vec::new();
+    stream.read_to_end(&mut echoed).unwrap();
+    assert_eq!(echoed, b"last words", "the echo, then the server's own close");
 }
 
 #[test]
