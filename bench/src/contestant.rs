@@ -228,7 +228,7 @@ async fn run(library: Library, args: &Args) -> Result<serde_json::Value, String>
         contenders.push(Arc::new(contender));
     }
     ready_then_go()?;
-    let cpu_before = cpu_seconds();
+    let cpu_before = zk_harness::cpu_seconds("/proc/self/stat");
     let queued_before = zoolock::designs_queued();
     let started = Instant::now();
     let until = started + args.seconds;
@@ -240,7 +240,7 @@ async fn run(library: Library, args: &Args) -> Result<serde_json::Value, String>
     }
     let seconds = started.elapsed().as_secs_f64();
     let queued = zoolock::designs_queued();
-    if let (Some(after), Some(before)) = (cpu_seconds(), cpu_before) {
+    if let (Some(after), Some(before)) = (zk_harness::cpu_seconds("/proc/self/stat"), cpu_before) {
         eprintln!("client CPU {:.0} µs/op", (after - before) * 1e6 / samples.len().max(1) as f64);
     }
     // zookeeper-client closes its session when the last clone of its client is gone.
@@ -325,12 +325,4 @@ fn resident_bytes() -> Result<u64, String> {
         .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
         .map(|kib| kib * 1024)
         .ok_or_else(|| "no VmRSS in /proc/self/status".into())
-}
-
-/// User+system CPU time of this process, from /proc (clock ticks of 10 ms).
-fn cpu_seconds() -> Option<f64> {
-    let stat = std::fs::read_to_string("/proc/self/stat").ok()?;
-    let fields: Vec<&str> = stat.rsplit_once(')')?.1.split_whitespace().collect();
-    let ticks = fields.get(11)?.parse::<f64>().ok()? + fields.get(12)?.parse::<f64>().ok()?;
-    Some(ticks / 100.0)
 }

@@ -164,7 +164,7 @@ fn run(plan: &Plan) -> Result<(), String> {
             eprintln!("  warm-up {:>6}: {}", scenario.key(), report::brief(&outcome));
         }
         let upstream = server.direct_connect_string();
-        let relay = |delay| {
+        let start_relay = |delay| {
             let upstream = upstream.parse().map_err(|e| format!("{upstream}: {e}"))?;
             DelayRelay::start(upstream, delay).map_err(|e| format!("relay: {e}"))
         };
@@ -174,7 +174,7 @@ fn run(plan: &Plan) -> Result<(), String> {
             None => upstream.clone(),
             Some(delay) => {
                 // The relay's own cost: the raw floor's A through it with no delay, and direct.
-                let undelayed = relay(std::time::Duration::ZERO)?;
+                let undelayed = start_relay(std::time::Duration::ZERO)?;
                 let through = undelayed.connect_string();
                 for (how, connect, relay) in
                     [("direct", &upstream, None), ("through the relay, no delay", &through, Some(&undelayed))]
@@ -193,8 +193,7 @@ fn run(plan: &Plan) -> Result<(), String> {
                     eprintln!("  {line}");
                     relay_cost.push(line);
                 }
-                let relay = delayed.insert(relay(delay)?);
-                relay.connect_string()
+                delayed.insert(start_relay(delay)?).connect_string()
             }
         };
         // Interleaved rounds: noise on the host hits every contestant alike.

@@ -9,7 +9,7 @@ use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
-use zk_harness::{DelayRelay, Ensemble};
+use zk_harness::{cpu_seconds, DelayRelay, Ensemble};
 
 use crate::contestants::Contestant;
 
@@ -204,13 +204,7 @@ fn drive(
 /// cannot be read). One that gave its result and exited is a zombie until
 /// `stop` reaps it: its stat still counts its time.
 fn client_cpu_seconds(children: &[Child]) -> f64 {
-    children.iter().map(|child| process_cpu_seconds(child.id()).unwrap_or(f64::NAN)).sum()
-}
-
-fn process_cpu_seconds(pid: u32) -> Option<f64> {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    let fields: Vec<&str> = stat.rsplit_once(')')?.1.split_whitespace().collect();
-    Some((fields.get(11)?.parse::<f64>().ok()? + fields.get(12)?.parse::<f64>().ok()?) / 100.0)
+    children.iter().map(|child| cpu_seconds(&format!("/proc/{}/stat", child.id())).unwrap_or(f64::NAN)).sum()
 }
 
 fn next_line(lines: &mpsc::Receiver<(usize, Option<String>)>, deadline: Instant) -> Result<(usize, String), String> {
@@ -270,20 +264,16 @@ fn packets_received(server: &Ensemble) -> u64 {
 /// ended; the compilers' is subtracted thread by thread, so they must not
 /// end (`-XX:-UseDynamicNumberOfCompilerThreads`, main.rs).
 pub(crate) fn server_cpu_seconds(server: &Ensemble) -> f64 {
-    let ticks = |stat: &str| {
-        let fields: Vec<&str> = stat.rsplit_once(')')?.1.split_whitespace().collect();
-        Some(fields.get(11)?.parse::<f64>().ok()? + fields.get(12)?.parse::<f64>().ok()?)
-    };
     let read = || {
         let proc = format!("/proc/{}", server.pid(0)?);
-        let mut total = ticks(&std::fs::read_to_string(format!("{proc}/stat")).ok()?)?;
+        let mut total = cpu_seconds(&format!("{proc}/stat"))?;
         for task in std::fs::read_dir(format!("{proc}/task")).ok()?.flatten() {
             let comm = std::fs::read_to_string(task.path().join("comm")).unwrap_or_default();
             if comm.contains("CompilerThre") {
-                total -= ticks(&std::fs::read_to_string(task.path().join("stat")).ok()?)?;
+                total -= cpu_seconds(&task.path().join("stat").to_string_lossy())?;
             }
         }
-        Some(total / 100.0)
+        Some(total)
     };
     read().unwrap_or(f64::NAN)
 }

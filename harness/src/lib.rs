@@ -17,6 +17,7 @@
 //! runtime (or `spawn_blocking`) around slow calls such as `restart`, so the
 //! client under test keeps running meanwhile.
 
+mod cpu;
 mod ensemble;
 mod error;
 mod expire;
@@ -35,6 +36,7 @@ mod startup;
 mod tempdir;
 pub mod tls;
 
+pub use cpu::cpu_seconds;
 pub use ensemble::Ensemble;
 pub use error::{Error, Result};
 pub use fault::{FaultId, FaultKind, FaultReport, FaultState, Landing, Op, PickedRequest, Select};

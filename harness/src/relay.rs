@@ -60,14 +60,8 @@ impl DelayRelay {
 
     /// CPU time (user and system) the relay's thread has used so far; zero once it ended.
     pub fn cpu_time(&self) -> Duration {
-        let stat = std::fs::read_to_string(format!("/proc/self/task/{}/stat", self.thread)).unwrap_or_default();
-        // Fields after the command's closing parenthesis: utime and stime are the 12th and 13th.
-        let fields: Vec<&str> =
-            stat.rsplit_once(')').map(|(_, rest)| rest.split_whitespace().collect()).unwrap_or_default();
-        let ticks: u64 = fields.get(11..13).map(|t| t.iter().filter_map(|f| f.parse::<u64>().ok()).sum()).unwrap_or(0);
-        // SAFETY: sysconf has no preconditions.
-        let per_second = unsafe { libc::sysconf(libc::_SC_CLK_TCK) }.max(1) as u64;
-        Duration::from_millis(ticks * 1000 / per_second)
+        let stat = format!("/proc/self/task/{}/stat", self.thread);
+        Duration::from_secs_f64(crate::cpu_seconds(&stat).unwrap_or(0.0))
     }
 }
 

@@ -84,7 +84,8 @@
 //!    that dismisses the mirror with none known has the session read the
 //!    path for it, and the first listing that weighs it judges the queue
 //!    again ([`ListAbove`]). A mirrored waiter seldom reads, so the limits
-//!    a round trip set hold until the next listing or a new session. Safety assumes nothing of the server here: no decision
+//!    a round trip set hold until the next listing or a new session.
+//!    Safety assumes nothing of the server here: no decision
 //!    is taken on a dismissed mirror, whatever events still arrive; and
 //!    only a synced mirror is dismissed, so no resync is in flight. The
 //!    rebuilt mirror hears none of the old watch's events: zookeeper-client
