@@ -8,8 +8,7 @@ use zookeeper_client as zk;
 use super::removal::{Removal, Target};
 use super::{DoubtfulTags, Nodes, Place, Removals};
 use crate::mirror::{Deletion, Mirror};
-use crate::naming::parent_of;
-use crate::naming::{self, Role};
+use crate::naming::{self, parent_of, Role};
 use crate::session::Session;
 
 /// How a hold learns of its node's deletion without a request of its own.
