@@ -588,6 +588,27 @@ pub(crate) fn handed_to(child: &str) -> Option<&str> {
     child.strip_suffix(HANDOFF).filter(|next| classify(next, &[]).is_some())
 }
 
+/// What ends a release marker's name: `<held node's name>.released`, a
+/// child a writer's release creates and deletes in the transaction that
+/// deletes its node, so that the listing waiter right behind it, which
+/// watches that name, hears that the node went as a holder
+/// (recipe/lock/queue.rs, `Wake::Released`). Like a hand-over marker,
+/// never a contender and never listed.
+const RELEASED: &str = ".released";
+
+/// The release marker of node `held`, a name or a path: its path, given the node's.
+pub(crate) fn release_marker(held: &str) -> String {
+    let mut marker = String::with_capacity(held.len() + RELEASED.len());
+    marker.push_str(held);
+    marker.push_str(RELEASED);
+    marker
+}
+
+/// Whether `child` is a release marker.
+pub(crate) fn is_release_marker(child: &str) -> bool {
+    child.strip_suffix(RELEASED).is_some_and(|held| classify(held, &[]).is_some())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -718,5 +739,20 @@ mod tests {
         }
         assert_eq!(handed_to("0f1e__lock__0000000003"), None);
         assert_eq!(handed_to("notes.handoff"), None);
+    }
+
+    /// A release marker (recipe/lock/queue.rs, `Wake::Released`) is no
+    /// contender of any library, and is told from a hand-over marker.
+    #[test]
+    fn a_release_marker_is_no_contender_and_no_hand_over() {
+        for node in ["x__lock__0000000007", "_c_1-lock-0000000009", "lock-0000000002", "r__rlock__-000000001"] {
+            let marker = release_marker(node);
+            assert!(is_release_marker(&marker));
+            assert_eq!(classify(&marker, &[]), None);
+            assert_eq!(handed_to(&marker), None);
+            assert_eq!(Family::of(&marker), None);
+            assert!(!is_release_marker(&handoff_marker(node)));
+        }
+        assert!(!is_release_marker("notes.released"));
     }
 }

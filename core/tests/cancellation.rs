@@ -88,7 +88,7 @@ impl Injected {
         if fault != Fault::DropReply {
             return Injected::default();
         }
-        let writes = Select::session(session).op(Op::Create).op(Op::Create2).op(Op::Delete);
+        let writes = Select::session(session).op(Op::Create).op(Op::Create2).op(Op::Delete).op(Op::Multi);
         let armed = inject(move || harness().drop_reply(writes).unwrap()).await;
         Injected { healer: None, armed: Some(armed) }
     }

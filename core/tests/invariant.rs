@@ -991,7 +991,8 @@ impl Driver {
     /// Arms a request fault against the session of the handle that acts
     /// next, on the op that action sends, then acts: an acquire for a
     /// create2, getChildren or getData (a waiter's watch on the node ahead,
-    /// the hold's watch on its own); a release for a delete (or, with nothing
+    /// the hold's watch on its own); a release for a delete or a multi (a
+    /// writer's release, with its release marker; or, with nothing
     /// held, a single try, which deletes its node when the lock is taken, as
     /// a semaphore's acquire deletes its admission lock's node); a read of
     /// the contenders or lease holders for a multi-read.
@@ -1002,7 +1003,7 @@ impl Driver {
         };
         let held = |d: &Driver, s: usize, k: usize| !d.slots[s].closed && d.slots[s].handles[k].is_acquired();
         let action = match aim.op {
-            ReqOp::Delete => self
+            ReqOp::Delete | ReqOp::Multi => self
                 .pick(slot, kind, held)
                 .map(|h| (h, Action::Release))
                 .or_else(|| self.pick(slot, kind, idle).map(|h| (h, Action::Acquire(Mode::Try)))),

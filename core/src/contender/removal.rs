@@ -12,7 +12,7 @@ use zookeeper_client as zk;
 use super::create::find_own;
 use super::Nodes;
 use crate::error::connection_lost;
-use crate::naming::{parent_of, Tag};
+use crate::naming::{self, parent_of, Tag};
 use crate::session::{Live, Session};
 use crate::state::SessionState;
 
@@ -20,6 +20,19 @@ use crate::state::SessionState;
 /// A reachable server answers in milliseconds; an unreachable one will not
 /// answer sooner for waiting.
 pub(crate) const FOREGROUND_WAIT: Duration = Duration::from_secs(2);
+
+/// What a release's transaction tells the waiters behind its node, besides
+/// deleting it.
+#[derive(Debug)]
+pub(crate) enum HandOver {
+    /// Nothing: a plain delete.
+    None,
+    /// The lock goes to this node, the next in the mirror's queue (mirror/mod.rs, point 11).
+    To(String),
+    /// The node went as a writer that held: its release marker
+    /// ([`naming::release_marker`]), heard by the listing waiter behind it.
+    Released,
+}
 
 /// The node to remove: by name, or — when a create's reply was lost — by the
 /// [`Tag`] it was created with.
@@ -54,21 +67,20 @@ impl Removal {
     /// a persistent one is retried on the next session, and is struck off
     /// the session's `PersistentNodes` once gone.
     pub async fn run(self) -> bool {
-        self.run_handing_over(None).await
+        self.run_handing_over(HandOver::None).await
     }
 
-    /// [`Removal::run`], handing the lock over to node `next` (a name under
-    /// the same parent) in the transaction that deletes ours, if `next` is
-    /// still there then ([`Removal::hand_over`]).
-    async fn run_handing_over(self, next: Option<String>) -> bool {
-        let gone = self.remove(next).await;
+    /// [`Removal::run`], telling what `hand` says in the transaction that
+    /// deletes ours, if it can be told then ([`hand_over`], [`release_marked`]).
+    async fn run_handing_over(self, hand: HandOver) -> bool {
+        let gone = self.remove(hand).await;
         if gone && !self.ephemeral {
             Nodes::of(&self.session).persistent.disown(&self.target);
         }
         gone
     }
 
-    async fn remove(&self, mut next: Option<String>) -> bool {
+    async fn remove(&self, mut hand: HandOver) -> bool {
         loop {
             // Closing ends the session, and its ephemeral nodes with it.
             if self.ephemeral && self.session.is_closed() {
@@ -91,13 +103,13 @@ impl Removal {
                     Err(_) => return false,
                 },
             };
-            let deleted = match next.take() {
-                Some(next) => match hand_over(&live, node, &next).await {
-                    Some(deleted) => deleted,
-                    None => continue,
-                },
-                None => live.client.delete(node, None).await,
+            let told = match std::mem::replace(&mut hand, HandOver::None) {
+                HandOver::To(next) => hand_over(&live, node, &next).await,
+                HandOver::Released => release_marked(&live, node).await,
+                HandOver::None => Some(live.client.delete(node, None).await),
             };
+            // Nothing done: a plain delete next.
+            let Some(deleted) = told else { continue };
             match deleted {
                 Ok(()) | Err(zk::Error::NoNode) => return true,
                 // An ephemeral node ends with its session.
@@ -155,17 +167,17 @@ impl Removal {
     /// timeout) and the session leaves `Connected`; a partition under a
     /// release (`a_release_cut_off_midway_returns_within_its_bound`) is the case.
     pub fn run_bounded(self) -> impl Future<Output = bool> + Send {
-        self.hand_over_bounded(None)
+        self.hand_over_bounded(HandOver::None)
     }
 
-    /// [`Removal::run_bounded`], handing the lock over to node `next` as
+    /// [`Removal::run_bounded`], telling what `hand` says as
     /// [`Removal::run_handing_over`] does: a release's.
-    pub fn hand_over_bounded(self, next: Option<String>) -> impl Future<Output = bool> + Send {
+    pub fn hand_over_bounded(self, hand: HandOver) -> impl Future<Output = bool> + Send {
         // Not connected to begin with (an outage): no wait at all, as a
         // caller's timeout would have it (issue 35: a C# Dispose took 2.2 s).
         let connected = self.session.status().state == SessionState::Connected;
         let session = self.session.clone();
-        let work = Foreground { session: self.session.clone(), work: Some(Box::pin(self.run_handing_over(next))) };
+        let work = Foreground { session: self.session.clone(), work: Some(Box::pin(self.run_handing_over(hand))) };
         async move {
             let disconnected = async {
                 session.disconnected().await;
@@ -205,6 +217,32 @@ async fn hand_over(live: &Live, node: &str, next: &str) -> Option<Result<(), zk:
         Ok(_) => Some(Ok(())),
         Err(zk::MultiWriteError::OperationFailed { index, source }) if index < 3 => {
             tracing::debug!(node, next, %source, "zoolock hands nothing over: a plain delete");
+            None
+        }
+        Err(err) => Some(Err(err.into())),
+    }
+}
+
+/// Deletes `node`, a writer's that held, in a transaction that first creates
+/// and deletes its release marker: the listing waiter right behind it
+/// watches the marker's name, and hears it come before the deletion of the
+/// node it watches, proof that the node went as a holder, in a transaction
+/// that deleted no other contender (recipe/lock/queue.rs, `Wake::Released`).
+/// Assumes that only a release makes a marker, and that a multi's notices
+/// are in its operations' order (as point 11 of mirror/mod.rs). `None` when
+/// the marker was refused (its name taken, no permission, a quota), else
+/// the delete's outcome. The marker is persistent, as a hand-over's.
+async fn release_marked(live: &Live, node: &str) -> Option<Result<(), zk::Error>> {
+    let marker = naming::release_marker(node);
+    let persistent = zk::CreateMode::Persistent.with_acls(zk::Acls::anyone_all());
+    let mut multi = live.client.new_multi_writer();
+    multi.add_create(&marker, b"", &persistent).ok()?;
+    multi.add_delete(&marker, None).ok()?;
+    multi.add_delete(node, None).ok()?;
+    match multi.commit().await {
+        Ok(_) => Some(Ok(())),
+        Err(zk::MultiWriteError::OperationFailed { index, source }) if index < 2 => {
+            tracing::debug!(node, %source, "zoolock marks no release: a plain delete");
             None
         }
         Err(err) => Some(Err(err.into())),
@@ -270,13 +308,14 @@ mod tests {
             generation: live.generation,
             ephemeral: true,
         };
-        assert!(removal(&nodes[0]).hand_over_bounded(Some(nodes[1].clone())).await);
+        let to = |name: &str| HandOver::To(name.to_owned());
+        assert!(removal(&nodes[0]).hand_over_bounded(to(&nodes[1])).await);
         assert_eq!(children().await, &nodes[1..]);
         // The next node named is gone: index 0 of the transaction fails.
-        assert!(removal(&nodes[1]).hand_over_bounded(Some("x__lock__0000009999".to_owned())).await);
+        assert!(removal(&nodes[1]).hand_over_bounded(to("x__lock__0000009999")).await);
         assert_eq!(children().await, &nodes[2..]);
         // Ours is gone already: done.
-        assert!(removal(&nodes[0]).hand_over_bounded(Some(nodes[2].clone())).await);
+        assert!(removal(&nodes[0]).hand_over_bounded(to(&nodes[2])).await);
         assert_eq!(children().await, &nodes[2..]);
     }
 }

@@ -5,7 +5,7 @@ use std::sync::{Arc, Weak};
 use tokio::task::JoinHandle;
 use zookeeper_client as zk;
 
-use super::removal::{Removal, Target};
+use super::removal::{HandOver, Removal, Target};
 use super::{DoubtfulTags, Nodes, Place, Removals};
 use crate::mirror::{Deletion, Mirror};
 use crate::naming::{self, parent_of, Role};
@@ -42,7 +42,8 @@ pub(crate) struct Won {
     /// win and the record) removes the node, and its acquire waits for that.
     pub(super) guard: Option<(Session, Removals)>,
     /// The mirror that decided the hold: a release hands the lock over
-    /// through it to the node after ours (mirror/mod.rs, point 11).
+    /// through it to the node after ours (mirror/mod.rs, point 11); without
+    /// one, a writer's release marks its transaction ([`HandOver::Released`]).
     pub hands_over: Option<Arc<Mirror>>,
     /// The other nodes of a hold over several paths (a [`MultiLock`](crate::MultiLock)),
     /// each won on a path of its own, in the order taken; empty otherwise.
@@ -99,7 +100,13 @@ impl Won {
         let parts: Vec<_> = self.parts.iter().map(|part| session.spawn(part.removal(session).run_bounded())).collect();
         let name = naming::name_of(&self.node);
         let next = self.hands_over.as_ref().and_then(|mirror| mirror.successor(name, self.generation));
-        let own = self.removal(session).hand_over_bounded(next);
+        let hand = match next {
+            Some(next) => HandOver::To(next),
+            // A writer held only once first in line: its release can say so.
+            None if self.role == Some(Role::Writer) => HandOver::Released,
+            None => HandOver::None,
+        };
+        let own = self.removal(session).hand_over_bounded(hand);
         for won in self.all() {
             won.spawn_sweep(session);
         }

@@ -773,6 +773,8 @@ impl State {
                 // Disconnected (point 3), or the session's end (point 4).
                 _ => self.unsync(),
             },
+            // A release marker is for a listing waiter's watch: it deletes no contender.
+            (zk::EventType::NodeCreated | zk::EventType::NodeDeleted, true) if naming::is_release_marker(&name) => {}
             (zk::EventType::NodeCreated, true) => match naming::handed_to(&name) {
                 Some(next) => self.handed_over(next),
                 None => self.created(path, name),

@@ -76,12 +76,15 @@ impl Fault {
 pub enum ReqOp {
     Create2,
     Delete,
+    /// A writer's release: its delete with its release marker.
+    Multi,
     GetChildren,
     GetData,
     MultiRead,
 }
 
-const OPS: [ReqOp; 5] = [ReqOp::Create2, ReqOp::Delete, ReqOp::GetChildren, ReqOp::GetData, ReqOp::MultiRead];
+const OPS: [ReqOp; 6] =
+    [ReqOp::Create2, ReqOp::Delete, ReqOp::Multi, ReqOp::GetChildren, ReqOp::GetData, ReqOp::MultiRead];
 const FAULTS: [&str; 4] = ["drop-reply", "reset-before-reply", "land-late-before-write", "land-late-after"];
 
 impl ReqOp {
@@ -89,6 +92,7 @@ impl ReqOp {
         match self {
             ReqOp::Create2 => Op::Create2,
             ReqOp::Delete => Op::Delete,
+            ReqOp::Multi => Op::Multi,
             ReqOp::GetChildren => Op::GetChildren,
             ReqOp::GetData => Op::GetData,
             ReqOp::MultiRead => Op::MultiRead,
@@ -122,7 +126,8 @@ impl Aim {
         };
         let op = match rng.below(100) {
             0..=29 => ReqOp::Create2,
-            30..=49 => ReqOp::Delete,
+            30..=39 => ReqOp::Delete,
+            40..=49 => ReqOp::Multi,
             50..=67 => ReqOp::GetChildren,
             68..=89 => ReqOp::GetData,
             _ => ReqOp::MultiRead,
@@ -139,7 +144,7 @@ impl Aim {
             Fault::DropReply => zk.drop_reply(select),
             Fault::ResetBeforeReply => zk.reset_before_reply(select),
             Fault::LandBeforeWrite => {
-                zk.land_late(select, Landing::Before(Select::any().op(Op::Create2).op(Op::Delete)))
+                zk.land_late(select, Landing::Before(Select::any().op(Op::Create2).op(Op::Delete).op(Op::Multi)))
             }
             Fault::LandAfter(n) => zk.land_late(select, Landing::After(Select::any().nth(n))),
         }

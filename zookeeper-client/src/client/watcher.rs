@@ -80,6 +80,21 @@ impl OneshotWatcher {
     pub async fn remove(self) -> Result<(), Error> {
         self.receiver.remove().await
     }
+
+    /// The event without waiting, if it came already (the watcher is spent
+    /// then); else `Err(self)`, still watching. Events are delivered in the
+    /// order the server sent them, so once a later event or reply was
+    /// received, this one is here if it was sent before.
+    pub fn try_changed(self) -> Result<WatchedEvent, OneshotWatcher> {
+        let OneshotWatcher { chroot, receiver } = self;
+        match receiver.try_recv() {
+            Ok(mut event) => {
+                event.drain_root_path(chroot.root());
+                Ok(event)
+            }
+            Err(receiver) => Err(OneshotWatcher { chroot, receiver }),
+        }
+    }
 }
 
 /// Watcher for persistent and recursive watch.

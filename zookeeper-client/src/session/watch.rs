@@ -134,6 +134,18 @@ impl OneshotReceiver {
     pub async fn remove(self) -> Result<(), Error> {
         self.watcher.remove().await
     }
+
+    /// The event if it was delivered already (the watcher is spent), else
+    /// `self`, still watching.
+    pub fn try_recv(mut self) -> Result<WatchedEvent, Self> {
+        match self.receiver.as_mut().map(|receiver| receiver.try_recv()) {
+            Some(Ok(Some(event))) => {
+                self.watcher.discard();
+                Ok(event)
+            }
+            _ => Err(self),
+        }
+    }
 }
 
 #[derive(Debug)]

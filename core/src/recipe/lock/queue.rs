@@ -13,7 +13,7 @@ use crate::contender::{Attempt, NodeWatch, Nodes, Recovered};
 use crate::error::{connection_lost, Error, Result};
 use crate::holder::Acquire;
 use crate::mirror::{Decision, Expected, ListAbove, Mirror};
-use crate::naming::{self, Family, Standing};
+use crate::naming::{self, Family, Role, Standing};
 use crate::session::{boot_clock, detached_span, Live, WINDOW};
 use crate::state::SessionState;
 
@@ -75,6 +75,9 @@ impl Lock {
     ) -> impl Future<Output = Result<Step>> + Send + 'a {
         async move {
             let name = attempt.name();
+            // A watch on our node, set before the first wait that listens for
+            // a release marker (`Wake::Released`); kept across listings while unchanged.
+            let mut own: Option<zk::OneshotWatcher> = None;
             // Each read is boxed: inline, the largest would size the whole
             // future, which a listing waiter keeps for as long as it waits.
             if listed.is_none() && watched.is_none() {
@@ -99,7 +102,14 @@ impl Lock {
                     }
                     let role = self.spec.kind.role();
                     watched = match naming::standing(&children, name, role, &self.spec.config.extra_markers) {
-                        Standing::Holds => return Ok(Step::Won(attempt.won(token).with_wait(waited))),
+                        Standing::Holds => {
+                            // The hold keeps watching our node by the watch set while waiting, if unchanged.
+                            let won = match unchanged(&mut own) {
+                                true => attempt.won_watched(token, NodeWatch::Oneshot(own.take().expect("unchanged"))),
+                                false => attempt.won(token),
+                            };
+                            return Ok(Step::Won(won.with_wait(waited)));
+                        }
                         Standing::Missing => return Ok(Step::NodeGone),
                         Standing::Waits { .. } if !options.waits() => return Ok(Step::Taken),
                         Standing::Waits { predecessor, last_blocker } => {
@@ -118,10 +128,24 @@ impl Lock {
                 }
                 let (predecessor, how) = watched.take().expect("a predecessor to watch after a listing that waits");
                 let path = naming::child_path(&self.holder.path, &predecessor);
-                let wake = Box::pin(self.await_deletion(live, &path)).await?;
+                // Only a writer's release marks itself; a no-wait acquire never waits here.
+                let hear = naming::classify(&predecessor, &[]).is_some_and(|(role, _)| role == Role::Writer);
+                let own_node = hear.then(|| (attempt.node(), &mut own));
+                let wake = Box::pin(self.await_deletion(live, &path, own_node)).await?;
                 waited = true;
                 let decisive = match (wake, how) {
                     (Wake::SessionEnded, _) => return Ok(Step::SessionEnded),
+                    // Assumes the listing showed the predecessor right ahead of
+                    // ours (or, `Neighbour`, this session made it there): a
+                    // writer held only once first, and nothing can queue
+                    // between it and us since. Its marker's notice came before
+                    // its deletion's, in the transaction that deleted it and no
+                    // other node (removal.rs, `release_marked`), and no notice
+                    // of our node before either: our node was there then.
+                    (Wake::Released, _) => {
+                        let watch = NodeWatch::Oneshot(own.take().expect("a release is heard with our node watched"));
+                        return Ok(Step::Won(attempt.won_watched(token, watch).with_wait(waited)));
+                    }
                     (Wake::Relist, _) => false,
                     // Assumes the listing showed our node, so its incarnation of
                     // the path is ours: nodes created there since sort higher.
@@ -539,31 +563,95 @@ impl Lock {
 
     /// Waits until the predecessor at `path` changes. A data watch (`get`)
     /// leaves no watch behind when the node is already gone, unlike `exists`.
-    fn await_deletion<'a>(&'a self, live: &'a Live, path: &'a str) -> impl Future<Output = Result<Wake>> + Send + 'a {
+    ///
+    /// With `own_node` (our node's path, and the watch on it kept by the
+    /// waiter, set here first if it has none), it also listens for the
+    /// predecessor's release marker: [`Wake::Released`] if the marker came
+    /// before the deletion and nothing changed our node before either. The
+    /// three requests go in this order: a notice of the transaction that
+    /// deleted the predecessor comes after the marker's watch was set (or
+    /// its deletion would have been there before the read, `Gone`, with the
+    /// marker heard or not), and after our node's: a deletion of our node
+    /// before that transaction was noticed (or read) first.
+    fn await_deletion<'a>(
+        &'a self,
+        live: &'a Live,
+        path: &'a str,
+        own_node: Option<(&'a str, &'a mut Option<zk::OneshotWatcher>)>,
+    ) -> impl Future<Output = Result<Wake>> + Send + 'a {
         async move {
             // Timed by hand: `Live::timed_read` would make the future a
             // parked listing waiter keeps 24 bytes larger.
             let sent = boot_clock();
-            let watcher = match live.client.get_and_watch_data(path).await {
-                Ok((_, _, watcher)) => {
+            let (mut marker, own, predecessor) = match own_node {
+                // Boxed: three requests in flight would size the future a waiter keeps parked.
+                Some((node, own)) => {
+                    let (marker, predecessor) = Box::pin(Self::watch_released(live, path, node, own)).await;
+                    (marker, Some(own), predecessor)
+                }
+                None => (None, None, live.client.get_and_watch_data(path).await),
+            };
+            // Only the watch is kept while parked.
+            let predecessor = predecessor.map(|(_, _, watcher)| watcher);
+            let wake = match predecessor {
+                Ok(watcher) => {
                     live.round_trip.record(sent);
-                    watcher
+                    let event = watcher.changed().await;
+                    match event.event_type {
+                        zk::EventType::NodeDeleted => Wake::Deleted,
+                        zk::EventType::Session if event.session_state.is_terminated() => return Ok(Wake::SessionEnded),
+                        _ => return Ok(Wake::Relist),
+                    }
                 }
                 Err(zk::Error::NoNode) => {
                     live.round_trip.record(sent);
-                    return Ok(Wake::Gone);
+                    Wake::Gone
                 }
                 Err(err) if connection_lost(&err) => return Ok(Wake::Relist),
                 Err(zk::Error::SessionExpired | zk::Error::ClientClosed) => return Ok(Wake::SessionEnded),
                 Err(err) => return Err(Error::zk(path, "watch", err)),
             };
-            let event = watcher.changed().await;
-            Ok(match event.event_type {
-                zk::EventType::NodeDeleted => Wake::Deleted,
-                zk::EventType::Session if event.session_state.is_terminated() => Wake::SessionEnded,
-                _ => Wake::Relist,
-            })
+            // Delivered in the server's order: a marker sent before the deletion is here by now.
+            let released = marker.take().and_then(|m| m.try_changed().ok()).map(|e| e.event_type);
+            let heard = released == Some(zk::EventType::NodeCreated) && own.is_some_and(unchanged);
+            Ok(if heard { Wake::Released } else { wake })
         }
+    }
+}
+
+impl Lock {
+    /// Sends, in this order, a watch on our node `node` unless `own` has
+    /// one, a watch on the release marker of the predecessor at `path`, and
+    /// the predecessor's read with a watch ([`Lock::await_deletion`]); returns
+    /// the marker's watch, unless the marker was there (an operator's: no
+    /// evidence) or a read failed, and the predecessor's read.
+    async fn watch_released(
+        live: &Live,
+        path: &str,
+        node: &str,
+        own: &mut Option<zk::OneshotWatcher>,
+    ) -> (Option<zk::OneshotWatcher>, std::result::Result<(Vec<u8>, zk::Stat, zk::OneshotWatcher), zk::Error>) {
+        // Each request is sent when called.
+        let read = own.is_none().then(|| live.client.get_and_watch_data(node));
+        let marker = naming::release_marker(path);
+        let marker = live.client.check_and_watch_stat(&marker);
+        let predecessor = live.client.get_and_watch_data(path);
+        if let Some(read) = read {
+            *own = read.await.ok().map(|(_, _, watcher)| watcher);
+        }
+        let marker = marker.await.ok().and_then(|(stat, watcher)| stat.is_none().then_some(watcher));
+        (marker.filter(|_| own.is_some()), predecessor.await)
+    }
+}
+
+/// Whether the watch on our node is set and has not fired; one that has is dropped.
+fn unchanged(own: &mut Option<zk::OneshotWatcher>) -> bool {
+    match own.take().map(zk::OneshotWatcher::try_changed) {
+        Some(Err(watcher)) => {
+            *own = Some(watcher);
+            true
+        }
+        _ => false,
     }
 }
 
@@ -589,6 +677,9 @@ enum Ahead {
 enum Wake {
     /// The node was deleted while watched: it existed when the watch was set.
     Deleted,
+    /// The node went by its holder's release (its marker came first), our
+    /// node unchanged: ours holds ([`Lock::await_deletion`]).
+    Released,
     /// The node was not there when the watch was to be set.
     Gone,
     Relist,
@@ -654,8 +745,11 @@ mod tests {
     /// every create in flight, all of a burst's at once (616 B while it kept
     /// its arguments twice, the create's options and room for a listing;
     /// 536 B with rustc 1.95.0, of which the create's own future is 216).
-    const LISTED_BOUND: usize = 208;
-    const DELETION_BOUND: usize = 216;
+    /// A listing waiter that listens for its predecessor's release marker
+    /// keeps a watch on its own node (wait_listed: 208 → 240 B) and on the
+    /// marker (await_deletion: 216 → 320 B).
+    const LISTED_BOUND: usize = 248;
+    const DELETION_BOUND: usize = 328;
     const ENQUEUE_BOUND: usize = 544;
 
     #[tokio::test(flavor = "multi_thread")]
@@ -676,7 +770,8 @@ mod tests {
         let ahead = Some(("x-0000000000".to_owned(), Watched::Neighbour));
         let mut listing = Attempt::new(removal_of(&session, &path, live.generation), &Removals::default());
         let listed = size_of_val(&lock.wait_listed(&live, &mut listing, 1, &options, None, ahead));
-        let deletion = size_of_val(&lock.await_deletion(&live, "/x"));
+        let mut own = None;
+        let deletion = size_of_val(&lock.await_deletion(&live, "/x", Some(("/y", &mut own))));
         let slot = Lines::of(&session).try_create_slot().unwrap();
         let enqueue = size_of_val(&lock.enqueue(&live, &mut listing, &options, slot));
         eprintln!(
