@@ -1,7 +1,7 @@
 //! Runs the checker on one configuration given on the command line, e.g.
 //! `explore new 0W2,0W1,1R1 1,0,0,0,1,0` (rules: old, new, mirror, mirror-noresync,
 //! mirror-listfirst, mirror-trust, mirror-trust-wake, adaptive-nowake,
-//! mirror-handover-first; clients as session+role+acquisitions;
+//! mirror-handover-first, released, released-unchecked, mirror-released; clients as session+role+acquisitions;
 //! faults as conn_loss,late,expire,delete_node,delete_all,reap[,deafen,data_watch,dismiss,delete_all_descending]). PATHS=1 prints the paths.
 use std::time::Instant;
 
@@ -20,6 +20,9 @@ fn main() {
         "mirror-trust-wake" => Rules { mirror_wake_reads_own: false, ..Rules::MIRROR },
         "adaptive-nowake" => Rules { adaptive_wakes: false, ..Rules::MIRROR },
         "mirror-handover-first" => Rules { hand_over_deletes_last: false, ..Rules::MIRROR },
+        "released" => Rules::RELEASED,
+        "released-unchecked" => Rules { released_checks_own: false, ..Rules::RELEASED },
+        "mirror-released" => Rules { release_marker: true, ..Rules::MIRROR },
         _ => Rules::NEW,
     };
     let clients: Vec<ClientSpec> = args[2]

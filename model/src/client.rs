@@ -22,11 +22,12 @@ pub enum Pc {
     FindOwn,
     /// `Lock::list`, then `naming::standing`.
     AwaitList,
-    /// `await_deletion`: the `get_and_watch_data` on the predecessor sent.
+    /// `await_deletion`: the `get_and_watch_data` on the predecessor sent
+    /// (`release_marker`: after the read of our node and the marker's `exists`).
     /// `line`: the predecessor is the name predicted by the session's line.
-    AwaitWatch { pred: Name, last_blocker: bool, line: bool },
+    AwaitWatch { pred: Name, last_blocker: bool, line: bool, marker: Marker },
     /// The watch is set; waiting for its event.
-    Waiting { pred: Name, last_blocker: bool, line: bool },
+    Waiting { pred: Name, last_blocker: bool, line: bool, marker: Marker },
     /// New rules: a shortcut's `get_and_watch_data(own)` before holding.
     AwaitOwnRead,
     /// Believes it holds (`Holder::install` .. `release` or `lose`).
@@ -63,6 +64,29 @@ pub enum OwnWatch {
     Mirror,
 }
 
+/// A listing waiter's watch on its own node, set before it listens for a
+/// release marker and kept across listings (`wait_listed`'s `own`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Kept {
+    None,
+    /// The read is out.
+    Pending,
+    Armed,
+    /// Its NodeDeleted came: the next look drops it (`unchanged`).
+    Fired,
+}
+
+/// The exists watch on the predecessor's release marker, for one wait (`await_deletion`'s `marker`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Marker {
+    /// Not listened for: a reader ahead, or the rule off.
+    Off,
+    Pending,
+    Armed,
+    /// NodeCreated came.
+    Heard,
+}
+
 /// Why a waiter on the mirror was woken (`mirror::Woken`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Woken {
@@ -94,8 +118,8 @@ pub struct Client {
     pub doubtful: Vec<u8>,
     /// This handle's place in its session's line is alive (`join_line`'s `place`).
     pub in_line: bool,
-    /// The session's previous node in line, if it blocks ours (`enqueue`'s `neighbour`).
-    pub neighbour: Option<Prefix>,
+    /// The session's previous node in line, if it blocks ours (`enqueue`'s `neighbour`), and its role.
+    pub neighbour: Option<(Prefix, Role)>,
     /// Old rules: `Spec::uncontended_next`, and its value taken for this attempt.
     pub expected: Option<u8>,
     pub expect_now: Option<u8>,
@@ -106,6 +130,8 @@ pub struct Client {
     pub mirroring: bool,
     /// Woken by the mirror, not yet run.
     pub woken: Option<Woken>,
+    /// The watch on our node a listing waiter keeps (`release_marker`).
+    pub kept: Kept,
 }
 
 impl Client {
@@ -126,6 +152,7 @@ impl Client {
             waited: false,
             mirroring: false,
             woken: None,
+            kept: Kept::None,
         }
     }
 
@@ -135,6 +162,11 @@ impl Client {
 
     pub fn done(&self) -> bool {
         self.pc == Pc::Idle && self.left == 0
+    }
+
+    /// Whether the handle holds a watch on `name`, its node, by a reply that arrived.
+    pub fn keeps(&self, name: Name) -> bool {
+        self.kept == Kept::Armed && self.node == Some(name)
     }
 }
 
@@ -201,6 +233,7 @@ impl Ctx<'_> {
         me.waited = false;
         me.in_line = false;
         me.woken = None;
+        me.kept = Kept::None;
         me.expect_now = if fast_path { me.expected.take() } else { None };
         self.enqueue();
     }
@@ -216,7 +249,7 @@ impl Ctx<'_> {
         let mirror = self.rules().mirror && !self.st.sessions[s].mirror.dismissed;
         let neighbour = before
             .filter(|(owner, _, r)| !mirror && role.waits_for(*r) && !(own_never_before && *owner == c))
-            .map(|(_, p, _)| p);
+            .map(|(_, p, r)| (p, r));
         let me = self.me();
         me.in_line = true;
         me.neighbour = neighbour;
@@ -244,6 +277,13 @@ impl Ctx<'_> {
         if m.resync_reply(self.st, s, c, &msg.body) {
             return;
         }
+        // The kept watch hears its node's deletion whatever the handle is doing.
+        if let Body::Deleted(n) = msg.body {
+            if self.st.clients[c as usize].keeps(n) {
+                self.me().kept = Kept::Fired;
+            }
+        }
+        let pending = self.st.clients[c as usize].kept == Kept::Pending;
         match (pc, msg.body) {
             (Pc::AwaitCreate { list }, body) => {
                 let outcome = match body {
@@ -294,10 +334,23 @@ impl Ctx<'_> {
             // `Lock::list`: the lock path itself is gone, and our node with it.
             (Pc::AwaitList, Body::NoParent(_)) => self.node_gone(),
             (Pc::AwaitList, Body::ConnLoss(_)) => self.send(Op::List),
-            (Pc::AwaitWatch { pred, last_blocker, line }, Body::Exists(n)) if n == pred => {
-                self.goto(Pc::Waiting { pred, last_blocker, line })
+            // The read of our node, answered first (`watch_released`).
+            (Pc::AwaitWatch { .. }, Body::Exists(n)) if pending && n == self.own() => self.me().kept = Kept::Armed,
+            (Pc::AwaitWatch { .. }, Body::Absent(n)) if pending && n == self.own() => self.me().kept = Kept::None,
+            (Pc::AwaitWatch { .. }, Body::ConnLoss(OpKind::Get)) if pending => self.me().kept = Kept::None,
+            (Pc::AwaitWatch { pred, marker: Marker::Pending, .. }, Body::NoMarker(n)) if n == pred => {
+                self.marker(Marker::Armed)
             }
-            (Pc::AwaitWatch { pred, last_blocker, line }, Body::Absent(n)) if n == pred => {
+            (Pc::AwaitWatch { .. }, Body::ConnLoss(OpKind::Marker)) => self.marker(Marker::Off),
+            (
+                Pc::AwaitWatch { pred, marker: Marker::Armed, .. } | Pc::Waiting { pred, marker: Marker::Armed, .. },
+                Body::MarkerCreated(n),
+            ) if n == pred => self.marker(Marker::Heard),
+            (Pc::AwaitWatch { pred, last_blocker, line, marker }, Body::Exists(n)) if n == pred => {
+                self.goto(Pc::Waiting { pred, last_blocker, line, marker })
+            }
+            (Pc::AwaitWatch { marker, .. }, Body::Absent(n)) if self.heard_release(marker, n) => self.won_released(),
+            (Pc::AwaitWatch { pred, last_blocker, line, .. }, Body::Absent(n)) if n == pred => {
                 if line && !self.rules().line_nonode_is_deletion {
                     self.relist()
                 } else {
@@ -305,7 +358,8 @@ impl Ctx<'_> {
                 }
             }
             (Pc::AwaitWatch { .. }, Body::ConnLoss(OpKind::Get)) => self.relist(),
-            (Pc::Waiting { pred, last_blocker, line }, Body::Deleted(n)) if n == pred => {
+            (Pc::Waiting { marker, .. }, Body::Deleted(n)) if self.heard_release(marker, n) => self.won_released(),
+            (Pc::Waiting { pred, last_blocker, line, .. }, Body::Deleted(n)) if n == pred => {
                 self.deleted(pred, last_blocker, line)
             }
             (Pc::AwaitOwnRead, Body::Exists(n)) if n == self.own() => self.won(OwnWatch::Armed, None),
@@ -417,12 +471,10 @@ impl Ctx<'_> {
         if me.expect_now == Some(own.seq) {
             return self.won(OwnWatch::None, Some(Some(own.seq)));
         }
-        if let Some(prefix) = me.neighbour {
+        if let Some((prefix, role)) = me.neighbour {
             // The same-session line: the name the previous node in line has if it sits right before ours.
             let pred = Name { prefix, seq: own.seq.wrapping_sub(1) };
-            me.waited = true;
-            self.send(Op::GetWatch(pred));
-            return self.goto(Pc::AwaitWatch { pred, last_blocker: false, line: true });
+            return self.await_deletion(pred, role, false, true);
         }
         if self.me().mirroring {
             return self.mirror_decide();
@@ -521,14 +573,73 @@ impl Ctx<'_> {
         match blockers.last() {
             None => {
                 let at_once = if self.st.clients[c as usize].waited { None } else { Some(own.seq) };
-                self.won(OwnWatch::None, Some(at_once))
+                // The hold keeps the watch set while waiting, if unchanged (`unchanged`).
+                let watch = if self.me().kept == Kept::Armed { OwnWatch::Armed } else { OwnWatch::None };
+                self.won(watch, Some(at_once))
             }
             Some(&pred) => {
-                self.me().waited = true;
-                self.send(Op::GetWatch(pred));
-                self.goto(Pc::AwaitWatch { pred, last_blocker: blockers.len() == 1, line: false });
+                let role = children.iter().find(|(n, _)| *n == pred).map_or(Role::Writer, |(_, r)| *r);
+                self.await_deletion(pred, role, blockers.len() == 1, false)
             }
         }
+    }
+
+    /// `await_deletion` on `pred`: with release markers and a writer ahead,
+    /// first a watch on our node (unless one is kept) and one on the
+    /// marker's name (`watch_released`), all three back to back.
+    fn await_deletion(&mut self, pred: Name, role: Role, last_blocker: bool, line: bool) {
+        self.me().waited = true;
+        let marker = match self.rules().release_marker && role == Role::Writer {
+            true => {
+                if self.me().kept == Kept::None {
+                    let own = self.own();
+                    self.send(Op::GetWatch(own));
+                    self.me().kept = Kept::Pending;
+                }
+                self.send(Op::WatchMarker(pred));
+                Marker::Pending
+            }
+            false => Marker::Off,
+        };
+        self.send(Op::GetWatch(pred));
+        self.goto(Pc::AwaitWatch { pred, last_blocker, line, marker });
+    }
+
+    /// The wait's watch on the predecessor's marker is `to` now.
+    fn marker(&mut self, to: Marker) {
+        if let Pc::AwaitWatch { marker, .. } | Pc::Waiting { marker, .. } = &mut self.me().pc {
+            *marker = to;
+        }
+    }
+
+    /// `Wake::Released`: `n`, the predecessor, went after its marker was
+    /// heard, and the watch on our node, set before the marker's, has not
+    /// fired (`unchanged`: a fired one is dropped). Then our node was there
+    /// when the predecessor went as a holder in a transaction that deleted
+    /// no other node: nothing is ahead of ours.
+    fn heard_release(&mut self, marker: Marker, n: Name) -> bool {
+        let pred = match self.st.clients[self.c as usize].pc {
+            Pc::AwaitWatch { pred, .. } | Pc::Waiting { pred, .. } => pred,
+            _ => return false,
+        };
+        if n != pred || marker != Marker::Heard {
+            return false;
+        }
+        match self.me().kept {
+            Kept::Armed => true,
+            Kept::Fired => {
+                self.me().kept = Kept::None;
+                // The broken variant: the watch was set, its firing ignored.
+                !self.rules().released_checks_own
+            }
+            Kept::None | Kept::Pending => false,
+        }
+    }
+
+    /// Holds on a release heard, keeping the watch on our node as the hold's.
+    fn won_released(&mut self) {
+        let watch = if self.me().kept == Kept::Armed { OwnWatch::Armed } else { OwnWatch::None };
+        self.won(watch, None)
     }
 
     /// `Wake::Deleted` for the predecessor: one of the deletion-notice
@@ -576,6 +687,8 @@ impl Ctx<'_> {
         if let (true, Some(at_once)) = (fast_path, at_once) {
             self.me().won_at_once = at_once;
         }
+        // The waiter's watch on our node is the hold's now, or dropped.
+        self.me().kept = Kept::None;
         let watch = match watch {
             OwnWatch::None if self.rules().holder_watch => {
                 // Pipelined, not awaited: the uncontended path stays at one create and one delete.
@@ -602,7 +715,13 @@ impl Ctx<'_> {
             }
             false => None,
         };
-        self.send(next.map_or(Op::Delete(own), |next| Op::HandOver(own, next)));
+        let op = match next {
+            Some(next) => Op::HandOver(own, next),
+            // A writer held only once first in line: its release can say so (`HandOver::Released`).
+            None if self.rules().release_marker && role == Role::Writer => Op::ReleaseMarked(own),
+            None => Op::Delete(own),
+        };
+        self.send(op);
         self.goto(Pc::Releasing);
     }
 
@@ -697,6 +816,7 @@ impl Ctx<'_> {
         me.waited = false;
         me.in_line = false;
         me.woken = None;
+        me.kept = Kept::None;
         me.expect_now = None;
     }
 }

@@ -7,7 +7,10 @@
 //! in two versions selected by [`Rules`]: [`Rules::OLD`] (main as of the
 //! issue) and [`Rules::NEW`] (the fixes being made on branch `recipe`);
 //! [`Rules::MIRROR`] is issue 16's default waiter, deciding on the session's
-//! mirror of the children ([`mirror`]).
+//! mirror of the children ([`mirror`]); [`Rules::RELEASED`] adds release
+//! markers to the listing rules (commit 0c637c9): a writer's release marks
+//! its transaction, and the listing waiter behind it holds on the deletion
+//! without a read, if its own node's watch has not fired.
 //!
 //! The properties (see [`Recipe::properties`]):
 //! - `exclusive`: at most one client believes it holds while its node is
@@ -100,6 +103,18 @@ pub struct Rules {
     /// The hand-over's transaction deletes our node last. Else first (before
     /// the check and the marker): the marker then says nothing of the deletion that follows it.
     pub hand_over_deletes_last: bool,
+    /// Release markers (`removal.rs`, `release_marked`; `queue.rs`,
+    /// `Wake::Released`): a writer's release not handed over deletes its node
+    /// in one multi with the create and delete of `<node>.released`; a listing
+    /// waiter whose predecessor is a writer watches, in this order, its own
+    /// node (unless it keeps an unfired watch on it), that marker's name and
+    /// the predecessor, and holds on the deletion with no read if the marker
+    /// came first and its own watch has not fired. Else the listing rules.
+    pub release_marker: bool,
+    /// Release markers: the waiter holds only if its own node's watch, set
+    /// before the marker's, has not fired. Else a watch that fired is
+    /// ignored: its node may have gone before the release.
+    pub released_checks_own: bool,
 }
 
 impl Rules {
@@ -120,6 +135,8 @@ impl Rules {
         adaptive_wakes: true,
         mirror_hand_over: false,
         hand_over_deletes_last: true,
+        release_marker: false,
+        released_checks_own: true,
     };
     /// What branch `recipe` implements.
     pub const NEW: Rules = Rules {
@@ -138,9 +155,13 @@ impl Rules {
         adaptive_wakes: true,
         mirror_hand_over: false,
         hand_over_deletes_last: true,
+        release_marker: false,
+        released_checks_own: true,
     };
     /// The mirror design (`core/src/mirror/mod.rs`), on the new rules.
     pub const MIRROR: Rules = Rules { mirror: true, mirror_hand_over: true, ..Rules::NEW };
+    /// The listing rules with release markers (commit 0c637c9).
+    pub const RELEASED: Rules = Rules { release_marker: true, ..Rules::NEW };
 }
 
 /// How many faults of each kind may happen on one path.
@@ -324,6 +345,24 @@ impl Recipe {
                 }
                 Body::DeleteDone
             }
+            // Never there between transactions: the watch is set on a missing name.
+            Op::WatchMarker(name) => {
+                st.tree.watch_marker(req.client, name);
+                Body::NoMarker(name)
+            }
+            // `release_marked`: one multi, its notices in its operations' order:
+            // the marker's NodeCreated, then the node's NodeDeleted. Gone already: NoNode, done.
+            Op::ReleaseMarked(own) => {
+                if st.tree.has(own) {
+                    // The marker's create takes a sequence number, as any child's does.
+                    st.tree.counter += 1;
+                    for c in st.tree.create_marker(own) {
+                        self.post(st, c, Body::MarkerCreated(own));
+                    }
+                    self.delete(st, own);
+                }
+                Body::DeleteDone
+            }
             Op::Check(name) => Body::Stat(name, st.tree.has(name)),
             Op::AddWatch => {
                 st.sessions[s as usize].path_watch = PathWatch::Live(0);
@@ -364,6 +403,7 @@ impl Recipe {
             let mut errors = Vec::new();
             let mut events = Vec::new();
             let mut unknown_watches = Vec::new();
+            let mut unknown_markers = Vec::new();
             for msg in inbox {
                 let kind = match msg.body {
                     Body::Deleted(name) => {
@@ -373,15 +413,29 @@ impl Recipe {
                         }
                         continue;
                     }
+                    Body::MarkerCreated(name) => {
+                        if !unknown_markers.contains(&name) {
+                            events.push(msg);
+                        }
+                        continue;
+                    }
                     // Told by the client library itself: not on the wire.
                     Body::SessionEnded => {
                         errors.push(msg);
                         continue;
                     }
+                    // A watch the client holds by an earlier reply (a waiter's
+                    // on its node, read again) survives: zookeeper-client sets it again.
+                    Body::Exists(name) if st.clients[c as usize].keeps(name) => OpKind::Get,
                     Body::Exists(name) => {
                         st.tree.watches.retain(|w| *w != (c, name));
                         unknown_watches.push(name);
                         OpKind::Get
+                    }
+                    Body::NoMarker(name) => {
+                        st.tree.markers.retain(|w| *w != (c, name));
+                        unknown_markers.push(name);
+                        OpKind::Marker
                     }
                     Body::Absent(_) => OpKind::Get,
                     Body::Created(..) | Body::NoParent(OpKind::Create) => OpKind::Create,
@@ -412,6 +466,7 @@ impl Recipe {
     fn expire(&self, st: &mut State, s: u8) {
         let ours: Vec<u8> = self.clients_of(s).collect();
         st.tree.watches.retain(|(c, _)| !ours.contains(c));
+        st.tree.markers.retain(|(c, _)| !ours.contains(c));
         // The mirror's watch ends with the session; its next generation builds it again.
         let session = &mut st.sessions[s as usize];
         session.path_watch = PathWatch::None;
@@ -456,6 +511,9 @@ impl Recipe {
         for (i, c) in st.clients.iter().enumerate() {
             let node = c.node.map_or("-".to_string(), |n| format!("{n:?}"));
             let _ = write!(out, "\n      c{i}: {:?} node={node}", c.pc);
+            if c.kept != client::Kept::None {
+                let _ = write!(out, " own watch={:?}", c.kept);
+            }
             if let Some(woken) = c.woken {
                 let _ = write!(out, " woken={woken:?}");
             }

@@ -24,7 +24,11 @@
 //!   connection drops it on the server and loses the events not yet read (the
 //!   client reads a `Disconnected` instead, in order; zookeeper-client never
 //!   registers it again); expiry ends it; a data watch of the session on the
-//!   lock path deafens it (ZOOKEEPER-4466).
+//!   lock path deafens it (ZOOKEEPER-4466);
+//! - exists watches on a release marker's name (`<node>.released`, never
+//!   there between transactions): one-shot, set on the missing name, fired
+//!   (NodeCreated) by the writer's release that creates and deletes it in the
+//!   multi that deletes the node, before that node's NodeDeleted.
 
 use std::collections::VecDeque;
 
@@ -99,6 +103,12 @@ pub enum Op {
     MirrorList,
     /// A release that hands the lock over to the next node (`Removal::hand_over`).
     HandOver(Name, Name),
+    /// `check_and_watch_stat` on the release marker of the node named
+    /// (`naming::release_marker`): an exists watch on a missing name.
+    WatchMarker(Name),
+    /// A writer's release that marks its transaction (`removal.rs`,
+    /// `release_marked`): creates and deletes the node's marker, then deletes the node.
+    ReleaseMarked(Name),
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -111,6 +121,8 @@ pub enum OpKind {
     Check,
     AddWatch,
     MirrorList,
+    /// The marker's `exists`.
+    Marker,
 }
 
 impl Op {
@@ -119,11 +131,12 @@ impl Op {
             Op::Create(..) => OpKind::Create,
             Op::List => OpKind::List,
             Op::GetWatch(_) => OpKind::Get,
-            Op::Delete(_) | Op::DeleteQuiet(_) | Op::HandOver(..) => OpKind::Delete,
+            Op::Delete(_) | Op::DeleteQuiet(_) | Op::HandOver(..) | Op::ReleaseMarked(_) => OpKind::Delete,
             Op::Mkdir => OpKind::Mkdir,
             Op::Check(_) => OpKind::Check,
             Op::AddWatch => OpKind::AddWatch,
             Op::MirrorList => OpKind::MirrorList,
+            Op::WatchMarker(_) => OpKind::Marker,
         }
     }
 }
@@ -160,6 +173,10 @@ pub enum Body {
     /// The mirror's listing (a missing parent lists as empty), and a ghost:
     /// how many events the new watch had produced before it.
     MirrorChildren(Vec<(Name, Role)>, u8),
+    /// The marker's `exists` answered: no such node, a watch set.
+    NoMarker(Name),
+    /// NodeCreated on the exists watch of the named node's release marker.
+    MarkerCreated(Name),
 }
 
 /// What the mirror's watch brings, on the session's event channel.
@@ -256,6 +273,10 @@ pub struct Tree {
     pub nodes: Vec<Node>,
     /// Data watches: (client, node). Sorted.
     pub watches: Vec<(u8, Name)>,
+    /// Exists watches on release markers: (client, the node the marker is
+    /// of). Sorted. Dropped with their node: a node's marker is made only
+    /// by its release, and a name is never created twice (one create per prefix).
+    pub markers: Vec<(u8, Name)>,
 }
 
 impl Tree {
@@ -282,6 +303,7 @@ impl Tree {
     /// Deletes a child; returns the clients whose watch on it fired.
     pub fn delete(&mut self, name: Name) -> Vec<u8> {
         self.nodes.retain(|n| n.name != name);
+        self.markers.retain(|(_, m)| *m != name);
         let fired = self.watches.iter().filter(|(_, w)| *w == name).map(|(c, _)| *c).collect();
         self.watches.retain(|(_, w)| *w != name);
         fired
@@ -292,6 +314,21 @@ impl Tree {
             self.watches.push((client, name));
             self.watches.sort();
         }
+    }
+
+    /// An exists watch of `client` on the release marker of `name`.
+    pub fn watch_marker(&mut self, client: u8, name: Name) {
+        if !self.markers.contains(&(client, name)) {
+            self.markers.push((client, name));
+            self.markers.sort();
+        }
+    }
+
+    /// The marker of `name` is created: returns the clients whose watch on it fired.
+    pub fn create_marker(&mut self, name: Name) -> Vec<u8> {
+        let fired = self.markers.iter().filter(|(_, m)| *m == name).map(|(c, _)| *c).collect();
+        self.markers.retain(|(_, m)| *m != name);
+        fired
     }
 
     pub fn czxid(&self, name: Name) -> Option<u8> {
