@@ -717,8 +717,10 @@ impl Ctx<'_> {
         };
         let op = match next {
             Some(next) => Op::HandOver(own, next),
-            // A writer held only once first in line: its release can say so (`HandOver::Released`).
-            None if self.rules().release_marker && role == Role::Writer => Op::ReleaseMarked(own),
+            // A writer held only once first in line: its release can say so
+            // (`HandOver::Released`), unless it held on the mirror, whose
+            // sessions would all hear the marker for no listing waiter.
+            None if self.rules().release_marker && role == Role::Writer && !hands_over => Op::ReleaseMarked(own),
             None => Op::Delete(own),
         };
         self.send(op);

@@ -104,7 +104,7 @@ pub struct Rules {
     /// the check and the marker): the marker then says nothing of the deletion that follows it.
     pub hand_over_deletes_last: bool,
     /// Release markers (`removal.rs`, `release_marked`; `queue.rs`,
-    /// `Wake::Released`): a writer's release not handed over deletes its node
+    /// `Wake::Released`): a writer's release of a hold not decided on the mirror deletes its node
     /// in one multi with the create and delete of `<node>.released`; a listing
     /// waiter whose predecessor is a writer watches, in this order, its own
     /// node (unless it keeps an unfired watch on it), that marker's name and

@@ -42,8 +42,8 @@ pub(crate) struct Won {
     /// win and the record) removes the node, and its acquire waits for that.
     pub(super) guard: Option<(Session, Removals)>,
     /// The mirror that decided the hold: a release hands the lock over
-    /// through it to the node after ours (mirror/mod.rs, point 11); without
-    /// one, a writer's release marks its transaction ([`HandOver::Released`]).
+    /// through it to the node after ours (mirror/mod.rs, point 11); a writer
+    /// that held without it marks its release ([`HandOver::Released`]).
     pub hands_over: Option<Arc<Mirror>>,
     /// The other nodes of a hold over several paths (a [`MultiLock`](crate::MultiLock)),
     /// each won on a path of its own, in the order taken; empty otherwise.
@@ -99,10 +99,11 @@ impl Won {
     pub async fn release(&self, session: &Session) {
         let parts: Vec<_> = self.parts.iter().map(|part| session.spawn(part.removal(session).run_bounded())).collect();
         let name = naming::name_of(&self.node);
-        let next = self.hands_over.as_ref().and_then(|mirror| mirror.successor(name, self.generation));
-        let hand = match next {
-            Some(next) => HandOver::To(next),
+        let hand = match &self.hands_over {
+            Some(mirror) => mirror.successor(name, self.generation).map_or(HandOver::None, HandOver::To),
             // A writer held only once first in line: its release can say so.
+            // Not one decided on the mirror: every session mirroring the path
+            // would hear the marker, for no listing waiter behind.
             None if self.role == Some(Role::Writer) => HandOver::Released,
             None => HandOver::None,
         };

@@ -116,14 +116,15 @@ pub struct Adaptive {
 }
 
 impl Default for Adaptive {
-    /// Up to eight sessions mirror; more list, but for a longer round trip
-    /// than 0.4 ms: twice as many for 0.8 ms, 80 for 4 ms. With the hand-over
-    /// (mirror point 11) the mirror leads listing to B(8) on one host,
-    /// where the server's fan-out to every session is the price; across a
-    /// network it leads further: at B(16) with 0.5 ms each way, at B(32)
-    /// with 1 ms each way (docs/benchmarks.md, "The round trip").
+    /// Up to four sessions mirror; more list, whatever the round trip.
+    /// Listing hands over without a round trip too since a writer's release
+    /// marks itself (recipe/lock/queue.rs, `Wake::Released`), and costs no
+    /// fan-out; the mirror still leads where a waiter's two round trips
+    /// from its create to its watches outlast its wait: at B(4) and below,
+    /// on one host and across 0.5 and 2 ms each way alike; listing leads
+    /// from B(8) on (docs/benchmarks.md, "Release markers").
     fn default() -> Self {
-        Adaptive { list_above: 8, mirror_at_most: 4, round_trip: Some(Duration::from_micros(400)) }
+        Adaptive { list_above: 4, mirror_at_most: 2, round_trip: None }
     }
 }
 
@@ -459,7 +460,7 @@ mod tests {
 
     #[test]
     fn the_limits_grow_with_the_round_trip_beyond_theirs() {
-        let adaptive = Adaptive::default();
+        let adaptive = Adaptive { list_above: 8, mirror_at_most: 4, round_trip: Some(Duration::from_micros(400)) };
         let at = |micros| adaptive.at(Some(Duration::from_micros(micros)));
         assert_eq!(adaptive.at(None), adaptive, "no round trip known: the limits as they are");
         assert_eq!(at(300), adaptive, "a shorter round trip than theirs: the limits as they are");
