@@ -131,8 +131,9 @@ async fn metrics_count_a_known_sequence() {
     let s1_id = s1.status().session_id;
     let retried = Lock::mutex(&s1, &unique_path("metrics-retry")).unwrap();
     assert!(retried.acquire(Acquire::default()).await.unwrap());
-    // A writer's release deletes its node in a multi with its release marker.
-    let fault = zk.reset_before_reply(Select::session(s1_id).op(Op::Multi)).unwrap();
+    // A plain delete (a hold decided on the mirror), or a multi with its
+    // release marker (a writer's hold decided by listing).
+    let fault = zk.reset_before_reply(Select::session(s1_id).op(Op::Delete).op(Op::Multi)).unwrap();
     assert!(retried.release().await.unwrap());
     zk.wait_fault(fault, FaultState::Fired, Duration::from_secs(10)).unwrap();
     until_session(&s1, SessionState::Connected).await;

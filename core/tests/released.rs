@@ -99,10 +99,10 @@ async fn a_waiter_whose_node_was_deleted_before_the_release_does_not_hold_on_it(
 }
 
 /// A node of the marker's name is there already (an operator's): the
-/// waiter's watch finds it there and takes nothing from it, and the
-/// release's transaction fails on it and falls back to a plain delete. The
-/// waiter then decides by a read, as behind any holder without a marker:
-/// the dropped reply shows that it read.
+/// release's transaction fails on it and falls back to a plain delete, or
+/// the waiter would wait forever; the waiter then decides by a read, as
+/// behind any holder without a marker (the dropped reply shows that it
+/// read), and the operator's node stays.
 #[tokio::test(flavor = "multi_thread")]
 async fn a_marker_whose_name_is_taken_is_no_evidence_and_the_release_deletes_plainly() {
     let connect = shared_server();
@@ -144,5 +144,40 @@ async fn a_predecessor_deleted_without_a_marker_is_followed_by_a_read() {
     assert!(read.is_ok_and(|report| report.request.is_some()), "the waiter held without a read");
     assert!(timeout(SETTLE, waiting).await.expect("the waiter holds").unwrap().unwrap());
     assert_eq!(waiter.node().unwrap(), node);
+    assert!(waiter.release().await.unwrap());
+}
+
+/// A persistent `foo-<seq>` child is an operator's note to a lock without
+/// extra markers, and a writer to one whose `extra_markers` name `foo-`
+/// (kazoo's `extra_lock_patterns`). The holder below, blind to it, held and
+/// marks its release; the waiter behind, which counts the note ahead of
+/// both, must not take that marker for "first in line": it lists again,
+/// waits for the note, and holds once it goes.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_waiter_with_extra_markers_does_not_hold_on_a_release_marker() {
+    let connect = shared_server();
+    let (ours, theirs, raw) = (session(&connect).await, session(&connect).await, raw(&connect).await);
+    let path = unique_path("released-extra");
+    raw.mkdir(&path, &zookeeper_client::CreateMode::Persistent.with_acls(zookeeper_client::Acls::anyone_all()))
+        .await
+        .unwrap();
+    let persistent = zookeeper_client::CreateMode::PersistentSequential.with_acls(zookeeper_client::Acls::anyone_all());
+    let (_, sequence) = raw.create(&format!("{path}/foo-"), b"", &persistent).await.unwrap();
+    let note = format!("{path}/foo-{sequence}");
+    let holder = listing(&theirs, &path);
+    assert!(holder.acquire(Acquire::default()).await.unwrap());
+    let extra = LockConfig { mirror: false, extra_markers: vec!["foo-".into()], ..LockConfig::default() };
+    let waiter = Lock::new(&ours, &path, Kind::Mutex, extra).unwrap();
+    let waiting = spawn_acquire(&waiter, Acquire::default());
+    let held = holder.node().unwrap();
+    let ours_id = ours.client_id().unwrap().session_id();
+    queued(&raw, &path, 3).await;
+    watched_by(&held, ours_id).await;
+    assert!(holder.release().await.unwrap());
+    // Listed again, it watches the note.
+    watched_by(&note, ours_id).await;
+    assert!(!waiter.is_acquired(), "held while the note its markers count was ahead");
+    raw.delete(&note, None).await.unwrap();
+    assert!(timeout(SETTLE, waiting).await.expect("the waiter holds").unwrap().unwrap());
     assert!(waiter.release().await.unwrap());
 }

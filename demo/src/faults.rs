@@ -293,7 +293,9 @@ pub fn run(args: &Args, log: &Arc<Log>) -> Result<bool, String> {
                         "land create late" => {
                             ensemble.land_late(creates(Select::session(id)), Landing::Before(creates(Select::any())))
                         }
-                        _ => ensemble.reset_before_reply(Select::session(id).op(Op::Delete).path(nodes.as_str())),
+                        // A release: a plain delete, or a listing writer's multi with its release marker.
+                        _ => ensemble
+                            .reset_before_reply(Select::session(id).op(Op::Delete).op(Op::Multi).path(nodes.as_str())),
                     };
                     match armed {
                         Ok(fault) => {

@@ -128,9 +128,7 @@ impl Lock {
                 }
                 let (predecessor, how) = watched.take().expect("a predecessor to watch after a listing that waits");
                 let path = naming::child_path(&self.holder.path, &predecessor);
-                // Only a writer's release marks itself; a no-wait acquire never waits here.
-                let hear = naming::classify(&predecessor, &[]).is_some_and(|(role, _)| role == Role::Writer);
-                let own_node = hear.then(|| (attempt.node(), &mut own));
+                let own_node = self.hears_release(&predecessor).then(|| (attempt.node(), &mut own));
                 let wake = Box::pin(self.await_deletion(live, &path, own_node)).await?;
                 waited = true;
                 let decisive = match (wake, how) {
@@ -414,6 +412,18 @@ impl Lock {
                 }
             }
         });
+    }
+
+    /// Whether a listing waiter listens for `predecessor`'s release marker
+    /// ([`Wake::Released`]). Only a writer's release marks itself. Not with
+    /// `extra_markers`: the releaser held by its own view of the queue, which
+    /// may lack a node these markers count. Not behind DistributedLock's
+    /// shared `lock-` names: a stale release of a node of an earlier
+    /// incarnation of the path deletes by a name that may have come back.
+    fn hears_release(&self, predecessor: &str) -> bool {
+        self.spec.config.extra_markers.is_empty()
+            && !predecessor.starts_with(naming::DISTRIBUTED_LOCK_PREFIX)
+            && naming::classify(predecessor, &[]).is_some_and(|(role, _)| role == Role::Writer)
     }
 
     /// Whether our node (its path) is there, by a read (no watch): for a
