@@ -8,8 +8,11 @@
 #
 #   scripts/test-ensemble.sh [--schedules N] [--seed S] [--servers 3|5]
 #
-# The test command runs 13 schedules (every kind once) with seed 1; a
-# failure prints the flags that replay its schedule. Python's contender runs
+# The test command runs 13 schedules (every kind once) with seed 1, twice:
+# with the default design (four sessions on a path: they mirror), then with
+# the Rust, Python and C# contenders listing (`--mirror no`: a waiter behind
+# a writer holds on its release marker). A failure prints the flags that
+# replay its schedule. Python's contender runs
 # on the zoolock in .venv, C#'s on the native library $ZOOLOCK_NATIVE (else
 # the release build), the CLI's on target/debug/zoolock.
 set -euo pipefail
@@ -18,6 +21,8 @@ scripts/lib/setup.sh
 scripts/lib/build-tools.sh
 [ -x .venv/bin/python ] && .venv/bin/python -c 'import zoolock' 2>/dev/null || scripts/lib/install-python.sh
 csharp=$(scripts/lib/build-worker.sh csharp bed | tail -1)
-args=(--schedules 13 --seed 1)
-[ $# -gt 0 ] && args=("$@")
-exec target/debug/zoolock-bed --csharp "$csharp" "${args[@]}"
+if [ $# -gt 0 ]; then
+  exec target/debug/zoolock-bed --csharp "$csharp" "$@"
+fi
+target/debug/zoolock-bed --csharp "$csharp" --schedules 13 --seed 1
+target/debug/zoolock-bed --csharp "$csharp" --schedules 13 --seed 1 --mirror no

@@ -57,7 +57,8 @@ static class Contender
         using (var session = new ZooKeeperSession(connect, timeout, TimeSpan.FromSeconds(60)))
         {
             var locks = new ZooKeeperDistributedLock[paths.Length];
-            for (int i = 0; i < paths.Length; i++) locks[i] = new ZooKeeperDistributedLock(paths[i], session);
+            bool mirror = Environment.GetEnvironmentVariable("ZOOLOCK_BED_MIRROR") != "no";
+            for (int i = 0; i < paths.Length; i++) locks[i] = new ZooKeeperDistributedLock(paths[i], session, mirror: mirror);
             int colon = resource.LastIndexOf(':');
             var client = new TcpClient(resource.Substring(0, colon), int.Parse(resource.Substring(colon + 1))) { NoDelay = true };
             var stream = client.GetStream();

@@ -9,6 +9,7 @@ random while; then releases. Says what it does on stdout; ends when stdin
 closes.
 """
 
+import os
 import random
 import socket
 import sys
@@ -28,7 +29,8 @@ def main():
     rng = random.Random(int(seed))
     zk = zoolock.KazooClient(hosts=connect, timeout=int(timeout_ms) / 1000)
     zk.start(timeout=60)
-    locks = [zk.Lock(path) for path in paths.split(",")]
+    mirror = os.environ.get("ZOOLOCK_BED_MIRROR") != "no"
+    locks = [zk.Lock(path, mirror=mirror) for path in paths.split(",")]
     host, port = resource.rsplit(":", 1)
     store = socket.create_connection((host, int(port)))
     store.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)

@@ -10,7 +10,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use zoolock::{Acquire, Lock, LockState, Session, SessionOptions};
+use zoolock::{Acquire, Kind, Lock, LockConfig, LockState, Session, SessionOptions};
 
 use crate::history::mono_now;
 use crate::schedule::Rng;
@@ -24,8 +24,13 @@ pub fn run(args: &[String]) -> Result<(), String> {
     let options =
         SessionOptions::new(connect.as_str()).session_timeout(timeout).connect_timeout(Duration::from_secs(60));
     let session = Session::connect_blocking(options).map_err(|e| e.to_string())?;
-    let locks: Vec<Lock> =
-        paths.split(',').map(|p| Lock::mutex(&session, p)).collect::<Result<_, _>>().map_err(|e| e.to_string())?;
+    let config =
+        LockConfig { mirror: std::env::var("ZOOLOCK_BED_MIRROR").as_deref() != Ok("no"), ..Default::default() };
+    let locks: Vec<Lock> = paths
+        .split(',')
+        .map(|p| Lock::new(&session, p, Kind::Mutex, config.clone()))
+        .collect::<Result<_, _>>()
+        .map_err(|e| e.to_string())?;
     let mut resource = TcpStream::connect(resource.as_str()).map_err(|e| e.to_string())?;
     resource.set_nodelay(true).map_err(|e| e.to_string())?;
     let mut replies = BufReader::new(resource.try_clone().map_err(|e| e.to_string())?);

@@ -89,6 +89,8 @@ pub struct Setting {
     pub paths: Vec<String>,
     pub resource_port: u16,
     pub timeout_ms: u64,
+    /// Told to the contenders as `ZOOLOCK_BED_MIRROR` (`no`: they list).
+    pub mirror: bool,
     pub programs: Programs,
     pub heard: Sender<Heard>,
 }
@@ -144,6 +146,7 @@ impl Contender {
             .arg(setting.timeout_ms.to_string())
             .arg(seed.to_string())
             .arg(&self.name)
+            .env("ZOOLOCK_BED_MIRROR", if setting.mirror { "yes" } else { "no" })
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit());

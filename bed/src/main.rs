@@ -10,7 +10,7 @@
 //! write out of token order, no orphan node is left, nothing hangs.
 //!
 //! `zoolock-bed [--schedules N] [--first I] [--seed S] [--servers 3|5]
-//!  [--languages rust,python,csharp,cli] [--session-timeout-ms T]
+//!  [--languages rust,python,csharp,cli] [--session-timeout-ms T] [--mirror yes|no]
 //!  [--python PY] [--csharp EXE] [--zoolock BIN]`
 //!
 //! Runs itself again under `unshare --net` (root): nothing it makes is seen
@@ -42,6 +42,10 @@ struct Args {
     servers: usize,
     languages: Vec<Language>,
     timeout_ms: u64,
+    /// `no`: the Rust, Python and C# contenders list (`mirror: false`), so
+    /// their waiters behind a writer hold on its release marker; four
+    /// sessions on a path would mirror by default.
+    mirror: bool,
     programs: Programs,
 }
 
@@ -54,6 +58,7 @@ fn parse(args: &[String]) -> Result<Args, String> {
         servers: 3,
         languages: vec![Language::Rust, Language::Python, Language::Csharp, Language::Cli],
         timeout_ms: 2000,
+        mirror: true,
         programs: Programs {
             bed: std::env::current_exe().map_err(|e| e.to_string())?,
             python: root.join(".venv/bin/python"),
@@ -73,6 +78,13 @@ fn parse(args: &[String]) -> Result<Args, String> {
             "--seed" => parsed.seed = number()?,
             "--servers" => parsed.servers = number()? as usize,
             "--session-timeout-ms" => parsed.timeout_ms = number()?,
+            "--mirror" => {
+                parsed.mirror = match value.as_str() {
+                    "yes" => true,
+                    "no" => false,
+                    _ => return Err(format!("--mirror is yes or no, not {value}")),
+                }
+            }
             "--languages" => {
                 parsed.languages = value
                     .split(',')
@@ -172,6 +184,7 @@ fn run(args: Args) -> Result<bool, String> {
         paths: paths.clone(),
         resource_port,
         timeout_ms: args.timeout_ms,
+        mirror: args.mirror,
         programs: args.programs.clone(),
         heard: tx,
     };
