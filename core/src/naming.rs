@@ -577,9 +577,14 @@ const HANDOFF: &str = ".handoff";
 
 /// The hand-over marker's name for node `next`.
 pub(crate) fn handoff_marker(next: &str) -> String {
-    let mut marker = String::with_capacity(next.len() + HANDOFF.len());
-    marker.push_str(next);
-    marker.push_str(HANDOFF);
+    suffixed(next, HANDOFF)
+}
+
+/// `name` and then `suffix`, in one allocation.
+fn suffixed(name: &str, suffix: &str) -> String {
+    let mut marker = String::with_capacity(name.len() + suffix.len());
+    marker.push_str(name);
+    marker.push_str(suffix);
     marker
 }
 
@@ -598,10 +603,7 @@ const RELEASED: &str = ".released";
 
 /// The release marker of node `held`, a name or a path: its path, given the node's.
 pub(crate) fn release_marker(held: &str) -> String {
-    let mut marker = String::with_capacity(held.len() + RELEASED.len());
-    marker.push_str(held);
-    marker.push_str(RELEASED);
-    marker
+    suffixed(held, RELEASED)
 }
 
 /// Whether `child` is a release marker.

@@ -206,21 +206,8 @@ impl Removal {
 /// persistent: it outlives nothing, and needs no global session.
 async fn hand_over(live: &Live, node: &str, next: &str) -> Option<Result<(), zk::Error>> {
     let parent = parent_of(node);
-    let marker = crate::naming::child_path(parent, &crate::naming::handoff_marker(next));
-    let persistent = zk::CreateMode::Persistent.with_acls(zk::Acls::anyone_all());
-    let mut multi = live.client.new_multi_writer();
-    multi.add_check_version(&crate::naming::child_path(parent, next), -1).ok()?;
-    multi.add_create(&marker, b"", &persistent).ok()?;
-    multi.add_delete(&marker, None).ok()?;
-    multi.add_delete(node, None).ok()?;
-    match multi.commit().await {
-        Ok(_) => Some(Ok(())),
-        Err(zk::MultiWriteError::OperationFailed { index, source }) if index < 3 => {
-            tracing::debug!(node, next, %source, "zoolock hands nothing over: a plain delete");
-            None
-        }
-        Err(err) => Some(Err(err.into())),
-    }
+    let marker = naming::child_path(parent, &naming::handoff_marker(next));
+    delete_marked(live, node, Some(&naming::child_path(parent, next)), &marker).await
 }
 
 /// Deletes `node`, a writer's that held, in a transaction that first creates
@@ -233,16 +220,27 @@ async fn hand_over(live: &Live, node: &str, next: &str) -> Option<Result<(), zk:
 /// the marker was refused (its name taken, no permission, a quota), else
 /// the delete's outcome. The marker is persistent, as a hand-over's.
 async fn release_marked(live: &Live, node: &str) -> Option<Result<(), zk::Error>> {
-    let marker = naming::release_marker(node);
+    delete_marked(live, node, None, &naming::release_marker(node)).await
+}
+
+/// Deletes `node` in one multi that first checks that node `there` is (if
+/// given), then creates and deletes `marker`; the deletion is last. `None`
+/// when an operation before the deletion failed (a plain delete is for the
+/// caller), else the delete's outcome.
+async fn delete_marked(live: &Live, node: &str, there: Option<&str>, marker: &str) -> Option<Result<(), zk::Error>> {
     let persistent = zk::CreateMode::Persistent.with_acls(zk::Acls::anyone_all());
     let mut multi = live.client.new_multi_writer();
-    multi.add_create(&marker, b"", &persistent).ok()?;
-    multi.add_delete(&marker, None).ok()?;
+    if let Some(there) = there {
+        multi.add_check_version(there, -1).ok()?;
+    }
+    multi.add_create(marker, b"", &persistent).ok()?;
+    multi.add_delete(marker, None).ok()?;
     multi.add_delete(node, None).ok()?;
+    let before_the_delete = 2 + usize::from(there.is_some());
     match multi.commit().await {
         Ok(_) => Some(Ok(())),
-        Err(zk::MultiWriteError::OperationFailed { index, source }) if index < 2 => {
-            tracing::debug!(node, %source, "zoolock marks no release: a plain delete");
+        Err(zk::MultiWriteError::OperationFailed { index, source }) if index < before_the_delete => {
+            tracing::debug!(node, marker, %source, "zoolock marks nothing: a plain delete");
             None
         }
         Err(err) => Some(Err(err.into())),
